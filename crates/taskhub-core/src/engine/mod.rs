@@ -1,0 +1,24 @@
+//! The replay engine: history + new messages → new history events + actions. No I/O.
+//!
+//! See `docs/ARCHITECTURE.md` for the data flow of one turn.
+
+mod output;
+mod replay;
+mod session;
+mod turn;
+
+pub use output::{Action, DiscardReason, Discarded, TurnInput, TurnResult};
+pub use session::OrchestrationSession;
+
+use std::sync::Arc;
+
+use crate::history::HistoryEvent;
+use crate::ids::InstanceId;
+use crate::registry::Registry;
+
+/// One-shot turn: replays `history`, then applies `input`. Equivalent to
+/// [`OrchestrationSession::load`] followed by [`OrchestrationSession::turn`].
+#[must_use]
+pub fn run_turn(registry: Arc<Registry>, instance_id: InstanceId, history: &[HistoryEvent], input: TurnInput) -> TurnResult {
+    OrchestrationSession::load(registry, instance_id, history).turn(input)
+}

@@ -1,0 +1,142 @@
+//! What one orchestration turn takes in and produces.
+
+use crate::history::{CarriedEvent, EventKind, FailureDetails, HistoryEvent, ParentInstance};
+use crate::ids::{ExecutionId, InstanceId, MessageId};
+use crate::message::Message;
+use crate::orchestration::state::LogRecord;
+use crate::payload::Payload;
+use crate::status::OrchestrationStatus;
+use crate::time::Timestamp;
+
+/// The input of one turn: the new messages for this instance, and the time of the turn.
+#[derive(Debug, Clone)]
+pub struct TurnInput {
+    /// The turn's time (the runtime's clock); it becomes the orchestration's `now()`.
+    pub now: Timestamp,
+    /// New messages, in delivery order. An `ExecutionStarted` among them is applied first.
+    pub messages: Vec<Message>,
+}
+
+/// A durable side effect the runtime must carry out after committing the turn.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Action {
+    /// Send an activity work item.
+    ScheduleActivity {
+        /// Task ID to report the result under.
+        task_id: u64,
+        /// Activity name.
+        name: String,
+        /// Activity version.
+        version: Option<String>,
+        /// Activity input.
+        input: Payload,
+        /// Attempt number under a retry policy.
+        attempt: u32,
+    },
+    /// Start a child orchestration.
+    StartSubOrchestration {
+        /// Task ID to report the result under.
+        task_id: u64,
+        /// Orchestration name.
+        name: String,
+        /// Orchestration version.
+        version: Option<String>,
+        /// The child's instance ID.
+        instance_id: InstanceId,
+        /// The child's input.
+        input: Payload,
+    },
+    /// Deliver `TimerFired` to this instance at `fire_at`.
+    CreateTimer {
+        /// Task ID of the timer.
+        task_id: u64,
+        /// When to fire.
+        fire_at: Timestamp,
+    },
+    /// Raise an event on another instance.
+    SendEvent {
+        /// Position of the send among the orchestration's actions.
+        task_id: u64,
+        /// Target instance.
+        instance_id: InstanceId,
+        /// Event name.
+        name: String,
+        /// Event data.
+        input: Payload,
+    },
+    /// The orchestration completed with this output.
+    Complete {
+        /// The output.
+        result: Payload,
+    },
+    /// The orchestration failed.
+    Fail {
+        /// Why.
+        failure: FailureDetails,
+    },
+    /// Start the next execution of this instance.
+    ContinueAsNew {
+        /// The next execution's ID.
+        execution_id: ExecutionId,
+        /// The next execution's input.
+        input: Payload,
+        /// The next execution's version (`None`: unchanged).
+        version: Option<String>,
+        /// External events to deliver to the next execution, in arrival order.
+        carried_events: Vec<CarriedEvent>,
+        /// The parent, if this is a sub-orchestration (the next execution reports to it).
+        parent: Option<ParentInstance>,
+    },
+    /// Tell the parent orchestration that this sub-orchestration finished.
+    NotifyParent {
+        /// The parent and its waiting task.
+        parent: ParentInstance,
+        /// `SubOrchestrationCompleted` or `SubOrchestrationFailed`.
+        event: EventKind,
+    },
+}
+
+/// Why a message was not applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DiscardReason {
+    /// Already applied (same task completion or same message ID).
+    Duplicate,
+    /// Addressed to another execution of this instance.
+    StaleExecution,
+    /// The instance has finished; nothing more can be applied.
+    InstanceFinished,
+    /// The instance has not started yet: the runtime should deliver it again later.
+    NotStarted,
+    /// Not a message an orchestration can receive, or refers to a task that does not exist.
+    Invalid,
+}
+
+/// A message the turn did not apply, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Discarded {
+    /// The message.
+    pub message_id: MessageId,
+    /// The reason class.
+    pub reason: DiscardReason,
+    /// A human-readable explanation.
+    pub detail: String,
+}
+
+/// The result of one turn.
+#[derive(Debug, Clone, Default)]
+pub struct TurnResult {
+    /// Events to append to history, in order (empty if nothing was applied).
+    pub new_events: Vec<HistoryEvent>,
+    /// Side effects to carry out once the events are committed.
+    pub actions: Vec<Action>,
+    /// The custom status, if the code set it during this turn.
+    pub custom_status: Option<Payload>,
+    /// Log lines written (not replayed) during this turn.
+    pub logs: Vec<LogRecord>,
+    /// Messages not applied.
+    pub discarded: Vec<Discarded>,
+    /// The instance's status after the turn.
+    pub status: Option<OrchestrationStatus>,
+}

@@ -1,0 +1,196 @@
+//! Replaying recorded history, with nondeterminism detection.
+
+use crate::engine::session::{completion_task_id, CodeResult, OrchestrationSession};
+use crate::history::{EventKind, FailureDetails, HistoryEvent};
+use crate::orchestration::state::{lock, Emitted, TaskKind};
+use crate::status::OrchestrationStatus;
+
+impl OrchestrationSession {
+    /// Replays `history` into this (fresh) session.
+    pub(crate) fn replay(&mut self, history: &[HistoryEvent]) {
+        lock(&self.state).replaying = true;
+        // A finished execution is not re-run: its outcome is already recorded.
+        if let Some(status) = history.iter().rev().find_map(|e| terminal_status(&e.event)) {
+            if let Some(HistoryEvent { event: start @ EventKind::ExecutionStarted { .. }, .. }) = history.first() {
+                self.record_start_fields(start);
+            }
+            self.finished = Some(status);
+            self.history_len = history.len() as u64;
+            self.episode = count_episodes(history);
+            lock(&self.state).replaying = false;
+            return;
+        }
+        for (pos, ev) in history.iter().enumerate() {
+            self.history_len += 1;
+            if self.fault.is_some() {
+                continue;
+            }
+            if let Err(fault) = self.replay_event(pos, ev) {
+                self.fault = Some(fault);
+                self.future = None;
+            }
+        }
+        lock(&self.state).replaying = false;
+    }
+
+    fn record_start_fields(&mut self, event: &EventKind) {
+        if let EventKind::ExecutionStarted { name, version, input, execution_id, parent, .. } = event {
+            self.started = true;
+            self.parent.clone_from(parent);
+            self.input = input.clone();
+            let mut st = lock(&self.state);
+            st.name.clone_from(name);
+            st.version.clone_from(version);
+            st.execution_id = execution_id.clone();
+        }
+    }
+
+    fn replay_event(&mut self, pos: usize, ev: &HistoryEvent) -> Result<(), FailureDetails> {
+        if let Some(id) = &ev.message_id {
+            if matches!(ev.event, EventKind::EventRaised { .. }) {
+                self.applied_event_ids.insert(id.clone());
+            }
+        }
+        match &ev.event {
+            EventKind::OrchestratorStarted => {
+                self.episode += 1;
+                lock(&self.state).now = ev.timestamp;
+            }
+            EventKind::OrchestratorCompleted => self.check_episode_end(pos)?,
+            start @ EventKind::ExecutionStarted { .. } => {
+                if self.started {
+                    return Err(corrupt(pos, "a second ExecutionStarted"));
+                }
+                self.start(start);
+            }
+            EventKind::TaskScheduled { .. }
+            | EventKind::SubOrchestrationCreated { .. }
+            | EventKind::TimerCreated { .. }
+            | EventKind::EventSent { .. } => self.match_emitted(pos, &ev.event)?,
+            EventKind::ExecutionSuspended { .. } => self.suspended = true,
+            EventKind::ExecutionResumed { .. } => self.resume(),
+            EventKind::EventRaised { .. } => self.deliver(ev.clone()),
+            other => {
+                let Some(task_id) = completion_task_id(other) else {
+                    // Terminal events are handled before the loop; nothing else exists.
+                    return Err(corrupt(pos, other.type_name()));
+                };
+                let expected = expected_kind(other);
+                let known = lock(&self.state).open.get(&task_id).map(|t| t.kind);
+                if known != Some(expected) && !self.deferred_tasks.contains(&task_id) {
+                    return Err(nondeterminism(
+                        pos,
+                        &other.describe(),
+                        &format!("has no open {} with task ID {task_id}", kind_name(expected)),
+                    ));
+                }
+                self.deliver(ev.clone());
+            }
+        }
+        Ok(())
+    }
+
+    /// A recorded action must be the next action the code took, of the same kind and name.
+    fn match_emitted(&mut self, pos: usize, recorded: &EventKind) -> Result<(), FailureDetails> {
+        let next = lock(&self.state).emitted.pop_front();
+        let Some(emitted) = next else {
+            let code = match &self.code_result {
+                Some(r) => r.describe().to_owned(),
+                None => "scheduled nothing more".to_owned(),
+            };
+            return Err(nondeterminism(pos, &recorded.describe(), &code));
+        };
+        let same = match (recorded, &emitted) {
+            (EventKind::TaskScheduled { task_id, name, .. }, Emitted::Activity { task_id: t, name: n, .. })
+            | (EventKind::SubOrchestrationCreated { task_id, name, .. }, Emitted::SubOrchestration { task_id: t, name: n, .. })
+            | (EventKind::EventSent { task_id, name, .. }, Emitted::SendEvent { task_id: t, name: n, .. }) => {
+                task_id == t && name == n
+            }
+            (EventKind::TimerCreated { task_id, .. }, Emitted::Timer { task_id: t, .. }) => task_id == t,
+            _ => false,
+        };
+        if same {
+            Ok(())
+        } else {
+            Err(nondeterminism(pos, &recorded.describe(), &emitted.describe()))
+        }
+    }
+
+    /// At the end of a recorded turn the code must have no unrecorded actions and must not
+    /// have finished (a finish is recorded before `OrchestratorCompleted`).
+    fn check_episode_end(&mut self, pos: usize) -> Result<(), FailureDetails> {
+        let extra = lock(&self.state).emitted.front().map(Emitted::describe);
+        if let Some(extra) = extra {
+            return Err(nondeterminism(pos, "OrchestratorCompleted", &extra));
+        }
+        if let Some(result) = &self.code_result {
+            return Err(nondeterminism(pos, "OrchestratorCompleted", result.describe()));
+        }
+        Ok(())
+    }
+}
+
+fn terminal_status(event: &EventKind) -> Option<OrchestrationStatus> {
+    Some(match event {
+        EventKind::ExecutionCompleted { .. } => OrchestrationStatus::Completed,
+        EventKind::ExecutionFailed { .. } => OrchestrationStatus::Failed,
+        EventKind::ExecutionTerminated { .. } => OrchestrationStatus::Terminated,
+        EventKind::ContinuedAsNew { .. } => OrchestrationStatus::ContinuedAsNew,
+        _ => return None,
+    })
+}
+
+fn count_episodes(history: &[HistoryEvent]) -> u64 {
+    history.iter().filter(|e| matches!(e.event, EventKind::OrchestratorStarted)).count() as u64
+}
+
+fn expected_kind(event: &EventKind) -> TaskKind {
+    match event {
+        EventKind::SubOrchestrationCompleted { .. } | EventKind::SubOrchestrationFailed { .. } => {
+            TaskKind::SubOrchestration
+        }
+        EventKind::TimerFired { .. } => TaskKind::Timer,
+        _ => TaskKind::Activity,
+    }
+}
+
+pub(crate) fn kind_name(kind: TaskKind) -> &'static str {
+    match kind {
+        TaskKind::Activity => "activity",
+        TaskKind::SubOrchestration => "sub-orchestration",
+        TaskKind::Timer => "timer",
+    }
+}
+
+/// The failure recorded for nondeterministic code: "event 7: history has TaskScheduled
+/// 'Charge', code scheduled activity 'Refund'".
+pub(crate) fn nondeterminism(pos: usize, history: &str, code: &str) -> FailureDetails {
+    let mut f = FailureDetails::new(
+        "NonDeterminism",
+        format!("event {pos}: history has {history}, code {code}"),
+    );
+    f.details = Some(
+        "the orchestration code took a different path than when this history was recorded; \
+         orchestration code must be deterministic (use ctx.now(), ctx.new_guid() and versions)"
+            .to_owned(),
+    );
+    f.non_retryable = true;
+    f
+}
+
+fn corrupt(pos: usize, what: &str) -> FailureDetails {
+    let mut f = FailureDetails::new("CorruptHistory", format!("event {pos}: unexpected {what} in history"));
+    f.non_retryable = true;
+    f
+}
+
+impl CodeResult {
+    /// The status recorded when this result is committed.
+    pub(crate) fn status(&self) -> OrchestrationStatus {
+        match self {
+            Self::Completed(_) => OrchestrationStatus::Completed,
+            Self::Failed(_) => OrchestrationStatus::Failed,
+            Self::ContinueAsNew(_) => OrchestrationStatus::ContinuedAsNew,
+        }
+    }
+}

@@ -1,0 +1,319 @@
+//! A live orchestration: replayed once from history, then driven turn by turn.
+
+use std::collections::{HashSet, VecDeque};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Wake, Waker};
+
+use crate::history::{EventKind, FailureDetails, HistoryEvent, ParentInstance};
+use crate::ids::{ExecutionId, InstanceId, MessageId};
+use crate::orchestration::context::OrchestrationContext;
+use crate::orchestration::state::{lock, ContinueAsNewRequest, SharedState, State};
+use crate::payload::Payload;
+use crate::registry::{OrchestrationFuture, Registry};
+use crate::status::OrchestrationStatus;
+
+/// How the orchestration code ended, before it is recorded.
+#[derive(Debug, Clone)]
+pub(crate) enum CodeResult {
+    Completed(Payload),
+    Failed(FailureDetails),
+    ContinueAsNew(ContinueAsNewRequest),
+}
+
+impl CodeResult {
+    pub(crate) fn describe(&self) -> &'static str {
+        match self {
+            Self::Completed(_) => "completed",
+            Self::Failed(_) => "failed",
+            Self::ContinueAsNew(_) => "continued as new",
+        }
+    }
+}
+
+/// Records that the orchestration's future should be polled again.
+#[derive(Debug, Default)]
+pub(crate) struct WakeFlag(AtomicBool);
+
+impl WakeFlag {
+    fn take(&self) -> bool {
+        self.0.swap(false, Ordering::AcqRel)
+    }
+    fn set(&self) {
+        self.0.store(true, Ordering::Release);
+    }
+}
+
+impl Wake for WakeFlag {
+    fn wake(self: Arc<Self>) {
+        self.set();
+    }
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.set();
+    }
+}
+
+/// One execution of an orchestration, held in memory.
+///
+/// Build it from history with [`OrchestrationSession::load`], then call
+/// [`turn`](OrchestrationSession::turn) for each batch of new messages. Keeping the session
+/// between turns (an extended session) makes a turn cost O(new events): history is replayed
+/// only once, at load.
+pub struct OrchestrationSession {
+    pub(crate) registry: Arc<Registry>,
+    pub(crate) state: SharedState,
+    pub(crate) future: Option<OrchestrationFuture>,
+    pub(crate) wake: Arc<WakeFlag>,
+    pub(crate) history_len: u64,
+    pub(crate) episode: u64,
+    pub(crate) started: bool,
+    pub(crate) code_result: Option<CodeResult>,
+    pub(crate) finished: Option<OrchestrationStatus>,
+    pub(crate) suspended: bool,
+    pub(crate) deferred: VecDeque<HistoryEvent>,
+    pub(crate) deferred_tasks: HashSet<u64>,
+    pub(crate) applied_event_ids: HashSet<MessageId>,
+    pub(crate) parent: Option<ParentInstance>,
+    pub(crate) fault: Option<FailureDetails>,
+    pub(crate) input: Payload,
+}
+
+impl std::fmt::Debug for OrchestrationSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OrchestrationSession")
+            .field("instance_id", &self.instance_id())
+            .field("history_len", &self.history_len)
+            .field("status", &self.status())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The placeholder execution ID before `ExecutionStarted` is applied.
+fn unstarted_execution() -> ExecutionId {
+    ExecutionId::new("unstarted").unwrap_or_else(|_| ExecutionId::random())
+}
+
+impl OrchestrationSession {
+    /// A session for an instance with no history yet.
+    #[must_use]
+    pub fn new(registry: Arc<Registry>, instance_id: InstanceId) -> Self {
+        Self {
+            registry,
+            state: Arc::new(Mutex::new(State::new(instance_id, unstarted_execution()))),
+            future: None,
+            wake: Arc::new(WakeFlag::default()),
+            history_len: 0,
+            episode: 0,
+            started: false,
+            code_result: None,
+            finished: None,
+            suspended: false,
+            deferred: VecDeque::new(),
+            deferred_tasks: HashSet::new(),
+            applied_event_ids: HashSet::new(),
+            parent: None,
+            fault: None,
+            input: Payload::null(),
+        }
+    }
+
+    /// Rebuilds a session by replaying `history` (one execution's events, in order).
+    ///
+    /// Never fails: if the code does not match the history, the session remembers the
+    /// nondeterminism and its next turn fails the instance with an error naming the position,
+    /// what history recorded and what the code did.
+    #[must_use]
+    pub fn load(registry: Arc<Registry>, instance_id: InstanceId, history: &[HistoryEvent]) -> Self {
+        let mut session = Self::new(registry, instance_id);
+        session.replay(history);
+        session
+    }
+
+    /// The instance ID.
+    #[must_use]
+    pub fn instance_id(&self) -> InstanceId {
+        lock(&self.state).instance_id.clone()
+    }
+
+    /// The current execution ID (a placeholder before the instance started).
+    #[must_use]
+    pub fn execution_id(&self) -> ExecutionId {
+        lock(&self.state).execution_id.clone()
+    }
+
+    /// The orchestration name (empty before the instance started).
+    #[must_use]
+    pub fn name(&self) -> String {
+        lock(&self.state).name.clone()
+    }
+
+    /// The execution's input.
+    #[must_use]
+    pub fn input(&self) -> &Payload {
+        &self.input
+    }
+
+    /// The parent, if this is a sub-orchestration.
+    #[must_use]
+    pub fn parent(&self) -> Option<&ParentInstance> {
+        self.parent.as_ref()
+    }
+
+    /// The number of events in this execution's history, including those of past turns.
+    #[must_use]
+    pub fn history_len(&self) -> u64 {
+        self.history_len
+    }
+
+    /// The number of turns recorded so far.
+    #[must_use]
+    pub fn episode(&self) -> u64 {
+        self.episode
+    }
+
+    /// The current custom status.
+    #[must_use]
+    pub fn custom_status(&self) -> Option<Payload> {
+        lock(&self.state).custom_status.clone()
+    }
+
+    /// The instance's status as of the last recorded event.
+    #[must_use]
+    pub fn status(&self) -> OrchestrationStatus {
+        match self.finished {
+            Some(s) => s,
+            None if !self.started => OrchestrationStatus::Pending,
+            None if self.suspended => OrchestrationStatus::Suspended,
+            None => OrchestrationStatus::Running,
+        }
+    }
+
+    /// True once the execution has ended (completed, failed, terminated or continued as new).
+    #[must_use]
+    pub fn is_finished(&self) -> bool {
+        self.finished.is_some()
+    }
+
+    /// Applies `ExecutionStarted`: creates the orchestration future and polls it once.
+    pub(crate) fn start(&mut self, event: &EventKind) {
+        let EventKind::ExecutionStarted { name, version, input, execution_id, parent, .. } = event else {
+            return;
+        };
+        self.started = true;
+        self.parent.clone_from(parent);
+        self.input = input.clone();
+        {
+            let mut st = lock(&self.state);
+            st.name.clone_from(name);
+            st.version.clone_from(version);
+            st.execution_id = execution_id.clone();
+        }
+        let ctx = OrchestrationContext::new(self.state.clone());
+        match self.registry.start_orchestration(name, version.as_deref(), ctx, input.clone()) {
+            Ok(fut) => {
+                self.future = Some(fut);
+                self.wake.set();
+                self.poll();
+            }
+            Err(failure) => self.code_result = Some(CodeResult::Failed(failure)),
+        }
+    }
+
+    /// Polls the orchestration if something woke it; records how the code ended, if it did.
+    pub(crate) fn poll(&mut self) {
+        if self.code_result.is_some() || !self.wake.take() {
+            return;
+        }
+        let Some(fut) = self.future.as_mut() else { return };
+        let waker = Waker::from(self.wake.clone());
+        let mut cx = Context::from_waker(&waker);
+        let result = match catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx))) {
+            Ok(Poll::Pending) => match lock(&self.state).continue_as_new.take() {
+                Some(req) => CodeResult::ContinueAsNew(req),
+                None => return,
+            },
+            Ok(Poll::Ready(Ok(output))) => CodeResult::Completed(output),
+            Ok(Poll::Ready(Err(err))) => CodeResult::Failed(err.into_failure()),
+            Err(panic) => CodeResult::Failed(FailureDetails::new("Panic", panic_message(&*panic))),
+        };
+        self.code_result = Some(result);
+        self.future = None;
+    }
+
+    /// Hands a completion or external event to the code (or holds it while suspended).
+    pub(crate) fn deliver(&mut self, event: HistoryEvent) {
+        if self.suspended {
+            if let Some(id) = completion_task_id(&event.event) {
+                self.deferred_tasks.insert(id);
+            }
+            self.deferred.push_back(event);
+            return;
+        }
+        self.deliver_now(&event.event);
+    }
+
+    fn deliver_now(&mut self, event: &EventKind) {
+        let mut st = lock(&self.state);
+        match event {
+            EventKind::EventRaised { name, input } => st.mailbox.deliver(name, input.clone()),
+            other => {
+                let Some((task_id, outcome)) = completion_outcome(other) else { return };
+                let Some(slot) = st.open.get_mut(&task_id) else { return };
+                if slot.abandoned {
+                    st.open.remove(&task_id);
+                } else {
+                    slot.outcome = Some(outcome);
+                    if let Some(w) = slot.waker.take() {
+                        w.wake();
+                    }
+                }
+            }
+        }
+        drop(st);
+        self.poll();
+    }
+
+    /// Resumes a suspended execution: delivers what arrived meanwhile, in order.
+    pub(crate) fn resume(&mut self) {
+        self.suspended = false;
+        self.deferred_tasks.clear();
+        while let Some(ev) = self.deferred.pop_front() {
+            self.deliver_now(&ev.event);
+        }
+    }
+}
+
+/// The task ID a completion event refers to.
+pub(crate) fn completion_task_id(event: &EventKind) -> Option<u64> {
+    match event {
+        EventKind::TaskCompleted { task_id, .. }
+        | EventKind::TaskFailed { task_id, .. }
+        | EventKind::SubOrchestrationCompleted { task_id, .. }
+        | EventKind::SubOrchestrationFailed { task_id, .. }
+        | EventKind::TimerFired { task_id, .. } => Some(*task_id),
+        _ => None,
+    }
+}
+
+fn completion_outcome(event: &EventKind) -> Option<(u64, Result<Payload, FailureDetails>)> {
+    Some(match event {
+        EventKind::TaskCompleted { task_id, result } | EventKind::SubOrchestrationCompleted { task_id, result } => {
+            (*task_id, Ok(result.clone()))
+        }
+        EventKind::TaskFailed { task_id, failure } | EventKind::SubOrchestrationFailed { task_id, failure } => {
+            (*task_id, Err(failure.clone()))
+        }
+        EventKind::TimerFired { task_id, .. } => (*task_id, Ok(Payload::null())),
+        _ => return None,
+    })
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    let text = panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic payload".to_owned());
+    format!("orchestration code panicked: {text}")
+}

@@ -1,0 +1,278 @@
+//! Running one live turn: apply new messages, record new events, return actions.
+
+use crate::engine::output::{Action, DiscardReason, Discarded, TurnInput, TurnResult};
+use crate::engine::replay::kind_name;
+use crate::engine::session::{completion_task_id, CodeResult, OrchestrationSession};
+use crate::history::{CarriedEvent, EventKind, FailureDetails, HistoryEvent};
+use crate::message::Message;
+use crate::orchestration::state::{lock, Emitted, TaskKind};
+use crate::status::OrchestrationStatus;
+use crate::time::Timestamp;
+
+/// Collects a turn's output.
+struct TurnOut {
+    now: Timestamp,
+    events: Vec<HistoryEvent>,
+    actions: Vec<Action>,
+    discarded: Vec<Discarded>,
+    carried: Vec<CarriedEvent>,
+}
+
+impl TurnOut {
+    fn record(&mut self, message: Option<&Message>, event: EventKind) {
+        self.events.push(HistoryEvent {
+            timestamp: self.now,
+            message_id: message.map(|m| m.id.clone()),
+            event,
+        });
+    }
+
+    fn discard(&mut self, m: &Message, reason: DiscardReason, detail: String) {
+        self.discarded.push(Discarded { message_id: m.id.clone(), reason, detail });
+    }
+}
+
+impl OrchestrationSession {
+    /// Applies new messages and runs the code as far as it can go.
+    ///
+    /// The returned events must be appended to history (they are already counted in
+    /// [`history_len`](Self::history_len)); the actions must be carried out after that commit.
+    /// A turn that applies nothing returns no events.
+    pub fn turn(&mut self, input: TurnInput) -> TurnResult {
+        let mut out = TurnOut {
+            now: input.now,
+            events: vec![HistoryEvent::new(input.now, EventKind::OrchestratorStarted)],
+            actions: Vec::new(),
+            discarded: Vec::new(),
+            carried: Vec::new(),
+        };
+        lock(&self.state).now = input.now;
+        let mut messages = input.messages;
+        // ExecutionStarted goes first, so events raised in the same batch find a started instance.
+        messages.sort_by_key(|m| !matches!(m.event, EventKind::ExecutionStarted { .. }));
+
+        if let Some(fault) = self.fault.take() {
+            for m in &messages {
+                out.discard(m, DiscardReason::InstanceFinished, "instance failed: nondeterminism".into());
+            }
+            self.code_result = Some(CodeResult::Failed(fault));
+        } else {
+            for m in &messages {
+                self.apply_message(m, &mut out);
+            }
+        }
+        self.flush_emitted(&mut out);
+        self.record_finish(&mut out);
+
+        let (custom_status, logs) = {
+            let mut st = lock(&self.state);
+            let cs = std::mem::take(&mut st.custom_status_changed).then(|| st.custom_status.clone()).flatten();
+            (cs, std::mem::take(&mut st.logs))
+        };
+        let mut new_events = out.events;
+        if new_events.len() == 1 {
+            new_events.clear();
+        } else {
+            new_events.push(HistoryEvent::new(input.now, EventKind::OrchestratorCompleted));
+            self.episode += 1;
+        }
+        self.history_len += new_events.len() as u64;
+        TurnResult {
+            new_events,
+            actions: out.actions,
+            custom_status,
+            logs,
+            discarded: out.discarded,
+            status: Some(self.status()),
+        }
+    }
+
+    fn apply_message(&mut self, m: &Message, out: &mut TurnOut) {
+        if let Some(status) = self.finished {
+            return out.discard(m, DiscardReason::InstanceFinished, format!("instance is {status}"));
+        }
+        if self.code_result.is_some() {
+            if let (Some(CodeResult::ContinueAsNew(req)), EventKind::EventRaised { name, input }) =
+                (&self.code_result, &m.event)
+            {
+                if req.preserve_unprocessed_events {
+                    out.carried.push(CarriedEvent { name: name.clone(), input: input.clone() });
+                    return;
+                }
+            }
+            return out.discard(m, DiscardReason::InstanceFinished, "orchestration already finished in this turn".into());
+        }
+        if let EventKind::ExecutionStarted { execution_id, .. } = &m.event {
+            if self.started {
+                return out.discard(m, DiscardReason::Duplicate, format!("duplicate ExecutionStarted (execution {execution_id})"));
+            }
+            out.record(Some(m), m.event.clone());
+            self.start(&m.event);
+            return;
+        }
+        if !self.started {
+            return out.discard(m, DiscardReason::NotStarted, "instance has not started yet".into());
+        }
+        let current = lock(&self.state).execution_id.clone();
+        if m.execution_id.as_ref().is_some_and(|e| *e != current) {
+            return out.discard(m, DiscardReason::StaleExecution, format!("message is for another execution (current {current})"));
+        }
+        match &m.event {
+            EventKind::ExecutionTerminated { reason } => {
+                out.record(Some(m), m.event.clone());
+                self.finish_terminated(reason, out);
+            }
+            EventKind::ExecutionSuspended { .. } => {
+                if self.suspended {
+                    return out.discard(m, DiscardReason::Duplicate, "instance is already suspended".into());
+                }
+                out.record(Some(m), m.event.clone());
+                self.suspended = true;
+            }
+            EventKind::ExecutionResumed { .. } => {
+                if !self.suspended {
+                    return out.discard(m, DiscardReason::Duplicate, "instance is not suspended".into());
+                }
+                out.record(Some(m), m.event.clone());
+                self.resume();
+            }
+            EventKind::EventRaised { .. } => {
+                if !self.applied_event_ids.insert(m.id.clone()) {
+                    return out.discard(m, DiscardReason::Duplicate, format!("event message {} already applied", m.id));
+                }
+                out.record(Some(m), m.event.clone());
+                self.deliver(out.events.last().cloned().unwrap_or_else(|| HistoryEvent::new(out.now, m.event.clone())));
+            }
+            other => match completion_task_id(other) {
+                Some(task_id) => self.apply_completion(m, task_id, out),
+                None => out.discard(
+                    m,
+                    DiscardReason::Invalid,
+                    format!("{} is not a message an orchestration can receive", other.type_name()),
+                ),
+            },
+        }
+    }
+
+    fn apply_completion(&mut self, m: &Message, task_id: u64, out: &mut TurnOut) {
+        let expected = match &m.event {
+            EventKind::TimerFired { .. } => TaskKind::Timer,
+            EventKind::SubOrchestrationCompleted { .. } | EventKind::SubOrchestrationFailed { .. } => TaskKind::SubOrchestration,
+            _ => TaskKind::Activity,
+        };
+        let (open_kind, next_id) = {
+            let st = lock(&self.state);
+            (st.open.get(&task_id).map(|t| t.kind), st.next_task_id)
+        };
+        if self.deferred_tasks.contains(&task_id) || (open_kind.is_none() && task_id < next_id) {
+            return out.discard(m, DiscardReason::Duplicate, format!("task {task_id} already completed"));
+        }
+        if open_kind != Some(expected) {
+            return out.discard(
+                m,
+                DiscardReason::Invalid,
+                format!("{} refers to task {task_id}, which is not an open {}", m.event.type_name(), kind_name(expected)),
+            );
+        }
+        out.record(Some(m), m.event.clone());
+        self.deliver(out.events.last().cloned().unwrap_or_else(|| HistoryEvent::new(out.now, m.event.clone())));
+    }
+
+    /// Records the code's new actions as history events and actions, in order.
+    fn flush_emitted(&mut self, out: &mut TurnOut) {
+        let emitted: Vec<Emitted> = lock(&self.state).emitted.drain(..).collect();
+        for e in emitted {
+            let (event, action) = match e {
+                Emitted::Activity { task_id, name, version, input, attempt } => (
+                    EventKind::TaskScheduled { task_id, name: name.clone(), version: version.clone(), input: input.clone(), attempt },
+                    Action::ScheduleActivity { task_id, name, version, input, attempt },
+                ),
+                Emitted::SubOrchestration { task_id, name, version, instance_id, input } => (
+                    EventKind::SubOrchestrationCreated {
+                        task_id,
+                        name: name.clone(),
+                        version: version.clone(),
+                        instance_id: instance_id.clone(),
+                        input: input.clone(),
+                    },
+                    Action::StartSubOrchestration { task_id, name, version, instance_id, input },
+                ),
+                Emitted::Timer { task_id, fire_at } => {
+                    (EventKind::TimerCreated { task_id, fire_at }, Action::CreateTimer { task_id, fire_at })
+                }
+                Emitted::SendEvent { task_id, instance_id, name, input } => (
+                    EventKind::EventSent { task_id, instance_id: instance_id.clone(), name: name.clone(), input: input.clone() },
+                    Action::SendEvent { task_id, instance_id, name, input },
+                ),
+            };
+            out.record(None, event);
+            out.actions.push(action);
+        }
+    }
+
+    /// Records how the code ended, if it did during this turn.
+    fn record_finish(&mut self, out: &mut TurnOut) {
+        if self.finished.is_some() {
+            return;
+        }
+        let Some(result) = self.code_result.clone() else { return };
+        self.finished = Some(result.status());
+        let parent = self.parent.clone();
+        match result {
+            CodeResult::Completed(result) => {
+                out.record(None, EventKind::ExecutionCompleted { result: result.clone() });
+                out.actions.push(Action::Complete { result: result.clone() });
+                if let Some(parent) = parent {
+                    let event = EventKind::SubOrchestrationCompleted { task_id: parent.task_id, result };
+                    out.actions.push(Action::NotifyParent { parent, event });
+                }
+            }
+            CodeResult::Failed(failure) => self.record_failure(failure, out),
+            CodeResult::ContinueAsNew(req) => {
+                let mut carried = Vec::new();
+                if req.preserve_unprocessed_events {
+                    carried = lock(&self.state).mailbox.drain_buffered();
+                    for ev in self.deferred.drain(..) {
+                        if let EventKind::EventRaised { name, input } = ev.event {
+                            carried.push(CarriedEvent { name, input });
+                        }
+                    }
+                    carried.append(&mut out.carried);
+                }
+                out.record(
+                    None,
+                    EventKind::ContinuedAsNew { input: req.input.clone(), version: req.version.clone(), carried_events: carried.clone() },
+                );
+                let execution_id = lock(&self.state).execution_id.next_generation();
+                out.actions.push(Action::ContinueAsNew {
+                    execution_id,
+                    input: req.input,
+                    version: req.version.or_else(|| lock(&self.state).version.clone()),
+                    carried_events: carried,
+                    parent,
+                });
+            }
+        }
+        self.future = None;
+    }
+
+    fn record_failure(&mut self, failure: FailureDetails, out: &mut TurnOut) {
+        out.record(None, EventKind::ExecutionFailed { failure: failure.clone() });
+        out.actions.push(Action::Fail { failure: failure.clone() });
+        if let Some(parent) = self.parent.clone() {
+            let event = EventKind::SubOrchestrationFailed { task_id: parent.task_id, failure };
+            out.actions.push(Action::NotifyParent { parent, event });
+        }
+    }
+
+    fn finish_terminated(&mut self, reason: &str, out: &mut TurnOut) {
+        self.finished = Some(OrchestrationStatus::Terminated);
+        self.future = None;
+        lock(&self.state).emitted.clear();
+        if let Some(parent) = self.parent.clone() {
+            let failure = FailureDetails::new("Terminated", format!("sub-orchestration was terminated: {reason}"));
+            let event = EventKind::SubOrchestrationFailed { task_id: parent.task_id, failure };
+            out.actions.push(Action::NotifyParent { parent, event });
+        }
+    }
+}

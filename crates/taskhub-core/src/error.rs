@@ -1,0 +1,51 @@
+//! The error type of `taskhub-core`.
+
+/// Errors raised by the pure core: validation of ids and decoding of stored data.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CoreError {
+    /// An instance ID was rejected; the message says which rule it broke.
+    #[error("invalid instance ID {id:?}: {reason}")]
+    InvalidInstanceId {
+        /// The rejected ID (truncated to 300 characters for display).
+        id: String,
+        /// Which rule the ID broke.
+        reason: &'static str,
+    },
+    /// An execution ID was empty or too long.
+    #[error("invalid execution ID {id:?}: {reason}")]
+    InvalidExecutionId {
+        /// The rejected ID.
+        id: String,
+        /// Which rule the ID broke.
+        reason: &'static str,
+    },
+    /// Stored data was written by a newer (or unknown) format version.
+    #[error("unsupported {what} format version {found} (this build reads versions up to {supported})")]
+    UnsupportedFormatVersion {
+        /// What was being decoded ("history event", "message").
+        what: &'static str,
+        /// The version found in the data.
+        found: u32,
+        /// The highest version this build reads.
+        supported: u32,
+    },
+    /// Stored data could not be decoded.
+    #[error("malformed {what}: {detail}")]
+    Malformed {
+        /// What was being decoded.
+        what: &'static str,
+        /// The decoder's explanation.
+        detail: String,
+    },
+    /// A value could not be serialized to or deserialized from a payload.
+    #[error("payload {direction} failed for {what}: {detail}")]
+    Payload {
+        /// `serialize` or `deserialize`.
+        direction: &'static str,
+        /// What the payload was for (an activity name, "orchestration input", ...).
+        what: String,
+        /// The serializer's explanation.
+        detail: String,
+    },
+}

@@ -1,0 +1,63 @@
+//! Taskhub core: the programming model of durable orchestrations and a pure replay engine.
+//!
+//! This crate has no I/O, no clock and no async runtime. It defines
+//!
+//! * identifiers ([`InstanceId`], [`ExecutionId`], [`MessageId`]),
+//! * the history event types ([`HistoryEvent`], [`EventKind`]) and the message envelope
+//!   ([`Message`]), with a versioned storage format ([`format`]),
+//! * the API orchestration and activity code is written against ([`OrchestrationContext`],
+//!   [`ActivityContext`]), and
+//! * the replay engine ([`OrchestrationSession`]) that turns history plus new messages into new
+//!   history events and [`Action`]s for the runtime to carry out.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use taskhub_core::*;
+//!
+//! async fn hello(ctx: OrchestrationContext, name: String) -> Result<String, OrchestrationError> {
+//!     let greeting: String = ctx.call_activity("SayHello", name).await?;
+//!     Ok(greeting)
+//! }
+//!
+//! let mut registry = Registry::new();
+//! registry.orchestration("Hello", hello);
+//! let id = InstanceId::new("hello-1").unwrap();
+//! let mut session = OrchestrationSession::new(Arc::new(registry), id.clone());
+//! let start = Message::from_client(id, EventKind::ExecutionStarted {
+//!     name: "Hello".into(), version: None, input: Payload::to_payload("Tokyo", "input").unwrap(),
+//!     execution_id: ExecutionId::random(), parent: None, scheduled_start: None,
+//! }, Timestamp::from_millis(0));
+//! let turn = session.turn(TurnInput { now: Timestamp::from_millis(0), messages: vec![start] });
+//! assert!(matches!(&turn.actions[0], Action::ScheduleActivity { name, .. } if name == "SayHello"));
+//! ```
+
+pub mod activity;
+pub mod engine;
+pub mod error;
+pub mod format;
+pub mod history;
+pub mod ids;
+pub mod message;
+pub mod orchestration;
+pub mod payload;
+pub mod registry;
+pub mod status;
+pub mod time;
+
+pub use activity::{ActivityContext, ActivityError, ActivityInvocation};
+pub use engine::{run_turn, Action, DiscardReason, Discarded, OrchestrationSession, TurnInput, TurnResult};
+pub use error::CoreError;
+pub use history::{CarriedEvent, EventKind, FailureDetails, HistoryEvent, ParentInstance};
+pub use ids::{ExecutionId, InstanceId, MessageId};
+pub use message::{Message, Sender};
+pub use orchestration::combinators::{when_all, when_any, when_any2, Either};
+pub use orchestration::context::{ContinueAsNewOptions, OrchestrationContext, SubOrchestrationOptions};
+pub use orchestration::error::{OrchestrationError, TaskError};
+pub use orchestration::events::EventFuture;
+pub use orchestration::retry::RetryPolicy;
+pub use orchestration::task::{TaskFuture, TimerFuture};
+pub use orchestration::{LogLevel, LogRecord};
+pub use payload::Payload;
+pub use registry::{ActivityFuture, OrchestrationFuture, Registry};
+pub use status::OrchestrationStatus;
+pub use time::Timestamp;

@@ -1,0 +1,55 @@
+//! The message envelope that carries an event to an instance through a queue.
+
+use serde::{Deserialize, Serialize};
+
+use crate::history::EventKind;
+use crate::ids::{ExecutionId, InstanceId, MessageId};
+use crate::time::Timestamp;
+
+/// Who sent a message (absent for messages from a client).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sender {
+    /// The sending instance.
+    pub instance_id: InstanceId,
+    /// The sending execution.
+    pub execution_id: ExecutionId,
+}
+
+/// An event addressed to an instance (control queues) or an activity work item (work-item
+/// queue, where `event` is `TaskScheduled`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    /// Unique ID; receivers apply a message with a given ID at most once.
+    pub id: MessageId,
+    /// The instance the event is for.
+    pub target: InstanceId,
+    /// The execution the event is for; `None` means whichever execution is current.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution_id: Option<ExecutionId>,
+    /// The sending instance, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender: Option<Sender>,
+    /// The sender's episode (its count of turns) when it sent the message; 0 from clients.
+    #[serde(default)]
+    pub episode: u64,
+    /// When the message was enqueued, by the sender's clock.
+    pub enqueued_at: Timestamp,
+    /// The event to apply.
+    pub event: EventKind,
+}
+
+impl Message {
+    /// A message from a client (no sender, episode 0) with a random ID.
+    #[must_use]
+    pub fn from_client(target: InstanceId, event: EventKind, enqueued_at: Timestamp) -> Self {
+        Self {
+            id: MessageId::random(),
+            target,
+            execution_id: None,
+            sender: None,
+            episode: 0,
+            enqueued_at,
+            event,
+        }
+    }
+}

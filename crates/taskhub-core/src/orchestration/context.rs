@@ -1,0 +1,325 @@
+//! The API orchestration code is written against.
+
+use std::future::Future;
+use std::time::{Duration, SystemTime};
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::ids::{name_uuid, ExecutionId, InstanceId};
+use crate::orchestration::error::{OrchestrationError, TaskError};
+use crate::orchestration::events::EventFuture;
+use crate::orchestration::retry::RetryPolicy;
+use crate::orchestration::state::{
+    lock, ContinueAsNewRequest, Emitted, LogLevel, LogRecord, SharedState, TaskKind,
+};
+use crate::orchestration::task::{TaskFuture, TimerFuture};
+use crate::payload::Payload;
+use crate::time::Timestamp;
+
+/// The handle orchestration code uses to schedule durable work. Cheap to clone.
+///
+/// Orchestration code must be deterministic: it may only wait on futures created through this
+/// context (and the combinators in this crate), and must read time and randomness only through
+/// [`now`](Self::now) and [`new_guid`](Self::new_guid).
+#[derive(Clone)]
+pub struct OrchestrationContext {
+    state: SharedState,
+}
+
+/// Options for [`OrchestrationContext::call_sub_orchestration_with`].
+#[derive(Debug, Clone, Default)]
+pub struct SubOrchestrationOptions {
+    /// The child's version; `None` runs the default version.
+    pub version: Option<String>,
+    /// The child's instance ID; `None` derives `{parent}:{task id}`.
+    pub instance_id: Option<InstanceId>,
+    /// Retry policy; each attempt is a new child instance unless `instance_id` is set.
+    pub retry: Option<RetryPolicy>,
+}
+
+/// Options for [`OrchestrationContext::continue_as_new_with`].
+#[derive(Debug, Clone, Default)]
+pub struct ContinueAsNewOptions {
+    /// The version of the next execution; `None` keeps the current one.
+    pub version: Option<String>,
+    /// Carry external events that arrived but were not consumed into the next execution.
+    pub preserve_unprocessed_events: bool,
+}
+
+impl OrchestrationContext {
+    pub(crate) fn new(state: SharedState) -> Self {
+        Self { state }
+    }
+
+    /// This instance's ID.
+    #[must_use]
+    pub fn instance_id(&self) -> InstanceId {
+        lock(&self.state).instance_id.clone()
+    }
+
+    /// This execution's ID.
+    #[must_use]
+    pub fn execution_id(&self) -> ExecutionId {
+        lock(&self.state).execution_id.clone()
+    }
+
+    /// The orchestration's registered name.
+    #[must_use]
+    pub fn name(&self) -> String {
+        lock(&self.state).name.clone()
+    }
+
+    /// The version this execution was started with, if any.
+    #[must_use]
+    pub fn version(&self) -> Option<String> {
+        lock(&self.state).version.clone()
+    }
+
+    /// The deterministic current time: the start time of the current turn, identical on replay.
+    #[must_use]
+    pub fn now(&self) -> SystemTime {
+        lock(&self.state).now.to_system_time()
+    }
+
+    /// True while the code is re-executing turns already recorded in history.
+    #[must_use]
+    pub fn is_replaying(&self) -> bool {
+        lock(&self.state).replaying
+    }
+
+    /// A deterministic GUID: the same sequence of values on every replay of this execution.
+    #[must_use]
+    pub fn new_guid(&self) -> uuid::Uuid {
+        let mut st = lock(&self.state);
+        st.guid_counter += 1;
+        name_uuid(&[
+            st.instance_id.as_str().as_bytes(),
+            st.execution_id.as_str().as_bytes(),
+            &st.guid_counter.to_le_bytes(),
+        ])
+    }
+
+    /// Sets the custom status shown by status queries.
+    ///
+    /// # Errors
+    /// A payload error if `status` cannot be serialized.
+    pub fn set_custom_status<T: Serialize + ?Sized>(&self, status: &T) -> Result<(), TaskError> {
+        let payload = Payload::to_payload(status, "custom status")?;
+        let mut st = lock(&self.state);
+        st.custom_status = Some(payload);
+        st.custom_status_changed = true;
+        Ok(())
+    }
+
+    /// Writes a log line once: lines written while replaying are suppressed, so each appears
+    /// exactly once however often the orchestration is replayed. The runtime forwards them to
+    /// `tracing`.
+    pub fn log(&self, level: LogLevel, message: impl Into<String>) {
+        let mut st = lock(&self.state);
+        if !st.replaying {
+            st.logs.push(LogRecord { level, message: message.into() });
+        }
+    }
+
+    /// [`log`](Self::log) at info level.
+    pub fn log_info(&self, message: impl Into<String>) {
+        self.log(LogLevel::Info, message);
+    }
+
+    /// [`log`](Self::log) at warn level.
+    pub fn log_warn(&self, message: impl Into<String>) {
+        self.log(LogLevel::Warn, message);
+    }
+
+    /// Schedules an activity and returns a future of its output.
+    pub fn call_activity<I: Serialize, O: DeserializeOwned>(&self, name: &str, input: I) -> TaskFuture<O> {
+        match Payload::to_payload(&input, &format!("input of activity '{name}'")) {
+            Ok(input) => self.schedule_activity(name, input, 1),
+            Err(e) => TaskFuture::failed(e),
+        }
+    }
+
+    /// Schedules an activity with a retry policy; waits between attempts are durable timers.
+    pub fn call_activity_with_retry<I: Serialize, O: DeserializeOwned>(
+        &self,
+        name: &str,
+        input: I,
+        policy: RetryPolicy,
+    ) -> impl Future<Output = Result<O, TaskError>> + Send + 'static
+    where
+        O: Send + 'static,
+    {
+        let ctx = self.clone();
+        let name = name.to_owned();
+        let input = Payload::to_payload(&input, &format!("input of activity '{name}'"));
+        async move {
+            let input = input?;
+            let first = ctx.now();
+            let mut attempt = 1;
+            loop {
+                match ctx.schedule_activity::<O>(&name, input.clone(), attempt).await {
+                    Ok(v) => return Ok(v),
+                    Err(e) => {
+                        if !ctx.should_retry(&policy, &e, attempt, first).await {
+                            return Err(e);
+                        }
+                        attempt += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Decides whether to retry; if so, waits the back-off on a durable timer first.
+    async fn should_retry(&self, policy: &RetryPolicy, err: &TaskError, attempt: u32, first: SystemTime) -> bool {
+        if attempt >= policy.max_attempts() || err.is_non_retryable() {
+            return false;
+        }
+        let delay = policy.delay_after(attempt);
+        let next = self.now() + delay;
+        if let Some(timeout) = policy.retry_timeout() {
+            if next.duration_since(first).unwrap_or(Duration::ZERO) > timeout {
+                return false;
+            }
+        }
+        self.create_timer(next).await;
+        true
+    }
+
+    fn schedule_activity<O>(&self, name: &str, input: Payload, attempt: u32) -> TaskFuture<O> {
+        let task_id = lock(&self.state).emit(
+            |task_id| Emitted::Activity { task_id, name: name.to_owned(), version: None, input, attempt },
+            Some(TaskKind::Activity),
+        );
+        TaskFuture::scheduled(self.state.clone(), task_id, "activity", name.to_owned())
+    }
+
+    /// Starts a sub-orchestration (default version, derived instance ID) and returns a future
+    /// of its output.
+    pub fn call_sub_orchestration<I: Serialize, O: DeserializeOwned>(&self, name: &str, input: I) -> TaskFuture<O> {
+        match Payload::to_payload(&input, &format!("input of sub-orchestration '{name}'")) {
+            Ok(input) => self.start_sub(name, input, &SubOrchestrationOptions::default()),
+            Err(e) => TaskFuture::failed(e),
+        }
+    }
+
+    /// Starts a sub-orchestration with options (version, instance ID, retry policy).
+    pub fn call_sub_orchestration_with<I: Serialize, O: DeserializeOwned + Send + 'static>(
+        &self,
+        name: &str,
+        input: I,
+        options: SubOrchestrationOptions,
+    ) -> impl Future<Output = Result<O, TaskError>> + Send + 'static {
+        let ctx = self.clone();
+        let name = name.to_owned();
+        let input = Payload::to_payload(&input, &format!("input of sub-orchestration '{name}'"));
+        async move {
+            let input = input?;
+            let Some(policy) = options.retry.clone() else {
+                return ctx.start_sub::<O>(&name, input, &options).await;
+            };
+            let first = ctx.now();
+            let mut attempt = 1;
+            loop {
+                match ctx.start_sub::<O>(&name, input.clone(), &options).await {
+                    Ok(v) => return Ok(v),
+                    Err(e) => {
+                        if !ctx.should_retry(&policy, &e, attempt, first).await {
+                            return Err(e);
+                        }
+                        attempt += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    fn start_sub<O>(&self, name: &str, input: Payload, options: &SubOrchestrationOptions) -> TaskFuture<O> {
+        let mut st = lock(&self.state);
+        let parent = st.instance_id.clone();
+        let task_id = st.emit(
+            |task_id| Emitted::SubOrchestration {
+                task_id,
+                name: name.to_owned(),
+                version: options.version.clone(),
+                instance_id: options.instance_id.clone().unwrap_or_else(|| child_id(&parent, task_id)),
+                input,
+            },
+            Some(TaskKind::SubOrchestration),
+        );
+        drop(st);
+        TaskFuture::scheduled(self.state.clone(), task_id, "sub-orchestration", name.to_owned())
+    }
+
+    /// A durable timer that fires at `fire_at`.
+    pub fn create_timer(&self, fire_at: SystemTime) -> TimerFuture {
+        let fire_at = Timestamp::from_system_time(fire_at);
+        let task_id = lock(&self.state).emit(|task_id| Emitted::Timer { task_id, fire_at }, Some(TaskKind::Timer));
+        TimerFuture::new(self.state.clone(), task_id)
+    }
+
+    /// A durable timer that fires `delay` after the current (deterministic) time.
+    pub fn sleep(&self, delay: Duration) -> TimerFuture {
+        let fire_at = lock(&self.state).now.saturating_add(delay);
+        self.create_timer(fire_at.to_system_time())
+    }
+
+    /// Waits for an external event named `name` (buffered: see [`EventFuture`]).
+    pub fn wait_for_event<T: DeserializeOwned>(&self, name: &str) -> EventFuture<T> {
+        EventFuture::new(self.state.clone(), name)
+    }
+
+    /// Sends an external event to another instance (fire and forget).
+    ///
+    /// # Errors
+    /// A payload error if `data` cannot be serialized; nothing is sent then.
+    pub fn raise_event<T: Serialize + ?Sized>(&self, instance_id: &InstanceId, name: &str, data: &T) -> Result<(), TaskError> {
+        let input = Payload::to_payload(data, &format!("data of event '{name}'"))?;
+        lock(&self.state).emit(
+            |task_id| Emitted::SendEvent { task_id, instance_id: instance_id.clone(), name: name.to_owned(), input },
+            None,
+        );
+        Ok(())
+    }
+
+    /// Ends this execution and starts a new one with `input` and a fresh history. Await the
+    /// returned future as the orchestration's last step: `return ctx.continue_as_new(x).await;`
+    pub fn continue_as_new<T: Serialize, R>(&self, input: T) -> impl Future<Output = Result<R, OrchestrationError>> {
+        self.continue_as_new_with(input, ContinueAsNewOptions::default())
+    }
+
+    /// [`continue_as_new`](Self::continue_as_new) with options (version, carrying events).
+    pub fn continue_as_new_with<T: Serialize, R>(
+        &self,
+        input: T,
+        options: ContinueAsNewOptions,
+    ) -> impl Future<Output = Result<R, OrchestrationError>> {
+        let request = Payload::to_payload(&input, "input of continue-as-new").map(|input| ContinueAsNewRequest {
+            input,
+            version: options.version,
+            preserve_unprocessed_events: options.preserve_unprocessed_events,
+        });
+        let state = self.state.clone();
+        async move {
+            match request {
+                Ok(req) => {
+                    lock(&state).continue_as_new = Some(req);
+                    // The engine ends the execution after this poll; the future never resolves.
+                    std::future::pending::<Result<R, OrchestrationError>>().await
+                }
+                Err(e) => Err(OrchestrationError::from(e)),
+            }
+        }
+    }
+}
+
+/// The default instance ID of a sub-orchestration: `{parent}:{task id}`, truncated to a valid ID.
+fn child_id(parent: &InstanceId, task_id: u64) -> InstanceId {
+    let suffix = format!(":{task_id}");
+    let mut base = parent.as_str().to_owned();
+    while base.len() + suffix.len() > crate::ids::MAX_INSTANCE_ID_BYTES {
+        base.pop();
+    }
+    InstanceId::new(base + &suffix).unwrap_or_else(|_| InstanceId::random())
+}

@@ -1,0 +1,146 @@
+//! Errors that orchestration code sees and returns.
+
+use std::fmt;
+
+use crate::error::CoreError;
+use crate::history::FailureDetails;
+
+/// Why a durable task (activity, sub-orchestration, event wait) did not produce a value.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TaskError {
+    /// The activity or sub-orchestration ran and failed; `failure` is what it reported.
+    #[error("{kind} '{name}' failed: {}", failure.message)]
+    Failed {
+        /// `activity` or `sub-orchestration`.
+        kind: &'static str,
+        /// The task's name.
+        name: String,
+        /// The failure as reported by the task.
+        failure: FailureDetails,
+    },
+    /// An input could not be serialized or an output could not be deserialized.
+    #[error(transparent)]
+    Payload(#[from] CoreError),
+}
+
+impl TaskError {
+    /// The failure reported by the task, if it ran and failed.
+    #[must_use]
+    pub fn failure(&self) -> Option<&FailureDetails> {
+        match self {
+            Self::Failed { failure, .. } => Some(failure),
+            Self::Payload(_) => None,
+        }
+    }
+
+    /// The details string the failing task attached, if any.
+    #[must_use]
+    pub fn details(&self) -> Option<&str> {
+        self.failure().and_then(|f| f.details.as_deref())
+    }
+
+    /// True if the failure was marked non-retryable, or is a payload error (retrying cannot fix it).
+    #[must_use]
+    pub fn is_non_retryable(&self) -> bool {
+        match self {
+            Self::Failed { failure, .. } => failure.non_retryable,
+            Self::Payload(_) => true,
+        }
+    }
+}
+
+/// The error an orchestration returns; it fails the instance with its text preserved.
+///
+/// Any `std::error::Error` converts into it, so `?` works on [`TaskError`] and the user's own
+/// errors. The failure's `error_type` is the short name of the error's type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OrchestrationError {
+    failure: FailureDetails,
+}
+
+impl OrchestrationError {
+    /// An error with a message (error type `OrchestrationFailed`).
+    #[must_use]
+    pub fn new(message: impl Into<String>) -> Self {
+        Self { failure: FailureDetails::new("OrchestrationFailed", message) }
+    }
+
+    /// Adds details (a serialized payload, a cause chain, ...).
+    #[must_use]
+    pub fn with_details(mut self, details: impl Into<String>) -> Self {
+        self.failure.details = Some(details.into());
+        self
+    }
+
+    /// Sets the error type name shown to callers.
+    #[must_use]
+    pub fn with_type(mut self, error_type: impl Into<String>) -> Self {
+        self.failure.error_type = error_type.into();
+        self
+    }
+
+    /// The failure that will be recorded.
+    #[must_use]
+    pub fn failure(&self) -> &FailureDetails {
+        &self.failure
+    }
+
+    /// Converts into the recorded failure.
+    #[must_use]
+    pub fn into_failure(self) -> FailureDetails {
+        self.failure
+    }
+}
+
+impl fmt::Display for OrchestrationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.failure.message)
+    }
+}
+
+impl<E: std::error::Error> From<E> for OrchestrationError {
+    fn from(err: E) -> Self {
+        Self { failure: failure_from_error(&err) }
+    }
+}
+
+/// Builds failure details from any error: its text as message, its short type name as type,
+/// and its cause chain (if any) as details.
+pub(crate) fn failure_from_error<E: std::error::Error + ?Sized>(err: &E) -> FailureDetails {
+    let mut details = Vec::new();
+    let mut source = err.source();
+    while let Some(s) = source {
+        details.push(s.to_string());
+        source = s.source();
+    }
+    FailureDetails {
+        error_type: short_type_name::<E>(),
+        message: err.to_string(),
+        details: (!details.is_empty()).then(|| details.join("\ncaused by: ")),
+        non_retryable: false,
+    }
+}
+
+fn short_type_name<T: ?Sized>() -> String {
+    let full = std::any::type_name::<T>();
+    let base = full.split('<').next().unwrap_or(full);
+    base.rsplit("::").next().unwrap_or(base).to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn task_error_converts_with_text() {
+        let te = TaskError::Failed {
+            kind: "activity",
+            name: "Charge".into(),
+            failure: FailureDetails::new("ActivityFailed", "card declined"),
+        };
+        let oe: OrchestrationError = te.into();
+        assert_eq!(oe.to_string(), "activity 'Charge' failed: card declined");
+        assert_eq!(oe.failure().error_type, "TaskError");
+    }
+}

@@ -1,0 +1,210 @@
+//! Registration of orchestrations and activities by name (and version).
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::activity::{ActivityContext, ActivityError};
+use crate::history::FailureDetails;
+use crate::orchestration::context::OrchestrationContext;
+use crate::orchestration::error::OrchestrationError;
+use crate::payload::Payload;
+
+/// A boxed orchestration future, as the engine drives it.
+pub type OrchestrationFuture = Pin<Box<dyn Future<Output = Result<Payload, OrchestrationError>> + Send>>;
+
+/// A boxed activity future, as the runtime drives it.
+pub type ActivityFuture = Pin<Box<dyn Future<Output = Result<Payload, FailureDetails>> + Send>>;
+
+type OrchestrationFactory = Arc<dyn Fn(OrchestrationContext, Payload) -> OrchestrationFuture + Send + Sync>;
+type ActivityFactory = Arc<dyn Fn(ActivityContext, Payload) -> ActivityFuture + Send + Sync>;
+
+/// The orchestrations and activities a worker can run.
+///
+/// Orchestrations may be registered in several versions; a start without a version runs the
+/// one registered without a version, or else the one registered last.
+#[derive(Default, Clone)]
+pub struct Registry {
+    orchestrations: HashMap<String, Vec<(Option<String>, OrchestrationFactory)>>,
+    activities: HashMap<String, ActivityFactory>,
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registry")
+            .field("orchestrations", &self.orchestration_names())
+            .field("activities", &self.activity_names())
+            .finish()
+    }
+}
+
+impl Registry {
+    /// An empty registry.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Registers an orchestration: a plain async fn taking the context and a typed input.
+    pub fn orchestration<I, O, F, Fut>(&mut self, name: &str, f: F) -> &mut Self
+    where
+        I: DeserializeOwned + Send + 'static,
+        O: Serialize + 'static,
+        F: Fn(OrchestrationContext, I) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<O, OrchestrationError>> + Send + 'static,
+    {
+        self.register_orchestration(name, None, f)
+    }
+
+    /// Registers one version of an orchestration.
+    pub fn orchestration_version<I, O, F, Fut>(&mut self, name: &str, version: &str, f: F) -> &mut Self
+    where
+        I: DeserializeOwned + Send + 'static,
+        O: Serialize + 'static,
+        F: Fn(OrchestrationContext, I) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<O, OrchestrationError>> + Send + 'static,
+    {
+        self.register_orchestration(name, Some(version.to_owned()), f)
+    }
+
+    fn register_orchestration<I, O, F, Fut>(&mut self, name: &str, version: Option<String>, f: F) -> &mut Self
+    where
+        I: DeserializeOwned + Send + 'static,
+        O: Serialize + 'static,
+        F: Fn(OrchestrationContext, I) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<O, OrchestrationError>> + Send + 'static,
+    {
+        let owned_name = name.to_owned();
+        let factory: OrchestrationFactory = Arc::new(move |ctx, input: Payload| {
+            let what = format!("input of orchestration '{owned_name}'");
+            match input.parse::<I>(&what) {
+                Ok(input) => {
+                    let fut = f(ctx, input);
+                    let out_what = format!("output of orchestration '{owned_name}'");
+                    Box::pin(async move {
+                        let out = fut.await?;
+                        Payload::to_payload(&out, &out_what).map_err(OrchestrationError::from)
+                    })
+                }
+                Err(e) => {
+                    let err = OrchestrationError::from(e).with_type("InvalidInput");
+                    Box::pin(async move { Err(err) })
+                }
+            }
+        });
+        let versions = self.orchestrations.entry(name.to_owned()).or_default();
+        versions.retain(|(v, _)| *v != version);
+        versions.push((version, factory));
+        self
+    }
+
+    /// Registers an activity: a plain async fn taking the activity context and a typed input.
+    pub fn activity<I, O, F, Fut>(&mut self, name: &str, f: F) -> &mut Self
+    where
+        I: DeserializeOwned + Send + 'static,
+        O: Serialize + 'static,
+        F: Fn(ActivityContext, I) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<O, ActivityError>> + Send + 'static,
+    {
+        let owned_name = name.to_owned();
+        let factory: ActivityFactory = Arc::new(move |ctx, input: Payload| {
+            match input.parse::<I>(&format!("input of activity '{owned_name}'")) {
+                Ok(input) => {
+                    let fut = f(ctx, input);
+                    let out_what = format!("output of activity '{owned_name}'");
+                    Box::pin(async move {
+                        let out = fut.await.map_err(ActivityError::into_failure)?;
+                        Payload::to_payload(&out, &out_what)
+                            .map_err(|e| FailureDetails::new("InvalidOutput", e.to_string()))
+                    })
+                }
+                Err(e) => {
+                    let mut failure = FailureDetails::new("InvalidInput", e.to_string());
+                    failure.non_retryable = true;
+                    Box::pin(async move { Err(failure) })
+                }
+            }
+        });
+        self.activities.insert(name.to_owned(), factory);
+        self
+    }
+
+    /// Creates the orchestration future for `name`/`version`, or explains why it cannot.
+    ///
+    /// # Errors
+    /// An `OrchestrationNotFound` failure naming what is registered.
+    pub fn start_orchestration(
+        &self,
+        name: &str,
+        version: Option<&str>,
+        ctx: OrchestrationContext,
+        input: Payload,
+    ) -> Result<OrchestrationFuture, FailureDetails> {
+        let found = self.orchestrations.get(name).and_then(|versions| match version {
+            Some(v) => versions.iter().find(|(rv, _)| rv.as_deref() == Some(v)),
+            None => versions.iter().find(|(rv, _)| rv.is_none()).or_else(|| versions.last()),
+        });
+        match found {
+            Some((_, factory)) => Ok(factory(ctx, input)),
+            None => {
+                let what = version.map_or_else(|| format!("'{name}'"), |v| format!("'{name}' version '{v}'"));
+                let mut failure = FailureDetails::new(
+                    "OrchestrationNotFound",
+                    format!(
+                        "orchestration {what} is not registered on this worker (registered: {})",
+                        self.orchestration_names().join(", ")
+                    ),
+                );
+                failure.non_retryable = true;
+                Err(failure)
+            }
+        }
+    }
+
+    /// Creates the activity future for `name`, or explains why it cannot.
+    ///
+    /// # Errors
+    /// An `ActivityNotFound` failure naming what is registered.
+    pub fn start_activity(&self, name: &str, ctx: ActivityContext, input: Payload) -> Result<ActivityFuture, FailureDetails> {
+        match self.activities.get(name) {
+            Some(factory) => Ok(factory(ctx, input)),
+            None => {
+                let mut failure = FailureDetails::new(
+                    "ActivityNotFound",
+                    format!(
+                        "activity '{name}' is not registered on this worker (registered: {})",
+                        self.activity_names().join(", ")
+                    ),
+                );
+                failure.non_retryable = true;
+                Err(failure)
+            }
+        }
+    }
+
+    /// True if an orchestration of this name is registered (any version).
+    #[must_use]
+    pub fn has_orchestration(&self, name: &str) -> bool {
+        self.orchestrations.contains_key(name)
+    }
+
+    /// Registered orchestration names, sorted.
+    #[must_use]
+    pub fn orchestration_names(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.orchestrations.keys().cloned().collect();
+        v.sort();
+        v
+    }
+
+    /// Registered activity names, sorted.
+    #[must_use]
+    pub fn activity_names(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.activities.keys().cloned().collect();
+        v.sort();
+        v
+    }
+}

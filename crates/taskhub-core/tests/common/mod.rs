@@ -1,0 +1,164 @@
+//! A tiny in-memory driver for engine tests: it plays the runtime's role on plain data.
+#![allow(dead_code, missing_docs)]
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+use taskhub_core::*;
+
+pub type ActivityImpl = Box<dyn Fn(&str, u32) -> Result<Payload, FailureDetails>>;
+
+/// Drives one instance: keeps its history, runs activities synchronously, fires timers when
+/// asked, and checks after every turn that replaying the recorded history from scratch gives
+/// the same session state.
+pub struct Driver {
+    pub registry: Arc<Registry>,
+    pub id: InstanceId,
+    pub history: Vec<HistoryEvent>,
+    pub session: OrchestrationSession,
+    pub now: u64,
+    pub inbox: VecDeque<Message>,
+    pub timers: Vec<(u64, Timestamp)>,
+    pub activities: HashMap<String, ActivityImpl>,
+    pub all_actions: Vec<Action>,
+    pub last: TurnResult,
+    pub seq: u64,
+    pub replay_check: bool,
+}
+
+pub fn ts(ms: u64) -> Timestamp {
+    Timestamp::from_millis(ms)
+}
+
+pub fn payload<T: serde::Serialize>(v: T) -> Payload {
+    Payload::to_payload(&v, "test").unwrap()
+}
+
+impl Driver {
+    pub fn new(registry: Registry, id: &str) -> Self {
+        let registry = Arc::new(registry);
+        let id = InstanceId::new(id).unwrap();
+        Self {
+            session: OrchestrationSession::new(registry.clone(), id.clone()),
+            registry,
+            id,
+            history: Vec::new(),
+            now: 1_000_000,
+            inbox: VecDeque::new(),
+            timers: Vec::new(),
+            activities: HashMap::new(),
+            all_actions: Vec::new(),
+            last: TurnResult::default(),
+            seq: 0,
+            replay_check: true,
+        }
+    }
+
+    pub fn activity(mut self, name: &str, f: impl Fn(&str, u32) -> Result<Payload, FailureDetails> + 'static) -> Self {
+        self.activities.insert(name.to_owned(), Box::new(f));
+        self
+    }
+
+    pub fn msg(&mut self, event: EventKind) -> Message {
+        self.seq += 1;
+        let mut m = Message::from_client(self.id.clone(), event, ts(self.now));
+        m.id = MessageId::from_stored(format!("m{}", self.seq));
+        m
+    }
+
+    pub fn start<T: serde::Serialize>(&mut self, name: &str, input: T) -> TurnResult {
+        let m = self.msg(EventKind::ExecutionStarted {
+            name: name.into(),
+            version: None,
+            input: payload(input),
+            execution_id: ExecutionId::new("exec-1").unwrap(),
+            parent: None,
+            scheduled_start: None,
+        });
+        self.turn(vec![m])
+    }
+
+    pub fn raise<T: serde::Serialize>(&mut self, name: &str, data: T) -> TurnResult {
+        let m = self.msg(EventKind::EventRaised { name: name.into(), input: payload(data) });
+        self.turn(vec![m])
+    }
+
+    /// Runs one turn with `messages`, appends its events, and queues the results of its actions.
+    pub fn turn(&mut self, messages: Vec<Message>) -> TurnResult {
+        self.now += 10;
+        let r = self.session.turn(TurnInput { now: ts(self.now), messages });
+        self.history.extend(r.new_events.iter().cloned());
+        assert_eq!(self.session.history_len(), self.history.len() as u64);
+        for a in &r.actions {
+            match a {
+                Action::ScheduleActivity { task_id, name, input, attempt, .. } => {
+                    let out = match self.activities.get(name) {
+                        Some(f) => f(input.as_str(), *attempt),
+                        None => Err(FailureDetails::new("ActivityNotFound", name.clone())),
+                    };
+                    let ev = match out {
+                        Ok(result) => EventKind::TaskCompleted { task_id: *task_id, result },
+                        Err(failure) => EventKind::TaskFailed { task_id: *task_id, failure },
+                    };
+                    let m = self.msg(ev);
+                    self.inbox.push_back(m);
+                }
+                Action::CreateTimer { task_id, fire_at } => self.timers.push((*task_id, *fire_at)),
+                _ => {}
+            }
+        }
+        self.all_actions.extend(r.actions.iter().cloned());
+        if self.replay_check {
+            self.check_replay();
+        }
+        self.last = r.clone();
+        r
+    }
+
+    /// Replaying the whole history from scratch must reach the same state without faults.
+    pub fn check_replay(&self) {
+        let replayed = OrchestrationSession::load(self.registry.clone(), self.id.clone(), &self.history);
+        assert_eq!(replayed.status(), self.session.status(), "replayed status differs");
+        assert_eq!(replayed.history_len(), self.session.history_len());
+    }
+
+    /// Delivers queued activity results one message per turn until none are left.
+    pub fn run_one_by_one(&mut self) {
+        while let Some(m) = self.inbox.pop_front() {
+            self.turn(vec![m]);
+        }
+    }
+
+    /// Delivers all queued activity results in one batch per turn until none are left.
+    pub fn run_batched(&mut self) {
+        while !self.inbox.is_empty() {
+            let batch: Vec<Message> = self.inbox.drain(..).collect();
+            self.turn(batch);
+        }
+    }
+
+    /// Fires the earliest pending timer.
+    pub fn fire_next_timer(&mut self) -> TurnResult {
+        self.timers.sort_by_key(|(_, at)| *at);
+        let (task_id, fire_at) = self.timers.remove(0);
+        if fire_at.as_millis() > self.now {
+            self.now = fire_at.as_millis();
+        }
+        let m = self.msg(EventKind::TimerFired { task_id, fire_at });
+        self.turn(vec![m])
+    }
+
+    pub fn output<T: serde::de::DeserializeOwned>(&self) -> T {
+        match self.history.iter().rev().find(|e| e.event.is_terminal()).map(|e| &e.event) {
+            Some(EventKind::ExecutionCompleted { result }) => result.parse("output").unwrap(),
+            other => panic!("not completed: {other:?}"),
+        }
+    }
+
+    pub fn failure(&self) -> FailureDetails {
+        match self.history.iter().rev().find(|e| e.event.is_terminal()).map(|e| &e.event) {
+            Some(EventKind::ExecutionFailed { failure }) => failure.clone(),
+            other => panic!("not failed: {other:?}"),
+        }
+    }
+}
