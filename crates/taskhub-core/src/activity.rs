@@ -88,7 +88,9 @@ impl ActivityError {
     /// An error with a message (error type `ActivityFailed`).
     #[must_use]
     pub fn new(message: impl Into<String>) -> Self {
-        Self { failure: FailureDetails::new("ActivityFailed", message) }
+        Self {
+            failure: FailureDetails::new("ActivityFailed", message),
+        }
     }
 
     /// Adds details for the orchestration to inspect.
@@ -127,6 +129,8 @@ impl fmt::Display for ActivityError {
 
 impl<E: std::error::Error> From<E> for ActivityError {
     fn from(err: E) -> Self {
-        Self { failure: failure_from_error(&err) }
+        Self {
+            failure: failure_from_error(&err),
+        }
     }
 }

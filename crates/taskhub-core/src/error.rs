@@ -21,7 +21,9 @@ pub enum CoreError {
         reason: &'static str,
     },
     /// Stored data was written by a newer (or unknown) format version.
-    #[error("unsupported {what} format version {found} (this build reads versions up to {supported})")]
+    #[error(
+        "unsupported {what} format version {found} (this build reads versions up to {supported})"
+    )]
     UnsupportedFormatVersion {
         /// What was being decoded ("history event", "message").
         what: &'static str,

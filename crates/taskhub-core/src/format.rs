@@ -78,7 +78,11 @@ pub fn decode_event(text: &str) -> Result<HistoryEvent, CoreError> {
     match serde_json::from_str::<EventIn>(text) {
         Ok(e) => {
             check_version("history event", e.v)?;
-            Ok(HistoryEvent { timestamp: e.ts, message_id: e.msg, event: e.event })
+            Ok(HistoryEvent {
+                timestamp: e.ts,
+                message_id: e.msg,
+                event: e.event,
+            })
         }
         Err(err) => Err(explain("history event", text, &err)),
     }
@@ -87,7 +91,11 @@ pub fn decode_event(text: &str) -> Result<HistoryEvent, CoreError> {
 /// Encodes one message in the current format.
 #[must_use]
 pub fn encode_message(message: &Message) -> String {
-    serde_json::to_string(&MessageOut { v: FORMAT_VERSION, message }).unwrap_or_default()
+    serde_json::to_string(&MessageOut {
+        v: FORMAT_VERSION,
+        message,
+    })
+    .unwrap_or_default()
 }
 
 /// Decodes one message.
@@ -112,7 +120,11 @@ pub fn decode_message(text: &str) -> Result<Message, CoreError> {
 
 fn check_version(what: &'static str, found: u32) -> Result<(), CoreError> {
     if found == 0 || found > FORMAT_VERSION {
-        return Err(CoreError::UnsupportedFormatVersion { what, found, supported: FORMAT_VERSION });
+        return Err(CoreError::UnsupportedFormatVersion {
+            what,
+            found,
+            supported: FORMAT_VERSION,
+        });
     }
     Ok(())
 }
@@ -125,7 +137,10 @@ fn explain(what: &'static str, text: &str, err: &serde_json::Error) -> CoreError
             return version_err;
         }
     }
-    CoreError::Malformed { what, detail: err.to_string() }
+    CoreError::Malformed {
+        what,
+        detail: err.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -136,15 +151,30 @@ mod tests {
     #[test]
     fn newer_version_is_rejected_clearly() {
         let err = decode_event(r#"{"v":2,"ts":0,"event":"Whatever"}"#).unwrap_err();
-        assert!(matches!(err, CoreError::UnsupportedFormatVersion { found: 2, .. }), "{err}");
+        assert!(
+            matches!(err, CoreError::UnsupportedFormatVersion { found: 2, .. }),
+            "{err}"
+        );
         let err = decode_event(r#"{"v":9,"ts":0,"event":"OrchestratorStarted"}"#).unwrap_err();
-        assert!(matches!(err, CoreError::UnsupportedFormatVersion { found: 9, .. }), "{err}");
+        assert!(
+            matches!(err, CoreError::UnsupportedFormatVersion { found: 9, .. }),
+            "{err}"
+        );
     }
 
     #[test]
     fn garbage_is_malformed() {
         let err = decode_message("not json").unwrap_err();
-        assert!(matches!(err, CoreError::Malformed { what: "message", .. }), "{err}");
+        assert!(
+            matches!(
+                err,
+                CoreError::Malformed {
+                    what: "message",
+                    ..
+                }
+            ),
+            "{err}"
+        );
         let err = decode_event(r#"{"v":1,"ts":0,"event":{"TaskScheduled":{}}}"#).unwrap_err();
         assert!(err.to_string().contains("missing field"), "{err}");
     }

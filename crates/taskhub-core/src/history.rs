@@ -25,7 +25,11 @@ impl HistoryEvent {
     /// An event recorded at `timestamp` that did not come from a message.
     #[must_use]
     pub fn new(timestamp: Timestamp, event: EventKind) -> Self {
-        Self { timestamp, message_id: None, event }
+        Self {
+            timestamp,
+            message_id: None,
+            event,
+        }
     }
 }
 
@@ -243,7 +247,10 @@ fn one() -> u32 {
     1
 }
 
-#[expect(clippy::trivially_copy_pass_by_ref, reason = "serde's skip_serializing_if passes a reference")]
+#[expect(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's skip_serializing_if passes a reference"
+)]
 fn is_one(v: &u32) -> bool {
     *v == 1
 }

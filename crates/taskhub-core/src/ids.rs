@@ -138,7 +138,11 @@ impl ExecutionId {
     /// The execution ID that deterministically follows this one after continue-as-new.
     #[must_use]
     pub fn next_generation(&self) -> Self {
-        Self(name_uuid(&[self.0.as_bytes(), b"continue-as-new"]).simple().to_string())
+        Self(
+            name_uuid(&[self.0.as_bytes(), b"continue-as-new"])
+                .simple()
+                .to_string(),
+        )
     }
 
     /// The ID as a string slice.
@@ -214,7 +218,8 @@ pub(crate) fn name_uuid(parts: &[&[u8]]) -> uuid::Uuid {
 }
 
 /// The UUID namespace of deterministic Taskhub IDs.
-const TASKHUB_NAMESPACE: uuid::Uuid = uuid::Uuid::from_u128(0x6b1e_2c0a_8d4f_4e57_9c1a_5d0f_3a2b_7e11);
+const TASKHUB_NAMESPACE: uuid::Uuid =
+    uuid::Uuid::from_u128(0x6b1e_2c0a_8d4f_4e57_9c1a_5d0f_3a2b_7e11);
 
 #[cfg(test)]
 mod tests {
@@ -255,8 +260,14 @@ mod tests {
     fn derived_ids_are_stable_and_distinct() {
         let i = InstanceId::new("x").unwrap();
         let e = ExecutionId::new("e1").unwrap();
-        assert_eq!(MessageId::derived(&i, &e, "task:1"), MessageId::derived(&i, &e, "task:1"));
-        assert_ne!(MessageId::derived(&i, &e, "task:1"), MessageId::derived(&i, &e, "task:2"));
+        assert_eq!(
+            MessageId::derived(&i, &e, "task:1"),
+            MessageId::derived(&i, &e, "task:1")
+        );
+        assert_ne!(
+            MessageId::derived(&i, &e, "task:1"),
+            MessageId::derived(&i, &e, "task:2")
+        );
         assert_ne!(e.next_generation(), e);
         assert_eq!(e.next_generation(), e.next_generation());
     }

@@ -45,13 +45,17 @@ pub mod status;
 pub mod time;
 
 pub use activity::{ActivityContext, ActivityError, ActivityInvocation};
-pub use engine::{run_turn, Action, DiscardReason, Discarded, OrchestrationSession, TurnInput, TurnResult};
+pub use engine::{
+    run_turn, Action, DiscardReason, Discarded, OrchestrationSession, TurnInput, TurnResult,
+};
 pub use error::CoreError;
 pub use history::{CarriedEvent, EventKind, FailureDetails, HistoryEvent, ParentInstance};
 pub use ids::{ExecutionId, InstanceId, MessageId};
 pub use message::{Message, Sender};
 pub use orchestration::combinators::{when_all, when_any, when_any2, Either};
-pub use orchestration::context::{ContinueAsNewOptions, OrchestrationContext, SubOrchestrationOptions};
+pub use orchestration::context::{
+    ContinueAsNewOptions, OrchestrationContext, SubOrchestrationOptions,
+};
 pub use orchestration::error::{OrchestrationError, TaskError};
 pub use orchestration::events::EventFuture;
 pub use orchestration::retry::RetryPolicy;

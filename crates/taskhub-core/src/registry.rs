@@ -15,12 +15,14 @@ use crate::orchestration::error::OrchestrationError;
 use crate::payload::Payload;
 
 /// A boxed orchestration future, as the engine drives it.
-pub type OrchestrationFuture = Pin<Box<dyn Future<Output = Result<Payload, OrchestrationError>> + Send>>;
+pub type OrchestrationFuture =
+    Pin<Box<dyn Future<Output = Result<Payload, OrchestrationError>> + Send>>;
 
 /// A boxed activity future, as the runtime drives it.
 pub type ActivityFuture = Pin<Box<dyn Future<Output = Result<Payload, FailureDetails>> + Send>>;
 
-type OrchestrationFactory = Arc<dyn Fn(OrchestrationContext, Payload) -> OrchestrationFuture + Send + Sync>;
+type OrchestrationFactory =
+    Arc<dyn Fn(OrchestrationContext, Payload) -> OrchestrationFuture + Send + Sync>;
 type ActivityFactory = Arc<dyn Fn(ActivityContext, Payload) -> ActivityFuture + Send + Sync>;
 
 /// The orchestrations and activities a worker can run.
@@ -61,7 +63,12 @@ impl Registry {
     }
 
     /// Registers one version of an orchestration.
-    pub fn orchestration_version<I, O, F, Fut>(&mut self, name: &str, version: &str, f: F) -> &mut Self
+    pub fn orchestration_version<I, O, F, Fut>(
+        &mut self,
+        name: &str,
+        version: &str,
+        f: F,
+    ) -> &mut Self
     where
         I: DeserializeOwned + Send + 'static,
         O: Serialize + 'static,
@@ -71,7 +78,12 @@ impl Registry {
         self.register_orchestration(name, Some(version.to_owned()), f)
     }
 
-    fn register_orchestration<I, O, F, Fut>(&mut self, name: &str, version: Option<String>, f: F) -> &mut Self
+    fn register_orchestration<I, O, F, Fut>(
+        &mut self,
+        name: &str,
+        version: Option<String>,
+        f: F,
+    ) -> &mut Self
     where
         I: DeserializeOwned + Send + 'static,
         O: Serialize + 'static,
@@ -144,14 +156,23 @@ impl Registry {
         ctx: OrchestrationContext,
         input: Payload,
     ) -> Result<OrchestrationFuture, FailureDetails> {
-        let found = self.orchestrations.get(name).and_then(|versions| match version {
-            Some(v) => versions.iter().find(|(rv, _)| rv.as_deref() == Some(v)),
-            None => versions.iter().find(|(rv, _)| rv.is_none()).or_else(|| versions.last()),
-        });
+        let found = self
+            .orchestrations
+            .get(name)
+            .and_then(|versions| match version {
+                Some(v) => versions.iter().find(|(rv, _)| rv.as_deref() == Some(v)),
+                None => versions
+                    .iter()
+                    .find(|(rv, _)| rv.is_none())
+                    .or_else(|| versions.last()),
+            });
         match found {
             Some((_, factory)) => Ok(factory(ctx, input)),
             None => {
-                let what = version.map_or_else(|| format!("'{name}'"), |v| format!("'{name}' version '{v}'"));
+                let what = version.map_or_else(
+                    || format!("'{name}'"),
+                    |v| format!("'{name}' version '{v}'"),
+                );
                 let mut failure = FailureDetails::new(
                     "OrchestrationNotFound",
                     format!(
@@ -169,7 +190,12 @@ impl Registry {
     ///
     /// # Errors
     /// An `ActivityNotFound` failure naming what is registered.
-    pub fn start_activity(&self, name: &str, ctx: ActivityContext, input: Payload) -> Result<ActivityFuture, FailureDetails> {
+    pub fn start_activity(
+        &self,
+        name: &str,
+        ctx: ActivityContext,
+        input: Payload,
+    ) -> Result<ActivityFuture, FailureDetails> {
         match self.activities.get(name) {
             Some(factory) => Ok(factory(ctx, input)),
             None => {

@@ -92,9 +92,19 @@ mod tests {
     #[test]
     fn parses_names_case_insensitively() {
         for s in OrchestrationStatus::ALL {
-            assert_eq!(s.as_str().to_lowercase().parse::<OrchestrationStatus>().unwrap(), s);
+            assert_eq!(
+                s.as_str()
+                    .to_lowercase()
+                    .parse::<OrchestrationStatus>()
+                    .unwrap(),
+                s
+            );
         }
-        assert!("bogus".parse::<OrchestrationStatus>().unwrap_err().to_string().contains("bogus"));
+        assert!("bogus"
+            .parse::<OrchestrationStatus>()
+            .unwrap_err()
+            .to_string()
+            .contains("bogus"));
         assert!(OrchestrationStatus::Suspended.is_active());
         assert!(!OrchestrationStatus::ContinuedAsNew.is_terminal());
     }

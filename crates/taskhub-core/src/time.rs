@@ -8,7 +8,9 @@ use serde::{Deserialize, Serialize};
 /// A point in time, in whole milliseconds since the Unix epoch (UTC).
 ///
 /// The core never reads a clock: the runtime passes timestamps in, which keeps replay pure.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
+)]
 #[serde(transparent)]
 pub struct Timestamp(u64);
 
@@ -69,8 +71,16 @@ mod tests {
     fn round_trips_and_saturates() {
         let t = Timestamp::from_millis(1_700_000_000_123);
         assert_eq!(Timestamp::from_system_time(t.to_system_time()), t);
-        assert_eq!(t.saturating_add(Duration::from_secs(1)).as_millis(), 1_700_000_001_123);
+        assert_eq!(
+            t.saturating_add(Duration::from_secs(1)).as_millis(),
+            1_700_000_001_123
+        );
         assert_eq!(Timestamp::EPOCH.saturating_since(t), Duration::ZERO);
-        assert_eq!(Timestamp::from_millis(u64::MAX).saturating_add(Duration::MAX).as_millis(), u64::MAX);
+        assert_eq!(
+            Timestamp::from_millis(u64::MAX)
+                .saturating_add(Duration::MAX)
+                .as_millis(),
+            u64::MAX
+        );
     }
 }

@@ -18,13 +18,17 @@ async fn hello_cities(ctx: OrchestrationContext, _: ()) -> Result<Vec<String>, O
 #[test]
 fn hello_cities_runs_to_completion() {
     let mut reg = Registry::new();
-    reg.orchestration("HelloCities", hello_cities).activity("SayHello", say_hello);
+    reg.orchestration("HelloCities", hello_cities)
+        .activity("SayHello", say_hello);
     let mut d = Driver::new(reg, "hello").activity("SayHello", |input, _| {
         let city: String = serde_json::from_str(input).unwrap();
         Ok(payload(format!("Hello {city}!")))
     });
     d.start("HelloCities", ());
     d.run_one_by_one();
-    assert_eq!(d.output::<Vec<String>>(), vec!["Hello Tokyo!", "Hello Seattle!", "Hello London!"]);
+    assert_eq!(
+        d.output::<Vec<String>>(),
+        vec!["Hello Tokyo!", "Hello Seattle!", "Hello London!"]
+    );
     assert_eq!(d.session.status(), OrchestrationStatus::Completed);
 }

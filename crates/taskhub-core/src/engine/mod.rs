@@ -19,6 +19,11 @@ use crate::registry::Registry;
 /// One-shot turn: replays `history`, then applies `input`. Equivalent to
 /// [`OrchestrationSession::load`] followed by [`OrchestrationSession::turn`].
 #[must_use]
-pub fn run_turn(registry: Arc<Registry>, instance_id: InstanceId, history: &[HistoryEvent], input: TurnInput) -> TurnResult {
+pub fn run_turn(
+    registry: Arc<Registry>,
+    instance_id: InstanceId,
+    history: &[HistoryEvent],
+    input: TurnInput,
+) -> TurnResult {
     OrchestrationSession::load(registry, instance_id, history).turn(input)
 }

@@ -11,7 +11,11 @@ impl OrchestrationSession {
         lock(&self.state).replaying = true;
         // A finished execution is not re-run: its outcome is already recorded.
         if let Some(status) = history.iter().rev().find_map(|e| terminal_status(&e.event)) {
-            if let Some(HistoryEvent { event: start @ EventKind::ExecutionStarted { .. }, .. }) = history.first() {
+            if let Some(HistoryEvent {
+                event: start @ EventKind::ExecutionStarted { .. },
+                ..
+            }) = history.first()
+            {
                 self.record_start_fields(start);
             }
             self.finished = Some(status);
@@ -34,7 +38,15 @@ impl OrchestrationSession {
     }
 
     fn record_start_fields(&mut self, event: &EventKind) {
-        if let EventKind::ExecutionStarted { name, version, input, execution_id, parent, .. } = event {
+        if let EventKind::ExecutionStarted {
+            name,
+            version,
+            input,
+            execution_id,
+            parent,
+            ..
+        } = event
+        {
             self.started = true;
             self.parent.clone_from(parent);
             self.input = input.clone();
@@ -101,18 +113,43 @@ impl OrchestrationSession {
             return Err(nondeterminism(pos, &recorded.describe(), &code));
         };
         let same = match (recorded, &emitted) {
-            (EventKind::TaskScheduled { task_id, name, .. }, Emitted::Activity { task_id: t, name: n, .. })
-            | (EventKind::SubOrchestrationCreated { task_id, name, .. }, Emitted::SubOrchestration { task_id: t, name: n, .. })
-            | (EventKind::EventSent { task_id, name, .. }, Emitted::SendEvent { task_id: t, name: n, .. }) => {
-                task_id == t && name == n
+            (
+                EventKind::TaskScheduled { task_id, name, .. },
+                Emitted::Activity {
+                    task_id: t,
+                    name: n,
+                    ..
+                },
+            )
+            | (
+                EventKind::SubOrchestrationCreated { task_id, name, .. },
+                Emitted::SubOrchestration {
+                    task_id: t,
+                    name: n,
+                    ..
+                },
+            )
+            | (
+                EventKind::EventSent { task_id, name, .. },
+                Emitted::SendEvent {
+                    task_id: t,
+                    name: n,
+                    ..
+                },
+            ) => task_id == t && name == n,
+            (EventKind::TimerCreated { task_id, .. }, Emitted::Timer { task_id: t, .. }) => {
+                task_id == t
             }
-            (EventKind::TimerCreated { task_id, .. }, Emitted::Timer { task_id: t, .. }) => task_id == t,
             _ => false,
         };
         if same {
             Ok(())
         } else {
-            Err(nondeterminism(pos, &recorded.describe(), &emitted.describe()))
+            Err(nondeterminism(
+                pos,
+                &recorded.describe(),
+                &emitted.describe(),
+            ))
         }
     }
 
@@ -124,7 +161,11 @@ impl OrchestrationSession {
             return Err(nondeterminism(pos, "OrchestratorCompleted", &extra));
         }
         if let Some(result) = &self.code_result {
-            return Err(nondeterminism(pos, "OrchestratorCompleted", result.describe()));
+            return Err(nondeterminism(
+                pos,
+                "OrchestratorCompleted",
+                result.describe(),
+            ));
         }
         Ok(())
     }
@@ -141,7 +182,10 @@ fn terminal_status(event: &EventKind) -> Option<OrchestrationStatus> {
 }
 
 fn count_episodes(history: &[HistoryEvent]) -> u64 {
-    history.iter().filter(|e| matches!(e.event, EventKind::OrchestratorStarted)).count() as u64
+    history
+        .iter()
+        .filter(|e| matches!(e.event, EventKind::OrchestratorStarted))
+        .count() as u64
 }
 
 fn expected_kind(event: &EventKind) -> TaskKind {
@@ -179,7 +223,10 @@ pub(crate) fn nondeterminism(pos: usize, history: &str, code: &str) -> FailureDe
 }
 
 fn corrupt(pos: usize, what: &str) -> FailureDetails {
-    let mut f = FailureDetails::new("CorruptHistory", format!("event {pos}: unexpected {what} in history"));
+    let mut f = FailureDetails::new(
+        "CorruptHistory",
+        format!("event {pos}: unexpected {what} in history"),
+    );
     f.non_retryable = true;
     f
 }

@@ -124,7 +124,11 @@ impl OrchestrationSession {
     /// nondeterminism and its next turn fails the instance with an error naming the position,
     /// what history recorded and what the code did.
     #[must_use]
-    pub fn load(registry: Arc<Registry>, instance_id: InstanceId, history: &[HistoryEvent]) -> Self {
+    pub fn load(
+        registry: Arc<Registry>,
+        instance_id: InstanceId,
+        history: &[HistoryEvent],
+    ) -> Self {
         let mut session = Self::new(registry, instance_id);
         session.replay(history);
         session
@@ -197,7 +201,15 @@ impl OrchestrationSession {
 
     /// Applies `ExecutionStarted`: creates the orchestration future and polls it once.
     pub(crate) fn start(&mut self, event: &EventKind) {
-        let EventKind::ExecutionStarted { name, version, input, execution_id, parent, .. } = event else {
+        let EventKind::ExecutionStarted {
+            name,
+            version,
+            input,
+            execution_id,
+            parent,
+            ..
+        } = event
+        else {
             return;
         };
         self.started = true;
@@ -210,7 +222,10 @@ impl OrchestrationSession {
             st.execution_id = execution_id.clone();
         }
         let ctx = OrchestrationContext::new(self.state.clone());
-        match self.registry.start_orchestration(name, version.as_deref(), ctx, input.clone()) {
+        match self
+            .registry
+            .start_orchestration(name, version.as_deref(), ctx, input.clone())
+        {
             Ok(fut) => {
                 self.future = Some(fut);
                 self.wake.set();
@@ -225,7 +240,9 @@ impl OrchestrationSession {
         if self.code_result.is_some() || !self.wake.take() {
             return;
         }
-        let Some(fut) = self.future.as_mut() else { return };
+        let Some(fut) = self.future.as_mut() else {
+            return;
+        };
         let waker = Waker::from(self.wake.clone());
         let mut cx = Context::from_waker(&waker);
         let result = match catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx))) {
@@ -258,8 +275,12 @@ impl OrchestrationSession {
         match event {
             EventKind::EventRaised { name, input } => st.mailbox.deliver(name, input.clone()),
             other => {
-                let Some((task_id, outcome)) = completion_outcome(other) else { return };
-                let Some(slot) = st.open.get_mut(&task_id) else { return };
+                let Some((task_id, outcome)) = completion_outcome(other) else {
+                    return;
+                };
+                let Some(slot) = st.open.get_mut(&task_id) else {
+                    return;
+                };
                 if slot.abandoned {
                     st.open.remove(&task_id);
                 } else {
@@ -298,10 +319,12 @@ pub(crate) fn completion_task_id(event: &EventKind) -> Option<u64> {
 
 fn completion_outcome(event: &EventKind) -> Option<(u64, Result<Payload, FailureDetails>)> {
     Some(match event {
-        EventKind::TaskCompleted { task_id, result } | EventKind::SubOrchestrationCompleted { task_id, result } => {
+        EventKind::TaskCompleted { task_id, result }
+        | EventKind::SubOrchestrationCompleted { task_id, result } => {
             (*task_id, Ok(result.clone()))
         }
-        EventKind::TaskFailed { task_id, failure } | EventKind::SubOrchestrationFailed { task_id, failure } => {
+        EventKind::TaskFailed { task_id, failure }
+        | EventKind::SubOrchestrationFailed { task_id, failure } => {
             (*task_id, Err(failure.clone()))
         }
         EventKind::TimerFired { task_id, .. } => (*task_id, Ok(Payload::null())),

@@ -28,7 +28,11 @@ impl TurnOut {
     }
 
     fn discard(&mut self, m: &Message, reason: DiscardReason, detail: String) {
-        self.discarded.push(Discarded { message_id: m.id.clone(), reason, detail });
+        self.discarded.push(Discarded {
+            message_id: m.id.clone(),
+            reason,
+            detail,
+        });
     }
 }
 
@@ -53,7 +57,11 @@ impl OrchestrationSession {
 
         if let Some(fault) = self.fault.take() {
             for m in &messages {
-                out.discard(m, DiscardReason::InstanceFinished, "instance failed: nondeterminism".into());
+                out.discard(
+                    m,
+                    DiscardReason::InstanceFinished,
+                    "instance failed: nondeterminism".into(),
+                );
             }
             self.code_result = Some(CodeResult::Failed(fault));
         } else {
@@ -66,14 +74,19 @@ impl OrchestrationSession {
 
         let (custom_status, logs) = {
             let mut st = lock(&self.state);
-            let cs = std::mem::take(&mut st.custom_status_changed).then(|| st.custom_status.clone()).flatten();
+            let cs = std::mem::take(&mut st.custom_status_changed)
+                .then(|| st.custom_status.clone())
+                .flatten();
             (cs, std::mem::take(&mut st.logs))
         };
         let mut new_events = out.events;
         if new_events.len() == 1 {
             new_events.clear();
         } else {
-            new_events.push(HistoryEvent::new(input.now, EventKind::OrchestratorCompleted));
+            new_events.push(HistoryEvent::new(
+                input.now,
+                EventKind::OrchestratorCompleted,
+            ));
             self.episode += 1;
         }
         self.history_len += new_events.len() as u64;
@@ -89,33 +102,56 @@ impl OrchestrationSession {
 
     fn apply_message(&mut self, m: &Message, out: &mut TurnOut) {
         if let Some(status) = self.finished {
-            return out.discard(m, DiscardReason::InstanceFinished, format!("instance is {status}"));
+            return out.discard(
+                m,
+                DiscardReason::InstanceFinished,
+                format!("instance is {status}"),
+            );
         }
         if self.code_result.is_some() {
             if let (Some(CodeResult::ContinueAsNew(req)), EventKind::EventRaised { name, input }) =
                 (&self.code_result, &m.event)
             {
                 if req.preserve_unprocessed_events {
-                    out.carried.push(CarriedEvent { name: name.clone(), input: input.clone() });
+                    out.carried.push(CarriedEvent {
+                        name: name.clone(),
+                        input: input.clone(),
+                    });
                     return;
                 }
             }
-            return out.discard(m, DiscardReason::InstanceFinished, "orchestration already finished in this turn".into());
+            return out.discard(
+                m,
+                DiscardReason::InstanceFinished,
+                "orchestration already finished in this turn".into(),
+            );
         }
         if let EventKind::ExecutionStarted { execution_id, .. } = &m.event {
             if self.started {
-                return out.discard(m, DiscardReason::Duplicate, format!("duplicate ExecutionStarted (execution {execution_id})"));
+                return out.discard(
+                    m,
+                    DiscardReason::Duplicate,
+                    format!("duplicate ExecutionStarted (execution {execution_id})"),
+                );
             }
             out.record(Some(m), m.event.clone());
             self.start(&m.event);
             return;
         }
         if !self.started {
-            return out.discard(m, DiscardReason::NotStarted, "instance has not started yet".into());
+            return out.discard(
+                m,
+                DiscardReason::NotStarted,
+                "instance has not started yet".into(),
+            );
         }
         let current = lock(&self.state).execution_id.clone();
         if m.execution_id.as_ref().is_some_and(|e| *e != current) {
-            return out.discard(m, DiscardReason::StaleExecution, format!("message is for another execution (current {current})"));
+            return out.discard(
+                m,
+                DiscardReason::StaleExecution,
+                format!("message is for another execution (current {current})"),
+            );
         }
         match &m.event {
             EventKind::ExecutionTerminated { reason } => {
@@ -124,31 +160,51 @@ impl OrchestrationSession {
             }
             EventKind::ExecutionSuspended { .. } => {
                 if self.suspended {
-                    return out.discard(m, DiscardReason::Duplicate, "instance is already suspended".into());
+                    return out.discard(
+                        m,
+                        DiscardReason::Duplicate,
+                        "instance is already suspended".into(),
+                    );
                 }
                 out.record(Some(m), m.event.clone());
                 self.suspended = true;
             }
             EventKind::ExecutionResumed { .. } => {
                 if !self.suspended {
-                    return out.discard(m, DiscardReason::Duplicate, "instance is not suspended".into());
+                    return out.discard(
+                        m,
+                        DiscardReason::Duplicate,
+                        "instance is not suspended".into(),
+                    );
                 }
                 out.record(Some(m), m.event.clone());
                 self.resume();
             }
             EventKind::EventRaised { .. } => {
                 if !self.applied_event_ids.insert(m.id.clone()) {
-                    return out.discard(m, DiscardReason::Duplicate, format!("event message {} already applied", m.id));
+                    return out.discard(
+                        m,
+                        DiscardReason::Duplicate,
+                        format!("event message {} already applied", m.id),
+                    );
                 }
                 out.record(Some(m), m.event.clone());
-                self.deliver(out.events.last().cloned().unwrap_or_else(|| HistoryEvent::new(out.now, m.event.clone())));
+                self.deliver(
+                    out.events
+                        .last()
+                        .cloned()
+                        .unwrap_or_else(|| HistoryEvent::new(out.now, m.event.clone())),
+                );
             }
             other => match completion_task_id(other) {
                 Some(task_id) => self.apply_completion(m, task_id, out),
                 None => out.discard(
                     m,
                     DiscardReason::Invalid,
-                    format!("{} is not a message an orchestration can receive", other.type_name()),
+                    format!(
+                        "{} is not a message an orchestration can receive",
+                        other.type_name()
+                    ),
                 ),
             },
         }
@@ -157,7 +213,8 @@ impl OrchestrationSession {
     fn apply_completion(&mut self, m: &Message, task_id: u64, out: &mut TurnOut) {
         let expected = match &m.event {
             EventKind::TimerFired { .. } => TaskKind::Timer,
-            EventKind::SubOrchestrationCompleted { .. } | EventKind::SubOrchestrationFailed { .. } => TaskKind::SubOrchestration,
+            EventKind::SubOrchestrationCompleted { .. }
+            | EventKind::SubOrchestrationFailed { .. } => TaskKind::SubOrchestration,
             _ => TaskKind::Activity,
         };
         let (open_kind, next_id) = {
@@ -165,17 +222,30 @@ impl OrchestrationSession {
             (st.open.get(&task_id).map(|t| t.kind), st.next_task_id)
         };
         if self.deferred_tasks.contains(&task_id) || (open_kind.is_none() && task_id < next_id) {
-            return out.discard(m, DiscardReason::Duplicate, format!("task {task_id} already completed"));
+            return out.discard(
+                m,
+                DiscardReason::Duplicate,
+                format!("task {task_id} already completed"),
+            );
         }
         if open_kind != Some(expected) {
             return out.discard(
                 m,
                 DiscardReason::Invalid,
-                format!("{} refers to task {task_id}, which is not an open {}", m.event.type_name(), kind_name(expected)),
+                format!(
+                    "{} refers to task {task_id}, which is not an open {}",
+                    m.event.type_name(),
+                    kind_name(expected)
+                ),
             );
         }
         out.record(Some(m), m.event.clone());
-        self.deliver(out.events.last().cloned().unwrap_or_else(|| HistoryEvent::new(out.now, m.event.clone())));
+        self.deliver(
+            out.events
+                .last()
+                .cloned()
+                .unwrap_or_else(|| HistoryEvent::new(out.now, m.event.clone())),
+        );
     }
 
     /// Records the code's new actions as history events and actions, in order.
@@ -183,11 +253,35 @@ impl OrchestrationSession {
         let emitted: Vec<Emitted> = lock(&self.state).emitted.drain(..).collect();
         for e in emitted {
             let (event, action) = match e {
-                Emitted::Activity { task_id, name, version, input, attempt } => (
-                    EventKind::TaskScheduled { task_id, name: name.clone(), version: version.clone(), input: input.clone(), attempt },
-                    Action::ScheduleActivity { task_id, name, version, input, attempt },
+                Emitted::Activity {
+                    task_id,
+                    name,
+                    version,
+                    input,
+                    attempt,
+                } => (
+                    EventKind::TaskScheduled {
+                        task_id,
+                        name: name.clone(),
+                        version: version.clone(),
+                        input: input.clone(),
+                        attempt,
+                    },
+                    Action::ScheduleActivity {
+                        task_id,
+                        name,
+                        version,
+                        input,
+                        attempt,
+                    },
                 ),
-                Emitted::SubOrchestration { task_id, name, version, instance_id, input } => (
+                Emitted::SubOrchestration {
+                    task_id,
+                    name,
+                    version,
+                    instance_id,
+                    input,
+                } => (
                     EventKind::SubOrchestrationCreated {
                         task_id,
                         name: name.clone(),
@@ -195,14 +289,36 @@ impl OrchestrationSession {
                         instance_id: instance_id.clone(),
                         input: input.clone(),
                     },
-                    Action::StartSubOrchestration { task_id, name, version, instance_id, input },
+                    Action::StartSubOrchestration {
+                        task_id,
+                        name,
+                        version,
+                        instance_id,
+                        input,
+                    },
                 ),
-                Emitted::Timer { task_id, fire_at } => {
-                    (EventKind::TimerCreated { task_id, fire_at }, Action::CreateTimer { task_id, fire_at })
-                }
-                Emitted::SendEvent { task_id, instance_id, name, input } => (
-                    EventKind::EventSent { task_id, instance_id: instance_id.clone(), name: name.clone(), input: input.clone() },
-                    Action::SendEvent { task_id, instance_id, name, input },
+                Emitted::Timer { task_id, fire_at } => (
+                    EventKind::TimerCreated { task_id, fire_at },
+                    Action::CreateTimer { task_id, fire_at },
+                ),
+                Emitted::SendEvent {
+                    task_id,
+                    instance_id,
+                    name,
+                    input,
+                } => (
+                    EventKind::EventSent {
+                        task_id,
+                        instance_id: instance_id.clone(),
+                        name: name.clone(),
+                        input: input.clone(),
+                    },
+                    Action::SendEvent {
+                        task_id,
+                        instance_id,
+                        name,
+                        input,
+                    },
                 ),
             };
             out.record(None, event);
@@ -215,15 +331,27 @@ impl OrchestrationSession {
         if self.finished.is_some() {
             return;
         }
-        let Some(result) = self.code_result.clone() else { return };
+        let Some(result) = self.code_result.clone() else {
+            return;
+        };
         self.finished = Some(result.status());
         let parent = self.parent.clone();
         match result {
             CodeResult::Completed(result) => {
-                out.record(None, EventKind::ExecutionCompleted { result: result.clone() });
-                out.actions.push(Action::Complete { result: result.clone() });
+                out.record(
+                    None,
+                    EventKind::ExecutionCompleted {
+                        result: result.clone(),
+                    },
+                );
+                out.actions.push(Action::Complete {
+                    result: result.clone(),
+                });
                 if let Some(parent) = parent {
-                    let event = EventKind::SubOrchestrationCompleted { task_id: parent.task_id, result };
+                    let event = EventKind::SubOrchestrationCompleted {
+                        task_id: parent.task_id,
+                        result,
+                    };
                     out.actions.push(Action::NotifyParent { parent, event });
                 }
             }
@@ -241,7 +369,11 @@ impl OrchestrationSession {
                 }
                 out.record(
                     None,
-                    EventKind::ContinuedAsNew { input: req.input.clone(), version: req.version.clone(), carried_events: carried.clone() },
+                    EventKind::ContinuedAsNew {
+                        input: req.input.clone(),
+                        version: req.version.clone(),
+                        carried_events: carried.clone(),
+                    },
                 );
                 let execution_id = lock(&self.state).execution_id.next_generation();
                 out.actions.push(Action::ContinueAsNew {
@@ -257,10 +389,20 @@ impl OrchestrationSession {
     }
 
     fn record_failure(&mut self, failure: FailureDetails, out: &mut TurnOut) {
-        out.record(None, EventKind::ExecutionFailed { failure: failure.clone() });
-        out.actions.push(Action::Fail { failure: failure.clone() });
+        out.record(
+            None,
+            EventKind::ExecutionFailed {
+                failure: failure.clone(),
+            },
+        );
+        out.actions.push(Action::Fail {
+            failure: failure.clone(),
+        });
         if let Some(parent) = self.parent.clone() {
-            let event = EventKind::SubOrchestrationFailed { task_id: parent.task_id, failure };
+            let event = EventKind::SubOrchestrationFailed {
+                task_id: parent.task_id,
+                failure,
+            };
             out.actions.push(Action::NotifyParent { parent, event });
         }
     }
@@ -270,8 +412,14 @@ impl OrchestrationSession {
         self.future = None;
         lock(&self.state).emitted.clear();
         if let Some(parent) = self.parent.clone() {
-            let failure = FailureDetails::new("Terminated", format!("sub-orchestration was terminated: {reason}"));
-            let event = EventKind::SubOrchestrationFailed { task_id: parent.task_id, failure };
+            let failure = FailureDetails::new(
+                "Terminated",
+                format!("sub-orchestration was terminated: {reason}"),
+            );
+            let event = EventKind::SubOrchestrationFailed {
+                task_id: parent.task_id,
+                failure,
+            };
             out.actions.push(Action::NotifyParent { parent, event });
         }
     }

@@ -27,12 +27,16 @@ where
     I: IntoIterator,
     I::Item: Future,
 {
-    WhenAny { tasks: tasks.into_iter().map(Box::pin).collect() }
+    WhenAny {
+        tasks: tasks.into_iter().map(Box::pin).collect(),
+    }
 }
 
 /// Waits for the first of two tasks of different types.
 pub fn when_any2<A: Future, B: Future>(a: A, b: B) -> WhenAny2<A, B> {
-    WhenAny2 { inner: select(Box::pin(a), Box::pin(b)) }
+    WhenAny2 {
+        inner: select(Box::pin(a), Box::pin(b)),
+    }
 }
 
 /// The future of [`when_any`].

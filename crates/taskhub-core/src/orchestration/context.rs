@@ -118,7 +118,10 @@ impl OrchestrationContext {
     pub fn log(&self, level: LogLevel, message: impl Into<String>) {
         let mut st = lock(&self.state);
         if !st.replaying {
-            st.logs.push(LogRecord { level, message: message.into() });
+            st.logs.push(LogRecord {
+                level,
+                message: message.into(),
+            });
         }
     }
 
@@ -133,7 +136,11 @@ impl OrchestrationContext {
     }
 
     /// Schedules an activity and returns a future of its output.
-    pub fn call_activity<I: Serialize, O: DeserializeOwned>(&self, name: &str, input: I) -> TaskFuture<O> {
+    pub fn call_activity<I: Serialize, O: DeserializeOwned>(
+        &self,
+        name: &str,
+        input: I,
+    ) -> TaskFuture<O> {
         match Payload::to_payload(&input, &format!("input of activity '{name}'")) {
             Ok(input) => self.schedule_activity(name, input, 1),
             Err(e) => TaskFuture::failed(e),
@@ -158,7 +165,10 @@ impl OrchestrationContext {
             let first = ctx.now();
             let mut attempt = 1;
             loop {
-                match ctx.schedule_activity::<O>(&name, input.clone(), attempt).await {
+                match ctx
+                    .schedule_activity::<O>(&name, input.clone(), attempt)
+                    .await
+                {
                     Ok(v) => return Ok(v),
                     Err(e) => {
                         if !ctx.should_retry(&policy, &e, attempt, first).await {
@@ -172,7 +182,13 @@ impl OrchestrationContext {
     }
 
     /// Decides whether to retry; if so, waits the back-off on a durable timer first.
-    async fn should_retry(&self, policy: &RetryPolicy, err: &TaskError, attempt: u32, first: SystemTime) -> bool {
+    async fn should_retry(
+        &self,
+        policy: &RetryPolicy,
+        err: &TaskError,
+        attempt: u32,
+        first: SystemTime,
+    ) -> bool {
         if attempt >= policy.max_attempts() || err.is_non_retryable() {
             return false;
         }
@@ -189,7 +205,13 @@ impl OrchestrationContext {
 
     fn schedule_activity<O>(&self, name: &str, input: Payload, attempt: u32) -> TaskFuture<O> {
         let task_id = lock(&self.state).emit(
-            |task_id| Emitted::Activity { task_id, name: name.to_owned(), version: None, input, attempt },
+            |task_id| Emitted::Activity {
+                task_id,
+                name: name.to_owned(),
+                version: None,
+                input,
+                attempt,
+            },
             Some(TaskKind::Activity),
         );
         TaskFuture::scheduled(self.state.clone(), task_id, "activity", name.to_owned())
@@ -197,7 +219,11 @@ impl OrchestrationContext {
 
     /// Starts a sub-orchestration (default version, derived instance ID) and returns a future
     /// of its output.
-    pub fn call_sub_orchestration<I: Serialize, O: DeserializeOwned>(&self, name: &str, input: I) -> TaskFuture<O> {
+    pub fn call_sub_orchestration<I: Serialize, O: DeserializeOwned>(
+        &self,
+        name: &str,
+        input: I,
+    ) -> TaskFuture<O> {
         match Payload::to_payload(&input, &format!("input of sub-orchestration '{name}'")) {
             Ok(input) => self.start_sub(name, input, &SubOrchestrationOptions::default()),
             Err(e) => TaskFuture::failed(e),
@@ -235,7 +261,12 @@ impl OrchestrationContext {
         }
     }
 
-    fn start_sub<O>(&self, name: &str, input: Payload, options: &SubOrchestrationOptions) -> TaskFuture<O> {
+    fn start_sub<O>(
+        &self,
+        name: &str,
+        input: Payload,
+        options: &SubOrchestrationOptions,
+    ) -> TaskFuture<O> {
         let mut st = lock(&self.state);
         let parent = st.instance_id.clone();
         let task_id = st.emit(
@@ -243,19 +274,30 @@ impl OrchestrationContext {
                 task_id,
                 name: name.to_owned(),
                 version: options.version.clone(),
-                instance_id: options.instance_id.clone().unwrap_or_else(|| child_id(&parent, task_id)),
+                instance_id: options
+                    .instance_id
+                    .clone()
+                    .unwrap_or_else(|| child_id(&parent, task_id)),
                 input,
             },
             Some(TaskKind::SubOrchestration),
         );
         drop(st);
-        TaskFuture::scheduled(self.state.clone(), task_id, "sub-orchestration", name.to_owned())
+        TaskFuture::scheduled(
+            self.state.clone(),
+            task_id,
+            "sub-orchestration",
+            name.to_owned(),
+        )
     }
 
     /// A durable timer that fires at `fire_at`.
     pub fn create_timer(&self, fire_at: SystemTime) -> TimerFuture {
         let fire_at = Timestamp::from_system_time(fire_at);
-        let task_id = lock(&self.state).emit(|task_id| Emitted::Timer { task_id, fire_at }, Some(TaskKind::Timer));
+        let task_id = lock(&self.state).emit(
+            |task_id| Emitted::Timer { task_id, fire_at },
+            Some(TaskKind::Timer),
+        );
         TimerFuture::new(self.state.clone(), task_id)
     }
 
@@ -274,10 +316,20 @@ impl OrchestrationContext {
     ///
     /// # Errors
     /// A payload error if `data` cannot be serialized; nothing is sent then.
-    pub fn raise_event<T: Serialize + ?Sized>(&self, instance_id: &InstanceId, name: &str, data: &T) -> Result<(), TaskError> {
+    pub fn raise_event<T: Serialize + ?Sized>(
+        &self,
+        instance_id: &InstanceId,
+        name: &str,
+        data: &T,
+    ) -> Result<(), TaskError> {
         let input = Payload::to_payload(data, &format!("data of event '{name}'"))?;
         lock(&self.state).emit(
-            |task_id| Emitted::SendEvent { task_id, instance_id: instance_id.clone(), name: name.to_owned(), input },
+            |task_id| Emitted::SendEvent {
+                task_id,
+                instance_id: instance_id.clone(),
+                name: name.to_owned(),
+                input,
+            },
             None,
         );
         Ok(())
@@ -285,7 +337,10 @@ impl OrchestrationContext {
 
     /// Ends this execution and starts a new one with `input` and a fresh history. Await the
     /// returned future as the orchestration's last step: `return ctx.continue_as_new(x).await;`
-    pub fn continue_as_new<T: Serialize, R>(&self, input: T) -> impl Future<Output = Result<R, OrchestrationError>> {
+    pub fn continue_as_new<T: Serialize, R>(
+        &self,
+        input: T,
+    ) -> impl Future<Output = Result<R, OrchestrationError>> {
         self.continue_as_new_with(input, ContinueAsNewOptions::default())
     }
 
@@ -295,10 +350,12 @@ impl OrchestrationContext {
         input: T,
         options: ContinueAsNewOptions,
     ) -> impl Future<Output = Result<R, OrchestrationError>> {
-        let request = Payload::to_payload(&input, "input of continue-as-new").map(|input| ContinueAsNewRequest {
-            input,
-            version: options.version,
-            preserve_unprocessed_events: options.preserve_unprocessed_events,
+        let request = Payload::to_payload(&input, "input of continue-as-new").map(|input| {
+            ContinueAsNewRequest {
+                input,
+                version: options.version,
+                preserve_unprocessed_events: options.preserve_unprocessed_events,
+            }
         });
         let state = self.state.clone();
         async move {

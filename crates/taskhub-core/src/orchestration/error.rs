@@ -63,7 +63,9 @@ impl OrchestrationError {
     /// An error with a message (error type `OrchestrationFailed`).
     #[must_use]
     pub fn new(message: impl Into<String>) -> Self {
-        Self { failure: FailureDetails::new("OrchestrationFailed", message) }
+        Self {
+            failure: FailureDetails::new("OrchestrationFailed", message),
+        }
     }
 
     /// Adds details (a serialized payload, a cause chain, ...).
@@ -101,7 +103,9 @@ impl fmt::Display for OrchestrationError {
 
 impl<E: std::error::Error> From<E> for OrchestrationError {
     fn from(err: E) -> Self {
-        Self { failure: failure_from_error(&err) }
+        Self {
+            failure: failure_from_error(&err),
+        }
     }
 }
 

@@ -26,7 +26,13 @@ pub struct EventFuture<T> {
 impl<T> EventFuture<T> {
     pub(crate) fn new(state: SharedState, name: &str) -> Self {
         let waiter = lock(&state).mailbox.register(name);
-        Self { state, waiter, name: name.to_owned(), done: false, _out: PhantomData }
+        Self {
+            state,
+            waiter,
+            name: name.to_owned(),
+            done: false,
+            _out: PhantomData,
+        }
     }
 }
 
@@ -45,7 +51,9 @@ impl<T: DeserializeOwned> Future for EventFuture<T> {
                 drop(st);
                 this.done = true;
                 Poll::Ready(
-                    value.parse::<T>(&format!("data of event '{}'", this.name)).map_err(TaskError::Payload),
+                    value
+                        .parse::<T>(&format!("data of event '{}'", this.name))
+                        .map_err(TaskError::Payload),
                 )
             }
             None => {

@@ -35,7 +35,11 @@ impl RetryPolicy {
     /// treated as 1; NaN as 1).
     #[must_use]
     pub fn with_backoff_coefficient(mut self, coefficient: f64) -> Self {
-        self.backoff_coefficient = if coefficient.is_nan() { 1.0 } else { coefficient.max(1.0) };
+        self.backoff_coefficient = if coefficient.is_nan() {
+            1.0
+        } else {
+            coefficient.max(1.0)
+        };
         self
     }
 
@@ -89,6 +93,9 @@ mod tests {
         assert_eq!(p.delay_after(3), Duration::from_secs(4));
         assert_eq!(p.delay_after(4), Duration::from_secs(5));
         assert_eq!(RetryPolicy::new(0, Duration::ZERO).max_attempts(), 1);
-        assert_eq!(p.clone().with_backoff_coefficient(f64::NAN).delay_after(3), Duration::from_secs(1));
+        assert_eq!(
+            p.clone().with_backoff_coefficient(f64::NAN).delay_after(3),
+            Duration::from_secs(1)
+        );
     }
 }

@@ -12,7 +12,13 @@ use crate::time::Timestamp;
 /// A durable action the code asked for, not yet recorded in history.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Emitted {
-    Activity { task_id: u64, name: String, version: Option<String>, input: Payload, attempt: u32 },
+    Activity {
+        task_id: u64,
+        name: String,
+        version: Option<String>,
+        input: Payload,
+        attempt: u32,
+    },
     SubOrchestration {
         task_id: u64,
         name: String,
@@ -20,8 +26,16 @@ pub(crate) enum Emitted {
         instance_id: InstanceId,
         input: Payload,
     },
-    Timer { task_id: u64, fire_at: Timestamp },
-    SendEvent { task_id: u64, instance_id: InstanceId, name: String, input: Payload },
+    Timer {
+        task_id: u64,
+        fire_at: Timestamp,
+    },
+    SendEvent {
+        task_id: u64,
+        instance_id: InstanceId,
+        name: String,
+        input: Payload,
+    },
 }
 
 impl Emitted {
@@ -121,29 +135,50 @@ impl Mailbox {
         }
         let n = self.next_arrival;
         self.next_arrival += 1;
-        self.buffered.entry(name.to_owned()).or_default().push_back((n, value));
+        self.buffered
+            .entry(name.to_owned())
+            .or_default()
+            .push_back((n, value));
     }
 
     /// Registers a waiter; a buffered event of that name satisfies it at once.
     pub(crate) fn register(&mut self, name: &str) -> u64 {
         let id = self.next_waiter;
         self.next_waiter += 1;
-        let value = self.buffered.get_mut(name).and_then(VecDeque::pop_front).map(|(_, v)| v);
+        let value = self
+            .buffered
+            .get_mut(name)
+            .and_then(VecDeque::pop_front)
+            .map(|(_, v)| v);
         if value.is_none() {
-            self.queues.entry(name.to_owned()).or_default().push_back(id);
+            self.queues
+                .entry(name.to_owned())
+                .or_default()
+                .push_back(id);
         }
-        self.waiters.insert(id, EventWaiter { name: name.to_owned(), value, waker: None });
+        self.waiters.insert(
+            id,
+            EventWaiter {
+                name: name.to_owned(),
+                value,
+                waker: None,
+            },
+        );
         id
     }
 
     /// Removes a waiter whose future was dropped. An event it received but never returned goes
     /// back to the front of the buffer, so it is not lost.
     pub(crate) fn unregister(&mut self, id: u64) {
-        let Some(w) = self.waiters.remove(&id) else { return };
+        let Some(w) = self.waiters.remove(&id) else {
+            return;
+        };
         match w.value {
             Some(v) => {
                 let buf = self.buffered.entry(w.name).or_default();
-                let n = buf.front().map_or(self.next_arrival, |(n, _)| n.saturating_sub(1));
+                let n = buf
+                    .front()
+                    .map_or(self.next_arrival, |(n, _)| n.saturating_sub(1));
                 buf.push_front((n, v));
             }
             None => {
@@ -159,12 +194,24 @@ impl Mailbox {
         let mut all: Vec<(u64, CarriedEvent)> = Vec::new();
         for (name, q) in self.buffered.drain() {
             for (n, input) in q {
-                all.push((n, CarriedEvent { name: name.clone(), input }));
+                all.push((
+                    n,
+                    CarriedEvent {
+                        name: name.clone(),
+                        input,
+                    },
+                ));
             }
         }
         for w in self.waiters.values_mut() {
             if let Some(input) = w.value.take() {
-                all.push((0, CarriedEvent { name: w.name.clone(), input }));
+                all.push((
+                    0,
+                    CarriedEvent {
+                        name: w.name.clone(),
+                        input,
+                    },
+                ));
             }
         }
         all.sort_by_key(|(n, _)| *n);
@@ -214,12 +261,24 @@ impl State {
     }
 
     /// Records a new durable action and opens its completion slot.
-    pub(crate) fn emit(&mut self, make: impl FnOnce(u64) -> Emitted, kind: Option<TaskKind>) -> u64 {
+    pub(crate) fn emit(
+        &mut self,
+        make: impl FnOnce(u64) -> Emitted,
+        kind: Option<TaskKind>,
+    ) -> u64 {
         let id = self.next_task_id;
         self.next_task_id += 1;
         self.emitted.push_back(make(id));
         if let Some(kind) = kind {
-            self.open.insert(id, OpenTask { kind, outcome: None, waker: None, abandoned: false });
+            self.open.insert(
+                id,
+                OpenTask {
+                    kind,
+                    outcome: None,
+                    waker: None,
+                    abandoned: false,
+                },
+            );
         }
         id
     }

@@ -51,20 +51,40 @@ pub struct TaskFuture<O> {
 }
 
 enum TaskInner {
-    Scheduled { state: SharedState, task_id: u64, kind: &'static str, name: String, done: bool },
+    Scheduled {
+        state: SharedState,
+        task_id: u64,
+        kind: &'static str,
+        name: String,
+        done: bool,
+    },
     Failed(Option<CoreError>),
 }
 
 impl<O> TaskFuture<O> {
-    pub(crate) fn scheduled(state: SharedState, task_id: u64, kind: &'static str, name: String) -> Self {
+    pub(crate) fn scheduled(
+        state: SharedState,
+        task_id: u64,
+        kind: &'static str,
+        name: String,
+    ) -> Self {
         Self {
-            inner: TaskInner::Scheduled { state, task_id, kind, name, done: false },
+            inner: TaskInner::Scheduled {
+                state,
+                task_id,
+                kind,
+                name,
+                done: false,
+            },
             _out: PhantomData,
         }
     }
 
     pub(crate) fn failed(err: CoreError) -> Self {
-        Self { inner: TaskInner::Failed(Some(err)), _out: PhantomData }
+        Self {
+            inner: TaskInner::Failed(Some(err)),
+            _out: PhantomData,
+        }
     }
 
     /// The task ID, if the task was scheduled.
@@ -84,9 +104,18 @@ impl<O: DeserializeOwned> Future for TaskFuture<O> {
         let this = self.get_mut();
         match &mut this.inner {
             TaskInner::Failed(err) => Poll::Ready(Err(TaskError::Payload(err.take().unwrap_or(
-                CoreError::Malformed { what: "task", detail: "polled after completion".into() },
+                CoreError::Malformed {
+                    what: "task",
+                    detail: "polled after completion".into(),
+                },
             )))),
-            TaskInner::Scheduled { state, task_id, kind, name, done } => {
+            TaskInner::Scheduled {
+                state,
+                task_id,
+                kind,
+                name,
+                done,
+            } => {
                 let outcome = match poll_slot(state, *task_id, cx) {
                     Poll::Pending => return Poll::Pending,
                     Poll::Ready(o) => o,
@@ -96,7 +125,11 @@ impl<O: DeserializeOwned> Future for TaskFuture<O> {
                     Ok(payload) => payload
                         .parse::<O>(&format!("output of {kind} '{name}'"))
                         .map_err(TaskError::Payload),
-                    Err(failure) => Err(TaskError::Failed { kind, name: name.clone(), failure }),
+                    Err(failure) => Err(TaskError::Failed {
+                        kind,
+                        name: name.clone(),
+                        failure,
+                    }),
                 })
             }
         }
@@ -105,7 +138,13 @@ impl<O: DeserializeOwned> Future for TaskFuture<O> {
 
 impl<O> Drop for TaskFuture<O> {
     fn drop(&mut self) {
-        if let TaskInner::Scheduled { state, task_id, done: false, .. } = &self.inner {
+        if let TaskInner::Scheduled {
+            state,
+            task_id,
+            done: false,
+            ..
+        } = &self.inner
+        {
             abandon(state, *task_id);
         }
     }
@@ -121,7 +160,11 @@ pub struct TimerFuture {
 
 impl TimerFuture {
     pub(crate) fn new(state: SharedState, task_id: u64) -> Self {
-        Self { state, task_id, done: false }
+        Self {
+            state,
+            task_id,
+            done: false,
+        }
     }
 }
 

@@ -54,7 +54,11 @@ impl Driver {
         }
     }
 
-    pub fn activity(mut self, name: &str, f: impl Fn(&str, u32) -> Result<Payload, FailureDetails> + 'static) -> Self {
+    pub fn activity(
+        mut self,
+        name: &str,
+        f: impl Fn(&str, u32) -> Result<Payload, FailureDetails> + 'static,
+    ) -> Self {
         self.activities.insert(name.to_owned(), Box::new(f));
         self
     }
@@ -79,26 +83,44 @@ impl Driver {
     }
 
     pub fn raise<T: serde::Serialize>(&mut self, name: &str, data: T) -> TurnResult {
-        let m = self.msg(EventKind::EventRaised { name: name.into(), input: payload(data) });
+        let m = self.msg(EventKind::EventRaised {
+            name: name.into(),
+            input: payload(data),
+        });
         self.turn(vec![m])
     }
 
     /// Runs one turn with `messages`, appends its events, and queues the results of its actions.
     pub fn turn(&mut self, messages: Vec<Message>) -> TurnResult {
         self.now += 10;
-        let r = self.session.turn(TurnInput { now: ts(self.now), messages });
+        let r = self.session.turn(TurnInput {
+            now: ts(self.now),
+            messages,
+        });
         self.history.extend(r.new_events.iter().cloned());
         assert_eq!(self.session.history_len(), self.history.len() as u64);
         for a in &r.actions {
             match a {
-                Action::ScheduleActivity { task_id, name, input, attempt, .. } => {
+                Action::ScheduleActivity {
+                    task_id,
+                    name,
+                    input,
+                    attempt,
+                    ..
+                } => {
                     let out = match self.activities.get(name) {
                         Some(f) => f(input.as_str(), *attempt),
                         None => Err(FailureDetails::new("ActivityNotFound", name.clone())),
                     };
                     let ev = match out {
-                        Ok(result) => EventKind::TaskCompleted { task_id: *task_id, result },
-                        Err(failure) => EventKind::TaskFailed { task_id: *task_id, failure },
+                        Ok(result) => EventKind::TaskCompleted {
+                            task_id: *task_id,
+                            result,
+                        },
+                        Err(failure) => EventKind::TaskFailed {
+                            task_id: *task_id,
+                            failure,
+                        },
                     };
                     let m = self.msg(ev);
                     self.inbox.push_back(m);
@@ -117,8 +139,13 @@ impl Driver {
 
     /// Replaying the whole history from scratch must reach the same state without faults.
     pub fn check_replay(&self) {
-        let replayed = OrchestrationSession::load(self.registry.clone(), self.id.clone(), &self.history);
-        assert_eq!(replayed.status(), self.session.status(), "replayed status differs");
+        let replayed =
+            OrchestrationSession::load(self.registry.clone(), self.id.clone(), &self.history);
+        assert_eq!(
+            replayed.status(),
+            self.session.status(),
+            "replayed status differs"
+        );
         assert_eq!(replayed.history_len(), self.session.history_len());
     }
 
@@ -149,14 +176,26 @@ impl Driver {
     }
 
     pub fn output<T: serde::de::DeserializeOwned>(&self) -> T {
-        match self.history.iter().rev().find(|e| e.event.is_terminal()).map(|e| &e.event) {
+        match self
+            .history
+            .iter()
+            .rev()
+            .find(|e| e.event.is_terminal())
+            .map(|e| &e.event)
+        {
             Some(EventKind::ExecutionCompleted { result }) => result.parse("output").unwrap(),
             other => panic!("not completed: {other:?}"),
         }
     }
 
     pub fn failure(&self) -> FailureDetails {
-        match self.history.iter().rev().find(|e| e.event.is_terminal()).map(|e| &e.event) {
+        match self
+            .history
+            .iter()
+            .rev()
+            .find(|e| e.event.is_terminal())
+            .map(|e| &e.event)
+        {
             Some(EventKind::ExecutionFailed { failure }) => failure.clone(),
             other => panic!("not failed: {other:?}"),
         }

@@ -1,0 +1,100 @@
+//! The checkpoint: everything one orchestration turn writes, applied as one unit.
+
+use async_trait::async_trait;
+use taskhub_core::{ExecutionId, HistoryEvent, InstanceId};
+
+use crate::error::StorageResult;
+use crate::history::ETag;
+use crate::instances::{Expect, InstanceRow};
+use crate::queue::{NewQueueMessage, QueueName, Receipt};
+
+/// A message a checkpoint sends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutboundMessage {
+    /// Destination queue.
+    pub queue: QueueName,
+    /// The message.
+    pub message: NewQueueMessage,
+}
+
+/// The lease under which a checkpoint was made (invariant 1: one writer per partition).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeaseFence {
+    /// The partition of the instance.
+    pub partition: u32,
+    /// The epoch of the lease the writer holds.
+    pub epoch: u64,
+}
+
+/// New history for one instance.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistoryWrite {
+    /// The execution the events belong to.
+    pub execution_id: ExecutionId,
+    /// The ETag the history had when it was loaded; `None` if it had no history.
+    pub expected: Option<ETag>,
+    /// True when `events` start a new execution (start, restart, continue-as-new): the
+    /// previous execution's events are replaced. False appends after the loaded events.
+    pub new_execution: bool,
+    /// The events to append, in order.
+    pub events: Vec<HistoryEvent>,
+}
+
+/// Everything one turn commits.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckpointRequest {
+    /// The instance.
+    pub instance_id: InstanceId,
+    /// The lease the turn ran under; `None` only for writers that hold no lease (tests, tools).
+    pub fence: Option<LeaseFence>,
+    /// New history, if any.
+    pub history: Option<HistoryWrite>,
+    /// The instance row after the turn, with its write condition.
+    pub instance: Option<(InstanceRow, Expect)>,
+    /// Messages to send.
+    pub outbound: Vec<OutboundMessage>,
+    /// Dequeued messages this turn consumed, to delete.
+    pub consumed: Vec<(QueueName, Receipt)>,
+}
+
+/// What a committed checkpoint produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointOutcome {
+    /// The history's new ETag (unchanged if the request had no history).
+    pub history_etag: Option<ETag>,
+    /// The instance row's new ETag, if it was written.
+    pub instance_etag: Option<ETag>,
+}
+
+/// Applies checkpoints.
+///
+/// A backend with transactions (SQLite) applies a checkpoint atomically. A backend without
+/// (memory, Azure) MUST apply it in this order, so that a crash between any two steps keeps
+/// invariants 1–3:
+///
+/// 1. **Commit point.** Check the fence (the partition's epoch must equal `fence.epoch`, else
+///    `Fenced`) and the history ETag (must equal `history.expected`, else `Conflict`), then
+///    write the events together with `pending_outbox = outbound`. If this fails nothing else
+///    happens and nothing is visible.
+/// 2. Enqueue `outbound`. (A crash here: the next loader finds `pending_outbox` and re-sends;
+///    receivers de-duplicate by message ID.)
+/// 3. Write the instance row.
+/// 4. Delete `consumed` (a stale receipt is ignored: the message is redelivered and the
+///    engine discards it as a duplicate).
+/// 5. Clear `pending_outbox`, conditional on the ETag written in step 1.
+///
+/// Contract:
+/// * A checkpoint whose fence epoch is not the partition's current epoch MUST fail with
+///   `Fenced` and MUST leave history, instance row and queues unchanged.
+/// * A checkpoint whose `history.expected` does not match MUST fail with `Conflict` and leave
+///   everything unchanged; two checkpoints made from the same loaded history MUST NOT both
+///   commit.
+/// * After success, `load_history` MUST return the old events plus the new ones (or only the
+///   new ones for `new_execution`), the outbound messages MUST be dequeueable, the consumed
+///   messages MUST be gone and the instance row MUST be written.
+/// * `pending_outbox` MUST be empty after a checkpoint that ran to completion.
+#[async_trait]
+pub trait CheckpointStore: Send + Sync {
+    /// Commits one checkpoint.
+    async fn checkpoint(&self, request: CheckpointRequest) -> StorageResult<CheckpointOutcome>;
+}

@@ -1,0 +1,45 @@
+//! The dead-letter (poison) store: messages that failed too often, kept for inspection.
+
+use async_trait::async_trait;
+use taskhub_core::Timestamp;
+
+use crate::error::StorageResult;
+use crate::queue::QueueName;
+
+/// A message moved out of its queue because it could not be processed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeadLetter {
+    /// Unique ID in the dead-letter store (assigned by the store on insert).
+    pub id: String,
+    /// The queue it came from.
+    pub queue: QueueName,
+    /// The raw body, as it was in the queue.
+    pub body: String,
+    /// Why it was dead-lettered.
+    pub reason: String,
+    /// Its dequeue count when it was moved.
+    pub dequeue_count: u32,
+    /// When it was moved.
+    pub dead_lettered_at: Timestamp,
+}
+
+/// The dead-letter store.
+///
+/// Contract:
+/// * `add_dead_letter` MUST assign a new unique ID and return it.
+/// * `list_dead_letters` MUST return letters oldest first, at most `limit`, starting after
+///   `after` (an ID from a previous page).
+/// * `take_dead_letter` MUST remove and return the letter (for replay), or `None`.
+#[async_trait]
+pub trait DeadLetterStore: Send + Sync {
+    /// Stores a letter; the `id` field is ignored and assigned.
+    async fn add_dead_letter(&self, letter: DeadLetter) -> StorageResult<String>;
+    /// Lists letters.
+    async fn list_dead_letters(
+        &self,
+        after: Option<&str>,
+        limit: usize,
+    ) -> StorageResult<Vec<DeadLetter>>;
+    /// Removes and returns one letter.
+    async fn take_dead_letter(&self, id: &str) -> StorageResult<Option<DeadLetter>>;
+}

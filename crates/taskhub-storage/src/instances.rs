@@ -1,0 +1,108 @@
+//! The instances table: one status row per instance (the read side).
+
+use async_trait::async_trait;
+use taskhub_core::{
+    ExecutionId, FailureDetails, InstanceId, OrchestrationStatus, Payload, Timestamp,
+};
+
+use crate::error::StorageResult;
+use crate::history::ETag;
+
+/// The status row of an instance.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InstanceRow {
+    /// The instance.
+    pub instance_id: InstanceId,
+    /// Orchestration name.
+    pub name: String,
+    /// Orchestration version.
+    pub version: Option<String>,
+    /// Current execution.
+    pub execution_id: ExecutionId,
+    /// Runtime status.
+    pub status: OrchestrationStatus,
+    /// Input of the current execution.
+    pub input: Payload,
+    /// Output, once completed.
+    pub output: Option<Payload>,
+    /// Failure, once failed.
+    pub failure: Option<FailureDetails>,
+    /// Custom status set by the orchestration.
+    pub custom_status: Option<Payload>,
+    /// When the instance was created (first start or restart).
+    pub created_at: Timestamp,
+    /// Last change.
+    pub updated_at: Timestamp,
+    /// When it reached a terminal status.
+    pub completed_at: Option<Timestamp>,
+    /// Delayed start, if any.
+    pub scheduled_start: Option<Timestamp>,
+    /// The partition the instance lives on (fixed at creation, so changing the partition
+    /// count never strands it).
+    pub partition: u32,
+    /// The row's version; ignored on write (the store sets it).
+    pub etag: Option<ETag>,
+}
+
+/// The condition of a conditional instance-row write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Expect {
+    /// Write unconditionally.
+    Any,
+    /// The row must not exist (create).
+    Absent,
+    /// The row must exist with this ETag.
+    ETag(ETag),
+}
+
+/// Filters and paging for [`InstanceStore::list_instances`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InstanceQuery {
+    /// Only these statuses (empty = all).
+    pub statuses: Vec<OrchestrationStatus>,
+    /// Only this orchestration name.
+    pub name: Option<String>,
+    /// Only instances created at or after this time.
+    pub created_from: Option<Timestamp>,
+    /// Only instances created before this time.
+    pub created_to: Option<Timestamp>,
+    /// Only instance IDs starting with this prefix.
+    pub instance_id_prefix: Option<String>,
+    /// Page size (1 to 1,000; 0 means 100).
+    pub page_size: usize,
+    /// Continuation token from the previous page.
+    pub continuation: Option<String>,
+}
+
+/// One page of instances.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InstancePage {
+    /// Rows, ordered by instance ID.
+    pub instances: Vec<InstanceRow>,
+    /// Token for the next page, if there may be more.
+    pub continuation: Option<String>,
+}
+
+/// The instances table.
+///
+/// Contract:
+/// * `put_instance` with `Expect::Absent` MUST fail with `Conflict` if the row exists; with
+///   `Expect::ETag` it MUST fail with `Conflict` unless the stored ETag matches (and with
+///   `Conflict` if the row is missing); on success it MUST return the new ETag, which MUST
+///   differ from the previous one.
+/// * `get_instance` MUST return the row with its current ETag, or `None`.
+/// * `list_instances` MUST apply every filter, MUST order by instance ID, MUST return at most
+///   `page_size` rows, and following continuation tokens MUST visit every matching row exactly
+///   once.
+/// * `delete_instance` MUST remove the row and report whether it existed.
+#[async_trait]
+pub trait InstanceStore: Send + Sync {
+    /// Reads one row.
+    async fn get_instance(&self, instance: &InstanceId) -> StorageResult<Option<InstanceRow>>;
+    /// Writes one row under a condition; returns the new ETag.
+    async fn put_instance(&self, row: &InstanceRow, expect: Expect) -> StorageResult<ETag>;
+    /// Lists rows matching a query, one page at a time.
+    async fn list_instances(&self, query: &InstanceQuery) -> StorageResult<InstancePage>;
+    /// Deletes one row; returns true if it existed.
+    async fn delete_instance(&self, instance: &InstanceId) -> StorageResult<bool>;
+}

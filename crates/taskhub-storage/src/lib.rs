@@ -1,0 +1,38 @@
+//! The storage seam of Taskhub: narrow traits for the task hub objects (DESIGN §2), the
+//! [`Clock`], and [`StorageError`] with `is_retryable()`.
+//!
+//! A backend implements [`TaskHubStore`] and runs the conformance suite
+//! (feature `testing`, macro [`conformance_tests!`]) from its `tests/conformance.rs`. Every
+//! "MUST" in these trait docs has a named case in that suite.
+//!
+//! The seam is shaped so that Azure Storage can implement it: no transaction spans two objects
+//! (see the ordered checkpoint in [`CheckpointStore`]), queue messages are at most 64 KB, a
+//! dequeue returns at most 32 messages, and conditional writes use ETags.
+
+pub mod checkpoint;
+pub mod clock;
+pub mod dead_letters;
+pub mod error;
+pub mod history;
+pub mod instances;
+pub mod partitions;
+pub mod payloads;
+pub mod queue;
+pub mod store;
+
+pub use checkpoint::{
+    CheckpointOutcome, CheckpointRequest, CheckpointStore, HistoryWrite, LeaseFence,
+    OutboundMessage,
+};
+pub use clock::{Clock, ManualClock, Sleep, SystemClock};
+pub use dead_letters::{DeadLetter, DeadLetterStore};
+pub use error::{StorageError, StorageResult};
+pub use history::{ETag, HistorySnapshot, HistoryStore};
+pub use instances::{Expect, InstancePage, InstanceQuery, InstanceRow, InstanceStore};
+pub use partitions::{HubInfo, PartitionRow, PartitionStore};
+pub use payloads::PayloadStore;
+pub use queue::{
+    Dequeued, NewQueueMessage, QueueName, QueueStats, QueueStore, Receipt, MAX_DEQUEUE_BATCH,
+    MAX_MESSAGE_BYTES, MAX_PARTITIONS,
+};
+pub use store::TaskHubStore;

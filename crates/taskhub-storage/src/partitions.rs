@@ -1,0 +1,67 @@
+//! The partitions table: lease rows, ETag-conditional, and the hub's metadata.
+
+use async_trait::async_trait;
+use taskhub_core::Timestamp;
+
+use crate::error::StorageResult;
+use crate::history::ETag;
+
+/// The lease row of one partition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionRow {
+    /// Partition number (0-based).
+    pub partition: u32,
+    /// The worker holding the lease.
+    pub owner: Option<String>,
+    /// A worker that asked for the lease to be handed over.
+    pub next_owner: Option<String>,
+    /// Incremented on every acquisition; checkpoints carry it (fencing).
+    pub epoch: u64,
+    /// The owner is draining the partition to hand it over.
+    pub draining: bool,
+    /// The partition is being removed (its messages move to live partitions).
+    pub retiring: bool,
+    /// An operator took the partition offline.
+    pub offline: bool,
+    /// Last write, by the writer's clock (informational only: expiry is judged by ETag age).
+    pub updated_at: Timestamp,
+    /// The row's version; ignored on write.
+    pub etag: Option<ETag>,
+}
+
+/// Task hub metadata.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HubInfo {
+    /// The partition count new instances are placed with.
+    pub partition_count: u32,
+    /// When the hub was created.
+    pub created_at: Timestamp,
+}
+
+/// The partitions table and hub metadata.
+///
+/// Contract:
+/// * `create_hub` MUST create the hub with `partition_count` partition rows (epoch 0, no owner)
+///   if it does not exist, and MUST otherwise leave it unchanged and return what is stored;
+///   it MUST reject a count of 0 or over 16 with `InvalidArgument`.
+/// * `list_partitions` MUST return every row with its current ETag, ordered by partition.
+/// * `put_partition` MUST fail with `Conflict` unless `expected` matches the stored ETag
+///   (`None` = the row must not exist), and MUST return a new, different ETag.
+/// * `set_partition_count` MUST change the count stored in the hub info.
+#[async_trait]
+pub trait PartitionStore: Send + Sync {
+    /// Creates the hub if missing; returns its info.
+    async fn create_hub(&self, partition_count: u32, now: Timestamp) -> StorageResult<HubInfo>;
+    /// Reads hub info (`None` if the hub does not exist).
+    async fn hub_info(&self) -> StorageResult<Option<HubInfo>>;
+    /// Changes the partition count for new instances.
+    async fn set_partition_count(&self, partition_count: u32) -> StorageResult<()>;
+    /// Reads every partition row.
+    async fn list_partitions(&self) -> StorageResult<Vec<PartitionRow>>;
+    /// Writes a row if its ETag is still `expected`.
+    async fn put_partition(
+        &self,
+        row: &PartitionRow,
+        expected: Option<&ETag>,
+    ) -> StorageResult<ETag>;
+}

@@ -1,0 +1,126 @@
+//! Queues with visibility timeouts: the control queues and the work-item queue.
+
+use std::fmt;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use taskhub_core::Timestamp;
+
+use crate::error::StorageResult;
+
+/// The largest message body a queue accepts, in bytes (the Azure Storage queue limit).
+/// Bigger payloads go to the [`PayloadStore`](crate::PayloadStore).
+pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
+
+/// The most messages one dequeue may return (the Azure Storage queue limit).
+pub const MAX_DEQUEUE_BATCH: usize = 32;
+
+/// The most partitions a task hub may have.
+pub const MAX_PARTITIONS: u32 = 16;
+
+/// One queue of the task hub.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum QueueName {
+    /// The control queue of a partition (`control-00` … `control-15`).
+    Control(u32),
+    /// The single work-item (activity) queue.
+    WorkItems,
+}
+
+impl fmt::Display for QueueName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Control(p) => write!(f, "control-{p:02}"),
+            Self::WorkItems => f.write_str("workitems"),
+        }
+    }
+}
+
+/// Proof of a dequeue, needed to delete or abandon that delivery. Opaque to the runtime.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Receipt(pub String);
+
+/// A message to enqueue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewQueueMessage {
+    /// The body (an encoded [`taskhub_core::Message`]); at most [`MAX_MESSAGE_BYTES`].
+    pub body: String,
+    /// How long the message stays invisible after the enqueue (0 = visible at once).
+    pub delay: Duration,
+}
+
+/// A dequeued message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dequeued {
+    /// The receipt of this delivery.
+    pub receipt: Receipt,
+    /// The body as enqueued.
+    pub body: String,
+    /// How many times the message has been dequeued, this delivery included (1 on first).
+    pub dequeue_count: u32,
+    /// When the message was first enqueued (by the store's clock).
+    pub enqueued_at: Timestamp,
+}
+
+/// Length and age of a queue, for the scale monitor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct QueueStats {
+    /// Messages in the queue, visible or not.
+    pub length: u64,
+    /// Enqueue time of the oldest message, if any.
+    pub oldest_enqueued_at: Option<Timestamp>,
+}
+
+/// Queue semantics of Azure Storage queues: at-least-once delivery with visibility timeouts.
+///
+/// Contract (each MUST has a conformance case):
+/// * `enqueue` MUST reject a body over [`MAX_MESSAGE_BYTES`] with `TooLarge`, and MUST make the
+///   message invisible for `delay`.
+/// * `dequeue` MUST return at most `max` messages and MUST reject `max` of 0 or over
+///   [`MAX_DEQUEUE_BATCH`] with `InvalidArgument`; it MUST NOT return a message that another
+///   dequeue holds within its visibility timeout; a message whose visibility timeout expired
+///   MUST be returned again with `dequeue_count` increased by one.
+/// * Messages MUST come out in enqueue order when all are visible (best-effort FIFO; the
+///   runtime does not depend on strict order across redeliveries).
+/// * `delete` with a current receipt MUST remove the message for good; with a stale receipt
+///   (the message was re-dequeued since) it MUST fail with `ReceiptExpired` and leave the
+///   message in place.
+/// * `abandon` MUST make the message visible again after `delay`, keep its dequeue count, and
+///   invalidate the receipt.
+/// * `extend` MUST push the visibility timeout to `visibility` from now and return a new
+///   receipt that replaces the old one.
+/// * `stats` MUST count visible and invisible messages.
+#[async_trait]
+pub trait QueueStore: Send + Sync {
+    /// Adds messages to a queue. All or none are enqueued where the backend can do so.
+    async fn enqueue(&self, queue: QueueName, messages: Vec<NewQueueMessage>) -> StorageResult<()>;
+    /// Takes up to `max` visible messages and hides them for `visibility`.
+    async fn dequeue(
+        &self,
+        queue: QueueName,
+        max: usize,
+        visibility: Duration,
+    ) -> StorageResult<Vec<Dequeued>>;
+    /// Deletes a dequeued message.
+    async fn delete(&self, queue: QueueName, receipt: &Receipt) -> StorageResult<()>;
+    /// Returns a dequeued message to the queue, visible again after `delay`.
+    async fn abandon(
+        &self,
+        queue: QueueName,
+        receipt: &Receipt,
+        delay: Duration,
+    ) -> StorageResult<()>;
+    /// Keeps a dequeued message hidden for `visibility` from now.
+    async fn extend(
+        &self,
+        queue: QueueName,
+        receipt: &Receipt,
+        visibility: Duration,
+    ) -> StorageResult<Receipt>;
+    /// Length and oldest-message age.
+    async fn stats(&self, queue: QueueName) -> StorageResult<QueueStats>;
+    /// The longest initial `delay` the backend accepts; longer timers are re-enqueued in chunks.
+    fn max_delay(&self) -> Duration {
+        Duration::from_secs(7 * 24 * 3600)
+    }
+}
