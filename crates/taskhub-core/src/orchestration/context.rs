@@ -148,15 +148,12 @@ impl OrchestrationContext {
     }
 
     /// Schedules an activity with a retry policy; waits between attempts are durable timers.
-    pub fn call_activity_with_retry<I: Serialize, O: DeserializeOwned>(
+    pub fn call_activity_with_retry<I: Serialize, O: DeserializeOwned + Send + 'static>(
         &self,
         name: &str,
         input: I,
         policy: RetryPolicy,
-    ) -> impl Future<Output = Result<O, TaskError>> + Send + 'static
-    where
-        O: Send + 'static,
-    {
+    ) -> impl Future<Output = Result<O, TaskError>> + Send + 'static {
         let ctx = self.clone();
         let name = name.to_owned();
         let input = Payload::to_payload(&input, &format!("input of activity '{name}'"));

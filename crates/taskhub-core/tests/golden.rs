@@ -1,0 +1,230 @@
+//! Pins the storage format: the golden files hold one record of every history event kind and
+//! messages, written by format version 1. They must keep decoding, and re-encoding them must give
+//! the same bytes. Regenerate (only for a deliberate, versioned format change) with
+//! `TASKHUB_BLESS=1 cargo test -p taskhub-core --test golden`.
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is a failed test")]
+
+use std::collections::BTreeSet;
+
+use taskhub_core::format::{
+    decode_event, decode_message, encode_event, encode_message, FORMAT_VERSION,
+};
+use taskhub_core::*;
+
+const EVENTS: &str = include_str!("golden/history_v1.jsonl");
+const MESSAGES: &str = include_str!("golden/messages_v1.jsonl");
+
+const ALL_KINDS: [&str; 19] = [
+    "ExecutionStarted",
+    "ExecutionCompleted",
+    "ExecutionFailed",
+    "ExecutionTerminated",
+    "ContinuedAsNew",
+    "OrchestratorStarted",
+    "OrchestratorCompleted",
+    "TaskScheduled",
+    "TaskCompleted",
+    "TaskFailed",
+    "SubOrchestrationCreated",
+    "SubOrchestrationCompleted",
+    "SubOrchestrationFailed",
+    "TimerCreated",
+    "TimerFired",
+    "EventRaised",
+    "EventSent",
+    "ExecutionSuspended",
+    "ExecutionResumed",
+];
+
+fn id(s: &str) -> InstanceId {
+    InstanceId::new(s).unwrap()
+}
+
+fn p(json: &str) -> Payload {
+    Payload::from_json(json).unwrap()
+}
+
+fn sample_events() -> Vec<HistoryEvent> {
+    let t = Timestamp::from_millis(1_700_000_000_000);
+    let exec = ExecutionId::new("0f8fad5bd9cb469fa16570867728950e").unwrap();
+    let mut failure = FailureDetails::new("CardDeclined", "card declined");
+    failure.details = Some("code 51".into());
+    failure.non_retryable = true;
+    let kinds = vec![
+        EventKind::OrchestratorStarted,
+        EventKind::ExecutionStarted {
+            name: "Checkout".into(),
+            version: Some("2".into()),
+            input: p(r#"{"order":42}"#),
+            execution_id: exec.clone(),
+            parent: Some(ParentInstance {
+                instance_id: id("parent-1"),
+                execution_id: exec.clone(),
+                task_id: 3,
+            }),
+            scheduled_start: Some(t),
+        },
+        EventKind::TaskScheduled {
+            task_id: 0,
+            name: "Charge".into(),
+            version: Some("1".into()),
+            input: p("12.5"),
+            attempt: 2,
+        },
+        EventKind::TaskCompleted {
+            task_id: 0,
+            result: p(r#""ok""#),
+        },
+        EventKind::TaskFailed {
+            task_id: 1,
+            failure: failure.clone(),
+        },
+        EventKind::SubOrchestrationCreated {
+            task_id: 2,
+            name: "Ship".into(),
+            version: None,
+            instance_id: id("order-42:2"),
+            input: p("null"),
+        },
+        EventKind::SubOrchestrationCompleted {
+            task_id: 2,
+            result: p("[1,2]"),
+        },
+        EventKind::SubOrchestrationFailed {
+            task_id: 3,
+            failure: FailureDetails::new("X", "y"),
+        },
+        EventKind::TimerCreated {
+            task_id: 4,
+            fire_at: t,
+        },
+        EventKind::TimerFired {
+            task_id: 4,
+            fire_at: t,
+        },
+        EventKind::EventRaised {
+            name: "approval".into(),
+            input: p("true"),
+        },
+        EventKind::EventSent {
+            task_id: 5,
+            instance_id: id("other"),
+            name: "ping".into(),
+            input: p("{}"),
+        },
+        EventKind::ExecutionSuspended {
+            reason: Some("maintenance".into()),
+        },
+        EventKind::ExecutionResumed { reason: None },
+        EventKind::ExecutionCompleted {
+            result: p(r#"{"total":12.5}"#),
+        },
+        EventKind::ExecutionFailed { failure },
+        EventKind::ExecutionTerminated {
+            reason: "operator".into(),
+        },
+        EventKind::ContinuedAsNew {
+            input: p("7"),
+            version: None,
+            carried_events: vec![CarriedEvent {
+                name: "add".into(),
+                input: p("1"),
+            }],
+        },
+        EventKind::OrchestratorCompleted,
+    ];
+    kinds
+        .into_iter()
+        .enumerate()
+        .map(|(i, event)| HistoryEvent {
+            timestamp: t.saturating_add(std::time::Duration::from_millis(i as u64)),
+            message_id: (i % 3 == 0).then(|| MessageId::from_stored(format!("msg-{i}"))),
+            event,
+        })
+        .collect()
+}
+
+fn sample_messages() -> Vec<Message> {
+    let exec = ExecutionId::new("e1").unwrap();
+    vec![
+        Message::from_client(
+            id("order-42"),
+            EventKind::EventRaised {
+                name: "approval".into(),
+                input: p("true"),
+            },
+            Timestamp::from_millis(5),
+        ),
+        Message {
+            id: MessageId::from_stored("4b1a"),
+            target: id("order-42"),
+            execution_id: Some(exec.clone()),
+            sender: Some(Sender {
+                instance_id: id("parent-1"),
+                execution_id: exec,
+            }),
+            episode: 3,
+            enqueued_at: Timestamp::from_millis(1_700_000_000_000),
+            event: EventKind::TaskScheduled {
+                task_id: 0,
+                name: "Charge".into(),
+                version: None,
+                input: p("1"),
+                attempt: 1,
+            },
+        },
+    ]
+    .into_iter()
+    .map(|mut m| {
+        m.id = MessageId::from_stored(format!("fixed-{}", m.episode));
+        m
+    })
+    .collect()
+}
+
+#[test]
+fn golden_files_decode_and_reencode_identically() {
+    if std::env::var_os("TASKHUB_BLESS").is_some() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden");
+        let ev: Vec<String> = sample_events().iter().map(encode_event).collect();
+        std::fs::write(format!("{dir}/history_v1.jsonl"), ev.join("\n") + "\n").unwrap();
+        let ms: Vec<String> = sample_messages().iter().map(encode_message).collect();
+        std::fs::write(format!("{dir}/messages_v1.jsonl"), ms.join("\n") + "\n").unwrap();
+        return;
+    }
+    assert_eq!(
+        FORMAT_VERSION, 1,
+        "a new format version needs new golden files; keep the v1 ones"
+    );
+    let decoded: Vec<HistoryEvent> = EVENTS.lines().map(|l| decode_event(l).unwrap()).collect();
+    assert_eq!(decoded, sample_events());
+    for (line, ev) in EVENTS.lines().zip(&decoded) {
+        assert_eq!(encode_event(ev), line);
+    }
+    let kinds: BTreeSet<&str> = decoded.iter().map(|e| e.event.type_name()).collect();
+    assert_eq!(
+        kinds,
+        ALL_KINDS.into_iter().collect(),
+        "golden file must hold every event kind"
+    );
+
+    let msgs: Vec<Message> = MESSAGES
+        .lines()
+        .map(|l| decode_message(l).unwrap())
+        .collect();
+    assert_eq!(msgs, sample_messages());
+    for (line, m) in MESSAGES.lines().zip(&msgs) {
+        assert_eq!(encode_message(m), line);
+    }
+}
+
+#[test]
+fn invalid_instance_id_in_stored_message_is_a_clear_error() {
+    let line = MESSAGES
+        .lines()
+        .next()
+        .unwrap()
+        .replace("order-42", "bad/id");
+    let err = decode_message(&line).unwrap_err();
+    assert!(err.to_string().contains("invalid instance ID"), "{err}");
+}
