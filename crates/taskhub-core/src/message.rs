@@ -34,6 +34,11 @@ pub struct Message {
     pub episode: u64,
     /// When the message was enqueued, by the sender's clock.
     pub enqueued_at: Timestamp,
+    /// The partition of the target instance, when the sender knows it. Activity work items
+    /// carry their orchestration's partition here, so the result goes back to the right
+    /// control queue even after the partition count changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_partition: Option<u32>,
     /// The event to apply.
     pub event: EventKind,
 }
@@ -49,6 +54,7 @@ impl Message {
             sender: None,
             episode: 0,
             enqueued_at,
+            target_partition: None,
             event,
         }
     }

@@ -165,6 +165,7 @@ fn sample_messages() -> Vec<Message> {
             }),
             episode: 3,
             enqueued_at: Timestamp::from_millis(1_700_000_000_000),
+            target_partition: None,
             event: EventKind::TaskScheduled {
                 task_id: 0,
                 name: "Charge".into(),
@@ -172,6 +173,16 @@ fn sample_messages() -> Vec<Message> {
                 input: p("1"),
                 attempt: 1,
             },
+        },
+        Message {
+            id: MessageId::from_stored("work"),
+            target: id("order-42"),
+            execution_id: None,
+            sender: None,
+            episode: 4,
+            enqueued_at: Timestamp::from_millis(9),
+            target_partition: Some(2),
+            event: EventKind::TaskScheduled { task_id: 1, name: "Ship".into(), version: None, input: p("2"), attempt: 3 },
         },
     ]
     .into_iter()
