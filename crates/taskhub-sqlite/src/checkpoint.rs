@@ -1,0 +1,82 @@
+//! The checkpoint: one orchestration turn's writes, applied in ONE transaction (DESIGN §4.4).
+//!
+//! Inside the writer's transaction (and the request's savepoint), in this order: the fence
+//! check, the history ETag check and write, the instance row write with its condition, the
+//! outbound enqueues, and the deletes of consumed messages (a stale receipt is ignored). Any
+//! failure rolls the whole request back. Nothing is ever left in a pending outbox: the outbound
+//! messages commit with the history, so `load_history` always returns an empty one.
+
+use async_trait::async_trait;
+use taskhub_storage::{
+    CheckpointOutcome, CheckpointRequest, CheckpointStore, LeaseFence, StorageError, StorageResult,
+};
+
+use crate::codec::etag_out;
+use crate::history::{sentinel, write_in};
+use crate::instances::put_in;
+use crate::partitions::epoch;
+use crate::queues::{check_sizes, delete_in, enqueue_in};
+use crate::store::SqliteStore;
+use crate::writer::Tx;
+
+fn check_fence(tx: &Tx<'_>, fence: LeaseFence) -> StorageResult<()> {
+    let current = epoch(tx.conn, fence.partition)?.ok_or_else(|| StorageError::NotFound {
+        what: format!("partition {} (checkpoint fence)", fence.partition),
+    })?;
+    if current != fence.epoch {
+        return Err(StorageError::Fenced {
+            partition: fence.partition,
+            attempted: fence.epoch,
+            current,
+        });
+    }
+    Ok(())
+}
+
+/// Applies a checkpoint inside the writer's transaction.
+pub(crate) fn checkpoint_in(
+    tx: &Tx<'_>,
+    request: &CheckpointRequest,
+) -> StorageResult<CheckpointOutcome> {
+    if let Some(fence) = request.fence {
+        check_fence(tx, fence)?;
+    }
+    let history_etag = match &request.history {
+        Some(write) => Some(write_in(tx, &request.instance_id, write)?),
+        None => sentinel(tx.conn, &request.instance_id)?.map(|s| etag_out(s.etag)),
+    };
+    let instance_etag = match &request.instance {
+        Some((row, expect)) => {
+            if row.instance_id != request.instance_id {
+                return Err(StorageError::InvalidArgument(format!(
+                    "checkpoint of instance '{}' writes the row of instance '{}'",
+                    request.instance_id, row.instance_id
+                )));
+            }
+            Some(put_in(tx, row, expect)?)
+        }
+        None => None,
+    };
+    for out in &request.outbound {
+        enqueue_in(tx, out.queue, std::slice::from_ref(&out.message))?;
+    }
+    for (queue, receipt) in &request.consumed {
+        // A stale receipt: the message was redelivered, and the engine will discard the
+        // duplicate by its message ID.
+        delete_in(tx, *queue, receipt)?;
+    }
+    Ok(CheckpointOutcome {
+        history_etag,
+        instance_etag,
+    })
+}
+
+#[async_trait]
+impl CheckpointStore for SqliteStore {
+    async fn checkpoint(&self, request: CheckpointRequest) -> StorageResult<CheckpointOutcome> {
+        for out in &request.outbound {
+            check_sizes(out.queue, std::iter::once(&out.message))?;
+        }
+        self.write(move |tx| checkpoint_in(tx, &request)).await
+    }
+}

@@ -1,0 +1,330 @@
+//! The instances table: one status row per instance, ETag-conditional writes, filtered and
+//! paged listing (ordered by instance ID; the continuation token is the last ID of a page).
+
+use async_trait::async_trait;
+use rusqlite::types::Value;
+use rusqlite::{params, Connection, OptionalExtension, Row};
+use taskhub_core::{ExecutionId, FailureDetails, InstanceId, OrchestrationStatus};
+use taskhub_storage::{
+    ETag, Expect, InstancePage, InstanceQuery, InstanceRow, InstanceStore, StorageError,
+    StorageResult,
+};
+
+use crate::codec::{etag_in, etag_out, payload_from_sql, ts_from_sql, ts_to_sql, u32_from_sql};
+use crate::errors::{corrupt, SqlResultExt};
+use crate::store::SqliteStore;
+use crate::writer::Tx;
+
+const WHAT: &str = "instances";
+
+/// The page size when a query gives 0.
+pub const DEFAULT_PAGE_SIZE: usize = 100;
+
+/// The largest page size a query may ask for.
+pub const MAX_PAGE_SIZE: usize = 1000;
+
+const COLUMNS: &str = "instance_id, name, version, execution_id, status, input, output, failure, \
+     custom_status, created_at, updated_at, completed_at, scheduled_start, partition, etag";
+
+/// Writes a row under its condition; returns the new ETag.
+pub(crate) fn put_in(tx: &Tx<'_>, row: &InstanceRow, expect: &Expect) -> StorageResult<ETag> {
+    let id = row.instance_id.as_str();
+    let current: Option<i64> = tx
+        .conn
+        .prepare_cached("SELECT etag FROM instances WHERE instance_id = ?1")
+        .and_then(|mut s| s.query_row([id], |r| r.get(0)).optional())
+        .ctx(WHAT)?;
+    let allowed = match (expect, current) {
+        (Expect::Any, _) | (Expect::Absent, None) => true,
+        (Expect::ETag(expected), Some(found)) => etag_in(expected) == Some(found),
+        _ => false,
+    };
+    if !allowed {
+        return Err(StorageError::Conflict {
+            what: format!("instance '{id}'"),
+        });
+    }
+    let failure = row
+        .failure
+        .as_ref()
+        .map(serde_json::to_string)
+        .transpose()
+        .map_err(|e| StorageError::InvalidArgument(format!("failure of instance '{id}': {e}")))?;
+    let etag = tx.next_version();
+    tx.conn
+        .prepare_cached(&format!(
+            "INSERT OR REPLACE INTO instances ({COLUMNS})
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
+        ))
+        .and_then(|mut s| {
+            s.execute(params![
+                id,
+                row.name,
+                row.version,
+                row.execution_id.as_str(),
+                row.status.as_str(),
+                row.input.as_str(),
+                row.output.as_ref().map(|p| p.as_str()),
+                failure,
+                row.custom_status.as_ref().map(|p| p.as_str()),
+                ts_to_sql(row.created_at),
+                ts_to_sql(row.updated_at),
+                row.completed_at.map(ts_to_sql),
+                row.scheduled_start.map(ts_to_sql),
+                row.partition,
+                etag,
+            ])
+        })
+        .ctx(WHAT)?;
+    Ok(etag_out(etag))
+}
+
+/// The raw column values of one row, decoded outside rusqlite's row callback so that decode
+/// errors become `Corrupt` with a useful message.
+struct RawRow {
+    instance_id: String,
+    name: String,
+    version: Option<String>,
+    execution_id: String,
+    status: String,
+    input: String,
+    output: Option<String>,
+    failure: Option<String>,
+    custom_status: Option<String>,
+    created_at: i64,
+    updated_at: i64,
+    completed_at: Option<i64>,
+    scheduled_start: Option<i64>,
+    partition: i64,
+    etag: i64,
+}
+
+fn raw(r: &Row<'_>) -> rusqlite::Result<RawRow> {
+    Ok(RawRow {
+        instance_id: r.get(0)?,
+        name: r.get(1)?,
+        version: r.get(2)?,
+        execution_id: r.get(3)?,
+        status: r.get(4)?,
+        input: r.get(5)?,
+        output: r.get(6)?,
+        failure: r.get(7)?,
+        custom_status: r.get(8)?,
+        created_at: r.get(9)?,
+        updated_at: r.get(10)?,
+        completed_at: r.get(11)?,
+        scheduled_start: r.get(12)?,
+        partition: r.get(13)?,
+        etag: r.get(14)?,
+    })
+}
+
+fn decode(raw: RawRow) -> StorageResult<InstanceRow> {
+    let what = format!("instance row '{}'", raw.instance_id);
+    let bad = |e: &dyn std::fmt::Display| corrupt(&what, e);
+    let failure = raw
+        .failure
+        .map(|f| serde_json::from_str::<FailureDetails>(&f))
+        .transpose()
+        .map_err(|e| bad(&e))?;
+    Ok(InstanceRow {
+        instance_id: InstanceId::new(raw.instance_id.clone()).map_err(|e| bad(&e))?,
+        name: raw.name,
+        version: raw.version,
+        execution_id: ExecutionId::new(raw.execution_id).map_err(|e| bad(&e))?,
+        status: raw
+            .status
+            .parse::<OrchestrationStatus>()
+            .map_err(|e| bad(&e))?,
+        input: payload_from_sql(&what, raw.input)?,
+        output: raw.output.map(|p| payload_from_sql(&what, p)).transpose()?,
+        failure,
+        custom_status: raw
+            .custom_status
+            .map(|p| payload_from_sql(&what, p))
+            .transpose()?,
+        created_at: ts_from_sql(&what, raw.created_at)?,
+        updated_at: ts_from_sql(&what, raw.updated_at)?,
+        completed_at: raw
+            .completed_at
+            .map(|t| ts_from_sql(&what, t))
+            .transpose()?,
+        scheduled_start: raw
+            .scheduled_start
+            .map(|t| ts_from_sql(&what, t))
+            .transpose()?,
+        partition: u32_from_sql(&what, raw.partition)?,
+        etag: Some(etag_out(raw.etag)),
+    })
+}
+
+fn get(conn: &Connection, instance: &InstanceId) -> StorageResult<Option<InstanceRow>> {
+    let found = conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM instances WHERE instance_id = ?1"
+        ))
+        .and_then(|mut s| s.query_row([instance.as_str()], raw).optional())
+        .ctx(WHAT)?;
+    found.map(decode).transpose()
+}
+
+/// The smallest string greater than every string that starts with `prefix` (under SQLite's
+/// BINARY collation, which orders UTF-8 by code point), or `None` if there is none.
+fn prefix_upper_bound(prefix: &str) -> Option<String> {
+    let mut chars: Vec<char> = prefix.chars().collect();
+    while let Some(last) = chars.pop() {
+        let mut next = u32::from(last) + 1;
+        if (0xD800..0xE000).contains(&next) {
+            next = 0xE000;
+        }
+        if let Some(c) = char::from_u32(next) {
+            chars.push(c);
+            return Some(chars.into_iter().collect());
+        }
+    }
+    None
+}
+
+/// Adds a parameter; returns its placeholder.
+fn bind(v: Value, values: &mut Vec<Value>) -> String {
+    values.push(v);
+    format!("?{}", values.len())
+}
+
+/// The SQL and parameters of one page of a query.
+fn page_sql(query: &InstanceQuery, limit: usize) -> (String, Vec<Value>) {
+    let mut clauses: Vec<String> = Vec::new();
+    let mut values: Vec<Value> = Vec::new();
+    if !query.statuses.is_empty() {
+        let marks: Vec<String> = query
+            .statuses
+            .iter()
+            .map(|s| bind(Value::Text(s.as_str().to_owned()), &mut values))
+            .collect();
+        clauses.push(format!("status IN ({})", marks.join(", ")));
+    }
+    if let Some(name) = &query.name {
+        let m = bind(Value::Text(name.clone()), &mut values);
+        clauses.push(format!("name = {m}"));
+    }
+    if let Some(from) = query.created_from {
+        let m = bind(Value::Integer(ts_to_sql(from)), &mut values);
+        clauses.push(format!("created_at >= {m}"));
+    }
+    if let Some(to) = query.created_to {
+        let m = bind(Value::Integer(ts_to_sql(to)), &mut values);
+        clauses.push(format!("created_at < {m}"));
+    }
+    if let Some(prefix) = query
+        .instance_id_prefix
+        .as_deref()
+        .filter(|p| !p.is_empty())
+    {
+        let m = bind(Value::Text(prefix.to_owned()), &mut values);
+        clauses.push(format!("instance_id >= {m}"));
+        if let Some(upper) = prefix_upper_bound(prefix) {
+            let m = bind(Value::Text(upper), &mut values);
+            clauses.push(format!("instance_id < {m}"));
+        }
+    }
+    if let Some(token) = &query.continuation {
+        let m = bind(Value::Text(token.clone()), &mut values);
+        clauses.push(format!("instance_id > {m}"));
+    }
+    let filter = if clauses.is_empty() {
+        String::new()
+    } else {
+        format!("WHERE {}", clauses.join(" AND "))
+    };
+    let m = bind(
+        Value::Integer(i64::try_from(limit).unwrap_or(i64::MAX)),
+        &mut values,
+    );
+    (
+        format!("SELECT {COLUMNS} FROM instances {filter} ORDER BY instance_id LIMIT {m}"),
+        values,
+    )
+}
+
+fn list(conn: &Connection, query: &InstanceQuery, page_size: usize) -> StorageResult<InstancePage> {
+    // One row more than the page tells whether another page exists.
+    let (sql, values) = page_sql(query, page_size + 1);
+    let raws: Vec<RawRow> = conn
+        .prepare_cached(&sql)
+        .and_then(|mut s| {
+            s.query_map(rusqlite::params_from_iter(values), raw)?
+                .collect()
+        })
+        .ctx(WHAT)?;
+    let more = raws.len() > page_size;
+    let instances = raws
+        .into_iter()
+        .take(page_size)
+        .map(decode)
+        .collect::<StorageResult<Vec<_>>>()?;
+    let continuation = if more {
+        instances.last().map(|r| r.instance_id.as_str().to_owned())
+    } else {
+        None
+    };
+    Ok(InstancePage {
+        instances,
+        continuation,
+    })
+}
+
+#[async_trait]
+impl InstanceStore for SqliteStore {
+    async fn get_instance(&self, instance: &InstanceId) -> StorageResult<Option<InstanceRow>> {
+        let instance = instance.clone();
+        self.read(move |tx| get(tx, &instance)).await
+    }
+
+    async fn put_instance(&self, row: &InstanceRow, expect: Expect) -> StorageResult<ETag> {
+        let row = row.clone();
+        self.write(move |tx| put_in(tx, &row, &expect)).await
+    }
+
+    async fn list_instances(&self, query: &InstanceQuery) -> StorageResult<InstancePage> {
+        let page_size = match query.page_size {
+            0 => DEFAULT_PAGE_SIZE,
+            n if n > MAX_PAGE_SIZE => {
+                return Err(StorageError::InvalidArgument(format!(
+                    "page size {n}: it must be 1 to {MAX_PAGE_SIZE} (0 means {DEFAULT_PAGE_SIZE})"
+                )))
+            }
+            n => n,
+        };
+        let query = query.clone();
+        self.read(move |tx| list(tx, &query, page_size)).await
+    }
+
+    async fn delete_instance(&self, instance: &InstanceId) -> StorageResult<bool> {
+        let instance = instance.clone();
+        self.write(move |tx| {
+            let n = tx
+                .conn
+                .prepare_cached("DELETE FROM instances WHERE instance_id = ?1")
+                .and_then(|mut s| s.execute([instance.as_str()]))
+                .ctx(WHAT)?;
+            Ok(n > 0)
+        })
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefix_bounds() {
+        assert_eq!(prefix_upper_bound("ab").as_deref(), Some("ac"));
+        assert_eq!(prefix_upper_bound("a\u{10FFFF}").as_deref(), Some("b"));
+        assert_eq!(prefix_upper_bound("\u{10FFFF}"), None);
+        assert_eq!(
+            prefix_upper_bound("a\u{D7FF}").as_deref(),
+            Some("a\u{E000}")
+        );
+    }
+}

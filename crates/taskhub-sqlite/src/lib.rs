@@ -1,0 +1,32 @@
+//! The embedded Taskhub backend: the whole task hub in one SQLite file (bundled SQLite,
+//! nothing to install).
+//!
+//! * [`SqliteStore`] implements [`taskhub_storage::TaskHubStore`]; open it with
+//!   [`SqliteStore::open`] and [`SqliteOptions`].
+//! * The file is in WAL mode; [`Durability`] picks `synchronous = NORMAL` or `FULL`.
+//! * Several processes may share the file: every write is a `BEGIN IMMEDIATE` transaction.
+//! * A dedicated writer thread group-commits: everything queued while it was busy is applied in
+//!   one transaction, each request in its own savepoint (see [`writer`]).
+//! * The schema is versioned with `PRAGMA user_version` and migrated on open (see [`schema`]).
+//! * A checkpoint is one transaction: fence, history ETag, events, instance row, outbound
+//!   messages and consumed deletes commit together or not at all.
+
+mod checkpoint;
+mod codec;
+mod dead_letters;
+mod errors;
+mod history;
+mod instances;
+pub mod options;
+mod partitions;
+mod payloads;
+mod queues;
+mod reader;
+pub mod schema;
+mod store;
+pub mod writer;
+
+pub use instances::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};
+pub use options::{Durability, SqliteOptions, DEFAULT_BUSY_TIMEOUT};
+pub use store::SqliteStore;
+pub use writer::WriterStats;

@@ -1,0 +1,272 @@
+//! Queues with visibility timeouts, in the `queue_messages` table.
+//!
+//! A receipt is `"{message id}:{token}"`, where the token is a fresh store-wide counter value
+//! written into the row at each dequeue or extend. Re-dequeue, abandon and extend replace the
+//! token, so an older receipt no longer matches.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use rusqlite::{params, OptionalExtension};
+use taskhub_storage::{
+    Dequeued, NewQueueMessage, QueueName, QueueStats, QueueStore, Receipt, StorageError,
+    StorageResult, MAX_DEQUEUE_BATCH, MAX_MESSAGE_BYTES,
+};
+
+use crate::codec::{after, check_queue, queue_to_sql, ts_from_sql, ts_to_sql, u32_from_sql};
+use crate::errors::SqlResultExt;
+use crate::store::SqliteStore;
+use crate::writer::Tx;
+
+const WHAT: &str = "queue messages";
+
+/// Rejects bodies over [`MAX_MESSAGE_BYTES`].
+pub(crate) fn check_sizes<'m>(
+    queue: QueueName,
+    messages: impl IntoIterator<Item = &'m NewQueueMessage>,
+) -> StorageResult<()> {
+    check_queue(queue)?;
+    for m in messages {
+        if m.body.len() > MAX_MESSAGE_BYTES {
+            return Err(StorageError::TooLarge {
+                what: format!("message body for {queue}"),
+                size: m.body.len(),
+                limit: MAX_MESSAGE_BYTES,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Inserts messages (sizes already checked).
+pub(crate) fn enqueue_in(
+    tx: &Tx<'_>,
+    queue: QueueName,
+    messages: &[NewQueueMessage],
+) -> StorageResult<()> {
+    let now = tx.now();
+    let name = queue_to_sql(queue);
+    let mut insert = tx
+        .conn
+        .prepare_cached(
+            "INSERT INTO queue_messages (queue, body, visible_at, dequeue_count, enqueued_at)
+             VALUES (?1, ?2, ?3, 0, ?4)",
+        )
+        .ctx(WHAT)?;
+    for m in messages {
+        insert
+            .execute(params![name, m.body, after(now, m.delay), ts_to_sql(now)])
+            .ctx(WHAT)?;
+    }
+    Ok(())
+}
+
+fn dequeue_in(
+    tx: &Tx<'_>,
+    queue: QueueName,
+    max: usize,
+    visibility: Duration,
+) -> StorageResult<Vec<Dequeued>> {
+    let now = tx.now();
+    let name = queue_to_sql(queue);
+    let limit = i64::try_from(max).unwrap_or(i64::MAX);
+    let rows: Vec<(i64, String, i64, i64)> = tx
+        .conn
+        .prepare_cached(
+            "SELECT id, body, dequeue_count, enqueued_at FROM queue_messages
+             WHERE queue = ?1 AND visible_at <= ?2 ORDER BY id LIMIT ?3",
+        )
+        .and_then(|mut s| {
+            s.query_map(params![name, ts_to_sql(now), limit], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            })?
+            .collect()
+        })
+        .ctx(WHAT)?;
+    let mut hide = tx
+        .conn
+        .prepare_cached(
+            "UPDATE queue_messages
+             SET visible_at = ?1, dequeue_count = dequeue_count + 1, receipt = ?2
+             WHERE id = ?3",
+        )
+        .ctx(WHAT)?;
+    let invisible_until = after(now, visibility);
+    let mut out = Vec::with_capacity(rows.len());
+    for (id, body, count, enqueued_at) in rows {
+        let token = tx.next_version();
+        hide.execute(params![invisible_until, token, id])
+            .ctx(WHAT)?;
+        out.push(Dequeued {
+            receipt: make_receipt(id, token),
+            body,
+            dequeue_count: u32_from_sql("dequeue count", count)?.saturating_add(1),
+            enqueued_at: ts_from_sql("enqueue time", enqueued_at)?,
+        });
+    }
+    Ok(out)
+}
+
+/// Deletes the message a receipt names; false if the receipt is stale.
+pub(crate) fn delete_in(tx: &Tx<'_>, queue: QueueName, receipt: &Receipt) -> StorageResult<bool> {
+    let Some((id, token)) = parse_receipt(receipt) else {
+        return Ok(false);
+    };
+    let n = tx
+        .conn
+        .prepare_cached("DELETE FROM queue_messages WHERE id = ?1 AND queue = ?2 AND receipt = ?3")
+        .and_then(|mut s| s.execute(params![id, queue_to_sql(queue), token]))
+        .ctx(WHAT)?;
+    Ok(n > 0)
+}
+
+/// Sets a held message's visibility and receipt token; false if the receipt is stale.
+fn set_visibility(
+    tx: &Tx<'_>,
+    queue: QueueName,
+    receipt: &Receipt,
+    visible_at: i64,
+    new_token: Option<i64>,
+) -> StorageResult<bool> {
+    let Some((id, token)) = parse_receipt(receipt) else {
+        return Ok(false);
+    };
+    let n = tx
+        .conn
+        .prepare_cached(
+            "UPDATE queue_messages SET visible_at = ?1, receipt = ?2
+             WHERE id = ?3 AND queue = ?4 AND receipt = ?5",
+        )
+        .and_then(|mut s| {
+            s.execute(params![
+                visible_at,
+                new_token,
+                id,
+                queue_to_sql(queue),
+                token
+            ])
+        })
+        .ctx(WHAT)?;
+    Ok(n > 0)
+}
+
+fn make_receipt(id: i64, token: i64) -> Receipt {
+    Receipt(format!("{id}:{token}"))
+}
+
+fn parse_receipt(receipt: &Receipt) -> Option<(i64, i64)> {
+    let (id, token) = receipt.0.split_once(':')?;
+    Some((id.parse().ok()?, token.parse().ok()?))
+}
+
+fn expired(queue: QueueName) -> StorageError {
+    StorageError::ReceiptExpired {
+        queue: queue.to_string(),
+    }
+}
+
+#[async_trait]
+impl QueueStore for SqliteStore {
+    async fn enqueue(&self, queue: QueueName, messages: Vec<NewQueueMessage>) -> StorageResult<()> {
+        check_sizes(queue, &messages)?;
+        if messages.is_empty() {
+            return Ok(());
+        }
+        self.write(move |tx| enqueue_in(tx, queue, &messages)).await
+    }
+
+    async fn dequeue(
+        &self,
+        queue: QueueName,
+        max: usize,
+        visibility: Duration,
+    ) -> StorageResult<Vec<Dequeued>> {
+        check_queue(queue)?;
+        if max == 0 || max > MAX_DEQUEUE_BATCH {
+            return Err(StorageError::InvalidArgument(format!(
+                "dequeue of {max} messages: the batch size must be 1 to {MAX_DEQUEUE_BATCH}"
+            )));
+        }
+        self.write(move |tx| dequeue_in(tx, queue, max, visibility))
+            .await
+    }
+
+    async fn delete(&self, queue: QueueName, receipt: &Receipt) -> StorageResult<()> {
+        let receipt = receipt.clone();
+        self.write(move |tx| {
+            if delete_in(tx, queue, &receipt)? {
+                Ok(())
+            } else {
+                Err(expired(queue))
+            }
+        })
+        .await
+    }
+
+    async fn abandon(
+        &self,
+        queue: QueueName,
+        receipt: &Receipt,
+        delay: Duration,
+    ) -> StorageResult<()> {
+        let receipt = receipt.clone();
+        self.write(move |tx| {
+            if set_visibility(tx, queue, &receipt, after(tx.now(), delay), None)? {
+                Ok(())
+            } else {
+                Err(expired(queue))
+            }
+        })
+        .await
+    }
+
+    async fn extend(
+        &self,
+        queue: QueueName,
+        receipt: &Receipt,
+        visibility: Duration,
+    ) -> StorageResult<Receipt> {
+        let receipt = receipt.clone();
+        self.write(move |tx| {
+            let token = tx.next_version();
+            let id = parse_receipt(&receipt).map(|(id, _)| id);
+            match id {
+                Some(id)
+                    if set_visibility(
+                        tx,
+                        queue,
+                        &receipt,
+                        after(tx.now(), visibility),
+                        Some(token),
+                    )? =>
+                {
+                    Ok(make_receipt(id, token))
+                }
+                _ => Err(expired(queue)),
+            }
+        })
+        .await
+    }
+
+    async fn stats(&self, queue: QueueName) -> StorageResult<QueueStats> {
+        check_queue(queue)?;
+        let name = queue_to_sql(queue);
+        self.read(move |tx| {
+            let (length, oldest): (i64, Option<i64>) = tx
+                .prepare_cached(
+                    "SELECT COUNT(*), MIN(enqueued_at) FROM queue_messages WHERE queue = ?1",
+                )
+                .and_then(|mut s| s.query_row([&name], |r| Ok((r.get(0)?, r.get(1)?))))
+                .optional()
+                .ctx(WHAT)?
+                .unwrap_or((0, None));
+            Ok(QueueStats {
+                length: u64::try_from(length).unwrap_or(0),
+                oldest_enqueued_at: oldest
+                    .map(|ms| ts_from_sql("enqueue time", ms))
+                    .transpose()?,
+            })
+        })
+        .await
+    }
+}

@@ -1,0 +1,223 @@
+//! The schema and its versioned migrations, and how every connection is set up.
+//!
+//! The schema version is `PRAGMA user_version`. [`MIGRATIONS`] is an ordered list of SQL
+//! scripts: script `i` takes the schema from version `i` to `i + 1`. Opening a database applies
+//! the missing scripts in one `BEGIN IMMEDIATE` transaction (so two processes opening the same
+//! new file migrate it once), and refuses a database whose version is newer than this build.
+
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+use taskhub_storage::{StorageError, StorageResult};
+
+use crate::errors::{map_sql, SqlResultExt};
+use crate::options::Durability;
+
+/// Version 1: the task hub objects of DESIGN §2.
+const V1: &str = "
+CREATE TABLE hub (
+    id              INTEGER PRIMARY KEY CHECK (id = 1),
+    partition_count INTEGER NOT NULL,
+    created_at      INTEGER NOT NULL
+);
+
+-- One counter for every ETag and receipt the store hands out: values never repeat, even
+-- after a row is deleted and created again.
+CREATE TABLE counters (
+    id    INTEGER PRIMARY KEY CHECK (id = 1),
+    value INTEGER NOT NULL
+);
+INSERT INTO counters (id, value) VALUES (1, 0);
+
+CREATE TABLE partitions (
+    partition  INTEGER PRIMARY KEY,
+    owner      TEXT,
+    next_owner TEXT,
+    epoch      INTEGER NOT NULL,
+    draining   INTEGER NOT NULL,
+    retiring   INTEGER NOT NULL,
+    offline    INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    etag       INTEGER NOT NULL
+);
+
+-- The history sentinel of each instance: its current execution, ETag and event count.
+CREATE TABLE histories (
+    instance_id  TEXT PRIMARY KEY,
+    execution_id TEXT NOT NULL,
+    etag         INTEGER NOT NULL,
+    event_count  INTEGER NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE history_events (
+    instance_id  TEXT NOT NULL,
+    seq          INTEGER NOT NULL,
+    execution_id TEXT NOT NULL,
+    event        TEXT NOT NULL,
+    PRIMARY KEY (instance_id, seq)
+) WITHOUT ROWID;
+
+CREATE TABLE instances (
+    instance_id     TEXT PRIMARY KEY,
+    name            TEXT NOT NULL,
+    version         TEXT,
+    execution_id    TEXT NOT NULL,
+    status          TEXT NOT NULL,
+    input           TEXT NOT NULL,
+    output          TEXT,
+    failure         TEXT,
+    custom_status   TEXT,
+    created_at      INTEGER NOT NULL,
+    updated_at      INTEGER NOT NULL,
+    completed_at    INTEGER,
+    scheduled_start INTEGER,
+    partition       INTEGER NOT NULL,
+    etag            INTEGER NOT NULL
+);
+CREATE INDEX instances_by_status ON instances (status, instance_id);
+CREATE INDEX instances_by_name ON instances (name, instance_id);
+CREATE INDEX instances_by_created ON instances (created_at);
+
+-- Queue messages in enqueue order (id). The index lets a dequeue walk a queue in id order
+-- and skip invisible messages without touching the table.
+CREATE TABLE queue_messages (
+    id            INTEGER PRIMARY KEY AUTOINCREMENT,
+    queue         TEXT NOT NULL,
+    body          TEXT NOT NULL,
+    visible_at    INTEGER NOT NULL,
+    dequeue_count INTEGER NOT NULL DEFAULT 0,
+    enqueued_at   INTEGER NOT NULL,
+    receipt       INTEGER
+);
+CREATE INDEX queue_messages_by_queue ON queue_messages (queue, id, visible_at);
+
+CREATE TABLE payloads (
+    instance_id TEXT NOT NULL,
+    name        TEXT NOT NULL,
+    data        BLOB NOT NULL,
+    UNIQUE (instance_id, name)
+);
+
+CREATE TABLE dead_letters (
+    id               INTEGER PRIMARY KEY AUTOINCREMENT,
+    queue            TEXT NOT NULL,
+    body             TEXT NOT NULL,
+    reason           TEXT NOT NULL,
+    dequeue_count    INTEGER NOT NULL,
+    dead_lettered_at INTEGER NOT NULL
+);
+";
+
+/// The migrations, in order: applying the first `n` gives schema version `n`.
+pub const MIGRATIONS: &[&str] = &[V1];
+
+/// The schema version this build writes (and the newest it opens).
+#[must_use]
+pub fn latest_version() -> u32 {
+    u32::try_from(MIGRATIONS.len()).unwrap_or(u32::MAX)
+}
+
+/// What a connection is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    /// The writer: sets WAL mode and the sync policy.
+    Writer,
+    /// A reader: `query_only`.
+    Reader,
+}
+
+/// Opens and sets up one connection. Errors name the path.
+pub(crate) fn connect(
+    path: &Path,
+    role: Role,
+    durability: Durability,
+    busy_timeout: Duration,
+) -> StorageResult<Connection> {
+    let what = describe(path);
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags).map_err(|e| open_err(&what, e))?;
+    conn.busy_timeout(busy_timeout)
+        .map_err(|e| open_err(&what, e))?;
+    // The first statement that reads the file: random bytes fail here with NOTADB.
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+        .map_err(|e| open_err(&what, e))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(StorageError::Unavailable(format!(
+            "{what}: could not switch to WAL mode (journal_mode is {mode})"
+        )));
+    }
+    conn.pragma_update(None, "synchronous", durability.pragma_value())
+        .map_err(|e| open_err(&what, e))?;
+    if role == Role::Reader {
+        conn.pragma_update(None, "query_only", true)
+            .map_err(|e| open_err(&what, e))?;
+    }
+    conn.set_prepared_statement_cache_capacity(64);
+    Ok(conn)
+}
+
+/// Brings the schema to [`latest_version`], in one transaction.
+pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> StorageResult<u32> {
+    let what = describe(path);
+    let found = user_version(conn).map_err(|e| open_err(&what, e))?;
+    check_known(&what, found)?;
+    if found == latest_version() {
+        return Ok(found);
+    }
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(|e| open_err(&what, e))?;
+    // Re-read under the write lock: another process may have migrated meanwhile.
+    let found = user_version(&tx).map_err(|e| open_err(&what, e))?;
+    check_known(&what, found)?;
+    let start = usize::try_from(found).unwrap_or(usize::MAX);
+    for (i, script) in MIGRATIONS.iter().enumerate().skip(start) {
+        tx.execute_batch(script)
+            .ctx(&format!("{what}: migration to schema version {}", i + 1))?;
+    }
+    let latest = latest_version();
+    tx.pragma_update(None, "user_version", latest).ctx(&what)?;
+    tx.commit().ctx(&what)?;
+    Ok(latest)
+}
+
+/// The schema version stored in the file.
+pub(crate) fn user_version(conn: &Connection) -> rusqlite::Result<u32> {
+    conn.query_row("PRAGMA user_version", [], |r| r.get(0))
+}
+
+fn check_known(what: &str, found: u32) -> StorageResult<()> {
+    if found > latest_version() {
+        return Err(StorageError::Corrupt {
+            what: what.to_owned(),
+            detail: format!(
+                "schema version {found} is newer than this build of taskhub-sqlite supports \
+                 (version {}); open it with a newer taskhub",
+                latest_version()
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// How errors name the database.
+pub(crate) fn describe(path: &Path) -> String {
+    format!("sqlite database {}", path.display())
+}
+
+/// Errors while opening: "not a database" gets a message that says what to do.
+fn open_err(what: &str, err: rusqlite::Error) -> StorageError {
+    match map_sql(what, err) {
+        StorageError::Corrupt { what, detail } => StorageError::Corrupt {
+            what,
+            detail: format!(
+                "{detail} (the file exists but is not a SQLite database, or it is damaged)"
+            ),
+        },
+        other => other,
+    }
+}

@@ -1,0 +1,206 @@
+//! [`SqliteStore`]: opening the database and routing reads and writes.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use rusqlite::Transaction;
+use taskhub_storage::{Clock, StorageError, StorageResult, TaskHubStore};
+
+use crate::errors::SqlResultExt;
+use crate::options::{Durability, SqliteOptions};
+use crate::reader::ReadPool;
+use crate::schema::{connect, migrate, user_version, Role};
+use crate::writer::{Tx, Writer, WriterSetup, WriterStats};
+
+/// A task hub in one SQLite file (WAL mode). Several processes may open the same file: every
+/// write is a `BEGIN IMMEDIATE` transaction, so they serialize on SQLite's write lock.
+///
+/// Writes go to a dedicated writer thread that group-commits; reads use a small pool of read
+/// connections on Tokio's blocking threads, so the async methods need a Tokio runtime.
+pub struct SqliteStore {
+    writer: Writer,
+    readers: Arc<ReadPool>,
+    path: PathBuf,
+    durability: Durability,
+    schema_version: u32,
+    // Declared last: dropped after the writer thread has closed its connection.
+    _temp: Option<TempFiles>,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore")
+            .field("path", &self.path)
+            .field("durability", &self.durability)
+            .field("schema_version", &self.schema_version)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SqliteStore {
+    /// Opens (creating if missing) the database at `options.path`, migrates its schema, and
+    /// starts the writer thread. Blocks while it waits for locks (up to the busy timeout).
+    ///
+    /// # Errors
+    /// `Corrupt` naming the path if the file is not a SQLite database or its schema is newer
+    /// than this build; `Busy` if another process held the write lock past the busy timeout;
+    /// `Unavailable` for I/O errors.
+    pub fn open(options: SqliteOptions) -> StorageResult<Self> {
+        Self::open_inner(options, None)
+    }
+
+    /// Opens a fresh database in the system temporary directory, deleted when the store is
+    /// dropped. For tests and demos.
+    ///
+    /// # Errors
+    /// As [`open`](Self::open).
+    pub fn open_temp(clock: Arc<dyn Clock>) -> StorageResult<Self> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let name = format!(
+            "taskhub-{}-{}-{nanos}.sqlite",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        let path = std::env::temp_dir().join(name);
+        let temp = TempFiles(path.clone());
+        Self::open_inner(SqliteOptions::new(path).with_clock(clock), Some(temp))
+    }
+
+    fn open_inner(options: SqliteOptions, temp: Option<TempFiles>) -> StorageResult<Self> {
+        let path = options.path.clone();
+        let mut conn = connect(
+            &path,
+            Role::Writer,
+            options.durability,
+            options.busy_timeout,
+        )?;
+        let schema_version = migrate(&mut conn, &path)?;
+        let readers = Arc::new(ReadPool::new(
+            path.clone(),
+            options.busy_timeout,
+            options.read_connections,
+        ));
+        let writer = Writer::start(WriterSetup {
+            conn,
+            clock: options.clock,
+            max_batch: options.max_batch,
+            name: "taskhub-sqlite-writer".into(),
+        })?;
+        Ok(Self {
+            writer,
+            readers,
+            path,
+            durability: options.durability,
+            schema_version,
+            _temp: temp,
+        })
+    }
+
+    /// The database file.
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The durability this store was opened with.
+    #[must_use]
+    pub fn durability(&self) -> Durability {
+        self.durability
+    }
+
+    /// The schema version of the file (after migration).
+    #[must_use]
+    pub fn schema_version(&self) -> u32 {
+        self.schema_version
+    }
+
+    /// How many write requests and transactions the writer has handled: with group commit,
+    /// `transactions` stays below `requests` under concurrent load.
+    #[must_use]
+    pub fn writer_stats(&self) -> WriterStats {
+        self.writer.stats()
+    }
+
+    /// The value of a `PRAGMA` as the writer connection sees it (e.g. `synchronous`:
+    /// 1 = NORMAL, 2 = FULL; `journal_mode`: `wal`).
+    ///
+    /// # Errors
+    /// As any write.
+    pub async fn writer_pragma(&self, name: &str) -> StorageResult<String> {
+        if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(StorageError::InvalidArgument(format!(
+                "{name:?} is not a pragma name"
+            )));
+        }
+        let sql = format!("PRAGMA {name}");
+        self.write(move |tx| {
+            tx.conn
+                .query_row(&sql, [], |r| {
+                    let v: rusqlite::types::Value = r.get(0)?;
+                    Ok(match v {
+                        rusqlite::types::Value::Integer(i) => i.to_string(),
+                        rusqlite::types::Value::Text(t) => t,
+                        other => format!("{other:?}"),
+                    })
+                })
+                .ctx("pragma")
+        })
+        .await
+    }
+
+    /// Reads the schema version from the file now (another process may have migrated it).
+    ///
+    /// # Errors
+    /// As any read.
+    pub async fn stored_schema_version(&self) -> StorageResult<u32> {
+        self.read(|tx| user_version(tx).ctx("schema version")).await
+    }
+
+    /// Runs a write on the writer thread, in the next group-commit batch.
+    pub(crate) async fn write<T, F>(&self, work: F) -> StorageResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Tx<'_>) -> StorageResult<T> + Send + 'static,
+    {
+        self.writer.write(work).await
+    }
+
+    /// Runs a read in one snapshot on a pooled read connection.
+    pub(crate) async fn read<T, F>(&self, work: F) -> StorageResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Transaction<'_>) -> StorageResult<T> + Send + 'static,
+    {
+        self.readers.read(work).await
+    }
+}
+
+impl Drop for SqliteStore {
+    fn drop(&mut self) {
+        self.readers.close();
+    }
+}
+
+impl TaskHubStore for SqliteStore {
+    fn backend_name(&self) -> &'static str {
+        "sqlite"
+    }
+}
+
+/// A temporary database: its file and WAL files are removed on drop.
+struct TempFiles(PathBuf);
+
+impl Drop for TempFiles {
+    fn drop(&mut self) {
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let mut name = self.0.clone().into_os_string();
+            name.push(suffix);
+            let _ = std::fs::remove_file(PathBuf::from(name));
+        }
+    }
+}
