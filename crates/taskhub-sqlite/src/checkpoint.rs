@@ -15,7 +15,7 @@ use crate::codec::etag_out;
 use crate::history::{sentinel, write_in};
 use crate::instances::put_in;
 use crate::partitions::epoch;
-use crate::queues::{check_sizes, delete_in, enqueue_in};
+use crate::queues::{check_messages, delete_in, enqueue_in};
 use crate::store::SqliteStore;
 use crate::writer::Tx;
 
@@ -75,7 +75,7 @@ pub(crate) fn checkpoint_in(
 impl CheckpointStore for SqliteStore {
     async fn checkpoint(&self, request: CheckpointRequest) -> StorageResult<CheckpointOutcome> {
         for out in &request.outbound {
-            check_sizes(out.queue, std::iter::once(&out.message))?;
+            check_messages(out.queue, std::iter::once(&out.message))?;
         }
         self.write(move |tx| checkpoint_in(tx, &request)).await
     }

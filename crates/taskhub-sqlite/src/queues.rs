@@ -20,8 +20,11 @@ use crate::writer::Tx;
 
 const WHAT: &str = "queue messages";
 
-/// Rejects bodies over [`MAX_MESSAGE_BYTES`].
-pub(crate) fn check_sizes<'m>(
+/// The longest delay a message may have (what [`QueueStore::max_delay`] reports).
+pub(crate) const MAX_DELAY: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// Rejects bodies over [`MAX_MESSAGE_BYTES`] and delays over [`MAX_DELAY`].
+pub(crate) fn check_messages<'m>(
     queue: QueueName,
     messages: impl IntoIterator<Item = &'m NewQueueMessage>,
 ) -> StorageResult<()> {
@@ -33,6 +36,12 @@ pub(crate) fn check_sizes<'m>(
                 size: m.body.len(),
                 limit: MAX_MESSAGE_BYTES,
             });
+        }
+        if m.delay > MAX_DELAY {
+            return Err(StorageError::InvalidArgument(format!(
+                "message delay {:?} for {queue} is over the longest delay of {MAX_DELAY:?}",
+                m.delay
+            )));
         }
     }
     Ok(())
@@ -168,7 +177,7 @@ fn expired(queue: QueueName) -> StorageError {
 #[async_trait]
 impl QueueStore for SqliteStore {
     async fn enqueue(&self, queue: QueueName, messages: Vec<NewQueueMessage>) -> StorageResult<()> {
-        check_sizes(queue, &messages)?;
+        check_messages(queue, &messages)?;
         if messages.is_empty() {
             return Ok(());
         }
@@ -246,6 +255,10 @@ impl QueueStore for SqliteStore {
             }
         })
         .await
+    }
+
+    fn max_delay(&self) -> Duration {
+        MAX_DELAY
     }
 
     async fn stats(&self, queue: QueueName) -> StorageResult<QueueStats> {

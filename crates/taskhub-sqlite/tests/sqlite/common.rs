@@ -1,0 +1,127 @@
+//! Helpers shared by the integration tests: temporary directories, clocks, sample rows.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use taskhub_core::{ExecutionId, InstanceId, OrchestrationStatus, Payload, Timestamp};
+use taskhub_sqlite::{SqliteOptions, SqliteStore};
+use taskhub_storage::{InstanceRow, ManualClock};
+
+/// A directory removed (with everything in it) on drop.
+pub struct TestDir(PathBuf);
+
+impl TestDir {
+    /// A fresh, empty directory.
+    pub fn new() -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
+        let dir = std::env::temp_dir().join(format!(
+            "taskhub-sqlite-test-{}-{}-{nanos}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+
+    /// A path inside the directory.
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TestDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A manual clock at a round time.
+pub fn clock() -> ManualClock {
+    ManualClock::new(Timestamp::from_millis(1_700_000_000_000))
+}
+
+/// Opens `path` with a manual clock.
+pub fn open(path: &Path, clock: &ManualClock) -> SqliteStore {
+    SqliteStore::open(SqliteOptions::new(path).with_clock(Arc::new(clock.clone()))).unwrap()
+}
+
+/// An instance ID.
+pub fn iid(s: &str) -> InstanceId {
+    InstanceId::new(s).unwrap()
+}
+
+/// A plain instance row.
+pub fn row(id: &str, name: &str, status: OrchestrationStatus, created_ms: u64) -> InstanceRow {
+    InstanceRow {
+        instance_id: iid(id),
+        name: name.into(),
+        version: None,
+        execution_id: ExecutionId::new("e1").unwrap(),
+        status,
+        input: Payload::null(),
+        output: None,
+        failure: None,
+        custom_status: None,
+        created_at: Timestamp::from_millis(created_ms),
+        updated_at: Timestamp::from_millis(created_ms),
+        completed_at: None,
+        scheduled_start: None,
+        partition: 0,
+        etag: None,
+    }
+}
+
+/// A simple event.
+pub fn event(ms: u64) -> taskhub_core::HistoryEvent {
+    taskhub_core::HistoryEvent::new(
+        Timestamp::from_millis(ms),
+        taskhub_core::EventKind::OrchestratorStarted,
+    )
+}
+
+/// A message with no delay.
+pub fn msg(body: &str) -> taskhub_storage::NewQueueMessage {
+    taskhub_storage::NewQueueMessage {
+        body: body.into(),
+        delay: std::time::Duration::ZERO,
+    }
+}
+
+/// A checkpoint that creates the history of `id` with one event and sends `outbound`.
+pub fn first_checkpoint(id: &str) -> taskhub_storage::CheckpointRequest {
+    taskhub_storage::CheckpointRequest {
+        instance_id: iid(id),
+        fence: None,
+        history: Some(taskhub_storage::HistoryWrite {
+            execution_id: ExecutionId::new("e1").unwrap(),
+            expected: None,
+            new_execution: true,
+            events: vec![event(1)],
+        }),
+        instance: Some((
+            row(id, "Orch", OrchestrationStatus::Running, 1),
+            taskhub_storage::Expect::Absent,
+        )),
+        outbound: Vec::new(),
+        consumed: Vec::new(),
+    }
+}
+
+/// Takes SQLite's write lock on `path` from another connection, releasing it after `for_how_long`.
+pub fn hold_write_lock(
+    path: &std::path::Path,
+    for_how_long: Duration,
+) -> std::thread::JoinHandle<()> {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+    std::thread::spawn(move || {
+        std::thread::sleep(for_how_long);
+        conn.execute_batch("COMMIT").unwrap();
+    })
+}

@@ -1,0 +1,222 @@
+//! Several handles on one file, a busy database, durability settings and group commit.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::common::{clock, first_checkpoint, hold_write_lock, iid, msg, open, TestDir};
+use taskhub_core::ExecutionId;
+use taskhub_sqlite::{Durability, SqliteOptions, SqliteStore};
+use taskhub_storage::{
+    CheckpointStore, ETag, HistoryStore, HistoryWrite, QueueName, QueueStore, StorageError,
+};
+
+const Q: QueueName = QueueName::WorkItems;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_handles_never_deliver_one_message_twice() {
+    let dir = TestDir::new();
+    let path = dir.file("shared.db");
+    let c = clock();
+    let a = Arc::new(open(&path, &c));
+    let b = Arc::new(open(&path, &c));
+    let total = 600;
+    for chunk in (0..total).collect::<Vec<_>>().chunks(100) {
+        let msgs = chunk.iter().map(|i| msg(&format!("m{i}"))).collect();
+        a.enqueue(Q, msgs).await.unwrap();
+    }
+    let mut tasks = Vec::new();
+    for (k, store) in [a.clone(), b.clone(), a.clone(), b.clone()]
+        .into_iter()
+        .enumerate()
+    {
+        tasks.push(tokio::spawn(async move {
+            let mut got = Vec::new();
+            loop {
+                let batch = store
+                    .dequeue(Q, 1 + k * 7 % 32, Duration::from_secs(300))
+                    .await
+                    .unwrap();
+                if batch.is_empty() {
+                    return got;
+                }
+                got.extend(batch.into_iter().map(|d| (d.body, d.receipt)));
+            }
+        }));
+    }
+    let mut seen = HashSet::new();
+    let mut receipts = Vec::new();
+    for t in tasks {
+        for (body, receipt) in t.await.unwrap() {
+            assert!(seen.insert(body.clone()), "{body} was delivered twice");
+            receipts.push(receipt);
+        }
+    }
+    assert_eq!(seen.len(), total);
+    // Either handle can delete what the other dequeued.
+    for (i, r) in receipts.iter().enumerate() {
+        let store = if i % 2 == 0 { &a } else { &b };
+        store.delete(Q, r).await.unwrap();
+    }
+    assert_eq!(b.stats(Q).await.unwrap().length, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_handles_cannot_both_commit_from_the_same_history() {
+    let dir = TestDir::new();
+    let path = dir.file("shared.db");
+    let c = clock();
+    let a = Arc::new(open(&path, &c));
+    let b = Arc::new(open(&path, &c));
+    a.checkpoint(first_checkpoint("i")).await.unwrap();
+    let loaded = b.load_history(&iid("i")).await.unwrap().unwrap();
+    let make = |n: u64| taskhub_storage::CheckpointRequest {
+        history: Some(HistoryWrite {
+            execution_id: ExecutionId::new("e1").unwrap(),
+            expected: Some(loaded.etag.clone()),
+            new_execution: false,
+            events: vec![crate::common::event(n)],
+        }),
+        instance: None,
+        ..first_checkpoint("i")
+    };
+    let (ra, rb) = tokio::join!(a.checkpoint(make(2)), b.checkpoint(make(3)));
+    assert!(
+        ra.is_ok() != rb.is_ok(),
+        "exactly one must commit: {ra:?} {rb:?}"
+    );
+    let err = ra.err().or(rb.err()).unwrap();
+    assert!(matches!(err, StorageError::Conflict { .. }), "{err}");
+    assert_eq!(
+        a.load_history(&iid("i"))
+            .await
+            .unwrap()
+            .unwrap()
+            .events
+            .len(),
+        2
+    );
+}
+
+#[tokio::test]
+async fn a_busy_database_waits_instead_of_failing() {
+    let dir = TestDir::new();
+    let path = dir.file("busy.db");
+    let store = open(&path, &clock());
+    let holder = hold_write_lock(&path, Duration::from_millis(300));
+    let started = Instant::now();
+    store.enqueue(Q, vec![msg("waited")]).await.unwrap();
+    assert!(started.elapsed() >= Duration::from_millis(250));
+    // Reads never wait for the writer (WAL).
+    let holder2 = hold_write_lock(&path, Duration::from_millis(300));
+    assert_eq!(store.stats(Q).await.unwrap().length, 1);
+    holder.join().unwrap();
+    holder2.join().unwrap();
+}
+
+#[tokio::test]
+async fn a_lock_held_past_the_busy_timeout_is_a_retryable_busy() {
+    let dir = TestDir::new();
+    let path = dir.file("busy.db");
+    let store = SqliteStore::open(
+        SqliteOptions::new(&path)
+            .with_clock(Arc::new(clock()))
+            .with_busy_timeout(Duration::from_millis(50)),
+    )
+    .unwrap();
+    let holder = hold_write_lock(&path, Duration::from_millis(600));
+    let err = store.enqueue(Q, vec![msg("x")]).await.unwrap_err();
+    assert!(matches!(err, StorageError::Busy { .. }), "{err}");
+    assert!(err.is_retryable());
+    holder.join().unwrap();
+    store.enqueue(Q, vec![msg("x")]).await.unwrap();
+    assert_eq!(store.stats(Q).await.unwrap().length, 1);
+}
+
+#[tokio::test]
+async fn durability_sets_synchronous() {
+    let dir = TestDir::new();
+    for (durability, expected) in [(Durability::Normal, "1"), (Durability::Full, "2")] {
+        let store = SqliteStore::open(
+            SqliteOptions::new(dir.file(&format!("{durability:?}.db"))).with_durability(durability),
+        )
+        .unwrap();
+        assert_eq!(store.durability(), durability);
+        assert_eq!(store.writer_pragma("synchronous").await.unwrap(), expected);
+        assert_eq!(store.writer_pragma("journal_mode").await.unwrap(), "wal");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_checkpoints_are_group_committed() {
+    let dir = TestDir::new();
+    let store = Arc::new(
+        SqliteStore::open(
+            SqliteOptions::new(dir.file("group.db"))
+                .with_durability(Durability::Full)
+                .with_clock(Arc::new(clock())),
+        )
+        .unwrap(),
+    );
+    let before = store.writer_stats();
+    let n = 200;
+    let tasks: Vec<_> = (0..n)
+        .map(|i| {
+            let store = Arc::clone(&store);
+            tokio::spawn(async move { store.checkpoint(first_checkpoint(&format!("g{i}"))).await })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap().unwrap();
+    }
+    let after = store.writer_stats();
+    let requests = after.requests - before.requests;
+    let transactions = after.transactions - before.transactions;
+    assert_eq!(requests, n);
+    assert!(
+        transactions < requests,
+        "{transactions} transactions for {requests} requests"
+    );
+    for i in [0, 99, 199] {
+        assert!(store
+            .load_history(&iid(&format!("g{i}")))
+            .await
+            .unwrap()
+            .is_some());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_failing_request_in_a_batch_fails_alone() {
+    let dir = TestDir::new();
+    let store = Arc::new(open(&dir.file("batch.db"), &clock()));
+    // Every odd request names an ETag that cannot match: it fails, its neighbours commit.
+    let tasks: Vec<_> = (0..100)
+        .map(|i| {
+            let store = Arc::clone(&store);
+            tokio::spawn(async move {
+                let mut req = first_checkpoint(&format!("b{i}"));
+                if i % 2 == 1 {
+                    if let Some(h) = req.history.as_mut() {
+                        h.expected = Some(ETag("no-such-etag".into()));
+                    }
+                }
+                (i, store.checkpoint(req).await)
+            })
+        })
+        .collect();
+    for t in tasks {
+        let (i, result) = t.await.unwrap();
+        let stored = store.load_history(&iid(&format!("b{i}"))).await.unwrap();
+        if i % 2 == 1 {
+            assert!(
+                matches!(result, Err(StorageError::Conflict { .. })),
+                "{result:?}"
+            );
+            assert!(stored.is_none());
+        } else {
+            result.unwrap();
+            assert!(stored.is_some());
+        }
+    }
+}

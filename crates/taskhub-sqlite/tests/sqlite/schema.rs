@@ -1,0 +1,158 @@
+//! Schema versioning on open: migrations, a newer schema, a file that is not a database.
+
+use std::sync::Arc;
+
+use crate::common::{clock, open, TestDir};
+use taskhub_core::Timestamp;
+use taskhub_sqlite::schema::{latest_version, MIGRATIONS};
+use taskhub_sqlite::{SqliteOptions, SqliteStore};
+use taskhub_storage::{PartitionStore, StorageError};
+
+#[tokio::test]
+async fn a_new_file_is_migrated_to_the_latest_version() {
+    let dir = TestDir::new();
+    let store = open(&dir.file("hub.db"), &clock());
+    assert_eq!(latest_version() as usize, MIGRATIONS.len());
+    assert_eq!(store.schema_version(), latest_version());
+    assert_eq!(
+        store.stored_schema_version().await.unwrap(),
+        latest_version()
+    );
+    assert_eq!(store.writer_pragma("journal_mode").await.unwrap(), "wal");
+}
+
+#[tokio::test]
+async fn reopening_keeps_data_and_does_not_migrate_again() {
+    let dir = TestDir::new();
+    let path = dir.file("hub.db");
+    let c = clock();
+    {
+        let store = open(&path, &c);
+        store
+            .create_hub(4, Timestamp::from_millis(7))
+            .await
+            .unwrap();
+    }
+    let store = open(&path, &c);
+    let info = store.hub_info().await.unwrap().unwrap();
+    assert_eq!(info.partition_count, 4);
+    assert_eq!(info.created_at, Timestamp::from_millis(7));
+    assert_eq!(store.list_partitions().await.unwrap().len(), 4);
+}
+
+#[tokio::test]
+async fn an_older_schema_is_upgraded_in_one_transaction() {
+    // A file at version 0 that already has an unrelated table: migration adds ours and sets
+    // the version, keeping what was there.
+    let dir = TestDir::new();
+    let path = dir.file("hub.db");
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch("CREATE TABLE other (x INTEGER); INSERT INTO other VALUES (1);")
+            .unwrap();
+    }
+    let store = open(&path, &clock());
+    assert_eq!(store.schema_version(), latest_version());
+    drop(store);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let x: i64 = conn
+        .query_row("SELECT x FROM other", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(x, 1);
+    let v: u32 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(v, latest_version());
+}
+
+#[test]
+fn a_failed_migration_leaves_the_file_at_its_old_version() {
+    // A table named like one of ours makes the migration fail half way: nothing of it stays.
+    let dir = TestDir::new();
+    let path = dir.file("hub.db");
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch("CREATE TABLE instances (x INTEGER);")
+            .unwrap();
+    }
+    let err = SqliteStore::open(SqliteOptions::new(&path)).unwrap_err();
+    assert!(err.to_string().contains("migration"), "{err}");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let v: u32 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(v, 0);
+    let hub_tables: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE name = 'hub'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(
+        hub_tables, 0,
+        "the migration's first tables were rolled back"
+    );
+}
+
+#[test]
+fn a_newer_schema_is_refused_clearly() {
+    let dir = TestDir::new();
+    let path = dir.file("hub.db");
+    drop(open(&path, &clock()));
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.pragma_update(None, "user_version", latest_version() + 1)
+            .unwrap();
+    }
+    let err = SqliteStore::open(SqliteOptions::new(&path)).unwrap_err();
+    match &err {
+        StorageError::Corrupt { what, detail } => {
+            assert!(what.contains(&path.display().to_string()), "{err}");
+            assert!(detail.contains("newer"), "{err}");
+        }
+        other => panic!("expected Corrupt, got {other:?}"),
+    }
+    assert!(!err.is_retryable());
+}
+
+#[test]
+fn a_file_of_random_bytes_is_corrupt_and_named() {
+    let dir = TestDir::new();
+    let path = dir.file("not-a-db.sqlite");
+    let bytes: Vec<u8> = (0..8192u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    std::fs::write(&path, bytes).unwrap();
+    let err = SqliteStore::open(SqliteOptions::new(&path)).unwrap_err();
+    match &err {
+        StorageError::Corrupt { what, detail } => {
+            assert!(what.contains("not-a-db.sqlite"), "{err}");
+            assert!(detail.contains("not a SQLite database"), "{err}");
+        }
+        other => panic!("expected Corrupt, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_missing_directory_is_a_clear_error() {
+    let dir = TestDir::new();
+    let path = dir.file("no/such/dir/hub.db");
+    let err = SqliteStore::open(SqliteOptions::new(&path)).unwrap_err();
+    assert!(err.to_string().contains("hub.db"), "{err}");
+}
+
+#[test]
+fn two_stores_opening_a_new_file_at_once_both_succeed() {
+    let dir = TestDir::new();
+    let path = Arc::new(dir.file("hub.db"));
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let path = Arc::clone(&path);
+            std::thread::spawn(move || SqliteStore::open(SqliteOptions::new(&*path)).map(drop))
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap().unwrap();
+    }
+}
