@@ -5,7 +5,9 @@ use async_trait::async_trait;
 use rusqlite::{params, Connection, OptionalExtension, Row};
 use taskhub_storage::{DeadLetter, DeadLetterStore, StorageError, StorageResult};
 
-use crate::codec::{queue_from_sql, queue_to_sql, ts_from_sql, ts_to_sql, u32_from_sql};
+use crate::codec::{
+    check_queue, queue_from_sql, queue_to_sql, ts_from_sql, ts_to_sql, u32_from_sql,
+};
 use crate::errors::SqlResultExt;
 use crate::store::SqliteStore;
 
@@ -57,6 +59,7 @@ fn list(conn: &Connection, after: i64, limit: usize) -> StorageResult<Vec<DeadLe
 #[async_trait]
 impl DeadLetterStore for SqliteStore {
     async fn add_dead_letter(&self, letter: DeadLetter) -> StorageResult<String> {
+        check_queue(letter.queue)?;
         self.write(move |tx| {
             tx.conn
                 .prepare_cached(

@@ -201,6 +201,7 @@ impl QueueStore for SqliteStore {
     }
 
     async fn delete(&self, queue: QueueName, receipt: &Receipt) -> StorageResult<()> {
+        check_queue(queue)?;
         let receipt = receipt.clone();
         self.write(move |tx| {
             if delete_in(tx, queue, &receipt)? {
@@ -218,6 +219,7 @@ impl QueueStore for SqliteStore {
         receipt: &Receipt,
         delay: Duration,
     ) -> StorageResult<()> {
+        check_queue(queue)?;
         let receipt = receipt.clone();
         self.write(move |tx| {
             if set_visibility(tx, queue, &receipt, after(tx.now(), delay), None)? {
@@ -235,6 +237,7 @@ impl QueueStore for SqliteStore {
         receipt: &Receipt,
         visibility: Duration,
     ) -> StorageResult<Receipt> {
+        check_queue(queue)?;
         let receipt = receipt.clone();
         self.write(move |tx| {
             let token = tx.next_version();

@@ -6,9 +6,9 @@
 //! new file migrate it once), and refuses a database whose version is newer than this build.
 
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+use rusqlite::{Connection, OpenFlags};
 use taskhub_storage::{StorageError, StorageResult};
 
 use crate::errors::{map_sql, SqlResultExt};
@@ -142,9 +142,10 @@ pub(crate) fn connect(
     conn.busy_timeout(busy_timeout)
         .map_err(|e| open_err(&what, e))?;
     // The first statement that reads the file: random bytes fail here with NOTADB.
-    let mode: String = conn
-        .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
-        .map_err(|e| open_err(&what, e))?;
+    let mode: String = retry_busy(busy_timeout, || {
+        conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+    })
+    .map_err(|e| open_err(&what, e))?;
     if !mode.eq_ignore_ascii_case("wal") {
         return Err(StorageError::Unavailable(format!(
             "{what}: could not switch to WAL mode (journal_mode is {mode})"
@@ -160,28 +161,65 @@ pub(crate) fn connect(
     Ok(conn)
 }
 
+/// Retries `f` while SQLite answers `BUSY` without waiting, until `timeout` has passed.
+///
+/// SQLite skips the busy handler where waiting could deadlock (two connections switching a
+/// new file to WAL at once, or upgrading a read lock), so opening needs its own retry.
+fn retry_busy<T>(
+    timeout: Duration,
+    mut f: impl FnMut() -> rusqlite::Result<T>,
+) -> rusqlite::Result<T> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        match f() {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if matches!(
+                    e.code,
+                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                ) && Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            other => return other,
+        }
+    }
+}
+
 /// Brings the schema to [`latest_version`], in one transaction.
-pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> StorageResult<u32> {
+pub(crate) fn migrate(
+    conn: &Connection,
+    path: &Path,
+    busy_timeout: Duration,
+) -> StorageResult<u32> {
     let what = describe(path);
-    let found = user_version(conn).map_err(|e| open_err(&what, e))?;
+    let found = retry_busy(busy_timeout, || user_version(conn)).map_err(|e| open_err(&what, e))?;
     check_known(&what, found)?;
     if found == latest_version() {
         return Ok(found);
     }
-    let tx = conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
+    retry_busy(busy_timeout, || conn.execute_batch("BEGIN IMMEDIATE"))
         .map_err(|e| open_err(&what, e))?;
+    let result = apply_migrations(conn, &what);
+    if result.is_err() && !conn.is_autocommit() {
+        let _ = conn.execute_batch("ROLLBACK");
+    }
+    result
+}
+
+/// The body of the migration transaction (`BEGIN IMMEDIATE` is open): applies the missing
+/// scripts, sets the version and commits.
+fn apply_migrations(conn: &Connection, what: &str) -> StorageResult<u32> {
     // Re-read under the write lock: another process may have migrated meanwhile.
-    let found = user_version(&tx).map_err(|e| open_err(&what, e))?;
-    check_known(&what, found)?;
+    let found = user_version(conn).map_err(|e| open_err(what, e))?;
+    check_known(what, found)?;
     let start = usize::try_from(found).unwrap_or(usize::MAX);
     for (i, script) in MIGRATIONS.iter().enumerate().skip(start) {
-        tx.execute_batch(script)
+        conn.execute_batch(script)
             .ctx(&format!("{what}: migration to schema version {}", i + 1))?;
     }
     let latest = latest_version();
-    tx.pragma_update(None, "user_version", latest).ctx(&what)?;
-    tx.commit().ctx(&what)?;
+    conn.pragma_update(None, "user_version", latest).ctx(what)?;
+    conn.execute_batch("COMMIT").ctx(what)?;
     Ok(latest)
 }
 

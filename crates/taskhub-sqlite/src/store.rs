@@ -73,13 +73,13 @@ impl SqliteStore {
 
     fn open_inner(options: SqliteOptions, temp: Option<TempFiles>) -> StorageResult<Self> {
         let path = options.path.clone();
-        let mut conn = connect(
+        let conn = connect(
             &path,
             Role::Writer,
             options.durability,
             options.busy_timeout,
         )?;
-        let schema_version = migrate(&mut conn, &path)?;
+        let schema_version = migrate(&conn, &path, options.busy_timeout)?;
         let readers = Arc::new(ReadPool::new(
             path.clone(),
             options.busy_timeout,

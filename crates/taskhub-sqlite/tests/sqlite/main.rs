@@ -12,4 +12,5 @@ mod checkpoints;
 mod concurrency;
 mod queues;
 mod schema;
+mod tables;
 mod throughput;
