@@ -152,6 +152,12 @@ impl OrchestrationSession {
         lock(&self.state).name.clone()
     }
 
+    /// The orchestration version this execution runs, if one was requested.
+    #[must_use]
+    pub fn version(&self) -> Option<String> {
+        lock(&self.state).version.clone()
+    }
+
     /// The execution's input.
     #[must_use]
     pub fn input(&self) -> &Payload {

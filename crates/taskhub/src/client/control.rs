@@ -1,0 +1,136 @@
+//! Raising events, terminating, suspending and resuming instances.
+
+use serde::Serialize;
+use taskhub_core::{EventKind, InstanceId, Message, OrchestrationStatus, Payload};
+use taskhub_storage::{InstanceRow, QueueName};
+
+use super::TaskHubClient;
+use crate::error::TaskhubError;
+
+impl TaskHubClient {
+    async fn existing(&self, instance_id: &InstanceId) -> Result<InstanceRow, TaskhubError> {
+        self.hub
+            .store()
+            .get_instance(instance_id)
+            .await?
+            .ok_or_else(|| TaskhubError::NotFound(instance_id.clone()))
+    }
+
+    async fn send_to(&self, row: &InstanceRow, event: EventKind) -> Result<(), TaskhubError> {
+        let mut m = Message::from_client(row.instance_id.clone(), event, self.hub.clock().now());
+        m.target_partition = Some(row.partition);
+        self.hub.send(QueueName::Control(row.partition), &m).await?;
+        Ok(())
+    }
+
+    /// Raises an external event on an instance. Events raised before the orchestration waits
+    /// for them are buffered.
+    ///
+    /// # Errors
+    /// `NotFound` for an unknown instance, `WrongStatus` for a finished one.
+    pub async fn raise_event<T: Serialize + ?Sized>(
+        &self,
+        instance_id: &InstanceId,
+        name: &str,
+        data: &T,
+    ) -> Result<(), TaskhubError> {
+        let input = Payload::to_payload(data, &format!("data of event '{name}'"))?;
+        let row = self.existing(instance_id).await?;
+        if row.status.is_terminal() {
+            return Err(TaskhubError::WrongStatus {
+                instance_id: instance_id.clone(),
+                status: row.status,
+                operation: "raise an event",
+            });
+        }
+        self.send_to(
+            &row,
+            EventKind::EventRaised {
+                name: name.to_owned(),
+                input,
+            },
+        )
+        .await
+    }
+
+    /// Terminates an active instance.
+    ///
+    /// # Errors
+    /// `NotFound`, or `WrongStatus` if it already finished.
+    pub async fn terminate(
+        &self,
+        instance_id: &InstanceId,
+        reason: &str,
+    ) -> Result<(), TaskhubError> {
+        let row = self.existing(instance_id).await?;
+        if row.status.is_terminal() {
+            return Err(TaskhubError::WrongStatus {
+                instance_id: instance_id.clone(),
+                status: row.status,
+                operation: "terminate",
+            });
+        }
+        self.send_to(
+            &row,
+            EventKind::ExecutionTerminated {
+                reason: reason.to_owned(),
+            },
+        )
+        .await
+    }
+
+    /// Suspends a running instance: messages are kept until it is resumed.
+    ///
+    /// # Errors
+    /// `NotFound`, or `WrongStatus` unless it is Pending or Running.
+    pub async fn suspend(
+        &self,
+        instance_id: &InstanceId,
+        reason: Option<&str>,
+    ) -> Result<(), TaskhubError> {
+        let row = self.existing(instance_id).await?;
+        if !matches!(
+            row.status,
+            OrchestrationStatus::Pending | OrchestrationStatus::Running
+        ) {
+            return Err(TaskhubError::WrongStatus {
+                instance_id: instance_id.clone(),
+                status: row.status,
+                operation: "suspend",
+            });
+        }
+        self.send_to(
+            &row,
+            EventKind::ExecutionSuspended {
+                reason: reason.map(str::to_owned),
+            },
+        )
+        .await
+    }
+
+    /// Resumes a suspended instance.
+    ///
+    /// # Errors
+    /// `NotFound`, or `WrongStatus` if it is finished.
+    pub async fn resume(
+        &self,
+        instance_id: &InstanceId,
+        reason: Option<&str>,
+    ) -> Result<(), TaskhubError> {
+        let row = self.existing(instance_id).await?;
+        if row.status.is_terminal() {
+            return Err(TaskhubError::WrongStatus {
+                instance_id: instance_id.clone(),
+                status: row.status,
+                operation: "resume",
+            });
+        }
+        self.send_to(
+            &row,
+            EventKind::ExecutionResumed {
+                reason: reason.map(str::to_owned),
+            },
+        )
+        .await
+    }
+}

@@ -1,0 +1,63 @@
+//! The error type of the runtime and client.
+
+use taskhub_core::{CoreError, InstanceId, OrchestrationStatus};
+use taskhub_storage::StorageError;
+
+/// What can go wrong when using a task hub.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TaskhubError {
+    /// A storage operation failed.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// Bad input: an invalid instance ID, an unserializable payload, ...
+    #[error(transparent)]
+    Invalid(#[from] CoreError),
+    /// A start was refused by the instance-ID reuse policy.
+    #[error("instance '{instance_id}' already exists with status {status}")]
+    AlreadyExists {
+        /// The instance.
+        instance_id: InstanceId,
+        /// Its current status.
+        status: OrchestrationStatus,
+    },
+    /// The instance does not exist.
+    #[error("instance '{0}' not found")]
+    NotFound(InstanceId),
+    /// The operation does not apply to the instance in its current status.
+    #[error("instance '{instance_id}' is {status}: cannot {operation}")]
+    WrongStatus {
+        /// The instance.
+        instance_id: InstanceId,
+        /// Its status.
+        status: OrchestrationStatus,
+        /// What was attempted.
+        operation: &'static str,
+    },
+    /// A wait ran out of time.
+    #[error("timed out after {0:?} waiting for instance '{1}'")]
+    Timeout(std::time::Duration, InstanceId),
+    /// A setting is out of range or malformed.
+    #[error("invalid setting {name}: {reason}")]
+    InvalidSetting {
+        /// The setting (or file) name.
+        name: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The worker is shutting down or stopped.
+    #[error("the worker has stopped")]
+    Stopped,
+}
+
+impl TaskhubError {
+    /// True if retrying the same call may succeed.
+    #[must_use]
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Self::Storage(e) => e.is_retryable(),
+            Self::Timeout(..) => true,
+            _ => false,
+        }
+    }
+}

@@ -1,0 +1,143 @@
+//! A task hub: a store, a clock, settings and this process's wake-up signals.
+
+use std::sync::Arc;
+
+use taskhub_core::{InstanceId, Message};
+use taskhub_storage::{Clock, NewQueueMessage, QueueName, StorageError, SystemClock, TaskHubStore};
+
+use crate::client::TaskHubClient;
+use crate::codec;
+use crate::error::TaskhubError;
+use crate::settings::Settings;
+use crate::signals::Signals;
+
+pub(crate) struct HubInner {
+    pub store: Arc<dyn TaskHubStore>,
+    pub clock: Arc<dyn Clock>,
+    pub settings: Settings,
+    pub signals: Signals,
+    pub partition_count: std::sync::atomic::AtomicU32,
+}
+
+/// One task hub, opened on a backend. Cheap to clone; clients and workers made from the same
+/// `TaskHub` share in-process wake-ups.
+#[derive(Clone)]
+pub struct TaskHub {
+    pub(crate) inner: Arc<HubInner>,
+}
+
+impl std::fmt::Debug for TaskHub {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskHub")
+            .field("backend", &self.inner.store.backend_name())
+            .finish_non_exhaustive()
+    }
+}
+
+impl TaskHub {
+    /// Opens (creating if needed) the task hub on `store` with the system clock.
+    ///
+    /// # Errors
+    /// Invalid settings, or a storage error.
+    pub async fn open(
+        store: Arc<dyn TaskHubStore>,
+        settings: Settings,
+    ) -> Result<Self, TaskhubError> {
+        Self::open_with_clock(store, settings, Arc::new(SystemClock::new())).await
+    }
+
+    /// Opens the task hub with an explicit clock (tests use a manual clock).
+    ///
+    /// # Errors
+    /// Invalid settings, or a storage error.
+    pub async fn open_with_clock(
+        store: Arc<dyn TaskHubStore>,
+        settings: Settings,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Self, TaskhubError> {
+        settings.validate()?;
+        let info = store
+            .create_hub(settings.partition_count, clock.now())
+            .await?;
+        Ok(Self {
+            inner: Arc::new(HubInner {
+                store,
+                clock,
+                settings,
+                signals: Signals::new(),
+                partition_count: std::sync::atomic::AtomicU32::new(info.partition_count),
+            }),
+        })
+    }
+
+    /// A client for starting and managing instances.
+    #[must_use]
+    pub fn client(&self) -> TaskHubClient {
+        TaskHubClient::new(self.clone())
+    }
+
+    /// The settings the hub was opened with.
+    #[must_use]
+    pub fn settings(&self) -> &Settings {
+        &self.inner.settings
+    }
+
+    /// The backend.
+    #[must_use]
+    pub fn store(&self) -> &Arc<dyn TaskHubStore> {
+        &self.inner.store
+    }
+
+    /// The clock.
+    #[must_use]
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.inner.clock
+    }
+
+    /// The partition count for new instances (as stored in the hub).
+    #[must_use]
+    pub fn partition_count(&self) -> u32 {
+        self.inner
+            .partition_count
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The partition of an existing instance (from its row), or where a new one would go.
+    pub(crate) async fn partition_of(&self, instance: &InstanceId) -> Result<u32, StorageError> {
+        Ok(match self.inner.store.get_instance(instance).await? {
+            Some(row) => row.partition,
+            None => instance.partition(self.partition_count()),
+        })
+    }
+
+    /// Encodes a message for a queue (large bodies go to the payload store).
+    pub(crate) async fn encode(&self, message: &Message) -> Result<String, StorageError> {
+        codec::encode(
+            self.inner.store.as_ref(),
+            message,
+            self.inner.settings.large_payload_threshold,
+        )
+        .await
+    }
+
+    /// Sends one message now, waking this process's poller of that queue.
+    pub(crate) async fn send(
+        &self,
+        queue: QueueName,
+        message: &Message,
+    ) -> Result<(), StorageError> {
+        let body = self.encode(message).await?;
+        self.inner
+            .store
+            .enqueue(
+                queue,
+                vec![NewQueueMessage {
+                    body,
+                    delay: std::time::Duration::ZERO,
+                }],
+            )
+            .await?;
+        self.inner.signals.enqueued(queue);
+        Ok(())
+    }
+}

@@ -1,0 +1,25 @@
+//! Taskhub: durable orchestrations for Rust.
+//!
+//! This crate is what users depend on. It re-exports the programming model of
+//! [`taskhub_core`] and adds the worker runtime and the client:
+//!
+//! * [`TaskHub`]: a task hub opened on a storage backend (SQLite by default, or memory for tests);
+//! * [`Worker`]: runs registered orchestrations and activities;
+//! * [`TaskHubClient`]: starts, queries and controls instances.
+
+pub mod client;
+mod codec;
+pub mod error;
+pub mod hub;
+pub mod settings;
+mod signals;
+pub mod worker;
+
+pub use client::{InstanceStatus, ReusePolicy, StartOptions, StatusOptions, TaskHubClient};
+pub use error::TaskhubError;
+pub use hub::TaskHub;
+pub use settings::{Durability, Settings};
+pub use signals::InstanceChanged;
+pub use taskhub_core::*;
+pub use taskhub_storage::{InstancePage, InstanceQuery, InstanceRow};
+pub use worker::{Worker, WorkerHandle, WorkerStats};

@@ -1,0 +1,373 @@
+//! Runtime settings (DESIGN §6). Names follow the Durable Functions `host.json` ones in snake
+//! case. Read from `taskhub.toml`, overridden by `TASKHUB_*` environment variables.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::error::TaskhubError;
+
+/// SQLite durability: `normal` (default; WAL with fsync at checkpoints) or `full` (fsync per commit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Durability {
+    /// Fast; a power loss may lose the last commits, never corrupt the store.
+    #[default]
+    Normal,
+    /// Every commit is fsynced.
+    Full,
+}
+
+/// Every knob of the runtime, with the defaults documented per field.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// Partitions (control queues) for new instances, 1 to 16. Default 4.
+    pub partition_count: u32,
+    /// Messages fetched per control-queue poll, 1 to 32. Default 32.
+    pub control_queue_batch_size: usize,
+    /// Most control-queue messages buffered in memory per worker. Default 64.
+    pub control_queue_buffer_threshold: usize,
+    /// Most orchestration turns run at once per worker. Default 100.
+    pub max_concurrent_orchestrations: usize,
+    /// Most activities run at once per worker. Default 100.
+    pub max_concurrent_activities: usize,
+    /// Keep orchestrations in memory between turns. Default true.
+    pub extended_sessions_enabled: bool,
+    /// How long an idle extended session stays in memory. Default 30 s.
+    pub extended_session_idle_timeout: Duration,
+    /// How long a partition lease lasts without renewal. Default 30 s.
+    pub lease_interval: Duration,
+    /// How often owned leases are renewed. Default 10 s.
+    pub lease_renew_interval: Duration,
+    /// How often a worker looks for leases to take. Default 10 s.
+    pub lease_acquire_interval: Duration,
+    /// The longest idle poll back-off. Default 30 s.
+    pub max_queue_polling_interval: Duration,
+    /// Deliveries after which a message goes to the dead-letter store. Default 5.
+    pub max_dequeue_count: u32,
+    /// Messages larger than this (bytes) keep their body in the large-payload store. Default 45,000.
+    pub large_payload_threshold: usize,
+    /// Visibility timeout of dequeued control-queue messages. Default 5 min.
+    pub control_queue_visibility_timeout: Duration,
+    /// Visibility timeout of dequeued work items (renewed while the activity runs). Default 5 min.
+    pub work_item_visibility_timeout: Duration,
+    /// How long a graceful shutdown waits for in-flight work. Default 30 s.
+    pub shutdown_timeout: Duration,
+    /// SQLite durability. Default `normal`.
+    pub durability: Durability,
+    /// This worker's name in lease rows. Default `<hostname>-<pid>`.
+    pub worker_id: String,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            partition_count: 4,
+            control_queue_batch_size: 32,
+            control_queue_buffer_threshold: 64,
+            max_concurrent_orchestrations: 100,
+            max_concurrent_activities: 100,
+            extended_sessions_enabled: true,
+            extended_session_idle_timeout: Duration::from_secs(30),
+            lease_interval: Duration::from_secs(30),
+            lease_renew_interval: Duration::from_secs(10),
+            lease_acquire_interval: Duration::from_secs(10),
+            max_queue_polling_interval: Duration::from_secs(30),
+            max_dequeue_count: 5,
+            large_payload_threshold: 45_000,
+            control_queue_visibility_timeout: Duration::from_secs(300),
+            work_item_visibility_timeout: Duration::from_secs(300),
+            shutdown_timeout: Duration::from_secs(30),
+            durability: Durability::Normal,
+            worker_id: default_worker_id(),
+        }
+    }
+}
+
+fn default_worker_id() -> String {
+    let host = std::env::var("HOSTNAME")
+        .ok()
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "worker".to_owned());
+    format!("{host}-{}", std::process::id())
+}
+
+impl Settings {
+    /// Checks every value's range.
+    ///
+    /// # Errors
+    /// [`TaskhubError::InvalidSetting`] naming the setting and the allowed range.
+    pub fn validate(&self) -> Result<(), TaskhubError> {
+        let bad = |name: &str, why: &str| {
+            Err(TaskhubError::InvalidSetting {
+                name: name.to_owned(),
+                reason: why.to_owned(),
+            })
+        };
+        if !(1..=16).contains(&self.partition_count) {
+            return bad("partition_count", "must be 1 to 16");
+        }
+        if !(1..=32).contains(&self.control_queue_batch_size) {
+            return bad("control_queue_batch_size", "must be 1 to 32");
+        }
+        if self.control_queue_buffer_threshold < self.control_queue_batch_size {
+            return bad(
+                "control_queue_buffer_threshold",
+                "must be at least control_queue_batch_size",
+            );
+        }
+        if self.max_concurrent_orchestrations == 0 {
+            return bad("max_concurrent_orchestrations", "must be at least 1");
+        }
+        if self.max_concurrent_activities == 0 {
+            return bad("max_concurrent_activities", "must be at least 1");
+        }
+        if self.max_dequeue_count == 0 {
+            return bad("max_dequeue_count", "must be at least 1");
+        }
+        if self.large_payload_threshold == 0 || self.large_payload_threshold > 60_000 {
+            return bad(
+                "large_payload_threshold",
+                "must be 1 to 60000 bytes (queue messages are at most 64 KB)",
+            );
+        }
+        if self.lease_renew_interval >= self.lease_interval {
+            return bad(
+                "lease_renew_interval",
+                "must be shorter than lease_interval",
+            );
+        }
+        if self.max_queue_polling_interval.is_zero() {
+            return bad("max_queue_polling_interval", "must be greater than zero");
+        }
+        if self.worker_id.is_empty() {
+            return bad("worker_id", "must not be empty");
+        }
+        Ok(())
+    }
+
+    /// Defaults, then `path` if it exists, then `TASKHUB_*` variables from `env`.
+    ///
+    /// # Errors
+    /// A clear error for an unreadable file, an unknown key, or a value of the wrong type.
+    pub fn load(path: Option<&Path>, env: &HashMap<String, String>) -> Result<Self, TaskhubError> {
+        let mut s = Self::default();
+        if let Some(path) = path {
+            if path.exists() {
+                let text =
+                    std::fs::read_to_string(path).map_err(|e| TaskhubError::InvalidSetting {
+                        name: path.display().to_string(),
+                        reason: format!("cannot read: {e}"),
+                    })?;
+                let table: toml::Table =
+                    text.parse()
+                        .map_err(|e: toml::de::Error| TaskhubError::InvalidSetting {
+                            name: path.display().to_string(),
+                            reason: e.message().to_owned(),
+                        })?;
+                for (key, value) in table {
+                    let text = match value {
+                        toml::Value::String(v) => v,
+                        toml::Value::Integer(i) => i.to_string(),
+                        toml::Value::Float(f) => f.to_string(),
+                        toml::Value::Boolean(b) => b.to_string(),
+                        _ => {
+                            return Err(TaskhubError::InvalidSetting {
+                                name: key,
+                                reason: "expected a string, number or boolean".to_owned(),
+                            })
+                        }
+                    };
+                    s.set(&key, &text)?;
+                }
+            }
+        }
+        let mut vars: Vec<(&String, &String)> = env
+            .iter()
+            .filter(|(k, _)| k.starts_with("TASKHUB_"))
+            .collect();
+        vars.sort();
+        for (key, value) in vars {
+            let name = key.trim_start_matches("TASKHUB_").to_lowercase();
+            if KNOWN.contains(&name.as_str()) {
+                s.set(&name, value)?;
+            }
+        }
+        s.validate()?;
+        Ok(s)
+    }
+
+    /// Sets one setting from its text form (as in `taskhub.toml`, an environment variable or a
+    /// CLI flag). Durations accept seconds (`30`, `0.5`) or a unit (`500ms`, `30s`, `5m`, `1h`).
+    ///
+    /// # Errors
+    /// [`TaskhubError::InvalidSetting`] for an unknown name or a malformed value.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<(), TaskhubError> {
+        let err = |why: String| TaskhubError::InvalidSetting {
+            name: name.to_owned(),
+            reason: why,
+        };
+        let int = |v: &str| {
+            v.trim()
+                .parse::<u64>()
+                .map_err(|e| err(format!("expected a whole number, got {v:?}: {e}")))
+        };
+        let size =
+            |v: &str| int(v).and_then(|n| usize::try_from(n).map_err(|e| err(e.to_string())));
+        let boolean = |v: &str| match v.trim().to_ascii_lowercase().as_str() {
+            "true" | "1" | "yes" | "on" => Ok(true),
+            "false" | "0" | "no" | "off" => Ok(false),
+            _ => Err(err(format!("expected true or false, got {v:?}"))),
+        };
+        let dur = |v: &str| {
+            parse_duration(v).ok_or_else(|| {
+                err(format!(
+                    "expected a duration such as 30, 30s or 500ms, got {v:?}"
+                ))
+            })
+        };
+        match name {
+            "partition_count" => {
+                self.partition_count = u32::try_from(int(value)?).map_err(|e| err(e.to_string()))?
+            }
+            "control_queue_batch_size" => self.control_queue_batch_size = size(value)?,
+            "control_queue_buffer_threshold" => self.control_queue_buffer_threshold = size(value)?,
+            "max_concurrent_orchestrations" => self.max_concurrent_orchestrations = size(value)?,
+            "max_concurrent_activities" => self.max_concurrent_activities = size(value)?,
+            "extended_sessions_enabled" => self.extended_sessions_enabled = boolean(value)?,
+            "extended_session_idle_timeout" => self.extended_session_idle_timeout = dur(value)?,
+            "lease_interval" => self.lease_interval = dur(value)?,
+            "lease_renew_interval" => self.lease_renew_interval = dur(value)?,
+            "lease_acquire_interval" => self.lease_acquire_interval = dur(value)?,
+            "max_queue_polling_interval" => self.max_queue_polling_interval = dur(value)?,
+            "max_dequeue_count" => {
+                self.max_dequeue_count =
+                    u32::try_from(int(value)?).map_err(|e| err(e.to_string()))?
+            }
+            "large_payload_threshold" => self.large_payload_threshold = size(value)?,
+            "control_queue_visibility_timeout" => {
+                self.control_queue_visibility_timeout = dur(value)?
+            }
+            "work_item_visibility_timeout" => self.work_item_visibility_timeout = dur(value)?,
+            "shutdown_timeout" => self.shutdown_timeout = dur(value)?,
+            "durability" => {
+                self.durability = match value.trim().to_ascii_lowercase().as_str() {
+                    "normal" => Durability::Normal,
+                    "full" => Durability::Full,
+                    _ => return Err(err(format!("expected normal or full, got {value:?}"))),
+                }
+            }
+            "worker_id" => value.trim().clone_into(&mut self.worker_id),
+            _ => {
+                return Err(err(format!(
+                    "unknown setting (known: {})",
+                    KNOWN.join(", ")
+                )))
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Every setting name.
+pub const KNOWN: [&str; 18] = [
+    "partition_count",
+    "control_queue_batch_size",
+    "control_queue_buffer_threshold",
+    "max_concurrent_orchestrations",
+    "max_concurrent_activities",
+    "extended_sessions_enabled",
+    "extended_session_idle_timeout",
+    "lease_interval",
+    "lease_renew_interval",
+    "lease_acquire_interval",
+    "max_queue_polling_interval",
+    "max_dequeue_count",
+    "large_payload_threshold",
+    "control_queue_visibility_timeout",
+    "work_item_visibility_timeout",
+    "shutdown_timeout",
+    "durability",
+    "worker_id",
+];
+
+/// Parses `30`, `0.5`, `500ms`, `30s`, `5m`, `1h`.
+#[must_use]
+pub fn parse_duration(text: &str) -> Option<Duration> {
+    let t = text.trim();
+    let (num, scale) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 0.001)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix('m') {
+        (n, 60.0)
+    } else if let Some(n) = t.strip_suffix('h') {
+        (n, 3600.0)
+    } else {
+        (t, 1.0)
+    };
+    let v: f64 = num.trim().parse().ok()?;
+    if !v.is_finite() || v < 0.0 {
+        return None;
+    }
+    Duration::try_from_secs_f64(v * scale).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_then_env_override_and_errors_name_the_setting() {
+        let dir = std::env::temp_dir().join(format!("taskhub-settings-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("taskhub.toml");
+        std::fs::write(
+            &path,
+            "partition_count = 8\nlease_interval = \"45s\"\nextended_sessions_enabled = false\n",
+        )
+        .unwrap();
+        let env = HashMap::from([
+            ("TASKHUB_PARTITION_COUNT".to_owned(), "2".to_owned()),
+            ("OTHER".to_owned(), "x".to_owned()),
+        ]);
+        let s = Settings::load(Some(&path), &env).unwrap();
+        assert_eq!(s.partition_count, 2);
+        assert_eq!(s.lease_interval, Duration::from_secs(45));
+        assert!(!s.extended_sessions_enabled);
+
+        std::fs::write(&path, "partition_count = 17\n").unwrap();
+        let err = Settings::load(Some(&path), &HashMap::new())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("partition_count") && err.contains("1 to 16"),
+            "{err}"
+        );
+        std::fs::write(&path, "bogus = 1\n").unwrap();
+        let err = Settings::load(Some(&path), &HashMap::new())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("bogus") && err.contains("unknown setting"),
+            "{err}"
+        );
+        let env = HashMap::from([("TASKHUB_LEASE_INTERVAL".to_owned(), "soon".to_owned())]);
+        let err = Settings::load(None, &env).unwrap_err().to_string();
+        assert!(err.contains("lease_interval"), "{err}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn durations_parse() {
+        assert_eq!(parse_duration("500ms"), Some(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2"), Some(Duration::from_secs(2)));
+        assert_eq!(parse_duration("1.5m"), Some(Duration::from_secs(90)));
+        assert_eq!(parse_duration("-1"), None);
+        assert_eq!(parse_duration("x"), None);
+    }
+}

@@ -1,0 +1,231 @@
+//! The activity dispatcher: every worker competes for the one work-item queue, runs activities
+//! up to `max_concurrent_activities` at once, keeps their messages hidden while they run, and
+//! sends each result to its orchestration's control queue in the same checkpoint that deletes
+//! the work item.
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, PoisonError};
+use std::time::Duration;
+
+use taskhub_core::{
+    ActivityContext, ActivityInvocation, EventKind, FailureDetails, Message, MessageId, Sender,
+};
+use taskhub_storage::{CheckpointRequest, Dequeued, QueueName};
+use tokio::sync::OwnedSemaphorePermit;
+use tracing::warn;
+
+use super::backoff::Backoff;
+use super::{outbox, poison, Shared};
+use crate::codec::{self, DecodeError};
+
+/// Polls the work-item queue until the worker stops.
+pub(crate) async fn poll_work_items(shared: Arc<Shared>) {
+    let queue = QueueName::WorkItems;
+    let settings = shared.hub.settings().clone();
+    let clock = shared.hub.clock().clone();
+    let mut backoff = Backoff::new(
+        Duration::from_millis(10),
+        settings.max_queue_polling_interval,
+        0x5eed,
+    );
+    let mut stop = shared.stop.clone();
+    while !shared.stopping() {
+        let Ok(first) = shared.activity_slots.clone().acquire_owned().await else {
+            return;
+        };
+        let mut permits = vec![first];
+        while permits.len() < taskhub_storage::MAX_DEQUEUE_BATCH {
+            match shared.activity_slots.clone().try_acquire_owned() {
+                Ok(p) => permits.push(p),
+                Err(_) => break,
+            }
+        }
+        let fetched = shared
+            .hub
+            .store()
+            .dequeue(queue, permits.len(), settings.work_item_visibility_timeout)
+            .await;
+        let messages = match fetched {
+            Ok(m) => m,
+            Err(e) => {
+                warn!(error = %e, "work-item dequeue failed");
+                drop(permits);
+                clock.sleep(backoff.next_wait()).await;
+                continue;
+            }
+        };
+        if messages.is_empty() {
+            drop(permits);
+            let wait = clock.sleep(backoff.next_wait());
+            tokio::select! {
+                () = wait => {}
+                () = shared.hub.inner.signals.queue(queue).notified() => backoff.reset(),
+                _ = stop.changed() => {}
+            }
+            continue;
+        }
+        backoff.reset();
+        for m in messages {
+            let Some(permit) = permits.pop() else { break };
+            let s = shared.clone();
+            shared.spawn(run_one(s, m, permit));
+        }
+    }
+}
+
+/// Runs one work item to completion and reports its result.
+async fn run_one(shared: Arc<Shared>, m: Dequeued, _permit: OwnedSemaphorePermit) {
+    let queue = QueueName::WorkItems;
+    let settings = shared.hub.settings();
+    if m.dequeue_count > settings.max_dequeue_count {
+        let reason = poison::too_many_deliveries(m.dequeue_count, settings.max_dequeue_count);
+        poison::dead_letter(&shared, queue, &m, reason).await;
+        return;
+    }
+    let message = match codec::decode(shared.hub.store().as_ref(), &m.body).await {
+        Ok(message) => message,
+        Err(DecodeError::Malformed(why)) => {
+            poison::dead_letter(&shared, queue, &m, format!("malformed message: {why}")).await;
+            return;
+        }
+        Err(DecodeError::Storage(e)) => {
+            warn!(error = %e, "could not read a large work item; retrying later");
+            let _ = shared
+                .hub
+                .store()
+                .abandon(queue, &m.receipt, Duration::from_secs(1))
+                .await;
+            return;
+        }
+    };
+    let EventKind::TaskScheduled {
+        task_id,
+        name,
+        input,
+        attempt,
+        ..
+    } = &message.event
+    else {
+        let what = message.event.type_name();
+        poison::dead_letter(
+            &shared,
+            queue,
+            &m,
+            format!("not an activity work item: {what}"),
+        )
+        .await;
+        return;
+    };
+    let Some(execution) = message.execution_id.clone() else {
+        poison::dead_letter(&shared, queue, &m, "work item has no execution ID".into()).await;
+        return;
+    };
+    let flight = shared.next_flight.fetch_add(1, Ordering::Relaxed);
+    shared
+        .in_flight
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(flight, (queue, m.receipt.clone()));
+
+    let ctx = ActivityContext::new(ActivityInvocation {
+        instance_id: message.target.clone(),
+        execution_id: execution.clone(),
+        name: name.clone(),
+        task_id: *task_id,
+        attempt: *attempt,
+    });
+    let mut receipt = m.receipt.clone();
+    let outcome = match shared.registry.start_activity(name, ctx, input.clone()) {
+        Err(failure) => Err(failure),
+        Ok(fut) => {
+            // Run on its own task so a panic becomes a failure, and keep the message hidden.
+            let mut handle = tokio::spawn(fut);
+            let visibility = settings.work_item_visibility_timeout;
+            loop {
+                let renew = shared.hub.clock().sleep(visibility / 2);
+                tokio::select! {
+                    joined = &mut handle => break match joined {
+                        Ok(r) => r,
+                        Err(e) if e.is_panic() => Err(FailureDetails::new("Panic", format!("activity '{name}' panicked: {}", panic_text(e)))),
+                        Err(_) => Err(FailureDetails::new("Cancelled", format!("activity '{name}' was cancelled"))),
+                    },
+                    () = renew => match shared.hub.store().extend(queue, &receipt, visibility).await {
+                        Ok(r) => {
+                            receipt = r.clone();
+                            shared.in_flight.lock().unwrap_or_else(PoisonError::into_inner).insert(flight, (queue, r));
+                        }
+                        Err(e) => warn!(error = %e, activity = %name, "could not extend the work item's visibility"),
+                    },
+                }
+            }
+        }
+    };
+    let event = match outcome {
+        Ok(result) => EventKind::TaskCompleted {
+            task_id: *task_id,
+            result,
+        },
+        Err(failure) => EventKind::TaskFailed {
+            task_id: *task_id,
+            failure,
+        },
+    };
+    let partition = message
+        .target_partition
+        .unwrap_or_else(|| message.target.partition(shared.hub.partition_count()));
+    let reply = Message {
+        id: MessageId::derived(&message.target, &execution, &format!("result:{task_id}")),
+        target: message.target.clone(),
+        execution_id: Some(execution.clone()),
+        sender: Some(Sender {
+            instance_id: message.target.clone(),
+            execution_id: execution,
+        }),
+        episode: message.episode,
+        enqueued_at: shared.hub.clock().now(),
+        target_partition: Some(partition),
+        event,
+    };
+    let reply_queue = QueueName::Control(partition);
+    let request = match outbox::encode(&shared, reply_queue, &reply, Duration::ZERO).await {
+        Ok(o) => CheckpointRequest {
+            instance_id: message.target.clone(),
+            fence: None,
+            history: None,
+            instance: None,
+            outbound: vec![o],
+            consumed: vec![(queue, receipt.clone())],
+        },
+        Err(e) => {
+            warn!(error = %e, "could not encode an activity result; the work item will run again");
+            shared
+                .in_flight
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(&flight);
+            return;
+        }
+    };
+    match shared.hub.store().checkpoint(request).await {
+        Ok(_) => {
+            shared.hub.inner.signals.enqueued(reply_queue);
+            shared.stat(|s| s.activities += 1);
+        }
+        Err(e) => {
+            warn!(error = %e, "could not report an activity result; the work item will run again")
+        }
+    }
+    shared
+        .in_flight
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .remove(&flight);
+}
+
+fn panic_text(e: tokio::task::JoinError) -> String {
+    let p = e.into_panic();
+    p.downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic payload".to_owned())
+}

@@ -1,0 +1,129 @@
+//! Control-queue polling: prefetch up to `control_queue_batch_size` messages, never buffer more
+//! than `control_queue_buffer_threshold`, group them by instance, and hand each group to that
+//! instance's session (a running session takes the group as its next batch).
+
+use std::collections::HashMap;
+use std::sync::{Arc, PoisonError};
+use std::time::Duration;
+
+use taskhub_core::InstanceId;
+use taskhub_storage::QueueName;
+use tokio::sync::mpsc;
+use tracing::warn;
+
+use super::backoff::Backoff;
+use super::delivery::{BufferSlot, Delivery};
+use super::{poison, session, Shared};
+use crate::codec::{self, DecodeError};
+
+/// Polls the control queue of `partition` until the worker stops.
+pub(crate) async fn poll_partition(shared: Arc<Shared>, partition: u32) {
+    let queue = QueueName::Control(partition);
+    let settings = shared.hub.settings().clone();
+    let clock = shared.hub.clock().clone();
+    let mut backoff = Backoff::new(
+        Duration::from_millis(10),
+        settings.max_queue_polling_interval,
+        u64::from(partition) + 1,
+    );
+    let mut stop = shared.stop.clone();
+    while !shared.stopping() {
+        // Wait for room in the prefetch buffer, then take as many slots as a batch may use.
+        let Ok(first) = shared.buffer.clone().acquire_owned().await else {
+            return;
+        };
+        first.forget();
+        let mut slots = 1;
+        while slots < settings.control_queue_batch_size
+            && shared.buffer.try_acquire().map(|p| p.forget()).is_ok()
+        {
+            slots += 1;
+        }
+        let fetched = shared
+            .hub
+            .store()
+            .dequeue(queue, slots, settings.control_queue_visibility_timeout)
+            .await;
+        let messages = match fetched {
+            Ok(m) => m,
+            Err(e) => {
+                shared.buffer.add_permits(slots);
+                warn!(%queue, error = %e, "dequeue failed");
+                clock.sleep(backoff.next_wait()).await;
+                continue;
+            }
+        };
+        shared.buffer.add_permits(slots - messages.len().min(slots));
+        if messages.is_empty() {
+            let wait = clock.sleep(backoff.next_wait());
+            tokio::select! {
+                () = wait => {}
+                () = shared.hub.inner.signals.queue(queue).notified() => backoff.reset(),
+                _ = stop.changed() => {}
+            }
+            continue;
+        }
+        backoff.reset();
+        let mut groups: HashMap<InstanceId, Vec<Delivery>> = HashMap::new();
+        let mut order: Vec<InstanceId> = Vec::new();
+        for m in messages {
+            let slot = BufferSlot(shared.buffer.clone());
+            if m.dequeue_count > settings.max_dequeue_count {
+                let reason =
+                    poison::too_many_deliveries(m.dequeue_count, settings.max_dequeue_count);
+                poison::dead_letter(&shared, queue, &m, reason).await;
+                continue;
+            }
+            match codec::decode(shared.hub.store().as_ref(), &m.body).await {
+                Ok(message) => {
+                    let id = message.target.clone();
+                    if !groups.contains_key(&id) {
+                        order.push(id.clone());
+                    }
+                    groups.entry(id).or_default().push(Delivery {
+                        queue,
+                        receipt: m.receipt,
+                        message,
+                        _slot: slot,
+                    });
+                }
+                Err(DecodeError::Malformed(why)) => {
+                    poison::dead_letter(&shared, queue, &m, format!("malformed message: {why}"))
+                        .await;
+                }
+                Err(DecodeError::Storage(e)) => {
+                    warn!(%queue, error = %e, "could not read a large message payload; retrying later");
+                    let _ = shared
+                        .hub
+                        .store()
+                        .abandon(queue, &m.receipt, Duration::from_secs(1))
+                        .await;
+                }
+            }
+        }
+        for id in order {
+            if let Some(batch) = groups.remove(&id) {
+                dispatch(&shared, id, batch);
+            }
+        }
+    }
+}
+
+/// Gives a batch to the instance's running session, or starts one.
+fn dispatch(shared: &Arc<Shared>, instance: InstanceId, batch: Vec<Delivery>) {
+    let mut sessions = shared
+        .sessions
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    let batch = match sessions.get(&instance) {
+        Some(tx) => match tx.send(batch) {
+            Ok(()) => return,
+            Err(mpsc::error::SendError(batch)) => batch,
+        },
+        None => batch,
+    };
+    let (tx, rx) = mpsc::unbounded_channel();
+    sessions.insert(instance.clone(), tx);
+    drop(sessions);
+    shared.spawn(session::run(shared.clone(), instance, batch, rx));
+}

@@ -1,0 +1,223 @@
+//! Turning a turn's actions into outbound queue messages.
+//!
+//! Message IDs are derived from the sending instance, execution and task, so a turn that is
+//! re-run after a crash re-sends messages the receiver recognises as duplicates.
+
+use std::time::Duration;
+
+use taskhub_core::{
+    Action, EventKind, ExecutionId, InstanceId, Message, MessageId, ParentInstance, Sender,
+    Timestamp,
+};
+use taskhub_storage::{NewQueueMessage, OutboundMessage, QueueName, StorageError};
+
+use super::Shared;
+
+/// Who is sending, for the envelopes.
+pub(crate) struct Origin<'a> {
+    pub instance: &'a InstanceId,
+    pub execution: &'a ExecutionId,
+    pub partition: u32,
+    pub episode: u64,
+    pub now: Timestamp,
+    pub name: &'a str,
+}
+
+impl Origin<'_> {
+    fn message(
+        &self,
+        purpose: &str,
+        target: InstanceId,
+        execution: Option<ExecutionId>,
+        event: EventKind,
+    ) -> Message {
+        Message {
+            id: MessageId::derived(self.instance, self.execution, purpose),
+            target,
+            execution_id: execution,
+            sender: Some(Sender {
+                instance_id: self.instance.clone(),
+                execution_id: self.execution.clone(),
+            }),
+            episode: self.episode,
+            enqueued_at: self.now,
+            target_partition: None,
+            event,
+        }
+    }
+}
+
+/// A durable timer message: delivered at `fire_at`, or re-sent in chunks when the backend caps
+/// the delay.
+pub(crate) fn timer_delay(shared: &Shared, fire_at: Timestamp, now: Timestamp) -> Duration {
+    fire_at
+        .saturating_since(now)
+        .min(shared.hub.store().max_delay())
+}
+
+/// Builds the outbound messages of `actions`.
+pub(crate) async fn build(
+    shared: &Shared,
+    origin: &Origin<'_>,
+    actions: &[Action],
+) -> Result<Vec<OutboundMessage>, StorageError> {
+    let mut out = Vec::new();
+    for action in actions {
+        let (queue, message, delay) = match action {
+            Action::ScheduleActivity {
+                task_id,
+                name,
+                version,
+                input,
+                attempt,
+            } => {
+                let mut m = origin.message(
+                    &format!("task:{task_id}"),
+                    origin.instance.clone(),
+                    Some(origin.execution.clone()),
+                    EventKind::TaskScheduled {
+                        task_id: *task_id,
+                        name: name.clone(),
+                        version: version.clone(),
+                        input: input.clone(),
+                        attempt: *attempt,
+                    },
+                );
+                m.target_partition = Some(origin.partition);
+                (QueueName::WorkItems, m, Duration::ZERO)
+            }
+            Action::StartSubOrchestration {
+                task_id,
+                name,
+                version,
+                instance_id,
+                input,
+            } => {
+                let partition = shared.hub.partition_of(instance_id).await?;
+                let purpose = format!("sub:{task_id}");
+                let child_execution = ExecutionId::new(
+                    MessageId::derived(origin.instance, origin.execution, &purpose).as_str(),
+                )
+                .unwrap_or_else(|_| ExecutionId::random());
+                let mut m = origin.message(
+                    &purpose,
+                    instance_id.clone(),
+                    Some(child_execution.clone()),
+                    EventKind::ExecutionStarted {
+                        name: name.clone(),
+                        version: version.clone(),
+                        input: input.clone(),
+                        execution_id: child_execution,
+                        parent: Some(ParentInstance {
+                            instance_id: origin.instance.clone(),
+                            execution_id: origin.execution.clone(),
+                            task_id: *task_id,
+                        }),
+                        scheduled_start: None,
+                    },
+                );
+                m.target_partition = Some(partition);
+                (QueueName::Control(partition), m, Duration::ZERO)
+            }
+            Action::CreateTimer { task_id, fire_at } => {
+                let m = origin.message(
+                    &format!("timer:{task_id}"),
+                    origin.instance.clone(),
+                    Some(origin.execution.clone()),
+                    EventKind::TimerFired {
+                        task_id: *task_id,
+                        fire_at: *fire_at,
+                    },
+                );
+                (
+                    QueueName::Control(origin.partition),
+                    m,
+                    timer_delay(shared, *fire_at, origin.now),
+                )
+            }
+            Action::SendEvent {
+                task_id,
+                instance_id,
+                name,
+                input,
+            } => {
+                let partition = shared.hub.partition_of(instance_id).await?;
+                let m = origin.message(
+                    &format!("send:{task_id}"),
+                    instance_id.clone(),
+                    None,
+                    EventKind::EventRaised {
+                        name: name.clone(),
+                        input: input.clone(),
+                    },
+                );
+                (QueueName::Control(partition), m, Duration::ZERO)
+            }
+            Action::NotifyParent { parent, event } => {
+                let partition = shared.hub.partition_of(&parent.instance_id).await?;
+                let m = origin.message(
+                    "parent",
+                    parent.instance_id.clone(),
+                    Some(parent.execution_id.clone()),
+                    event.clone(),
+                );
+                (QueueName::Control(partition), m, Duration::ZERO)
+            }
+            Action::ContinueAsNew {
+                execution_id,
+                input,
+                version,
+                carried_events,
+                parent,
+            } => {
+                let q = QueueName::Control(origin.partition);
+                let start = origin.message(
+                    "continue-as-new",
+                    origin.instance.clone(),
+                    Some(execution_id.clone()),
+                    EventKind::ExecutionStarted {
+                        name: origin.name.to_owned(),
+                        version: version.clone(),
+                        input: input.clone(),
+                        execution_id: execution_id.clone(),
+                        parent: parent.clone(),
+                        scheduled_start: None,
+                    },
+                );
+                out.push(encode(shared, q, &start, Duration::ZERO).await?);
+                for (i, e) in carried_events.iter().enumerate() {
+                    let m = origin.message(
+                        &format!("carried:{i}"),
+                        origin.instance.clone(),
+                        Some(execution_id.clone()),
+                        EventKind::EventRaised {
+                            name: e.name.clone(),
+                            input: e.input.clone(),
+                        },
+                    );
+                    out.push(encode(shared, q, &m, Duration::ZERO).await?);
+                }
+                continue;
+            }
+            _ => continue,
+        };
+        out.push(encode(shared, queue, &message, delay).await?);
+    }
+    Ok(out)
+}
+
+/// Encodes one outbound message.
+pub(crate) async fn encode(
+    shared: &Shared,
+    queue: QueueName,
+    message: &Message,
+    delay: Duration,
+) -> Result<OutboundMessage, StorageError> {
+    Ok(OutboundMessage {
+        queue,
+        message: NewQueueMessage {
+            body: shared.hub.encode(message).await?,
+            delay,
+        },
+    })
+}

@@ -1,0 +1,74 @@
+//! One task per active instance: processes its batches in order and, with extended sessions,
+//! keeps the orchestration in memory until it has been idle for the idle timeout.
+
+use std::sync::{Arc, PoisonError};
+
+use taskhub_core::{InstanceId, OrchestrationSession};
+use taskhub_storage::{ETag, InstanceRow};
+use tokio::sync::mpsc;
+
+use super::delivery::Delivery;
+use super::{turn, Shared};
+
+/// What a session keeps between batches.
+#[derive(Default)]
+pub(crate) struct Cached {
+    /// The live orchestration and the history ETag it corresponds to.
+    pub session: Option<(OrchestrationSession, Option<ETag>)>,
+    /// The instance row as last written or read.
+    pub row: Option<InstanceRow>,
+}
+
+/// Runs the session of `instance`, starting with `first`.
+pub(crate) async fn run(
+    shared: Arc<Shared>,
+    instance: InstanceId,
+    first: Vec<Delivery>,
+    mut rx: mpsc::UnboundedReceiver<Vec<Delivery>>,
+) {
+    let settings = shared.hub.settings().clone();
+    let clock = shared.hub.clock().clone();
+    let mut cached = Cached::default();
+    let mut batch = first;
+    let mut stop = shared.stop.clone();
+    loop {
+        // Join everything that arrived meanwhile into this batch.
+        while let Ok(more) = rx.try_recv() {
+            batch.extend(more);
+        }
+        turn::process(&shared, &instance, &mut cached, batch).await;
+        if !settings.extended_sessions_enabled {
+            cached = Cached::default();
+        }
+        let next = if settings.extended_sessions_enabled && !shared.stopping() {
+            let idle = clock.sleep(settings.extended_session_idle_timeout);
+            tokio::select! {
+                b = rx.recv() => b,
+                () = idle => None,
+                _ = stop.changed() => None,
+            }
+        } else {
+            None
+        };
+        match next {
+            Some(b) => batch = b,
+            None => {
+                // Leave only if nothing raced in: the dispatcher sends under the same lock.
+                let mut sessions = shared
+                    .sessions
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                match rx.try_recv() {
+                    Ok(b) => {
+                        drop(sessions);
+                        batch = b;
+                    }
+                    Err(_) => {
+                        sessions.remove(&instance);
+                        return;
+                    }
+                }
+            }
+        }
+    }
+}

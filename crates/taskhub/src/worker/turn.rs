@@ -1,0 +1,480 @@
+//! Processing one batch of an instance's messages: load (or reuse) the session, run the turn,
+//! and commit one checkpoint (history + instance row + outbound messages + consumed receipts).
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use taskhub_core::{
+    Action, DiscardReason, EventKind, InstanceId, LogLevel, Message, MessageId,
+    OrchestrationSession, OrchestrationStatus, TurnInput, TurnResult,
+};
+use taskhub_storage::{
+    CheckpointRequest, ETag, Expect, HistoryWrite, InstanceRow, OutboundMessage, QueueName,
+    Receipt, StorageError,
+};
+use tracing::{debug, error, info, warn};
+
+use super::delivery::Delivery;
+use super::outbox::{self, Origin};
+use super::session::Cached;
+use super::Shared;
+use crate::signals::InstanceChanged;
+
+/// Processes one batch for `instance`.
+pub(crate) async fn process(
+    shared: &Arc<Shared>,
+    instance: &InstanceId,
+    cached: &mut Cached,
+    deliveries: Vec<Delivery>,
+) {
+    let Ok(_permit) = shared.orchestration_slots.acquire().await else {
+        return;
+    };
+    let now = shared.hub.clock().now();
+    let (early, due): (Vec<Delivery>, Vec<Delivery>) = deliveries.into_iter().partition(
+        |d| matches!(d.message.event, EventKind::TimerFired { fire_at, .. } if fire_at > now),
+    );
+    if !early.is_empty() {
+        reschedule_early_timers(shared, early).await;
+    }
+    if due.is_empty() {
+        return;
+    }
+    if cached.session.is_none() {
+        match load(shared, instance).await {
+            Ok((session, etag, row)) => {
+                cached.session = Some((session, etag));
+                cached.row = row;
+            }
+            Err(e) => {
+                warn!(%instance, error = %e, "could not load instance; messages will be retried");
+                abandon(shared, &due, Duration::from_secs(1)).await;
+                return;
+            }
+        }
+    }
+    let open = cached
+        .session
+        .as_ref()
+        .is_some_and(|(s, _)| s.status().is_active() && s.status() != OrchestrationStatus::Pending);
+    let (starts, others): (Vec<Delivery>, Vec<Delivery>) = due
+        .into_iter()
+        .partition(|d| matches!(d.message.event, EventKind::ExecutionStarted { .. }));
+    if open {
+        let current = cached.session.as_ref().map(|(s, _)| s.execution_id());
+        let (same, new): (Vec<Delivery>, Vec<Delivery>) = starts
+            .into_iter()
+            .partition(|d| start_execution(&d.message) == current);
+        let mut batch = others;
+        batch.extend(same);
+        run(shared, instance, cached, batch, false).await;
+        if !new.is_empty() {
+            start_new_execution(shared, instance, cached, new, Vec::new()).await;
+        }
+    } else {
+        start_new_execution(shared, instance, cached, starts, others).await;
+    }
+}
+
+fn start_execution(m: &Message) -> Option<taskhub_core::ExecutionId> {
+    match &m.event {
+        EventKind::ExecutionStarted { execution_id, .. } => Some(execution_id.clone()),
+        _ => None,
+    }
+}
+
+/// The session is not running: accept the starts the instance row allows, drop the others,
+/// and run a fresh execution (or let the engine discard `others` if there is no valid start).
+async fn start_new_execution(
+    shared: &Arc<Shared>,
+    instance: &InstanceId,
+    cached: &mut Cached,
+    starts: Vec<Delivery>,
+    others: Vec<Delivery>,
+) {
+    if starts.is_empty() {
+        run(shared, instance, cached, others, false).await;
+        return;
+    }
+    let row = match shared.hub.store().get_instance(instance).await {
+        Ok(r) => r,
+        Err(e) => {
+            warn!(%instance, error = %e, "could not read instance row");
+            abandon(shared, &starts, Duration::from_secs(1)).await;
+            abandon(shared, &others, Duration::from_secs(1)).await;
+            return;
+        }
+    };
+    let (accepted, rejected): (Vec<Delivery>, Vec<Delivery>) = starts
+        .into_iter()
+        .partition(|d| accept_start(row.as_ref(), &d.message));
+    if !rejected.is_empty() {
+        info!(%instance, count = rejected.len(), "discarding superseded or racing start messages");
+        shared.stat(|s| s.discarded += rejected.len() as u64);
+        consume(shared, instance, &rejected).await;
+    }
+    let mut batch = accepted;
+    let fresh = !batch.is_empty();
+    batch.extend(others);
+    if fresh {
+        let etag = cached.session.take().and_then(|(_, e)| e);
+        cached.session = Some((
+            OrchestrationSession::new(shared.registry.clone(), instance.clone()),
+            etag,
+        ));
+        cached.row = row;
+    }
+    run(shared, instance, cached, batch, fresh).await;
+}
+
+/// May this `ExecutionStarted` begin a new execution, given the instance row?
+fn accept_start(row: Option<&InstanceRow>, m: &Message) -> bool {
+    let Some(execution) = start_execution(m) else {
+        return false;
+    };
+    match row {
+        None => true,
+        Some(r) if r.execution_id == execution => true,
+        Some(r) if r.status == OrchestrationStatus::ContinuedAsNew => {
+            r.execution_id.next_generation() == execution
+        }
+        // A parent restarting a finished child with an explicit instance ID.
+        Some(r) => m.sender.is_some() && r.status.is_terminal(),
+    }
+}
+
+/// Runs one turn over `batch` and commits it.
+async fn run(
+    shared: &Arc<Shared>,
+    instance: &InstanceId,
+    cached: &mut Cached,
+    batch: Vec<Delivery>,
+    new_execution: bool,
+) {
+    if batch.is_empty() {
+        return;
+    }
+    let Some((session, etag)) = cached.session.as_mut() else {
+        return;
+    };
+    let now = shared.hub.clock().now();
+    let partition = match batch[0].queue {
+        QueueName::Control(p) => p,
+        QueueName::WorkItems => instance.partition(shared.hub.partition_count()),
+    };
+    let result = session.turn(TurnInput {
+        now,
+        messages: batch.iter().map(|d| d.message.clone()).collect(),
+    });
+    emit_logs(instance, &result);
+    let not_started: HashSet<&MessageId> = result
+        .discarded
+        .iter()
+        .filter(|d| d.reason == DiscardReason::NotStarted)
+        .map(|d| &d.message_id)
+        .collect();
+    let discarded = result.discarded.len() as u64;
+    let (waiting, applied): (Vec<&Delivery>, Vec<&Delivery>) = batch
+        .iter()
+        .partition(|d| not_started.contains(&d.message.id));
+    let mut consumed: Vec<(QueueName, Receipt)> = applied
+        .iter()
+        .map(|d| (d.queue, d.receipt.clone()))
+        .collect();
+    let mut outbound: Vec<OutboundMessage> = Vec::new();
+    // Messages for an instance whose start is still pending are re-sent with a delay (a fresh
+    // copy, so waiting for a delayed start never counts towards the poison threshold).
+    if cached
+        .row
+        .as_ref()
+        .is_some_and(|r| r.status == OrchestrationStatus::Pending)
+    {
+        for d in &waiting {
+            let delay = cached
+                .row
+                .as_ref()
+                .and_then(|r| r.scheduled_start)
+                .map_or(Duration::from_secs(1), |at| {
+                    at.saturating_since(now).max(Duration::from_millis(100))
+                });
+            match outbox::encode(shared, d.queue, &d.message, delay).await {
+                Ok(o) => {
+                    outbound.push(o);
+                    consumed.push((d.queue, d.receipt.clone()));
+                }
+                Err(e) => {
+                    warn!(%instance, error = %e, "could not re-send a message for a pending instance")
+                }
+            }
+        }
+    } else {
+        for d in &waiting {
+            let _ = shared
+                .hub
+                .store()
+                .abandon(d.queue, &d.receipt, Duration::from_secs(1))
+                .await;
+        }
+    }
+    if discarded > 0 {
+        debug!(%instance, discarded = ?result.discarded, "messages not applied");
+        shared.stat(|s| s.discarded += discarded);
+    }
+
+    let mut history = None;
+    let mut row = None;
+    if !result.new_events.is_empty() {
+        let execution = session.execution_id();
+        let name = session.name();
+        let origin = Origin {
+            instance,
+            execution: &execution,
+            partition,
+            episode: session.episode(),
+            now,
+            name: &name,
+        };
+        match outbox::build(shared, &origin, &result.actions).await {
+            Ok(mut o) => outbound.append(&mut o),
+            Err(e) => {
+                warn!(%instance, error = %e, "could not prepare outbound messages; turn will be retried");
+                cached.session = None;
+                abandon(shared, &batch, Duration::from_secs(1)).await;
+                return;
+            }
+        }
+        history = Some(HistoryWrite {
+            execution_id: execution,
+            expected: etag.clone(),
+            new_execution,
+            events: result.new_events.clone(),
+        });
+        row = Some(build_row(
+            cached.row.as_ref(),
+            session,
+            &result,
+            partition,
+            now,
+        ));
+    }
+    if history.is_none() && outbound.is_empty() && consumed.is_empty() {
+        return;
+    }
+    let queues: Vec<QueueName> = outbound.iter().map(|o| o.queue).collect();
+    let request = CheckpointRequest {
+        instance_id: instance.clone(),
+        fence: shared.fence(partition),
+        history,
+        instance: row.clone().map(|r| (r, Expect::Any)),
+        outbound,
+        consumed,
+    };
+    match commit(shared, request).await {
+        Ok(outcome) => {
+            if let Some(e) = outcome.history_etag {
+                *etag = Some(e);
+            }
+            if let Some(mut r) = row {
+                r.etag = outcome.instance_etag;
+                let changed = cached.row.as_ref().is_none_or(|old| old.status != r.status);
+                if changed {
+                    shared.hub.inner.signals.instance_changed(InstanceChanged {
+                        instance_id: instance.clone(),
+                        status: r.status,
+                    });
+                }
+                cached.row = Some(r);
+                shared.stat(|s| s.turns += 1);
+            }
+            for q in queues {
+                shared.hub.inner.signals.enqueued(q);
+            }
+        }
+        Err(e) => {
+            if e.is_conflict() {
+                shared.stat(|s| s.checkpoint_conflicts += 1);
+            }
+            warn!(%instance, error = %e, "checkpoint failed; the batch will be redelivered");
+            cached.session = None;
+            cached.row = None;
+            let delay = if e.is_conflict() {
+                Duration::ZERO
+            } else {
+                Duration::from_secs(1)
+            };
+            abandon(shared, &batch, delay).await;
+        }
+    }
+}
+
+/// Commits with a few retries on transient errors.
+async fn commit(
+    shared: &Shared,
+    request: CheckpointRequest,
+) -> Result<taskhub_storage::CheckpointOutcome, StorageError> {
+    let mut wait = Duration::from_millis(20);
+    let mut attempt = 0;
+    loop {
+        match shared.hub.store().checkpoint(request.clone()).await {
+            Err(e) if e.is_retryable() && attempt < 3 => {
+                attempt += 1;
+                shared.hub.clock().sleep(wait).await;
+                wait *= 4;
+            }
+            other => return other,
+        }
+    }
+}
+
+/// The instance row after a turn.
+fn build_row(
+    prev: Option<&InstanceRow>,
+    session: &OrchestrationSession,
+    r: &TurnResult,
+    partition: u32,
+    now: taskhub_core::Timestamp,
+) -> InstanceRow {
+    let execution = session.execution_id();
+    let same_execution = prev.filter(|p| p.execution_id == execution);
+    let status = r.status.unwrap_or_else(|| session.status());
+    let mut output = same_execution.and_then(|p| p.output.clone());
+    let mut failure = same_execution.and_then(|p| p.failure.clone());
+    for a in &r.actions {
+        match a {
+            Action::Complete { result } => output = Some(result.clone()),
+            Action::Fail { failure: f } => failure = Some(f.clone()),
+            _ => {}
+        }
+    }
+    if status == OrchestrationStatus::Terminated {
+        if let Some(EventKind::ExecutionTerminated { reason }) = r
+            .new_events
+            .iter()
+            .map(|e| &e.event)
+            .find(|e| matches!(e, EventKind::ExecutionTerminated { .. }))
+        {
+            output = taskhub_core::Payload::to_payload(reason, "termination reason").ok();
+        }
+    }
+    InstanceRow {
+        instance_id: session.instance_id(),
+        name: session.name(),
+        version: session.version(),
+        execution_id: execution,
+        status,
+        input: session.input().clone(),
+        output,
+        failure,
+        custom_status: r
+            .custom_status
+            .clone()
+            .or_else(|| same_execution.and_then(|p| p.custom_status.clone())),
+        created_at: prev.map_or(now, |p| p.created_at),
+        updated_at: now,
+        completed_at: status.is_terminal().then_some(now),
+        scheduled_start: prev.and_then(|p| p.scheduled_start),
+        partition: prev.map_or(partition, |p| p.partition),
+        etag: None,
+    }
+}
+
+/// Loads history (re-sending a torn checkpoint's outbox) and the instance row.
+async fn load(
+    shared: &Shared,
+    instance: &InstanceId,
+) -> Result<(OrchestrationSession, Option<ETag>, Option<InstanceRow>), StorageError> {
+    let store = shared.hub.store();
+    let snapshot = store.load_history(instance).await?;
+    let row = store.get_instance(instance).await?;
+    Ok(match snapshot {
+        Some(s) => {
+            for o in &s.pending_outbox {
+                store.enqueue(o.queue, vec![o.message.clone()]).await?;
+                shared.hub.inner.signals.enqueued(o.queue);
+            }
+            (
+                OrchestrationSession::load(shared.registry.clone(), instance.clone(), &s.events),
+                Some(s.etag),
+                row,
+            )
+        }
+        None => (
+            OrchestrationSession::new(shared.registry.clone(), instance.clone()),
+            None,
+            row,
+        ),
+    })
+}
+
+/// Timer messages that arrived before their time (chunked long timers) go back with the rest
+/// of their delay.
+async fn reschedule_early_timers(shared: &Shared, early: Vec<Delivery>) {
+    let now = shared.hub.clock().now();
+    for d in early {
+        let EventKind::TimerFired { fire_at, .. } = d.message.event else {
+            continue;
+        };
+        let delay = outbox::timer_delay(shared, fire_at, now);
+        let Ok(o) = outbox::encode(shared, d.queue, &d.message, delay).await else {
+            continue;
+        };
+        let req = CheckpointRequest {
+            instance_id: d.message.target.clone(),
+            fence: None,
+            history: None,
+            instance: None,
+            outbound: vec![o],
+            consumed: vec![(d.queue, d.receipt.clone())],
+        };
+        if let Err(e) = commit(shared, req).await {
+            warn!(error = %e, "could not re-schedule an early timer message");
+        }
+    }
+}
+
+/// Deletes messages that were handled without a turn.
+async fn consume(shared: &Shared, instance: &InstanceId, deliveries: &[Delivery]) {
+    let req = CheckpointRequest {
+        instance_id: instance.clone(),
+        fence: None,
+        history: None,
+        instance: None,
+        outbound: Vec::new(),
+        consumed: deliveries
+            .iter()
+            .map(|d| (d.queue, d.receipt.clone()))
+            .collect(),
+    };
+    if let Err(e) = commit(shared, req).await {
+        warn!(%instance, error = %e, "could not delete discarded messages; they will be discarded again");
+    }
+}
+
+/// Returns messages to their queue.
+async fn abandon(shared: &Shared, deliveries: &[Delivery], delay: Duration) {
+    for d in deliveries {
+        if let Err(e) = shared.hub.store().abandon(d.queue, &d.receipt, delay).await {
+            debug!(error = %e, "abandon failed; the message reappears after its visibility timeout");
+        }
+    }
+}
+
+fn emit_logs(instance: &InstanceId, r: &TurnResult) {
+    for line in &r.logs {
+        match line.level {
+            LogLevel::Debug => {
+                debug!(target: "taskhub::orchestration", %instance, "{}", line.message)
+            }
+            LogLevel::Info => {
+                info!(target: "taskhub::orchestration", %instance, "{}", line.message)
+            }
+            LogLevel::Warn => {
+                warn!(target: "taskhub::orchestration", %instance, "{}", line.message)
+            }
+            LogLevel::Error => {
+                error!(target: "taskhub::orchestration", %instance, "{}", line.message)
+            }
+        }
+    }
+}
