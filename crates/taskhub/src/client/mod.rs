@@ -1,6 +1,7 @@
 //! The client: start and manage orchestration instances.
 
 mod control;
+mod dead_letters;
 mod purge;
 mod query;
 mod start;
