@@ -15,6 +15,7 @@ pub mod dead_letters;
 pub mod error;
 pub mod history;
 pub mod instances;
+pub mod memory;
 pub mod partitions;
 pub mod payloads;
 pub mod queue;

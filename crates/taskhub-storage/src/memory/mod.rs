@@ -1,0 +1,129 @@
+//! The in-memory backend: for tests and simulation.
+//!
+//! [`MemoryStore`] keeps the whole task hub in one process behind a mutex and reads all time
+//! from the [`Clock`] it is given, so a [`ManualClock`](crate::ManualClock) drives visibility
+//! timeouts and delays deterministically. It behaves like the Azure Storage layout it models:
+//!
+//! * queues with visibility timeouts, dequeue counts, enqueue times, and receipts that change on
+//!   every dequeue and extend;
+//! * ETag-conditional rows, and filters and continuation tokens when listing instances;
+//! * **no transactions**: a checkpoint follows the five ordered steps of
+//!   [`CheckpointStore`](crate::CheckpointStore), each step a separate critical section with a
+//!   yield point in between, so other tasks interleave with it just as they would with Azure;
+//! * seeded fault injection ([`FaultPlan`]) and per-operation call counters ([`Faults`]).
+//!
+//! The store is cheap to clone; clones share the same task hub.
+
+mod checkpoint;
+mod faults;
+mod history;
+mod queues;
+mod state;
+mod tables;
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll};
+
+pub use faults::{FaultPlan, Faults, Injected, InjectedFault, Op, TearAfter, Trigger};
+
+use crate::clock::Clock;
+use crate::error::StorageResult;
+use crate::store::TaskHubStore;
+use faults::Call;
+use state::State;
+
+/// A task hub held in memory. See the [module docs](self).
+#[derive(Clone)]
+pub struct MemoryStore {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    clock: Arc<dyn Clock>,
+    state: Mutex<State>,
+    faults: Faults,
+}
+
+impl MemoryStore {
+    /// An empty task hub (no hub info, no partitions, empty queues) on `clock`.
+    #[must_use]
+    pub fn new(clock: Arc<dyn Clock>) -> Self {
+        Self::with_faults(clock, FaultPlan::none())
+    }
+
+    /// An empty task hub on `clock` that injects the faults of `plan`.
+    #[must_use]
+    pub fn with_faults(clock: Arc<dyn Clock>, plan: FaultPlan) -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                clock,
+                state: Mutex::new(State::default()),
+                faults: Faults::new(plan),
+            }),
+        }
+    }
+
+    /// The fault injector and call counters of this store (shared by its clones).
+    #[must_use]
+    pub fn faults(&self) -> &Faults {
+        &self.shared.faults
+    }
+
+    /// The clock this store reads.
+    #[must_use]
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.shared.clock
+    }
+
+    /// Locks the state. Callers never hold the guard across an `.await`.
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.shared
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Counts a call of `op` and applies the planned faults that happen before it runs.
+    async fn enter(&self, op: Op) -> StorageResult<Call> {
+        self.shared.faults.enter(op, &*self.shared.clock).await
+    }
+}
+
+impl fmt::Debug for MemoryStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MemoryStore")
+            .field("clock", &self.shared.clock)
+            .field("faults", &self.shared.faults)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TaskHubStore for MemoryStore {
+    fn backend_name(&self) -> &'static str {
+        "memory"
+    }
+}
+
+/// Returns `Pending` once, so that other tasks run between two steps of a checkpoint.
+struct YieldNow {
+    yielded: bool,
+}
+
+impl Future for YieldNow {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.yielded {
+            return Poll::Ready(());
+        }
+        self.yielded = true;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+fn yield_now() -> YieldNow {
+    YieldNow { yielded: false }
+}

@@ -1,0 +1,292 @@
+//! Queues with visibility timeouts.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use taskhub_core::Timestamp;
+
+use super::state::{Now, State};
+use super::{MemoryStore, Op};
+use crate::error::{StorageError, StorageResult};
+use crate::queue::{
+    Dequeued, NewQueueMessage, QueueName, QueueStats, QueueStore, Receipt, MAX_DEQUEUE_BATCH,
+    MAX_MESSAGE_BYTES, MAX_PARTITIONS,
+};
+
+/// One queue: messages by sequence number (enqueue order).
+#[derive(Debug, Default)]
+pub(super) struct QueueState {
+    next_seq: u64,
+    messages: BTreeMap<u64, StoredMessage>,
+}
+
+#[derive(Debug)]
+struct StoredMessage {
+    body: String,
+    enqueued_at: Timestamp,
+    /// Monotonic time from which the message may be dequeued.
+    visible_at: Duration,
+    dequeue_count: u32,
+    /// The receipt of the current delivery; `None` when nobody holds the message.
+    receipt: Option<Receipt>,
+}
+
+/// Rejects queues that do not exist in a task hub (`control-16` and up).
+pub(super) fn check_queue(queue: QueueName) -> StorageResult<()> {
+    match queue {
+        QueueName::Control(p) if p >= MAX_PARTITIONS => Err(StorageError::InvalidArgument(
+            format!("there is no control queue {p}: partitions are numbered 0 to 15"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Rejects a message the queue would not accept.
+pub(super) fn check_message(message: &NewQueueMessage, max_delay: Duration) -> StorageResult<()> {
+    if message.body.len() > MAX_MESSAGE_BYTES {
+        return Err(StorageError::TooLarge {
+            what: "queue message body".to_owned(),
+            size: message.body.len(),
+            limit: MAX_MESSAGE_BYTES,
+        });
+    }
+    if message.delay > max_delay {
+        return Err(StorageError::InvalidArgument(format!(
+            "message delay {:?} is over the longest delay of {max_delay:?}",
+            message.delay
+        )));
+    }
+    Ok(())
+}
+
+fn expired(queue: QueueName) -> StorageError {
+    StorageError::ReceiptExpired {
+        queue: queue.to_string(),
+    }
+}
+
+impl State {
+    /// Appends messages (already checked) to a queue.
+    pub(super) fn enqueue(&mut self, queue: QueueName, messages: Vec<NewQueueMessage>, now: Now) {
+        let q = self.queues.entry(queue).or_default();
+        for m in messages {
+            q.next_seq += 1;
+            q.messages.insert(
+                q.next_seq,
+                StoredMessage {
+                    body: m.body,
+                    enqueued_at: now.wall,
+                    visible_at: now.mono + m.delay,
+                    dequeue_count: 0,
+                    receipt: None,
+                },
+            );
+        }
+    }
+
+    fn dequeue(
+        &mut self,
+        queue: QueueName,
+        max: usize,
+        visibility: Duration,
+        now: Now,
+    ) -> Vec<Dequeued> {
+        let mut out = Vec::new();
+        let seqs: Vec<u64> = match self.queues.get(&queue) {
+            Some(q) => q
+                .messages
+                .iter()
+                .filter(|(_, m)| m.visible_at <= now.mono)
+                .map(|(seq, _)| *seq)
+                .take(max)
+                .collect(),
+            None => return out,
+        };
+        for seq in seqs {
+            let receipt = Receipt(format!("{seq}.{}", self.new_nonce()));
+            let Some(m) = self
+                .queues
+                .get_mut(&queue)
+                .and_then(|q| q.messages.get_mut(&seq))
+            else {
+                continue;
+            };
+            m.visible_at = now.mono + visibility;
+            m.dequeue_count = m.dequeue_count.saturating_add(1);
+            m.receipt = Some(receipt.clone());
+            out.push(Dequeued {
+                receipt,
+                body: m.body.clone(),
+                dequeue_count: m.dequeue_count,
+                enqueued_at: m.enqueued_at,
+            });
+        }
+        out
+    }
+
+    /// The sequence number of the message `receipt` currently refers to.
+    fn held(&self, queue: QueueName, receipt: &Receipt) -> StorageResult<u64> {
+        let seq = receipt
+            .0
+            .split_once('.')
+            .and_then(|(seq, _)| seq.parse::<u64>().ok())
+            .ok_or_else(|| expired(queue))?;
+        let m = self
+            .queues
+            .get(&queue)
+            .and_then(|q| q.messages.get(&seq))
+            .ok_or_else(|| expired(queue))?;
+        if m.receipt.as_ref() == Some(receipt) {
+            Ok(seq)
+        } else {
+            Err(expired(queue))
+        }
+    }
+
+    /// Deletes the message a receipt holds.
+    pub(super) fn delete_message(
+        &mut self,
+        queue: QueueName,
+        receipt: &Receipt,
+    ) -> StorageResult<()> {
+        let seq = self.held(queue, receipt)?;
+        if let Some(q) = self.queues.get_mut(&queue) {
+            q.messages.remove(&seq);
+        }
+        Ok(())
+    }
+
+    /// Sets the visibility of a held message and gives it a new receipt (or none).
+    fn rehide(
+        &mut self,
+        queue: QueueName,
+        receipt: &Receipt,
+        visible_at: Duration,
+        keep_held: bool,
+    ) -> StorageResult<Option<Receipt>> {
+        let seq = self.held(queue, receipt)?;
+        let new = keep_held.then(|| Receipt(format!("{seq}.{}", self.new_nonce())));
+        if let Some(m) = self
+            .queues
+            .get_mut(&queue)
+            .and_then(|q| q.messages.get_mut(&seq))
+        {
+            m.visible_at = visible_at;
+            m.receipt.clone_from(&new);
+        }
+        Ok(new)
+    }
+
+    fn stats(&self, queue: QueueName) -> QueueStats {
+        let Some(q) = self.queues.get(&queue) else {
+            return QueueStats::default();
+        };
+        QueueStats {
+            length: q.messages.len() as u64,
+            oldest_enqueued_at: q.messages.values().map(|m| m.enqueued_at).min(),
+        }
+    }
+}
+
+impl MemoryStore {
+    pub(super) fn now(&self) -> Now {
+        let clock = &self.shared.clock;
+        Now {
+            wall: clock.now(),
+            mono: clock.monotonic(),
+        }
+    }
+
+    fn enqueue_now(&self, queue: QueueName, messages: Vec<NewQueueMessage>) -> StorageResult<()> {
+        check_queue(queue)?;
+        for m in &messages {
+            check_message(m, self.max_delay())?;
+        }
+        let now = self.now();
+        self.state().enqueue(queue, messages, now);
+        Ok(())
+    }
+
+    fn dequeue_now(
+        &self,
+        queue: QueueName,
+        max: usize,
+        visibility: Duration,
+    ) -> StorageResult<Vec<Dequeued>> {
+        check_queue(queue)?;
+        if max == 0 || max > MAX_DEQUEUE_BATCH {
+            return Err(StorageError::InvalidArgument(format!(
+                "dequeue of {max} messages: take 1 to {MAX_DEQUEUE_BATCH} at a time"
+            )));
+        }
+        let now = self.now();
+        Ok(self.state().dequeue(queue, max, visibility, now))
+    }
+
+    fn rehide_now(
+        &self,
+        queue: QueueName,
+        receipt: &Receipt,
+        after: Duration,
+        keep_held: bool,
+    ) -> StorageResult<Option<Receipt>> {
+        check_queue(queue)?;
+        let now = self.now();
+        self.state()
+            .rehide(queue, receipt, now.mono + after, keep_held)
+    }
+}
+
+#[async_trait]
+impl QueueStore for MemoryStore {
+    async fn enqueue(&self, queue: QueueName, messages: Vec<NewQueueMessage>) -> StorageResult<()> {
+        let call = self.enter(Op::Enqueue).await?;
+        call.finish(self.enqueue_now(queue, messages))
+    }
+
+    async fn dequeue(
+        &self,
+        queue: QueueName,
+        max: usize,
+        visibility: Duration,
+    ) -> StorageResult<Vec<Dequeued>> {
+        let call = self.enter(Op::Dequeue).await?;
+        call.finish(self.dequeue_now(queue, max, visibility))
+    }
+
+    async fn delete(&self, queue: QueueName, receipt: &Receipt) -> StorageResult<()> {
+        let call = self.enter(Op::Delete).await?;
+        let result = check_queue(queue).and_then(|()| self.state().delete_message(queue, receipt));
+        call.finish(result)
+    }
+
+    async fn abandon(
+        &self,
+        queue: QueueName,
+        receipt: &Receipt,
+        delay: Duration,
+    ) -> StorageResult<()> {
+        let call = self.enter(Op::Abandon).await?;
+        call.finish(self.rehide_now(queue, receipt, delay, false).map(|_| ()))
+    }
+
+    async fn extend(
+        &self,
+        queue: QueueName,
+        receipt: &Receipt,
+        visibility: Duration,
+    ) -> StorageResult<Receipt> {
+        let call = self.enter(Op::Extend).await?;
+        let result = self
+            .rehide_now(queue, receipt, visibility, true)
+            .and_then(|r| r.ok_or_else(|| expired(queue)));
+        call.finish(result)
+    }
+
+    async fn stats(&self, queue: QueueName) -> StorageResult<QueueStats> {
+        let call = self.enter(Op::Stats).await?;
+        let result = check_queue(queue).map(|()| self.state().stats(queue));
+        call.finish(result)
+    }
+}
