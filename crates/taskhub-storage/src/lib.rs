@@ -21,6 +21,9 @@ pub mod payloads;
 pub mod queue;
 pub mod store;
 
+#[cfg(feature = "testing")]
+pub mod conformance;
+
 pub use checkpoint::{
     CheckpointOutcome, CheckpointRequest, CheckpointStore, HistoryWrite, LeaseFence,
     OutboundMessage,
@@ -37,3 +40,11 @@ pub use queue::{
     MAX_MESSAGE_BYTES, MAX_PARTITIONS,
 };
 pub use store::TaskHubStore;
+
+/// Re-exports for the expansion of [`conformance_tests!`] in a backend's test crate, so that a
+/// backend needs only `taskhub-storage` (feature `testing`) as a dev-dependency.
+#[cfg(feature = "testing")]
+#[doc(hidden)]
+pub mod __private {
+    pub use tokio;
+}

@@ -1,0 +1,274 @@
+//! Shared test data and small steps for the conformance cases. Nothing here is a case: cases
+//! are the `pub async fn`s of the area modules.
+
+use std::time::Duration;
+
+use taskhub_core::{
+    EventKind, ExecutionId, HistoryEvent, InstanceId, OrchestrationStatus, Payload, Timestamp,
+};
+
+use crate::checkpoint::{CheckpointOutcome, CheckpointRequest, HistoryWrite, OutboundMessage};
+use crate::history::HistorySnapshot;
+use crate::instances::{InstancePage, InstanceQuery, InstanceRow};
+use crate::partitions::PartitionRow;
+use crate::queue::{Dequeued, NewQueueMessage, QueueName};
+use crate::store::TaskHubStore;
+
+/// The wall time every conformance store starts at (2023-11-14T22:13:20Z).
+pub const START: Timestamp = Timestamp::from_millis(1_700_000_000_000);
+
+/// The visibility timeout the cases dequeue with.
+pub(crate) const VISIBILITY: Duration = Duration::from_secs(30);
+
+/// A bit longer than [`VISIBILITY`]: advancing by this expires a dequeue.
+pub(crate) const PAST_VISIBILITY: Duration = Duration::from_secs(31);
+
+pub(crate) fn iid(id: &str) -> InstanceId {
+    InstanceId::new(id).expect("the conformance suite uses valid instance IDs")
+}
+
+pub(crate) fn eid(id: &str) -> ExecutionId {
+    ExecutionId::new(id).expect("the conformance suite uses valid execution IDs")
+}
+
+pub(crate) fn json(text: &str) -> Payload {
+    Payload::from_json(text).expect("the conformance suite uses valid JSON")
+}
+
+pub(crate) fn at(offset_ms: u64) -> Timestamp {
+    Timestamp::from_millis(START.as_millis() + offset_ms)
+}
+
+pub(crate) fn msg(body: &str) -> NewQueueMessage {
+    NewQueueMessage {
+        body: body.to_owned(),
+        delay: Duration::ZERO,
+    }
+}
+
+pub(crate) fn delayed(body: &str, delay: Duration) -> NewQueueMessage {
+    NewQueueMessage {
+        body: body.to_owned(),
+        delay,
+    }
+}
+
+pub(crate) fn outbound(queue: QueueName, body: &str) -> OutboundMessage {
+    OutboundMessage {
+        queue,
+        message: msg(body),
+    }
+}
+
+pub(crate) async fn enqueue(store: &dyn TaskHubStore, queue: QueueName, bodies: &[&str]) {
+    store
+        .enqueue(queue, bodies.iter().map(|b| msg(b)).collect())
+        .await
+        .expect("enqueue");
+}
+
+pub(crate) async fn dequeue(
+    store: &dyn TaskHubStore,
+    queue: QueueName,
+    max: usize,
+) -> Vec<Dequeued> {
+    store
+        .dequeue(queue, max, VISIBILITY)
+        .await
+        .expect("dequeue")
+}
+
+/// Dequeues everything visible (up to 32) and returns the bodies.
+pub(crate) async fn visible_bodies(store: &dyn TaskHubStore, queue: QueueName) -> Vec<String> {
+    dequeue(store, queue, 32)
+        .await
+        .into_iter()
+        .map(|d| d.body)
+        .collect()
+}
+
+pub(crate) async fn queue_length(store: &dyn TaskHubStore, queue: QueueName) -> u64 {
+    store.stats(queue).await.expect("stats").length
+}
+
+pub(crate) fn event(offset_ms: u64, event: EventKind) -> HistoryEvent {
+    HistoryEvent::new(at(offset_ms), event)
+}
+
+pub(crate) fn started(execution: &str) -> HistoryEvent {
+    event(
+        0,
+        EventKind::ExecutionStarted {
+            name: "Conformance".to_owned(),
+            version: None,
+            input: json("{\"n\":1}"),
+            execution_id: eid(execution),
+            parent: None,
+            scheduled_start: None,
+        },
+    )
+}
+
+pub(crate) fn raised(offset_ms: u64, name: &str) -> HistoryEvent {
+    event(
+        offset_ms,
+        EventKind::EventRaised {
+            name: name.to_owned(),
+            input: json("null"),
+        },
+    )
+}
+
+/// A checkpoint that writes nothing but the given history.
+pub(crate) fn history_request(
+    instance: &str,
+    execution: &str,
+    expected: Option<&HistorySnapshot>,
+    new_execution: bool,
+    events: Vec<HistoryEvent>,
+) -> CheckpointRequest {
+    CheckpointRequest {
+        instance_id: iid(instance),
+        fence: None,
+        history: Some(HistoryWrite {
+            execution_id: eid(execution),
+            expected: expected.map(|s| s.etag.clone()),
+            new_execution,
+            events,
+        }),
+        instance: None,
+        outbound: Vec::new(),
+        consumed: Vec::new(),
+    }
+}
+
+/// Starts an instance's history: `ExecutionStarted` then `events`.
+pub(crate) async fn start_history(
+    store: &dyn TaskHubStore,
+    instance: &str,
+    execution: &str,
+    mut events: Vec<HistoryEvent>,
+) -> HistorySnapshot {
+    events.insert(0, started(execution));
+    commit(
+        store,
+        history_request(instance, execution, None, true, events),
+    )
+    .await;
+    load(store, instance).await
+}
+
+pub(crate) async fn commit(
+    store: &dyn TaskHubStore,
+    request: CheckpointRequest,
+) -> CheckpointOutcome {
+    store.checkpoint(request).await.expect("checkpoint")
+}
+
+pub(crate) async fn load(store: &dyn TaskHubStore, instance: &str) -> HistorySnapshot {
+    store
+        .load_history(&iid(instance))
+        .await
+        .expect("load_history")
+        .unwrap_or_else(|| panic!("instance '{instance}' should have history"))
+}
+
+pub(crate) fn row(
+    id: &str,
+    name: &str,
+    status: OrchestrationStatus,
+    created_at: Timestamp,
+) -> InstanceRow {
+    InstanceRow {
+        instance_id: iid(id),
+        name: name.to_owned(),
+        version: None,
+        execution_id: eid("exec-1"),
+        status,
+        input: json("null"),
+        output: None,
+        failure: None,
+        custom_status: None,
+        created_at,
+        updated_at: created_at,
+        completed_at: None,
+        scheduled_start: None,
+        partition: 0,
+        etag: None,
+    }
+}
+
+/// `row` without its ETag, to compare what was written with what was read.
+pub(crate) fn without_etag(row: &InstanceRow) -> InstanceRow {
+    InstanceRow {
+        etag: None,
+        ..row.clone()
+    }
+}
+
+pub(crate) async fn list_page(store: &dyn TaskHubStore, query: &InstanceQuery) -> InstancePage {
+    store.list_instances(query).await.expect("list_instances")
+}
+
+/// Follows continuation tokens to the end; returns the IDs in the order listed.
+pub(crate) async fn list_all(store: &dyn TaskHubStore, query: InstanceQuery) -> Vec<String> {
+    let mut query = query;
+    let mut ids = Vec::new();
+    for _ in 0..1_000 {
+        let page = list_page(store, &query).await;
+        if query.page_size > 0 {
+            assert!(
+                page.instances.len() <= query.page_size,
+                "a page of size {} returned {} rows",
+                query.page_size,
+                page.instances.len()
+            );
+        }
+        ids.extend(page.instances.iter().map(|r| r.instance_id.to_string()));
+        match page.continuation {
+            Some(token) => query.continuation = Some(token),
+            None => return ids,
+        }
+    }
+    panic!("list_instances still returned a continuation token after 1,000 pages: {ids:?}");
+}
+
+/// Creates a hub of `partition_count` and takes the lease of `partition` once; returns the
+/// epoch the lease was taken under.
+pub(crate) async fn hub_with_lease(
+    store: &dyn TaskHubStore,
+    partition_count: u32,
+    partition: u32,
+    owner: &str,
+) -> u64 {
+    store
+        .create_hub(partition_count, START)
+        .await
+        .expect("create_hub");
+    take_lease(store, partition, owner).await
+}
+
+/// Takes the lease of `partition` for `owner` (bumping the epoch); returns the new epoch.
+pub(crate) async fn take_lease(store: &dyn TaskHubStore, partition: u32, owner: &str) -> u64 {
+    let current = partition_row(store, partition).await;
+    let next = PartitionRow {
+        owner: Some(owner.to_owned()),
+        epoch: current.epoch + 1,
+        ..current.clone()
+    };
+    store
+        .put_partition(&next, current.etag.as_ref())
+        .await
+        .expect("put_partition");
+    next.epoch
+}
+
+pub(crate) async fn partition_row(store: &dyn TaskHubStore, partition: u32) -> PartitionRow {
+    store
+        .list_partitions()
+        .await
+        .expect("list_partitions")
+        .into_iter()
+        .find(|r| r.partition == partition)
+        .unwrap_or_else(|| panic!("partition {partition} should exist"))
+}

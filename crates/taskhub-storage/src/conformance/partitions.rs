@@ -1,0 +1,287 @@
+//! Cases for [`PartitionStore`](crate::PartitionStore): the hub and its lease rows.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use super::fixtures::{at, partition_row, START};
+use crate::clock::ManualClock;
+use crate::error::StorageError;
+use crate::history::ETag;
+use crate::partitions::{HubInfo, PartitionRow};
+use crate::store::TaskHubStore;
+
+async fn create(s: &dyn TaskHubStore, count: u32) -> HubInfo {
+    s.create_hub(count, START).await.expect("create_hub")
+}
+
+async fn rows(s: &dyn TaskHubStore) -> Vec<PartitionRow> {
+    s.list_partitions().await.expect("list_partitions")
+}
+
+fn owned_by(row: &PartitionRow, owner: &str, epoch: u64) -> PartitionRow {
+    PartitionRow {
+        owner: Some(owner.to_owned()),
+        epoch,
+        ..row.clone()
+    }
+}
+
+/// `hub_info` is `None` before the hub is created (the `hub_info` docs).
+pub async fn hub_info_is_none_before_create(store: Arc<dyn TaskHubStore>, _clock: ManualClock) {
+    let s = &*store;
+    assert_eq!(s.hub_info().await.expect("hub_info"), None);
+    assert!(rows(s).await.is_empty(), "no partition rows before the hub");
+}
+
+/// `create_hub` MUST create the hub with `partition_count` partition rows (epoch 0, no owner)
+/// if it does not exist.
+pub async fn create_hub_creates_partition_rows_at_epoch_zero_without_owner(
+    store: Arc<dyn TaskHubStore>,
+    _clock: ManualClock,
+) {
+    let s = &*store;
+    let info = create(s, 4).await;
+    let expected = HubInfo {
+        partition_count: 4,
+        created_at: START,
+    };
+    assert_eq!(info, expected);
+    assert_eq!(s.hub_info().await.expect("hub_info"), Some(expected));
+    let rows = rows(s).await;
+    let numbers: Vec<u32> = rows.iter().map(|r| r.partition).collect();
+    assert_eq!(numbers, [0, 1, 2, 3]);
+    for r in &rows {
+        assert_eq!(r.epoch, 0, "partition {}", r.partition);
+        assert_eq!(r.owner, None, "partition {}", r.partition);
+        assert_eq!(r.next_owner, None, "partition {}", r.partition);
+        assert!(
+            !r.draining && !r.retiring && !r.offline,
+            "partition {} starts live: {r:?}",
+            r.partition
+        );
+        assert!(r.etag.is_some(), "partition {} has an ETag", r.partition);
+    }
+}
+
+/// `create_hub` MUST leave an existing hub unchanged and return what is stored.
+pub async fn create_hub_when_hub_exists_keeps_and_returns_stored(
+    store: Arc<dyn TaskHubStore>,
+    _clock: ManualClock,
+) {
+    let s = &*store;
+    let first = create(s, 4).await;
+    let row0 = partition_row(s, 0).await;
+    s.put_partition(&owned_by(&row0, "worker-1", 1), row0.etag.as_ref())
+        .await
+        .expect("put_partition");
+    let before = rows(s).await;
+    let second = s.create_hub(8, at(60_000)).await.expect("create_hub");
+    assert_eq!(second, first, "the stored hub is returned");
+    assert_eq!(s.hub_info().await.expect("hub_info"), Some(first));
+    assert_eq!(rows(s).await, before, "partition rows are untouched");
+}
+
+/// `create_hub` MUST reject a partition count of 0 or over 16 with `InvalidArgument`.
+pub async fn create_hub_rejects_partition_count_zero_or_over_16(
+    store: Arc<dyn TaskHubStore>,
+    _clock: ManualClock,
+) {
+    let s = &*store;
+    for count in [0, 17, u32::MAX] {
+        let result = s.create_hub(count, START).await;
+        assert!(
+            matches!(result, Err(StorageError::InvalidArgument(_))),
+            "create_hub({count}): expected InvalidArgument, got {result:?}"
+        );
+    }
+    assert_eq!(
+        s.hub_info().await.expect("hub_info"),
+        None,
+        "nothing created"
+    );
+    create(s, 16).await;
+    assert_eq!(rows(s).await.len(), 16, "16 partitions are allowed");
+    let result = s.create_hub(0, START).await;
+    assert!(
+        matches!(result, Err(StorageError::InvalidArgument(_))),
+        "create_hub(0) on an existing hub: expected InvalidArgument, got {result:?}"
+    );
+}
+
+/// `list_partitions` MUST return every row with its current ETag, ordered by partition.
+pub async fn list_partitions_returns_every_row_in_order_with_current_etag(
+    store: Arc<dyn TaskHubStore>,
+    _clock: ManualClock,
+) {
+    let s = &*store;
+    create(s, 5).await;
+    let mut written = Vec::new();
+    for p in [3, 1] {
+        let row = partition_row(s, p).await;
+        let etag = s
+            .put_partition(&owned_by(&row, "w", 1), row.etag.as_ref())
+            .await
+            .expect("put_partition");
+        written.push((p, etag));
+    }
+    let listed = rows(s).await;
+    let numbers: Vec<u32> = listed.iter().map(|r| r.partition).collect();
+    assert_eq!(numbers, [0, 1, 2, 3, 4]);
+    for (p, etag) in written {
+        assert_eq!(
+            listed[p as usize].etag.as_ref(),
+            Some(&etag),
+            "partition {p} is listed with the ETag of its last write"
+        );
+    }
+    for r in &listed {
+        s.put_partition(&owned_by(r, "x", r.epoch + 1), r.etag.as_ref())
+            .await
+            .expect("the listed ETag of every row is current");
+    }
+}
+
+/// `put_partition` MUST fail with `Conflict` unless `expected` matches the stored ETag.
+pub async fn put_partition_conflicts_unless_expected_etag_matches(
+    store: Arc<dyn TaskHubStore>,
+    _clock: ManualClock,
+) {
+    let s = &*store;
+    create(s, 2).await;
+    let row = partition_row(s, 0).await;
+    let e0 = row.etag.clone();
+    let e1 = s
+        .put_partition(&owned_by(&row, "first", 1), e0.as_ref())
+        .await
+        .expect("put_partition");
+    for stale in [e0, Some(ETag("made-up".to_owned()))] {
+        let result = s
+            .put_partition(&owned_by(&row, "second", 1), stale.as_ref())
+            .await;
+        assert!(
+            matches!(result, Err(StorageError::Conflict { .. })),
+            "put with ETag {stale:?}: expected Conflict, got {result:?}"
+        );
+    }
+    let stored = partition_row(s, 0).await;
+    assert_eq!(
+        stored.owner.as_deref(),
+        Some("first"),
+        "the losers changed nothing"
+    );
+    assert_eq!(stored.etag.as_ref(), Some(&e1));
+    s.put_partition(&owned_by(&row, "second", 2), Some(&e1))
+        .await
+        .expect("a put with the current ETag succeeds");
+}
+
+/// `put_partition` with `expected` of `None` MUST fail with `Conflict` if the row exists (and
+/// creates it if it does not).
+pub async fn put_partition_without_expected_etag_requires_missing_row(
+    store: Arc<dyn TaskHubStore>,
+    _clock: ManualClock,
+) {
+    let s = &*store;
+    create(s, 2).await;
+    let row0 = partition_row(s, 0).await;
+    let result = s.put_partition(&owned_by(&row0, "w", 1), None).await;
+    assert!(
+        matches!(result, Err(StorageError::Conflict { .. })),
+        "put of an existing row with no ETag: expected Conflict, got {result:?}"
+    );
+    let new_row = PartitionRow {
+        partition: 5,
+        etag: None,
+        ..row0.clone()
+    };
+    let etag = s
+        .put_partition(&new_row, None)
+        .await
+        .expect("creating a missing row");
+    let stored = partition_row(s, 5).await;
+    assert_eq!(stored.etag, Some(etag));
+    let again = s.put_partition(&new_row, None).await;
+    assert!(
+        matches!(again, Err(StorageError::Conflict { .. })),
+        "creating it a second time: expected Conflict, got {again:?}"
+    );
+}
+
+/// `put_partition` MUST return a new, different ETag.
+pub async fn put_partition_returns_new_different_etag(
+    store: Arc<dyn TaskHubStore>,
+    _clock: ManualClock,
+) {
+    let s = &*store;
+    create(s, 1).await;
+    let mut row = partition_row(s, 0).await;
+    let mut seen: HashSet<ETag> = row.etag.iter().cloned().collect();
+    for epoch in 1..=5 {
+        let etag = s
+            .put_partition(&owned_by(&row, "w", epoch), row.etag.as_ref())
+            .await
+            .expect("put_partition");
+        assert!(
+            seen.insert(etag.clone()),
+            "ETag {etag:?} was returned before"
+        );
+        row = partition_row(s, 0).await;
+        assert_eq!(row.etag, Some(etag), "the listed ETag is the returned one");
+        assert_eq!(row.epoch, epoch);
+    }
+}
+
+/// `set_partition_count` MUST change the count stored in the hub info.
+pub async fn set_partition_count_changes_hub_info(
+    store: Arc<dyn TaskHubStore>,
+    _clock: ManualClock,
+) {
+    let s = &*store;
+    create(s, 4).await;
+    for count in [8, 2, 16, 1] {
+        s.set_partition_count(count)
+            .await
+            .expect("set_partition_count");
+        let info = s
+            .hub_info()
+            .await
+            .expect("hub_info")
+            .expect("the hub exists");
+        assert_eq!(info.partition_count, count);
+        assert_eq!(info.created_at, START, "only the count changes");
+    }
+}
+
+/// Every field of a partition row is stored and read back unchanged (the `PartitionRow`
+/// docs; the ETag is the store's).
+pub async fn partition_row_round_trips_every_field(
+    store: Arc<dyn TaskHubStore>,
+    _clock: ManualClock,
+) {
+    let s = &*store;
+    create(s, 3).await;
+    let row = partition_row(s, 2).await;
+    let full = PartitionRow {
+        partition: 2,
+        owner: Some("worker-\u{e9}:42".to_owned()),
+        next_owner: Some("worker-b".to_owned()),
+        epoch: u64::from(u32::MAX) + 7,
+        draining: true,
+        retiring: true,
+        offline: true,
+        updated_at: at(123_456),
+        etag: Some(ETag("ignored on write".to_owned())),
+    };
+    let etag = s
+        .put_partition(&full, row.etag.as_ref())
+        .await
+        .expect("put_partition");
+    let stored = partition_row(s, 2).await;
+    assert_eq!(
+        stored,
+        PartitionRow {
+            etag: Some(etag),
+            ..full
+        }
+    );
+}

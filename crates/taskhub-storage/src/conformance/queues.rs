@@ -1,0 +1,455 @@
+//! Cases for [`QueueStore`](crate::QueueStore): visibility timeouts, receipts, order, stats.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::fixtures::{
+    delayed, dequeue, enqueue, msg, queue_length, visible_bodies, PAST_VISIBILITY, VISIBILITY,
+};
+use crate::clock::{Clock, ManualClock};
+use crate::error::StorageError;
+use crate::queue::{QueueName, MAX_DEQUEUE_BATCH, MAX_MESSAGE_BYTES};
+use crate::store::TaskHubStore;
+
+const Q: QueueName = QueueName::WorkItems;
+
+/// `enqueue` MUST reject a body over `MAX_MESSAGE_BYTES` with `TooLarge` (and a body of
+/// exactly the limit is accepted).
+pub async fn enqueue_rejects_body_over_max_message_bytes(
+    store: Arc<dyn TaskHubStore>,
+    _clock: ManualClock,
+) {
+    let s = &*store;
+    let too_big = "x".repeat(MAX_MESSAGE_BYTES + 1);
+    let result = s.enqueue(Q, vec![msg(&too_big)]).await;
+    assert!(
+        matches!(result, Err(StorageError::TooLarge { .. })),
+        "enqueue of {} bytes: expected TooLarge, got {result:?}",
+        too_big.len()
+    );
+    assert_eq!(
+        queue_length(s, Q).await,
+        0,
+        "a rejected message must not be enqueued"
+    );
+
+    let exact = "y".repeat(MAX_MESSAGE_BYTES);
+    s.enqueue(Q, vec![msg(&exact)])
+        .await
+        .expect("a body of exactly MAX_MESSAGE_BYTES must be accepted");
+    let got = dequeue(s, Q, 1).await;
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].body, exact, "the body must come back unchanged");
+}
+
+/// `enqueue` MUST make the message invisible for `delay`.
+pub async fn enqueue_delay_hides_message_until_due(
+    store: Arc<dyn TaskHubStore>,
+    clock: ManualClock,
+) {
+    let s = &*store;
+    s.enqueue(
+        Q,
+        vec![delayed("later", Duration::from_secs(60)), msg("now")],
+    )
+    .await
+    .expect("enqueue");
+    let first = dequeue(s, Q, 32).await;
+    let bodies: Vec<&str> = first.iter().map(|d| d.body.as_str()).collect();
+    assert_eq!(
+        bodies,
+        ["now"],
+        "only the undelayed message is visible at first"
+    );
+    s.delete(Q, &first[0].receipt).await.expect("delete");
+    clock.advance(Duration::from_secs(59));
+    assert!(
+        visible_bodies(s, Q).await.is_empty(),
+        "a message delayed by 60 s must be invisible after 59 s"
+    );
+    clock.advance(Duration::from_secs(2));
+    assert_eq!(
+        visible_bodies(s, Q).await,
+        ["later"],
+        "a message delayed by 60 s must be visible after 61 s"
+    );
+}
+
+/// `dequeue` MUST return at most `max` messages.
+pub async fn dequeue_returns_at_most_max(store: Arc<dyn TaskHubStore>, _clock: ManualClock) {
+    let s = &*store;
+    enqueue(s, Q, &["a", "b", "c", "d", "e"]).await;
+    let first = dequeue(s, Q, 3).await;
+    assert!(
+        first.len() <= 3 && !first.is_empty(),
+        "dequeue(max 3) of 5 visible messages returned {}",
+        first.len()
+    );
+    let second = dequeue(s, Q, 1).await;
+    assert_eq!(second.len(), 1, "dequeue(max 1) returned {}", second.len());
+    let mut all: Vec<String> = first.into_iter().chain(second).map(|d| d.body).collect();
+    for _ in 0..5 {
+        all.extend(visible_bodies(s, Q).await);
+    }
+    all.sort();
+    assert_eq!(all, ["a", "b", "c", "d", "e"], "every message exactly once");
+}
+
+/// `dequeue` MUST reject `max` of 0 or over `MAX_DEQUEUE_BATCH` with `InvalidArgument`.
+pub async fn dequeue_rejects_max_of_zero_or_over_batch_limit(
+    store: Arc<dyn TaskHubStore>,
+    _clock: ManualClock,
+) {
+    let s = &*store;
+    enqueue(s, Q, &["a"]).await;
+    for max in [0, MAX_DEQUEUE_BATCH + 1, usize::MAX] {
+        let result = s.dequeue(Q, max, VISIBILITY).await;
+        assert!(
+            matches!(result, Err(StorageError::InvalidArgument(_))),
+            "dequeue(max {max}): expected InvalidArgument, got {result:?}"
+        );
+    }
+    assert_eq!(
+        dequeue(s, Q, MAX_DEQUEUE_BATCH).await.len(),
+        1,
+        "rejected dequeues must not take the message, and max = MAX_DEQUEUE_BATCH is allowed"
+    );
+}
+
+/// `dequeue` MUST NOT return a message that another dequeue holds within its visibility
+/// timeout.
+pub async fn dequeue_hides_message_until_visibility_timeout(
+    store: Arc<dyn TaskHubStore>,
+    clock: ManualClock,
+) {
+    let s = &*store;
+    enqueue(s, Q, &["held"]).await;
+    let first = dequeue(s, Q, 1).await;
+    assert_eq!(first.len(), 1);
+    assert!(
+        dequeue(s, Q, 32).await.is_empty(),
+        "a held message must not be dequeued again at once"
+    );
+    enqueue(s, Q, &["other"]).await;
+    clock.advance(VISIBILITY - Duration::from_secs(1));
+    assert_eq!(
+        visible_bodies(s, Q).await,
+        ["other"],
+        "a message held for 30 s must still be hidden after 29 s"
+    );
+}
+
+/// A message whose visibility timeout expired MUST be returned again with `dequeue_count`
+/// increased by one.
+pub async fn expired_message_is_redelivered_with_dequeue_count_plus_one(
+    store: Arc<dyn TaskHubStore>,
+    clock: ManualClock,
+) {
+    let s = &*store;
+    enqueue(s, Q, &["retry me"]).await;
+    let mut receipts = HashSet::new();
+    for expected_count in 1..=3 {
+        let got = dequeue(s, Q, 1).await;
+        assert_eq!(
+            got.len(),
+            1,
+            "delivery {expected_count}: the message must be returned again after its timeout"
+        );
+        assert_eq!(got[0].body, "retry me");
+        assert_eq!(
+            got[0].dequeue_count, expected_count,
+            "delivery {expected_count} has the wrong dequeue_count"
+        );
+        assert!(
+            receipts.insert(got[0].receipt.clone()),
+            "each delivery must get a new receipt"
+        );
+        clock.advance(PAST_VISIBILITY);
+    }
+}
+
+/// Messages MUST come out in enqueue order when all are visible.
+pub async fn dequeue_returns_messages_in_enqueue_order(
+    store: Arc<dyn TaskHubStore>,
+    _clock: ManualClock,
+) {
+    let s = &*store;
+    enqueue(s, Q, &["m0", "m1", "m2"]).await;
+    enqueue(s, Q, &["m3"]).await;
+    enqueue(s, Q, &["m4", "m5", "m6", "m7"]).await;
+    let mut bodies = Vec::new();
+    for _ in 0..8 {
+        let batch = dequeue(s, Q, 3).await;
+        if batch.is_empty() {
+            break;
+        }
+        bodies.extend(batch.into_iter().map(|d| d.body));
+    }
+    assert_eq!(
+        bodies,
+        ["m0", "m1", "m2", "m3", "m4", "m5", "m6", "m7"],
+        "messages must be dequeued in enqueue order"
+    );
+}
+
+/// `delete` with a current receipt MUST remove the message for good.
+pub async fn delete_with_current_receipt_removes_message_for_good(
+    store: Arc<dyn TaskHubStore>,
+    clock: ManualClock,
+) {
+    let s = &*store;
+    enqueue(s, Q, &["done", "keep"]).await;
+    let got = dequeue(s, Q, 32).await;
+    let done = got
+        .iter()
+        .find(|d| d.body == "done")
+        .expect("both messages are dequeued");
+    s.delete(Q, &done.receipt)
+        .await
+        .expect("delete with a current receipt");
+    assert_eq!(queue_length(s, Q).await, 1, "the deleted message is gone");
+    clock.advance(PAST_VISIBILITY);
+    assert_eq!(
+        visible_bodies(s, Q).await,
+        ["keep"],
+        "a deleted message must never be redelivered"
+    );
+    clock.advance(Duration::from_secs(3600));
+    assert!(!visible_bodies(s, Q).await.contains(&"done".to_owned()));
+}
+
+/// `delete` with a stale receipt (the message was re-dequeued since) MUST fail with
+/// `ReceiptExpired` and leave the message in place.
+pub async fn delete_with_stale_receipt_fails_and_keeps_message(
+    store: Arc<dyn TaskHubStore>,
+    clock: ManualClock,
+) {
+    let s = &*store;
+    enqueue(s, Q, &["twice"]).await;
+    let first = dequeue(s, Q, 1).await;
+    clock.advance(PAST_VISIBILITY);
+    let second = dequeue(s, Q, 1).await;
+    assert_eq!(second.len(), 1, "the message is redelivered");
+    let result = s.delete(Q, &first[0].receipt).await;
+    assert!(
+        matches!(result, Err(StorageError::ReceiptExpired { .. })),
+        "delete with a stale receipt: expected ReceiptExpired, got {result:?}"
+    );
+    assert_eq!(queue_length(s, Q).await, 1, "the message must stay");
+    s.delete(Q, &second[0].receipt)
+        .await
+        .expect("the current receipt still deletes the message");
+    assert_eq!(queue_length(s, Q).await, 0);
+}
+
+/// `abandon` MUST make the message visible again after `delay`.
+pub async fn abandon_makes_message_visible_after_delay(
+    store: Arc<dyn TaskHubStore>,
+    clock: ManualClock,
+) {
+    let s = &*store;
+    enqueue(s, Q, &["back"]).await;
+    let got = dequeue(s, Q, 1).await;
+    s.abandon(Q, &got[0].receipt, Duration::from_secs(10))
+        .await
+        .expect("abandon");
+    clock.advance(Duration::from_secs(9));
+    assert!(
+        visible_bodies(s, Q).await.is_empty(),
+        "abandoned with a 10 s delay: hidden after 9 s"
+    );
+    clock.advance(Duration::from_secs(2));
+    let again = dequeue(s, Q, 1).await;
+    assert_eq!(
+        again.len(),
+        1,
+        "abandoned with a 10 s delay: visible after 11 s (well before the 30 s visibility timeout)"
+    );
+    s.abandon(Q, &again[0].receipt, Duration::ZERO)
+        .await
+        .expect("abandon");
+    assert_eq!(
+        visible_bodies(s, Q).await,
+        ["back"],
+        "abandoned with no delay: visible at once"
+    );
+}
+
+/// `abandon` MUST keep the message's dequeue count.
+pub async fn abandon_keeps_dequeue_count(store: Arc<dyn TaskHubStore>, _clock: ManualClock) {
+    let s = &*store;
+    enqueue(s, Q, &["counted"]).await;
+    for expected in 1..=3 {
+        let got = dequeue(s, Q, 1).await;
+        assert_eq!(got.len(), 1);
+        assert_eq!(
+            got[0].dequeue_count, expected,
+            "abandon must neither reset nor add to the dequeue count"
+        );
+        s.abandon(Q, &got[0].receipt, Duration::ZERO)
+            .await
+            .expect("abandon");
+    }
+}
+
+/// `abandon` MUST invalidate the receipt.
+pub async fn abandon_invalidates_receipt(store: Arc<dyn TaskHubStore>, _clock: ManualClock) {
+    let s = &*store;
+    enqueue(s, Q, &["let go"]).await;
+    let got = dequeue(s, Q, 1).await;
+    let receipt = got[0].receipt.clone();
+    s.abandon(Q, &receipt, Duration::from_secs(60))
+        .await
+        .expect("abandon");
+    let deleted = s.delete(Q, &receipt).await;
+    assert!(
+        matches!(deleted, Err(StorageError::ReceiptExpired { .. })),
+        "delete after abandon: expected ReceiptExpired, got {deleted:?}"
+    );
+    let extended = s.extend(Q, &receipt, VISIBILITY).await;
+    assert!(
+        matches!(extended, Err(StorageError::ReceiptExpired { .. })),
+        "extend after abandon: expected ReceiptExpired, got {extended:?}"
+    );
+    assert_eq!(queue_length(s, Q).await, 1, "the message must stay");
+}
+
+/// `extend` MUST push the visibility timeout to `visibility` from now.
+pub async fn extend_pushes_visibility_timeout_from_now(
+    store: Arc<dyn TaskHubStore>,
+    clock: ManualClock,
+) {
+    let s = &*store;
+    enqueue(s, Q, &["long job"]).await;
+    let got = dequeue(s, Q, 1).await;
+    clock.advance(Duration::from_secs(20));
+    s.extend(Q, &got[0].receipt, VISIBILITY)
+        .await
+        .expect("extend");
+    clock.advance(Duration::from_secs(20));
+    assert!(
+        visible_bodies(s, Q).await.is_empty(),
+        "extended at 20 s by 30 s: still hidden at 40 s"
+    );
+    clock.advance(Duration::from_secs(11));
+    let again = dequeue(s, Q, 1).await;
+    assert_eq!(again.len(), 1, "extended at 20 s by 30 s: visible at 51 s");
+    assert_eq!(again[0].dequeue_count, 2, "extend is not a dequeue");
+}
+
+/// `extend` MUST return a new receipt that replaces the old one.
+pub async fn extend_returns_new_receipt_replacing_old(
+    store: Arc<dyn TaskHubStore>,
+    _clock: ManualClock,
+) {
+    let s = &*store;
+    enqueue(s, Q, &["renewed"]).await;
+    let got = dequeue(s, Q, 1).await;
+    let old = got[0].receipt.clone();
+    let new = s.extend(Q, &old, VISIBILITY).await.expect("extend");
+    assert_ne!(new, old, "extend must return a new receipt");
+    let stale = s.delete(Q, &old).await;
+    assert!(
+        matches!(stale, Err(StorageError::ReceiptExpired { .. })),
+        "delete with the replaced receipt: expected ReceiptExpired, got {stale:?}"
+    );
+    s.delete(Q, &new)
+        .await
+        .expect("delete with the new receipt");
+    assert_eq!(queue_length(s, Q).await, 0);
+}
+
+/// `stats` MUST count visible and invisible messages.
+pub async fn stats_counts_visible_and_invisible_messages(
+    store: Arc<dyn TaskHubStore>,
+    _clock: ManualClock,
+) {
+    let s = &*store;
+    let empty = s.stats(Q).await.expect("stats");
+    assert_eq!(empty.length, 0);
+    assert_eq!(empty.oldest_enqueued_at, None);
+    enqueue(s, Q, &["visible", "held"]).await;
+    s.enqueue(Q, vec![delayed("delayed", Duration::from_secs(60))])
+        .await
+        .expect("enqueue");
+    let held = dequeue(s, Q, 1).await;
+    assert_eq!(
+        queue_length(s, Q).await,
+        3,
+        "visible, held and delayed messages all count"
+    );
+    s.delete(Q, &held[0].receipt).await.expect("delete");
+    assert_eq!(
+        queue_length(s, Q).await,
+        2,
+        "a deleted message does not count"
+    );
+}
+
+/// `stats` reports the enqueue time of the oldest message (the `QueueStats` field docs).
+pub async fn stats_reports_oldest_enqueue_time(store: Arc<dyn TaskHubStore>, clock: ManualClock) {
+    let s = &*store;
+    let first_at = clock.now();
+    enqueue(s, Q, &["first"]).await;
+    clock.advance(Duration::from_secs(5));
+    let second_at = clock.now();
+    enqueue(s, Q, &["second"]).await;
+    let stats = s.stats(Q).await.expect("stats");
+    assert_eq!(stats.oldest_enqueued_at, Some(first_at));
+    let first = dequeue(s, Q, 1).await;
+    assert_eq!(
+        s.stats(Q).await.expect("stats").oldest_enqueued_at,
+        Some(first_at),
+        "a held message still counts as the oldest"
+    );
+    s.delete(Q, &first[0].receipt).await.expect("delete");
+    assert_eq!(
+        s.stats(Q).await.expect("stats").oldest_enqueued_at,
+        Some(second_at)
+    );
+}
+
+/// A dequeued message carries its body unchanged, a dequeue count of 1 on first delivery and
+/// its enqueue time by the store's clock (the `Dequeued` field docs).
+pub async fn dequeued_message_reports_body_count_and_enqueue_time(
+    store: Arc<dyn TaskHubStore>,
+    clock: ManualClock,
+) {
+    let s = &*store;
+    clock.advance(Duration::from_millis(7_123));
+    let enqueued_at = clock.now();
+    let body = "{\"v\":1,\"text\":\"h\u{e9}llo \u{6771}\u{4eac} \\\"quoted\\\"\\n\"}\n\ttrailing ";
+    enqueue(s, Q, &[body]).await;
+    clock.advance(Duration::from_secs(2));
+    let got = dequeue(s, Q, 1).await;
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].body, body, "the body must come back byte for byte");
+    assert_eq!(
+        got[0].dequeue_count, 1,
+        "first delivery has dequeue_count 1"
+    );
+    assert_eq!(
+        got[0].enqueued_at, enqueued_at,
+        "enqueued_at is the store clock's time at enqueue"
+    );
+}
+
+/// Each queue of the hub is separate: a message is only dequeued from the queue it was
+/// enqueued to (the `QueueName` docs).
+pub async fn queues_are_independent(store: Arc<dyn TaskHubStore>, _clock: ManualClock) {
+    let s = &*store;
+    let queues = [
+        QueueName::Control(0),
+        QueueName::Control(1),
+        QueueName::Control(15),
+        QueueName::WorkItems,
+    ];
+    for q in queues {
+        enqueue(s, q, &[&q.to_string()]).await;
+    }
+    for q in queues {
+        assert_eq!(queue_length(s, q).await, 1, "{q} holds one message");
+        assert_eq!(visible_bodies(s, q).await, [q.to_string()], "{q}");
+    }
+}
