@@ -12,7 +12,11 @@ impl TaskHubClient {
     ///
     /// # Errors
     /// A storage error.
-    pub async fn list_dead_letters(&self, after: Option<&str>, limit: usize) -> Result<Vec<DeadLetter>, TaskhubError> {
+    pub async fn list_dead_letters(
+        &self,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<DeadLetter>, TaskhubError> {
         Ok(self.hub.store().list_dead_letters(after, limit).await?)
     }
 
@@ -23,8 +27,13 @@ impl TaskHubClient {
     /// A storage error; the letter stays in the dead-letter store if the enqueue fails.
     pub async fn replay_dead_letter(&self, id: &str) -> Result<bool, TaskhubError> {
         let store = self.hub.store();
-        let Some(letter) = store.take_dead_letter(id).await? else { return Ok(false) };
-        let message = NewQueueMessage { body: letter.body.clone(), delay: Duration::ZERO };
+        let Some(letter) = store.take_dead_letter(id).await? else {
+            return Ok(false);
+        };
+        let message = NewQueueMessage {
+            body: letter.body.clone(),
+            delay: Duration::ZERO,
+        };
         if let Err(e) = store.enqueue(letter.queue, vec![message]).await {
             // Put it back so it is not lost.
             let _ = store.add_dead_letter(letter).await;
