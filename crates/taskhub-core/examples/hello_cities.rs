@@ -36,7 +36,9 @@ fn block_on<F: std::future::Future>(f: F) -> F::Output {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut registry = Registry::new();
-    registry.orchestration("HelloCities", hello_cities).activity("SayHello", say_hello);
+    registry
+        .orchestration("HelloCities", hello_cities)
+        .activity("SayHello", say_hello);
     let registry = Arc::new(registry);
     let id = InstanceId::new("hello-cities-1")?;
     let execution_id = ExecutionId::random();
@@ -57,14 +59,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     while let Some(message) = inbox.pop_front() {
         clock += 1;
         let now = Timestamp::from_millis(clock);
-        let turn = run_turn(registry.clone(), id.clone(), &history, TurnInput { now, messages: vec![message] });
+        let turn = run_turn(
+            registry.clone(),
+            id.clone(),
+            &history,
+            TurnInput {
+                now,
+                messages: vec![message],
+            },
+        );
         for e in &turn.new_events {
             println!("{:>3}  {}", history.len(), e.event.describe());
             history.push(e.clone());
         }
         for action in turn.actions {
             match action {
-                Action::ScheduleActivity { task_id, name, input, attempt, .. } => {
+                Action::ScheduleActivity {
+                    task_id,
+                    name,
+                    input,
+                    attempt,
+                    ..
+                } => {
                     let ctx = ActivityContext::new(ActivityInvocation {
                         instance_id: id.clone(),
                         execution_id: execution_id.clone(),

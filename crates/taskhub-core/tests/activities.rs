@@ -1,5 +1,9 @@
 //! Activities: results, typed failures, retry policies, and what the activity context carries.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is a failed test")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a panic is a failed test"
+)]
 
 mod common;
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -2,7 +2,11 @@
 //! messages, written by format version 1. They must keep decoding, and re-encoding them must give
 //! the same bytes. Regenerate (only for a deliberate, versioned format change) with
 //! `TASKHUB_BLESS=1 cargo test -p taskhub-core --test golden`.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is a failed test")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a panic is a failed test"
+)]
 
 use std::collections::BTreeSet;
 
@@ -182,7 +186,13 @@ fn sample_messages() -> Vec<Message> {
             episode: 4,
             enqueued_at: Timestamp::from_millis(9),
             target_partition: Some(2),
-            event: EventKind::TaskScheduled { task_id: 1, name: "Ship".into(), version: None, input: p("2"), attempt: 3 },
+            event: EventKind::TaskScheduled {
+                task_id: 1,
+                name: "Ship".into(),
+                version: None,
+                input: p("2"),
+                attempt: 3,
+            },
         },
     ]
     .into_iter()

@@ -1,6 +1,10 @@
 //! Custom status, deterministic GUIDs and time, replay-safe logging, versions, suspend/resume,
 //! terminate, and de-duplication of messages.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is a failed test")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a panic is a failed test"
+)]
 
 mod common;
 use std::sync::Arc;

@@ -1,6 +1,10 @@
 //! Nondeterministic code is detected on replay and fails the instance with an error naming the
 //! history position, what history recorded and what the code did.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is a failed test")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a panic is a failed test"
+)]
 
 mod common;
 use std::sync::Arc;

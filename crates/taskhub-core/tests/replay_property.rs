@@ -2,7 +2,11 @@
 //! outputs. Random programs (activities, fan-outs, timers, events, races, sub-orchestrations,
 //! status, GUIDs, sends) run under random delivery orders and batchings; then every recorded
 //! turn is re-run from a fresh replay of the history before it and must match byte for byte.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is a failed test")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a panic is a failed test"
+)]
 
 mod common;
 use std::sync::Arc;

@@ -1,5 +1,9 @@
 //! Smoke test: the DESIGN §1 example runs to completion.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is a failed test")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a panic is a failed test"
+)]
 mod common;
 use common::*;
 use taskhub_core::*;

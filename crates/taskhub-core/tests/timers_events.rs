@@ -1,5 +1,9 @@
 //! Durable timers, buffered external events, when-all and when-any.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is a failed test")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a panic is a failed test"
+)]
 
 mod common;
 use std::time::Duration;

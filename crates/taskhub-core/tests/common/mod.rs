@@ -1,5 +1,10 @@
 //! A tiny in-memory driver for engine tests: it plays the runtime's role on plain data.
-#![allow(dead_code, missing_docs, clippy::unwrap_used, reason = "shared test support")]
+#![allow(
+    dead_code,
+    missing_docs,
+    clippy::unwrap_used,
+    reason = "shared test support"
+)]
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
