@@ -7,6 +7,7 @@
 //! * Everything that could make a later step fail for good (an oversized outbound message, an
 //!   unknown queue, an instance row for another instance) is checked before step 1, so a
 //!   committed history never carries an outbox that can't be sent.
+//! * A fence naming a partition that has no row fails with `NotFound` (nothing is changed).
 //! * A request without `history` stores no `pending_outbox` (there is no history row to put it
 //!   in); its outbound messages are sent at step 2 as usual.
 //! * If the instance row's condition fails at step 3, the checkpoint returns `Conflict` with
