@@ -1,0 +1,236 @@
+//! The command line: global options and subcommands (clap derive).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Durable orchestrations on a SQLite task hub: run the demo, a worker, or admin commands.
+#[derive(Debug, Parser)]
+#[command(name = "taskhub", version, about, propagate_version = true)]
+pub struct Cli {
+    /// Options every command takes.
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every command takes: where the task hub is and how to set the runtime up.
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// The SQLite task hub file [default: ./taskhub-demo.db for `demo`, ./taskhub.db otherwise].
+    #[arg(long, global = true, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// Settings file; a missing default file is ignored, a missing explicit one is an error
+    /// [default: ./taskhub.toml].
+    #[arg(long, global = true, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// Sets any runtime setting (repeatable), e.g. `--set max_concurrent_activities=50`.
+    #[arg(long = "set", global = true, value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Partitions (control queues) for new instances, 1 to 16 (setting `partition_count`).
+    #[arg(long, global = true, value_name = "N")]
+    pub partition_count: Option<String>,
+    /// SQLite durability (setting `durability`).
+    #[arg(long, global = true, value_enum)]
+    pub durability: Option<DurabilityArg>,
+    /// Keep orchestrations in memory between turns (setting `extended_sessions_enabled`).
+    #[arg(long, global = true, value_name = "true|false")]
+    pub extended_sessions: Option<String>,
+}
+
+/// `--durability`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum DurabilityArg {
+    /// WAL, synced at checkpoints.
+    Normal,
+    /// Every commit synced.
+    Full,
+}
+
+impl DurabilityArg {
+    /// The setting's text form.
+    pub fn as_setting(self) -> &'static str {
+        match self {
+            Self::Normal => "normal",
+            Self::Full => "full",
+        }
+    }
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run sample workloads on a fresh task hub (deletes the --db file first) and print a table.
+    Demo(DemoArgs),
+    /// Run a worker with the demo's orchestrations and activities until SIGINT or SIGTERM.
+    Worker,
+    /// List, inspect, start and control orchestration instances.
+    #[command(subcommand)]
+    Instances(InstancesCmd),
+    /// List and replay dead-lettered (poison) messages.
+    #[command(subcommand)]
+    DeadLetters(DeadLettersCmd),
+}
+
+/// `taskhub demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Activities in the fan-out/fan-in workload (tests use a smaller number).
+    #[arg(long, hide = true, default_value_t = 1000)]
+    pub fan_out: u32,
+    /// Give up waiting for the demo instances after this many seconds.
+    #[arg(long, hide = true, default_value_t = 120)]
+    pub timeout_secs: u64,
+}
+
+/// Filters shared by `instances list` and `instances purge`.
+#[derive(Debug, Args, Default, Clone)]
+pub struct InstanceFilter {
+    /// Only instances with this status (repeatable): Pending, Running, Suspended, Completed,
+    /// Failed, Terminated, ContinuedAsNew.
+    #[arg(long = "status", value_name = "STATUS")]
+    pub statuses: Vec<String>,
+    /// Only instances of this orchestration name.
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// Only instance IDs starting with this prefix.
+    #[arg(long, value_name = "PREFIX")]
+    pub prefix: Option<String>,
+    /// Only instances created at or after this time (RFC 3339 or Unix milliseconds).
+    #[arg(long, value_name = "TIME")]
+    pub created_from: Option<String>,
+    /// Only instances created before this time (RFC 3339 or Unix milliseconds).
+    #[arg(long, value_name = "TIME")]
+    pub created_to: Option<String>,
+}
+
+impl InstanceFilter {
+    /// True if no filter is given.
+    pub fn is_empty(&self) -> bool {
+        self.statuses.is_empty()
+            && self.name.is_none()
+            && self.prefix.is_none()
+            && self.created_from.is_none()
+            && self.created_to.is_none()
+    }
+}
+
+/// `taskhub instances ...`.
+#[derive(Debug, Subcommand)]
+pub enum InstancesCmd {
+    /// List instances (a table ordered by instance ID).
+    List {
+        /// Filters.
+        #[command(flatten)]
+        filter: InstanceFilter,
+        /// Rows per page, 1 to 1000.
+        #[arg(long, default_value_t = 100, value_name = "N")]
+        page_size: usize,
+        /// Continue from a token printed by a previous page.
+        #[arg(long, value_name = "TOKEN", conflicts_with = "all")]
+        continuation: Option<String>,
+        /// Follow continuation tokens and list every matching instance.
+        #[arg(long)]
+        all: bool,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one instance: status, input, output, failure, custom status, timestamps.
+    Show {
+        /// The instance ID.
+        id: String,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the current execution's history, one event per line.
+    History {
+        /// The instance ID.
+        id: String,
+        /// Print JSON (the stored events) instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Start an orchestration (a worker must be running to execute it).
+    Start {
+        /// The orchestration name.
+        name: String,
+        /// The input as JSON [default: null].
+        input: Option<String>,
+        /// The instance ID [default: a random one].
+        #[arg(long, value_name = "ID")]
+        id: Option<String>,
+        /// Wait up to this many seconds for the instance to finish and print its outcome.
+        #[arg(long, value_name = "SECS")]
+        wait: Option<u64>,
+    },
+    /// Raise an external event on an instance.
+    Raise {
+        /// The instance ID.
+        id: String,
+        /// The event name.
+        event: String,
+        /// The event data as JSON [default: null].
+        data: Option<String>,
+    },
+    /// Terminate an active instance.
+    Terminate {
+        /// The instance ID.
+        id: String,
+        /// Why (recorded in the history and the output).
+        #[arg(long, default_value = "terminated with the taskhub CLI")]
+        reason: String,
+    },
+    /// Suspend a Pending or Running instance.
+    Suspend {
+        /// The instance ID.
+        id: String,
+        /// Why.
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// Resume a suspended instance.
+    Resume {
+        /// The instance ID.
+        id: String,
+        /// Why.
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// Delete finished instances (history, payloads and row): one by ID, or all matching filters.
+    #[command(group = clap::ArgGroup::new("target").required(true).multiple(true)
+        .args(["id", "statuses", "name", "prefix", "created_from", "created_to"]))]
+    Purge {
+        /// The instance ID.
+        #[arg(conflicts_with_all = ["statuses", "name", "prefix", "created_from", "created_to"])]
+        id: Option<String>,
+        /// Filters (only finished instances are ever purged).
+        #[command(flatten)]
+        filter: InstanceFilter,
+    },
+}
+
+/// `taskhub dead-letters ...`.
+#[derive(Debug, Subcommand)]
+pub enum DeadLettersCmd {
+    /// List dead letters, oldest first.
+    List {
+        /// At most this many.
+        #[arg(long, default_value_t = 100, value_name = "N")]
+        limit: usize,
+        /// Start after this dead-letter ID.
+        #[arg(long, value_name = "ID")]
+        after: Option<String>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Put a dead letter back into the queue it came from.
+    Replay {
+        /// The dead-letter ID (from `dead-letters list`).
+        id: String,
+    },
+}

@@ -1,0 +1,224 @@
+//! `taskhub instances ...`: list, show, history, start, raise, terminate, suspend, resume, purge.
+
+use std::time::Duration;
+
+use anyhow::{bail, Context as _};
+use serde_json::Value;
+use taskhub::{InstanceQuery, StartOptions, StatusOptions, TaskHub};
+
+use super::{instance_id, json_arg, statuses, view};
+use crate::args::{GlobalArgs, InstanceFilter, InstancesCmd};
+use crate::demo::workloads;
+use crate::settings::{self, DEFAULT_DB};
+use crate::table::Table;
+use crate::timefmt;
+
+/// Runs one `instances` subcommand.
+pub async fn run(global: &GlobalArgs, cmd: InstancesCmd) -> anyhow::Result<()> {
+    let settings = settings::resolve(global, &[])?;
+    let db = settings::db_path(global, DEFAULT_DB);
+    // Only a start may create the task hub file.
+    let must_exist = !matches!(cmd, InstancesCmd::Start { .. });
+    let hub = settings::open_hub(&db, settings, must_exist).await?;
+    match cmd {
+        InstancesCmd::List {
+            filter,
+            page_size,
+            continuation,
+            all,
+            json,
+        } => list(&hub, &filter, page_size, continuation, all, json).await,
+        InstancesCmd::Show { id, json } => show(&hub, &id, json).await,
+        InstancesCmd::History { id, json } => history(&hub, &id, json).await,
+        InstancesCmd::Start {
+            name,
+            input,
+            id,
+            wait,
+        } => start(&hub, &name, input.as_deref(), id.as_deref(), wait).await,
+        InstancesCmd::Raise { id, event, data } => {
+            let id = instance_id(&id)?;
+            let data = json_arg(data.as_deref(), "the event data")?;
+            let data: Value = serde_json::from_str(data.as_str())?;
+            hub.client().raise_event(&id, &event, &data).await?;
+            crate::outln!("raised '{event}' on {id}");
+            Ok(())
+        }
+        InstancesCmd::Terminate { id, reason } => {
+            let id = instance_id(&id)?;
+            hub.client().terminate(&id, &reason).await?;
+            crate::outln!("terminate requested for {id}");
+            Ok(())
+        }
+        InstancesCmd::Suspend { id, reason } => {
+            let id = instance_id(&id)?;
+            hub.client().suspend(&id, reason.as_deref()).await?;
+            crate::outln!("suspend requested for {id}");
+            Ok(())
+        }
+        InstancesCmd::Resume { id, reason } => {
+            let id = instance_id(&id)?;
+            hub.client().resume(&id, reason.as_deref()).await?;
+            crate::outln!("resume requested for {id}");
+            Ok(())
+        }
+        InstancesCmd::Purge { id, filter } => purge(&hub, id.as_deref(), &filter).await,
+    }
+}
+
+/// The query of a filter.
+fn query(filter: &InstanceFilter, page_size: usize) -> anyhow::Result<InstanceQuery> {
+    if !(1..=1000).contains(&page_size) {
+        bail!("--page-size must be 1 to 1000, got {page_size}");
+    }
+    let time = |t: &Option<String>, flag: &str| -> anyhow::Result<_> {
+        t.as_deref()
+            .map(timefmt::parse)
+            .transpose()
+            .map_err(|e| anyhow::anyhow!("{flag}: {e}"))
+    };
+    Ok(InstanceQuery {
+        statuses: statuses(&filter.statuses)?,
+        name: filter.name.clone(),
+        created_from: time(&filter.created_from, "--created-from")?,
+        created_to: time(&filter.created_to, "--created-to")?,
+        instance_id_prefix: filter.prefix.clone(),
+        page_size,
+        continuation: None,
+    })
+}
+
+async fn list(
+    hub: &TaskHub,
+    filter: &InstanceFilter,
+    page_size: usize,
+    continuation: Option<String>,
+    all: bool,
+    json: bool,
+) -> anyhow::Result<()> {
+    let mut q = query(filter, page_size)?;
+    q.continuation = continuation;
+    let client = hub.client();
+    let mut rows = Vec::new();
+    let next = loop {
+        let page = client.list(&q).await?;
+        rows.extend(page.instances);
+        match page.continuation {
+            Some(c) if all => q.continuation = Some(c),
+            other => break other,
+        }
+    };
+    if json {
+        let out = serde_json::json!({
+            "instances": rows.iter().map(view::row_json).collect::<Vec<_>>(),
+            "continuation": next,
+        });
+        crate::outln!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(());
+    }
+    let mut t = Table::new(&view::LIST_HEADERS);
+    for row in &rows {
+        t.row(view::list_row(row));
+    }
+    crate::out!("{}", t.render());
+    crate::outln!("{} instance(s)", rows.len());
+    if let Some(token) = next {
+        crate::outln!("more: --continuation {token}  (or --all)");
+    }
+    Ok(())
+}
+
+async fn show(hub: &TaskHub, id: &str, json: bool) -> anyhow::Result<()> {
+    let id = instance_id(id)?;
+    let Some(status) = hub
+        .client()
+        .get_status(&id, StatusOptions::default())
+        .await?
+    else {
+        bail!("instance '{id}' not found");
+    };
+    if json {
+        crate::outln!(
+            "{}",
+            serde_json::to_string_pretty(&view::row_json(&status.row))?
+        );
+    } else {
+        crate::out!("{}", view::show_text(&status.row));
+    }
+    Ok(())
+}
+
+async fn history(hub: &TaskHub, id: &str, json: bool) -> anyhow::Result<()> {
+    let id = instance_id(id)?;
+    let options = StatusOptions { history: true };
+    let Some(status) = hub.client().get_status(&id, options).await? else {
+        bail!("instance '{id}' not found");
+    };
+    let events = status.history.unwrap_or_default();
+    if json {
+        let out: Vec<Value> = events
+            .iter()
+            .enumerate()
+            .map(|(i, e)| view::event_json(i, e))
+            .collect();
+        crate::outln!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(());
+    }
+    for (i, e) in events.iter().enumerate() {
+        crate::outln!("{}", view::event_line(i, e));
+    }
+    Ok(())
+}
+
+async fn start(
+    hub: &TaskHub,
+    name: &str,
+    input: Option<&str>,
+    id: Option<&str>,
+    wait: Option<u64>,
+) -> anyhow::Result<()> {
+    let input = json_arg(input, "the input")?;
+    let input: Value = serde_json::from_str(input.as_str())?;
+    let options = StartOptions {
+        instance_id: id.map(instance_id).transpose()?,
+        ..StartOptions::default()
+    };
+    if !workloads::registry().has_orchestration(name) {
+        eprintln!(
+            "warning: '{name}' is not one of the orchestrations `taskhub worker` runs ({})",
+            workloads::registry().orchestration_names().join(", ")
+        );
+    }
+    let client = hub.client();
+    let id = client
+        .start_with(name, input, options)
+        .await
+        .with_context(|| format!("cannot start '{name}'"))?;
+    crate::outln!("{id}");
+    if let Some(secs) = wait {
+        let status = client
+            .wait_for_completion(&id, Duration::from_secs(secs))
+            .await?;
+        crate::out!("{}", view::show_text(&status.row));
+    }
+    Ok(())
+}
+
+async fn purge(hub: &TaskHub, id: Option<&str>, filter: &InstanceFilter) -> anyhow::Result<()> {
+    let client = hub.client();
+    if let Some(id) = id {
+        let id = instance_id(id)?;
+        if !client.purge(&id).await? {
+            bail!("instance '{id}' not found");
+        }
+        crate::outln!("purged {id}");
+        return Ok(());
+    }
+    if filter.is_empty() {
+        bail!("give an instance ID or at least one filter (--status, --name, --prefix, --created-from, --created-to)");
+    }
+    let q = query(filter, 1000)?;
+    let n = client.purge_where(&q).await?;
+    crate::outln!("purged {n} instance(s)");
+    Ok(())
+}

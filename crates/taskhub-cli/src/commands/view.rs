@@ -1,0 +1,224 @@
+//! How instances and history events are shown: a table row, a detail view, one line per
+//! event, and JSON.
+
+use serde_json::{json, Value};
+use taskhub::{EventKind, HistoryEvent, InstanceRow, Payload, Timestamp};
+
+use crate::table::short;
+use crate::timefmt;
+
+/// The columns of `instances list`.
+pub const LIST_HEADERS: [&str; 6] = [
+    "INSTANCE",
+    "ORCHESTRATION",
+    "STATUS",
+    "CREATED",
+    "UPDATED",
+    "OUTPUT",
+];
+
+/// One `instances list` row.
+pub fn list_row(row: &InstanceRow) -> Vec<String> {
+    let output = match (&row.output, &row.failure) {
+        (_, Some(f)) => f.to_string(),
+        (Some(p), None) => p.as_str().to_owned(),
+        (None, None) => String::new(),
+    };
+    vec![
+        row.instance_id.to_string(),
+        row.name.clone(),
+        row.status.to_string(),
+        timefmt::format(row.created_at),
+        timefmt::format(row.updated_at),
+        short(&output, 40),
+    ]
+}
+
+/// A payload as a JSON value (a string if the stored text is somehow not JSON).
+fn payload_json(p: &Payload) -> Value {
+    serde_json::from_str(p.as_str()).unwrap_or_else(|_| Value::String(p.as_str().to_owned()))
+}
+
+fn ts_json(ts: Option<Timestamp>) -> Value {
+    ts.map_or(Value::Null, |t| Value::String(timefmt::format(t)))
+}
+
+/// An instance row as JSON.
+pub fn row_json(row: &InstanceRow) -> Value {
+    json!({
+        "instance_id": row.instance_id.as_str(),
+        "name": row.name,
+        "version": row.version,
+        "execution_id": row.execution_id.as_str(),
+        "status": row.status.as_str(),
+        "input": payload_json(&row.input),
+        "output": row.output.as_ref().map(payload_json),
+        "failure": row.failure.as_ref().map(|f| json!({
+            "error_type": f.error_type,
+            "message": f.message,
+            "details": f.details,
+            "non_retryable": f.non_retryable,
+        })),
+        "custom_status": row.custom_status.as_ref().map(payload_json),
+        "created_at": ts_json(Some(row.created_at)),
+        "updated_at": ts_json(Some(row.updated_at)),
+        "completed_at": ts_json(row.completed_at),
+        "scheduled_start": ts_json(row.scheduled_start),
+        "partition": row.partition,
+    })
+}
+
+/// `instances show` as text: one `field: value` line per field.
+pub fn show_text(row: &InstanceRow) -> String {
+    let mut lines = vec![
+        ("instance", row.instance_id.to_string()),
+        ("orchestration", row.name.clone()),
+    ];
+    if let Some(v) = &row.version {
+        lines.push(("version", v.clone()));
+    }
+    lines.push(("status", row.status.to_string()));
+    lines.push(("execution", row.execution_id.to_string()));
+    lines.push(("partition", row.partition.to_string()));
+    lines.push(("input", row.input.to_string()));
+    if let Some(p) = &row.output {
+        lines.push(("output", p.to_string()));
+    }
+    if let Some(f) = &row.failure {
+        lines.push(("failure", f.to_string()));
+        if let Some(d) = &f.details {
+            lines.push(("details", d.clone()));
+        }
+    }
+    if let Some(p) = &row.custom_status {
+        lines.push(("custom status", p.to_string()));
+    }
+    lines.push(("created", timefmt::format(row.created_at)));
+    lines.push(("updated", timefmt::format(row.updated_at)));
+    if let Some(t) = row.completed_at {
+        lines.push(("completed", timefmt::format(t)));
+    }
+    if let Some(t) = row.scheduled_start {
+        lines.push(("scheduled start", timefmt::format(t)));
+    }
+    lines
+        .into_iter()
+        .map(|(k, v)| format!("{:<15} {v}\n", format!("{k}:")))
+        .collect()
+}
+
+/// One history line: position, timestamp, description.
+pub fn event_line(position: usize, event: &HistoryEvent) -> String {
+    format!(
+        "{position:>5}  {}  {}",
+        timefmt::format(event.timestamp),
+        describe(&event.event)
+    )
+}
+
+/// A history event as JSON: its position, time, and the stored event.
+pub fn event_json(position: usize, event: &HistoryEvent) -> Value {
+    let stored = serde_json::to_value(event).unwrap_or(Value::Null);
+    json!({
+        "position": position,
+        "timestamp": timefmt::format(event.timestamp),
+        "description": describe(&event.event),
+        "event": stored,
+    })
+}
+
+/// A one-line description of an event with its most telling fields.
+pub fn describe(event: &EventKind) -> String {
+    let p = |p: &Payload| short(p.as_str(), 60);
+    match event {
+        EventKind::ExecutionStarted {
+            name,
+            version,
+            input,
+            execution_id,
+            parent,
+            ..
+        } => {
+            let mut s = format!("ExecutionStarted '{name}'");
+            if let Some(v) = version {
+                s.push_str(&format!(" version {v}"));
+            }
+            s.push_str(&format!(" execution {execution_id} input {}", p(input)));
+            if let Some(parent) = parent {
+                s.push_str(&format!(" parent {}", parent.instance_id));
+            }
+            s
+        }
+        EventKind::ExecutionCompleted { result } => format!("ExecutionCompleted {}", p(result)),
+        EventKind::ExecutionFailed { failure } => format!("ExecutionFailed {failure}"),
+        EventKind::ExecutionTerminated { reason } => format!("ExecutionTerminated: {reason}"),
+        EventKind::ContinuedAsNew { input, .. } => format!("ContinuedAsNew input {}", p(input)),
+        EventKind::TaskScheduled {
+            task_id,
+            name,
+            input,
+            attempt,
+            ..
+        } => {
+            let attempt = if *attempt > 1 {
+                format!(" attempt {attempt}")
+            } else {
+                String::new()
+            };
+            format!(
+                "TaskScheduled #{task_id} '{name}'{attempt} input {}",
+                p(input)
+            )
+        }
+        EventKind::TaskCompleted { task_id, result } => {
+            format!("TaskCompleted #{task_id} {}", p(result))
+        }
+        EventKind::TaskFailed { task_id, failure } => format!("TaskFailed #{task_id} {failure}"),
+        EventKind::SubOrchestrationCreated {
+            task_id,
+            name,
+            instance_id,
+            input,
+            ..
+        } => format!(
+            "SubOrchestrationCreated #{task_id} '{name}' instance {instance_id} input {}",
+            p(input)
+        ),
+        EventKind::SubOrchestrationCompleted { task_id, result } => {
+            format!("SubOrchestrationCompleted #{task_id} {}", p(result))
+        }
+        EventKind::SubOrchestrationFailed { task_id, failure } => {
+            format!("SubOrchestrationFailed #{task_id} {failure}")
+        }
+        EventKind::TimerCreated { task_id, fire_at } => {
+            format!(
+                "TimerCreated #{task_id} fires at {}",
+                timefmt::format(*fire_at)
+            )
+        }
+        EventKind::TimerFired { task_id, fire_at } => {
+            format!("TimerFired #{task_id} (due {})", timefmt::format(*fire_at))
+        }
+        EventKind::EventRaised { name, input } => format!("EventRaised '{name}' {}", p(input)),
+        EventKind::EventSent {
+            task_id,
+            instance_id,
+            name,
+            input,
+        } => format!(
+            "EventSent #{task_id} '{name}' to {instance_id} {}",
+            p(input)
+        ),
+        EventKind::ExecutionSuspended { reason } => {
+            format!("ExecutionSuspended{}", reason_suffix(reason.as_deref()))
+        }
+        EventKind::ExecutionResumed { reason } => {
+            format!("ExecutionResumed{}", reason_suffix(reason.as_deref()))
+        }
+        other => other.describe(),
+    }
+}
+
+fn reason_suffix(reason: Option<&str>) -> String {
+    reason.map(|r| format!(": {r}")).unwrap_or_default()
+}

@@ -1,0 +1,232 @@
+//! `taskhub demo`: sample workloads on a fresh SQLite task hub with one in-process worker.
+//!
+//! It deletes the `--db` file (and its `-wal`/`-shm`), starts every [`scenarios`] instance,
+//! shows a progress bar on stderr, then prints a table and the throughput on stdout and checks
+//! every result. Any instance that does not finish as expected makes the demo exit non-zero.
+
+mod report;
+mod scenarios;
+pub mod workloads;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context as _};
+use indicatif::{ProgressBar, ProgressStyle};
+use taskhub::{
+    InstanceId, InstanceQuery, InstanceStatus, StartOptions, TaskHubClient, TaskhubError, Worker,
+};
+use tokio::task::JoinSet;
+
+use crate::args::{DemoArgs, GlobalArgs};
+use crate::settings::{self, DEFAULT_DEMO_DB};
+use report::Outcome;
+
+/// The demo's defaults for settings the user did not set: poll an idle queue at least every
+/// 100 ms (durable timers fire on time) and do not wait long at shutdown.
+pub const PROFILE: [(&str, &str); 2] = [
+    ("max_queue_polling_interval", "100ms"),
+    ("shutdown_timeout", "5s"),
+];
+
+/// Runs the demo.
+pub async fn run(global: &GlobalArgs, args: &DemoArgs) -> anyhow::Result<()> {
+    let settings = settings::resolve(global, &PROFILE)?;
+    let db = settings::db_path(global, DEFAULT_DEMO_DB);
+    fresh_file(&db)?;
+    let hub = settings::open_hub(&db, settings, false).await?;
+    let worker = Worker::start(&hub, workloads::registry())
+        .await
+        .context("cannot start the worker")?;
+    let client = hub.client();
+    let scenarios = scenarios::all(args.fan_out);
+    let timeout = Duration::from_secs(args.timeout_secs);
+
+    let started = Instant::now();
+    let mut waits = JoinSet::new();
+    let mut raises = JoinSet::new();
+    for (index, s) in scenarios.iter().enumerate() {
+        let id = InstanceId::new(s.id)?;
+        let options = StartOptions {
+            instance_id: Some(id.clone()),
+            ..StartOptions::default()
+        };
+        client
+            .start_with(s.orchestration, &s.input, options)
+            .await
+            .with_context(|| format!("cannot start {}", s.id))?;
+        let begun = Instant::now();
+        let waiter = client.clone();
+        let wait_id = id.clone();
+        waits.spawn(async move {
+            let result = waiter.wait_for_completion(&wait_id, timeout).await;
+            (index, result, begun.elapsed())
+        });
+        if let Some(raise) = &s.raise {
+            let raiser = client.clone();
+            let (name, data, after) = (raise.name, raise.data.clone(), raise.after);
+            raises.spawn(async move {
+                tokio::time::sleep(after).await;
+                raiser
+                    .raise_event(&id, name, &data)
+                    .await
+                    .with_context(|| format!("cannot raise '{name}' on {id}"))
+            });
+        }
+    }
+
+    let progress = progress_bar(scenarios.len());
+    let mut outcomes: Vec<Option<Outcome>> = scenarios.iter().map(|_| None).collect();
+    let mut tick = tokio::time::interval(Duration::from_millis(100));
+    while !waits.is_empty() {
+        tokio::select! {
+            joined = waits.join_next() => {
+                if let Some(joined) = joined {
+                    let (index, result, took) = joined.context("a waiting task panicked")?;
+                    outcomes[index] = Some(outcome(&client, index, &scenarios[index], result, took, timeout).await);
+                    progress.inc(1);
+                }
+            }
+            _ = tick.tick() => {
+                progress.set_message(format!("{} activities run", worker.stats().activities));
+            }
+        }
+    }
+    let elapsed = started.elapsed();
+    progress.finish_and_clear();
+    while let Some(raised) = raises.join_next().await {
+        raised.context("a task raising an event panicked")??;
+    }
+    let stats = worker.stats();
+    let finished = count_finished(&client).await?;
+    worker.shutdown().await;
+
+    let outcomes: Vec<Outcome> = outcomes.into_iter().flatten().collect();
+    crate::outln!("{}", report::table(&scenarios, &outcomes));
+    crate::outln!(
+        "{}",
+        report::throughput(elapsed, stats.activities, finished, stats.turns)
+    );
+    let failed: Vec<&Outcome> = outcomes.iter().filter(|o| o.problem.is_some()).collect();
+    if !failed.is_empty() {
+        for o in &failed {
+            eprintln!(
+                "FAILED {}: {}",
+                scenarios[o.index].id,
+                o.problem.as_deref().unwrap_or_default()
+            );
+        }
+        bail!(
+            "{} of {} demo instances did not finish as expected",
+            failed.len(),
+            scenarios.len()
+        );
+    }
+    crate::outln!(
+        "All {} demo instances finished as expected.",
+        scenarios.len()
+    );
+    Ok(())
+}
+
+/// Deletes the demo database and its WAL files, saying so.
+fn fresh_file(db: &Path) -> anyhow::Result<()> {
+    let mut removed = Vec::new();
+    for suffix in ["", "-wal", "-shm"] {
+        let mut name = db.as_os_str().to_owned();
+        name.push(suffix);
+        let path = PathBuf::from(name);
+        if path.exists() {
+            std::fs::remove_file(&path)
+                .with_context(|| format!("cannot delete the old demo file {}", path.display()))?;
+            removed.push(path.display().to_string());
+        }
+    }
+    if removed.is_empty() {
+        crate::outln!("Demo task hub: {} (new file)", db.display());
+    } else {
+        crate::outln!(
+            "Demo task hub: {} (started fresh: deleted {})",
+            db.display(),
+            removed.join(", ")
+        );
+    }
+    Ok(())
+}
+
+fn progress_bar(total: usize) -> ProgressBar {
+    let bar = ProgressBar::new(u64::try_from(total).unwrap_or(u64::MAX));
+    if let Ok(style) = ProgressStyle::with_template(
+        "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} instances finished  {msg}",
+    ) {
+        bar.set_style(style);
+    }
+    bar.enable_steady_tick(Duration::from_millis(100));
+    bar
+}
+
+/// The outcome of one instance: its status row and whether it passed its check.
+async fn outcome(
+    client: &TaskHubClient,
+    index: usize,
+    scenario: &scenarios::Scenario,
+    result: Result<InstanceStatus, TaskhubError>,
+    took: Duration,
+    timeout: Duration,
+) -> Outcome {
+    let (row, problem) = match result {
+        Ok(status) => {
+            let problem = (scenario.check)(&status.row).err();
+            (Some(status.row), problem)
+        }
+        Err(TaskhubError::Timeout(..)) => {
+            let id = InstanceId::new(scenario.id).ok();
+            let row = match id {
+                Some(id) => client
+                    .get_status(&id, taskhub::StatusOptions::default())
+                    .await
+                    .ok()
+                    .flatten()
+                    .map(|s| s.row),
+                None => None,
+            };
+            let status = row
+                .as_ref()
+                .map_or_else(|| "missing".to_owned(), |r| r.status.to_string());
+            (
+                row,
+                Some(format!(
+                    "did not finish within {timeout:?} (status {status})"
+                )),
+            )
+        }
+        Err(e) => (None, Some(format!("cannot wait for it: {e}"))),
+    };
+    Outcome {
+        index,
+        row,
+        took,
+        problem,
+    }
+}
+
+/// Every finished instance in the hub (the demo's and their sub-orchestrations).
+async fn count_finished(client: &TaskHubClient) -> anyhow::Result<u64> {
+    let mut query = InstanceQuery {
+        page_size: 1000,
+        ..InstanceQuery::default()
+    };
+    let mut n = 0;
+    loop {
+        let page = client.list(&query).await?;
+        n += page
+            .instances
+            .iter()
+            .filter(|r| r.status.is_terminal())
+            .count() as u64;
+        match page.continuation {
+            Some(c) => query.continuation = Some(c),
+            None => return Ok(n),
+        }
+    }
+}

@@ -1,0 +1,121 @@
+//! Resolving the runtime settings and opening the SQLite task hub.
+//!
+//! Order: built-in defaults < a command's profile (the demo's faster polling) < `taskhub.toml`
+//! < `TASKHUB_*` environment variables < `--set key=value` < the dedicated flags
+//! (`--partition-count`, `--durability`, `--extended-sessions`). A profile value only applies
+//! when the user set that key nowhere.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{bail, Context as _};
+use taskhub::{Durability, Settings, TaskHub};
+use taskhub_sqlite::{SqliteOptions, SqliteStore};
+
+use crate::args::GlobalArgs;
+
+/// The settings file read when `--config` is not given.
+pub const DEFAULT_CONFIG: &str = "taskhub.toml";
+/// The task hub file of every command but `demo` when `--db` is not given.
+pub const DEFAULT_DB: &str = "taskhub.db";
+/// The task hub file of `demo` when `--db` is not given.
+pub const DEFAULT_DEMO_DB: &str = "taskhub-demo.db";
+
+/// Resolves the settings from the file, the environment and the flags, with `profile` as
+/// command-specific defaults for keys the user did not set.
+pub fn resolve(global: &GlobalArgs, profile: &[(&str, &str)]) -> anyhow::Result<Settings> {
+    let env: HashMap<String, String> = std::env::vars().collect();
+    let config = match &global.config {
+        Some(path) if !path.exists() => bail!("config file {} not found", path.display()),
+        Some(path) => path.clone(),
+        None => PathBuf::from(DEFAULT_CONFIG),
+    };
+    let mut settings = Settings::load(Some(&config), &env)
+        .with_context(|| format!("settings (file {}, TASKHUB_* variables)", config.display()))?;
+    let flags = flag_settings(global)?;
+    for (key, value) in &flags {
+        settings
+            .set(key, value)
+            .with_context(|| format!("command-line setting {key}={value}"))?;
+    }
+    let user = user_keys(&config, &env, &flags);
+    for (key, value) in profile {
+        if !user.contains(*key) {
+            settings.set(key, value)?;
+        }
+    }
+    settings.validate().context("settings")?;
+    Ok(settings)
+}
+
+/// The `--set` pairs, then the dedicated flags, as (key, value).
+fn flag_settings(global: &GlobalArgs) -> anyhow::Result<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    for pair in &global.set {
+        let Some((key, value)) = pair.split_once('=') else {
+            bail!("--set expects KEY=VALUE, got {pair:?}");
+        };
+        out.push((key.trim().to_owned(), value.trim().to_owned()));
+    }
+    if let Some(n) = &global.partition_count {
+        out.push(("partition_count".to_owned(), n.clone()));
+    }
+    if let Some(d) = global.durability {
+        out.push(("durability".to_owned(), d.as_setting().to_owned()));
+    }
+    if let Some(b) = &global.extended_sessions {
+        out.push(("extended_sessions_enabled".to_owned(), b.clone()));
+    }
+    Ok(out)
+}
+
+/// The keys the user set in the file, the environment or on the command line.
+fn user_keys(
+    config: &Path,
+    env: &HashMap<String, String>,
+    flags: &[(String, String)],
+) -> HashSet<String> {
+    let mut keys: HashSet<String> = flags.iter().map(|(k, _)| k.clone()).collect();
+    keys.extend(
+        env.keys()
+            .filter_map(|k| k.strip_prefix("TASKHUB_"))
+            .map(str::to_lowercase),
+    );
+    if let Ok(text) = std::fs::read_to_string(config) {
+        if let Ok(table) = text.parse::<toml::Table>() {
+            keys.extend(table.keys().cloned());
+        }
+    }
+    keys
+}
+
+/// The task hub file: `--db`, or the command's default.
+pub fn db_path(global: &GlobalArgs, default: &str) -> PathBuf {
+    global.db.clone().unwrap_or_else(|| PathBuf::from(default))
+}
+
+/// Opens the SQLite store at `path` with the settings' durability, then the task hub on it.
+/// With `must_exist`, a missing file is an error instead of a new, empty task hub.
+pub async fn open_hub(
+    path: &Path,
+    settings: Settings,
+    must_exist: bool,
+) -> anyhow::Result<TaskHub> {
+    if must_exist && !path.exists() {
+        bail!(
+            "no task hub at {} (give --db, or create one with `taskhub worker` or `taskhub instances start`)",
+            path.display()
+        );
+    }
+    let durability = match settings.durability {
+        Durability::Normal => taskhub_sqlite::Durability::Normal,
+        Durability::Full => taskhub_sqlite::Durability::Full,
+    };
+    let options = SqliteOptions::new(path).with_durability(durability);
+    let store = SqliteStore::open(options)
+        .with_context(|| format!("cannot open the task hub at {}", path.display()))?;
+    TaskHub::open(Arc::new(store), settings)
+        .await
+        .with_context(|| format!("cannot open the task hub at {}", path.display()))
+}
