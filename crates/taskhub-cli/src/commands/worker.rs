@@ -16,6 +16,7 @@ pub async fn run(global: &GlobalArgs) -> anyhow::Result<()> {
     let settings = settings::resolve(global, &[])?;
     let db = settings::db_path(global, DEFAULT_DB);
     let worker_id = settings.worker_id.clone();
+    let mut signals = StopSignals::install()?;
     let hub = settings::open_hub(&db, settings, false).await?;
     let worker = Worker::start(&hub, workloads::registry())
         .await
@@ -26,7 +27,7 @@ pub async fn run(global: &GlobalArgs) -> anyhow::Result<()> {
         hub.partition_count()
     );
     let _ = std::io::stdout().flush();
-    let signal = wait_for_signal().await?;
+    let signal = signals.recv().await?;
     eprintln!("{signal}: shutting down");
     let stats = worker.stats();
     worker.shutdown().await;
@@ -39,22 +40,45 @@ pub async fn run(global: &GlobalArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Waits for SIGINT (Ctrl-C) or, on Unix, SIGTERM; returns its name.
-async fn wait_for_signal() -> anyhow::Result<&'static str> {
+/// The stop signals, listened for from creation on (so a signal that arrives right after the
+/// ready line is not missed).
+struct StopSignals {
     #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        let mut term = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
-        tokio::select! {
-            r = tokio::signal::ctrl_c() => r.map(|()| "SIGINT").context("cannot listen for SIGINT"),
-            _ = term.recv() => Ok("SIGTERM"),
+    interrupt: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl StopSignals {
+    /// Installs the handlers for SIGINT and, on Unix, SIGTERM.
+    fn install() -> anyhow::Result<Self> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            Ok(Self {
+                interrupt: signal(SignalKind::interrupt()).context("cannot listen for SIGINT")?,
+                terminate: signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?,
+            })
         }
+        #[cfg(not(unix))]
+        Ok(Self {})
     }
-    #[cfg(not(unix))]
-    {
-        tokio::signal::ctrl_c()
-            .await
-            .context("cannot listen for Ctrl-C")?;
-        Ok("Ctrl-C")
+
+    /// Waits for one; returns its name.
+    async fn recv(&mut self) -> anyhow::Result<&'static str> {
+        #[cfg(unix)]
+        {
+            tokio::select! {
+                _ = self.interrupt.recv() => Ok("SIGINT"),
+                _ = self.terminate.recv() => Ok("SIGTERM"),
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            tokio::signal::ctrl_c()
+                .await
+                .context("cannot listen for Ctrl-C")?;
+            Ok("Ctrl-C")
+        }
     }
 }

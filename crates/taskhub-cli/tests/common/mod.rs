@@ -1,0 +1,163 @@
+//! Helpers for the CLI tests: temporary directories, running `taskhub`, and a worker child.
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test support"
+)]
+
+use std::io::{BufRead as _, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdout, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// A temporary directory removed on drop.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> Self {
+        let n = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
+        let p = std::env::temp_dir().join(format!("taskhub-cli-{tag}-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&p).unwrap();
+        Self(p)
+    }
+
+    pub fn db(&self) -> PathBuf {
+        self.0.join("hub.db")
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A `taskhub` command run in `dir` with no `TASKHUB_*` variables leaking in.
+pub fn taskhub(dir: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_taskhub"));
+    cmd.current_dir(dir);
+    for (key, _) in std::env::vars() {
+        if key.starts_with("TASKHUB_") {
+            cmd.env_remove(key);
+        }
+    }
+    cmd.env_remove("RUST_LOG");
+    cmd
+}
+
+/// Runs `taskhub --db <db> args...`.
+pub fn run(dir: &TempDir, args: &[&str]) -> Output {
+    let db = dir.db();
+    taskhub(&dir.0)
+        .arg("--db")
+        .arg(&db)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// Stdout of a run that must succeed.
+pub fn ok(dir: &TempDir, args: &[&str]) -> String {
+    let out = run(dir, args);
+    assert!(
+        out.status.success(),
+        "taskhub {args:?} failed: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Stderr of a run that must fail with `code`.
+pub fn fails(dir: &TempDir, args: &[&str], code: i32) -> String {
+    let out = run(dir, args);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(code), "taskhub {args:?}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    stderr
+}
+
+/// Polls `f` every 50 ms until it returns `Some`, for at most `timeout`.
+pub fn wait_until<T>(timeout: Duration, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "condition not met within {timeout:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `taskhub worker` as a child process, polling idle queues every 100 ms; killed on drop
+/// unless stopped with [`WorkerChild::stop`].
+pub struct WorkerChild {
+    child: Option<Child>,
+    stdout: BufReader<ChildStdout>,
+    /// The line the worker printed when it was ready.
+    pub ready_line: String,
+}
+
+impl WorkerChild {
+    pub fn start(dir: &TempDir) -> Self {
+        let mut cmd = taskhub(&dir.0);
+        cmd.arg("--db")
+            .arg(dir.db())
+            .args(["--set", "max_queue_polling_interval=100ms", "worker"]);
+        Self::spawn(cmd)
+    }
+
+    /// Spawns a prepared `taskhub ... worker` command and waits for its ready line.
+    pub fn spawn(mut cmd: Command) -> Self {
+        let mut child = cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        assert!(line.contains("ready"), "worker did not start: {line:?}");
+        Self {
+            child: Some(child),
+            stdout,
+            ready_line: line,
+        }
+    }
+
+    /// Sends SIGTERM and waits for a graceful exit; returns the rest of its stdout.
+    pub fn stop(mut self) -> String {
+        let mut child = self.child.take().unwrap();
+        let status = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let mut rest = String::new();
+        while self.stdout.read_line(&mut rest).unwrap() > 0 {}
+        let exit = child.wait().unwrap();
+        assert!(exit.success(), "worker exited with {exit}: {rest}");
+        rest
+    }
+}
+
+impl Drop for WorkerChild {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// The JSON stdout of a run that must succeed.
+pub fn json(dir: &TempDir, args: &[&str]) -> serde_json::Value {
+    serde_json::from_str(&ok(dir, args)).unwrap()
+}

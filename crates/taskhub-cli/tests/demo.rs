@@ -1,0 +1,57 @@
+//! `taskhub demo` runs every workload on a fresh file, prints the table and exits 0.
+#![allow(clippy::unwrap_used, reason = "test code")]
+
+mod common;
+
+use common::*;
+
+#[test]
+fn demo_runs_every_workload_and_prints_the_table() {
+    let dir = TempDir::new("demo");
+    let db = dir.0.join("demo.db");
+    // A leftover file from an earlier run is replaced, not reused.
+    std::fs::write(&db, b"not a database").unwrap();
+    let out = taskhub(&dir.0)
+        .arg("--db")
+        .arg(&db)
+        .args(["demo", "--fan-out", "50"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("started fresh: deleted"), "{stdout}");
+    for id in [
+        "demo-hello",
+        "demo-fan-out",
+        "demo-approval-granted",
+        "demo-approval-timeout",
+        "demo-monitor",
+        "demo-sub-orchestrations",
+        "demo-retry",
+    ] {
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(id))
+            .unwrap_or_else(|| panic!("no row for {id}: {stdout}"));
+        assert!(line.contains("Completed") && line.ends_with("ok"), "{line}");
+    }
+    // 1² + … + 50² = 42925
+    assert!(stdout.contains("Completed: 42925"), "{stdout}");
+    assert!(stdout.contains("\"timed out\""), "{stdout}");
+    assert!(stdout.contains("activities ("), "{stdout}");
+    assert!(
+        stdout.contains("All 7 demo instances finished as expected."),
+        "{stdout}"
+    );
+
+    // The demo's file is a normal task hub the admin commands can read.
+    let listed = taskhub(&dir.0)
+        .arg("--db")
+        .arg(&db)
+        .args(["instances", "list", "--prefix", "demo-sub-orchestrations:"])
+        .output()
+        .unwrap();
+    let listed = String::from_utf8(listed.stdout).unwrap();
+    assert!(listed.contains("4 instance(s)"), "{listed}");
+}
