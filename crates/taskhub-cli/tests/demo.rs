@@ -55,3 +55,29 @@ fn demo_runs_every_workload_and_prints_the_table() {
     let listed = String::from_utf8(listed.stdout).unwrap();
     assert!(listed.contains("4 instance(s)"), "{listed}");
 }
+
+#[test]
+fn demo_reports_an_instance_that_does_not_finish_and_exits_non_zero() {
+    let dir = TempDir::new("demo-timeout");
+    // The unapproved approval waits 2 s; giving up after 1 s must fail the demo honestly.
+    let out = taskhub(&dir.0)
+        .arg("--db")
+        .arg(dir.0.join("demo.db"))
+        .args(["demo", "--fan-out", "10", "--timeout-secs", "1"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    let row = stdout
+        .lines()
+        .find(|l| l.starts_with("demo-approval-timeout"))
+        .unwrap();
+    assert!(row.contains("Running") && row.ends_with("FAILED"), "{row}");
+    assert!(
+        stderr.contains("FAILED demo-approval-timeout: did not finish within 1s (status Running)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("did not finish as expected"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

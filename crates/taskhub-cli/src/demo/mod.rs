@@ -107,6 +107,12 @@ pub async fn run(global: &GlobalArgs, args: &DemoArgs) -> anyhow::Result<()> {
         "{}",
         report::throughput(elapsed, stats.activities, finished, stats.turns)
     );
+    if let Some(o) = outcomes
+        .iter()
+        .find(|o| scenarios[o.index].orchestration == "FanOutFanIn" && o.problem.is_none())
+    {
+        crate::outln!("{}", report::fan_out(u64::from(args.fan_out), o.took));
+    }
     let failed: Vec<&Outcome> = outcomes.iter().filter(|o| o.problem.is_some()).collect();
     if !failed.is_empty() {
         for o in &failed {

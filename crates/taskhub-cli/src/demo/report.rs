@@ -74,6 +74,17 @@ pub fn throughput(elapsed: Duration, activities: u64, orchestrations: u64, turns
     )
 }
 
+/// `Fan-out/fan-in alone: 1,000 activities in 0.05 s (20,000.0/s).`
+pub fn fan_out(activities: u64, took: Duration) -> String {
+    let secs = took.as_secs_f64().max(1e-9);
+    format!(
+        "Fan-out/fan-in alone: {} activities in {secs:.2} s ({:.1}/s); the run's length is set by the {} s approval timeout.",
+        thousands(activities),
+        activities as f64 / secs,
+        super::scenarios::APPROVAL_TIMEOUT.as_secs()
+    )
+}
+
 /// `1234567` as `1,234,567`.
 fn thousands(n: u64) -> String {
     let digits = n.to_string();
