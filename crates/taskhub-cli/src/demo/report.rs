@@ -62,27 +62,36 @@ pub fn describe(row: &InstanceRow) -> String {
 
 /// `Finished in 3.21 s: 1,012 activities (315.3/s), 11 orchestrations (3.4/s), 1,100 turns.`
 pub fn throughput(elapsed: Duration, activities: u64, orchestrations: u64, turns: u64) -> String {
-    let secs = elapsed.as_secs_f64().max(1e-9);
-    let rate = |n: u64| n as f64 / secs;
+    let secs = elapsed.as_secs_f64();
     format!(
-        "Finished in {secs:.2} s: {} activities ({:.1}/s), {} orchestrations incl. sub-orchestrations ({:.1}/s), {} orchestration turns.",
+        "Finished in {secs:.2} s: {} activities ({}/s), {} orchestrations incl. sub-orchestrations ({}/s), {} orchestration turns.",
         thousands(activities),
-        rate(activities),
+        rate(activities, elapsed),
         thousands(orchestrations),
-        rate(orchestrations),
+        rate(orchestrations, elapsed),
         thousands(turns)
     )
 }
 
 /// `Fan-out/fan-in alone: 1,000 activities in 0.05 s (20,000.0/s).`
 pub fn fan_out(activities: u64, took: Duration) -> String {
-    let secs = took.as_secs_f64().max(1e-9);
     format!(
-        "Fan-out/fan-in alone: {} activities in {secs:.2} s ({:.1}/s); the run's length is set by the {} s approval timeout.",
+        "Fan-out/fan-in alone: {} activities in {:.2} s ({}/s); the run's length is set by the {} s approval timeout.",
         thousands(activities),
-        activities as f64 / secs,
+        took.as_secs_f64(),
+        rate(activities, took),
         super::scenarios::APPROVAL_TIMEOUT.as_secs()
     )
+}
+
+/// `n` per second over `over`: `18,812` from 100 up, `5.3` below.
+fn rate(n: u64, over: Duration) -> String {
+    let per_sec = n as f64 / over.as_secs_f64().max(1e-9);
+    if per_sec >= 100.0 {
+        thousands(per_sec.round() as u64)
+    } else {
+        format!("{per_sec:.1}")
+    }
 }
 
 /// `1234567` as `1,234,567`.
@@ -108,5 +117,7 @@ mod tests {
         assert_eq!(thousands(999), "999");
         assert_eq!(thousands(1000), "1,000");
         assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(rate(18_812, Duration::from_secs(1)), "18,812");
+        assert_eq!(rate(11, Duration::from_secs(2)), "5.5");
     }
 }
