@@ -43,9 +43,14 @@ pub(crate) async fn process(
     }
     if cached.session.is_none() {
         match load(shared, instance).await {
-            Ok((session, etag, row)) => {
-                cached.session = Some((session, etag));
+            Ok((session, etag, row, repair)) => {
                 cached.row = row;
+                if let Some(terminal) = repair {
+                    let row =
+                        repaired_row(shared, instance, cached, &session, terminal, due[0].queue);
+                    write_repaired_row(shared, instance, cached, row).await;
+                }
+                cached.session = Some((session, etag));
             }
             Err(e) => {
                 warn!(%instance, error = %e, "could not load instance; messages will be retried");
@@ -379,11 +384,24 @@ fn build_row(
     }
 }
 
-/// Loads history (re-sending a torn checkpoint's outbox) and the instance row.
+/// What a torn checkpoint left behind: the row must be rewritten from history. The inner
+/// value is the execution's terminal event, if it has one.
+type Repair = Option<Option<EventKind>>;
+
+/// Loads history (re-sending a torn checkpoint's outbox) and the instance row. Returns a
+/// repair marker when the row may be behind the history.
 async fn load(
     shared: &Shared,
     instance: &InstanceId,
-) -> Result<(OrchestrationSession, Option<ETag>, Option<InstanceRow>), StorageError> {
+) -> Result<
+    (
+        OrchestrationSession,
+        Option<ETag>,
+        Option<InstanceRow>,
+        Repair,
+    ),
+    StorageError,
+> {
     let store = shared.hub.store();
     let snapshot = store.load_history(instance).await?;
     let row = store.get_instance(instance).await?;
@@ -393,18 +411,83 @@ async fn load(
                 store.enqueue(o.queue, vec![o.message.clone()]).await?;
                 shared.hub.inner.signals.enqueued(o.queue);
             }
-            (
-                OrchestrationSession::load(shared.registry.clone(), instance.clone(), &s.events),
-                Some(s.etag),
-                row,
-            )
+            let session =
+                OrchestrationSession::load(shared.registry.clone(), instance.clone(), &s.events);
+            let behind = row.as_ref().is_none_or(|r| {
+                r.execution_id != session.execution_id() || r.status != session.status()
+            });
+            let repair = (session.status() != OrchestrationStatus::Pending
+                && (!s.pending_outbox.is_empty() || behind))
+                .then(|| {
+                    s.events
+                        .iter()
+                        .rev()
+                        .find(|e| e.event.is_terminal())
+                        .map(|e| e.event.clone())
+                });
+            (session, Some(s.etag), row, repair)
         }
         None => (
             OrchestrationSession::new(shared.registry.clone(), instance.clone()),
             None,
             row,
+            None,
         ),
     })
+}
+
+/// Rewrites the instance row from history after a torn checkpoint (the history committed but
+/// the row write did not happen), so a finished instance never looks running forever.
+fn repaired_row(
+    shared: &Shared,
+    instance: &InstanceId,
+    cached: &Cached,
+    session: &OrchestrationSession,
+    terminal: Option<EventKind>,
+    queue: QueueName,
+) -> InstanceRow {
+    let now = shared.hub.clock().now();
+    let partition = match queue {
+        QueueName::Control(p) => p,
+        QueueName::WorkItems => instance.partition(shared.hub.partition_count()),
+    };
+    let mut actions = Vec::new();
+    match terminal {
+        Some(EventKind::ExecutionCompleted { result }) => actions.push(Action::Complete { result }),
+        Some(EventKind::ExecutionFailed { failure }) => actions.push(Action::Fail { failure }),
+        _ => {}
+    }
+    let synthetic = TurnResult {
+        actions,
+        status: Some(session.status()),
+        custom_status: session.custom_status(),
+        ..TurnResult::default()
+    };
+    build_row(cached.row.as_ref(), session, &synthetic, partition, now)
+}
+
+async fn write_repaired_row(
+    shared: &Shared,
+    instance: &InstanceId,
+    cached: &mut Cached,
+    row: InstanceRow,
+) {
+    match shared.hub.store().put_instance(&row, Expect::Any).await {
+        Ok(etag) => {
+            info!(%instance, status = %row.status, "instance row repaired from history after a torn checkpoint");
+            shared.hub.inner.signals.instance_changed(InstanceChanged {
+                instance_id: instance.clone(),
+                status: row.status,
+            });
+            cached.row = Some(InstanceRow {
+                etag: Some(etag),
+                ..row
+            });
+        }
+        Err(e) => {
+            warn!(%instance, error = %e, "could not repair the instance row; will retry on the next load")
+        }
+    }
 }
 
 /// Timer messages that arrived before their time (chunked long timers) go back with the rest
