@@ -247,7 +247,7 @@ async fn payloads_and_dead_letters() {
 
     let letter = |n: u32| DeadLetter {
         id: "ignored".into(),
-        queue: if n % 2 == 0 {
+        queue: if n.is_multiple_of(2) {
             QueueName::WorkItems
         } else {
             QueueName::Control(n)
