@@ -120,6 +120,20 @@ impl TaskHub {
         .await
     }
 
+    /// Encodes a message as an outbound message of a checkpoint.
+    pub(crate) async fn outbound(
+        &self,
+        queue: QueueName,
+        message: &Message,
+        delay: std::time::Duration,
+    ) -> Result<taskhub_storage::OutboundMessage, StorageError> {
+        let body = self.encode(message).await?;
+        Ok(taskhub_storage::OutboundMessage {
+            queue,
+            message: NewQueueMessage { body, delay },
+        })
+    }
+
     /// Sends one message now, waking this process's poller of that queue.
     pub(crate) async fn send(
         &self,

@@ -7,8 +7,7 @@ use taskhub_core::{
     EventKind, ExecutionId, InstanceId, Message, OrchestrationStatus, Payload, Timestamp,
 };
 use taskhub_storage::{
-    CheckpointRequest, Expect, InstanceRow, NewQueueMessage, OutboundMessage, QueueName,
-    StorageError,
+    CheckpointRequest, Expect, InstanceRow, OutboundMessage, QueueName, StorageError,
 };
 
 use super::TaskHubClient;
@@ -236,12 +235,6 @@ impl TaskHubClient {
         message: &Message,
         delay: Duration,
     ) -> Result<OutboundMessage, StorageError> {
-        Ok(OutboundMessage {
-            queue,
-            message: NewQueueMessage {
-                body: self.hub.encode(message).await?,
-                delay,
-            },
-        })
+        self.hub.outbound(queue, message, delay).await
     }
 }

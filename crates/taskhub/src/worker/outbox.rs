@@ -9,7 +9,7 @@ use taskhub_core::{
     Action, EventKind, ExecutionId, InstanceId, Message, MessageId, ParentInstance, Sender,
     Timestamp,
 };
-use taskhub_storage::{NewQueueMessage, OutboundMessage, QueueName, StorageError};
+use taskhub_storage::{OutboundMessage, QueueName, StorageError};
 
 use super::Shared;
 
@@ -213,11 +213,5 @@ pub(crate) async fn encode(
     message: &Message,
     delay: Duration,
 ) -> Result<OutboundMessage, StorageError> {
-    Ok(OutboundMessage {
-        queue,
-        message: NewQueueMessage {
-            body: shared.hub.encode(message).await?,
-            delay,
-        },
-    })
+    shared.hub.outbound(queue, message, delay).await
 }
