@@ -26,15 +26,26 @@ fn check_count(partition_count: u32) -> StorageResult<()> {
 }
 
 fn hub(conn: &Connection) -> StorageResult<Option<HubInfo>> {
-    let found: Option<(i64, i64)> = conn
-        .prepare_cached("SELECT partition_count, created_at FROM hub WHERE id = 1")
-        .and_then(|mut s| s.query_row([], |r| Ok((r.get(0)?, r.get(1)?))).optional())
+    let found: Option<(i64, i64, String)> = conn
+        .prepare_cached(
+            "SELECT partition_count, created_at, prohibited_workers FROM hub WHERE id = 1",
+        )
+        .and_then(|mut s| {
+            s.query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .optional()
+        })
         .ctx("hub info")?;
     found
-        .map(|(count, at)| {
+        .map(|(count, at, prohibited)| {
             Ok(HubInfo {
                 partition_count: u32_from_sql("hub partition count", count)?,
                 created_at: ts_from_sql("hub creation time", at)?,
+                prohibited_workers: serde_json::from_str(&prohibited).map_err(|e| {
+                    StorageError::Corrupt {
+                        what: "hub prohibited_workers".into(),
+                        detail: e.to_string(),
+                    }
+                })?,
             })
         })
         .transpose()
@@ -107,6 +118,7 @@ fn create_in(tx: &Tx<'_>, partition_count: u32, now: Timestamp) -> StorageResult
     Ok(HubInfo {
         partition_count,
         created_at: now,
+        prohibited_workers: Vec::new(),
     })
 }
 
@@ -202,6 +214,25 @@ impl PartitionStore for SqliteStore {
                 .conn
                 .prepare_cached("UPDATE hub SET partition_count = ?1 WHERE id = 1")
                 .and_then(|mut s| s.execute([partition_count]))
+                .ctx("hub info")?;
+            if n == 0 {
+                return Err(StorageError::NotFound {
+                    what: "task hub".into(),
+                });
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    async fn set_prohibited_workers(&self, workers: Vec<String>) -> StorageResult<()> {
+        let text = serde_json::to_string(&workers)
+            .map_err(|e| StorageError::InvalidArgument(format!("prohibited workers: {e}")))?;
+        self.write(move |tx| {
+            let n = tx
+                .conn
+                .prepare_cached("UPDATE hub SET prohibited_workers = ?1 WHERE id = 1")
+                .and_then(|mut s| s.execute([&text]))
                 .ctx("hub info")?;
             if n == 0 {
                 return Err(StorageError::NotFound {

@@ -14,6 +14,11 @@ use taskhub_storage::{StorageError, StorageResult};
 use crate::errors::{map_sql, SqlResultExt};
 use crate::options::Durability;
 
+/// Version 2: workers barred from holding partitions (a JSON array of names).
+const V2: &str = "
+ALTER TABLE hub ADD COLUMN prohibited_workers TEXT NOT NULL DEFAULT '[]';
+";
+
 /// Version 1: the task hub objects of DESIGN §2.
 const V1: &str = "
 CREATE TABLE hub (
@@ -110,7 +115,7 @@ CREATE TABLE dead_letters (
 ";
 
 /// The migrations, in order: applying the first `n` gives schema version `n`.
-pub const MIGRATIONS: &[&str] = &[V1];
+pub const MIGRATIONS: &[&str] = &[V1, V2];
 
 /// The schema version this build writes (and the newest it opens).
 #[must_use]

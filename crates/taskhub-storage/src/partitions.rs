@@ -36,6 +36,8 @@ pub struct HubInfo {
     pub partition_count: u32,
     /// When the hub was created.
     pub created_at: Timestamp,
+    /// Workers an operator barred from holding partitions (they hand theirs over).
+    pub prohibited_workers: Vec<String>,
 }
 
 /// The partitions table and hub metadata.
@@ -48,6 +50,8 @@ pub struct HubInfo {
 /// * `put_partition` MUST fail with `Conflict` unless `expected` matches the stored ETag
 ///   (`None` = the row must not exist), and MUST return a new, different ETag.
 /// * `set_partition_count` MUST change the count stored in the hub info.
+/// * `set_prohibited_workers` MUST replace the list `hub_info` returns, and MUST fail with
+///   `NotFound` if the hub does not exist.
 #[async_trait]
 pub trait PartitionStore: Send + Sync {
     /// Creates the hub if missing; returns its info.
@@ -56,6 +60,8 @@ pub trait PartitionStore: Send + Sync {
     async fn hub_info(&self) -> StorageResult<Option<HubInfo>>;
     /// Changes the partition count for new instances.
     async fn set_partition_count(&self, partition_count: u32) -> StorageResult<()>;
+    /// Replaces the list of workers barred from holding partitions.
+    async fn set_prohibited_workers(&self, workers: Vec<String>) -> StorageResult<()>;
     /// Reads every partition row.
     async fn list_partitions(&self) -> StorageResult<Vec<PartitionRow>>;
     /// Writes a row if its ETag is still `expected`.

@@ -11,6 +11,7 @@ pub mod client;
 mod codec;
 pub mod error;
 pub mod hub;
+pub mod lease;
 pub mod settings;
 mod signals;
 pub mod worker;

@@ -43,6 +43,12 @@ pub struct Settings {
     pub lease_renew_interval: Duration,
     /// How often a worker looks for leases to take. Default 10 s.
     pub lease_acquire_interval: Duration,
+    /// The most partitions one worker holds, 1 to 16. Default 16.
+    pub max_partitions_per_worker: usize,
+    /// How long a partition handover waits for in-flight work. Default 60 s.
+    pub partition_drain_timeout: Duration,
+    /// How long a removed partition's queue must stay empty before it is retired. Default 60 s.
+    pub partition_retire_grace: Duration,
     /// The longest idle poll back-off. Default 30 s.
     pub max_queue_polling_interval: Duration,
     /// Deliveries after which a message goes to the dead-letter store. Default 5.
@@ -74,6 +80,9 @@ impl Default for Settings {
             lease_interval: Duration::from_secs(30),
             lease_renew_interval: Duration::from_secs(10),
             lease_acquire_interval: Duration::from_secs(10),
+            max_partitions_per_worker: 16,
+            partition_drain_timeout: Duration::from_secs(60),
+            partition_retire_grace: Duration::from_secs(60),
             max_queue_polling_interval: Duration::from_secs(30),
             max_dequeue_count: 5,
             large_payload_threshold: 45_000,
@@ -140,6 +149,12 @@ impl Settings {
                 "lease_renew_interval",
                 "must be shorter than lease_interval",
             );
+        }
+        if self.lease_acquire_interval.is_zero() {
+            return bad("lease_acquire_interval", "must be greater than zero");
+        }
+        if !(1..=16).contains(&self.max_partitions_per_worker) {
+            return bad("max_partitions_per_worker", "must be 1 to 16");
         }
         if self.max_queue_polling_interval.is_zero() {
             return bad("max_queue_polling_interval", "must be greater than zero");
@@ -243,6 +258,9 @@ impl Settings {
             "lease_interval" => self.lease_interval = dur(value)?,
             "lease_renew_interval" => self.lease_renew_interval = dur(value)?,
             "lease_acquire_interval" => self.lease_acquire_interval = dur(value)?,
+            "max_partitions_per_worker" => self.max_partitions_per_worker = size(value)?,
+            "partition_drain_timeout" => self.partition_drain_timeout = dur(value)?,
+            "partition_retire_grace" => self.partition_retire_grace = dur(value)?,
             "max_queue_polling_interval" => self.max_queue_polling_interval = dur(value)?,
             "max_dequeue_count" => {
                 self.max_dequeue_count =
@@ -274,7 +292,7 @@ impl Settings {
 }
 
 /// Every setting name.
-pub const KNOWN: [&str; 18] = [
+pub const KNOWN: [&str; 21] = [
     "partition_count",
     "control_queue_batch_size",
     "control_queue_buffer_threshold",
@@ -285,6 +303,9 @@ pub const KNOWN: [&str; 18] = [
     "lease_interval",
     "lease_renew_interval",
     "lease_acquire_interval",
+    "max_partitions_per_worker",
+    "partition_drain_timeout",
+    "partition_retire_grace",
     "max_queue_polling_interval",
     "max_dequeue_count",
     "large_payload_threshold",

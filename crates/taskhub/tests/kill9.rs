@@ -49,11 +49,15 @@ fn registry(log: std::path::PathBuf) -> Registry {
     reg
 }
 
-/// Messages of a killed worker reappear after the visibility timeout; keep it short here.
+/// Messages of a killed worker reappear after the visibility timeout, and its partitions are
+/// taken over after the lease interval: keep both short here.
 fn kill_settings() -> Settings {
     Settings {
         control_queue_visibility_timeout: Duration::from_secs(3),
         work_item_visibility_timeout: Duration::from_secs(3),
+        lease_interval: Duration::from_secs(2),
+        lease_renew_interval: Duration::from_millis(500),
+        lease_acquire_interval: Duration::from_secs(1),
         ..fast_settings()
     }
 }

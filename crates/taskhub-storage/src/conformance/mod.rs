@@ -124,6 +124,7 @@ macro_rules! conformance_tests {
                 put_partition_without_expected_etag_requires_missing_row,
                 put_partition_returns_new_different_etag,
                 set_partition_count_changes_hub_info,
+                set_prohibited_workers_replaces_the_list,
                 partition_row_round_trips_every_field,
             }
             checkpoint {

@@ -44,6 +44,7 @@ pub async fn create_hub_creates_partition_rows_at_epoch_zero_without_owner(
     let expected = HubInfo {
         partition_count: 4,
         created_at: START,
+        prohibited_workers: Vec::new(),
     };
     assert_eq!(info, expected);
     assert_eq!(s.hub_info().await.expect("hub_info"), Some(expected));
@@ -249,6 +250,37 @@ pub async fn set_partition_count_changes_hub_info(
             .expect("the hub exists");
         assert_eq!(info.partition_count, count);
         assert_eq!(info.created_at, START, "only the count changes");
+    }
+}
+
+/// `set_prohibited_workers` MUST replace the list `hub_info` returns, and MUST fail with
+/// `NotFound` if the hub does not exist.
+pub async fn set_prohibited_workers_replaces_the_list(
+    store: Arc<dyn TaskHubStore>,
+    _clock: ManualClock,
+) {
+    let s = &*store;
+    let missing = s.set_prohibited_workers(vec!["w".to_owned()]).await;
+    assert!(
+        matches!(missing, Err(StorageError::NotFound { .. })),
+        "no hub yet: {missing:?}"
+    );
+    create(s, 2).await;
+    for list in [
+        vec!["a".to_owned(), "b \"quoted\"".to_owned()],
+        vec![],
+        vec!["c".to_owned()],
+    ] {
+        s.set_prohibited_workers(list.clone())
+            .await
+            .expect("set_prohibited_workers");
+        let info = s
+            .hub_info()
+            .await
+            .expect("hub_info")
+            .expect("the hub exists");
+        assert_eq!(info.prohibited_workers, list);
+        assert_eq!(info.partition_count, 2, "only the list changes");
     }
 }
 

@@ -72,6 +72,8 @@ pub enum Op {
     HubInfo,
     /// `PartitionStore::set_partition_count`.
     SetPartitionCount,
+    /// `PartitionStore::set_prohibited_workers`.
+    SetProhibitedWorkers,
     /// `PartitionStore::list_partitions`.
     ListPartitions,
     /// `PartitionStore::put_partition`.

@@ -145,6 +145,7 @@ impl State {
         let hub = HubInfo {
             partition_count,
             created_at: now,
+            prohibited_workers: Vec::new(),
         };
         self.hub = Some(hub.clone());
         for partition in 0..partition_count {
@@ -297,6 +298,20 @@ impl PartitionStore for MemoryStore {
                     what: "task hub".to_owned(),
                 }),
             });
+        call.finish(result)
+    }
+
+    async fn set_prohibited_workers(&self, workers: Vec<String>) -> StorageResult<()> {
+        let call = self.enter(Op::SetProhibitedWorkers).await?;
+        let result = match self.state().hub.as_mut() {
+            Some(hub) => {
+                hub.prohibited_workers = workers;
+                Ok(())
+            }
+            None => Err(StorageError::NotFound {
+                what: "task hub".to_owned(),
+            }),
+        };
         call.finish(result)
     }
 

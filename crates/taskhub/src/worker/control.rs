@@ -3,21 +3,33 @@
 //! instance's session (a running session takes the group as its next batch).
 
 use std::collections::HashMap;
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
 use taskhub_core::InstanceId;
 use taskhub_storage::QueueName;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tracing::warn;
 
 use super::backoff::Backoff;
-use super::delivery::{BufferSlot, Delivery};
+use super::delivery::{BufferSlot, Delivery, InFlightSlot};
 use super::{poison, session, Shared};
 use crate::codec::{self, DecodeError};
 
-/// Polls the control queue of `partition` until the worker stops.
-pub(crate) async fn poll_partition(shared: Arc<Shared>, partition: u32) {
+/// The lease a poller works under.
+pub(crate) struct Lease {
+    pub partition: u32,
+    pub epoch: u64,
+    /// Set when the partition must stop being dequeued (lost, drained, released).
+    pub stop: watch::Receiver<bool>,
+    /// Counts fetched, unfinished messages of the partition.
+    pub in_flight: Arc<AtomicUsize>,
+}
+
+/// Polls the control queue of a held partition until the worker stops or the lease ends.
+pub(crate) async fn poll_partition(shared: Arc<Shared>, mut lease: Lease) {
+    let partition = lease.partition;
     let queue = QueueName::Control(partition);
     let settings = shared.hub.settings().clone();
     let clock = shared.hub.clock().clone();
@@ -27,9 +39,14 @@ pub(crate) async fn poll_partition(shared: Arc<Shared>, partition: u32) {
         u64::from(partition) + 1,
     );
     let mut stop = shared.stop.clone();
-    while !shared.stopping() {
+    while !shared.stopping() && !*lease.stop.borrow() {
         // Wait for room in the prefetch buffer, then take as many slots as a batch may use.
-        let Ok(first) = shared.buffer.clone().acquire_owned().await else {
+        let first = tokio::select! {
+            permit = shared.buffer.clone().acquire_owned() => permit,
+            _ = lease.stop.changed() => continue,
+            _ = stop.changed() => continue,
+        };
+        let Ok(first) = first else {
             return;
         };
         first.forget();
@@ -54,12 +71,25 @@ pub(crate) async fn poll_partition(shared: Arc<Shared>, partition: u32) {
             }
         };
         shared.buffer.add_permits(slots - messages.len().min(slots));
+        if *lease.stop.borrow() {
+            // The lease ended while dequeuing: give the messages back at once.
+            for m in &messages {
+                let _ = shared
+                    .hub
+                    .store()
+                    .abandon(queue, &m.receipt, Duration::ZERO)
+                    .await;
+            }
+            shared.buffer.add_permits(messages.len().min(slots));
+            return;
+        }
         if messages.is_empty() {
             let wait = clock.sleep(backoff.next_wait());
             tokio::select! {
                 () = wait => {}
                 () = shared.hub.inner.signals.queue(queue).notified() => backoff.reset(),
                 _ = stop.changed() => {}
+                _ = lease.stop.changed() => {}
             }
             continue;
         }
@@ -84,7 +114,9 @@ pub(crate) async fn poll_partition(shared: Arc<Shared>, partition: u32) {
                         queue,
                         receipt: m.receipt,
                         message,
+                        epoch: lease.epoch,
                         _slot: slot,
+                        _in_flight: InFlightSlot::new(lease.in_flight.clone()),
                     });
                 }
                 Err(DecodeError::Malformed(why)) => {

@@ -1,5 +1,6 @@
 //! A dequeued, decoded message and the buffer slot it occupies.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use taskhub_core::Message;
@@ -16,11 +17,31 @@ impl Drop for BufferSlot {
     }
 }
 
+/// Counts a partition's fetched, unfinished messages (a drain waits for zero).
+#[derive(Debug)]
+pub(crate) struct InFlightSlot(Arc<AtomicUsize>);
+
+impl InFlightSlot {
+    pub(crate) fn new(counter: Arc<AtomicUsize>) -> Self {
+        counter.fetch_add(1, Ordering::SeqCst);
+        Self(counter)
+    }
+}
+
+impl Drop for InFlightSlot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 /// One delivered control-queue message.
 #[derive(Debug)]
 pub(crate) struct Delivery {
     pub queue: QueueName,
     pub receipt: Receipt,
     pub message: Message,
+    /// The lease epoch under which it was dequeued: it is processed only under that epoch.
+    pub epoch: u64,
     pub _slot: BufferSlot,
+    pub _in_flight: InFlightSlot,
 }

@@ -46,7 +46,12 @@ pub(crate) struct Shared {
     pub buffer: Arc<Semaphore>,
     pub orchestration_slots: Arc<Semaphore>,
     pub activity_slots: Arc<Semaphore>,
-    pub fences: Mutex<HashMap<u32, u64>>,
+    /// Partitions this worker holds, with the epoch of their lease.
+    pub partitions: Mutex<HashMap<u32, partitions::Active>>,
+    /// Control-queue pollers, one per held partition.
+    pub pollers: Mutex<JoinSet<()>>,
+    /// This worker's name in lease rows.
+    pub name: String,
     pub stop: watch::Receiver<bool>,
     pub stats: Mutex<WorkerStats>,
     /// Work items being executed, by receipt, so a timed-out shutdown can abandon them.
@@ -71,14 +76,16 @@ impl Shared {
         tasks.spawn(fut);
     }
 
+    /// The lease under which `partition` is processed now, if this worker holds it.
     pub(crate) fn fence(&self, partition: u32) -> Option<taskhub_storage::LeaseFence> {
-        let fences = self.fences.lock().unwrap_or_else(PoisonError::into_inner);
-        fences
-            .get(&partition)
-            .map(|epoch| taskhub_storage::LeaseFence {
-                partition,
-                epoch: *epoch,
-            })
+        let held = self
+            .partitions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        held.get(&partition).map(|a| taskhub_storage::LeaseFence {
+            partition,
+            epoch: a.epoch,
+        })
     }
 }
 
@@ -87,12 +94,14 @@ pub struct Worker;
 
 impl Worker {
     /// Starts a worker on `hub` that runs the orchestrations and activities in `registry`.
-    /// It claims the hub's partitions, then polls their control queues and the work-item queue.
+    /// It takes its share of the partitions (all free ones at once; others as the lease
+    /// manager balances them), polls their control queues, and polls the work-item queue.
     ///
     /// # Errors
-    /// A storage error while claiming partitions.
+    /// A storage error while reading the partitions table for the first time.
     pub async fn start(hub: &TaskHub, registry: Registry) -> Result<WorkerHandle, TaskhubError> {
         let settings = hub.settings().clone();
+        hub.store().list_partitions().await?;
         let (stop_tx, stop_rx) = watch::channel(false);
         let shared = Arc::new(Shared {
             hub: hub.clone(),
@@ -101,23 +110,23 @@ impl Worker {
             buffer: Arc::new(Semaphore::new(settings.control_queue_buffer_threshold)),
             orchestration_slots: Arc::new(Semaphore::new(settings.max_concurrent_orchestrations)),
             activity_slots: Arc::new(Semaphore::new(settings.max_concurrent_activities)),
-            fences: Mutex::new(HashMap::new()),
+            partitions: Mutex::new(HashMap::new()),
+            pollers: Mutex::new(JoinSet::new()),
+            name: partitions::unique_name(&settings.worker_id),
             stop: stop_rx,
             stats: Mutex::new(WorkerStats::default()),
             in_flight: Mutex::new(HashMap::new()),
             next_flight: std::sync::atomic::AtomicU64::new(0),
             tasks: Mutex::new(JoinSet::new()),
         });
-        let owned = partitions::claim_all(&shared).await?;
+        let leases = partitions::start_leases(&shared).await;
         let mut pollers = JoinSet::new();
-        for p in owned {
-            pollers.spawn(control::poll_partition(shared.clone(), p));
-        }
         pollers.spawn(activities::poll_work_items(shared.clone()));
         Ok(WorkerHandle {
             shared,
             stop: stop_tx,
             pollers,
+            leases,
         })
     }
 }
@@ -128,6 +137,7 @@ pub struct WorkerHandle {
     shared: Arc<Shared>,
     stop: watch::Sender<bool>,
     pollers: JoinSet<()>,
+    leases: tokio::task::JoinHandle<crate::lease::LeaseManager>,
 }
 
 impl std::fmt::Debug for WorkerHandle {
@@ -138,7 +148,39 @@ impl std::fmt::Debug for WorkerHandle {
     }
 }
 
+impl Drop for WorkerHandle {
+    fn drop(&mut self) {
+        // Without a graceful shutdown (or after one), nothing of this worker keeps running:
+        // in particular the lease manager stops renewing, as a crashed process would.
+        self.leases.abort();
+        self.shared
+            .pollers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .abort_all();
+        self.pollers.abort_all();
+    }
+}
+
 impl WorkerHandle {
+    /// This worker's name in lease rows.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.shared.name
+    }
+
+    /// The partitions this worker processes now, with their lease epochs.
+    #[must_use]
+    pub fn partitions(&self) -> std::collections::BTreeMap<u32, u64> {
+        self.shared
+            .partitions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .map(|(p, a)| (*p, a.epoch))
+            .collect()
+    }
+
     /// Counters so far.
     #[must_use]
     pub fn stats(&self) -> WorkerStats {
@@ -154,7 +196,17 @@ impl WorkerHandle {
     /// once), and releases the partitions.
     pub async fn shutdown(mut self) {
         let _ = self.stop.send(true);
+        partitions::stop_pollers(&self.shared);
         while self.pollers.join_next().await.is_some() {}
+        let manager = (&mut self.leases).await.ok();
+        let mut control = std::mem::take(
+            &mut *self
+                .shared
+                .pollers
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
+        while control.join_next().await.is_some() {}
         let timeout = self.shared.hub.settings().shutdown_timeout;
         let mut tasks = std::mem::take(
             &mut *self
@@ -196,6 +248,10 @@ impl WorkerHandle {
             .drain()
             .collect();
         drop(senders);
-        partitions::release_all(&self.shared).await;
+        if let Some(mut manager) = manager {
+            manager
+                .release_all(&mut partitions::Host(self.shared.clone()))
+                .await;
+        }
     }
 }

@@ -1,77 +1,145 @@
-//! Partition ownership for a single worker: claim every partition by bumping its epoch, so
-//! checkpoints are fenced from the start (the lease manager of the scale-out issue builds on
-//! this), and release them on shutdown.
+//! The worker's side of the lease manager: a control-queue poller per held partition, started
+//! when the lease is acquired and stopped when it is lost, handed over or released.
 
-use std::sync::PoisonError;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, PoisonError};
 
-use taskhub_storage::{PartitionRow, StorageError};
-use tracing::warn;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
 
-use super::Shared;
-use crate::error::TaskhubError;
+use super::{control, Shared};
+use crate::lease::{LeaseConfig, LeaseManager, PartitionHost, Released};
 
-/// Claims every partition row; returns the partitions now owned.
-pub(crate) async fn claim_all(shared: &Shared) -> Result<Vec<u32>, TaskhubError> {
-    let store = shared.hub.store();
-    let me = shared.hub.settings().worker_id.clone();
-    let mut owned = Vec::new();
-    for attempt in 0..5 {
-        let rows: Vec<PartitionRow> = store
-            .list_partitions()
-            .await?
-            .into_iter()
-            .filter(|r| !owned.contains(&r.partition) && !r.offline && !r.retiring)
-            .collect();
-        let mut conflict = false;
-        for row in rows {
-            let claimed = PartitionRow {
-                owner: Some(me.clone()),
-                next_owner: None,
-                epoch: row.epoch + 1,
-                draining: false,
-                updated_at: shared.hub.clock().now(),
-                etag: None,
-                ..row.clone()
-            };
-            match store.put_partition(&claimed, row.etag.as_ref()).await {
-                Ok(_) => {
-                    shared
-                        .fences
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .insert(row.partition, claimed.epoch);
-                    owned.push(row.partition);
-                }
-                Err(StorageError::Conflict { .. }) => conflict = true,
-                Err(e) => return Err(e.into()),
-            }
-        }
-        if !conflict {
-            break;
-        }
-        warn!(attempt, "partition row changed while claiming; retrying");
-    }
-    owned.sort_unstable();
-    Ok(owned)
+/// A partition this worker holds.
+pub(crate) struct Active {
+    /// The lease epoch: checkpoints carry it, and messages dequeued under it are processed
+    /// only while it is current.
+    pub epoch: u64,
+    /// Stops the partition's poller.
+    pub stop: watch::Sender<bool>,
+    /// Messages fetched from the partition and not yet finished.
+    pub in_flight: Arc<AtomicUsize>,
 }
 
-/// Releases every partition this worker owns, for immediate takeover.
-pub(crate) async fn release_all(shared: &Shared) {
-    let store = shared.hub.store();
-    let me = shared.hub.settings().worker_id.as_str();
-    let Ok(rows) = store.list_partitions().await else {
-        return;
-    };
-    for row in rows.into_iter().filter(|r| r.owner.as_deref() == Some(me)) {
-        let released = PartitionRow {
-            owner: None,
-            next_owner: None,
-            draining: false,
-            etag: None,
-            ..row.clone()
-        };
-        if let Err(e) = store.put_partition(&released, row.etag.as_ref()).await {
-            warn!(partition = row.partition, error = %e, "could not release partition");
+/// A worker name unique within this process: the configured name for the first worker, then
+/// `name-2`, `name-3`, … (so a row under this name that a worker does not hold can only be
+/// a dead former incarnation's).
+pub(crate) fn unique_name(configured: &str) -> String {
+    static STARTED: AtomicU64 = AtomicU64::new(0);
+    match STARTED.fetch_add(1, Ordering::SeqCst) {
+        0 => configured.to_owned(),
+        n => format!("{configured}-{}", n + 1),
+    }
+}
+
+/// Connects the lease manager to the worker.
+pub(crate) struct Host(pub Arc<Shared>);
+
+impl PartitionHost for Host {
+    fn acquired(&mut self, partition: u32, epoch: u64) {
+        let (stop, stop_rx) = watch::channel(false);
+        let in_flight = Arc::new(AtomicUsize::new(0));
+        let previous = self
+            .0
+            .partitions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(
+                partition,
+                Active {
+                    epoch,
+                    stop,
+                    in_flight: in_flight.clone(),
+                },
+            );
+        if let Some(old) = previous {
+            let _ = old.stop.send(true);
+        }
+        let poller = control::poll_partition(
+            self.0.clone(),
+            control::Lease {
+                partition,
+                epoch,
+                stop: stop_rx,
+                in_flight,
+            },
+        );
+        self.0
+            .pollers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .spawn(poller);
+    }
+
+    fn stop_dequeuing(&mut self, partition: u32) {
+        if let Some(a) = self
+            .0
+            .partitions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&partition)
+        {
+            let _ = a.stop.send(true);
         }
     }
+
+    fn in_flight(&self, partition: u32) -> usize {
+        self.0
+            .partitions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&partition)
+            .map_or(0, |a| a.in_flight.load(Ordering::SeqCst))
+    }
+
+    fn released(&mut self, partition: u32, why: Released) {
+        let removed = self
+            .0
+            .partitions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&partition);
+        if let Some(a) = removed {
+            let _ = a.stop.send(true);
+            tracing::debug!(partition, ?why, "stopped processing partition");
+        }
+    }
+}
+
+/// Stops every control-queue poller (shutdown).
+pub(crate) fn stop_pollers(shared: &Shared) {
+    for a in shared
+        .partitions
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .values()
+    {
+        let _ = a.stop.send(true);
+    }
+}
+
+/// Runs the first lease pass (so a lone worker holds every free partition when `start`
+/// returns), then keeps passing in the background until the worker stops; the task returns
+/// the manager so that shutdown can release the leases.
+pub(crate) async fn start_leases(shared: &Arc<Shared>) -> JoinHandle<LeaseManager> {
+    let settings = shared.hub.settings();
+    let config = LeaseConfig::from_settings(settings, shared.name.clone());
+    let store: Arc<dyn taskhub_storage::PartitionStore> = shared.hub.store().clone();
+    let clock = shared.hub.clock().clone();
+    let mut manager = LeaseManager::new(store, clock.clone(), config);
+    let mut host = Host(shared.clone());
+    let mut wait = manager.tick(&mut host).await;
+    let mut stop = shared.stop.clone();
+    tokio::spawn(async move {
+        loop {
+            if *stop.borrow() {
+                return manager;
+            }
+            tokio::select! {
+                () = clock.sleep(wait) => {}
+                _ = stop.changed() => return manager,
+            }
+            wait = manager.tick(&mut host).await;
+        }
+    })
 }

@@ -31,6 +31,9 @@ pub(crate) async fn process(
     let Ok(_permit) = shared.orchestration_slots.acquire().await else {
         return;
     };
+    let Some(deliveries) = under_current_lease(shared, cached, deliveries).await else {
+        return;
+    };
     let now = shared.hub.clock().now();
     let (early, due): (Vec<Delivery>, Vec<Delivery>) = deliveries.into_iter().partition(
         |d| matches!(d.message.event, EventKind::TimerFired { fire_at, .. } if fire_at > now),
@@ -80,6 +83,37 @@ pub(crate) async fn process(
     } else {
         start_new_execution(shared, instance, cached, starts, others).await;
     }
+}
+
+/// Keeps the deliveries dequeued under the partition's current lease and gives the others
+/// back at once (their lease was lost or handed over). A session cached under another epoch
+/// is dropped: another worker may have moved the instance on meanwhile.
+async fn under_current_lease(
+    shared: &Shared,
+    cached: &mut Cached,
+    deliveries: Vec<Delivery>,
+) -> Option<Vec<Delivery>> {
+    let partition = deliveries.first().and_then(|d| match d.queue {
+        QueueName::Control(p) => Some(p),
+        QueueName::WorkItems => None,
+    })?;
+    let current = shared.fence(partition).map(|f| f.epoch);
+    let (valid, stale): (Vec<Delivery>, Vec<Delivery>) = deliveries
+        .into_iter()
+        .partition(|d| Some(d.epoch) == current);
+    if !stale.is_empty() {
+        debug!(
+            partition,
+            count = stale.len(),
+            "giving back messages fetched under an old lease"
+        );
+        abandon(shared, &stale, Duration::ZERO).await;
+    }
+    if cached.epoch != current {
+        *cached = Cached::default();
+        cached.epoch = current;
+    }
+    (!valid.is_empty()).then_some(valid)
 }
 
 fn start_execution(m: &Message) -> Option<taskhub_core::ExecutionId> {
@@ -160,14 +194,20 @@ async fn run(
     if batch.is_empty() {
         return;
     }
-    let Some((session, etag)) = cached.session.as_mut() else {
-        return;
-    };
-    let now = shared.hub.clock().now();
     let partition = match batch[0].queue {
         QueueName::Control(p) => p,
         QueueName::WorkItems => instance.partition(shared.hub.partition_count()),
     };
+    let Some(fence) = shared.fence(partition) else {
+        // The lease ended: never commit without one.
+        cached.session = None;
+        abandon(shared, &batch, Duration::ZERO).await;
+        return;
+    };
+    let Some((session, etag)) = cached.session.as_mut() else {
+        return;
+    };
+    let now = shared.hub.clock().now();
     let result = session.turn(TurnInput {
         now,
         messages: batch.iter().map(|d| d.message.clone()).collect(),
@@ -269,7 +309,7 @@ async fn run(
     let queues: Vec<QueueName> = outbound.iter().map(|o| o.queue).collect();
     let request = CheckpointRequest {
         instance_id: instance.clone(),
-        fence: shared.fence(partition),
+        fence: Some(fence),
         history,
         instance: row.clone().map(|r| (r, Expect::Any)),
         outbound,

@@ -1,0 +1,435 @@
+//! One worker's leases: each pass reads the partitions table once and acts on it.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use taskhub_storage::{Clock, ETag, PartitionRow, PartitionStore, StorageError};
+use tracing::{debug, info, warn};
+
+use super::balance::{self, View};
+use super::observe::Observations;
+use super::{PartitionHost, Released};
+use crate::settings::Settings;
+
+/// The lease manager's settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseConfig {
+    /// This worker's name in lease rows; unique among live workers.
+    pub worker: String,
+    /// A row unchanged this long (by the observer's clock) may be claimed; an owner that has
+    /// not renewed for this long stops on its own.
+    pub lease_interval: Duration,
+    /// How often owned rows are renewed.
+    pub renew_interval: Duration,
+    /// How often other workers' rows are examined (the table is read twice per interval).
+    pub acquire_interval: Duration,
+    /// The most partitions this worker holds.
+    pub max_partitions: usize,
+    /// How long a handover waits for in-flight work before releasing anyway (the work's
+    /// checkpoints are then fenced by the new owner's epoch).
+    pub drain_timeout: Duration,
+}
+
+impl LeaseConfig {
+    /// The lease settings of `settings`, for the worker named `worker`.
+    #[must_use]
+    pub fn from_settings(settings: &Settings, worker: String) -> Self {
+        Self {
+            worker,
+            lease_interval: settings.lease_interval,
+            renew_interval: settings.lease_renew_interval,
+            acquire_interval: settings.lease_acquire_interval,
+            max_partitions: settings.max_partitions_per_worker,
+            drain_timeout: settings.partition_drain_timeout,
+        }
+    }
+
+    /// The normal time between passes.
+    #[must_use]
+    pub fn pass_interval(&self) -> Duration {
+        (self.acquire_interval / 2).min(self.renew_interval)
+    }
+
+    /// The time between passes while a handover is under way.
+    #[must_use]
+    pub fn fast_interval(&self) -> Duration {
+        (self.acquire_interval / 4).min(Duration::from_secs(1))
+    }
+}
+
+#[derive(Debug)]
+struct Held {
+    epoch: u64,
+    etag: ETag,
+    /// Monotonic time at which the last successful write of the row was sent.
+    renewed_at: Duration,
+    /// When the drain began, if the partition is being handed over.
+    draining_since: Option<Duration>,
+}
+
+/// What a manager holds right now.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LeaseSnapshot {
+    /// Held partitions and their epochs.
+    pub held: BTreeMap<u32, u64>,
+    /// Held partitions being drained for handover.
+    pub draining: BTreeSet<u32>,
+}
+
+/// Holds one worker's partition leases. Call [`tick`](Self::tick) repeatedly, waiting the
+/// returned duration in between; call [`release_all`](Self::release_all) on shutdown.
+pub struct LeaseManager {
+    store: Arc<dyn PartitionStore>,
+    clock: Arc<dyn Clock>,
+    config: LeaseConfig,
+    held: BTreeMap<u32, Held>,
+    seen: Observations,
+    prohibited: Vec<String>,
+}
+
+impl std::fmt::Debug for LeaseManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LeaseManager")
+            .field("worker", &self.config.worker)
+            .field("held", &self.held)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Whether a pass wants the next one soon.
+#[derive(Default)]
+struct Pass {
+    busy: bool,
+    reread: bool,
+}
+
+impl LeaseManager {
+    /// A manager that holds nothing yet.
+    #[must_use]
+    pub fn new(store: Arc<dyn PartitionStore>, clock: Arc<dyn Clock>, config: LeaseConfig) -> Self {
+        Self {
+            store,
+            clock,
+            config,
+            held: BTreeMap::new(),
+            seen: Observations::default(),
+            prohibited: Vec::new(),
+        }
+    }
+
+    /// This worker's name.
+    #[must_use]
+    pub fn worker(&self) -> &str {
+        &self.config.worker
+    }
+
+    /// The settings.
+    #[must_use]
+    pub fn config(&self) -> &LeaseConfig {
+        &self.config
+    }
+
+    /// What is held now.
+    #[must_use]
+    pub fn snapshot(&self) -> LeaseSnapshot {
+        LeaseSnapshot {
+            held: self.held.iter().map(|(p, h)| (*p, h.epoch)).collect(),
+            draining: self
+                .held
+                .iter()
+                .filter(|(_, h)| h.draining_since.is_some())
+                .map(|(p, _)| *p)
+                .collect(),
+        }
+    }
+
+    /// One pass: read the table, drop lost partitions, renew, drain and hand over, claim and
+    /// ask for partitions. Returns how long to wait before the next pass.
+    pub async fn tick(&mut self, host: &mut dyn PartitionHost) -> Duration {
+        let now = self.clock.monotonic();
+        match self.store.hub_info().await {
+            Ok(Some(info)) => self.prohibited = info.prohibited_workers,
+            Ok(None) => {}
+            Err(e) => {
+                debug!(error = %e, "could not read hub info; keeping the last prohibited list")
+            }
+        }
+        let rows = match self.store.list_partitions().await {
+            Ok(rows) => rows,
+            Err(e) => {
+                warn!(worker = %self.config.worker, error = %e, "could not read the partitions table");
+                self.stop_unrenewed(host);
+                return self.config.fast_interval();
+            }
+        };
+        self.seen.observe(&rows, now);
+        self.drop_lost(&rows, host);
+        let mut pass = self.maintain(&rows, host).await;
+        if pass.reread {
+            // A write of ours conflicted: learn at once whether the row changed hands.
+            if let Ok(rows) = self.store.list_partitions().await {
+                self.seen.observe(&rows, self.clock.monotonic());
+                self.drop_lost(&rows, host);
+            }
+        }
+        self.stop_unrenewed(host);
+        pass.busy |= self.acquire(&rows, host).await;
+        if pass.busy || pass.reread {
+            self.config.fast_interval()
+        } else {
+            self.config.pass_interval()
+        }
+    }
+
+    /// Releases every held partition for immediate takeover (after the worker has stopped
+    /// its work on them).
+    pub async fn release_all(&mut self, host: &mut dyn PartitionHost) {
+        let rows = self.store.list_partitions().await.unwrap_or_default();
+        for (p, held) in std::mem::take(&mut self.held) {
+            host.released(p, Released::Shutdown);
+            let Some(row) = rows.iter().find(|r| r.partition == p) else {
+                continue;
+            };
+            if row.owner.as_deref() != Some(self.config.worker.as_str()) || row.epoch != held.epoch
+            {
+                continue;
+            }
+            let released = PartitionRow {
+                owner: None,
+                next_owner: None,
+                draining: false,
+                updated_at: self.clock.now(),
+                etag: None,
+                ..row.clone()
+            };
+            if let Err(e) = self.store.put_partition(&released, row.etag.as_ref()).await {
+                warn!(partition = p, error = %e, "could not release partition at shutdown");
+            }
+        }
+    }
+
+    fn me(&self) -> &str {
+        &self.config.worker
+    }
+
+    fn banned(&self) -> bool {
+        self.prohibited.iter().any(|w| w == self.me())
+    }
+
+    /// Drops held partitions whose row names another owner or epoch (or is gone).
+    fn drop_lost(&mut self, rows: &[PartitionRow], host: &mut dyn PartitionHost) {
+        let me = self.config.worker.clone();
+        let mut lost = Vec::new();
+        for (p, held) in &mut self.held {
+            match rows.iter().find(|r| r.partition == *p) {
+                Some(r) if r.owner.as_deref() == Some(me.as_str()) && r.epoch == held.epoch => {
+                    // Another writer touched our row (a next-owner request, an operator flag):
+                    // still ours, under the new ETag.
+                    if let Some(etag) = &r.etag {
+                        held.etag.clone_from(etag);
+                    }
+                }
+                _ => lost.push(*p),
+            }
+        }
+        for p in lost {
+            self.held.remove(&p);
+            info!(worker = %me, partition = p, "partition lost to another owner");
+            host.released(p, Released::Lost);
+        }
+    }
+
+    /// Stops partitions not renewed for a full lease interval.
+    fn stop_unrenewed(&mut self, host: &mut dyn PartitionHost) {
+        let now = self.clock.monotonic();
+        let lease = self.config.lease_interval;
+        let stale: Vec<u32> = self
+            .held
+            .iter()
+            .filter(|(_, h)| now.saturating_sub(h.renewed_at) >= lease)
+            .map(|(p, _)| *p)
+            .collect();
+        for p in stale {
+            self.held.remove(&p);
+            warn!(worker = %self.config.worker, partition = p, "lease not renewed in time; stopped processing the partition");
+            host.released(p, Released::Expired);
+        }
+    }
+
+    /// Renews held rows; drains and hands over the ones to give up.
+    async fn maintain(&mut self, rows: &[PartitionRow], host: &mut dyn PartitionHost) -> Pass {
+        let mut pass = Pass::default();
+        let banned = self.banned();
+        let held: Vec<u32> = self.held.keys().copied().collect();
+        for p in held {
+            let Some(row) = rows.iter().find(|r| r.partition == p) else {
+                continue;
+            };
+            let now = self.clock.monotonic();
+            let asked = row.next_owner.as_deref().is_some_and(|n| n != self.me());
+            let give_up = banned || row.offline || asked;
+            let Some(held) = self.held.get_mut(&p) else {
+                continue;
+            };
+            let write = if give_up {
+                pass.busy = true;
+                match held.draining_since {
+                    None => {
+                        held.draining_since = Some(now);
+                        host.stop_dequeuing(p);
+                        info!(worker = %self.config.worker, partition = p, next = ?row.next_owner, "draining partition for handover");
+                        Some(self.row_update(row, true, true))
+                    }
+                    Some(since) => {
+                        let drained = host.in_flight(p) == 0;
+                        let timed_out = now.saturating_sub(since) >= self.config.drain_timeout;
+                        if drained || timed_out {
+                            if timed_out && !drained {
+                                warn!(
+                                    partition = p,
+                                    "drain timed out; releasing (late checkpoints will be fenced)"
+                                );
+                            }
+                            Some(PartitionRow {
+                                owner: None,
+                                draining: false,
+                                next_owner: row.next_owner.clone().filter(|_| asked),
+                                updated_at: self.clock.now(),
+                                etag: None,
+                                ..row.clone()
+                            })
+                        } else if now.saturating_sub(held.renewed_at) >= self.config.renew_interval
+                        {
+                            Some(self.row_update(row, true, true))
+                        } else {
+                            None
+                        }
+                    }
+                }
+            } else if now.saturating_sub(held.renewed_at) >= self.config.renew_interval {
+                Some(self.row_update(row, false, false))
+            } else {
+                None
+            };
+            let Some(new) = write else { continue };
+            let Some(held) = self.held.get(&p) else {
+                continue;
+            };
+            let expected = held.etag.clone();
+            let sent = self.clock.monotonic();
+            match self.store.put_partition(&new, Some(&expected)).await {
+                Ok(etag) => {
+                    if new.owner.is_none() {
+                        self.held.remove(&p);
+                        info!(worker = %self.config.worker, partition = p, "partition handed over");
+                        host.released(p, Released::HandedOver);
+                    } else if let Some(held) = self.held.get_mut(&p) {
+                        held.etag = etag;
+                        held.renewed_at = sent;
+                    }
+                }
+                Err(StorageError::Conflict { .. }) => pass.reread = true,
+                Err(e) => warn!(partition = p, error = %e, "could not renew partition lease"),
+            }
+        }
+        pass
+    }
+
+    /// The row as this worker rewrites it to renew (and flag draining).
+    fn row_update(&self, row: &PartitionRow, draining: bool, keep_next: bool) -> PartitionRow {
+        PartitionRow {
+            draining,
+            next_owner: if keep_next {
+                row.next_owner.clone()
+            } else {
+                None
+            },
+            updated_at: self.clock.now(),
+            etag: None,
+            ..row.clone()
+        }
+    }
+
+    /// Claims and handover requests. Returns true if a handover to this worker is pending.
+    async fn acquire(&mut self, rows: &[PartitionRow], host: &mut dyn PartitionHost) -> bool {
+        let now = self.clock.monotonic();
+        let lease = self.config.lease_interval;
+        let keeping: BTreeSet<u32> = self
+            .held
+            .iter()
+            .filter(|(_, h)| h.draining_since.is_none())
+            .map(|(p, _)| *p)
+            .collect();
+        let releasing: BTreeSet<u32> = self
+            .held
+            .iter()
+            .filter(|(_, h)| h.draining_since.is_some())
+            .map(|(p, _)| *p)
+            .collect();
+        let seen = &self.seen;
+        let expired = |p: u32| seen.unchanged_for(p, now) >= lease;
+        let plan = balance::plan(&View {
+            me: &self.config.worker,
+            rows,
+            keeping: &keeping,
+            releasing: &releasing,
+            expired: &expired,
+            prohibited: &self.prohibited,
+            max_partitions: self.config.max_partitions,
+        });
+        let mut pending = rows.iter().any(|r| {
+            r.next_owner.as_deref() == Some(self.me()) && !self.held.contains_key(&r.partition)
+        });
+        for p in plan.claims {
+            let Some(row) = rows.iter().find(|r| r.partition == p) else {
+                continue;
+            };
+            let claimed = PartitionRow {
+                owner: Some(self.config.worker.clone()),
+                next_owner: None,
+                epoch: row.epoch + 1,
+                draining: false,
+                updated_at: self.clock.now(),
+                etag: None,
+                ..row.clone()
+            };
+            let sent = self.clock.monotonic();
+            match self.store.put_partition(&claimed, row.etag.as_ref()).await {
+                Ok(etag) => {
+                    info!(worker = %self.config.worker, partition = p, epoch = claimed.epoch, previous = ?row.owner, "partition acquired");
+                    self.held.insert(
+                        p,
+                        Held {
+                            epoch: claimed.epoch,
+                            etag,
+                            renewed_at: sent,
+                            draining_since: None,
+                        },
+                    );
+                    host.acquired(p, claimed.epoch);
+                }
+                Err(StorageError::Conflict { .. }) => pending = true,
+                Err(e) => warn!(partition = p, error = %e, "could not claim partition"),
+            }
+        }
+        for p in plan.requests {
+            let Some(row) = rows.iter().find(|r| r.partition == p) else {
+                continue;
+            };
+            let asked = PartitionRow {
+                next_owner: Some(self.config.worker.clone()),
+                etag: None,
+                ..row.clone()
+            };
+            match self.store.put_partition(&asked, row.etag.as_ref()).await {
+                Ok(_) => {
+                    debug!(worker = %self.config.worker, partition = p, owner = ?row.owner, "asked for partition");
+                    pending = true;
+                }
+                Err(e) => debug!(partition = p, error = %e, "could not ask for partition"),
+            }
+        }
+        pending
+    }
+}

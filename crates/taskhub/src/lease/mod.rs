@@ -1,0 +1,53 @@
+//! The lease manager (DESIGN §5, invariants 1 and 7): partition ownership on the partitions
+//! table, the same code on every backend.
+//!
+//! Every pass (half a `lease_acquire_interval`, or faster while a handover is under way) a
+//! worker reads all partition rows and:
+//!
+//! * drops at once a partition whose row names another owner or another epoch, and one it has
+//!   not managed to renew for a full `lease_interval` by its own clock;
+//! * renews its own rows every `lease_renew_interval` with an ETag-conditional write;
+//! * drains and hands over a partition for which another worker asked (next owner), one that
+//!   went offline, or all of them if it is prohibited: it stops dequeuing, lets in-flight work
+//!   finish for up to the drain timeout, then writes the row without owner;
+//! * claims free rows, rows handed over to it, and rows whose ETag has not changed for a full
+//!   `lease_interval` as measured by its own clock (never by another worker's timestamp);
+//!   each claim increments the partition's epoch, which fences the previous owner's
+//!   checkpoints in storage;
+//! * asks over-loaded workers for partitions until it holds its fair share ([`balance`]).
+//!
+//! Reading at half the acquire interval bounds the takeover of a dead worker's partitions by
+//! `lease_interval + lease_acquire_interval` after its last renewal.
+
+mod balance;
+mod manager;
+mod observe;
+
+pub use manager::{LeaseConfig, LeaseManager, LeaseSnapshot};
+
+/// Why a worker stopped processing a partition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Released {
+    /// The row names another owner or epoch: someone took it (or an operator bumped it).
+    Lost,
+    /// Renewals failed for a full lease interval: the worker stopped on its own.
+    Expired,
+    /// Drained and handed over (to a next owner, or because it went offline or this worker
+    /// was prohibited).
+    HandedOver,
+    /// Released at shutdown.
+    Shutdown,
+}
+
+/// What the lease manager drives: the part of a worker that processes partitions.
+pub trait PartitionHost: Send {
+    /// Starts processing `partition`; checkpoints carry `epoch`.
+    fn acquired(&mut self, partition: u32, epoch: u64);
+    /// Stops dequeuing `partition` (a drain began); work already fetched may finish.
+    fn stop_dequeuing(&mut self, partition: u32);
+    /// Messages of `partition` fetched and not yet finished.
+    fn in_flight(&self, partition: u32) -> usize;
+    /// Stops processing `partition` at once and gives back its fetched messages.
+    fn released(&mut self, partition: u32, why: Released);
+}
