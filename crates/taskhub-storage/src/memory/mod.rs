@@ -72,6 +72,13 @@ impl MemoryStore {
         &self.shared.faults
     }
 
+    /// The partition rows as stored, read past the fault plan and without counting a call:
+    /// for checkers in tests and simulations.
+    #[must_use]
+    pub fn partitions_snapshot(&self) -> Vec<crate::PartitionRow> {
+        self.state().partitions.values().cloned().collect()
+    }
+
     /// The clock this store reads.
     #[must_use]
     pub fn clock(&self) -> &Arc<dyn Clock> {

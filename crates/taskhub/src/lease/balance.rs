@@ -68,6 +68,28 @@ impl View<'_> {
     }
 }
 
+#[derive(Debug, PartialEq, Eq)]
+enum Claim {
+    /// Nobody holds it.
+    Free,
+    /// Its owner stopped renewing it a full lease interval ago.
+    Expired,
+}
+
+/// May this worker claim `r` (not held by it) now, and why?
+fn claimable(v: &View<'_>, r: &PartitionRow) -> Option<Claim> {
+    let expired = (v.expired)(r.partition);
+    match (r.owner.as_deref(), r.next_owner.as_deref()) {
+        (None, Some(n)) if n == v.me => None, // handed over: claimed unconditionally
+        (None, None) => Some(Claim::Free),
+        // Handed over to a worker that never came for it.
+        (None, Some(_)) => expired.then_some(Claim::Expired),
+        // A row under this worker's own name that it does not hold: a former incarnation.
+        (Some(o), _) if o == v.me => Some(Claim::Expired),
+        (Some(_), _) => expired.then_some(Claim::Expired),
+    }
+}
+
 /// Decides claims and handover requests.
 pub(crate) fn plan(v: &View<'_>) -> Plan {
     let mut out = Plan::default();
@@ -90,6 +112,8 @@ pub(crate) fn plan(v: &View<'_>) -> Plan {
             }
             // Promised to me by a live owner: it counts as mine already.
             (Some(o), Some(n)) if n == v.me && o != v.me && !expired => mine += 1,
+            // Handed over to another worker, not yet claimed: it counts as that worker's.
+            (None, Some(n)) if n != v.me && !expired => *load.entry(n).or_default() += 1,
             (Some(o), next) if o != v.me && !expired => {
                 let counted = next.filter(|n| *n != o).unwrap_or(o);
                 *load.entry(counted).or_default() += 1;
@@ -97,23 +121,32 @@ pub(crate) fn plan(v: &View<'_>) -> Plan {
             _ => {}
         }
     }
+    // A dead owner's rows are taken by whoever sees them expire first (availability first);
+    // balancing evens the load out afterwards.
     for r in usable.iter().filter(|r| !v.held(r.partition)) {
-        if mine >= target {
-            break;
-        }
-        let expired = (v.expired)(r.partition);
-        let claimable = match (r.owner.as_deref(), r.next_owner.as_deref()) {
-            (None, Some(n)) if n == v.me => false, // claimed above
-            (None, None) => true,
-            (None, Some(_)) => expired,
-            // A row under this worker's own name that it does not hold: a former incarnation.
-            (Some(o), _) if o == v.me => true,
-            (Some(_), _) => expired,
-        };
-        if claimable {
+        if mine < v.max_partitions && claimable(v, r) == Some(Claim::Expired) {
             out.claims.push(r.partition);
             mine += 1;
         }
+    }
+    // Free rows are taken up to the fair share, and beyond it only what no under-loaded live
+    // worker can absorb.
+    let free: Vec<u32> = usable
+        .iter()
+        .filter(|r| !v.held(r.partition) && claimable(v, r) == Some(Claim::Free))
+        .map(|r| r.partition)
+        .collect();
+    let others_short: usize = load
+        .iter()
+        .filter(|(w, _)| !v.banned(w))
+        .map(|(_, n)| fair.saturating_sub(*n))
+        .sum();
+    let mine_short = target.saturating_sub(mine);
+    let spare = free.len().saturating_sub(mine_short + others_short);
+    let take = (mine_short + spare).min(v.max_partitions.saturating_sub(mine));
+    for p in free.into_iter().take(take) {
+        out.claims.push(p);
+        mine += 1;
     }
     while mine < target {
         let Some((&victim, &most)) = load.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
@@ -213,12 +246,34 @@ mod tests {
     }
 
     #[test]
-    fn expired_rows_are_claimed_up_to_the_fair_share() {
-        let r = rows(&[Some("dead"), Some("dead"), Some("b"), Some("b")]);
-        // "dead" no longer counts as live: a and b share four partitions.
+    fn expired_rows_are_claimed_by_the_first_to_see_them() {
+        let r = rows(&[Some("dead"), Some("dead"), Some("b"), Some("c")]);
         let p = plan_for("a", &r, &|p| p < 2);
         assert_eq!(p.claims, vec![0, 1]);
         assert!(p.requests.is_empty());
+    }
+
+    #[test]
+    fn free_rows_are_claimed_up_to_the_fair_share() {
+        // b has none: a takes two of four free rows and leaves two for b.
+        let mut r = rows(&[None, None, None, None, Some("b")]);
+        r.pop();
+        r.push(PartitionRow {
+            partition: 4,
+            owner: None,
+            next_owner: Some("b".into()),
+            ..r[0].clone()
+        });
+        let p = plan_for("a", &r, &|_| false);
+        assert_eq!(p.claims, vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn an_expired_row_nobody_else_can_absorb_is_taken_beyond_the_fair_share() {
+        // a and b hold their fair share (2 of 5 each); the dead worker's row must not wait.
+        let r = rows(&[Some("a"), Some("a"), Some("b"), Some("b"), Some("dead")]);
+        let p = plan_for("a", &r, &|p| p == 4);
+        assert_eq!(p.claims, vec![4]);
     }
 
     #[test]

@@ -1,6 +1,12 @@
 //! Expiry by observation (invariant 7): a row's lease has run out when its ETag has not changed
 //! for a full lease interval, as measured by this worker's own monotonic clock since it first
 //! saw that ETag. No other worker's timestamp is ever compared with this worker's clock.
+//!
+//! One refinement: a write that only asks for the partition (sets a next owner) changes the
+//! ETag but is no renewal. A row whose owner, epoch, flags and `updated_at` are unchanged keeps
+//! its age; `updated_at` serves here only as a token that every renewal rewrites, and is never
+//! compared with a clock. Otherwise a worker asking a dead owner for a partition would delay
+//! its takeover by another lease interval.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -10,7 +16,38 @@ use taskhub_storage::{ETag, PartitionRow};
 /// When this worker first saw each partition row's current ETag.
 #[derive(Debug, Default)]
 pub(crate) struct Observations {
-    seen: BTreeMap<u32, (ETag, Duration)>,
+    seen: BTreeMap<u32, Seen>,
+}
+
+#[derive(Debug)]
+struct Seen {
+    etag: ETag,
+    lease: LeaseToken,
+    since: Duration,
+}
+
+/// What an owner's write changes and a next-owner request does not.
+#[derive(Debug, PartialEq, Eq)]
+struct LeaseToken {
+    owner: Option<String>,
+    epoch: u64,
+    updated_at: u64,
+    draining: bool,
+    offline: bool,
+    retiring: bool,
+}
+
+impl LeaseToken {
+    fn of(row: &PartitionRow) -> Self {
+        Self {
+            owner: row.owner.clone(),
+            epoch: row.epoch,
+            updated_at: row.updated_at.as_millis(),
+            draining: row.draining,
+            offline: row.offline,
+            retiring: row.retiring,
+        }
+    }
 }
 
 impl Observations {
@@ -20,10 +57,19 @@ impl Observations {
             let Some(etag) = row.etag.clone() else {
                 continue;
             };
-            match self.seen.get(&row.partition) {
-                Some((seen, _)) if *seen == etag => {}
+            let lease = LeaseToken::of(row);
+            match self.seen.get_mut(&row.partition) {
+                Some(seen) if seen.etag == etag => {}
+                Some(seen) if seen.lease == lease => seen.etag = etag,
                 _ => {
-                    self.seen.insert(row.partition, (etag, now));
+                    self.seen.insert(
+                        row.partition,
+                        Seen {
+                            etag,
+                            lease,
+                            since: now,
+                        },
+                    );
                 }
             }
         }
@@ -35,7 +81,7 @@ impl Observations {
     pub(crate) fn unchanged_for(&self, partition: u32, now: Duration) -> Duration {
         self.seen
             .get(&partition)
-            .map_or(Duration::ZERO, |(_, since)| now.saturating_sub(*since))
+            .map_or(Duration::ZERO, |seen| now.saturating_sub(seen.since))
     }
 }
 
@@ -65,8 +111,25 @@ mod tests {
         o.observe(&[row(0, "a")], s(10));
         o.observe(&[row(0, "a")], s(25));
         assert_eq!(o.unchanged_for(0, s(25)), s(15));
-        o.observe(&[row(0, "b")], s(30));
+        let mut renewed = row(0, "b");
+        renewed.updated_at = Timestamp::from_millis(10_000);
+        o.observe(&[renewed], s(30));
         assert_eq!(o.unchanged_for(0, s(31)), s(1));
+    }
+
+    #[test]
+    fn a_next_owner_request_is_not_a_renewal() {
+        let mut o = Observations::default();
+        let s = Duration::from_secs;
+        o.observe(&[row(0, "a")], s(0));
+        let mut asked = row(0, "b");
+        asked.next_owner = Some("x".into());
+        o.observe(&[asked], s(20));
+        assert_eq!(o.unchanged_for(0, s(30)), s(30));
+        let mut renewed = row(0, "c");
+        renewed.updated_at = Timestamp::from_millis(1);
+        o.observe(&[renewed], s(31));
+        assert_eq!(o.unchanged_for(0, s(31)), s(0));
     }
 
     #[test]
