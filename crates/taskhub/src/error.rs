@@ -45,6 +45,17 @@ pub enum TaskhubError {
         /// What is wrong.
         reason: String,
     },
+    /// An admin command named a partition the hub does not have.
+    #[error("partition {partition} does not exist (the hub has {rows} partition rows)")]
+    UnknownPartition {
+        /// The partition named.
+        partition: u32,
+        /// How many rows exist.
+        rows: usize,
+    },
+    /// A lease row kept changing under an admin command; try again.
+    #[error("partition {0} changed while it was being updated; try again")]
+    Contended(u32),
     /// The worker is shutting down or stopped.
     #[error("the worker has stopped")]
     Stopped,
@@ -56,7 +67,7 @@ impl TaskhubError {
     pub fn is_retryable(&self) -> bool {
         match self {
             Self::Storage(e) => e.is_retryable(),
-            Self::Timeout(..) => true,
+            Self::Timeout(..) | Self::Contended(_) => true,
             _ => false,
         }
     }

@@ -7,6 +7,7 @@
 //! * [`Worker`]: runs registered orchestrations and activities;
 //! * [`TaskHubClient`]: starts, queries and controls instances.
 
+pub mod admin;
 pub mod client;
 mod codec;
 pub mod error;

@@ -1,0 +1,279 @@
+//! Several worker processes share one SQLite task hub while workers are killed with SIGKILL,
+//! stopped gracefully and started again: every instance completes with the right output, no
+//! event is applied twice, and an activity runs more than once only if an earlier run was in a
+//! process that was killed — never because a partition moved.
+//!
+//! The test re-executes its own binary as the worker process (`worker_process`, ignored unless
+//! started by this test). A worker shuts down gracefully when its stdin closes.
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
+
+mod common;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::io::{BufRead, Write};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use taskhub::*;
+
+const DB_VAR: &str = "TASKHUB_MULTI_DB";
+const LOG_VAR: &str = "TASKHUB_MULTI_LOG";
+
+fn registry(log: std::path::PathBuf) -> Registry {
+    let mut reg = Registry::new();
+    reg.activity("Work", move |ctx: ActivityContext, x: u64| {
+        let log = log.clone();
+        async move {
+            // One line per run: instance, task, process. O_APPEND keeps lines whole.
+            let mut f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&log)?;
+            let line = format!(
+                "{} {} {}\n",
+                ctx.instance_id(),
+                ctx.task_id(),
+                std::process::id()
+            );
+            f.write_all(line.as_bytes())?;
+            tokio::time::sleep(Duration::from_millis(5 + x % 17)).await;
+            Ok::<_, ActivityError>(x * 2)
+        }
+    });
+    reg.orchestration("Chain", |ctx: OrchestrationContext, base: u64| async move {
+        let mut sum = 0;
+        for i in 0..4 {
+            sum += ctx.call_activity::<_, u64>("Work", base + i).await?;
+        }
+        let fan =
+            when_all((0..3).map(|i| ctx.call_activity::<_, u64>("Work", base + 100 + i))).await;
+        for r in fan {
+            sum += r?;
+        }
+        Ok::<_, OrchestrationError>(sum)
+    });
+    reg
+}
+
+fn expected(base: u64) -> u64 {
+    (0..4).map(|i| (base + i) * 2).sum::<u64>() + (0..3).map(|i| (base + 100 + i) * 2).sum::<u64>()
+}
+
+fn settings() -> Settings {
+    Settings {
+        control_queue_visibility_timeout: Duration::from_secs(3),
+        work_item_visibility_timeout: Duration::from_secs(3),
+        lease_interval: Duration::from_secs(2),
+        lease_renew_interval: Duration::from_millis(500),
+        lease_acquire_interval: Duration::from_secs(1),
+        partition_drain_timeout: Duration::from_secs(5),
+        ..fast_settings()
+    }
+}
+
+#[test]
+#[ignore = "entry point of the worker processes started by workers_come_and_go_and_lose_nothing"]
+fn worker_process() {
+    let (Ok(db), Ok(log)) = (std::env::var(DB_VAR), std::env::var(LOG_VAR)) else {
+        return;
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async move {
+        let store = sqlite_store(std::path::Path::new(&db));
+        let hub = TaskHub::open(store, settings()).await.unwrap();
+        let worker = Worker::start(&hub, registry(log.into())).await.unwrap();
+        println!("ready {}", worker.name());
+        // Stdin closing (the parent dropping its end) asks for a graceful shutdown.
+        tokio::task::spawn_blocking(|| {
+            let mut sink = String::new();
+            while std::io::stdin().read_line(&mut sink).is_ok_and(|n| n > 0) {}
+        })
+        .await
+        .unwrap();
+        worker.shutdown().await;
+        println!("stopped");
+    });
+}
+
+struct Proc {
+    child: Child,
+    name: String,
+}
+
+fn spawn_worker(dir: &std::path::Path) -> Proc {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--ignored",
+            "--exact",
+            "worker_process",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
+        .env(DB_VAR, dir)
+        .env(LOG_VAR, dir.join("activity.log"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = std::io::BufReader::new(stdout).lines();
+    let name = loop {
+        let line = lines.next().expect("worker printed nothing").unwrap();
+        // libtest prints "test worker_process ... " before the test's own output.
+        if let Some((_, name)) = line.split_once("ready ") {
+            break name.trim().to_owned();
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    Proc { child, name }
+}
+
+async fn owners(hub: &TaskHub) -> BTreeMap<u32, Option<String>> {
+    hub.store()
+        .list_partitions()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| (r.partition, r.owner))
+        .collect()
+}
+
+/// Waits until `name` holds at least `n` partitions; returns how long that took.
+async fn wait_for_share(hub: &TaskHub, name: &str, n: usize, limit: Duration) -> Duration {
+    let start = Instant::now();
+    loop {
+        let held = owners(hub)
+            .await
+            .values()
+            .filter(|o| o.as_deref() == Some(name))
+            .count();
+        if held >= n {
+            return start.elapsed();
+        }
+        assert!(
+            start.elapsed() < limit,
+            "{name} holds {held} partitions after {limit:?}: {:?}",
+            owners(hub).await
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workers_come_and_go_and_lose_nothing() {
+    let dir = TempDir::new("multi");
+    let hub = TaskHub::open(sqlite_store(&dir.0), settings())
+        .await
+        .unwrap();
+    let client = hub.client();
+    let n = 1_000u64;
+    let mut ids = Vec::new();
+    for i in 0..n {
+        ids.push(client.start("Chain", i * 1000).await.unwrap());
+    }
+    let acquire = hub.settings().lease_acquire_interval;
+    let mut killed: BTreeSet<u32> = BTreeSet::new();
+    let mut workers: Vec<Proc> = vec![spawn_worker(&dir.0)];
+    wait_for_share(&hub, &workers[0].name, 4, acquire * 2).await;
+    // A second and a third worker each get their share within two acquire intervals.
+    for expected_share in [2, 1] {
+        let w = spawn_worker(&dir.0);
+        let took = wait_for_share(&hub, &w.name, expected_share, acquire * 2 + acquire).await;
+        eprintln!("{} got {expected_share} partition(s) in {took:?}", w.name);
+        workers.push(w);
+    }
+    let mut kills = 0;
+    for round in 0..6u64 {
+        tokio::time::sleep(Duration::from_millis(400 + 150 * round)).await;
+        let victim = usize::try_from(round % 3).unwrap();
+        let mut old = std::mem::replace(&mut workers[victim], spawn_worker(&dir.0));
+        if round % 2 == 0 {
+            old.child.kill().unwrap(); // SIGKILL
+            old.child.wait().unwrap();
+            killed.insert(old.child.id());
+            kills += 1;
+        } else {
+            drop(old.child.stdin.take()); // graceful
+            let status = old.child.wait().unwrap();
+            assert!(status.success(), "graceful shutdown of {} failed", old.name);
+        }
+    }
+    for (i, id) in ids.iter().enumerate() {
+        let s = client
+            .wait_for_completion(id, Duration::from_secs(180))
+            .await
+            .unwrap();
+        assert_eq!(s.status(), OrchestrationStatus::Completed, "{id}");
+        assert_eq!(
+            s.output::<u64>().unwrap(),
+            Some(expected(i as u64 * 1000)),
+            "{id}"
+        );
+        let history = client
+            .get_status(id, StatusOptions { history: true })
+            .await
+            .unwrap()
+            .unwrap()
+            .history
+            .unwrap();
+        let mut seen = HashMap::new();
+        for e in &history {
+            if let EventKind::TaskScheduled { task_id, .. }
+            | EventKind::TaskCompleted { task_id, .. } = &e.event
+            {
+                *seen
+                    .entry((std::mem::discriminant(&e.event), *task_id))
+                    .or_insert(0) += 1;
+            }
+        }
+        assert_eq!(seen.len(), 14, "{id}: 7 scheduled and 7 completed");
+        assert!(
+            seen.values().all(|c| *c == 1),
+            "{id}: an event was applied twice"
+        );
+    }
+    // Every partition ends up held by a running worker.
+    let running: BTreeSet<String> = workers.iter().map(|w| w.name.clone()).collect();
+    let final_owners = owners(&hub).await;
+    for w in &mut workers {
+        drop(w.child.stdin.take());
+        w.child.wait().unwrap();
+    }
+    assert!(
+        final_owners
+            .values()
+            .all(|o| o.as_ref().is_some_and(|o| running.contains(o))),
+        "partitions not held by running workers: {final_owners:?} (running {running:?})"
+    );
+    // Activity runs: a second run only after a run in a killed process.
+    let log = std::fs::read_to_string(dir.0.join("activity.log")).unwrap();
+    let mut runs: HashMap<(String, String), Vec<u32>> = HashMap::new();
+    for line in log.lines() {
+        let mut parts = line.split(' ');
+        let (Some(instance), Some(task), Some(pid)) = (parts.next(), parts.next(), parts.next())
+        else {
+            panic!("malformed log line {line:?}");
+        };
+        runs.entry((instance.to_owned(), task.to_owned()))
+            .or_default()
+            .push(pid.parse().unwrap());
+    }
+    assert_eq!(runs.len() as u64, n * 7, "every activity ran");
+    let mut reruns = 0;
+    for ((instance, task), pids) in &runs {
+        for earlier in &pids[..pids.len() - 1] {
+            reruns += 1;
+            assert!(
+                killed.contains(earlier),
+                "{instance} task {task} ran again after a run in live process {earlier} (runs: {pids:?})"
+            );
+        }
+    }
+    eprintln!("multi-worker: {n} instances, {kills} kills, {reruns} activity re-runs, all in killed processes");
+}
