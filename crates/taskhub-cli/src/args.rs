@@ -72,6 +72,72 @@ pub enum Command {
     /// List and replay dead-lettered (poison) messages.
     #[command(subcommand)]
     DeadLetters(DeadLettersCmd),
+    /// Partition leases: owner, next owner, epoch, draining, queue length, oldest message age
+    /// (no subcommand), and manual control.
+    Partitions {
+        /// What to do [default: show the table].
+        #[command(subcommand)]
+        cmd: Option<PartitionsCmd>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Bar workers from holding partitions, or lift the bar.
+    #[command(subcommand)]
+    Workers(WorkersCmd),
+    /// Recommend a worker count from queue lengths and ages (JSON for an autoscaler).
+    Scale {
+        /// Samples to take.
+        #[arg(long, default_value_t = 5, value_name = "N")]
+        samples: usize,
+        /// Time between samples, e.g. `1s` or `500ms`.
+        #[arg(long, default_value = "1s", value_name = "DURATION")]
+        interval: String,
+    },
+}
+
+/// `taskhub partitions ...`.
+#[derive(Debug, Subcommand)]
+pub enum PartitionsCmd {
+    /// Exit non-zero if a partition has no owner or its lease was last written longer ago than
+    /// the threshold (by this machine's clock).
+    DetectStale {
+        /// The threshold, e.g. `60s`.
+        #[arg(long, default_value = "60s", value_name = "DURATION")]
+        threshold: String,
+    },
+    /// New epoch, no owner: the owner's checkpoints are fenced and any worker re-claims it.
+    Bump {
+        /// The partition.
+        partition: u32,
+    },
+    /// Take a partition offline: its owner drains and releases it, nobody claims it.
+    Offline {
+        /// The partition.
+        partition: u32,
+    },
+    /// Bring an offline partition back.
+    Online {
+        /// The partition.
+        partition: u32,
+    },
+}
+
+/// `taskhub workers ...`.
+#[derive(Debug, Subcommand)]
+pub enum WorkersCmd {
+    /// Bar a worker: it hands its partitions over and takes no more.
+    Prohibit {
+        /// The worker name (as shown by `taskhub partitions`).
+        name: String,
+    },
+    /// Lift the bar on a worker.
+    Allow {
+        /// The worker name.
+        name: String,
+    },
+    /// List barred workers.
+    List,
 }
 
 /// `taskhub demo`.

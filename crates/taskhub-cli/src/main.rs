@@ -3,7 +3,8 @@
 //! * `taskhub demo` runs sample workloads on a fresh SQLite task hub with one in-process worker
 //!   and prints a table of the results;
 //! * `taskhub worker` runs a worker with the demo registry until SIGINT or SIGTERM;
-//! * `taskhub instances ...` and `taskhub dead-letters ...` inspect and control a task hub.
+//! * `taskhub instances ...` and `taskhub dead-letters ...` inspect and control a task hub;
+//! * `taskhub partitions ...`, `taskhub workers ...` and `taskhub scale` operate its leases.
 //!
 //! Settings resolve as defaults < `taskhub.toml` < `TASKHUB_*` environment variables < flags
 //! (see [`settings`]). Errors are printed as one `error: ...` line and exit with code 1; usage
@@ -62,5 +63,12 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Worker => commands::worker::run(&cli.global).await,
         Command::Instances(cmd) => commands::instances::run(&cli.global, cmd).await,
         Command::DeadLetters(cmd) => commands::dead_letters::run(&cli.global, cmd).await,
+        Command::Partitions { cmd, json } => {
+            commands::partitions::run(&cli.global, cmd, json).await
+        }
+        Command::Workers(cmd) => commands::partitions::workers(&cli.global, cmd).await,
+        Command::Scale { samples, interval } => {
+            commands::partitions::scale(&cli.global, samples, &interval).await
+        }
     }
 }

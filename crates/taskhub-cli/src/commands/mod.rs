@@ -2,6 +2,7 @@
 
 pub mod dead_letters;
 pub mod instances;
+pub mod partitions;
 mod view;
 pub mod worker;
 

@@ -15,12 +15,12 @@ use crate::settings::{self, DEFAULT_DB};
 pub async fn run(global: &GlobalArgs) -> anyhow::Result<()> {
     let settings = settings::resolve(global, &[])?;
     let db = settings::db_path(global, DEFAULT_DB);
-    let worker_id = settings.worker_id.clone();
     let mut signals = StopSignals::install()?;
     let hub = settings::open_hub(&db, settings, false).await?;
     let worker = Worker::start(&hub, workloads::registry())
         .await
         .context("cannot start the worker")?;
+    let worker_id = worker.name().to_owned();
     crate::outln!(
         "taskhub worker {worker_id} ready on {} ({} partitions); stop with Ctrl-C or SIGTERM",
         db.display(),

@@ -113,6 +113,20 @@ impl HubAdmin {
         Ok(list)
     }
 
+    /// Workers barred from holding partitions.
+    ///
+    /// # Errors
+    /// A storage error.
+    pub async fn prohibited(&self) -> Result<Vec<String>, TaskhubError> {
+        Ok(self
+            .hub
+            .store()
+            .hub_info()
+            .await?
+            .map(|i| i.prohibited_workers)
+            .unwrap_or_default())
+    }
+
     /// Rewrites one lease row with `change`, ETag-conditionally, re-reading on conflict.
     pub(crate) async fn update(
         &self,

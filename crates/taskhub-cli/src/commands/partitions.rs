@@ -1,0 +1,169 @@
+//! `taskhub partitions ...`, `taskhub workers ...` and `taskhub scale`: the leases of a task
+//! hub, their manual control, and a scale recommendation.
+
+use std::time::Duration;
+
+use anyhow::{anyhow, bail};
+use serde_json::json;
+use taskhub::admin::PartitionStatus;
+use taskhub::settings::parse_duration;
+use taskhub::TaskHub;
+
+use crate::args::{GlobalArgs, PartitionsCmd, WorkersCmd};
+use crate::settings::{self, DEFAULT_DB};
+use crate::table::Table;
+use crate::timefmt;
+
+async fn hub(global: &GlobalArgs) -> anyhow::Result<TaskHub> {
+    let settings = settings::resolve(global, &[])?;
+    let db = settings::db_path(global, DEFAULT_DB);
+    settings::open_hub(&db, settings, true).await
+}
+
+fn duration(text: &str, what: &str) -> anyhow::Result<Duration> {
+    parse_duration(text)
+        .ok_or_else(|| anyhow!("{what} {text:?} is not a duration such as 60s, 500ms or 2m"))
+}
+
+fn age(d: Option<Duration>) -> String {
+    d.map_or_else(|| "-".to_owned(), |d| format!("{:.1}s", d.as_secs_f64()))
+}
+
+fn as_json(p: &PartitionStatus) -> serde_json::Value {
+    json!({
+        "partition": p.row.partition,
+        "owner": p.row.owner,
+        "next_owner": p.row.next_owner,
+        "epoch": p.row.epoch,
+        "draining": p.row.draining,
+        "retiring": p.row.retiring,
+        "offline": p.row.offline,
+        "updated_at": timefmt::format(p.row.updated_at),
+        "lease_age_ms": u64::try_from(p.lease_age.as_millis()).unwrap_or(u64::MAX),
+        "queue_length": p.queue_length,
+        "oldest_message_age_ms": p.oldest_message_age.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+    })
+}
+
+fn table(rows: &[PartitionStatus]) -> String {
+    let mut t = Table::new(&[
+        "PARTITION",
+        "OWNER",
+        "NEXT OWNER",
+        "EPOCH",
+        "STATE",
+        "LEASE AGE",
+        "QUEUE",
+        "OLDEST",
+    ]);
+    for p in rows {
+        let mut state = Vec::new();
+        if p.row.draining {
+            state.push("draining");
+        }
+        if p.row.retiring {
+            state.push("retiring");
+        }
+        if p.row.offline {
+            state.push("offline");
+        }
+        t.row(vec![
+            p.row.partition.to_string(),
+            p.row.owner.clone().unwrap_or_else(|| "-".to_owned()),
+            p.row.next_owner.clone().unwrap_or_else(|| "-".to_owned()),
+            p.row.epoch.to_string(),
+            if state.is_empty() {
+                "live".to_owned()
+            } else {
+                state.join(",")
+            },
+            age(Some(p.lease_age)),
+            p.queue_length.to_string(),
+            age(p.oldest_message_age),
+        ]);
+    }
+    t.render()
+}
+
+/// Runs `taskhub partitions [SUBCOMMAND]`.
+pub async fn run(
+    global: &GlobalArgs,
+    cmd: Option<PartitionsCmd>,
+    json: bool,
+) -> anyhow::Result<()> {
+    let hub = hub(global).await?;
+    let admin = hub.admin();
+    let changed = match cmd {
+        None => {
+            let rows = admin.partitions().await?;
+            if json {
+                let out: Vec<_> = rows.iter().map(as_json).collect();
+                crate::outln!("{}", serde_json::to_string_pretty(&out)?);
+            } else {
+                crate::out!("{}", table(&rows));
+            }
+            return Ok(());
+        }
+        Some(PartitionsCmd::DetectStale { threshold }) => {
+            let threshold = duration(&threshold, "--threshold")?;
+            let stale = admin.stale(threshold).await?;
+            if json {
+                let out: Vec<_> = stale.iter().map(as_json).collect();
+                crate::outln!("{}", serde_json::to_string_pretty(&out)?);
+            } else if stale.is_empty() {
+                crate::outln!("no stale partitions (threshold {threshold:?})");
+            } else {
+                crate::out!("{}", table(&stale));
+            }
+            if !stale.is_empty() {
+                bail!(
+                    "{} partition(s) unowned or with a lease older than {threshold:?}",
+                    stale.len()
+                );
+            }
+            return Ok(());
+        }
+        Some(PartitionsCmd::Bump { partition }) => admin.bump(partition).await?,
+        Some(PartitionsCmd::Offline { partition }) => admin.set_offline(partition, true).await?,
+        Some(PartitionsCmd::Online { partition }) => admin.set_offline(partition, false).await?,
+    };
+    crate::outln!(
+        "partition {}: epoch {}, owner {}, {}",
+        changed.partition,
+        changed.epoch,
+        changed.owner.as_deref().unwrap_or("-"),
+        if changed.offline { "offline" } else { "online" }
+    );
+    Ok(())
+}
+
+/// Runs `taskhub workers ...`.
+pub async fn workers(global: &GlobalArgs, cmd: WorkersCmd) -> anyhow::Result<()> {
+    let hub = hub(global).await?;
+    let admin = hub.admin();
+    let list = match cmd {
+        WorkersCmd::Prohibit { name } => admin.set_prohibited(&name, true).await?,
+        WorkersCmd::Allow { name } => admin.set_prohibited(&name, false).await?,
+        WorkersCmd::List => admin.prohibited().await?,
+    };
+    if list.is_empty() {
+        crate::outln!("no prohibited workers");
+    } else {
+        for w in list {
+            crate::outln!("{w}");
+        }
+    }
+    Ok(())
+}
+
+/// Runs `taskhub scale`: prints the recommendation as JSON.
+pub async fn scale(global: &GlobalArgs, samples: usize, interval: &str) -> anyhow::Result<()> {
+    if samples == 0 {
+        bail!("--samples must be at least 1");
+    }
+    let interval = duration(interval, "--interval")?;
+    let hub = hub(global).await?;
+    let rec = hub.admin().scale(samples, interval).await?;
+    crate::outln!("{}", serde_json::to_string_pretty(&rec)?);
+    Ok(())
+}
