@@ -121,6 +121,12 @@ pub enum PartitionsCmd {
         /// The partition.
         partition: u32,
     },
+    /// Change the partition count of a live hub (1 to 16): new instances use the new layout;
+    /// removed partitions hand their instances and messages to live ones, then retire.
+    Resize {
+        /// The new count.
+        count: u32,
+    },
 }
 
 /// `taskhub workers ...`.

@@ -123,6 +123,14 @@ fn bad_partition_commands_are_clear_errors() {
         1,
     );
     assert!(err.contains("--threshold"), "{err}");
+    let err = fails(&dir, &["partitions", "resize", "17"], 1);
+    assert!(err.contains("partition_count"), "{err}");
+    let out = ok(&dir, &["partitions", "resize", "6"]);
+    assert!(out.contains("partition count is now 6"), "{out}");
+    assert_eq!(rows(&dir).len(), 6);
+    ok(&dir, &["partitions", "resize", "2"]);
+    let r = rows(&dir);
+    assert!(r[2..].iter().all(|r| r["retiring"] == true), "{r:?}");
     let err = fails(&dir, &["scale", "--samples", "0"], 1);
     assert!(err.contains("--samples"), "{err}");
 }

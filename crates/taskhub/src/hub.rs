@@ -17,7 +17,12 @@ pub(crate) struct HubInner {
     pub settings: Settings,
     pub signals: Signals,
     pub partition_count: std::sync::atomic::AtomicU32,
+    /// When the partition count was last read from storage (monotonic).
+    pub count_checked_at: std::sync::Mutex<Option<std::time::Duration>>,
 }
+
+/// How often a process re-reads the partition count for new instances.
+const COUNT_REFRESH: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// One task hub, opened on a backend. Cheap to clone; clients and workers made from the same
 /// `TaskHub` share in-process wake-ups.
@@ -66,6 +71,7 @@ impl TaskHub {
                 settings,
                 signals: Signals::new(),
                 partition_count: std::sync::atomic::AtomicU32::new(info.partition_count),
+                count_checked_at: std::sync::Mutex::new(None),
             }),
         })
     }
@@ -102,11 +108,42 @@ impl TaskHub {
             .load(std::sync::atomic::Ordering::Relaxed)
     }
 
+    /// Records the partition count for new instances (after a live change).
+    pub(crate) fn set_partition_count(&self, count: u32) {
+        self.inner
+            .partition_count
+            .store(count, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The partition count for new instances, re-read from storage if the last read is older
+    /// than a few seconds (another process may have changed it).
+    pub(crate) async fn fresh_partition_count(&self) -> u32 {
+        let now = self.inner.clock.monotonic();
+        let stale = {
+            let mut last = self
+                .inner
+                .count_checked_at
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let stale = last.is_none_or(|t| now.saturating_sub(t) >= COUNT_REFRESH);
+            if stale {
+                *last = Some(now);
+            }
+            stale
+        };
+        if stale {
+            if let Ok(Some(info)) = self.inner.store.hub_info().await {
+                self.set_partition_count(info.partition_count);
+            }
+        }
+        self.partition_count()
+    }
+
     /// The partition of an existing instance (from its row), or where a new one would go.
     pub(crate) async fn partition_of(&self, instance: &InstanceId) -> Result<u32, StorageError> {
         Ok(match self.inner.store.get_instance(instance).await? {
             Some(row) => row.partition,
-            None => instance.partition(self.partition_count()),
+            None => instance.partition(self.fresh_partition_count().await),
         })
     }
 

@@ -67,6 +67,7 @@ fn settings() -> Settings {
         lease_renew_interval: Duration::from_millis(500),
         lease_acquire_interval: Duration::from_secs(1),
         partition_drain_timeout: Duration::from_secs(5),
+        partition_retire_grace: Duration::from_secs(1),
         ..fast_settings()
     }
 }
@@ -165,6 +166,57 @@ async fn wait_for_share(hub: &TaskHub, name: &str, n: usize, limit: Duration) ->
     }
 }
 
+/// Every instance completed with the right output, and no event was applied twice.
+async fn check_instances(client: &TaskHubClient, ids: &[(InstanceId, u64)]) {
+    for (id, base) in ids {
+        let s = client
+            .wait_for_completion(id, Duration::from_secs(180))
+            .await
+            .unwrap();
+        assert_eq!(s.status(), OrchestrationStatus::Completed, "{id}");
+        assert_eq!(s.output::<u64>().unwrap(), Some(expected(*base)), "{id}");
+        let history = client
+            .get_status(id, StatusOptions { history: true })
+            .await
+            .unwrap()
+            .unwrap()
+            .history
+            .unwrap();
+        let mut seen = HashMap::new();
+        for e in &history {
+            if let EventKind::TaskScheduled { task_id, .. }
+            | EventKind::TaskCompleted { task_id, .. } = &e.event
+            {
+                *seen
+                    .entry((std::mem::discriminant(&e.event), *task_id))
+                    .or_insert(0) += 1;
+            }
+        }
+        assert_eq!(seen.len(), 14, "{id}: 7 scheduled and 7 completed");
+        assert!(
+            seen.values().all(|c| *c == 1),
+            "{id}: an event was applied twice"
+        );
+    }
+}
+
+/// Activity runs from the log: (instance, task) → the processes that ran it, in order.
+fn activity_runs(dir: &std::path::Path) -> HashMap<(String, String), Vec<u32>> {
+    let log = std::fs::read_to_string(dir.join("activity.log")).unwrap();
+    let mut runs: HashMap<(String, String), Vec<u32>> = HashMap::new();
+    for line in log.lines() {
+        let mut parts = line.split(' ');
+        let (Some(instance), Some(task), Some(pid)) = (parts.next(), parts.next(), parts.next())
+        else {
+            panic!("malformed log line {line:?}");
+        };
+        runs.entry((instance.to_owned(), task.to_owned()))
+            .or_default()
+            .push(pid.parse().unwrap());
+    }
+    runs
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn workers_come_and_go_and_lose_nothing() {
     let dir = TempDir::new("multi");
@@ -175,7 +227,7 @@ async fn workers_come_and_go_and_lose_nothing() {
     let n = 1_000u64;
     let mut ids = Vec::new();
     for i in 0..n {
-        ids.push(client.start("Chain", i * 1000).await.unwrap());
+        ids.push((client.start("Chain", i * 1000).await.unwrap(), i * 1000));
     }
     let acquire = hub.settings().lease_acquire_interval;
     let mut killed: BTreeSet<u32> = BTreeSet::new();
@@ -204,66 +256,31 @@ async fn workers_come_and_go_and_lose_nothing() {
             assert!(status.success(), "graceful shutdown of {} failed", old.name);
         }
     }
-    for (i, id) in ids.iter().enumerate() {
-        let s = client
-            .wait_for_completion(id, Duration::from_secs(180))
-            .await
-            .unwrap();
-        assert_eq!(s.status(), OrchestrationStatus::Completed, "{id}");
-        assert_eq!(
-            s.output::<u64>().unwrap(),
-            Some(expected(i as u64 * 1000)),
-            "{id}"
-        );
-        let history = client
-            .get_status(id, StatusOptions { history: true })
-            .await
-            .unwrap()
-            .unwrap()
-            .history
-            .unwrap();
-        let mut seen = HashMap::new();
-        for e in &history {
-            if let EventKind::TaskScheduled { task_id, .. }
-            | EventKind::TaskCompleted { task_id, .. } = &e.event
-            {
-                *seen
-                    .entry((std::mem::discriminant(&e.event), *task_id))
-                    .or_insert(0) += 1;
-            }
-        }
-        assert_eq!(seen.len(), 14, "{id}: 7 scheduled and 7 completed");
-        assert!(
-            seen.values().all(|c| *c == 1),
-            "{id}: an event was applied twice"
-        );
-    }
-    // Every partition ends up held by a running worker.
+    check_instances(&client, &ids).await;
+    // Every partition ends up held by a running worker (a killed one's lease expires first).
     let running: BTreeSet<String> = workers.iter().map(|w| w.name.clone()).collect();
-    let final_owners = owners(&hub).await;
+    let settle = hub.settings().lease_interval + acquire * 3;
+    let deadline = Instant::now() + settle;
+    loop {
+        let now_owners = owners(&hub).await;
+        if now_owners
+            .values()
+            .all(|o| o.as_ref().is_some_and(|o| running.contains(o)))
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "partitions not held by running workers after {settle:?}: {now_owners:?} (running {running:?})"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     for w in &mut workers {
         drop(w.child.stdin.take());
         w.child.wait().unwrap();
     }
-    assert!(
-        final_owners
-            .values()
-            .all(|o| o.as_ref().is_some_and(|o| running.contains(o))),
-        "partitions not held by running workers: {final_owners:?} (running {running:?})"
-    );
     // Activity runs: a second run only after a run in a killed process.
-    let log = std::fs::read_to_string(dir.0.join("activity.log")).unwrap();
-    let mut runs: HashMap<(String, String), Vec<u32>> = HashMap::new();
-    for line in log.lines() {
-        let mut parts = line.split(' ');
-        let (Some(instance), Some(task), Some(pid)) = (parts.next(), parts.next(), parts.next())
-        else {
-            panic!("malformed log line {line:?}");
-        };
-        runs.entry((instance.to_owned(), task.to_owned()))
-            .or_default()
-            .push(pid.parse().unwrap());
-    }
+    let runs = activity_runs(&dir.0);
     assert_eq!(runs.len() as u64, n * 7, "every activity ran");
     let mut reruns = 0;
     for ((instance, task), pids) in &runs {
@@ -276,4 +293,110 @@ async fn workers_come_and_go_and_lose_nothing() {
         }
     }
     eprintln!("multi-worker: {n} instances, {kills} kills, {reruns} activity re-runs, all in killed processes");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn partition_count_raised_and_lowered_during_a_run() {
+    let dir = TempDir::new("resize");
+    let hub = TaskHub::open(sqlite_store(&dir.0), settings())
+        .await
+        .unwrap();
+    let client = hub.client();
+    let admin = hub.admin();
+    let mut workers = vec![spawn_worker(&dir.0), spawn_worker(&dir.0)];
+    let mut ids = Vec::new();
+    let start = |from: u64, to: u64| {
+        let client = client.clone();
+        async move {
+            let mut out = Vec::new();
+            for i in from..to {
+                out.push((client.start("Chain", i * 1000).await.unwrap(), i * 1000));
+            }
+            out
+        }
+    };
+    ids.extend(start(0, 300).await);
+    admin.set_partition_count(8).await.unwrap();
+    ids.extend(start(300, 600).await);
+    let spread: BTreeSet<u32> = hub
+        .store()
+        .list_instances(&taskhub_storage::InstanceQuery {
+            page_size: 1000,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .instances
+        .iter()
+        .map(|r| r.partition)
+        .collect();
+    assert!(
+        spread.iter().any(|p| *p >= 4),
+        "new instances use the new partitions: {spread:?}"
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    admin.set_partition_count(2).await.unwrap();
+    ids.extend(start(600, 900).await);
+    check_instances(&client, &ids).await;
+
+    // The removed partitions retire once empty, and every instance lives on a live one.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let rows = hub.store().list_partitions().await.unwrap();
+        let retired = rows
+            .iter()
+            .filter(|r| r.partition >= 2)
+            .all(|r| r.retiring && r.offline && r.owner.is_none());
+        if retired {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "partitions not retired: {rows:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    for p in 2..8 {
+        let stats = hub
+            .store()
+            .stats(taskhub_storage::QueueName::Control(p))
+            .await
+            .unwrap();
+        assert_eq!(stats.length, 0, "control-{p:02} is empty");
+    }
+    let rows = hub
+        .store()
+        .list_instances(&taskhub_storage::InstanceQuery {
+            page_size: 1000,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .instances;
+    assert_eq!(rows.len(), 900);
+    let stranded: Vec<_> = rows
+        .iter()
+        .filter(|r| r.partition >= 2)
+        .map(|r| {
+            (
+                r.instance_id.to_string(),
+                r.partition,
+                r.status,
+                r.updated_at,
+            )
+        })
+        .collect();
+    assert!(stranded.is_empty(), "instances not re-homed: {stranded:?}");
+    // Raising and lowering the count moved no activity: each ran once.
+    let runs = activity_runs(&dir.0);
+    assert_eq!(runs.len(), 900 * 7, "every activity ran");
+    let twice: Vec<_> = runs.iter().filter(|(_, pids)| pids.len() > 1).collect();
+    assert!(
+        twice.is_empty(),
+        "activities ran twice without a kill: {twice:?}"
+    );
+    for w in &mut workers {
+        drop(w.child.stdin.take());
+        assert!(w.child.wait().unwrap().success());
+    }
 }

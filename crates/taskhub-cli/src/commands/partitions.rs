@@ -123,6 +123,13 @@ pub async fn run(
             }
             return Ok(());
         }
+        Some(PartitionsCmd::Resize { count }) => {
+            admin.set_partition_count(count).await?;
+            crate::outln!(
+                "partition count is now {count}; removed partitions retire once their queues stay empty"
+            );
+            return Ok(());
+        }
         Some(PartitionsCmd::Bump { partition }) => admin.bump(partition).await?,
         Some(PartitionsCmd::Offline { partition }) => admin.set_offline(partition, true).await?,
         Some(PartitionsCmd::Online { partition }) => admin.set_offline(partition, false).await?,

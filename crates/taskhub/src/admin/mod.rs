@@ -3,6 +3,7 @@
 //! partition-count changes, and a scale recommendation.
 
 mod partitions;
+mod resize;
 mod scale;
 
 pub use partitions::PartitionStatus;

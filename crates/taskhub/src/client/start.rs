@@ -79,13 +79,10 @@ impl TaskHubClient {
         let store = self.hub.store();
         let now = self.hub.clock().now();
         let existing = store.get_instance(&instance_id).await?;
+        let count = self.hub.fresh_partition_count().await;
         let mut outbound = Vec::new();
         let (partition, expect, created_at) = match &existing {
-            None => (
-                instance_id.partition(self.hub.partition_count()),
-                Expect::Absent,
-                now,
-            ),
+            None => (instance_id.partition(count), Expect::Absent, now),
             Some(row) => {
                 let refuse = match options.reuse {
                     ReusePolicy::RejectExisting => true,

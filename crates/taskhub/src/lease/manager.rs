@@ -148,8 +148,12 @@ impl LeaseManager {
     /// ask for partitions. Returns how long to wait before the next pass.
     pub async fn tick(&mut self, host: &mut dyn PartitionHost) -> Duration {
         let now = self.clock.monotonic();
+        let mut partition_count = None;
         match self.store.hub_info().await {
-            Ok(Some(info)) => self.prohibited = info.prohibited_workers,
+            Ok(Some(info)) => {
+                self.prohibited = info.prohibited_workers;
+                partition_count = Some(info.partition_count);
+            }
             Ok(None) => {}
             Err(e) => {
                 debug!(error = %e, "could not read hub info; keeping the last prohibited list")
@@ -165,6 +169,7 @@ impl LeaseManager {
         };
         self.seen.observe(&rows, now);
         self.drop_lost(&rows, host);
+        host.observed(&rows, partition_count);
         let mut pass = self.maintain(&rows, host).await;
         if pass.reread {
             // A write of ours conflicted: learn at once whether the row changed hands.

@@ -50,4 +50,9 @@ pub trait PartitionHost: Send {
     fn in_flight(&self, partition: u32) -> usize;
     /// Stops processing `partition` at once and gives back its fetched messages.
     fn released(&mut self, partition: u32, why: Released);
+    /// Every pass shows the host the rows it read and the hub's partition count for new
+    /// instances (live partition-count changes). Does nothing by default.
+    fn observed(&mut self, rows: &[taskhub_storage::PartitionRow], partition_count: Option<u32>) {
+        let _ = (rows, partition_count);
+    }
 }

@@ -170,9 +170,11 @@ async fn run_one(shared: Arc<Shared>, m: Dequeued, _permit: OwnedSemaphorePermit
             failure,
         },
     };
-    let partition = message
+    let hint = message
         .target_partition
         .unwrap_or_else(|| message.target.partition(shared.hub.partition_count()));
+    // The instance may have moved off a partition that is being removed.
+    let partition = shared.route(&message.target, hint).await.unwrap_or(hint);
     let reply = Message {
         id: MessageId::derived(&message.target, &execution, &format!("result:{task_id}")),
         target: message.target.clone(),

@@ -8,6 +8,7 @@ mod delivery;
 mod outbox;
 mod partitions;
 mod poison;
+mod retire;
 mod session;
 mod turn;
 
@@ -52,6 +53,8 @@ pub(crate) struct Shared {
     pub pollers: Mutex<JoinSet<()>>,
     /// This worker's name in lease rows.
     pub name: String,
+    /// Partitions being removed or removed (from the last lease pass), and the live count.
+    pub layout: Mutex<partitions::Layout>,
     pub stop: watch::Receiver<bool>,
     pub stats: Mutex<WorkerStats>,
     /// Work items being executed, by receipt, so a timed-out shutdown can abandon them.
@@ -74,6 +77,46 @@ impl Shared {
         // Reap finished tasks so the set does not grow with every task ever spawned.
         while tasks.try_join_next().is_some() {}
         tasks.spawn(fut);
+    }
+
+    /// The partition count of the live layout: partitions at or above it are being removed.
+    pub(crate) fn live_partition_count(&self) -> u32 {
+        let layout = self.layout.lock().unwrap_or_else(PoisonError::into_inner);
+        layout
+            .live_count
+            .unwrap_or_else(|| self.hub.partition_count())
+    }
+
+    fn retiring(&self, partition: u32) -> bool {
+        self.layout
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retiring
+            .contains(&partition)
+    }
+
+    /// `partition`, or the instance's place in the live layout if `partition` is being removed.
+    pub(crate) fn home(&self, instance: &InstanceId, partition: u32) -> u32 {
+        if self.retiring(partition) {
+            instance.partition(self.live_partition_count())
+        } else {
+            partition
+        }
+    }
+
+    /// Where to send a message for `instance` that names partition `hint`: the hint, unless
+    /// that partition is being removed (then the instance row decides, and if the row still
+    /// names a removed partition, the live layout does).
+    pub(crate) async fn route(
+        &self,
+        instance: &InstanceId,
+        hint: u32,
+    ) -> Result<u32, taskhub_storage::StorageError> {
+        if !self.retiring(hint) {
+            return Ok(hint);
+        }
+        let row = self.hub.partition_of(instance).await?;
+        Ok(self.home(instance, row))
     }
 
     /// The lease under which `partition` is processed now, if this worker holds it.
@@ -113,6 +156,7 @@ impl Worker {
             partitions: Mutex::new(HashMap::new()),
             pollers: Mutex::new(JoinSet::new()),
             name: partitions::unique_name(&settings.worker_id),
+            layout: Mutex::new(partitions::Layout::default()),
             stop: stop_rx,
             stats: Mutex::new(WorkerStats::default()),
             in_flight: Mutex::new(HashMap::new()),

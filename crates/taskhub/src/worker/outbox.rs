@@ -93,7 +93,8 @@ pub(crate) async fn build(
                 instance_id,
                 input,
             } => {
-                let partition = shared.hub.partition_of(instance_id).await?;
+                let partition =
+                    shared.home(instance_id, shared.hub.partition_of(instance_id).await?);
                 let purpose = format!("sub:{task_id}");
                 let child_execution = ExecutionId::new(
                     MessageId::derived(origin.instance, origin.execution, &purpose).as_str(),

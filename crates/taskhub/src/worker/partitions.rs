@@ -7,8 +7,21 @@ use std::sync::{Arc, PoisonError};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use super::{control, Shared};
+use std::collections::BTreeSet;
+
+use taskhub_storage::PartitionRow;
+
+use super::{control, retire, Shared};
 use crate::lease::{LeaseConfig, LeaseManager, PartitionHost, Released};
+
+/// The partition layout as of the last lease pass.
+#[derive(Debug, Default)]
+pub(crate) struct Layout {
+    /// Partitions being removed (or removed).
+    pub retiring: BTreeSet<u32>,
+    /// Partitions below this number are live.
+    pub live_count: Option<u32>,
+}
 
 /// A partition this worker holds.
 pub(crate) struct Active {
@@ -19,6 +32,8 @@ pub(crate) struct Active {
     pub stop: watch::Sender<bool>,
     /// Messages fetched from the partition and not yet finished.
     pub in_flight: Arc<AtomicUsize>,
+    /// True when its poller moves work away instead of running turns (removed partition).
+    pub retiring: bool,
 }
 
 /// A worker name unique within this process: the configured name for the first worker, then
@@ -37,6 +52,13 @@ pub(crate) struct Host(pub Arc<Shared>);
 
 impl PartitionHost for Host {
     fn acquired(&mut self, partition: u32, epoch: u64) {
+        let retiring = self
+            .0
+            .layout
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retiring
+            .contains(&partition);
         let (stop, stop_rx) = watch::channel(false);
         let in_flight = Arc::new(AtomicUsize::new(0));
         let previous = self
@@ -50,25 +72,70 @@ impl PartitionHost for Host {
                     epoch,
                     stop,
                     in_flight: in_flight.clone(),
+                    retiring,
                 },
             );
         if let Some(old) = previous {
             let _ = old.stop.send(true);
         }
-        let poller = control::poll_partition(
-            self.0.clone(),
-            control::Lease {
-                partition,
-                epoch,
-                stop: stop_rx,
-                in_flight,
-            },
-        );
-        self.0
+        let lease = control::Lease {
+            partition,
+            epoch,
+            stop: stop_rx,
+            in_flight,
+        };
+        let mut pollers = self
+            .0
             .pollers
             .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if retiring {
+            pollers.spawn(retire::run(self.0.clone(), lease));
+        } else {
+            pollers.spawn(control::poll_partition(self.0.clone(), lease));
+        }
+    }
+
+    fn observed(&mut self, rows: &[PartitionRow], partition_count: Option<u32>) {
+        let retiring: BTreeSet<u32> = rows
+            .iter()
+            .filter(|r| r.retiring)
+            .map(|r| r.partition)
+            .collect();
+        // New placements use partitions below both the hub's count and the lowest retiring
+        // row: an admin sets the count before it marks rows retiring, one by one, so a pass
+        // may see either change first.
+        let lowest_retiring = retiring.iter().next().copied();
+        let rows_count = u32::try_from(rows.len()).ok();
+        let live_count = [partition_count, lowest_retiring, rows_count]
+            .into_iter()
+            .flatten()
+            .min();
+        if let Some(count) = partition_count {
+            self.0
+                .hub
+                .inner
+                .partition_count
+                .store(count, Ordering::Relaxed);
+        }
+        // Held partitions whose role changed get a poller of the other kind.
+        let switch: Vec<(u32, u64)> = self
+            .0
+            .partitions
+            .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .spawn(poller);
+            .iter()
+            .filter(|(p, a)| a.retiring != retiring.contains(p))
+            .map(|(p, a)| (*p, a.epoch))
+            .collect();
+        {
+            let mut layout = self.0.layout.lock().unwrap_or_else(PoisonError::into_inner);
+            layout.retiring = retiring;
+            layout.live_count = live_count.filter(|n| *n > 0);
+        }
+        for (p, epoch) in switch {
+            self.acquired(p, epoch);
+        }
     }
 
     fn stop_dequeuing(&mut self, partition: u32) {

@@ -17,8 +17,8 @@ pub(crate) struct Cached {
     pub session: Option<(OrchestrationSession, Option<ETag>)>,
     /// The instance row as last written or read.
     pub row: Option<InstanceRow>,
-    /// The lease epoch the cache was built under.
-    pub epoch: Option<u64>,
+    /// The lease (partition, epoch) the cache was built under.
+    pub lease: Option<(u32, u64)>,
 }
 
 /// Runs the session of `instance`, starting with `first`.

@@ -86,8 +86,9 @@ pub(crate) async fn process(
 }
 
 /// Keeps the deliveries dequeued under the partition's current lease and gives the others
-/// back at once (their lease was lost or handed over). A session cached under another epoch
-/// is dropped: another worker may have moved the instance on meanwhile.
+/// back at once (their lease was lost or handed over). A session cached under another lease
+/// (another epoch, or another partition after the instance moved) is dropped: another worker
+/// may have moved the instance on meanwhile.
 async fn under_current_lease(
     shared: &Shared,
     cached: &mut Cached,
@@ -109,9 +110,10 @@ async fn under_current_lease(
         );
         abandon(shared, &stale, Duration::ZERO).await;
     }
-    if cached.epoch != current {
+    let lease = current.map(|epoch| (partition, epoch));
+    if cached.lease != lease {
         *cached = Cached::default();
-        cached.epoch = current;
+        cached.lease = lease;
     }
     (!valid.is_empty()).then_some(valid)
 }
@@ -204,6 +206,8 @@ async fn run(
         abandon(shared, &batch, Duration::ZERO).await;
         return;
     };
+    // On a partition being removed, the row and replies already name the instance's new home.
+    let partition = shared.home(instance, partition);
     let Some((session, etag)) = cached.session.as_mut() else {
         return;
     };
