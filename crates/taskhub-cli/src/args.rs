@@ -149,6 +149,11 @@ pub enum WorkersCmd {
 /// `taskhub demo`.
 #[derive(Debug, Args)]
 pub struct DemoArgs {
+    /// Run the workloads on this many `taskhub worker` processes sharing the file (1 = one
+    /// in-process worker). With 2 or more, one is killed with SIGKILL, one is stopped, and
+    /// one joins during the run, and partition ownership is shown as it changes.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub workers: usize,
     /// Activities in the fan-out/fan-in workload (tests use a smaller number).
     #[arg(long, hide = true, default_value_t = 1000)]
     pub fan_out: u32,

@@ -81,3 +81,40 @@ fn demo_reports_an_instance_that_does_not_finish_and_exits_non_zero() {
     assert!(stderr.contains("did not finish as expected"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+#[test]
+fn demo_on_three_worker_processes_survives_a_kill_a_stop_and_a_join() {
+    let dir = TempDir::new("demo-workers");
+    let db = dir.0.join("demo.db");
+    let out = taskhub(&dir.0)
+        .arg("--db")
+        .arg(&db)
+        .args(["demo", "--workers", "3", "--fan-out", "50"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let started = stdout.matches(" started (pid ").count();
+    assert_eq!(started, 4, "three workers, then one joins: {stdout}");
+    assert!(stdout.contains("killed with SIGKILL"), "{stdout}");
+    assert!(stdout.contains("stopped gracefully"), "{stdout}");
+    assert!(
+        stdout.contains("partitions  0:"),
+        "ownership is shown: {stdout}"
+    );
+    assert!(stdout.contains("on 3 worker processes"), "{stdout}");
+    assert!(stdout.contains("Completed: 42925"), "{stdout}");
+    assert!(
+        stdout.contains("All 7 demo instances finished as expected."),
+        "{stdout}"
+    );
+    let err = taskhub(&dir.0)
+        .arg("--db")
+        .arg(&db)
+        .args(["demo", "--workers", "0"])
+        .output()
+        .unwrap();
+    assert!(!err.status.success());
+    assert!(String::from_utf8_lossy(&err.stderr).contains("--workers must be 1 to 16"));
+}

@@ -4,6 +4,7 @@
 //! shows a progress bar on stderr, then prints a table and the throughput on stdout and checks
 //! every result. Any instance that does not finish as expected makes the demo exit non-zero.
 
+mod cluster;
 mod report;
 mod scenarios;
 pub mod workloads;
@@ -29,15 +30,48 @@ pub const PROFILE: [(&str, &str); 2] = [
     ("shutdown_timeout", "5s"),
 ];
 
+/// Where the demo's work runs.
+enum Workers {
+    /// One worker in this process.
+    InProcess(taskhub::WorkerHandle),
+    /// Worker processes on the same file.
+    Processes(cluster::Cluster),
+}
+
 /// Runs the demo.
 pub async fn run(global: &GlobalArgs, args: &DemoArgs) -> anyhow::Result<()> {
-    let settings = settings::resolve(global, &PROFILE)?;
+    if !(1..=16).contains(&args.workers) {
+        bail!("--workers must be 1 to 16, got {}", args.workers);
+    }
+    let mut profile: Vec<(&str, &str)> = PROFILE.to_vec();
+    if args.workers > 1 {
+        profile.extend(cluster::PROFILE);
+    }
+    let settings = settings::resolve(global, &profile)?;
     let db = settings::db_path(global, DEFAULT_DEMO_DB);
     fresh_file(&db)?;
     let hub = settings::open_hub(&db, settings, false).await?;
-    let worker = Worker::start(&hub, workloads::registry())
-        .await
-        .context("cannot start the worker")?;
+    let mut workers = if args.workers > 1 {
+        let mut c = tokio::task::block_in_place(|| {
+            cluster::Cluster::start(args.workers, &db, global, &profile)
+        })?;
+        // Let the workers share the partitions before any work arrives.
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while !c.balanced() && Instant::now() < deadline {
+            c.watch(&hub).await;
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        for line in &c.events {
+            eprintln!("{line}");
+        }
+        Workers::Processes(c)
+    } else {
+        Workers::InProcess(
+            Worker::start(&hub, workloads::registry())
+                .await
+                .context("cannot start the worker")?,
+        )
+    };
     let client = hub.client();
     let scenarios = scenarios::all(args.fan_out);
     let timeout = Duration::from_secs(args.timeout_secs);
@@ -78,6 +112,7 @@ pub async fn run(global: &GlobalArgs, args: &DemoArgs) -> anyhow::Result<()> {
     let progress = progress_bar(scenarios.len());
     let mut outcomes: Vec<Option<Outcome>> = scenarios.iter().map(|_| None).collect();
     let mut tick = tokio::time::interval(Duration::from_millis(100));
+    let mut script = cluster_script();
     while !waits.is_empty() {
         tokio::select! {
             joined = waits.join_next() => {
@@ -87,8 +122,17 @@ pub async fn run(global: &GlobalArgs, args: &DemoArgs) -> anyhow::Result<()> {
                     progress.inc(1);
                 }
             }
-            _ = tick.tick() => {
-                progress.set_message(format!("{} activities run", worker.stats().activities));
+            _ = tick.tick() => match &mut workers {
+                Workers::InProcess(worker) => {
+                    progress.set_message(format!("{} activities run", worker.stats().activities));
+                }
+                Workers::Processes(c) => {
+                    step_script(&mut script, c, started.elapsed())?;
+                    if let Some(line) = c.watch(&hub).await {
+                        progress.println(line);
+                    }
+                    progress.set_message(format!("{} worker processes", c.running()));
+                }
             }
         }
     }
@@ -97,16 +141,27 @@ pub async fn run(global: &GlobalArgs, args: &DemoArgs) -> anyhow::Result<()> {
     while let Some(raised) = raises.join_next().await {
         raised.context("a task raising an event panicked")??;
     }
-    let stats = worker.stats();
     let finished = count_finished(&client).await?;
-    worker.shutdown().await;
+    let throughput = match workers {
+        Workers::InProcess(worker) => {
+            let stats = worker.stats();
+            worker.shutdown().await;
+            report::throughput(elapsed, stats.activities, finished, stats.turns)
+        }
+        Workers::Processes(mut c) => {
+            tokio::task::block_in_place(|| c.shutdown())?;
+            let activities = count_activities(&client).await?;
+            crate::outln!("Worker processes and partition ownership:");
+            for line in &c.events {
+                crate::outln!("  {line}");
+            }
+            report::throughput_processes(elapsed, activities, finished, args.workers)
+        }
+    };
 
     let outcomes: Vec<Outcome> = outcomes.into_iter().flatten().collect();
     crate::outln!("{}", report::table(&scenarios, &outcomes));
-    crate::outln!(
-        "{}",
-        report::throughput(elapsed, stats.activities, finished, stats.turns)
-    );
+    crate::outln!("{throughput}");
     if let Some(o) = outcomes
         .iter()
         .find(|o| scenarios[o.index].orchestration == "FanOutFanIn" && o.problem.is_none())
@@ -213,6 +268,72 @@ async fn outcome(
         row,
         took,
         problem,
+    }
+}
+
+/// What happens to the worker processes, and when (after the workloads start).
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    Kill,
+    Stop,
+    Add,
+}
+
+fn cluster_script() -> Vec<(Duration, Step)> {
+    vec![
+        (Duration::from_millis(300), Step::Kill),
+        (Duration::from_millis(700), Step::Stop),
+        (Duration::from_millis(900), Step::Add),
+    ]
+}
+
+fn step_script(
+    script: &mut Vec<(Duration, Step)>,
+    c: &mut cluster::Cluster,
+    elapsed: Duration,
+) -> anyhow::Result<()> {
+    while script.first().is_some_and(|(at, _)| *at <= elapsed) {
+        let (_, step) = script.remove(0);
+        // Keep at least one worker running, or nothing could finish.
+        tokio::task::block_in_place(|| match step {
+            Step::Kill if c.running() > 1 => c.kill_one(),
+            Step::Stop if c.running() > 1 => c.stop_one(),
+            Step::Add => c.add(),
+            Step::Kill | Step::Stop => Ok(()),
+        })?;
+    }
+    Ok(())
+}
+
+/// Activities that finished, from every instance's history (the workers are other processes).
+async fn count_activities(client: &TaskHubClient) -> anyhow::Result<u64> {
+    let mut query = InstanceQuery {
+        page_size: 1000,
+        ..InstanceQuery::default()
+    };
+    let mut n = 0;
+    loop {
+        let page = client.list(&query).await?;
+        for row in &page.instances {
+            let status = client
+                .get_status(&row.instance_id, taskhub::StatusOptions { history: true })
+                .await?;
+            n += status.and_then(|s| s.history).map_or(0, |h| {
+                h.iter()
+                    .filter(|e| {
+                        matches!(
+                            e.event,
+                            taskhub::EventKind::TaskCompleted { .. }
+                                | taskhub::EventKind::TaskFailed { .. }
+                        )
+                    })
+                    .count() as u64
+            });
+        }
+        match page.continuation {
+            Some(c) => query.continuation = Some(c),
+            None => return Ok(n),
+        }
     }
 }
 

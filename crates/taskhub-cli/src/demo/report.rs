@@ -73,6 +73,23 @@ pub fn throughput(elapsed: Duration, activities: u64, orchestrations: u64, turns
     )
 }
 
+/// The throughput line of a run on worker processes.
+pub fn throughput_processes(
+    elapsed: Duration,
+    activities: u64,
+    orchestrations: u64,
+    workers: usize,
+) -> String {
+    format!(
+        "Finished in {:.2} s on {workers} worker processes (one killed, one stopped, one added): {} activities ({}/s), {} orchestrations incl. sub-orchestrations ({}/s).",
+        elapsed.as_secs_f64(),
+        thousands(activities),
+        rate(activities, elapsed),
+        thousands(orchestrations),
+        rate(orchestrations, elapsed),
+    )
+}
+
 /// `Fan-out/fan-in alone: 1,000 activities in 0.05 s (20,000.0/s).`
 pub fn fan_out(activities: u64, took: Duration) -> String {
     format!(
