@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use taskhub_core::{
-    Action, DiscardReason, EventKind, InstanceId, LogLevel, Message, MessageId,
+    Action, DiscardReason, EventKind, ExecutionId, InstanceId, LogLevel, Message, MessageId,
     OrchestrationSession, OrchestrationStatus, TurnInput, TurnResult,
 };
 use taskhub_storage::{
@@ -48,7 +48,16 @@ pub(crate) async fn process(
                 if let Some(terminal) = repair {
                     let row =
                         repaired_row(shared, instance, cached, &session, terminal, due[0].queue);
-                    write_repaired_row(shared, instance, cached, row).await;
+                    if let Err(e) = write_repaired_row(shared, instance, cached, row).await {
+                        // These deliveries are what brings the instance back to a loader.
+                        // Consuming them with the row still behind would leave a finished
+                        // instance looking Running forever: give them back and repair on
+                        // their redelivery.
+                        warn!(%instance, error = %e, "could not repair the instance row; messages will be retried");
+                        cached.row = None;
+                        abandon(shared, &due, Duration::from_secs(1)).await;
+                        return;
+                    }
                 }
                 cached.session = Some((session, etag));
             }
@@ -82,7 +91,7 @@ pub(crate) async fn process(
     }
 }
 
-fn start_execution(m: &Message) -> Option<taskhub_core::ExecutionId> {
+fn start_execution(m: &Message) -> Option<ExecutionId> {
     match &m.event {
         EventKind::ExecutionStarted { execution_id, .. } => Some(execution_id.clone()),
         _ => None,
@@ -102,6 +111,17 @@ async fn start_new_execution(
         run(shared, instance, cached, others, false).await;
         return;
     }
+    // The execution whose history is loaded. `None` means it has to be loaded again (a turn
+    // just failed): let the messages come back rather than judge them without it.
+    let Some(loaded) = cached
+        .session
+        .as_ref()
+        .map(|(s, _)| (s.status() != OrchestrationStatus::Pending).then(|| s.execution_id()))
+    else {
+        abandon(shared, &starts, Duration::from_secs(1)).await;
+        abandon(shared, &others, Duration::from_secs(1)).await;
+        return;
+    };
     let row = match shared.hub.store().get_instance(instance).await {
         Ok(r) => r,
         Err(e) => {
@@ -113,7 +133,7 @@ async fn start_new_execution(
     };
     let (accepted, rejected): (Vec<Delivery>, Vec<Delivery>) = starts
         .into_iter()
-        .partition(|d| accept_start(row.as_ref(), &d.message));
+        .partition(|d| accept_start(row.as_ref(), loaded.as_ref(), &d.message));
     if !rejected.is_empty() {
         info!(%instance, count = rejected.len(), "discarding superseded or racing start messages");
         shared.stat(|s| s.discarded += rejected.len() as u64);
@@ -133,11 +153,19 @@ async fn start_new_execution(
     run(shared, instance, cached, batch, fresh).await;
 }
 
-/// May this `ExecutionStarted` begin a new execution, given the instance row?
-fn accept_start(row: Option<&InstanceRow>, m: &Message) -> bool {
+/// May this `ExecutionStarted` begin a new execution, given the instance row and the
+/// execution whose history is stored (`loaded`)?
+///
+/// A start of the execution that history already holds is a redelivered duplicate, even when
+/// that execution has finished and the row still names it: accepting it would run the
+/// finished execution again from scratch (and wait forever for events it already consumed).
+fn accept_start(row: Option<&InstanceRow>, loaded: Option<&ExecutionId>, m: &Message) -> bool {
     let Some(execution) = start_execution(m) else {
         return false;
     };
+    if loaded == Some(&execution) {
+        return false;
+    }
     match row {
         None => true,
         Some(r) if r.execution_id == execution => true,
@@ -282,6 +310,8 @@ async fn run(
             }
             if let Some(mut r) = row {
                 r.etag = outcome.instance_etag;
+                // Counted before the change is published, so a waiter sees the turn counted.
+                shared.stat(|s| s.turns += 1);
                 let changed = cached.row.as_ref().is_none_or(|old| old.status != r.status);
                 if changed {
                     shared.hub.inner.signals.instance_changed(InstanceChanged {
@@ -290,7 +320,6 @@ async fn run(
                     });
                 }
                 cached.row = Some(r);
-                shared.stat(|s| s.turns += 1);
             }
             for q in queues {
                 shared.hub.inner.signals.enqueued(q);
@@ -318,10 +347,20 @@ async fn commit(
     shared: &Shared,
     request: CheckpointRequest,
 ) -> Result<taskhub_storage::CheckpointOutcome, StorageError> {
+    retry_transient(shared, || shared.hub.store().checkpoint(request.clone())).await
+}
+
+/// Runs `op`, retrying it a few times (with growing waits on the clock) while it fails with a
+/// retryable error.
+async fn retry_transient<T, F, Fut>(shared: &Shared, mut op: F) -> Result<T, StorageError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, StorageError>>,
+{
     let mut wait = Duration::from_millis(20);
     let mut attempt = 0;
     loop {
-        match shared.hub.store().checkpoint(request.clone()).await {
+        match op().await {
             Err(e) if e.is_retryable() && attempt < 3 => {
                 attempt += 1;
                 shared.hub.clock().sleep(wait).await;
@@ -466,28 +505,25 @@ fn repaired_row(
     build_row(cached.row.as_ref(), session, &synthetic, partition, now)
 }
 
+/// Writes the repaired row (retrying transient errors) and publishes the status change.
 async fn write_repaired_row(
     shared: &Shared,
     instance: &InstanceId,
     cached: &mut Cached,
     row: InstanceRow,
-) {
-    match shared.hub.store().put_instance(&row, Expect::Any).await {
-        Ok(etag) => {
-            info!(%instance, status = %row.status, "instance row repaired from history after a torn checkpoint");
-            shared.hub.inner.signals.instance_changed(InstanceChanged {
-                instance_id: instance.clone(),
-                status: row.status,
-            });
-            cached.row = Some(InstanceRow {
-                etag: Some(etag),
-                ..row
-            });
-        }
-        Err(e) => {
-            warn!(%instance, error = %e, "could not repair the instance row; will retry on the next load")
-        }
-    }
+) -> Result<(), StorageError> {
+    let store = shared.hub.store();
+    let etag = retry_transient(shared, || store.put_instance(&row, Expect::Any)).await?;
+    info!(%instance, status = %row.status, "instance row repaired from history after a torn checkpoint");
+    shared.hub.inner.signals.instance_changed(InstanceChanged {
+        instance_id: instance.clone(),
+        status: row.status,
+    });
+    cached.row = Some(InstanceRow {
+        etag: Some(etag),
+        ..row
+    });
+    Ok(())
 }
 
 /// Timer messages that arrived before their time (chunked long timers) go back with the rest
