@@ -8,6 +8,7 @@ mod delivery;
 mod outbox;
 mod partitions;
 mod poison;
+mod refused;
 mod session;
 mod turn;
 

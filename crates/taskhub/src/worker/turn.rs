@@ -17,6 +17,7 @@ use tracing::{debug, error, info, warn};
 
 use super::delivery::Delivery;
 use super::outbox::{self, Origin};
+use super::refused;
 use super::session::Cached;
 use super::Shared;
 use crate::signals::InstanceChanged;
@@ -136,8 +137,28 @@ async fn start_new_execution(
         .partition(|d| accept_start(row.as_ref(), loaded.as_ref(), &d.message));
     if !rejected.is_empty() {
         info!(%instance, count = rejected.len(), "discarding superseded or racing start messages");
+        // A parent whose start was refused (not a duplicate of the loaded execution) is told.
+        let mut notices = Vec::new();
+        for d in &rejected {
+            if start_execution(&d.message) == loaded {
+                continue;
+            }
+            match refused::notice(shared, instance, row.as_ref(), &d.message).await {
+                Ok(Some(n)) => notices.push(n),
+                Ok(None) => {}
+                Err(e) => {
+                    warn!(%instance, error = %e, "could not tell a parent its start was refused; will retry");
+                    abandon(shared, &rejected, Duration::from_secs(1)).await;
+                    abandon(shared, &others, Duration::from_secs(1)).await;
+                    return;
+                }
+            }
+        }
+        if !notices.is_empty() {
+            warn!(%instance, parents = notices.len(), "sub-orchestration start refused: the instance is in use");
+        }
         shared.stat(|s| s.discarded += rejected.len() as u64);
-        consume(shared, instance, &rejected).await;
+        consume(shared, instance, &rejected, notices).await;
     }
     let mut batch = accepted;
     let fresh = !batch.is_empty();
@@ -552,21 +573,35 @@ async fn reschedule_early_timers(shared: &Shared, early: Vec<Delivery>) {
     }
 }
 
-/// Deletes messages that were handled without a turn.
-async fn consume(shared: &Shared, instance: &InstanceId, deliveries: &[Delivery]) {
+/// Deletes messages that were handled without a turn, sending `outbound` in the same
+/// checkpoint.
+async fn consume(
+    shared: &Shared,
+    instance: &InstanceId,
+    deliveries: &[Delivery],
+    outbound: Vec<OutboundMessage>,
+) {
+    let queues: Vec<QueueName> = outbound.iter().map(|o| o.queue).collect();
     let req = CheckpointRequest {
         instance_id: instance.clone(),
         fence: None,
         history: None,
         instance: None,
-        outbound: Vec::new(),
+        outbound,
         consumed: deliveries
             .iter()
             .map(|d| (d.queue, d.receipt.clone()))
             .collect(),
     };
-    if let Err(e) = commit(shared, req).await {
-        warn!(%instance, error = %e, "could not delete discarded messages; they will be discarded again");
+    match commit(shared, req).await {
+        Ok(_) => {
+            for q in queues {
+                shared.hub.inner.signals.enqueued(q);
+            }
+        }
+        Err(e) => {
+            warn!(%instance, error = %e, "could not delete discarded messages; they will be discarded again");
+        }
     }
 }
 
