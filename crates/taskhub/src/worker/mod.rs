@@ -150,6 +150,17 @@ impl WorkerHandle {
             .clone()
     }
 
+    /// Instances this worker holds in memory right now (running or extended sessions).
+    /// Finished instances are not held, so this stays bounded by the active ones.
+    #[must_use]
+    pub fn active_sessions(&self) -> usize {
+        self.shared
+            .sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+
     /// Stops polling, lets in-flight turns and activities finish for up to the settings'
     /// `shutdown_timeout`, abandons what is still running (so another worker picks it up at
     /// once), and releases the partitions.

@@ -473,10 +473,17 @@ async fn load(
             }
             let session =
                 OrchestrationSession::load(shared.registry.clone(), instance.clone(), &s.events);
+            // A Pending row of another execution is a start written after this history (a
+            // new start, or a restart of a finished instance): it is ahead, not behind, and
+            // rewriting it from history would lose that start.
+            let ahead = row.as_ref().is_some_and(|r| {
+                r.status == OrchestrationStatus::Pending && r.execution_id != session.execution_id()
+            });
             let behind = row.as_ref().is_none_or(|r| {
                 r.execution_id != session.execution_id() || r.status != session.status()
             });
             let repair = (session.status() != OrchestrationStatus::Pending
+                && !ahead
                 && (!s.pending_outbox.is_empty() || behind))
                 .then(|| {
                     s.events
@@ -534,7 +541,13 @@ async fn write_repaired_row(
     row: InstanceRow,
 ) -> Result<(), StorageError> {
     let store = shared.hub.store();
-    let etag = retry_transient(shared, || store.put_instance(&row, Expect::Any)).await?;
+    // Only over the row that was judged behind: a row a client wrote meanwhile wins, and the
+    // messages come back to judge again.
+    let expect = match cached.row.as_ref().and_then(|r| r.etag.clone()) {
+        Some(etag) => Expect::ETag(etag),
+        None => Expect::Absent,
+    };
+    let etag = retry_transient(shared, || store.put_instance(&row, expect.clone())).await?;
     info!(%instance, status = %row.status, "instance row repaired from history after a torn checkpoint");
     shared.hub.inner.signals.instance_changed(InstanceChanged {
         instance_id: instance.clone(),
