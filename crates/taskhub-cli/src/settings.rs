@@ -2,14 +2,14 @@
 //!
 //! Order: built-in defaults < a command's profile (the demo's faster polling) < `taskhub.toml`
 //! < `TASKHUB_*` environment variables < `--set key=value` < the dedicated flags
-//! (`--partition-count`, `--durability`, `--extended-sessions`). A profile value only applies
-//! when the user set that key nowhere.
+//! (`--partition-count`, `--durability`, `--extended-sessions`), validated last.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{bail, Context as _};
+use taskhub::settings::SettingsBuilder;
 use taskhub::{Durability, Settings, TaskHub};
 use taskhub_sqlite::{SqliteOptions, SqliteStore};
 
@@ -23,7 +23,9 @@ pub const DEFAULT_DB: &str = "taskhub.db";
 pub const DEFAULT_DEMO_DB: &str = "taskhub-demo.db";
 
 /// Resolves the settings from the file, the environment and the flags, with `profile` as
-/// command-specific defaults for keys the user did not set.
+/// command-specific defaults for keys the user did not set. Everything is validated once, at
+/// the end: a flag can fix a bad value in the file, and a bad final value is an error naming
+/// the setting and where that value came from.
 pub fn resolve(global: &GlobalArgs, profile: &[(&str, &str)]) -> anyhow::Result<Settings> {
     let env: HashMap<String, String> = std::env::vars().collect();
     let config = match &global.config {
@@ -31,63 +33,39 @@ pub fn resolve(global: &GlobalArgs, profile: &[(&str, &str)]) -> anyhow::Result<
         Some(path) => path.clone(),
         None => PathBuf::from(DEFAULT_CONFIG),
     };
-    let mut settings = Settings::load(Some(&config), &env)
-        .with_context(|| format!("settings (file {}, TASKHUB_* variables)", config.display()))?;
-    let flags = flag_settings(global)?;
-    for (key, value) in &flags {
-        settings
-            .set(key, value)
-            .with_context(|| format!("command-line setting {key}={value}"))?;
-    }
-    let user = user_keys(&config, &env, &flags);
+    let mut builder = SettingsBuilder::new();
     for (key, value) in profile {
-        if !user.contains(*key) {
-            settings.set(key, value)?;
-        }
+        builder.set(key, value, "the command's defaults")?;
     }
-    settings.validate().context("settings")?;
-    Ok(settings)
+    builder.file(&config).context("settings")?;
+    builder.env(&env);
+    for (key, value, flag) in flag_settings(global)? {
+        builder.set(&key, &value, flag).context("settings")?;
+    }
+    builder.build().context("settings")
 }
 
-/// The `--set` pairs, then the dedicated flags, as (key, value).
-fn flag_settings(global: &GlobalArgs) -> anyhow::Result<Vec<(String, String)>> {
+/// The `--set` pairs, then the dedicated flags, as (key, value, flag).
+fn flag_settings(global: &GlobalArgs) -> anyhow::Result<Vec<(String, String, &'static str)>> {
     let mut out = Vec::new();
     for pair in &global.set {
         let Some((key, value)) = pair.split_once('=') else {
             bail!("--set expects KEY=VALUE, got {pair:?}");
         };
-        out.push((key.trim().to_owned(), value.trim().to_owned()));
+        out.push((key.trim().to_owned(), value.trim().to_owned(), "--set"));
     }
     if let Some(n) = &global.partition_count {
-        out.push(("partition_count".to_owned(), n.clone()));
+        out.push(("partition_count".to_owned(), n.clone(), "--partition-count"));
     }
     if let Some(d) = global.durability {
-        out.push(("durability".to_owned(), d.as_setting().to_owned()));
+        let value = d.as_setting().to_owned();
+        out.push(("durability".to_owned(), value, "--durability"));
     }
     if let Some(b) = &global.extended_sessions {
-        out.push(("extended_sessions_enabled".to_owned(), b.clone()));
+        let key = "extended_sessions_enabled".to_owned();
+        out.push((key, b.clone(), "--extended-sessions"));
     }
     Ok(out)
-}
-
-/// The keys the user set in the file, the environment or on the command line.
-fn user_keys(
-    config: &Path,
-    env: &HashMap<String, String>,
-    flags: &[(String, String)],
-) -> HashSet<String> {
-    let mut keys: HashSet<String> = flags.iter().map(|(k, _)| k.clone()).collect();
-    keys.extend(
-        env.keys()
-            .filter_map(|k| k.strip_prefix("TASKHUB_"))
-            .map(str::to_lowercase),
-    );
-    if let Ok(text) = std::fs::read_to_string(config) {
-        if let Ok(table) = text.parse::<toml::Table>() {
-            keys.extend(table.keys().cloned());
-        }
-    }
-    keys
 }
 
 /// The task hub file: `--db`, or the command's default.

@@ -147,7 +147,18 @@ fn settings_resolve_file_then_environment_then_flags() {
         e.contains("taskhub.toml") && e.contains("partition_count: must be 1 to 16"),
         "{e}"
     );
+    // A flag fixes a bad value in the file: only the final value is validated.
+    let fixed = partitions("f.db", None, &["--partition-count", "7"]);
+    assert!(fixed.contains("(7 partitions)"), "{fixed}");
+    let fixed = partitions("g.db", None, &["--set", "partition_count=9"]);
+    assert!(fixed.contains("(9 partitions)"), "{fixed}");
+    // A bad final value is still an error naming the setting and the flag it came from.
     std::fs::write(&toml, "partition_count = 2\n").unwrap();
+    let e = fails(&dir, &["--partition-count", "0", "instances", "list"], 1);
+    assert!(
+        e.contains("invalid setting partition_count: must be 1 to 16 (from --partition-count)"),
+        "{e}"
+    );
     let out = taskhub(&dir.0)
         .arg("--db")
         .arg(dir.db())

@@ -139,7 +139,9 @@ async fn run_one(shared: Arc<Shared>, m: Dequeued, _permit: OwnedSemaphorePermit
         Err(failure) => Err(failure),
         Ok(fut) => {
             // Run on its own task so a panic becomes a failure, and keep the message hidden.
+            // If this run is abandoned (shutdown timed out), the activity stops with it.
             let mut handle = tokio::spawn(fut);
+            let _stop_with_this_run = AbortOnDrop(handle.abort_handle());
             let visibility = settings.work_item_visibility_timeout;
             loop {
                 let renew = shared.hub.clock().sleep(visibility / 2);
@@ -222,6 +224,15 @@ async fn run_one(shared: Arc<Shared>, m: Dequeued, _permit: OwnedSemaphorePermit
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .remove(&flight);
+}
+
+/// Aborts a spawned task when dropped.
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 fn panic_text(e: tokio::task::JoinError) -> String {

@@ -8,6 +8,7 @@ mod delivery;
 mod outbox;
 mod partitions;
 mod poison;
+mod refused;
 mod retire;
 mod session;
 mod turn;
@@ -233,6 +234,17 @@ impl WorkerHandle {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
+    }
+
+    /// Instances this worker holds in memory right now (running or extended sessions).
+    /// Finished instances are not held, so this stays bounded by the active ones.
+    #[must_use]
+    pub fn active_sessions(&self) -> usize {
+        self.shared
+            .sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
     }
 
     /// Stops polling, lets in-flight turns and activities finish for up to the settings'

@@ -1,5 +1,6 @@
 //! One task per active instance: processes its batches in order and, with extended sessions,
-//! keeps the orchestration in memory until it has been idle for the idle timeout.
+//! keeps the orchestration in memory until it has been idle for the idle timeout (or until it
+//! has completed, failed or been terminated: then it leaves at once).
 
 use std::sync::{Arc, PoisonError};
 
@@ -39,10 +40,18 @@ pub(crate) async fn run(
             batch.extend(more);
         }
         turn::process(&shared, &instance, &mut cached, batch).await;
-        if !settings.extended_sessions_enabled {
+        // A completed, failed or terminated instance will not run again by itself: leave at
+        // once rather than hold it in memory for the idle timeout, so memory does not grow
+        // with the number of instances that finished recently.
+        let finished = cached
+            .session
+            .as_ref()
+            .is_some_and(|(s, _)| s.status().is_terminal());
+        let keep = settings.extended_sessions_enabled && !finished;
+        if !keep {
             cached = Cached::default();
         }
-        let next = if settings.extended_sessions_enabled && !shared.stopping() {
+        let next = if keep && !shared.stopping() {
             let idle = clock.sleep(settings.extended_session_idle_timeout);
             tokio::select! {
                 b = rx.recv() => b,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use taskhub_core::{
-    Action, DiscardReason, EventKind, InstanceId, LogLevel, Message, MessageId,
+    Action, DiscardReason, EventKind, ExecutionId, InstanceId, LogLevel, Message, MessageId,
     OrchestrationSession, OrchestrationStatus, TurnInput, TurnResult,
 };
 use taskhub_storage::{
@@ -17,6 +17,7 @@ use tracing::{debug, error, info, warn};
 
 use super::delivery::Delivery;
 use super::outbox::{self, Origin};
+use super::refused;
 use super::session::Cached;
 use super::Shared;
 use crate::signals::InstanceChanged;
@@ -51,7 +52,16 @@ pub(crate) async fn process(
                 if let Some(terminal) = repair {
                     let row =
                         repaired_row(shared, instance, cached, &session, terminal, due[0].queue);
-                    write_repaired_row(shared, instance, cached, row).await;
+                    if let Err(e) = write_repaired_row(shared, instance, cached, row).await {
+                        // These deliveries are what brings the instance back to a loader.
+                        // Consuming them with the row still behind would leave a finished
+                        // instance looking Running forever: give them back and repair on
+                        // their redelivery.
+                        warn!(%instance, error = %e, "could not repair the instance row; messages will be retried");
+                        cached.row = None;
+                        abandon(shared, &due, Duration::from_secs(1)).await;
+                        return;
+                    }
                 }
                 cached.session = Some((session, etag));
             }
@@ -118,7 +128,7 @@ async fn under_current_lease(
     (!valid.is_empty()).then_some(valid)
 }
 
-fn start_execution(m: &Message) -> Option<taskhub_core::ExecutionId> {
+fn start_execution(m: &Message) -> Option<ExecutionId> {
     match &m.event {
         EventKind::ExecutionStarted { execution_id, .. } => Some(execution_id.clone()),
         _ => None,
@@ -138,6 +148,17 @@ async fn start_new_execution(
         run(shared, instance, cached, others, false).await;
         return;
     }
+    // The execution whose history is loaded. `None` means it has to be loaded again (a turn
+    // just failed): let the messages come back rather than judge them without it.
+    let Some(loaded) = cached
+        .session
+        .as_ref()
+        .map(|(s, _)| (s.status() != OrchestrationStatus::Pending).then(|| s.execution_id()))
+    else {
+        abandon(shared, &starts, Duration::from_secs(1)).await;
+        abandon(shared, &others, Duration::from_secs(1)).await;
+        return;
+    };
     let row = match shared.hub.store().get_instance(instance).await {
         Ok(r) => r,
         Err(e) => {
@@ -149,11 +170,31 @@ async fn start_new_execution(
     };
     let (accepted, rejected): (Vec<Delivery>, Vec<Delivery>) = starts
         .into_iter()
-        .partition(|d| accept_start(row.as_ref(), &d.message));
+        .partition(|d| accept_start(row.as_ref(), loaded.as_ref(), &d.message));
     if !rejected.is_empty() {
         info!(%instance, count = rejected.len(), "discarding superseded or racing start messages");
+        // A parent whose start was refused (not a duplicate of the loaded execution) is told.
+        let mut notices = Vec::new();
+        for d in &rejected {
+            if start_execution(&d.message) == loaded {
+                continue;
+            }
+            match refused::notice(shared, instance, row.as_ref(), &d.message).await {
+                Ok(Some(n)) => notices.push(n),
+                Ok(None) => {}
+                Err(e) => {
+                    warn!(%instance, error = %e, "could not tell a parent its start was refused; will retry");
+                    abandon(shared, &rejected, Duration::from_secs(1)).await;
+                    abandon(shared, &others, Duration::from_secs(1)).await;
+                    return;
+                }
+            }
+        }
+        if !notices.is_empty() {
+            warn!(%instance, parents = notices.len(), "sub-orchestration start refused: the instance is in use");
+        }
         shared.stat(|s| s.discarded += rejected.len() as u64);
-        consume(shared, instance, &rejected).await;
+        consume(shared, instance, &rejected, notices).await;
     }
     let mut batch = accepted;
     let fresh = !batch.is_empty();
@@ -169,11 +210,19 @@ async fn start_new_execution(
     run(shared, instance, cached, batch, fresh).await;
 }
 
-/// May this `ExecutionStarted` begin a new execution, given the instance row?
-fn accept_start(row: Option<&InstanceRow>, m: &Message) -> bool {
+/// May this `ExecutionStarted` begin a new execution, given the instance row and the
+/// execution whose history is stored (`loaded`)?
+///
+/// A start of the execution that history already holds is a redelivered duplicate, even when
+/// that execution has finished and the row still names it: accepting it would run the
+/// finished execution again from scratch (and wait forever for events it already consumed).
+fn accept_start(row: Option<&InstanceRow>, loaded: Option<&ExecutionId>, m: &Message) -> bool {
     let Some(execution) = start_execution(m) else {
         return false;
     };
+    if loaded == Some(&execution) {
+        return false;
+    }
     match row {
         None => true,
         Some(r) if r.execution_id == execution => true,
@@ -326,6 +375,8 @@ async fn run(
             }
             if let Some(mut r) = row {
                 r.etag = outcome.instance_etag;
+                // Counted before the change is published, so a waiter sees the turn counted.
+                shared.stat(|s| s.turns += 1);
                 let changed = cached.row.as_ref().is_none_or(|old| old.status != r.status);
                 if changed {
                     shared.hub.inner.signals.instance_changed(InstanceChanged {
@@ -334,7 +385,6 @@ async fn run(
                     });
                 }
                 cached.row = Some(r);
-                shared.stat(|s| s.turns += 1);
             }
             for q in queues {
                 shared.hub.inner.signals.enqueued(q);
@@ -362,10 +412,20 @@ async fn commit(
     shared: &Shared,
     request: CheckpointRequest,
 ) -> Result<taskhub_storage::CheckpointOutcome, StorageError> {
+    retry_transient(shared, || shared.hub.store().checkpoint(request.clone())).await
+}
+
+/// Runs `op`, retrying it a few times (with growing waits on the clock) while it fails with a
+/// retryable error.
+async fn retry_transient<T, F, Fut>(shared: &Shared, mut op: F) -> Result<T, StorageError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, StorageError>>,
+{
     let mut wait = Duration::from_millis(20);
     let mut attempt = 0;
     loop {
-        match shared.hub.store().checkpoint(request.clone()).await {
+        match op().await {
             Err(e) if e.is_retryable() && attempt < 3 => {
                 attempt += 1;
                 shared.hub.clock().sleep(wait).await;
@@ -457,10 +517,17 @@ async fn load(
             }
             let session =
                 OrchestrationSession::load(shared.registry.clone(), instance.clone(), &s.events);
+            // A Pending row of another execution is a start written after this history (a
+            // new start, or a restart of a finished instance): it is ahead, not behind, and
+            // rewriting it from history would lose that start.
+            let ahead = row.as_ref().is_some_and(|r| {
+                r.status == OrchestrationStatus::Pending && r.execution_id != session.execution_id()
+            });
             let behind = row.as_ref().is_none_or(|r| {
                 r.execution_id != session.execution_id() || r.status != session.status()
             });
             let repair = (session.status() != OrchestrationStatus::Pending
+                && !ahead
                 && (!s.pending_outbox.is_empty() || behind))
                 .then(|| {
                     s.events
@@ -510,28 +577,31 @@ fn repaired_row(
     build_row(cached.row.as_ref(), session, &synthetic, partition, now)
 }
 
+/// Writes the repaired row (retrying transient errors) and publishes the status change.
 async fn write_repaired_row(
     shared: &Shared,
     instance: &InstanceId,
     cached: &mut Cached,
     row: InstanceRow,
-) {
-    match shared.hub.store().put_instance(&row, Expect::Any).await {
-        Ok(etag) => {
-            info!(%instance, status = %row.status, "instance row repaired from history after a torn checkpoint");
-            shared.hub.inner.signals.instance_changed(InstanceChanged {
-                instance_id: instance.clone(),
-                status: row.status,
-            });
-            cached.row = Some(InstanceRow {
-                etag: Some(etag),
-                ..row
-            });
-        }
-        Err(e) => {
-            warn!(%instance, error = %e, "could not repair the instance row; will retry on the next load")
-        }
-    }
+) -> Result<(), StorageError> {
+    let store = shared.hub.store();
+    // Only over the row that was judged behind: a row a client wrote meanwhile wins, and the
+    // messages come back to judge again.
+    let expect = match cached.row.as_ref().and_then(|r| r.etag.clone()) {
+        Some(etag) => Expect::ETag(etag),
+        None => Expect::Absent,
+    };
+    let etag = retry_transient(shared, || store.put_instance(&row, expect.clone())).await?;
+    info!(%instance, status = %row.status, "instance row repaired from history after a torn checkpoint");
+    shared.hub.inner.signals.instance_changed(InstanceChanged {
+        instance_id: instance.clone(),
+        status: row.status,
+    });
+    cached.row = Some(InstanceRow {
+        etag: Some(etag),
+        ..row
+    });
+    Ok(())
 }
 
 /// Timer messages that arrived before their time (chunked long timers) go back with the rest
@@ -560,21 +630,35 @@ async fn reschedule_early_timers(shared: &Shared, early: Vec<Delivery>) {
     }
 }
 
-/// Deletes messages that were handled without a turn.
-async fn consume(shared: &Shared, instance: &InstanceId, deliveries: &[Delivery]) {
+/// Deletes messages that were handled without a turn, sending `outbound` in the same
+/// checkpoint.
+async fn consume(
+    shared: &Shared,
+    instance: &InstanceId,
+    deliveries: &[Delivery],
+    outbound: Vec<OutboundMessage>,
+) {
+    let queues: Vec<QueueName> = outbound.iter().map(|o| o.queue).collect();
     let req = CheckpointRequest {
         instance_id: instance.clone(),
         fence: None,
         history: None,
         instance: None,
-        outbound: Vec::new(),
+        outbound,
         consumed: deliveries
             .iter()
             .map(|d| (d.queue, d.receipt.clone()))
             .collect(),
     };
-    if let Err(e) = commit(shared, req).await {
-        warn!(%instance, error = %e, "could not delete discarded messages; they will be discarded again");
+    match commit(shared, req).await {
+        Ok(_) => {
+            for q in queues {
+                shared.hub.inner.signals.enqueued(q);
+            }
+        }
+        Err(e) => {
+            warn!(%instance, error = %e, "could not delete discarded messages; they will be discarded again");
+        }
     }
 }
 

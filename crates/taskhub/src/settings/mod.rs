@@ -1,5 +1,8 @@
 //! Runtime settings (DESIGN §6). Names follow the Durable Functions `host.json` ones in snake
-//! case. Read from `taskhub.toml`, overridden by `TASKHUB_*` environment variables.
+//! case. Read from `taskhub.toml`, overridden by `TASKHUB_*` environment variables (and, in
+//! the CLI, by flags: see [`SettingsBuilder`]).
+
+mod builder;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -8,6 +11,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::error::TaskhubError;
+pub use builder::SettingsBuilder;
 
 /// SQLite durability: `normal` (default; WAL with fsync at checkpoints) or `full` (fsync per commit).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
@@ -165,55 +169,18 @@ impl Settings {
         Ok(())
     }
 
-    /// Defaults, then `path` if it exists, then `TASKHUB_*` variables from `env`.
+    /// Defaults, then `path` if it exists, then `TASKHUB_*` variables from `env`, validated.
+    /// To apply more sources (command-line flags) before validating, use [`SettingsBuilder`].
     ///
     /// # Errors
-    /// A clear error for an unreadable file, an unknown key, or a value of the wrong type.
+    /// A clear error for an unreadable file, an unknown key, or a value of the wrong type or
+    /// out of range, naming the setting and where its value came from.
     pub fn load(path: Option<&Path>, env: &HashMap<String, String>) -> Result<Self, TaskhubError> {
-        let mut s = Self::default();
+        let mut builder = SettingsBuilder::new();
         if let Some(path) = path {
-            if path.exists() {
-                let text =
-                    std::fs::read_to_string(path).map_err(|e| TaskhubError::InvalidSetting {
-                        name: path.display().to_string(),
-                        reason: format!("cannot read: {e}"),
-                    })?;
-                let table: toml::Table =
-                    text.parse()
-                        .map_err(|e: toml::de::Error| TaskhubError::InvalidSetting {
-                            name: path.display().to_string(),
-                            reason: e.message().to_owned(),
-                        })?;
-                for (key, value) in table {
-                    let text = match value {
-                        toml::Value::String(v) => v,
-                        toml::Value::Integer(i) => i.to_string(),
-                        toml::Value::Float(f) => f.to_string(),
-                        toml::Value::Boolean(b) => b.to_string(),
-                        _ => {
-                            return Err(TaskhubError::InvalidSetting {
-                                name: key,
-                                reason: "expected a string, number or boolean".to_owned(),
-                            })
-                        }
-                    };
-                    s.set(&key, &text)?;
-                }
-            }
+            builder.file(path)?;
         }
-        let mut vars: Vec<(&String, &String)> = env
-            .iter()
-            .filter(|(k, _)| k.starts_with("TASKHUB_"))
-            .collect();
-        vars.sort();
-        for (key, value) in vars {
-            let name = key.trim_start_matches("TASKHUB_").to_lowercase();
-            if KNOWN.contains(&name.as_str()) {
-                s.set(&name, value)?;
-            }
-        }
-        s.validate()?;
-        Ok(s)
+        builder.env(env).build()
     }
 
     /// Sets one setting from its text form (as in `taskhub.toml`, an environment variable or a

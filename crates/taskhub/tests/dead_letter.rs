@@ -1,0 +1,114 @@
+//! Poison handling: a control message whose processing fails on every delivery (here, an
+//! event for an instance whose stored history is corrupt) is retried until it has been
+//! delivered more than `max_dequeue_count` times, then moved to the dead-letter store with its
+//! reason and deleted from its queue: the loop stops, and the message can be inspected and
+//! replayed.
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
+mod common;
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use taskhub::*;
+use taskhub_storage::{ManualClock, QueueName, QueueStore};
+
+const BOUND: Duration = Duration::from_secs(10);
+
+/// Waits (in real time) until `f` holds.
+async fn until(what: &str, mut f: impl FnMut() -> bool) {
+    tokio::time::timeout(BOUND, async {
+        while !f() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("timed out waiting for {what}"));
+}
+
+fn registry() -> Registry {
+    let mut reg = Registry::new();
+    reg.orchestration("Wait", |ctx: OrchestrationContext, _: ()| async move {
+        let v: u64 = ctx.wait_for_event("go").await?;
+        Ok::<_, OrchestrationError>(v)
+    });
+    reg
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn message_failing_every_delivery_is_dead_lettered_after_max_dequeue_count() {
+    let dir = TempDir::new("dead-letter");
+    let path = dir.0.join("hub.db");
+    let clock = Arc::new(ManualClock::new(Timestamp::from_millis(1_700_000_000_000)));
+    let store = Arc::new(
+        taskhub_sqlite::SqliteStore::open(
+            taskhub_sqlite::SqliteOptions::new(&path).with_clock(clock.clone()),
+        )
+        .unwrap(),
+    );
+    let settings = Settings {
+        max_dequeue_count: 2,
+        // Every turn loads the history, so the corruption is seen.
+        extended_sessions_enabled: false,
+        ..fast_settings()
+    };
+    let hub = TaskHub::open_with_clock(store.clone(), settings, clock.clone())
+        .await
+        .unwrap();
+    let worker = Worker::start(&hub, registry()).await.unwrap();
+    let client = hub.client();
+    let id = client.start("Wait", ()).await.unwrap();
+    until("the first turn", || worker.stats().turns == 1).await;
+
+    // Corrupt one stored event of the instance.
+    let db = rusqlite::Connection::open(&path).unwrap();
+    let changed = db
+        .execute(
+            "UPDATE history_events SET event = '{\"v\":1,\"garbage' WHERE instance_id = ?1 AND seq = 1",
+            [id.as_str()],
+        )
+        .unwrap();
+    assert_eq!(changed, 1);
+    drop(db);
+
+    client.raise_event(&id, "go", &1u64).await.unwrap();
+    // Each failed load gives the message back with a delay of one second: move time on until
+    // the third delivery finds it over the threshold.
+    let advancing = {
+        let clock = clock.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                clock.advance(Duration::from_millis(500));
+            }
+        })
+    };
+    until("the dead letter", || worker.stats().dead_lettered == 1).await;
+    let letters = client.list_dead_letters(None, 10).await.unwrap();
+    assert_eq!(letters.len(), 1, "{letters:?}");
+    let letter = &letters[0];
+    assert_eq!(
+        letter.queue,
+        QueueName::Control(id.partition(hub.partition_count()))
+    );
+    assert_eq!(letter.dequeue_count, 3);
+    assert!(
+        letter.reason.contains("delivered 3 times")
+            && letter.reason.contains("max_dequeue_count is 2"),
+        "{}",
+        letter.reason
+    );
+    assert!(
+        letter.body.contains("go"),
+        "the letter keeps the message: {}",
+        letter.body
+    );
+
+    // The loop stopped: nothing is left to deliver, and more time changes nothing.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    advancing.abort();
+    assert_eq!(worker.stats().dead_lettered, 1);
+    assert_eq!(store.stats(letter.queue).await.unwrap().length, 0);
+    assert_eq!(worker.stats().turns, 1, "the event was never applied");
+    worker.shutdown().await;
+}

@@ -1,0 +1,156 @@
+//! Graceful shutdown with a timeout: an activity still running when `shutdown_timeout` runs
+//! out is abandoned (stopped, and its work item visible again at once, not after its
+//! visibility timeout) so a second worker completes the instance; an activity that finishes
+//! within the timeout is committed and not run again.
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
+mod common;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::*;
+use taskhub::*;
+use taskhub_storage::memory::MemoryStore;
+use taskhub_storage::{QueueName, QueueStore, SystemClock};
+use tokio::sync::Notify;
+
+/// What the activity reports to the test.
+#[derive(Default)]
+struct Probe {
+    runs: AtomicU32,
+    started: Notify,
+    /// Set when the first run's future is dropped before it finished.
+    first_run_stopped: AtomicBool,
+}
+
+/// Sets the probe's flag when dropped.
+struct StopFlag(Arc<Probe>);
+
+impl Drop for StopFlag {
+    fn drop(&mut self) {
+        self.0.first_run_stopped.store(true, Ordering::SeqCst);
+    }
+}
+
+/// `Work` calls `Job` once. The first run of `Job` takes `first_run`; later runs are instant.
+fn registry(probe: Arc<Probe>, first_run: Duration) -> Registry {
+    let mut reg = Registry::new();
+    reg.activity("Job", move |_c: ActivityContext, x: u64| {
+        let probe = probe.clone();
+        async move {
+            let run = probe.runs.fetch_add(1, Ordering::SeqCst) + 1;
+            probe.started.notify_one();
+            if run == 1 {
+                let flag = StopFlag(probe.clone());
+                tokio::time::sleep(first_run).await;
+                std::mem::forget(flag);
+            }
+            Ok::<_, ActivityError>(x + 1)
+        }
+    });
+    reg.orchestration("Work", |ctx: OrchestrationContext, x: u64| async move {
+        Ok::<_, OrchestrationError>(ctx.call_activity::<_, u64>("Job", x).await?)
+    });
+    reg
+}
+
+async fn hub(shutdown_timeout: Duration) -> (Arc<MemoryStore>, TaskHub) {
+    let store = Arc::new(MemoryStore::new(Arc::new(SystemClock::new())));
+    let settings = Settings {
+        shutdown_timeout,
+        // Long, so that only an explicit abandon makes the work item visible again soon.
+        work_item_visibility_timeout: Duration::from_secs(300),
+        ..fast_settings()
+    };
+    let hub = TaskHub::open(store.clone(), settings).await.unwrap();
+    (store, hub)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn activity_over_the_shutdown_timeout_is_abandoned_and_finished_elsewhere() {
+    let probe = Arc::new(Probe::default());
+    let (store, hub) = hub(Duration::from_millis(300)).await;
+    let first = Worker::start(&hub, registry(probe.clone(), Duration::from_secs(3600)))
+        .await
+        .unwrap();
+    let client = hub.client();
+    let id = client.start("Work", 1u64).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(10), probe.started.notified())
+        .await
+        .expect("the activity did not start");
+
+    let t = Instant::now();
+    first.shutdown().await;
+    assert!(
+        t.elapsed() < Duration::from_secs(3),
+        "shutdown took {:?}",
+        t.elapsed()
+    );
+    tokio::time::timeout(Duration::from_secs(5), async {
+        while !probe.first_run_stopped.load(Ordering::SeqCst) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the abandoned activity kept running after shutdown");
+    // The work item is visible again at once (its visibility timeout is five minutes).
+    let again = store
+        .dequeue(QueueName::WorkItems, 1, Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(again.len(), 1, "the work item was not given back");
+    assert_eq!(again[0].dequeue_count, 2, "this is its second delivery");
+    store
+        .abandon(QueueName::WorkItems, &again[0].receipt, Duration::ZERO)
+        .await
+        .unwrap();
+
+    let second = Worker::start(&hub, registry(probe.clone(), Duration::ZERO))
+        .await
+        .unwrap();
+    let done = client
+        .wait_for_completion(&id, Duration::from_secs(20))
+        .await
+        .unwrap();
+    assert_eq!(done.output::<u64>().unwrap(), Some(2));
+    assert_eq!(probe.runs.load(Ordering::SeqCst), 2, "run again, once");
+    second.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn activity_within_the_shutdown_timeout_is_committed_not_rerun() {
+    let probe = Arc::new(Probe::default());
+    let (store, hub) = hub(Duration::from_secs(10)).await;
+    let first = Worker::start(&hub, registry(probe.clone(), Duration::from_millis(300)))
+        .await
+        .unwrap();
+    let client = hub.client();
+    let id = client.start("Work", 1u64).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(10), probe.started.notified())
+        .await
+        .expect("the activity did not start");
+
+    first.shutdown().await;
+    assert!(!probe.first_run_stopped.load(Ordering::SeqCst));
+    // Committed: the work item is gone and its result waits in the control queue.
+    let work = store.stats(QueueName::WorkItems).await.unwrap();
+    assert_eq!(work.length, 0, "the work item was not deleted");
+    let control = QueueName::Control(id.partition(hub.partition_count()));
+    assert_eq!(store.stats(control).await.unwrap().length, 1);
+
+    let second = Worker::start(&hub, registry(probe.clone(), Duration::ZERO))
+        .await
+        .unwrap();
+    let done = client
+        .wait_for_completion(&id, Duration::from_secs(20))
+        .await
+        .unwrap();
+    assert_eq!(done.output::<u64>().unwrap(), Some(2));
+    assert_eq!(
+        probe.runs.load(Ordering::SeqCst),
+        1,
+        "the activity ran again"
+    );
+    second.shutdown().await;
+}

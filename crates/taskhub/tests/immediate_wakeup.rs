@@ -1,0 +1,96 @@
+//! Immediate wake-up (DESIGN §6): a message enqueued by this process wakes its idle poller at
+//! once, however long `max_queue_polling_interval` is. The clock is a `ManualClock` that is
+//! never advanced, so an idle poller's back-off sleep never ends: only the in-process signal
+//! can get a start, an activity, its result or a raised event processed.
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
+mod common;
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use taskhub::*;
+use taskhub_storage::memory::{MemoryStore, Op};
+use taskhub_storage::{Clock, ManualClock};
+
+/// Far below the polling interval (an hour), generous for a loaded machine.
+const BOUND: Duration = Duration::from_secs(10);
+
+fn registry() -> Registry {
+    let mut reg = Registry::new();
+    reg.activity("Double", |_c: ActivityContext, x: u64| async move {
+        Ok::<_, ActivityError>(x * 2)
+    });
+    reg.orchestration(
+        "DoubleThenWait",
+        |ctx: OrchestrationContext, x: u64| async move {
+            let doubled: u64 = ctx.call_activity("Double", x).await?;
+            let extra: u64 = ctx.wait_for_event("extra").await?;
+            Ok::<_, OrchestrationError>(doubled + extra)
+        },
+    );
+    reg
+}
+
+/// Waits until the dequeue counter stops moving: every poller has found its queue empty and
+/// is asleep on the (frozen) clock.
+async fn pollers_parked(store: &MemoryStore) {
+    let mut last = store.faults().calls(Op::Dequeue);
+    loop {
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        let now = store.faults().calls(Op::Dequeue);
+        if now == last {
+            return;
+        }
+        last = now;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn start_and_raise_wake_idle_pollers_at_once() {
+    let clock = Arc::new(ManualClock::new(Timestamp::from_millis(1_700_000_000_000)));
+    let store = Arc::new(MemoryStore::new(clock.clone()));
+    let settings = Settings {
+        max_queue_polling_interval: Duration::from_secs(3600),
+        ..fast_settings()
+    };
+    let hub = TaskHub::open_with_clock(store.clone(), settings, clock.clone())
+        .await
+        .unwrap();
+    let worker = Worker::start(&hub, registry()).await.unwrap();
+    let client = hub.client();
+    pollers_parked(&store).await;
+    let idle = store.faults().calls(Op::Dequeue);
+
+    let id = client.start("DoubleThenWait", 20u64).await.unwrap();
+    // The start ran its first turn, the activity ran and its result was applied: the
+    // instance now waits for the event.
+    tokio::time::timeout(BOUND, async {
+        while worker.stats().turns < 2 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the start and the activity result were not picked up without a poll");
+    assert_eq!(worker.stats().activities, 1);
+    let status = client
+        .get_status(&id, StatusOptions::default())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status.status(), OrchestrationStatus::Running);
+
+    pollers_parked(&store).await;
+    client.raise_event(&id, "extra", &2u64).await.unwrap();
+    let done = tokio::time::timeout(BOUND, client.wait_for_completion(&id, BOUND))
+        .await
+        .expect("the raised event was not picked up without a poll")
+        .unwrap();
+    assert_eq!(done.output::<u64>().unwrap(), Some(42));
+
+    // Each wake-up cost a few dequeues, not a polling loop.
+    let woken = store.faults().calls(Op::Dequeue) - idle;
+    assert!(woken < 40, "{woken} dequeues for three wake-ups");
+    assert_eq!(clock.monotonic(), Duration::ZERO, "the clock never moved");
+    worker.shutdown().await;
+}

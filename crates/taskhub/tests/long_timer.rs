@@ -1,0 +1,115 @@
+//! Long durable timers are chunked: the backend caps a message's delay (7 days on the memory
+//! backend, as on Azure Storage queues), so a 10-day timer travels as a 7-day message that is
+//! re-sent with the remaining 3 days when it arrives early. Driven by a `ManualClock`: the
+//! timer fires at its due time, not at the first chunk, and is not lost on the way.
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
+mod common;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use common::*;
+use taskhub::*;
+use taskhub_storage::memory::{MemoryStore, Op};
+use taskhub_storage::{Clock, ManualClock, QueueName, QueueStore};
+
+const DAY: Duration = Duration::from_secs(24 * 3600);
+const BOUND: Duration = Duration::from_secs(10);
+
+fn registry() -> Registry {
+    let mut reg = Registry::new();
+    reg.orchestration("TenDays", |ctx: OrchestrationContext, _: ()| async move {
+        let started = ctx.now();
+        ctx.sleep(10 * DAY).await;
+        let slept = ctx.now().duration_since(started).unwrap_or_default();
+        Ok::<_, OrchestrationError>(slept.as_secs())
+    });
+    reg
+}
+
+/// Waits (in real time) until `f` holds.
+async fn until(what: &str, mut f: impl FnMut() -> bool) {
+    tokio::time::timeout(BOUND, async {
+        while !f() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("timed out waiting for {what}"));
+}
+
+async fn status(client: &TaskHubClient, id: &InstanceId) -> OrchestrationStatus {
+    client
+        .get_status(id, StatusOptions::default())
+        .await
+        .unwrap()
+        .unwrap()
+        .status()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_day_timer_fires_on_time_through_a_seven_day_cap() {
+    let clock = Arc::new(ManualClock::new(Timestamp::from_millis(1_700_000_000_000)));
+    let store = Arc::new(MemoryStore::new(clock.clone()));
+    assert_eq!(store.max_delay(), 7 * DAY, "the cap this test is about");
+    let hub = TaskHub::open_with_clock(store.clone(), fast_settings(), clock.clone())
+        .await
+        .unwrap();
+    let worker = Worker::start(&hub, registry()).await.unwrap();
+    let client = hub.client();
+    let id = client.start("TenDays", ()).await.unwrap();
+    let queue = QueueName::Control(id.partition(hub.partition_count()));
+    until("the first turn", || worker.stats().turns == 1).await;
+    let first_turn_checkpoints = store.faults().calls(Op::Checkpoint);
+
+    // Just before the first chunk is due: nothing is visible.
+    clock.advance(7 * DAY - Duration::from_secs(1));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(store
+        .dequeue(queue, 1, Duration::ZERO)
+        .await
+        .unwrap()
+        .is_empty());
+
+    // The 7-day chunk arrives early and is re-sent for the remaining 3 days (one checkpoint
+    // that sends the copy and deletes the original); the instance keeps waiting.
+    clock.advance(Duration::from_secs(1));
+    until("the early chunk to be re-sent", || {
+        store.faults().calls(Op::Checkpoint) > first_turn_checkpoints
+    })
+    .await;
+    assert_eq!(
+        worker.stats().turns,
+        1,
+        "the timer fired at the first chunk"
+    );
+    assert_eq!(status(&client, &id).await, OrchestrationStatus::Running);
+    assert_eq!(
+        store.stats(queue).await.unwrap().length,
+        1,
+        "one timer message, not lost"
+    );
+
+    // Just before the due time: still nothing visible, still running.
+    clock.advance(3 * DAY - Duration::from_secs(1));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(store
+        .dequeue(queue, 1, Duration::ZERO)
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(status(&client, &id).await, OrchestrationStatus::Running);
+
+    // Due: it fires, and the orchestration sees exactly ten days pass.
+    clock.advance(Duration::from_secs(1));
+    let done = tokio::time::timeout(BOUND, client.wait_for_completion(&id, BOUND))
+        .await
+        .expect("the timer did not fire at its due time")
+        .unwrap();
+    assert_eq!(done.output::<u64>().unwrap(), Some((10 * DAY).as_secs()));
+    let fired_at = done.row.completed_at.unwrap().to_system_time();
+    let started_at = SystemTime::UNIX_EPOCH + Duration::from_millis(1_700_000_000_000);
+    assert_eq!(fired_at.duration_since(started_at).unwrap(), 10 * DAY);
+    assert_eq!(clock.monotonic(), 10 * DAY);
+    worker.shutdown().await;
+}
