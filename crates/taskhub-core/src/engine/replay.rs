@@ -11,10 +11,11 @@ impl OrchestrationSession {
         lock(&self.state).replaying = true;
         // A finished execution is not re-run: its outcome is already recorded.
         if let Some(status) = history.iter().rev().find_map(|e| terminal_status(&e.event)) {
-            if let Some(HistoryEvent {
-                event: start @ EventKind::ExecutionStarted { .. },
-                ..
-            }) = history.first()
+            // The start is not the first event: an OrchestratorStarted precedes it.
+            if let Some(start) = history
+                .iter()
+                .map(|e| &e.event)
+                .find(|e| matches!(e, EventKind::ExecutionStarted { .. }))
             {
                 self.record_start_fields(start);
             }

@@ -152,6 +152,19 @@ impl Driver {
             "replayed status differs"
         );
         assert_eq!(replayed.history_len(), self.session.history_len());
+        // A finished execution is loaded without re-running its code; what the runtime writes
+        // into the instance row must still come from its start.
+        assert_eq!(
+            replayed.execution_id(),
+            self.session.execution_id(),
+            "replayed execution differs"
+        );
+        assert_eq!(
+            replayed.name(),
+            self.session.name(),
+            "replayed name differs"
+        );
+        assert_eq!(replayed.version(), self.session.version());
     }
 
     /// Delivers queued activity results one message per turn until none are left.
