@@ -311,6 +311,19 @@ async fn reuse_policy_racing_starts_restart_purge_and_listing() {
         .await
         .unwrap_err();
     assert!(matches!(err, TaskhubError::AlreadyExists { .. }), "{err}");
+    // Let the first execution run, so that the terminate is applied to it (its turn must not
+    // overwrite the Pending row of the new start).
+    for _ in 0..500 {
+        let s = client
+            .get_status(&id("w1"), StatusOptions::default())
+            .await
+            .unwrap()
+            .unwrap();
+        if s.status() == OrchestrationStatus::Running {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
     // Terminate-and-restart replaces it.
     client
         .start_with("Echo", 9u32, opts("w1", ReusePolicy::TerminateActive))

@@ -348,14 +348,29 @@ async fn run(
             new_execution,
             events: result.new_events.clone(),
         });
-        row = Some(build_row(
-            cached.row.as_ref(),
-            session,
-            &result,
-            partition,
-            now,
-        ));
+        // A client that started a new execution (restart, terminate-and-restart) already
+        // wrote its Pending row: this turn of the old execution must not overwrite it.
+        let ahead = !new_execution
+            && cached.row.as_ref().is_some_and(|r| {
+                r.status == OrchestrationStatus::Pending && r.execution_id != session.execution_id()
+            });
+        if !ahead {
+            row = Some(build_row(
+                cached.row.as_ref(),
+                session,
+                &result,
+                partition,
+                now,
+            ));
+        }
     }
+    // The row is written only if nobody changed it since this session read or wrote it (a
+    // new start racing this turn makes the checkpoint conflict, and the retry sees the start).
+    let expect = cached
+        .row
+        .as_ref()
+        .and_then(|r| r.etag.clone())
+        .map_or(Expect::Any, Expect::ETag);
     if history.is_none() && outbound.is_empty() && consumed.is_empty() {
         return;
     }
@@ -364,7 +379,7 @@ async fn run(
         instance_id: instance.clone(),
         fence: Some(fence),
         history,
-        instance: row.clone().map(|r| (r, Expect::Any)),
+        instance: row.clone().map(|r| (r, expect)),
         outbound,
         consumed,
     };
