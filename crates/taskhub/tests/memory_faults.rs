@@ -79,14 +79,13 @@ where
 async fn run_seed(seed: u64) {
     let store = Arc::new(MemoryStore::new(Arc::new(SystemClock::new())));
     // Short visibility timeouts, so lost deletes and abandons come back within the test and
-    // slow turns race with redeliveries. Not shorter: on a starved machine (two cores, three
-    // copies of this test and busy loops) 800 ms let a message waiting for its turn be
-    // delivered more than max_dequeue_count times and be dead-lettered although it had been
-    // applied. Known gap: when such a message is the only trigger left to reload the instance
-    // and re-send a torn checkpoint's pending outbox, the instance stalls.
+    // slow turns race with redeliveries. On a starved machine a message waiting for its turn
+    // behind a slow session is redelivered past max_dequeue_count: it must not be
+    // dead-lettered while its instance's session is alive (it once was, although it had been
+    // applied, and the instance stalled when it was the only trigger left to reload).
     let settings = Settings {
-        control_queue_visibility_timeout: Duration::from_secs(2),
-        work_item_visibility_timeout: Duration::from_secs(2),
+        control_queue_visibility_timeout: Duration::from_millis(800),
+        work_item_visibility_timeout: Duration::from_millis(800),
         ..fast_settings()
     };
     let hub = TaskHub::open(store.clone(), settings).await.unwrap();

@@ -98,23 +98,30 @@ pub(crate) async fn poll_partition(shared: Arc<Shared>, mut lease: Lease) {
         let mut order: Vec<InstanceId> = Vec::new();
         for m in messages {
             let slot = BufferSlot(shared.buffer.clone());
-            if m.dequeue_count > settings.max_dequeue_count {
-                let reason =
-                    poison::too_many_deliveries(m.dequeue_count, settings.max_dequeue_count);
-                poison::dead_letter(&shared, queue, &m, reason).await;
-                continue;
-            }
             match codec::decode(shared.hub.store().as_ref(), &m.body).await {
                 Ok(message) => {
                     let id = message.target.clone();
+                    // Over the limit with no session of its instance here: nothing is working
+                    // on it (it failed, or crashed its worker, each time). With a session, it
+                    // may just have waited its turn: the session dead-letters it only if its
+                    // processing fails once more.
+                    if m.dequeue_count > settings.max_dequeue_count && !shared.has_session(&id) {
+                        let reason = poison::too_many_deliveries(
+                            m.dequeue_count,
+                            settings.max_dequeue_count,
+                        );
+                        poison::dead_letter(&shared, queue, &m, reason).await;
+                        continue;
+                    }
                     if !groups.contains_key(&id) {
                         order.push(id.clone());
                     }
                     groups.entry(id).or_default().push(Delivery {
                         queue,
-                        receipt: m.receipt,
+                        receipt: m.receipt.clone(),
                         message,
                         epoch: lease.epoch,
+                        raw: m,
                         _slot: slot,
                         _in_flight: InFlightSlot::new(lease.in_flight.clone()),
                     });

@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use taskhub_core::Message;
-use taskhub_storage::{QueueName, Receipt};
+use taskhub_storage::{Dequeued, QueueName, Receipt};
 use tokio::sync::Semaphore;
 
 /// Returns one permit to the prefetch buffer when dropped.
@@ -42,6 +42,8 @@ pub(crate) struct Delivery {
     pub message: Message,
     /// The lease epoch under which it was dequeued: it is processed only under that epoch.
     pub epoch: u64,
+    /// The message as dequeued (body and delivery count, for the dead-letter store).
+    pub raw: Dequeued,
     pub _slot: BufferSlot,
     pub _in_flight: InFlightSlot,
 }

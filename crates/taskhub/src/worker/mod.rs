@@ -80,6 +80,14 @@ impl Shared {
         tasks.spawn(fut);
     }
 
+    /// True if this worker has a session for `instance` (running or idle).
+    pub(crate) fn has_session(&self, instance: &InstanceId) -> bool {
+        self.sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains_key(instance)
+    }
+
     /// The partition count of the live layout: partitions at or above it are being removed.
     pub(crate) fn live_partition_count(&self) -> u32 {
         let layout = self.layout.lock().unwrap_or_else(PoisonError::into_inner);

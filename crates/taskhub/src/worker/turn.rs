@@ -118,7 +118,7 @@ async fn under_current_lease(
             count = stale.len(),
             "giving back messages fetched under an old lease"
         );
-        abandon(shared, &stale, Duration::ZERO).await;
+        give_back(shared, &stale, Duration::ZERO).await;
     }
     let lease = current.map(|epoch| (partition, epoch));
     if cached.lease != lease {
@@ -252,7 +252,7 @@ async fn run(
     let Some(fence) = shared.fence(partition) else {
         // The lease ended: never commit without one.
         cached.session = None;
-        abandon(shared, &batch, Duration::ZERO).await;
+        give_back(shared, &batch, Duration::ZERO).await;
         return;
     };
     // On a partition being removed, the row and replies already name the instance's new home.
@@ -307,12 +307,9 @@ async fn run(
             }
         }
     } else {
-        for d in &waiting {
-            let _ = shared
-                .hub
-                .store()
-                .abandon(d.queue, &d.receipt, Duration::from_secs(1))
-                .await;
+        let waiting: Vec<&Delivery> = waiting;
+        for d in waiting {
+            retry_later(shared, d, Duration::from_secs(1)).await;
         }
     }
     if discarded > 0 {
@@ -677,8 +674,27 @@ async fn consume(
     }
 }
 
-/// Returns messages to their queue.
+/// Returns messages whose processing failed to their queue, to be tried again after `delay`;
+/// a message already delivered more than `max_dequeue_count` times goes to the dead-letter
+/// store instead (never an endless loop).
 async fn abandon(shared: &Shared, deliveries: &[Delivery], delay: Duration) {
+    for d in deliveries {
+        retry_later(shared, d, delay).await;
+    }
+}
+
+async fn retry_later(shared: &Shared, d: &Delivery, delay: Duration) {
+    let max = shared.hub.settings().max_dequeue_count;
+    if d.raw.dequeue_count > max {
+        let reason = super::poison::too_many_deliveries(d.raw.dequeue_count, max);
+        super::poison::dead_letter(shared, d.queue, &d.raw, reason).await;
+        return;
+    }
+    give_back(shared, std::slice::from_ref(d), delay).await;
+}
+
+/// Returns messages to their queue without counting it as a failure (a lease ended).
+async fn give_back(shared: &Shared, deliveries: &[Delivery], delay: Duration) {
     for d in deliveries {
         if let Err(e) = shared.hub.store().abandon(d.queue, &d.receipt, delay).await {
             debug!(error = %e, "abandon failed; the message reappears after its visibility timeout");
