@@ -99,20 +99,7 @@ fn create_in(tx: &Tx<'_>, partition_count: u32, now: Timestamp) -> StorageResult
     for partition in 0..partition_count {
         let exists = epoch(tx.conn, partition)?.is_some();
         if !exists {
-            insert_row(
-                tx,
-                &PartitionRow {
-                    partition,
-                    owner: None,
-                    next_owner: None,
-                    epoch: 0,
-                    draining: false,
-                    retiring: false,
-                    offline: false,
-                    updated_at: now,
-                    etag: None,
-                },
-            )?;
+            insert_row(tx, &PartitionRow::unowned(partition, now))?;
         }
     }
     Ok(HubInfo {

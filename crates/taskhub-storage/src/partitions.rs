@@ -29,6 +29,24 @@ pub struct PartitionRow {
     pub etag: Option<ETag>,
 }
 
+impl PartitionRow {
+    /// A new row: epoch 0, no owner, live.
+    #[must_use]
+    pub fn unowned(partition: u32, now: Timestamp) -> Self {
+        Self {
+            partition,
+            owner: None,
+            next_owner: None,
+            epoch: 0,
+            draining: false,
+            retiring: false,
+            offline: false,
+            updated_at: now,
+            etag: None,
+        }
+    }
+}
+
 /// Task hub metadata.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HubInfo {

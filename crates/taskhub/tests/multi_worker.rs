@@ -166,6 +166,18 @@ async fn wait_for_share(hub: &TaskHub, name: &str, n: usize, limit: Duration) ->
     }
 }
 
+/// Every instance row (the tests stay under one page).
+async fn instance_rows(hub: &TaskHub) -> Vec<InstanceRow> {
+    hub.store()
+        .list_instances(&InstanceQuery {
+            page_size: 1000,
+            ..InstanceQuery::default()
+        })
+        .await
+        .unwrap()
+        .instances
+}
+
 /// Every instance completed with the right output, and no event was applied twice.
 async fn check_instances(client: &TaskHubClient, ids: &[(InstanceId, u64)]) {
     for (id, base) in ids {
@@ -318,15 +330,8 @@ async fn partition_count_raised_and_lowered_during_a_run() {
     ids.extend(start(0, 300).await);
     admin.set_partition_count(8).await.unwrap();
     ids.extend(start(300, 600).await);
-    let spread: BTreeSet<u32> = hub
-        .store()
-        .list_instances(&taskhub_storage::InstanceQuery {
-            page_size: 1000,
-            ..Default::default()
-        })
+    let spread: BTreeSet<u32> = instance_rows(&hub)
         .await
-        .unwrap()
-        .instances
         .iter()
         .map(|r| r.partition)
         .collect();
@@ -364,15 +369,7 @@ async fn partition_count_raised_and_lowered_during_a_run() {
             .unwrap();
         assert_eq!(stats.length, 0, "control-{p:02} is empty");
     }
-    let rows = hub
-        .store()
-        .list_instances(&taskhub_storage::InstanceQuery {
-            page_size: 1000,
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .instances;
+    let rows = instance_rows(&hub).await;
     assert_eq!(rows.len(), 900);
     let stranded: Vec<_> = rows
         .iter()

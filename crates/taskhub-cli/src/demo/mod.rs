@@ -305,55 +305,50 @@ fn step_script(
     Ok(())
 }
 
-/// Activities that finished, from every instance's history (the workers are other processes).
-async fn count_activities(client: &TaskHubClient) -> anyhow::Result<u64> {
+/// Every instance row in the hub, page by page.
+async fn all_rows(client: &TaskHubClient) -> anyhow::Result<Vec<taskhub::InstanceRow>> {
     let mut query = InstanceQuery {
         page_size: 1000,
         ..InstanceQuery::default()
     };
-    let mut n = 0;
+    let mut rows = Vec::new();
     loop {
         let page = client.list(&query).await?;
-        for row in &page.instances {
-            let status = client
-                .get_status(&row.instance_id, taskhub::StatusOptions { history: true })
-                .await?;
-            n += status.and_then(|s| s.history).map_or(0, |h| {
-                h.iter()
-                    .filter(|e| {
-                        matches!(
-                            e.event,
-                            taskhub::EventKind::TaskCompleted { .. }
-                                | taskhub::EventKind::TaskFailed { .. }
-                        )
-                    })
-                    .count() as u64
-            });
-        }
+        rows.extend(page.instances);
         match page.continuation {
             Some(c) => query.continuation = Some(c),
-            None => return Ok(n),
+            None => return Ok(rows),
         }
     }
 }
 
+/// Activities that finished, from every instance's history (the workers are other processes).
+async fn count_activities(client: &TaskHubClient) -> anyhow::Result<u64> {
+    let mut n = 0;
+    for row in all_rows(client).await? {
+        let status = client
+            .get_status(&row.instance_id, taskhub::StatusOptions { history: true })
+            .await?;
+        n += status.and_then(|s| s.history).map_or(0, |h| {
+            h.iter()
+                .filter(|e| {
+                    matches!(
+                        e.event,
+                        taskhub::EventKind::TaskCompleted { .. }
+                            | taskhub::EventKind::TaskFailed { .. }
+                    )
+                })
+                .count() as u64
+        });
+    }
+    Ok(n)
+}
+
 /// Every finished instance in the hub (the demo's and their sub-orchestrations).
 async fn count_finished(client: &TaskHubClient) -> anyhow::Result<u64> {
-    let mut query = InstanceQuery {
-        page_size: 1000,
-        ..InstanceQuery::default()
-    };
-    let mut n = 0;
-    loop {
-        let page = client.list(&query).await?;
-        n += page
-            .instances
-            .iter()
-            .filter(|r| r.status.is_terminal())
-            .count() as u64;
-        match page.continuation {
-            Some(c) => query.continuation = Some(c),
-            None => return Ok(n),
-        }
-    }
+    Ok(all_rows(client)
+        .await?
+        .iter()
+        .filter(|r| r.status.is_terminal())
+        .count() as u64)
 }

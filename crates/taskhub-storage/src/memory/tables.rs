@@ -153,15 +153,8 @@ impl State {
             self.partitions.insert(
                 partition,
                 PartitionRow {
-                    partition,
-                    owner: None,
-                    next_owner: None,
-                    epoch: 0,
-                    draining: false,
-                    retiring: false,
-                    offline: false,
-                    updated_at: now,
                     etag: Some(etag),
+                    ..PartitionRow::unowned(partition, now)
                 },
             );
         }

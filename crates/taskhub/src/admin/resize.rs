@@ -26,17 +26,7 @@ impl HubAdmin {
         // New rows first, so that no instance is ever placed on a partition without one.
         for p in 0..count {
             if !rows.iter().any(|r| r.partition == p) {
-                let row = PartitionRow {
-                    partition: p,
-                    owner: None,
-                    next_owner: None,
-                    epoch: 0,
-                    draining: false,
-                    retiring: false,
-                    offline: false,
-                    updated_at: self.hub.clock().now(),
-                    etag: None,
-                };
+                let row = PartitionRow::unowned(p, self.hub.clock().now());
                 match store.put_partition(&row, None).await {
                     Ok(_) | Err(taskhub_storage::StorageError::Conflict { .. }) => {}
                     Err(e) => return Err(e.into()),
