@@ -134,6 +134,8 @@ pub struct Bench {
     pub client: TaskHubClient,
     /// The store's call counters.
     pub metrics: StoreMetrics,
+    /// The SQLite store, for its writer's group-commit counters.
+    pub sqlite: Option<Arc<Instrumented<SqliteStore>>>,
     _dir: Option<TempDir>,
 }
 
@@ -144,6 +146,7 @@ impl Bench {
         settings: Settings,
         registry: Registry,
     ) -> anyhow::Result<Self> {
+        let mut sqlite = None;
         let (store, metrics, dir): (Arc<dyn TaskHubStore>, StoreMetrics, Option<TempDir>) =
             match config.backend {
                 Backend::Memory => {
@@ -163,7 +166,9 @@ impl Bench {
                         SqliteStore::open(options).context("cannot open the SQLite store")?,
                     );
                     let m = s.metrics();
-                    (Arc::new(s), m, Some(dir))
+                    let s = Arc::new(s);
+                    sqlite = Some(s.clone());
+                    (s, m, Some(dir))
                 }
             };
         let hub = TaskHub::open(store, settings)
@@ -177,6 +182,7 @@ impl Bench {
             worker: Some(worker),
             client,
             metrics,
+            sqlite,
             _dir: dir,
         })
     }
@@ -187,6 +193,12 @@ impl Bench {
             .as_ref()
             .map(WorkerHandle::stats)
             .unwrap_or_default()
+    }
+
+    /// The SQLite writer's counters (write requests and the transactions they were grouped
+    /// into), if the backend is SQLite.
+    pub fn writer_stats(&self) -> Option<taskhub_sqlite::WriterStats> {
+        self.sqlite.as_ref().map(|s| s.inner().writer_stats())
     }
 
     /// Shuts the worker down.

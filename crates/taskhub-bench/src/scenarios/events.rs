@@ -25,7 +25,7 @@ pub async fn run(config: &Config) -> anyhow::Result<Vec<Record>> {
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    let span = Span::begin(&bench.metrics);
+    let span = Span::begin(&bench);
     let work = async {
         for i in 0..n {
             bench.client.raise_event(&id, "e", &i).await?;

@@ -14,7 +14,7 @@ pub async fn run(config: &Config) -> anyhow::Result<Vec<Record>> {
         let n = config.count(base);
         let bench =
             Bench::open(config, config.settings(&[])?, registry(&Stamps::default())).await?;
-        let span = Span::begin(&bench.metrics);
+        let span = Span::begin(&bench);
         let work = async {
             let started = start_many(&bench.client, "FanOut", "fan", n, 1).await?;
             wait_one(&bench.client, &started[0].0, TIMEOUT).await

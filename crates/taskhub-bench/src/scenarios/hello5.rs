@@ -12,7 +12,7 @@ use super::{Span, TIMEOUT};
 pub async fn run(config: &Config) -> anyhow::Result<Vec<Record>> {
     let n = config.count(2_000);
     let bench = Bench::open(config, config.settings(&[])?, registry(&Stamps::default())).await?;
-    let span = Span::begin(&bench.metrics);
+    let span = Span::begin(&bench);
     let work = async {
         let started = start_many(&bench.client, "Hello5", "hello", (), n).await?;
         wait_all(

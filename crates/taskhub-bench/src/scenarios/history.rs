@@ -23,7 +23,7 @@ pub async fn run(config: &Config) -> anyhow::Result<Vec<Record>> {
         let extra = [("extended_sessions_enabled", value)];
         let stamps = Stamps::default();
         let bench = Bench::open(config, config.settings(&extra)?, registry(&stamps)).await?;
-        let span = Span::begin(&bench.metrics);
+        let span = Span::begin(&bench);
         let started = start_many(
             &bench.client,
             "Sequential",

@@ -20,7 +20,7 @@ pub async fn run(config: &Config) -> anyhow::Result<Vec<Record>> {
     let n = config.count(100_000);
     let idle_for = config.time(Duration::from_secs(5));
     let bench = Bench::open(config, config.settings(&[])?, registry(&Stamps::default())).await?;
-    let span = Span::begin(&bench.metrics);
+    let span = Span::begin(&bench);
     let base_turns = bench.stats().turns;
     let work = async {
         start_many(&bench.client, "Idle", "idle", (), n).await?;

@@ -19,7 +19,7 @@ pub async fn run(config: &Config) -> anyhow::Result<Vec<Record>> {
     let total = config.time(Duration::from_secs(10));
     let n = (total.as_millis() / every.as_millis()).max(1) as u64;
     let bench = Bench::open(config, config.settings(&[])?, registry(&Stamps::default())).await?;
-    let span = Span::begin(&bench.metrics);
+    let span = Span::begin(&bench);
     let work = async {
         let mut tick = tokio::time::interval(every);
         let mut waits = JoinSet::new();

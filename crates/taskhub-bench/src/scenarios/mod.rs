@@ -12,10 +12,13 @@ mod timers;
 
 use std::time::{Duration, Instant};
 
-use taskhub_storage::{MetricsSnapshot, StoreMetrics};
+use std::sync::Arc;
+
+use taskhub_sqlite::SqliteStore;
+use taskhub_storage::{Instrumented, MetricsSnapshot, StoreMetrics};
 
 use crate::args::ScenarioArg;
-use crate::harness::Config;
+use crate::harness::{Bench, Config};
 use crate::procstats;
 use crate::report::Record;
 
@@ -44,6 +47,8 @@ pub struct Span {
     ops: MetricsSnapshot,
     cpu: Option<Duration>,
     metrics: StoreMetrics,
+    writer: Option<taskhub_sqlite::WriterStats>,
+    sqlite: Option<Arc<Instrumented<SqliteStore>>>,
 }
 
 /// What a [`Span`] measured.
@@ -56,17 +61,21 @@ pub struct Measured {
     pub cpu: Option<Duration>,
     /// Peak RSS since the span began (or the process began, if the reset was refused).
     pub peak_rss_mb: Option<f64>,
+    /// SQLite write requests and transactions during the span.
+    pub writer: Option<(u64, u64)>,
 }
 
 impl Span {
-    /// Starts measuring (and resets the peak RSS).
-    pub fn begin(metrics: &StoreMetrics) -> Self {
+    /// Starts measuring the bench's store (and resets the peak RSS).
+    pub fn begin(bench: &Bench) -> Self {
         procstats::reset_peak();
         Self {
             started: Instant::now(),
-            ops: metrics.snapshot(),
+            ops: bench.metrics.snapshot(),
             cpu: procstats::cpu_time(),
-            metrics: metrics.clone(),
+            metrics: bench.metrics.clone(),
+            writer: bench.writer_stats(),
+            sqlite: bench.sqlite.clone(),
         }
     }
 
@@ -85,6 +94,12 @@ impl Span {
                 .zip(self.cpu)
                 .map(|(b, a)| b.saturating_sub(a)),
             peak_rss_mb: procstats::peak_rss_mb(),
+            writer: self
+                .sqlite
+                .as_ref()
+                .map(|s| s.inner().writer_stats())
+                .zip(self.writer)
+                .map(|(b, a)| (b.requests - a.requests, b.transactions - a.transactions)),
         }
     }
 }
@@ -92,8 +107,14 @@ impl Span {
 impl Measured {
     /// A record of `n` units of work with these measurements (throughput not yet set).
     pub fn record(&self, scenario: &str, config: &Config, n: u64, steps: u64) -> Record {
-        Record::new(scenario, config, n, self.took)
+        let record = Record::new(scenario, config, n, self.took)
             .storage(&self.ops, steps)
-            .process(self.peak_rss_mb, self.cpu)
+            .process(self.peak_rss_mb, self.cpu);
+        match self.writer {
+            Some((requests, transactions)) => record
+                .extra("sqlite_write_requests", requests)
+                .extra("sqlite_write_transactions", transactions),
+            None => record,
+        }
     }
 }

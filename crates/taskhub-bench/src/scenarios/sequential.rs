@@ -16,7 +16,7 @@ pub async fn run(config: &Config) -> anyhow::Result<Vec<Record>> {
     let n = config.count(200);
     let stamps = Stamps::default();
     let bench = Bench::open(config, config.settings(&[])?, registry(&stamps)).await?;
-    let span = Span::begin(&bench.metrics);
+    let span = Span::begin(&bench);
     let started = start_many(
         &bench.client,
         "Sequential",

@@ -14,7 +14,7 @@ pub async fn run(config: &Config) -> anyhow::Result<Vec<Record>> {
     let per = 20;
     let total = instances * per;
     let bench = Bench::open(config, config.settings(&[])?, registry(&Stamps::default())).await?;
-    let span = Span::begin(&bench.metrics);
+    let span = Span::begin(&bench);
     let work = async {
         let started = start_many(
             &bench.client,

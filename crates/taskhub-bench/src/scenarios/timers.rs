@@ -16,7 +16,7 @@ pub async fn run(config: &Config) -> anyhow::Result<Vec<Record>> {
     let delay = config.time(Duration::from_secs(1));
     let delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
     let bench = Bench::open(config, config.settings(&[])?, registry(&Stamps::default())).await?;
-    let span = Span::begin(&bench.metrics);
+    let span = Span::begin(&bench);
     let work = async {
         let started = start_many(&bench.client, "Timer", "timer", delay_ms, n).await?;
         wait_all(
