@@ -26,6 +26,10 @@ pub struct Args {
     /// A runtime setting, `name=value` (repeatable), e.g. `--set max_queue_polling_interval=50ms`.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub set: Vec<String>,
+    /// Runs each scenario this many times: every run's JSON line (`"run": k`), then one with
+    /// the medians (`"run": "median"`); the table shows the medians.
+    #[arg(long, default_value_t = 1)]
+    pub repeat: usize,
     /// Tokio worker threads.
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
@@ -71,8 +75,9 @@ impl ScenarioArg {
                 Self::Events,
                 Self::Timers,
                 Self::Latency,
-                Self::Idle,
                 Self::History,
+                // Last: the memory it holds stays in the process (RSS) after it ends.
+                Self::Idle,
             ],
             one => vec![one],
         }

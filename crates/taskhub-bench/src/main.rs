@@ -6,6 +6,7 @@
 
 mod args;
 mod harness;
+mod median;
 mod procstats;
 mod progress;
 mod report;
@@ -29,10 +30,26 @@ fn main() -> anyhow::Result<()> {
 async fn run(args: Args) -> anyhow::Result<()> {
     let config = harness::Config::from_args(&args)?;
     let mut records = Vec::new();
+    let repeat = args.repeat.max(1);
     for scenario in args.scenario.expand() {
-        for record in scenarios::run(scenario, &config).await? {
-            println!("{}", record.to_json()?);
-            records.push(record);
+        let mut runs: Vec<Vec<report::Record>> = Vec::new();
+        for run in 1..=repeat {
+            let mut results = scenarios::run(scenario, &config).await?;
+            for record in &mut results {
+                if repeat > 1 {
+                    record.run = Some(run.into());
+                }
+                println!("{}", record.to_json()?);
+            }
+            runs.push(results);
+        }
+        if repeat == 1 {
+            records.extend(runs.into_iter().flatten());
+            continue;
+        }
+        for medians in median::of_runs(&runs) {
+            println!("{}", medians.to_json()?);
+            records.push(medians);
         }
     }
     eprintln!("{}", report::table(&records));

@@ -67,6 +67,9 @@ pub struct Record {
     /// Runtime settings changed from the defaults for this run.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub settings: Vec<String>,
+    /// With `--repeat`: the run number, or `"median"` for the record of medians.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run: Option<Value>,
     /// Scenario-specific values.
     #[serde(flatten)]
     pub extra: BTreeMap<String, Value>,

@@ -31,9 +31,9 @@ fn all_scenarios_emit_json_on_the_memory_backend() {
             "events",
             "timers",
             "latency",
-            "idle",
             "history",
-            "history"
+            "history",
+            "idle"
         ]
     );
     for r in &records {
