@@ -46,6 +46,7 @@ fn combine(runs: &[&Record]) -> Record {
         out.met = Some(met.iter().filter(|m| **m).count() * 2 > met.len());
     }
     out.storage_ops.clear();
+    out.storage_call_ms.clear();
     out.run = Some(Value::from("median"));
     out.extra
         .insert("runs".to_owned(), Value::from(runs.len() as u64));

@@ -58,6 +58,9 @@ pub struct Record {
     /// Storage seam calls by operation during the measured part.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub storage_ops: BTreeMap<&'static str, u64>,
+    /// Mean wall time of one call, by operation (ms), as the caller saw it (queueing included).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub storage_call_ms: BTreeMap<&'static str, f64>,
     /// The target of the issue, as text.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
@@ -113,6 +116,13 @@ impl Record {
         self.storage_ops = ops
             .nonzero()
             .map(|(op, stats)| (op.name(), stats.calls))
+            .collect();
+        self.storage_call_ms = ops
+            .nonzero()
+            .map(|(op, stats)| {
+                let mean = stats.total.as_secs_f64() * 1000.0 / stats.calls as f64;
+                (op.name(), round3(mean))
+            })
             .collect();
         if steps > 0 {
             self.storage_ops_per_step = Some(round3(ops.total_calls() as f64 / steps as f64));
