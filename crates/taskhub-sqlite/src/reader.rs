@@ -1,11 +1,17 @@
 //! A small pool of read connections; reads run on Tokio's blocking threads.
+//!
+//! At most `max_idle` async reads run at once (the others wait for a permit), so a burst of
+//! concurrent reads reuses the pooled connections instead of opening, using once and closing
+//! a new connection for each read beyond the pool size (opening one parses the schema and
+//! sets the pragmas: far more work than a point read).
 
 use std::path::PathBuf;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use rusqlite::Connection;
 use taskhub_storage::{StorageError, StorageResult};
+use tokio::sync::Semaphore;
 
 use crate::errors::SqlResultExt;
 use crate::options::Durability;
@@ -17,6 +23,7 @@ pub(crate) struct ReadPool {
     busy_timeout: Duration,
     max_idle: usize,
     idle: Mutex<Vec<Connection>>,
+    permits: Arc<Semaphore>,
 }
 
 impl ReadPool {
@@ -27,19 +34,27 @@ impl ReadPool {
             busy_timeout,
             max_idle,
             idle: Mutex::new(Vec::new()),
+            permits: Arc::new(Semaphore::new(max_idle.max(1))),
         }
     }
 
     /// Runs `f` in a read transaction (one consistent snapshot) on a blocking thread.
-    pub(crate) async fn read<T, F>(self: &std::sync::Arc<Self>, f: F) -> StorageResult<T>
+    pub(crate) async fn read<T, F>(self: &Arc<Self>, f: F) -> StorageResult<T>
     where
         T: Send + 'static,
         F: FnOnce(&rusqlite::Transaction<'_>) -> StorageResult<T> + Send + 'static,
     {
-        let pool = std::sync::Arc::clone(self);
-        tokio::task::spawn_blocking(move || pool.read_blocking(f))
+        let permit = Arc::clone(&self.permits)
+            .acquire_owned()
             .await
-            .map_err(|e| StorageError::Backend(format!("a read task failed: {e}")))?
+            .map_err(|_| StorageError::Unavailable("the read pool is closed".into()))?;
+        let pool = Arc::clone(self);
+        tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            pool.read_blocking(f)
+        })
+        .await
+        .map_err(|e| StorageError::Backend(format!("a read task failed: {e}")))?
     }
 
     /// Runs `f` in a read transaction on the calling thread.

@@ -124,6 +124,12 @@ pub fn latest_version() -> u32 {
 }
 
 /// What a connection is for.
+/// Page cache per connection, as SQLite's negative `cache_size` (KiB): 16 MiB.
+const CACHE_SIZE_KIB: i64 = -16 * 1024;
+
+/// WAL pages after which a commit checkpoints the WAL into the database.
+const WAL_AUTOCHECKPOINT_PAGES: i64 = 8000;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Role {
     /// The writer: sets WAL mode and the sync policy.
@@ -160,6 +166,16 @@ pub(crate) fn connect(
         .map_err(|e| open_err(&what, e))?;
     if role == Role::Reader {
         conn.pragma_update(None, "query_only", true)
+            .map_err(|e| open_err(&what, e))?;
+    }
+    conn.pragma_update(None, "cache_size", CACHE_SIZE_KIB)
+        .map_err(|e| open_err(&what, e))?;
+    if role == Role::Writer {
+        conn.pragma_update(None, "wal_autocheckpoint", WAL_AUTOCHECKPOINT_PAGES)
+            .map_err(|e| open_err(&what, e))?;
+        // The writer runs every request in a savepoint; SQLite keeps the pages a savepoint
+        // may roll back to in a sub-journal, a temporary file unless temp_store is MEMORY.
+        conn.pragma_update(None, "temp_store", "MEMORY")
             .map_err(|e| open_err(&what, e))?;
     }
     conn.set_prepared_statement_cache_capacity(64);

@@ -90,6 +90,7 @@ impl SqliteStore {
             clock: options.clock,
             max_batch: options.max_batch,
             name: "taskhub-sqlite-writer".into(),
+            durability: options.durability,
         })?;
         Ok(Self {
             writer,
@@ -167,7 +168,17 @@ impl SqliteStore {
         T: Send + 'static,
         F: FnOnce(&Tx<'_>) -> StorageResult<T> + Send + 'static,
     {
-        self.writer.write(work).await
+        self.writer.write(false, work).await
+    }
+
+    /// Runs a write that need not survive a power loss (see [`writer`](crate::writer)): under
+    /// `FULL` durability a batch of only such writes commits without an fsync.
+    pub(crate) async fn write_relaxed<T, F>(&self, work: F) -> StorageResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Tx<'_>) -> StorageResult<T> + Send + 'static,
+    {
+        self.writer.write(true, work).await
     }
 
     /// Runs a read in one snapshot on a pooled read connection.

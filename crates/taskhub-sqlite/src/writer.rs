@@ -6,6 +6,12 @@
 //! its own `SAVEPOINT`, so a job that fails (say, an ETag conflict) rolls back only itself and
 //! gets its own error. After the single `COMMIT` every caller is answered through its oneshot
 //! channel. With `synchronous = FULL` that is one fsync for the whole batch.
+//!
+//! A *relaxed* write (a dequeue: it only hides messages and counts a delivery) does not need
+//! to survive a power loss: losing it makes the messages visible again, which at-least-once
+//! delivery allows. Under `FULL`, a batch of relaxed writes only commits with
+//! `synchronous = NORMAL` (no fsync); the next synced commit syncs the WAL up to and including
+//! it, so what survives a power loss is always a prefix of the commits.
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,6 +25,7 @@ use taskhub_storage::{Clock, StorageError, StorageResult};
 use tokio::sync::oneshot;
 
 use crate::errors::SqlResultExt;
+use crate::options::Durability;
 
 /// What a job sees while it runs: the connection inside the batch's transaction, the batch's
 /// time, and the store-wide counter for ETags and receipts.
@@ -47,11 +54,14 @@ impl Tx<'_> {
 trait Job: Send {
     /// Runs the write; true if it succeeded (and its savepoint is to be kept).
     fn run(&mut self, tx: &Tx<'_>) -> bool;
+    /// True if the write may commit without an fsync (see the module docs).
+    fn relaxed(&self) -> bool;
     /// Answers the caller once the batch's fate is known.
     fn finish(self: Box<Self>, commit: Result<(), StorageError>);
 }
 
 struct TypedJob<T, F> {
+    relaxed: bool,
     work: Option<F>,
     result: Option<StorageResult<T>>,
     reply: oneshot::Sender<StorageResult<T>>,
@@ -70,6 +80,10 @@ where
         let ok = result.is_ok();
         self.result = Some(result);
         ok
+    }
+
+    fn relaxed(&self) -> bool {
+        self.relaxed
     }
 
     fn finish(self: Box<Self>, commit: Result<(), StorageError>) {
@@ -117,6 +131,8 @@ pub(crate) struct WriterSetup {
     pub(crate) max_batch: usize,
     /// Thread name.
     pub(crate) name: String,
+    /// The connection's sync policy.
+    pub(crate) durability: Durability,
 }
 
 impl Writer {
@@ -138,14 +154,16 @@ impl Writer {
         })
     }
 
-    /// Queues a write and waits for its commit.
-    pub(crate) async fn write<T, F>(&self, work: F) -> StorageResult<T>
+    /// Queues a write and waits for its commit; `relaxed` writes may commit without an fsync
+    /// (see the module docs).
+    pub(crate) async fn write<T, F>(&self, relaxed: bool, work: F) -> StorageResult<T>
     where
         T: Send + 'static,
         F: FnOnce(&Tx<'_>) -> StorageResult<T> + Send + 'static,
     {
         let (reply, answer) = oneshot::channel();
         let job = Box::new(TypedJob {
+            relaxed,
             work: Some(work),
             result: None,
             reply,
@@ -182,6 +200,8 @@ fn stopped() -> StorageError {
 }
 
 fn run(setup: &WriterSetup, receiver: &Receiver<Box<dyn Job>>, counters: &Counters) {
+    // Whether the connection is switched to `synchronous = NORMAL` for relaxed batches.
+    let mut unsynced = false;
     while let Ok(first) = receiver.recv() {
         let mut batch = vec![first];
         while batch.len() < setup.max_batch.max(1) {
@@ -191,6 +211,22 @@ fn run(setup: &WriterSetup, receiver: &Receiver<Box<dyn Job>>, counters: &Counte
             }
         }
         let count = u64::try_from(batch.len()).unwrap_or(u64::MAX);
+        let relax = setup.durability == Durability::Full && batch.iter().all(|j| j.relaxed());
+        if relax != unsynced {
+            let level = if relax {
+                Durability::Normal
+            } else {
+                setup.durability
+            };
+            // If the switch fails the batch simply commits with the current setting.
+            if setup
+                .conn
+                .pragma_update(None, "synchronous", level.pragma_value())
+                .is_ok()
+            {
+                unsynced = relax;
+            }
+        }
         let outcome = apply(&setup.conn, setup.clock.as_ref(), &mut batch);
         if outcome.is_ok() {
             counters.transactions.fetch_add(1, Ordering::Relaxed);

@@ -15,6 +15,7 @@ pub mod dead_letters;
 pub mod error;
 pub mod history;
 pub mod instances;
+pub mod instrumented;
 pub mod memory;
 pub mod partitions;
 pub mod payloads;
@@ -33,6 +34,7 @@ pub use dead_letters::{DeadLetter, DeadLetterStore};
 pub use error::{StorageError, StorageResult};
 pub use history::{ETag, HistorySnapshot, HistoryStore};
 pub use instances::{Expect, InstancePage, InstanceQuery, InstanceRow, InstanceStore};
+pub use instrumented::{Instrumented, MetricsSnapshot, Operation, StoreMetrics};
 pub use partitions::{HubInfo, PartitionRow, PartitionStore};
 pub use payloads::PayloadStore;
 pub use queue::{

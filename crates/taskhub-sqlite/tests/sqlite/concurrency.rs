@@ -147,6 +147,23 @@ async fn durability_sets_synchronous() {
     }
 }
 
+#[tokio::test]
+async fn full_durability_relaxes_only_dequeues() {
+    let dir = TestDir::new();
+    let store = SqliteStore::open(
+        SqliteOptions::new(dir.file("relaxed.db")).with_durability(Durability::Full),
+    )
+    .unwrap();
+    store.enqueue(Q, vec![msg("a"), msg("b")]).await.unwrap();
+    // A dequeue alone commits with synchronous = NORMAL ...
+    let got = store.dequeue(Q, 1, Duration::from_secs(30)).await.unwrap();
+    assert_eq!(got.len(), 1);
+    // ... and every other write is back under FULL.
+    assert_eq!(store.writer_pragma("synchronous").await.unwrap(), "2");
+    store.delete(Q, &got[0].receipt).await.unwrap();
+    assert_eq!(store.stats(Q).await.unwrap().length, 1);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_checkpoints_are_group_committed() {
     let dir = TestDir::new();

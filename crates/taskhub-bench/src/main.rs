@@ -1,0 +1,57 @@
+//! `taskhub-bench`: benchmark scenarios for Taskhub.
+//!
+//! `taskhub-bench <scenario> [--backend sqlite|memory] [--durability normal|full] [--workers N]`
+//! runs a scenario on a fresh task hub with one in-process worker and prints one JSON object per
+//! result on stdout, with a progress bar and a table on stderr. See `bench/README.md`.
+
+mod args;
+mod harness;
+mod median;
+mod procstats;
+mod progress;
+mod report;
+mod scenarios;
+mod stats;
+mod workloads;
+
+use clap::Parser;
+
+use args::Args;
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(args.threads.max(1))
+        .enable_all()
+        .build()?;
+    runtime.block_on(run(args))
+}
+
+async fn run(args: Args) -> anyhow::Result<()> {
+    let config = harness::Config::from_args(&args)?;
+    let mut records = Vec::new();
+    let repeat = args.repeat.max(1);
+    for scenario in args.scenario.expand() {
+        let mut runs: Vec<Vec<report::Record>> = Vec::new();
+        for run in 1..=repeat {
+            let mut results = scenarios::run(scenario, &config).await?;
+            for record in &mut results {
+                if repeat > 1 {
+                    record.run = Some(run.into());
+                }
+                println!("{}", record.to_json()?);
+            }
+            runs.push(results);
+        }
+        if repeat == 1 {
+            records.extend(runs.into_iter().flatten());
+            continue;
+        }
+        for medians in median::of_runs(&runs) {
+            println!("{}", medians.to_json()?);
+            records.push(medians);
+        }
+    }
+    eprintln!("{}", report::table(&records));
+    Ok(())
+}

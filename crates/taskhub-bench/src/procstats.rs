@@ -1,0 +1,58 @@
+//! This process's memory and CPU from `/proc/self` (Linux; `None` elsewhere).
+
+use std::time::Duration;
+
+/// Clock ticks per second of `/proc/<pid>/stat` times (`USER_HZ`, 100 on Linux).
+const USER_HZ: u64 = 100;
+
+/// Peak resident set size (`VmHWM`) in MiB since the start or the last [`reset_peak`].
+pub fn peak_rss_mb() -> Option<f64> {
+    status_kb("VmHWM:").map(|kb| kb as f64 / 1024.0)
+}
+
+/// Current resident set size (`VmRSS`) in MiB.
+pub fn rss_mb() -> Option<f64> {
+    status_kb("VmRSS:").map(|kb| kb as f64 / 1024.0)
+}
+
+/// Resets the peak RSS to the current RSS (writes 5 to `/proc/self/clear_refs`); false if
+/// the kernel refused.
+pub fn reset_peak() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
+/// User + system CPU time of this process so far (10 ms resolution).
+pub fn cpu_time() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // rest[0] is field 3 (state); utime is field 14, stime field 15.
+    let utime: u64 = fields.get(11)?.parse().ok()?;
+    let stime: u64 = fields.get(12)?.parse().ok()?;
+    Some(Duration::from_millis((utime + stime) * 1000 / USER_HZ))
+}
+
+fn status_kb(key: &str) -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(key))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_proc_self_on_linux() {
+        if cfg!(target_os = "linux") {
+            let peak = peak_rss_mb().unwrap_or_default();
+            let now = rss_mb().unwrap_or_default();
+            assert!(peak > 0.0 && now > 0.0 && peak >= now - 1.0, "{peak} {now}");
+            let spent = cpu_time();
+            assert!(spent.is_some());
+        }
+    }
+}

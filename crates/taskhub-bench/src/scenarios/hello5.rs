@@ -1,0 +1,47 @@
+//! `hello5`: 2,000 orchestrations of five sequential activities each.
+
+use std::time::Duration;
+
+use crate::harness::{start_many, wait_all, Bench, Config};
+use crate::progress;
+use crate::report::Record;
+use crate::workloads::{registry, Stamps};
+
+use super::{Span, TIMEOUT};
+
+pub async fn run(config: &Config) -> anyhow::Result<Vec<Record>> {
+    let n = config.count(2_000);
+    let bench = Bench::open(config, config.settings(&[])?, registry(&Stamps::default())).await?;
+    let span = Span::begin(&bench);
+    let work = async {
+        let started = start_many(&bench.client, "Hello5", "hello", (), n).await?;
+        wait_all(
+            &bench.client,
+            started.into_iter().map(|(id, _)| id),
+            TIMEOUT,
+        )
+        .await
+    };
+    let done = progress::drive("hello5", n * 5, work, || bench.stats().activities).await?;
+    let m = span.end();
+    bench.close().await;
+    let durations: Vec<Duration> = done
+        .iter()
+        .filter_map(|s| {
+            s.row
+                .completed_at
+                .map(|c| c.saturating_since(s.row.created_at))
+        })
+        .collect();
+    let record = m
+        .record("hello5", config, n, n * 5)
+        .rate("orchestrations/s")
+        .latencies(
+            "instance created to completed (stored times, ms resolution)",
+            &durations,
+        )
+        .extra("activities", n * 5)
+        .settings(config.changed_settings(&[]));
+    let met = record.throughput.is_some_and(|t| t >= 1_000.0);
+    Ok(vec![record.target(">= 1000 orchestrations/s", met)])
+}

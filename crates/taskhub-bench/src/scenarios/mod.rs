@@ -1,0 +1,120 @@
+//! The scenarios: each opens a fresh task hub, runs its workload, and returns its records.
+
+mod events;
+mod fanout;
+mod hello5;
+mod history;
+mod idle;
+mod latency;
+mod sequential;
+mod sequential_many;
+mod timers;
+
+use std::time::{Duration, Instant};
+
+use std::sync::Arc;
+
+use taskhub_sqlite::SqliteStore;
+use taskhub_storage::{Instrumented, MetricsSnapshot, StoreMetrics};
+
+use crate::args::ScenarioArg;
+use crate::harness::{Bench, Config};
+use crate::procstats;
+use crate::report::Record;
+
+/// How long any one wait of a scenario may take before it fails.
+pub const TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Runs one scenario.
+pub async fn run(scenario: ScenarioArg, config: &Config) -> anyhow::Result<Vec<Record>> {
+    match scenario {
+        ScenarioArg::Sequential => sequential::run(config).await,
+        ScenarioArg::SequentialMany => sequential_many::run(config).await,
+        ScenarioArg::Fanout => fanout::run(config).await,
+        ScenarioArg::Hello5 => hello5::run(config).await,
+        ScenarioArg::Events => events::run(config).await,
+        ScenarioArg::Timers => timers::run(config).await,
+        ScenarioArg::Latency => latency::run(config).await,
+        ScenarioArg::Idle => idle::run(config).await,
+        ScenarioArg::History => history::run(config).await,
+        ScenarioArg::All => Ok(Vec::new()),
+    }
+}
+
+/// The measured part of a scenario: wall time, storage calls, CPU and peak memory.
+pub struct Span {
+    started: Instant,
+    ops: MetricsSnapshot,
+    cpu: Option<Duration>,
+    metrics: StoreMetrics,
+    writer: Option<taskhub_sqlite::WriterStats>,
+    sqlite: Option<Arc<Instrumented<SqliteStore>>>,
+}
+
+/// What a [`Span`] measured.
+pub struct Measured {
+    /// Wall time.
+    pub took: Duration,
+    /// Storage calls during the span.
+    pub ops: MetricsSnapshot,
+    /// CPU time during the span.
+    pub cpu: Option<Duration>,
+    /// Peak RSS since the span began (or the process began, if the reset was refused).
+    pub peak_rss_mb: Option<f64>,
+    /// SQLite write requests and transactions during the span.
+    pub writer: Option<(u64, u64)>,
+}
+
+impl Span {
+    /// Starts measuring the bench's store (and resets the peak RSS).
+    pub fn begin(bench: &Bench) -> Self {
+        procstats::reset_peak();
+        Self {
+            started: Instant::now(),
+            ops: bench.metrics.snapshot(),
+            cpu: procstats::cpu_time(),
+            metrics: bench.metrics.clone(),
+            writer: bench.writer_stats(),
+            sqlite: bench.sqlite.clone(),
+        }
+    }
+
+    /// Wall time so far.
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    /// Stops measuring.
+    pub fn end(&self) -> Measured {
+        let took = self.started.elapsed();
+        Measured {
+            took,
+            ops: self.metrics.snapshot().since(&self.ops),
+            cpu: procstats::cpu_time()
+                .zip(self.cpu)
+                .map(|(b, a)| b.saturating_sub(a)),
+            peak_rss_mb: procstats::peak_rss_mb(),
+            writer: self
+                .sqlite
+                .as_ref()
+                .map(|s| s.inner().writer_stats())
+                .zip(self.writer)
+                .map(|(b, a)| (b.requests - a.requests, b.transactions - a.transactions)),
+        }
+    }
+}
+
+impl Measured {
+    /// A record of `n` units of work with these measurements (throughput not yet set).
+    pub fn record(&self, scenario: &str, config: &Config, n: u64, steps: u64) -> Record {
+        let record = Record::new(scenario, config, n, self.took)
+            .storage(&self.ops, steps)
+            .process(self.peak_rss_mb, self.cpu);
+        match self.writer {
+            Some((requests, transactions)) => record
+                .extra("sqlite_write_requests", requests)
+                .extra("sqlite_write_transactions", transactions),
+            None => record,
+        }
+    }
+}

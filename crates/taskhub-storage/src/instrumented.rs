@@ -1,0 +1,583 @@
+//! [`Instrumented`]: a store wrapper that counts the seam's calls (metrics as a wrapper, not
+//! inside each backend).
+//!
+//! `Instrumented<S>` implements every seam trait by delegating to `S` and recording, per
+//! [`Operation`], how many calls were made, how many failed, and how long they took in total
+//! (wall time from the call to its answer, so it includes queueing inside the backend).
+//! The counters live behind an `Arc`: take a [`StoreMetrics`] handle with
+//! [`Instrumented::metrics`] before the store moves into an `Arc<dyn TaskHubStore>`, and read
+//! [`StoreMetrics::snapshot`] whenever you like.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use taskhub_storage::instrumented::{Instrumented, Operation};
+//! use taskhub_storage::memory::MemoryStore;
+//! use taskhub_storage::{SystemClock, TaskHubStore};
+//!
+//! let store = Instrumented::new(MemoryStore::new(Arc::new(SystemClock::new())));
+//! let metrics = store.metrics();
+//! let store: Arc<dyn TaskHubStore> = Arc::new(store);
+//! # let _ = store;
+//! assert_eq!(metrics.snapshot().calls(Operation::Checkpoint), 0);
+//! ```
+
+use std::fmt;
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use taskhub_core::{InstanceId, Timestamp};
+
+use crate::checkpoint::{CheckpointOutcome, CheckpointRequest, CheckpointStore};
+use crate::dead_letters::{DeadLetter, DeadLetterStore};
+use crate::error::StorageResult;
+use crate::history::{ETag, HistorySnapshot, HistoryStore};
+use crate::instances::{Expect, InstancePage, InstanceQuery, InstanceRow, InstanceStore};
+use crate::partitions::{HubInfo, PartitionRow, PartitionStore};
+use crate::payloads::PayloadStore;
+use crate::queue::{Dequeued, NewQueueMessage, QueueName, QueueStats, QueueStore, Receipt};
+use crate::store::TaskHubStore;
+
+/// One call of the storage seam, as counted by [`Instrumented`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Operation {
+    /// `QueueStore::enqueue`.
+    Enqueue,
+    /// `QueueStore::dequeue`.
+    Dequeue,
+    /// `QueueStore::delete`.
+    Delete,
+    /// `QueueStore::abandon`.
+    Abandon,
+    /// `QueueStore::extend`.
+    Extend,
+    /// `QueueStore::stats`.
+    QueueStats,
+    /// `HistoryStore::load_history`.
+    LoadHistory,
+    /// `HistoryStore::delete_history`.
+    DeleteHistory,
+    /// `InstanceStore::get_instance`.
+    GetInstance,
+    /// `InstanceStore::put_instance`.
+    PutInstance,
+    /// `InstanceStore::list_instances`.
+    ListInstances,
+    /// `InstanceStore::delete_instance`.
+    DeleteInstance,
+    /// `PayloadStore::put_payload`.
+    PutPayload,
+    /// `PayloadStore::get_payload`.
+    GetPayload,
+    /// `PayloadStore::delete_payloads`.
+    DeletePayloads,
+    /// `DeadLetterStore::add_dead_letter`.
+    AddDeadLetter,
+    /// `DeadLetterStore::list_dead_letters`.
+    ListDeadLetters,
+    /// `DeadLetterStore::take_dead_letter`.
+    TakeDeadLetter,
+    /// `PartitionStore::create_hub`.
+    CreateHub,
+    /// `PartitionStore::hub_info`.
+    HubInfo,
+    /// `PartitionStore::set_partition_count`.
+    SetPartitionCount,
+    /// `PartitionStore::set_prohibited_workers`.
+    SetProhibitedWorkers,
+    /// `PartitionStore::list_partitions`.
+    ListPartitions,
+    /// `PartitionStore::put_partition`.
+    PutPartition,
+    /// `CheckpointStore::checkpoint`.
+    Checkpoint,
+}
+
+impl Operation {
+    /// Every operation, in declaration order.
+    pub const ALL: [Self; 25] = [
+        Self::Enqueue,
+        Self::Dequeue,
+        Self::Delete,
+        Self::Abandon,
+        Self::Extend,
+        Self::QueueStats,
+        Self::LoadHistory,
+        Self::DeleteHistory,
+        Self::GetInstance,
+        Self::PutInstance,
+        Self::ListInstances,
+        Self::DeleteInstance,
+        Self::PutPayload,
+        Self::GetPayload,
+        Self::DeletePayloads,
+        Self::AddDeadLetter,
+        Self::ListDeadLetters,
+        Self::TakeDeadLetter,
+        Self::CreateHub,
+        Self::HubInfo,
+        Self::SetPartitionCount,
+        Self::SetProhibitedWorkers,
+        Self::ListPartitions,
+        Self::PutPartition,
+        Self::Checkpoint,
+    ];
+
+    /// The snake-case method name (`enqueue`, `load_history`, ...).
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Enqueue => "enqueue",
+            Self::Dequeue => "dequeue",
+            Self::Delete => "delete",
+            Self::Abandon => "abandon",
+            Self::Extend => "extend",
+            Self::QueueStats => "stats",
+            Self::LoadHistory => "load_history",
+            Self::DeleteHistory => "delete_history",
+            Self::GetInstance => "get_instance",
+            Self::PutInstance => "put_instance",
+            Self::ListInstances => "list_instances",
+            Self::DeleteInstance => "delete_instance",
+            Self::PutPayload => "put_payload",
+            Self::GetPayload => "get_payload",
+            Self::DeletePayloads => "delete_payloads",
+            Self::AddDeadLetter => "add_dead_letter",
+            Self::ListDeadLetters => "list_dead_letters",
+            Self::TakeDeadLetter => "take_dead_letter",
+            Self::CreateHub => "create_hub",
+            Self::HubInfo => "hub_info",
+            Self::SetPartitionCount => "set_partition_count",
+            Self::SetProhibitedWorkers => "set_prohibited_workers",
+            Self::ListPartitions => "list_partitions",
+            Self::PutPartition => "put_partition",
+            Self::Checkpoint => "checkpoint",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl fmt::Display for Operation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[derive(Debug, Default)]
+struct Cell {
+    calls: AtomicU64,
+    errors: AtomicU64,
+    nanos: AtomicU64,
+}
+
+#[derive(Debug)]
+struct Counters {
+    cells: [Cell; Operation::ALL.len()],
+}
+
+/// A handle on the counters of an [`Instrumented`] store (shared by its clones).
+#[derive(Debug, Clone)]
+pub struct StoreMetrics {
+    counters: Arc<Counters>,
+}
+
+impl StoreMetrics {
+    fn new() -> Self {
+        Self {
+            counters: Arc::new(Counters {
+                cells: std::array::from_fn(|_| Cell::default()),
+            }),
+        }
+    }
+
+    fn record(&self, op: Operation, ok: bool, took: Duration) {
+        let cell = &self.counters.cells[op.index()];
+        cell.calls.fetch_add(1, Ordering::Relaxed);
+        if !ok {
+            cell.errors.fetch_add(1, Ordering::Relaxed);
+        }
+        let nanos = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
+        cell.nanos.fetch_add(nanos, Ordering::Relaxed);
+    }
+
+    /// The counters as they are now.
+    #[must_use]
+    pub fn snapshot(&self) -> MetricsSnapshot {
+        MetricsSnapshot {
+            ops: Operation::ALL.map(|op| {
+                let cell = &self.counters.cells[op.index()];
+                OpStats {
+                    calls: cell.calls.load(Ordering::Relaxed),
+                    errors: cell.errors.load(Ordering::Relaxed),
+                    total: Duration::from_nanos(cell.nanos.load(Ordering::Relaxed)),
+                }
+            }),
+        }
+    }
+}
+
+/// The counters of one operation.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OpStats {
+    /// Calls made (finished, successful or not).
+    pub calls: u64,
+    /// Calls that returned an error.
+    pub errors: u64,
+    /// Total wall time of the calls.
+    pub total: Duration,
+}
+
+/// The counters of every operation at one moment. Subtract two snapshots with
+/// [`since`](Self::since) to measure a stretch of work.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetricsSnapshot {
+    ops: [OpStats; Operation::ALL.len()],
+}
+
+impl MetricsSnapshot {
+    /// The counters of `op`.
+    #[must_use]
+    pub fn op(&self, op: Operation) -> OpStats {
+        self.ops[op.index()]
+    }
+
+    /// Calls of `op`.
+    #[must_use]
+    pub fn calls(&self, op: Operation) -> u64 {
+        self.op(op).calls
+    }
+
+    /// Calls of every operation together.
+    #[must_use]
+    pub fn total_calls(&self) -> u64 {
+        self.ops.iter().map(|s| s.calls).sum()
+    }
+
+    /// What happened between `earlier` and this snapshot.
+    #[must_use]
+    pub fn since(&self, earlier: &Self) -> Self {
+        Self {
+            ops: std::array::from_fn(|i| OpStats {
+                calls: self.ops[i].calls.saturating_sub(earlier.ops[i].calls),
+                errors: self.ops[i].errors.saturating_sub(earlier.ops[i].errors),
+                total: self.ops[i].total.saturating_sub(earlier.ops[i].total),
+            }),
+        }
+    }
+
+    /// The operations with at least one call, with their counters.
+    pub fn nonzero(&self) -> impl Iterator<Item = (Operation, OpStats)> + '_ {
+        Operation::ALL
+            .iter()
+            .map(|op| (*op, self.op(*op)))
+            .filter(|(_, s)| s.calls > 0)
+    }
+}
+
+/// A store that delegates every call to `S` and counts it. See the [module docs](self).
+#[derive(Debug)]
+pub struct Instrumented<S> {
+    inner: S,
+    metrics: StoreMetrics,
+}
+
+impl<S> Instrumented<S> {
+    /// Wraps `inner` with fresh counters.
+    #[must_use]
+    pub fn new(inner: S) -> Self {
+        Self {
+            inner,
+            metrics: StoreMetrics::new(),
+        }
+    }
+
+    /// A handle on the counters; keep it to read them after the store moved.
+    #[must_use]
+    pub fn metrics(&self) -> StoreMetrics {
+        self.metrics.clone()
+    }
+
+    /// The wrapped store.
+    #[must_use]
+    pub fn inner(&self) -> &S {
+        &self.inner
+    }
+
+    async fn timed<T, F>(&self, op: Operation, call: F) -> StorageResult<T>
+    where
+        F: Future<Output = StorageResult<T>>,
+    {
+        let started = Instant::now();
+        let result = call.await;
+        self.metrics.record(op, result.is_ok(), started.elapsed());
+        result
+    }
+}
+
+#[async_trait]
+impl<S: QueueStore> QueueStore for Instrumented<S> {
+    async fn enqueue(&self, queue: QueueName, messages: Vec<NewQueueMessage>) -> StorageResult<()> {
+        self.timed(Operation::Enqueue, self.inner.enqueue(queue, messages))
+            .await
+    }
+    async fn dequeue(
+        &self,
+        queue: QueueName,
+        max: usize,
+        visibility: Duration,
+    ) -> StorageResult<Vec<Dequeued>> {
+        self.timed(
+            Operation::Dequeue,
+            self.inner.dequeue(queue, max, visibility),
+        )
+        .await
+    }
+    async fn delete(&self, queue: QueueName, receipt: &Receipt) -> StorageResult<()> {
+        self.timed(Operation::Delete, self.inner.delete(queue, receipt))
+            .await
+    }
+    async fn abandon(
+        &self,
+        queue: QueueName,
+        receipt: &Receipt,
+        delay: Duration,
+    ) -> StorageResult<()> {
+        self.timed(
+            Operation::Abandon,
+            self.inner.abandon(queue, receipt, delay),
+        )
+        .await
+    }
+    async fn extend(
+        &self,
+        queue: QueueName,
+        receipt: &Receipt,
+        visibility: Duration,
+    ) -> StorageResult<Receipt> {
+        self.timed(
+            Operation::Extend,
+            self.inner.extend(queue, receipt, visibility),
+        )
+        .await
+    }
+    async fn stats(&self, queue: QueueName) -> StorageResult<QueueStats> {
+        self.timed(Operation::QueueStats, self.inner.stats(queue))
+            .await
+    }
+    fn max_delay(&self) -> Duration {
+        self.inner.max_delay()
+    }
+}
+
+#[async_trait]
+impl<S: HistoryStore> HistoryStore for Instrumented<S> {
+    async fn load_history(&self, instance: &InstanceId) -> StorageResult<Option<HistorySnapshot>> {
+        self.timed(Operation::LoadHistory, self.inner.load_history(instance))
+            .await
+    }
+    async fn delete_history(&self, instance: &InstanceId) -> StorageResult<()> {
+        self.timed(
+            Operation::DeleteHistory,
+            self.inner.delete_history(instance),
+        )
+        .await
+    }
+}
+
+#[async_trait]
+impl<S: InstanceStore> InstanceStore for Instrumented<S> {
+    async fn get_instance(&self, instance: &InstanceId) -> StorageResult<Option<InstanceRow>> {
+        self.timed(Operation::GetInstance, self.inner.get_instance(instance))
+            .await
+    }
+    async fn put_instance(&self, row: &InstanceRow, expect: Expect) -> StorageResult<ETag> {
+        self.timed(Operation::PutInstance, self.inner.put_instance(row, expect))
+            .await
+    }
+    async fn list_instances(&self, query: &InstanceQuery) -> StorageResult<InstancePage> {
+        self.timed(Operation::ListInstances, self.inner.list_instances(query))
+            .await
+    }
+    async fn delete_instance(&self, instance: &InstanceId) -> StorageResult<bool> {
+        self.timed(
+            Operation::DeleteInstance,
+            self.inner.delete_instance(instance),
+        )
+        .await
+    }
+}
+
+#[async_trait]
+impl<S: PayloadStore> PayloadStore for Instrumented<S> {
+    async fn put_payload(
+        &self,
+        instance: &InstanceId,
+        name: &str,
+        data: Vec<u8>,
+    ) -> StorageResult<()> {
+        self.timed(
+            Operation::PutPayload,
+            self.inner.put_payload(instance, name, data),
+        )
+        .await
+    }
+    async fn get_payload(
+        &self,
+        instance: &InstanceId,
+        name: &str,
+    ) -> StorageResult<Option<Vec<u8>>> {
+        self.timed(
+            Operation::GetPayload,
+            self.inner.get_payload(instance, name),
+        )
+        .await
+    }
+    async fn delete_payloads(&self, instance: &InstanceId) -> StorageResult<u64> {
+        self.timed(
+            Operation::DeletePayloads,
+            self.inner.delete_payloads(instance),
+        )
+        .await
+    }
+}
+
+#[async_trait]
+impl<S: DeadLetterStore> DeadLetterStore for Instrumented<S> {
+    async fn add_dead_letter(&self, letter: DeadLetter) -> StorageResult<String> {
+        self.timed(Operation::AddDeadLetter, self.inner.add_dead_letter(letter))
+            .await
+    }
+    async fn list_dead_letters(
+        &self,
+        after: Option<&str>,
+        limit: usize,
+    ) -> StorageResult<Vec<DeadLetter>> {
+        self.timed(
+            Operation::ListDeadLetters,
+            self.inner.list_dead_letters(after, limit),
+        )
+        .await
+    }
+    async fn take_dead_letter(&self, id: &str) -> StorageResult<Option<DeadLetter>> {
+        self.timed(Operation::TakeDeadLetter, self.inner.take_dead_letter(id))
+            .await
+    }
+}
+
+#[async_trait]
+impl<S: PartitionStore> PartitionStore for Instrumented<S> {
+    async fn create_hub(&self, partition_count: u32, now: Timestamp) -> StorageResult<HubInfo> {
+        self.timed(
+            Operation::CreateHub,
+            self.inner.create_hub(partition_count, now),
+        )
+        .await
+    }
+    async fn hub_info(&self) -> StorageResult<Option<HubInfo>> {
+        self.timed(Operation::HubInfo, self.inner.hub_info()).await
+    }
+    async fn set_partition_count(&self, partition_count: u32) -> StorageResult<()> {
+        self.timed(
+            Operation::SetPartitionCount,
+            self.inner.set_partition_count(partition_count),
+        )
+        .await
+    }
+    async fn set_prohibited_workers(&self, workers: Vec<String>) -> StorageResult<()> {
+        self.timed(
+            Operation::SetProhibitedWorkers,
+            self.inner.set_prohibited_workers(workers),
+        )
+        .await
+    }
+    async fn list_partitions(&self) -> StorageResult<Vec<PartitionRow>> {
+        self.timed(Operation::ListPartitions, self.inner.list_partitions())
+            .await
+    }
+    async fn put_partition(
+        &self,
+        row: &PartitionRow,
+        expected: Option<&ETag>,
+    ) -> StorageResult<ETag> {
+        self.timed(
+            Operation::PutPartition,
+            self.inner.put_partition(row, expected),
+        )
+        .await
+    }
+}
+
+#[async_trait]
+impl<S: CheckpointStore> CheckpointStore for Instrumented<S> {
+    async fn checkpoint(&self, request: CheckpointRequest) -> StorageResult<CheckpointOutcome> {
+        self.timed(Operation::Checkpoint, self.inner.checkpoint(request))
+            .await
+    }
+}
+
+impl<S: TaskHubStore> TaskHubStore for Instrumented<S> {
+    fn backend_name(&self) -> &'static str {
+        self.inner.backend_name()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::MemoryStore;
+    use crate::SystemClock;
+
+    #[test]
+    fn operation_indexes_match_all() {
+        for (i, op) in Operation::ALL.iter().enumerate() {
+            assert_eq!(op.index(), i, "{op}");
+        }
+    }
+
+    #[tokio::test]
+    async fn counts_calls_and_errors_per_operation() {
+        let store = Instrumented::new(MemoryStore::new(Arc::new(SystemClock::new())));
+        let metrics = store.metrics();
+        let store: Arc<dyn TaskHubStore> = Arc::new(store);
+        let before = metrics.snapshot();
+        store
+            .create_hub(2, Timestamp::from_millis(0))
+            .await
+            .map_err(|e| e.to_string())
+            .ok();
+        let msg = NewQueueMessage {
+            body: "x".into(),
+            delay: Duration::ZERO,
+        };
+        for _ in 0..3 {
+            assert!(store
+                .enqueue(QueueName::WorkItems, vec![msg.clone()])
+                .await
+                .is_ok());
+        }
+        let got = store
+            .dequeue(QueueName::WorkItems, 32, Duration::from_secs(30))
+            .await;
+        assert_eq!(got.map(|v| v.len()).ok(), Some(3));
+        // A dequeue of 0 messages breaks the contract: an error, counted as one.
+        assert!(store
+            .dequeue(QueueName::WorkItems, 0, Duration::from_secs(1))
+            .await
+            .is_err());
+        let stats = metrics.snapshot().since(&before);
+        assert_eq!(stats.calls(Operation::CreateHub), 1);
+        assert_eq!(stats.calls(Operation::Enqueue), 3);
+        assert_eq!(stats.op(Operation::Dequeue).calls, 2);
+        assert_eq!(stats.op(Operation::Dequeue).errors, 1);
+        assert_eq!(stats.calls(Operation::Checkpoint), 0);
+        assert_eq!(stats.total_calls(), 6);
+        let names: Vec<&str> = stats.nonzero().map(|(op, _)| op.name()).collect();
+        assert_eq!(names, ["enqueue", "dequeue", "create_hub"]);
+        assert_eq!(store.backend_name(), "memory");
+    }
+}
