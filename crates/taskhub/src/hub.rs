@@ -67,9 +67,9 @@ impl TaskHub {
         Ok(Self {
             inner: Arc::new(HubInner {
                 store,
+                signals: Signals::new(clock.clone()),
                 clock,
                 settings,
-                signals: Signals::new(),
                 partition_count: std::sync::atomic::AtomicU32::new(info.partition_count),
                 count_checked_at: std::sync::Mutex::new(None),
             }),

@@ -170,7 +170,7 @@ impl TaskHubClient {
                 self.hub
                     .inner
                     .signals
-                    .enqueued(QueueName::Control(partition));
+                    .enqueued_after(QueueName::Control(partition), delay);
                 Ok(instance_id)
             }
             Err(StorageError::Conflict { .. }) => {

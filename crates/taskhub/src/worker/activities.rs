@@ -65,10 +65,22 @@ pub(crate) async fn poll_work_items(shared: Arc<Shared>) {
             continue;
         }
         backoff.reset();
+        let drained = messages.len() < permits.len();
         for m in messages {
             let Some(permit) = permits.pop() else { break };
             let s = shared.clone();
             shared.spawn(run_one(s, m, permit));
+        }
+        drop(permits);
+        if drained {
+            // The queue looked empty after this batch: wait for a wake-up (or the shortest
+            // back-off, for other processes' messages) rather than an empty dequeue at once.
+            let wait = clock.sleep(backoff.next_wait());
+            tokio::select! {
+                () = wait => {}
+                () = shared.hub.inner.signals.queue(queue).notified() => backoff.reset(),
+                _ = stop.changed() => {}
+            }
         }
     }
 }

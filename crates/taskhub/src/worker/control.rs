@@ -94,6 +94,7 @@ pub(crate) async fn poll_partition(shared: Arc<Shared>, mut lease: Lease) {
             continue;
         }
         backoff.reset();
+        let drained = messages.len() < slots;
         let mut groups: HashMap<InstanceId, Vec<Delivery>> = HashMap::new();
         let mut order: Vec<InstanceId> = Vec::new();
         for m in messages {
@@ -143,6 +144,17 @@ pub(crate) async fn poll_partition(shared: Arc<Shared>, mut lease: Lease) {
         for id in order {
             if let Some(batch) = groups.remove(&id) {
                 dispatch(&shared, id, batch);
+            }
+        }
+        if drained {
+            // The queue looked empty after this batch: wait for a wake-up (or the shortest
+            // back-off, for other processes' messages) rather than an empty dequeue at once.
+            let wait = clock.sleep(backoff.next_wait());
+            tokio::select! {
+                () = wait => {}
+                () = shared.hub.inner.signals.queue(queue).notified() => backoff.reset(),
+                _ = stop.changed() => {}
+                _ = lease.stop.changed() => {}
             }
         }
     }

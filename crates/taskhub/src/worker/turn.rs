@@ -371,7 +371,10 @@ async fn run(
     if history.is_none() && outbound.is_empty() && consumed.is_empty() {
         return;
     }
-    let queues: Vec<QueueName> = outbound.iter().map(|o| o.queue).collect();
+    let queues: Vec<(QueueName, Duration)> = outbound
+        .iter()
+        .map(|o| (o.queue, o.message.delay))
+        .collect();
     let request = CheckpointRequest {
         instance_id: instance.clone(),
         fence: Some(fence),
@@ -398,8 +401,8 @@ async fn run(
                 }
                 cached.row = Some(r);
             }
-            for q in queues {
-                shared.hub.inner.signals.enqueued(q);
+            for (q, delay) in queues {
+                shared.hub.inner.signals.enqueued_after(q, delay);
             }
         }
         Err(e) => {
@@ -650,7 +653,10 @@ async fn consume(
     deliveries: &[Delivery],
     outbound: Vec<OutboundMessage>,
 ) {
-    let queues: Vec<QueueName> = outbound.iter().map(|o| o.queue).collect();
+    let queues: Vec<(QueueName, Duration)> = outbound
+        .iter()
+        .map(|o| (o.queue, o.message.delay))
+        .collect();
     let req = CheckpointRequest {
         instance_id: instance.clone(),
         fence: None,
@@ -664,8 +670,8 @@ async fn consume(
     };
     match commit(shared, req).await {
         Ok(_) => {
-            for q in queues {
-                shared.hub.inner.signals.enqueued(q);
+            for (q, delay) in queues {
+                shared.hub.inner.signals.enqueued_after(q, delay);
             }
         }
         Err(e) => {
