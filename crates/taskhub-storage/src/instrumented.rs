@@ -10,9 +10,9 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use taskhub_storage::instrumented::{Instrumented, Operation};
+//! use taskhub_storage::instrumented::Instrumented;
 //! use taskhub_storage::memory::MemoryStore;
-//! use taskhub_storage::{SystemClock, TaskHubStore};
+//! use taskhub_storage::{Operation, SystemClock, TaskHubStore};
 //!
 //! let store = Instrumented::new(MemoryStore::new(Arc::new(SystemClock::new())));
 //! let metrics = store.metrics();
@@ -21,7 +21,6 @@
 //! assert_eq!(metrics.snapshot().calls(Operation::Checkpoint), 0);
 //! ```
 
-use std::fmt;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -35,138 +34,11 @@ use crate::dead_letters::{DeadLetter, DeadLetterStore};
 use crate::error::StorageResult;
 use crate::history::{ETag, HistorySnapshot, HistoryStore};
 use crate::instances::{Expect, InstancePage, InstanceQuery, InstanceRow, InstanceStore};
+use crate::operation::Operation;
 use crate::partitions::{HubInfo, PartitionRow, PartitionStore};
 use crate::payloads::PayloadStore;
 use crate::queue::{Dequeued, NewQueueMessage, QueueName, QueueStats, QueueStore, Receipt};
 use crate::store::TaskHubStore;
-
-/// One call of the storage seam, as counted by [`Instrumented`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Operation {
-    /// `QueueStore::enqueue`.
-    Enqueue,
-    /// `QueueStore::dequeue`.
-    Dequeue,
-    /// `QueueStore::delete`.
-    Delete,
-    /// `QueueStore::abandon`.
-    Abandon,
-    /// `QueueStore::extend`.
-    Extend,
-    /// `QueueStore::stats`.
-    QueueStats,
-    /// `HistoryStore::load_history`.
-    LoadHistory,
-    /// `HistoryStore::delete_history`.
-    DeleteHistory,
-    /// `InstanceStore::get_instance`.
-    GetInstance,
-    /// `InstanceStore::put_instance`.
-    PutInstance,
-    /// `InstanceStore::list_instances`.
-    ListInstances,
-    /// `InstanceStore::delete_instance`.
-    DeleteInstance,
-    /// `PayloadStore::put_payload`.
-    PutPayload,
-    /// `PayloadStore::get_payload`.
-    GetPayload,
-    /// `PayloadStore::delete_payloads`.
-    DeletePayloads,
-    /// `DeadLetterStore::add_dead_letter`.
-    AddDeadLetter,
-    /// `DeadLetterStore::list_dead_letters`.
-    ListDeadLetters,
-    /// `DeadLetterStore::take_dead_letter`.
-    TakeDeadLetter,
-    /// `PartitionStore::create_hub`.
-    CreateHub,
-    /// `PartitionStore::hub_info`.
-    HubInfo,
-    /// `PartitionStore::set_partition_count`.
-    SetPartitionCount,
-    /// `PartitionStore::set_prohibited_workers`.
-    SetProhibitedWorkers,
-    /// `PartitionStore::list_partitions`.
-    ListPartitions,
-    /// `PartitionStore::put_partition`.
-    PutPartition,
-    /// `CheckpointStore::checkpoint`.
-    Checkpoint,
-}
-
-impl Operation {
-    /// Every operation, in declaration order.
-    pub const ALL: [Self; 25] = [
-        Self::Enqueue,
-        Self::Dequeue,
-        Self::Delete,
-        Self::Abandon,
-        Self::Extend,
-        Self::QueueStats,
-        Self::LoadHistory,
-        Self::DeleteHistory,
-        Self::GetInstance,
-        Self::PutInstance,
-        Self::ListInstances,
-        Self::DeleteInstance,
-        Self::PutPayload,
-        Self::GetPayload,
-        Self::DeletePayloads,
-        Self::AddDeadLetter,
-        Self::ListDeadLetters,
-        Self::TakeDeadLetter,
-        Self::CreateHub,
-        Self::HubInfo,
-        Self::SetPartitionCount,
-        Self::SetProhibitedWorkers,
-        Self::ListPartitions,
-        Self::PutPartition,
-        Self::Checkpoint,
-    ];
-
-    /// The snake-case method name (`enqueue`, `load_history`, ...).
-    #[must_use]
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Enqueue => "enqueue",
-            Self::Dequeue => "dequeue",
-            Self::Delete => "delete",
-            Self::Abandon => "abandon",
-            Self::Extend => "extend",
-            Self::QueueStats => "stats",
-            Self::LoadHistory => "load_history",
-            Self::DeleteHistory => "delete_history",
-            Self::GetInstance => "get_instance",
-            Self::PutInstance => "put_instance",
-            Self::ListInstances => "list_instances",
-            Self::DeleteInstance => "delete_instance",
-            Self::PutPayload => "put_payload",
-            Self::GetPayload => "get_payload",
-            Self::DeletePayloads => "delete_payloads",
-            Self::AddDeadLetter => "add_dead_letter",
-            Self::ListDeadLetters => "list_dead_letters",
-            Self::TakeDeadLetter => "take_dead_letter",
-            Self::CreateHub => "create_hub",
-            Self::HubInfo => "hub_info",
-            Self::SetPartitionCount => "set_partition_count",
-            Self::SetProhibitedWorkers => "set_prohibited_workers",
-            Self::ListPartitions => "list_partitions",
-            Self::PutPartition => "put_partition",
-            Self::Checkpoint => "checkpoint",
-        }
-    }
-
-    fn index(self) -> usize {
-        self as usize
-    }
-}
-
-impl fmt::Display for Operation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 #[derive(Debug, Default)]
 struct Cell {
@@ -366,8 +238,7 @@ impl<S: QueueStore> QueueStore for Instrumented<S> {
         .await
     }
     async fn stats(&self, queue: QueueName) -> StorageResult<QueueStats> {
-        self.timed(Operation::QueueStats, self.inner.stats(queue))
-            .await
+        self.timed(Operation::Stats, self.inner.stats(queue)).await
     }
     fn max_delay(&self) -> Duration {
         self.inner.max_delay()

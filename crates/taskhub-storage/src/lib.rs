@@ -17,6 +17,7 @@ pub mod history;
 pub mod instances;
 pub mod instrumented;
 pub mod memory;
+mod operation;
 pub mod partitions;
 pub mod payloads;
 pub mod queue;
@@ -34,7 +35,8 @@ pub use dead_letters::{DeadLetter, DeadLetterStore};
 pub use error::{StorageError, StorageResult};
 pub use history::{ETag, HistorySnapshot, HistoryStore};
 pub use instances::{Expect, InstancePage, InstanceQuery, InstanceRow, InstanceStore};
-pub use instrumented::{Instrumented, MetricsSnapshot, Operation, StoreMetrics};
+pub use instrumented::{Instrumented, MetricsSnapshot, StoreMetrics};
+pub use operation::Operation;
 pub use partitions::{HubInfo, PartitionRow, PartitionStore};
 pub use payloads::PayloadStore;
 pub use queue::{

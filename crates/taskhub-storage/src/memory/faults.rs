@@ -26,61 +26,8 @@ use std::time::Duration;
 use crate::clock::Clock;
 use crate::error::{StorageError, StorageResult};
 
-/// One operation of the storage seam, for counting calls and aiming faults.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[non_exhaustive]
-pub enum Op {
-    /// `QueueStore::enqueue`.
-    Enqueue,
-    /// `QueueStore::dequeue`.
-    Dequeue,
-    /// `QueueStore::delete`.
-    Delete,
-    /// `QueueStore::abandon`.
-    Abandon,
-    /// `QueueStore::extend`.
-    Extend,
-    /// `QueueStore::stats`.
-    Stats,
-    /// `HistoryStore::load_history`.
-    LoadHistory,
-    /// `HistoryStore::delete_history`.
-    DeleteHistory,
-    /// `InstanceStore::get_instance`.
-    GetInstance,
-    /// `InstanceStore::put_instance`.
-    PutInstance,
-    /// `InstanceStore::list_instances`.
-    ListInstances,
-    /// `InstanceStore::delete_instance`.
-    DeleteInstance,
-    /// `PayloadStore::put_payload`.
-    PutPayload,
-    /// `PayloadStore::get_payload`.
-    GetPayload,
-    /// `PayloadStore::delete_payloads`.
-    DeletePayloads,
-    /// `DeadLetterStore::add_dead_letter`.
-    AddDeadLetter,
-    /// `DeadLetterStore::list_dead_letters`.
-    ListDeadLetters,
-    /// `DeadLetterStore::take_dead_letter`.
-    TakeDeadLetter,
-    /// `PartitionStore::create_hub`.
-    CreateHub,
-    /// `PartitionStore::hub_info`.
-    HubInfo,
-    /// `PartitionStore::set_partition_count`.
-    SetPartitionCount,
-    /// `PartitionStore::set_prohibited_workers`.
-    SetProhibitedWorkers,
-    /// `PartitionStore::list_partitions`.
-    ListPartitions,
-    /// `PartitionStore::put_partition`.
-    PutPartition,
-    /// `CheckpointStore::checkpoint` (one call, whatever its steps do).
-    Checkpoint,
-}
+/// The seam operation a fault aims at (the crate's [`Operation`](crate::Operation)).
+pub use crate::operation::Operation as Op;
 
 /// Which call a fault hits: the `n`-th (1-based) since the plan was installed, counted over
 /// every operation or over one. `n` of 0 never fires.

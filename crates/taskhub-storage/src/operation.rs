@@ -1,0 +1,133 @@
+//! The operations of the storage seam, named once.
+
+use std::fmt;
+
+/// One operation of the storage seam: what [`Instrumented`](crate::Instrumented) counts and
+/// what the memory backend's fault plan aims at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum Operation {
+    /// `QueueStore::enqueue`.
+    Enqueue,
+    /// `QueueStore::dequeue`.
+    Dequeue,
+    /// `QueueStore::delete`.
+    Delete,
+    /// `QueueStore::abandon`.
+    Abandon,
+    /// `QueueStore::extend`.
+    Extend,
+    /// `QueueStore::stats`.
+    Stats,
+    /// `HistoryStore::load_history`.
+    LoadHistory,
+    /// `HistoryStore::delete_history`.
+    DeleteHistory,
+    /// `InstanceStore::get_instance`.
+    GetInstance,
+    /// `InstanceStore::put_instance`.
+    PutInstance,
+    /// `InstanceStore::list_instances`.
+    ListInstances,
+    /// `InstanceStore::delete_instance`.
+    DeleteInstance,
+    /// `PayloadStore::put_payload`.
+    PutPayload,
+    /// `PayloadStore::get_payload`.
+    GetPayload,
+    /// `PayloadStore::delete_payloads`.
+    DeletePayloads,
+    /// `DeadLetterStore::add_dead_letter`.
+    AddDeadLetter,
+    /// `DeadLetterStore::list_dead_letters`.
+    ListDeadLetters,
+    /// `DeadLetterStore::take_dead_letter`.
+    TakeDeadLetter,
+    /// `PartitionStore::create_hub`.
+    CreateHub,
+    /// `PartitionStore::hub_info`.
+    HubInfo,
+    /// `PartitionStore::set_partition_count`.
+    SetPartitionCount,
+    /// `PartitionStore::set_prohibited_workers`.
+    SetProhibitedWorkers,
+    /// `PartitionStore::list_partitions`.
+    ListPartitions,
+    /// `PartitionStore::put_partition`.
+    PutPartition,
+    /// `CheckpointStore::checkpoint`.
+    Checkpoint,
+}
+
+impl Operation {
+    /// Every operation, in declaration order.
+    pub const ALL: [Self; 25] = [
+        Self::Enqueue,
+        Self::Dequeue,
+        Self::Delete,
+        Self::Abandon,
+        Self::Extend,
+        Self::Stats,
+        Self::LoadHistory,
+        Self::DeleteHistory,
+        Self::GetInstance,
+        Self::PutInstance,
+        Self::ListInstances,
+        Self::DeleteInstance,
+        Self::PutPayload,
+        Self::GetPayload,
+        Self::DeletePayloads,
+        Self::AddDeadLetter,
+        Self::ListDeadLetters,
+        Self::TakeDeadLetter,
+        Self::CreateHub,
+        Self::HubInfo,
+        Self::SetPartitionCount,
+        Self::SetProhibitedWorkers,
+        Self::ListPartitions,
+        Self::PutPartition,
+        Self::Checkpoint,
+    ];
+
+    /// The snake-case method name (`enqueue`, `load_history`, ...).
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Enqueue => "enqueue",
+            Self::Dequeue => "dequeue",
+            Self::Delete => "delete",
+            Self::Abandon => "abandon",
+            Self::Extend => "extend",
+            Self::Stats => "stats",
+            Self::LoadHistory => "load_history",
+            Self::DeleteHistory => "delete_history",
+            Self::GetInstance => "get_instance",
+            Self::PutInstance => "put_instance",
+            Self::ListInstances => "list_instances",
+            Self::DeleteInstance => "delete_instance",
+            Self::PutPayload => "put_payload",
+            Self::GetPayload => "get_payload",
+            Self::DeletePayloads => "delete_payloads",
+            Self::AddDeadLetter => "add_dead_letter",
+            Self::ListDeadLetters => "list_dead_letters",
+            Self::TakeDeadLetter => "take_dead_letter",
+            Self::CreateHub => "create_hub",
+            Self::HubInfo => "hub_info",
+            Self::SetPartitionCount => "set_partition_count",
+            Self::SetProhibitedWorkers => "set_prohibited_workers",
+            Self::ListPartitions => "list_partitions",
+            Self::PutPartition => "put_partition",
+            Self::Checkpoint => "checkpoint",
+        }
+    }
+
+    pub(crate) fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl fmt::Display for Operation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
