@@ -8,46 +8,13 @@
 
 mod common;
 use std::collections::HashMap;
-use std::io::Write;
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use common::*;
 use taskhub::*;
 
-const DB_VAR: &str = "TASKHUB_KILL9_DB";
-const LOG_VAR: &str = "TASKHUB_KILL9_LOG";
-
-fn registry(log: std::path::PathBuf) -> Registry {
-    let mut reg = Registry::new();
-    reg.activity("Work", move |ctx: ActivityContext, x: u64| {
-        let log = log.clone();
-        async move {
-            // Record every execution (instance, task) so duplicates can be counted.
-            let mut f = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&log)?;
-            // One write call per line: O_APPEND keeps concurrent lines whole.
-            f.write_all(format!("{} {}\n", ctx.instance_id(), ctx.task_id()).as_bytes())?;
-            tokio::time::sleep(Duration::from_millis(10 + x % 23)).await;
-            Ok::<_, ActivityError>(x * 2)
-        }
-    });
-    reg.orchestration("Chain", |ctx: OrchestrationContext, base: u64| async move {
-        let mut sum = 0;
-        for i in 0..6 {
-            sum += ctx.call_activity::<_, u64>("Work", base + i).await?;
-        }
-        let fan =
-            when_all((0..4).map(|i| ctx.call_activity::<_, u64>("Work", base + 100 + i))).await;
-        for r in fan {
-            sum += r?;
-        }
-        Ok::<_, OrchestrationError>(sum)
-    });
-    reg
-}
+const SEQ: u64 = 6;
+const FAN: u64 = 4;
 
 /// Messages of a killed worker reappear after the visibility timeout, and its partitions are
 /// taken over after the lease interval: keep both short here.
@@ -63,45 +30,19 @@ fn kill_settings() -> Settings {
 }
 
 fn expected(base: u64) -> u64 {
-    (0..6).map(|i| (base + i) * 2).sum::<u64>() + (0..4).map(|i| (base + 100 + i) * 2).sum::<u64>()
+    child::expected(base, SEQ, FAN)
 }
 
 #[test]
 #[ignore = "entry point of the worker process started by kill9_workers_lose_nothing"]
 fn child_worker() {
-    let (Ok(db), Ok(log)) = (std::env::var(DB_VAR), std::env::var(LOG_VAR)) else {
-        return;
-    };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async move {
-        let store = sqlite_store(std::path::Path::new(&db));
-        let hub = TaskHub::open(store, kill_settings()).await.unwrap();
-        let _worker = Worker::start(&hub, registry(log.into())).await.unwrap();
-        println!("ready");
-        std::future::pending::<()>().await;
-    });
+    if let Some((db, log)) = child::child_env() {
+        child::run_child(&db, kill_settings(), child::registry(log, SEQ, FAN));
+    }
 }
 
-fn spawn_worker(dir: &std::path::Path) -> Child {
-    Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--ignored",
-            "--exact",
-            "child_worker",
-            "--nocapture",
-            "--test-threads",
-            "1",
-        ])
-        .env(DB_VAR, dir)
-        .env(LOG_VAR, dir.join("activity.log"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap()
+fn spawn_worker(dir: &std::path::Path) -> std::process::Child {
+    child::spawn("child_worker", dir).child
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -179,13 +120,9 @@ async fn kill9_workers_lose_nothing() {
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    let log = std::fs::read_to_string(dir.0.join("activity.log")).unwrap();
-    let mut runs: HashMap<&str, u32> = HashMap::new();
-    for line in log.lines() {
-        *runs.entry(line).or_insert(0) += 1;
-    }
-    assert_eq!(runs.len() as u64, n * 10, "every activity ran");
-    let reruns: u32 = runs.values().map(|c| c - 1).sum();
+    let runs = child::activity_runs(&dir.0);
+    assert_eq!(runs.len() as u64, n * (SEQ + FAN), "every activity ran");
+    let reruns = runs.values().map(|pids| pids.len() as u32 - 1).sum::<u32>();
     // Only activities running in a killed process may run again: at most the worker's
     // concurrency limit per kill.
     let bound = kills * hub.settings().max_concurrent_activities as u32;

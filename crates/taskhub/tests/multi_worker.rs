@@ -9,54 +9,16 @@
 
 mod common;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::io::{BufRead, Write};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
 use taskhub::*;
 
-const DB_VAR: &str = "TASKHUB_MULTI_DB";
-const LOG_VAR: &str = "TASKHUB_MULTI_LOG";
-
-fn registry(log: std::path::PathBuf) -> Registry {
-    let mut reg = Registry::new();
-    reg.activity("Work", move |ctx: ActivityContext, x: u64| {
-        let log = log.clone();
-        async move {
-            // One line per run: instance, task, process. O_APPEND keeps lines whole.
-            let mut f = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&log)?;
-            let line = format!(
-                "{} {} {}\n",
-                ctx.instance_id(),
-                ctx.task_id(),
-                std::process::id()
-            );
-            f.write_all(line.as_bytes())?;
-            tokio::time::sleep(Duration::from_millis(5 + x % 17)).await;
-            Ok::<_, ActivityError>(x * 2)
-        }
-    });
-    reg.orchestration("Chain", |ctx: OrchestrationContext, base: u64| async move {
-        let mut sum = 0;
-        for i in 0..4 {
-            sum += ctx.call_activity::<_, u64>("Work", base + i).await?;
-        }
-        let fan =
-            when_all((0..3).map(|i| ctx.call_activity::<_, u64>("Work", base + 100 + i))).await;
-        for r in fan {
-            sum += r?;
-        }
-        Ok::<_, OrchestrationError>(sum)
-    });
-    reg
-}
+const SEQ: u64 = 4;
+const FAN: u64 = 3;
 
 fn expected(base: u64) -> u64 {
-    (0..4).map(|i| (base + i) * 2).sum::<u64>() + (0..3).map(|i| (base + 100 + i) * 2).sum::<u64>()
+    child::expected(base, SEQ, FAN)
 }
 
 fn settings() -> Settings {
@@ -73,66 +35,15 @@ fn settings() -> Settings {
 }
 
 #[test]
-#[ignore = "entry point of the worker processes started by workers_come_and_go_and_lose_nothing"]
+#[ignore = "entry point of the worker processes started by the tests of this file"]
 fn worker_process() {
-    let (Ok(db), Ok(log)) = (std::env::var(DB_VAR), std::env::var(LOG_VAR)) else {
-        return;
-    };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async move {
-        let store = sqlite_store(std::path::Path::new(&db));
-        let hub = TaskHub::open(store, settings()).await.unwrap();
-        let worker = Worker::start(&hub, registry(log.into())).await.unwrap();
-        println!("ready {}", worker.name());
-        // Stdin closing (the parent dropping its end) asks for a graceful shutdown.
-        tokio::task::spawn_blocking(|| {
-            let mut sink = String::new();
-            while std::io::stdin().read_line(&mut sink).is_ok_and(|n| n > 0) {}
-        })
-        .await
-        .unwrap();
-        worker.shutdown().await;
-        println!("stopped");
-    });
+    if let Some((db, log)) = child::child_env() {
+        child::run_child(&db, settings(), child::registry(log, SEQ, FAN));
+    }
 }
 
-struct Proc {
-    child: Child,
-    name: String,
-}
-
-fn spawn_worker(dir: &std::path::Path) -> Proc {
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--ignored",
-            "--exact",
-            "worker_process",
-            "--nocapture",
-            "--test-threads",
-            "1",
-        ])
-        .env(DB_VAR, dir)
-        .env(LOG_VAR, dir.join("activity.log"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let mut lines = std::io::BufReader::new(stdout).lines();
-    let name = loop {
-        let line = lines.next().expect("worker printed nothing").unwrap();
-        // libtest prints "test worker_process ... " before the test's own output.
-        if let Some((_, name)) = line.split_once("ready ") {
-            break name.trim().to_owned();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
-    Proc { child, name }
+fn spawn_worker(dir: &std::path::Path) -> child::Proc {
+    child::spawn("worker_process", dir)
 }
 
 async fn owners(hub: &TaskHub) -> BTreeMap<u32, Option<String>> {
@@ -212,23 +123,6 @@ async fn check_instances(client: &TaskHubClient, ids: &[(InstanceId, u64)]) {
     }
 }
 
-/// Activity runs from the log: (instance, task) → the processes that ran it, in order.
-fn activity_runs(dir: &std::path::Path) -> HashMap<(String, String), Vec<u32>> {
-    let log = std::fs::read_to_string(dir.join("activity.log")).unwrap();
-    let mut runs: HashMap<(String, String), Vec<u32>> = HashMap::new();
-    for line in log.lines() {
-        let mut parts = line.split(' ');
-        let (Some(instance), Some(task), Some(pid)) = (parts.next(), parts.next(), parts.next())
-        else {
-            panic!("malformed log line {line:?}");
-        };
-        runs.entry((instance.to_owned(), task.to_owned()))
-            .or_default()
-            .push(pid.parse().unwrap());
-    }
-    runs
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn workers_come_and_go_and_lose_nothing() {
     let dir = TempDir::new("multi");
@@ -243,7 +137,7 @@ async fn workers_come_and_go_and_lose_nothing() {
     }
     let acquire = hub.settings().lease_acquire_interval;
     let mut killed: BTreeSet<u32> = BTreeSet::new();
-    let mut workers: Vec<Proc> = vec![spawn_worker(&dir.0)];
+    let mut workers: Vec<child::Proc> = vec![spawn_worker(&dir.0)];
     wait_for_share(&hub, &workers[0].name, 4, acquire * 2).await;
     // A second and a third worker each get their share within two acquire intervals.
     for expected_share in [2, 1] {
@@ -292,7 +186,7 @@ async fn workers_come_and_go_and_lose_nothing() {
         w.child.wait().unwrap();
     }
     // Activity runs: a second run only after a run in a killed process.
-    let runs = activity_runs(&dir.0);
+    let runs = child::activity_runs(&dir.0);
     assert_eq!(runs.len() as u64, n * 7, "every activity ran");
     let mut reruns = 0;
     for ((instance, task), pids) in &runs {
@@ -385,7 +279,7 @@ async fn partition_count_raised_and_lowered_during_a_run() {
         .collect();
     assert!(stranded.is_empty(), "instances not re-homed: {stranded:?}");
     // Raising and lowering the count moved no activity: each ran once.
-    let runs = activity_runs(&dir.0);
+    let runs = child::activity_runs(&dir.0);
     assert_eq!(runs.len(), 900 * 7, "every activity ran");
     let twice: Vec<_> = runs.iter().filter(|(_, pids)| pids.len() > 1).collect();
     assert!(

@@ -1,6 +1,8 @@
 //! Shared helpers for runtime tests.
 #![allow(dead_code, missing_docs, clippy::unwrap_used, reason = "test support")]
 
+pub mod child;
+
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -1,0 +1,151 @@
+//! Worker processes for the kill -9 and multi-worker tests: the test binary re-executes itself
+//! with one ignored test as the entry point. Every activity run is logged as
+//! `instance task pid`, so a test can tell which process ran what, and how often.
+
+use std::collections::HashMap;
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use taskhub::*;
+
+/// The database directory a child opens.
+pub const DB_VAR: &str = "TASKHUB_CHILD_DB";
+/// The activity log a child appends to.
+pub const LOG_VAR: &str = "TASKHUB_CHILD_LOG";
+
+/// `Chain(base)`: `seq` activities in sequence, then `fan` in parallel; each returns 2 × input.
+pub fn registry(log: PathBuf, seq: u64, fan: u64) -> Registry {
+    let mut reg = Registry::new();
+    reg.activity("Work", move |ctx: ActivityContext, x: u64| {
+        let log = log.clone();
+        async move {
+            // One write call per line: O_APPEND keeps concurrent lines whole.
+            let mut f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&log)?;
+            let line = format!(
+                "{} {} {}\n",
+                ctx.instance_id(),
+                ctx.task_id(),
+                std::process::id()
+            );
+            f.write_all(line.as_bytes())?;
+            tokio::time::sleep(Duration::from_millis(5 + x % 17)).await;
+            Ok::<_, ActivityError>(x * 2)
+        }
+    });
+    reg.orchestration(
+        "Chain",
+        move |ctx: OrchestrationContext, base: u64| async move {
+            let mut sum = 0;
+            for i in 0..seq {
+                sum += ctx.call_activity::<_, u64>("Work", base + i).await?;
+            }
+            let fanned =
+                when_all((0..fan).map(|i| ctx.call_activity::<_, u64>("Work", base + 100 + i)))
+                    .await;
+            for r in fanned {
+                sum += r?;
+            }
+            Ok::<_, OrchestrationError>(sum)
+        },
+    );
+    reg
+}
+
+/// The output of `Chain(base)`.
+pub fn expected(base: u64, seq: u64, fan: u64) -> u64 {
+    (0..seq).map(|i| (base + i) * 2).sum::<u64>()
+        + (0..fan).map(|i| (base + 100 + i) * 2).sum::<u64>()
+}
+
+/// The child side: the database and log from the environment, if this process is a child.
+pub fn child_env() -> Option<(PathBuf, PathBuf)> {
+    Some((
+        std::env::var(DB_VAR).ok()?.into(),
+        std::env::var(LOG_VAR).ok()?.into(),
+    ))
+}
+
+/// A worker process and the name it holds leases under.
+pub struct Proc {
+    pub child: Child,
+    pub name: String,
+}
+
+/// Starts the ignored test `entry` of this binary as a worker on `dir` and waits for the line
+/// `ready NAME` it prints once its worker has started. Its stdin is a pipe: closing it is the
+/// child's cue to shut down gracefully.
+pub fn spawn(entry: &str, dir: &Path) -> Proc {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--ignored",
+            "--exact",
+            entry,
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
+        .env(DB_VAR, dir)
+        .env(LOG_VAR, dir.join("activity.log"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = std::io::BufReader::new(stdout).lines();
+    let name = loop {
+        let line = lines.next().expect("worker printed nothing").unwrap();
+        // libtest prints "test <entry> ... " before the test's own output.
+        if let Some((_, name)) = line.split_once("ready ") {
+            break name.trim().to_owned();
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    Proc { child, name }
+}
+
+/// Runs a worker with `registry` on the store in `db` until stdin closes, then shuts it down
+/// gracefully. Prints `ready NAME` once started.
+pub fn run_child(db: &Path, settings: Settings, registry: Registry) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async move {
+        let hub = TaskHub::open(super::sqlite_store(db), settings)
+            .await
+            .unwrap();
+        let worker = Worker::start(&hub, registry).await.unwrap();
+        println!("ready {}", worker.name());
+        tokio::task::spawn_blocking(|| {
+            let mut sink = String::new();
+            while std::io::stdin().read_line(&mut sink).is_ok_and(|n| n > 0) {}
+        })
+        .await
+        .unwrap();
+        worker.shutdown().await;
+    });
+}
+
+/// Activity runs from the log: (instance, task) → the processes that ran it, in order.
+pub fn activity_runs(dir: &Path) -> HashMap<(String, String), Vec<u32>> {
+    let log = std::fs::read_to_string(dir.join("activity.log")).unwrap();
+    let mut runs: HashMap<(String, String), Vec<u32>> = HashMap::new();
+    for line in log.lines() {
+        let mut parts = line.split(' ');
+        let (Some(instance), Some(task), Some(pid)) = (parts.next(), parts.next(), parts.next())
+        else {
+            panic!("malformed log line {line:?}");
+        };
+        runs.entry((instance.to_owned(), task.to_owned()))
+            .or_default()
+            .push(pid.parse().unwrap());
+    }
+    runs
+}
