@@ -288,7 +288,7 @@ fn list(conn: &Connection, query: &InstanceQuery, page_size: usize) -> StorageRe
 impl InstanceStore for SqliteStore {
     async fn get_instance(&self, instance: &InstanceId) -> StorageResult<Option<InstanceRow>> {
         let instance = instance.clone();
-        self.read(move |tx| get(tx, &instance)).await
+        self.read_point(move |conn| get(conn, &instance)).await
     }
 
     async fn put_instance(&self, row: &InstanceRow, expect: Expect) -> StorageResult<ETag> {

@@ -191,7 +191,7 @@ impl PartitionStore for SqliteStore {
     }
 
     async fn hub_info(&self) -> StorageResult<Option<HubInfo>> {
-        self.read(|tx| hub(tx)).await
+        self.read_point(hub).await
     }
 
     async fn set_partition_count(&self, partition_count: u32) -> StorageResult<()> {
@@ -232,7 +232,7 @@ impl PartitionStore for SqliteStore {
     }
 
     async fn list_partitions(&self) -> StorageResult<Vec<PartitionRow>> {
-        self.read(|tx| list(tx)).await
+        self.read(list).await
     }
 
     async fn put_partition(

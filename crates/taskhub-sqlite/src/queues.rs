@@ -70,6 +70,12 @@ pub(crate) fn enqueue_in(
     Ok(())
 }
 
+/// The first visible messages of a queue. The LIMIT is `?3 + 0`, not `?3`: SQLite re-prepares
+/// a statement whose LIMIT is a bare parameter every time a value is bound to it (to plan for
+/// that number), which would be a parse per dequeue.
+const VISIBLE_MESSAGES: &str = "SELECT id, body, dequeue_count, enqueued_at FROM queue_messages
+     WHERE queue = ?1 AND visible_at <= ?2 ORDER BY id LIMIT ?3 + 0";
+
 fn dequeue_in(
     tx: &Tx<'_>,
     queue: QueueName,
@@ -81,10 +87,7 @@ fn dequeue_in(
     let limit = i64::try_from(max).unwrap_or(i64::MAX);
     let rows: Vec<(i64, String, i64, i64)> = tx
         .conn
-        .prepare_cached(
-            "SELECT id, body, dequeue_count, enqueued_at FROM queue_messages
-             WHERE queue = ?1 AND visible_at <= ?2 ORDER BY id LIMIT ?3",
-        )
+        .prepare_cached(VISIBLE_MESSAGES)
         .and_then(|mut s| {
             s.query_map(params![name, ts_to_sql(now), limit], |r| {
                 Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
@@ -285,5 +288,36 @@ impl QueueStore for SqliteStore {
             })
         })
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+
+    use rusqlite::{params, Connection, StatementStatus};
+
+    use super::VISIBLE_MESSAGES;
+
+    #[test]
+    fn the_dequeue_query_is_not_re_prepared_per_limit() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+            "CREATE TABLE queue_messages (id INTEGER PRIMARY KEY, queue TEXT, body TEXT,
+                 dequeue_count INTEGER, enqueued_at INTEGER, visible_at INTEGER);
+             CREATE INDEX q ON queue_messages (queue, id, visible_at);",
+        )
+        .unwrap();
+        let count = |sql: &str| {
+            let mut stmt = conn.prepare(sql).unwrap();
+            for limit in 1..=5_i64 {
+                let mut rows = stmt.query(params!["q", 0, limit]).unwrap();
+                while rows.next().unwrap().is_some() {}
+            }
+            stmt.get_status(StatementStatus::RePrepare)
+        };
+        assert_eq!(count(VISIBLE_MESSAGES), 0);
+        // What the `+ 0` avoids, so this test notices if SQLite stops doing it.
+        assert!(count(&VISIBLE_MESSAGES.replace("?3 + 0", "?3")) > 0);
     }
 }

@@ -4,6 +4,12 @@
 //! concurrent reads reuses the pooled connections instead of opening, using once and closing
 //! a new connection for each read beyond the pool size (opening one parses the schema and
 //! sets the pragmas: far more work than a point read).
+//!
+//! A *point* read (one row by its key: tens of microseconds) runs on the calling task's thread
+//! instead: handing it to a blocking thread and back costs more than the read. It uses its own
+//! connections with no busy timeout, so it never waits on the async thread: if SQLite answers
+//! `BUSY` (a reader only sees that while another connection recovers the WAL), the read is
+//! handed to a blocking thread after all, where the busy timeout applies.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -23,6 +29,8 @@ pub(crate) struct ReadPool {
     busy_timeout: Duration,
     max_idle: usize,
     idle: Mutex<Vec<Connection>>,
+    /// Connections for point reads on the async threads (busy timeout zero).
+    inline: Mutex<Vec<Connection>>,
     permits: Arc<Semaphore>,
 }
 
@@ -34,6 +42,7 @@ impl ReadPool {
             busy_timeout,
             max_idle,
             idle: Mutex::new(Vec::new()),
+            inline: Mutex::new(Vec::new()),
             permits: Arc::new(Semaphore::new(max_idle.max(1))),
         }
     }
@@ -42,7 +51,7 @@ impl ReadPool {
     pub(crate) async fn read<T, F>(self: &Arc<Self>, f: F) -> StorageResult<T>
     where
         T: Send + 'static,
-        F: FnOnce(&rusqlite::Transaction<'_>) -> StorageResult<T> + Send + 'static,
+        F: FnOnce(&Connection) -> StorageResult<T> + Send + 'static,
     {
         let permit = Arc::clone(&self.permits)
             .acquire_owned()
@@ -60,48 +69,159 @@ impl ReadPool {
     /// Runs `f` in a read transaction on the calling thread.
     pub(crate) fn read_blocking<T, F>(&self, f: F) -> StorageResult<T>
     where
-        F: FnOnce(&rusqlite::Transaction<'_>) -> StorageResult<T>,
+        F: FnOnce(&Connection) -> StorageResult<T>,
     {
-        let mut conn = self.take()?;
-        let result = (|| {
-            let tx = conn.transaction().ctx("read transaction")?;
-            let value = f(&tx)?;
-            // Ending a read transaction cannot lose anything; commit just releases the snapshot.
-            tx.commit().ctx("read transaction")?;
-            Ok(value)
-        })();
+        let conn = self.take(&self.idle, self.busy_timeout)?;
+        let result = in_snapshot(&conn, f);
         if conn.is_autocommit() {
-            self.put(conn);
+            put(&self.idle, conn, self.max_idle);
+        }
+        result
+    }
+
+    /// Runs a point read (one row by key) on the calling thread, or on a blocking thread if the
+    /// database is busy (see the module docs). `f` may run twice, so it takes its input by
+    /// reference.
+    pub(crate) async fn read_point<T, F>(self: &Arc<Self>, f: F) -> StorageResult<T>
+    where
+        T: Send + 'static,
+        F: Fn(&Connection) -> StorageResult<T> + Send + Sync + 'static,
+    {
+        match self.try_inline(&f) {
+            Err(StorageError::Busy { .. }) => self.read(move |conn| f(conn)).await,
+            other => other,
+        }
+    }
+
+    fn try_inline<T, F>(&self, f: &F) -> StorageResult<T>
+    where
+        F: Fn(&Connection) -> StorageResult<T>,
+    {
+        let conn = self.take(&self.inline, Duration::ZERO)?;
+        let result = in_snapshot(&conn, f);
+        if conn.is_autocommit() {
+            put(&self.inline, conn, self.max_idle);
         }
         result
     }
 
     /// Closes the idle connections.
     pub(crate) fn close(&self) {
-        self.lock().clear();
+        lock(&self.idle).clear();
+        lock(&self.inline).clear();
     }
 
-    fn take(&self) -> StorageResult<Connection> {
-        if let Some(conn) = self.lock().pop() {
+    fn take(
+        &self,
+        pool: &Mutex<Vec<Connection>>,
+        busy_timeout: Duration,
+    ) -> StorageResult<Connection> {
+        if let Some(conn) = lock(pool).pop() {
             return Ok(conn);
         }
         // The sync policy only affects commits, and readers never commit a write.
-        connect(
-            &self.path,
-            Role::Reader,
-            Durability::Normal,
-            self.busy_timeout,
-        )
+        connect(&self.path, Role::Reader, Durability::Normal, busy_timeout)
+    }
+}
+
+/// Runs `f` in one read transaction (one consistent snapshot) on `conn`.
+fn in_snapshot<T>(
+    conn: &Connection,
+    f: impl FnOnce(&Connection) -> StorageResult<T>,
+) -> StorageResult<T> {
+    const WHAT: &str = "read transaction";
+    exec(conn, "BEGIN").ctx(WHAT)?;
+    let result = f(conn);
+    // Ending a read transaction cannot lose anything; either way it just releases the snapshot.
+    let end = if result.is_ok() { "COMMIT" } else { "ROLLBACK" };
+    let ended = exec(conn, end).ctx(WHAT);
+    let value = result?;
+    ended?;
+    Ok(value)
+}
+
+fn exec(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(sql)?.execute([]).map(drop)
+}
+
+fn put(pool: &Mutex<Vec<Connection>>, conn: Connection, max_idle: usize) {
+    let mut idle = lock(pool);
+    if idle.len() < max_idle {
+        idle.push(conn);
+    }
+}
+
+fn lock(pool: &Mutex<Vec<Connection>>) -> std::sync::MutexGuard<'_, Vec<Connection>> {
+    pool.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    use super::*;
+
+    fn pool(dir: &std::path::Path) -> Arc<ReadPool> {
+        let path = dir.join("points.db");
+        let conn = connect(&path, Role::Writer, Durability::Normal, Duration::ZERO).unwrap();
+        crate::schema::migrate(&conn, &path, Duration::ZERO).unwrap();
+        Arc::new(ReadPool::new(path, Duration::from_secs(1), 2))
     }
 
-    fn put(&self, conn: Connection) {
-        let mut idle = self.lock();
-        if idle.len() < self.max_idle {
-            idle.push(conn);
-        }
+    fn scratch() -> std::path::PathBuf {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "taskhub-reader-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Connection>> {
-        self.idle.lock().unwrap_or_else(PoisonError::into_inner)
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_point_read_runs_on_the_calling_thread() {
+        let dir = scratch();
+        let pool = pool(&dir);
+        let caller = std::thread::current().id();
+        let ran_on = pool
+            .read_point(|conn| {
+                conn.query_row("SELECT count(*) FROM instances", [], |r| r.get::<_, i64>(0))
+                    .ctx("count")?;
+                Ok(std::thread::current().id())
+            })
+            .await
+            .unwrap();
+        assert_eq!(ran_on, caller);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_busy_point_read_is_retried_on_a_blocking_thread() {
+        let dir = scratch();
+        let pool = pool(&dir);
+        let caller = std::thread::current().id();
+        let calls = Arc::new(AtomicU32::new(0));
+        let counted = Arc::clone(&calls);
+        let ran_on = pool
+            .read_point(move |_conn| {
+                if counted.fetch_add(1, Ordering::SeqCst) == 0 {
+                    return Err(StorageError::Busy { retry_after: None });
+                }
+                Ok(std::thread::current().id())
+            })
+            .await
+            .unwrap();
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+        assert_ne!(ran_on, caller, "the retry must not run on the async thread");
+        // Any other error is the answer, not retried.
+        let err = pool
+            .read_point(|_conn| Err::<(), _>(StorageError::Backend("broken".into())))
+            .await
+            .unwrap_err();
+        assert_eq!(err, StorageError::Backend("broken".into()));
+        std::fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use rusqlite::Transaction;
+use rusqlite::Connection;
 use taskhub_storage::{Clock, StorageError, StorageResult, TaskHubStore};
 
 use crate::errors::SqlResultExt;
@@ -185,9 +185,19 @@ impl SqliteStore {
     pub(crate) async fn read<T, F>(&self, work: F) -> StorageResult<T>
     where
         T: Send + 'static,
-        F: FnOnce(&Transaction<'_>) -> StorageResult<T> + Send + 'static,
+        F: FnOnce(&Connection) -> StorageResult<T> + Send + 'static,
     {
         self.readers.read(work).await
+    }
+
+    /// Runs a point read (one row by key) on the calling thread, falling back to a blocking
+    /// thread while the database is busy (see [`reader`](crate::reader)).
+    pub(crate) async fn read_point<T, F>(&self, work: F) -> StorageResult<T>
+    where
+        T: Send + 'static,
+        F: Fn(&Connection) -> StorageResult<T> + Send + Sync + 'static,
+    {
+        self.readers.read_point(work).await
     }
 }
 

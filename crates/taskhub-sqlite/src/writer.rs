@@ -228,9 +228,10 @@ fn run(setup: &WriterSetup, receiver: &Receiver<Box<dyn Job>>, counters: &Counte
             }
         }
         let outcome = apply(&setup.conn, setup.clock.as_ref(), &mut batch);
-        if outcome.is_ok() {
+        if outcome == Ok(true) {
             counters.transactions.fetch_add(1, Ordering::Relaxed);
         }
+        let outcome = outcome.map(drop);
         counters.requests.fetch_add(count, Ordering::Relaxed);
         for job in batch {
             job.finish(outcome.clone());
@@ -238,30 +239,37 @@ fn run(setup: &WriterSetup, receiver: &Receiver<Box<dyn Job>>, counters: &Counte
     }
 }
 
-/// Applies one batch in one transaction. An error here fails every job of the batch.
-fn apply(conn: &Connection, clock: &dyn Clock, batch: &mut [Box<dyn Job>]) -> StorageResult<()> {
+/// Applies one batch in one transaction; true if it committed. An error here fails every job
+/// of the batch.
+fn apply(conn: &Connection, clock: &dyn Clock, batch: &mut [Box<dyn Job>]) -> StorageResult<bool> {
     const WHAT: &str = "write transaction";
-    conn.prepare_cached("BEGIN IMMEDIATE")
-        .and_then(|mut s| s.execute([]))
-        .ctx(WHAT)?;
+    exec(conn, "BEGIN IMMEDIATE").ctx(WHAT)?;
     let result = apply_in_transaction(conn, clock, batch);
-    let result = result.and_then(|()| {
-        conn.prepare_cached("COMMIT")
-            .and_then(|mut s| s.execute([]))
-            .map(drop)
-            .ctx(WHAT)
-    });
+    let result = match result {
+        Ok(Keep::Commit) => exec(conn, "COMMIT").ctx(WHAT).map(|()| true),
+        // The batch's only job failed: nothing to keep, and the job answers with its own error.
+        Ok(Keep::Nothing) => exec(conn, "ROLLBACK").ctx(WHAT).map(|()| false),
+        Err(e) => Err(e),
+    };
     if result.is_err() && !conn.is_autocommit() {
-        let _ = conn.execute_batch("ROLLBACK");
+        let _ = exec(conn, "ROLLBACK");
     }
     result
+}
+
+/// What a batch leaves to commit.
+enum Keep {
+    /// Commit the transaction.
+    Commit,
+    /// Roll it back: its only job failed.
+    Nothing,
 }
 
 fn apply_in_transaction(
     conn: &Connection,
     clock: &dyn Clock,
     batch: &mut [Box<dyn Job>],
-) -> StorageResult<()> {
+) -> StorageResult<Keep> {
     const WHAT: &str = "write transaction";
     let start: i64 = conn
         .prepare_cached("SELECT value FROM counters WHERE id = 1")
@@ -272,21 +280,41 @@ fn apply_in_transaction(
         now: clock.now(),
         counter: Cell::new(start),
     };
+    if let [only] = batch {
+        // One job needs no savepoint (whose sub-journal copies every page it touches): if it
+        // fails, the whole transaction is rolled back instead.
+        let ok = only.run(&tx);
+        if conn.is_autocommit() {
+            return Err(rolled_back());
+        }
+        if !ok {
+            return Ok(Keep::Nothing);
+        }
+        save_counter(conn, start, tx.counter.get())?;
+        return Ok(Keep::Commit);
+    }
     for job in batch.iter_mut() {
         exec(conn, "SAVEPOINT job").ctx(WHAT)?;
         let ok = job.run(&tx);
         if conn.is_autocommit() {
-            // SQLite rolled the whole transaction back (I/O error, full disk...).
-            return Err(StorageError::Unavailable(
-                "the write transaction was rolled back by SQLite".into(),
-            ));
+            return Err(rolled_back());
         }
         if !ok {
             exec(conn, "ROLLBACK TO job").ctx(WHAT)?;
         }
         exec(conn, "RELEASE job").ctx(WHAT)?;
     }
-    let end = tx.counter.get();
+    save_counter(conn, start, tx.counter.get())?;
+    Ok(Keep::Commit)
+}
+
+/// SQLite rolled the whole transaction back by itself (I/O error, full disk...).
+fn rolled_back() -> StorageError {
+    StorageError::Unavailable("the write transaction was rolled back by SQLite".into())
+}
+
+/// Stores the version counter if the batch used it.
+fn save_counter(conn: &Connection, start: i64, end: i64) -> StorageResult<()> {
     if end != start {
         conn.prepare_cached("UPDATE counters SET value = ?1 WHERE id = 1")
             .and_then(|mut s| s.execute([end]))
