@@ -47,11 +47,9 @@ fn parse_id(id: &str) -> StorageResult<i64> {
 
 fn list(conn: &Connection, after: i64, limit: usize) -> StorageResult<Vec<DeadLetter>> {
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-    // The LIMIT is not a bare parameter, so the statement is not re-prepared per bind (see
-    // `queues::dequeue_in`).
     let raws: Vec<RawLetter> = conn
         .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM dead_letters WHERE id > ?1 ORDER BY id LIMIT ?2 + 0"
+            "SELECT {COLUMNS} FROM dead_letters WHERE id > ?1 ORDER BY id LIMIT ?2"
         ))
         .and_then(|mut s| s.query_map(params![after, limit], raw)?.collect())
         .ctx(WHAT)?;

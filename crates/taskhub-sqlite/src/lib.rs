@@ -6,12 +6,14 @@
 //! * The file is in WAL mode; [`Durability`] picks `synchronous = NORMAL` or `FULL`.
 //! * Several processes may share the file: every write is a `BEGIN IMMEDIATE` transaction.
 //! * A dedicated writer thread group-commits: everything queued while it was busy is applied in
-//!   one transaction, each request in its own savepoint (see [`writer`]).
+//!   one transaction, each request in its own savepoint (see [`writer`]). A second thread
+//!   checkpoints the WAL into the database file, so no commit waits for that.
 //! * The schema is versioned with `PRAGMA user_version` and migrated on open (see [`schema`]).
 //! * A checkpoint is one transaction: fence, history ETag, events, instance row, outbound
 //!   messages and consumed deletes commit together or not at all.
 
 mod checkpoint;
+mod checkpointer;
 mod codec;
 mod dead_letters;
 mod errors;

@@ -70,11 +70,9 @@ pub(crate) fn enqueue_in(
     Ok(())
 }
 
-/// The first visible messages of a queue. The LIMIT is `?3 + 0`, not `?3`: SQLite re-prepares
-/// a statement whose LIMIT is a bare parameter every time a value is bound to it (to plan for
-/// that number), which would be a parse per dequeue.
+/// The first visible messages of a queue.
 const VISIBLE_MESSAGES: &str = "SELECT id, body, dequeue_count, enqueued_at FROM queue_messages
-     WHERE queue = ?1 AND visible_at <= ?2 ORDER BY id LIMIT ?3 + 0";
+     WHERE queue = ?1 AND visible_at <= ?2 ORDER BY id LIMIT ?3";
 
 fn dequeue_in(
     tx: &Tx<'_>,
@@ -295,29 +293,38 @@ impl QueueStore for SqliteStore {
 mod tests {
     #![allow(clippy::unwrap_used, reason = "tests")]
 
+    use std::time::Duration;
+
     use rusqlite::{params, Connection, StatementStatus};
 
     use super::VISIBLE_MESSAGES;
+    use crate::options::Durability;
+    use crate::schema::{connect, migrate, Role};
+
+    /// How often the dequeue query is re-prepared over five runs with new values.
+    fn re_prepares(conn: &Connection) -> i32 {
+        let mut stmt = conn.prepare(VISIBLE_MESSAGES).unwrap();
+        for n in 1..=5_i64 {
+            let mut rows = stmt.query(params![format!("q{n}"), n * 1000, n]).unwrap();
+            while rows.next().unwrap().is_some() {}
+        }
+        stmt.get_status(StatementStatus::RePrepare)
+    }
 
     #[test]
-    fn the_dequeue_query_is_not_re_prepared_per_limit() {
-        let conn = Connection::open_in_memory().unwrap();
-        conn.execute_batch(
-            "CREATE TABLE queue_messages (id INTEGER PRIMARY KEY, queue TEXT, body TEXT,
-                 dequeue_count INTEGER, enqueued_at INTEGER, visible_at INTEGER);
-             CREATE INDEX q ON queue_messages (queue, id, visible_at);",
-        )
-        .unwrap();
-        let count = |sql: &str| {
-            let mut stmt = conn.prepare(sql).unwrap();
-            for limit in 1..=5_i64 {
-                let mut rows = stmt.query(params!["q", 0, limit]).unwrap();
-                while rows.next().unwrap().is_some() {}
-            }
-            stmt.get_status(StatementStatus::RePrepare)
-        };
-        assert_eq!(count(VISIBLE_MESSAGES), 0);
-        // What the `+ 0` avoids, so this test notices if SQLite stops doing it.
-        assert!(count(&VISIBLE_MESSAGES.replace("?3 + 0", "?3")) > 0);
+    fn the_dequeue_query_is_not_re_prepared_per_call() {
+        let path = std::env::temp_dir().join(format!("taskhub-qpsg-{}.db", std::process::id()));
+        let conn = connect(&path, Role::Writer, Durability::Normal, Duration::ZERO).unwrap();
+        migrate(&conn, &path, Duration::ZERO).unwrap();
+        assert_eq!(re_prepares(&conn), 0);
+        // What the connection's settings avoid (a parse per dequeue), so this test notices if
+        // they stop mattering.
+        let plain = Connection::open_in_memory().unwrap();
+        migrate(&plain, &path, Duration::ZERO).unwrap();
+        assert!(re_prepares(&plain) > 0);
+        drop(conn);
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+        }
     }
 }

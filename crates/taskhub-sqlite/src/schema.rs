@@ -8,6 +8,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags};
 use taskhub_storage::{StorageError, StorageResult};
 
@@ -123,13 +124,10 @@ pub fn latest_version() -> u32 {
     u32::try_from(MIGRATIONS.len()).unwrap_or(u32::MAX)
 }
 
-/// What a connection is for.
 /// Page cache per connection, as SQLite's negative `cache_size` (KiB): 16 MiB.
 const CACHE_SIZE_KIB: i64 = -16 * 1024;
 
-/// WAL pages after which a commit checkpoints the WAL into the database.
-const WAL_AUTOCHECKPOINT_PAGES: i64 = 8000;
-
+/// What a connection is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Role {
     /// The writer: sets WAL mode and the sync policy.
@@ -171,13 +169,15 @@ pub(crate) fn connect(
     conn.pragma_update(None, "cache_size", CACHE_SIZE_KIB)
         .map_err(|e| open_err(&what, e))?;
     if role == Role::Writer {
-        conn.pragma_update(None, "wal_autocheckpoint", WAL_AUTOCHECKPOINT_PAGES)
-            .map_err(|e| open_err(&what, e))?;
         // The writer runs every request in a savepoint; SQLite keeps the pages a savepoint
         // may roll back to in a sub-journal, a temporary file unless temp_store is MEMORY.
         conn.pragma_update(None, "temp_store", "MEMORY")
             .map_err(|e| open_err(&what, e))?;
     }
+    // Plans do not depend on bound values (the query planner stability guarantee): otherwise
+    // SQLite re-prepares a cached statement whenever a value it planned with is rebound.
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
+        .map_err(|e| open_err(&what, e))?;
     conn.set_prepared_statement_cache_capacity(64);
     Ok(conn)
 }

@@ -85,12 +85,19 @@ impl SqliteStore {
             options.busy_timeout,
             options.read_connections,
         ));
+        let checkpoint_conn = connect(
+            &path,
+            Role::Writer,
+            options.durability,
+            options.busy_timeout,
+        )?;
         let writer = Writer::start(WriterSetup {
             conn,
             clock: options.clock,
             max_batch: options.max_batch,
             name: "taskhub-sqlite-writer".into(),
             durability: options.durability,
+            checkpoint_conn,
         })?;
         Ok(Self {
             writer,

@@ -24,6 +24,7 @@ use taskhub_core::Timestamp;
 use taskhub_storage::{Clock, StorageError, StorageResult};
 use tokio::sync::oneshot;
 
+use crate::checkpointer::Checkpointer;
 use crate::errors::SqlResultExt;
 use crate::options::Durability;
 
@@ -112,6 +113,8 @@ pub struct WriterStats {
     pub transactions: u64,
     /// Write requests applied (committed or rolled back to their savepoint).
     pub requests: u64,
+    /// WAL checkpoints run by the checkpointer thread (see the crate docs).
+    pub wal_checkpoints: u64,
 }
 
 /// The handle to the writer thread.
@@ -119,6 +122,8 @@ pub(crate) struct Writer {
     sender: Option<Sender<Box<dyn Job>>>,
     thread: Option<JoinHandle<()>>,
     counters: Arc<Counters>,
+    /// Checkpoints the WAL the writer fills; dropped after the writer thread has ended.
+    checkpointer: Checkpointer,
 }
 
 /// What the writer thread needs.
@@ -133,11 +138,22 @@ pub(crate) struct WriterSetup {
     pub(crate) name: String,
     /// The connection's sync policy.
     pub(crate) durability: Durability,
+    /// The connection the WAL checkpoints run on.
+    pub(crate) checkpoint_conn: Connection,
 }
 
 impl Writer {
     /// Starts the writer thread.
-    pub(crate) fn start(setup: WriterSetup) -> StorageResult<Self> {
+    pub(crate) fn start(mut setup: WriterSetup) -> StorageResult<Self> {
+        let checkpointer = Checkpointer::start(setup.checkpoint_conn)?;
+        checkpointer.watch(&mut setup.conn)?;
+        let setup = RunSetup {
+            conn: setup.conn,
+            clock: setup.clock,
+            max_batch: setup.max_batch,
+            durability: setup.durability,
+            name: setup.name,
+        };
         let (sender, receiver) = mpsc::channel::<Box<dyn Job>>();
         let counters = Arc::new(Counters::default());
         let thread_counters = Arc::clone(&counters);
@@ -151,6 +167,7 @@ impl Writer {
             sender: Some(sender),
             thread: Some(thread),
             counters,
+            checkpointer,
         })
     }
 
@@ -181,6 +198,7 @@ impl Writer {
         WriterStats {
             transactions: self.counters.transactions.load(Ordering::Relaxed),
             requests: self.counters.requests.load(Ordering::Relaxed),
+            wal_checkpoints: self.checkpointer.checkpoints(),
         }
     }
 }
@@ -199,7 +217,16 @@ fn stopped() -> StorageError {
     StorageError::Unavailable("the sqlite writer thread has stopped".into())
 }
 
-fn run(setup: &WriterSetup, receiver: &Receiver<Box<dyn Job>>, counters: &Counters) {
+/// What the writer thread keeps of its setup.
+struct RunSetup {
+    conn: Connection,
+    clock: Arc<dyn Clock>,
+    max_batch: usize,
+    durability: Durability,
+    name: String,
+}
+
+fn run(setup: &RunSetup, receiver: &Receiver<Box<dyn Job>>, counters: &Counters) {
     // Whether the connection is switched to `synchronous = NORMAL` for relaxed batches.
     let mut unsynced = false;
     while let Ok(first) = receiver.recv() {

@@ -61,8 +61,8 @@ pub struct Measured {
     pub cpu: Option<Duration>,
     /// Peak RSS since the span began (or the process began, if the reset was refused).
     pub peak_rss_mb: Option<f64>,
-    /// SQLite write requests and transactions during the span.
-    pub writer: Option<(u64, u64)>,
+    /// SQLite write requests, write transactions and WAL checkpoints during the span.
+    pub writer: Option<(u64, u64, u64)>,
 }
 
 impl Span {
@@ -99,7 +99,13 @@ impl Span {
                 .as_ref()
                 .map(|s| s.inner().writer_stats())
                 .zip(self.writer)
-                .map(|(b, a)| (b.requests - a.requests, b.transactions - a.transactions)),
+                .map(|(b, a)| {
+                    (
+                        b.requests - a.requests,
+                        b.transactions - a.transactions,
+                        b.wal_checkpoints - a.wal_checkpoints,
+                    )
+                }),
         }
     }
 }
@@ -111,9 +117,10 @@ impl Measured {
             .storage(&self.ops, steps)
             .process(self.peak_rss_mb, self.cpu);
         match self.writer {
-            Some((requests, transactions)) => record
+            Some((requests, transactions, checkpoints)) => record
                 .extra("sqlite_write_requests", requests)
-                .extra("sqlite_write_transactions", transactions),
+                .extra("sqlite_write_transactions", transactions)
+                .extra("sqlite_wal_checkpoints", checkpoints),
             None => record,
         }
     }

@@ -14,3 +14,4 @@ mod queues;
 mod schema;
 mod tables;
 mod throughput;
+mod wal;

@@ -1,0 +1,102 @@
+//! The WAL checkpointer thread: copies the WAL into the database file off the writer thread.
+//!
+//! SQLite's automatic checkpoint runs inside the commit that crosses its threshold, on the
+//! writer thread, where every queued write waits for it (tens of milliseconds for a large WAL).
+//! Instead the writer connection's WAL hook nudges this thread once the WAL holds
+//! [`CHECKPOINT_AFTER_PAGES`] frames, and the thread runs a `PASSIVE` checkpoint on its own
+//! connection: it copies what no reader still needs, without blocking the writer or the readers.
+//! Once a checkpoint has copied everything, the writer starts the WAL over at its next
+//! transaction, so the file stops growing.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use rusqlite::Connection;
+use taskhub_storage::{StorageError, StorageResult};
+
+/// WAL frames (pages) after which the writer asks for a checkpoint.
+pub(crate) const CHECKPOINT_AFTER_PAGES: i32 = 8000;
+
+/// WAL frames after which the writer checkpoints itself, as SQLite's automatic checkpoint
+/// would: under a steady stream of commits the thread's checkpoints may never catch up with the
+/// end of the WAL (and only a fully copied WAL starts over), so this bounds its size.
+pub(crate) const WRITER_CHECKPOINTS_AFTER_PAGES: i32 = 2 * CHECKPOINT_AFTER_PAGES;
+
+/// The handle to the checkpointer thread; dropping it ends the thread.
+pub(crate) struct Checkpointer {
+    nudge: Option<SyncSender<()>>,
+    thread: Option<JoinHandle<()>>,
+    done: Arc<AtomicU64>,
+}
+
+impl Checkpointer {
+    /// Starts the thread on `conn` (a connection of its own to the database file).
+    pub(crate) fn start(conn: Connection) -> StorageResult<Self> {
+        // One pending nudge is enough: a checkpoint copies everything committed before it.
+        let (nudge, nudged) = mpsc::sync_channel(1);
+        let done = Arc::new(AtomicU64::new(0));
+        let counted = Arc::clone(&done);
+        let thread = std::thread::Builder::new()
+            .name("taskhub-sqlite-checkpointer".into())
+            .spawn(move || run(&conn, &nudged, &counted))
+            .map_err(|e| {
+                StorageError::Unavailable(format!("cannot start the checkpointer thread: {e}"))
+            })?;
+        Ok(Self {
+            nudge: Some(nudge),
+            thread: Some(thread),
+            done,
+        })
+    }
+
+    /// Checkpoints this thread has completed.
+    pub(crate) fn checkpoints(&self) -> u64 {
+        self.done.load(Ordering::Relaxed)
+    }
+
+    /// Makes the writer connection nudge this thread when its WAL grows past the threshold.
+    /// This replaces SQLite's automatic checkpoint on that connection.
+    pub(crate) fn watch(&self, writer: &mut Connection) -> StorageResult<()> {
+        let Some(nudge) = self.nudge.clone() else {
+            return Ok(());
+        };
+        writer
+            .wal_hook(Some(move |wal: &mut rusqlite::hooks::Wal, pages: i32| {
+                if pages >= WRITER_CHECKPOINTS_AFTER_PAGES {
+                    // Best effort, like the automatic checkpoint it stands in for.
+                    let _ = wal.checkpoint();
+                } else if pages >= CHECKPOINT_AFTER_PAGES {
+                    // Full: a checkpoint is already due. Closed: the store is shutting down.
+                    match nudge.try_send(()) {
+                        Ok(()) | Err(TrySendError::Full(()) | TrySendError::Disconnected(())) => {}
+                    }
+                }
+                Ok(())
+            }))
+            .map_err(|e| StorageError::Backend(format!("cannot watch the WAL: {e}")))
+    }
+}
+
+impl Drop for Checkpointer {
+    fn drop(&mut self) {
+        self.nudge = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn run(conn: &Connection, nudged: &Receiver<()>, done: &AtomicU64) {
+    while nudged.recv().is_ok() {
+        // A failure (say, another process's checkpoint holds the lock) leaves the frames for
+        // the next nudge; the WAL only grows meanwhile.
+        if conn
+            .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
+            .is_ok()
+        {
+            done.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
