@@ -97,6 +97,7 @@ impl SqliteStore {
             max_batch: options.max_batch,
             name: "taskhub-sqlite-writer".into(),
             durability: options.durability,
+            busy_timeout: options.busy_timeout,
             checkpoint_conn,
         })?;
         Ok(Self {

@@ -237,3 +237,58 @@ async fn a_failing_request_in_a_batch_fails_alone() {
         }
     }
 }
+
+/// An idle writer runs a write on the caller's thread; a write that finds the lock taken by
+/// another connection goes to the writer thread and waits there, not on the async thread.
+#[tokio::test(flavor = "current_thread")]
+async fn writes_run_inline_when_idle_and_wait_off_the_async_thread_when_locked() {
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    let dir = TestDir::new();
+    let path = dir.file("inline.db");
+    let store = open(&path, &clock());
+    let before = store.writer_stats();
+    store.enqueue(Q, vec![msg("inline")]).await.unwrap();
+    let after = store.writer_stats();
+    assert_eq!(after.inline_requests, before.inline_requests + 1);
+
+    let holder = hold_write_lock(&path, Duration::from_millis(300));
+    let ticks = Arc::new(AtomicU32::new(0));
+    let ticker = {
+        let ticks = Arc::clone(&ticks);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                ticks.fetch_add(1, Ordering::Relaxed);
+            }
+        })
+    };
+    let started = Instant::now();
+    store.enqueue(Q, vec![msg("queued")]).await.unwrap();
+    assert!(started.elapsed() >= Duration::from_millis(250));
+    // The one async thread kept running other tasks while the write waited for the lock.
+    assert!(
+        ticks.load(Ordering::Relaxed) >= 10,
+        "the async thread was blocked"
+    );
+    assert_eq!(store.writer_stats().inline_requests, after.inline_requests);
+    ticker.abort();
+    holder.join().unwrap();
+    assert_eq!(store.stats(Q).await.unwrap().length, 2);
+}
+
+#[tokio::test]
+async fn full_durability_never_writes_inline() {
+    let dir = TestDir::new();
+    let store = SqliteStore::open(
+        SqliteOptions::new(dir.file("full.db"))
+            .with_clock(Arc::new(clock()))
+            .with_durability(Durability::Full),
+    )
+    .unwrap();
+    store.enqueue(Q, vec![msg("a")]).await.unwrap();
+    store.enqueue(Q, vec![msg("b")]).await.unwrap();
+    let stats = store.writer_stats();
+    assert_eq!(stats.inline_requests, 0);
+    assert!(stats.requests >= 2);
+}

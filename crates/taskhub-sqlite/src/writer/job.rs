@@ -1,0 +1,65 @@
+//! One queued write: its work, its result, and how its caller is answered.
+
+use taskhub_storage::{StorageError, StorageResult};
+use tokio::sync::oneshot;
+
+use super::apply::Tx;
+
+/// A write the writer thread runs in a batch.
+pub(super) trait Job: Send {
+    /// Runs the write; true if it succeeded (and its savepoint is to be kept).
+    fn run(&mut self, tx: &Tx<'_>) -> bool;
+    /// True if the write may commit without an fsync (see the module docs).
+    fn relaxed(&self) -> bool;
+    /// Answers the caller once the batch's fate is known.
+    fn finish(self: Box<Self>, commit: Result<(), StorageError>);
+}
+
+/// A write returning `T`, and where its answer goes (none when it runs on the caller's thread).
+pub(super) struct TypedJob<T, F> {
+    pub(super) relaxed: bool,
+    pub(super) work: Option<F>,
+    pub(super) result: Option<StorageResult<T>>,
+    pub(super) reply: Option<oneshot::Sender<StorageResult<T>>>,
+}
+
+impl<T, F> TypedJob<T, F> {
+    /// The caller's answer: its own error, else the batch's.
+    pub(super) fn answer(self, commit: Result<(), StorageError>) -> StorageResult<T> {
+        match (self.result, commit) {
+            (Some(Err(own)), _) => Err(own),
+            (Some(Ok(value)), Ok(())) => Ok(value),
+            (_, Err(batch)) => Err(batch),
+            (None, Ok(())) => Err(StorageError::Backend("a write was never run".into())),
+        }
+    }
+}
+
+impl<T, F> Job for TypedJob<T, F>
+where
+    T: Send,
+    F: FnOnce(&Tx<'_>) -> StorageResult<T> + Send,
+{
+    fn run(&mut self, tx: &Tx<'_>) -> bool {
+        let result = match self.work.take() {
+            Some(work) => work(tx),
+            None => Err(StorageError::Backend("a write ran twice".into())),
+        };
+        let ok = result.is_ok();
+        self.result = Some(result);
+        ok
+    }
+
+    fn relaxed(&self) -> bool {
+        self.relaxed
+    }
+
+    fn finish(mut self: Box<Self>, commit: Result<(), StorageError>) {
+        let reply = self.reply.take();
+        let answer = self.answer(commit);
+        // The caller may have stopped waiting; the write stands either way.
+        if let Some(reply) = reply {
+            let _ = reply.send(answer);
+        }
+    }
+}

@@ -1,0 +1,320 @@
+//! The writer thread: owns the write connection and group-commits.
+//!
+//! Every write (enqueue, dequeue, delete, checkpoint, row writes...) is a job sent over a
+//! channel. The writer takes the first job, drains whatever else is already queued (up to
+//! `max_batch`), and applies them all in ONE `BEGIN IMMEDIATE` transaction. Each job runs inside
+//! its own `SAVEPOINT`, so a job that fails (say, an ETag conflict) rolls back only itself and
+//! gets its own error. After the single `COMMIT` every caller is answered through its oneshot
+//! channel. With `synchronous = FULL` that is one fsync for the whole batch.
+//!
+//! A *relaxed* write (a dequeue: it only hides messages and counts a delivery) does not need
+//! to survive a power loss: losing it makes the messages visible again, which at-least-once
+//! delivery allows. Under `FULL`, a batch of relaxed writes only commits with
+//! `synchronous = NORMAL` (no fsync); the next synced commit syncs the WAL up to and including
+//! it, so what survives a power loss is always a prefix of the commits.
+//!
+//! *Inline writes.* Under `NORMAL` durability (a commit does not wait for the disk), a write
+//! that finds nothing queued and the writer thread idle runs on the caller's thread instead:
+//! the hand-over to the thread and back costs more than a small transaction. It takes the write
+//! lock with no busy timeout, so it never waits on the caller's (async) thread: if another
+//! process holds the lock, the write is queued for the writer thread after all, which waits
+//! with the busy timeout. Under load the thread is busy, writes queue up, and group commit
+//! takes over.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use rusqlite::Connection;
+use taskhub_storage::{Clock, StorageError, StorageResult};
+use tokio::sync::oneshot;
+
+use self::apply::{apply_and_commit, begin};
+use self::job::{Job, TypedJob};
+use crate::checkpointer::Checkpointer;
+use crate::errors::SqlResultExt;
+use crate::options::Durability;
+
+mod apply;
+mod job;
+
+pub(crate) use apply::Tx;
+
+/// Counters of the writer, to observe group commit.
+#[derive(Debug, Default)]
+struct Counters {
+    transactions: AtomicU64,
+    requests: AtomicU64,
+    inline: AtomicU64,
+}
+
+impl Counters {
+    fn count(&self, requests: usize, committed: bool) {
+        if committed {
+            self.transactions.fetch_add(1, Ordering::Relaxed);
+        }
+        self.requests.fetch_add(
+            u64::try_from(requests).unwrap_or(u64::MAX),
+            Ordering::Relaxed,
+        );
+    }
+}
+
+/// A snapshot of the writer's counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct WriterStats {
+    /// Write transactions committed (each holds one or more requests).
+    pub transactions: u64,
+    /// Write requests applied (committed or rolled back to their savepoint).
+    pub requests: u64,
+    /// Of those, the requests that ran on their caller's thread (see the module docs).
+    pub inline_requests: u64,
+    /// WAL checkpoints run by the checkpointer thread (see the crate docs).
+    pub wal_checkpoints: u64,
+}
+
+/// The write connection and its sync state.
+struct WriteConn {
+    conn: Connection,
+    /// Whether the connection is switched to `synchronous = NORMAL` for a relaxed batch.
+    unsynced: bool,
+}
+
+/// What the handle and the writer thread share.
+struct Shared {
+    conn: Mutex<WriteConn>,
+    /// Jobs sent to the thread and not yet taken by it.
+    queued: AtomicUsize,
+    counters: Counters,
+    clock: Arc<dyn Clock>,
+    durability: Durability,
+    busy_timeout: Duration,
+    max_batch: usize,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, WriteConn> {
+        self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The connection, if nobody is using it and nothing is queued for the thread.
+    fn idle(&self) -> Option<MutexGuard<'_, WriteConn>> {
+        if self.durability != Durability::Normal || self.queued.load(Ordering::SeqCst) != 0 {
+            return None;
+        }
+        match self.conn.try_lock() {
+            Ok(guard) => Some(guard),
+            Err(TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
+        }
+    }
+}
+
+/// The handle to the writer thread.
+pub(crate) struct Writer {
+    shared: Arc<Shared>,
+    sender: Option<Sender<Box<dyn Job>>>,
+    thread: Option<JoinHandle<()>>,
+    /// Checkpoints the WAL the writer fills; dropped after the writer thread has ended.
+    checkpointer: Checkpointer,
+}
+
+/// What the writer needs.
+pub(crate) struct WriterSetup {
+    /// The write connection (already migrated).
+    pub(crate) conn: Connection,
+    /// The store's clock.
+    pub(crate) clock: Arc<dyn Clock>,
+    /// Most jobs per transaction.
+    pub(crate) max_batch: usize,
+    /// Thread name.
+    pub(crate) name: String,
+    /// The connection's sync policy.
+    pub(crate) durability: Durability,
+    /// How long the writer thread waits for a lock another process holds.
+    pub(crate) busy_timeout: Duration,
+    /// The connection the WAL checkpoints run on.
+    pub(crate) checkpoint_conn: Connection,
+}
+
+/// The outcome of trying a write on the caller's thread.
+enum Inline<T, F> {
+    /// It ran: the answer.
+    Done(StorageResult<T>),
+    /// Another process holds the write lock: the work, for the writer thread.
+    Busy(F),
+}
+
+impl Writer {
+    /// Starts the writer thread (and the checkpointer thread).
+    pub(crate) fn start(mut setup: WriterSetup) -> StorageResult<Self> {
+        let checkpointer = Checkpointer::start(setup.checkpoint_conn)?;
+        checkpointer.watch(&mut setup.conn)?;
+        let shared = Arc::new(Shared {
+            conn: Mutex::new(WriteConn {
+                conn: setup.conn,
+                unsynced: false,
+            }),
+            queued: AtomicUsize::new(0),
+            counters: Counters::default(),
+            clock: setup.clock,
+            durability: setup.durability,
+            busy_timeout: setup.busy_timeout,
+            max_batch: setup.max_batch.max(1),
+        });
+        let (sender, receiver) = mpsc::channel::<Box<dyn Job>>();
+        let thread_shared = Arc::clone(&shared);
+        let thread = std::thread::Builder::new()
+            .name(setup.name)
+            .spawn(move || run(&thread_shared, &receiver))
+            .map_err(|e| {
+                StorageError::Unavailable(format!("cannot start the writer thread: {e}"))
+            })?;
+        Ok(Self {
+            shared,
+            sender: Some(sender),
+            thread: Some(thread),
+            checkpointer,
+        })
+    }
+
+    /// Runs a write and waits for its commit: on the caller's thread if the writer is idle,
+    /// else in the writer thread's next batch. `relaxed` writes may commit without an fsync
+    /// (see the module docs).
+    pub(crate) async fn write<T, F>(&self, relaxed: bool, work: F) -> StorageResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Tx<'_>) -> StorageResult<T> + Send + 'static,
+    {
+        let work = match self.shared.idle() {
+            Some(mut conn) => match inline(&self.shared, &mut conn, relaxed, work) {
+                Inline::Done(answer) => return answer,
+                Inline::Busy(work) => work,
+            },
+            None => work,
+        };
+        let (reply, answer) = oneshot::channel();
+        let job = Box::new(TypedJob {
+            relaxed,
+            work: Some(work),
+            result: None,
+            reply: Some(reply),
+        });
+        let sender = self.sender.as_ref().ok_or_else(stopped)?;
+        self.shared.queued.fetch_add(1, Ordering::SeqCst);
+        if sender.send(job).is_err() {
+            self.shared.queued.fetch_sub(1, Ordering::SeqCst);
+            return Err(stopped());
+        }
+        answer.await.map_err(|_| stopped())?
+    }
+
+    /// The counters so far.
+    pub(crate) fn stats(&self) -> WriterStats {
+        let c = &self.shared.counters;
+        WriterStats {
+            transactions: c.transactions.load(Ordering::Relaxed),
+            requests: c.requests.load(Ordering::Relaxed),
+            inline_requests: c.inline.load(Ordering::Relaxed),
+            wal_checkpoints: self.checkpointer.checkpoints(),
+        }
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        // Closing the channel ends the thread after the batch in hand.
+        self.sender = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn stopped() -> StorageError {
+    StorageError::Unavailable("the sqlite writer thread has stopped".into())
+}
+
+/// Runs one write on the caller's thread, in a transaction of its own.
+fn inline<T, F>(shared: &Shared, conn: &mut WriteConn, relaxed: bool, work: F) -> Inline<T, F>
+where
+    T: Send,
+    F: FnOnce(&Tx<'_>) -> StorageResult<T> + Send,
+{
+    let c = &conn.conn;
+    // Take the write lock without waiting; put the busy timeout back before anything runs.
+    let begun = c
+        .busy_timeout(Duration::ZERO)
+        .ctx("write transaction")
+        .and_then(|()| begin(c));
+    if let Err(e) = c.busy_timeout(shared.busy_timeout).ctx("write transaction") {
+        if !c.is_autocommit() {
+            let _ = c.execute_batch("ROLLBACK");
+        }
+        return Inline::Done(Err(e));
+    }
+    match begun {
+        Ok(()) => {}
+        Err(StorageError::Busy { .. }) => return Inline::Busy(work),
+        Err(e) => return Inline::Done(Err(e)),
+    }
+    let mut job = TypedJob {
+        relaxed,
+        work: Some(work),
+        result: None,
+        reply: None,
+    };
+    let outcome = apply_and_commit(c, shared.clock.as_ref(), &mut [&mut job]);
+    shared.counters.count(1, outcome == Ok(true));
+    shared.counters.inline.fetch_add(1, Ordering::Relaxed);
+    Inline::Done(job.answer(outcome.map(drop)))
+}
+
+fn run(shared: &Shared, receiver: &Receiver<Box<dyn Job>>) {
+    while let Ok(first) = receiver.recv() {
+        let mut batch = vec![first];
+        while batch.len() < shared.max_batch {
+            match receiver.try_recv() {
+                Ok(job) => batch.push(job),
+                Err(_) => break,
+            }
+        }
+        shared.queued.fetch_sub(batch.len(), Ordering::SeqCst);
+        let mut conn = shared.lock();
+        set_sync(shared.durability, &mut conn, &batch);
+        let mut jobs: Vec<&mut dyn Job> =
+            batch.iter_mut().map(|j| &mut **j as &mut dyn Job).collect();
+        let outcome = begin(&conn.conn)
+            .and_then(|()| apply_and_commit(&conn.conn, shared.clock.as_ref(), &mut jobs));
+        drop(conn);
+        shared.counters.count(batch.len(), outcome == Ok(true));
+        let outcome = outcome.map(drop);
+        for job in batch {
+            job.finish(outcome.clone());
+        }
+    }
+}
+
+/// Under `FULL`, switches the connection to `synchronous = NORMAL` for a batch of only relaxed
+/// writes, and back for any other batch.
+fn set_sync(durability: Durability, conn: &mut WriteConn, batch: &[Box<dyn Job>]) {
+    let relax = durability == Durability::Full && batch.iter().all(|j| j.relaxed());
+    if relax == conn.unsynced {
+        return;
+    }
+    let level = if relax {
+        Durability::Normal
+    } else {
+        durability
+    };
+    // If the switch fails the batch simply commits with the current setting.
+    if conn
+        .conn
+        .pragma_update(None, "synchronous", level.pragma_value())
+        .is_ok()
+    {
+        conn.unsynced = relax;
+    }
+}
