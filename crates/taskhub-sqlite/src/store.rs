@@ -174,7 +174,7 @@ impl SqliteStore {
     pub(crate) async fn write<T, F>(&self, work: F) -> StorageResult<T>
     where
         T: Send + 'static,
-        F: FnOnce(&Tx<'_>) -> StorageResult<T> + Send + 'static,
+        F: Fn(&Tx<'_>) -> StorageResult<T> + Send + 'static,
     {
         self.writer.write(false, work).await
     }
@@ -184,7 +184,7 @@ impl SqliteStore {
     pub(crate) async fn write_relaxed<T, F>(&self, work: F) -> StorageResult<T>
     where
         T: Send + 'static,
-        F: FnOnce(&Tx<'_>) -> StorageResult<T> + Send + 'static,
+        F: Fn(&Tx<'_>) -> StorageResult<T> + Send + 'static,
     {
         self.writer.write(true, work).await
     }

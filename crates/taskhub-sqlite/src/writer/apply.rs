@@ -16,6 +16,7 @@ pub(crate) struct Tx<'c> {
     /// The write connection, inside `BEGIN IMMEDIATE` (and the job's savepoint, in a batch).
     pub(crate) conn: &'c Connection,
     now: Timestamp,
+    start: i64,
     counter: Cell<i64>,
 }
 
@@ -31,6 +32,18 @@ impl Tx<'_> {
         self.counter.set(next);
         next
     }
+
+    /// Stores the version counter if the transaction used it.
+    fn save_counter(&self) -> StorageResult<()> {
+        let end = self.counter.get();
+        if end != self.start {
+            self.conn
+                .prepare_cached("UPDATE counters SET value = ?1 WHERE id = 1")
+                .and_then(|mut s| s.execute([end]))
+                .ctx("counters")?;
+        }
+        Ok(())
+    }
 }
 
 const WHAT: &str = "write transaction";
@@ -42,17 +55,28 @@ pub(super) fn begin(conn: &Connection) -> StorageResult<()> {
 
 /// Applies `batch` inside the transaction [`begin`] opened, then commits it (or rolls it back);
 /// true if it committed. An error here fails every job of the batch.
+///
+/// A batch of several jobs first runs without savepoints: each savepoint copies every page its
+/// job touches into a sub-journal, and jobs rarely fail. If one does fail, the whole
+/// transaction is rolled back and the batch runs again with a savepoint per job, so the failed
+/// job's partial writes are undone alone (each job's work can run twice: it only touches the
+/// database).
 pub(super) fn apply_and_commit(
     conn: &Connection,
     clock: &dyn Clock,
     batch: &mut [&mut dyn Job],
 ) -> StorageResult<bool> {
-    let result = match apply(conn, clock, batch) {
-        Ok(Keep::Commit) => exec(conn, "COMMIT").ctx(WHAT).map(|()| true),
+    let result = apply(conn, clock, batch).and_then(|keep| match keep {
+        Keep::Commit => exec(conn, "COMMIT").ctx(WHAT).map(|()| true),
         // The batch's only job failed: nothing to keep, and the job answers with its own error.
-        Ok(Keep::Nothing) => exec(conn, "ROLLBACK").ctx(WHAT).map(|()| false),
-        Err(e) => Err(e),
-    };
+        Keep::Nothing => exec(conn, "ROLLBACK").ctx(WHAT).map(|()| false),
+        Keep::Retry => {
+            exec(conn, "ROLLBACK").ctx(WHAT)?;
+            begin(conn)?;
+            with_savepoints(conn, clock, batch)?;
+            exec(conn, "COMMIT").ctx(WHAT).map(|()| true)
+        }
+    });
     if result.is_err() && !conn.is_autocommit() {
         let _ = exec(conn, "ROLLBACK");
     }
@@ -65,31 +89,49 @@ enum Keep {
     Commit,
     /// Roll it back: its only job failed.
     Nothing,
+    /// Roll it back and run the batch again, each job in a savepoint: one of its jobs failed.
+    Retry,
 }
 
-fn apply(conn: &Connection, clock: &dyn Clock, batch: &mut [&mut dyn Job]) -> StorageResult<Keep> {
+/// The transaction's time and the version counter's value at its start.
+fn open<'c>(conn: &'c Connection, clock: &dyn Clock) -> StorageResult<Tx<'c>> {
     let start: i64 = conn
         .prepare_cached("SELECT value FROM counters WHERE id = 1")
         .and_then(|mut s| s.query_row([], |r| r.get(0)))
         .ctx("counters")?;
-    let tx = Tx {
+    Ok(Tx {
         conn,
         now: clock.now(),
+        start,
         counter: Cell::new(start),
-    };
-    if let [only] = batch {
-        // One job needs no savepoint (whose sub-journal copies every page it touches): if it
-        // fails, the whole transaction is rolled back instead.
-        let ok = only.run(&tx);
+    })
+}
+
+fn apply(conn: &Connection, clock: &dyn Clock, batch: &mut [&mut dyn Job]) -> StorageResult<Keep> {
+    let tx = open(conn, clock)?;
+    for job in batch.iter_mut() {
+        let ok = job.run(&tx);
         if conn.is_autocommit() {
             return Err(rolled_back());
         }
         if !ok {
-            return Ok(Keep::Nothing);
+            return Ok(if batch.len() == 1 {
+                Keep::Nothing
+            } else {
+                Keep::Retry
+            });
         }
-        save_counter(conn, start, tx.counter.get())?;
-        return Ok(Keep::Commit);
     }
+    tx.save_counter()?;
+    Ok(Keep::Commit)
+}
+
+fn with_savepoints(
+    conn: &Connection,
+    clock: &dyn Clock,
+    batch: &mut [&mut dyn Job],
+) -> StorageResult<()> {
+    let tx = open(conn, clock)?;
     for job in batch.iter_mut() {
         exec(conn, "SAVEPOINT job").ctx(WHAT)?;
         let ok = job.run(&tx);
@@ -101,23 +143,12 @@ fn apply(conn: &Connection, clock: &dyn Clock, batch: &mut [&mut dyn Job]) -> St
         }
         exec(conn, "RELEASE job").ctx(WHAT)?;
     }
-    save_counter(conn, start, tx.counter.get())?;
-    Ok(Keep::Commit)
+    tx.save_counter()
 }
 
 /// SQLite rolled the whole transaction back by itself (I/O error, full disk...).
 fn rolled_back() -> StorageError {
     StorageError::Unavailable("the write transaction was rolled back by SQLite".into())
-}
-
-/// Stores the version counter if the batch used it.
-fn save_counter(conn: &Connection, start: i64, end: i64) -> StorageResult<()> {
-    if end != start {
-        conn.prepare_cached("UPDATE counters SET value = ?1 WHERE id = 1")
-            .and_then(|mut s| s.execute([end]))
-            .ctx("counters")?;
-    }
-    Ok(())
 }
 
 fn exec(conn: &Connection, sql: &str) -> rusqlite::Result<()> {

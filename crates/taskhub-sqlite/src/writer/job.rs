@@ -7,7 +7,8 @@ use super::apply::Tx;
 
 /// A write the writer thread runs in a batch.
 pub(super) trait Job: Send {
-    /// Runs the write; true if it succeeded (and its savepoint is to be kept).
+    /// Runs the write; true if it succeeded (and its savepoint is to be kept). A job may run
+    /// again after its transaction was rolled back (see `apply`); the last run's result counts.
     fn run(&mut self, tx: &Tx<'_>) -> bool;
     /// True if the write may commit without an fsync (see the module docs).
     fn relaxed(&self) -> bool;
@@ -18,7 +19,7 @@ pub(super) trait Job: Send {
 /// A write returning `T`, and where its answer goes (none when it runs on the caller's thread).
 pub(super) struct TypedJob<T, F> {
     pub(super) relaxed: bool,
-    pub(super) work: Option<F>,
+    pub(super) work: F,
     pub(super) result: Option<StorageResult<T>>,
     pub(super) reply: Option<oneshot::Sender<StorageResult<T>>>,
 }
@@ -38,13 +39,10 @@ impl<T, F> TypedJob<T, F> {
 impl<T, F> Job for TypedJob<T, F>
 where
     T: Send,
-    F: FnOnce(&Tx<'_>) -> StorageResult<T> + Send,
+    F: Fn(&Tx<'_>) -> StorageResult<T> + Send,
 {
     fn run(&mut self, tx: &Tx<'_>) -> bool {
-        let result = match self.work.take() {
-            Some(work) => work(tx),
-            None => Err(StorageError::Backend("a write ran twice".into())),
-        };
+        let result = (self.work)(tx);
         let ok = result.is_ok();
         self.result = Some(result);
         ok

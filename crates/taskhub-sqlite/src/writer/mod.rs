@@ -186,7 +186,7 @@ impl Writer {
     pub(crate) async fn write<T, F>(&self, relaxed: bool, work: F) -> StorageResult<T>
     where
         T: Send + 'static,
-        F: FnOnce(&Tx<'_>) -> StorageResult<T> + Send + 'static,
+        F: Fn(&Tx<'_>) -> StorageResult<T> + Send + 'static,
     {
         let work = match self.shared.idle() {
             Some(mut conn) => match inline(&self.shared, &mut conn, relaxed, work) {
@@ -198,7 +198,7 @@ impl Writer {
         let (reply, answer) = oneshot::channel();
         let job = Box::new(TypedJob {
             relaxed,
-            work: Some(work),
+            work,
             result: None,
             reply: Some(reply),
         });
@@ -241,7 +241,7 @@ fn stopped() -> StorageError {
 fn inline<T, F>(shared: &Shared, conn: &mut WriteConn, relaxed: bool, work: F) -> Inline<T, F>
 where
     T: Send,
-    F: FnOnce(&Tx<'_>) -> StorageResult<T> + Send,
+    F: Fn(&Tx<'_>) -> StorageResult<T> + Send,
 {
     let c = &conn.conn;
     // Take the write lock without waiting; put the busy timeout back before anything runs.
@@ -262,7 +262,7 @@ where
     }
     let mut job = TypedJob {
         relaxed,
-        work: Some(work),
+        work,
         result: None,
         reply: None,
     };

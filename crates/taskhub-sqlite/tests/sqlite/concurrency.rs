@@ -5,10 +5,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::common::{clock, first_checkpoint, hold_write_lock, iid, msg, open, TestDir};
-use taskhub_core::ExecutionId;
+use taskhub_core::{ExecutionId, OrchestrationStatus};
 use taskhub_sqlite::{Durability, SqliteOptions, SqliteStore};
 use taskhub_storage::{
-    CheckpointStore, ETag, HistoryStore, HistoryWrite, QueueName, QueueStore, StorageError,
+    CheckpointStore, ETag, Expect, HistoryStore, HistoryWrite, InstanceStore, QueueName,
+    QueueStore, StorageError,
 };
 
 const Q: QueueName = QueueName::WorkItems;
@@ -207,13 +208,20 @@ async fn concurrent_checkpoints_are_group_committed() {
 async fn a_failing_request_in_a_batch_fails_alone() {
     let dir = TestDir::new();
     let store = Arc::new(open(&dir.file("batch.db"), &clock()));
-    // Every odd request names an ETag that cannot match: it fails, its neighbours commit.
+    // Requests 4k+3 find their instance row already there: they fail after writing their
+    // history, which must be undone while their neighbours' writes commit.
+    for i in (3..100).step_by(4) {
+        let row = crate::common::row(&format!("b{i}"), "Orch", OrchestrationStatus::Pending, 1);
+        store.put_instance(&row, Expect::Any).await.unwrap();
+    }
+    let before = store.writer_stats();
+    // Every odd request fails: 4k+1 names an ETag that cannot match, 4k+3 the row conflict.
     let tasks: Vec<_> = (0..100)
         .map(|i| {
             let store = Arc::clone(&store);
             tokio::spawn(async move {
                 let mut req = first_checkpoint(&format!("b{i}"));
-                if i % 2 == 1 {
+                if i % 4 == 1 {
                     if let Some(h) = req.history.as_mut() {
                         h.expected = Some(ETag("no-such-etag".into()));
                     }
@@ -236,6 +244,12 @@ async fn a_failing_request_in_a_batch_fails_alone() {
             assert!(stored.is_some());
         }
     }
+    // Some of them shared a transaction (else this test proves nothing about batches).
+    let after = store.writer_stats();
+    assert!(
+        after.transactions - before.transactions < after.requests - before.requests,
+        "{before:?} {after:?}"
+    );
 }
 
 /// An idle writer runs a write on the caller's thread; a write that finds the lock taken by
