@@ -19,6 +19,9 @@ use taskhub_storage::{StorageError, StorageResult};
 /// WAL frames (pages) after which the writer asks for a checkpoint.
 pub(crate) const CHECKPOINT_AFTER_PAGES: i32 = 8000;
 
+/// WAL growth (pages) between two nudges while the WAL has not started over.
+const NUDGE_STEP_PAGES: i32 = 1000;
+
 /// WAL frames after which the writer checkpoints itself, as SQLite's automatic checkpoint
 /// would: under a steady stream of commits the thread's checkpoints may never catch up with the
 /// end of the WAL (and only a fully copied WAL starts over), so this bounds its size.
@@ -62,12 +65,18 @@ impl Checkpointer {
         let Some(nudge) = self.nudge.clone() else {
             return Ok(());
         };
+        // The WAL size at the last nudge: while the WAL cannot start over (a reader still uses
+        // it), nudge again only after it grew by another step, not after every commit.
+        let mut nudged_at = 0;
         writer
             .wal_hook(Some(move |wal: &mut rusqlite::hooks::Wal, pages: i32| {
                 if pages >= WRITER_CHECKPOINTS_AFTER_PAGES {
                     // Best effort, like the automatic checkpoint it stands in for.
                     let _ = wal.checkpoint();
-                } else if pages >= CHECKPOINT_AFTER_PAGES {
+                } else if pages >= CHECKPOINT_AFTER_PAGES
+                    && (pages < nudged_at || pages - nudged_at >= NUDGE_STEP_PAGES)
+                {
+                    nudged_at = pages;
                     // Full: a checkpoint is already due. Closed: the store is shutting down.
                     match nudge.try_send(()) {
                         Ok(()) | Err(TrySendError::Full(()) | TrySendError::Disconnected(())) => {}

@@ -66,3 +66,62 @@ async fn history_is_loaded_every_turn_without_extended_sessions() {
     assert_eq!(turns, ACTIVITIES + 1, "one turn per result, plus the start");
     assert_eq!(loads, turns, "each turn loads the history");
 }
+
+/// With more waiting instances than `max_extended_sessions`, the longest idle sessions leave
+/// memory (DESIGN invariant 5: memory grows with active sessions, not with instances); an
+/// evicted instance loads its history again when its event comes, and finishes correctly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_sessions_beyond_the_cap_leave_memory_and_reload_on_their_next_message() {
+    const INSTANCES: usize = 6;
+    const CAP: usize = 2;
+    let store = Arc::new(MemoryStore::new(Arc::new(SystemClock::new())));
+    let settings = Settings {
+        extended_session_idle_timeout: Duration::from_secs(3600),
+        max_extended_sessions: CAP,
+        ..fast_settings()
+    };
+    let hub = TaskHub::open(store.clone(), settings).await.unwrap();
+    let mut reg = registry();
+    reg.orchestration("Waiter", |ctx: OrchestrationContext, ()| async move {
+        let got: u64 = ctx.wait_for_event("go").await?;
+        Ok::<_, OrchestrationError>(got * 2)
+    });
+    let worker = Worker::start(&hub, reg).await.unwrap();
+    let client = hub.client();
+    let mut ids = Vec::new();
+    for _ in 0..INSTANCES {
+        ids.push(client.start("Waiter", ()).await.unwrap());
+    }
+    // Every instance reaches its wait (one turn each); at most CAP stay in memory.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while worker.stats().turns < INSTANCES as u64 || worker.active_sessions() > CAP {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{:?}, {} in memory",
+            worker.stats(),
+            worker.active_sessions()
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(worker.stats().sessions_evicted, (INSTANCES - CAP) as u64);
+
+    store.faults().reset_counts();
+    for (i, id) in ids.iter().enumerate() {
+        client.raise_event(id, "go", &(i as u64)).await.unwrap();
+    }
+    for (i, id) in ids.iter().enumerate() {
+        let done = client
+            .wait_for_completion(id, Duration::from_secs(20))
+            .await
+            .unwrap();
+        assert_eq!(done.output::<u64>().unwrap(), Some(i as u64 * 2));
+    }
+    // The evicted ones loaded their history again; each held one loaded it at most once (a
+    // held session may itself be pushed out by the reloads before its event arrives).
+    let loads = store.faults().calls(Op::LoadHistory);
+    assert!(
+        loads >= (INSTANCES - CAP) as u64 && loads <= INSTANCES as u64,
+        "{loads} history loads"
+    );
+    worker.shutdown().await;
+}

@@ -41,6 +41,9 @@ pub struct Settings {
     pub extended_sessions_enabled: bool,
     /// How long an idle extended session stays in memory. Default 30 s.
     pub extended_session_idle_timeout: Duration,
+    /// The most idle extended sessions a worker keeps; beyond it the longest idle one leaves
+    /// memory (its next message loads its history again). Default 10,000.
+    pub max_extended_sessions: usize,
     /// How long a partition lease lasts without renewal. Default 30 s.
     pub lease_interval: Duration,
     /// How often owned leases are renewed. Default 10 s.
@@ -81,6 +84,7 @@ impl Default for Settings {
             max_concurrent_activities: 100,
             extended_sessions_enabled: true,
             extended_session_idle_timeout: Duration::from_secs(30),
+            max_extended_sessions: 10_000,
             lease_interval: Duration::from_secs(30),
             lease_renew_interval: Duration::from_secs(10),
             lease_acquire_interval: Duration::from_secs(10),
@@ -138,6 +142,12 @@ impl Settings {
         }
         if self.max_concurrent_activities == 0 {
             return bad("max_concurrent_activities", "must be at least 1");
+        }
+        if self.max_extended_sessions == 0 {
+            return bad(
+                "max_extended_sessions",
+                "must be at least 1 (to keep no session, set extended_sessions_enabled = false)",
+            );
         }
         if self.max_dequeue_count == 0 {
             return bad("max_dequeue_count", "must be at least 1");
@@ -222,6 +232,7 @@ impl Settings {
             "max_concurrent_activities" => self.max_concurrent_activities = size(value)?,
             "extended_sessions_enabled" => self.extended_sessions_enabled = boolean(value)?,
             "extended_session_idle_timeout" => self.extended_session_idle_timeout = dur(value)?,
+            "max_extended_sessions" => self.max_extended_sessions = size(value)?,
             "lease_interval" => self.lease_interval = dur(value)?,
             "lease_renew_interval" => self.lease_renew_interval = dur(value)?,
             "lease_acquire_interval" => self.lease_acquire_interval = dur(value)?,
@@ -259,7 +270,7 @@ impl Settings {
 }
 
 /// Every setting name.
-pub const KNOWN: [&str; 21] = [
+pub const KNOWN: [&str; 22] = [
     "partition_count",
     "control_queue_batch_size",
     "control_queue_buffer_threshold",
@@ -267,6 +278,7 @@ pub const KNOWN: [&str; 21] = [
     "max_concurrent_activities",
     "extended_sessions_enabled",
     "extended_session_idle_timeout",
+    "max_extended_sessions",
     "lease_interval",
     "lease_renew_interval",
     "lease_acquire_interval",
@@ -347,6 +359,17 @@ mod tests {
         let env = HashMap::from([("TASKHUB_LEASE_INTERVAL".to_owned(), "soon".to_owned())]);
         let err = Settings::load(None, &env).unwrap_err().to_string();
         assert!(err.contains("lease_interval"), "{err}");
+        let env = HashMap::from([("TASKHUB_MAX_EXTENDED_SESSIONS".to_owned(), "0".to_owned())]);
+        let err = Settings::load(None, &env).unwrap_err().to_string();
+        assert!(
+            err.contains("max_extended_sessions") && err.contains("at least 1"),
+            "{err}"
+        );
+        let env = HashMap::from([("TASKHUB_MAX_EXTENDED_SESSIONS".to_owned(), "500".to_owned())]);
+        assert_eq!(
+            Settings::load(None, &env).unwrap().max_extended_sessions,
+            500
+        );
         std::fs::remove_dir_all(&dir).ok();
     }
 

@@ -5,6 +5,7 @@ mod activities;
 mod backoff;
 mod control;
 mod delivery;
+mod idle;
 mod outbox;
 mod partitions;
 mod poison;
@@ -39,12 +40,16 @@ pub struct WorkerStats {
     pub discarded: u64,
     /// Checkpoints rejected (conflict, fenced) and retried by redelivery.
     pub checkpoint_conflicts: u64,
+    /// Idle extended sessions that left memory early to stay within `max_extended_sessions`.
+    pub sessions_evicted: u64,
 }
 
 pub(crate) struct Shared {
     pub hub: TaskHub,
     pub registry: Arc<Registry>,
     pub sessions: Mutex<HashMap<InstanceId, mpsc::UnboundedSender<Vec<Delivery>>>>,
+    /// Extended sessions waiting for their next message, capped.
+    pub idle: idle::IdleSessions,
     pub buffer: Arc<Semaphore>,
     pub orchestration_slots: Arc<Semaphore>,
     pub activity_slots: Arc<Semaphore>,
@@ -159,6 +164,7 @@ impl Worker {
             hub: hub.clone(),
             registry: Arc::new(registry),
             sessions: Mutex::new(HashMap::new()),
+            idle: idle::IdleSessions::new(settings.max_extended_sessions),
             buffer: Arc::new(Semaphore::new(settings.control_queue_buffer_threshold)),
             orchestration_slots: Arc::new(Semaphore::new(settings.max_concurrent_orchestrations)),
             activity_slots: Arc::new(Semaphore::new(settings.max_concurrent_activities)),
@@ -237,11 +243,14 @@ impl WorkerHandle {
     /// Counters so far.
     #[must_use]
     pub fn stats(&self) -> WorkerStats {
-        self.shared
+        let mut stats = self
+            .shared
             .stats
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+            .clone();
+        stats.sessions_evicted = self.shared.idle.evictions();
+        stats
     }
 
     /// Instances this worker holds in memory right now (running or extended sessions).

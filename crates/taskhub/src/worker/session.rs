@@ -1,6 +1,7 @@
 //! One task per active instance: processes its batches in order and, with extended sessions,
-//! keeps the orchestration in memory until it has been idle for the idle timeout (or until it
-//! has completed, failed or been terminated: then it leaves at once).
+//! keeps the orchestration in memory until it has been idle for the idle timeout, or until
+//! newer idle sessions push it out (see [`idle`](super::idle)), or until it has completed,
+//! failed or been terminated: then it leaves at once.
 
 use std::sync::{Arc, PoisonError};
 
@@ -53,14 +54,19 @@ pub(crate) async fn run(
         }
         let next = if keep && !shared.stopping() {
             let idle = clock.sleep(settings.extended_session_idle_timeout);
-            tokio::select! {
+            let waiting = shared.idle.enter(&instance);
+            let next = tokio::select! {
                 b = rx.recv() => b,
                 () = idle => None,
+                () = waiting.evicted() => None,
                 _ = stop.changed() => None,
-            }
+            };
+            shared.idle.leave(&waiting);
+            next
         } else {
             None
         };
+
         match next {
             Some(b) => batch = b,
             None => {
