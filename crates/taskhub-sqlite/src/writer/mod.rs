@@ -281,8 +281,11 @@ fn run(shared: &Shared, receiver: &Receiver<Box<dyn Job>>) {
                 Err(_) => break,
             }
         }
-        shared.queued.fetch_sub(batch.len(), Ordering::SeqCst);
+        // Only once the thread holds the connection do its jobs stop counting as queued: until
+        // then no write may start on a caller's thread, so a stream of those cannot keep the
+        // thread (and the batch it holds) waiting.
         let mut conn = shared.lock();
+        shared.queued.fetch_sub(batch.len(), Ordering::SeqCst);
         set_sync(shared.durability, &mut conn, &batch);
         let mut jobs: Vec<&mut dyn Job> =
             batch.iter_mut().map(|j| &mut **j as &mut dyn Job).collect();
