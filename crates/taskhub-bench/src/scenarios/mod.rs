@@ -61,8 +61,9 @@ pub struct Measured {
     pub cpu: Option<Duration>,
     /// Peak RSS since the span began (or the process began, if the reset was refused).
     pub peak_rss_mb: Option<f64>,
-    /// SQLite write requests, write transactions and WAL checkpoints during the span.
-    pub writer: Option<(u64, u64, u64)>,
+    /// SQLite write requests, write transactions, WAL checkpoints and inline write requests
+    /// during the span.
+    pub writer: Option<(u64, u64, u64, u64)>,
 }
 
 impl Span {
@@ -104,6 +105,7 @@ impl Span {
                         b.requests - a.requests,
                         b.transactions - a.transactions,
                         b.wal_checkpoints - a.wal_checkpoints,
+                        b.inline_requests - a.inline_requests,
                     )
                 }),
         }
@@ -117,8 +119,9 @@ impl Measured {
             .storage(&self.ops, steps)
             .process(self.peak_rss_mb, self.cpu);
         match self.writer {
-            Some((requests, transactions, checkpoints)) => record
+            Some((requests, transactions, checkpoints, inline)) => record
                 .extra("sqlite_write_requests", requests)
+                .extra("sqlite_inline_write_requests", inline)
                 .extra("sqlite_write_transactions", transactions)
                 .extra("sqlite_wal_checkpoints", checkpoints),
             None => record,

@@ -15,7 +15,9 @@
 //!
 //! *Inline writes.* Under `NORMAL` durability (a commit does not wait for the disk), a write
 //! that finds nothing queued and the writer thread idle runs on the caller's thread instead:
-//! the hand-over to the thread and back costs more than a small transaction. It takes the write
+//! the hand-over to the thread and back costs more than a small transaction. Only while writes
+//! come one at a time, though (the thread's last batch held one write): concurrent writes are
+//! cheaper group-committed, each commit writing the pages they share once. It takes the write
 //! lock with no busy timeout, so it never waits on the caller's (async) thread: if another
 //! process holds the lock, the write is queued for the writer thread after all, which waits
 //! with the busy timeout. Under load the thread is busy, writes queue up, and group commit
@@ -87,6 +89,9 @@ struct Shared {
     conn: Mutex<WriteConn>,
     /// Jobs sent to the thread and not yet taken by it.
     queued: AtomicUsize,
+    /// The size of the thread's last batch: more than one means writes are arriving
+    /// concurrently, and they are cheaper group-committed than each in its own transaction.
+    last_batch: AtomicUsize,
     counters: Counters,
     clock: Arc<dyn Clock>,
     durability: Durability,
@@ -101,7 +106,10 @@ impl Shared {
 
     /// The connection, if nobody is using it and nothing is queued for the thread.
     fn idle(&self) -> Option<MutexGuard<'_, WriteConn>> {
-        if self.durability != Durability::Normal || self.queued.load(Ordering::SeqCst) != 0 {
+        if self.durability != Durability::Normal
+            || self.queued.load(Ordering::SeqCst) != 0
+            || self.last_batch.load(Ordering::Relaxed) > 1
+        {
             return None;
         }
         match self.conn.try_lock() {
@@ -158,6 +166,7 @@ impl Writer {
                 unsynced: false,
             }),
             queued: AtomicUsize::new(0),
+            last_batch: AtomicUsize::new(1),
             counters: Counters::default(),
             clock: setup.clock,
             durability: setup.durability,
@@ -286,6 +295,7 @@ fn run(shared: &Shared, receiver: &Receiver<Box<dyn Job>>) {
         // thread (and the batch it holds) waiting.
         let mut conn = shared.lock();
         shared.queued.fetch_sub(batch.len(), Ordering::SeqCst);
+        shared.last_batch.store(batch.len(), Ordering::Relaxed);
         set_sync(shared.durability, &mut conn, &batch);
         let mut jobs: Vec<&mut dyn Job> =
             batch.iter_mut().map(|j| &mut **j as &mut dyn Job).collect();
