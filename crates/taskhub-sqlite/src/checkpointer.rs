@@ -8,7 +8,8 @@
 //! Once a checkpoint has copied everything, the writer starts the WAL over at its next
 //! transaction, so the file stops growing.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -26,6 +27,16 @@ const NUDGE_STEP_PAGES: i32 = 1000;
 /// would: under a steady stream of commits the thread's checkpoints may never catch up with the
 /// end of the WAL (and only a fully copied WAL starts over), so this bounds its size.
 pub(crate) const WRITER_CHECKPOINTS_AFTER_PAGES: i32 = 2 * CHECKPOINT_AFTER_PAGES;
+
+thread_local! {
+    /// Set on the writer thread: only there may a commit run a checkpoint itself.
+    static ON_WRITER_THREAD: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Marks the calling thread as the writer thread (see [`Checkpointer::watch`]).
+pub(crate) fn on_writer_thread() {
+    ON_WRITER_THREAD.with(|f| f.set(true));
+}
 
 /// The handle to the checkpointer thread; dropping it ends the thread.
 pub(crate) struct Checkpointer {
@@ -60,8 +71,15 @@ impl Checkpointer {
     }
 
     /// Makes the writer connection nudge this thread when its WAL grows past the threshold.
-    /// This replaces SQLite's automatic checkpoint on that connection.
-    pub(crate) fn watch(&self, writer: &mut Connection) -> StorageResult<()> {
+    /// This replaces SQLite's automatic checkpoint on that connection. `wal_pages` is kept at
+    /// the WAL's size after each commit: a write on a caller's thread (see `writer`) is not
+    /// allowed once the WAL is due for a checkpoint by the writer itself, which only the writer
+    /// thread runs, never an async thread.
+    pub(crate) fn watch(
+        &self,
+        writer: &mut Connection,
+        wal_pages: Arc<AtomicI32>,
+    ) -> StorageResult<()> {
         let Some(nudge) = self.nudge.clone() else {
             return Ok(());
         };
@@ -70,12 +88,16 @@ impl Checkpointer {
         let mut nudged_at = 0;
         writer
             .wal_hook(Some(move |wal: &mut rusqlite::hooks::Wal, pages: i32| {
-                if pages >= WRITER_CHECKPOINTS_AFTER_PAGES {
+                wal_pages.store(pages, Ordering::Relaxed);
+                if pages < CHECKPOINT_AFTER_PAGES {
+                    // The WAL started over.
+                    nudged_at = 0;
+                } else if pages >= WRITER_CHECKPOINTS_AFTER_PAGES
+                    && ON_WRITER_THREAD.with(Cell::get)
+                {
                     // Best effort, like the automatic checkpoint it stands in for.
                     let _ = wal.checkpoint();
-                } else if pages >= CHECKPOINT_AFTER_PAGES
-                    && (pages < nudged_at || pages - nudged_at >= NUDGE_STEP_PAGES)
-                {
+                } else if pages < nudged_at || pages - nudged_at >= NUDGE_STEP_PAGES {
                     nudged_at = pages;
                     // Full: a checkpoint is already due. Closed: the store is shutting down.
                     match nudge.try_send(()) {

@@ -8,10 +8,12 @@
 //! A *point* read (one row by its key: tens of microseconds) runs on the calling task's thread
 //! instead: handing it to a blocking thread and back costs more than the read. It uses its own
 //! connections with no busy timeout, so it never waits on the async thread: if SQLite answers
-//! `BUSY` (a reader only sees that while another connection recovers the WAL), the read is
-//! handed to a blocking thread after all, where the busy timeout applies.
+//! `BUSY` (a reader only sees that while another connection recovers the WAL), or no such
+//! connection is free, the read is handed to a blocking thread after all, where the busy
+//! timeout applies (and which opens another point-read connection, up to the pool's size).
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -29,8 +31,10 @@ pub(crate) struct ReadPool {
     busy_timeout: Duration,
     max_idle: usize,
     idle: Mutex<Vec<Connection>>,
-    /// Connections for point reads on the async threads (busy timeout zero).
+    /// Connections for point reads on the async threads (busy timeout zero), at most
+    /// `max_idle` of them (`inline_open` counts them, in use or not).
     inline: Mutex<Vec<Connection>>,
+    inline_open: AtomicUsize,
     permits: Arc<Semaphore>,
 }
 
@@ -43,6 +47,7 @@ impl ReadPool {
             max_idle,
             idle: Mutex::new(Vec::new()),
             inline: Mutex::new(Vec::new()),
+            inline_open: AtomicUsize::new(0),
             permits: Arc::new(Semaphore::new(max_idle.max(1))),
         }
     }
@@ -71,7 +76,7 @@ impl ReadPool {
     where
         F: FnOnce(&Connection) -> StorageResult<T>,
     {
-        let conn = self.take(&self.idle, self.busy_timeout)?;
+        let conn = self.take()?;
         let result = in_snapshot(&conn, f);
         if conn.is_autocommit() {
             put(&self.idle, conn, self.max_idle);
@@ -80,29 +85,60 @@ impl ReadPool {
     }
 
     /// Runs a point read (one row by key) on the calling thread, or on a blocking thread if the
-    /// database is busy (see the module docs). `f` may run twice, so it takes its input by
-    /// reference.
+    /// database is busy or no point-read connection is free (see the module docs). `f` may run
+    /// twice, so it takes its input by reference.
     pub(crate) async fn read_point<T, F>(self: &Arc<Self>, f: F) -> StorageResult<T>
     where
         T: Send + 'static,
         F: Fn(&Connection) -> StorageResult<T> + Send + Sync + 'static,
     {
         match self.try_inline(&f) {
-            Err(StorageError::Busy { .. }) => self.read(move |conn| f(conn)).await,
-            other => other,
+            Some(Err(StorageError::Busy { .. })) | None => {
+                let value = self.read(move |conn| f(conn)).await;
+                // Point-read connections are opened here, never on the async thread (opening
+                // one parses the schema), up to the pool's size.
+                if self.inline_open.load(Ordering::SeqCst) < self.max_idle.max(1) {
+                    let pool = Arc::clone(self);
+                    let _ = tokio::task::spawn_blocking(move || pool.open_inline()).await;
+                }
+                value
+            }
+            Some(other) => other,
         }
     }
 
-    fn try_inline<T, F>(&self, f: &F) -> StorageResult<T>
+    /// `None` if no point-read connection is free.
+    fn try_inline<T, F>(&self, f: &F) -> Option<StorageResult<T>>
     where
         F: Fn(&Connection) -> StorageResult<T>,
     {
-        let conn = self.take(&self.inline, Duration::ZERO)?;
+        let conn = lock(&self.inline).pop()?;
         let result = in_snapshot(&conn, f);
         if conn.is_autocommit() {
-            put(&self.inline, conn, self.max_idle);
+            lock(&self.inline).push(conn);
+        } else {
+            self.inline_open.fetch_sub(1, Ordering::SeqCst);
         }
-        result
+        Some(result)
+    }
+
+    /// Opens one more point-read connection if there are fewer than the pool's size.
+    fn open_inline(&self) {
+        let opened = self
+            .inline_open
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < self.max_idle.max(1)).then_some(n + 1)
+            });
+        if opened.is_err() {
+            return;
+        }
+        match connect(&self.path, Role::Reader, Durability::Normal, Duration::ZERO) {
+            Ok(conn) => lock(&self.inline).push(conn),
+            // The next fallback read tries again.
+            Err(_) => {
+                self.inline_open.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
     }
 
     /// Closes the idle connections.
@@ -111,16 +147,17 @@ impl ReadPool {
         lock(&self.inline).clear();
     }
 
-    fn take(
-        &self,
-        pool: &Mutex<Vec<Connection>>,
-        busy_timeout: Duration,
-    ) -> StorageResult<Connection> {
-        if let Some(conn) = lock(pool).pop() {
+    fn take(&self) -> StorageResult<Connection> {
+        if let Some(conn) = lock(&self.idle).pop() {
             return Ok(conn);
         }
         // The sync policy only affects commits, and readers never commit a write.
-        connect(&self.path, Role::Reader, Durability::Normal, busy_timeout)
+        connect(
+            &self.path,
+            Role::Reader,
+            Durability::Normal,
+            self.busy_timeout,
+        )
     }
 }
 
@@ -181,20 +218,29 @@ mod tests {
         dir
     }
 
+    /// Where a point read counting the instances ran.
+    async fn read_here(pool: &Arc<ReadPool>) -> std::thread::ThreadId {
+        pool.read_point(|conn| {
+            conn.query_row("SELECT count(*) FROM instances", [], |r| r.get::<_, i64>(0))
+                .ctx("count")?;
+            Ok(std::thread::current().id())
+        })
+        .await
+        .unwrap()
+    }
+
     #[tokio::test(flavor = "current_thread")]
-    async fn a_point_read_runs_on_the_calling_thread() {
+    async fn a_point_read_runs_on_the_calling_thread_once_its_connection_is_open() {
         let dir = scratch();
         let pool = pool(&dir);
         let caller = std::thread::current().id();
-        let ran_on = pool
-            .read_point(|conn| {
-                conn.query_row("SELECT count(*) FROM instances", [], |r| r.get::<_, i64>(0))
-                    .ctx("count")?;
-                Ok(std::thread::current().id())
-            })
-            .await
-            .unwrap();
-        assert_eq!(ran_on, caller);
+        // The first read finds no point-read connection: it runs on a blocking thread, which
+        // opens one (never the async thread).
+        assert_ne!(read_here(&pool).await, caller);
+        assert_eq!(pool.inline_open.load(Ordering::SeqCst), 1);
+        assert_eq!(read_here(&pool).await, caller);
+        assert_eq!(read_here(&pool).await, caller);
+        assert_eq!(pool.inline_open.load(Ordering::SeqCst), 1);
         std::fs::remove_dir_all(dir).unwrap();
     }
 
@@ -203,6 +249,7 @@ mod tests {
         let dir = scratch();
         let pool = pool(&dir);
         let caller = std::thread::current().id();
+        read_here(&pool).await;
         let calls = Arc::new(AtomicU32::new(0));
         let counted = Arc::clone(&calls);
         let ran_on = pool

@@ -49,7 +49,13 @@ impl Tx<'_> {
 const WHAT: &str = "write transaction";
 
 /// Takes the write lock: `BEGIN IMMEDIATE`.
+/// Takes the write lock: `BEGIN IMMEDIATE`. A transaction still open here was left by a write
+/// that panicked (its task or thread unwound with the connection's lock): it is rolled back
+/// first, so one panic does not fail every later write or hold the lock against other processes.
 pub(super) fn begin(conn: &Connection) -> StorageResult<()> {
+    if !conn.is_autocommit() {
+        exec(conn, "ROLLBACK").ctx(WHAT)?;
+    }
     exec(conn, "BEGIN IMMEDIATE").ctx(WHAT)
 }
 
@@ -71,6 +77,8 @@ pub(super) fn apply_and_commit(
         // The batch's only job failed: nothing to keep, and the job answers with its own error.
         Keep::Nothing => exec(conn, "ROLLBACK").ctx(WHAT).map(|()| false),
         Keep::Retry => {
+            // Another process may take the write lock in between: then this waits for it (up
+            // to the busy timeout, and fails the batch with a retryable `Busy` after that).
             exec(conn, "ROLLBACK").ctx(WHAT)?;
             begin(conn)?;
             with_savepoints(conn, clock, batch)?;

@@ -23,7 +23,7 @@
 //! with the busy timeout. Under load the thread is busy, writes queue up, and group commit
 //! takes over.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError};
 use std::thread::JoinHandle;
@@ -35,7 +35,7 @@ use tokio::sync::oneshot;
 
 use self::apply::{apply_and_commit, begin};
 use self::job::{Job, TypedJob};
-use crate::checkpointer::Checkpointer;
+use crate::checkpointer::{self, Checkpointer, WRITER_CHECKPOINTS_AFTER_PAGES};
 use crate::errors::SqlResultExt;
 use crate::options::Durability;
 
@@ -92,6 +92,8 @@ struct Shared {
     /// The size of the thread's last batch: more than one means writes are arriving
     /// concurrently, and they are cheaper group-committed than each in its own transaction.
     last_batch: AtomicUsize,
+    /// The WAL's size (pages) after the last commit.
+    wal_pages: Arc<AtomicI32>,
     counters: Counters,
     clock: Arc<dyn Clock>,
     durability: Durability,
@@ -109,6 +111,7 @@ impl Shared {
         if self.durability != Durability::Normal
             || self.queued.load(Ordering::SeqCst) != 0
             || self.last_batch.load(Ordering::Relaxed) > 1
+            || self.wal_pages.load(Ordering::Relaxed) >= WRITER_CHECKPOINTS_AFTER_PAGES - 1_000
         {
             return None;
         }
@@ -159,7 +162,8 @@ impl Writer {
     /// Starts the writer thread (and the checkpointer thread).
     pub(crate) fn start(mut setup: WriterSetup) -> StorageResult<Self> {
         let checkpointer = Checkpointer::start(setup.checkpoint_conn)?;
-        checkpointer.watch(&mut setup.conn)?;
+        let wal_pages = Arc::new(AtomicI32::new(0));
+        checkpointer.watch(&mut setup.conn, Arc::clone(&wal_pages))?;
         let shared = Arc::new(Shared {
             conn: Mutex::new(WriteConn {
                 conn: setup.conn,
@@ -167,6 +171,7 @@ impl Writer {
             }),
             queued: AtomicUsize::new(0),
             last_batch: AtomicUsize::new(1),
+            wal_pages,
             counters: Counters::default(),
             clock: setup.clock,
             durability: setup.durability,
@@ -282,6 +287,7 @@ where
 }
 
 fn run(shared: &Shared, receiver: &Receiver<Box<dyn Job>>) {
+    checkpointer::on_writer_thread();
     while let Ok(first) = receiver.recv() {
         let mut batch = vec![first];
         while batch.len() < shared.max_batch {
@@ -329,5 +335,76 @@ fn set_sync(durability: Durability, conn: &mut WriteConn, batch: &[Box<dyn Job>]
         .is_ok()
     {
         conn.unsynced = relax;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::panic, reason = "tests")]
+
+    use taskhub_storage::SystemClock;
+
+    use super::*;
+    use crate::schema::{connect, migrate, Role};
+
+    fn writer(path: &std::path::Path) -> Writer {
+        let open = || {
+            connect(
+                path,
+                Role::Writer,
+                Durability::Normal,
+                Duration::from_secs(1),
+            )
+        };
+        let conn = open().unwrap();
+        migrate(&conn, path, Duration::from_secs(1)).unwrap();
+        Writer::start(WriterSetup {
+            conn,
+            clock: Arc::new(SystemClock::new()),
+            max_batch: 64,
+            name: "test-writer".into(),
+            durability: Durability::Normal,
+            busy_timeout: Duration::from_secs(1),
+            checkpoint_conn: open().unwrap(),
+        })
+        .unwrap()
+    }
+
+    fn count(tx: &Tx<'_>) -> StorageResult<i64> {
+        tx.conn
+            .query_row("SELECT count(*) FROM payloads", [], |r| r.get(0))
+            .ctx("count")
+    }
+
+    /// A write that panics mid-transaction (on the caller's thread, where its task catches the
+    /// panic) leaves nothing behind: its partial write is gone, later writes work, and another
+    /// connection can take the write lock.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_panicking_write_does_not_wedge_the_writer() {
+        let path = std::env::temp_dir().join(format!("taskhub-panic-{}.db", std::process::id()));
+        let writer = Arc::new(writer(&path));
+        let w = Arc::clone(&writer);
+        let panicked = tokio::spawn(async move {
+            w.write::<(), _>(false, |tx| {
+                tx.conn
+                    .execute(
+                        "INSERT INTO payloads (instance_id, name, data) VALUES ('i', 'p', x'00')",
+                        [],
+                    )
+                    .ctx("insert")?;
+                panic!("a write that panics");
+            })
+            .await
+        })
+        .await;
+        assert!(panicked.is_err());
+        assert_eq!(writer.write(false, count).await.unwrap(), 0);
+        let other = rusqlite::Connection::open(&path).unwrap();
+        other.execute_batch("BEGIN IMMEDIATE; ROLLBACK;").unwrap();
+        drop(other);
+        drop(writer);
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+        }
     }
 }

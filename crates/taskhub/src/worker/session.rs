@@ -52,7 +52,11 @@ pub(crate) async fn run(
         if !keep {
             cached = Cached::default();
         }
-        let next = if keep && !shared.stopping() {
+        let next = if let Ok(b) = rx.try_recv() {
+            // More arrived during the turn: not idle at all (and no older idle session has to
+            // leave for this one).
+            Some(b)
+        } else if keep && !shared.stopping() {
             let idle = clock.sleep(settings.extended_session_idle_timeout);
             let waiting = shared.idle.enter(&instance);
             let next = tokio::select! {
