@@ -23,7 +23,7 @@ use tokio::sync::Semaphore;
 
 use crate::errors::SqlResultExt;
 use crate::options::Durability;
-use crate::schema::{connect, Role};
+use crate::schema::{connect, exec_cached as exec, Role};
 
 /// Idle read connections, opened on demand.
 pub(crate) struct ReadPool {
@@ -58,6 +58,16 @@ impl ReadPool {
         T: Send + 'static,
         F: FnOnce(&Connection) -> StorageResult<T> + Send + 'static,
     {
+        self.on_blocking_thread(move |pool| pool.read_blocking(f))
+            .await
+    }
+
+    /// Runs `job` on a blocking thread once a permit is free.
+    async fn on_blocking_thread<T, J>(self: &Arc<Self>, job: J) -> StorageResult<T>
+    where
+        T: Send + 'static,
+        J: FnOnce(&Self) -> StorageResult<T> + Send + 'static,
+    {
         let permit = Arc::clone(&self.permits)
             .acquire_owned()
             .await
@@ -65,7 +75,7 @@ impl ReadPool {
         let pool = Arc::clone(self);
         tokio::task::spawn_blocking(move || {
             let _permit = permit;
-            pool.read_blocking(f)
+            job(&pool)
         })
         .await
         .map_err(|e| StorageError::Backend(format!("a read task failed: {e}")))?
@@ -94,14 +104,14 @@ impl ReadPool {
     {
         match self.try_inline(&f) {
             Some(Err(StorageError::Busy { .. })) | None => {
-                let value = self.read(move |conn| f(conn)).await;
-                // Point-read connections are opened here, never on the async thread (opening
-                // one parses the schema), up to the pool's size.
-                if self.inline_open.load(Ordering::SeqCst) < self.max_idle.max(1) {
-                    let pool = Arc::clone(self);
-                    let _ = tokio::task::spawn_blocking(move || pool.open_inline()).await;
-                }
-                value
+                self.on_blocking_thread(move |pool| {
+                    let value = pool.read_blocking(|conn| f(conn));
+                    // Point-read connections are opened here, never on the async thread
+                    // (opening one parses the schema), up to the pool's size.
+                    pool.open_inline();
+                    value
+                })
+                .await
             }
             Some(other) => other,
         }
@@ -175,10 +185,6 @@ fn in_snapshot<T>(
     let value = result?;
     ended?;
     Ok(value)
-}
-
-fn exec(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
-    conn.prepare_cached(sql)?.execute([]).map(drop)
 }
 
 fn put(pool: &Mutex<Vec<Connection>>, conn: Connection, max_idle: usize) {

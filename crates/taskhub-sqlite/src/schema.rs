@@ -206,6 +206,12 @@ fn retry_busy<T>(
     }
 }
 
+/// Runs a statement without parameters (`BEGIN`, `COMMIT`, `SAVEPOINT`...) through the
+/// connection's statement cache, so it is parsed once per connection, not per call.
+pub(crate) fn exec_cached(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(sql)?.execute([]).map(drop)
+}
+
 /// Brings the schema to [`latest_version`], in one transaction.
 pub(crate) fn migrate(
     conn: &Connection,

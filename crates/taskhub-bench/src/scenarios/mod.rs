@@ -61,9 +61,8 @@ pub struct Measured {
     pub cpu: Option<Duration>,
     /// Peak RSS since the span began (or the process began, if the reset was refused).
     pub peak_rss_mb: Option<f64>,
-    /// SQLite write requests, write transactions, WAL checkpoints and inline write requests
-    /// during the span.
-    pub writer: Option<(u64, u64, u64, u64)>,
+    /// The SQLite writer's counters over the span.
+    pub writer: Option<taskhub_sqlite::WriterStats>,
 }
 
 impl Span {
@@ -100,13 +99,11 @@ impl Span {
                 .as_ref()
                 .map(|s| s.inner().writer_stats())
                 .zip(self.writer)
-                .map(|(b, a)| {
-                    (
-                        b.requests - a.requests,
-                        b.transactions - a.transactions,
-                        b.wal_checkpoints - a.wal_checkpoints,
-                        b.inline_requests - a.inline_requests,
-                    )
+                .map(|(b, a)| taskhub_sqlite::WriterStats {
+                    requests: b.requests - a.requests,
+                    transactions: b.transactions - a.transactions,
+                    inline_requests: b.inline_requests - a.inline_requests,
+                    wal_checkpoints: b.wal_checkpoints - a.wal_checkpoints,
                 }),
         }
     }
@@ -119,11 +116,11 @@ impl Measured {
             .storage(&self.ops, steps)
             .process(self.peak_rss_mb, self.cpu);
         match self.writer {
-            Some((requests, transactions, checkpoints, inline)) => record
-                .extra("sqlite_write_requests", requests)
-                .extra("sqlite_inline_write_requests", inline)
-                .extra("sqlite_write_transactions", transactions)
-                .extra("sqlite_wal_checkpoints", checkpoints),
+            Some(w) => record
+                .extra("sqlite_write_requests", w.requests)
+                .extra("sqlite_inline_write_requests", w.inline_requests)
+                .extra("sqlite_write_transactions", w.transactions)
+                .extra("sqlite_wal_checkpoints", w.wal_checkpoints),
             None => record,
         }
     }

@@ -9,6 +9,7 @@ use taskhub_storage::{Clock, StorageError, StorageResult};
 
 use super::job::Job;
 use crate::errors::SqlResultExt;
+use crate::schema::exec_cached as exec;
 
 /// What a job sees while it runs: the connection inside the batch's transaction, the batch's
 /// time, and the store-wide counter for ETags and receipts.
@@ -157,8 +158,4 @@ fn with_savepoints(
 /// SQLite rolled the whole transaction back by itself (I/O error, full disk...).
 fn rolled_back() -> StorageError {
     StorageError::Unavailable("the write transaction was rolled back by SQLite".into())
-}
-
-fn exec(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
-    conn.prepare_cached(sql)?.execute([]).map(drop)
 }

@@ -2,10 +2,11 @@
 //!
 //! Every write (enqueue, dequeue, delete, checkpoint, row writes...) is a job sent over a
 //! channel. The writer takes the first job, drains whatever else is already queued (up to
-//! `max_batch`), and applies them all in ONE `BEGIN IMMEDIATE` transaction. Each job runs inside
-//! its own `SAVEPOINT`, so a job that fails (say, an ETag conflict) rolls back only itself and
-//! gets its own error. After the single `COMMIT` every caller is answered through its oneshot
-//! channel. With `synchronous = FULL` that is one fsync for the whole batch.
+//! `max_batch`), and applies them all in ONE `BEGIN IMMEDIATE` transaction. A job that fails
+//! (say, an ETag conflict) gets its own error and leaves nothing behind, while the others
+//! commit: the batch runs without savepoints first and, only if a job failed, again with one
+//! `SAVEPOINT` per job (see `apply.rs`). After the single `COMMIT` every caller is answered
+//! through its oneshot channel. With `synchronous = FULL` that is one fsync for the whole batch.
 //!
 //! A *relaxed* write (a dequeue: it only hides messages and counts a delivery) does not need
 //! to survive a power loss: losing it makes the messages visible again, which at-least-once
@@ -265,7 +266,7 @@ where
         .and_then(|()| begin(c));
     if let Err(e) = c.busy_timeout(shared.busy_timeout).ctx("write transaction") {
         if !c.is_autocommit() {
-            let _ = c.execute_batch("ROLLBACK");
+            let _ = crate::schema::exec_cached(c, "ROLLBACK");
         }
         return Inline::Done(Err(e));
     }
