@@ -349,9 +349,11 @@ async fn reuse_policy_racing_starts_restart_purge_and_listing() {
     );
 
     // Racing starts of one new ID: exactly one wins and exactly one execution runs.
+    // (`RejectExisting`: under `RejectActive` a start that comes after the winner's quick
+    // execution has already completed rightly succeeds too, as a restart.)
     let (a, b) = tokio::join!(
-        client.start_with("Echo", 10u32, opts("race", ReusePolicy::RejectActive)),
-        client.start_with("Echo", 20u32, opts("race", ReusePolicy::RejectActive)),
+        client.start_with("Echo", 10u32, opts("race", ReusePolicy::RejectExisting)),
+        client.start_with("Echo", 20u32, opts("race", ReusePolicy::RejectExisting)),
     );
     assert!(
         a.is_ok() != b.is_ok(),
