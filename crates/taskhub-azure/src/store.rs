@@ -171,4 +171,8 @@ impl TaskHubStore for AzureStore {
     fn backend_name(&self) -> &'static str {
         "azure"
     }
+
+    fn owns_time(&self) -> bool {
+        true
+    }
 }

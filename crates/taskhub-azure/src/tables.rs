@@ -369,8 +369,8 @@ impl Tables {
 /// Reads each operation's status line (and ETag) from a batch response.
 fn check_batch_response(text: &str, count: usize, what: &str) -> StorageResult<Vec<String>> {
     let mut etags = Vec::new();
-    let mut parts = text.split("HTTP/1.1 ").skip(1).peekable();
-    while let Some(part) = parts.next() {
+    let parts = text.split("HTTP/1.1 ").skip(1);
+    for part in parts {
         let status: u16 = part
             .get(..3)
             .and_then(|s| s.parse().ok())
