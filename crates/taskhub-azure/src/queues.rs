@@ -23,8 +23,11 @@ fn secs(d: Duration) -> String {
 }
 
 impl AzureStore {
-    /// The queue's name in the account.
-    pub(crate) fn queue_name(&self, queue: QueueName) -> StorageResult<String> {
+    /// The queue's name in the account: `<hub>-control-NN` or `<hub>-workitems`.
+    ///
+    /// # Errors
+    /// `InvalidArgument` for a control queue beyond the most partitions a hub may have.
+    pub fn queue_name(&self, queue: QueueName) -> StorageResult<String> {
         match queue {
             QueueName::Control(p) if p < MAX_PARTITIONS => {
                 Ok(format!("{}-control-{p:02}", self.names.lower))
@@ -278,5 +281,18 @@ impl QueueStore for AzureStore {
 
     fn max_delay(&self) -> Duration {
         MAX_DELAY
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delays_round_up_to_whole_seconds() {
+        assert_eq!(secs(Duration::ZERO), "0");
+        assert_eq!(secs(Duration::from_millis(1)), "1");
+        assert_eq!(secs(Duration::from_secs(3)), "3");
+        assert_eq!(secs(Duration::from_millis(3_001)), "4");
     }
 }

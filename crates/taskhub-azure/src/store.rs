@@ -26,6 +26,19 @@ pub(crate) struct Names {
     pub dead_letters: String,
 }
 
+impl Names {
+    pub(crate) fn for_hub(hub: &HubName) -> Self {
+        let name = hub.as_str();
+        Self {
+            lower: hub.lower(),
+            history: format!("{name}History"),
+            instances: format!("{name}Instances"),
+            partitions: format!("{name}Partitions"),
+            dead_letters: format!("{name}DeadLetters"),
+        }
+    }
+}
+
 /// What [`AzureStore::open`] needs.
 #[derive(Clone)]
 pub struct AzureOptions {
@@ -76,14 +89,7 @@ impl AzureStore {
     /// # Errors
     /// [`AzureError::Open`] with the storage error.
     pub async fn open(options: AzureOptions) -> Result<Self, AzureError> {
-        let hub = options.hub.as_str();
-        let names = Names {
-            lower: options.hub.lower(),
-            history: format!("{hub}History"),
-            instances: format!("{hub}Instances"),
-            partitions: format!("{hub}Partitions"),
-            dead_letters: format!("{hub}DeadLetters"),
-        };
+        let names = Names::for_hub(&options.hub);
         let http = Http::new(options.account)?;
         let store = Self {
             tables: Tables { http: http.clone() },
@@ -174,5 +180,20 @@ impl TaskHubStore for AzureStore {
 
     fn owns_time(&self) -> bool {
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn objects_are_named_as_the_original_names_them() {
+        let names = Names::for_hub(&HubName::new("MyHub1").unwrap());
+        assert_eq!(names.lower, "myhub1");
+        assert_eq!(names.history, "MyHub1History");
+        assert_eq!(names.instances, "MyHub1Instances");
+        assert_eq!(names.partitions, "MyHub1Partitions");
+        assert_eq!(names.dead_letters, "MyHub1DeadLetters");
     }
 }

@@ -1,7 +1,10 @@
 //! Test support: a fresh hub (its own name) on the account the test environment names.
 
 #![allow(dead_code, reason = "not every test binary uses every helper")]
-#![allow(clippy::expect_used, reason = "test support: a failed expectation is the point")]
+#![allow(
+    clippy::expect_used,
+    reason = "test support: a failed expectation is the point"
+)]
 
 use std::sync::Arc;
 
