@@ -6,6 +6,7 @@
 //! `docs/ARCHITECTURE.md`, "Azure Storage backend", for the layout and what the checkpoint
 //! guarantees without cross-object transactions.
 
+mod admin;
 mod blobs;
 mod checkpoint;
 pub mod config;

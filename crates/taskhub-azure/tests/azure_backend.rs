@@ -287,3 +287,40 @@ async fn a_wrong_key_or_an_unreachable_endpoint_is_a_clear_error() {
         "{err}"
     );
 }
+
+/// Deleting a hub removes its objects: opened again it is empty.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_hub_opens_again_empty() {
+    let hub = common::unique_hub();
+    let open_named = || {
+        AzureStore::open(AzureOptions {
+            account: common::account(),
+            hub: hub.clone(),
+            clock: Arc::new(ManualClock::new(START)),
+        })
+    };
+    let s = open_named().await.unwrap();
+    s.create_hub(2, START).await.unwrap();
+    s.enqueue(
+        QueueName::WorkItems,
+        vec![NewQueueMessage {
+            body: "old".to_owned(),
+            delay: std::time::Duration::ZERO,
+        }],
+    )
+    .await
+    .unwrap();
+    s.checkpoint(write("gone", "e1", None, true, vec![raised(0, 1)]))
+        .await
+        .unwrap();
+    s.delete_hub().await.unwrap();
+
+    let again = open_named().await.unwrap();
+    assert!(again.hub_info().await.unwrap().is_none());
+    assert_eq!(again.stats(QueueName::WorkItems).await.unwrap().length, 0);
+    assert!(again
+        .load_history(&InstanceId::new("gone").unwrap())
+        .await
+        .unwrap()
+        .is_none());
+}

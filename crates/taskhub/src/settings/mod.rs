@@ -2,6 +2,7 @@
 //! case. Read from `taskhub.toml`, overridden by `TASKHUB_*` environment variables (and, in
 //! the CLI, by flags: see [`SettingsBuilder`]).
 
+mod backend;
 mod builder;
 
 use std::collections::HashMap;
@@ -11,6 +12,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::error::TaskhubError;
+pub use backend::{Backend, Secret, DEFAULT_TASK_HUB_NAME};
 pub use builder::SettingsBuilder;
 
 /// SQLite durability: `normal` (default; WAL with fsync at checkpoints) or `full` (fsync per commit).
@@ -72,6 +74,15 @@ pub struct Settings {
     pub durability: Durability,
     /// This worker's name in lease rows. Default `<hostname>-<pid>`.
     pub worker_id: String,
+    /// Where the task hub lives: `sqlite` (default) or `azure`. Read by the commands that open
+    /// a hub, not by the runtime.
+    pub backend: Backend,
+    /// The Azure Storage connection string (`UseDevelopmentStorage=true` for Azurite); never
+    /// printed. Required when `backend = azure`.
+    pub azure_storage_connection_string: Secret,
+    /// The task hub's name on Azure Storage: 3 to 45 ASCII letters and digits, starting with a
+    /// letter (the original's rule). Default `TaskHub`.
+    pub task_hub_name: String,
 }
 
 impl Default for Settings {
@@ -99,6 +110,9 @@ impl Default for Settings {
             shutdown_timeout: Duration::from_secs(30),
             durability: Durability::Normal,
             worker_id: default_worker_id(),
+            backend: Backend::Sqlite,
+            azure_storage_connection_string: Secret::default(),
+            task_hub_name: DEFAULT_TASK_HUB_NAME.to_owned(),
         }
     }
 }
@@ -176,7 +190,7 @@ impl Settings {
         if self.worker_id.is_empty() {
             return bad("worker_id", "must not be empty");
         }
-        Ok(())
+        backend::validate(self)
     }
 
     /// Defaults, then `path` if it exists, then `TASKHUB_*` variables from `env`, validated.
@@ -258,6 +272,7 @@ impl Settings {
                 }
             }
             "worker_id" => value.trim().clone_into(&mut self.worker_id),
+            n if backend::KEYS.contains(&n) => backend::set(self, n, value)?,
             _ => {
                 return Err(err(format!(
                     "unknown setting (known: {})",
@@ -270,7 +285,7 @@ impl Settings {
 }
 
 /// Every setting name.
-pub const KNOWN: [&str; 22] = [
+pub const KNOWN: [&str; 25] = [
     "partition_count",
     "control_queue_batch_size",
     "control_queue_buffer_threshold",
@@ -293,6 +308,9 @@ pub const KNOWN: [&str; 22] = [
     "shutdown_timeout",
     "durability",
     "worker_id",
+    "backend",
+    "azure_storage_connection_string",
+    "task_hub_name",
 ];
 
 /// Parses `30`, `0.5`, `500ms`, `30s`, `5m`, `1h`.
