@@ -37,6 +37,16 @@ fi
 # Three free ports, chosen by the OS (bound and released at once; a clash with another
 # process in between is reported by Azurite failing to start, and retried below).
 free_ports() {
+  if ! command -v python3 >/dev/null; then
+    # No python: random high ports that nothing answers on now.
+    local out=() p
+    while [ ${#out[@]} -lt 3 ]; do
+      p=$(( 20000 + RANDOM % 40000 ))
+      (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || out+=("$p")
+    done
+    echo "${out[*]}"
+    return
+  fi
   python3 -c 'import socket
 socks=[socket.socket() for _ in range(3)]
 [s.bind(("127.0.0.1",0)) for s in socks]
