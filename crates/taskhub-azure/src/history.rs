@@ -54,7 +54,7 @@ impl SentinelState {
         })
     }
 
-    fn token_of(&self, seq: u64) -> Option<&str> {
+    pub(crate) fn token_of(&self, seq: u64) -> Option<&str> {
         self.spans
             .iter()
             .rev()

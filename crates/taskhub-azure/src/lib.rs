@@ -21,6 +21,8 @@ mod payloads;
 mod queues;
 pub mod store;
 mod tables;
+#[cfg(feature = "testing")]
+mod testing;
 mod xml;
 
 pub use config::{AccountKey, HubName, StorageAccount};

@@ -1,0 +1,38 @@
+//! Fault injection for tests of code above the seam (feature `testing`): damage that only a
+//! broken store or a buggy writer could cause, made on purpose so a runtime test can check that
+//! it is handled (a message whose processing fails on every delivery is dead-lettered).
+
+use taskhub_core::InstanceId;
+use taskhub_storage::{StorageError, StorageResult};
+
+use crate::history::{event_key, parse_sentinel};
+use crate::tables::entity;
+use crate::AzureStore;
+
+impl AzureStore {
+    /// Overwrites the stored event `seq` of the instance's current execution with text that is
+    /// not an event, so every later load of its history fails as corrupt.
+    pub async fn corrupt_history_event(
+        &self,
+        instance: &InstanceId,
+        seq: u64,
+    ) -> StorageResult<()> {
+        let sentinel = self
+            .sentinel(instance)
+            .await?
+            .ok_or_else(|| StorageError::NotFound {
+                what: format!("history of '{instance}'"),
+            })?;
+        let state = parse_sentinel(&sentinel)?;
+        let key = event_key(state.generation, seq, state.token_of(seq));
+        let row = entity(
+            instance.as_str(),
+            &key,
+            &[("Event", "{\"v\":1,\"garbage".to_owned())],
+        );
+        self.tables
+            .merge(&self.names.history, &row, Some("*"))
+            .await
+            .map(|_| ())
+    }
+}

@@ -1,0 +1,131 @@
+//! The backends the runtime suites run on, behind one factory: SQLite (a file in a temp dir) and
+//! Azure Storage (a fresh hub with its own name on the account that
+//! `TASKHUB_TEST_AZURE_CONNECTION_STRING` names: Azurite under `scripts/with-azurite.sh`).
+//!
+//! Included by the test files that use it as `#[path = "common/backends.rs"] mod backends;`
+//! next to `mod common;`.
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test support"
+)]
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use taskhub::*;
+use taskhub_azure::{AzureOptions, AzureStore, HubName, StorageAccount};
+use taskhub_storage::{SystemClock, TaskHubStore};
+
+use crate::common::{fast_settings, sqlite_store, TempDir};
+
+/// The environment variable naming the account the Azure tests run against.
+pub const AZURE_ENV: &str = "TASKHUB_TEST_AZURE_CONNECTION_STRING";
+
+/// A backend a suite runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// SQLite in a temp dir.
+    Sqlite,
+    /// Azure Storage (Azurite in the tests).
+    Azure,
+}
+
+/// The test account; panics with how to run the tests when the variable is unset.
+pub fn azure_account() -> StorageAccount {
+    let text = std::env::var(AZURE_ENV).unwrap_or_else(|_| {
+        panic!(
+            "{AZURE_ENV} is not set. The runtime tests on Azure need Azurite: run them as \
+             `scripts/with-azurite.sh cargo test -p taskhub` (scripts/test.sh does this), \
+             which installs and starts a private Azurite and sets {AZURE_ENV}."
+        )
+    });
+    StorageAccount::from_connection_string(&text).expect("a valid test connection string")
+}
+
+/// A hub name no other test uses.
+pub fn unique_hub_name() -> String {
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    format!("t{}", &id[..20])
+}
+
+/// Opens (creating its objects on first use) the Azure hub `name` on the test account.
+pub async fn azure_store(name: &str) -> Arc<AzureStore> {
+    let store = AzureStore::open(AzureOptions {
+        account: azure_account(),
+        hub: HubName::new(name).expect("a valid hub name"),
+        clock: Arc::new(SystemClock::new()),
+    })
+    .await
+    .expect("open the hub on the test account");
+    Arc::new(store)
+}
+
+/// Settings for short test runs on `backend`. Azure keeps time itself (delays are whole
+/// seconds), so nothing here relies on sub-second visibility timeouts.
+pub fn settings(_backend: Backend) -> Settings {
+    Settings {
+        max_queue_polling_interval: Duration::from_millis(100),
+        ..fast_settings()
+    }
+}
+
+enum Kind {
+    Sqlite { _dir: TempDir, path: PathBuf },
+    Azure(Arc<AzureStore>),
+}
+
+/// A store on a fresh, empty hub, and what keeps it alive (the temp dir).
+pub struct TestStore {
+    /// The backend it is on.
+    pub backend: Backend,
+    /// The store, as the runtime sees it.
+    pub store: Arc<dyn TaskHubStore>,
+    kind: Kind,
+}
+
+impl TestStore {
+    /// A fresh hub on `backend`; `tag` names the temp dir.
+    pub async fn fresh(backend: Backend, tag: &str) -> Self {
+        match backend {
+            Backend::Sqlite => {
+                let dir = TempDir::new(tag);
+                let path = dir.0.join("hub.db");
+                let store = sqlite_store(&dir.0);
+                Self {
+                    backend,
+                    store,
+                    kind: Kind::Sqlite { _dir: dir, path },
+                }
+            }
+            Backend::Azure => {
+                let azure = azure_store(&unique_hub_name()).await;
+                Self {
+                    backend,
+                    store: azure.clone(),
+                    kind: Kind::Azure(azure),
+                }
+            }
+        }
+    }
+
+    /// Overwrites stored event `seq` of the instance's history with text that is not an event.
+    pub async fn corrupt_history_event(&self, id: &InstanceId, seq: u64) {
+        match &self.kind {
+            Kind::Sqlite { path, .. } => {
+                let db = rusqlite::Connection::open(path).unwrap();
+                let changed = db
+                    .execute(
+                        "UPDATE history_events SET event = '{\"v\":1,\"garbage' \
+                         WHERE instance_id = ?1 AND seq = ?2",
+                        rusqlite::params![id.as_str(), i64::try_from(seq).unwrap()],
+                    )
+                    .unwrap();
+                assert_eq!(changed, 1);
+            }
+            Kind::Azure(store) => store.corrupt_history_event(id, seq).await.unwrap(),
+        }
+    }
+}
