@@ -72,12 +72,12 @@ pub(crate) async fn poll_partition(shared: Arc<Shared>, mut lease: Lease) {
         };
         shared.buffer.add_permits(slots - messages.len().min(slots));
         if *lease.stop.borrow() {
-            // The lease ended while dequeuing: give the messages back at once.
+            // The lease ended while dequeuing: give the messages back at once, uncounted.
             for m in &messages {
                 let _ = shared
                     .hub
                     .store()
-                    .abandon(queue, &m.receipt, Duration::ZERO)
+                    .release(queue, &m.receipt, Duration::ZERO)
                     .await;
             }
             shared.buffer.add_permits(messages.len().min(slots));

@@ -67,6 +67,8 @@ pub(crate) struct Shared {
     pub in_flight: Mutex<HashMap<u64, (QueueName, Receipt)>>,
     pub next_flight: std::sync::atomic::AtomicU64,
     pub tasks: Mutex<JoinSet<()>>,
+    /// Wakes the lease manager for a pass now (a checkpoint found the lease gone).
+    pub lease_check: tokio::sync::Notify,
 }
 
 impl Shared {
@@ -133,6 +135,25 @@ impl Shared {
         Ok(self.home(instance, row))
     }
 
+    /// A checkpoint under `epoch` of `partition` was fenced: storage has a newer epoch, so this
+    /// worker lost the lease whatever its lease manager still believes. Stops processing the
+    /// partition under that epoch at once (its poller stops; its fetched messages go back
+    /// without counting as failed deliveries) and asks the lease manager for a pass now, so
+    /// the partition is claimed again (or left to its new owner) without waiting a pass.
+    pub(crate) fn lease_lost(&self, partition: u32, epoch: u64) {
+        let mut held = self
+            .partitions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if held.get(&partition).is_some_and(|a| a.epoch == epoch) {
+            if let Some(a) = held.remove(&partition) {
+                let _ = a.stop.send(true);
+            }
+        }
+        drop(held);
+        self.lease_check.notify_one();
+    }
+
     /// The lease under which `partition` is processed now, if this worker holds it.
     pub(crate) fn fence(&self, partition: u32) -> Option<taskhub_storage::LeaseFence> {
         let held = self
@@ -177,6 +198,7 @@ impl Worker {
             in_flight: Mutex::new(HashMap::new()),
             next_flight: std::sync::atomic::AtomicU64::new(0),
             tasks: Mutex::new(JoinSet::new()),
+            lease_check: tokio::sync::Notify::new(),
         });
         let leases = partitions::start_leases(&shared).await;
         let mut pollers = JoinSet::new();

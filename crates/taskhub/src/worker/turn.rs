@@ -412,6 +412,15 @@ async fn run(
             warn!(%instance, error = %e, "checkpoint failed; the batch will be redelivered");
             cached.session = None;
             cached.row = None;
+            if let StorageError::Fenced { .. } = e {
+                // The lease is gone: not the messages' fault. They go back uncounted, and
+                // this worker stops processing the partition under the old epoch at once
+                // (else it would redeliver them to itself, fenced each time, until its lease
+                // manager noticed, and dead-letter live messages).
+                shared.lease_lost(fence.partition, fence.epoch);
+                give_back(shared, &batch, Duration::ZERO).await;
+                return;
+            }
             let delay = if e.is_conflict() {
                 Duration::ZERO
             } else {
@@ -699,10 +708,10 @@ async fn retry_later(shared: &Shared, d: &Delivery, delay: Duration) {
     give_back(shared, std::slice::from_ref(d), delay).await;
 }
 
-/// Returns messages to their queue without counting it as a failure (a lease ended).
+/// Returns messages to their queue without counting the delivery (a lease ended).
 async fn give_back(shared: &Shared, deliveries: &[Delivery], delay: Duration) {
     for d in deliveries {
-        if let Err(e) = shared.hub.store().abandon(d.queue, &d.receipt, delay).await {
+        if let Err(e) = shared.hub.store().release(d.queue, &d.receipt, delay).await {
             debug!(error = %e, "abandon failed; the message reappears after its visibility timeout");
         }
     }
