@@ -705,7 +705,10 @@ async fn retry_later(shared: &Shared, d: &Delivery, delay: Duration) {
         super::poison::dead_letter(shared, d.queue, &d.raw, reason).await;
         return;
     }
-    give_back(shared, std::slice::from_ref(d), delay).await;
+    // A failed delivery: it counts toward the poison threshold.
+    if let Err(e) = shared.hub.store().abandon(d.queue, &d.receipt, delay).await {
+        debug!(error = %e, "abandon failed; the message reappears after its visibility timeout");
+    }
 }
 
 /// Returns messages to their queue without counting the delivery (a lease ended).
