@@ -10,6 +10,7 @@ mod outbox;
 mod partitions;
 mod poison;
 mod refused;
+mod result_commit;
 mod retire;
 mod session;
 mod turn;
