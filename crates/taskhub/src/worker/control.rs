@@ -13,7 +13,7 @@ use tokio::sync::{mpsc, watch};
 use tracing::warn;
 
 use super::backoff::Backoff;
-use super::delivery::{BufferSlot, Delivery, InFlightSlot};
+use super::delivery::{BufferSlot, Delivery, InFlightSlot, OrphanGuard};
 use super::{poison, session, Shared};
 use crate::codec::{self, DecodeError};
 
@@ -117,6 +117,7 @@ pub(crate) async fn poll_partition(shared: Arc<Shared>, mut lease: Lease) {
                     if !groups.contains_key(&id) {
                         order.push(id.clone());
                     }
+                    let orphan = OrphanGuard::new(shared.orphans.clone(), queue, m.receipt.clone());
                     groups.entry(id).or_default().push(Delivery {
                         queue,
                         receipt: m.receipt.clone(),
@@ -125,6 +126,7 @@ pub(crate) async fn poll_partition(shared: Arc<Shared>, mut lease: Lease) {
                         raw: m,
                         _slot: slot,
                         _in_flight: InFlightSlot::new(lease.in_flight.clone()),
+                        _orphan: orphan,
                     });
                 }
                 Err(DecodeError::Malformed(why)) => {

@@ -70,6 +70,8 @@ pub(crate) struct Shared {
     pub tasks: Mutex<JoinSet<()>>,
     /// Wakes the lease manager for a pass now (a checkpoint found the lease gone).
     pub lease_check: tokio::sync::Notify,
+    /// Control deliveries dropped unfinished while the worker is abandoned.
+    pub orphans: Arc<delivery::Orphans>,
 }
 
 impl Shared {
@@ -200,6 +202,7 @@ impl Worker {
             next_flight: std::sync::atomic::AtomicU64::new(0),
             tasks: Mutex::new(JoinSet::new()),
             lease_check: tokio::sync::Notify::new(),
+            orphans: Arc::new(delivery::Orphans::default()),
         });
         let leases = partitions::start_leases(&shared).await;
         let mut pollers = JoinSet::new();
@@ -213,8 +216,11 @@ impl Worker {
     }
 }
 
-/// A running worker. Dropping it without [`shutdown`](Self::shutdown) stops its tasks abruptly
-/// (their messages reappear after the visibility timeout).
+/// A running worker. Dropping it without [`shutdown`](Self::shutdown) stops it abruptly, as a
+/// crash would for its leases (they are not released, so others take them over when they
+/// expire), but inside the process nothing keeps running: its pollers, sessions and running
+/// activities are aborted, and the messages it held are given back at once (visible again,
+/// their deliveries not counted as failures) when a Tokio runtime is there to do it.
 pub struct WorkerHandle {
     shared: Arc<Shared>,
     stop: watch::Sender<bool>,
@@ -234,13 +240,64 @@ impl Drop for WorkerHandle {
     fn drop(&mut self) {
         // Without a graceful shutdown (or after one), nothing of this worker keeps running:
         // in particular the lease manager stops renewing, as a crashed process would.
+        let _ = self.stop.send(true);
         self.leases.abort();
-        self.shared
-            .pollers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .abort_all();
-        self.pollers.abort_all();
+        let mut sets = [
+            std::mem::take(&mut self.pollers),
+            take_set(&self.shared.pollers),
+            take_set(&self.shared.tasks),
+        ];
+        self.shared.orphans.abandon_all();
+        for set in &mut sets {
+            set.abort_all();
+        }
+        // Give back what the aborted tasks held, once they are gone (so no commit races the
+        // give-back). Without a runtime the sets are dropped (which aborts them too) and the
+        // messages reappear after their visibility timeout.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let shared = self.shared.clone();
+            runtime.spawn(async move {
+                for mut set in sets {
+                    while set.join_next().await.is_some() {}
+                }
+                give_back_held(&shared).await;
+            });
+        }
+    }
+}
+
+/// Takes a task set out of its mutex, leaving an empty one.
+fn take_set(set: &Mutex<JoinSet<()>>) -> JoinSet<()> {
+    std::mem::take(&mut *set.lock().unwrap_or_else(PoisonError::into_inner))
+}
+
+/// Gives back, visible at once, everything an abandoned worker still held: the work items of
+/// activities it stopped (abandoned: a run cut short counts as a delivery, as at a timed-out
+/// shutdown), and the control deliveries its sessions and pollers dropped or still had
+/// buffered (released: uncounted). Call once its tasks have ended.
+async fn give_back_held(shared: &Shared) {
+    // Dropping the senders drops the batches still queued for sessions (orphans now).
+    let senders: Vec<_> = shared
+        .sessions
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .drain()
+        .collect();
+    drop(senders);
+    let stopped: Vec<(QueueName, Receipt)> = shared
+        .in_flight
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .drain()
+        .map(|(_, v)| v)
+        .collect();
+    let store = shared.hub.store();
+    // A stale receipt means the message was finished (or given back) after all.
+    for (queue, receipt) in stopped {
+        let _ = store.abandon(queue, &receipt, Duration::ZERO).await;
+    }
+    for (queue, receipt) in shared.orphans.take() {
+        let _ = store.release(queue, &receipt, Duration::ZERO).await;
     }
 }
 
@@ -316,34 +373,12 @@ impl WorkerHandle {
         })
         .await;
         if drained.is_err() {
+            // What is still running is abandoned: stopped, and its messages given back.
+            self.shared.orphans.abandon_all();
             tasks.abort_all();
             while tasks.join_next().await.is_some() {}
         }
-        let abandoned: Vec<(QueueName, Receipt)> = self
-            .shared
-            .in_flight
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .drain()
-            .map(|(_, v)| v)
-            .collect();
-        for (queue, receipt) in abandoned {
-            let _ = self
-                .shared
-                .hub
-                .store()
-                .abandon(queue, &receipt, Duration::ZERO)
-                .await;
-        }
-        // Sessions still holding buffered deliveries: give the messages back.
-        let senders: Vec<_> = self
-            .shared
-            .sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .drain()
-            .collect();
-        drop(senders);
+        give_back_held(&self.shared).await;
         if let Some(mut manager) = manager {
             manager
                 .release_all(&mut partitions::Host(self.shared.clone()))
