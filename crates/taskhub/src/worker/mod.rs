@@ -277,6 +277,7 @@ fn take_set(set: &Mutex<JoinSet<()>>) -> JoinSet<()> {
 /// buffered (released: uncounted). Call once its tasks have ended.
 async fn give_back_held(shared: &Shared) {
     // Dropping the senders drops the batches still queued for sessions (orphans now).
+    shared.orphans.abandon_all();
     let senders: Vec<_> = shared
         .sessions
         .lock()
@@ -352,27 +353,16 @@ impl WorkerHandle {
         partitions::stop_pollers(&self.shared);
         while self.pollers.join_next().await.is_some() {}
         let manager = (&mut self.leases).await.ok();
-        let mut control = std::mem::take(
-            &mut *self
-                .shared
-                .pollers
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner),
-        );
+        let mut control = take_set(&self.shared.pollers);
         while control.join_next().await.is_some() {}
         let timeout = self.shared.hub.settings().shutdown_timeout;
-        let mut tasks = std::mem::take(
-            &mut *self
-                .shared
-                .tasks
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner),
-        );
-        let drained = tokio::time::timeout(timeout, async {
-            while tasks.join_next().await.is_some() {}
-        })
-        .await;
-        if drained.is_err() {
+        let mut tasks = take_set(&self.shared.tasks);
+        // The timeout runs on the hub's clock, like every other wait of the runtime.
+        let drained = tokio::select! {
+            () = async { while tasks.join_next().await.is_some() {} } => true,
+            () = self.shared.hub.clock().sleep(timeout) => false,
+        };
+        if !drained {
             // What is still running is abandoned: stopped, and its messages given back.
             self.shared.orphans.abandon_all();
             tasks.abort_all();
