@@ -14,7 +14,7 @@ use taskhub_storage::{Dequeued, QueueName};
 use tokio::sync::OwnedSemaphorePermit;
 use tracing::warn;
 
-use super::backoff::Backoff;
+use super::backoff::{seed_for, Backoff};
 use super::result_commit::{self, WorkItemHold};
 use super::{outbox, poison, Shared};
 use crate::codec::{self, DecodeError};
@@ -27,7 +27,7 @@ pub(crate) async fn poll_work_items(shared: Arc<Shared>) {
     let mut backoff = Backoff::new(
         Duration::from_millis(10),
         settings.max_queue_polling_interval,
-        0x5eed,
+        seed_for(&shared.name, u64::MAX),
     );
     let mut stop = shared.stop.clone();
     while !shared.stopping() {

@@ -12,7 +12,7 @@ use taskhub_storage::QueueName;
 use tokio::sync::{mpsc, watch};
 use tracing::warn;
 
-use super::backoff::Backoff;
+use super::backoff::{seed_for, Backoff};
 use super::delivery::{BufferSlot, Delivery, InFlightSlot, OrphanGuard};
 use super::{poison, session, Shared};
 use crate::codec::{self, DecodeError};
@@ -36,7 +36,7 @@ pub(crate) async fn poll_partition(shared: Arc<Shared>, mut lease: Lease) {
     let mut backoff = Backoff::new(
         Duration::from_millis(10),
         settings.max_queue_polling_interval,
-        u64::from(partition) + 1,
+        seed_for(&shared.name, u64::from(partition)),
     );
     let mut stop = shared.stop.clone();
     while !shared.stopping() && !*lease.stop.borrow() {
