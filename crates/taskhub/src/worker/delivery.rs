@@ -5,15 +5,17 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use taskhub_core::Message;
 use taskhub_storage::{Dequeued, QueueName, Receipt};
-use tokio::sync::Semaphore;
+use tokio::sync::OwnedSemaphorePermit;
 
-/// Returns one permit to the prefetch buffer when dropped.
+/// One slot of the prefetch buffer, held by a delivery: its permit goes back when dropped.
 #[derive(Debug)]
-pub(crate) struct BufferSlot(pub Arc<Semaphore>);
+pub(crate) struct BufferSlot {
+    _permit: OwnedSemaphorePermit,
+}
 
-impl Drop for BufferSlot {
-    fn drop(&mut self) {
-        self.0.add_permits(1);
+impl BufferSlot {
+    pub(crate) fn new(permit: OwnedSemaphorePermit) -> Self {
+        Self { _permit: permit }
     }
 }
 
