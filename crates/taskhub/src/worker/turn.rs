@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use taskhub_core::{
-    Action, DiscardReason, EventKind, ExecutionId, InstanceId, LogLevel, Message, MessageId,
-    OrchestrationSession, OrchestrationStatus, TurnInput, TurnResult,
+    Action, DiscardReason, EventKind, ExecutionId, HistoryEvent, InstanceId, LogLevel, Message,
+    MessageId, OrchestrationSession, OrchestrationStatus, TurnInput, TurnResult,
 };
 use taskhub_storage::{
     CheckpointRequest, ETag, Expect, HistoryWrite, InstanceRow, OutboundMessage, QueueName,
@@ -578,13 +578,19 @@ fn repaired_row(
         QueueName::WorkItems => instance.partition(shared.hub.partition_count()),
     };
     let mut actions = Vec::new();
+    let mut new_events = Vec::new();
     match terminal {
         Some(EventKind::ExecutionCompleted { result }) => actions.push(Action::Complete { result }),
         Some(EventKind::ExecutionFailed { failure }) => actions.push(Action::Fail { failure }),
+        // `build_row` takes a Terminated row's output (the reason) from the terminating event.
+        Some(event @ EventKind::ExecutionTerminated { .. }) => {
+            new_events.push(HistoryEvent::new(now, event));
+        }
         _ => {}
     }
     let synthetic = TurnResult {
         actions,
+        new_events,
         status: Some(session.status()),
         custom_status: session.custom_status(),
         ..TurnResult::default()
