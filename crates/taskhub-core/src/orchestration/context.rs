@@ -148,6 +148,7 @@ impl OrchestrationContext {
     }
 
     /// Schedules an activity with a retry policy; waits between attempts are durable timers.
+    /// The first attempt is scheduled at the call, like [`call_activity`](Self::call_activity).
     pub fn call_activity_with_retry<I: Serialize, O: DeserializeOwned + Send + 'static>(
         &self,
         name: &str,
@@ -156,22 +157,24 @@ impl OrchestrationContext {
     ) -> impl Future<Output = Result<O, TaskError>> + Send + 'static {
         let ctx = self.clone();
         let name = name.to_owned();
-        let input = Payload::to_payload(&input, &format!("input of activity '{name}'"));
+        let scheduled =
+            Payload::to_payload(&input, &format!("input of activity '{name}'")).map(|input| {
+                let first = ctx.schedule_activity::<O>(&name, input.clone(), 1);
+                (input, first)
+            });
+        let first = ctx.now();
         async move {
-            let input = input?;
-            let first = ctx.now();
+            let (input, mut task) = scheduled?;
             let mut attempt = 1;
             loop {
-                match ctx
-                    .schedule_activity::<O>(&name, input.clone(), attempt)
-                    .await
-                {
+                match task.await {
                     Ok(v) => return Ok(v),
                     Err(e) => {
                         if !ctx.should_retry(&policy, &e, attempt, first).await {
                             return Err(e);
                         }
                         attempt += 1;
+                        task = ctx.schedule_activity::<O>(&name, input.clone(), attempt);
                     }
                 }
             }
@@ -227,7 +230,9 @@ impl OrchestrationContext {
         }
     }
 
-    /// Starts a sub-orchestration with options (version, instance ID, retry policy).
+    /// Starts a sub-orchestration with options (version, instance ID, retry policy). The first
+    /// attempt is scheduled at the call, like
+    /// [`call_sub_orchestration`](Self::call_sub_orchestration).
     pub fn call_sub_orchestration_with<I: Serialize, O: DeserializeOwned + Send + 'static>(
         &self,
         name: &str,
@@ -236,22 +241,29 @@ impl OrchestrationContext {
     ) -> impl Future<Output = Result<O, TaskError>> + Send + 'static {
         let ctx = self.clone();
         let name = name.to_owned();
-        let input = Payload::to_payload(&input, &format!("input of sub-orchestration '{name}'"));
+        let scheduled =
+            Payload::to_payload(&input, &format!("input of sub-orchestration '{name}'")).map(
+                |input| {
+                    let first = ctx.start_sub::<O>(&name, input.clone(), &options);
+                    (input, first)
+                },
+            );
+        let first = ctx.now();
         async move {
-            let input = input?;
+            let (input, mut task) = scheduled?;
             let Some(policy) = options.retry.clone() else {
-                return ctx.start_sub::<O>(&name, input, &options).await;
+                return task.await;
             };
-            let first = ctx.now();
             let mut attempt = 1;
             loop {
-                match ctx.start_sub::<O>(&name, input.clone(), &options).await {
+                match task.await {
                     Ok(v) => return Ok(v),
                     Err(e) => {
                         if !ctx.should_retry(&policy, &e, attempt, first).await {
                             return Err(e);
                         }
                         attempt += 1;
+                        task = ctx.start_sub::<O>(&name, input.clone(), &options);
                     }
                 }
             }
