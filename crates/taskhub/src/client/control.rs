@@ -1,11 +1,19 @@
 //! Raising events, terminating, suspending and resuming instances.
 
 use serde::Serialize;
-use taskhub_core::{EventKind, InstanceId, Message, OrchestrationStatus, Payload};
+use taskhub_core::{EventKind, InstanceId, Message, MessageId, OrchestrationStatus, Payload};
 use taskhub_storage::{InstanceRow, QueueName};
 
 use super::TaskHubClient;
 use crate::error::TaskhubError;
+
+/// Options of [`TaskHubClient::raise_event_with`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RaiseOptions {
+    /// A caller-chosen ID (idempotency key, 1 to 256 bytes): raising again with the same ID
+    /// on the same instance delivers the event once. `None` makes every raise a new event.
+    pub event_id: Option<String>,
+}
 
 impl TaskHubClient {
     async fn existing(&self, instance_id: &InstanceId) -> Result<InstanceRow, TaskhubError> {
@@ -17,7 +25,11 @@ impl TaskHubClient {
     }
 
     async fn send_to(&self, row: &InstanceRow, event: EventKind) -> Result<(), TaskhubError> {
-        let mut m = Message::from_client(row.instance_id.clone(), event, self.hub.clock().now());
+        let m = Message::from_client(row.instance_id.clone(), event, self.hub.clock().now());
+        self.send_message(row, m).await
+    }
+
+    async fn send_message(&self, row: &InstanceRow, mut m: Message) -> Result<(), TaskhubError> {
         m.target_partition = Some(row.partition);
         self.hub.send(QueueName::Control(row.partition), &m).await?;
         Ok(())
@@ -34,7 +46,31 @@ impl TaskHubClient {
         name: &str,
         data: &T,
     ) -> Result<(), TaskhubError> {
+        self.raise_event_with(instance_id, name, data, RaiseOptions::default())
+            .await
+    }
+
+    /// Raises an external event with options. With an `event_id`, retrying the call (after a
+    /// timeout, a lost reply, a crash of the caller) delivers the event once: the message ID
+    /// is derived from the instance and the event ID, and the instance applies a message ID at
+    /// most once (recorded in its history, so this holds across reloads and workers).
+    ///
+    /// # Errors
+    /// `NotFound` for an unknown instance, `WrongStatus` for a finished one, `Invalid` for an
+    /// empty or over-long event ID.
+    pub async fn raise_event_with<T: Serialize + ?Sized>(
+        &self,
+        instance_id: &InstanceId,
+        name: &str,
+        data: &T,
+        options: RaiseOptions,
+    ) -> Result<(), TaskhubError> {
         let input = Payload::to_payload(data, &format!("data of event '{name}'"))?;
+        let id = options
+            .event_id
+            .as_deref()
+            .map(|e| MessageId::for_raised_event(instance_id, e))
+            .transpose()?;
         let row = self.existing(instance_id).await?;
         if row.status.is_terminal() {
             return Err(TaskhubError::WrongStatus {
@@ -43,14 +79,18 @@ impl TaskHubClient {
                 operation: "raise an event",
             });
         }
-        self.send_to(
-            &row,
+        let mut m = Message::from_client(
+            row.instance_id.clone(),
             EventKind::EventRaised {
                 name: name.to_owned(),
                 input,
             },
-        )
-        .await
+            self.hub.clock().now(),
+        );
+        if let Some(id) = id {
+            m.id = id;
+        }
+        self.send_message(&row, m).await
     }
 
     /// Terminates an active instance.

@@ -6,6 +6,7 @@ mod purge;
 mod query;
 mod start;
 
+pub use control::RaiseOptions;
 pub use query::{InstanceStatus, StatusOptions};
 pub use start::{ReusePolicy, StartOptions};
 
