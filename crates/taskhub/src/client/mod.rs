@@ -7,7 +7,7 @@ mod query;
 mod start;
 
 pub use control::RaiseOptions;
-pub use query::{InstanceStatus, StatusOptions};
+pub use query::{suspend_reason, InstanceStatus, StatusOptions};
 pub use start::{ReusePolicy, StartOptions};
 
 use crate::hub::TaskHub;

@@ -462,7 +462,11 @@ fn build_row(
     let execution = session.execution_id();
     let same_execution = prev.filter(|p| p.execution_id == execution);
     let status = r.status.unwrap_or_else(|| session.status());
-    let mut output = same_execution.and_then(|p| p.output.clone());
+    // The output of a Completed row is the result; of a Terminated row the termination
+    // reason; of a Suspended row the suspension reason (cleared on resume).
+    let mut output = same_execution
+        .filter(|p| p.status == status)
+        .and_then(|p| p.output.clone());
     let mut failure = same_execution.and_then(|p| p.failure.clone());
     for a in &r.actions {
         match a {
@@ -471,15 +475,27 @@ fn build_row(
             _ => {}
         }
     }
-    if status == OrchestrationStatus::Terminated {
-        if let Some(EventKind::ExecutionTerminated { reason }) = r
-            .new_events
-            .iter()
-            .map(|e| &e.event)
-            .find(|e| matches!(e, EventKind::ExecutionTerminated { .. }))
-        {
-            output = taskhub_core::Payload::to_payload(reason, "termination reason").ok();
+    let events = r.new_events.iter().map(|e| &e.event);
+    match status {
+        OrchestrationStatus::Terminated => {
+            if let Some(EventKind::ExecutionTerminated { reason }) = events
+                .rev()
+                .find(|e| matches!(e, EventKind::ExecutionTerminated { .. }))
+            {
+                output = taskhub_core::Payload::to_payload(reason, "termination reason").ok();
+            }
         }
+        OrchestrationStatus::Suspended => {
+            if let Some(EventKind::ExecutionSuspended { reason }) = events
+                .rev()
+                .find(|e| matches!(e, EventKind::ExecutionSuspended { .. }))
+            {
+                output = reason
+                    .as_ref()
+                    .and_then(|r| taskhub_core::Payload::to_payload(r, "suspension reason").ok());
+            }
+        }
+        _ => {}
     }
     InstanceRow {
         instance_id: session.instance_id(),
@@ -504,7 +520,8 @@ fn build_row(
 }
 
 /// What a torn checkpoint left behind: the row must be rewritten from history. The inner
-/// value is the execution's terminal event, if it has one.
+/// value is the execution's terminal event, if it has one (or, for a suspended execution, its
+/// last `ExecutionSuspended`).
 type Repair = Option<Option<EventKind>>;
 
 /// Loads history (re-sending a torn checkpoint's outbox) and the instance row. Returns a
@@ -548,7 +565,11 @@ async fn load(
                     s.events
                         .iter()
                         .rev()
-                        .find(|e| e.event.is_terminal())
+                        .find(|e| {
+                            e.event.is_terminal()
+                                || (session.status() == OrchestrationStatus::Suspended
+                                    && matches!(e.event, EventKind::ExecutionSuspended { .. }))
+                        })
                         .map(|e| e.event.clone())
                 });
             (session, Some(s.etag), row, repair)
@@ -582,8 +603,11 @@ fn repaired_row(
     match terminal {
         Some(EventKind::ExecutionCompleted { result }) => actions.push(Action::Complete { result }),
         Some(EventKind::ExecutionFailed { failure }) => actions.push(Action::Fail { failure }),
-        // `build_row` takes a Terminated row's output (the reason) from the terminating event.
-        Some(event @ EventKind::ExecutionTerminated { .. }) => {
+        // `build_row` takes a Terminated or Suspended row's output (the reason) from the
+        // terminating or suspending event.
+        Some(
+            event @ (EventKind::ExecutionTerminated { .. } | EventKind::ExecutionSuspended { .. }),
+        ) => {
             new_events.push(HistoryEvent::new(now, event));
         }
         _ => {}
