@@ -161,7 +161,22 @@ pub fn describe(event: &EventKind) -> String {
         EventKind::ExecutionCompleted { result } => format!("ExecutionCompleted {}", p(result)),
         EventKind::ExecutionFailed { failure } => format!("ExecutionFailed {failure}"),
         EventKind::ExecutionTerminated { reason } => format!("ExecutionTerminated: {reason}"),
-        EventKind::ContinuedAsNew { input, .. } => format!("ContinuedAsNew input {}", p(input)),
+        EventKind::ContinuedAsNew {
+            input,
+            carried_events,
+            dropped_events,
+            ..
+        } => {
+            let mut text = format!("ContinuedAsNew input {}", p(input));
+            if !carried_events.is_empty() {
+                text.push_str(&format!(", carried {} event(s)", carried_events.len()));
+            }
+            if !dropped_events.is_empty() {
+                let names: Vec<&str> = dropped_events.iter().map(|e| e.name.as_str()).collect();
+                text.push_str(&format!(", DROPPED {}", names.join(", ")));
+            }
+            text
+        }
         EventKind::TaskScheduled {
             task_id,
             name,

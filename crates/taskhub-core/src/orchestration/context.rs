@@ -39,12 +39,24 @@ pub struct SubOrchestrationOptions {
 }
 
 /// Options for [`OrchestrationContext::continue_as_new_with`].
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct ContinueAsNewOptions {
     /// The version of the next execution; `None` keeps the current one.
     pub version: Option<String>,
-    /// Carry external events that arrived but were not consumed into the next execution.
+    /// Carry external events that arrived but were not consumed into the next execution
+    /// (default `true`). `false` drops them, and the `ContinuedAsNew` history event names
+    /// what it dropped (`dropped_events`). Events that arrive after the execution ended are
+    /// for the next execution either way.
     pub preserve_unprocessed_events: bool,
+}
+
+impl Default for ContinueAsNewOptions {
+    fn default() -> Self {
+        Self {
+            version: None,
+            preserve_unprocessed_events: true,
+        }
+    }
 }
 
 impl OrchestrationContext {
@@ -346,6 +358,8 @@ impl OrchestrationContext {
 
     /// Ends this execution and starts a new one with `input` and a fresh history. Await the
     /// returned future as the orchestration's last step: `return ctx.continue_as_new(x).await;`
+    /// External events that arrived but were not consumed are carried over to the next
+    /// execution (see [`ContinueAsNewOptions`]).
     pub fn continue_as_new<T: Serialize, R>(
         &self,
         input: T,

@@ -22,6 +22,10 @@ use super::session::Cached;
 use super::Shared;
 use crate::signals::InstanceChanged;
 
+/// How long a message for the next execution of an instance that continued as new waits
+/// before it is delivered again (its start is already queued ahead of it).
+const NEXT_EXECUTION_RETRY: Duration = Duration::from_millis(50);
+
 /// Processes one batch for `instance`.
 pub(crate) async fn process(
     shared: &Arc<Shared>,
@@ -272,15 +276,41 @@ async fn run(
         .filter(|d| d.reason == DiscardReason::NotStarted)
         .map(|d| &d.message_id)
         .collect();
+    // Messages for the next execution of an instance that just continued as new: its start is
+    // already queued (committed with ContinuedAsNew), so they go back behind it.
+    let for_next: HashSet<&MessageId> = result
+        .discarded
+        .iter()
+        .filter(|d| d.reason == DiscardReason::AwaitingNextExecution)
+        .map(|d| &d.message_id)
+        .collect();
     let discarded = result.discarded.len() as u64;
     let (waiting, applied): (Vec<&Delivery>, Vec<&Delivery>) = batch
         .iter()
         .partition(|d| not_started.contains(&d.message.id));
+    let (next, applied): (Vec<&Delivery>, Vec<&Delivery>) = applied
+        .into_iter()
+        .partition(|d| for_next.contains(&d.message.id));
     let mut consumed: Vec<(QueueName, Receipt)> = applied
         .iter()
         .map(|d| (d.queue, d.receipt.clone()))
         .collect();
     let mut outbound: Vec<OutboundMessage> = Vec::new();
+    // A fresh copy of each (same message ID, so it is still applied once), in arrival order,
+    // consumed in the same checkpoint: never dropped, and never counted towards the poison
+    // threshold while the next execution's start is on its way.
+    for d in &next {
+        match outbox::encode(shared, d.queue, &d.message, NEXT_EXECUTION_RETRY).await {
+            Ok(o) => {
+                outbound.push(o);
+                consumed.push((d.queue, d.receipt.clone()));
+            }
+            Err(e) => {
+                warn!(%instance, error = %e, "could not re-send a message for the next execution");
+                retry_later(shared, d, Duration::from_secs(1)).await;
+            }
+        }
+    }
     // Messages for an instance whose start is still pending are re-sent with a delay (a fresh
     // copy, so waiting for a delayed start never counts towards the poison threshold).
     if cached
