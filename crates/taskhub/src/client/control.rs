@@ -4,6 +4,7 @@ use serde::Serialize;
 use taskhub_core::{EventKind, InstanceId, Message, MessageId, OrchestrationStatus, Payload};
 use taskhub_storage::{InstanceRow, QueueName};
 
+use super::prestart::Outcome;
 use super::TaskHubClient;
 use crate::error::TaskhubError;
 
@@ -93,7 +94,8 @@ impl TaskHubClient {
         self.send_message(&row, m).await
     }
 
-    /// Terminates an active instance.
+    /// Terminates an active instance. A Pending instance whose start is scheduled in the
+    /// future is Terminated at once, and never runs.
     ///
     /// # Errors
     /// `NotFound`, or `WrongStatus` if it already finished.
@@ -102,7 +104,10 @@ impl TaskHubClient {
         instance_id: &InstanceId,
         reason: &str,
     ) -> Result<(), TaskhubError> {
-        let row = self.existing(instance_id).await?;
+        let row = match self.terminate_before_start(instance_id, reason).await? {
+            Outcome::Done => return Ok(()),
+            Outcome::NotWaiting(row) => row,
+        };
         if row.status.is_terminal() {
             return Err(TaskhubError::WrongStatus {
                 instance_id: instance_id.clone(),
@@ -119,7 +124,9 @@ impl TaskHubClient {
         .await
     }
 
-    /// Suspends a running instance: messages are kept until it is resumed.
+    /// Suspends a running instance: messages are kept until it is resumed. A Pending instance
+    /// whose start is scheduled in the future is Suspended at once, and runs only after it is
+    /// resumed (at its scheduled time, or at once if that has passed).
     ///
     /// # Errors
     /// `NotFound`, or `WrongStatus` unless it is Pending or Running.
@@ -128,7 +135,10 @@ impl TaskHubClient {
         instance_id: &InstanceId,
         reason: Option<&str>,
     ) -> Result<(), TaskhubError> {
-        let row = self.existing(instance_id).await?;
+        let row = match self.suspend_before_start(instance_id, reason).await? {
+            Outcome::Done => return Ok(()),
+            Outcome::NotWaiting(row) => row,
+        };
         if !matches!(
             row.status,
             OrchestrationStatus::Pending | OrchestrationStatus::Running
@@ -164,6 +174,9 @@ impl TaskHubClient {
                 status: row.status,
                 operation: "resume",
             });
+        }
+        if self.resume_before_start(&row).await? {
+            return Ok(());
         }
         self.send_to(
             &row,

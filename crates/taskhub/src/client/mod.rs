@@ -2,6 +2,7 @@
 
 mod control;
 mod dead_letters;
+pub(crate) mod prestart;
 mod purge;
 mod query;
 mod start;

@@ -20,6 +20,7 @@ use super::outbox::{self, Origin};
 use super::refused;
 use super::session::Cached;
 use super::Shared;
+use crate::client::prestart;
 use crate::signals::InstanceChanged;
 
 /// How long a message for the next execution of an instance that continued as new waits
@@ -209,8 +210,10 @@ async fn start_new_execution(
             OrchestrationSession::new(shared.registry.clone(), instance.clone()),
             etag,
         ));
-        cached.row = row;
     }
+    // The row just read is the one to judge the rest of the batch by (a client may have
+    // ended the instance before its start since the session was cached).
+    cached.row = row;
     run(shared, instance, cached, batch, fresh).await;
 }
 
@@ -220,6 +223,11 @@ async fn start_new_execution(
 /// A start of the execution that history already holds is a redelivered duplicate, even when
 /// that execution has finished and the row still names it: accepting it would run the
 /// finished execution again from scratch (and wait forever for events it already consumed).
+///
+/// A client may end a start that is scheduled in the future before it is delivered: a row of
+/// this execution that is Terminated or Suspended although the execution never ran (it is not
+/// the loaded one), or no row at all for a delayed client start (purged), refuses it. A resume
+/// sends a fresh start.
 fn accept_start(row: Option<&InstanceRow>, loaded: Option<&ExecutionId>, m: &Message) -> bool {
     let Some(execution) = start_execution(m) else {
         return false;
@@ -228,8 +236,10 @@ fn accept_start(row: Option<&InstanceRow>, loaded: Option<&ExecutionId>, m: &Mes
         return false;
     }
     match row {
-        None => true,
-        Some(r) if r.execution_id == execution => true,
+        None => !prestart::is_delayed_client_start(m),
+        Some(r) if r.execution_id == execution => {
+            !(r.status.is_terminal() || r.status == OrchestrationStatus::Suspended)
+        }
         Some(r) if r.status == OrchestrationStatus::ContinuedAsNew => {
             r.execution_id.next_generation() == execution
         }
@@ -336,6 +346,31 @@ async fn run(
                 }
             }
         }
+    } else if cached.row.as_ref().is_some_and(|r| {
+        r.status == OrchestrationStatus::Suspended || prestart::terminated_before_start(r)
+    }) {
+        // Suspended before its start: the messages wait for the resume (a fresh copy each
+        // time, as for a pending start). Terminated before its start: it never runs, and
+        // they are discarded.
+        let suspended = cached
+            .row
+            .as_ref()
+            .is_some_and(|r| r.status == OrchestrationStatus::Suspended);
+        for d in &waiting {
+            if !suspended {
+                consumed.push((d.queue, d.receipt.clone()));
+                continue;
+            }
+            match outbox::encode(shared, d.queue, &d.message, Duration::from_secs(1)).await {
+                Ok(o) => {
+                    outbound.push(o);
+                    consumed.push((d.queue, d.receipt.clone()));
+                }
+                Err(e) => {
+                    warn!(%instance, error = %e, "could not re-send a message for a suspended instance")
+                }
+            }
+        }
     } else {
         let waiting: Vec<&Delivery> = waiting;
         for d in waiting {
@@ -376,11 +411,12 @@ async fn run(
             events: result.new_events.clone(),
         });
         // A client that started a new execution (restart, terminate-and-restart) already
-        // wrote its Pending row: this turn of the old execution must not overwrite it.
+        // wrote its row: this turn of the old execution must not overwrite it.
         let ahead = !new_execution
-            && cached.row.as_ref().is_some_and(|r| {
-                r.status == OrchestrationStatus::Pending && r.execution_id != session.execution_id()
-            });
+            && cached
+                .row
+                .as_ref()
+                .is_some_and(|r| prestart::row_is_ahead(r, &session.execution_id()));
         if !ahead {
             row = Some(build_row(
                 cached.row.as_ref(),
@@ -579,12 +615,12 @@ async fn load(
             }
             let session =
                 OrchestrationSession::load(shared.registry.clone(), instance.clone(), &s.events);
-            // A Pending row of another execution is a start written after this history (a
-            // new start, or a restart of a finished instance): it is ahead, not behind, and
-            // rewriting it from history would lose that start.
-            let ahead = row.as_ref().is_some_and(|r| {
-                r.status == OrchestrationStatus::Pending && r.execution_id != session.execution_id()
-            });
+            // A row a client wrote for another execution that has not run (a new start, a
+            // restart of a finished instance, one ended before its scheduled start) is ahead
+            // of this history, not behind: rewriting it from history would lose it.
+            let ahead = row
+                .as_ref()
+                .is_some_and(|r| prestart::row_is_ahead(r, &session.execution_id()));
             let behind = row.as_ref().is_none_or(|r| {
                 r.execution_id != session.execution_id() || r.status != session.status()
             });
