@@ -106,7 +106,7 @@ impl TaskHubClient {
     ) -> Result<(), TaskhubError> {
         let row = match self.terminate_before_start(instance_id, reason).await? {
             Outcome::Done => return Ok(()),
-            Outcome::NotWaiting(row) => row,
+            Outcome::NotWaiting(row) => *row,
         };
         if row.status.is_terminal() {
             return Err(TaskhubError::WrongStatus {
@@ -137,7 +137,7 @@ impl TaskHubClient {
     ) -> Result<(), TaskhubError> {
         let row = match self.suspend_before_start(instance_id, reason).await? {
             Outcome::Done => return Ok(()),
-            Outcome::NotWaiting(row) => row,
+            Outcome::NotWaiting(row) => *row,
         };
         if !matches!(
             row.status,

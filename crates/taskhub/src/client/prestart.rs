@@ -55,7 +55,7 @@ pub(crate) enum Outcome {
     /// Done on the row.
     Done,
     /// The row is not (or no longer) waiting for its start: use the message path.
-    NotWaiting(InstanceRow),
+    NotWaiting(Box<InstanceRow>),
 }
 
 /// How often a row write that lost a race is decided again before giving up.
@@ -77,7 +77,7 @@ impl TaskHubClient {
                 .ok_or_else(|| TaskhubError::NotFound(instance_id.clone()))?;
             let now = self.hub.clock().now();
             if !waits_for_its_start(&row, now) {
-                return Ok(Outcome::NotWaiting(row));
+                return Ok(Outcome::NotWaiting(Box::new(row)));
             }
             let Some(etag) = row.etag.clone() else {
                 return Err(StorageError::Backend("instance row without ETag".into()).into());

@@ -18,7 +18,7 @@ impl TaskHubClient {
         let store = self.hub.store();
         let row = match self.purge_before_start(instance_id).await {
             Ok(Outcome::Done) => return Ok(true),
-            Ok(Outcome::NotWaiting(row)) => row,
+            Ok(Outcome::NotWaiting(row)) => *row,
             Err(TaskhubError::NotFound(_)) => return Ok(false),
             Err(e) => return Err(e),
         };
