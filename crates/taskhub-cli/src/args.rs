@@ -252,6 +252,9 @@ pub enum InstancesCmd {
         event: String,
         /// The event data as JSON [default: null].
         data: Option<String>,
+        /// An idempotency key: raising again with the same ID delivers the event once.
+        #[arg(long)]
+        event_id: Option<String>,
     },
     /// Terminate an active instance.
     Terminate {

@@ -64,6 +64,16 @@ impl TaskHub {
         let info = store
             .create_hub(settings.partition_count, clock.now())
             .await?;
+        if info.partition_count != settings.partition_count {
+            tracing::warn!(
+                configured = settings.partition_count,
+                hub = info.partition_count,
+                "partition_count is set to {} but the existing task hub has {} partitions; the hub's count stays in force (change it with `taskhub partitions resize {}`)",
+                settings.partition_count,
+                info.partition_count,
+                settings.partition_count,
+            );
+        }
         Ok(Self {
             inner: Arc::new(HubInner {
                 store,

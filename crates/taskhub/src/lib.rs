@@ -17,7 +17,9 @@ pub mod settings;
 mod signals;
 pub mod worker;
 
-pub use client::{InstanceStatus, ReusePolicy, StartOptions, StatusOptions, TaskHubClient};
+pub use client::{
+    InstanceStatus, RaiseOptions, ReusePolicy, StartOptions, StatusOptions, TaskHubClient,
+};
 pub use error::TaskhubError;
 pub use hub::TaskHub;
 pub use settings::{Durability, Settings};
