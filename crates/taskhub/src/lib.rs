@@ -15,6 +15,7 @@ pub mod hub;
 pub mod lease;
 pub mod settings;
 mod signals;
+mod startup;
 pub mod worker;
 
 pub use client::{InstanceStatus, ReusePolicy, StartOptions, StatusOptions, TaskHubClient};

@@ -68,6 +68,9 @@ pub struct Settings {
     pub work_item_visibility_timeout: Duration,
     /// How long a graceful shutdown waits for in-flight work. Default 30 s.
     pub shutdown_timeout: Duration,
+    /// How long `TaskHub::open` and `Worker::start` retry a store that answers busy (or
+    /// another retryable error) before failing with `TaskhubError::StoreBusy`. Default 60 s.
+    pub startup_busy_timeout: Duration,
     /// SQLite durability. Default `normal`.
     pub durability: Durability,
     /// This worker's name in lease rows. Default `<hostname>-<pid>`.
@@ -97,6 +100,7 @@ impl Default for Settings {
             control_queue_visibility_timeout: Duration::from_secs(300),
             work_item_visibility_timeout: Duration::from_secs(300),
             shutdown_timeout: Duration::from_secs(30),
+            startup_busy_timeout: Duration::from_secs(60),
             durability: Durability::Normal,
             worker_id: default_worker_id(),
         }
@@ -250,6 +254,7 @@ impl Settings {
             }
             "work_item_visibility_timeout" => self.work_item_visibility_timeout = dur(value)?,
             "shutdown_timeout" => self.shutdown_timeout = dur(value)?,
+            "startup_busy_timeout" => self.startup_busy_timeout = dur(value)?,
             "durability" => {
                 self.durability = match value.trim().to_ascii_lowercase().as_str() {
                     "normal" => Durability::Normal,
@@ -270,7 +275,7 @@ impl Settings {
 }
 
 /// Every setting name.
-pub const KNOWN: [&str; 22] = [
+pub const KNOWN: [&str; 23] = [
     "partition_count",
     "control_queue_batch_size",
     "control_queue_buffer_threshold",
@@ -291,6 +296,7 @@ pub const KNOWN: [&str; 22] = [
     "control_queue_visibility_timeout",
     "work_item_visibility_timeout",
     "shutdown_timeout",
+    "startup_busy_timeout",
     "durability",
     "worker_id",
 ];
