@@ -8,21 +8,8 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
 
-use serde::Deserialize;
-
 use crate::error::TaskhubError;
 pub use builder::SettingsBuilder;
-
-/// SQLite durability: `normal` (default; WAL with fsync at checkpoints) or `full` (fsync per commit).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Durability {
-    /// Fast; a power loss may lose the last commits, never corrupt the store.
-    #[default]
-    Normal,
-    /// Every commit is fsynced.
-    Full,
-}
 
 /// Every knob of the runtime, with the defaults documented per field.
 #[derive(Debug, Clone, PartialEq)]
@@ -71,8 +58,6 @@ pub struct Settings {
     /// How long `TaskHub::open` and `Worker::start` retry a store that answers busy (or
     /// another retryable error) before failing with `TaskhubError::StoreBusy`. Default 60 s.
     pub startup_busy_timeout: Duration,
-    /// SQLite durability. Default `normal`.
-    pub durability: Durability,
     /// This worker's name in lease rows. Default `<hostname>-<pid>`.
     pub worker_id: String,
 }
@@ -101,7 +86,6 @@ impl Default for Settings {
             work_item_visibility_timeout: Duration::from_secs(300),
             shutdown_timeout: Duration::from_secs(30),
             startup_busy_timeout: Duration::from_secs(60),
-            durability: Durability::Normal,
             worker_id: default_worker_id(),
         }
     }
@@ -256,11 +240,9 @@ impl Settings {
             "shutdown_timeout" => self.shutdown_timeout = dur(value)?,
             "startup_busy_timeout" => self.startup_busy_timeout = dur(value)?,
             "durability" => {
-                self.durability = match value.trim().to_ascii_lowercase().as_str() {
-                    "normal" => Durability::Normal,
-                    "full" => Durability::Full,
-                    _ => return Err(err(format!("expected normal or full, got {value:?}"))),
-                }
+                return Err(err(format!(
+                    "durability is an option of the SQLite backend: set it under [{BACKEND_SQLITE}] in taskhub.toml ([{BACKEND_SQLITE}] durability = {value:?}), with TASKHUB_DURABILITY, or with --durability"
+                )))
             }
             "worker_id" => value.trim().clone_into(&mut self.worker_id),
             _ => {
@@ -274,8 +256,14 @@ impl Settings {
     }
 }
 
+/// The tables of `taskhub.toml` that belong to a backend (read by the backend's crate, e.g.
+/// `taskhub_sqlite::SqliteOptions::apply_file`); the runtime settings skip them.
+pub const BACKEND_TABLES: [&str; 2] = [BACKEND_SQLITE, "azure"];
+
+const BACKEND_SQLITE: &str = "sqlite";
+
 /// Every setting name.
-pub const KNOWN: [&str; 23] = [
+pub const KNOWN: [&str; 22] = [
     "partition_count",
     "control_queue_batch_size",
     "control_queue_buffer_threshold",
@@ -297,7 +285,6 @@ pub const KNOWN: [&str; 23] = [
     "work_item_visibility_timeout",
     "shutdown_timeout",
     "startup_busy_timeout",
-    "durability",
     "worker_id",
 ];
 
