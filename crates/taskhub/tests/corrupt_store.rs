@@ -131,10 +131,7 @@ async fn exercise(path: &Path, ids: &[InstanceId], context: &str) -> bool {
         noticed = true;
     }
     for id in ids {
-        let options = StatusOptions {
-            history: true,
-            ..StatusOptions::default()
-        };
+        let options = StatusOptions { history: true };
         if let Err(e) = client.get_status(id, options).await {
             check_error(&e, context);
             noticed = true;
