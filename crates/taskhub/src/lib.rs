@@ -15,6 +15,7 @@ pub mod hub;
 pub mod lease;
 pub mod settings;
 mod signals;
+mod startup;
 pub mod worker;
 
 pub use client::{
@@ -22,7 +23,7 @@ pub use client::{
 };
 pub use error::TaskhubError;
 pub use hub::TaskHub;
-pub use settings::{Durability, Settings};
+pub use settings::Settings;
 pub use signals::InstanceChanged;
 pub use taskhub_core::*;
 pub use taskhub_storage::{InstancePage, InstanceQuery, InstanceRow};

@@ -19,7 +19,7 @@ pub async fn run(global: &GlobalArgs, cmd: InstancesCmd) -> anyhow::Result<()> {
     let db = settings::db_path(global, DEFAULT_DB);
     // Only a start may create the task hub file.
     let must_exist = !matches!(cmd, InstancesCmd::Start { .. });
-    let hub = settings::open_hub(&db, settings, must_exist).await?;
+    let hub = settings::open_hub(global, &db, settings, must_exist).await?;
     match cmd {
         InstancesCmd::List {
             filter,

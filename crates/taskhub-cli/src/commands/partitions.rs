@@ -17,7 +17,7 @@ use crate::timefmt;
 async fn hub(global: &GlobalArgs) -> anyhow::Result<TaskHub> {
     let settings = settings::resolve(global, &[])?;
     let db = settings::db_path(global, DEFAULT_DB);
-    settings::open_hub(&db, settings, true).await
+    settings::open_hub(global, &db, settings, true).await
 }
 
 /// The configured partition count (settings) and the hub's, as JSON.

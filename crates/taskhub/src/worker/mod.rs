@@ -182,7 +182,13 @@ impl Worker {
     /// A storage error while reading the partitions table for the first time.
     pub async fn start(hub: &TaskHub, registry: Registry) -> Result<WorkerHandle, TaskhubError> {
         let settings = hub.settings().clone();
-        hub.store().list_partitions().await?;
+        crate::startup::Retry {
+            clock: hub.clock().as_ref(),
+            limit: settings.startup_busy_timeout,
+            operation: "starting a worker (reading the partitions table)",
+        }
+        .run(|| hub.store().list_partitions())
+        .await?;
         let (stop_tx, stop_rx) = watch::channel(false);
         let shared = Arc::new(Shared {
             hub: hub.clone(),
