@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # The one command that runs every test: formatting, lints, unit, integration and doc tests,
 # and a smoke run of the benchmarks (criterion runs each benchmark once in test mode).
+# The tests run with a private Azurite up (scripts/with-azurite.sh: installs the pinned
+# version from npm on first use, free ports, stopped at the end), for the Azure backend.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
-cargo test --workspace --all-targets --locked
-cargo test --workspace --doc --locked
+./scripts/with-azurite.sh bash -c '
+  set -euo pipefail
+  cargo test --workspace --all-targets --locked
+  cargo test --workspace --doc --locked
+'

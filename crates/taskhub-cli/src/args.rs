@@ -40,6 +40,10 @@ pub struct GlobalArgs {
     /// Keep orchestrations in memory between turns (setting `extended_sessions_enabled`).
     #[arg(long, global = true, value_name = "true|false")]
     pub extended_sessions: Option<String>,
+    /// Where the task hub lives (setting `backend`): `sqlite`, the --db file, or `azure`, the
+    /// hub `task_hub_name` on the account of `azure_storage_connection_string`.
+    #[arg(long, global = true, value_name = "sqlite|azure")]
+    pub backend: Option<String>,
 }
 
 /// `--durability`.

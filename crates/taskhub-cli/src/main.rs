@@ -11,6 +11,7 @@
 //! errors exit with clap's code 2.
 
 mod args;
+mod azure;
 mod commands;
 mod demo;
 mod output;

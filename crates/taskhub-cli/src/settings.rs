@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{bail, Context as _};
+use taskhub::settings::Backend;
 use taskhub::settings::SettingsBuilder;
 use taskhub::{Settings, TaskHub};
 use taskhub_sqlite::{SqliteOptions, SqliteStore};
@@ -99,6 +100,9 @@ fn flag_settings(global: &GlobalArgs) -> anyhow::Result<Vec<(String, String, &'s
         let key = "extended_sessions_enabled".to_owned();
         out.push((key, b.clone(), "--extended-sessions"));
     }
+    if let Some(b) = &global.backend {
+        out.push(("backend".to_owned(), b.clone(), "--backend"));
+    }
     Ok(out)
 }
 
@@ -108,15 +112,18 @@ pub fn db_path(global: &GlobalArgs, default: &str) -> PathBuf {
     sqlite_options(global, Path::new(default)).map_or_else(|_| PathBuf::from(default), |o| o.path)
 }
 
-/// Opens the SQLite store at `path` with the SQLite options of the configuration (see
-/// [`sqlite_options`]), then the task hub on it. With `must_exist`, a missing file is an error
-/// instead of a new, empty task hub.
+/// Opens the task hub the settings name: the SQLite store at `path` with the SQLite options of
+/// the configuration (see [`sqlite_options`]), or (with `backend = azure`) the hub on Azure
+/// Storage. With `must_exist`, a missing file or hub is an error instead of a new, empty task hub.
 pub async fn open_hub(
     global: &GlobalArgs,
     path: &Path,
     settings: Settings,
     must_exist: bool,
 ) -> anyhow::Result<TaskHub> {
+    if settings.backend == Backend::Azure {
+        return crate::azure::open_hub(settings, must_exist).await;
+    }
     if must_exist && !path.exists() {
         bail!(
             "no task hub at {} (give --db, or create one with `taskhub worker` or `taskhub instances start`)",

@@ -419,6 +419,10 @@ impl<S: TaskHubStore> TaskHubStore for Instrumented<S> {
     fn backend_name(&self) -> &'static str {
         self.inner.backend_name()
     }
+
+    fn owns_time(&self) -> bool {
+        self.inner.owns_time()
+    }
 }
 
 #[cfg(test)]

@@ -67,7 +67,8 @@ pub struct Dequeued {
 pub struct QueueStats {
     /// Messages in the queue, visible or not.
     pub length: u64,
-    /// Enqueue time of the oldest message, if any.
+    /// Enqueue time of the oldest message, if any. A backend that can only peek at visible
+    /// messages (Azure Storage) reports the oldest visible one.
     pub oldest_enqueued_at: Option<Timestamp>,
 }
 

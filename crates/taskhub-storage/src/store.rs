@@ -21,4 +21,12 @@ pub trait TaskHubStore:
 {
     /// A short backend name for logs and benchmark output (`memory`, `sqlite`, `azure`).
     fn backend_name(&self) -> &'static str;
+
+    /// True when the backend keeps time itself (Azure Storage: visibility timeouts, delays
+    /// and enqueue times run on the service's clock), so the [`Clock`](crate::Clock) it was
+    /// built with does not move its messages. The conformance suite then waits real, short
+    /// durations instead of advancing its manual clock. False by default.
+    fn owns_time(&self) -> bool {
+        false
+    }
 }

@@ -68,6 +68,9 @@ impl Cluster {
         if let Some(b) = &global.extended_sessions {
             args.extend(["--extended-sessions".to_owned(), b.clone()]);
         }
+        if let Some(b) = &global.backend {
+            args.extend(["--backend".to_owned(), b.clone()]);
+        }
         let mut cluster = Self {
             procs: Vec::new(),
             args,

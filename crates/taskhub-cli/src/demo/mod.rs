@@ -1,6 +1,7 @@
-//! `taskhub demo`: sample workloads on a fresh SQLite task hub with one in-process worker.
+//! `taskhub demo`: sample workloads on a fresh task hub (SQLite, or Azure Storage with
+//! `--backend azure`) with one in-process worker.
 //!
-//! It deletes the `--db` file (and its `-wal`/`-shm`), starts every [`scenarios`] instance,
+//! It deletes the `--db` file (and its `-wal`/`-shm`), or the Azure hub's objects, starts every [`scenarios`] instance,
 //! shows a progress bar on stderr, then prints a table and the throughput on stdout and checks
 //! every result. Any instance that does not finish as expected makes the demo exit non-zero.
 
@@ -14,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
 use indicatif::{ProgressBar, ProgressStyle};
+use taskhub::settings::Backend;
 use taskhub::{
     InstanceId, InstanceQuery, InstanceStatus, StartOptions, TaskHubClient, TaskhubError, Worker,
 };
@@ -25,9 +27,14 @@ use report::Outcome;
 
 /// The demo's defaults for settings the user did not set: poll an idle queue at least every
 /// 100 ms (durable timers fire on time) and do not wait long at shutdown.
-pub const PROFILE: [(&str, &str); 2] = [
+/// On Azure it uses a local Azurite on its default ports unless told otherwise.
+pub const PROFILE: [(&str, &str); 3] = [
     ("max_queue_polling_interval", "100ms"),
     ("shutdown_timeout", "5s"),
+    (
+        "azure_storage_connection_string",
+        "UseDevelopmentStorage=true",
+    ),
 ];
 
 /// Where the demo's work runs.
@@ -49,7 +56,11 @@ pub async fn run(global: &GlobalArgs, args: &DemoArgs) -> anyhow::Result<()> {
     }
     let settings = settings::resolve(global, &profile)?;
     let db = settings::db_path(global, DEFAULT_DEMO_DB);
-    fresh_file(&db)?;
+    if settings.backend == Backend::Azure {
+        crate::azure::fresh_hub(&settings).await?;
+    } else {
+        fresh_file(&db)?;
+    }
     let hub = settings::open_hub(global, &db, settings, false).await?;
     let mut workers = if args.workers > 1 {
         let mut c = tokio::task::block_in_place(|| {

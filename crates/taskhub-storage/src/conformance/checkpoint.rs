@@ -7,9 +7,9 @@ use std::time::Duration;
 use taskhub_core::OrchestrationStatus::{Completed, Running};
 
 use super::fixtures::{
-    commit, delayed, dequeue, enqueue, history_request, hub_with_lease, iid, json, load, outbound,
-    queue_length, raised, row, start_history, started, take_lease, visible_bodies, without_etag,
-    PAST_VISIBILITY, START,
+    advance, commit, delayed, dequeue, enqueue, history_request, hub_with_lease, iid, json,
+    just_before, load, outbound, queue_length, raised, row, start_history, started, take_lease,
+    visible_bodies, without_etag, DELAY, PAST_VISIBILITY, START,
 };
 use crate::checkpoint::{CheckpointOutcome, CheckpointRequest, LeaseFence, OutboundMessage};
 use crate::clock::ManualClock;
@@ -318,7 +318,7 @@ pub async fn checkpoint_outbound_messages_are_dequeueable_with_delay_honoured(
         outbound(WORK, "activity-1"),
         OutboundMessage {
             queue: QueueName::Control(1),
-            message: delayed("timer", Duration::from_secs(60)),
+            message: delayed("timer", DELAY),
         },
         outbound(QueueName::Control(2), "event"),
         outbound(WORK, "activity-2"),
@@ -328,18 +328,19 @@ pub async fn checkpoint_outbound_messages_are_dequeueable_with_delay_honoured(
     assert_eq!(visible_bodies(s, QueueName::Control(2)).await, ["event"]);
     assert!(
         visible_bodies(s, QueueName::Control(1)).await.is_empty(),
-        "a message sent with a 60 s delay is hidden at first"
+        "a message sent with a delay is hidden at first"
     );
-    clock.advance(Duration::from_secs(59));
+    let early = just_before(s, DELAY);
+    advance(s, &clock, early).await;
     assert!(
         visible_bodies(s, QueueName::Control(1)).await.is_empty(),
-        "a message sent with a 60 s delay is hidden after 59 s"
+        "a message sent with a {DELAY:?} delay is hidden after {early:?}"
     );
-    clock.advance(Duration::from_secs(2));
+    advance(s, &clock, DELAY + Duration::from_secs(1) - early).await;
     assert_eq!(
         visible_bodies(s, QueueName::Control(1)).await,
         ["timer"],
-        "a message sent with a 60 s delay is visible after 61 s"
+        "a message sent with a {DELAY:?} delay is visible a second after it"
     );
 }
 
@@ -372,7 +373,7 @@ pub async fn checkpoint_deletes_consumed_messages(
         matches!(result, Err(StorageError::ReceiptExpired { .. })),
         "a consumed message is gone: expected ReceiptExpired, got {result:?}"
     );
-    clock.advance(PAST_VISIBILITY);
+    advance(s, &clock, PAST_VISIBILITY).await;
     assert_eq!(visible_bodies(s, control).await, ["m2"]);
 }
 
@@ -433,7 +434,7 @@ pub async fn stale_consumed_receipt_does_not_fail_checkpoint(
     let control = QueueName::Control(0);
     enqueue(s, control, &["redelivered"]).await;
     let first = dequeue(s, control, 1).await;
-    clock.advance(PAST_VISIBILITY);
+    advance(s, &clock, PAST_VISIBILITY).await;
     let second = dequeue(s, control, 1).await;
     assert_eq!(second.len(), 1, "the message is redelivered");
     enqueue(s, control, &["already deleted"]).await;

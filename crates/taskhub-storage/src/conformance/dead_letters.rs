@@ -4,7 +4,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::fixtures::{at, dequeue, enqueue, queue_length, PAST_VISIBILITY};
+use super::fixtures::{advance, at, dequeue, enqueue, queue_length, PAST_VISIBILITY};
 use crate::clock::{Clock, ManualClock};
 use crate::dead_letters::DeadLetter;
 use crate::error::StorageError;
@@ -205,7 +205,7 @@ pub async fn move_to_dead_letters_with_stale_receipt_stores_nothing(
     let q = QueueName::WorkItems;
     enqueue(s, q, &["redelivered"]).await;
     let first = dequeue(s, q, 1).await;
-    clock.advance(PAST_VISIBILITY);
+    advance(s, &clock, PAST_VISIBILITY).await;
     let second = dequeue(s, q, 1).await;
     assert_eq!(second.len(), 1);
     let moved = s

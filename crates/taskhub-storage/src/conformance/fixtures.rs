@@ -8,6 +8,7 @@ use taskhub_core::{
 };
 
 use crate::checkpoint::{CheckpointOutcome, CheckpointRequest, HistoryWrite, OutboundMessage};
+use crate::clock::{Clock, ManualClock};
 use crate::history::HistorySnapshot;
 use crate::instances::{InstancePage, InstanceQuery, InstanceRow};
 use crate::partitions::PartitionRow;
@@ -17,11 +18,74 @@ use crate::store::TaskHubStore;
 /// The wall time every conformance store starts at (2023-11-14T22:13:20Z).
 pub const START: Timestamp = Timestamp::from_millis(1_700_000_000_000);
 
-/// The visibility timeout the cases dequeue with.
-pub(crate) const VISIBILITY: Duration = Duration::from_secs(30);
+/// The visibility timeout the cases dequeue with. Whole seconds (Azure Storage counts
+/// seconds) and short: on a backend that owns time the cases wait it out for real.
+pub(crate) const VISIBILITY: Duration = Duration::from_secs(4);
 
 /// A bit longer than [`VISIBILITY`]: advancing by this expires a dequeue.
-pub(crate) const PAST_VISIBILITY: Duration = Duration::from_secs(31);
+pub(crate) const PAST_VISIBILITY: Duration = Duration::from_secs(5);
+
+/// The delay the cases enqueue and abandon with: whole seconds, under [`LONG_VISIBILITY`].
+pub(crate) const DELAY: Duration = Duration::from_secs(3);
+
+/// A visibility timeout no case waits out (to tell an abandon delay from an expiry).
+pub(crate) const LONG_VISIBILITY: Duration = Duration::from_secs(120);
+
+/// Moves the test's time on by `by`: advances the manual clock, or, on a backend that owns
+/// time ([`TaskHubStore::owns_time`]), waits `by` for real.
+pub(crate) async fn advance(store: &dyn TaskHubStore, clock: &ManualClock, by: Duration) {
+    if store.owns_time() {
+        tokio::time::sleep(by).await;
+    } else {
+        clock.advance(by);
+    }
+}
+
+/// How long to advance to check that something hidden for `d` is still hidden: one second
+/// short of `d` on the manual clock; on a backend that owns time, well short of it (half,
+/// or `d` less two seconds), so that the calls' own latency cannot reach `d`.
+pub(crate) fn just_before(store: &dyn TaskHubStore, d: Duration) -> Duration {
+    if store.owns_time() {
+        (d / 2)
+            .min(d.saturating_sub(Duration::from_secs(2)))
+            .max(Duration::from_millis(200))
+    } else {
+        d.saturating_sub(Duration::from_secs(1))
+    }
+}
+
+/// The test's notion of now: the manual clock, or the wall clock on a backend that owns time.
+pub(crate) fn now(store: &dyn TaskHubStore, clock: &ManualClock) -> Timestamp {
+    if store.owns_time() {
+        Timestamp::from_system_time(std::time::SystemTime::now())
+    } else {
+        clock.now()
+    }
+}
+
+/// Asserts a time the store reported: exactly `expected` on the manual clock; within the
+/// window `[expected - 1 s, expected + 2 s]` on a backend that owns time (it keeps whole
+/// seconds by its own clock, and the call took a moment).
+pub(crate) fn assert_store_time(
+    store: &dyn TaskHubStore,
+    got: Option<Timestamp>,
+    expected: Timestamp,
+    what: &str,
+) {
+    if store.owns_time() {
+        let got = got.unwrap_or_else(|| panic!("{what}: no time reported"));
+        let (lo, hi) = (
+            expected.as_millis().saturating_sub(1_000),
+            expected.as_millis() + 2_000,
+        );
+        assert!(
+            (lo..=hi).contains(&got.as_millis()),
+            "{what}: {got} is not within [-1 s, +2 s] of {expected}"
+        );
+    } else {
+        assert_eq!(got, Some(expected), "{what}");
+    }
+}
 
 pub(crate) fn iid(id: &str) -> InstanceId {
     InstanceId::new(id).expect("the conformance suite uses valid instance IDs")

@@ -5,9 +5,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::fixtures::{
-    delayed, dequeue, enqueue, msg, queue_length, visible_bodies, PAST_VISIBILITY, VISIBILITY,
+    advance, assert_store_time, delayed, dequeue, enqueue, just_before, msg, now, queue_length,
+    visible_bodies, DELAY, LONG_VISIBILITY, PAST_VISIBILITY, VISIBILITY,
 };
-use crate::clock::{Clock, ManualClock};
+use crate::clock::ManualClock;
 use crate::error::StorageError;
 use crate::queue::{QueueName, MAX_DEQUEUE_BATCH, MAX_MESSAGE_BYTES};
 use crate::store::TaskHubStore;
@@ -49,12 +50,9 @@ pub async fn enqueue_delay_hides_message_until_due(
     clock: ManualClock,
 ) {
     let s = &*store;
-    s.enqueue(
-        Q,
-        vec![delayed("later", Duration::from_secs(60)), msg("now")],
-    )
-    .await
-    .expect("enqueue");
+    s.enqueue(Q, vec![delayed("later", DELAY), msg("now")])
+        .await
+        .expect("enqueue");
     let first = dequeue(s, Q, 32).await;
     let bodies: Vec<&str> = first.iter().map(|d| d.body.as_str()).collect();
     assert_eq!(
@@ -63,16 +61,17 @@ pub async fn enqueue_delay_hides_message_until_due(
         "only the undelayed message is visible at first"
     );
     s.delete(Q, &first[0].receipt).await.expect("delete");
-    clock.advance(Duration::from_secs(59));
+    let early = just_before(s, DELAY);
+    advance(s, &clock, early).await;
     assert!(
         visible_bodies(s, Q).await.is_empty(),
-        "a message delayed by 60 s must be invisible after 59 s"
+        "a message delayed by {DELAY:?} must be invisible after {early:?}"
     );
-    clock.advance(Duration::from_secs(2));
+    advance(s, &clock, DELAY + Duration::from_secs(1) - early).await;
     assert_eq!(
         visible_bodies(s, Q).await,
         ["later"],
-        "a message delayed by 60 s must be visible after 61 s"
+        "a message delayed by {DELAY:?} must be visible a second after that"
     );
 }
 
@@ -132,11 +131,11 @@ pub async fn dequeue_hides_message_until_visibility_timeout(
         "a held message must not be dequeued again at once"
     );
     enqueue(s, Q, &["other"]).await;
-    clock.advance(VISIBILITY - Duration::from_secs(1));
+    advance(s, &clock, just_before(s, VISIBILITY)).await;
     assert_eq!(
         visible_bodies(s, Q).await,
         ["other"],
-        "a message held for 30 s must still be hidden after 29 s"
+        "a held message must still be hidden just before its visibility timeout"
     );
 }
 
@@ -165,7 +164,7 @@ pub async fn expired_message_is_redelivered_with_dequeue_count_plus_one(
             receipts.insert(got[0].receipt.clone()),
             "each delivery must get a new receipt"
         );
-        clock.advance(PAST_VISIBILITY);
+        advance(s, &clock, PAST_VISIBILITY).await;
     }
 }
 
@@ -209,13 +208,13 @@ pub async fn delete_with_current_receipt_removes_message_for_good(
         .await
         .expect("delete with a current receipt");
     assert_eq!(queue_length(s, Q).await, 1, "the deleted message is gone");
-    clock.advance(PAST_VISIBILITY);
+    advance(s, &clock, PAST_VISIBILITY).await;
     assert_eq!(
         visible_bodies(s, Q).await,
         ["keep"],
         "a deleted message must never be redelivered"
     );
-    clock.advance(Duration::from_secs(3600));
+    advance(s, &clock, PAST_VISIBILITY).await;
     assert!(!visible_bodies(s, Q).await.contains(&"done".to_owned()));
 }
 
@@ -228,7 +227,7 @@ pub async fn delete_with_stale_receipt_fails_and_keeps_message(
     let s = &*store;
     enqueue(s, Q, &["twice"]).await;
     let first = dequeue(s, Q, 1).await;
-    clock.advance(PAST_VISIBILITY);
+    advance(s, &clock, PAST_VISIBILITY).await;
     let second = dequeue(s, Q, 1).await;
     assert_eq!(second.len(), 1, "the message is redelivered");
     let result = s.delete(Q, &first[0].receipt).await;
@@ -250,21 +249,20 @@ pub async fn abandon_makes_message_visible_after_delay(
 ) {
     let s = &*store;
     enqueue(s, Q, &["back"]).await;
-    let got = dequeue(s, Q, 1).await;
-    s.abandon(Q, &got[0].receipt, Duration::from_secs(10))
-        .await
-        .expect("abandon");
-    clock.advance(Duration::from_secs(9));
+    let got = s.dequeue(Q, 1, LONG_VISIBILITY).await.expect("dequeue");
+    s.abandon(Q, &got[0].receipt, DELAY).await.expect("abandon");
+    let early = just_before(s, DELAY);
+    advance(s, &clock, early).await;
     assert!(
         visible_bodies(s, Q).await.is_empty(),
-        "abandoned with a 10 s delay: hidden after 9 s"
+        "abandoned with a {DELAY:?} delay: hidden after {early:?}"
     );
-    clock.advance(Duration::from_secs(2));
+    advance(s, &clock, DELAY + Duration::from_secs(1) - early).await;
     let again = dequeue(s, Q, 1).await;
     assert_eq!(
         again.len(),
         1,
-        "abandoned with a 10 s delay: visible after 11 s (well before the 30 s visibility timeout)"
+        "abandoned with a {DELAY:?} delay: visible a second later (well before the {LONG_VISIBILITY:?} visibility timeout)"
     );
     s.abandon(Q, &again[0].receipt, Duration::ZERO)
         .await
@@ -325,15 +323,16 @@ pub async fn release_makes_message_visible_after_delay_without_counting_the_deli
     enqueue(s, Q, &["moved"]).await;
     let first = dequeue(s, Q, 1).await;
     assert_eq!(first[0].dequeue_count, 1);
-    s.release(Q, &first[0].receipt, Duration::from_secs(10))
+    s.release(Q, &first[0].receipt, DELAY)
         .await
         .expect("release");
-    clock.advance(Duration::from_secs(9));
+    let early = just_before(s, DELAY);
+    advance(s, &clock, early).await;
     assert!(
         visible_bodies(s, Q).await.is_empty(),
-        "released with a 10 s delay: hidden after 9 s"
+        "released with a delay: hidden until it passes"
     );
-    clock.advance(Duration::from_secs(2));
+    advance(s, &clock, DELAY + Duration::from_secs(1) - early).await;
     for _ in 0..3 {
         let again = dequeue(s, Q, 1).await;
         assert_eq!(again.len(), 1, "released: visible again after its delay");
@@ -385,19 +384,25 @@ pub async fn extend_pushes_visibility_timeout_from_now(
 ) {
     let s = &*store;
     enqueue(s, Q, &["long job"]).await;
+    // Dequeued for 4 s, extended at 2 s by 4 s (to 6 s), checked at 4 s and 7 s.
     let got = dequeue(s, Q, 1).await;
-    clock.advance(Duration::from_secs(20));
+    let half = VISIBILITY / 2;
+    advance(s, &clock, half).await;
     s.extend(Q, &got[0].receipt, VISIBILITY)
         .await
         .expect("extend");
-    clock.advance(Duration::from_secs(20));
+    advance(s, &clock, half).await;
     assert!(
         visible_bodies(s, Q).await.is_empty(),
-        "extended at 20 s by 30 s: still hidden at 40 s"
+        "extended half-way by a full timeout: still hidden when the first timeout ends"
     );
-    clock.advance(Duration::from_secs(11));
+    advance(s, &clock, half + Duration::from_secs(1)).await;
     let again = dequeue(s, Q, 1).await;
-    assert_eq!(again.len(), 1, "extended at 20 s by 30 s: visible at 51 s");
+    assert_eq!(
+        again.len(),
+        1,
+        "extended half-way by a full timeout: visible a second after the extension ends"
+    );
     assert_eq!(again[0].dequeue_count, 2, "extend is not a dequeue");
 }
 
@@ -433,7 +438,7 @@ pub async fn stats_counts_visible_and_invisible_messages(
     assert_eq!(empty.length, 0);
     assert_eq!(empty.oldest_enqueued_at, None);
     enqueue(s, Q, &["visible", "held"]).await;
-    s.enqueue(Q, vec![delayed("delayed", Duration::from_secs(60))])
+    s.enqueue(Q, vec![delayed("delayed", DELAY)])
         .await
         .expect("enqueue");
     let held = dequeue(s, Q, 1).await;
@@ -453,23 +458,28 @@ pub async fn stats_counts_visible_and_invisible_messages(
 /// `stats` reports the enqueue time of the oldest message (the `QueueStats` field docs).
 pub async fn stats_reports_oldest_enqueue_time(store: Arc<dyn TaskHubStore>, clock: ManualClock) {
     let s = &*store;
-    let first_at = clock.now();
+    let first_at = now(s, &clock);
     enqueue(s, Q, &["first"]).await;
-    clock.advance(Duration::from_secs(5));
-    let second_at = clock.now();
+    advance(s, &clock, Duration::from_secs(5)).await;
+    let second_at = now(s, &clock);
     enqueue(s, Q, &["second"]).await;
     let stats = s.stats(Q).await.expect("stats");
-    assert_eq!(stats.oldest_enqueued_at, Some(first_at));
+    assert_store_time(s, stats.oldest_enqueued_at, first_at, "oldest");
     let first = dequeue(s, Q, 1).await;
-    assert_eq!(
+    // Azure Storage can only peek at visible messages (see `QueueStats`).
+    let oldest_held = if s.owns_time() { second_at } else { first_at };
+    assert_store_time(
+        s,
         s.stats(Q).await.expect("stats").oldest_enqueued_at,
-        Some(first_at),
-        "a held message still counts as the oldest"
+        oldest_held,
+        "a held message still counts as the oldest (the oldest visible one on Azure)",
     );
     s.delete(Q, &first[0].receipt).await.expect("delete");
-    assert_eq!(
+    assert_store_time(
+        s,
         s.stats(Q).await.expect("stats").oldest_enqueued_at,
-        Some(second_at)
+        second_at,
+        "oldest after the first is deleted",
     );
 }
 
@@ -480,11 +490,11 @@ pub async fn dequeued_message_reports_body_count_and_enqueue_time(
     clock: ManualClock,
 ) {
     let s = &*store;
-    clock.advance(Duration::from_millis(7_123));
-    let enqueued_at = clock.now();
+    advance(s, &clock, Duration::from_millis(1_123)).await;
+    let enqueued_at = now(s, &clock);
     let body = "{\"v\":1,\"text\":\"h\u{e9}llo \u{6771}\u{4eac} \\\"quoted\\\"\\n\"}\n\ttrailing ";
     enqueue(s, Q, &[body]).await;
-    clock.advance(Duration::from_secs(2));
+    advance(s, &clock, Duration::from_secs(2)).await;
     let got = dequeue(s, Q, 1).await;
     assert_eq!(got.len(), 1);
     assert_eq!(got[0].body, body, "the body must come back byte for byte");
@@ -492,9 +502,11 @@ pub async fn dequeued_message_reports_body_count_and_enqueue_time(
         got[0].dequeue_count, 1,
         "first delivery has dequeue_count 1"
     );
-    assert_eq!(
-        got[0].enqueued_at, enqueued_at,
-        "enqueued_at is the store clock's time at enqueue"
+    assert_store_time(
+        s,
+        Some(got[0].enqueued_at),
+        enqueued_at,
+        "enqueued_at is the store clock's time at enqueue",
     );
 }
 

@@ -2,6 +2,7 @@
 //! case. Read from `taskhub.toml`, overridden by `TASKHUB_*` environment variables (and, in
 //! the CLI, by flags: see [`SettingsBuilder`]).
 
+mod backend;
 mod builder;
 
 use std::collections::HashMap;
@@ -9,6 +10,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::error::TaskhubError;
+pub use backend::{Backend, Secret, DEFAULT_TASK_HUB_NAME};
 pub use builder::SettingsBuilder;
 
 /// Every knob of the runtime, with the defaults documented per field.
@@ -60,6 +62,15 @@ pub struct Settings {
     pub startup_busy_timeout: Duration,
     /// This worker's name in lease rows. Default `<hostname>-<pid>`.
     pub worker_id: String,
+    /// Where the task hub lives: `sqlite` (default) or `azure`. Read by the commands that open
+    /// a hub, not by the runtime.
+    pub backend: Backend,
+    /// The Azure Storage connection string (`UseDevelopmentStorage=true` for Azurite); never
+    /// printed. Required when `backend = azure`.
+    pub azure_storage_connection_string: Secret,
+    /// The task hub's name on Azure Storage: 3 to 45 ASCII letters and digits, starting with a
+    /// letter (the original's rule). Default `TaskHub`.
+    pub task_hub_name: String,
 }
 
 impl Default for Settings {
@@ -87,6 +98,9 @@ impl Default for Settings {
             shutdown_timeout: Duration::from_secs(30),
             startup_busy_timeout: Duration::from_secs(60),
             worker_id: default_worker_id(),
+            backend: Backend::Sqlite,
+            azure_storage_connection_string: Secret::default(),
+            task_hub_name: DEFAULT_TASK_HUB_NAME.to_owned(),
         }
     }
 }
@@ -164,7 +178,7 @@ impl Settings {
         if self.worker_id.is_empty() {
             return bad("worker_id", "must not be empty");
         }
-        Ok(())
+        backend::validate(self)
     }
 
     /// Defaults, then `path` if it exists, then `TASKHUB_*` variables from `env`, validated.
@@ -245,6 +259,7 @@ impl Settings {
                 )))
             }
             "worker_id" => value.trim().clone_into(&mut self.worker_id),
+            n if backend::KEYS.contains(&n) => backend::set(self, n, value)?,
             _ => {
                 return Err(err(format!(
                     "unknown setting (known: {})",
@@ -263,7 +278,7 @@ pub const BACKEND_TABLES: [&str; 2] = [BACKEND_SQLITE, "azure"];
 const BACKEND_SQLITE: &str = "sqlite";
 
 /// Every setting name.
-pub const KNOWN: [&str; 22] = [
+pub const KNOWN: [&str; 25] = [
     "partition_count",
     "control_queue_batch_size",
     "control_queue_buffer_threshold",
@@ -286,6 +301,9 @@ pub const KNOWN: [&str; 22] = [
     "shutdown_timeout",
     "startup_busy_timeout",
     "worker_id",
+    "backend",
+    "azure_storage_connection_string",
+    "task_hub_name",
 ];
 
 /// Parses `30`, `0.5`, `500ms`, `30s`, `5m`, `1h`.

@@ -1,0 +1,123 @@
+//! The blob container of a hub: put, get, delete and list by prefix.
+
+use taskhub_storage::{StorageError, StorageResult};
+
+use crate::http::{encode, status_error, Http, Req, Service};
+use crate::xml;
+
+/// One container.
+#[derive(Debug, Clone)]
+pub(crate) struct Container {
+    pub(crate) http: Http,
+    pub(crate) name: String,
+}
+
+fn blob_path(container: &str, blob: &str) -> String {
+    let encoded: Vec<String> = blob.split('/').map(encode).collect();
+    format!("/{container}/{}", encoded.join("/"))
+}
+
+impl Container {
+    /// Creates the container; an existing one is fine.
+    pub(crate) async fn create(&self) -> StorageResult<()> {
+        let req =
+            Req::new(Service::Blob, "PUT", format!("/{}", self.name)).query("restype", "container");
+        let resp = self.http.send(&req).await?;
+        if resp.ok() || resp.status == 409 {
+            Ok(())
+        } else {
+            Err(status_error(&resp, &format!("container {}", self.name)))
+        }
+    }
+
+    /// Writes a block blob (overwriting).
+    pub(crate) async fn put(&self, blob: &str, data: Vec<u8>) -> StorageResult<()> {
+        let req = Req::new(Service::Blob, "PUT", blob_path(&self.name, blob))
+            .header("x-ms-blob-type", "BlockBlob")
+            .header("content-type", "application/octet-stream")
+            .body(data);
+        let resp = self.http.send(&req).await?;
+        if resp.ok() {
+            Ok(())
+        } else {
+            Err(status_error(&resp, &format!("blob {blob}")))
+        }
+    }
+
+    /// Reads a blob, `None` if missing.
+    pub(crate) async fn get(&self, blob: &str) -> StorageResult<Option<Vec<u8>>> {
+        let req = Req::new(Service::Blob, "GET", blob_path(&self.name, blob));
+        let resp = self.http.send(&req).await?;
+        match resp.status {
+            404 => Ok(None),
+            s if (200..300).contains(&s) => Ok(Some(resp.body.to_vec())),
+            _ => Err(status_error(&resp, &format!("blob {blob}"))),
+        }
+    }
+
+    /// Deletes a blob; returns whether it existed.
+    pub(crate) async fn delete(&self, blob: &str) -> StorageResult<bool> {
+        let req = Req::new(Service::Blob, "DELETE", blob_path(&self.name, blob));
+        let resp = self.http.send(&req).await?;
+        match resp.status {
+            404 => Ok(false),
+            s if (200..300).contains(&s) => Ok(true),
+            _ => Err(status_error(&resp, &format!("blob {blob}"))),
+        }
+    }
+
+    /// Names of every blob starting with `prefix`, following continuation markers.
+    pub(crate) async fn list(&self, prefix: &str) -> StorageResult<Vec<String>> {
+        let mut names = Vec::new();
+        let mut marker = String::new();
+        loop {
+            let mut req = Req::new(Service::Blob, "GET", format!("/{}", self.name))
+                .query("restype", "container")
+                .query("comp", "list")
+                .query("prefix", prefix);
+            if !marker.is_empty() {
+                req = req.query("marker", marker.clone());
+            }
+            let resp = self.http.send(&req).await?;
+            if resp.status == 404 {
+                return Ok(names);
+            }
+            if !resp.ok() {
+                return Err(status_error(
+                    &resp,
+                    &format!("listing container {}", self.name),
+                ));
+            }
+            let text = resp.text();
+            let blobs = xml::elements(&text, "Blob");
+            for blob in blobs {
+                if let Some(name) = xml::first(blob, "Name") {
+                    names.push(name);
+                }
+            }
+            match xml::first(&text, "NextMarker") {
+                Some(next) if !next.is_empty() => marker = next,
+                _ => return Ok(names),
+            }
+        }
+    }
+
+    /// Deletes every blob starting with `prefix`; returns how many.
+    pub(crate) async fn delete_prefix(&self, prefix: &str) -> StorageResult<u64> {
+        let mut deleted = 0;
+        for name in self.list(prefix).await? {
+            if self.delete(&name).await? {
+                deleted += 1;
+            }
+        }
+        Ok(deleted)
+    }
+}
+
+/// A blob that must exist but is missing.
+pub(crate) fn missing(blob: &str) -> StorageError {
+    StorageError::Corrupt {
+        what: format!("blob {blob}"),
+        detail: "referenced by a row but missing".to_owned(),
+    }
+}

@@ -1,0 +1,270 @@
+//! The `<Hub>History` table: PartitionKey = instance ID, one row per event, plus one
+//! `sentinel` row per instance.
+//!
+//! * Event rows: RowKey `GGGGGGGG-SSSSSSSS` (generation and sequence, hex) — or, for events
+//!   written by a checkpoint too large for one batch, `GGGGGGGG-SSSSSSSS-TTTTTTTT` with a
+//!   token of that checkpoint, so rows written ahead of a commit never overwrite committed
+//!   ones. Property `Event` (the versioned JSON of the event) or `EventBlob`.
+//! * The sentinel: `ExecutionId`, `Generation`, `Count` (events of the current execution),
+//!   `Epoch` (the lease epoch of its last writer), `Spans` (which sequence ranges carry a
+//!   token), `Outbox`/`OutboxBlob` (the pending outbox). Its ETag versions the whole history:
+//!   every checkpoint rewrites it in the same entity-group batch as the events, conditional
+//!   on the ETag the writer loaded.
+//!
+//! A new execution takes the next generation, so its rows never touch the committed ones; a
+//! reader reads the sentinel first and then only rows `0..Count` of its generation.
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use taskhub_core::format::{decode_event, encode_event};
+use taskhub_core::{ExecutionId, HistoryEvent, InstanceId};
+use taskhub_storage::{
+    ETag, HistorySnapshot, HistoryStore, NewQueueMessage, OutboundMessage, QueueName, StorageError,
+    StorageResult,
+};
+
+use crate::store::{num, parse_num, AzureStore};
+use crate::tables::{lit, BatchOp, Row, MAX_BATCH};
+
+pub(crate) const SENTINEL: &str = "sentinel";
+
+/// What the sentinel says, carried inside the [`ETag`] the seam hands out so that a
+/// checkpoint needs no extra read.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct SentinelState {
+    /// The table ETag of the sentinel row.
+    pub etag: String,
+    pub generation: u64,
+    pub count: u64,
+    pub epoch: u64,
+    /// `(first sequence, token)`: rows from that sequence on (until the next span) carry the
+    /// token in their RowKey.
+    pub spans: Vec<(u64, String)>,
+}
+
+impl SentinelState {
+    pub(crate) fn to_etag(&self) -> ETag {
+        ETag(serde_json::to_string(self).unwrap_or_default())
+    }
+
+    pub(crate) fn from_etag(etag: &ETag) -> StorageResult<Self> {
+        // An ETag this store did not make cannot be the current one.
+        serde_json::from_str(&etag.0).map_err(|_| StorageError::Conflict {
+            what: "history (an ETag not made by this store)".to_owned(),
+        })
+    }
+
+    fn token_of(&self, seq: u64) -> Option<&str> {
+        self.spans
+            .iter()
+            .rev()
+            .find(|(first, _)| *first <= seq)
+            .map(|(_, t)| t.as_str())
+            .filter(|t| !t.is_empty())
+    }
+}
+
+/// RowKey of an event row.
+pub(crate) fn event_key(generation: u64, seq: u64, token: Option<&str>) -> String {
+    match token {
+        Some(t) => format!("{generation:08X}-{seq:08X}-{t}"),
+        None => format!("{generation:08X}-{seq:08X}"),
+    }
+}
+
+/// The stored form of an outbound message.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct StoredOutbound {
+    queue: String,
+    body: String,
+    delay_ms: u64,
+}
+
+pub(crate) fn encode_outbox(outbox: &[OutboundMessage]) -> String {
+    if outbox.is_empty() {
+        return String::new();
+    }
+    let stored: Vec<StoredOutbound> = outbox
+        .iter()
+        .map(|o| StoredOutbound {
+            queue: o.queue.to_string(),
+            body: o.message.body.clone(),
+            delay_ms: u64::try_from(o.message.delay.as_millis()).unwrap_or(u64::MAX),
+        })
+        .collect();
+    serde_json::to_string(&stored).unwrap_or_default()
+}
+
+fn decode_outbox(text: &str, what: &str) -> StorageResult<Vec<OutboundMessage>> {
+    if text.is_empty() {
+        return Ok(Vec::new());
+    }
+    let corrupt = |detail: String| StorageError::Corrupt {
+        what: what.to_owned(),
+        detail,
+    };
+    let stored: Vec<StoredOutbound> =
+        serde_json::from_str(text).map_err(|e| corrupt(e.to_string()))?;
+    stored
+        .into_iter()
+        .map(|s| {
+            let queue = if s.queue == "workitems" {
+                QueueName::WorkItems
+            } else {
+                s.queue
+                    .strip_prefix("control-")
+                    .and_then(|p| p.parse().ok())
+                    .map(QueueName::Control)
+                    .ok_or_else(|| corrupt(format!("unknown queue {}", s.queue)))?
+            };
+            Ok(OutboundMessage {
+                queue,
+                message: NewQueueMessage {
+                    body: s.body,
+                    delay: std::time::Duration::from_millis(s.delay_ms),
+                },
+            })
+        })
+        .collect()
+}
+
+pub(crate) fn parse_sentinel(row: &Row) -> StorageResult<SentinelState> {
+    let what = format!("history sentinel of '{}'", row.str("PartitionKey"));
+    Ok(SentinelState {
+        etag: row.etag.clone(),
+        generation: parse_num(row.str("Generation"), &what)?,
+        count: parse_num(row.str("Count"), &what)?,
+        epoch: parse_num(row.str("Epoch"), &what)?,
+        spans: if row.str("Spans").is_empty() {
+            Vec::new()
+        } else {
+            serde_json::from_str(row.str("Spans")).map_err(|e| StorageError::Corrupt {
+                what: what.clone(),
+                detail: e.to_string(),
+            })?
+        },
+    })
+}
+
+impl AzureStore {
+    pub(crate) async fn sentinel(&self, instance: &InstanceId) -> StorageResult<Option<Row>> {
+        self.tables
+            .get(&self.names.history, instance.as_str(), SENTINEL)
+            .await
+    }
+
+    /// The event-row properties of one event (inline, or a blob with a random name).
+    pub(crate) async fn event_props(
+        &self,
+        instance: &InstanceId,
+        event: &HistoryEvent,
+    ) -> StorageResult<Vec<(String, String)>> {
+        self.big_text(
+            "Event",
+            &encode_event(event),
+            &format!("history/{instance}/"),
+        )
+        .await
+    }
+}
+
+#[async_trait]
+impl HistoryStore for AzureStore {
+    async fn load_history(&self, instance: &InstanceId) -> StorageResult<Option<HistorySnapshot>> {
+        let Some(sentinel) = self.sentinel(instance).await? else {
+            return Ok(None);
+        };
+        let state = parse_sentinel(&sentinel)?;
+        let what = format!("history of '{instance}'");
+        let gen_prefix = format!("{:08X}-", state.generation);
+        let filter = format!(
+            "PartitionKey eq {} and RowKey gt {} and RowKey lt {}",
+            lit(instance.as_str()),
+            lit(&gen_prefix),
+            lit(&format!("{:08X}.", state.generation)),
+        );
+        let rows = self.tables.query_all(&self.names.history, &filter).await?;
+        let mut by_key: std::collections::HashMap<&str, &Row> =
+            rows.iter().map(|r| (r.str("RowKey"), r)).collect();
+        let mut events = Vec::with_capacity(usize::try_from(state.count).unwrap_or(0));
+        for seq in 0..state.count {
+            let key = event_key(state.generation, seq, state.token_of(seq));
+            let row = by_key
+                .remove(key.as_str())
+                .ok_or_else(|| StorageError::Corrupt {
+                    what: what.clone(),
+                    detail: format!("event row {key} is missing"),
+                })?;
+            let text = self.read_big(row, "Event").await?;
+            events.push(decode_event(&text).map_err(|e| StorageError::Corrupt {
+                what: what.clone(),
+                detail: e.to_string(),
+            })?);
+        }
+        let outbox_text = self.read_big(&sentinel, "Outbox").await?;
+        let execution_id =
+            ExecutionId::new(sentinel.str("ExecutionId")).map_err(|e| StorageError::Corrupt {
+                what: what.clone(),
+                detail: e.to_string(),
+            })?;
+        Ok(Some(HistorySnapshot {
+            execution_id,
+            events,
+            etag: state.to_etag(),
+            pending_outbox: decode_outbox(&outbox_text, &what)?,
+        }))
+    }
+
+    async fn delete_history(&self, instance: &InstanceId) -> StorageResult<()> {
+        let filter = format!("PartitionKey eq {}", lit(instance.as_str()));
+        let rows = self.tables.query_all(&self.names.history, &filter).await?;
+        // The sentinel last: a reader never sees a sentinel whose rows are gone... except
+        // while the purge runs, which the runtime does only for finished instances.
+        let (sentinel, events): (Vec<&Row>, Vec<&Row>) =
+            rows.iter().partition(|r| r.str("RowKey") == SENTINEL);
+        for chunk in events
+            .chunks(MAX_BATCH)
+            .chain(std::iter::once(&sentinel[..]))
+        {
+            if chunk.is_empty() {
+                continue;
+            }
+            let ops: Vec<BatchOp> = chunk
+                .iter()
+                .map(|r| BatchOp::Delete(instance.as_str().to_owned(), r.str("RowKey").to_owned()))
+                .collect();
+            match self.tables.batch(&self.names.history, &ops).await {
+                Ok(_) | Err(StorageError::Conflict { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        self.blobs
+            .delete_prefix(&format!("history/{instance}/"))
+            .await?;
+        self.blobs
+            .delete_prefix(&format!("outbox/{instance}/"))
+            .await?;
+        Ok(())
+    }
+}
+
+/// A sentinel entity.
+pub(crate) fn sentinel_props(
+    execution: &ExecutionId,
+    state: &SentinelState,
+) -> Vec<(&'static str, String)> {
+    vec![
+        ("ExecutionId", execution.to_string()),
+        ("Generation", num(state.generation)),
+        ("Count", num(state.count)),
+        ("Epoch", num(state.epoch)),
+        (
+            "Spans",
+            if state.spans.is_empty() {
+                String::new()
+            } else {
+                serde_json::to_string(&state.spans).unwrap_or_default()
+            },
+        ),
+    ]
+}

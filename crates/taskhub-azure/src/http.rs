@@ -1,0 +1,352 @@
+//! One HTTP request to Azure Storage: Shared Key signing, retries with back-off on throttling
+//! and transient failures, and the mapping of failures onto [`StorageError`].
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use base64::Engine as _;
+use bytes::Bytes;
+use hmac::{Hmac, Mac};
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use sha2::Sha256;
+use taskhub_storage::{StorageError, StorageResult};
+
+use crate::config::StorageAccount;
+use crate::date::now_rfc1123;
+
+/// The `x-ms-version` sent on every request.
+const API_VERSION: &str = "2021-12-02";
+/// Attempts per request (the first plus retries).
+const ATTEMPTS: u32 = 6;
+/// One attempt's time limit.
+const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Which service a request goes to (they sign differently).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Service {
+    Blob,
+    Queue,
+    Table,
+}
+
+/// A request, built by the service modules.
+#[derive(Debug, Clone)]
+pub(crate) struct Req {
+    pub service: Service,
+    pub method: &'static str,
+    /// Path after the endpoint, already percent-encoded, starting with `/`.
+    pub path: String,
+    /// Query parameters (not encoded).
+    pub query: Vec<(&'static str, String)>,
+    pub headers: Vec<(&'static str, String)>,
+    pub body: Bytes,
+}
+
+impl Req {
+    pub(crate) fn new(service: Service, method: &'static str, path: String) -> Self {
+        Self {
+            service,
+            method,
+            path,
+            query: Vec::new(),
+            headers: Vec::new(),
+            body: Bytes::new(),
+        }
+    }
+
+    pub(crate) fn query(mut self, k: &'static str, v: impl Into<String>) -> Self {
+        self.query.push((k, v.into()));
+        self
+    }
+
+    pub(crate) fn header(mut self, k: &'static str, v: impl Into<String>) -> Self {
+        self.headers.push((k, v.into()));
+        self
+    }
+
+    pub(crate) fn body(mut self, body: impl Into<Bytes>) -> Self {
+        self.body = body.into();
+        self
+    }
+}
+
+/// A response: status, lower-cased headers, body.
+#[derive(Debug)]
+pub(crate) struct Resp {
+    pub status: u16,
+    pub headers: BTreeMap<String, String>,
+    pub body: Bytes,
+}
+
+impl Resp {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).map(String::as_str)
+    }
+
+    pub(crate) fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    /// The service's error code (`x-ms-error-code`), if any.
+    pub(crate) fn error_code(&self) -> &str {
+        self.header("x-ms-error-code").unwrap_or_default()
+    }
+
+    pub(crate) fn ok(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+}
+
+/// The shared HTTP client of one store.
+#[derive(Clone)]
+pub(crate) struct Http {
+    client: Client<hyper_util::client::legacy::connect::HttpConnector, Full<Bytes>>,
+    account: StorageAccount,
+}
+
+impl std::fmt::Debug for Http {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Http")
+            .field("account", &self.account)
+            .finish()
+    }
+}
+
+/// Percent-encodes everything but RFC 3986 unreserved characters.
+pub(crate) fn encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+impl Http {
+    pub(crate) fn new(account: StorageAccount) -> StorageResult<Self> {
+        for endpoint in [
+            &account.blob_endpoint,
+            &account.queue_endpoint,
+            &account.table_endpoint,
+        ] {
+            if endpoint.starts_with("https://") {
+                return Err(StorageError::InvalidArgument(format!(
+                    "endpoint {endpoint}: this build of taskhub-azure speaks plain HTTP only (Azurite); HTTPS is not built in"
+                )));
+            }
+        }
+        let client = Client::builder(TokioExecutor::new())
+            .pool_idle_timeout(Duration::from_secs(30))
+            .build_http();
+        Ok(Self { client, account })
+    }
+
+    fn endpoint(&self, service: Service) -> &str {
+        match service {
+            Service::Blob => &self.account.blob_endpoint,
+            Service::Queue => &self.account.queue_endpoint,
+            Service::Table => &self.account.table_endpoint,
+        }
+    }
+
+    /// The full URL of a table entity or table path (for batch bodies).
+    pub(crate) fn table_url(&self, path: &str) -> String {
+        format!("{}{path}", self.account.table_endpoint)
+    }
+
+    /// Sends a request, retrying throttling (500/503), timeouts and connection failures with
+    /// exponential back-off. Returns any response the service gave (callers judge the status).
+    pub(crate) async fn send(&self, req: &Req) -> StorageResult<Resp> {
+        let mut delay = Duration::from_millis(25);
+        let mut last = StorageError::Unavailable("no attempt made".to_owned());
+        for attempt in 0..ATTEMPTS {
+            if attempt > 0 {
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(Duration::from_secs(2));
+            }
+            match tokio::time::timeout(ATTEMPT_TIMEOUT, self.send_once(req)).await {
+                Ok(Ok(resp)) if resp.status == 500 || resp.status == 503 => {
+                    last = StorageError::Busy {
+                        retry_after: Some(delay),
+                    };
+                }
+                Ok(Ok(resp)) => return Ok(resp),
+                Ok(Err(e)) => last = e,
+                Err(_) => {
+                    last = StorageError::Unavailable(format!(
+                        "{} {}: no answer within {ATTEMPT_TIMEOUT:?}",
+                        req.method,
+                        self.endpoint(req.service)
+                    ));
+                }
+            }
+        }
+        Err(last)
+    }
+
+    async fn send_once(&self, req: &Req) -> StorageResult<Resp> {
+        let endpoint = self.endpoint(req.service);
+        let mut url = format!("{endpoint}{}", req.path);
+        if !req.query.is_empty() {
+            let q: Vec<String> = req
+                .query
+                .iter()
+                .map(|(k, v)| format!("{k}={}", encode(v)))
+                .collect();
+            url.push('?');
+            url.push_str(&q.join("&"));
+        }
+        let date = now_rfc1123();
+        let mut headers: Vec<(String, String)> = req
+            .headers
+            .iter()
+            .map(|(k, v)| ((*k).to_ascii_lowercase(), v.clone()))
+            .collect();
+        headers.push(("x-ms-date".to_owned(), date.clone()));
+        headers.push(("x-ms-version".to_owned(), API_VERSION.to_owned()));
+        let auth = self.sign(req, endpoint, &headers, &date);
+        let mut builder = hyper::Request::builder().method(req.method).uri(&url);
+        for (k, v) in &headers {
+            builder = builder.header(k.as_str(), v.as_str());
+        }
+        builder = builder
+            .header("authorization", auth)
+            .header("content-length", req.body.len().to_string());
+        let request = builder
+            .body(Full::new(req.body.clone()))
+            .map_err(|e| StorageError::InvalidArgument(format!("bad request {url}: {e}")))?;
+        let response =
+            self.client.request(request).await.map_err(|e| {
+                StorageError::Unavailable(format!("{} {}: {e}", req.method, endpoint))
+            })?;
+        let status = response.status().as_u16();
+        let headers = response
+            .headers()
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_ascii_lowercase(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect();
+        let body = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| StorageError::Unavailable(format!("reading a response: {e}")))?
+            .to_bytes();
+        Ok(Resp {
+            status,
+            headers,
+            body,
+        })
+    }
+
+    /// The `Authorization` header: Shared Key for blobs and queues, Shared Key Lite for
+    /// tables.
+    fn sign(&self, req: &Req, endpoint: &str, headers: &[(String, String)], date: &str) -> String {
+        // The canonical resource: /account + the URL path as sent.
+        let url_path = endpoint
+            .find("://")
+            .and_then(|i| endpoint[i + 3..].find('/').map(|j| &endpoint[i + 3 + j..]))
+            .unwrap_or("");
+        let mut resource = format!("/{}{url_path}{}", self.account.name, req.path);
+        let to_sign = if req.service == Service::Table {
+            if let Some((_, comp)) = req.query.iter().find(|(k, _)| *k == "comp") {
+                resource.push_str(&format!("?comp={comp}"));
+            }
+            format!("{date}\n{resource}")
+        } else {
+            let get = |name: &str| {
+                headers
+                    .iter()
+                    .find(|(k, _)| k == name)
+                    .map(|(_, v)| v.clone())
+                    .unwrap_or_default()
+            };
+            let length = if req.body.is_empty() {
+                String::new()
+            } else {
+                req.body.len().to_string()
+            };
+            let mut ms: Vec<&(String, String)> = headers
+                .iter()
+                .filter(|(k, _)| k.starts_with("x-ms-"))
+                .collect();
+            ms.sort();
+            let canonical_headers: String = ms
+                .iter()
+                .map(|(k, v)| format!("{k}:{}\n", v.trim()))
+                .collect();
+            let mut query: BTreeMap<String, Vec<String>> = BTreeMap::new();
+            for (k, v) in &req.query {
+                query
+                    .entry(k.to_ascii_lowercase())
+                    .or_default()
+                    .push(v.clone());
+            }
+            for (k, vs) in query {
+                resource.push_str(&format!("\n{k}:{}", vs.join(",")));
+            }
+            format!(
+                "{}\n\n\n{length}\n\n{}\n\n\n{}\n\n\n\n{canonical_headers}{resource}",
+                req.method,
+                get("content-type"),
+                get("if-match"),
+            )
+        };
+        let mut mac = Hmac::<Sha256>::new_from_slice(&self.account.key.0)
+            .unwrap_or_else(|_| unreachable_hmac());
+        mac.update(to_sign.as_bytes());
+        let signature =
+            base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes());
+        let scheme = if req.service == Service::Table {
+            "SharedKeyLite"
+        } else {
+            "SharedKey"
+        };
+        format!("{scheme} {}:{signature}", self.account.name)
+    }
+}
+
+/// HMAC accepts keys of any length, so `new_from_slice` cannot fail.
+fn unreachable_hmac() -> Hmac<Sha256> {
+    // An empty key is a valid HMAC key too.
+    #[expect(clippy::expect_used, reason = "HMAC takes keys of any length")]
+    Hmac::<Sha256>::new_from_slice(&[]).expect("HMAC takes keys of any length")
+}
+
+/// The error for an unexpected status: 404 → `NotFound`, 409/412 → `Conflict`, 413 →
+/// `TooLarge`, 400 → `InvalidArgument`, 403 → `Backend` (authentication), else `Backend`.
+pub(crate) fn status_error(resp: &Resp, what: &str) -> StorageError {
+    let code = resp.error_code();
+    match resp.status {
+        404 => StorageError::NotFound {
+            what: what.to_owned(),
+        },
+        409 | 412 => StorageError::Conflict {
+            what: what.to_owned(),
+        },
+        413 => StorageError::TooLarge {
+            what: what.to_owned(),
+            size: 0,
+            limit: 0,
+        },
+        400 => StorageError::InvalidArgument(format!("{what}: {code} {}", snippet(resp))),
+        403 => StorageError::Backend(format!(
+            "{what}: access denied ({code}); check the account key in azure_storage_connection_string"
+        )),
+        408 | 500 | 503 => StorageError::Busy { retry_after: None },
+        s => StorageError::Backend(format!("{what}: HTTP {s} {code} {}", snippet(resp))),
+    }
+}
+
+fn snippet(resp: &Resp) -> String {
+    resp.text().chars().take(300).collect()
+}

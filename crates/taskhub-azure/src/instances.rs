@@ -1,0 +1,220 @@
+//! The `<Hub>Instances` table: PartitionKey = instance ID, RowKey = "". Queryable columns
+//! (`Name`, `RuntimeStatus`, `CreatedTime`) next to the whole row as JSON (`Data`, or
+//! `DataBlob` when over the property limit).
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use taskhub_core::{
+    ExecutionId, FailureDetails, InstanceId, OrchestrationStatus, Payload, Timestamp,
+};
+use taskhub_storage::{
+    ETag, Expect, InstancePage, InstanceQuery, InstanceRow, InstanceStore, StorageError,
+    StorageResult,
+};
+
+use crate::store::{extend, num, AzureStore};
+use crate::tables::{entity, lit, Row};
+
+const RK: &str = "";
+
+/// The stored form of a row (everything but the ETag).
+#[derive(Serialize, Deserialize)]
+struct Data {
+    instance_id: InstanceId,
+    name: String,
+    version: Option<String>,
+    execution_id: ExecutionId,
+    status: OrchestrationStatus,
+    input: Payload,
+    output: Option<Payload>,
+    failure: Option<FailureDetails>,
+    custom_status: Option<Payload>,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    completed_at: Option<Timestamp>,
+    scheduled_start: Option<Timestamp>,
+    partition: u32,
+}
+
+fn status_text(status: OrchestrationStatus) -> String {
+    match serde_json::to_value(status) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => format!("{status:?}"),
+    }
+}
+
+/// The smallest string greater than every string starting with `prefix` (None: no bound).
+fn prefix_end(prefix: &str) -> Option<String> {
+    let mut chars: Vec<char> = prefix.chars().collect();
+    while let Some(last) = chars.pop() {
+        if let Some(next) = char::from_u32(u32::from(last) + 1) {
+            chars.push(next);
+            return Some(chars.into_iter().collect());
+        }
+    }
+    None
+}
+
+fn filter(query: &InstanceQuery) -> String {
+    let mut parts = vec![format!("RowKey eq {}", lit(RK))];
+    if !query.statuses.is_empty() {
+        let any: Vec<String> = query
+            .statuses
+            .iter()
+            .map(|s| format!("RuntimeStatus eq {}", lit(&status_text(*s))))
+            .collect();
+        parts.push(format!("({})", any.join(" or ")));
+    }
+    if let Some(name) = &query.name {
+        parts.push(format!("Name eq {}", lit(name)));
+    }
+    if let Some(from) = query.created_from {
+        parts.push(format!("CreatedTime ge {}", lit(&num(from.as_millis()))));
+    }
+    if let Some(to) = query.created_to {
+        parts.push(format!("CreatedTime lt {}", lit(&num(to.as_millis()))));
+    }
+    if let Some(prefix) = query
+        .instance_id_prefix
+        .as_deref()
+        .filter(|p| !p.is_empty())
+    {
+        parts.push(format!("PartitionKey ge {}", lit(prefix)));
+        if let Some(end) = prefix_end(prefix) {
+            parts.push(format!("PartitionKey lt {}", lit(&end)));
+        }
+    }
+    parts.join(" and ")
+}
+
+impl AzureStore {
+    async fn parse_instance(&self, row: &Row) -> StorageResult<InstanceRow> {
+        let what = format!("instance row '{}'", row.str("PartitionKey"));
+        let text = self.read_big(row, "Data").await?;
+        let d: Data = serde_json::from_str(&text).map_err(|e| StorageError::Corrupt {
+            what,
+            detail: e.to_string(),
+        })?;
+        Ok(InstanceRow {
+            instance_id: d.instance_id,
+            name: d.name,
+            version: d.version,
+            execution_id: d.execution_id,
+            status: d.status,
+            input: d.input,
+            output: d.output,
+            failure: d.failure,
+            custom_status: d.custom_status,
+            created_at: d.created_at,
+            updated_at: d.updated_at,
+            completed_at: d.completed_at,
+            scheduled_start: d.scheduled_start,
+            partition: d.partition,
+            etag: Some(ETag(row.etag.clone())),
+        })
+    }
+}
+
+#[async_trait]
+impl InstanceStore for AzureStore {
+    async fn get_instance(&self, instance: &InstanceId) -> StorageResult<Option<InstanceRow>> {
+        match self
+            .tables
+            .get(&self.names.instances, instance.as_str(), RK)
+            .await?
+        {
+            Some(row) => self.parse_instance(&row).await.map(Some),
+            None => Ok(None),
+        }
+    }
+
+    async fn put_instance(&self, row: &InstanceRow, expect: Expect) -> StorageResult<ETag> {
+        let data = Data {
+            instance_id: row.instance_id.clone(),
+            name: row.name.clone(),
+            version: row.version.clone(),
+            execution_id: row.execution_id.clone(),
+            status: row.status,
+            input: row.input.clone(),
+            output: row.output.clone(),
+            failure: row.failure.clone(),
+            custom_status: row.custom_status.clone(),
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+            completed_at: row.completed_at,
+            scheduled_start: row.scheduled_start,
+            partition: row.partition,
+        };
+        let text = serde_json::to_string(&data)
+            .map_err(|e| StorageError::InvalidArgument(format!("instance row: {e}")))?;
+        let mut e = entity(
+            row.instance_id.as_str(),
+            RK,
+            &[
+                ("Name", row.name.clone()),
+                ("RuntimeStatus", status_text(row.status)),
+                ("CreatedTime", num(row.created_at.as_millis())),
+            ],
+        );
+        let prefix = format!("instances/{}/", row.instance_id);
+        extend(&mut e, self.big_text("Data", &text, &prefix).await?);
+        let table = &self.names.instances;
+        let etag = match expect {
+            Expect::Any => self.tables.replace(table, &e, None).await?,
+            Expect::Absent => self.tables.insert(table, &e).await?,
+            Expect::ETag(etag) => self.tables.replace(table, &e, Some(&etag.0)).await?,
+        };
+        Ok(ETag(etag))
+    }
+
+    async fn list_instances(&self, query: &InstanceQuery) -> StorageResult<InstancePage> {
+        let size = match query.page_size {
+            0 => 100,
+            n if n <= 1000 => n,
+            n => {
+                return Err(StorageError::InvalidArgument(format!(
+                    "page size {n} is over 1,000"
+                )))
+            }
+        };
+        let continuation = match &query.continuation {
+            Some(token) => Some(
+                token
+                    .split_once('\n')
+                    .map(|(pk, rk)| (pk.to_owned(), rk.to_owned()))
+                    .ok_or_else(|| {
+                        StorageError::InvalidArgument("bad continuation token".to_owned())
+                    })?,
+            ),
+            None => None,
+        };
+        let (rows, next) = self
+            .tables
+            .query_page(
+                &self.names.instances,
+                &filter(query),
+                Some(size),
+                continuation.as_ref(),
+            )
+            .await?;
+        let mut instances = Vec::with_capacity(rows.len());
+        for row in &rows {
+            instances.push(self.parse_instance(row).await?);
+        }
+        Ok(InstancePage {
+            instances,
+            continuation: next.map(|(pk, rk)| format!("{pk}\n{rk}")),
+        })
+    }
+
+    async fn delete_instance(&self, instance: &InstanceId) -> StorageResult<bool> {
+        let existed = self
+            .tables
+            .delete(&self.names.instances, instance.as_str(), RK)
+            .await?;
+        self.blobs
+            .delete_prefix(&format!("instances/{instance}/"))
+            .await?;
+        Ok(existed)
+    }
+}

@@ -1,0 +1,228 @@
+//! The `<Hub>Partitions` table: PartitionKey `hub`, the info row `info` and one lease row
+//! `partition-NN` per partition, so that creating a hub is one entity-group batch.
+
+use async_trait::async_trait;
+use taskhub_core::Timestamp;
+use taskhub_storage::{
+    ETag, HubInfo, PartitionRow, PartitionStore, StorageError, StorageResult, MAX_PARTITIONS,
+};
+
+use crate::store::{num, parse_num, AzureStore};
+use crate::tables::{entity, lit, BatchOp, Row};
+
+const PK: &str = "hub";
+const INFO: &str = "info";
+
+fn partition_key(p: u32) -> String {
+    format!("partition-{p:02}")
+}
+
+fn check_count(count: u32) -> StorageResult<()> {
+    if count == 0 || count > MAX_PARTITIONS {
+        return Err(StorageError::InvalidArgument(format!(
+            "a hub has 1 to {MAX_PARTITIONS} partitions, not {count}"
+        )));
+    }
+    Ok(())
+}
+
+fn flag(b: bool) -> String {
+    b.to_string()
+}
+
+fn info_entity(info: &HubInfo) -> crate::tables::Entity {
+    entity(
+        PK,
+        INFO,
+        &[
+            ("PartitionCount", info.partition_count.to_string()),
+            ("CreatedAt", num(info.created_at.as_millis())),
+            (
+                "Prohibited",
+                serde_json::to_string(&info.prohibited_workers).unwrap_or_default(),
+            ),
+        ],
+    )
+}
+
+fn parse_info(row: &Row) -> StorageResult<HubInfo> {
+    let what = "hub info";
+    Ok(HubInfo {
+        partition_count: u32::try_from(parse_num(row.str("PartitionCount"), what)?)
+            .map_err(|_| corrupt(what))?,
+        created_at: Timestamp::from_millis(parse_num(row.str("CreatedAt"), what)?),
+        prohibited_workers: serde_json::from_str(row.str("Prohibited"))
+            .map_err(|_| corrupt(what))?,
+    })
+}
+
+fn corrupt(what: &str) -> StorageError {
+    StorageError::Corrupt {
+        what: what.to_owned(),
+        detail: "a property is missing or malformed".to_owned(),
+    }
+}
+
+pub(crate) fn partition_entity(row: &PartitionRow) -> crate::tables::Entity {
+    entity(
+        PK,
+        &partition_key(row.partition),
+        &[
+            ("Owner", row.owner.clone().unwrap_or_default()),
+            ("NextOwner", row.next_owner.clone().unwrap_or_default()),
+            ("Epoch", num(row.epoch)),
+            ("Draining", flag(row.draining)),
+            ("Retiring", flag(row.retiring)),
+            ("Offline", flag(row.offline)),
+            ("UpdatedAt", num(row.updated_at.as_millis())),
+        ],
+    )
+}
+
+pub(crate) fn parse_partition(row: &Row) -> StorageResult<PartitionRow> {
+    let what = format!("partition row {}", row.str("RowKey"));
+    let partition = row
+        .str("RowKey")
+        .strip_prefix("partition-")
+        .and_then(|p| p.parse().ok())
+        .ok_or_else(|| corrupt(&what))?;
+    let opt = |k: &str| Some(row.str(k).to_owned()).filter(|s| !s.is_empty());
+    Ok(PartitionRow {
+        partition,
+        owner: opt("Owner"),
+        next_owner: opt("NextOwner"),
+        epoch: parse_num(row.str("Epoch"), &what)?,
+        draining: row.str("Draining") == "true",
+        retiring: row.str("Retiring") == "true",
+        offline: row.str("Offline") == "true",
+        updated_at: Timestamp::from_millis(parse_num(row.str("UpdatedAt"), &what)?),
+        etag: Some(ETag(row.etag.clone())),
+    })
+}
+
+impl AzureStore {
+    /// The current lease row of one partition (the checkpoint's fence read).
+    pub(crate) async fn partition_row(
+        &self,
+        partition: u32,
+    ) -> StorageResult<Option<PartitionRow>> {
+        let row = self
+            .tables
+            .get(&self.names.partitions, PK, &partition_key(partition))
+            .await?;
+        row.as_ref().map(parse_partition).transpose()
+    }
+
+    /// Changes the info row with a read + ETag-conditional replace, retried on conflicts.
+    async fn update_info(&self, change: impl Fn(&mut HubInfo)) -> StorageResult<()> {
+        loop {
+            let row = self
+                .tables
+                .get(&self.names.partitions, PK, INFO)
+                .await?
+                .ok_or_else(|| StorageError::NotFound {
+                    what: "task hub".to_owned(),
+                })?;
+            let mut info = parse_info(&row)?;
+            change(&mut info);
+            match self
+                .tables
+                .replace(&self.names.partitions, &info_entity(&info), Some(&row.etag))
+                .await
+            {
+                Err(StorageError::Conflict { .. }) => {}
+                other => return other.map(|_| ()),
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl PartitionStore for AzureStore {
+    async fn create_hub(&self, partition_count: u32, now: Timestamp) -> StorageResult<HubInfo> {
+        check_count(partition_count)?;
+        if let Some(info) = self.hub_info().await? {
+            return Ok(info);
+        }
+        let info = HubInfo {
+            partition_count,
+            created_at: now,
+            prohibited_workers: Vec::new(),
+        };
+        let mut ops = vec![BatchOp::Insert(info_entity(&info))];
+        for p in 0..partition_count {
+            ops.push(BatchOp::Insert(partition_entity(&PartitionRow::unowned(
+                p, now,
+            ))));
+        }
+        match self.tables.batch(&self.names.partitions, &ops).await {
+            Ok(_) => Ok(info),
+            Err(StorageError::Conflict { .. }) => {
+                self.hub_info()
+                    .await?
+                    .ok_or_else(|| StorageError::Conflict {
+                        what: "task hub creation".to_owned(),
+                    })
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn hub_info(&self) -> StorageResult<Option<HubInfo>> {
+        let row = self.tables.get(&self.names.partitions, PK, INFO).await?;
+        row.as_ref().map(parse_info).transpose()
+    }
+
+    async fn set_partition_count(&self, partition_count: u32) -> StorageResult<()> {
+        check_count(partition_count)?;
+        self.update_info(|info| info.partition_count = partition_count)
+            .await
+    }
+
+    async fn set_prohibited_workers(&self, workers: Vec<String>) -> StorageResult<()> {
+        self.update_info(|info| info.prohibited_workers.clone_from(&workers))
+            .await
+    }
+
+    async fn list_partitions(&self) -> StorageResult<Vec<PartitionRow>> {
+        let filter = format!(
+            "PartitionKey eq {} and RowKey gt {} and RowKey lt {}",
+            lit(PK),
+            lit("partition-"),
+            lit("partition.")
+        );
+        let rows = self
+            .tables
+            .query_all(&self.names.partitions, &filter)
+            .await?;
+        let mut out = rows
+            .iter()
+            .map(parse_partition)
+            .collect::<StorageResult<Vec<_>>>()?;
+        out.sort_by_key(|r| r.partition);
+        Ok(out)
+    }
+
+    async fn put_partition(
+        &self,
+        row: &PartitionRow,
+        expected: Option<&ETag>,
+    ) -> StorageResult<ETag> {
+        if row.partition >= MAX_PARTITIONS {
+            return Err(StorageError::InvalidArgument(format!(
+                "no partition {}: a hub has at most {MAX_PARTITIONS}",
+                row.partition
+            )));
+        }
+        let e = partition_entity(row);
+        let etag = match expected {
+            Some(etag) => {
+                self.tables
+                    .replace(&self.names.partitions, &e, Some(&etag.0))
+                    .await?
+            }
+            None => self.tables.insert(&self.names.partitions, &e).await?,
+        };
+        Ok(ETag(etag))
+    }
+}

@@ -1,0 +1,346 @@
+//! The queue service: control queues `<hub>-control-NN` and `<hub>-workitems`.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use taskhub_storage::{
+    Dequeued, NewQueueMessage, QueueName, QueueStats, QueueStore, Receipt, StorageError,
+    StorageResult, MAX_DEQUEUE_BATCH, MAX_MESSAGE_BYTES, MAX_PARTITIONS,
+};
+
+use crate::date::parse_rfc1123;
+use crate::envelope;
+use crate::http::{encode, status_error, Req, Resp, Service};
+use crate::store::AzureStore;
+use crate::xml;
+
+/// The longest initial invisibility Azure Storage queues accept (7 days).
+pub(crate) const MAX_DELAY: Duration = Duration::from_secs(7 * 24 * 3600);
+
+fn secs(d: Duration) -> String {
+    // Azure counts whole seconds; round up so a message is never visible early.
+    let s = d.as_secs() + u64::from(d.subsec_nanos() > 0);
+    s.to_string()
+}
+
+impl AzureStore {
+    /// The queue's name in the account: `<hub>-control-NN` or `<hub>-workitems`.
+    ///
+    /// # Errors
+    /// `InvalidArgument` for a control queue beyond the most partitions a hub may have.
+    pub fn queue_name(&self, queue: QueueName) -> StorageResult<String> {
+        match queue {
+            QueueName::Control(p) if p < MAX_PARTITIONS => {
+                Ok(format!("{}-control-{p:02}", self.names.lower))
+            }
+            QueueName::Control(p) => Err(StorageError::InvalidArgument(format!(
+                "no control queue {p}: a hub has at most {MAX_PARTITIONS} partitions"
+            ))),
+            QueueName::WorkItems => Ok(format!("{}-workitems", self.names.lower)),
+        }
+    }
+
+    async fn create_queue(&self, name: &str) -> StorageResult<()> {
+        let resp = self
+            .http
+            .send(&Req::new(Service::Queue, "PUT", format!("/{name}")))
+            .await?;
+        if resp.ok() || resp.status == 409 {
+            Ok(())
+        } else {
+            Err(status_error(&resp, &format!("queue {name}")))
+        }
+    }
+
+    pub(crate) fn check_message(&self, message: &NewQueueMessage) -> StorageResult<()> {
+        if message.body.len() > MAX_MESSAGE_BYTES {
+            return Err(StorageError::TooLarge {
+                what: "queue message".to_owned(),
+                size: message.body.len(),
+                limit: MAX_MESSAGE_BYTES,
+            });
+        }
+        if message.delay > MAX_DELAY {
+            return Err(StorageError::InvalidArgument(format!(
+                "a queue message delay of {:?} is over the longest of {MAX_DELAY:?}",
+                message.delay
+            )));
+        }
+        Ok(())
+    }
+
+    /// Sends one message, creating the queue on first use.
+    pub(crate) async fn put_message(
+        &self,
+        queue: QueueName,
+        message: &NewQueueMessage,
+    ) -> StorageResult<()> {
+        let name = self.queue_name(queue)?;
+        let body = message_xml(&envelope::text(&message.body, 0));
+        let req = Req::new(Service::Queue, "POST", format!("/{name}/messages"))
+            .query("visibilitytimeout", secs(message.delay))
+            .query("messagettl", "-1")
+            .header("content-type", "application/xml")
+            .body(body);
+        let mut resp = self.http.send(&req).await?;
+        if resp.status == 404 {
+            self.create_queue(&name).await?;
+            resp = self.http.send(&req).await?;
+        }
+        if resp.ok() {
+            Ok(())
+        } else if resp.status == 413 || resp.error_code() == "RequestBodyTooLarge" {
+            Err(StorageError::TooLarge {
+                what: format!("message for {name}"),
+                size: message.body.len(),
+                limit: MAX_MESSAGE_BYTES,
+            })
+        } else {
+            Err(status_error(&resp, &format!("queue {name}")))
+        }
+    }
+
+    /// Update Message: a new visibility timeout and, with `text`, new message text. Returns
+    /// the response (its `x-ms-popreceipt` is the new pop receipt).
+    async fn update_message(
+        &self,
+        queue: QueueName,
+        receipt: &Receipt,
+        visibility: Duration,
+        text: Option<String>,
+    ) -> StorageResult<Resp> {
+        let name = self.queue_name(queue)?;
+        let d = envelope::delivery(receipt, &name)?;
+        let mut req = Req::new(
+            Service::Queue,
+            "PUT",
+            format!("/{name}/messages/{}", encode(d.id)),
+        )
+        .query("popreceipt", d.pop)
+        .query("visibilitytimeout", secs(visibility));
+        if let Some(text) = text {
+            req = req
+                .header("content-type", "application/xml")
+                .body(message_xml(&text));
+        }
+        let resp = self.http.send(&req).await?;
+        if resp.ok() {
+            Ok(resp)
+        } else if matches!(resp.status, 400 | 404) {
+            Err(StorageError::ReceiptExpired { queue: name })
+        } else {
+            Err(status_error(&resp, &format!("queue {name}")))
+        }
+    }
+
+    /// The receipt that replaces `old` after an update answered with `resp`.
+    pub(crate) fn updated_receipt(
+        &self,
+        queue: QueueName,
+        old: &Receipt,
+        resp: &Resp,
+    ) -> StorageResult<Receipt> {
+        let name = self.queue_name(queue)?;
+        let d = envelope::delivery(old, &name)?;
+        let pop = resp
+            .header("x-ms-popreceipt")
+            .ok_or_else(|| corrupt(&name, "no x-ms-popreceipt on an update"))?;
+        Ok(envelope::receipt(d.id, pop, d.released, d.body))
+    }
+
+    /// Checks that `receipt` is current and keeps its message hidden for `visibility`;
+    /// returns the new receipt and the message ID.
+    pub(crate) async fn hold(
+        &self,
+        queue: QueueName,
+        receipt: &Receipt,
+        visibility: Duration,
+    ) -> StorageResult<(Receipt, String)> {
+        let resp = self
+            .update_message(queue, receipt, visibility, None)
+            .await?;
+        let new = self.updated_receipt(queue, receipt, &resp)?;
+        let name = self.queue_name(queue)?;
+        let id = envelope::delivery(&new, &name)?.id.to_owned();
+        Ok((new, id))
+    }
+}
+
+fn message_xml(text: &str) -> String {
+    format!(
+        "<QueueMessage><MessageText>{}</MessageText></QueueMessage>",
+        xml::escape(text)
+    )
+}
+
+fn corrupt(name: &str, detail: &str) -> StorageError {
+    StorageError::Corrupt {
+        what: format!("queue {name}"),
+        detail: detail.to_owned(),
+    }
+}
+
+#[async_trait]
+impl QueueStore for AzureStore {
+    async fn enqueue(&self, queue: QueueName, messages: Vec<NewQueueMessage>) -> StorageResult<()> {
+        self.queue_name(queue)?;
+        for m in &messages {
+            self.check_message(m)?;
+        }
+        for m in &messages {
+            self.put_message(queue, m).await?;
+        }
+        Ok(())
+    }
+
+    async fn dequeue(
+        &self,
+        queue: QueueName,
+        max: usize,
+        visibility: Duration,
+    ) -> StorageResult<Vec<Dequeued>> {
+        let name = self.queue_name(queue)?;
+        if max == 0 || max > MAX_DEQUEUE_BATCH {
+            return Err(StorageError::InvalidArgument(format!(
+                "dequeue takes 1 to {MAX_DEQUEUE_BATCH} messages, not {max}"
+            )));
+        }
+        let req = Req::new(Service::Queue, "GET", format!("/{name}/messages"))
+            .query("numofmessages", max.to_string())
+            .query(
+                "visibilitytimeout",
+                secs(visibility.max(Duration::from_secs(1))),
+            );
+        let resp = self.http.send(&req).await?;
+        if resp.status == 404 {
+            return Ok(Vec::new());
+        }
+        if !resp.ok() {
+            return Err(status_error(&resp, &format!("queue {name}")));
+        }
+        let text = resp.text();
+        let mut out = Vec::new();
+        for m in xml::elements(&text, "QueueMessage") {
+            let field = |tag: &str| xml::first(m, tag).ok_or_else(|| corrupt(&name, tag));
+            let id = field("MessageId")?;
+            let pop = field("PopReceipt")?;
+            let delivered: u32 = field("DequeueCount")?
+                .parse()
+                .map_err(|_| corrupt(&name, "DequeueCount"))?;
+            let enqueued_at = parse_rfc1123(&field("InsertionTime")?)
+                .ok_or_else(|| corrupt(&name, "InsertionTime"))?;
+            let text = xml::first(m, "MessageText").unwrap_or_default();
+            let (released, body) = envelope::parse(&text);
+            out.push(Dequeued {
+                receipt: envelope::receipt(&id, &pop, released, body),
+                body: body.to_owned(),
+                // Released deliveries do not count (see `envelope`).
+                dequeue_count: delivered.saturating_sub(released).max(1),
+                enqueued_at,
+            });
+        }
+        Ok(out)
+    }
+
+    async fn delete(&self, queue: QueueName, receipt: &Receipt) -> StorageResult<()> {
+        let name = self.queue_name(queue)?;
+        let d = envelope::delivery(receipt, &name)?;
+        let req = Req::new(
+            Service::Queue,
+            "DELETE",
+            format!("/{name}/messages/{}", encode(d.id)),
+        )
+        .query("popreceipt", d.pop);
+        let resp = self.http.send(&req).await?;
+        if resp.ok() {
+            Ok(())
+        } else if matches!(resp.status, 400 | 404) {
+            Err(StorageError::ReceiptExpired { queue: name })
+        } else {
+            Err(status_error(&resp, &format!("queue {name}")))
+        }
+    }
+
+    async fn abandon(
+        &self,
+        queue: QueueName,
+        receipt: &Receipt,
+        delay: Duration,
+    ) -> StorageResult<()> {
+        self.update_message(queue, receipt, delay, None)
+            .await
+            .map(|_| ())
+    }
+
+    async fn release(
+        &self,
+        queue: QueueName,
+        receipt: &Receipt,
+        delay: Duration,
+    ) -> StorageResult<()> {
+        let name = self.queue_name(queue)?;
+        let d = envelope::delivery(receipt, &name)?;
+        let text = envelope::text(d.body, d.released.saturating_add(1));
+        self.update_message(queue, receipt, delay, Some(text))
+            .await
+            .map(|_| ())
+    }
+
+    async fn extend(
+        &self,
+        queue: QueueName,
+        receipt: &Receipt,
+        visibility: Duration,
+    ) -> StorageResult<Receipt> {
+        let resp = self
+            .update_message(queue, receipt, visibility, None)
+            .await?;
+        self.updated_receipt(queue, receipt, &resp)
+    }
+
+    async fn stats(&self, queue: QueueName) -> StorageResult<QueueStats> {
+        let name = self.queue_name(queue)?;
+        let req = Req::new(Service::Queue, "GET", format!("/{name}")).query("comp", "metadata");
+        let resp = self.http.send(&req).await?;
+        if resp.status == 404 {
+            return Ok(QueueStats::default());
+        }
+        if !resp.ok() {
+            return Err(status_error(&resp, &format!("queue {name}")));
+        }
+        let length = resp
+            .header("x-ms-approximate-messages-count")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        let oldest_enqueued_at = if length == 0 {
+            None
+        } else {
+            let peek = Req::new(Service::Queue, "GET", format!("/{name}/messages"))
+                .query("peekonly", "true")
+                .query("numofmessages", "1");
+            let resp = self.http.send(&peek).await?;
+            xml::first(&resp.text(), "InsertionTime").and_then(|t| parse_rfc1123(&t))
+        };
+        Ok(QueueStats {
+            length,
+            oldest_enqueued_at,
+        })
+    }
+
+    fn max_delay(&self) -> Duration {
+        MAX_DELAY
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delays_round_up_to_whole_seconds() {
+        assert_eq!(secs(Duration::ZERO), "0");
+        assert_eq!(secs(Duration::from_millis(1)), "1");
+        assert_eq!(secs(Duration::from_secs(3)), "3");
+        assert_eq!(secs(Duration::from_millis(3_001)), "4");
+    }
+}

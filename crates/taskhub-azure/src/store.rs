@@ -1,0 +1,199 @@
+//! `AzureStore`: one task hub on one storage account, and how its objects are named.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use taskhub_storage::{Clock, StorageError, StorageResult, TaskHubStore};
+
+use crate::blobs::{missing, Container};
+use crate::config::{HubName, StorageAccount};
+use crate::error::AzureError;
+use crate::http::Http;
+use crate::tables::{Row, Tables};
+
+/// A string property longer than this (in UTF-8 bytes) goes to a blob instead (a table
+/// property holds at most 64 KiB of UTF-16, i.e. 32 Ki characters).
+pub(crate) const INLINE_LIMIT: usize = 30_000;
+
+/// The names of a hub's storage objects, as the original names them.
+#[derive(Debug, Clone)]
+pub(crate) struct Names {
+    /// Lower-cased hub name: prefix of queues and the container.
+    pub lower: String,
+    pub history: String,
+    pub instances: String,
+    pub partitions: String,
+    pub dead_letters: String,
+}
+
+impl Names {
+    pub(crate) fn for_hub(hub: &HubName) -> Self {
+        let name = hub.as_str();
+        Self {
+            lower: hub.lower(),
+            history: format!("{name}History"),
+            instances: format!("{name}Instances"),
+            partitions: format!("{name}Partitions"),
+            dead_letters: format!("{name}DeadLetters"),
+        }
+    }
+}
+
+/// What [`AzureStore::open`] needs.
+#[derive(Clone)]
+pub struct AzureOptions {
+    /// The account (from a connection string).
+    pub account: StorageAccount,
+    /// The task hub.
+    pub hub: HubName,
+    /// The clock for timestamps the store assigns (dead letters). Visibility timeouts and
+    /// enqueue times are the service's own.
+    pub clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for AzureOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AzureOptions")
+            .field("account", &self.account)
+            .field("hub", &self.hub)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The task hub on Azure Storage: control queues `<hub>-control-NN`, `<hub>-workitems`,
+/// tables `<Hub>History`, `<Hub>Instances`, `<Hub>Partitions`, `<Hub>DeadLetters`, and the
+/// blob container `<hub>-largemessages`.
+pub struct AzureStore {
+    pub(crate) http: Http,
+    pub(crate) tables: Tables,
+    pub(crate) blobs: Container,
+    pub(crate) names: Names,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) counter: AtomicU64,
+}
+
+impl std::fmt::Debug for AzureStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AzureStore")
+            .field("names", &self.names)
+            .field("http", &self.http)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AzureStore {
+    /// Opens a hub: creates its tables and blob container if missing (queues are created on
+    /// first send). Fails with one clear error if the account does not answer or refuses
+    /// the key.
+    ///
+    /// # Errors
+    /// [`AzureError::Open`] with the storage error.
+    pub async fn open(options: AzureOptions) -> Result<Self, AzureError> {
+        let names = Names::for_hub(&options.hub);
+        let http = Http::new(options.account)?;
+        let store = Self {
+            tables: Tables { http: http.clone() },
+            blobs: Container {
+                http: http.clone(),
+                name: format!("{}-largemessages", names.lower),
+            },
+            http,
+            names,
+            clock: options.clock,
+            counter: AtomicU64::new(0),
+        };
+        for table in [
+            &store.names.history,
+            &store.names.instances,
+            &store.names.partitions,
+            &store.names.dead_letters,
+        ] {
+            store.tables.create_table(table).await?;
+        }
+        store.blobs.create().await?;
+        Ok(store)
+    }
+
+    /// A process-unique number (orders dead letters written in one millisecond).
+    pub(crate) fn next_counter(&self) -> u64 {
+        self.counter.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// A string property for `value`: inline if short, else `(name)Blob` naming a blob with
+    /// a fresh random name under `blob_prefix` (random, so a stale writer can never overwrite
+    /// a blob a committed row names).
+    pub(crate) async fn big_text(
+        &self,
+        name: &'static str,
+        value: &str,
+        blob_prefix: &str,
+    ) -> StorageResult<Vec<(String, String)>> {
+        if value.len() <= INLINE_LIMIT {
+            return Ok(vec![(name.to_owned(), value.to_owned())]);
+        }
+        let blob = format!("{blob_prefix}{}", uuid::Uuid::new_v4().simple());
+        self.blobs.put(&blob, value.as_bytes().to_vec()).await?;
+        Ok(vec![
+            (name.to_owned(), String::new()),
+            (format!("{name}Blob"), blob),
+        ])
+    }
+
+    /// Reads a property written by [`big_text`](Self::big_text).
+    pub(crate) async fn read_big(&self, row: &Row, name: &str) -> StorageResult<String> {
+        let blob = row.str(&format!("{name}Blob"));
+        if blob.is_empty() {
+            return Ok(row.str(name).to_owned());
+        }
+        let bytes = self.blobs.get(blob).await?.ok_or_else(|| missing(blob))?;
+        String::from_utf8(bytes).map_err(|_| StorageError::Corrupt {
+            what: format!("blob {blob}"),
+            detail: "not UTF-8".to_owned(),
+        })
+    }
+}
+
+/// Adds string properties to an entity.
+pub(crate) fn extend(e: &mut crate::tables::Entity, props: Vec<(String, String)>) {
+    for (k, v) in props {
+        e.insert(k, serde_json::Value::String(v));
+    }
+}
+
+/// A number as a property that sorts in numeric order.
+pub(crate) fn num(n: u64) -> String {
+    format!("{n:020}")
+}
+
+/// Parses [`num`]; `Corrupt` if it is not a number.
+pub(crate) fn parse_num(text: &str, what: &str) -> StorageResult<u64> {
+    text.parse().map_err(|_| StorageError::Corrupt {
+        what: what.to_owned(),
+        detail: format!("'{text}' is not a number"),
+    })
+}
+
+impl TaskHubStore for AzureStore {
+    fn backend_name(&self) -> &'static str {
+        "azure"
+    }
+
+    fn owns_time(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn objects_are_named_as_the_original_names_them() {
+        let names = Names::for_hub(&HubName::new("MyHub1").unwrap());
+        assert_eq!(names.lower, "myhub1");
+        assert_eq!(names.history, "MyHub1History");
+        assert_eq!(names.instances, "MyHub1Instances");
+        assert_eq!(names.partitions, "MyHub1Partitions");
+        assert_eq!(names.dead_letters, "MyHub1DeadLetters");
+    }
+}

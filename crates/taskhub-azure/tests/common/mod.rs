@@ -1,0 +1,45 @@
+//! Test support: a fresh hub (its own name) on the account the test environment names.
+
+#![allow(dead_code, reason = "not every test binary uses every helper")]
+#![allow(
+    clippy::expect_used,
+    reason = "test support: a failed expectation is the point"
+)]
+
+use std::sync::Arc;
+
+use taskhub_azure::{AzureOptions, AzureStore, HubName, StorageAccount};
+use taskhub_storage::{ManualClock, TaskHubStore};
+
+/// The environment variable naming the account the Azure tests run against.
+pub const ENV: &str = "TASKHUB_TEST_AZURE_CONNECTION_STRING";
+
+/// The test account; panics with how to run the tests when the variable is unset.
+pub fn account() -> StorageAccount {
+    let text = std::env::var(ENV).unwrap_or_else(|_| {
+        panic!(
+            "{ENV} is not set. The Azure tests need Azurite: run them as \
+             `scripts/with-azurite.sh cargo test -p taskhub-azure` (scripts/test.sh does this), \
+             which installs and starts a private Azurite and sets {ENV}."
+        )
+    });
+    StorageAccount::from_connection_string(&text).expect("a valid test connection string")
+}
+
+/// A hub name no other test uses.
+pub fn unique_hub() -> HubName {
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    HubName::new(&format!("t{}", &id[..20])).expect("a valid hub name")
+}
+
+/// A fresh, empty hub.
+pub async fn fresh_store(clock: ManualClock) -> Arc<dyn TaskHubStore> {
+    let store = AzureStore::open(AzureOptions {
+        account: account(),
+        hub: unique_hub(),
+        clock: Arc::new(clock),
+    })
+    .await
+    .expect("open a fresh hub on the test account");
+    Arc::new(store)
+}
