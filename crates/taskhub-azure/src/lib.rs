@@ -12,6 +12,7 @@ mod checkpoint;
 pub mod config;
 mod date;
 mod dead_letters;
+mod envelope;
 pub mod error;
 mod history;
 mod http;
