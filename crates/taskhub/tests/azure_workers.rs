@@ -46,29 +46,9 @@ fn settings() -> Settings {
 #[test]
 #[ignore = "entry point of the worker processes started by the tests of this file"]
 fn azure_worker_process() {
-    let Some((dir, log)) = child::child_env() else {
-        return;
-    };
-    let hub_name = std::fs::read_to_string(dir.join("azure-hub")).unwrap();
-    let registry = child::registry(log, SEQ, FAN);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async move {
-        let store = backends::azure_store(hub_name.trim()).await;
-        let hub = TaskHub::open(store, settings()).await.unwrap();
-        let worker = Worker::start(&hub, registry).await.unwrap();
-        println!("ready {}", worker.name());
-        tokio::task::spawn_blocking(|| {
-            let mut sink = String::new();
-            while std::io::stdin().read_line(&mut sink).is_ok_and(|n| n > 0) {}
-        })
-        .await
-        .unwrap();
-        worker.shutdown().await;
-    });
+    if let Some((dir, log)) = child::child_env() {
+        backends::run_azure_child(&dir, settings(), child::registry(log, SEQ, FAN));
+    }
 }
 
 fn signal(proc: &child::Proc, sig: &str) {
@@ -161,7 +141,7 @@ async fn diagnose(hub: &TaskHub, id: &InstanceId) -> String {
 async fn three_workers_on_azure_survive_a_kill_and_a_pause_past_the_lease() {
     let dir = TempDir::new("azure-workers");
     let hub_name = backends::unique_hub_name();
-    std::fs::write(dir.0.join("azure-hub"), &hub_name).unwrap();
+    std::fs::write(dir.0.join(backends::AZURE_HUB_FILE), &hub_name).unwrap();
     let hub = TaskHub::open(backends::azure_store(&hub_name).await, settings())
         .await
         .unwrap();

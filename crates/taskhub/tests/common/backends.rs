@@ -72,6 +72,34 @@ pub fn settings(_backend: Backend) -> Settings {
     }
 }
 
+/// The file in a child's directory that names the Azure hub it works on.
+pub const AZURE_HUB_FILE: &str = "azure-hub";
+
+/// The child side of the multi-process tests on Azure: runs a worker with `registry` on the
+/// hub named in `dir/azure-hub` until stdin closes, then shuts it down gracefully. Prints
+/// `ready NAME` once started (what `child::spawn` waits for).
+pub fn run_azure_child(dir: &std::path::Path, settings: Settings, registry: Registry) {
+    let hub_name = std::fs::read_to_string(dir.join(AZURE_HUB_FILE)).unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async move {
+        let store = azure_store(hub_name.trim()).await;
+        let hub = TaskHub::open(store, settings).await.unwrap();
+        let worker = Worker::start(&hub, registry).await.unwrap();
+        println!("ready {}", worker.name());
+        tokio::task::spawn_blocking(|| {
+            let mut sink = String::new();
+            while std::io::stdin().read_line(&mut sink).is_ok_and(|n| n > 0) {}
+        })
+        .await
+        .unwrap();
+        worker.shutdown().await;
+    });
+}
+
 enum Kind {
     Sqlite { _dir: TempDir, path: PathBuf },
     Azure(Arc<AzureStore>),
