@@ -89,7 +89,12 @@ async fn instance_rows(hub: &TaskHub) -> Vec<InstanceRow> {
 async fn check_instances(client: &TaskHubClient, ids: &[(InstanceId, u64)]) {
     for (id, base) in ids {
         let s = client.wait_for_completion(id, wait::STUCK).await.unwrap();
-        assert_eq!(s.status(), OrchestrationStatus::Completed, "{id}");
+        assert_eq!(
+            s.status(),
+            OrchestrationStatus::Completed,
+            "{id}: {:?}",
+            s.row.failure
+        );
         assert_eq!(s.output::<u64>().unwrap(), Some(expected(*base)), "{id}");
         let history = client
             .get_status(id, StatusOptions { history: true })
