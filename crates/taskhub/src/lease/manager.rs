@@ -392,12 +392,11 @@ impl LeaseManager {
     /// partition never count as retired). Judged like a claim (unchanged for a lease interval
     /// by this worker's clock), and fenced like one (epoch + 1).
     async fn release_abandoned_offline(&mut self, rows: &[PartitionRow]) {
-        let now = self.clock.monotonic();
         for row in rows {
             let abandoned = row.offline
                 && row.owner.is_some()
                 && !self.held.contains_key(&row.partition)
-                && self.seen.unchanged_for(row.partition, now) >= self.config.lease_interval;
+                && self.seen.unchanged_for(row.partition) >= self.config.lease_interval;
             if !abandoned {
                 continue;
             }
