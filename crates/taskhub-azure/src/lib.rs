@@ -13,6 +13,7 @@ pub mod config;
 pub mod counters;
 mod date;
 mod dead_letters;
+mod envelope;
 pub mod error;
 mod history;
 mod http;

@@ -9,6 +9,7 @@ use taskhub_storage::{
 };
 
 use crate::date::parse_rfc1123;
+use crate::envelope;
 use crate::http::{encode, status_error, Req, Resp, Service};
 use crate::store::AzureStore;
 use crate::xml;
@@ -75,10 +76,7 @@ impl AzureStore {
         message: &NewQueueMessage,
     ) -> StorageResult<()> {
         let name = self.queue_name(queue)?;
-        let body = format!(
-            "<QueueMessage><MessageText>{}</MessageText></QueueMessage>",
-            xml::escape(&message.body)
-        );
+        let body = message_xml(&envelope::text(&message.body, 0));
         let req = Req::new(Service::Queue, "POST", format!("/{name}/messages"))
             .query("visibilitytimeout", secs(message.delay))
             .query("messagettl", "-1")
@@ -102,21 +100,29 @@ impl AzureStore {
         }
     }
 
+    /// Update Message: a new visibility timeout and, with `text`, new message text. Returns
+    /// the response (its `x-ms-popreceipt` is the new pop receipt).
     async fn update_message(
         &self,
         queue: QueueName,
         receipt: &Receipt,
         visibility: Duration,
+        text: Option<String>,
     ) -> StorageResult<Resp> {
         let name = self.queue_name(queue)?;
-        let (id, pop) = split_receipt(receipt, &name)?;
-        let req = Req::new(
+        let d = envelope::delivery(receipt, &name)?;
+        let mut req = Req::new(
             Service::Queue,
             "PUT",
-            format!("/{name}/messages/{}", encode(id)),
+            format!("/{name}/messages/{}", encode(d.id)),
         )
-        .query("popreceipt", pop)
+        .query("popreceipt", d.pop)
         .query("visibilitytimeout", secs(visibility));
+        if let Some(text) = text {
+            req = req
+                .header("content-type", "application/xml")
+                .body(message_xml(&text));
+        }
         let resp = self.http.send(&req).await?;
         if resp.ok() {
             Ok(resp)
@@ -126,19 +132,45 @@ impl AzureStore {
             Err(status_error(&resp, &format!("queue {name}")))
         }
     }
+
+    /// The receipt that replaces `old` after an update answered with `resp`.
+    pub(crate) fn updated_receipt(
+        &self,
+        queue: QueueName,
+        old: &Receipt,
+        resp: &Resp,
+    ) -> StorageResult<Receipt> {
+        let name = self.queue_name(queue)?;
+        let d = envelope::delivery(old, &name)?;
+        let pop = resp
+            .header("x-ms-popreceipt")
+            .ok_or_else(|| corrupt(&name, "no x-ms-popreceipt on an update"))?;
+        Ok(envelope::receipt(d.id, pop, d.released, d.body))
+    }
+
+    /// Checks that `receipt` is current and keeps its message hidden for `visibility`;
+    /// returns the new receipt and the message ID.
+    pub(crate) async fn hold(
+        &self,
+        queue: QueueName,
+        receipt: &Receipt,
+        visibility: Duration,
+    ) -> StorageResult<(Receipt, String)> {
+        let resp = self
+            .update_message(queue, receipt, visibility, None)
+            .await?;
+        let new = self.updated_receipt(queue, receipt, &resp)?;
+        let name = self.queue_name(queue)?;
+        let id = envelope::delivery(&new, &name)?.id.to_owned();
+        Ok((new, id))
+    }
 }
 
-fn split_receipt<'a>(receipt: &'a Receipt, queue: &str) -> StorageResult<(&'a str, &'a str)> {
-    receipt
-        .0
-        .split_once('\n')
-        .ok_or_else(|| StorageError::ReceiptExpired {
-            queue: queue.to_owned(),
-        })
-}
-
-fn receipt(id: &str, pop: &str) -> Receipt {
-    Receipt(format!("{id}\n{pop}"))
+fn message_xml(text: &str) -> String {
+    format!(
+        "<QueueMessage><MessageText>{}</MessageText></QueueMessage>",
+        xml::escape(text)
+    )
 }
 
 fn corrupt(name: &str, detail: &str) -> StorageError {
@@ -192,15 +224,18 @@ impl QueueStore for AzureStore {
             let field = |tag: &str| xml::first(m, tag).ok_or_else(|| corrupt(&name, tag));
             let id = field("MessageId")?;
             let pop = field("PopReceipt")?;
-            let dequeue_count = field("DequeueCount")?
+            let delivered: u32 = field("DequeueCount")?
                 .parse()
                 .map_err(|_| corrupt(&name, "DequeueCount"))?;
             let enqueued_at = parse_rfc1123(&field("InsertionTime")?)
                 .ok_or_else(|| corrupt(&name, "InsertionTime"))?;
+            let text = xml::first(m, "MessageText").unwrap_or_default();
+            let (released, body) = envelope::parse(&text);
             out.push(Dequeued {
-                receipt: receipt(&id, &pop),
-                body: xml::first(m, "MessageText").unwrap_or_default(),
-                dequeue_count,
+                receipt: envelope::receipt(&id, &pop, released, body),
+                body: body.to_owned(),
+                // Released deliveries do not count (see `envelope`).
+                dequeue_count: delivered.saturating_sub(released).max(1),
                 enqueued_at,
             });
         }
@@ -209,13 +244,13 @@ impl QueueStore for AzureStore {
 
     async fn delete(&self, queue: QueueName, receipt: &Receipt) -> StorageResult<()> {
         let name = self.queue_name(queue)?;
-        let (id, pop) = split_receipt(receipt, &name)?;
+        let d = envelope::delivery(receipt, &name)?;
         let req = Req::new(
             Service::Queue,
             "DELETE",
-            format!("/{name}/messages/{}", encode(id)),
+            format!("/{name}/messages/{}", encode(d.id)),
         )
-        .query("popreceipt", pop);
+        .query("popreceipt", d.pop);
         let resp = self.http.send(&req).await?;
         if resp.ok() {
             Ok(())
@@ -232,7 +267,23 @@ impl QueueStore for AzureStore {
         receipt: &Receipt,
         delay: Duration,
     ) -> StorageResult<()> {
-        self.update_message(queue, receipt, delay).await.map(|_| ())
+        self.update_message(queue, receipt, delay, None)
+            .await
+            .map(|_| ())
+    }
+
+    async fn release(
+        &self,
+        queue: QueueName,
+        receipt: &Receipt,
+        delay: Duration,
+    ) -> StorageResult<()> {
+        let name = self.queue_name(queue)?;
+        let d = envelope::delivery(receipt, &name)?;
+        let text = envelope::text(d.body, d.released.saturating_add(1));
+        self.update_message(queue, receipt, delay, Some(text))
+            .await
+            .map(|_| ())
     }
 
     async fn extend(
@@ -241,13 +292,10 @@ impl QueueStore for AzureStore {
         receipt: &Receipt,
         visibility: Duration,
     ) -> StorageResult<Receipt> {
-        let resp = self.update_message(queue, receipt, visibility).await?;
-        let name = self.queue_name(queue)?;
-        let (id, _) = split_receipt(receipt, &name)?;
-        let pop = resp
-            .header("x-ms-popreceipt")
-            .ok_or_else(|| corrupt(&name, "no x-ms-popreceipt on an update"))?;
-        Ok(self::receipt(id, pop))
+        let resp = self
+            .update_message(queue, receipt, visibility, None)
+            .await?;
+        self.updated_receipt(queue, receipt, &resp)
     }
 
     async fn stats(&self, queue: QueueName) -> StorageResult<QueueStats> {

@@ -14,7 +14,8 @@ pub struct Args {
     /// The storage backend.
     #[arg(long, value_enum, default_value_t = Backend::Sqlite)]
     pub backend: Backend,
-    /// SQLite durability (`synchronous` = NORMAL or FULL); ignored by the memory backend.
+    /// SQLite durability (`synchronous` = NORMAL or FULL; the SQLite option
+    /// `sqlite.durability`, passed to `SqliteOptions`); ignored by the memory backend.
     #[arg(long, value_enum, default_value_t = DurabilityArg::Normal)]
     pub durability: DurabilityArg,
     /// Workers on the task hub (only 1 until partition leases exist).

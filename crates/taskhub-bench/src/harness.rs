@@ -90,10 +90,6 @@ impl Config {
             shutdown_timeout: Duration::from_secs(5),
             ..Settings::default()
         };
-        s.durability = match self.durability {
-            DurabilityArg::Normal => taskhub::Durability::Normal,
-            DurabilityArg::Full => taskhub::Durability::Full,
-        };
         for (k, v) in extra {
             s.set(k, v)
                 .with_context(|| format!("scenario setting {k}={v}"))?;

@@ -26,13 +26,15 @@ pub struct GlobalArgs {
     /// [default: ./taskhub.toml].
     #[arg(long, global = true, value_name = "PATH")]
     pub config: Option<PathBuf>,
-    /// Sets any runtime setting (repeatable), e.g. `--set max_concurrent_activities=50`.
+    /// Sets any runtime setting (repeatable), e.g. `--set max_concurrent_activities=50`, or a
+    /// SQLite option as `--set sqlite.busy_timeout=10s`.
     #[arg(long = "set", global = true, value_name = "KEY=VALUE")]
     pub set: Vec<String>,
     /// Partitions (control queues) for new instances, 1 to 16 (setting `partition_count`).
     #[arg(long, global = true, value_name = "N")]
     pub partition_count: Option<String>,
-    /// SQLite durability (setting `durability`).
+    /// SQLite durability (option `sqlite.durability`; overrides `[sqlite] durability` and
+    /// `TASKHUB_DURABILITY`).
     #[arg(long, global = true, value_enum)]
     pub durability: Option<DurabilityArg>,
     /// Keep orchestrations in memory between turns (setting `extended_sessions_enabled`).
@@ -256,6 +258,9 @@ pub enum InstancesCmd {
         event: String,
         /// The event data as JSON [default: null].
         data: Option<String>,
+        /// An idempotency key: raising again with the same ID delivers the event once.
+        #[arg(long)]
+        event_id: Option<String>,
     },
     /// Terminate an active instance.
     Terminate {

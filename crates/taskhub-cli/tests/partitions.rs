@@ -18,7 +18,7 @@ const FAST_LEASES: [&str; 6] = [
 ];
 
 fn rows(dir: &TempDir) -> Vec<serde_json::Value> {
-    json(dir, &["partitions", "--json"])
+    json(dir, &["partitions", "--json"])["partitions"]
         .as_array()
         .unwrap()
         .clone()

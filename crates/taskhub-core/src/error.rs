@@ -20,6 +20,14 @@ pub enum CoreError {
         /// Which rule the ID broke.
         reason: &'static str,
     },
+    /// A caller-chosen event ID (idempotency key) was empty or too long.
+    #[error("invalid event ID {id:?}: {reason}")]
+    InvalidEventId {
+        /// The rejected ID (truncated to 300 characters for display).
+        id: String,
+        /// Which rule the ID broke.
+        reason: &'static str,
+    },
     /// Stored data was written by a newer (or unknown) format version.
     #[error(
         "unsupported {what} format version {found} (this build reads versions up to {supported})"

@@ -78,7 +78,8 @@ impl std::fmt::Display for FailureDetails {
     }
 }
 
-/// An external event carried from one execution to the next by continue-as-new.
+/// An external event carried from one execution to the next by continue-as-new (or, in
+/// `ContinuedAsNew::dropped_events`, one dropped by it).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CarriedEvent {
     /// The event name.
@@ -135,6 +136,11 @@ pub enum EventKind {
         /// External events carried over to the next execution.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         carried_events: Vec<CarriedEvent>,
+        /// External events that had arrived but were not consumed, dropped because the code
+        /// asked for it (`preserve_unprocessed_events: false`): named here so that no event
+        /// is ever dropped silently.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        dropped_events: Vec<CarriedEvent>,
     },
     /// Start of one orchestration turn (episode); its timestamp is the orchestration's `now()`.
     OrchestratorStarted,

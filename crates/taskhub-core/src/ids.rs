@@ -9,6 +9,9 @@ use crate::error::CoreError;
 /// The longest instance ID accepted, in UTF-8 bytes.
 pub const MAX_INSTANCE_ID_BYTES: usize = 256;
 
+/// The longest caller-chosen event ID ([`MessageId::for_raised_event`]), in bytes.
+pub const MAX_EVENT_ID_BYTES: usize = 256;
+
 /// Characters that cannot appear in an instance ID because they are not allowed in
 /// table keys on every backend (Azure Table keys forbid them).
 const FORBIDDEN_CHARS: [char; 4] = ['/', '\\', '#', '?'];
@@ -186,6 +189,36 @@ impl MessageId {
             .simple()
             .to_string(),
         )
+    }
+
+    /// The message ID of a client's raise-event with a caller-chosen event ID (an idempotency
+    /// key): the same for every retry of that raise, so the receiver applies it once.
+    ///
+    /// # Errors
+    /// `InvalidEventId` if `event_id` is empty or longer than [`MAX_EVENT_ID_BYTES`].
+    pub fn for_raised_event(instance: &InstanceId, event_id: &str) -> Result<Self, CoreError> {
+        let reason = if event_id.is_empty() {
+            Some("must not be empty")
+        } else if event_id.len() > MAX_EVENT_ID_BYTES {
+            Some("must be at most 256 bytes")
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            return Err(CoreError::InvalidEventId {
+                id: event_id.chars().take(300).collect(),
+                reason,
+            });
+        }
+        Ok(Self(
+            name_uuid(&[
+                instance.as_str().as_bytes(),
+                b"raised-event",
+                event_id.as_bytes(),
+            ])
+            .simple()
+            .to_string(),
+        ))
     }
 
     /// Wraps an existing message ID as read from storage.

@@ -50,7 +50,7 @@ pub use engine::{
 };
 pub use error::CoreError;
 pub use history::{CarriedEvent, EventKind, FailureDetails, HistoryEvent, ParentInstance};
-pub use ids::{ExecutionId, InstanceId, MessageId};
+pub use ids::{ExecutionId, InstanceId, MessageId, MAX_EVENT_ID_BYTES};
 pub use message::{Message, Sender};
 pub use orchestration::combinators::{when_all, when_any, when_any2, Either};
 pub use orchestration::context::{

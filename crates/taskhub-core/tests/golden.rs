@@ -134,8 +134,20 @@ fn sample_events() -> Vec<HistoryEvent> {
                 name: "add".into(),
                 input: p("1"),
             }],
+            dropped_events: Vec::new(),
         },
         EventKind::OrchestratorCompleted,
+        // Added after the first v1 files: a continue-as-new that dropped events names them
+        // (an optional field, so the lines above still decode unchanged).
+        EventKind::ContinuedAsNew {
+            input: p("8"),
+            version: None,
+            carried_events: Vec::new(),
+            dropped_events: vec![CarriedEvent {
+                name: "add".into(),
+                input: p("2"),
+            }],
+        },
     ];
     kinds
         .into_iter()

@@ -280,7 +280,11 @@ fn continue_as_new_without_preserve_drops_pending_events() {
     let mut reg = Registry::new();
     reg.orchestration("Loop", |ctx: OrchestrationContext, n: u32| async move {
         ctx.wait_for_event::<u32>("tick").await?;
-        ctx.continue_as_new::<_, ()>(n + 1).await
+        let drop_them = ContinueAsNewOptions {
+            preserve_unprocessed_events: false,
+            ..ContinueAsNewOptions::default()
+        };
+        ctx.continue_as_new_with::<_, ()>(n + 1, drop_them).await
     });
     let mut d = Driver::new(reg, "loop");
     d.start("Loop", 0);
@@ -300,4 +304,15 @@ fn continue_as_new_without_preserve_drops_pending_events() {
     assert!(carried_events.is_empty());
     assert_eq!(d.last.discarded.len(), 1);
     assert_eq!(d.last.discarded[0].reason, DiscardReason::InstanceFinished);
+    // Dropped, but never silently: the history names the dropped event.
+    let dropped = d.history.iter().find_map(|e| match &e.event {
+        EventKind::ContinuedAsNew { dropped_events, .. } => Some(dropped_events.clone()),
+        _ => None,
+    });
+    let dropped = dropped.unwrap();
+    assert_eq!(dropped.len(), 1);
+    assert_eq!(
+        (dropped[0].name.as_str(), dropped[0].input.as_str()),
+        ("tick", "2")
+    );
 }

@@ -3,13 +3,17 @@
 
 use async_trait::async_trait;
 use rusqlite::{params, Connection, OptionalExtension, Row};
-use taskhub_storage::{DeadLetter, DeadLetterStore, StorageError, StorageResult};
+use taskhub_storage::{
+    DeadLetter, DeadLetterStore, QueueName, Receipt, StorageError, StorageResult,
+};
 
 use crate::codec::{
     check_queue, queue_from_sql, queue_to_sql, ts_from_sql, ts_to_sql, u32_from_sql,
 };
 use crate::errors::SqlResultExt;
+use crate::queues::{delete_in, expired};
 use crate::store::SqliteStore;
+use crate::writer::Tx;
 
 const WHAT: &str = "dead letters";
 
@@ -56,27 +60,48 @@ fn list(conn: &Connection, after: i64, limit: usize) -> StorageResult<Vec<DeadLe
     raws.into_iter().map(decode).collect()
 }
 
+/// Inserts a letter and returns its ID.
+fn insert(tx: &Tx<'_>, letter: &DeadLetter) -> StorageResult<String> {
+    tx.conn
+        .prepare_cached(
+            "INSERT INTO dead_letters (queue, body, reason, dequeue_count, dead_lettered_at)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+        )
+        .and_then(|mut s| {
+            s.execute(params![
+                queue_to_sql(letter.queue),
+                letter.body,
+                letter.reason,
+                letter.dequeue_count,
+                ts_to_sql(letter.dead_lettered_at),
+            ])
+        })
+        .ctx(WHAT)?;
+    Ok(tx.conn.last_insert_rowid().to_string())
+}
+
 #[async_trait]
 impl DeadLetterStore for SqliteStore {
     async fn add_dead_letter(&self, letter: DeadLetter) -> StorageResult<String> {
         check_queue(letter.queue)?;
+        self.write(move |tx| insert(tx, &letter)).await
+    }
+
+    async fn move_to_dead_letters(
+        &self,
+        queue: QueueName,
+        receipt: &Receipt,
+        letter: DeadLetter,
+    ) -> StorageResult<String> {
+        check_queue(queue)?;
+        let receipt = receipt.clone();
+        let letter = DeadLetter { queue, ..letter };
+        // One transaction: the delete decides (a stale receipt stores nothing).
         self.write(move |tx| {
-            tx.conn
-                .prepare_cached(
-                    "INSERT INTO dead_letters (queue, body, reason, dequeue_count, dead_lettered_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5)",
-                )
-                .and_then(|mut s| {
-                    s.execute(params![
-                        queue_to_sql(letter.queue),
-                        letter.body,
-                        letter.reason,
-                        letter.dequeue_count,
-                        ts_to_sql(letter.dead_lettered_at),
-                    ])
-                })
-                .ctx(WHAT)?;
-            Ok(tx.conn.last_insert_rowid().to_string())
+            if !delete_in(tx, queue, &receipt)? {
+                return Err(expired(queue));
+            }
+            insert(tx, &letter)
         })
         .await
     }

@@ -4,6 +4,8 @@
 //! * [`SqliteStore`] implements [`taskhub_storage::TaskHubStore`]; open it with
 //!   [`SqliteStore::open`] and [`SqliteOptions`].
 //! * The file is in WAL mode; [`Durability`] picks `synchronous = NORMAL` or `FULL`.
+//! * Its options come from code ([`SqliteOptions`]) or from configuration: the `[sqlite]`
+//!   table of `taskhub.toml` and `TASKHUB_SQLITE_*` variables (see [`config`]).
 //! * Several processes may share the file: every write is a `BEGIN IMMEDIATE` transaction.
 //! * A dedicated writer thread group-commits: everything queued while it was busy is applied in
 //!   one transaction, each request in its own savepoint (see [`writer`]). A second thread
@@ -15,6 +17,7 @@
 mod checkpoint;
 mod checkpointer;
 mod codec;
+pub mod config;
 mod dead_letters;
 mod errors;
 mod history;
@@ -28,6 +31,7 @@ pub mod schema;
 mod store;
 pub mod writer;
 
+pub use config::SqliteConfigError;
 pub use instances::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};
 pub use options::{Durability, SqliteOptions, DEFAULT_BUSY_TIMEOUT};
 pub use store::SqliteStore;

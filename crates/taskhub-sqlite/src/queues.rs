@@ -160,6 +160,28 @@ fn set_visibility(
     Ok(n > 0)
 }
 
+/// Gives a held message back without counting its delivery; false if the receipt is stale.
+fn release_in(
+    tx: &Tx<'_>,
+    queue: QueueName,
+    receipt: &Receipt,
+    visible_at: i64,
+) -> StorageResult<bool> {
+    let Some((id, token)) = parse_receipt(receipt) else {
+        return Ok(false);
+    };
+    let n = tx
+        .conn
+        .prepare_cached(
+            "UPDATE queue_messages
+             SET visible_at = ?1, receipt = NULL, dequeue_count = MAX(dequeue_count - 1, 0)
+             WHERE id = ?2 AND queue = ?3 AND receipt = ?4",
+        )
+        .and_then(|mut s| s.execute(params![visible_at, id, queue_to_sql(queue), token]))
+        .ctx(WHAT)?;
+    Ok(n > 0)
+}
+
 fn make_receipt(id: i64, token: i64) -> Receipt {
     Receipt(format!("{id}:{token}"))
 }
@@ -169,7 +191,7 @@ fn parse_receipt(receipt: &Receipt) -> Option<(i64, i64)> {
     Some((id.parse().ok()?, token.parse().ok()?))
 }
 
-fn expired(queue: QueueName) -> StorageError {
+pub(crate) fn expired(queue: QueueName) -> StorageError {
     StorageError::ReceiptExpired {
         queue: queue.to_string(),
     }
@@ -225,6 +247,24 @@ impl QueueStore for SqliteStore {
         let receipt = receipt.clone();
         self.write(move |tx| {
             if set_visibility(tx, queue, &receipt, after(tx.now(), delay), None)? {
+                Ok(())
+            } else {
+                Err(expired(queue))
+            }
+        })
+        .await
+    }
+
+    async fn release(
+        &self,
+        queue: QueueName,
+        receipt: &Receipt,
+        delay: Duration,
+    ) -> StorageResult<()> {
+        check_queue(queue)?;
+        let receipt = receipt.clone();
+        self.write(move |tx| {
+            if release_in(tx, queue, &receipt, after(tx.now(), delay))? {
                 Ok(())
             } else {
                 Err(expired(queue))

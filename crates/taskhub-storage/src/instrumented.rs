@@ -225,6 +225,18 @@ impl<S: QueueStore> QueueStore for Instrumented<S> {
         )
         .await
     }
+    async fn release(
+        &self,
+        queue: QueueName,
+        receipt: &Receipt,
+        delay: Duration,
+    ) -> StorageResult<()> {
+        self.timed(
+            Operation::Release,
+            self.inner.release(queue, receipt, delay),
+        )
+        .await
+    }
     async fn extend(
         &self,
         queue: QueueName,
@@ -337,6 +349,18 @@ impl<S: DeadLetterStore> DeadLetterStore for Instrumented<S> {
     async fn take_dead_letter(&self, id: &str) -> StorageResult<Option<DeadLetter>> {
         self.timed(Operation::TakeDeadLetter, self.inner.take_dead_letter(id))
             .await
+    }
+    async fn move_to_dead_letters(
+        &self,
+        queue: QueueName,
+        receipt: &Receipt,
+        letter: DeadLetter,
+    ) -> StorageResult<String> {
+        self.timed(
+            Operation::MoveToDeadLetters,
+            self.inner.move_to_dead_letters(queue, receipt, letter),
+        )
+        .await
     }
 }
 

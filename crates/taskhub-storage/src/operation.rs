@@ -15,6 +15,8 @@ pub enum Operation {
     Delete,
     /// `QueueStore::abandon`.
     Abandon,
+    /// `QueueStore::release`.
+    Release,
     /// `QueueStore::extend`.
     Extend,
     /// `QueueStore::stats`.
@@ -43,6 +45,8 @@ pub enum Operation {
     ListDeadLetters,
     /// `DeadLetterStore::take_dead_letter`.
     TakeDeadLetter,
+    /// `DeadLetterStore::move_to_dead_letters`.
+    MoveToDeadLetters,
     /// `PartitionStore::create_hub`.
     CreateHub,
     /// `PartitionStore::hub_info`.
@@ -61,11 +65,12 @@ pub enum Operation {
 
 impl Operation {
     /// Every operation, in declaration order.
-    pub const ALL: [Self; 25] = [
+    pub const ALL: [Self; 27] = [
         Self::Enqueue,
         Self::Dequeue,
         Self::Delete,
         Self::Abandon,
+        Self::Release,
         Self::Extend,
         Self::Stats,
         Self::LoadHistory,
@@ -80,6 +85,7 @@ impl Operation {
         Self::AddDeadLetter,
         Self::ListDeadLetters,
         Self::TakeDeadLetter,
+        Self::MoveToDeadLetters,
         Self::CreateHub,
         Self::HubInfo,
         Self::SetPartitionCount,
@@ -97,6 +103,7 @@ impl Operation {
             Self::Dequeue => "dequeue",
             Self::Delete => "delete",
             Self::Abandon => "abandon",
+            Self::Release => "release",
             Self::Extend => "extend",
             Self::Stats => "stats",
             Self::LoadHistory => "load_history",
@@ -111,6 +118,7 @@ impl Operation {
             Self::AddDeadLetter => "add_dead_letter",
             Self::ListDeadLetters => "list_dead_letters",
             Self::TakeDeadLetter => "take_dead_letter",
+            Self::MoveToDeadLetters => "move_to_dead_letters",
             Self::CreateHub => "create_hub",
             Self::HubInfo => "hub_info",
             Self::SetPartitionCount => "set_partition_count",

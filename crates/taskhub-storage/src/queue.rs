@@ -88,6 +88,14 @@ pub struct QueueStats {
 ///   message in place.
 /// * `abandon` MUST make the message visible again after `delay`, keep its dequeue count, and
 ///   invalidate the receipt.
+/// * `release` MUST make the message visible again after `delay` and invalidate the receipt,
+///   and the released delivery MUST NOT count toward the message's dequeue count: its next
+///   delivery reports the same `dequeue_count` as the released one did. The runtime releases
+///   what it gives back through no fault of the message (its lease or epoch ended, the worker
+///   stops), so a lease move never pushes live messages toward the poison threshold. A backend
+///   whose native count cannot be decremented (Azure Storage's `DequeueCount`) keeps a count
+///   of released deliveries in the message itself (Update Message rewrites the body) and
+///   subtracts it when it reports `dequeue_count`.
 /// * `extend` MUST push the visibility timeout to `visibility` from now and return a new
 ///   receipt that replaces the old one.
 /// * `stats` MUST count visible and invisible messages.
@@ -106,6 +114,14 @@ pub trait QueueStore: Send + Sync {
     async fn delete(&self, queue: QueueName, receipt: &Receipt) -> StorageResult<()>;
     /// Returns a dequeued message to the queue, visible again after `delay`.
     async fn abandon(
+        &self,
+        queue: QueueName,
+        receipt: &Receipt,
+        delay: Duration,
+    ) -> StorageResult<()>;
+    /// Returns a dequeued message to the queue, visible again after `delay`, without counting
+    /// this delivery toward its dequeue count.
+    async fn release(
         &self,
         queue: QueueName,
         receipt: &Receipt,

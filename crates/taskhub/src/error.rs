@@ -59,6 +59,22 @@ pub enum TaskhubError {
     /// The worker is shutting down or stopped.
     #[error("the worker has stopped")]
     Stopped,
+    /// The store kept answering with a retryable error (busy, unavailable) for longer than
+    /// `startup_busy_timeout` while a hub was opened or a worker started.
+    #[error(
+        "the store stayed busy for {waited:?} ({attempts} attempts) while {operation}; last error: {last}. \
+         On SQLite, another process may be stopped inside a write transaction: resume or end it"
+    )]
+    StoreBusy {
+        /// What was being done.
+        operation: &'static str,
+        /// How long the attempts went on.
+        waited: std::time::Duration,
+        /// How many attempts were made.
+        attempts: u32,
+        /// The last error.
+        last: StorageError,
+    },
 }
 
 impl TaskhubError {
@@ -67,7 +83,7 @@ impl TaskhubError {
     pub fn is_retryable(&self) -> bool {
         match self {
             Self::Storage(e) => e.is_retryable(),
-            Self::Timeout(..) | Self::Contended(_) => true,
+            Self::Timeout(..) | Self::Contended(_) | Self::StoreBusy { .. } => true,
             _ => false,
         }
     }

@@ -10,6 +10,7 @@ use crate::codec;
 use crate::error::TaskhubError;
 use crate::settings::Settings;
 use crate::signals::Signals;
+use crate::startup::Retry;
 
 pub(crate) struct HubInner {
     pub store: Arc<dyn TaskHubStore>,
@@ -40,10 +41,13 @@ impl std::fmt::Debug for TaskHub {
 }
 
 impl TaskHub {
-    /// Opens (creating if needed) the task hub on `store` with the system clock.
+    /// Opens (creating if needed) the task hub on `store` with the system clock. A store that
+    /// answers busy (or another retryable error) is retried with back-off for up to
+    /// [`Settings::startup_busy_timeout`].
     ///
     /// # Errors
-    /// Invalid settings, or a storage error.
+    /// Invalid settings, a storage error, or [`TaskhubError::StoreBusy`] if the store stayed
+    /// busy for the whole `startup_busy_timeout`.
     pub async fn open(
         store: Arc<dyn TaskHubStore>,
         settings: Settings,
@@ -51,19 +55,35 @@ impl TaskHub {
         Self::open_with_clock(store, settings, Arc::new(SystemClock::new())).await
     }
 
-    /// Opens the task hub with an explicit clock (tests use a manual clock).
+    /// Opens the task hub with an explicit clock (tests use a manual clock); retries a busy
+    /// store as [`open`](Self::open) does, waiting on `clock`.
     ///
     /// # Errors
-    /// Invalid settings, or a storage error.
+    /// As [`open`](Self::open).
     pub async fn open_with_clock(
         store: Arc<dyn TaskHubStore>,
         settings: Settings,
         clock: Arc<dyn Clock>,
     ) -> Result<Self, TaskhubError> {
         settings.validate()?;
-        let info = store
-            .create_hub(settings.partition_count, clock.now())
+        let retry = Retry {
+            clock: clock.as_ref(),
+            limit: settings.startup_busy_timeout,
+            operation: "opening the task hub",
+        };
+        let info = retry
+            .run(|| store.create_hub(settings.partition_count, clock.now()))
             .await?;
+        if info.partition_count != settings.partition_count {
+            tracing::warn!(
+                configured = settings.partition_count,
+                hub = info.partition_count,
+                "partition_count is set to {} but the existing task hub has {} partitions; the hub's count stays in force (change it with `taskhub partitions resize {}`)",
+                settings.partition_count,
+                info.partition_count,
+                settings.partition_count,
+            );
+        }
         Ok(Self {
             inner: Arc::new(HubInner {
                 store,

@@ -15,12 +15,15 @@ pub mod hub;
 pub mod lease;
 pub mod settings;
 mod signals;
+mod startup;
 pub mod worker;
 
-pub use client::{InstanceStatus, ReusePolicy, StartOptions, StatusOptions, TaskHubClient};
+pub use client::{
+    InstanceStatus, RaiseOptions, ReusePolicy, StartOptions, StatusOptions, TaskHubClient,
+};
 pub use error::TaskhubError;
 pub use hub::TaskHub;
-pub use settings::{Durability, Settings};
+pub use settings::Settings;
 pub use signals::InstanceChanged;
 pub use taskhub_core::*;
 pub use taskhub_storage::{InstancePage, InstanceQuery, InstanceRow};

@@ -2,8 +2,7 @@
 //! one, such as a durable timer, when it becomes visible), and a finished instance wakes the
 //! clients waiting for it (no busy polling inside one process).
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -99,24 +98,85 @@ impl Signals {
     }
 }
 
+/// The most distinct wake-up times kept per queue. Past it, a new time is merged into a
+/// neighbour (its poller is woken a little late, never not at all), so memory stays bounded
+/// however many delayed messages are sent.
+const MAX_PENDING_PER_QUEUE: usize = 1024;
+
+/// Pending wake-ups: per queue, the distinct monotonic times at which some delayed message of
+/// it becomes visible. Only the earliest of each queue is waited for; when it fires, the
+/// queue's next one is the next to wait for (re-arming). Messages due at the same time share
+/// one entry.
+#[derive(Debug, Default)]
+struct DueWakes {
+    queues: BTreeMap<QueueName, BTreeSet<Duration>>,
+}
+
+impl DueWakes {
+    /// Adds a wake-up of `queue` at `at`.
+    fn add(&mut self, queue: QueueName, at: Duration) {
+        let times = self.queues.entry(queue).or_default();
+        if times.len() < MAX_PENDING_PER_QUEUE || times.contains(&at) {
+            times.insert(at);
+            return;
+        }
+        // Full: the next later wake-up serves this message too (it wakes a little late).
+        if times.range(at..).next().is_some() {
+            return;
+        }
+        // Later than all: the latest moves out to `at`; its messages are visible by then.
+        times.pop_last();
+        times.insert(at);
+    }
+
+    /// The earliest pending wake-up of any queue.
+    fn next_due(&self) -> Option<Duration> {
+        self.queues
+            .values()
+            .filter_map(|t| t.first())
+            .min()
+            .copied()
+    }
+
+    /// Removes the wake-ups due by `now` and returns their queues (each once).
+    fn take_due(&mut self, now: Duration) -> Vec<QueueName> {
+        let mut due = Vec::new();
+        self.queues.retain(|queue, times| {
+            let before = times.len();
+            let later = times.split_off(&(now + Duration::from_nanos(1)));
+            *times = later;
+            if times.len() < before {
+                due.push(*queue);
+            }
+            !times.is_empty()
+        });
+        due
+    }
+
+    /// Pending wake-ups over all queues.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.queues.values().map(BTreeSet::len).sum()
+    }
+}
+
 /// Wakes each queue's poller at the monotonic times it was given; ends when the hub is gone.
 async fn wake_when_due(
     clock: Arc<dyn Clock>,
     queues: Arc<Notifiers>,
     mut rx: mpsc::UnboundedReceiver<(Duration, QueueName)>,
 ) {
-    let mut heap: BinaryHeap<Reverse<(Duration, QueueKey)>> = BinaryHeap::new();
+    let mut wakes = DueWakes::default();
     loop {
-        let now = clock.monotonic();
-        while heap.peek().is_some_and(|Reverse((at, _))| *at <= now) {
-            if let Some(Reverse((_, key))) = heap.pop() {
-                queues.get(key.0).notify_one();
-            }
+        for queue in wakes.take_due(clock.monotonic()) {
+            queues.get(queue).notify_one();
         }
-        let next = heap.peek().map(|Reverse((at, _))| at.saturating_sub(now));
+        let next = wakes
+            .next_due()
+            .map(|at| at.saturating_sub(clock.monotonic()));
         tokio::select! {
             received = rx.recv() => match received {
-                Some((at, queue)) => heap.push(Reverse((at, QueueKey(queue)))),
+                Some((at, queue)) => wakes.add(queue, at),
                 None => return,
             },
             () = async {
@@ -126,26 +186,6 @@ async fn wake_when_due(
                 }
             } => {}
         }
-    }
-}
-
-/// A queue name with an order, for the heap.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct QueueKey(QueueName);
-
-impl Ord for QueueKey {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        let rank = |q: QueueName| match q {
-            QueueName::Control(p) => u64::from(p),
-            QueueName::WorkItems => u64::MAX,
-        };
-        rank(self.0).cmp(&rank(other.0))
-    }
-}
-
-impl PartialOrd for QueueKey {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
     }
 }
 
@@ -176,5 +216,72 @@ mod tests {
         assert!(!woken(&signals, QueueName::Control(1)).await);
         clock.advance(Duration::from_secs(50));
         assert!(woken(&signals, QueueName::Control(1)).await);
+    }
+
+    #[test]
+    fn wake_ups_are_one_per_distinct_time_and_bounded_per_queue() {
+        let mut wakes = DueWakes::default();
+        let q = QueueName::Control(0);
+        // Ten thousand delayed messages due at ten distinct times: ten entries.
+        for i in 0..10_000u64 {
+            wakes.add(q, Duration::from_secs(1 + i % 10));
+        }
+        assert_eq!(wakes.len(), 10);
+        // Ten thousand distinct times: at most the bound, and the earliest and latest kept.
+        let mut wakes = DueWakes::default();
+        for i in 0..10_000u64 {
+            wakes.add(q, Duration::from_millis(1 + i));
+        }
+        assert_eq!(wakes.len(), MAX_PENDING_PER_QUEUE);
+        assert_eq!(wakes.next_due(), Some(Duration::from_millis(1)));
+        let mut woken_at = Vec::new();
+        for ms in 1..=10_000u64 {
+            if !wakes.take_due(Duration::from_millis(ms)).is_empty() {
+                woken_at.push(ms);
+            }
+        }
+        assert_eq!(
+            woken_at.last(),
+            Some(&10_000),
+            "the last message is woken when due"
+        );
+        assert!(wakes.next_due().is_none());
+    }
+
+    #[test]
+    fn each_queue_re_arms_with_its_next_wake_up() {
+        let mut wakes = DueWakes::default();
+        let (a, b) = (QueueName::Control(0), QueueName::WorkItems);
+        wakes.add(a, Duration::from_secs(3));
+        wakes.add(a, Duration::from_secs(1));
+        wakes.add(b, Duration::from_secs(2));
+        assert_eq!(wakes.take_due(Duration::from_secs(1)), [a]);
+        assert_eq!(wakes.next_due(), Some(Duration::from_secs(2)));
+        assert_eq!(wakes.take_due(Duration::from_secs(2)), [b]);
+        assert_eq!(wakes.take_due(Duration::from_millis(2_999)), []);
+        assert_eq!(wakes.take_due(Duration::from_secs(3)), [a]);
+        assert_eq!(wakes.len(), 0);
+    }
+
+    #[tokio::test]
+    async fn many_delayed_messages_on_one_queue_each_wake_the_poller_when_due() {
+        let clock = ManualClock::new(Timestamp::from_millis(1_000));
+        let signals = Signals::new(Arc::new(clock.clone()));
+        let q = QueueName::Control(3);
+        // A thousand messages at each of five due times, sent in reverse order.
+        for due in (1..=5u64).rev() {
+            for _ in 0..1_000 {
+                signals.enqueued_after(q, Duration::from_secs(10 * due));
+            }
+        }
+        tokio::task::yield_now().await;
+        for due in 1..=5u64 {
+            clock.advance(Duration::from_secs(10) - Duration::from_millis(1));
+            assert!(!woken(&signals, q).await, "woken early for {due}");
+            clock.advance(Duration::from_millis(1));
+            assert!(woken(&signals, q).await, "not woken when {due} was due");
+        }
+        clock.advance(Duration::from_secs(3600));
+        assert!(!woken(&signals, q).await, "woken with nothing due");
     }
 }

@@ -3,12 +3,21 @@
 //! Several workers share one store and one manual clock; each sees time through its own clock
 //! that runs up to 5 % fast or slow (drift). A seeded schedule pauses workers for longer than
 //! the lease, crashes and restarts them, bumps partitions as an operator would, and (in half
-//! the seeds) fails or loses the responses of storage calls. Every worker keeps trying fenced
-//! checkpoints on the partitions it believes it holds, including right after waking from a
-//! pause, which is the split-brain moment. Checked after every step:
+//! the seeds) fails or loses the responses of storage calls. A worker's lease loop also gets
+//! stuck inside a store call (the call answers only after up to a lease interval and a half:
+//! the process was stopped mid-pass, or the store did not answer it) while its other work goes
+//! on; and in the seeds with faults the whole store stalls for writes (a SQLite file whose
+//! write lock a stopped process holds: reads still answer) or for everything (an outage).
+//! Every worker keeps trying fenced checkpoints on the partitions it believes it holds,
+//! including right after waking from a pause, which is the split-brain moment. Checked after
+//! every step:
 //!
 //! * no checkpoint commits under an epoch that is not the partition's current one, and never
 //!   two workers under one epoch;
+//! * no worker claims by expiry a row whose owner renewed it less than a lease interval ago
+//!   (less drift): a live, renewing worker never loses a partition to an observer whose clock
+//!   counted time it did not spend observing (invariant 7; bumps and handovers are no claims
+//!   of an owned row);
 //! * every partition is processed again within `lease_interval + lease_acquire_interval` (plus
 //!   drift and step slack) of losing its processor (in seeds without storage faults);
 //! * once the chaos stops, ownership converges: every partition held, max − min ≤ 1.
@@ -18,15 +27,18 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::Poll;
 use std::time::Duration;
 
 use taskhub::lease::{LeaseConfig, LeaseManager, PartitionHost, Released};
 use taskhub_core::{InstanceId, Timestamp};
 use taskhub_storage::memory::{FaultPlan, MemoryStore, Op, Trigger};
 use taskhub_storage::{
-    CheckpointRequest, CheckpointStore, Clock, LeaseFence, ManualClock, PartitionStore,
-    StorageError,
+    CheckpointRequest, CheckpointStore, Clock, ETag, HubInfo, LeaseFence, ManualClock,
+    PartitionRow, PartitionStore, StorageError, StorageResult,
 };
 
 const PARTITIONS: u32 = 8;
@@ -73,7 +85,7 @@ impl Clock for DriftClock {
     }
 }
 
-/// What a simulated worker processes.
+/// What a simulated worker processes (shared by its lease loop and its other work).
 #[derive(Default)]
 struct SimHost {
     held: BTreeMap<u32, u64>,
@@ -81,30 +93,179 @@ struct SimHost {
     in_flight: BTreeMap<u32, usize>,
 }
 
-impl PartitionHost for SimHost {
-    fn acquired(&mut self, partition: u32, epoch: u64) {
-        self.held.insert(partition, epoch);
-        self.dequeuing.insert(partition);
-        self.in_flight.insert(partition, 3);
-    }
-    fn stop_dequeuing(&mut self, partition: u32) {
-        self.dequeuing.remove(&partition);
-    }
-    fn in_flight(&self, partition: u32) -> usize {
-        self.in_flight.get(&partition).copied().unwrap_or(0)
-    }
-    fn released(&mut self, partition: u32, _: Released) {
-        self.held.remove(&partition);
-        self.dequeuing.remove(&partition);
-        self.in_flight.remove(&partition);
+#[derive(Clone, Default)]
+struct HostRef(Arc<Mutex<SimHost>>);
+
+impl HostRef {
+    fn get(&self) -> std::sync::MutexGuard<'_, SimHost> {
+        self.0.lock().unwrap()
     }
 }
+
+impl PartitionHost for HostRef {
+    fn acquired(&mut self, partition: u32, epoch: u64) {
+        let mut h = self.get();
+        h.held.insert(partition, epoch);
+        h.dequeuing.insert(partition);
+        h.in_flight.insert(partition, 3);
+    }
+    fn stop_dequeuing(&mut self, partition: u32) {
+        self.get().dequeuing.remove(&partition);
+    }
+    fn in_flight(&self, partition: u32) -> usize {
+        self.get().in_flight.get(&partition).copied().unwrap_or(0)
+    }
+    fn released(&mut self, partition: u32, _: Released) {
+        let mut h = self.get();
+        h.held.remove(&partition);
+        h.dequeuing.remove(&partition);
+        h.in_flight.remove(&partition);
+    }
+}
+
+/// The store as a whole behaves in the simulation: stalls, outages, and what was written.
+#[derive(Default)]
+struct Env {
+    /// Until this global time every partition write fails as busy; reads still answer.
+    write_stall_until: Duration,
+    /// Until this global time every partitions-table call fails.
+    outage_until: Duration,
+    /// (worker, partition) → global time of its last successful write of the row as owner.
+    owner_writes: BTreeMap<(String, u32), Duration>,
+    /// Expiry claims of rows whose owner had renewed less than a lease interval before.
+    steals: Vec<String>,
+    /// Lease-loop store calls that hung.
+    hangs: u64,
+}
+
+/// A lease-loop store call that will hang: the `after`-th next call answers `length` late.
+#[derive(Default)]
+struct Hang {
+    after: Option<u32>,
+    length: Duration,
+    until: Option<Duration>,
+}
+
+/// One worker's view of the partitions table: the memory store, behind the simulation's
+/// stalls, outages and hangs, recording owner writes and expiry claims.
+struct SimStore {
+    inner: Arc<MemoryStore>,
+    clock: ManualClock,
+    name: String,
+    lease: Duration,
+    env: Arc<Mutex<Env>>,
+    hang: Arc<Mutex<Hang>>,
+}
+
+impl SimStore {
+    /// Waits out a hang due at this call, then fails if the store is out.
+    async fn gate(&self) -> StorageResult<()> {
+        {
+            let mut h = self.hang.lock().unwrap();
+            if h.until.is_none() {
+                match h.after {
+                    Some(0) => {
+                        h.after = None;
+                        h.until = Some(self.clock.monotonic() + h.length);
+                        self.env.lock().unwrap().hangs += 1;
+                    }
+                    Some(n) => h.after = Some(n - 1),
+                    None => {}
+                }
+            }
+        }
+        std::future::poll_fn(|_| {
+            let mut h = self.hang.lock().unwrap();
+            match h.until {
+                Some(until) if self.clock.monotonic() < until => Poll::Pending,
+                _ => {
+                    h.until = None;
+                    Poll::Ready(())
+                }
+            }
+        })
+        .await;
+        if self.clock.monotonic() < self.env.lock().unwrap().outage_until {
+            return Err(StorageError::Unavailable("store outage (simulated)".into()));
+        }
+        Ok(())
+    }
+}
+
+#[async_trait::async_trait]
+impl PartitionStore for SimStore {
+    async fn create_hub(&self, partition_count: u32, now: Timestamp) -> StorageResult<HubInfo> {
+        self.gate().await?;
+        self.inner.create_hub(partition_count, now).await
+    }
+    async fn hub_info(&self) -> StorageResult<Option<HubInfo>> {
+        self.gate().await?;
+        self.inner.hub_info().await
+    }
+    async fn set_partition_count(&self, partition_count: u32) -> StorageResult<()> {
+        self.gate().await?;
+        self.inner.set_partition_count(partition_count).await
+    }
+    async fn set_prohibited_workers(&self, workers: Vec<String>) -> StorageResult<()> {
+        self.gate().await?;
+        self.inner.set_prohibited_workers(workers).await
+    }
+    async fn list_partitions(&self) -> StorageResult<Vec<PartitionRow>> {
+        self.gate().await?;
+        self.inner.list_partitions().await
+    }
+    async fn put_partition(
+        &self,
+        row: &PartitionRow,
+        expected: Option<&ETag>,
+    ) -> StorageResult<ETag> {
+        self.gate().await?;
+        let t = self.clock.monotonic();
+        if t < self.env.lock().unwrap().write_stall_until {
+            return Err(StorageError::Busy { retry_after: None });
+        }
+        let mine = row.owner.as_deref() == Some(self.name.as_str());
+        let before = self
+            .inner
+            .partitions_snapshot()
+            .into_iter()
+            .find(|r| r.partition == row.partition);
+        let result = self.inner.put_partition(row, expected).await;
+        if result.is_ok() && mine {
+            let mut env = self.env.lock().unwrap();
+            if let Some(before) = before {
+                if let Some(owner) = before.owner.filter(|o| *o != self.name) {
+                    // An expiry claim of another worker's row: it must not have renewed
+                    // within a lease interval (by the fastest observer clock).
+                    if let Some(renewed) = env.owner_writes.get(&(owner.clone(), row.partition)) {
+                        let age = t - *renewed;
+                        if age < self.lease.div_f64(1.06) {
+                            env.steals.push(format!(
+                                "{} claimed partition {} (epoch {}) from {owner}, which had renewed it {age:?} before",
+                                self.name, row.partition, row.epoch
+                            ));
+                        }
+                    }
+                }
+            }
+            env.owner_writes
+                .insert((self.name.clone(), row.partition), t);
+        }
+        result
+    }
+}
+
+type Tick = Pin<Box<dyn Future<Output = (LeaseManager, Duration)>>>;
 
 struct SimWorker {
     name: String,
     clock: Arc<DriftClock>,
-    manager: LeaseManager,
-    host: SimHost,
+    /// The lease manager, unless a pass of it is under way.
+    manager: Option<LeaseManager>,
+    /// The pass under way (stuck in a hung store call, or about to finish).
+    tick: Option<Tick>,
+    host: HostRef,
+    hang: Arc<Mutex<Hang>>,
     /// Global time of the next pass.
     next_pass: Duration,
     paused_until: Option<Duration>,
@@ -118,6 +279,7 @@ struct Sim {
     rng: Rng,
     clock: ManualClock,
     store: Arc<MemoryStore>,
+    env: Arc<Mutex<Env>>,
     config: LeaseConfig,
     workers: Vec<SimWorker>,
     incarnations: usize,
@@ -172,6 +334,7 @@ impl Sim {
             rng,
             clock,
             store,
+            env: Arc::new(Mutex::new(Env::default())),
             config,
             workers: Vec::new(),
             incarnations: 0,
@@ -216,12 +379,22 @@ impl Sim {
             worker: name.clone(),
             ..self.config.clone()
         };
-        let store: Arc<dyn PartitionStore> = self.store.clone();
+        let hang = Arc::new(Mutex::new(Hang::default()));
+        let store: Arc<dyn PartitionStore> = Arc::new(SimStore {
+            inner: self.store.clone(),
+            clock: self.clock.clone(),
+            name: name.clone(),
+            lease: self.config.lease_interval,
+            env: self.env.clone(),
+            hang: hang.clone(),
+        });
         SimWorker {
             name,
             clock: clock.clone(),
-            manager: LeaseManager::new(store, clock, config),
-            host: SimHost::default(),
+            manager: Some(LeaseManager::new(store, clock, config)),
+            tick: None,
+            host: HostRef::default(),
+            hang,
             next_pass: now(&self.clock),
             paused_until: None,
             down_until: None,
@@ -275,8 +448,29 @@ impl Sim {
         } else if self.rng.chance(0.001) {
             let back = Duration::from_millis(5_000 + self.rng.below(60_000));
             self.workers[i].down_until = Some(t + back);
-            self.workers[i].host = SimHost::default();
+            self.workers[i].host = HostRef::default();
+            self.workers[i].tick = None;
             self.log(format!("{} crashes", self.workers[i].name));
+        } else if self.rng.chance(0.003) {
+            // The lease loop gets stuck in one of its next store calls (stopped mid-pass, or
+            // the store does not answer it) while the worker's other work goes on.
+            let length = Duration::from_millis(
+                5_000
+                    + self
+                        .rng
+                        .below((self.config.lease_interval * 3 / 2).as_millis() as u64),
+            );
+            let after = u32::try_from(self.rng.below(4)).unwrap();
+            let mut hang = self.workers[i].hang.lock().unwrap();
+            if hang.after.is_none() && hang.until.is_none() {
+                hang.after = Some(after);
+                hang.length = length;
+                drop(hang);
+                self.log(format!(
+                    "{}: its lease loop's store call #{after} from now will hang for {length:?}",
+                    self.workers[i].name
+                ));
+            }
         }
     }
 
@@ -302,17 +496,58 @@ impl Sim {
         }
     }
 
+    /// Starts a pass when one is due, and drives the pass under way (which may stay stuck in
+    /// a hung store call for several steps).
     fn pass(&mut self, i: usize) {
         let t = now(&self.clock);
         let w = &mut self.workers[i];
-        if w.down_until.is_some() || t < w.next_pass {
+        if w.down_until.is_some() {
             return;
         }
-        let wait = self.rt.block_on(w.manager.tick(&mut w.host));
-        w.next_pass = t + wait.div_f64(w.clock.rate);
-        // In-flight work finishes over a few passes.
-        for n in w.host.in_flight.values_mut() {
-            *n = n.saturating_sub(1);
+        if w.tick.is_none() {
+            if t < w.next_pass {
+                return;
+            }
+            let mut manager = w.manager.take().unwrap();
+            let mut host = w.host.clone();
+            w.tick = Some(Box::pin(async move {
+                let wait = manager.tick(&mut host).await;
+                (manager, wait)
+            }));
+        }
+        let tick = w.tick.as_mut().unwrap();
+        let polled = self.rt.block_on(std::future::poll_fn(|cx| {
+            Poll::Ready(tick.as_mut().poll(cx))
+        }));
+        if let Poll::Ready((manager, wait)) = polled {
+            w.manager = Some(manager);
+            w.tick = None;
+            w.next_pass = t + wait.div_f64(w.clock.rate);
+            // In-flight work finishes over a few passes.
+            for n in w.host.get().in_flight.values_mut() {
+                *n = n.saturating_sub(1);
+            }
+        }
+    }
+
+    /// Store-wide stalls (seeds with faults only): writes busy while reads answer, as when a
+    /// stopped process holds a SQLite file's write lock, or nothing answering at all.
+    fn store_chaos(&mut self) {
+        let t = now(&self.clock);
+        let lease = self.config.lease_interval.as_millis() as u64;
+        if self.rng.chance(0.0005) {
+            let length = Duration::from_millis(5_000 + self.rng.below(lease * 2));
+            let mut env = self.env.lock().unwrap();
+            env.write_stall_until = env.write_stall_until.max(t + length);
+            drop(env);
+            self.log(format!("the store stalls for writes for {length:?}"));
+        }
+        if self.rng.chance(0.0003) {
+            let length = Duration::from_millis(5_000 + self.rng.below(lease * 2));
+            let mut env = self.env.lock().unwrap();
+            env.outage_until = env.outage_until.max(t + length);
+            drop(env);
+            self.log(format!("the store is out for {length:?}"));
         }
     }
 
@@ -323,7 +558,7 @@ impl Sim {
             return;
         }
         let name = w.name.clone();
-        let held: Vec<(u32, u64)> = w.host.held.iter().map(|(p, e)| (*p, *e)).collect();
+        let held: Vec<(u32, u64)> = w.host.get().held.iter().map(|(p, e)| (*p, *e)).collect();
         for (p, epoch) in held {
             if !self.rng.chance(0.5) {
                 continue;
@@ -391,7 +626,7 @@ impl Sim {
                 let running = w.down_until.is_none() && w.paused_until.is_none();
                 if running
                     && r.owner.as_deref() == Some(w.name.as_str())
-                    && w.host.held.get(&r.partition) == Some(&r.epoch)
+                    && w.host.get().held.get(&r.partition) == Some(&r.epoch)
                 {
                     out.insert(r.partition, w.name.clone());
                 }
@@ -462,6 +697,9 @@ impl Sim {
         if chaos && self.rng.chance(0.0005) {
             self.bump();
         }
+        if chaos && self.faults {
+            self.store_chaos();
+        }
         let mut order: Vec<usize> = (0..self.workers.len()).collect();
         for k in (1..order.len()).rev() {
             let j = usize::try_from(self.rng.below(k as u64 + 1)).unwrap();
@@ -480,14 +718,25 @@ impl Sim {
             }
         }
         self.check_liveness(!self.faults || !chaos);
+        let steals = std::mem::take(&mut self.env.lock().unwrap().steals);
+        if let Some(steal) = steals.first() {
+            self.fail(format!(
+                "a live worker's lease was claimed by expiry: {steal}"
+            ));
+        }
         self.clock.advance(STEP);
     }
 
-    fn run(mut self) -> (u64, u64) {
+    fn run(mut self) -> (u64, u64, u64) {
         while now(&self.clock) < CHAOS {
             self.step(true);
         }
         self.store.faults().set_plan(FaultPlan::none());
+        {
+            let mut env = self.env.lock().unwrap();
+            env.write_stall_until = Duration::ZERO;
+            env.outage_until = Duration::ZERO;
+        }
         self.unserved_since.clear();
         self.log("chaos ends");
         let end = CHAOS + QUIET;
@@ -495,7 +744,8 @@ impl Sim {
             self.step(false);
         }
         self.check_balanced();
-        (self.commits, self.fenced)
+        let hangs = self.env.lock().unwrap().hangs;
+        (self.commits, self.fenced, hangs)
     }
 }
 
@@ -503,8 +753,8 @@ impl Sim {
 fn lease_simulation_holds_invariants_across_seeds() {
     if let Ok(seed) = std::env::var("SIM_SEED") {
         let seed: u64 = seed.parse().expect("SIM_SEED is a number");
-        let (commits, fenced) = Sim::new(seed, true).run();
-        eprintln!("seed {seed}: {commits} commits, {fenced} fenced");
+        let (commits, fenced, hangs) = Sim::new(seed, true).run();
+        eprintln!("seed {seed}: {commits} commits, {fenced} fenced, {hangs} hung lease calls");
         return;
     }
     let seeds: u64 = std::env::var("SIM_SEEDS")
@@ -512,14 +762,23 @@ fn lease_simulation_holds_invariants_across_seeds() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(1_000);
     let mut fenced_total = 0;
+    let mut hangs_total = 0;
     for seed in 0..seeds {
-        let (_, fenced) = Sim::new(seed, false).run();
+        let (_, fenced, hangs) = Sim::new(seed, false).run();
         fenced_total += fenced;
+        hangs_total += hangs;
     }
+    // Likewise the lease loops must actually get stuck, or invariant 7 is not exercised.
+    assert!(
+        hangs_total > seeds,
+        "only {hangs_total} hung lease-loop calls over {seeds} seeds"
+    );
     // The schedule must actually produce split-brain attempts, or the test proves nothing.
     assert!(
         fenced_total > seeds / 10,
         "only {fenced_total} fenced checkpoints over {seeds} seeds"
     );
-    eprintln!("{seeds} seeds: {fenced_total} stale checkpoints fenced, none committed");
+    eprintln!(
+        "{seeds} seeds: {fenced_total} stale checkpoints fenced, none committed; {hangs_total} hung lease-loop calls, no live lease claimed"
+    );
 }

@@ -12,7 +12,7 @@ use crate::timefmt;
 pub async fn run(global: &GlobalArgs, cmd: DeadLettersCmd) -> anyhow::Result<()> {
     let settings = settings::resolve(global, &[])?;
     let db = settings::db_path(global, DEFAULT_DB);
-    let hub = settings::open_hub(&db, settings, true).await?;
+    let hub = settings::open_hub(global, &db, settings, true).await?;
     let client = hub.client();
     match cmd {
         DeadLettersCmd::List { limit, after, json } => {

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context as _};
 use serde_json::Value;
-use taskhub::{InstanceQuery, StartOptions, StatusOptions, TaskHub};
+use taskhub::{InstanceQuery, RaiseOptions, StartOptions, StatusOptions, TaskHub};
 
 use super::{instance_id, json_arg, statuses, view};
 use crate::args::{GlobalArgs, InstanceFilter, InstancesCmd};
@@ -19,7 +19,7 @@ pub async fn run(global: &GlobalArgs, cmd: InstancesCmd) -> anyhow::Result<()> {
     let db = settings::db_path(global, DEFAULT_DB);
     // Only a start may create the task hub file.
     let must_exist = !matches!(cmd, InstancesCmd::Start { .. });
-    let hub = settings::open_hub(&db, settings, must_exist).await?;
+    let hub = settings::open_hub(global, &db, settings, must_exist).await?;
     match cmd {
         InstancesCmd::List {
             filter,
@@ -36,11 +36,19 @@ pub async fn run(global: &GlobalArgs, cmd: InstancesCmd) -> anyhow::Result<()> {
             id,
             wait,
         } => start(&hub, &name, input.as_deref(), id.as_deref(), wait).await,
-        InstancesCmd::Raise { id, event, data } => {
+        InstancesCmd::Raise {
+            id,
+            event,
+            data,
+            event_id,
+        } => {
             let id = instance_id(&id)?;
             let data = json_arg(data.as_deref(), "the event data")?;
             let data: Value = serde_json::from_str(data.as_str())?;
-            hub.client().raise_event(&id, &event, &data).await?;
+            let options = RaiseOptions { event_id };
+            hub.client()
+                .raise_event_with(&id, &event, &data, options)
+                .await?;
             crate::outln!("raised '{event}' on {id}");
             Ok(())
         }

@@ -17,7 +17,29 @@ use crate::timefmt;
 async fn hub(global: &GlobalArgs) -> anyhow::Result<TaskHub> {
     let settings = settings::resolve(global, &[])?;
     let db = settings::db_path(global, DEFAULT_DB);
-    settings::open_hub(&db, settings, true).await
+    settings::open_hub(global, &db, settings, true).await
+}
+
+/// The configured partition count (settings) and the hub's, as JSON.
+fn counts_json(hub: &TaskHub) -> serde_json::Value {
+    json!({
+        "configured": hub.settings().partition_count,
+        "hub": hub.partition_count(),
+    })
+}
+
+/// The line above the partitions table: the hub's count, and the configured one if it differs.
+fn counts_text(hub: &TaskHub) -> String {
+    let configured = hub.settings().partition_count;
+    let actual = hub.partition_count();
+    if configured == actual {
+        format!("partition count: {actual}")
+    } else {
+        format!(
+            "partition count: {actual} (the hub's; configured: {configured}, not in force — \
+             `taskhub partitions resize {configured}` changes it)"
+        )
+    }
 }
 
 fn duration(text: &str, what: &str) -> anyhow::Result<Duration> {
@@ -97,9 +119,13 @@ pub async fn run(
         None => {
             let rows = admin.partitions().await?;
             if json {
-                let out: Vec<_> = rows.iter().map(as_json).collect();
+                let out = json!({
+                    "partition_count": counts_json(&hub),
+                    "partitions": rows.iter().map(as_json).collect::<Vec<_>>(),
+                });
                 crate::outln!("{}", serde_json::to_string_pretty(&out)?);
             } else {
+                crate::outln!("{}", counts_text(&hub));
                 crate::out!("{}", table(&rows));
             }
             return Ok(());

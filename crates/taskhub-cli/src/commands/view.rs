@@ -2,7 +2,8 @@
 //! event, and JSON.
 
 use serde_json::{json, Value};
-use taskhub::{EventKind, HistoryEvent, InstanceRow, Payload, Timestamp};
+use taskhub::client::suspend_reason;
+use taskhub::{EventKind, HistoryEvent, InstanceRow, OrchestrationStatus, Payload, Timestamp};
 
 use crate::table::short;
 use crate::timefmt;
@@ -21,6 +22,9 @@ pub const LIST_HEADERS: [&str; 6] = [
 pub fn list_row(row: &InstanceRow) -> Vec<String> {
     let output = match (&row.output, &row.failure) {
         (_, Some(f)) => f.to_string(),
+        _ if row.status == OrchestrationStatus::Suspended => suspend_reason(row)
+            .map(|r| format!("suspended: {r}"))
+            .unwrap_or_default(),
         (Some(p), None) => p.as_str().to_owned(),
         (None, None) => String::new(),
     };
@@ -52,7 +56,8 @@ pub fn row_json(row: &InstanceRow) -> Value {
         "execution_id": row.execution_id.as_str(),
         "status": row.status.as_str(),
         "input": payload_json(&row.input),
-        "output": row.output.as_ref().map(payload_json),
+        "output": row.output.as_ref().filter(|_| row.status != OrchestrationStatus::Suspended).map(payload_json),
+        "suspend_reason": suspend_reason(row),
         "failure": row.failure.as_ref().map(|f| json!({
             "error_type": f.error_type,
             "message": f.message,
@@ -81,8 +86,12 @@ pub fn show_text(row: &InstanceRow) -> String {
     lines.push(("execution", row.execution_id.to_string()));
     lines.push(("partition", row.partition.to_string()));
     lines.push(("input", row.input.to_string()));
-    if let Some(p) = &row.output {
-        lines.push(("output", p.to_string()));
+    match (suspend_reason(row), &row.output) {
+        (Some(reason), _) => lines.push(("suspended for", reason)),
+        (None, Some(p)) if row.status != OrchestrationStatus::Suspended => {
+            lines.push(("output", p.to_string()));
+        }
+        _ => {}
     }
     if let Some(f) = &row.failure {
         lines.push(("failure", f.to_string()));
@@ -152,7 +161,22 @@ pub fn describe(event: &EventKind) -> String {
         EventKind::ExecutionCompleted { result } => format!("ExecutionCompleted {}", p(result)),
         EventKind::ExecutionFailed { failure } => format!("ExecutionFailed {failure}"),
         EventKind::ExecutionTerminated { reason } => format!("ExecutionTerminated: {reason}"),
-        EventKind::ContinuedAsNew { input, .. } => format!("ContinuedAsNew input {}", p(input)),
+        EventKind::ContinuedAsNew {
+            input,
+            carried_events,
+            dropped_events,
+            ..
+        } => {
+            let mut text = format!("ContinuedAsNew input {}", p(input));
+            if !carried_events.is_empty() {
+                text.push_str(&format!(", carried {} event(s)", carried_events.len()));
+            }
+            if !dropped_events.is_empty() {
+                let names: Vec<&str> = dropped_events.iter().map(|e| e.name.as_str()).collect();
+                text.push_str(&format!(", DROPPED {}", names.join(", ")));
+            }
+            text
+        }
         EventKind::TaskScheduled {
             task_id,
             name,

@@ -16,7 +16,7 @@ pub async fn run(global: &GlobalArgs) -> anyhow::Result<()> {
     let settings = settings::resolve(global, &[])?;
     let db = settings::db_path(global, DEFAULT_DB);
     let mut signals = StopSignals::install()?;
-    let hub = settings::open_hub(&db, settings, false).await?;
+    let hub = settings::open_hub(global, &db, settings, false).await?;
     let worker = Worker::start(&hub, workloads::registry())
         .await
         .context("cannot start the worker")?;

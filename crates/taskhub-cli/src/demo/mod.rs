@@ -61,7 +61,7 @@ pub async fn run(global: &GlobalArgs, args: &DemoArgs) -> anyhow::Result<()> {
     } else {
         fresh_file(&db)?;
     }
-    let hub = settings::open_hub(&db, settings, false).await?;
+    let hub = settings::open_hub(global, &db, settings, false).await?;
     let mut workers = if args.workers > 1 {
         let mut c = tokio::task::block_in_place(|| {
             cluster::Cluster::start(args.workers, &db, global, &profile)

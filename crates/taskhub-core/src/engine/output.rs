@@ -109,6 +109,10 @@ pub enum DiscardReason {
     InstanceFinished,
     /// The instance has not started yet: the runtime should deliver it again later.
     NotStarted,
+    /// The execution continued as new and the next one has not started yet: the message is
+    /// for the instance, not for the ended execution, and the runtime should deliver it again
+    /// (after the next execution's start, which is already queued).
+    AwaitingNextExecution,
     /// Not a message an orchestration can receive, or refers to a task that does not exist.
     Invalid,
 }

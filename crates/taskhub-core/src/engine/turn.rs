@@ -16,6 +16,7 @@ struct TurnOut {
     actions: Vec<Action>,
     discarded: Vec<Discarded>,
     carried: Vec<CarriedEvent>,
+    dropped: Vec<CarriedEvent>,
 }
 
 impl TurnOut {
@@ -49,6 +50,7 @@ impl OrchestrationSession {
             actions: Vec::new(),
             discarded: Vec::new(),
             carried: Vec::new(),
+            dropped: Vec::new(),
         };
         lock(&self.state).now = input.now;
         let mut messages = input.messages;
@@ -102,24 +104,49 @@ impl OrchestrationSession {
 
     fn apply_message(&mut self, m: &Message, out: &mut TurnOut) {
         if let Some(status) = self.finished {
+            if status == OrchestrationStatus::ContinuedAsNew && self.is_for_next_execution(m) {
+                return out.discard(
+                    m,
+                    DiscardReason::AwaitingNextExecution,
+                    "the execution continued as new; the next one has not started yet".into(),
+                );
+            }
             return out.discard(
                 m,
                 DiscardReason::InstanceFinished,
                 format!("instance is {status}"),
             );
         }
-        if self.code_result.is_some() {
-            if let (Some(CodeResult::ContinueAsNew(req)), EventKind::EventRaised { name, input }) =
-                (&self.code_result, &m.event)
-            {
+        if let Some(CodeResult::ContinueAsNew(req)) = &self.code_result {
+            // Arrived in the turn that continued as new: unprocessed by this execution.
+            if let EventKind::EventRaised { name, input } = &m.event {
+                let event = CarriedEvent {
+                    name: name.clone(),
+                    input: input.clone(),
+                };
                 if req.preserve_unprocessed_events {
-                    out.carried.push(CarriedEvent {
-                        name: name.clone(),
-                        input: input.clone(),
-                    });
+                    out.carried.push(event);
                     return;
                 }
+                out.dropped.push(event);
+                return out.discard(
+                    m,
+                    DiscardReason::InstanceFinished,
+                    format!(
+                        "event '{name}' dropped by continue-as-new without preserving \
+                         unprocessed events (recorded in ContinuedAsNew)"
+                    ),
+                );
             }
+            if self.is_for_next_execution(m) {
+                return out.discard(
+                    m,
+                    DiscardReason::AwaitingNextExecution,
+                    "the execution continued as new in this turn".into(),
+                );
+            }
+        }
+        if self.code_result.is_some() {
             return out.discard(
                 m,
                 DiscardReason::InstanceFinished,
@@ -357,22 +384,28 @@ impl OrchestrationSession {
             }
             CodeResult::Failed(failure) => self.record_failure(failure, out),
             CodeResult::ContinueAsNew(req) => {
-                let mut carried = Vec::new();
-                if req.preserve_unprocessed_events {
-                    carried = lock(&self.state).mailbox.drain_buffered();
-                    for ev in self.deferred.drain(..) {
-                        if let EventKind::EventRaised { name, input } = ev.event {
-                            carried.push(CarriedEvent { name, input });
-                        }
+                // Unprocessed events: buffered in the mailbox, held while suspended, and
+                // arrived in this turn after the code continued as new; in arrival order.
+                let mut unprocessed = lock(&self.state).mailbox.drain_buffered();
+                for ev in self.deferred.drain(..) {
+                    if let EventKind::EventRaised { name, input } = ev.event {
+                        unprocessed.push(CarriedEvent { name, input });
                     }
-                    carried.append(&mut out.carried);
                 }
+                let (carried, dropped) = if req.preserve_unprocessed_events {
+                    unprocessed.append(&mut out.carried);
+                    (unprocessed, Vec::new())
+                } else {
+                    unprocessed.append(&mut out.dropped);
+                    (Vec::new(), unprocessed)
+                };
                 out.record(
                     None,
                     EventKind::ContinuedAsNew {
                         input: req.input.clone(),
                         version: req.version.clone(),
                         carried_events: carried.clone(),
+                        dropped_events: dropped,
                     },
                 );
                 let execution_id = lock(&self.state).execution_id.next_generation();
@@ -386,6 +419,22 @@ impl OrchestrationSession {
             }
         }
         self.future = None;
+    }
+
+    /// Is `m` for the instance's next execution rather than for this one, once this one
+    /// continued as new? External events always are; a terminate, suspend or resume is unless
+    /// it names this execution. Completions belong to the execution that scheduled them.
+    fn is_for_next_execution(&self, m: &Message) -> bool {
+        match &m.event {
+            EventKind::EventRaised { .. } => true,
+            EventKind::ExecutionTerminated { .. }
+            | EventKind::ExecutionSuspended { .. }
+            | EventKind::ExecutionResumed { .. } => {
+                let current = lock(&self.state).execution_id.clone();
+                m.execution_id.as_ref().is_none_or(|e| *e != current)
+            }
+            _ => false,
+        }
     }
 
     fn record_failure(&mut self, failure: FailureDetails, out: &mut TurnOut) {

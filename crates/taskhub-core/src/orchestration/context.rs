@@ -39,12 +39,24 @@ pub struct SubOrchestrationOptions {
 }
 
 /// Options for [`OrchestrationContext::continue_as_new_with`].
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct ContinueAsNewOptions {
     /// The version of the next execution; `None` keeps the current one.
     pub version: Option<String>,
-    /// Carry external events that arrived but were not consumed into the next execution.
+    /// Carry external events that arrived but were not consumed into the next execution
+    /// (default `true`). `false` drops them, and the `ContinuedAsNew` history event names
+    /// what it dropped (`dropped_events`). Events that arrive after the execution ended are
+    /// for the next execution either way.
     pub preserve_unprocessed_events: bool,
+}
+
+impl Default for ContinueAsNewOptions {
+    fn default() -> Self {
+        Self {
+            version: None,
+            preserve_unprocessed_events: true,
+        }
+    }
 }
 
 impl OrchestrationContext {
@@ -148,6 +160,7 @@ impl OrchestrationContext {
     }
 
     /// Schedules an activity with a retry policy; waits between attempts are durable timers.
+    /// The first attempt is scheduled at the call, like [`call_activity`](Self::call_activity).
     pub fn call_activity_with_retry<I: Serialize, O: DeserializeOwned + Send + 'static>(
         &self,
         name: &str,
@@ -156,22 +169,24 @@ impl OrchestrationContext {
     ) -> impl Future<Output = Result<O, TaskError>> + Send + 'static {
         let ctx = self.clone();
         let name = name.to_owned();
-        let input = Payload::to_payload(&input, &format!("input of activity '{name}'"));
+        let scheduled =
+            Payload::to_payload(&input, &format!("input of activity '{name}'")).map(|input| {
+                let first = ctx.schedule_activity::<O>(&name, input.clone(), 1);
+                (input, first)
+            });
+        let first = ctx.now();
         async move {
-            let input = input?;
-            let first = ctx.now();
+            let (input, mut task) = scheduled?;
             let mut attempt = 1;
             loop {
-                match ctx
-                    .schedule_activity::<O>(&name, input.clone(), attempt)
-                    .await
-                {
+                match task.await {
                     Ok(v) => return Ok(v),
                     Err(e) => {
                         if !ctx.should_retry(&policy, &e, attempt, first).await {
                             return Err(e);
                         }
                         attempt += 1;
+                        task = ctx.schedule_activity::<O>(&name, input.clone(), attempt);
                     }
                 }
             }
@@ -227,7 +242,9 @@ impl OrchestrationContext {
         }
     }
 
-    /// Starts a sub-orchestration with options (version, instance ID, retry policy).
+    /// Starts a sub-orchestration with options (version, instance ID, retry policy). The first
+    /// attempt is scheduled at the call, like
+    /// [`call_sub_orchestration`](Self::call_sub_orchestration).
     pub fn call_sub_orchestration_with<I: Serialize, O: DeserializeOwned + Send + 'static>(
         &self,
         name: &str,
@@ -236,22 +253,29 @@ impl OrchestrationContext {
     ) -> impl Future<Output = Result<O, TaskError>> + Send + 'static {
         let ctx = self.clone();
         let name = name.to_owned();
-        let input = Payload::to_payload(&input, &format!("input of sub-orchestration '{name}'"));
+        let scheduled =
+            Payload::to_payload(&input, &format!("input of sub-orchestration '{name}'")).map(
+                |input| {
+                    let first = ctx.start_sub::<O>(&name, input.clone(), &options);
+                    (input, first)
+                },
+            );
+        let first = ctx.now();
         async move {
-            let input = input?;
+            let (input, mut task) = scheduled?;
             let Some(policy) = options.retry.clone() else {
-                return ctx.start_sub::<O>(&name, input, &options).await;
+                return task.await;
             };
-            let first = ctx.now();
             let mut attempt = 1;
             loop {
-                match ctx.start_sub::<O>(&name, input.clone(), &options).await {
+                match task.await {
                     Ok(v) => return Ok(v),
                     Err(e) => {
                         if !ctx.should_retry(&policy, &e, attempt, first).await {
                             return Err(e);
                         }
                         attempt += 1;
+                        task = ctx.start_sub::<O>(&name, input.clone(), &options);
                     }
                 }
             }
@@ -334,6 +358,8 @@ impl OrchestrationContext {
 
     /// Ends this execution and starts a new one with `input` and a fresh history. Await the
     /// returned future as the orchestration's last step: `return ctx.continue_as_new(x).await;`
+    /// External events that arrived but were not consumed are carried over to the next
+    /// execution (see [`ContinueAsNewOptions`]).
     pub fn continue_as_new<T: Serialize, R>(
         &self,
         input: T,

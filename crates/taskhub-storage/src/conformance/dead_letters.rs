@@ -4,9 +4,10 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::fixtures::at;
+use super::fixtures::{advance, at, dequeue, enqueue, queue_length, PAST_VISIBILITY};
 use crate::clock::{Clock, ManualClock};
 use crate::dead_letters::DeadLetter;
+use crate::error::StorageError;
 use crate::queue::QueueName;
 use crate::store::TaskHubStore;
 
@@ -159,4 +160,61 @@ pub async fn take_missing_dead_letter_is_none(store: Arc<dyn TaskHubStore>, cloc
         None
     );
     assert_eq!(list(s, None, 10).await.len(), 1, "the stored letter stays");
+}
+
+/// `move_to_dead_letters` MUST store the letter and delete the message as one step, and a
+/// repeat with the same (now stale) receipt MUST fail with `ReceiptExpired` and store no
+/// second letter.
+pub async fn move_to_dead_letters_stores_the_letter_deletes_the_message_and_is_not_repeated(
+    store: Arc<dyn TaskHubStore>,
+    clock: ManualClock,
+) {
+    let s = &*store;
+    let q = QueueName::Control(2);
+    enqueue(s, q, &["poison"]).await;
+    let got = dequeue(s, q, 1).await;
+    let id = s
+        .move_to_dead_letters(q, &got[0].receipt, letter(&clock, "poison"))
+        .await
+        .expect("move_to_dead_letters");
+    assert_eq!(queue_length(s, q).await, 0, "the message left its queue");
+    let letters = list(s, None, 10).await;
+    assert_eq!(bodies(&letters), ["poison"]);
+    assert_eq!(letters[0].id, id, "the returned ID is the letter's");
+    assert_eq!(
+        letters[0].queue, q,
+        "the letter names the queue it came from"
+    );
+    let again = s
+        .move_to_dead_letters(q, &got[0].receipt, letter(&clock, "poison"))
+        .await;
+    assert!(
+        matches!(again, Err(StorageError::ReceiptExpired { .. })),
+        "a repeated move: expected ReceiptExpired, got {again:?}"
+    );
+    assert_eq!(list(s, None, 10).await.len(), 1, "no second letter");
+}
+
+/// `move_to_dead_letters` with a stale receipt (the message was redelivered since) MUST fail
+/// with `ReceiptExpired`, store nothing and leave the message in its queue.
+pub async fn move_to_dead_letters_with_stale_receipt_stores_nothing(
+    store: Arc<dyn TaskHubStore>,
+    clock: ManualClock,
+) {
+    let s = &*store;
+    let q = QueueName::WorkItems;
+    enqueue(s, q, &["redelivered"]).await;
+    let first = dequeue(s, q, 1).await;
+    advance(s, &clock, PAST_VISIBILITY).await;
+    let second = dequeue(s, q, 1).await;
+    assert_eq!(second.len(), 1);
+    let moved = s
+        .move_to_dead_letters(q, &first[0].receipt, letter(&clock, "redelivered"))
+        .await;
+    assert!(
+        matches!(moved, Err(StorageError::ReceiptExpired { .. })),
+        "a move with a stale receipt: expected ReceiptExpired, got {moved:?}"
+    );
+    assert!(list(s, None, 10).await.is_empty(), "no letter stored");
+    assert_eq!(queue_length(s, q).await, 1, "the message stays");
 }

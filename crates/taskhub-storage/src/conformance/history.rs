@@ -247,6 +247,10 @@ fn every_event_kind_with_every_field() -> Vec<HistoryEvent> {
                     input: json("2"),
                 },
             ],
+            dropped_events: vec![CarriedEvent {
+                name: "late".to_owned(),
+                input: json("3"),
+            }],
         },
         EventKind::ExecutionCompleted {
             result: json("\"finished\""),
@@ -310,6 +314,7 @@ fn every_event_kind_with_empty_optionals() -> Vec<HistoryEvent> {
                 input: json("null"),
                 version: None,
                 carried_events: Vec::new(),
+                dropped_events: Vec::new(),
             },
         ),
         event(

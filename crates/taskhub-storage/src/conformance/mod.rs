@@ -66,6 +66,8 @@ macro_rules! conformance_tests {
                 abandon_makes_message_visible_after_delay,
                 abandon_keeps_dequeue_count,
                 abandon_invalidates_receipt,
+                release_makes_message_visible_after_delay_without_counting_the_delivery,
+                release_invalidates_receipt,
                 extend_pushes_visibility_timeout_from_now,
                 extend_returns_new_receipt_replacing_old,
                 stats_counts_visible_and_invisible_messages,
@@ -113,6 +115,8 @@ macro_rules! conformance_tests {
                 list_dead_letters_starts_after_given_id,
                 take_dead_letter_removes_and_returns_it,
                 take_missing_dead_letter_is_none,
+                move_to_dead_letters_stores_the_letter_deletes_the_message_and_is_not_repeated,
+                move_to_dead_letters_with_stale_receipt_stores_nothing,
             }
             partitions {
                 hub_info_is_none_before_create,

@@ -313,6 +313,70 @@ pub async fn abandon_invalidates_receipt(store: Arc<dyn TaskHubStore>, _clock: M
     assert_eq!(queue_length(s, Q).await, 1, "the message must stay");
 }
 
+/// `release` MUST make the message visible again after `delay`, and the released delivery
+/// MUST NOT count toward its dequeue count.
+pub async fn release_makes_message_visible_after_delay_without_counting_the_delivery(
+    store: Arc<dyn TaskHubStore>,
+    clock: ManualClock,
+) {
+    let s = &*store;
+    enqueue(s, Q, &["moved"]).await;
+    let first = dequeue(s, Q, 1).await;
+    assert_eq!(first[0].dequeue_count, 1);
+    s.release(Q, &first[0].receipt, DELAY)
+        .await
+        .expect("release");
+    let early = just_before(s, DELAY);
+    advance(s, &clock, early).await;
+    assert!(
+        visible_bodies(s, Q).await.is_empty(),
+        "released with a delay: hidden until it passes"
+    );
+    advance(s, &clock, DELAY + Duration::from_secs(1) - early).await;
+    for _ in 0..3 {
+        let again = dequeue(s, Q, 1).await;
+        assert_eq!(again.len(), 1, "released: visible again after its delay");
+        assert_eq!(
+            again[0].dequeue_count, 1,
+            "a released delivery must not count toward the dequeue count"
+        );
+        s.release(Q, &again[0].receipt, Duration::ZERO)
+            .await
+            .expect("release");
+    }
+    let counted = dequeue(s, Q, 1).await;
+    s.abandon(Q, &counted[0].receipt, Duration::ZERO)
+        .await
+        .expect("abandon");
+    let last = dequeue(s, Q, 1).await;
+    assert_eq!(
+        last[0].dequeue_count, 2,
+        "an abandoned delivery still counts after released ones"
+    );
+}
+
+/// `release` MUST invalidate the receipt.
+pub async fn release_invalidates_receipt(store: Arc<dyn TaskHubStore>, _clock: ManualClock) {
+    let s = &*store;
+    enqueue(s, Q, &["let go"]).await;
+    let got = dequeue(s, Q, 1).await;
+    let receipt = got[0].receipt.clone();
+    s.release(Q, &receipt, Duration::from_secs(60))
+        .await
+        .expect("release");
+    let deleted = s.delete(Q, &receipt).await;
+    assert!(
+        matches!(deleted, Err(StorageError::ReceiptExpired { .. })),
+        "delete after release: expected ReceiptExpired, got {deleted:?}"
+    );
+    let released = s.release(Q, &receipt, Duration::ZERO).await;
+    assert!(
+        matches!(released, Err(StorageError::ReceiptExpired { .. })),
+        "a second release with the same receipt: expected ReceiptExpired, got {released:?}"
+    );
+    assert_eq!(queue_length(s, Q).await, 1, "the message must stay");
+}
+
 /// `extend` MUST push the visibility timeout to `visibility` from now.
 pub async fn extend_pushes_visibility_timeout_from_now(
     store: Arc<dyn TaskHubStore>,

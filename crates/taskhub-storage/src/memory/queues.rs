@@ -32,6 +32,17 @@ struct StoredMessage {
     receipt: Option<Receipt>,
 }
 
+/// What happens to a held message's delivery when its visibility changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hold {
+    /// Still held, under a new receipt (`extend`).
+    Keep,
+    /// Given back; the delivery counts (`abandon`).
+    Abandon,
+    /// Given back; the delivery does not count (`release`).
+    Release,
+}
+
 /// Rejects queues that do not exist in a task hub (`control-16` and up).
 pub(super) fn check_queue(queue: QueueName) -> StorageResult<()> {
     match queue {
@@ -163,10 +174,10 @@ impl State {
         queue: QueueName,
         receipt: &Receipt,
         visible_at: Duration,
-        keep_held: bool,
+        hold: Hold,
     ) -> StorageResult<Option<Receipt>> {
         let seq = self.held(queue, receipt)?;
-        let new = keep_held.then(|| Receipt(format!("{seq}.{}", self.new_nonce())));
+        let new = (hold == Hold::Keep).then(|| Receipt(format!("{seq}.{}", self.new_nonce())));
         if let Some(m) = self
             .queues
             .get_mut(&queue)
@@ -174,6 +185,9 @@ impl State {
         {
             m.visible_at = visible_at;
             m.receipt.clone_from(&new);
+            if hold == Hold::Release {
+                m.dequeue_count = m.dequeue_count.saturating_sub(1);
+            }
         }
         Ok(new)
     }
@@ -229,12 +243,11 @@ impl MemoryStore {
         queue: QueueName,
         receipt: &Receipt,
         after: Duration,
-        keep_held: bool,
+        hold: Hold,
     ) -> StorageResult<Option<Receipt>> {
         check_queue(queue)?;
         let now = self.now();
-        self.state()
-            .rehide(queue, receipt, now.mono + after, keep_held)
+        self.state().rehide(queue, receipt, now.mono + after, hold)
     }
 }
 
@@ -268,7 +281,23 @@ impl QueueStore for MemoryStore {
         delay: Duration,
     ) -> StorageResult<()> {
         let call = self.enter(Op::Abandon).await?;
-        call.finish(self.rehide_now(queue, receipt, delay, false).map(|_| ()))
+        call.finish(
+            self.rehide_now(queue, receipt, delay, Hold::Abandon)
+                .map(|_| ()),
+        )
+    }
+
+    async fn release(
+        &self,
+        queue: QueueName,
+        receipt: &Receipt,
+        delay: Duration,
+    ) -> StorageResult<()> {
+        let call = self.enter(Op::Release).await?;
+        call.finish(
+            self.rehide_now(queue, receipt, delay, Hold::Release)
+                .map(|_| ()),
+        )
     }
 
     async fn extend(
@@ -279,7 +308,7 @@ impl QueueStore for MemoryStore {
     ) -> StorageResult<Receipt> {
         let call = self.enter(Op::Extend).await?;
         let result = self
-            .rehide_now(queue, receipt, visibility, true)
+            .rehide_now(queue, receipt, visibility, Hold::Keep)
             .and_then(|r| r.ok_or_else(|| expired(queue)));
         call.finish(result)
     }

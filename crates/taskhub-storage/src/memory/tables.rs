@@ -13,7 +13,7 @@ use crate::history::ETag;
 use crate::instances::{Expect, InstancePage, InstanceQuery, InstanceRow, InstanceStore};
 use crate::partitions::{HubInfo, PartitionRow, PartitionStore};
 use crate::payloads::PayloadStore;
-use crate::queue::MAX_PARTITIONS;
+use crate::queue::{QueueName, Receipt, MAX_PARTITIONS};
 
 /// The prefix of the memory backend's continuation tokens (the rest is the last ID returned).
 const TOKEN_PREFIX: &str = "after:";
@@ -261,6 +261,26 @@ impl DeadLetterStore for MemoryStore {
         let call = self.enter(Op::TakeDeadLetter).await?;
         let letter = self.state().dead_letters.remove(id);
         call.finish(Ok(letter))
+    }
+
+    async fn move_to_dead_letters(
+        &self,
+        queue: QueueName,
+        receipt: &Receipt,
+        mut letter: DeadLetter,
+    ) -> StorageResult<String> {
+        let call = self.enter(Op::MoveToDeadLetters).await?;
+        let result = super::queues::check_queue(queue).and_then(|()| {
+            // One lock: the message leaves its queue and the letter arrives together.
+            let mut state = self.state();
+            state.delete_message(queue, receipt)?;
+            let id = state.new_dead_letter_id();
+            letter.id.clone_from(&id);
+            letter.queue = queue;
+            state.dead_letters.insert(id.clone(), letter);
+            Ok(id)
+        });
+        call.finish(result)
     }
 }
 

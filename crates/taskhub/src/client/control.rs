@@ -1,11 +1,20 @@
 //! Raising events, terminating, suspending and resuming instances.
 
 use serde::Serialize;
-use taskhub_core::{EventKind, InstanceId, Message, OrchestrationStatus, Payload};
+use taskhub_core::{EventKind, InstanceId, Message, MessageId, OrchestrationStatus, Payload};
 use taskhub_storage::{InstanceRow, QueueName};
 
+use super::prestart::Outcome;
 use super::TaskHubClient;
 use crate::error::TaskhubError;
+
+/// Options of [`TaskHubClient::raise_event_with`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RaiseOptions {
+    /// A caller-chosen ID (idempotency key, 1 to 256 bytes): raising again with the same ID
+    /// on the same instance delivers the event once. `None` makes every raise a new event.
+    pub event_id: Option<String>,
+}
 
 impl TaskHubClient {
     async fn existing(&self, instance_id: &InstanceId) -> Result<InstanceRow, TaskhubError> {
@@ -17,7 +26,11 @@ impl TaskHubClient {
     }
 
     async fn send_to(&self, row: &InstanceRow, event: EventKind) -> Result<(), TaskhubError> {
-        let mut m = Message::from_client(row.instance_id.clone(), event, self.hub.clock().now());
+        let m = Message::from_client(row.instance_id.clone(), event, self.hub.clock().now());
+        self.send_message(row, m).await
+    }
+
+    async fn send_message(&self, row: &InstanceRow, mut m: Message) -> Result<(), TaskhubError> {
         m.target_partition = Some(row.partition);
         self.hub.send(QueueName::Control(row.partition), &m).await?;
         Ok(())
@@ -34,7 +47,31 @@ impl TaskHubClient {
         name: &str,
         data: &T,
     ) -> Result<(), TaskhubError> {
+        self.raise_event_with(instance_id, name, data, RaiseOptions::default())
+            .await
+    }
+
+    /// Raises an external event with options. With an `event_id`, retrying the call (after a
+    /// timeout, a lost reply, a crash of the caller) delivers the event once: the message ID
+    /// is derived from the instance and the event ID, and the instance applies a message ID at
+    /// most once (recorded in its history, so this holds across reloads and workers).
+    ///
+    /// # Errors
+    /// `NotFound` for an unknown instance, `WrongStatus` for a finished one, `Invalid` for an
+    /// empty or over-long event ID.
+    pub async fn raise_event_with<T: Serialize + ?Sized>(
+        &self,
+        instance_id: &InstanceId,
+        name: &str,
+        data: &T,
+        options: RaiseOptions,
+    ) -> Result<(), TaskhubError> {
         let input = Payload::to_payload(data, &format!("data of event '{name}'"))?;
+        let id = options
+            .event_id
+            .as_deref()
+            .map(|e| MessageId::for_raised_event(instance_id, e))
+            .transpose()?;
         let row = self.existing(instance_id).await?;
         if row.status.is_terminal() {
             return Err(TaskhubError::WrongStatus {
@@ -43,17 +80,22 @@ impl TaskHubClient {
                 operation: "raise an event",
             });
         }
-        self.send_to(
-            &row,
+        let mut m = Message::from_client(
+            row.instance_id.clone(),
             EventKind::EventRaised {
                 name: name.to_owned(),
                 input,
             },
-        )
-        .await
+            self.hub.clock().now(),
+        );
+        if let Some(id) = id {
+            m.id = id;
+        }
+        self.send_message(&row, m).await
     }
 
-    /// Terminates an active instance.
+    /// Terminates an active instance. A Pending instance whose start is scheduled in the
+    /// future is Terminated at once, and never runs.
     ///
     /// # Errors
     /// `NotFound`, or `WrongStatus` if it already finished.
@@ -62,7 +104,10 @@ impl TaskHubClient {
         instance_id: &InstanceId,
         reason: &str,
     ) -> Result<(), TaskhubError> {
-        let row = self.existing(instance_id).await?;
+        let row = match self.terminate_before_start(instance_id, reason).await? {
+            Outcome::Done => return Ok(()),
+            Outcome::NotWaiting(row) => *row,
+        };
         if row.status.is_terminal() {
             return Err(TaskhubError::WrongStatus {
                 instance_id: instance_id.clone(),
@@ -79,7 +124,9 @@ impl TaskHubClient {
         .await
     }
 
-    /// Suspends a running instance: messages are kept until it is resumed.
+    /// Suspends a running instance: messages are kept until it is resumed. A Pending instance
+    /// whose start is scheduled in the future is Suspended at once, and runs only after it is
+    /// resumed (at its scheduled time, or at once if that has passed).
     ///
     /// # Errors
     /// `NotFound`, or `WrongStatus` unless it is Pending or Running.
@@ -88,7 +135,10 @@ impl TaskHubClient {
         instance_id: &InstanceId,
         reason: Option<&str>,
     ) -> Result<(), TaskhubError> {
-        let row = self.existing(instance_id).await?;
+        let row = match self.suspend_before_start(instance_id, reason).await? {
+            Outcome::Done => return Ok(()),
+            Outcome::NotWaiting(row) => *row,
+        };
         if !matches!(
             row.status,
             OrchestrationStatus::Pending | OrchestrationStatus::Running
@@ -124,6 +174,9 @@ impl TaskHubClient {
                 status: row.status,
                 operation: "resume",
             });
+        }
+        if self.resume_before_start(&row).await? {
+            return Ok(());
         }
         self.send_to(
             &row,

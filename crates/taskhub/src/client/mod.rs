@@ -2,11 +2,13 @@
 
 mod control;
 mod dead_letters;
+pub(crate) mod prestart;
 mod purge;
 mod query;
 mod start;
 
-pub use query::{InstanceStatus, StatusOptions};
+pub use control::RaiseOptions;
+pub use query::{suspend_reason, InstanceStatus, StatusOptions};
 pub use start::{ReusePolicy, StartOptions};
 
 use crate::hub::TaskHub;

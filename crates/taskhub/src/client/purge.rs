@@ -3,19 +3,24 @@
 use taskhub_core::InstanceId;
 use taskhub_storage::InstanceQuery;
 
+use super::prestart::Outcome;
 use super::TaskHubClient;
 use crate::error::TaskhubError;
 
 impl TaskHubClient {
     /// Deletes a finished instance's history, large payloads and row. Returns false if it did
-    /// not exist.
+    /// not exist. A Pending instance whose start is scheduled in the future is purged at once
+    /// too, and never runs.
     ///
     /// # Errors
     /// `WrongStatus` if the instance is still active, or a storage error.
     pub async fn purge(&self, instance_id: &InstanceId) -> Result<bool, TaskhubError> {
         let store = self.hub.store();
-        let Some(row) = store.get_instance(instance_id).await? else {
-            return Ok(false);
+        let row = match self.purge_before_start(instance_id).await {
+            Ok(Outcome::Done) => return Ok(true),
+            Ok(Outcome::NotWaiting(row)) => *row,
+            Err(TaskhubError::NotFound(_)) => return Ok(false),
+            Err(e) => return Err(e),
         };
         if !row.status.is_terminal() {
             return Err(TaskhubError::WrongStatus {

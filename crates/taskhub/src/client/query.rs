@@ -33,16 +33,40 @@ impl InstanceStatus {
         self.row.status
     }
 
-    /// The output deserialized into `T`, if the instance completed.
+    /// The output deserialized into `T`, if the instance completed (for a terminated
+    /// instance: the termination reason).
     ///
     /// # Errors
     /// A payload error if the output does not match `T`.
     pub fn output<T: DeserializeOwned>(&self) -> Result<Option<T>, TaskhubError> {
+        if self.row.status == OrchestrationStatus::Suspended {
+            return Ok(None);
+        }
         Ok(match &self.row.output {
             Some(p) => Some(p.parse(&format!("output of instance '{}'", self.row.instance_id))?),
             None => None,
         })
     }
+
+    /// Why the instance was suspended, while it is Suspended and the suspension gave a reason.
+    #[must_use]
+    pub fn suspend_reason(&self) -> Option<String> {
+        suspend_reason(&self.row)
+    }
+}
+
+/// The suspension reason a Suspended row carries (where a Terminated row carries the
+/// termination reason: in its output).
+#[must_use]
+pub fn suspend_reason(row: &InstanceRow) -> Option<String> {
+    if row.status != OrchestrationStatus::Suspended {
+        return None;
+    }
+    let p = row.output.as_ref()?;
+    Some(
+        p.parse::<String>("suspension reason")
+            .unwrap_or_else(|_| p.as_str().to_owned()),
+    )
 }
 
 impl TaskHubClient {

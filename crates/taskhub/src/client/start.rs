@@ -13,6 +13,9 @@ use taskhub_storage::{
 use super::TaskHubClient;
 use crate::error::TaskhubError;
 
+/// How often a start decides again after its conditional write lost a race for the row.
+const START_ATTEMPTS: u32 = 8;
+
 /// What a start does when the instance ID is already in use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ReusePolicy {
@@ -76,6 +79,33 @@ impl TaskHubClient {
             .instance_id
             .clone()
             .unwrap_or_else(InstanceId::random);
+        // The row changed between the read and the write (a turn of the running execution,
+        // a racing start): decide again on the row as it is now, a few times.
+        let mut attempts = 0;
+        loop {
+            match self.try_start(name, &input, &options, &instance_id).await {
+                Err(TaskhubError::Storage(StorageError::Conflict { .. }))
+                    if attempts < START_ATTEMPTS =>
+                {
+                    attempts += 1;
+                }
+                other => return other.map(|()| instance_id),
+            }
+        }
+    }
+
+    /// One attempt of a start: read the row, apply the reuse policy, and write the Pending row
+    /// with the start message (and, replacing an active execution, the terminate aimed at
+    /// that execution) in one checkpoint conditional on the row read.
+    async fn try_start(
+        &self,
+        name: &str,
+        input: &Payload,
+        options: &StartOptions,
+        instance_id: &InstanceId,
+    ) -> Result<(), TaskhubError> {
+        let instance_id = instance_id.clone();
+        let input = input.clone();
         let store = self.hub.store();
         let now = self.hub.clock().now();
         let existing = store.get_instance(&instance_id).await?;
@@ -96,13 +126,17 @@ impl TaskHubClient {
                     });
                 }
                 if row.status.is_active() {
-                    let terminate = Message::from_client(
+                    // Aimed at the execution being replaced only: applied after the new
+                    // execution started, it is discarded as stale instead of ending it.
+                    let mut terminate = Message::from_client(
                         instance_id.clone(),
                         EventKind::ExecutionTerminated {
                             reason: "replaced by a new start".into(),
                         },
                         now,
                     );
+                    terminate.execution_id = Some(row.execution_id.clone());
+                    terminate.target_partition = Some(row.partition);
                     outbound.push(
                         self.outbound(
                             QueueName::Control(row.partition),
@@ -143,7 +177,7 @@ impl TaskHubClient {
         let row = InstanceRow {
             instance_id: instance_id.clone(),
             name: name.to_owned(),
-            version: options.version,
+            version: options.version.clone(),
             execution_id: execution_id.clone(),
             status: OrchestrationStatus::Pending,
             input,
@@ -171,25 +205,19 @@ impl TaskHubClient {
                     .inner
                     .signals
                     .enqueued_after(QueueName::Control(partition), delay);
-                Ok(instance_id)
+                Ok(())
             }
-            Err(StorageError::Conflict { .. }) => {
+            Err(StorageError::Conflict { what }) => {
                 // Someone else wrote the row. If a worker already picked up our own start, the
-                // row carries our execution ID: the start succeeded.
+                // row carries our execution ID: the start succeeded. Otherwise the caller
+                // decides again on the row as it is now.
                 self.hub
                     .inner
                     .signals
                     .enqueued(QueueName::Control(partition));
                 match store.get_instance(&instance_id).await? {
-                    Some(row) if row.execution_id == execution_id => Ok(instance_id),
-                    Some(row) => Err(TaskhubError::AlreadyExists {
-                        instance_id,
-                        status: row.status,
-                    }),
-                    None => Err(StorageError::Conflict {
-                        what: format!("instance '{instance_id}'"),
-                    }
-                    .into()),
+                    Some(row) if row.execution_id == execution_id => Ok(()),
+                    _ => Err(StorageError::Conflict { what }.into()),
                 }
             }
             Err(e) => Err(e.into()),

@@ -56,6 +56,15 @@ impl LeaseConfig {
     pub fn fast_interval(&self) -> Duration {
         (self.acquire_interval / 4).min(Duration::from_secs(1))
     }
+
+    /// The longest time between two successful reads of the partitions table that still
+    /// counts as continuous observation: twice the [pass interval](Self::pass_interval). A
+    /// longer gap (the worker was paused, the store did not answer) restarts every expiry
+    /// clock (invariant 7; see the `observe` module).
+    #[must_use]
+    pub fn max_observation_gap(&self) -> Duration {
+        self.pass_interval() * 2
+    }
 }
 
 #[derive(Debug)]
@@ -111,9 +120,9 @@ impl LeaseManager {
         Self {
             store,
             clock,
-            config,
             held: BTreeMap::new(),
-            seen: Observations::default(),
+            seen: Observations::new(config.max_observation_gap()),
+            config,
             prohibited: Vec::new(),
         }
     }
@@ -147,7 +156,6 @@ impl LeaseManager {
     /// One pass: read the table, drop lost partitions, renew, drain and hand over, claim and
     /// ask for partitions. Returns how long to wait before the next pass.
     pub async fn tick(&mut self, host: &mut dyn PartitionHost) -> Duration {
-        let now = self.clock.monotonic();
         let mut partition_count = None;
         match self.store.hub_info().await {
             Ok(Some(info)) => {
@@ -162,20 +170,24 @@ impl LeaseManager {
         let rows = match self.store.list_partitions().await {
             Ok(rows) => rows,
             Err(e) => {
-                warn!(worker = %self.config.worker, error = %e, "could not read the partitions table");
+                warn!(worker = %self.config.worker, error = %e, "could not read the partitions table; expiry clocks restart");
+                self.seen.interrupted();
                 self.stop_unrenewed(host);
                 return self.config.fast_interval();
             }
         };
-        self.seen.observe(&rows, now);
+        self.observe(&rows);
         self.drop_lost(&rows, host);
         host.observed(&rows, partition_count);
         let mut pass = self.maintain(&rows, host).await;
         if pass.reread {
             // A write of ours conflicted: learn at once whether the row changed hands.
-            if let Ok(rows) = self.store.list_partitions().await {
-                self.seen.observe(&rows, self.clock.monotonic());
-                self.drop_lost(&rows, host);
+            match self.store.list_partitions().await {
+                Ok(rows) => {
+                    self.observe(&rows);
+                    self.drop_lost(&rows, host);
+                }
+                Err(_) => self.seen.interrupted(),
             }
         }
         self.stop_unrenewed(host);
@@ -212,6 +224,23 @@ impl LeaseManager {
                 warn!(partition = p, error = %e, "could not release partition at shutdown");
             }
         }
+    }
+
+    /// Records a successful read, timed when it returned (a read that took long, or a pause
+    /// since the last one, is a gap that restarts the expiry clocks).
+    fn observe(&mut self, rows: &[PartitionRow]) {
+        let read_at = self.clock.monotonic();
+        if self.seen.stale_at(read_at) {
+            debug!(worker = %self.config.worker, "observation gap (first read, pause, or store outage); expiry clocks restart");
+        }
+        self.seen.observe(rows, read_at);
+    }
+
+    /// A lease write failed without a conflict: the store did not answer, so this worker's
+    /// view of who renewed is not continuous.
+    fn write_failed(&mut self, partition: u32, what: &str, e: &StorageError) {
+        warn!(worker = %self.config.worker, partition, error = %e, "{what}; expiry clocks restart");
+        self.seen.interrupted();
     }
 
     fn me(&self) -> &str {
@@ -335,7 +364,7 @@ impl LeaseManager {
                     }
                 }
                 Err(StorageError::Conflict { .. }) => pass.reread = true,
-                Err(e) => warn!(partition = p, error = %e, "could not renew partition lease"),
+                Err(e) => self.write_failed(p, "could not renew partition lease", &e),
             }
         }
         pass
@@ -373,7 +402,9 @@ impl LeaseManager {
             .map(|(p, _)| *p)
             .collect();
         let seen = &self.seen;
-        let expired = |p: u32| seen.unchanged_for(p, now) >= lease;
+        // Rows read before a pause (or before writes that stalled) show nothing about now.
+        let current = !seen.stale_at(now);
+        let expired = |p: u32| current && seen.unchanged_for(p) >= lease;
         let plan = balance::plan(&View {
             me: &self.config.worker,
             rows,
@@ -415,7 +446,7 @@ impl LeaseManager {
                     host.acquired(p, claimed.epoch);
                 }
                 Err(StorageError::Conflict { .. }) => pending = true,
-                Err(e) => warn!(partition = p, error = %e, "could not claim partition"),
+                Err(e) => self.write_failed(p, "could not claim partition", &e),
             }
         }
         for p in plan.requests {
@@ -432,9 +463,135 @@ impl LeaseManager {
                     debug!(worker = %self.config.worker, partition = p, owner = ?row.owner, "asked for partition");
                     pending = true;
                 }
-                Err(e) => debug!(partition = p, error = %e, "could not ask for partition"),
+                Err(StorageError::Conflict { .. }) => {
+                    debug!(
+                        partition = p,
+                        "could not ask for partition: the row changed"
+                    );
+                }
+                Err(e) => self.write_failed(p, "could not ask for partition", &e),
             }
         }
         pending
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use taskhub_core::Timestamp;
+    use taskhub_storage::memory::{FaultPlan, MemoryStore, Op, Trigger};
+    use taskhub_storage::ManualClock;
+
+    #[derive(Default)]
+    struct Host {
+        acquired: Vec<u32>,
+    }
+
+    impl PartitionHost for Host {
+        fn acquired(&mut self, partition: u32, _: u64) {
+            self.acquired.push(partition);
+        }
+        fn stop_dequeuing(&mut self, _: u32) {}
+        fn in_flight(&self, _: u32) -> usize {
+            0
+        }
+        fn released(&mut self, _: u32, _: Released) {}
+    }
+
+    fn config(worker: &str) -> LeaseConfig {
+        LeaseConfig {
+            worker: worker.into(),
+            lease_interval: Duration::from_secs(30),
+            renew_interval: Duration::from_secs(10),
+            acquire_interval: Duration::from_secs(10),
+            max_partitions: 16,
+            drain_timeout: Duration::from_secs(20),
+        }
+    }
+
+    /// One partition, claimed by `dead` (which never runs again), and an observer `b`.
+    async fn setup(plan: FaultPlan) -> (ManualClock, Arc<MemoryStore>, LeaseManager) {
+        let clock = ManualClock::new(Timestamp::from_millis(1_700_000_000_000));
+        let store = Arc::new(MemoryStore::new(Arc::new(clock.clone())));
+        store.create_hub(1, clock.now()).await.unwrap();
+        let mut dead = LeaseManager::new(store.clone(), Arc::new(clock.clone()), config("dead"));
+        let mut host = Host::default();
+        dead.tick(&mut host).await;
+        assert_eq!(host.acquired, [0]);
+        store.faults().set_plan(plan);
+        let b = LeaseManager::new(store.clone(), Arc::new(clock.clone()), config("b"));
+        (clock, store, b)
+    }
+
+    /// Ticks `m` every 5 s from now until it acquires something or `limit` passes; returns the
+    /// elapsed time at the acquiring tick.
+    async fn ticks_until_claim(m: &mut LeaseManager, clock: &ManualClock, limit: u64) -> u64 {
+        let start = clock.monotonic();
+        let mut host = Host::default();
+        loop {
+            m.tick(&mut host).await;
+            let elapsed = (clock.monotonic() - start).as_secs();
+            if !host.acquired.is_empty() {
+                return elapsed;
+            }
+            assert!(elapsed < limit, "no claim within {limit} s");
+            clock.advance(Duration::from_secs(5));
+        }
+    }
+
+    #[tokio::test]
+    async fn continuous_observation_claims_a_dead_owners_row_after_the_lease() {
+        let (clock, _store, mut b) = setup(FaultPlan::none()).await;
+        assert_eq!(ticks_until_claim(&mut b, &clock, 100).await, 30);
+    }
+
+    #[tokio::test]
+    async fn a_pause_of_the_observer_restarts_its_expiry_clocks() {
+        let (clock, _store, mut b) = setup(FaultPlan::none()).await;
+        let mut host = Host::default();
+        b.tick(&mut host).await;
+        // Paused for longer than the lease: the row is unchanged, but b did not watch it.
+        clock.advance(Duration::from_secs(40));
+        // Watched from the first read after the pause: a full lease interval again.
+        assert_eq!(ticks_until_claim(&mut b, &clock, 100).await, 30);
+    }
+
+    #[tokio::test]
+    async fn a_gap_just_over_the_bound_restarts_and_one_at_the_bound_does_not() {
+        let (clock, _store, mut b) = setup(FaultPlan::none()).await;
+        assert_eq!(b.config().max_observation_gap(), Duration::from_secs(10));
+        let mut host = Host::default();
+        b.tick(&mut host).await;
+        clock.advance(Duration::from_secs(10));
+        b.tick(&mut host).await;
+        clock.advance(Duration::from_secs(11));
+        // Watched 10 s, then a gap of 11 s: the clock restarted, so 30 s more are needed.
+        assert_eq!(ticks_until_claim(&mut b, &clock, 100).await, 30);
+    }
+
+    #[tokio::test]
+    async fn a_failed_read_restarts_the_expiry_clocks() {
+        // b's reads are calls 1, 2, 3, ... of list_partitions after the plan: the 4th fails
+        // (at 15 s), so b watches afresh from its read at 20 s and claims at 50 s, not 30 s.
+        let plan = FaultPlan::none().fail(
+            Trigger::nth_of(Op::ListPartitions, 4),
+            StorageError::Unavailable("injected".into()),
+        );
+        let (clock, _store, mut b) = setup(plan).await;
+        assert_eq!(ticks_until_claim(&mut b, &clock, 100).await, 50);
+    }
+
+    #[tokio::test]
+    async fn a_failed_lease_write_restarts_the_expiry_clocks() {
+        // b's reads all succeed, but its claim at 30 s fails without a conflict (the store
+        // did not answer, so it may not have answered the owner either): b watches afresh
+        // from its next read at 35 s and claims at 65 s.
+        let plan = FaultPlan::none().fail(
+            Trigger::nth_of(Op::PutPartition, 1),
+            StorageError::Unavailable("injected".into()),
+        );
+        let (clock, _store, mut b) = setup(plan).await;
+        assert_eq!(ticks_until_claim(&mut b, &clock, 100).await, 65);
     }
 }

@@ -11,7 +11,10 @@
 //!   went offline, or all of them if it is prohibited: it stops dequeuing, lets in-flight work
 //!   finish for up to the drain timeout, then writes the row without owner;
 //! * claims free rows, rows handed over to it, and rows whose ETag has not changed for a full
-//!   `lease_interval` as measured by its own clock (never by another worker's timestamp);
+//!   `lease_interval` as measured by its own clock (never by another worker's timestamp),
+//!   counting only time it spent observing: a pause of its own lease loop, a read that failed
+//!   or came back late, or a lease write the store did not answer restarts those clocks
+//!   (see `observe`);
 //!   each claim increments the partition's epoch, which fences the previous owner's
 //!   checkpoints in storage;
 //! * asks over-loaded workers for partitions until it holds its fair share ([`balance`]).

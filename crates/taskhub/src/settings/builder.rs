@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-use super::{Settings, KNOWN};
+use super::{Settings, BACKEND_TABLES, KNOWN};
 use crate::error::TaskhubError;
 
 /// Collects setting values; [`build`](Self::build) parses and validates the final ones.
@@ -45,7 +45,7 @@ impl SettingsBuilder {
         value: &str,
         source: &str,
     ) -> Result<&mut Self, TaskhubError> {
-        if !KNOWN.contains(&name) {
+        if !KNOWN.contains(&name) && name != "durability" {
             return Err(TaskhubError::InvalidSetting {
                 name: name.to_owned(),
                 reason: format!(
@@ -79,6 +79,10 @@ impl SettingsBuilder {
             .parse()
             .map_err(|e: toml::de::Error| file_error(e.message().to_owned()))?;
         for (key, value) in table {
+            if BACKEND_TABLES.contains(&key.as_str()) && value.is_table() {
+                // The backend's own options: its crate reads them.
+                continue;
+            }
             let text = match value {
                 toml::Value::String(v) => v,
                 toml::Value::Integer(i) => i.to_string(),

@@ -9,22 +9,9 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
 
-use serde::Deserialize;
-
 use crate::error::TaskhubError;
 pub use backend::{Backend, Secret, DEFAULT_TASK_HUB_NAME};
 pub use builder::SettingsBuilder;
-
-/// SQLite durability: `normal` (default; WAL with fsync at checkpoints) or `full` (fsync per commit).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Durability {
-    /// Fast; a power loss may lose the last commits, never corrupt the store.
-    #[default]
-    Normal,
-    /// Every commit is fsynced.
-    Full,
-}
 
 /// Every knob of the runtime, with the defaults documented per field.
 #[derive(Debug, Clone, PartialEq)]
@@ -70,8 +57,9 @@ pub struct Settings {
     pub work_item_visibility_timeout: Duration,
     /// How long a graceful shutdown waits for in-flight work. Default 30 s.
     pub shutdown_timeout: Duration,
-    /// SQLite durability. Default `normal`.
-    pub durability: Durability,
+    /// How long `TaskHub::open` and `Worker::start` retry a store that answers busy (or
+    /// another retryable error) before failing with `TaskhubError::StoreBusy`. Default 60 s.
+    pub startup_busy_timeout: Duration,
     /// This worker's name in lease rows. Default `<hostname>-<pid>`.
     pub worker_id: String,
     /// Where the task hub lives: `sqlite` (default) or `azure`. Read by the commands that open
@@ -108,7 +96,7 @@ impl Default for Settings {
             control_queue_visibility_timeout: Duration::from_secs(300),
             work_item_visibility_timeout: Duration::from_secs(300),
             shutdown_timeout: Duration::from_secs(30),
-            durability: Durability::Normal,
+            startup_busy_timeout: Duration::from_secs(60),
             worker_id: default_worker_id(),
             backend: Backend::Sqlite,
             azure_storage_connection_string: Secret::default(),
@@ -264,12 +252,11 @@ impl Settings {
             }
             "work_item_visibility_timeout" => self.work_item_visibility_timeout = dur(value)?,
             "shutdown_timeout" => self.shutdown_timeout = dur(value)?,
+            "startup_busy_timeout" => self.startup_busy_timeout = dur(value)?,
             "durability" => {
-                self.durability = match value.trim().to_ascii_lowercase().as_str() {
-                    "normal" => Durability::Normal,
-                    "full" => Durability::Full,
-                    _ => return Err(err(format!("expected normal or full, got {value:?}"))),
-                }
+                return Err(err(format!(
+                    "durability is an option of the SQLite backend: set it under [{BACKEND_SQLITE}] in taskhub.toml ([{BACKEND_SQLITE}] durability = {value:?}), with TASKHUB_DURABILITY, or with --durability"
+                )))
             }
             "worker_id" => value.trim().clone_into(&mut self.worker_id),
             n if backend::KEYS.contains(&n) => backend::set(self, n, value)?,
@@ -283,6 +270,12 @@ impl Settings {
         Ok(())
     }
 }
+
+/// The tables of `taskhub.toml` that belong to a backend (read by the backend's crate, e.g.
+/// `taskhub_sqlite::SqliteOptions::apply_file`); the runtime settings skip them.
+pub const BACKEND_TABLES: [&str; 2] = [BACKEND_SQLITE, "azure"];
+
+const BACKEND_SQLITE: &str = "sqlite";
 
 /// Every setting name.
 pub const KNOWN: [&str; 25] = [
@@ -306,7 +299,7 @@ pub const KNOWN: [&str; 25] = [
     "control_queue_visibility_timeout",
     "work_item_visibility_timeout",
     "shutdown_timeout",
-    "durability",
+    "startup_busy_timeout",
     "worker_id",
     "backend",
     "azure_storage_connection_string",

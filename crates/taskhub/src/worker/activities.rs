@@ -10,11 +10,12 @@ use std::time::Duration;
 use taskhub_core::{
     ActivityContext, ActivityInvocation, EventKind, FailureDetails, Message, MessageId, Sender,
 };
-use taskhub_storage::{CheckpointRequest, Dequeued, QueueName};
+use taskhub_storage::{Dequeued, QueueName};
 use tokio::sync::OwnedSemaphorePermit;
 use tracing::warn;
 
-use super::backoff::Backoff;
+use super::backoff::{seed_for, Backoff};
+use super::result_commit::{self, WorkItemHold};
 use super::{outbox, poison, Shared};
 use crate::codec::{self, DecodeError};
 
@@ -26,7 +27,7 @@ pub(crate) async fn poll_work_items(shared: Arc<Shared>) {
     let mut backoff = Backoff::new(
         Duration::from_millis(10),
         settings.max_queue_polling_interval,
-        0x5eed,
+        seed_for(&shared.name, u64::MAX),
     );
     let mut stop = shared.stop.clone();
     while !shared.stopping() {
@@ -146,7 +147,11 @@ async fn run_one(shared: Arc<Shared>, m: Dequeued, _permit: OwnedSemaphorePermit
         task_id: *task_id,
         attempt: *attempt,
     });
-    let mut receipt = m.receipt.clone();
+    let mut hold = WorkItemHold {
+        flight,
+        receipt: m.receipt.clone(),
+        renewed_at: shared.hub.clock().monotonic(),
+    };
     let outcome = match shared.registry.start_activity(name, ctx, input.clone()) {
         Err(failure) => Err(failure),
         Ok(fut) => {
@@ -163,13 +168,7 @@ async fn run_one(shared: Arc<Shared>, m: Dequeued, _permit: OwnedSemaphorePermit
                         Err(e) if e.is_panic() => Err(FailureDetails::new("Panic", format!("activity '{name}' panicked: {}", panic_text(e)))),
                         Err(_) => Err(FailureDetails::new("Cancelled", format!("activity '{name}' was cancelled"))),
                     },
-                    () = renew => match shared.hub.store().extend(queue, &receipt, visibility).await {
-                        Ok(r) => {
-                            receipt = r.clone();
-                            shared.in_flight.lock().unwrap_or_else(PoisonError::into_inner).insert(flight, (queue, r));
-                        }
-                        Err(e) => warn!(error = %e, activity = %name, "could not extend the work item's visibility"),
-                    },
+                    () = renew => hold.renew(&shared).await,
                 }
             }
         }
@@ -203,15 +202,8 @@ async fn run_one(shared: Arc<Shared>, m: Dequeued, _permit: OwnedSemaphorePermit
         event,
     };
     let reply_queue = QueueName::Control(partition);
-    let request = match outbox::encode(&shared, reply_queue, &reply, Duration::ZERO).await {
-        Ok(o) => CheckpointRequest {
-            instance_id: message.target.clone(),
-            fence: None,
-            history: None,
-            instance: None,
-            outbound: vec![o],
-            consumed: vec![(queue, receipt.clone())],
-        },
+    let outbound = match outbox::encode(&shared, reply_queue, &reply, Duration::ZERO).await {
+        Ok(o) => o,
         Err(e) => {
             warn!(error = %e, "could not encode an activity result; the work item will run again");
             shared
@@ -222,7 +214,7 @@ async fn run_one(shared: Arc<Shared>, m: Dequeued, _permit: OwnedSemaphorePermit
             return;
         }
     };
-    match shared.hub.store().checkpoint(request).await {
+    match result_commit::commit(&shared, &message.target, outbound, &mut hold).await {
         Ok(_) => {
             shared.hub.inner.signals.enqueued(reply_queue);
             shared.stat(|s| s.activities += 1);

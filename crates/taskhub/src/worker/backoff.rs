@@ -1,6 +1,25 @@
 //! Randomized exponential back-off for idle queue polling.
 
-use std::time::Duration;
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hash, Hasher};
+use std::time::{Duration, SystemTime};
+
+/// A jitter seed for one poller of one worker: different per process (random hash keys, the
+/// process ID and the time of day), per worker (its name) and per poller (`salt`), so pollers
+/// of different workers, even started together with the same configuration, do not poll in
+/// lockstep.
+pub(crate) fn seed_for(worker: &str, salt: u64) -> u64 {
+    let mut h = RandomState::new().build_hasher();
+    worker.hash(&mut h);
+    salt.hash(&mut h);
+    std::process::id().hash(&mut h);
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default()
+        .hash(&mut h);
+    h.finish()
+}
 
 /// Doubles from `min` up to `max`, each wait jittered to 50–100 % of its nominal value so idle
 /// workers do not poll in lockstep.
@@ -54,5 +73,18 @@ mod tests {
         assert!(waits[19] >= Duration::from_secs(15), "{:?}", waits[19]);
         b.reset();
         assert!(b.next_wait() <= Duration::from_millis(10));
+    }
+
+    fn waits(seed: u64) -> Vec<Duration> {
+        let mut b = Backoff::new(Duration::from_millis(10), Duration::from_secs(30), seed);
+        (0..12).map(|_| b.next_wait()).collect()
+    }
+
+    #[test]
+    fn two_workers_get_different_sequences() {
+        // The same partition on two workers, and the same worker name configured twice (two
+        // processes started from one configuration).
+        assert_ne!(waits(seed_for("w-1", 1)), waits(seed_for("w-2", 1)));
+        assert_ne!(waits(seed_for("w", 1)), waits(seed_for("w", 1)));
     }
 }

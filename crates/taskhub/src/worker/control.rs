@@ -12,8 +12,8 @@ use taskhub_storage::QueueName;
 use tokio::sync::{mpsc, watch};
 use tracing::warn;
 
-use super::backoff::Backoff;
-use super::delivery::{BufferSlot, Delivery, InFlightSlot};
+use super::backoff::{seed_for, Backoff};
+use super::delivery::{BufferSlot, Delivery, InFlightSlot, OrphanGuard};
 use super::{poison, session, Shared};
 use crate::codec::{self, DecodeError};
 
@@ -36,7 +36,7 @@ pub(crate) async fn poll_partition(shared: Arc<Shared>, mut lease: Lease) {
     let mut backoff = Backoff::new(
         Duration::from_millis(10),
         settings.max_queue_polling_interval,
-        u64::from(partition) + 1,
+        seed_for(&shared.name, u64::from(partition)),
     );
     let mut stop = shared.stop.clone();
     while !shared.stopping() && !*lease.stop.borrow() {
@@ -46,44 +46,48 @@ pub(crate) async fn poll_partition(shared: Arc<Shared>, mut lease: Lease) {
             _ = lease.stop.changed() => continue,
             _ = stop.changed() => continue,
         };
-        let Ok(first) = first else {
+        let Ok(mut slots) = first else {
             return;
         };
-        first.forget();
-        let mut slots = 1;
-        while slots < settings.control_queue_batch_size
-            && shared.buffer.try_acquire().map(|p| p.forget()).is_ok()
-        {
-            slots += 1;
+        // The slots are held as permits until each is handed to a delivery or dropped, so a
+        // poller cancelled anywhere (even mid-dequeue) returns them all.
+        while slots.num_permits() < settings.control_queue_batch_size {
+            match shared.buffer.clone().try_acquire_owned() {
+                Ok(p) => slots.merge(p),
+                Err(_) => break,
+            }
         }
+        let wanted = slots.num_permits();
         let fetched = shared
             .hub
             .store()
-            .dequeue(queue, slots, settings.control_queue_visibility_timeout)
+            .dequeue(queue, wanted, settings.control_queue_visibility_timeout)
             .await;
         let messages = match fetched {
             Ok(m) => m,
             Err(e) => {
-                shared.buffer.add_permits(slots);
+                drop(slots);
                 warn!(%queue, error = %e, "dequeue failed");
                 clock.sleep(backoff.next_wait()).await;
                 continue;
             }
         };
-        shared.buffer.add_permits(slots - messages.len().min(slots));
+        // Slots beyond what came back go back at once.
+        drop(slots.split(wanted.saturating_sub(messages.len())));
         if *lease.stop.borrow() {
-            // The lease ended while dequeuing: give the messages back at once.
+            // The lease ended while dequeuing: give the messages back at once, uncounted.
+            drop(slots);
             for m in &messages {
                 let _ = shared
                     .hub
                     .store()
-                    .abandon(queue, &m.receipt, Duration::ZERO)
+                    .release(queue, &m.receipt, Duration::ZERO)
                     .await;
             }
-            shared.buffer.add_permits(messages.len().min(slots));
             return;
         }
         if messages.is_empty() {
+            drop(slots);
             let wait = clock.sleep(backoff.next_wait());
             tokio::select! {
                 () = wait => {}
@@ -94,11 +98,20 @@ pub(crate) async fn poll_partition(shared: Arc<Shared>, mut lease: Lease) {
             continue;
         }
         backoff.reset();
-        let drained = messages.len() < slots;
+        let drained = messages.len() < wanted;
         let mut groups: HashMap<InstanceId, Vec<Delivery>> = HashMap::new();
         let mut order: Vec<InstanceId> = Vec::new();
         for m in messages {
-            let slot = BufferSlot(shared.buffer.clone());
+            let Some(slot) = slots.split(1).map(BufferSlot::new) else {
+                // More messages than asked for: not the store's contract; give it back.
+                warn!(%queue, "the store returned more messages than asked for");
+                let _ = shared
+                    .hub
+                    .store()
+                    .release(queue, &m.receipt, Duration::ZERO)
+                    .await;
+                continue;
+            };
             match codec::decode(shared.hub.store().as_ref(), &m.body).await {
                 Ok(message) => {
                     let id = message.target.clone();
@@ -117,6 +130,7 @@ pub(crate) async fn poll_partition(shared: Arc<Shared>, mut lease: Lease) {
                     if !groups.contains_key(&id) {
                         order.push(id.clone());
                     }
+                    let orphan = OrphanGuard::new(shared.orphans.clone(), queue, m.receipt.clone());
                     groups.entry(id).or_default().push(Delivery {
                         queue,
                         receipt: m.receipt.clone(),
@@ -125,6 +139,7 @@ pub(crate) async fn poll_partition(shared: Arc<Shared>, mut lease: Lease) {
                         raw: m,
                         _slot: slot,
                         _in_flight: InFlightSlot::new(lease.in_flight.clone()),
+                        _orphan: orphan,
                     });
                 }
                 Err(DecodeError::Malformed(why)) => {
@@ -146,6 +161,8 @@ pub(crate) async fn poll_partition(shared: Arc<Shared>, mut lease: Lease) {
                 dispatch(&shared, id, batch);
             }
         }
+        // Slots the batch did not fill go back before any wait.
+        drop(slots);
         if drained {
             // The queue looked empty after this batch: wait for a wake-up (or the shortest
             // back-off, for other processes' messages) rather than an empty dequeue at once.
@@ -177,4 +194,55 @@ fn dispatch(shared: &Arc<Shared>, instance: InstanceId, batch: Vec<Delivery>) {
     sessions.insert(instance.clone(), tx);
     drop(sessions);
     shared.spawn(session::run(shared.clone(), instance, batch, rx));
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use taskhub_core::{Registry, Timestamp};
+    use taskhub_storage::memory::{FaultPlan, MemoryStore, Op, Trigger};
+    use taskhub_storage::ManualClock;
+
+    use crate::{Settings, TaskHub, Worker};
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_poller_aborted_mid_dequeue_returns_its_buffer_permits() {
+        let clock = ManualClock::new(Timestamp::from_millis(1_700_000_000_000));
+        // Dequeues never answer: the manual clock never reaches the end of their delay.
+        let mut plan = FaultPlan::none();
+        for n in 1..=4 {
+            plan = plan.delay(Trigger::nth_of(Op::Dequeue, n), Duration::from_secs(3600));
+        }
+        let store = Arc::new(MemoryStore::with_faults(Arc::new(clock.clone()), plan));
+        let settings = Settings {
+            partition_count: 1,
+            ..Settings::default()
+        };
+        let buffer = settings.control_queue_buffer_threshold;
+        let hub = TaskHub::open_with_clock(store, settings, Arc::new(clock))
+            .await
+            .unwrap();
+        let worker = Worker::start(&hub, Registry::new()).await.unwrap();
+        let shared = worker.shared.clone();
+        tokio::time::timeout(Duration::from_secs(10), async {
+            while shared.buffer.available_permits() == buffer {
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+        })
+        .await
+        .expect("the poller takes buffer slots for its dequeue");
+
+        let mut pollers = std::mem::take(&mut *shared.pollers.lock().unwrap());
+        pollers.abort_all();
+        while pollers.join_next().await.is_some() {}
+        assert_eq!(
+            shared.buffer.available_permits(),
+            buffer,
+            "every slot taken for the aborted dequeue is back"
+        );
+    }
 }

@@ -1,19 +1,21 @@
 //! A dequeued, decoded message and the buffer slot it occupies.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use taskhub_core::Message;
 use taskhub_storage::{Dequeued, QueueName, Receipt};
-use tokio::sync::Semaphore;
+use tokio::sync::OwnedSemaphorePermit;
 
-/// Returns one permit to the prefetch buffer when dropped.
+/// One slot of the prefetch buffer, held by a delivery: its permit goes back when dropped.
 #[derive(Debug)]
-pub(crate) struct BufferSlot(pub Arc<Semaphore>);
+pub(crate) struct BufferSlot {
+    _permit: OwnedSemaphorePermit,
+}
 
-impl Drop for BufferSlot {
-    fn drop(&mut self) {
-        self.0.add_permits(1);
+impl BufferSlot {
+    pub(crate) fn new(permit: OwnedSemaphorePermit) -> Self {
+        Self { _permit: permit }
     }
 }
 
@@ -34,6 +36,57 @@ impl Drop for InFlightSlot {
     }
 }
 
+/// Deliveries dropped unfinished because their worker is being abandoned (its handle was
+/// dropped, or its shutdown timed out): they are given back afterwards, so their messages are
+/// visible again at once instead of after their visibility timeout.
+#[derive(Debug, Default)]
+pub(crate) struct Orphans {
+    abandoning: AtomicBool,
+    dropped: Mutex<Vec<(QueueName, Receipt)>>,
+}
+
+impl Orphans {
+    /// From now on, a delivery dropped is an orphan to give back.
+    pub(crate) fn abandon_all(&self) {
+        self.abandoning.store(true, Ordering::SeqCst);
+    }
+
+    /// The orphans so far (each once).
+    pub(crate) fn take(&self) -> Vec<(QueueName, Receipt)> {
+        std::mem::take(&mut *self.dropped.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+/// Records its delivery as an orphan if dropped once the worker is being abandoned.
+#[derive(Debug)]
+pub(crate) struct OrphanGuard {
+    orphans: Arc<Orphans>,
+    queue: QueueName,
+    receipt: Receipt,
+}
+
+impl OrphanGuard {
+    pub(crate) fn new(orphans: Arc<Orphans>, queue: QueueName, receipt: Receipt) -> Self {
+        Self {
+            orphans,
+            queue,
+            receipt,
+        }
+    }
+}
+
+impl Drop for OrphanGuard {
+    fn drop(&mut self) {
+        if self.orphans.abandoning.load(Ordering::SeqCst) {
+            self.orphans
+                .dropped
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push((self.queue, self.receipt.clone()));
+        }
+    }
+}
+
 /// One delivered control-queue message.
 #[derive(Debug)]
 pub(crate) struct Delivery {
@@ -46,4 +99,22 @@ pub(crate) struct Delivery {
     pub raw: Dequeued,
     pub _slot: BufferSlot,
     pub _in_flight: InFlightSlot,
+    pub _orphan: OrphanGuard,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_deliveries_dropped_while_abandoning_are_orphans() {
+        let orphans = Arc::new(Orphans::default());
+        let q = QueueName::Control(1);
+        drop(OrphanGuard::new(orphans.clone(), q, Receipt("done".into())));
+        let held = OrphanGuard::new(orphans.clone(), q, Receipt("held".into()));
+        orphans.abandon_all();
+        drop(held);
+        assert_eq!(orphans.take(), [(q, Receipt("held".into()))]);
+        assert!(orphans.take().is_empty(), "each orphan is given back once");
+    }
 }

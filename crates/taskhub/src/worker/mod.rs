@@ -10,6 +10,7 @@ mod outbox;
 mod partitions;
 mod poison;
 mod refused;
+mod result_commit;
 mod retire;
 mod session;
 mod turn;
@@ -67,6 +68,10 @@ pub(crate) struct Shared {
     pub in_flight: Mutex<HashMap<u64, (QueueName, Receipt)>>,
     pub next_flight: std::sync::atomic::AtomicU64,
     pub tasks: Mutex<JoinSet<()>>,
+    /// Wakes the lease manager for a pass now (a checkpoint found the lease gone).
+    pub lease_check: tokio::sync::Notify,
+    /// Control deliveries dropped unfinished while the worker is abandoned.
+    pub orphans: Arc<delivery::Orphans>,
 }
 
 impl Shared {
@@ -133,6 +138,25 @@ impl Shared {
         Ok(self.home(instance, row))
     }
 
+    /// A checkpoint under `epoch` of `partition` was fenced: storage has a newer epoch, so this
+    /// worker lost the lease whatever its lease manager still believes. Stops processing the
+    /// partition under that epoch at once (its poller stops; its fetched messages go back
+    /// without counting as failed deliveries) and asks the lease manager for a pass now, so
+    /// the partition is claimed again (or left to its new owner) without waiting a pass.
+    pub(crate) fn lease_lost(&self, partition: u32, epoch: u64) {
+        let mut held = self
+            .partitions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if held.get(&partition).is_some_and(|a| a.epoch == epoch) {
+            if let Some(a) = held.remove(&partition) {
+                let _ = a.stop.send(true);
+            }
+        }
+        drop(held);
+        self.lease_check.notify_one();
+    }
+
     /// The lease under which `partition` is processed now, if this worker holds it.
     pub(crate) fn fence(&self, partition: u32) -> Option<taskhub_storage::LeaseFence> {
         let held = self
@@ -158,7 +182,13 @@ impl Worker {
     /// A storage error while reading the partitions table for the first time.
     pub async fn start(hub: &TaskHub, registry: Registry) -> Result<WorkerHandle, TaskhubError> {
         let settings = hub.settings().clone();
-        hub.store().list_partitions().await?;
+        crate::startup::Retry {
+            clock: hub.clock().as_ref(),
+            limit: settings.startup_busy_timeout,
+            operation: "starting a worker (reading the partitions table)",
+        }
+        .run(|| hub.store().list_partitions())
+        .await?;
         let (stop_tx, stop_rx) = watch::channel(false);
         let shared = Arc::new(Shared {
             hub: hub.clone(),
@@ -177,6 +207,8 @@ impl Worker {
             in_flight: Mutex::new(HashMap::new()),
             next_flight: std::sync::atomic::AtomicU64::new(0),
             tasks: Mutex::new(JoinSet::new()),
+            lease_check: tokio::sync::Notify::new(),
+            orphans: Arc::new(delivery::Orphans::default()),
         });
         let leases = partitions::start_leases(&shared).await;
         let mut pollers = JoinSet::new();
@@ -190,8 +222,11 @@ impl Worker {
     }
 }
 
-/// A running worker. Dropping it without [`shutdown`](Self::shutdown) stops its tasks abruptly
-/// (their messages reappear after the visibility timeout).
+/// A running worker. Dropping it without [`shutdown`](Self::shutdown) stops it abruptly, as a
+/// crash would for its leases (they are not released, so others take them over when they
+/// expire), but inside the process nothing keeps running: its pollers, sessions and running
+/// activities are aborted, and the messages it held are given back at once (visible again,
+/// their deliveries not counted as failures) when a Tokio runtime is there to do it.
 pub struct WorkerHandle {
     shared: Arc<Shared>,
     stop: watch::Sender<bool>,
@@ -211,13 +246,65 @@ impl Drop for WorkerHandle {
     fn drop(&mut self) {
         // Without a graceful shutdown (or after one), nothing of this worker keeps running:
         // in particular the lease manager stops renewing, as a crashed process would.
+        let _ = self.stop.send(true);
         self.leases.abort();
-        self.shared
-            .pollers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .abort_all();
-        self.pollers.abort_all();
+        let mut sets = [
+            std::mem::take(&mut self.pollers),
+            take_set(&self.shared.pollers),
+            take_set(&self.shared.tasks),
+        ];
+        self.shared.orphans.abandon_all();
+        for set in &mut sets {
+            set.abort_all();
+        }
+        // Give back what the aborted tasks held, once they are gone (so no commit races the
+        // give-back). Without a runtime the sets are dropped (which aborts them too) and the
+        // messages reappear after their visibility timeout.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let shared = self.shared.clone();
+            runtime.spawn(async move {
+                for mut set in sets {
+                    while set.join_next().await.is_some() {}
+                }
+                give_back_held(&shared).await;
+            });
+        }
+    }
+}
+
+/// Takes a task set out of its mutex, leaving an empty one.
+fn take_set(set: &Mutex<JoinSet<()>>) -> JoinSet<()> {
+    std::mem::take(&mut *set.lock().unwrap_or_else(PoisonError::into_inner))
+}
+
+/// Gives back, visible at once, everything an abandoned worker still held: the work items of
+/// activities it stopped (abandoned: a run cut short counts as a delivery, as at a timed-out
+/// shutdown), and the control deliveries its sessions and pollers dropped or still had
+/// buffered (released: uncounted). Call once its tasks have ended.
+async fn give_back_held(shared: &Shared) {
+    // Dropping the senders drops the batches still queued for sessions (orphans now).
+    shared.orphans.abandon_all();
+    let senders: Vec<_> = shared
+        .sessions
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .drain()
+        .collect();
+    drop(senders);
+    let stopped: Vec<(QueueName, Receipt)> = shared
+        .in_flight
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .drain()
+        .map(|(_, v)| v)
+        .collect();
+    let store = shared.hub.store();
+    // A stale receipt means the message was finished (or given back) after all.
+    for (queue, receipt) in stopped {
+        let _ = store.abandon(queue, &receipt, Duration::ZERO).await;
+    }
+    for (queue, receipt) in shared.orphans.take() {
+        let _ = store.release(queue, &receipt, Duration::ZERO).await;
     }
 }
 
@@ -272,55 +359,22 @@ impl WorkerHandle {
         partitions::stop_pollers(&self.shared);
         while self.pollers.join_next().await.is_some() {}
         let manager = (&mut self.leases).await.ok();
-        let mut control = std::mem::take(
-            &mut *self
-                .shared
-                .pollers
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner),
-        );
+        let mut control = take_set(&self.shared.pollers);
         while control.join_next().await.is_some() {}
         let timeout = self.shared.hub.settings().shutdown_timeout;
-        let mut tasks = std::mem::take(
-            &mut *self
-                .shared
-                .tasks
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner),
-        );
-        let drained = tokio::time::timeout(timeout, async {
-            while tasks.join_next().await.is_some() {}
-        })
-        .await;
-        if drained.is_err() {
+        let mut tasks = take_set(&self.shared.tasks);
+        // The timeout runs on the hub's clock, like every other wait of the runtime.
+        let drained = tokio::select! {
+            () = async { while tasks.join_next().await.is_some() {} } => true,
+            () = self.shared.hub.clock().sleep(timeout) => false,
+        };
+        if !drained {
+            // What is still running is abandoned: stopped, and its messages given back.
+            self.shared.orphans.abandon_all();
             tasks.abort_all();
             while tasks.join_next().await.is_some() {}
         }
-        let abandoned: Vec<(QueueName, Receipt)> = self
-            .shared
-            .in_flight
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .drain()
-            .map(|(_, v)| v)
-            .collect();
-        for (queue, receipt) in abandoned {
-            let _ = self
-                .shared
-                .hub
-                .store()
-                .abandon(queue, &receipt, Duration::ZERO)
-                .await;
-        }
-        // Sessions still holding buffered deliveries: give the messages back.
-        let senders: Vec<_> = self
-            .shared
-            .sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .drain()
-            .collect();
-        drop(senders);
+        give_back_held(&self.shared).await;
         if let Some(mut manager) = manager {
             manager
                 .release_all(&mut partitions::Host(self.shared.clone()))

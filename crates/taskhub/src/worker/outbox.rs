@@ -186,11 +186,14 @@ pub(crate) async fn build(
                     },
                 );
                 out.push(encode(shared, q, &start, Duration::ZERO).await?);
+                // Addressed to the instance, not to the next execution: if that execution
+                // has itself continued as new before they are applied, they go on to the one
+                // after it instead of being discarded as stale.
                 for (i, e) in carried_events.iter().enumerate() {
                     let m = origin.message(
                         &format!("carried:{i}"),
                         origin.instance.clone(),
-                        Some(execution_id.clone()),
+                        None,
                         EventKind::EventRaised {
                             name: e.name.clone(),
                             input: e.input.clone(),

@@ -204,6 +204,7 @@ pub(crate) async fn start_leases(shared: &Arc<Shared>) -> JoinHandle<LeaseManage
             }
             tokio::select! {
                 () = clock.sleep(wait) => {}
+                () = host.0.lease_check.notified() => {}
                 _ = stop.changed() => return manager,
             }
             wait = manager.tick(&mut host).await;

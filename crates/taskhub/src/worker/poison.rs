@@ -1,12 +1,16 @@
 //! Moving messages that cannot be processed to the dead-letter store (never an endless loop).
 
-use taskhub_storage::{DeadLetter, Dequeued, QueueName};
-use tracing::{error, warn};
+use taskhub_storage::{DeadLetter, Dequeued, QueueName, StorageError};
+use tracing::{debug, error, warn};
 
 use super::Shared;
 
-/// Moves a dequeued message to the dead-letter store with its reason, then deletes it from its
-/// queue. If the move fails the message stays in the queue and is tried again later.
+/// Moves a dequeued message to the dead-letter store with its reason, in one step
+/// ([`move_to_dead_letters`](taskhub_storage::DeadLetterStore::move_to_dead_letters)): the
+/// letter is stored and the message deleted together, so a crash or a lost answer never
+/// leaves the message behind to be dead-lettered a second time. If the move fails the message
+/// stays in the queue and is tried again at its next delivery; if the receipt is stale the
+/// message was moved already (the answer was lost) or redelivered, and nothing is stored.
 pub(crate) async fn dead_letter(shared: &Shared, queue: QueueName, msg: &Dequeued, reason: String) {
     let store = shared.hub.store();
     let letter = DeadLetter {
@@ -17,13 +21,16 @@ pub(crate) async fn dead_letter(shared: &Shared, queue: QueueName, msg: &Dequeue
         dequeue_count: msg.dequeue_count,
         dead_lettered_at: shared.hub.clock().now(),
     };
-    match store.add_dead_letter(letter).await {
+    match store
+        .move_to_dead_letters(queue, &msg.receipt, letter)
+        .await
+    {
         Ok(id) => {
             error!(%queue, dead_letter = %id, %reason, "message moved to the dead-letter store");
-            if let Err(e) = store.delete(queue, &msg.receipt).await {
-                warn!(%queue, error = %e, "dead-lettered message could not be deleted; it will be dead-lettered again");
-            }
             shared.stat(|s| s.dead_lettered += 1);
+        }
+        Err(StorageError::ReceiptExpired { .. }) => {
+            debug!(%queue, "a message to dead-letter was moved already or redelivered");
         }
         Err(e) => warn!(%queue, error = %e, "could not dead-letter a poison message; will retry"),
     }

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use taskhub_core::{
-    Action, DiscardReason, EventKind, ExecutionId, InstanceId, LogLevel, Message, MessageId,
-    OrchestrationSession, OrchestrationStatus, TurnInput, TurnResult,
+    Action, DiscardReason, EventKind, ExecutionId, HistoryEvent, InstanceId, LogLevel, Message,
+    MessageId, OrchestrationSession, OrchestrationStatus, TurnInput, TurnResult,
 };
 use taskhub_storage::{
     CheckpointRequest, ETag, Expect, HistoryWrite, InstanceRow, OutboundMessage, QueueName,
@@ -20,7 +20,12 @@ use super::outbox::{self, Origin};
 use super::refused;
 use super::session::Cached;
 use super::Shared;
+use crate::client::prestart;
 use crate::signals::InstanceChanged;
+
+/// How long a message for the next execution of an instance that continued as new waits
+/// before it is delivered again (its start is already queued ahead of it).
+const NEXT_EXECUTION_RETRY: Duration = Duration::from_millis(50);
 
 /// Processes one batch for `instance`.
 pub(crate) async fn process(
@@ -205,8 +210,10 @@ async fn start_new_execution(
             OrchestrationSession::new(shared.registry.clone(), instance.clone()),
             etag,
         ));
-        cached.row = row;
     }
+    // The row just read is the one to judge the rest of the batch by (a client may have
+    // ended the instance before its start since the session was cached).
+    cached.row = row;
     run(shared, instance, cached, batch, fresh).await;
 }
 
@@ -216,6 +223,11 @@ async fn start_new_execution(
 /// A start of the execution that history already holds is a redelivered duplicate, even when
 /// that execution has finished and the row still names it: accepting it would run the
 /// finished execution again from scratch (and wait forever for events it already consumed).
+///
+/// A client may end a start that is scheduled in the future before it is delivered: a row of
+/// this execution that is Terminated or Suspended although the execution never ran (it is not
+/// the loaded one), or no row at all for a delayed client start (purged), refuses it. A resume
+/// sends a fresh start.
 fn accept_start(row: Option<&InstanceRow>, loaded: Option<&ExecutionId>, m: &Message) -> bool {
     let Some(execution) = start_execution(m) else {
         return false;
@@ -224,8 +236,10 @@ fn accept_start(row: Option<&InstanceRow>, loaded: Option<&ExecutionId>, m: &Mes
         return false;
     }
     match row {
-        None => true,
-        Some(r) if r.execution_id == execution => true,
+        None => !prestart::is_delayed_client_start(m),
+        Some(r) if r.execution_id == execution => {
+            !(r.status.is_terminal() || r.status == OrchestrationStatus::Suspended)
+        }
         Some(r) if r.status == OrchestrationStatus::ContinuedAsNew => {
             r.execution_id.next_generation() == execution
         }
@@ -272,15 +286,41 @@ async fn run(
         .filter(|d| d.reason == DiscardReason::NotStarted)
         .map(|d| &d.message_id)
         .collect();
+    // Messages for the next execution of an instance that just continued as new: its start is
+    // already queued (committed with ContinuedAsNew), so they go back behind it.
+    let for_next: HashSet<&MessageId> = result
+        .discarded
+        .iter()
+        .filter(|d| d.reason == DiscardReason::AwaitingNextExecution)
+        .map(|d| &d.message_id)
+        .collect();
     let discarded = result.discarded.len() as u64;
     let (waiting, applied): (Vec<&Delivery>, Vec<&Delivery>) = batch
         .iter()
         .partition(|d| not_started.contains(&d.message.id));
+    let (next, applied): (Vec<&Delivery>, Vec<&Delivery>) = applied
+        .into_iter()
+        .partition(|d| for_next.contains(&d.message.id));
     let mut consumed: Vec<(QueueName, Receipt)> = applied
         .iter()
         .map(|d| (d.queue, d.receipt.clone()))
         .collect();
     let mut outbound: Vec<OutboundMessage> = Vec::new();
+    // A fresh copy of each (same message ID, so it is still applied once), in arrival order,
+    // consumed in the same checkpoint: never dropped, and never counted towards the poison
+    // threshold while the next execution's start is on its way.
+    for d in &next {
+        match outbox::encode(shared, d.queue, &d.message, NEXT_EXECUTION_RETRY).await {
+            Ok(o) => {
+                outbound.push(o);
+                consumed.push((d.queue, d.receipt.clone()));
+            }
+            Err(e) => {
+                warn!(%instance, error = %e, "could not re-send a message for the next execution");
+                retry_later(shared, d, Duration::from_secs(1)).await;
+            }
+        }
+    }
     // Messages for an instance whose start is still pending are re-sent with a delay (a fresh
     // copy, so waiting for a delayed start never counts towards the poison threshold).
     if cached
@@ -303,6 +343,31 @@ async fn run(
                 }
                 Err(e) => {
                     warn!(%instance, error = %e, "could not re-send a message for a pending instance")
+                }
+            }
+        }
+    } else if cached.row.as_ref().is_some_and(|r| {
+        r.status == OrchestrationStatus::Suspended || prestart::terminated_before_start(r)
+    }) {
+        // Suspended before its start: the messages wait for the resume (a fresh copy each
+        // time, as for a pending start). Terminated before its start: it never runs, and
+        // they are discarded.
+        let suspended = cached
+            .row
+            .as_ref()
+            .is_some_and(|r| r.status == OrchestrationStatus::Suspended);
+        for d in &waiting {
+            if !suspended {
+                consumed.push((d.queue, d.receipt.clone()));
+                continue;
+            }
+            match outbox::encode(shared, d.queue, &d.message, Duration::from_secs(1)).await {
+                Ok(o) => {
+                    outbound.push(o);
+                    consumed.push((d.queue, d.receipt.clone()));
+                }
+                Err(e) => {
+                    warn!(%instance, error = %e, "could not re-send a message for a suspended instance")
                 }
             }
         }
@@ -346,11 +411,12 @@ async fn run(
             events: result.new_events.clone(),
         });
         // A client that started a new execution (restart, terminate-and-restart) already
-        // wrote its Pending row: this turn of the old execution must not overwrite it.
+        // wrote its row: this turn of the old execution must not overwrite it.
         let ahead = !new_execution
-            && cached.row.as_ref().is_some_and(|r| {
-                r.status == OrchestrationStatus::Pending && r.execution_id != session.execution_id()
-            });
+            && cached
+                .row
+                .as_ref()
+                .is_some_and(|r| prestart::row_is_ahead(r, &session.execution_id()));
         if !ahead {
             row = Some(build_row(
                 cached.row.as_ref(),
@@ -412,6 +478,15 @@ async fn run(
             warn!(%instance, error = %e, "checkpoint failed; the batch will be redelivered");
             cached.session = None;
             cached.row = None;
+            if let StorageError::Fenced { .. } = e {
+                // The lease is gone: not the messages' fault. They go back uncounted, and
+                // this worker stops processing the partition under the old epoch at once
+                // (else it would redeliver them to itself, fenced each time, until its lease
+                // manager noticed, and dead-letter live messages).
+                shared.lease_lost(fence.partition, fence.epoch);
+                give_back(shared, &batch, Duration::ZERO).await;
+                return;
+            }
             let delay = if e.is_conflict() {
                 Duration::ZERO
             } else {
@@ -462,7 +537,11 @@ fn build_row(
     let execution = session.execution_id();
     let same_execution = prev.filter(|p| p.execution_id == execution);
     let status = r.status.unwrap_or_else(|| session.status());
-    let mut output = same_execution.and_then(|p| p.output.clone());
+    // The output of a Completed row is the result; of a Terminated row the termination
+    // reason; of a Suspended row the suspension reason (cleared on resume).
+    let mut output = same_execution
+        .filter(|p| p.status == status)
+        .and_then(|p| p.output.clone());
     let mut failure = same_execution.and_then(|p| p.failure.clone());
     for a in &r.actions {
         match a {
@@ -471,15 +550,27 @@ fn build_row(
             _ => {}
         }
     }
-    if status == OrchestrationStatus::Terminated {
-        if let Some(EventKind::ExecutionTerminated { reason }) = r
-            .new_events
-            .iter()
-            .map(|e| &e.event)
-            .find(|e| matches!(e, EventKind::ExecutionTerminated { .. }))
-        {
-            output = taskhub_core::Payload::to_payload(reason, "termination reason").ok();
+    let events = r.new_events.iter().map(|e| &e.event);
+    match status {
+        OrchestrationStatus::Terminated => {
+            if let Some(EventKind::ExecutionTerminated { reason }) = events
+                .rev()
+                .find(|e| matches!(e, EventKind::ExecutionTerminated { .. }))
+            {
+                output = taskhub_core::Payload::to_payload(reason, "termination reason").ok();
+            }
         }
+        OrchestrationStatus::Suspended => {
+            if let Some(EventKind::ExecutionSuspended { reason }) = events
+                .rev()
+                .find(|e| matches!(e, EventKind::ExecutionSuspended { .. }))
+            {
+                output = reason
+                    .as_ref()
+                    .and_then(|r| taskhub_core::Payload::to_payload(r, "suspension reason").ok());
+            }
+        }
+        _ => {}
     }
     InstanceRow {
         instance_id: session.instance_id(),
@@ -504,7 +595,8 @@ fn build_row(
 }
 
 /// What a torn checkpoint left behind: the row must be rewritten from history. The inner
-/// value is the execution's terminal event, if it has one.
+/// value is the execution's terminal event, if it has one (or, for a suspended execution, its
+/// last `ExecutionSuspended`).
 type Repair = Option<Option<EventKind>>;
 
 /// Loads history (re-sending a torn checkpoint's outbox) and the instance row. Returns a
@@ -532,12 +624,12 @@ async fn load(
             }
             let session =
                 OrchestrationSession::load(shared.registry.clone(), instance.clone(), &s.events);
-            // A Pending row of another execution is a start written after this history (a
-            // new start, or a restart of a finished instance): it is ahead, not behind, and
-            // rewriting it from history would lose that start.
-            let ahead = row.as_ref().is_some_and(|r| {
-                r.status == OrchestrationStatus::Pending && r.execution_id != session.execution_id()
-            });
+            // A row a client wrote for another execution that has not run (a new start, a
+            // restart of a finished instance, one ended before its scheduled start) is ahead
+            // of this history, not behind: rewriting it from history would lose it.
+            let ahead = row
+                .as_ref()
+                .is_some_and(|r| prestart::row_is_ahead(r, &session.execution_id()));
             let behind = row.as_ref().is_none_or(|r| {
                 r.execution_id != session.execution_id() || r.status != session.status()
             });
@@ -548,7 +640,11 @@ async fn load(
                     s.events
                         .iter()
                         .rev()
-                        .find(|e| e.event.is_terminal())
+                        .find(|e| {
+                            e.event.is_terminal()
+                                || (session.status() == OrchestrationStatus::Suspended
+                                    && matches!(e.event, EventKind::ExecutionSuspended { .. }))
+                        })
                         .map(|e| e.event.clone())
                 });
             (session, Some(s.etag), row, repair)
@@ -578,13 +674,22 @@ fn repaired_row(
         QueueName::WorkItems => instance.partition(shared.hub.partition_count()),
     };
     let mut actions = Vec::new();
+    let mut new_events = Vec::new();
     match terminal {
         Some(EventKind::ExecutionCompleted { result }) => actions.push(Action::Complete { result }),
         Some(EventKind::ExecutionFailed { failure }) => actions.push(Action::Fail { failure }),
+        // `build_row` takes a Terminated or Suspended row's output (the reason) from the
+        // terminating or suspending event.
+        Some(
+            event @ (EventKind::ExecutionTerminated { .. } | EventKind::ExecutionSuspended { .. }),
+        ) => {
+            new_events.push(HistoryEvent::new(now, event));
+        }
         _ => {}
     }
     let synthetic = TurnResult {
         actions,
+        new_events,
         status: Some(session.status()),
         custom_status: session.custom_status(),
         ..TurnResult::default()
@@ -696,13 +801,16 @@ async fn retry_later(shared: &Shared, d: &Delivery, delay: Duration) {
         super::poison::dead_letter(shared, d.queue, &d.raw, reason).await;
         return;
     }
-    give_back(shared, std::slice::from_ref(d), delay).await;
+    // A failed delivery: it counts toward the poison threshold.
+    if let Err(e) = shared.hub.store().abandon(d.queue, &d.receipt, delay).await {
+        debug!(error = %e, "abandon failed; the message reappears after its visibility timeout");
+    }
 }
 
-/// Returns messages to their queue without counting it as a failure (a lease ended).
+/// Returns messages to their queue without counting the delivery (a lease ended).
 async fn give_back(shared: &Shared, deliveries: &[Delivery], delay: Duration) {
     for d in deliveries {
-        if let Err(e) = shared.hub.store().abandon(d.queue, &d.receipt, delay).await {
+        if let Err(e) = shared.hub.store().release(d.queue, &d.receipt, delay).await {
             debug!(error = %e, "abandon failed; the message reappears after its visibility timeout");
         }
     }

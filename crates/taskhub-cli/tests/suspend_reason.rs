@@ -1,0 +1,53 @@
+//! `taskhub instances show` names the suspension reason of a suspended instance.
+#![allow(clippy::unwrap_used, reason = "test code")]
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+
+fn status(dir: &TempDir, id: &str) -> String {
+    json(dir, &["instances", "show", id, "--json"])["status"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn show_names_the_suspension_reason() {
+    let dir = TempDir::new("suspend-reason");
+    let _worker = WorkerChild::start(&dir);
+    ok(
+        &dir,
+        &[
+            "instances",
+            "start",
+            "Approval",
+            r#"{"timeout_ms": 60000}"#,
+            "--id",
+            "s-1",
+        ],
+    );
+    wait_until(Duration::from_secs(20), || {
+        (status(&dir, "s-1") == "Running").then_some(())
+    });
+    ok(
+        &dir,
+        &[
+            "instances",
+            "suspend",
+            "s-1",
+            "--reason",
+            "waiting for audit",
+        ],
+    );
+    wait_until(Duration::from_secs(20), || {
+        (status(&dir, "s-1") == "Suspended").then_some(())
+    });
+    let text = ok(&dir, &["instances", "show", "s-1"]);
+    assert!(text.contains("waiting for audit"), "{text}");
+    let shown = json(&dir, &["instances", "show", "s-1", "--json"]);
+    assert_eq!(shown["suspend_reason"], "waiting for audit");
+    assert!(shown["output"].is_null(), "{shown}");
+}

@@ -1,0 +1,96 @@
+//! Committing an activity's result (the reply message and the work item's delete, in one
+//! checkpoint), retried with back-off on the `Clock` while storage fails transiently. The
+//! work item stays hidden meanwhile (its visibility is renewed as while the activity ran), so
+//! a transient error never makes the activity run again (invariant 3).
+
+use std::sync::PoisonError;
+use std::time::Duration;
+
+use taskhub_core::InstanceId;
+use taskhub_storage::{
+    CheckpointOutcome, CheckpointRequest, OutboundMessage, QueueName, Receipt, StorageError,
+};
+use tracing::warn;
+
+use super::Shared;
+
+/// The first wait before a retry; it doubles up to [`MAX_WAIT`].
+const FIRST_WAIT: Duration = Duration::from_millis(50);
+/// The longest wait between two attempts.
+const MAX_WAIT: Duration = Duration::from_secs(5);
+
+/// A running work item's delivery: its current receipt and when its visibility was last set.
+pub(crate) struct WorkItemHold {
+    /// The in-flight entry (so a timed-out shutdown can give the item back).
+    pub flight: u64,
+    /// The current receipt (renewals replace it).
+    pub receipt: Receipt,
+    /// Monotonic time of the dequeue or last renewal.
+    pub renewed_at: Duration,
+}
+
+impl WorkItemHold {
+    /// Pushes the work item's visibility out again if half of it has passed.
+    pub(crate) async fn renew_if_due(&mut self, shared: &Shared) {
+        let clock = shared.hub.clock();
+        let visibility = shared.hub.settings().work_item_visibility_timeout;
+        let now = clock.monotonic();
+        if now.saturating_sub(self.renewed_at) < visibility / 2 {
+            return;
+        }
+        self.renew(shared).await;
+    }
+
+    /// Pushes the work item's visibility out to a full timeout from now.
+    pub(crate) async fn renew(&mut self, shared: &Shared) {
+        let visibility = shared.hub.settings().work_item_visibility_timeout;
+        let queue = QueueName::WorkItems;
+        match shared
+            .hub
+            .store()
+            .extend(queue, &self.receipt, visibility)
+            .await
+        {
+            Ok(r) => {
+                self.renewed_at = shared.hub.clock().monotonic();
+                self.receipt = r.clone();
+                shared
+                    .in_flight
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(self.flight, (queue, r));
+            }
+            Err(e) => warn!(error = %e, "could not extend the work item's visibility"),
+        }
+    }
+}
+
+/// Commits `reply` and the work item's delete, retrying retryable errors (with growing waits
+/// on the hub's clock, renewing the work item meanwhile) until it succeeds or fails for good.
+pub(crate) async fn commit(
+    shared: &Shared,
+    instance: &InstanceId,
+    reply: OutboundMessage,
+    hold: &mut WorkItemHold,
+) -> Result<CheckpointOutcome, StorageError> {
+    let mut wait = FIRST_WAIT;
+    loop {
+        let request = CheckpointRequest {
+            instance_id: instance.clone(),
+            fence: None,
+            history: None,
+            instance: None,
+            outbound: vec![reply.clone()],
+            consumed: vec![(QueueName::WorkItems, hold.receipt.clone())],
+        };
+        match shared.hub.store().checkpoint(request).await {
+            Err(e) if e.is_retryable() => {
+                warn!(error = %e, %instance, "could not commit an activity result; retrying");
+                shared.hub.clock().sleep(wait).await;
+                wait = (wait * 2).min(MAX_WAIT);
+                hold.renew_if_due(shared).await;
+            }
+            other => return other,
+        }
+    }
+}

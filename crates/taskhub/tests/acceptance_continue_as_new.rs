@@ -1,0 +1,79 @@
+//! No event is lost across continue-as-new, on SQLite, with extended sessions on and off: a
+//! counter that continues as new after every event, sent `incr incr incr decr incr` back to
+//! back, reaches 3. Events arrive while a generation's turn runs (carried over), after its
+//! ContinuedAsNew but before the next start is applied (they wait for it), and the carried
+//! ones may find that generation already continued (they go on to the current one).
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
+mod common;
+use std::time::Duration;
+
+use common::*;
+use taskhub::*;
+
+async fn counter(ctx: OrchestrationContext, n: i64) -> Result<i64, OrchestrationError> {
+    let op: String = ctx.wait_for_event("op").await?;
+    let n = match op.as_str() {
+        "incr" => n + 1,
+        "decr" => n - 1,
+        _ => return Ok(n),
+    };
+    ctx.continue_as_new(n).await
+}
+
+async fn scenario(extended_sessions: bool, rounds: usize) {
+    let dir = TempDir::new("continue-events");
+    let settings = Settings {
+        extended_sessions_enabled: extended_sessions,
+        ..fast_settings()
+    };
+    let hub = TaskHub::open(sqlite_store(&dir.0), settings).await.unwrap();
+    let mut reg = Registry::new();
+    reg.orchestration("Counter", counter);
+    let worker = Worker::start(&hub, reg).await.unwrap();
+    let client = hub.client();
+    let id = client.start("Counter", 0i64).await.unwrap();
+    let ops = ["incr", "incr", "incr", "decr", "incr"];
+    for _ in 0..rounds {
+        for op in ops {
+            client.raise_event(&id, "op", op).await.unwrap();
+        }
+    }
+    let want = 3 * i64::try_from(rounds).unwrap();
+    // Each generation's input is the count so far; wait until the last one starts.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let s = client
+            .get_status(&id, StatusOptions::default())
+            .await
+            .unwrap()
+            .unwrap();
+        let n: i64 = s.row.input.parse("count").unwrap();
+        if n == want && s.status() == OrchestrationStatus::Running {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "count stuck at {n} ({}), want {want}: events were lost",
+            s.status()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    client.raise_event(&id, "op", "stop").await.unwrap();
+    let done = client
+        .wait_for_completion(&id, Duration::from_secs(20))
+        .await
+        .unwrap();
+    assert_eq!(done.output::<i64>().unwrap(), Some(want));
+    worker.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_event_is_lost_across_continue_as_new() {
+    scenario(false, 4).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_event_is_lost_across_continue_as_new_in_extended_sessions() {
+    scenario(true, 4).await;
+}

@@ -1,0 +1,135 @@
+//! A client that retries `raise_event_with` under one event ID delivers the event once, also
+//! when the retry reaches a session reloaded from history; different IDs are different events.
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
+mod common;
+use std::time::Duration;
+
+use common::*;
+use taskhub::*;
+
+/// Sums the `add` events until one carries 0; the running sum is the custom status.
+async fn summer(ctx: OrchestrationContext, _: ()) -> Result<u64, OrchestrationError> {
+    let mut sum = 0;
+    loop {
+        let v: u64 = ctx.wait_for_event("add").await?;
+        if v == 0 {
+            return Ok(sum);
+        }
+        sum += v;
+        ctx.set_custom_status(&sum)?;
+    }
+}
+
+async fn custom_status_becomes(client: &TaskHubClient, id: &InstanceId, want: u64) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let s = client
+            .get_status(id, StatusOptions::default())
+            .await
+            .unwrap()
+            .unwrap();
+        let cs: Option<u64> = s.row.custom_status.as_ref().map(|p| p.parse("cs").unwrap());
+        if cs == Some(want) {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "custom status {cs:?}, want {want}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+async fn raise_with(client: &TaskHubClient, id: &InstanceId, v: u64, event_id: &str) {
+    let options = RaiseOptions {
+        event_id: Some(event_id.to_owned()),
+    };
+    client
+        .raise_event_with(id, "add", &v, options)
+        .await
+        .unwrap();
+}
+
+async fn scenario(extended_sessions: bool) {
+    let dir = TempDir::new("raise-idempotent");
+    let settings = Settings {
+        extended_sessions_enabled: extended_sessions,
+        ..fast_settings()
+    };
+    let hub = TaskHub::open(sqlite_store(&dir.0), settings).await.unwrap();
+    let mut reg = Registry::new();
+    reg.orchestration("Sum", summer);
+    let worker = Worker::start(&hub, reg).await.unwrap();
+    let client = hub.client();
+    let id = client.start("Sum", ()).await.unwrap();
+
+    raise_with(&client, &id, 1, "first").await;
+    custom_status_becomes(&client, &id, 1).await;
+    // A retry of the same raise after it was applied (without extended sessions the next
+    // turn reloads the session from history), and one in the same breath.
+    raise_with(&client, &id, 1, "first").await;
+    raise_with(&client, &id, 10, "second").await;
+    raise_with(&client, &id, 10, "second").await;
+    custom_status_becomes(&client, &id, 11).await;
+    raise_with(&client, &id, 0, "stop").await;
+    let done = client
+        .wait_for_completion(&id, Duration::from_secs(20))
+        .await
+        .unwrap();
+    assert_eq!(
+        done.output::<u64>().unwrap(),
+        Some(11),
+        "each event ID applied once"
+    );
+
+    // Bad event IDs are typed errors.
+    let err = client
+        .raise_event_with(
+            &id,
+            "add",
+            &1,
+            RaiseOptions {
+                event_id: Some(String::new()),
+            },
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, TaskhubError::Invalid(_)), "{err}");
+    worker.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn raising_twice_with_one_event_id_applies_once() {
+    scenario(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn raising_twice_with_one_event_id_applies_once_in_an_extended_session() {
+    scenario(true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn different_event_ids_apply_twice() {
+    let dir = TempDir::new("raise-distinct");
+    let hub = TaskHub::open(sqlite_store(&dir.0), fast_settings())
+        .await
+        .unwrap();
+    let mut reg = Registry::new();
+    reg.orchestration("Sum", summer);
+    let worker = Worker::start(&hub, reg).await.unwrap();
+    let client = hub.client();
+    let id = client.start("Sum", ()).await.unwrap();
+    raise_with(&client, &id, 1, "a").await;
+    raise_with(&client, &id, 1, "b").await;
+    client.raise_event(&id, "add", &1u64).await.unwrap();
+    client.raise_event(&id, "add", &1u64).await.unwrap();
+    custom_status_becomes(&client, &id, 4).await;
+    client.raise_event(&id, "add", &0u64).await.unwrap();
+    let done = client
+        .wait_for_completion(&id, Duration::from_secs(20))
+        .await
+        .unwrap();
+    assert_eq!(done.output::<u64>().unwrap(), Some(4));
+    worker.shutdown().await;
+}

@@ -1,0 +1,80 @@
+//! The suspension reason is part of an instance's status while it is suspended, and goes away
+//! when it is resumed.
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
+mod common;
+use std::time::Duration;
+
+use common::*;
+use taskhub::*;
+
+async fn status_becomes(
+    client: &TaskHubClient,
+    id: &InstanceId,
+    want: OrchestrationStatus,
+) -> InstanceStatus {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let s = client
+            .get_status(id, StatusOptions::default())
+            .await
+            .unwrap()
+            .unwrap();
+        if s.status() == want {
+            return s;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "status {}, want {want}",
+            s.status()
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_suspension_reason_is_in_the_status() {
+    let dir = TempDir::new("suspend-reason");
+    let hub = TaskHub::open(sqlite_store(&dir.0), fast_settings())
+        .await
+        .unwrap();
+    let mut reg = Registry::new();
+    reg.orchestration("Wait", |ctx: OrchestrationContext, _: ()| async move {
+        let v: u32 = ctx.wait_for_event("go").await?;
+        Ok::<_, OrchestrationError>(v)
+    });
+    let worker = Worker::start(&hub, reg).await.unwrap();
+    let client = hub.client();
+    let id = client.start("Wait", ()).await.unwrap();
+    status_becomes(&client, &id, OrchestrationStatus::Running).await;
+
+    client
+        .suspend(&id, Some("maintenance window"))
+        .await
+        .unwrap();
+    let s = status_becomes(&client, &id, OrchestrationStatus::Suspended).await;
+    assert_eq!(s.suspend_reason().as_deref(), Some("maintenance window"));
+    assert_eq!(
+        s.output::<u32>().unwrap(),
+        None,
+        "a reason is not an output"
+    );
+
+    client.resume(&id, Some("done")).await.unwrap();
+    let s = status_becomes(&client, &id, OrchestrationStatus::Running).await;
+    assert_eq!(s.suspend_reason(), None);
+    assert_eq!(s.row.output, None, "resuming clears the reason");
+
+    // Without a reason there is none to show.
+    client.suspend(&id, None).await.unwrap();
+    let s = status_becomes(&client, &id, OrchestrationStatus::Suspended).await;
+    assert_eq!(s.suspend_reason(), None);
+    client.resume(&id, None).await.unwrap();
+    client.raise_event(&id, "go", &7u32).await.unwrap();
+    let done = client
+        .wait_for_completion(&id, Duration::from_secs(20))
+        .await
+        .unwrap();
+    assert_eq!(done.output::<u32>().unwrap(), Some(7));
+    worker.shutdown().await;
+}

@@ -1,0 +1,94 @@
+//! An activity result whose commit meets transient storage errors is retried while the work
+//! item stays hidden (issue 10, invariant 3): the activity runs once, and the orchestration
+//! completes without waiting for the work item's visibility timeout.
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
+mod common;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use taskhub::*;
+use taskhub_storage::memory::{FaultPlan, MemoryStore, Op, Trigger};
+use taskhub_storage::{ManualClock, StorageError};
+
+/// Failed commits of the result: with back-off they span more than the visibility timeout.
+const FAILURES: u64 = 10;
+const VISIBILITY: Duration = Duration::from_secs(10);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_commit_failing_transiently_is_retried_and_the_activity_runs_once() {
+    let clock = ManualClock::new(Timestamp::from_millis(1_700_000_000_000));
+    let store = Arc::new(MemoryStore::new(Arc::new(clock.clone())));
+    let runs = Arc::new(AtomicUsize::new(0));
+    let mut reg = Registry::new();
+    {
+        let store = store.clone();
+        let runs = runs.clone();
+        reg.activity("Double", move |_ctx: ActivityContext, x: u64| {
+            let store = store.clone();
+            let runs = runs.clone();
+            async move {
+                if runs.fetch_add(1, Ordering::SeqCst) == 0 {
+                    // From here on, the next checkpoints (this result's) fail transiently.
+                    let mut plan = FaultPlan::none();
+                    for n in 1..=FAILURES {
+                        plan = plan.fail(
+                            Trigger::nth_of(Op::Checkpoint, n),
+                            StorageError::Unavailable("injected".into()),
+                        );
+                    }
+                    store.faults().set_plan(plan);
+                }
+                Ok::<_, ActivityError>(x * 2)
+            }
+        });
+    }
+    reg.orchestration("Once", |ctx: OrchestrationContext, x: u64| async move {
+        let doubled: u64 = ctx.call_activity("Double", x).await?;
+        Ok::<_, OrchestrationError>(doubled)
+    });
+    let settings = Settings {
+        partition_count: 1,
+        work_item_visibility_timeout: VISIBILITY,
+        ..fast_settings()
+    };
+    let hub = TaskHub::open_with_clock(store.clone(), settings, Arc::new(clock.clone()))
+        .await
+        .unwrap();
+    let worker = Worker::start(&hub, reg).await.unwrap();
+    let client = hub.client();
+    let id = client.start("Once", 21u64).await.unwrap();
+
+    // Time moves on (ten times real speed) so back-off waits and renewals come due.
+    let advancing = {
+        let clock = clock.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                clock.advance(Duration::from_millis(50));
+            }
+        })
+    };
+    let done = tokio::time::timeout(
+        Duration::from_secs(30),
+        client.wait_for_completion(&id, Duration::from_secs(3600)),
+    )
+    .await
+    .expect("completes without waiting for a redelivery")
+    .unwrap();
+    advancing.abort();
+    assert_eq!(done.status(), OrchestrationStatus::Completed);
+    assert_eq!(done.output::<u64>().unwrap(), Some(42));
+    assert_eq!(runs.load(Ordering::SeqCst), 1, "the activity ran once");
+    let failed = store
+        .faults()
+        .injected()
+        .iter()
+        .filter(|i| i.op == Op::Checkpoint)
+        .count();
+    assert_eq!(failed as u64, FAILURES, "every planned failure was met");
+    assert_eq!(worker.stats().activities, 1);
+    worker.shutdown().await;
+}

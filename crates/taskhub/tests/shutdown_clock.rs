@@ -1,0 +1,101 @@
+//! The graceful-shutdown timeout runs on the hub's `Clock` (issue 10): with a manual clock,
+//! shutdown waits for running work until the clock has moved past `shutdown_timeout`, and
+//! then abandons it, however little real time passed.
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
+mod common;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use taskhub::*;
+use taskhub_storage::memory::MemoryStore;
+use taskhub_storage::{Clock, ManualClock, QueueName, QueueStore};
+use tokio::sync::Notify;
+
+const TIMEOUT: Duration = Duration::from_secs(3600);
+
+#[derive(Default)]
+struct Probe {
+    started: Notify,
+    stopped: AtomicBool,
+}
+
+struct StopFlag(Arc<Probe>);
+
+impl Drop for StopFlag {
+    fn drop(&mut self) {
+        self.0.stopped.store(true, Ordering::SeqCst);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_shutdown_timeout_is_measured_on_the_hub_clock() {
+    let clock = ManualClock::new(Timestamp::from_millis(1_700_000_000_000));
+    let store = Arc::new(MemoryStore::new(Arc::new(clock.clone())));
+    let settings = Settings {
+        partition_count: 1,
+        shutdown_timeout: TIMEOUT,
+        ..fast_settings()
+    };
+    let hub = TaskHub::open_with_clock(store.clone(), settings, Arc::new(clock.clone()))
+        .await
+        .unwrap();
+    let probe = Arc::new(Probe::default());
+    let mut reg = Registry::new();
+    {
+        let probe = probe.clone();
+        reg.activity("Forever", move |_c: ActivityContext, _: ()| {
+            let probe = probe.clone();
+            async move {
+                let _flag = StopFlag(probe.clone());
+                probe.started.notify_one();
+                std::future::pending::<()>().await;
+                Ok::<_, ActivityError>(())
+            }
+        });
+    }
+    reg.orchestration("Work", |ctx: OrchestrationContext, _: ()| async move {
+        ctx.call_activity::<_, ()>("Forever", ()).await?;
+        Ok::<_, OrchestrationError>(())
+    });
+    let worker = Worker::start(&hub, reg).await.unwrap();
+    let started = probe.started.notified();
+    hub.client().start("Work", ()).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(10), started)
+        .await
+        .expect("the activity starts");
+
+    let began = clock.monotonic();
+    let shutdown = tokio::spawn(worker.shutdown());
+    // Manual time moves in steps of a minute; real time hardly at all.
+    let advancing = {
+        let clock = clock.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(2)).await;
+                clock.advance(Duration::from_secs(60));
+            }
+        })
+    };
+    tokio::time::timeout(Duration::from_secs(20), shutdown)
+        .await
+        .expect("shutdown ends once the manual clock passes its timeout")
+        .unwrap();
+    let waited = clock.monotonic() - began;
+    advancing.abort();
+    assert!(
+        waited >= TIMEOUT,
+        "shutdown gave up after {waited:?} of hub time, before its timeout of {TIMEOUT:?}"
+    );
+    assert!(
+        probe.stopped.load(Ordering::SeqCst),
+        "the running activity was stopped"
+    );
+    let again = store
+        .dequeue(QueueName::WorkItems, 1, Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(again.len(), 1, "the work item is visible again");
+}
