@@ -53,7 +53,11 @@ async fn an_activity_result_costs_one_put_and_one_delete_and_no_table_read() {
     assert_eq!(outcome.history_etag, None);
     assert_eq!(spent.get(OpKind::QueuePut), 1, "{spent:?}");
     assert_eq!(spent.get(OpKind::QueueDelete), 1, "{spent:?}");
-    assert_eq!(spent.get(OpKind::TableRead), 0, "no sentinel read: {spent:?}");
+    assert_eq!(
+        spent.get(OpKind::TableRead),
+        0,
+        "no sentinel read: {spent:?}"
+    );
     assert_eq!(spent.total(), 2, "{spent:?}");
     store.delete_hub().await.unwrap();
 }

@@ -66,11 +66,23 @@ fn every_azure_scenario_reports_storage_operations_by_kind() {
         assert_eq!(by_kind, ops["total"].as_u64().unwrap(), "{r}");
     }
     let hello5 = &records[1];
-    assert!(hello5["azure_ops"]["queue_put"].as_u64().unwrap() >= 5, "{hello5}");
-    assert!(hello5["azure_ops"]["table_batch"].as_u64().unwrap() >= 6, "{hello5}");
-    assert!(hello5["azure_ops_per_orchestration"].as_f64().unwrap() > 0.0, "{hello5}");
+    assert!(
+        hello5["azure_ops"]["queue_put"].as_u64().unwrap() >= 5,
+        "{hello5}"
+    );
+    assert!(
+        hello5["azure_ops"]["table_batch"].as_u64().unwrap() >= 6,
+        "{hello5}"
+    );
+    assert!(
+        hello5["azure_ops_per_orchestration"].as_f64().unwrap() > 0.0,
+        "{hello5}"
+    );
     let idle = &records[7];
-    assert!(idle["azure_ops_per_worker_minute"].as_f64().unwrap() > 0.0, "{idle}");
+    assert!(
+        idle["azure_ops_per_worker_minute"].as_f64().unwrap() > 0.0,
+        "{idle}"
+    );
     assert!(records[8]["p50_ms"].is_number(), "pickup reports latency");
     assert!(stderr.contains("azure ops/step"), "{stderr}");
 }

@@ -24,14 +24,22 @@ pub async fn run(config: &Config) -> anyhow::Result<Vec<Record>> {
     let mut record = m
         .record("idle-ops", &one, 1, 0)
         .extra("idle_seconds", round3(m.took.as_secs_f64()))
-        .extra("storage_calls_per_worker_minute", per_minute(m.ops.total_calls()))
+        .extra(
+            "storage_calls_per_worker_minute",
+            per_minute(m.ops.total_calls()),
+        )
         .settings(one.changed_settings(&[]));
     if let Some(ops) = &m.azure {
-        let by_kind: BTreeMap<&str, f64> =
-            ops.nonzero().map(|(k, n)| (k.name(), per_minute(n))).collect();
+        let by_kind: BTreeMap<&str, f64> = ops
+            .nonzero()
+            .map(|(k, n)| (k.name(), per_minute(n)))
+            .collect();
         record = record
             .extra("azure_ops_per_worker_minute", per_minute(ops.total()))
-            .extra("azure_ops_per_worker_minute_by_kind", serde_json::to_value(by_kind)?);
+            .extra(
+                "azure_ops_per_worker_minute_by_kind",
+                serde_json::to_value(by_kind)?,
+            );
     }
     Ok(vec![record])
 }

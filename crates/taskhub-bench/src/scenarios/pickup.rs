@@ -80,5 +80,7 @@ pub async fn run(config: &Config) -> anyhow::Result<Vec<Record>> {
         .extra("max_queue_polling_interval_s", poll.as_secs_f64())
         .settings(config.changed_settings(&[]));
     let met = record.max_ms.is_some_and(|p| p < 10_000.0);
-    Ok(vec![record.target("worst pickup < 10 s (original: up to 30 s)", met)])
+    Ok(vec![
+        record.target("worst pickup < 10 s (original: up to 30 s)", met)
+    ])
 }
