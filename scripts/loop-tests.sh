@@ -23,6 +23,7 @@ mkdir -p "$logs"
 declare -A tests=(
     [taskhub/kill9]="kill9_workers_lose_nothing"
     [taskhub/multi_worker]="workers_come_and_go_and_lose_nothing partition_count_raised_and_lowered_during_a_run"
+    [taskhub/paused_worker]="a_resumed_worker_does_not_steal_from_a_live_one"
     [taskhub-cli/demo]="demo_on_three_worker_processes_survives_a_kill_a_stop_and_a_join"
     [taskhub-cli/partitions]="partitions_are_shown_moved_and_monitored"
     [taskhub-cli/dead_letters]="malformed_message_is_listed_and_replayed"
