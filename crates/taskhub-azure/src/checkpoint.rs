@@ -215,6 +215,9 @@ impl CheckpointStore for AzureStore {
                 Some(self.clear_outbox(&request, state).await.to_etag())
             }
             Some(state) => Some(state.to_etag()),
+            // Neither history nor instance row written (an activity's result): nobody holds
+            // an ETag to refresh, so spare the table read (one per activity otherwise).
+            None if request.instance.is_none() => None,
             None => match self.sentinel(&request.instance_id).await? {
                 Some(row) => Some(parse_sentinel(&row)?.to_etag()),
                 None => None,

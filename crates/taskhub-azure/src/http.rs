@@ -14,6 +14,7 @@ use sha2::Sha256;
 use taskhub_storage::{StorageError, StorageResult};
 
 use crate::config::StorageAccount;
+use crate::counters::{OpCounters, OpKind};
 use crate::date::now_rfc1123;
 
 /// The `x-ms-version` sent on every request.
@@ -104,6 +105,8 @@ impl Resp {
 pub(crate) struct Http {
     client: Client<hyper_util::client::legacy::connect::HttpConnector, Full<Bytes>>,
     account: StorageAccount,
+    /// Requests sent, by kind (shared by every clone).
+    pub(crate) counters: std::sync::Arc<OpCounters>,
 }
 
 impl std::fmt::Debug for Http {
@@ -143,7 +146,11 @@ impl Http {
         let client = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(Duration::from_secs(30))
             .build_http();
-        Ok(Self { client, account })
+        Ok(Self {
+            client,
+            account,
+            counters: std::sync::Arc::default(),
+        })
     }
 
     fn endpoint(&self, service: Service) -> &str {
@@ -164,11 +171,13 @@ impl Http {
     pub(crate) async fn send(&self, req: &Req) -> StorageResult<Resp> {
         let mut delay = Duration::from_millis(25);
         let mut last = StorageError::Unavailable("no attempt made".to_owned());
+        let kind = OpKind::of(req);
         for attempt in 0..ATTEMPTS {
             if attempt > 0 {
                 tokio::time::sleep(delay).await;
                 delay = (delay * 2).min(Duration::from_secs(2));
             }
+            self.counters.add(kind);
             match tokio::time::timeout(ATTEMPT_TIMEOUT, self.send_once(req)).await {
                 Ok(Ok(resp)) if resp.status == 500 || resp.status == 503 => {
                     last = StorageError::Busy {

@@ -10,6 +10,7 @@ mod admin;
 mod blobs;
 mod checkpoint;
 pub mod config;
+pub mod counters;
 mod date;
 mod dead_letters;
 mod envelope;
@@ -27,5 +28,6 @@ mod testing;
 mod xml;
 
 pub use config::{AccountKey, HubName, StorageAccount};
+pub use counters::{OpCounts, OpKind};
 pub use error::AzureError;
 pub use store::{AzureOptions, AzureStore};

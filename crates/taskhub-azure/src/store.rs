@@ -114,6 +114,11 @@ impl AzureStore {
         Ok(store)
     }
 
+    /// The storage operations this store has sent so far, by kind (every attempt counts).
+    pub fn op_counts(&self) -> crate::counters::OpCounts {
+        self.http.counters.snapshot()
+    }
+
     /// A process-unique number (orders dead letters written in one millisecond).
     pub(crate) fn next_counter(&self) -> u64 {
         self.counter.fetch_add(1, Ordering::Relaxed)

@@ -37,6 +37,15 @@ pub struct Args {
     /// Directory for the temporary SQLite files (default: the system temp directory).
     #[arg(long)]
     pub dir: Option<PathBuf>,
+    /// `idle-ops`: how long one worker sits on a fresh, empty hub while its storage
+    /// operations are counted, in seconds (not scaled).
+    #[arg(long, default_value_t = 60.0)]
+    pub idle_window: f64,
+    /// `pickup`: seconds between two starts from the second hub handle (not scaled). Longer
+    /// than `max_queue_polling_interval` lets the worker's idle back-off reach its maximum
+    /// before each start, so the samples show the worst case.
+    #[arg(long, default_value_t = 35.0)]
+    pub pickup_gap: f64,
 }
 
 /// Which scenario(s) to run.
@@ -60,14 +69,30 @@ pub enum ScenarioArg {
     Idle,
     /// One orchestration growing to 10,000 history events, with and without extended sessions.
     History,
-    /// Every scenario above, in turn.
+    /// One worker on a fresh, empty hub for `--idle-window`: storage operations per
+    /// worker-minute.
+    IdleOps,
+    /// Starts raised from a second hub handle (no in-process wake-up, as from another
+    /// process), `--pickup-gap` apart: start call returned to the orchestration running.
+    Pickup,
+    /// Every scenario above, in turn (on `azure`: the ones that make sense on an emulator).
     All,
 }
 
 impl ScenarioArg {
     /// The scenarios to run for this choice.
-    pub fn expand(self) -> Vec<Self> {
+    pub fn expand(self, backend: Backend) -> Vec<Self> {
         match self {
+            Self::All if backend == Backend::Azure => vec![
+                Self::Sequential,
+                Self::Hello5,
+                Self::Fanout,
+                Self::Events,
+                Self::Latency,
+                Self::Idle,
+                Self::IdleOps,
+                Self::Pickup,
+            ],
             Self::All => vec![
                 Self::Sequential,
                 Self::SequentialMany,
@@ -92,6 +117,11 @@ pub enum Backend {
     Sqlite,
     /// The in-memory backend.
     Memory,
+    /// Azure Storage (or Azurite) on a fresh task hub, deleted at the end. The connection
+    /// string: `--set azure_storage_connection_string=...`, else the environment variable
+    /// `TASKHUB_AZURE_STORAGE_CONNECTION_STRING`, else `TASKHUB_TEST_AZURE_CONNECTION_STRING`
+    /// (what `scripts/with-azurite.sh` exports), else `UseDevelopmentStorage=true`.
+    Azure,
 }
 
 /// SQLite durability.

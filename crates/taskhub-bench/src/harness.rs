@@ -12,6 +12,7 @@ use taskhub::{
     InstanceId, InstanceStatus, OrchestrationStatus, Registry, Settings, StartOptions, TaskHub,
     TaskHubClient, Worker, WorkerHandle,
 };
+use taskhub_azure::{AzureOptions, AzureStore, HubName, OpCounts, StorageAccount};
 use taskhub_sqlite::{Durability, SqliteOptions, SqliteStore};
 use taskhub_storage::memory::MemoryStore;
 use taskhub_storage::{Instrumented, StoreMetrics, SystemClock, TaskHubStore};
@@ -37,6 +38,10 @@ pub struct Config {
     pub dir: PathBuf,
     /// Workers on the hub (they share its partitions through leases).
     pub workers: usize,
+    /// `idle-ops`: how long the empty hub is watched.
+    pub idle_window: Duration,
+    /// `pickup`: time between two starts.
+    pub pickup_gap: Duration,
 }
 
 impl Config {
@@ -62,6 +67,8 @@ impl Config {
             overrides,
             dir: args.dir.clone().unwrap_or_else(std::env::temp_dir),
             workers: args.workers,
+            idle_window: positive_secs(args.idle_window, "--idle-window")?,
+            pickup_gap: positive_secs(args.pickup_gap, "--pickup-gap")?,
         };
         config.settings(&[])?;
         Ok(config)
@@ -108,13 +115,31 @@ impl Config {
         match self.backend {
             Backend::Sqlite => "sqlite",
             Backend::Memory => "memory",
+            Backend::Azure => "azure",
         }
+    }
+
+    /// The Azure connection string: the `azure_storage_connection_string` setting if set,
+    /// else `TASKHUB_AZURE_STORAGE_CONNECTION_STRING`, else
+    /// `TASKHUB_TEST_AZURE_CONNECTION_STRING`, else `UseDevelopmentStorage=true`.
+    pub fn azure_connection_string(&self, settings: &Settings) -> String {
+        let set = settings.azure_storage_connection_string.expose();
+        if !set.is_empty() {
+            return set.to_owned();
+        }
+        [
+            "TASKHUB_AZURE_STORAGE_CONNECTION_STRING",
+            "TASKHUB_TEST_AZURE_CONNECTION_STRING",
+        ]
+        .iter()
+        .find_map(|v| std::env::var(v).ok().filter(|s| !s.trim().is_empty()))
+        .unwrap_or_else(|| "UseDevelopmentStorage=true".to_owned())
     }
 
     /// The durability name for the report (`None` on the memory backend).
     pub fn durability_name(&self) -> Option<&'static str> {
         match (self.backend, self.durability) {
-            (Backend::Memory, _) => None,
+            (Backend::Memory | Backend::Azure, _) => None,
             (Backend::Sqlite, DurabilityArg::Normal) => Some("normal"),
             (Backend::Sqlite, DurabilityArg::Full) => Some("full"),
         }
@@ -131,6 +156,12 @@ pub struct Bench {
     pub metrics: StoreMetrics,
     /// The SQLite store, for its writer's group-commit counters.
     pub sqlite: Option<Arc<Instrumented<SqliteStore>>>,
+    /// The Azure store, for its storage operation counters (its hub is deleted at close).
+    pub azure: Option<Arc<Instrumented<AzureStore>>>,
+    /// The store the hub runs on.
+    pub store: Arc<dyn TaskHubStore>,
+    /// The settings the hub was opened with.
+    pub settings: Settings,
     _dir: Option<TempDir>,
 }
 
@@ -143,6 +174,7 @@ impl Bench {
         registry: Registry,
     ) -> anyhow::Result<Self> {
         let mut sqlite = None;
+        let mut azure = None;
         let (store, metrics, dir): (Arc<dyn TaskHubStore>, StoreMetrics, Option<TempDir>) =
             match config.backend {
                 Backend::Memory => {
@@ -166,8 +198,15 @@ impl Bench {
                     sqlite = Some(s.clone());
                     (s, m, Some(dir))
                 }
+                Backend::Azure => {
+                    let s = Instrumented::new(open_azure(config, &settings).await?);
+                    let m = s.metrics();
+                    let s = Arc::new(s);
+                    azure = Some(s.clone());
+                    (s, m, None)
+                }
             };
-        let hub = TaskHub::open(store, settings)
+        let hub = TaskHub::open(store.clone(), settings.clone())
             .await
             .context("cannot open the task hub")?;
         let mut workers = Vec::new();
@@ -184,8 +223,26 @@ impl Bench {
             client,
             metrics,
             sqlite,
+            azure,
+            store,
+            settings,
             _dir: dir,
         })
+    }
+
+    /// A client on a second hub handle over the same store: it shares no in-process wake-up
+    /// with the workers, so its messages reach them only through storage, as from another
+    /// process.
+    pub async fn foreign_client(&self) -> anyhow::Result<TaskHubClient> {
+        let hub = TaskHub::open(self.store.clone(), self.settings.clone())
+            .await
+            .context("cannot open a second hub handle")?;
+        Ok(hub.client())
+    }
+
+    /// The Azure store's storage operations so far, if the backend is Azure.
+    pub fn azure_ops(&self) -> Option<OpCounts> {
+        self.azure.as_ref().map(|s| s.inner().op_counts())
     }
 
     /// Counters of the workers, summed (zeroes once they are shut down).
@@ -208,12 +265,42 @@ impl Bench {
         self.sqlite.as_ref().map(|s| s.inner().writer_stats())
     }
 
-    /// Shuts the workers down.
+    /// Shuts the workers down (and deletes an Azure hub).
     pub async fn close(mut self) {
         for w in self.workers.drain(..) {
             w.shutdown().await;
         }
+        if let Some(azure) = &self.azure {
+            if let Err(e) = azure.inner().delete_hub().await {
+                eprintln!("taskhub-bench: could not delete the Azure task hub: {e}");
+            }
+        }
     }
+}
+
+/// Opens a fresh Azure task hub with a name of its own (`Bench<pid><time>`).
+async fn open_azure(config: &Config, settings: &Settings) -> anyhow::Result<AzureStore> {
+    let account = StorageAccount::from_connection_string(&config.azure_connection_string(settings))
+        .context("azure_storage_connection_string")?;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let hub = HubName::new(&format!("Bench{}x{nanos:x}", std::process::id()))?;
+    AzureStore::open(AzureOptions {
+        account,
+        hub,
+        clock: Arc::new(SystemClock::new()),
+    })
+    .await
+    .context("cannot open the Azure task hub (is Azurite running? see bench/README.md)")
+}
+
+/// A duration of `secs` seconds, which must be positive and finite.
+fn positive_secs(secs: f64, flag: &str) -> anyhow::Result<Duration> {
+    if !(secs > 0.0 && secs.is_finite()) {
+        bail!("{flag} must be a positive number of seconds");
+    }
+    Ok(Duration::from_secs_f64(secs))
 }
 
 /// Starts `count` instances of `name` with `input`, IDs `<prefix>-<i>`, from several client

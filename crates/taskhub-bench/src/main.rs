@@ -31,7 +31,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let config = harness::Config::from_args(&args)?;
     let mut records = Vec::new();
     let repeat = args.repeat.max(1);
-    for scenario in args.scenario.expand() {
+    for scenario in args.scenario.expand(args.backend) {
         let mut runs: Vec<Vec<report::Record>> = Vec::new();
         for run in 1..=repeat {
             let mut results = scenarios::run(scenario, &config).await?;

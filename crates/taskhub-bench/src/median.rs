@@ -30,6 +30,7 @@ fn combine(runs: &[&Record]) -> Record {
     out.peak_rss_mb = opt(|r| r.peak_rss_mb);
     out.cpu_seconds = opt(|r| r.cpu_seconds);
     out.storage_ops_per_step = opt(|r| r.storage_ops_per_step);
+    out.azure_ops_per_step = opt(|r| r.azure_ops_per_step);
     for (key, value) in &mut out.extra {
         if value.is_number() {
             let values = runs

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
+use taskhub_azure::OpCounts;
 use taskhub_storage::MetricsSnapshot;
 
 use crate::harness::Config;
@@ -61,6 +62,12 @@ pub struct Record {
     /// Mean wall time of one call, by operation (ms), as the caller saw it (queueing included).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub storage_call_ms: BTreeMap<&'static str, f64>,
+    /// Azure Storage operations per unit of work (requests sent, every attempt counted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub azure_ops_per_step: Option<f64>,
+    /// Azure Storage operations by kind during the measured part (`queue_put`, `table_batch`...).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub azure_ops: BTreeMap<&'static str, u64>,
     /// The target of the issue, as text.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
@@ -130,6 +137,16 @@ impl Record {
         self
     }
 
+    /// Sets the Azure Storage operation counts of the measured part, per `steps` units.
+    pub fn azure(mut self, ops: &OpCounts, steps: u64) -> Self {
+        self.azure_ops = ops.nonzero().map(|(k, n)| (k.name(), n)).collect();
+        self.azure_ops.insert("total", ops.total());
+        if steps > 0 {
+            self.azure_ops_per_step = Some(round3(ops.total() as f64 / steps as f64));
+        }
+        self
+    }
+
     /// Sets the peak RSS and CPU time.
     pub fn process(mut self, peak_rss_mb: Option<f64>, cpu: Option<Duration>) -> Self {
         self.peak_rss_mb = peak_rss_mb.map(round1);
@@ -190,11 +207,12 @@ pub fn table(records: &[Record]) -> String {
         "p99 ms",
         "rss MiB",
         "ops/step",
+        "azure ops/step",
         "target",
         "met",
     ];
     let opt = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |x| x.to_string());
-    let rows: Vec<[String; 11]> = records
+    let rows: Vec<[String; 12]> = records
         .iter()
         .map(|r| {
             [
@@ -210,6 +228,7 @@ pub fn table(records: &[Record]) -> String {
                 opt(r.p99_ms),
                 opt(r.peak_rss_mb),
                 opt(r.storage_ops_per_step),
+                opt(r.azure_ops_per_step),
                 r.target.clone().unwrap_or_default(),
                 match r.met {
                     Some(true) => "yes".to_owned(),

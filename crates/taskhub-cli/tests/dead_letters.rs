@@ -33,7 +33,7 @@ fn malformed_message_is_listed_and_replayed() {
     ))
     .unwrap();
 
-    let first = wait_until(Duration::from_secs(20), || letters(&dir).into_iter().next());
+    let first = wait_until(STUCK, || letters(&dir).into_iter().next());
     assert_eq!(first["queue"], "control-00");
     assert_eq!(first["body"], "this is not a message");
     assert!(
@@ -50,7 +50,7 @@ fn malformed_message_is_listed_and_replayed() {
     let id = first["id"].as_str().unwrap().to_owned();
     let out = ok(&dir, &["dead-letters", "replay", &id]);
     assert!(out.contains("replayed"), "{out}");
-    let again = wait_until(Duration::from_secs(20), || {
+    let again = wait_until(STUCK, || {
         letters(&dir)
             .into_iter()
             .find(|l| l["id"].as_str() != Some(id.as_str()))

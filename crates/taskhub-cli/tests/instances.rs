@@ -4,8 +4,6 @@
 
 mod common;
 
-use std::time::Duration;
-
 use common::*;
 
 fn status(dir: &TempDir, id: &str) -> String {
@@ -16,9 +14,7 @@ fn status(dir: &TempDir, id: &str) -> String {
 }
 
 fn wait_status(dir: &TempDir, id: &str, want: &str) {
-    wait_until(Duration::from_secs(20), || {
-        (status(dir, id) == want).then_some(())
-    });
+    wait_until(STUCK, || (status(dir, id) == want).then_some(()));
 }
 
 #[test]

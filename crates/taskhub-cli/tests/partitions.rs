@@ -4,8 +4,6 @@
 
 mod common;
 
-use std::time::Duration;
-
 use common::*;
 
 const FAST_LEASES: [&str; 6] = [
@@ -47,7 +45,7 @@ fn partitions_are_shown_moved_and_monitored() {
         .nth(2)
         .unwrap()
         .to_owned();
-    let wait = Duration::from_secs(20);
+    let wait = STUCK;
 
     // The table: every partition held by the worker, queues empty.
     let all = owners(&dir);

@@ -60,7 +60,9 @@ pub struct CheckpointRequest {
 /// What a committed checkpoint produced.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckpointOutcome {
-    /// The history's new ETag (unchanged if the request had no history).
+    /// The history's new ETag (unchanged if the request had no history). A backend without
+    /// transactions may report `None` for a request that wrote neither history nor an
+    /// instance row (an activity's result), to spare a read nobody needs.
     pub history_etag: Option<ETag>,
     /// The instance row's new ETag, if it was written.
     pub instance_etag: Option<ETag>,

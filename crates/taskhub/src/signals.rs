@@ -195,13 +195,15 @@ mod tests {
     use taskhub_core::Timestamp;
     use taskhub_storage::ManualClock;
 
+    /// Paused tokio time: the timeout runs out only once no task is ready to run, so "not
+    /// woken" means the signal task had processed the clock advance and did not notify.
     async fn woken(signals: &Signals, queue: QueueName) -> bool {
         tokio::time::timeout(Duration::from_millis(200), signals.queue(queue).notified())
             .await
             .is_ok()
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_delayed_message_wakes_its_poller_when_it_becomes_visible() {
         let clock = ManualClock::new(Timestamp::from_millis(1_000));
         let signals = Signals::new(Arc::new(clock.clone()));

@@ -58,10 +58,7 @@ async fn setup(tag: &str, reg: Registry) -> (TempDir, TaskHub, WorkerHandle, Tas
 }
 
 async fn done(client: &TaskHubClient, id: &InstanceId) -> InstanceStatus {
-    client
-        .wait_for_completion(id, Duration::from_secs(30))
-        .await
-        .unwrap()
+    client.wait_for_completion(id, wait::STUCK).await.unwrap()
 }
 
 fn id(s: &str) -> InstanceId {
@@ -150,12 +147,22 @@ async fn approval(
     }
 }
 
+async fn custom_status(client: &TaskHubClient, id: &InstanceId) -> Option<String> {
+    client
+        .get_status(id, StatusOptions::default())
+        .await
+        .unwrap()
+        .and_then(|s| s.row.custom_status.map(|p| p.as_str().to_owned()))
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn timers_events_and_custom_status() {
     let mut reg = Registry::new();
     reg.orchestration("Approval", approval);
     reg.orchestration("Early", |ctx: OrchestrationContext, _: ()| async move {
-        ctx.sleep(Duration::from_millis(300)).await;
+        // The test raises both "n" events before "go": they arrive before the waits below,
+        // whatever the machine's speed.
+        ctx.wait_for_event::<()>("go").await?;
         let a: u32 = ctx.wait_for_event("n").await?;
         let b: u32 = ctx.wait_for_event("n").await?;
         Ok::<_, OrchestrationError>(vec![a, b])
@@ -167,16 +174,16 @@ async fn timers_events_and_custom_status() {
     // Events raised before the orchestration waits are buffered, in order.
     client.raise_event(&early, "n", &1).await.unwrap();
     client.raise_event(&early, "n", &2).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    let s = client
-        .get_status(&approved, StatusOptions::default())
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(
-        s.row.custom_status.as_ref().map(|p| p.as_str().to_owned()),
-        Some("\"waiting for approval\"".to_owned())
-    );
+    client.raise_event(&early, "go", &()).await.unwrap();
+    // The custom status appears with the first turn.
+    wait::until_async(
+        "the custom status",
+        || async {
+            custom_status(&client, &approved).await.as_deref() == Some("\"waiting for approval\"")
+        },
+        || custom_status(&client, &approved),
+    )
+    .await;
     client
         .raise_event(&approved, "approval", &true)
         .await
@@ -240,11 +247,31 @@ async fn continue_as_new_suspend_resume_terminate() {
     );
 
     let w = client.start("Wait", ()).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    wait_status(&client, &w, OrchestrationStatus::Running).await;
     client.suspend(&w, Some("hold")).await.unwrap();
     wait_status(&client, &w, OrchestrationStatus::Suspended).await;
     client.raise_event(&w, "go", &7).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Once the event is in the history, the turn that would have completed the instance has
+    // run: it must have held the event back.
+    let history = || async {
+        client
+            .get_status(&w, StatusOptions { history: true })
+            .await
+            .unwrap()
+            .and_then(|s| s.history)
+            .unwrap_or_default()
+    };
+    wait::until_async(
+        "the raised event in the history",
+        || async {
+            history()
+                .await
+                .iter()
+                .any(|e| matches!(&e.event, EventKind::EventRaised { name, .. } if name == "go"))
+        },
+        history,
+    )
+    .await;
     assert_eq!(
         client
             .get_status(&w, StatusOptions::default())
@@ -269,19 +296,19 @@ async fn continue_as_new_suspend_resume_terminate() {
 }
 
 async fn wait_status(client: &TaskHubClient, id: &InstanceId, want: OrchestrationStatus) {
-    for _ in 0..200 {
-        if client
+    let status = || async {
+        client
             .get_status(id, StatusOptions::default())
             .await
             .unwrap()
             .map(|s| s.status())
-            == Some(want)
-        {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("instance {id} never reached {want}");
+    };
+    wait::until_async(
+        &format!("{id} reaching {want}"),
+        || async { status().await == Some(want) },
+        status,
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -313,17 +340,7 @@ async fn reuse_policy_racing_starts_restart_purge_and_listing() {
     assert!(matches!(err, TaskhubError::AlreadyExists { .. }), "{err}");
     // Let the first execution run, so that the terminate is applied to it (its turn must not
     // overwrite the Pending row of the new start).
-    for _ in 0..500 {
-        let s = client
-            .get_status(&id("w1"), StatusOptions::default())
-            .await
-            .unwrap()
-            .unwrap();
-        if s.status() == OrchestrationStatus::Running {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
+    wait_status(&client, &id("w1"), OrchestrationStatus::Running).await;
     // Terminate-and-restart replaces it.
     client
         .start_with("Echo", 9u32, opts("w1", ReusePolicy::TerminateActive))
@@ -505,14 +522,14 @@ async fn bad_input_gets_clear_errors_and_nothing_is_lost() {
         )
         .await
         .unwrap();
-    let mut letters = Vec::new();
-    for _ in 0..100 {
-        letters = client.list_dead_letters(None, 10).await.unwrap();
-        if !letters.is_empty() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let listed = || async { client.list_dead_letters(None, 10).await.unwrap() };
+    wait::until_async(
+        "the malformed message's dead letter",
+        || async { !listed().await.is_empty() },
+        || async { worker.stats() },
+    )
+    .await;
+    let letters = listed().await;
     assert_eq!(letters.len(), 1, "malformed message dead-lettered");
     assert!(
         letters[0].reason.contains("malformed message"),

@@ -93,16 +93,12 @@ async fn idle_sessions_beyond_the_cap_leave_memory_and_reload_on_their_next_mess
         ids.push(client.start("Waiter", ()).await.unwrap());
     }
     // Every instance reaches its wait (one turn each); at most CAP stay in memory.
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while worker.stats().turns < INSTANCES as u64 || worker.active_sessions() > CAP {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{:?}, {} in memory",
-            worker.stats(),
-            worker.active_sessions()
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait::until(
+        "every instance waiting, at most CAP in memory",
+        || worker.stats().turns >= INSTANCES as u64 && worker.active_sessions() <= CAP,
+        || (worker.stats(), worker.active_sessions()),
+    )
+    .await;
     assert_eq!(worker.stats().sessions_evicted, (INSTANCES - CAP) as u64);
 
     store.faults().reset_counts();

@@ -33,17 +33,14 @@ fn registry() -> Registry {
     reg
 }
 
-/// Waits (in real time) until the worker holds `n` sessions.
+/// Waits until the worker holds `n` sessions.
 async fn sessions_become(worker: &WorkerHandle, n: usize) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while worker.active_sessions() != n {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{} sessions held, expected {n}",
-            worker.active_sessions()
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait::until(
+        &format!("{n} sessions held"),
+        || worker.active_sessions() == n,
+        || (worker.active_sessions(), worker.stats()),
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

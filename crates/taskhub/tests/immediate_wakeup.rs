@@ -2,6 +2,10 @@
 //! once, however long `max_queue_polling_interval` is. The clock is a `ManualClock` that is
 //! never advanced, so an idle poller's back-off sleep never ends: only the in-process signal
 //! can get a start, an activity, its result or a raised event processed.
+//!
+//! Tokio time is paused and the runtime has one thread, so "every poller is parked" is an
+//! observable state (`wait::idle`: no task is ready to run), and a wake-up that did not happen
+//! fails the bounded waits as soon as the runtime is idle without it.
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
 mod common;
@@ -13,7 +17,8 @@ use taskhub::*;
 use taskhub_storage::memory::{MemoryStore, Op};
 use taskhub_storage::{Clock, ManualClock};
 
-/// Far below the polling interval (an hour), generous for a loaded machine.
+/// Paused tokio time: this bound runs out only once the runtime is idle without the awaited
+/// progress (a missed wake-up), whatever the machine's load.
 const BOUND: Duration = Duration::from_secs(10);
 
 fn registry() -> Registry {
@@ -32,21 +37,7 @@ fn registry() -> Registry {
     reg
 }
 
-/// Waits until the dequeue counter stops moving: every poller has found its queue empty and
-/// is asleep on the (frozen) clock.
-async fn pollers_parked(store: &MemoryStore) {
-    let mut last = store.faults().calls(Op::Dequeue);
-    loop {
-        tokio::time::sleep(Duration::from_millis(150)).await;
-        let now = store.faults().calls(Op::Dequeue);
-        if now == last {
-            return;
-        }
-        last = now;
-    }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn start_and_raise_wake_idle_pollers_at_once() {
     let clock = Arc::new(ManualClock::new(Timestamp::from_millis(1_700_000_000_000)));
     let store = Arc::new(MemoryStore::new(clock.clone()));
@@ -59,7 +50,7 @@ async fn start_and_raise_wake_idle_pollers_at_once() {
         .unwrap();
     let worker = Worker::start(&hub, registry()).await.unwrap();
     let client = hub.client();
-    pollers_parked(&store).await;
+    wait::idle().await;
     let idle = store.faults().calls(Op::Dequeue);
 
     let id = client.start("DoubleThenWait", 20u64).await.unwrap();
@@ -80,7 +71,7 @@ async fn start_and_raise_wake_idle_pollers_at_once() {
         .unwrap();
     assert_eq!(status.status(), OrchestrationStatus::Running);
 
-    pollers_parked(&store).await;
+    wait::idle().await;
     client.raise_event(&id, "extra", &2u64).await.unwrap();
     let done = tokio::time::timeout(BOUND, client.wait_for_completion(&id, BOUND))
         .await

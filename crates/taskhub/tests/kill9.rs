@@ -59,18 +59,21 @@ async fn kill9_workers_lose_nothing() {
     }
     let mut kills = 0;
     let mut child = spawn_worker(&dir.0);
-    for round in 0..6 {
-        tokio::time::sleep(Duration::from_millis(300 + 200 * round)).await;
+    // Six kills spread over the run by the work done (after 1/8, 2/8, ... 6/8 of the activity
+    // runs), each after the current process has run something itself.
+    let total = usize::try_from(n * (SEQ + FAN)).unwrap();
+    let mut at_spawn = 0;
+    for round in 1..=6 {
+        let reached = child::wait_for_runs(&dir.0, total * round / 8, at_spawn).await;
+        eprintln!("kill {round} after {reached} of {total} activity runs");
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
         kills += 1;
+        at_spawn = child::logged_runs(&dir.0);
         child = spawn_worker(&dir.0);
     }
     for (i, id) in ids.iter().enumerate() {
-        let s = client
-            .wait_for_completion(id, Duration::from_secs(120))
-            .await
-            .unwrap();
+        let s = client.wait_for_completion(id, wait::STUCK).await.unwrap();
         assert_eq!(
             s.status(),
             OrchestrationStatus::Completed,

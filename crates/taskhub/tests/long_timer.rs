@@ -2,6 +2,10 @@
 //! backend, as on Azure Storage queues), so a 10-day timer travels as a 7-day message that is
 //! re-sent with the remaining 3 days when it arrives early. Driven by a `ManualClock`: the
 //! timer fires at its due time, not at the first chunk, and is not lost on the way.
+//!
+//! Tokio time is paused and the runtime has one thread: after each clock advance the test
+//! waits until every task is idle (`wait::idle`), so "nothing fired yet" is checked after the
+//! worker provably looked at the queue at the new time, not after an arbitrary sleep.
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
 mod common;
@@ -27,7 +31,8 @@ fn registry() -> Registry {
     reg
 }
 
-/// Waits (in real time) until `f` holds.
+/// Waits until `f` holds; with paused time the bound only runs out once the runtime is idle
+/// without `f` holding.
 async fn until(what: &str, mut f: impl FnMut() -> bool) {
     tokio::time::timeout(BOUND, async {
         while !f() {
@@ -47,7 +52,7 @@ async fn status(client: &TaskHubClient, id: &InstanceId) -> OrchestrationStatus 
         .status()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn ten_day_timer_fires_on_time_through_a_seven_day_cap() {
     let clock = Arc::new(ManualClock::new(Timestamp::from_millis(1_700_000_000_000)));
     let store = Arc::new(MemoryStore::new(clock.clone()));
@@ -62,9 +67,16 @@ async fn ten_day_timer_fires_on_time_through_a_seven_day_cap() {
     until("the first turn", || worker.stats().turns == 1).await;
     let first_turn_checkpoints = store.faults().calls(Op::Checkpoint);
 
-    // Just before the first chunk is due: nothing is visible.
+    // Just before the first chunk is due: once the worker has woken at the new time and gone
+    // idle again, nothing was processed and nothing is visible.
     clock.advance(7 * DAY - Duration::from_secs(1));
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    wait::idle().await;
+    assert_eq!(
+        store.faults().calls(Op::Checkpoint),
+        first_turn_checkpoints,
+        "the chunk was handled early"
+    );
+    assert_eq!(worker.stats().turns, 1, "the timer fired early");
     assert!(store
         .dequeue(queue, 1, Duration::ZERO)
         .await
@@ -90,9 +102,17 @@ async fn ten_day_timer_fires_on_time_through_a_seven_day_cap() {
         "one timer message, not lost"
     );
 
-    // Just before the due time: still nothing visible, still running.
+    // Just before the due time: after the worker went idle at the new time, still nothing
+    // processed or visible, still running.
+    let resent_checkpoints = store.faults().calls(Op::Checkpoint);
     clock.advance(3 * DAY - Duration::from_secs(1));
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    wait::idle().await;
+    assert_eq!(
+        store.faults().calls(Op::Checkpoint),
+        resent_checkpoints,
+        "the re-sent chunk was handled early"
+    );
+    assert_eq!(worker.stats().turns, 1, "the timer fired early");
     assert!(store
         .dequeue(queue, 1, Duration::ZERO)
         .await

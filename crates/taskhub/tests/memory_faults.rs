@@ -285,15 +285,12 @@ async fn duplicate_start_of_a_finished_execution_is_discarded() {
         )
         .await
         .unwrap();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while worker.stats().discarded == before.discarded {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the duplicate start was not discarded: {:?}",
-            worker.stats()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait::until(
+        "the duplicate start discarded",
+        || worker.stats().discarded > before.discarded,
+        || worker.stats(),
+    )
+    .await;
     let after = client
         .get_status(&id, StatusOptions::default())
         .await

@@ -57,21 +57,19 @@ async fn parent_is_told_when_its_explicit_child_id_is_already_running() {
         )
         .await
         .unwrap();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        let s = client
+    let child_status = || async {
+        client
             .get_status(&child, StatusOptions::default())
             .await
-            .unwrap();
-        if s.is_some_and(|s| s.status() == OrchestrationStatus::Running) {
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the child never ran"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+            .unwrap()
+            .map(|s| s.status())
+    };
+    wait::until_async(
+        "the child running",
+        || async { child_status().await == Some(OrchestrationStatus::Running) },
+        child_status,
+    )
+    .await;
 
     let parent = client.start("Parent", "child-1").await.unwrap();
     let done = client

@@ -5,7 +5,9 @@ mod fanout;
 mod hello5;
 mod history;
 mod idle;
+mod idle_ops;
 mod latency;
+mod pickup;
 mod sequential;
 mod sequential_many;
 mod timers;
@@ -14,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use std::sync::Arc;
 
+use taskhub_azure::{AzureStore, OpCounts};
 use taskhub_sqlite::SqliteStore;
 use taskhub_storage::{Instrumented, MetricsSnapshot, StoreMetrics};
 
@@ -37,6 +40,8 @@ pub async fn run(scenario: ScenarioArg, config: &Config) -> anyhow::Result<Vec<R
         ScenarioArg::Latency => latency::run(config).await,
         ScenarioArg::Idle => idle::run(config).await,
         ScenarioArg::History => history::run(config).await,
+        ScenarioArg::IdleOps => idle_ops::run(config).await,
+        ScenarioArg::Pickup => pickup::run(config).await,
         ScenarioArg::All => Ok(Vec::new()),
     }
 }
@@ -49,6 +54,8 @@ pub struct Span {
     metrics: StoreMetrics,
     writer: Option<taskhub_sqlite::WriterStats>,
     sqlite: Option<Arc<Instrumented<SqliteStore>>>,
+    azure_ops: Option<OpCounts>,
+    azure: Option<Arc<Instrumented<AzureStore>>>,
 }
 
 /// What a [`Span`] measured.
@@ -63,6 +70,8 @@ pub struct Measured {
     pub peak_rss_mb: Option<f64>,
     /// The SQLite writer's counters over the span.
     pub writer: Option<taskhub_sqlite::WriterStats>,
+    /// Azure Storage operations during the span, if the backend is Azure.
+    pub azure: Option<OpCounts>,
 }
 
 impl Span {
@@ -76,6 +85,8 @@ impl Span {
             metrics: bench.metrics.clone(),
             writer: bench.writer_stats(),
             sqlite: bench.sqlite.clone(),
+            azure_ops: bench.azure_ops(),
+            azure: bench.azure.clone(),
         }
     }
 
@@ -105,6 +116,12 @@ impl Span {
                     inline_requests: b.inline_requests - a.inline_requests,
                     wal_checkpoints: b.wal_checkpoints - a.wal_checkpoints,
                 }),
+            azure: self
+                .azure
+                .as_ref()
+                .map(|s| s.inner().op_counts())
+                .zip(self.azure_ops)
+                .map(|(b, a)| b.since(&a)),
         }
     }
 }
@@ -115,6 +132,10 @@ impl Measured {
         let record = Record::new(scenario, config, n, self.took)
             .storage(&self.ops, steps)
             .process(self.peak_rss_mb, self.cpu);
+        let record = match &self.azure {
+            Some(ops) => record.azure(ops, steps),
+            None => record,
+        };
         match self.writer {
             Some(w) => record
                 .extra("sqlite_write_requests", w.requests)

@@ -81,6 +81,10 @@ pub fn fails(dir: &TempDir, args: &[&str], code: i32) -> String {
     stderr
 }
 
+/// A deadline for waits on observable state that only a stuck test reaches, even on a loaded
+/// machine.
+pub const STUCK: Duration = Duration::from_secs(180);
+
 /// Polls `f` every 50 ms until it returns `Some`, for at most `timeout`.
 pub fn wait_until<T>(timeout: Duration, mut f: impl FnMut() -> Option<T>) -> T {
     let deadline = Instant::now() + timeout;

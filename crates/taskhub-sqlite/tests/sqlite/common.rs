@@ -1,7 +1,7 @@
 //! Helpers shared by the integration tests: temporary directories, clocks, sample rows.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -113,15 +113,41 @@ pub fn first_checkpoint(id: &str) -> taskhub_storage::CheckpointRequest {
     }
 }
 
-/// Takes SQLite's write lock on `path` from another connection, releasing it after `for_how_long`.
-pub fn hold_write_lock(
-    path: &std::path::Path,
-    for_how_long: Duration,
-) -> std::thread::JoinHandle<()> {
-    let conn = rusqlite::Connection::open(path).unwrap();
-    conn.execute_batch("BEGIN IMMEDIATE").unwrap();
-    std::thread::spawn(move || {
-        std::thread::sleep(for_how_long);
-        conn.execute_batch("COMMIT").unwrap();
-    })
+/// SQLite's write lock on a file, taken by another connection and held until released: a
+/// test decides when it ends (after the state it needs), not a timer.
+pub struct WriteLock(rusqlite::Connection);
+
+impl WriteLock {
+    /// Takes the write lock on `path` (`BEGIN IMMEDIATE` on a new connection).
+    pub fn take(path: &Path) -> Self {
+        let conn = rusqlite::Connection::open(path).unwrap();
+        conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+        Self(conn)
+    }
+
+    /// Releases the lock now.
+    pub fn release(self) {
+        self.0.execute_batch("COMMIT").unwrap();
+    }
+
+    /// Releases the lock on another thread once `ready` holds (checked every millisecond),
+    /// or after a minute if it never does, so that a broken test fails instead of hanging.
+    /// The returned flag is set just before the lock goes: a write that finished while it
+    /// was still unset did not wait for the lock.
+    pub fn release_when(
+        self,
+        ready: impl Fn() -> bool + Send + 'static,
+    ) -> (Arc<AtomicBool>, std::thread::JoinHandle<()>) {
+        let released = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&released);
+        let thread = std::thread::spawn(move || {
+            let stuck = std::time::Instant::now() + Duration::from_secs(60);
+            while !ready() && std::time::Instant::now() < stuck {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            flag.store(true, Ordering::SeqCst);
+            self.release();
+        });
+        (released, thread)
+    }
 }

@@ -1,10 +1,11 @@
 //! Several handles on one file, a busy database, durability settings and group commit.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::common::{clock, first_checkpoint, hold_write_lock, iid, msg, open, TestDir};
+use crate::common::{clock, first_checkpoint, iid, msg, open, TestDir, WriteLock};
 use taskhub_core::{ExecutionId, OrchestrationStatus};
 use taskhub_sqlite::{Durability, SqliteOptions, SqliteStore};
 use taskhub_storage::{
@@ -104,15 +105,28 @@ async fn a_busy_database_waits_instead_of_failing() {
     let dir = TestDir::new();
     let path = dir.file("busy.db");
     let store = open(&path, &clock());
-    let holder = hold_write_lock(&path, Duration::from_millis(300));
-    let started = Instant::now();
-    store.enqueue(Q, vec![msg("waited")]).await.unwrap();
-    assert!(started.elapsed() >= Duration::from_millis(250));
-    // Reads never wait for the writer (WAL).
-    let holder2 = hold_write_lock(&path, Duration::from_millis(300));
-    assert_eq!(store.stats(Q).await.unwrap().length, 1);
+    // The lock goes once the write has been submitted and found it taken (its future is
+    // pending), well within the busy timeout.
+    let lock = WriteLock::take(&path);
+    let write = store.enqueue(Q, vec![msg("waited")]);
+    tokio::pin!(write);
+    let submitted = Arc::new(AtomicBool::new(false));
+    let (released, holder) = {
+        let submitted = Arc::clone(&submitted);
+        lock.release_when(move || submitted.load(Ordering::SeqCst))
+    };
+    tokio::select! {
+        biased;
+        result = &mut write => panic!("the write finished while the lock was held: {result:?}"),
+        () = std::future::ready(()) => submitted.store(true, Ordering::SeqCst),
+    }
+    write.await.unwrap();
+    assert!(released.load(Ordering::SeqCst));
     holder.join().unwrap();
-    holder2.join().unwrap();
+    // Reads never wait for the writer (WAL): they answer while the lock is held.
+    let lock = WriteLock::take(&path);
+    assert_eq!(store.stats(Q).await.unwrap().length, 1);
+    lock.release();
 }
 
 #[tokio::test]
@@ -125,11 +139,13 @@ async fn a_lock_held_past_the_busy_timeout_is_a_retryable_busy() {
             .with_busy_timeout(Duration::from_millis(50)),
     )
     .unwrap();
-    let holder = hold_write_lock(&path, Duration::from_millis(600));
+    // Held until the write has given up: however slow the machine, the lock outlives the
+    // busy timeout.
+    let lock = WriteLock::take(&path);
     let err = store.enqueue(Q, vec![msg("x")]).await.unwrap_err();
     assert!(matches!(err, StorageError::Busy { .. }), "{err}");
     assert!(err.is_retryable());
-    holder.join().unwrap();
+    lock.release();
     store.enqueue(Q, vec![msg("x")]).await.unwrap();
     assert_eq!(store.stats(Q).await.unwrap().length, 1);
 }
@@ -256,8 +272,6 @@ async fn a_failing_request_in_a_batch_fails_alone() {
 /// another connection goes to the writer thread and waits there, not on the async thread.
 #[tokio::test(flavor = "current_thread")]
 async fn writes_run_inline_when_idle_and_wait_off_the_async_thread_when_locked() {
-    use std::sync::atomic::{AtomicU32, Ordering};
-
     let dir = TestDir::new();
     let path = dir.file("inline.db");
     let store = open(&path, &clock());
@@ -266,23 +280,31 @@ async fn writes_run_inline_when_idle_and_wait_off_the_async_thread_when_locked()
     let after = store.writer_stats();
     assert_eq!(after.inline_requests, before.inline_requests + 1);
 
-    let holder = hold_write_lock(&path, Duration::from_millis(300));
+    // The lock is released only once the one async thread has run another task ten times
+    // while the write waited: a write that blocked the thread would hold the lock until the
+    // holder gives up, and the tick count would show it.
     let ticks = Arc::new(AtomicU32::new(0));
+    let (released, holder) = {
+        let ticks = Arc::clone(&ticks);
+        WriteLock::take(&path).release_when(move || ticks.load(Ordering::SeqCst) >= 10)
+    };
     let ticker = {
         let ticks = Arc::clone(&ticks);
         tokio::spawn(async move {
             loop {
-                tokio::time::sleep(Duration::from_millis(10)).await;
-                ticks.fetch_add(1, Ordering::Relaxed);
+                tokio::time::sleep(Duration::from_millis(1)).await;
+                ticks.fetch_add(1, Ordering::SeqCst);
             }
         })
     };
-    let started = Instant::now();
     store.enqueue(Q, vec![msg("queued")]).await.unwrap();
-    assert!(started.elapsed() >= Duration::from_millis(250));
+    assert!(
+        released.load(Ordering::SeqCst),
+        "the write did not wait for the lock"
+    );
     // The one async thread kept running other tasks while the write waited for the lock.
     assert!(
-        ticks.load(Ordering::Relaxed) >= 10,
+        ticks.load(Ordering::SeqCst) >= 10,
         "the async thread was blocked"
     );
     assert_eq!(store.writer_stats().inline_requests, after.inline_requests);

@@ -28,7 +28,8 @@ async fn the_wal_is_checkpointed_while_the_store_is_open() {
             .unwrap();
     }
     // The thread checkpointed (it may still be at it: wait for it a little)...
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    // (A deadline only a stuck checkpointer reaches, even on a loaded machine.)
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     while store.writer_stats().wal_checkpoints == 0 || file_len(&path, "") < 32 << 20 {
         assert!(
             std::time::Instant::now() < deadline,

@@ -192,6 +192,7 @@ impl LeaseManager {
         }
         self.stop_unrenewed(host);
         pass.busy |= self.acquire(&rows, host).await;
+        self.release_abandoned_offline(&rows).await;
         if pass.busy || pass.reread {
             self.config.fast_interval()
         } else {
@@ -382,6 +383,40 @@ impl LeaseManager {
             updated_at: self.clock.now(),
             etag: None,
             ..row.clone()
+        }
+    }
+
+    /// Clears the owner of offline rows that nobody renews: nobody claims an offline row, so
+    /// one whose owner stopped holding it (its lease expired, or it was killed) before it
+    /// drained and released the row would otherwise stay owned forever (and a retiring
+    /// partition never count as retired). Judged like a claim (unchanged for a lease interval
+    /// by this worker's clock), and fenced like one (epoch + 1).
+    async fn release_abandoned_offline(&mut self, rows: &[PartitionRow]) {
+        for row in rows {
+            let abandoned = row.offline
+                && row.owner.is_some()
+                && !self.held.contains_key(&row.partition)
+                && self.seen.unchanged_for(row.partition) >= self.config.lease_interval;
+            if !abandoned {
+                continue;
+            }
+            let released = PartitionRow {
+                owner: None,
+                next_owner: None,
+                epoch: row.epoch + 1,
+                draining: false,
+                updated_at: self.clock.now(),
+                etag: None,
+                ..row.clone()
+            };
+            match self.store.put_partition(&released, row.etag.as_ref()).await {
+                Ok(_) => {
+                    info!(worker = %self.config.worker, partition = row.partition, previous = ?row.owner, "released an offline partition its owner no longer renews");
+                }
+                Err(e) => {
+                    debug!(partition = row.partition, error = %e, "could not release an abandoned offline partition")
+                }
+            }
         }
     }
 

@@ -133,6 +133,30 @@ pub fn run_child(db: &Path, settings: Settings, registry: Registry) {
     });
 }
 
+/// Activity runs logged so far (every run of every process, re-runs included).
+pub fn logged_runs(dir: &Path) -> usize {
+    std::fs::read_to_string(dir.join("activity.log"))
+        .map(|log| log.lines().count())
+        .unwrap_or(0)
+}
+
+/// Waits until at least `at_least` activity runs are logged, and more than `since` (so the
+/// process started last has made progress too). Kill points of the multi-process tests are
+/// set by the work done, not by wall time, so they fall mid-run however loaded the machine.
+/// Returns the count reached.
+pub async fn wait_for_runs(dir: &Path, at_least: usize, since: usize) -> usize {
+    super::wait::until(
+        &format!("{at_least} logged activity runs (and more than {since})"),
+        || {
+            let n = logged_runs(dir);
+            n >= at_least && n > since
+        },
+        || logged_runs(dir),
+    )
+    .await;
+    logged_runs(dir)
+}
+
 /// Activity runs from the log: (instance, task) → the processes that ran it, in order.
 pub fn activity_runs(dir: &Path) -> HashMap<(String, String), Vec<u32>> {
     let log = std::fs::read_to_string(dir.join("activity.log")).unwrap();

@@ -1,0 +1,70 @@
+//! Storage operations counted at the HTTP layer: what one activity's result costs.
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
+
+mod common;
+
+use std::time::Duration;
+
+use taskhub_azure::{AzureOptions, AzureStore, OpKind};
+use taskhub_core::InstanceId;
+use taskhub_storage::{
+    CheckpointRequest, CheckpointStore, NewQueueMessage, QueueName, QueueStore, SystemClock,
+};
+
+#[tokio::test]
+async fn an_activity_result_costs_one_put_and_one_delete_and_no_table_read() {
+    let store = AzureStore::open(AzureOptions {
+        account: common::account(),
+        hub: common::unique_hub(),
+        clock: std::sync::Arc::new(SystemClock::new()),
+    })
+    .await
+    .unwrap();
+    store
+        .enqueue(QueueName::WorkItems, vec![msg("work")])
+        .await
+        .unwrap();
+    // Queues are created on first send: create the reply queue outside the count.
+    store
+        .enqueue(QueueName::Control(0), vec![msg("first")])
+        .await
+        .unwrap();
+    let got = store
+        .dequeue(QueueName::WorkItems, 1, Duration::from_secs(30))
+        .await
+        .unwrap();
+    let receipt = got[0].receipt.clone();
+    let before = store.op_counts();
+    let outcome = store
+        .checkpoint(CheckpointRequest {
+            instance_id: InstanceId::new("activity-owner").unwrap(),
+            fence: None,
+            history: None,
+            instance: None,
+            outbound: vec![taskhub_storage::OutboundMessage {
+                queue: QueueName::Control(0),
+                message: msg("result"),
+            }],
+            consumed: vec![(QueueName::WorkItems, receipt)],
+        })
+        .await
+        .unwrap();
+    let spent = store.op_counts().since(&before);
+    assert_eq!(outcome.history_etag, None);
+    assert_eq!(spent.get(OpKind::QueuePut), 1, "{spent:?}");
+    assert_eq!(spent.get(OpKind::QueueDelete), 1, "{spent:?}");
+    assert_eq!(
+        spent.get(OpKind::TableRead),
+        0,
+        "no sentinel read: {spent:?}"
+    );
+    assert_eq!(spent.total(), 2, "{spent:?}");
+    store.delete_hub().await.unwrap();
+}
+
+fn msg(body: &str) -> NewQueueMessage {
+    NewQueueMessage {
+        body: body.to_owned(),
+        delay: Duration::ZERO,
+    }
+}

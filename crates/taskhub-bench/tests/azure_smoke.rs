@@ -1,0 +1,88 @@
+//! The bench's Azure backend at a tiny scale against the Azurite that `scripts/test.sh` starts
+//! (`scripts/with-azurite.sh` exports `TASKHUB_TEST_AZURE_CONNECTION_STRING`).
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
+
+use std::process::Command;
+
+#[test]
+fn every_azure_scenario_reports_storage_operations_by_kind() {
+    let connection = std::env::var("TASKHUB_TEST_AZURE_CONNECTION_STRING").unwrap_or_else(|_| {
+        panic!(
+            "TASKHUB_TEST_AZURE_CONNECTION_STRING is not set: run this test under Azurite, \
+             e.g. `scripts/with-azurite.sh cargo test -p taskhub-bench` (scripts/test.sh does)"
+        )
+    });
+    let out = Command::new(env!("CARGO_BIN_EXE_taskhub-bench"))
+        .args([
+            "all",
+            "--backend",
+            "azure",
+            "--scale",
+            "0.001",
+            "--idle-window",
+            "1",
+            "--pickup-gap",
+            "0.2",
+        ])
+        .env("TASKHUB_TEST_AZURE_CONNECTION_STRING", connection)
+        .output()
+        .expect("run taskhub-bench");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let records: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let scenarios: Vec<&str> = records
+        .iter()
+        .map(|r| r["scenario"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        scenarios,
+        [
+            "sequential",
+            "hello5",
+            "fanout",
+            "fanout",
+            "events",
+            "latency",
+            "idle",
+            "idle-ops",
+            "pickup"
+        ]
+    );
+    for r in &records {
+        assert_eq!(r["backend"], "azure", "{r}");
+        let ops = &r["azure_ops"];
+        assert!(ops["total"].as_u64().unwrap() > 0, "{r}");
+        let by_kind: u64 = ops
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter(|(k, _)| *k != "total")
+            .map(|(_, v)| v.as_u64().unwrap())
+            .sum();
+        assert_eq!(by_kind, ops["total"].as_u64().unwrap(), "{r}");
+    }
+    let hello5 = &records[1];
+    assert!(
+        hello5["azure_ops"]["queue_put"].as_u64().unwrap() >= 5,
+        "{hello5}"
+    );
+    assert!(
+        hello5["azure_ops"]["table_batch"].as_u64().unwrap() >= 6,
+        "{hello5}"
+    );
+    assert!(
+        hello5["azure_ops_per_orchestration"].as_f64().unwrap() > 0.0,
+        "{hello5}"
+    );
+    let idle = &records[7];
+    assert!(
+        idle["azure_ops_per_worker_minute"].as_f64().unwrap() > 0.0,
+        "{idle}"
+    );
+    assert!(records[8]["p50_ms"].is_number(), "pickup reports latency");
+    assert!(stderr.contains("azure ops/step"), "{stderr}");
+}
