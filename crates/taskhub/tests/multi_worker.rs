@@ -154,7 +154,12 @@ async fn workers_come_and_go_and_lose_nothing() {
     let mut kills = 0;
     for round in 0..6u64 {
         let step = usize::try_from(round + 1).unwrap();
-        let reached = child::wait_for_runs(&dir.0, from + rest * step / 8, at_spawn).await;
+        let Some(reached) =
+            child::wait_for_runs(&dir.0, from + rest * step / 8, at_spawn, total).await
+        else {
+            eprintln!("all {total} activities ran before round {step}");
+            break;
+        };
         eprintln!("round {step} after {reached} of {total} activity runs");
         at_spawn = reached;
         let victim = usize::try_from(round % 3).unwrap();

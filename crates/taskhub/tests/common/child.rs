@@ -141,20 +141,47 @@ pub fn logged_runs(dir: &Path) -> usize {
 }
 
 /// Waits until at least `at_least` activity runs are logged, and more than `since` (so the
-/// process started last has made progress too). Kill points of the multi-process tests are
-/// set by the work done, not by wall time, so they fall mid-run however loaded the machine.
-/// Returns the count reached.
-pub async fn wait_for_runs(dir: &Path, at_least: usize, since: usize) -> usize {
+/// process started last has made progress too), or until every one of the `total` activities
+/// has run (then no more runs come: a fast run may finish before a later kill point). Kill
+/// points of the multi-process tests are set by the work done, not by wall time, so they fall
+/// mid-run however loaded the machine. Returns the count reached, or `None` once all the work
+/// is done.
+pub async fn wait_for_runs(
+    dir: &Path,
+    at_least: usize,
+    since: usize,
+    total: usize,
+) -> Option<usize> {
+    let all_done = || distinct_runs(dir) >= total;
     super::wait::until(
-        &format!("{at_least} logged activity runs (and more than {since})"),
+        &format!("{at_least} logged activity runs (and more than {since}), or all {total} run"),
         || {
             let n = logged_runs(dir);
-            n >= at_least && n > since
+            (n >= at_least && n > since) || all_done()
         },
-        || logged_runs(dir),
+        || (logged_runs(dir), distinct_runs(dir)),
     )
     .await;
-    logged_runs(dir)
+    if all_done() {
+        None
+    } else {
+        Some(logged_runs(dir))
+    }
+}
+
+/// Distinct activities (instance, task) that have run at least once.
+pub fn distinct_runs(dir: &Path) -> usize {
+    std::fs::read_to_string(dir.join("activity.log"))
+        .map(|log| {
+            log.lines()
+                .filter_map(|l| {
+                    let mut parts = l.split(' ');
+                    Some((parts.next()?, parts.next()?))
+                })
+                .collect::<std::collections::HashSet<_>>()
+                .len()
+        })
+        .unwrap_or(0)
 }
 
 /// Activity runs from the log: (instance, task) → the processes that ran it, in order.
