@@ -4,7 +4,8 @@
 use async_trait::async_trait;
 use taskhub_core::Timestamp;
 use taskhub_storage::{
-    ETag, HubInfo, PartitionRow, PartitionStore, StorageError, StorageResult, MAX_PARTITIONS,
+    ETag, HubInfo, LeaseTable, PartitionRow, PartitionStore, StorageError, StorageResult,
+    MAX_PARTITIONS,
 };
 
 use crate::store::{num, parse_num, AzureStore};
@@ -224,5 +225,60 @@ impl PartitionStore for AzureStore {
             None => self.tables.insert(&self.names.partitions, &e).await?,
         };
         Ok(ETag(etag))
+    }
+
+    /// One query of the table partition `hub`: the info row and every lease row.
+    async fn lease_table(&self) -> StorageResult<LeaseTable> {
+        let filter = format!("PartitionKey eq {}", lit(PK));
+        let rows = self
+            .tables
+            .query_all(&self.names.partitions, &filter)
+            .await?;
+        let mut table = LeaseTable {
+            info: None,
+            rows: Vec::new(),
+        };
+        for row in &rows {
+            match row.str("RowKey") {
+                INFO => table.info = Some(parse_info(row)?),
+                key if key.starts_with("partition-") => table.rows.push(parse_partition(row)?),
+                _ => {}
+            }
+        }
+        table.rows.sort_by_key(|r| r.partition);
+        Ok(table)
+    }
+
+    /// One entity-group transaction of ETag-conditional replaces (the rows share the
+    /// PartitionKey `hub`); if one of them conflicts nothing was written, and the rows are
+    /// written one by one to learn which.
+    async fn renew_partitions(
+        &self,
+        writes: &[(PartitionRow, ETag)],
+    ) -> StorageResult<Vec<StorageResult<ETag>>> {
+        if writes.is_empty() {
+            return Ok(Vec::new());
+        }
+        if let Some((row, _)) = writes.iter().find(|(r, _)| r.partition >= MAX_PARTITIONS) {
+            return Err(StorageError::InvalidArgument(format!(
+                "no partition {}: a hub has at most {MAX_PARTITIONS}",
+                row.partition
+            )));
+        }
+        let ops: Vec<BatchOp> = writes
+            .iter()
+            .map(|(row, etag)| BatchOp::Replace(partition_entity(row), etag.0.clone()))
+            .collect();
+        match self.tables.batch(&self.names.partitions, &ops).await {
+            Ok(etags) => Ok(etags.into_iter().map(|e| Ok(ETag(e))).collect()),
+            Err(StorageError::Conflict { .. }) => {
+                let mut out = Vec::with_capacity(writes.len());
+                for (row, etag) in writes {
+                    out.push(self.put_partition(row, Some(etag)).await);
+                }
+                Ok(out)
+            }
+            Err(e) => Err(e),
+        }
     }
 }

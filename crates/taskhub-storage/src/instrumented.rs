@@ -35,7 +35,7 @@ use crate::error::StorageResult;
 use crate::history::{ETag, HistorySnapshot, HistoryStore};
 use crate::instances::{Expect, InstancePage, InstanceQuery, InstanceRow, InstanceStore};
 use crate::operation::Operation;
-use crate::partitions::{HubInfo, PartitionRow, PartitionStore};
+use crate::partitions::{HubInfo, LeaseTable, PartitionRow, PartitionStore};
 use crate::payloads::PayloadStore;
 use crate::queue::{Dequeued, NewQueueMessage, QueueName, QueueStats, QueueStore, Receipt};
 use crate::store::TaskHubStore;
@@ -402,6 +402,20 @@ impl<S: PartitionStore> PartitionStore for Instrumented<S> {
         self.timed(
             Operation::PutPartition,
             self.inner.put_partition(row, expected),
+        )
+        .await
+    }
+    async fn lease_table(&self) -> StorageResult<LeaseTable> {
+        self.timed(Operation::LeaseTable, self.inner.lease_table())
+            .await
+    }
+    async fn renew_partitions(
+        &self,
+        writes: &[(PartitionRow, ETag)],
+    ) -> StorageResult<Vec<StorageResult<ETag>>> {
+        self.timed(
+            Operation::RenewPartitions,
+            self.inner.renew_partitions(writes),
         )
         .await
     }

@@ -37,7 +37,7 @@ pub use history::{ETag, HistorySnapshot, HistoryStore};
 pub use instances::{Expect, InstancePage, InstanceQuery, InstanceRow, InstanceStore};
 pub use instrumented::{Instrumented, MetricsSnapshot, StoreMetrics};
 pub use operation::Operation;
-pub use partitions::{HubInfo, PartitionRow, PartitionStore};
+pub use partitions::{HubInfo, LeaseTable, PartitionRow, PartitionStore};
 pub use payloads::PayloadStore;
 pub use queue::{
     Dequeued, NewQueueMessage, QueueName, QueueStats, QueueStore, Receipt, MAX_DEQUEUE_BATCH,

@@ -59,13 +59,17 @@ pub enum Operation {
     ListPartitions,
     /// `PartitionStore::put_partition`.
     PutPartition,
+    /// `PartitionStore::lease_table`.
+    LeaseTable,
+    /// `PartitionStore::renew_partitions`.
+    RenewPartitions,
     /// `CheckpointStore::checkpoint`.
     Checkpoint,
 }
 
 impl Operation {
     /// Every operation, in declaration order.
-    pub const ALL: [Self; 27] = [
+    pub const ALL: [Self; 29] = [
         Self::Enqueue,
         Self::Dequeue,
         Self::Delete,
@@ -92,6 +96,8 @@ impl Operation {
         Self::SetProhibitedWorkers,
         Self::ListPartitions,
         Self::PutPartition,
+        Self::LeaseTable,
+        Self::RenewPartitions,
         Self::Checkpoint,
     ];
 
@@ -125,6 +131,8 @@ impl Operation {
             Self::SetProhibitedWorkers => "set_prohibited_workers",
             Self::ListPartitions => "list_partitions",
             Self::PutPartition => "put_partition",
+            Self::LeaseTable => "lease_table",
+            Self::RenewPartitions => "renew_partitions",
             Self::Checkpoint => "checkpoint",
         }
     }

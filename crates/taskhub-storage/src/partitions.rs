@@ -70,6 +70,9 @@ pub struct HubInfo {
 /// * `set_partition_count` MUST change the count stored in the hub info.
 /// * `set_prohibited_workers` MUST replace the list `hub_info` returns, and MUST fail with
 ///   `NotFound` if the hub does not exist.
+/// * `lease_table` MUST return what `hub_info` and `list_partitions` return.
+/// * `renew_partitions` MUST apply each write as `put_partition` would and return each one's
+///   outcome in order; a write that conflicts MUST NOT keep the others from being applied.
 #[async_trait]
 pub trait PartitionStore: Send + Sync {
     /// Creates the hub if missing; returns its info.
@@ -88,4 +91,38 @@ pub trait PartitionStore: Send + Sync {
         row: &PartitionRow,
         expected: Option<&ETag>,
     ) -> StorageResult<ETag>;
+
+    /// The hub info and every partition row: what a lease manager reads on each pass. A
+    /// backend that keeps both in one place (Azure: one table partition) reads them with one
+    /// request; the default reads them one after the other.
+    async fn lease_table(&self) -> StorageResult<LeaseTable> {
+        let info = self.hub_info().await?;
+        let rows = self.list_partitions().await?;
+        Ok(LeaseTable { info, rows })
+    }
+
+    /// Writes several rows, each if its ETag is still the one given (a lease manager renewing
+    /// what it holds). A backend that can write them in one request does (Azure: one
+    /// entity-group transaction, redone row by row if one of them conflicts); the default
+    /// writes them one by one. Returns each write's outcome, in order; the outer error is for
+    /// a failure that says nothing about which rows were written.
+    async fn renew_partitions(
+        &self,
+        writes: &[(PartitionRow, ETag)],
+    ) -> StorageResult<Vec<StorageResult<ETag>>> {
+        let mut out = Vec::with_capacity(writes.len());
+        for (row, expected) in writes {
+            out.push(self.put_partition(row, Some(expected)).await);
+        }
+        Ok(out)
+    }
+}
+
+/// What [`PartitionStore::lease_table`] reads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeaseTable {
+    /// The hub info (`None` if the hub does not exist).
+    pub info: Option<HubInfo>,
+    /// Every partition row, ordered by partition.
+    pub rows: Vec<PartitionRow>,
 }

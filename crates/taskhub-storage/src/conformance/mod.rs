@@ -130,6 +130,8 @@ macro_rules! conformance_tests {
                 set_partition_count_changes_hub_info,
                 set_prohibited_workers_replaces_the_list,
                 partition_row_round_trips_every_field,
+                lease_table_returns_hub_info_and_every_row,
+                renew_partitions_applies_each_write_and_reports_conflicts_alone,
             }
             checkpoint {
                 fenced_checkpoint_is_rejected_and_changes_nothing,

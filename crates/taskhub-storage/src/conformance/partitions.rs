@@ -317,3 +317,89 @@ pub async fn partition_row_round_trips_every_field(
         }
     );
 }
+
+/// `lease_table` MUST return what `hub_info` and `list_partitions` return.
+pub async fn lease_table_returns_hub_info_and_every_row(
+    store: Arc<dyn TaskHubStore>,
+    _clock: ManualClock,
+) {
+    let s = &*store;
+    assert_eq!(
+        s.lease_table().await.expect("lease_table before the hub"),
+        crate::LeaseTable {
+            info: None,
+            rows: Vec::new()
+        }
+    );
+    create(s, 3).await;
+    s.set_prohibited_workers(vec!["banned".to_owned()])
+        .await
+        .expect("set_prohibited_workers");
+    let row = partition_row(s, 1).await;
+    s.put_partition(&owned_by(&row, "w", 1), row.etag.as_ref())
+        .await
+        .expect("put_partition");
+    let table = s.lease_table().await.expect("lease_table");
+    assert_eq!(table.info, s.hub_info().await.expect("hub_info"));
+    assert_eq!(table.rows, rows(s).await);
+    assert_eq!(table.rows.len(), 3);
+    assert_eq!(table.rows[1].owner.as_deref(), Some("w"));
+}
+
+/// `renew_partitions` MUST apply each write as `put_partition` would and return each one's
+/// outcome in order; a write that conflicts MUST NOT keep the others from being applied.
+pub async fn renew_partitions_applies_each_write_and_reports_conflicts_alone(
+    store: Arc<dyn TaskHubStore>,
+    _clock: ManualClock,
+) {
+    let s = &*store;
+    create(s, 3).await;
+    let before = rows(s).await;
+    // All current: every row is written, each gets a new ETag.
+    let writes: Vec<(PartitionRow, ETag)> = before
+        .iter()
+        .map(|r| (owned_by(r, "w", 1), r.etag.clone().expect("listed ETag")))
+        .collect();
+    let results = s.renew_partitions(&writes).await.expect("renew_partitions");
+    assert_eq!(results.len(), 3);
+    let after = rows(s).await;
+    for ((result, row), old) in results.iter().zip(&after).zip(&before) {
+        let etag = result.as_ref().expect("every write applies");
+        assert_eq!(
+            row.etag.as_ref(),
+            Some(etag),
+            "the returned ETag is current"
+        );
+        assert_ne!(row.etag, old.etag);
+        assert_eq!(row.owner.as_deref(), Some("w"));
+    }
+    // Partition 1 was taken meanwhile: its renewal conflicts, the other two still apply.
+    let taken = s
+        .put_partition(&owned_by(&after[1], "thief", 2), after[1].etag.as_ref())
+        .await
+        .expect("put_partition");
+    let writes: Vec<(PartitionRow, ETag)> = after
+        .iter()
+        .map(|r| {
+            let mut renewed = r.clone();
+            renewed.updated_at = at(5_000);
+            (renewed, r.etag.clone().expect("listed ETag"))
+        })
+        .collect();
+    let results = s.renew_partitions(&writes).await.expect("renew_partitions");
+    assert!(results[0].is_ok() && results[2].is_ok(), "{results:?}");
+    assert!(
+        matches!(results[1], Err(StorageError::Conflict { .. })),
+        "{results:?}"
+    );
+    let last = rows(s).await;
+    assert_eq!(last[0].updated_at, at(5_000));
+    assert_eq!(last[2].updated_at, at(5_000));
+    assert_eq!(last[1].owner.as_deref(), Some("thief"));
+    assert_eq!(last[1].etag.as_ref(), Some(&taken));
+    assert_eq!(
+        s.renew_partitions(&[]).await.expect("no writes").len(),
+        0,
+        "nothing to write is nothing done"
+    );
+}

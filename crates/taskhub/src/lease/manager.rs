@@ -156,19 +156,10 @@ impl LeaseManager {
     /// One pass: read the table, drop lost partitions, renew, drain and hand over, claim and
     /// ask for partitions. Returns how long to wait before the next pass.
     pub async fn tick(&mut self, host: &mut dyn PartitionHost) -> Duration {
-        let mut partition_count = None;
-        match self.store.hub_info().await {
-            Ok(Some(info)) => {
-                self.prohibited = info.prohibited_workers;
-                partition_count = Some(info.partition_count);
-            }
-            Ok(None) => {}
-            Err(e) => {
-                debug!(error = %e, "could not read hub info; keeping the last prohibited list")
-            }
-        }
-        let rows = match self.store.list_partitions().await {
-            Ok(rows) => rows,
+        // The hub info (prohibited workers, partition count) and the rows in one read, which
+        // one request serves on a backend that keeps them together (Azure).
+        let (info, rows) = match self.store.lease_table().await {
+            Ok(table) => (table.info, table.rows),
             Err(e) => {
                 warn!(worker = %self.config.worker, error = %e, "could not read the partitions table; expiry clocks restart");
                 self.seen.interrupted();
@@ -176,6 +167,10 @@ impl LeaseManager {
                 return self.config.fast_interval();
             }
         };
+        let partition_count = info.as_ref().map(|i| i.partition_count);
+        if let Some(info) = info {
+            self.prohibited = info.prohibited_workers;
+        }
         self.observe(&rows);
         self.drop_lost(&rows, host);
         host.observed(&rows, partition_count);
@@ -297,6 +292,7 @@ impl LeaseManager {
         let mut pass = Pass::default();
         let banned = self.banned();
         let held: Vec<u32> = self.held.keys().copied().collect();
+        let mut writes: Vec<(PartitionRow, ETag)> = Vec::new();
         for p in held {
             let Some(row) = rows.iter().find(|r| r.partition == p) else {
                 continue;
@@ -351,9 +347,24 @@ impl LeaseManager {
             let Some(held) = self.held.get(&p) else {
                 continue;
             };
-            let expected = held.etag.clone();
-            let sent = self.clock.monotonic();
-            match self.store.put_partition(&new, Some(&expected)).await {
+            writes.push((new, held.etag.clone()));
+        }
+        if writes.is_empty() {
+            return pass;
+        }
+        // Every write of the pass in one call: one request on a backend that batches them.
+        let sent = self.clock.monotonic();
+        let results = match self.store.renew_partitions(&writes).await {
+            Ok(results) => results,
+            Err(e) => {
+                let p = writes.first().map_or(0, |(row, _)| row.partition);
+                self.write_failed(p, "could not renew partition leases", &e);
+                return pass;
+            }
+        };
+        for ((new, _), result) in writes.iter().zip(results) {
+            let p = new.partition;
+            match result {
                 Ok(etag) => {
                     if new.owner.is_none() {
                         self.held.remove(&p);

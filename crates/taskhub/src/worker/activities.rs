@@ -60,12 +60,12 @@ pub(crate) async fn poll_work_items(shared: Arc<Shared>) {
             let wait = clock.sleep(backoff.next_wait());
             tokio::select! {
                 () = wait => {}
-                () = shared.hub.inner.signals.queue(queue).notified() => backoff.reset(),
+                () = shared.hub.inner.signals.queue(queue).notified() => backoff.woken(),
                 _ = stop.changed() => {}
             }
             continue;
         }
-        backoff.reset();
+        backoff.found();
         let drained = messages.len() < permits.len();
         for m in messages {
             let Some(permit) = permits.pop() else { break };
@@ -76,10 +76,10 @@ pub(crate) async fn poll_work_items(shared: Arc<Shared>) {
         if drained {
             // The queue looked empty after this batch: wait for a wake-up (or the shortest
             // back-off, for other processes' messages) rather than an empty dequeue at once.
-            let wait = clock.sleep(backoff.next_wait());
+            let wait = clock.sleep(backoff.drained_wait());
             tokio::select! {
                 () = wait => {}
-                () = shared.hub.inner.signals.queue(queue).notified() => backoff.reset(),
+                () = shared.hub.inner.signals.queue(queue).notified() => backoff.woken(),
                 _ = stop.changed() => {}
             }
         }

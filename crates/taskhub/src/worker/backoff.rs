@@ -23,12 +23,25 @@ pub(crate) fn seed_for(worker: &str, salt: u64) -> u64 {
 
 /// Doubles from `min` up to `max`, each wait jittered to 50–100 % of its nominal value so idle
 /// workers do not poll in lockstep.
+///
+/// The level says how long the queue has gone without messages nobody announced. Messages this
+/// process sends wake the poller through an in-process signal, so only other processes'
+/// messages need blind polls; the level therefore moves only on evidence about those:
+/// * an empty poll raises it ([`next_wait`](Self::next_wait));
+/// * a blind poll (one not preceded by a wake-up) that finds messages resets it: another
+///   process is sending ([`found`](Self::found));
+/// * a poll after a wake-up that finds messages leaves it alone: they were this process's.
+///
+/// A poller whose traffic is all its own thus settles at a level near the gaps between its
+/// messages and stops polling empty queues between them (on Azure each poll is a paid storage
+/// operation), while another process's message still resets it.
 #[derive(Debug, Clone)]
 pub(crate) struct Backoff {
     min: Duration,
     max: Duration,
     current: Duration,
     rng: u64,
+    woken: bool,
 }
 
 impl Backoff {
@@ -38,6 +51,7 @@ impl Backoff {
             max: max.max(min),
             current: min,
             rng: seed | 1,
+            woken: false,
         }
     }
 
@@ -46,10 +60,36 @@ impl Backoff {
         self.current = self.min;
     }
 
-    /// The next wait.
+    /// The wait before the next poll ended with an in-process wake-up: whatever the poll finds
+    /// was announced.
+    pub(crate) fn woken(&mut self) {
+        self.woken = true;
+    }
+
+    /// A poll found messages: resets the level unless they were announced by a wake-up.
+    pub(crate) fn found(&mut self) {
+        if !std::mem::take(&mut self.woken) {
+            self.reset();
+        }
+    }
+
+    /// The next wait after an empty poll or a failure: the current level, which then doubles.
     pub(crate) fn next_wait(&mut self) -> Duration {
+        self.woken = false;
         let nominal = self.current;
         self.current = (self.current * 2).min(self.max);
+        self.jittered(nominal)
+    }
+
+    /// The wait after a poll that found messages and drained the queue: the current level,
+    /// unchanged (that poll was not idle).
+    pub(crate) fn drained_wait(&mut self) -> Duration {
+        self.woken = false;
+        let nominal = self.current;
+        self.jittered(nominal)
+    }
+
+    fn jittered(&mut self, nominal: Duration) -> Duration {
         // xorshift64*
         self.rng ^= self.rng >> 12;
         self.rng ^= self.rng << 25;
@@ -73,6 +113,33 @@ mod tests {
         assert!(waits[19] >= Duration::from_secs(15), "{:?}", waits[19]);
         b.reset();
         assert!(b.next_wait() <= Duration::from_millis(10));
+    }
+
+    #[test]
+    fn announced_messages_do_not_reset_the_level_and_blind_finds_do() {
+        let ms = Duration::from_millis;
+        let mut b = Backoff::new(ms(10), Duration::from_secs(30), 3);
+        for _ in 0..5 {
+            b.next_wait(); // five empty polls: the level is 320 ms
+        }
+        // A wake-up, then a poll that finds this process's messages and drains the queue: the
+        // level stays (the wait is 160–320 ms, not 5–10 ms), and does not grow either.
+        b.woken();
+        b.found();
+        for _ in 0..3 {
+            let w = b.drained_wait();
+            assert!(w >= ms(160) && w <= ms(320), "{w:?}");
+        }
+        // A blind poll (the wait ran out) that finds messages: another process sends; reset.
+        b.found();
+        assert!(b.drained_wait() <= ms(10));
+        // A wake-up counts for the next poll only.
+        b.next_wait();
+        b.next_wait();
+        b.woken();
+        b.next_wait(); // that poll found nothing
+        b.found(); // the following, blind one found something
+        assert!(b.drained_wait() <= ms(10));
     }
 
     fn waits(seed: u64) -> Vec<Duration> {

@@ -91,13 +91,13 @@ pub(crate) async fn poll_partition(shared: Arc<Shared>, mut lease: Lease) {
             let wait = clock.sleep(backoff.next_wait());
             tokio::select! {
                 () = wait => {}
-                () = shared.hub.inner.signals.queue(queue).notified() => backoff.reset(),
+                () = shared.hub.inner.signals.queue(queue).notified() => backoff.woken(),
                 _ = stop.changed() => {}
                 _ = lease.stop.changed() => {}
             }
             continue;
         }
-        backoff.reset();
+        backoff.found();
         let drained = messages.len() < wanted;
         let mut groups: HashMap<InstanceId, Vec<Delivery>> = HashMap::new();
         let mut order: Vec<InstanceId> = Vec::new();
@@ -166,10 +166,10 @@ pub(crate) async fn poll_partition(shared: Arc<Shared>, mut lease: Lease) {
         if drained {
             // The queue looked empty after this batch: wait for a wake-up (or the shortest
             // back-off, for other processes' messages) rather than an empty dequeue at once.
-            let wait = clock.sleep(backoff.next_wait());
+            let wait = clock.sleep(backoff.drained_wait());
             tokio::select! {
                 () = wait => {}
-                () = shared.hub.inner.signals.queue(queue).notified() => backoff.reset(),
+                () = shared.hub.inner.signals.queue(queue).notified() => backoff.woken(),
                 _ = stop.changed() => {}
                 _ = lease.stop.changed() => {}
             }
