@@ -93,7 +93,7 @@ pub fn spawn(entry: &str, dir: &Path) -> Proc {
         .env(LOG_VAR, dir.join("activity.log"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(worker_log(dir))
         .spawn()
         .unwrap();
     let stdout = child.stdout.take().unwrap();
@@ -109,9 +109,52 @@ pub fn spawn(entry: &str, dir: &Path) -> Proc {
     Proc { child, name }
 }
 
+/// A new file `worker-N.log` in `dir` for a worker process's warnings (its stderr).
+fn worker_log(dir: &Path) -> std::fs::File {
+    (0..)
+        .find_map(|n| {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(dir.join(format!("worker-{n}.log")))
+                .ok()
+        })
+        .unwrap()
+}
+
+/// The warnings the worker process `pid` logged (its `worker-N.log`), for a failure message.
+pub fn worker_warnings(dir: &Path, pid: u32) -> String {
+    let marker = format!("pid {pid} ");
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.starts_with("worker-") {
+            continue;
+        }
+        let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        if text.lines().next().is_some_and(|l| l.starts_with(&marker)) {
+            let lines: Vec<&str> = text.lines().collect();
+            let tail = &lines[lines.len().saturating_sub(40)..];
+            return tail.join("\n");
+        }
+    }
+    format!("(no log of pid {pid})")
+}
+
+/// Sends this worker process's warnings to stderr (a file of the test's directory), after a
+/// first line naming the process.
+pub fn log_warnings() {
+    eprintln!("pid {} ", std::process::id());
+    let _ = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::WARN)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .try_init();
+}
+
 /// Runs a worker with `registry` on the store in `db` until stdin closes, then shuts it down
 /// gracefully. Prints `ready NAME` once started.
 pub fn run_child(db: &Path, settings: Settings, registry: Registry) {
+    log_warnings();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
