@@ -45,7 +45,8 @@ pub struct Settings {
     pub partition_drain_timeout: Duration,
     /// How long a removed partition's queue must stay empty before it is retired. Default 60 s.
     pub partition_retire_grace: Duration,
-    /// The longest idle poll back-off. Default 30 s.
+    /// The longest idle poll back-off: the worst wait of a message from another process
+    /// (this process's own wake the poller at once). Default 15 s (the original's 30 s).
     pub max_queue_polling_interval: Duration,
     /// Deliveries after which a message goes to the dead-letter store. Default 5.
     pub max_dequeue_count: u32,
@@ -90,7 +91,7 @@ impl Default for Settings {
             max_partitions_per_worker: 16,
             partition_drain_timeout: Duration::from_secs(60),
             partition_retire_grace: Duration::from_secs(60),
-            max_queue_polling_interval: Duration::from_secs(30),
+            max_queue_polling_interval: Duration::from_secs(15),
             max_dequeue_count: 5,
             large_payload_threshold: 45_000,
             control_queue_visibility_timeout: Duration::from_secs(300),

@@ -21,8 +21,8 @@ pub(crate) fn seed_for(worker: &str, salt: u64) -> u64 {
     h.finish()
 }
 
-/// Doubles from `min` up to `max`, each wait jittered to 50–100 % of its nominal value so idle
-/// workers do not poll in lockstep.
+/// Doubles from `min` up to `max`, each wait jittered to 75–100 % of its nominal value so idle
+/// workers do not poll in lockstep (and an idle queue is polled about every 0.875 × `max`).
 ///
 /// The level says how long the queue has gone without messages nobody announced. Messages this
 /// process sends wake the poller through an in-process signal, so only other processes'
@@ -95,7 +95,7 @@ impl Backoff {
         self.rng ^= self.rng << 25;
         self.rng ^= self.rng >> 27;
         let r = self.rng.wrapping_mul(0x2545_F491_4F6C_DD1D);
-        let frac = 0.5 + (r >> 11) as f64 / (1u64 << 53) as f64 / 2.0;
+        let frac = 0.75 + (r >> 11) as f64 / (1u64 << 53) as f64 / 4.0;
         nominal.mul_f64(frac)
     }
 }
@@ -108,9 +108,9 @@ mod tests {
     fn grows_to_max_with_jitter_and_resets() {
         let mut b = Backoff::new(Duration::from_millis(10), Duration::from_secs(30), 7);
         let waits: Vec<Duration> = (0..20).map(|_| b.next_wait()).collect();
-        assert!(waits[0] >= Duration::from_millis(5) && waits[0] <= Duration::from_millis(10));
+        assert!(waits[0] >= Duration::from_micros(7_500) && waits[0] <= Duration::from_millis(10));
         assert!(waits.iter().all(|w| *w <= Duration::from_secs(30)));
-        assert!(waits[19] >= Duration::from_secs(15), "{:?}", waits[19]);
+        assert!(waits[19] >= Duration::from_millis(22_500), "{:?}", waits[19]);
         b.reset();
         assert!(b.next_wait() <= Duration::from_millis(10));
     }
@@ -123,12 +123,12 @@ mod tests {
             b.next_wait(); // five empty polls: the level is 320 ms
         }
         // A wake-up, then a poll that finds this process's messages and drains the queue: the
-        // level stays (the wait is 160–320 ms, not 5–10 ms), and does not grow either.
+        // level stays (the wait is 240–320 ms, not 5–10 ms), and does not grow either.
         b.woken();
         b.found();
         for _ in 0..3 {
             let w = b.drained_wait();
-            assert!(w >= ms(160) && w <= ms(320), "{w:?}");
+            assert!(w >= ms(240) && w <= ms(320), "{w:?}");
         }
         // A blind poll (the wait ran out) that finds messages: another process sends; reset.
         b.found();
