@@ -31,32 +31,29 @@ pub(crate) async fn poll_work_items(shared: Arc<Shared>) {
     );
     let mut stop = shared.stop.clone();
     while !shared.stopping() {
-        let Ok(first) = shared.activity_slots.clone().acquire_owned().await else {
+        let Ok(mut slots) = shared.activity_slots.clone().acquire_owned().await else {
             return;
         };
-        let mut permits = vec![first];
-        while permits.len() < taskhub_storage::MAX_DEQUEUE_BATCH {
-            match shared.activity_slots.clone().try_acquire_owned() {
-                Ok(p) => permits.push(p),
-                Err(_) => break,
-            }
-        }
+        take_free(&shared, &mut slots);
+        let wanted = slots.num_permits();
+        let started = clock.monotonic();
         let fetched = shared
             .hub
             .store()
-            .dequeue(queue, permits.len(), settings.work_item_visibility_timeout)
+            .dequeue(queue, wanted, settings.work_item_visibility_timeout)
             .await;
+        backoff.took(clock.monotonic().saturating_sub(started));
         let messages = match fetched {
             Ok(m) => m,
             Err(e) => {
                 warn!(error = %e, "work-item dequeue failed");
-                drop(permits);
+                drop(slots);
                 clock.sleep(backoff.next_wait()).await;
                 continue;
             }
         };
         if messages.is_empty() {
-            drop(permits);
+            drop(slots);
             let wait = clock.sleep(backoff.next_wait());
             tokio::select! {
                 () = wait => {}
@@ -66,13 +63,13 @@ pub(crate) async fn poll_work_items(shared: Arc<Shared>) {
             continue;
         }
         backoff.found();
-        let drained = messages.len() < permits.len();
+        let drained = messages.len() < wanted;
         for m in messages {
-            let Some(permit) = permits.pop() else { break };
+            let Some(permit) = slots.split(1) else { break };
             let s = shared.clone();
             shared.spawn(run_one(s, m, permit));
         }
-        drop(permits);
+        drop(slots);
         if drained {
             // The queue looked empty after this batch: wait for a wake-up (or the shortest
             // back-off, for other processes' messages) rather than an empty dequeue at once.
@@ -82,6 +79,16 @@ pub(crate) async fn poll_work_items(shared: Arc<Shared>) {
                 () = shared.hub.inner.signals.queue(queue).notified() => backoff.woken(),
                 _ = stop.changed() => {}
             }
+        }
+    }
+}
+
+/// Adds every free activity slot to `slots`, up to a full dequeue batch.
+fn take_free(shared: &Shared, slots: &mut OwnedSemaphorePermit) {
+    while slots.num_permits() < taskhub_storage::MAX_DEQUEUE_BATCH {
+        match shared.activity_slots.clone().try_acquire_owned() {
+            Ok(p) => slots.merge(p),
+            Err(_) => break,
         }
     }
 }

@@ -35,6 +35,11 @@ pub(crate) fn seed_for(worker: &str, salt: u64) -> u64 {
 /// A poller whose traffic is all its own thus settles at a level near the gaps between its
 /// messages and stops polling empty queues between them (on Azure each poll is a paid storage
 /// operation), while another process's message still resets it.
+///
+/// No wait is shorter than [`DUTY`] times the last dequeue's duration: a poller spends at most
+/// a fifth of its time polling. On SQLite that floor is below the minimum; on a remote store it
+/// is a few round trips, so messages that trickle in (another process's puts, one request
+/// each) are picked up several per dequeue instead of one.
 #[derive(Debug, Clone)]
 pub(crate) struct Backoff {
     min: Duration,
@@ -42,7 +47,11 @@ pub(crate) struct Backoff {
     current: Duration,
     rng: u64,
     woken: bool,
+    took: Duration,
 }
+
+/// The shortest wait, in dequeue durations.
+const DUTY: u32 = 4;
 
 impl Backoff {
     pub(crate) fn new(min: Duration, max: Duration, seed: u64) -> Self {
@@ -52,6 +61,7 @@ impl Backoff {
             current: min,
             rng: seed | 1,
             woken: false,
+            took: Duration::ZERO,
         }
     }
 
@@ -64,6 +74,11 @@ impl Backoff {
     /// was announced.
     pub(crate) fn woken(&mut self) {
         self.woken = true;
+    }
+
+    /// How long the last dequeue took (the floor of every wait is [`DUTY`] times this).
+    pub(crate) fn took(&mut self, took: Duration) {
+        self.took = took;
     }
 
     /// A poll found messages: resets the level unless they were announced by a wake-up.
@@ -90,13 +105,14 @@ impl Backoff {
     }
 
     fn jittered(&mut self, nominal: Duration) -> Duration {
+        let floor = (self.took * DUTY).min(self.max);
         // xorshift64*
         self.rng ^= self.rng >> 12;
         self.rng ^= self.rng << 25;
         self.rng ^= self.rng >> 27;
         let r = self.rng.wrapping_mul(0x2545_F491_4F6C_DD1D);
         let frac = 0.75 + (r >> 11) as f64 / (1u64 << 53) as f64 / 4.0;
-        nominal.mul_f64(frac)
+        nominal.mul_f64(frac).max(floor)
     }
 }
 
@@ -110,7 +126,11 @@ mod tests {
         let waits: Vec<Duration> = (0..20).map(|_| b.next_wait()).collect();
         assert!(waits[0] >= Duration::from_micros(7_500) && waits[0] <= Duration::from_millis(10));
         assert!(waits.iter().all(|w| *w <= Duration::from_secs(30)));
-        assert!(waits[19] >= Duration::from_millis(22_500), "{:?}", waits[19]);
+        assert!(
+            waits[19] >= Duration::from_millis(22_500),
+            "{:?}",
+            waits[19]
+        );
         b.reset();
         assert!(b.next_wait() <= Duration::from_millis(10));
     }
@@ -140,6 +160,20 @@ mod tests {
         b.next_wait(); // that poll found nothing
         b.found(); // the following, blind one found something
         assert!(b.drained_wait() <= ms(10));
+    }
+
+    #[test]
+    fn no_wait_is_shorter_than_four_dequeue_durations() {
+        let ms = Duration::from_millis;
+        let mut b = Backoff::new(ms(10), ms(1_000), 5);
+        b.took(ms(25));
+        assert!(b.next_wait() >= ms(100));
+        assert!(b.drained_wait() >= ms(100));
+        b.took(ms(900)); // the floor is capped by the longest wait
+        assert!(b.next_wait() <= ms(1_000));
+        b.took(Duration::from_micros(200)); // SQLite: the floor is below the minimum
+        b.reset();
+        assert!(b.next_wait() <= ms(10));
     }
 
     fn waits(seed: u64) -> Vec<Duration> {

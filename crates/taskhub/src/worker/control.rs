@@ -58,11 +58,13 @@ pub(crate) async fn poll_partition(shared: Arc<Shared>, mut lease: Lease) {
             }
         }
         let wanted = slots.num_permits();
+        let started = clock.monotonic();
         let fetched = shared
             .hub
             .store()
             .dequeue(queue, wanted, settings.control_queue_visibility_timeout)
             .await;
+        backoff.took(clock.monotonic().saturating_sub(started));
         let messages = match fetched {
             Ok(m) => m,
             Err(e) => {
