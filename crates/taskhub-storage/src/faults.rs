@@ -30,6 +30,7 @@ use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
+use crate::checkpoint::CheckpointRequest;
 use crate::clock::Clock;
 use crate::error::{StorageError, StorageResult};
 use crate::ordered_checkpoint::{CheckpointStep, StepObserver};
@@ -454,7 +455,7 @@ pub(crate) struct Tearing<'a> {
 }
 
 impl StepObserver for Tearing<'_> {
-    fn after(&self, step: CheckpointStep) -> StorageResult<()> {
+    fn after(&self, step: CheckpointStep, _request: &CheckpointRequest) -> StorageResult<()> {
         match self.call.tear {
             Some(after) if after.checkpoint_step() == step => {
                 Err(self.faults.tear(self.call, after))

@@ -85,13 +85,13 @@ impl CheckpointStep {
 
 /// Told after each step of an ordered checkpoint.
 pub trait StepObserver: Send + Sync {
-    /// Called once `step` is done. `Err` stops the checkpoint here, leaving the earlier steps
-    /// applied (a torn checkpoint), and the checkpoint returns that error. It may block (a
-    /// test pauses its own process here).
+    /// Called once `step` of the checkpoint of `request` is done. `Err` stops the checkpoint
+    /// here, leaving the earlier steps applied (a torn checkpoint), and the checkpoint returns
+    /// that error. It may block (a test pauses its own process here).
     ///
     /// # Errors
     /// The error the checkpoint returns, if it is to stop here.
-    fn after(&self, step: CheckpointStep) -> StorageResult<()>;
+    fn after(&self, step: CheckpointStep, request: &CheckpointRequest) -> StorageResult<()>;
 }
 
 /// An observer that lets every checkpoint run to the end.
@@ -99,7 +99,7 @@ pub trait StepObserver: Send + Sync {
 pub struct NoObserver;
 
 impl StepObserver for NoObserver {
-    fn after(&self, _step: CheckpointStep) -> StorageResult<()> {
+    fn after(&self, _step: CheckpointStep, _request: &CheckpointRequest) -> StorageResult<()> {
         Ok(())
     }
 }
@@ -109,9 +109,9 @@ impl StepObserver for NoObserver {
 pub struct BothObservers<'a>(pub &'a dyn StepObserver, pub &'a dyn StepObserver);
 
 impl StepObserver for BothObservers<'_> {
-    fn after(&self, step: CheckpointStep) -> StorageResult<()> {
-        self.0.after(step)?;
-        self.1.after(step)
+    fn after(&self, step: CheckpointStep, request: &CheckpointRequest) -> StorageResult<()> {
+        self.0.after(step, request)?;
+        self.1.after(step, request)
     }
 }
 
@@ -210,7 +210,7 @@ where
     P: CheckpointPrimitives + ?Sized,
 {
     primitives.validate(request).await?;
-    observer.after(CheckpointStep::Validated)?;
+    observer.after(CheckpointStep::Validated, request)?;
 
     // Step 1, the commit point.
     let prepared = match &request.history {
@@ -220,19 +220,19 @@ where
     if let Some(fence) = request.fence {
         primitives.check_fence(fence).await?;
     }
-    observer.after(CheckpointStep::FenceChecked)?;
+    observer.after(CheckpointStep::FenceChecked, request)?;
     let committed = match prepared {
         Some(prepared) => Some(primitives.commit(request, prepared).await?),
         None => None,
     };
-    observer.after(CheckpointStep::HistoryCommitted)?;
+    observer.after(CheckpointStep::HistoryCommitted, request)?;
     yield_now().await;
 
     // Step 2: send. A crash from here to step 5: the next loader re-sends the outbox.
     for out in &request.outbound {
         primitives.send(out).await?;
     }
-    observer.after(CheckpointStep::OutboundSent)?;
+    observer.after(CheckpointStep::OutboundSent, request)?;
     yield_now().await;
 
     // Step 3: the instance row.
@@ -240,7 +240,7 @@ where
         Some((row, expect)) => Some(primitives.write_instance(row, expect).await?),
         None => None,
     };
-    observer.after(CheckpointStep::InstanceWritten)?;
+    observer.after(CheckpointStep::InstanceWritten, request)?;
     yield_now().await;
 
     // Step 4: a stale receipt means the message is redelivered, and the engine discards it
@@ -251,7 +251,7 @@ where
             Err(other) => return Err(other),
         }
     }
-    observer.after(CheckpointStep::ConsumedDeleted)?;
+    observer.after(CheckpointStep::ConsumedDeleted, request)?;
     yield_now().await;
 
     // Step 5: clear the outbox if the history is still the one step 1 wrote.
@@ -265,7 +265,7 @@ where
         Some(etag) => Some(etag),
         None => primitives.history_etag(request).await?,
     };
-    observer.after(CheckpointStep::OutboxCleared)?;
+    observer.after(CheckpointStep::OutboxCleared, request)?;
     Ok(CheckpointOutcome {
         history_etag,
         instance_etag,

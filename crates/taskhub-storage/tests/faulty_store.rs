@@ -201,7 +201,7 @@ async fn the_wrapper_fails_loses_responses_and_delays_calls() {
 struct Steps(Mutex<Vec<CheckpointStep>>);
 
 impl StepObserver for Steps {
-    fn after(&self, step: CheckpointStep) -> StorageResult<()> {
+    fn after(&self, step: CheckpointStep, _request: &CheckpointRequest) -> StorageResult<()> {
         self.0.lock().unwrap().push(step);
         Ok(())
     }

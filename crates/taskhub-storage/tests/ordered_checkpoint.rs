@@ -93,7 +93,8 @@ struct Recorder<'a> {
 }
 
 impl StepObserver for Recorder<'_> {
-    fn after(&self, step: CheckpointStep) -> StorageResult<()> {
+    fn after(&self, step: CheckpointStep, request: &CheckpointRequest) -> StorageResult<()> {
+        assert_eq!(request.instance_id.as_str(), "i", "told which checkpoint");
         self.fake.log.lock().unwrap().push(format!("{step:?}"));
         if self.stop == Some(step) {
             return Err(StorageError::Unavailable(format!("stopped after {step:?}")));
