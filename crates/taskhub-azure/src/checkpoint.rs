@@ -1,22 +1,27 @@
 //! The ordered checkpoint of [`CheckpointStore`] on Azure Storage (no transaction spans two
-//! tables, a queue and a table). See `docs/ARCHITECTURE.md`, "Azure Storage backend", for what
-//! this guarantees.
+//! tables, a queue and a table): Azure's [`CheckpointPrimitives`], run in order by the driver
+//! shared with the memory backend ([`run_ordered_checkpoint`]). See `docs/ARCHITECTURE.md`,
+//! "Azure Storage backend", for what this guarantees.
 //!
 //! 0. Reject what a later step could not carry out (sizes, queues, a row of another instance).
-//! 1. **Commit point.** Read the partition row: its epoch must equal `fence.epoch`
-//!    (`Fenced` otherwise). The sentinel's last writer epoch (carried in the history ETag)
-//!    must not be above `fence.epoch` (`Fenced`). Then one entity-group batch in the
-//!    instance's History partition: the new event rows plus the sentinel, written only if
-//!    its ETag is still the one the writer loaded (`Conflict` otherwise), carrying the
-//!    writer's epoch and `pending_outbox = outbound`. A checkpoint with more events than one
-//!    batch holds writes the extra rows first, under keys no committed row uses; they are
-//!    invisible until the sentinel batch commits.
+//! 1. **Commit point.** `prepare`: the sentinel's last writer epoch (carried in the history
+//!    ETag) must not be above `fence.epoch` (`Fenced`); a checkpoint with more events than one
+//!    batch holds writes the extra rows first, under keys no committed row uses (invisible
+//!    until the sentinel batch commits); a large outbox goes to a fresh blob. `check_fence`:
+//!    read the partition row, its epoch must equal `fence.epoch` (`Fenced`), as late as
+//!    possible before the commit. `commit`: one entity-group batch in the instance's History
+//!    partition, the new event rows plus the sentinel, written only if its ETag is still the
+//!    one the writer loaded (`Conflict` otherwise), carrying the writer's epoch and
+//!    `pending_outbox = outbound`.
 //! 2. Enqueue `outbound`. 3. Write the instance row. 4. Delete `consumed` (stale receipts
 //!    ignored). 5. Clear `pending_outbox` (a merge conditional on the ETag of step 1).
 
 use async_trait::async_trait;
+use taskhub_core::InstanceId;
 use taskhub_storage::{
-    CheckpointOutcome, CheckpointRequest, CheckpointStore, ETag, StorageError, StorageResult,
+    run_ordered_checkpoint, CheckpointOutcome, CheckpointPrimitives, CheckpointRequest,
+    CheckpointStore, ETag, Expect, InstanceRow, LeaseFence, NoObserver, OutboundMessage, QueueName,
+    Receipt, StepObserver, StorageError, StorageResult,
 };
 
 use crate::history::{
@@ -25,14 +30,27 @@ use crate::history::{
 use crate::store::{extend, AzureStore};
 use crate::tables::{entity, BatchOp, MAX_BATCH};
 
-impl AzureStore {
-    fn check_checkpoint(&self, request: &CheckpointRequest) -> StorageResult<()> {
+/// Azure's steps, for the driver (a view, so the primitives are not public store methods).
+struct Primitives<'a>(&'a AzureStore);
+
+/// What step 1 prepared: the batch that commits (the last rows and the sentinel) and the
+/// sentinel state it writes.
+pub(crate) struct Prepared {
+    ops: Vec<BatchOp>,
+    next: SentinelState,
+}
+
+#[async_trait]
+impl CheckpointPrimitives for Primitives<'_> {
+    type Prepared = Prepared;
+
+    async fn validate(&self, request: &CheckpointRequest) -> StorageResult<()> {
         for out in &request.outbound {
-            self.queue_name(out.queue)?;
-            self.check_message(&out.message)?;
+            self.0.queue_name(out.queue)?;
+            self.0.check_message(&out.message)?;
         }
         for (queue, _) in &request.consumed {
-            self.queue_name(*queue)?;
+            self.0.queue_name(*queue)?;
         }
         if let Some((row, _)) = &request.instance {
             if row.instance_id != request.instance_id {
@@ -45,8 +63,87 @@ impl AzureStore {
         Ok(())
     }
 
-    /// Step 1. Returns the sentinel state after the commit.
-    async fn commit_history(&self, request: &CheckpointRequest) -> StorageResult<SentinelState> {
+    async fn prepare(&self, request: &CheckpointRequest) -> StorageResult<Prepared> {
+        self.0.prepare_history(request).await
+    }
+
+    async fn check_fence(&self, fence: LeaseFence) -> StorageResult<()> {
+        let row = self
+            .0
+            .partition_row(fence.partition)
+            .await?
+            .ok_or_else(|| StorageError::NotFound {
+                what: format!("partition {}", fence.partition),
+            })?;
+        if row.epoch != fence.epoch {
+            return Err(StorageError::Fenced {
+                partition: fence.partition,
+                attempted: fence.epoch,
+                current: row.epoch,
+            });
+        }
+        Ok(())
+    }
+
+    async fn commit(
+        &self,
+        _request: &CheckpointRequest,
+        prepared: Prepared,
+    ) -> StorageResult<ETag> {
+        let Prepared { ops, mut next } = prepared;
+        let etags = self.0.tables.batch(&self.0.names.history, &ops).await?;
+        next.etag = etags.last().cloned().unwrap_or_default();
+        Ok(next.to_etag())
+    }
+
+    async fn send(&self, out: &OutboundMessage) -> StorageResult<()> {
+        self.0.put_message(out.queue, &out.message).await
+    }
+
+    async fn write_instance(&self, row: &InstanceRow, expect: &Expect) -> StorageResult<ETag> {
+        taskhub_storage::InstanceStore::put_instance(self.0, row, expect.clone()).await
+    }
+
+    async fn delete_consumed(&self, queue: QueueName, receipt: &Receipt) -> StorageResult<()> {
+        taskhub_storage::QueueStore::delete(self.0, queue, receipt).await
+    }
+
+    async fn clear_outbox(&self, instance: &InstanceId, committed: &ETag) -> StorageResult<ETag> {
+        let mut state = SentinelState::from_etag(committed)?;
+        let mut e = entity(instance.as_str(), SENTINEL, &[]);
+        extend(
+            &mut e,
+            vec![
+                ("Outbox".to_owned(), String::new()),
+                ("OutboxBlob".to_owned(), String::new()),
+            ],
+        );
+        state.etag = self
+            .0
+            .tables
+            .merge(&self.0.names.history, &e, Some(&state.etag))
+            .await?;
+        Ok(state.to_etag())
+    }
+
+    async fn history_etag(&self, request: &CheckpointRequest) -> StorageResult<Option<ETag>> {
+        // Neither history nor instance row written (an activity's result): nobody holds an
+        // ETag to refresh, so spare the table read (one per activity otherwise).
+        if request.instance.is_none() {
+            return Ok(None);
+        }
+        match self.0.sentinel(&request.instance_id).await? {
+            Some(row) => Ok(Some(parse_sentinel(&row)?.to_etag())),
+            None => Ok(None),
+        }
+    }
+}
+
+impl AzureStore {
+    /// Step 1 up to the fence check: the epoch check against the sentinel's last writer, the
+    /// rows that do not fit in the sentinel's batch (under a fresh token), the outbox blob if
+    /// it is large, and the final batch.
+    async fn prepare_history(&self, request: &CheckpointRequest) -> StorageResult<Prepared> {
         let instance = &request.instance_id;
         let Some(history) = &request.history else {
             return Err(StorageError::InvalidArgument("no history".to_owned()));
@@ -109,21 +206,6 @@ impl AzureStore {
         }
         next.count = first_seq + n;
 
-        // The fence read, as late as possible before the commit.
-        if let Some(fence) = request.fence {
-            let row = self.partition_row(fence.partition).await?.ok_or_else(|| {
-                StorageError::NotFound {
-                    what: format!("partition {}", fence.partition),
-                }
-            })?;
-            if row.epoch != fence.epoch {
-                return Err(StorageError::Fenced {
-                    partition: fence.partition,
-                    attempted: fence.epoch,
-                    current: row.epoch,
-                });
-            }
-        }
         let mut sentinel = entity(
             instance.as_str(),
             SENTINEL,
@@ -143,99 +225,21 @@ impl AzureStore {
             Some(p) => BatchOp::Replace(sentinel, p.etag.clone()),
             None => BatchOp::Insert(sentinel),
         });
-        let etags = self.tables.batch(&self.names.history, &ops).await?;
-        next.etag = etags.last().cloned().unwrap_or_default();
-        Ok(next)
-    }
-
-    /// Step 5: clears the outbox if the sentinel is still the one step 1 wrote; returns the
-    /// sentinel state to hand out.
-    async fn clear_outbox(
-        &self,
-        request: &CheckpointRequest,
-        mut state: SentinelState,
-    ) -> SentinelState {
-        let mut e = entity(request.instance_id.as_str(), SENTINEL, &[]);
-        extend(
-            &mut e,
-            vec![
-                ("Outbox".to_owned(), String::new()),
-                ("OutboxBlob".to_owned(), String::new()),
-            ],
-        );
-        if let Ok(etag) = self
-            .tables
-            .merge(&self.names.history, &e, Some(&state.etag))
-            .await
-        {
-            state.etag = etag;
-        }
-        state
+        Ok(Prepared { ops, next })
     }
 }
 
 #[async_trait]
 impl CheckpointStore for AzureStore {
     async fn checkpoint(&self, request: CheckpointRequest) -> StorageResult<CheckpointOutcome> {
-        self.check_checkpoint(&request)?;
-        let committed = if request.history.is_some() {
-            Some(self.commit_history(&request).await?)
-        } else {
-            if let Some(fence) = request.fence {
-                let row = self.partition_row(fence.partition).await?.ok_or_else(|| {
-                    StorageError::NotFound {
-                        what: format!("partition {}", fence.partition),
-                    }
-                })?;
-                if row.epoch != fence.epoch {
-                    return Err(StorageError::Fenced {
-                        partition: fence.partition,
-                        attempted: fence.epoch,
-                        current: row.epoch,
-                    });
-                }
-            }
-            None
-        };
-        for out in &request.outbound {
-            self.put_message(out.queue, &out.message).await?;
-        }
-        let instance_etag = match &request.instance {
-            Some((row, expect)) => Some(self.put_instance_row(row, expect.clone()).await?),
-            None => None,
-        };
-        for (queue, receipt) in &request.consumed {
-            match taskhub_storage::QueueStore::delete(self, *queue, receipt).await {
-                Ok(()) | Err(StorageError::ReceiptExpired { .. }) => {}
-                Err(e) => return Err(e),
-            }
-        }
-        let history_etag = match committed {
-            Some(state) if !request.outbound.is_empty() => {
-                Some(self.clear_outbox(&request, state).await.to_etag())
-            }
-            Some(state) => Some(state.to_etag()),
-            // Neither history nor instance row written (an activity's result): nobody holds
-            // an ETag to refresh, so spare the table read (one per activity otherwise).
-            None if request.instance.is_none() => None,
-            None => match self.sentinel(&request.instance_id).await? {
-                Some(row) => Some(parse_sentinel(&row)?.to_etag()),
-                None => None,
-            },
-        };
-        Ok(CheckpointOutcome {
-            history_etag,
-            instance_etag,
-        })
+        self.checkpoint_observed(request, &NoObserver).await
     }
-}
 
-impl AzureStore {
-    async fn put_instance_row(
+    async fn checkpoint_observed(
         &self,
-        row: &taskhub_storage::InstanceRow,
-        expect: taskhub_storage::Expect,
-    ) -> StorageResult<ETag> {
-        taskhub_storage::InstanceStore::put_instance(self, row, expect).await
+        request: CheckpointRequest,
+        observer: &dyn StepObserver,
+    ) -> StorageResult<CheckpointOutcome> {
+        run_ordered_checkpoint(&Primitives(self), &request, observer).await
     }
 }

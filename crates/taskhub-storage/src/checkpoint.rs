@@ -6,6 +6,7 @@ use taskhub_core::{ExecutionId, HistoryEvent, InstanceId};
 use crate::error::StorageResult;
 use crate::history::ETag;
 use crate::instances::{Expect, InstanceRow};
+use crate::ordered_checkpoint::StepObserver;
 use crate::queue::{NewQueueMessage, QueueName, Receipt};
 
 /// A message a checkpoint sends.
@@ -72,8 +73,11 @@ pub struct CheckpointOutcome {
 ///
 /// A backend with transactions (SQLite) applies a checkpoint atomically. A backend without
 /// (memory, Azure) MUST apply it in this order, so that a crash between any two steps keeps
-/// invariants 1–3:
+/// invariants 1–3. The order is written once, in
+/// [`run_ordered_checkpoint`](crate::ordered_checkpoint::run_ordered_checkpoint), on top of the
+/// backend's [`CheckpointPrimitives`](crate::ordered_checkpoint::CheckpointPrimitives):
 ///
+/// 0. Reject what a later step could not carry out (nothing is written).
 /// 1. **Commit point.** Check the fence (the partition's epoch must equal `fence.epoch`, else
 ///    `Fenced`) and the history ETag (must equal `history.expected`, else `Conflict`), then
 ///    write the events together with `pending_outbox = outbound`. If this fails nothing else
@@ -99,4 +103,19 @@ pub struct CheckpointOutcome {
 pub trait CheckpointStore: Send + Sync {
     /// Commits one checkpoint.
     async fn checkpoint(&self, request: CheckpointRequest) -> StorageResult<CheckpointOutcome>;
+
+    /// Commits one checkpoint, telling `observer` after each step of the ordered checkpoint; an
+    /// observer error stops it there (torn, as if the process died) and is returned. A backend
+    /// that runs [`run_ordered_checkpoint`](crate::ordered_checkpoint::run_ordered_checkpoint)
+    /// passes `observer` to it; a wrapper passes it on to the store it wraps. The default, for a
+    /// backend whose checkpoint is one transaction (SQLite), has no steps to observe: it never
+    /// calls `observer` and commits the whole checkpoint.
+    async fn checkpoint_observed(
+        &self,
+        request: CheckpointRequest,
+        observer: &dyn StepObserver,
+    ) -> StorageResult<CheckpointOutcome> {
+        let _ = observer;
+        self.checkpoint(request).await
+    }
 }

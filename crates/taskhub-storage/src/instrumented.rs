@@ -35,6 +35,7 @@ use crate::error::StorageResult;
 use crate::history::{ETag, HistorySnapshot, HistoryStore};
 use crate::instances::{Expect, InstancePage, InstanceQuery, InstanceRow, InstanceStore};
 use crate::operation::Operation;
+use crate::ordered_checkpoint::StepObserver;
 use crate::partitions::{HubInfo, LeaseTable, PartitionRow, PartitionStore};
 use crate::payloads::PayloadStore;
 use crate::queue::{Dequeued, NewQueueMessage, QueueName, QueueStats, QueueStore, Receipt};
@@ -426,6 +427,17 @@ impl<S: CheckpointStore> CheckpointStore for Instrumented<S> {
     async fn checkpoint(&self, request: CheckpointRequest) -> StorageResult<CheckpointOutcome> {
         self.timed(Operation::Checkpoint, self.inner.checkpoint(request))
             .await
+    }
+    async fn checkpoint_observed(
+        &self,
+        request: CheckpointRequest,
+        observer: &dyn StepObserver,
+    ) -> StorageResult<CheckpointOutcome> {
+        self.timed(
+            Operation::Checkpoint,
+            self.inner.checkpoint_observed(request, observer),
+        )
+        .await
     }
 }
 

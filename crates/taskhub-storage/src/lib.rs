@@ -13,11 +13,15 @@ pub mod checkpoint;
 pub mod clock;
 pub mod dead_letters;
 pub mod error;
+pub mod faults;
+#[cfg(feature = "testing")]
+pub mod faulty;
 pub mod history;
 pub mod instances;
 pub mod instrumented;
 pub mod memory;
 mod operation;
+pub mod ordered_checkpoint;
 pub mod partitions;
 pub mod payloads;
 pub mod queue;
@@ -37,6 +41,9 @@ pub use history::{ETag, HistorySnapshot, HistoryStore};
 pub use instances::{Expect, InstancePage, InstanceQuery, InstanceRow, InstanceStore};
 pub use instrumented::{Instrumented, MetricsSnapshot, StoreMetrics};
 pub use operation::Operation;
+pub use ordered_checkpoint::{
+    run_ordered_checkpoint, CheckpointPrimitives, CheckpointStep, NoObserver, StepObserver,
+};
 pub use partitions::{HubInfo, LeaseTable, PartitionRow, PartitionStore};
 pub use payloads::PayloadStore;
 pub use queue::{

@@ -4,7 +4,7 @@
 //! event is applied twice, and an activity runs more than once only if an earlier run was in
 //! the killed process, or its instance is on a partition the killed or paused worker held (a
 //! checkpoint torn between its enqueue and the clearing of its pending outbox is re-sent by the
-//! instance's next loader). The pause is shorter than the work items' visibility timeout, so
+//! instance's next loader, once: the loader clears it). The pause is shorter than the work items' visibility timeout, so
 //! the paused worker's running activities are not handed to anyone else.
 //!
 //! The test re-executes its own binary as the worker process (`azure_worker_process`, ignored
@@ -268,11 +268,11 @@ async fn three_workers_on_azure_survive_a_kill_and_a_pause_past_the_lease() {
     // Activity runs: every one ran. A second run only (a) after a run in the killed process, or
     // (b) for an instance of a partition the killed or the paused worker held: a checkpoint it
     // was making can be torn after its enqueue and before its pending outbox was cleared, and
-    // a loader of the instance re-sends the outbox, so an activity that checkpoint scheduled
-    // runs again — once per load until the instance's next checkpoint, since the runtime does
-    // not clear a re-sent outbox (ARCHITECTURE, "When an activity may run twice", case 4). The
-    // second result is discarded by message ID (the history check above). Never for an
-    // instance on the partitions only the undisturbed worker held.
+    // the instance's next loader re-sends the outbox, so an activity that checkpoint scheduled
+    // runs again — once: the loader clears the outbox in the same fenced, ETag-conditional
+    // step (ARCHITECTURE, "When an activity may run twice", case 4). The second result is
+    // discarded by message ID (the history check above). Never for an instance on the
+    // partitions only the undisturbed worker held, and never twice after live runs.
     let runs = child::activity_runs(&dir.0);
     assert_eq!(runs.len(), total, "every activity ran");
     let partitions = hub.partition_count();
@@ -282,6 +282,15 @@ async fn three_workers_on_azure_survive_a_kill_and_a_pause_past_the_lease() {
         .collect();
     let (mut after_kill, mut after_torn) = (0, 0);
     for ((instance, task), pids) in &runs {
+        let after_live = pids[..pids.len() - 1]
+            .iter()
+            .filter(|p| **p != killed)
+            .count();
+        assert!(
+            after_live <= 1,
+            "{instance} task {task} ran again more than once after runs in live processes: \
+             a torn checkpoint's outbox is re-sent once, then cleared (runs: {pids:?})"
+        );
         for earlier in &pids[..pids.len() - 1] {
             if *earlier == killed {
                 after_kill += 1;

@@ -1,13 +1,16 @@
-//! The checkpoint, without transactions: the five ordered steps of
-//! [`CheckpointStore`](crate::CheckpointStore), each its own critical section, with a yield
-//! point between steps so that other tasks run in between, as they would against Azure.
+//! The checkpoint, without transactions: the memory backend's [`CheckpointPrimitives`], each
+//! its own critical section, run in order by the shared driver
+//! ([`run_ordered_checkpoint`]), which yields between steps so that other tasks run in between,
+//! as they would against Azure.
 //!
 //! Where the memory backend has to choose:
 //!
 //! * Everything that could make a later step fail for good (an oversized outbound message, an
-//!   unknown queue, an instance row for another instance) is checked before step 1, so a
+//!   unknown queue, an instance row for another instance) is checked at step 0, so a
 //!   committed history never carries an outbox that can't be sent.
 //! * A fence naming a partition that has no row fails with `NotFound` (nothing is changed).
+//! * The commit checks the fence again under the same lock as the history write, so a
+//!   checkpoint never commits under a stale epoch here (Azure cannot check both at once).
 //! * A request without `history` stores no `pending_outbox` (there is no history row to put it
 //!   in); its outbound messages are sent at step 2 as usual.
 //! * If the instance row's condition fails at step 3, the checkpoint returns `Conflict` with
@@ -16,31 +19,35 @@
 //!   in the outcome stays the one a following checkpoint must name.
 
 use async_trait::async_trait;
+use taskhub_core::InstanceId;
 
-use super::faults::Call;
 use super::history::HistoryRow;
 use super::queues::{check_message, check_queue};
 use super::state::State;
-use super::{yield_now, MemoryStore, Op, TearAfter};
-use crate::checkpoint::{CheckpointOutcome, CheckpointRequest, CheckpointStore};
+use super::{MemoryStore, Op};
+use crate::checkpoint::{
+    CheckpointOutcome, CheckpointRequest, CheckpointStore, LeaseFence, OutboundMessage,
+};
 use crate::error::{StorageError, StorageResult};
 use crate::history::ETag;
-use crate::queue::QueueStore;
+use crate::instances::{Expect, InstanceRow};
+use crate::ordered_checkpoint::{
+    run_ordered_checkpoint, BothObservers, CheckpointPrimitives, NoObserver, StepObserver,
+};
+use crate::queue::{QueueName, QueueStore, Receipt};
 
-impl MemoryStore {
-    /// Fails the checkpoint here if the plan tears it after `step`.
-    fn stop_if_torn(&self, call: &Call, step: TearAfter) -> StorageResult<()> {
-        match call.tear() {
-            Some(after) if after == step => Err(self.faults().tear(call, after)),
-            _ => Ok(()),
-        }
-    }
+/// The memory backend's steps, for the driver (a view, so that the primitives are not public
+/// methods of the store that bypass its fault plan).
+struct Primitives<'a>(&'a MemoryStore);
 
-    /// Rejects a request that a later step could not carry out.
-    fn check_request(&self, request: &CheckpointRequest) -> StorageResult<()> {
+#[async_trait]
+impl CheckpointPrimitives for Primitives<'_> {
+    type Prepared = ();
+
+    async fn validate(&self, request: &CheckpointRequest) -> StorageResult<()> {
         for out in &request.outbound {
             check_queue(out.queue)?;
-            check_message(&out.message, self.max_delay())?;
+            check_message(&out.message, self.0.max_delay())?;
         }
         for (queue, _) in &request.consumed {
             check_queue(*queue)?;
@@ -56,95 +63,81 @@ impl MemoryStore {
         Ok(())
     }
 
-    async fn run_checkpoint(
-        &self,
-        request: CheckpointRequest,
-        call: &Call,
-    ) -> StorageResult<CheckpointOutcome> {
-        self.check_request(&request)?;
+    async fn prepare(&self, _request: &CheckpointRequest) -> StorageResult<()> {
+        Ok(())
+    }
 
-        // Step 1, the commit point: fence, history ETag, then events with the outbox.
-        let written = self.state().commit_history(&request)?;
-        self.stop_if_torn(call, TearAfter::HistoryCommitted)?;
-        yield_now().await;
+    async fn check_fence(&self, fence: LeaseFence) -> StorageResult<()> {
+        self.0.state().check_fence(fence)
+    }
 
-        // Step 2: send.
-        for out in &request.outbound {
-            let now = self.now();
-            self.state()
-                .enqueue(out.queue, vec![out.message.clone()], now);
-        }
-        self.stop_if_torn(call, TearAfter::OutboundSent)?;
-        yield_now().await;
+    async fn commit(&self, request: &CheckpointRequest, (): ()) -> StorageResult<ETag> {
+        self.0.state().commit_history(request)
+    }
 
-        // Step 3: the instance row.
-        let instance_etag = match &request.instance {
-            Some((row, expect)) => Some(self.state().put_instance(row, expect)?),
-            None => None,
-        };
-        self.stop_if_torn(call, TearAfter::InstanceWritten)?;
-        yield_now().await;
+    async fn send(&self, out: &OutboundMessage) -> StorageResult<()> {
+        let now = self.0.now();
+        self.0
+            .state()
+            .enqueue(out.queue, vec![out.message.clone()], now);
+        Ok(())
+    }
 
-        // Step 4: delete what the turn consumed; a stale receipt means the message is
-        // redelivered, and the engine discards it as a duplicate.
-        for (queue, receipt) in &request.consumed {
-            let deleted = self.state().delete_message(*queue, receipt);
-            match deleted {
-                Ok(()) | Err(StorageError::ReceiptExpired { .. }) => {}
-                Err(other) => return Err(other),
-            }
-        }
-        self.stop_if_torn(call, TearAfter::ConsumedDeleted)?;
-        yield_now().await;
+    async fn write_instance(&self, row: &InstanceRow, expect: &Expect) -> StorageResult<ETag> {
+        self.0.state().put_instance(row, expect)
+    }
 
-        // Step 5: clear the outbox, if the history is still the one step 1 wrote.
-        let history_etag = match written {
-            Written::History(etag) => {
-                self.state()
-                    .clear_pending_outbox(request.instance_id.as_str(), &etag);
-                Some(etag)
-            }
-            Written::Nothing(current) => current,
-        };
-        Ok(CheckpointOutcome {
-            history_etag,
-            instance_etag,
-        })
+    async fn delete_consumed(&self, queue: QueueName, receipt: &Receipt) -> StorageResult<()> {
+        self.0.state().delete_message(queue, receipt)
+    }
+
+    async fn clear_outbox(&self, instance: &InstanceId, committed: &ETag) -> StorageResult<ETag> {
+        self.0
+            .state()
+            .clear_pending_outbox(instance.as_str(), committed);
+        Ok(committed.clone())
+    }
+
+    async fn history_etag(&self, request: &CheckpointRequest) -> StorageResult<Option<ETag>> {
+        Ok(self
+            .0
+            .state()
+            .history
+            .get(request.instance_id.as_str())
+            .map(|row| row.etag.clone()))
     }
 }
 
-/// What step 1 did to the history.
-enum Written {
-    /// Wrote it; its new ETag.
-    History(ETag),
-    /// The request had no history; the current ETag, if the instance has history.
-    Nothing(Option<ETag>),
-}
-
 impl State {
+    /// The partition's epoch must be the fence's.
+    fn check_fence(&self, fence: LeaseFence) -> StorageResult<()> {
+        let current = self
+            .partitions
+            .get(&fence.partition)
+            .map(|row| row.epoch)
+            .ok_or_else(|| StorageError::NotFound {
+                what: format!("partition {}", fence.partition),
+            })?;
+        if current != fence.epoch {
+            return Err(StorageError::Fenced {
+                partition: fence.partition,
+                attempted: fence.epoch,
+                current,
+            });
+        }
+        Ok(())
+    }
+
     /// Step 1: checks the fence and the history ETag, then writes the events together with
     /// `pending_outbox = outbound`. On error nothing is changed.
-    fn commit_history(&mut self, request: &CheckpointRequest) -> StorageResult<Written> {
+    fn commit_history(&mut self, request: &CheckpointRequest) -> StorageResult<ETag> {
         if let Some(fence) = request.fence {
-            let current = self
-                .partitions
-                .get(&fence.partition)
-                .map(|row| row.epoch)
-                .ok_or_else(|| StorageError::NotFound {
-                    what: format!("partition {}", fence.partition),
-                })?;
-            if current != fence.epoch {
-                return Err(StorageError::Fenced {
-                    partition: fence.partition,
-                    attempted: fence.epoch,
-                    current,
-                });
-            }
+            self.check_fence(fence)?;
         }
         let key = request.instance_id.as_str();
         let Some(write) = &request.history else {
-            return Ok(Written::Nothing(
-                self.history.get(key).map(|row| row.etag.clone()),
+            return Err(StorageError::InvalidArgument(
+                "a history commit without history".to_owned(),
             ));
         };
         let stored = self.history.get(key);
@@ -175,7 +168,7 @@ impl State {
         row.etag = etag.clone();
         row.pending_outbox.clone_from(&request.outbound);
         self.history.insert(key.to_owned(), row);
-        Ok(Written::History(etag))
+        Ok(etag)
     }
 
     /// Step 5: clears `pending_outbox` if the history still has `etag`.
@@ -191,8 +184,23 @@ impl State {
 #[async_trait]
 impl CheckpointStore for MemoryStore {
     async fn checkpoint(&self, request: CheckpointRequest) -> StorageResult<CheckpointOutcome> {
+        self.checkpoint_observed(request, &NoObserver).await
+    }
+
+    /// The store's own fault plan tears the checkpoint first, then `observer` may.
+    async fn checkpoint_observed(
+        &self,
+        request: CheckpointRequest,
+        observer: &dyn StepObserver,
+    ) -> StorageResult<CheckpointOutcome> {
         let call = self.enter(Op::Checkpoint).await?;
-        let result = self.run_checkpoint(request, &call).await;
+        let tearing = self.faults().tearing(&call);
+        let result = run_ordered_checkpoint(
+            &Primitives(self),
+            &request,
+            &BothObservers(&tearing, observer),
+        )
+        .await;
         call.finish(result)
     }
 }

@@ -7,32 +7,31 @@
 //! * queues with visibility timeouts, dequeue counts, enqueue times, and receipts that change on
 //!   every dequeue and extend;
 //! * ETag-conditional rows, and filters and continuation tokens when listing instances;
-//! * **no transactions**: a checkpoint follows the five ordered steps of
-//!   [`CheckpointStore`](crate::CheckpointStore), each step a separate critical section with a
-//!   yield point in between, so other tasks interleave with it just as they would with Azure;
-//! * seeded fault injection ([`FaultPlan`]) and per-operation call counters ([`Faults`]).
+//! * **no transactions**: a checkpoint follows the ordered steps of
+//!   [`CheckpointStore`](crate::CheckpointStore), run by the shared driver
+//!   ([`ordered_checkpoint`](crate::ordered_checkpoint), the code Azure runs too), each step a
+//!   separate critical section with a yield point in between, so other tasks interleave with it
+//!   just as they would with Azure;
+//! * seeded fault injection ([`FaultPlan`], see [`faults`](crate::faults)) and per-operation
+//!   call counters ([`Faults`]).
 //!
 //! The store is cheap to clone; clones share the same task hub.
 
 mod checkpoint;
-mod faults;
 mod history;
 mod queues;
 mod state;
 mod tables;
 
 use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::task::{Context, Poll};
 
-pub use faults::{FaultPlan, Faults, Injected, InjectedFault, Op, TearAfter, Trigger};
+pub use crate::faults::{FaultPlan, Faults, Injected, InjectedFault, Op, TearAfter, Trigger};
 
 use crate::clock::Clock;
 use crate::error::StorageResult;
+use crate::faults::Call;
 use crate::store::TaskHubStore;
-use faults::Call;
 use state::State;
 
 /// A task hub held in memory. See the [module docs](self).
@@ -112,25 +111,4 @@ impl TaskHubStore for MemoryStore {
     fn backend_name(&self) -> &'static str {
         "memory"
     }
-}
-
-/// Returns `Pending` once, so that other tasks run between two steps of a checkpoint.
-struct YieldNow {
-    yielded: bool,
-}
-
-impl Future for YieldNow {
-    type Output = ();
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if self.yielded {
-            return Poll::Ready(());
-        }
-        self.yielded = true;
-        cx.waker().wake_by_ref();
-        Poll::Pending
-    }
-}
-
-fn yield_now() -> YieldNow {
-    YieldNow { yielded: false }
 }

@@ -10,8 +10,8 @@ use taskhub_core::{
     MessageId, OrchestrationSession, OrchestrationStatus, TurnInput, TurnResult,
 };
 use taskhub_storage::{
-    CheckpointRequest, ETag, Expect, HistoryWrite, InstanceRow, OutboundMessage, QueueName,
-    Receipt, StorageError,
+    CheckpointRequest, ETag, Expect, HistorySnapshot, HistoryWrite, InstanceRow, LeaseFence,
+    OutboundMessage, QueueName, Receipt, StorageError,
 };
 use tracing::{debug, error, info, warn};
 
@@ -51,7 +51,12 @@ pub(crate) async fn process(
         return;
     }
     if cached.session.is_none() {
-        match load(shared, instance).await {
+        let Some(fence) = shared.fence(partition_of(shared, instance, due[0].queue)) else {
+            // The lease ended: never write (a torn checkpoint's re-send) without one.
+            give_back(shared, &due, Duration::ZERO).await;
+            return;
+        };
+        match load(shared, instance, fence).await {
             Ok((session, etag, row, repair)) => {
                 cached.row = row;
                 if let Some(terminal) = repair {
@@ -69,6 +74,13 @@ pub(crate) async fn process(
                     }
                 }
                 cached.session = Some((session, etag));
+            }
+            Err(StorageError::Fenced { .. }) => {
+                // Re-sending a torn checkpoint's outbox found the lease gone: not the
+                // messages' fault (as for a fenced turn, below).
+                shared.lease_lost(fence.partition, fence.epoch);
+                give_back(shared, &due, Duration::ZERO).await;
+                return;
             }
             Err(e) => {
                 warn!(%instance, error = %e, "could not load instance; messages will be retried");
@@ -259,10 +271,7 @@ async fn run(
     if batch.is_empty() {
         return;
     }
-    let partition = match batch[0].queue {
-        QueueName::Control(p) => p,
-        QueueName::WorkItems => instance.partition(shared.hub.partition_count()),
-    };
+    let partition = partition_of(shared, instance, batch[0].queue);
     let Some(fence) = shared.fence(partition) else {
         // The lease ended: never commit without one.
         cached.session = None;
@@ -497,6 +506,14 @@ async fn run(
     }
 }
 
+/// The partition whose lease a batch from `queue` is processed under.
+fn partition_of(shared: &Shared, instance: &InstanceId, queue: QueueName) -> u32 {
+    match queue {
+        QueueName::Control(p) => p,
+        QueueName::WorkItems => instance.partition(shared.hub.partition_count()),
+    }
+}
+
 /// Commits with a few retries on transient errors.
 async fn commit(
     shared: &Shared,
@@ -599,11 +616,12 @@ fn build_row(
 /// last `ExecutionSuspended`).
 type Repair = Option<Option<EventKind>>;
 
-/// Loads history (re-sending a torn checkpoint's outbox) and the instance row. Returns a
-/// repair marker when the row may be behind the history.
+/// Loads history (re-sending a torn checkpoint's outbox, see [`resend_outbox`]) and the
+/// instance row. Returns a repair marker when the row may be behind the history.
 async fn load(
     shared: &Shared,
     instance: &InstanceId,
+    fence: LeaseFence,
 ) -> Result<
     (
         OrchestrationSession,
@@ -618,10 +636,7 @@ async fn load(
     let row = store.get_instance(instance).await?;
     Ok(match snapshot {
         Some(s) => {
-            for o in &s.pending_outbox {
-                store.enqueue(o.queue, vec![o.message.clone()]).await?;
-                shared.hub.inner.signals.enqueued(o.queue);
-            }
+            let etag = resend_outbox(shared, instance, fence, &s).await?;
             let session =
                 OrchestrationSession::load(shared.registry.clone(), instance.clone(), &s.events);
             // A row a client wrote for another execution that has not run (a new start, a
@@ -647,7 +662,7 @@ async fn load(
                         })
                         .map(|e| e.event.clone())
                 });
-            (session, Some(s.etag), row, repair)
+            (session, Some(etag), row, repair)
         }
         None => (
             OrchestrationSession::new(shared.registry.clone(), instance.clone()),
@@ -656,6 +671,45 @@ async fn load(
             None,
         ),
     })
+}
+
+/// Re-sends the outbox a torn checkpoint left pending, and clears it in the same step, so that
+/// it is re-sent once and not by every later loader: one checkpoint of no events, fenced by
+/// this worker's lease and conditional on the loaded history ETag, that carries the outbox
+/// (the driver commits it as pending, sends it, then clears it). Returns the history's ETag
+/// afterwards. Receivers de-duplicate the copies by message ID.
+async fn resend_outbox(
+    shared: &Shared,
+    instance: &InstanceId,
+    fence: LeaseFence,
+    loaded: &HistorySnapshot,
+) -> Result<ETag, StorageError> {
+    if loaded.pending_outbox.is_empty() {
+        return Ok(loaded.etag.clone());
+    }
+    let request = CheckpointRequest {
+        instance_id: instance.clone(),
+        fence: Some(fence),
+        history: Some(HistoryWrite {
+            execution_id: loaded.execution_id.clone(),
+            expected: Some(loaded.etag.clone()),
+            new_execution: false,
+            events: Vec::new(),
+        }),
+        instance: None,
+        outbound: loaded.pending_outbox.clone(),
+        consumed: Vec::new(),
+    };
+    let outcome = commit(shared, request).await?;
+    info!(%instance, messages = loaded.pending_outbox.len(), "re-sent the outbox of a torn checkpoint");
+    for o in &loaded.pending_outbox {
+        shared
+            .hub
+            .inner
+            .signals
+            .enqueued_after(o.queue, o.message.delay);
+    }
+    Ok(outcome.history_etag.unwrap_or_else(|| loaded.etag.clone()))
 }
 
 /// Rewrites the instance row from history after a torn checkpoint (the history committed but

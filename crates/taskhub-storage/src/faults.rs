@@ -1,13 +1,20 @@
-//! Seeded fault injection and call counters for the memory backend.
+//! Seeded fault injection and call counters: one [`FaultPlan`] for every backend.
 //!
-//! A [`FaultPlan`] says which calls go wrong and how; the store's [`Faults`] applies it and
+//! A [`FaultPlan`] says which calls go wrong and how; a store's [`Faults`] applies it and
 //! counts every call per [`Op`]. Calls are numbered from 1, from the moment the plan was
 //! installed, over all operations ([`Trigger::nth`]) or over one ([`Trigger::nth_of`]).
+//! The memory backend applies it inside
+//! ([`MemoryStore::with_faults`](crate::memory::MemoryStore::with_faults));
+//! [`FaultyStore`](crate::faulty::FaultyStore) (feature `testing`) wraps any store with it.
+//! A torn checkpoint is stopped by the shared ordered-checkpoint driver
+//! ([`ordered_checkpoint`](crate::ordered_checkpoint)) through a [`StepObserver`], so it tears
+//! the very code a backend without transactions runs.
 //!
 //! ```
 //! use std::sync::Arc;
 //! use std::time::Duration;
-//! use taskhub_storage::memory::{FaultPlan, MemoryStore, Op, TearAfter, Trigger};
+//! use taskhub_storage::faults::{FaultPlan, Op, TearAfter, Trigger};
+//! use taskhub_storage::memory::MemoryStore;
 //! use taskhub_storage::{StorageError, SystemClock};
 //!
 //! let plan = FaultPlan::none()
@@ -23,8 +30,10 @@ use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
+use crate::checkpoint::CheckpointRequest;
 use crate::clock::Clock;
 use crate::error::{StorageError, StorageResult};
+use crate::ordered_checkpoint::{CheckpointStep, StepObserver};
 
 /// The seam operation a fault aims at (the crate's [`Operation`](crate::Operation)).
 pub use crate::operation::Operation as Op;
@@ -100,6 +109,17 @@ impl TearAfter {
     pub fn from_step(step: u8) -> Option<Self> {
         Self::ALL.into_iter().find(|t| t.step() == step)
     }
+
+    /// The point of the ordered checkpoint this tear follows.
+    #[must_use]
+    pub const fn checkpoint_step(self) -> CheckpointStep {
+        match self {
+            Self::HistoryCommitted => CheckpointStep::HistoryCommitted,
+            Self::OutboundSent => CheckpointStep::OutboundSent,
+            Self::InstanceWritten => CheckpointStep::InstanceWritten,
+            Self::ConsumedDeleted => CheckpointStep::ConsumedDeleted,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -123,8 +143,8 @@ enum Rule {
 }
 
 /// Which calls fail, stall or tear. Build with [`none`](Self::none) and the chained methods;
-/// install with [`MemoryStore::with_faults`](super::MemoryStore::with_faults) or
-/// [`Faults::set_plan`].
+/// install with [`MemoryStore::with_faults`](crate::memory::MemoryStore::with_faults),
+/// `FaultyStore::new` (feature `testing`) or [`Faults::set_plan`].
 #[derive(Debug, Clone, Default)]
 pub struct FaultPlan {
     rules: Vec<Rule>,
@@ -221,7 +241,7 @@ pub struct Injected {
 
 /// What `enter` decided for a call that goes ahead.
 #[derive(Debug)]
-pub(super) struct Call {
+pub(crate) struct Call {
     call: u64,
     op: Op,
     op_call: u64,
@@ -230,13 +250,8 @@ pub(super) struct Call {
 }
 
 impl Call {
-    /// The checkpoint tear point planned for this call.
-    pub(super) fn tear(&self) -> Option<TearAfter> {
-        self.tear
-    }
-
     /// The call's result as the caller sees it (replaced by the error of a lost response).
-    pub(super) fn finish<T>(self, result: StorageResult<T>) -> StorageResult<T> {
+    pub(crate) fn finish<T>(self, result: StorageResult<T>) -> StorageResult<T> {
         match self.lose {
             Some(error) => Err(error),
             None => result,
@@ -352,14 +367,15 @@ impl FaultState {
     }
 }
 
-/// The fault injector and call counters of a [`MemoryStore`](super::MemoryStore).
+/// The fault injector and call counters of a store (a [`MemoryStore`](crate::memory::MemoryStore)
+/// or a `FaultyStore`).
 #[derive(Debug, Default)]
 pub struct Faults {
     state: Mutex<FaultState>,
 }
 
 impl Faults {
-    pub(super) fn new(plan: FaultPlan) -> Self {
+    pub(crate) fn new(plan: FaultPlan) -> Self {
         let faults = Self::default();
         faults.lock().install(plan);
         faults
@@ -405,7 +421,7 @@ impl Faults {
     }
 
     /// Counts a call of `op`, waits out a planned delay on `clock`, and fails it if planned.
-    pub(super) async fn enter(&self, op: Op, clock: &dyn Clock) -> StorageResult<Call> {
+    pub(crate) async fn enter(&self, op: Op, clock: &dyn Clock) -> StorageResult<Call> {
         let (delay, fail, call) = self.lock().decide(op);
         if !delay.is_zero() {
             clock.sleep(delay).await;
@@ -417,12 +433,34 @@ impl Faults {
     }
 
     /// Records that `call` was torn after `after`, and returns the error the caller sees.
-    pub(super) fn tear(&self, call: &Call, after: TearAfter) -> StorageError {
+    fn tear(&self, call: &Call, after: TearAfter) -> StorageError {
         self.lock()
             .record(call.call, call.op, call.op_call, InjectedFault::Torn(after));
         StorageError::Unavailable(format!(
             "injected fault: checkpoint torn after step {}",
             after.step()
         ))
+    }
+
+    /// The observer that tears the checkpoint `call` where the plan says (or never).
+    pub(crate) fn tearing<'a>(&'a self, call: &'a Call) -> Tearing<'a> {
+        Tearing { faults: self, call }
+    }
+}
+
+/// Stops a checkpoint after the step its plan tears it at, recording the tear.
+pub(crate) struct Tearing<'a> {
+    faults: &'a Faults,
+    call: &'a Call,
+}
+
+impl StepObserver for Tearing<'_> {
+    fn after(&self, step: CheckpointStep, _request: &CheckpointRequest) -> StorageResult<()> {
+        match self.call.tear {
+            Some(after) if after.checkpoint_step() == step => {
+                Err(self.faults.tear(self.call, after))
+            }
+            _ => Ok(()),
+        }
     }
 }

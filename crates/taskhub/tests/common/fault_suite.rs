@@ -1,0 +1,308 @@
+//! The runtime under injected storage faults, written once for any backend: each body takes a
+//! backend store, wraps it in `FaultyStore` (taskhub-storage, feature `testing`: the same
+//! `FaultPlan` as the memory backend's, torn checkpoints stopped by the shared ordered
+//! checkpoint driver between two steps of the wrapped backend) and runs real workers on it.
+//! Run by `faulty_memory.rs` (memory backend) and `azure_faults.rs` (Azurite). Included as
+//! `#[path = "common/fault_suite.rs"] mod fault_suite;` next to `mod common;`.
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test support"
+)]
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use taskhub::*;
+use taskhub_storage::faults::{FaultPlan, InjectedFault, TearAfter};
+use taskhub_storage::faulty::FaultyStore;
+use taskhub_storage::{QueueName, StorageError, SystemClock, TaskHubStore};
+
+/// A stuck instance fails the test after this long rather than hang it.
+const STUCK_AFTER: Duration = Duration::from_secs(180);
+
+/// `backend` behind a fault wrapper with no faults yet.
+pub fn faulty(backend: Arc<dyn TaskHubStore>) -> Arc<FaultyStore<dyn TaskHubStore>> {
+    Arc::new(FaultyStore::new(
+        backend,
+        Arc::new(SystemClock::new()),
+        FaultPlan::none(),
+    ))
+}
+
+fn registry(timer: Duration) -> Registry {
+    let mut reg = Registry::new();
+    reg.activity("Double", |_c: ActivityContext, x: u64| async move {
+        Ok::<_, ActivityError>(x * 2)
+    });
+    reg.orchestration(
+        "Work",
+        move |ctx: OrchestrationContext, base: u64| async move {
+            let mut sum = 0;
+            for i in 0..2 {
+                sum += ctx.call_activity::<_, u64>("Double", base + i).await?;
+            }
+            ctx.sleep(timer).await;
+            for r in
+                when_all((0..3).map(|i| ctx.call_activity::<_, u64>("Double", base + 10 + i))).await
+            {
+                sum += r?;
+            }
+            let extra: u64 = ctx.wait_for_event("extra").await?;
+            Ok::<_, OrchestrationError>(sum + extra)
+        },
+    );
+    reg
+}
+
+fn expected(base: u64) -> u64 {
+    (0..2).map(|i| (base + i) * 2).sum::<u64>()
+        + (0..3).map(|i| (base + 10 + i) * 2).sum::<u64>()
+        + 1
+}
+
+async fn retry<T, F, Fut>(mut f: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, TaskhubError>>,
+{
+    let start = Instant::now();
+    loop {
+        match f().await {
+            Ok(v) => return v,
+            Err(e) if e.is_retryable() && start.elapsed() < STUCK_AFTER => {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            Err(e) => panic!("client call failed: {e}"),
+        }
+    }
+}
+
+/// What a run under faults is given.
+pub struct FaultRun {
+    /// The backend, unwrapped (a fresh hub).
+    pub backend: Arc<dyn TaskHubStore>,
+    /// The worker settings.
+    pub settings: Settings,
+    /// The plan installed once every instance has started.
+    pub plan: FaultPlan,
+    /// How many instances.
+    pub instances: u64,
+    /// The durable timer inside each instance.
+    pub timer: Duration,
+    /// Names the run in failure messages.
+    pub label: String,
+}
+
+/// Starts `instances` instances of `Work`, installs the plan, raises their events, and checks
+/// that every instance completes with the right output and that no event was applied to a
+/// history twice (no duplicated or lost history). Returns the faults the plan injected.
+pub async fn every_instance_finishes_under(run: FaultRun) -> Vec<InjectedFault> {
+    let FaultRun {
+        backend,
+        settings,
+        plan,
+        instances,
+        timer,
+        label,
+    } = run;
+    let store = faulty(backend);
+    let hub = TaskHub::open(store.clone(), settings).await.unwrap();
+    let worker = Worker::start(&hub, registry(timer)).await.unwrap();
+    let client = hub.client();
+    let mut ids = Vec::new();
+    for i in 0..instances {
+        ids.push(client.start("Work", i * 100).await.unwrap());
+    }
+    store.faults().set_plan(plan);
+    for id in &ids {
+        retry(|| client.raise_event(id, "extra", &1u64)).await;
+    }
+    let started = Instant::now();
+    for id in &ids {
+        loop {
+            let left = STUCK_AFTER.saturating_sub(started.elapsed());
+            match client.wait_for_completion(id, left).await {
+                Ok(_) => break,
+                Err(TaskhubError::Timeout(..)) => {
+                    store.faults().set_plan(FaultPlan::none());
+                    panic!("{label}: {id} is stuck: {}", describe(&hub, id).await);
+                }
+                Err(e) if e.is_retryable() => {}
+                Err(e) => panic!("{label}: {id}: {e}"),
+            }
+        }
+    }
+    let injected: Vec<InjectedFault> = store
+        .faults()
+        .injected()
+        .into_iter()
+        .map(|i| i.fault)
+        .collect();
+    store.faults().set_plan(FaultPlan::none());
+    for (i, id) in ids.iter().enumerate() {
+        let s = client
+            .get_status(id, StatusOptions { history: true })
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            s.status(),
+            OrchestrationStatus::Completed,
+            "{label}: {id}: {:?}",
+            s.row.failure
+        );
+        assert_eq!(
+            s.output::<u64>().unwrap(),
+            Some(expected(i as u64 * 100)),
+            "{label}: {id}"
+        );
+        let mut counts: HashMap<String, u32> = HashMap::new();
+        for e in s.history.unwrap() {
+            let key = match &e.event {
+                EventKind::TaskCompleted { task_id, .. } => format!("done {task_id}"),
+                EventKind::TaskScheduled { task_id, .. } => format!("sched {task_id}"),
+                EventKind::TimerCreated { task_id, .. } => format!("timer {task_id}"),
+                EventKind::TimerFired { task_id, .. } => format!("fired {task_id}"),
+                EventKind::EventRaised { .. } => "event".into(),
+                EventKind::ExecutionStarted { .. } => "start".into(),
+                EventKind::ExecutionCompleted { .. } => "completed".into(),
+                _ => continue,
+            };
+            *counts.entry(key).or_insert(0) += 1;
+        }
+        assert_eq!(counts.len(), 15, "{label}: {id}: history {counts:?}");
+        assert!(
+            counts.values().all(|c| *c == 1),
+            "{label}: {id}: an event was applied twice: {counts:?}"
+        );
+    }
+    worker.shutdown().await;
+    injected
+}
+
+/// A plan that tears checkpoints 2, 5, 8, ... (the client's starts come before the plan) after
+/// `step`: a torn checkpoint in every phase of the instances' lives.
+pub fn tear_every_third_after(step: TearAfter, checkpoints: u64) -> FaultPlan {
+    (0..checkpoints / 3).fold(FaultPlan::none(), |plan, k| {
+        plan.tear_checkpoint(2 + 3 * k, step)
+    })
+}
+
+/// Seeded random failures of any call (3 %) and torn checkpoints (15 %, after a random step).
+pub fn seeded(seed: u64) -> FaultPlan {
+    FaultPlan::none()
+        .random(seed, 0.03, StorageError::Unavailable("injected".into()))
+        .random_tears(0.15)
+}
+
+/// A checkpoint torn after step 2 (its activity's work item sent, the pending outbox not
+/// cleared) is re-sent by the instance's next loader once, and then the outbox is gone: a
+/// second load (extended sessions off, so every batch loads the history) sends nothing. The
+/// activity is held until it has started twice (the original and the re-send), so both loads
+/// happen before anything else writes the instance's history.
+pub async fn torn_outbox_is_resent_once(backend: Arc<dyn TaskHubStore>, settings: Settings) {
+    let store = faulty(backend);
+    let settings = Settings {
+        extended_sessions_enabled: false,
+        ..settings
+    };
+    let hub = TaskHub::open(store.clone(), settings).await.unwrap();
+    let runs = Arc::new(AtomicU32::new(0));
+    let gate = Arc::new(AtomicBool::new(false));
+    let mut reg = Registry::new();
+    {
+        let (runs, gate) = (runs.clone(), gate.clone());
+        reg.activity("Held", move |_c: ActivityContext, x: u64| {
+            let (runs, gate) = (runs.clone(), gate.clone());
+            async move {
+                runs.fetch_add(1, Ordering::SeqCst);
+                while !gate.load(Ordering::SeqCst) {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+                Ok::<_, ActivityError>(x + 1)
+            }
+        });
+    }
+    reg.orchestration("Once", |ctx: OrchestrationContext, x: u64| async move {
+        Ok::<_, OrchestrationError>(ctx.call_activity::<_, u64>("Held", x).await?)
+    });
+    let client = hub.client();
+    let id = client.start("Once", 1u64).await.unwrap();
+    // The worker's first checkpoint is the first turn's.
+    store
+        .faults()
+        .set_plan(FaultPlan::none().tear_checkpoint(1, TearAfter::OutboundSent));
+    let worker = Worker::start(&hub, reg).await.unwrap();
+    // The original work item and the one the first loader re-sent.
+    let started = Instant::now();
+    while runs.load(Ordering::SeqCst) < 2 {
+        assert!(
+            started.elapsed() < STUCK_AFTER,
+            "the torn checkpoint's outbox was not re-sent: {} runs; {}",
+            runs.load(Ordering::SeqCst),
+            describe(&hub, &id).await
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        store.faults().injected().first().map(|i| i.fault.clone()),
+        Some(InjectedFault::Torn(TearAfter::OutboundSent))
+    );
+    gate.store(true, Ordering::SeqCst);
+    let done = client
+        .wait_for_completion(&id, STUCK_AFTER)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(done.output::<u64>().unwrap(), Some(2));
+    worker.shutdown().await;
+    let left = hub
+        .store()
+        .stats(QueueName::WorkItems)
+        .await
+        .unwrap()
+        .length;
+    assert_eq!(
+        (runs.load(Ordering::SeqCst), left),
+        (2, 0),
+        "(activity runs, work items left): the outbox must be sent once more by the first \
+         loader, then be gone (the results' loader must not send it a third time)"
+    );
+    let history = hub.store().load_history(&id).await.unwrap().unwrap();
+    assert!(history.pending_outbox.is_empty());
+}
+
+/// The row, the tail of the history, the outbox and the queues, for a stuck instance.
+pub async fn describe(hub: &TaskHub, id: &InstanceId) -> String {
+    let store = hub.store();
+    let row = store.get_instance(id).await.ok().flatten();
+    let history = store.load_history(id).await.ok().flatten();
+    let tail: Vec<&str> = history
+        .as_ref()
+        .map(|h| {
+            h.events
+                .iter()
+                .rev()
+                .take(4)
+                .map(|e| e.event.type_name())
+                .collect()
+        })
+        .unwrap_or_default();
+    let outbox = history.as_ref().map_or(0, |h| h.pending_outbox.len());
+    let mut queues = Vec::new();
+    for q in (0..hub.partition_count())
+        .map(QueueName::Control)
+        .chain([QueueName::WorkItems])
+    {
+        let length = store.stats(q).await.map(|s| s.length).unwrap_or(u64::MAX);
+        queues.push(format!("{q}: {length}"));
+    }
+    format!(
+        "row status {:?}, last history events (newest first) {tail:?}, pending outbox {outbox}, \
+         queue lengths {queues:?}",
+        row.map(|r| r.status)
+    )
+}

@@ -1,0 +1,73 @@
+//! The fault suite (`common/fault_suite.rs`) on the memory backend, through the backend-agnostic
+//! `FaultyStore` wrapper (the same bodies run on Azure in `azure_faults.rs`): torn checkpoints
+//! after each step, seeded random faults, and a torn checkpoint's outbox re-sent once.
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
+
+mod common;
+#[path = "common/fault_suite.rs"]
+mod fault_suite;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use fault_suite::{every_instance_finishes_under, FaultRun};
+use taskhub::Settings;
+use taskhub_storage::faults::{InjectedFault, TearAfter};
+use taskhub_storage::memory::MemoryStore;
+use taskhub_storage::{SystemClock, TaskHubStore};
+
+fn backend() -> Arc<dyn TaskHubStore> {
+    Arc::new(MemoryStore::new(Arc::new(SystemClock::new())))
+}
+
+fn settings() -> Settings {
+    Settings {
+        control_queue_visibility_timeout: Duration::from_millis(800),
+        work_item_visibility_timeout: Duration::from_millis(800),
+        ..common::fast_settings()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn torn_outbox_is_resent_once() {
+    fault_suite::torn_outbox_is_resent_once(backend(), settings()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn torn_checkpoints_after_each_step() {
+    for step in TearAfter::ALL {
+        let injected = every_instance_finishes_under(FaultRun {
+            backend: backend(),
+            settings: settings(),
+            plan: fault_suite::tear_every_third_after(step, 60),
+            instances: 5,
+            timer: Duration::from_millis(30),
+            label: format!("torn after step {}", step.step()),
+        })
+        .await;
+        assert!(
+            injected.contains(&InjectedFault::Torn(step)),
+            "step {}: nothing was torn: {injected:?}",
+            step.step()
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn seeded_faults_and_torn_checkpoints() {
+    for seed in 1..=3 {
+        let injected = every_instance_finishes_under(FaultRun {
+            backend: backend(),
+            settings: settings(),
+            plan: fault_suite::seeded(seed),
+            instances: 20,
+            timer: Duration::from_millis(30),
+            label: format!("seed {seed}"),
+        })
+        .await;
+        assert!(
+            injected.iter().any(|f| matches!(f, InjectedFault::Torn(_))),
+            "seed {seed}: no checkpoint was torn"
+        );
+    }
+}
