@@ -5,7 +5,7 @@
 //! 0. Reject what a later step could not carry out (sizes, queues, a row of another instance).
 //! 1. **Commit point.** Read the partition row: its epoch must equal `fence.epoch`
 //!    (`Fenced` otherwise). The sentinel's last writer epoch (carried in the history ETag)
-//!    must not be above `fence.epoch` (`Fenced`). Then one entity-group batch in the
+//!    must not be above `fence.epoch` if that writer held the same partition (`Fenced`). Then one entity-group batch in the
 //!    instance's History partition: the new event rows plus the sentinel, written only if
 //!    its ETag is still the one the writer loaded (`Conflict` otherwise), carrying the
 //!    writer's epoch and `pending_outbox = outbound`. A checkpoint with more events than one
@@ -57,7 +57,13 @@ impl AzureStore {
             .map(SentinelState::from_etag)
             .transpose()?;
         if let Some(fence) = request.fence {
-            if let Some(prev) = &previous {
+            // Epochs count per partition: only a writer of the same partition is compared (an
+            // instance re-homed by a partition-count change keeps its sentinel, whose epoch
+            // is then another partition's and says nothing about this lease).
+            if let Some(prev) = previous
+                .as_ref()
+                .filter(|p| p.partition == Some(fence.partition))
+            {
                 if prev.epoch > fence.epoch {
                     return Err(StorageError::Fenced {
                         partition: fence.partition,
@@ -75,10 +81,10 @@ impl AzureStore {
             (Some(p), false) => p.clone(),
             (None, _) => SentinelState::default(),
         };
-        next.epoch = match (request.fence, &previous) {
-            (Some(f), _) => f.epoch,
-            (None, Some(p)) => p.epoch,
-            (None, None) => 0,
+        (next.epoch, next.partition) = match (request.fence, &previous) {
+            (Some(f), _) => (f.epoch, Some(f.partition)),
+            (None, Some(p)) => (p.epoch, p.partition),
+            (None, None) => (0, None),
         };
         let first_seq = next.count;
         let n = u64::try_from(history.events.len()).unwrap_or(u64::MAX);
