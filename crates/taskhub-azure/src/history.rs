@@ -142,13 +142,10 @@ pub(crate) fn parse_sentinel(row: &Row) -> StorageResult<SentinelState> {
         epoch: parse_num(row.str("Epoch"), &what)?,
         partition: match row.str("Partition") {
             "" => None,
-            p => Some(
-                p.parse()
-                    .map_err(|_| StorageError::Corrupt {
-                        what: what.clone(),
-                        detail: format!("Partition {p:?}"),
-                    })?,
-            ),
+            p => Some(p.parse().map_err(|_| StorageError::Corrupt {
+                what: what.clone(),
+                detail: format!("Partition {p:?}"),
+            })?),
         },
         spans: if row.str("Spans").is_empty() {
             Vec::new()
