@@ -5,13 +5,14 @@
 //!
 //! 0. Reject what a later step could not carry out (sizes, queues, a row of another instance).
 //! 1. **Commit point.** `prepare`: the sentinel's last writer epoch (carried in the history
-//!    ETag) must not be above `fence.epoch` (`Fenced`); a checkpoint with more events than one
-//!    batch holds writes the extra rows first, under keys no committed row uses (invisible
-//!    until the sentinel batch commits); a large outbox goes to a fresh blob. `check_fence`:
-//!    read the partition row, its epoch must equal `fence.epoch` (`Fenced`), as late as
-//!    possible before the commit. `commit`: one entity-group batch in the instance's History
-//!    partition, the new event rows plus the sentinel, written only if its ETag is still the
-//!    one the writer loaded (`Conflict` otherwise), carrying the writer's epoch and
+//!    ETag) must not be above `fence.epoch` if that writer held the same partition (`Fenced`;
+//!    epochs count per partition); a checkpoint with more events than one batch holds writes
+//!    the extra rows first, under keys no committed row uses (invisible until the sentinel
+//!    batch commits); a large outbox goes to a fresh blob. `check_fence`: read the partition
+//!    row, its epoch must equal `fence.epoch` (`Fenced`), as late as possible before the
+//!    commit. `commit`: one entity-group batch in the instance's History partition, the new
+//!    event rows plus the sentinel, written only if its ETag is still the one the writer
+//!    loaded (`Conflict` otherwise), carrying the writer's epoch and partition and
 //!    `pending_outbox = outbound`.
 //! 2. Enqueue `outbound`. 3. Write the instance row. 4. Delete `consumed` (stale receipts
 //!    ignored). 5. Clear `pending_outbox` (a merge conditional on the ETag of step 1).
@@ -154,7 +155,13 @@ impl AzureStore {
             .map(SentinelState::from_etag)
             .transpose()?;
         if let Some(fence) = request.fence {
-            if let Some(prev) = &previous {
+            // Epochs count per partition: only a writer of the same partition is compared (an
+            // instance re-homed by a partition-count change keeps its sentinel, whose epoch
+            // is then another partition's and says nothing about this lease).
+            if let Some(prev) = previous
+                .as_ref()
+                .filter(|p| p.partition == Some(fence.partition))
+            {
                 if prev.epoch > fence.epoch {
                     return Err(StorageError::Fenced {
                         partition: fence.partition,
@@ -172,10 +179,10 @@ impl AzureStore {
             (Some(p), false) => p.clone(),
             (None, _) => SentinelState::default(),
         };
-        next.epoch = match (request.fence, &previous) {
-            (Some(f), _) => f.epoch,
-            (None, Some(p)) => p.epoch,
-            (None, None) => 0,
+        (next.epoch, next.partition) = match (request.fence, &previous) {
+            (Some(f), _) => (f.epoch, Some(f.partition)),
+            (None, Some(p)) => (p.epoch, p.partition),
+            (None, None) => (0, None),
         };
         let first_seq = next.count;
         let n = u64::try_from(history.events.len()).unwrap_or(u64::MAX);

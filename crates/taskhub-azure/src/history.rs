@@ -6,7 +6,8 @@
 //!   token of that checkpoint, so rows written ahead of a commit never overwrite committed
 //!   ones. Property `Event` (the versioned JSON of the event) or `EventBlob`.
 //! * The sentinel: `ExecutionId`, `Generation`, `Count` (events of the current execution),
-//!   `Epoch` (the lease epoch of its last writer), `Spans` (which sequence ranges carry a
+//!   `Epoch` and `Partition` (the lease epoch of its last writer and the partition it held:
+//!   epochs count per partition), `Spans` (which sequence ranges carry a
 //!   token), `Outbox`/`OutboxBlob` (the pending outbox). Its ETag versions the whole history:
 //!   every checkpoint rewrites it in the same entity-group batch as the events, conditional
 //!   on the ETag the writer loaded.
@@ -37,6 +38,10 @@ pub(crate) struct SentinelState {
     pub generation: u64,
     pub count: u64,
     pub epoch: u64,
+    /// The partition whose lease `epoch` belongs to (epochs count per partition; `None` for
+    /// a sentinel written before this was recorded).
+    #[serde(default)]
+    pub partition: Option<u32>,
     /// `(first sequence, token)`: rows from that sequence on (until the next span) carry the
     /// token in their RowKey.
     pub spans: Vec<(u64, String)>,
@@ -135,6 +140,13 @@ pub(crate) fn parse_sentinel(row: &Row) -> StorageResult<SentinelState> {
         generation: parse_num(row.str("Generation"), &what)?,
         count: parse_num(row.str("Count"), &what)?,
         epoch: parse_num(row.str("Epoch"), &what)?,
+        partition: match row.str("Partition") {
+            "" => None,
+            p => Some(p.parse().map_err(|_| StorageError::Corrupt {
+                what: what.clone(),
+                detail: format!("Partition {p:?}"),
+            })?),
+        },
         spans: if row.str("Spans").is_empty() {
             Vec::new()
         } else {
@@ -258,6 +270,10 @@ pub(crate) fn sentinel_props(
         ("Generation", num(state.generation)),
         ("Count", num(state.count)),
         ("Epoch", num(state.epoch)),
+        (
+            "Partition",
+            state.partition.map(|p| p.to_string()).unwrap_or_default(),
+        ),
         (
             "Spans",
             if state.spans.is_empty() {

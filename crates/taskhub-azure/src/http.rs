@@ -1,5 +1,6 @@
-//! One HTTP request to Azure Storage: Shared Key signing, retries with back-off on throttling
-//! and transient failures, and the mapping of failures onto [`StorageError`].
+//! One HTTP request to Azure Storage (HTTPS, or plain HTTP for Azurite): Shared Key signing or
+//! an Entra ID bearer token, retries with back-off on throttling and transient failures, and
+//! the mapping of failures onto [`StorageError`].
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -15,10 +16,13 @@ use taskhub_storage::{StorageError, StorageResult};
 
 use crate::config::StorageAccount;
 use crate::counters::{OpCounters, OpKind};
+use crate::credential::Credential;
 use crate::date::now_rfc1123;
+use crate::tls::{self, Connector};
+use crate::token::TokenSource;
 
-/// The `x-ms-version` sent on every request.
-const API_VERSION: &str = "2021-12-02";
+/// The `x-ms-version` sent on every request (bearer tokens need 2017-11-09 or later).
+pub(crate) const API_VERSION: &str = "2021-12-02";
 /// Attempts per request (the first plus retries).
 const ATTEMPTS: u32 = 6;
 /// One attempt's time limit.
@@ -103,8 +107,10 @@ impl Resp {
 /// The shared HTTP client of one store.
 #[derive(Clone)]
 pub(crate) struct Http {
-    client: Client<hyper_util::client::legacy::connect::HttpConnector, Full<Bytes>>,
+    client: Client<Connector, Full<Bytes>>,
     account: StorageAccount,
+    /// The token cache when the credential is an Entra ID one.
+    tokens: Option<std::sync::Arc<TokenSource>>,
     /// Requests sent, by kind (shared by every clone).
     pub(crate) counters: std::sync::Arc<OpCounters>,
 }
@@ -131,24 +137,21 @@ pub(crate) fn encode(text: &str) -> String {
 }
 
 impl Http {
-    pub(crate) fn new(account: StorageAccount) -> StorageResult<Self> {
-        for endpoint in [
-            &account.blob_endpoint,
-            &account.queue_endpoint,
-            &account.table_endpoint,
-        ] {
-            if endpoint.starts_with("https://") {
-                return Err(StorageError::InvalidArgument(format!(
-                    "endpoint {endpoint}: this build of taskhub-azure speaks plain HTTP only (Azurite); HTTPS is not built in"
-                )));
-            }
-        }
+    pub(crate) fn new(
+        account: StorageAccount,
+        clock: std::sync::Arc<dyn taskhub_storage::Clock>,
+    ) -> StorageResult<Self> {
         let client = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(Duration::from_secs(30))
-            .build_http();
+            .build(tls::connector(&account.tls)?);
+        let tokens = match &account.credential {
+            Credential::SharedKey(_) => None,
+            other => Some(std::sync::Arc::new(TokenSource::new(other.clone(), clock))),
+        };
         Ok(Self {
             client,
             account,
+            tokens,
             counters: std::sync::Arc::default(),
         })
     }
@@ -185,6 +188,9 @@ impl Http {
                     };
                 }
                 Ok(Ok(resp)) => return Ok(resp),
+                // A request that could not be built, or a credential refused: retrying the
+                // same request changes nothing.
+                Ok(Err(e)) if !e.is_retryable() => return Err(e),
                 Ok(Err(e)) => last = e,
                 Err(_) => {
                     last = StorageError::Unavailable(format!(
@@ -218,7 +224,15 @@ impl Http {
             .collect();
         headers.push(("x-ms-date".to_owned(), date.clone()));
         headers.push(("x-ms-version".to_owned(), API_VERSION.to_owned()));
-        let auth = self.sign(req, endpoint, &headers, &date);
+        let auth = match (&self.tokens, &self.account.credential) {
+            (Some(tokens), _) => format!("Bearer {}", tokens.token(&self.client).await?),
+            (None, Credential::SharedKey(key)) => self.sign(req, endpoint, &headers, &date, key),
+            (None, _) => {
+                return Err(StorageError::InvalidArgument(
+                    "a token credential without a token source".to_owned(),
+                ))
+            }
+        };
         let mut builder = hyper::Request::builder().method(req.method).uri(&url);
         for (k, v) in &headers {
             builder = builder.header(k.as_str(), v.as_str());
@@ -229,10 +243,9 @@ impl Http {
         let request = builder
             .body(Full::new(req.body.clone()))
             .map_err(|e| StorageError::InvalidArgument(format!("bad request {url}: {e}")))?;
-        let response =
-            self.client.request(request).await.map_err(|e| {
-                StorageError::Unavailable(format!("{} {}: {e}", req.method, endpoint))
-            })?;
+        let response = self.client.request(request).await.map_err(|e| {
+            StorageError::Unavailable(format!("{} {}: {}", req.method, endpoint, chain(&e)))
+        })?;
         let status = response.status().as_u16();
         let headers = response
             .headers()
@@ -259,7 +272,14 @@ impl Http {
 
     /// The `Authorization` header: Shared Key for blobs and queues, Shared Key Lite for
     /// tables.
-    fn sign(&self, req: &Req, endpoint: &str, headers: &[(String, String)], date: &str) -> String {
+    fn sign(
+        &self,
+        req: &Req,
+        endpoint: &str,
+        headers: &[(String, String)],
+        date: &str,
+        key: &crate::config::AccountKey,
+    ) -> String {
         // The canonical resource: /account + the URL path as sent.
         let url_path = endpoint
             .find("://")
@@ -310,8 +330,7 @@ impl Http {
                 get("if-match"),
             )
         };
-        let mut mac = Hmac::<Sha256>::new_from_slice(&self.account.key.0)
-            .unwrap_or_else(|_| unreachable_hmac());
+        let mut mac = Hmac::<Sha256>::new_from_slice(&key.0).unwrap_or_else(|_| unreachable_hmac());
         mac.update(to_sign.as_bytes());
         let signature =
             base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes());
@@ -322,6 +341,19 @@ impl Http {
         };
         format!("{scheme} {}:{signature}", self.account.name)
     }
+}
+
+/// An error with its causes (a TLS or connection failure is in the sources of hyper's
+/// "client error (Connect)").
+pub(crate) fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
 }
 
 /// HMAC accepts keys of any length, so `new_from_slice` cannot fail.
@@ -349,7 +381,7 @@ pub(crate) fn status_error(resp: &Resp, what: &str) -> StorageError {
         },
         400 => StorageError::InvalidArgument(format!("{what}: {code} {}", snippet(resp))),
         403 => StorageError::Backend(format!(
-            "{what}: access denied ({code}); check the account key in azure_storage_connection_string"
+            "{what}: access denied ({code}); check the account key in azure_storage_connection_string, or the Entra ID identity's data role on the account (e.g. Storage Queue/Table/Blob Data Contributor)"
         )),
         408 | 500 | 503 => StorageError::Busy { retry_after: None },
         s => StorageError::Backend(format!("{what}: HTTP {s} {code} {}", snippet(resp))),

@@ -2,7 +2,9 @@
 //! tables and blobs, with the layout of the original DTFx Azure Storage provider.
 //!
 //! Open a hub with [`AzureStore::open`] from a [`StorageAccount`] (parsed from a connection
-//! string, `UseDevelopmentStorage=true` for Azurite) and a validated [`HubName`]. See
+//! string, `UseDevelopmentStorage=true` for Azurite, or an account name with an Entra ID
+//! [`Credential`]) and a validated [`HubName`]. HTTPS uses rustls (ring provider) with the
+//! Mozilla roots. See
 //! `docs/ARCHITECTURE.md`, "Azure Storage backend", for the layout and what the checkpoint
 //! guarantees without cross-object transactions.
 
@@ -11,6 +13,7 @@ mod blobs;
 mod checkpoint;
 pub mod config;
 pub mod counters;
+pub mod credential;
 mod date;
 mod dead_letters;
 mod envelope;
@@ -25,9 +28,12 @@ pub mod store;
 mod tables;
 #[cfg(feature = "testing")]
 mod testing;
+mod tls;
+mod token;
 mod xml;
 
-pub use config::{AccountKey, HubName, StorageAccount};
+pub use config::{AccountKey, HubName, StorageAccount, TlsOptions};
 pub use counters::{OpCounts, OpKind};
+pub use credential::{ClientSecretCredential, Credential, ManagedIdentityCredential, SecretText};
 pub use error::AzureError;
 pub use store::{AzureOptions, AzureStore};

@@ -90,7 +90,7 @@ impl AzureStore {
     /// [`AzureError::Open`] with the storage error.
     pub async fn open(options: AzureOptions) -> Result<Self, AzureError> {
         let names = Names::for_hub(&options.hub);
-        let http = Http::new(options.account)?;
+        let http = Http::new(options.account, options.clock.clone())?;
         let store = Self {
             tables: Tables { http: http.clone() },
             blobs: Container {

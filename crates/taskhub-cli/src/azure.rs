@@ -6,17 +6,51 @@ use std::sync::Arc;
 
 use anyhow::bail;
 use taskhub::{Settings, TaskHub};
-use taskhub_azure::{AzureError, AzureOptions, AzureStore, HubName, StorageAccount};
+use taskhub_azure::credential::DEFAULT_AUTHORITY_HOST;
+use taskhub_azure::{
+    AzureError, AzureOptions, AzureStore, ClientSecretCredential, Credential, HubName,
+    ManagedIdentityCredential, SecretText, StorageAccount,
+};
 use taskhub_storage::{PartitionStore, StorageError, SystemClock};
 
 /// How to start a local emulator that `UseDevelopmentStorage=true` reaches.
 pub const START_AZURITE: &str = "start one with `npx azurite@3.37.0 --skipApiVersionCheck --location /tmp/azurite` \
      (default ports 10000-10002) and use azure_storage_connection_string = UseDevelopmentStorage=true";
 
+/// The account the settings name: a connection string, or else an account name with an
+/// Entra ID credential (client secret or managed identity).
+pub fn account(settings: &Settings) -> anyhow::Result<StorageAccount> {
+    if !settings.azure_storage_connection_string.is_empty()
+        || settings.azure_storage_account_name.is_empty()
+    {
+        return Ok(StorageAccount::from_connection_string(
+            settings.azure_storage_connection_string.expose(),
+        )?);
+    }
+    let client_id = Some(settings.azure_client_id.clone()).filter(|c| !c.is_empty());
+    let credential = if settings.uses_client_secret() {
+        Credential::ClientSecret(ClientSecretCredential {
+            tenant_id: settings.azure_tenant_id.clone(),
+            client_id: settings.azure_client_id.clone(),
+            secret: SecretText::new(settings.azure_client_secret.expose()),
+            authority_host: Some(settings.azure_authority_host.clone())
+                .filter(|h| !h.is_empty())
+                .unwrap_or_else(|| DEFAULT_AUTHORITY_HOST.to_owned()),
+        })
+    } else {
+        Credential::ManagedIdentity(ManagedIdentityCredential::from_environment(client_id))
+    };
+    let suffix = Some(settings.azure_storage_endpoint_suffix.as_str()).filter(|s| !s.is_empty());
+    Ok(StorageAccount::with_token_credential(
+        &settings.azure_storage_account_name,
+        suffix,
+        credential,
+    )?)
+}
+
 /// Opens the store of the hub the settings name.
 pub async fn open_store(settings: &Settings) -> anyhow::Result<AzureStore> {
-    let account =
-        StorageAccount::from_connection_string(settings.azure_storage_connection_string.expose())?;
+    let account = account(settings)?;
     let hub = HubName::new(&settings.task_hub_name)?;
     let name = hub.to_string();
     match AzureStore::open(AzureOptions {
@@ -28,7 +62,7 @@ pub async fn open_store(settings: &Settings) -> anyhow::Result<AzureStore> {
     {
         Ok(store) => Ok(store),
         Err(AzureError::Open(StorageError::Unavailable(e))) => bail!(
-            "no Azure Storage answers (azure_storage_connection_string): {e}; for a local emulator, {START_AZURITE}"
+            "no Azure Storage answers (azure_storage_connection_string or azure_storage_account_name): {e}; for a local emulator, {START_AZURITE}"
         ),
         Err(e) => bail!("cannot open task hub '{name}' on Azure Storage: {e}"),
     }
@@ -56,4 +90,51 @@ pub async fn fresh_hub(settings: &Settings) -> anyhow::Result<()> {
         settings.task_hub_name
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+
+    use super::*;
+
+    #[test]
+    fn settings_choose_the_credential() {
+        let mut s = Settings::default();
+        s.set(
+            "azure_storage_connection_string",
+            "UseDevelopmentStorage=true",
+        )
+        .unwrap();
+        s.set("azure_storage_account_name", "prod1").unwrap();
+        assert!(matches!(
+            account(&s).unwrap().credential,
+            Credential::SharedKey(_)
+        ));
+        s.set("azure_storage_connection_string", "").unwrap();
+        let mi = account(&s).unwrap();
+        assert_eq!(mi.queue_endpoint, "https://prod1.queue.core.windows.net");
+        assert!(matches!(mi.credential, Credential::ManagedIdentity(_)));
+        for (k, v) in [
+            ("azure_tenant_id", "t1"),
+            ("azure_client_id", "c1"),
+            ("azure_client_secret", "top-secret"),
+            ("azure_storage_endpoint_suffix", "core.usgovcloudapi.net"),
+        ] {
+            s.set(k, v).unwrap();
+        }
+        let sp = account(&s).unwrap();
+        assert_eq!(
+            sp.blob_endpoint,
+            "https://prod1.blob.core.usgovcloudapi.net"
+        );
+        match &sp.credential {
+            Credential::ClientSecret(c) => {
+                assert_eq!((c.tenant_id.as_str(), c.client_id.as_str()), ("t1", "c1"));
+                assert_eq!(c.authority_host, DEFAULT_AUTHORITY_HOST);
+            }
+            other => panic!("expected a client secret, got {other:?}"),
+        }
+        assert!(!format!("{sp:?}").contains("top-secret"));
+    }
 }

@@ -4,8 +4,11 @@
 //! retire; every instance completes with the right output, none is left on a removed partition,
 //! and only re-homed instances re-run an activity, at most once (nobody is killed).
 //!
-//! Ignored for now: it finds instances stranded after the count is lowered (see the ignore
-//! reason); on timeout it prints the instance, its history, the queue lengths and the leases.
+//! It found two bugs, both fixed: the history sentinel fenced a re-homed instance's writer
+//! because it compared lease epochs of different partitions (`taskhub-azure`
+//! `rehomed_sentinel.rs`), and the fenced worker then stopped processing its live partition
+//! while its lease manager kept renewing it (`fenced_lease_kept.rs`). On timeout it prints the
+//! instance, its history, the queue lengths and the leases.
 //!
 //! The test re-executes its own binary as the worker process (`azure_resize_worker`, ignored
 //! unless started by this test). Run with Azurite up:
@@ -51,9 +54,6 @@ fn azure_resize_worker() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "finds a bug not fixed yet: after the count is lowered on Azure, messages can stay in \
-            a live partition's control queue under an owner that keeps renewing, and their \
-            instances never finish (2 runs of 3); run with --include-ignored"]
 async fn partition_count_raised_and_lowered_on_azure() {
     let dir = TempDir::new("azure-resize");
     let hub_name = backends::unique_hub_name();
@@ -170,11 +170,12 @@ async fn partition_count_raised_and_lowered_on_azure() {
         3 * PER_PHASE * (SEQ + FAN),
         "every activity ran"
     );
-    // Nobody was killed. On SQLite no activity runs twice here (multi_worker.rs); on Azure
-    // activities of instances re-homed from a removed partition were seen to run twice
-    // (suspected: the new partition's session loads the instance between the old session's
-    // checkpoint commit and the clearing of its pending outbox, and re-sends the outbox; not
-    // yet confirmed). This checks that only re-homed instances re-run, at most once.
+    // Nobody was killed. On SQLite no activity runs twice here (multi_worker.rs). On Azure an
+    // instance re-homed from a removed partition can be loaded by its new partition's worker
+    // while a turn it began on the removed partition is between the commit of its checkpoint
+    // and the clearing of its pending outbox: the loader re-sends the outbox, and an activity
+    // it scheduled runs twice (ARCHITECTURE, "When an activity may run twice", case 5). So:
+    // only instances that lived on a removed partition re-run, each activity at most twice.
     let twice: Vec<_> = runs.iter().filter(|(_, pids)| pids.len() > 1).collect();
     for ((instance, task), pids) in &twice {
         let partition = home.get(instance.as_str()).copied().unwrap_or(0);

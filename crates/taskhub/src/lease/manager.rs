@@ -173,6 +173,7 @@ impl LeaseManager {
         }
         self.observe(&rows);
         self.drop_lost(&rows, host);
+        self.restart_stopped(host);
         host.observed(&rows, partition_count);
         let mut pass = self.maintain(&rows, host).await;
         if pass.reread {
@@ -267,6 +268,19 @@ impl LeaseManager {
             self.held.remove(&p);
             info!(worker = %me, partition = p, "partition lost to another owner");
             host.released(p, Released::Lost);
+        }
+    }
+
+    /// Restarts held partitions the host stopped processing on its own although their row
+    /// is still this worker's under the same epoch (`drop_lost` ran first): a checkpoint the
+    /// host took as fenced did not mean the lease was gone. Without this the worker would
+    /// keep renewing a partition nobody processes, and its messages would wait forever.
+    fn restart_stopped(&mut self, host: &mut dyn PartitionHost) {
+        for (p, held) in &self.held {
+            if held.draining_since.is_none() && !host.processing(*p) {
+                warn!(worker = %self.config.worker, partition = p, epoch = held.epoch, "partition still held but not processed (a checkpoint was fenced while the lease stayed ours); processing it again");
+                host.acquired(*p, held.epoch);
+            }
         }
     }
 

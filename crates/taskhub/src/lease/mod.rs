@@ -5,7 +5,8 @@
 //! worker reads all partition rows and:
 //!
 //! * drops at once a partition whose row names another owner or another epoch, and one it has
-//!   not managed to renew for a full `lease_interval` by its own clock;
+//!   not managed to renew for a full `lease_interval` by its own clock; restarts one the host
+//!   stopped on its own (a checkpoint fenced) while the row is still its own, same epoch;
 //! * renews its own rows every `lease_renew_interval` with an ETag-conditional write;
 //! * drains and hands over a partition for which another worker asked (next owner), one that
 //!   went offline, or all of them if it is prohibited: it stops dequeuing, lets in-flight work
@@ -53,6 +54,14 @@ pub trait PartitionHost: Send {
     fn in_flight(&self, partition: u32) -> usize;
     /// Stops processing `partition` at once and gives back its fetched messages.
     fn released(&mut self, partition: u32, why: Released);
+    /// True if the host is processing `partition` (a poller runs for it). A host that
+    /// stopped on its own without the manager releasing the row (a checkpoint it believed
+    /// fenced) answers false, and the manager starts it again while the row is still this
+    /// worker's under the same epoch. True by default.
+    fn processing(&self, partition: u32) -> bool {
+        let _ = partition;
+        true
+    }
     /// Every pass shows the host the rows it read and the hub's partition count for new
     /// instances (live partition-count changes). Does nothing by default.
     fn observed(&mut self, rows: &[taskhub_storage::PartitionRow], partition_count: Option<u32>) {

@@ -1,5 +1,7 @@
-//! Which store a task hub lives in: the `backend`, `azure_storage_connection_string` and
-//! `task_hub_name` settings. The runtime does not read them; commands that open a hub do.
+//! Which store a task hub lives in: the `backend`, `azure_storage_connection_string` (or
+//! `azure_storage_account_name` with an Entra ID credential: `azure_credential`,
+//! `azure_tenant_id`, `azure_client_id`, `azure_client_secret`, `azure_authority_host`,
+//! `azure_storage_endpoint_suffix`) and `task_hub_name` settings. The runtime does not read them; commands that open a hub do.
 
 use std::fmt;
 
@@ -50,10 +52,17 @@ impl fmt::Debug for Secret {
 }
 
 /// The settings of this module.
-pub(crate) const KEYS: [&str; 3] = [
+pub(crate) const KEYS: [&str; 10] = [
     "backend",
     "azure_storage_connection_string",
     "task_hub_name",
+    "azure_storage_account_name",
+    "azure_storage_endpoint_suffix",
+    "azure_credential",
+    "azure_tenant_id",
+    "azure_client_id",
+    "azure_client_secret",
+    "azure_authority_host",
 ];
 
 /// The default task hub name.
@@ -82,6 +91,30 @@ pub(crate) fn set(
         "azure_storage_connection_string" => {
             settings.azure_storage_connection_string = Secret::new(value.trim());
         }
+        "azure_client_secret" => settings.azure_client_secret = Secret::new(value.trim()),
+        "azure_credential" => {
+            let v = value.trim().to_ascii_lowercase().replace('-', "_");
+            if !["", "client_secret", "managed_identity"].contains(&v.as_str()) {
+                return Err(TaskhubError::InvalidSetting {
+                    name: name.to_owned(),
+                    reason: format!("expected client_secret or managed_identity, got {value:?}"),
+                });
+            }
+            settings.azure_credential = v;
+        }
+        "azure_storage_account_name" => {
+            value
+                .trim()
+                .clone_into(&mut settings.azure_storage_account_name);
+        }
+        "azure_storage_endpoint_suffix" => {
+            value
+                .trim()
+                .clone_into(&mut settings.azure_storage_endpoint_suffix);
+        }
+        "azure_tenant_id" => value.trim().clone_into(&mut settings.azure_tenant_id),
+        "azure_client_id" => value.trim().clone_into(&mut settings.azure_client_id),
+        "azure_authority_host" => value.trim().clone_into(&mut settings.azure_authority_host),
         _ => value.trim().clone_into(&mut settings.task_hub_name),
     }
     Ok(())
@@ -106,14 +139,48 @@ pub(crate) fn validate(settings: &super::Settings) -> Result<(), TaskhubError> {
             format!("{name:?} must be 3 to 45 ASCII letters and digits, starting with a letter"),
         );
     }
-    if settings.backend == Backend::Azure && settings.azure_storage_connection_string.is_empty() {
+    if settings.backend == Backend::Azure
+        && settings.azure_storage_connection_string.is_empty()
+        && settings.azure_storage_account_name.is_empty()
+    {
         return bad(
             "azure_storage_connection_string",
-            "must be set when backend = azure (UseDevelopmentStorage=true for a local Azurite)"
+            "must be set when backend = azure (UseDevelopmentStorage=true for a local Azurite), \
+             or azure_storage_account_name with an Entra ID credential"
                 .to_owned(),
         );
     }
+    if settings.backend == Backend::Azure
+        && settings.azure_storage_connection_string.is_empty()
+        && settings.uses_client_secret()
+    {
+        for (setting, value) in [
+            ("azure_tenant_id", &settings.azure_tenant_id),
+            ("azure_client_id", &settings.azure_client_id),
+            ("azure_client_secret", &settings.azure_client_secret.0),
+        ] {
+            if value.is_empty() {
+                return bad(
+                    setting,
+                    "must be set for a client_secret credential (azure_credential)".to_owned(),
+                );
+            }
+        }
+    }
     Ok(())
+}
+
+impl super::Settings {
+    /// True if the Entra ID credential is a client secret (`azure_credential = client_secret`,
+    /// or unset with `azure_client_secret` set); false for the managed identity.
+    #[must_use]
+    pub fn uses_client_secret(&self) -> bool {
+        match self.azure_credential.as_str() {
+            "client_secret" => true,
+            "managed_identity" => false,
+            _ => !self.azure_client_secret.is_empty(),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -150,5 +217,28 @@ mod tests {
             );
         }
         assert!(s.set("backend", "cosmos").is_err());
+    }
+
+    #[test]
+    fn entra_id_settings_parse_validate_and_never_print_the_secret() {
+        let mut s = Settings::default();
+        s.set("backend", "azure").unwrap();
+        s.set("azure_storage_account_name", "prod1").unwrap();
+        // No secret: the managed identity, which needs nothing more.
+        assert!(!s.uses_client_secret());
+        validate(&s).unwrap();
+        s.set("azure_client_secret", "hunter2-secret").unwrap();
+        assert!(s.uses_client_secret());
+        assert!(validate(&s)
+            .unwrap_err()
+            .to_string()
+            .contains("azure_tenant_id"));
+        s.set("azure_tenant_id", "t").unwrap();
+        s.set("azure_client_id", "c").unwrap();
+        validate(&s).unwrap();
+        s.set("azure_credential", "Managed-Identity").unwrap();
+        assert!(!s.uses_client_secret());
+        assert!(s.set("azure_credential", "password").is_err());
+        assert!(!format!("{s:?}").contains("hunter2-secret"));
     }
 }

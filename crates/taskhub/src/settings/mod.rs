@@ -72,6 +72,25 @@ pub struct Settings {
     /// The task hub's name on Azure Storage: 3 to 45 ASCII letters and digits, starting with a
     /// letter (the original's rule). Default `TaskHub`.
     pub task_hub_name: String,
+    /// Entra ID instead of a connection string: the storage account's name (endpoints
+    /// `https://<name>.<service>.<suffix>`). Used when `azure_storage_connection_string` is
+    /// empty.
+    pub azure_storage_account_name: String,
+    /// The endpoint suffix with `azure_storage_account_name`; empty for `core.windows.net`.
+    pub azure_storage_endpoint_suffix: String,
+    /// The Entra ID credential with `azure_storage_account_name`: `client_secret`,
+    /// `managed_identity`, or empty (client secret if `azure_client_secret` is set, else the
+    /// managed identity).
+    pub azure_credential: String,
+    /// The directory (tenant) ID of a client-secret credential.
+    pub azure_tenant_id: String,
+    /// The application (client) ID of a client-secret credential, or a user-assigned managed
+    /// identity's client ID (empty: the system-assigned identity).
+    pub azure_client_id: String,
+    /// The client secret of a client-secret credential; never printed.
+    pub azure_client_secret: Secret,
+    /// The Entra ID authority for client secrets; empty for `https://login.microsoftonline.com`.
+    pub azure_authority_host: String,
 }
 
 impl Default for Settings {
@@ -102,6 +121,13 @@ impl Default for Settings {
             backend: Backend::Sqlite,
             azure_storage_connection_string: Secret::default(),
             task_hub_name: DEFAULT_TASK_HUB_NAME.to_owned(),
+            azure_storage_account_name: String::new(),
+            azure_storage_endpoint_suffix: String::new(),
+            azure_credential: String::new(),
+            azure_tenant_id: String::new(),
+            azure_client_id: String::new(),
+            azure_client_secret: Secret::default(),
+            azure_authority_host: String::new(),
         }
     }
 }
@@ -279,7 +305,7 @@ pub const BACKEND_TABLES: [&str; 2] = [BACKEND_SQLITE, "azure"];
 const BACKEND_SQLITE: &str = "sqlite";
 
 /// Every setting name.
-pub const KNOWN: [&str; 25] = [
+pub const KNOWN: [&str; 32] = [
     "partition_count",
     "control_queue_batch_size",
     "control_queue_buffer_threshold",
@@ -305,6 +331,13 @@ pub const KNOWN: [&str; 25] = [
     "backend",
     "azure_storage_connection_string",
     "task_hub_name",
+    "azure_storage_account_name",
+    "azure_storage_endpoint_suffix",
+    "azure_credential",
+    "azure_tenant_id",
+    "azure_client_id",
+    "azure_client_secret",
+    "azure_authority_host",
 ];
 
 /// Parses `30`, `0.5`, `500ms`, `30s`, `5m`, `1h`.

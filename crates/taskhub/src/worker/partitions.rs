@@ -159,6 +159,14 @@ impl PartitionHost for Host {
             .map_or(0, |a| a.in_flight.load(Ordering::SeqCst))
     }
 
+    fn processing(&self, partition: u32) -> bool {
+        self.0
+            .partitions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains_key(&partition)
+    }
+
     fn released(&mut self, partition: u32, why: Released) {
         let removed = self
             .0
