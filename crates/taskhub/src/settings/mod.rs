@@ -4,6 +4,7 @@
 
 mod backend;
 mod builder;
+mod http;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -71,6 +72,11 @@ pub struct Settings {
     /// The task hub's name on Azure Storage: 3 to 45 ASCII letters and digits, starting with a
     /// letter (the original's rule). Default `TaskHub`.
     pub task_hub_name: String,
+    /// The bearer token of the HTTP management API and dashboard (`taskhub serve`, `taskhub
+    /// worker --http`); never printed. Required to listen on any address but loopback; when
+    /// set, every API request must carry `Authorization: Bearer <token>`. Also read from
+    /// `TASKHUB_HTTP_TOKEN`. Default: none.
+    pub http_token: Secret,
 }
 
 impl Default for Settings {
@@ -101,6 +107,7 @@ impl Default for Settings {
             backend: Backend::Sqlite,
             azure_storage_connection_string: Secret::default(),
             task_hub_name: DEFAULT_TASK_HUB_NAME.to_owned(),
+            http_token: Secret::default(),
         }
     }
 }
@@ -260,6 +267,7 @@ impl Settings {
             }
             "worker_id" => value.trim().clone_into(&mut self.worker_id),
             n if backend::KEYS.contains(&n) => backend::set(self, n, value)?,
+            n if http::KEYS.contains(&n) => http::set(self, n, value),
             _ => {
                 return Err(err(format!(
                     "unknown setting (known: {})",
@@ -278,7 +286,7 @@ pub const BACKEND_TABLES: [&str; 2] = [BACKEND_SQLITE, "azure"];
 const BACKEND_SQLITE: &str = "sqlite";
 
 /// Every setting name.
-pub const KNOWN: [&str; 25] = [
+pub const KNOWN: [&str; 26] = [
     "partition_count",
     "control_queue_batch_size",
     "control_queue_buffer_threshold",
@@ -304,6 +312,7 @@ pub const KNOWN: [&str; 25] = [
     "backend",
     "azure_storage_connection_string",
     "task_hub_name",
+    "http_token",
 ];
 
 /// Parses `30`, `0.5`, `500ms`, `30s`, `5m`, `1h`.
