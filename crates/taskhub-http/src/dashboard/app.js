@@ -368,7 +368,7 @@ function timelineSvg(items, history) {
     const y = top + i * row;
     const end = it.endMs || (it.kind === 'timer' ? it.dueMs || now : now);
     const g = svg('g', { class: 'item item-' + it.kind, 'data-kind': it.kind, 'data-status': it.status });
-    const name = (it.kind === 'suborchestration' ? '⤷ ' : it.kind === 'timer' ? '⏱ ' : '') + it.name + ' #' + it.taskId;
+    const name = (it.kind === 'suborchestration' ? '⤷ ' : '') + it.name + ' #' + it.taskId;
     g.appendChild(svg('text', { x: 4, y: y + 14 }, short(name, 30)));
     const rect = svg('rect', { class: 'bar-' + it.status + (it.kind === 'timer' ? ' bar-timer' : ''), x: x(it.startMs), y: y + 3,
       width: Math.max(2, x(end) - x(it.startMs)), height: row - 8, rx: 3 });
