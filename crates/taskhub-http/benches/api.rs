@@ -17,7 +17,9 @@ use std::time::{Duration, Instant};
 use http_body_util::{BodyExt, Empty};
 use hyper::body::Bytes;
 use hyper_util::rt::TokioIo;
-use taskhub::{ExecutionId, InstanceId, InstanceRow, OrchestrationStatus, Payload, TaskHub, Timestamp};
+use taskhub::{
+    ExecutionId, InstanceId, InstanceRow, OrchestrationStatus, Payload, TaskHub, Timestamp,
+};
 use taskhub_storage::{Expect, SystemClock};
 
 const CONNECTIONS: usize = 16;
@@ -31,7 +33,10 @@ fn main() {
         .and_then(|i| args.get(i + 1))
         .and_then(|v| v.parse().ok())
         .unwrap_or(if bench { 100_000 } else { 1_000 });
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     rt.block_on(run(n, bench));
 }
 
@@ -49,9 +54,12 @@ fn percentile(v: &mut [f64], p: f64) -> f64 {
 async fn run(n: usize, bench: bool) {
     let dir = std::env::temp_dir().join(format!("taskhub-http-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let opts = taskhub_sqlite::SqliteOptions::new(dir.join("hub.db")).with_clock(Arc::new(SystemClock::new()));
+    let opts = taskhub_sqlite::SqliteOptions::new(dir.join("hub.db"))
+        .with_clock(Arc::new(SystemClock::new()));
     let store = Arc::new(taskhub_sqlite::SqliteStore::open(opts).unwrap());
-    let hub = TaskHub::open(store, taskhub::Settings::default()).await.unwrap();
+    let hub = TaskHub::open(store, taskhub::Settings::default())
+        .await
+        .unwrap();
 
     let t = Instant::now();
     fill(&hub, n).await;
@@ -60,7 +68,11 @@ async fn run(n: usize, bench: bool) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let router = taskhub_http::router(taskhub_http::HttpConfig::new(hub.clone()));
-    tokio::spawn(taskhub_http::serve(listener, router, std::future::pending()));
+    tokio::spawn(taskhub_http::serve(
+        listener,
+        router,
+        std::future::pending(),
+    ));
 
     let rounds = if bench { 3 } else { 1 };
     let secs = if bench { 3.0 } else { 0.3 };
@@ -73,8 +85,14 @@ async fn run(n: usize, bench: bool) {
 
     let pages = if bench { 300 } else { 5 };
     for (label, path) in [
-        ("df_list_page", "/runtime/webhooks/durabletask/instances?top=100"),
-        ("df_list_page_filtered", "/runtime/webhooks/durabletask/instances?top=100&runtimeStatus=Completed"),
+        (
+            "df_list_page",
+            "/runtime/webhooks/durabletask/instances?top=100",
+        ),
+        (
+            "df_list_page_filtered",
+            "/runtime/webhooks/durabletask/instances?top=100&runtimeStatus=Completed",
+        ),
         ("api_list_page", "/api/instances?top=100"),
     ] {
         let mut p50s = Vec::new();
@@ -142,18 +160,28 @@ type Sender = hyper::client::conn::http1::SendRequest<Empty<Bytes>>;
 async fn connect(addr: SocketAddr) -> Sender {
     let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
     stream.set_nodelay(true).unwrap();
-    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.unwrap();
+    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .unwrap();
     tokio::spawn(conn);
     sender
 }
 
-async fn get(sender: &mut Sender, addr: SocketAddr, path: &str, token: Option<&str>) -> (u16, Option<String>, Bytes) {
+async fn get(
+    sender: &mut Sender,
+    addr: SocketAddr,
+    path: &str,
+    token: Option<&str>,
+) -> (u16, Option<String>, Bytes) {
     sender.ready().await.unwrap();
     let mut req = hyper::Request::get(path).header("host", addr.to_string());
     if let Some(t) = token {
         req = req.header("x-ms-continuation-token", t);
     }
-    let res = sender.send_request(req.body(Empty::new()).unwrap()).await.unwrap();
+    let res = sender
+        .send_request(req.body(Empty::new()).unwrap())
+        .await
+        .unwrap();
     let status = res.status().as_u16();
     let next = res
         .headers()
@@ -201,7 +229,13 @@ async fn list_walk(addr: SocketAddr, path: &str, pages: usize) -> Vec<f64> {
     let mut lat = Vec::with_capacity(pages);
     for _ in 0..pages {
         let t = Instant::now();
-        let (status, next, body) = get(&mut sender, addr, path_with(path, &token).as_str(), token.as_deref().filter(|_| !path.starts_with("/api"))).await;
+        let (status, next, body) = get(
+            &mut sender,
+            addr,
+            path_with(path, &token).as_str(),
+            token.as_deref().filter(|_| !path.starts_with("/api")),
+        )
+        .await;
         lat.push(t.elapsed().as_secs_f64() * 1000.0);
         assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
         token = if path.starts_with("/api") {

@@ -13,7 +13,11 @@ use crate::error::HttpError;
 use crate::state::AppState;
 
 /// Runs the checks, then the route.
-pub(crate) async fn guard(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+pub(crate) async fn guard(
+    State(state): State<Arc<AppState>>,
+    req: Request,
+    next: Next,
+) -> Response {
     match check(&state, req.uri().path(), req.headers()) {
         Ok(()) => next.run(req).await,
         Err(e) => e.into_response(),
@@ -83,10 +87,23 @@ mod tests {
 
     #[test]
     fn loopback_hosts_and_token_comparison() {
-        for h in ["localhost", "localhost:8080", "127.0.0.1:1", "127.1.2.3", "[::1]:80", "[::1]"] {
+        for h in [
+            "localhost",
+            "localhost:8080",
+            "127.0.0.1:1",
+            "127.1.2.3",
+            "[::1]:80",
+            "[::1]",
+        ] {
             assert!(is_loopback_host(h), "{h}");
         }
-        for h in ["", "evil.example", "evil.example:80", "10.0.0.1:80", "localhost.evil.example"] {
+        for h in [
+            "",
+            "evil.example",
+            "evil.example:80",
+            "10.0.0.1:80",
+            "localhost.evil.example",
+        ] {
             assert!(!is_loopback_host(h), "{h}");
         }
         assert!(constant_time_eq(b"abc", b"abc"));

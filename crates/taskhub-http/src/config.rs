@@ -105,7 +105,10 @@ mod tests {
         let any: SocketAddr = "0.0.0.0:8080".parse().unwrap();
         assert!(check_bind(lo, None).is_ok() && check_bind(lo6, None).is_ok());
         let e = check_bind(any, None).unwrap_err().to_string();
-        assert!(e.contains("TASKHUB_HTTP_TOKEN") && e.contains("0.0.0.0:8080"), "{e}");
+        assert!(
+            e.contains("TASKHUB_HTTP_TOKEN") && e.contains("0.0.0.0:8080"),
+            "{e}"
+        );
         assert!(check_bind(any, Some("")).is_err());
         assert!(check_bind(any, Some("t0k")).is_ok());
     }

@@ -23,7 +23,15 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let mp = (5 * doy + 2) / 153;
     let d = u32::try_from(doy - (153 * mp + 2) / 5 + 1).unwrap_or(1);
     let m = u32::try_from(if mp < 10 { mp + 3 } else { mp - 9 }).unwrap_or(1);
-    (if m <= 2 { yoe + era * 400 + 1 } else { yoe + era * 400 }, m, d)
+    (
+        if m <= 2 {
+            yoe + era * 400 + 1
+        } else {
+            yoe + era * 400
+        },
+        m,
+        d,
+    )
 }
 
 fn parts(t: Timestamp) -> (i64, u32, u32, u64, u64, u64, u64) {
@@ -126,8 +134,17 @@ mod tests {
         assert_eq!(parse("2023-11-14T23:13:20.123+01:00"), Some(t));
         assert_eq!(parse("1700000000123"), Some(t));
         assert_eq!(parse("1970-01-01"), Some(Timestamp::EPOCH));
-        assert_eq!(seconds(Timestamp::from_millis(951_782_400_000)), "2000-02-29T00:00:00Z");
-        for bad in ["", "yesterday", "2023-13-01T00:00:00Z", "2023-01-01T25:00:00Z", "1960-01-01"] {
+        assert_eq!(
+            seconds(Timestamp::from_millis(951_782_400_000)),
+            "2000-02-29T00:00:00Z"
+        );
+        for bad in [
+            "",
+            "yesterday",
+            "2023-13-01T00:00:00Z",
+            "2023-01-01T25:00:00Z",
+            "1960-01-01",
+        ] {
             assert_eq!(parse(bad), None, "{bad}");
         }
     }

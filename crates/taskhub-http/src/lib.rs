@@ -93,8 +93,10 @@ async fn metrics(State(s): State<Arc<AppState>>) -> Response {
             render(),
         )
             .into_response(),
-        None => HttpError::NotFound("metrics (no recorder is installed in this process)".to_owned())
-            .into_response(),
+        None => {
+            HttpError::NotFound("metrics (no recorder is installed in this process)".to_owned())
+                .into_response()
+        }
     }
 }
 

@@ -3,18 +3,48 @@
 
 /// Every route the router serves.
 pub const ROUTES: &[(&str, &str)] = &[
-    ("POST", "/runtime/webhooks/durabletask/orchestrators/{functionName}"),
-    ("POST", "/runtime/webhooks/durabletask/orchestrators/{functionName}/{instanceId}"),
+    (
+        "POST",
+        "/runtime/webhooks/durabletask/orchestrators/{functionName}",
+    ),
+    (
+        "POST",
+        "/runtime/webhooks/durabletask/orchestrators/{functionName}/{instanceId}",
+    ),
     ("GET", "/runtime/webhooks/durabletask/instances"),
     ("DELETE", "/runtime/webhooks/durabletask/instances"),
-    ("GET", "/runtime/webhooks/durabletask/instances/{instanceId}"),
-    ("DELETE", "/runtime/webhooks/durabletask/instances/{instanceId}"),
-    ("POST", "/runtime/webhooks/durabletask/instances/{instanceId}/raiseEvent/{eventName}"),
-    ("POST", "/runtime/webhooks/durabletask/instances/{instanceId}/terminate"),
-    ("POST", "/runtime/webhooks/durabletask/instances/{instanceId}/suspend"),
-    ("POST", "/runtime/webhooks/durabletask/instances/{instanceId}/resume"),
-    ("POST", "/runtime/webhooks/durabletask/instances/{instanceId}/restart"),
-    ("POST", "/runtime/webhooks/durabletask/instances/{instanceId}/rewind"),
+    (
+        "GET",
+        "/runtime/webhooks/durabletask/instances/{instanceId}",
+    ),
+    (
+        "DELETE",
+        "/runtime/webhooks/durabletask/instances/{instanceId}",
+    ),
+    (
+        "POST",
+        "/runtime/webhooks/durabletask/instances/{instanceId}/raiseEvent/{eventName}",
+    ),
+    (
+        "POST",
+        "/runtime/webhooks/durabletask/instances/{instanceId}/terminate",
+    ),
+    (
+        "POST",
+        "/runtime/webhooks/durabletask/instances/{instanceId}/suspend",
+    ),
+    (
+        "POST",
+        "/runtime/webhooks/durabletask/instances/{instanceId}/resume",
+    ),
+    (
+        "POST",
+        "/runtime/webhooks/durabletask/instances/{instanceId}/restart",
+    ),
+    (
+        "POST",
+        "/runtime/webhooks/durabletask/instances/{instanceId}/rewind",
+    ),
     ("GET", "/api/hub"),
     ("GET", "/api/stats"),
     ("GET", "/api/instances"),

@@ -36,7 +36,11 @@ pub fn timeline(events: &[HistoryEvent]) -> Vec<TimelineItem> {
     let mut open: HashMap<(&'static str, u64), usize> = HashMap::new();
     for e in events {
         let at = e.timestamp.as_millis();
-        let mut begin = |kind: &'static str, task_id: u64, name: String, due: Option<u64>, sub: Option<String>| {
+        let mut begin = |kind: &'static str,
+                         task_id: u64,
+                         name: String,
+                         due: Option<u64>,
+                         sub: Option<String>| {
             open.insert((kind, task_id), items.len());
             items.push(TimelineItem {
                 kind,
@@ -45,7 +49,11 @@ pub fn timeline(events: &[HistoryEvent]) -> Vec<TimelineItem> {
                 start_ms: at,
                 end_ms: None,
                 due_ms: due,
-                status: if kind == "timer" { "waiting" } else { "running" },
+                status: if kind == "timer" {
+                    "waiting"
+                } else {
+                    "running"
+                },
                 instance_id: sub,
             });
         };
@@ -74,7 +82,9 @@ pub fn timeline(events: &[HistoryEvent]) -> Vec<TimelineItem> {
             ),
             other => {
                 let end = match other {
-                    EventKind::TaskCompleted { task_id, .. } => Some(("activity", *task_id, "completed")),
+                    EventKind::TaskCompleted { task_id, .. } => {
+                        Some(("activity", *task_id, "completed"))
+                    }
                     EventKind::TaskFailed { task_id, .. } => Some(("activity", *task_id, "failed")),
                     EventKind::SubOrchestrationCompleted { task_id, .. } => {
                         Some(("suborchestration", *task_id, "completed"))
@@ -111,19 +121,82 @@ mod tests {
     fn bars_open_at_scheduling_and_close_at_completion() {
         let events = vec![
             ev(0, EventKind::OrchestratorStarted),
-            ev(1, EventKind::TaskScheduled { task_id: 0, name: "A".into(), version: None, input: Payload::null(), attempt: 1 }),
-            ev(1, EventKind::TimerCreated { task_id: 1, fire_at: Timestamp::from_millis(500) }),
-            ev(2, EventKind::SubOrchestrationCreated { task_id: 2, name: "Child".into(), version: None, instance_id: InstanceId::new("c1").unwrap(), input: Payload::null() }),
-            ev(10, EventKind::TaskFailed { task_id: 0, failure: FailureDetails::new("E", "boom") }),
-            ev(11, EventKind::TaskScheduled { task_id: 3, name: "A".into(), version: None, input: Payload::null(), attempt: 2 }),
-            ev(20, EventKind::SubOrchestrationCompleted { task_id: 2, result: Payload::null() }),
-            ev(501, EventKind::TimerFired { task_id: 1, fire_at: Timestamp::from_millis(500) }),
+            ev(
+                1,
+                EventKind::TaskScheduled {
+                    task_id: 0,
+                    name: "A".into(),
+                    version: None,
+                    input: Payload::null(),
+                    attempt: 1,
+                },
+            ),
+            ev(
+                1,
+                EventKind::TimerCreated {
+                    task_id: 1,
+                    fire_at: Timestamp::from_millis(500),
+                },
+            ),
+            ev(
+                2,
+                EventKind::SubOrchestrationCreated {
+                    task_id: 2,
+                    name: "Child".into(),
+                    version: None,
+                    instance_id: InstanceId::new("c1").unwrap(),
+                    input: Payload::null(),
+                },
+            ),
+            ev(
+                10,
+                EventKind::TaskFailed {
+                    task_id: 0,
+                    failure: FailureDetails::new("E", "boom"),
+                },
+            ),
+            ev(
+                11,
+                EventKind::TaskScheduled {
+                    task_id: 3,
+                    name: "A".into(),
+                    version: None,
+                    input: Payload::null(),
+                    attempt: 2,
+                },
+            ),
+            ev(
+                20,
+                EventKind::SubOrchestrationCompleted {
+                    task_id: 2,
+                    result: Payload::null(),
+                },
+            ),
+            ev(
+                501,
+                EventKind::TimerFired {
+                    task_id: 1,
+                    fire_at: Timestamp::from_millis(500),
+                },
+            ),
         ];
         let t = timeline(&events);
         assert_eq!(t.len(), 4);
-        assert_eq!((t[0].kind, t[0].status, t[0].end_ms), ("activity", "failed", Some(10)));
-        assert_eq!((t[1].kind, t[1].status, t[1].end_ms, t[1].due_ms), ("timer", "fired", Some(501), Some(500)));
-        assert_eq!((t[2].status, t[2].instance_id.as_deref()), ("completed", Some("c1")));
-        assert_eq!((t[3].start_ms, t[3].status, t[3].end_ms), (11, "running", None));
+        assert_eq!(
+            (t[0].kind, t[0].status, t[0].end_ms),
+            ("activity", "failed", Some(10))
+        );
+        assert_eq!(
+            (t[1].kind, t[1].status, t[1].end_ms, t[1].due_ms),
+            ("timer", "fired", Some(501), Some(500))
+        );
+        assert_eq!(
+            (t[2].status, t[2].instance_id.as_deref()),
+            ("completed", Some("c1"))
+        );
+        assert_eq!(
+            (t[3].start_ms, t[3].status, t[3].end_ms),
+            (11, "running", None)
+        );
     }
 }

@@ -21,7 +21,10 @@ pub fn encode(token: &str) -> ApiResult<HeaderValue> {
 pub fn decode(text: &str) -> ApiResult<String> {
     let bad = || HttpError::Invalid {
         field: "continuationToken",
-        message: format!("malformed continuation token {:?}", text.chars().take(100).collect::<String>()),
+        message: format!(
+            "malformed continuation token {:?}",
+            text.chars().take(100).collect::<String>()
+        ),
     };
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());

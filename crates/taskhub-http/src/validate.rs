@@ -57,7 +57,11 @@ fn truncate(text: &str) -> String {
 }
 
 /// The request body as a JSON payload (`null` when empty). `what` names it in the error.
-pub fn json_body(body: Result<Bytes, BytesRejection>, limit: usize, what: &str) -> ApiResult<Payload> {
+pub fn json_body(
+    body: Result<Bytes, BytesRejection>,
+    limit: usize,
+    what: &str,
+) -> ApiResult<Payload> {
     let bytes = body_bytes(body, limit)?;
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok(Payload::null());
@@ -107,7 +111,10 @@ pub fn statuses(values: &[String]) -> ApiResult<Vec<OrchestrationStatus>> {
 pub fn time(field: &'static str, text: &str) -> ApiResult<Timestamp> {
     isotime::parse(text).ok_or_else(|| HttpError::Invalid {
         field,
-        message: format!("expected an RFC 3339 time or Unix milliseconds, got {:?}", truncate(text)),
+        message: format!(
+            "expected an RFC 3339 time or Unix milliseconds, got {:?}",
+            truncate(text)
+        ),
     })
 }
 
@@ -132,7 +139,10 @@ pub fn page_size(text: Option<&str>) -> ApiResult<usize> {
             Ok(n) if (1..=1000).contains(&n) => Ok(n),
             _ => Err(HttpError::Invalid {
                 field: "top",
-                message: format!("expected a whole number from 1 to 1000, got {:?}", truncate(t)),
+                message: format!(
+                    "expected a whole number from 1 to 1000, got {:?}",
+                    truncate(t)
+                ),
             }),
         },
     }
@@ -146,15 +156,39 @@ mod tests {
     fn bad_values_name_their_field_with_the_cli_message() {
         let e = instance_id("a/b").unwrap_err();
         let cli = InstanceId::new("a/b").unwrap_err().to_string();
-        assert!(matches!(&e, HttpError::Invalid { field: "instanceId", message } if *message == cli), "{e}");
-        assert!(matches!(event_name(""), Err(HttpError::Invalid { field: "eventName", .. })));
-        assert!(matches!(event_name(&"x".repeat(257)), Err(HttpError::Invalid { field: "eventName", .. })));
+        assert!(
+            matches!(&e, HttpError::Invalid { field: "instanceId", message } if *message == cli),
+            "{e}"
+        );
+        assert!(matches!(
+            event_name(""),
+            Err(HttpError::Invalid {
+                field: "eventName",
+                ..
+            })
+        ));
+        assert!(matches!(
+            event_name(&"x".repeat(257)),
+            Err(HttpError::Invalid {
+                field: "eventName",
+                ..
+            })
+        ));
         assert!(event_name("Approval").is_ok());
         let e = statuses(&["Running,bogus".to_owned()]).unwrap_err();
         assert!(e.to_string().contains("bogus"), "{e}");
-        assert_eq!(statuses(&["running, Completed".to_owned()]).unwrap().len(), 2);
-        assert!(json_body(Ok(Bytes::from_static(b"{nope")), 10, "the input").unwrap_err().to_string().contains("not valid JSON"));
-        assert_eq!(json_body(Ok(Bytes::new()), 10, "x").unwrap(), Payload::null());
+        assert_eq!(
+            statuses(&["running, Completed".to_owned()]).unwrap().len(),
+            2
+        );
+        assert!(json_body(Ok(Bytes::from_static(b"{nope")), 10, "the input")
+            .unwrap_err()
+            .to_string()
+            .contains("not valid JSON"));
+        assert_eq!(
+            json_body(Ok(Bytes::new()), 10, "x").unwrap(),
+            Payload::null()
+        );
         assert!(page_size(Some("0")).is_err() && page_size(Some("1001")).is_err());
         assert!(flag("showInput", Some("maybe"), true).is_err());
     }

@@ -4,9 +4,9 @@
 //! go to the test's temp dir (printed), and with `TASKHUB_DOCS_SCREENSHOT=<png>` one of the
 //! instance page is saved there for the README.
 //!
-//! Runs when `scripts/with-chromium.sh` has set `TASKHUB_CHROMIUM` and
-//! `TASKHUB_PLAYWRIGHT_DIR` (`scripts/test.sh` runs the tests under it); otherwise it says it
-//! did not run and passes.
+//! Needs `TASKHUB_CHROMIUM` and `TASKHUB_PLAYWRIGHT_DIR`, which `scripts/with-chromium.sh` sets
+//! (`scripts/test.sh` runs the tests under it); without them it fails and says how to run it
+//! (never skipped, like the Azure tests without Azurite).
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
 mod common;
@@ -19,9 +19,14 @@ const XSS_ID: &str = "id-<script>alert(\"id\")<script>";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dashboard_in_headless_chromium() {
-    let (Ok(chromium), Ok(playwright)) = (std::env::var("TASKHUB_CHROMIUM"), std::env::var("TASKHUB_PLAYWRIGHT_DIR")) else {
-        eprintln!("browser test NOT RUN: run it through scripts/with-chromium.sh (scripts/test.sh does)");
-        return;
+    let (Ok(chromium), Ok(playwright)) = (
+        std::env::var("TASKHUB_CHROMIUM"),
+        std::env::var("TASKHUB_PLAYWRIGHT_DIR"),
+    ) else {
+        panic!(
+            "TASKHUB_CHROMIUM and TASKHUB_PLAYWRIGHT_DIR are not set: run the browser test through scripts/with-chromium.sh \
+             (e.g. scripts/with-chromium.sh cargo test -p taskhub-http --test browser; scripts/test.sh does)"
+        );
     };
     let s = Server::start(Backend::Sqlite).await;
     for (name, id, input) in [
@@ -42,11 +47,26 @@ async fn dashboard_in_headless_chromium() {
     for id in ["wait-1", "wait-2"] {
         s.wait_status(id, |st| st == S::Running).await;
     }
-    let token_server = Server::start_with(Backend::Memory, false, |c| c.with_token(Some("browser-t0ken".into()))).await;
-    assert_eq!(token_server.call("POST", &format!("{DF}/orchestrators/Hello/t-1"), &[("authorization", "Bearer browser-t0ken")], "null").await.status, 202);
+    let token_server = Server::start_with(Backend::Memory, false, |c| {
+        c.with_token(Some("browser-t0ken".into()))
+    })
+    .await;
+    assert_eq!(
+        token_server
+            .call(
+                "POST",
+                &format!("{DF}/orchestrators/Hello/t-1"),
+                &[("authorization", "Bearer browser-t0ken")],
+                "null"
+            )
+            .await
+            .status,
+        202
+    );
 
     let out = common::TempDir::new("browser");
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/dashboard.cjs");
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/dashboard.cjs");
     let mut cmd = tokio::process::Command::new("node");
     cmd.arg(&script)
         .env("BASE_URL", s.url())
@@ -69,12 +89,16 @@ async fn dashboard_in_headless_chromium() {
     eprintln!("{stderr}");
     // Keep the screenshots when it fails: copy them somewhere that outlives the temp dir.
     if !output.status.success() {
-        let keep = std::env::temp_dir().join(format!("taskhub-browser-failure-{}", std::process::id()));
+        let keep =
+            std::env::temp_dir().join(format!("taskhub-browser-failure-{}", std::process::id()));
         let _ = std::fs::create_dir_all(&keep);
         for e in std::fs::read_dir(&out.0).unwrap().flatten() {
             let _ = std::fs::copy(e.path(), keep.join(e.file_name()));
         }
-        panic!("the browser test failed (screenshots in {}):\n{stdout}\n{stderr}", keep.display());
+        panic!(
+            "the browser test failed (screenshots in {}):\n{stdout}\n{stderr}",
+            keep.display()
+        );
     }
     assert!(stdout.contains("browser test passed"), "{stdout}");
     // wait-2 was terminated through the dashboard.
@@ -86,6 +110,12 @@ async fn dashboard_in_headless_chromium() {
 /// Percent-encodes an instance ID for a URL path.
 fn taskhub_http_encode(id: &str) -> String {
     id.bytes()
-        .map(|b| if b.is_ascii_alphanumeric() || b"-._~".contains(&b) { char::from(b).to_string() } else { format!("%{b:02X}") })
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                char::from(b).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
         .collect()
 }

@@ -10,7 +10,9 @@ use taskhub::OrchestrationStatus as S;
 const DF: &str = "/runtime/webhooks/durabletask";
 
 async fn start(s: &Server, name: &str, id: &str, body: &str) -> serde_json::Value {
-    let r = s.post(&format!("{DF}/orchestrators/{name}/{id}"), body).await;
+    let r = s
+        .post(&format!("{DF}/orchestrators/{name}/{id}"), body)
+        .await;
     assert_eq!(r.status, 202, "{}", r.body);
     r.json()
 }
@@ -27,10 +29,22 @@ async fn start_status_and_history(b: Backend) {
     assert_eq!(r.header("retry-after"), Some("10"));
     assert_eq!(m["statusQueryGetUri"], status_url);
     assert_eq!(m["purgeHistoryDeleteUri"], status_url);
-    assert_eq!(m["sendEventPostUri"], format!("{status_url}/raiseEvent/{{eventName}}"));
-    assert_eq!(m["terminatePostUri"], format!("{status_url}/terminate?reason={{text}}"));
-    assert_eq!(m["suspendPostUri"], format!("{status_url}/suspend?reason={{text}}"));
-    assert_eq!(m["resumePostUri"], format!("{status_url}/resume?reason={{text}}"));
+    assert_eq!(
+        m["sendEventPostUri"],
+        format!("{status_url}/raiseEvent/{{eventName}}")
+    );
+    assert_eq!(
+        m["terminatePostUri"],
+        format!("{status_url}/terminate?reason={{text}}")
+    );
+    assert_eq!(
+        m["suspendPostUri"],
+        format!("{status_url}/suspend?reason={{text}}")
+    );
+    assert_eq!(
+        m["resumePostUri"],
+        format!("{status_url}/resume?reason={{text}}")
+    );
     assert_eq!(m["restartPostUri"], format!("{status_url}/restart"));
 
     s.wait_status(&id, S::is_terminal).await;
@@ -41,52 +55,110 @@ async fn start_status_and_history(b: Backend) {
     assert_eq!(st["name"], "Hello");
     assert_eq!(st["instanceId"], id.as_str());
     assert_eq!(st["input"], "in");
-    assert_eq!(st["output"], serde_json::json!(["Hello Tokyo!", "Hello Seattle!", "Hello London!"]));
+    assert_eq!(
+        st["output"],
+        serde_json::json!(["Hello Tokyo!", "Hello Seattle!", "Hello London!"])
+    );
     assert!(st["createdTime"].as_str().unwrap().ends_with('Z'));
     assert!(st.get("historyEvents").is_none(), "history only on request");
     assert!(r.header("location").is_none());
 
-    let h = s.get(&format!("{DF}/instances/{id}?showHistory=true&showInput=false")).await.json();
+    let h = s
+        .get(&format!(
+            "{DF}/instances/{id}?showHistory=true&showInput=false"
+        ))
+        .await
+        .json();
     assert_eq!(h["input"], serde_json::Value::Null);
     let events = h["historyEvents"].as_array().unwrap();
-    let kinds: Vec<&str> = events.iter().map(|e| e["EventType"].as_str().unwrap()).collect();
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["EventType"].as_str().unwrap())
+        .collect();
     assert_eq!(kinds.first(), Some(&"ExecutionStarted"));
     assert_eq!(kinds.last(), Some(&"ExecutionCompleted"));
-    assert!(!kinds.contains(&"OrchestratorStarted") && !kinds.contains(&"TaskScheduled"), "{kinds:?}");
-    let done: Vec<_> = events.iter().filter(|e| e["EventType"] == "TaskCompleted").collect();
+    assert!(
+        !kinds.contains(&"OrchestratorStarted") && !kinds.contains(&"TaskScheduled"),
+        "{kinds:?}"
+    );
+    let done: Vec<_> = events
+        .iter()
+        .filter(|e| e["EventType"] == "TaskCompleted")
+        .collect();
     assert_eq!(done.len(), 3);
     assert_eq!(done[0]["FunctionName"], "SayHello");
     assert!(done[0]["ScheduledTime"].is_string() && done[0].get("Result").is_none());
-    let h = s.get(&format!("{DF}/instances/{id}?showHistory=true&showHistoryOutput=true")).await.json();
-    let done: Vec<_> = h["historyEvents"].as_array().unwrap().iter().filter(|e| e["EventType"] == "TaskCompleted").cloned().collect();
+    let h = s
+        .get(&format!(
+            "{DF}/instances/{id}?showHistory=true&showHistoryOutput=true"
+        ))
+        .await
+        .json();
+    let done: Vec<_> = h["historyEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["EventType"] == "TaskCompleted")
+        .cloned()
+        .collect();
     assert_eq!(done[0]["Result"], "Hello Tokyo!");
 
     // Explicit ID; in use while active: 409. Bad ID, bad name, bad JSON: 400 naming the field.
     start(&s, "Waiter", "w-1", "null").await;
-    let r = s.post(&format!("{DF}/orchestrators/Waiter/w-1"), "null").await;
+    let r = s
+        .post(&format!("{DF}/orchestrators/Waiter/w-1"), "null")
+        .await;
     assert_eq!(r.status, 409, "{}", r.body);
-    let r = s.post(&format!("{DF}/orchestrators/Hello/a%2Fb"), "null").await;
-    assert_eq!((r.status, r.json()["field"].as_str()), (400, Some("instanceId")), "{}", r.body);
-    let r = s.post(&format!("{DF}/orchestrators/Hello/x"), "{nope").await;
-    assert_eq!((r.status, r.json()["field"].as_str()), (400, Some("body")), "{}", r.body);
-    assert!(r.json()["error"].as_str().unwrap().contains("not valid JSON"));
+    let r = s
+        .post(&format!("{DF}/orchestrators/Hello/a%2Fb"), "null")
+        .await;
+    assert_eq!(
+        (r.status, r.json()["field"].as_str()),
+        (400, Some("instanceId")),
+        "{}",
+        r.body
+    );
+    let r = s
+        .post(&format!("{DF}/orchestrators/Hello/x"), "{nope")
+        .await;
+    assert_eq!(
+        (r.status, r.json()["field"].as_str()),
+        (400, Some("body")),
+        "{}",
+        r.body
+    );
+    assert!(r.json()["error"]
+        .as_str()
+        .unwrap()
+        .contains("not valid JSON"));
     let long = "n".repeat(300);
     let r = s.post(&format!("{DF}/orchestrators/{long}"), "null").await;
-    assert_eq!((r.status, r.json()["field"].as_str()), (400, Some("functionName")));
+    assert_eq!(
+        (r.status, r.json()["field"].as_str()),
+        (400, Some("functionName"))
+    );
 
     // Running: 202 with Location and Retry-After: 5, custom status shown.
     s.wait_status("w-1", |st| st == S::Running).await;
     let r = s.get(&format!("{DF}/instances/w-1")).await;
     assert_eq!(r.status, 202, "{}", r.body);
     assert_eq!(r.header("retry-after"), Some("5"));
-    assert_eq!(r.header("location"), Some(format!("{}{DF}/instances/w-1", s.url()).as_str()));
+    assert_eq!(
+        r.header("location"),
+        Some(format!("{}{DF}/instances/w-1", s.url()).as_str())
+    );
     assert_eq!(r.json()["customStatus"], "waiting for Go");
     assert_eq!(r.json()["output"], serde_json::Value::Null);
 
     // Unknown: 404; invalid: 400.
     assert_eq!(s.get(&format!("{DF}/instances/nobody")).await.status, 404);
     assert_eq!(s.get(&format!("{DF}/instances/a%23b")).await.status, 400);
-    assert_eq!(s.get(&format!("{DF}/instances/w-1?showHistory=maybe")).await.status, 400);
+    assert_eq!(
+        s.get(&format!("{DF}/instances/w-1?showHistory=maybe"))
+            .await
+            .status,
+        400
+    );
 
     // Failed: 200 with the message as output, 500 on request.
     start(&s, "Fails", "f-1", "null").await;
@@ -94,8 +166,16 @@ async fn start_status_and_history(b: Backend) {
     let r = s.get(&format!("{DF}/instances/f-1")).await;
     assert_eq!(r.status, 200);
     assert_eq!(r.json()["runtimeStatus"], "Failed");
-    assert!(r.json()["output"].as_str().unwrap().contains("boom"), "{}", r.body);
-    let r = s.get(&format!("{DF}/instances/f-1?returnInternalServerErrorOnFailure=true")).await;
+    assert!(
+        r.json()["output"].as_str().unwrap().contains("boom"),
+        "{}",
+        r.body
+    );
+    let r = s
+        .get(&format!(
+            "{DF}/instances/f-1?returnInternalServerErrorOnFailure=true"
+        ))
+        .await;
     assert_eq!(r.status, 500);
     s.stop().await;
 }
@@ -106,21 +186,43 @@ async fn raise_terminate_suspend_resume_restart(b: Backend) {
     let url = format!("{DF}/instances/r-1");
     let raise = format!("{url}/raiseEvent/Go");
     // Content type and JSON are checked; the event name too.
-    let r = s.call("POST", &raise, &[("content-type", "text/plain")], "1").await;
+    let r = s
+        .call("POST", &raise, &[("content-type", "text/plain")], "1")
+        .await;
     assert_eq!((r.status, r.json()["field"].as_str()), (400, Some("body")));
     let r = s.post(&raise, "{nope").await;
     assert_eq!(r.status, 400);
     let long = "e".repeat(300);
     let r = s.post(&format!("{url}/raiseEvent/{long}"), "1").await;
-    assert_eq!((r.status, r.json()["field"].as_str()), (400, Some("eventName")));
-    assert_eq!(s.post(&format!("{DF}/instances/nobody/raiseEvent/Go"), "1").await.status, 404);
+    assert_eq!(
+        (r.status, r.json()["field"].as_str()),
+        (400, Some("eventName"))
+    );
+    assert_eq!(
+        s.post(&format!("{DF}/instances/nobody/raiseEvent/Go"), "1")
+            .await
+            .status,
+        404
+    );
     // Suspend, resume, then the event completes it; a finished instance answers 410.
     s.wait_status("r-1", |st| st == S::Running).await;
-    assert_eq!(s.post(&format!("{url}/suspend?reason=hold"), "").await.status, 202);
+    assert_eq!(
+        s.post(&format!("{url}/suspend?reason=hold"), "")
+            .await
+            .status,
+        202
+    );
     s.wait_status("r-1", |st| st == S::Suspended).await;
     assert_eq!(s.get(&url).await.status, 202);
-    assert_eq!(s.post(&format!("{url}/suspend"), "").await.status, 202, "suspending again is accepted");
-    assert_eq!(s.post(&format!("{url}/resume?reason=go"), "").await.status, 202);
+    assert_eq!(
+        s.post(&format!("{url}/suspend"), "").await.status,
+        202,
+        "suspending again is accepted"
+    );
+    assert_eq!(
+        s.post(&format!("{url}/resume?reason=go"), "").await.status,
+        202
+    );
     s.wait_status("r-1", |st| st == S::Running).await;
     assert_eq!(s.post(&raise, "{\"ok\":true}").await.status, 202);
     s.wait_status("r-1", S::is_terminal).await;
@@ -129,20 +231,36 @@ async fn raise_terminate_suspend_resume_restart(b: Backend) {
     for op in ["terminate", "suspend", "resume"] {
         let r = s.post(&format!("{url}/{op}"), "").await;
         assert_eq!(r.status, 410, "{op}: {}", r.body);
-        assert_eq!(s.post(&format!("{DF}/instances/nobody/{op}"), "").await.status, 404, "{op}");
+        assert_eq!(
+            s.post(&format!("{DF}/instances/nobody/{op}"), "")
+                .await
+                .status,
+            404,
+            "{op}"
+        );
     }
     assert_eq!(s.post(&raise, "1").await.status, 410);
 
     // Terminate an active instance.
     start(&s, "Waiter", "t-1", "null").await;
-    let r = s.post(&format!("{DF}/instances/t-1/terminate?reason=enough"), "").await;
+    let r = s
+        .post(&format!("{DF}/instances/t-1/terminate?reason=enough"), "")
+        .await;
     assert_eq!(r.status, 202, "{}", r.body);
     s.wait_status("t-1", |st| st == S::Terminated).await;
     let r = s.get(&format!("{DF}/instances/t-1")).await;
-    assert_eq!((r.status, r.json()["output"].as_str()), (200, Some("enough")));
+    assert_eq!(
+        (r.status, r.json()["output"].as_str()),
+        (200, Some("enough"))
+    );
 
     // Restart: same ID on request, a new one by default; an unknown instance is a 400 (as DF).
-    let r = s.post(&format!("{DF}/instances/r-1/restart?restartWithNewInstanceId=false"), "").await;
+    let r = s
+        .post(
+            &format!("{DF}/instances/r-1/restart?restartWithNewInstanceId=false"),
+            "",
+        )
+        .await;
     assert_eq!(r.status, 202, "{}", r.body);
     assert_eq!(r.json()["id"], "r-1");
     assert!(r.header("location").unwrap().ends_with("/instances/r-1"));
@@ -150,11 +268,24 @@ async fn raise_terminate_suspend_resume_restart(b: Backend) {
     let r = s.post(&format!("{DF}/instances/t-1/restart"), "").await;
     assert_eq!(r.status, 202);
     assert_ne!(r.json()["id"], "t-1");
-    assert_eq!(s.post(&format!("{DF}/instances/nobody/restart"), "").await.status, 400);
+    assert_eq!(
+        s.post(&format!("{DF}/instances/nobody/restart"), "")
+            .await
+            .status,
+        400
+    );
     // Rewind is not offered; an unknown operation is no route.
-    assert_eq!(s.post(&format!("{DF}/instances/r-1/rewind"), "").await.status, 501);
+    assert_eq!(
+        s.post(&format!("{DF}/instances/r-1/rewind"), "")
+            .await
+            .status,
+        501
+    );
     let r = s.post(&format!("{DF}/instances/r-1/explode"), "").await;
-    assert_eq!((r.status, r.json()["code"].as_str()), (404, Some("no_route")));
+    assert_eq!(
+        (r.status, r.json()["code"].as_str()),
+        (404, Some("no_route"))
+    );
     s.stop().await;
 }
 
@@ -175,7 +306,14 @@ async fn list_and_purge(b: Backend) {
         if let Some(t) = &token {
             headers.push(("x-ms-continuation-token", t.as_str()));
         }
-        let r = s.call("GET", &format!("{DF}/instances?instanceIdPrefix=page-&top=2"), &headers, "").await;
+        let r = s
+            .call(
+                "GET",
+                &format!("{DF}/instances?instanceIdPrefix=page-&top=2"),
+                &headers,
+                "",
+            )
+            .await;
         assert_eq!(r.status, 200, "{}", r.body);
         let page = r.json();
         assert!(page.as_array().unwrap().len() <= 2);
@@ -189,29 +327,85 @@ async fn list_and_purge(b: Backend) {
         }
     }
     seen.sort();
-    assert_eq!(seen, ["page-0", "page-1", "page-2", "page-3", "page-4", "page-w"]);
-    let r = s.get(&format!("{DF}/instances?instanceIdPrefix=page-&runtimeStatus=Running,Pending")).await;
-    let running: Vec<_> = r.json().as_array().unwrap().iter().map(|x| x["instanceId"].clone()).collect();
+    assert_eq!(
+        seen,
+        ["page-0", "page-1", "page-2", "page-3", "page-4", "page-w"]
+    );
+    let r = s
+        .get(&format!(
+            "{DF}/instances?instanceIdPrefix=page-&runtimeStatus=Running,Pending"
+        ))
+        .await;
+    let running: Vec<_> = r
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["instanceId"].clone())
+        .collect();
     assert_eq!(running, vec![serde_json::json!("page-w")]);
-    assert_eq!(s.get(&format!("{DF}/instances?runtimeStatus=Bogus")).await.status, 400);
-    assert_eq!(s.get(&format!("{DF}/instances?createdTimeFrom=yesterday")).await.status, 400);
+    assert_eq!(
+        s.get(&format!("{DF}/instances?runtimeStatus=Bogus"))
+            .await
+            .status,
+        400
+    );
+    assert_eq!(
+        s.get(&format!("{DF}/instances?createdTimeFrom=yesterday"))
+            .await
+            .status,
+        400
+    );
     assert_eq!(s.get(&format!("{DF}/instances?top=0")).await.status, 400);
-    let future = s.get(&format!("{DF}/instances?instanceIdPrefix=page-&createdTimeFrom=2999-01-01T00:00:00Z")).await;
+    let future = s
+        .get(&format!(
+            "{DF}/instances?instanceIdPrefix=page-&createdTimeFrom=2999-01-01T00:00:00Z"
+        ))
+        .await;
     assert_eq!(future.json().as_array().unwrap().len(), 0);
 
     // Purge one: active 409, finished 200 {"instancesDeleted": 1}, then 404.
-    assert_eq!(s.delete(&format!("{DF}/instances/page-w")).await.status, 409);
+    assert_eq!(
+        s.delete(&format!("{DF}/instances/page-w")).await.status,
+        409
+    );
     let r = s.delete(&format!("{DF}/instances/page-0")).await;
-    assert_eq!((r.status, r.json()), (200, serde_json::json!({"instancesDeleted": 1})));
-    assert_eq!(s.delete(&format!("{DF}/instances/page-0")).await.status, 404);
+    assert_eq!(
+        (r.status, r.json()),
+        (200, serde_json::json!({"instancesDeleted": 1}))
+    );
+    assert_eq!(
+        s.delete(&format!("{DF}/instances/page-0")).await.status,
+        404
+    );
     // Purge by filter: createdTimeFrom required; finished ones only; none left: 404.
     let r = s.delete(&format!("{DF}/instances")).await;
-    assert_eq!((r.status, r.json()["field"].as_str()), (400, Some("createdTimeFrom")));
-    let r = s.delete(&format!("{DF}/instances?createdTimeFrom=2000-01-01T00:00:00Z&runtimeStatus=Completed")).await;
-    assert_eq!((r.status, r.json()), (200, serde_json::json!({"instancesDeleted": 4})), "{}", r.body);
-    let r = s.delete(&format!("{DF}/instances?createdTimeFrom=2000-01-01T00:00:00Z&runtimeStatus=Completed")).await;
+    assert_eq!(
+        (r.status, r.json()["field"].as_str()),
+        (400, Some("createdTimeFrom"))
+    );
+    let r = s
+        .delete(&format!(
+            "{DF}/instances?createdTimeFrom=2000-01-01T00:00:00Z&runtimeStatus=Completed"
+        ))
+        .await;
+    assert_eq!(
+        (r.status, r.json()),
+        (200, serde_json::json!({"instancesDeleted": 4})),
+        "{}",
+        r.body
+    );
+    let r = s
+        .delete(&format!(
+            "{DF}/instances?createdTimeFrom=2000-01-01T00:00:00Z&runtimeStatus=Completed"
+        ))
+        .await;
     assert_eq!(r.status, 404);
-    assert_eq!(s.get(&format!("{DF}/instances/page-w")).await.status, 202, "the active one stays");
+    assert_eq!(
+        s.get(&format!("{DF}/instances/page-w")).await.status,
+        202,
+        "the active one stays"
+    );
     s.stop().await;
 }
 
@@ -228,4 +422,8 @@ macro_rules! on_both {
     };
 }
 
-on_both!(start_status_and_history, raise_terminate_suspend_resume_restart, list_and_purge);
+on_both!(
+    start_status_and_history,
+    raise_terminate_suspend_resume_restart,
+    list_and_purge
+);

@@ -17,9 +17,9 @@ impl Listen {
     /// Parses `addr` and checks it: loopback, or a token from `http_token` /
     /// `TASKHUB_HTTP_TOKEN`.
     pub fn check(addr: &str, settings: &Settings) -> anyhow::Result<Self> {
-        let addr: SocketAddr = addr
-            .parse()
-            .with_context(|| format!("--addr/--http expects IP:PORT such as 127.0.0.1:8080, got {addr:?}"))?;
+        let addr: SocketAddr = addr.parse().with_context(|| {
+            format!("--addr/--http expects IP:PORT such as 127.0.0.1:8080, got {addr:?}")
+        })?;
         let token = Some(settings.http_token.expose().to_owned()).filter(|t| !t.is_empty());
         taskhub_http::check_bind(addr, token.as_deref())?;
         Ok(Self { addr, token })
@@ -30,7 +30,9 @@ impl Listen {
         let listener = tokio::net::TcpListener::bind(self.addr)
             .await
             .with_context(|| format!("cannot listen on {}", self.addr))?;
-        let local = listener.local_addr().context("cannot read the bound address")?;
+        let local = listener
+            .local_addr()
+            .context("cannot read the bound address")?;
         let mut config = HttpConfig::new(hub.clone()).with_token(self.token.clone());
         if let Some(s) = stats {
             config = config.with_worker_stats(s);

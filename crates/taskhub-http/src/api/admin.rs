@@ -51,7 +51,9 @@ fn partition_json(p: &PartitionStatus) -> Value {
 /// `GET /api/partitions`.
 pub(crate) async fn partitions(State(s): State<Arc<AppState>>) -> ApiResult<Json<Value>> {
     let parts = s.admin.partitions().await?;
-    Ok(Json(Value::Array(parts.iter().map(partition_json).collect())))
+    Ok(Json(Value::Array(
+        parts.iter().map(partition_json).collect(),
+    )))
 }
 
 /// `POST /api/partitions/{partition}/{bump|offline|online}`: the row after the change; 404
@@ -62,13 +64,20 @@ pub(crate) async fn partition_action(
 ) -> ApiResult<Json<Value>> {
     let p: u32 = partition.parse().map_err(|_| HttpError::Invalid {
         field: "partition",
-        message: format!("expected a partition number, got {:?}", partition.chars().take(20).collect::<String>()),
+        message: format!(
+            "expected a partition number, got {:?}",
+            partition.chars().take(20).collect::<String>()
+        ),
     })?;
     let row = match action.as_str() {
         "bump" => s.admin.bump(p).await?,
         "offline" => s.admin.set_offline(p, true).await?,
         "online" => s.admin.set_offline(p, false).await?,
-        other => return Err(HttpError::NoRoute(format!("POST /api/partitions/{{partition}}/{other}"))),
+        other => {
+            return Err(HttpError::NoRoute(format!(
+                "POST /api/partitions/{{partition}}/{other}"
+            )))
+        }
     };
     Ok(Json(json!({
         "partition": row.partition, "owner": row.owner, "nextOwner": row.next_owner,
@@ -83,7 +92,10 @@ pub(crate) async fn workers(State(s): State<Arc<AppState>>) -> ApiResult<Json<Va
     let mut by_worker: BTreeMap<String, Vec<u32>> = BTreeMap::new();
     for p in &parts {
         if let Some(o) = &p.row.owner {
-            by_worker.entry(o.clone()).or_default().push(p.row.partition);
+            by_worker
+                .entry(o.clone())
+                .or_default()
+                .push(p.row.partition);
         }
     }
     for w in &prohibited {
@@ -96,7 +108,9 @@ pub(crate) async fn workers(State(s): State<Arc<AppState>>) -> ApiResult<Json<Va
             json!({"name": name, "partitions": partitions, "prohibited": barred})
         })
         .collect();
-    Ok(Json(json!({ "workers": workers, "prohibited": prohibited })))
+    Ok(Json(
+        json!({ "workers": workers, "prohibited": prohibited }),
+    ))
 }
 
 /// `POST /api/workers/{name}/{prohibit|allow}`: the barred list after the change.
@@ -111,7 +125,11 @@ pub(crate) async fn worker_action(
     let barred = match action.as_str() {
         "prohibit" => true,
         "allow" => false,
-        other => return Err(HttpError::NoRoute(format!("POST /api/workers/{{name}}/{other}"))),
+        other => {
+            return Err(HttpError::NoRoute(format!(
+                "POST /api/workers/{{name}}/{other}"
+            )))
+        }
     };
     let list = s.admin.set_prohibited(&name, barred).await?;
     Ok(Json(json!({ "prohibited": list })))
@@ -126,10 +144,18 @@ pub(crate) async fn scale(
     let num = |field: &'static str, default: u64, max: u64| -> ApiResult<u64> {
         match q.get(field).map(String::as_str).filter(|v| !v.is_empty()) {
             None => Ok(default),
-            Some(v) => v.parse::<u64>().ok().filter(|n| *n <= max).ok_or_else(|| HttpError::Invalid {
-                field,
-                message: format!("expected a whole number up to {max}, got {:?}", v.chars().take(20).collect::<String>()),
-            }),
+            Some(v) => {
+                v.parse::<u64>()
+                    .ok()
+                    .filter(|n| *n <= max)
+                    .ok_or_else(|| HttpError::Invalid {
+                        field,
+                        message: format!(
+                            "expected a whole number up to {max}, got {:?}",
+                            v.chars().take(20).collect::<String>()
+                        ),
+                    })
+            }
         }
     };
     let samples = usize::try_from(num("samples", 1, 10)?.max(1)).unwrap_or(1);

@@ -18,7 +18,10 @@ pub(crate) async fn list(
 ) -> ApiResult<Json<Value>> {
     let limit = validate::page_size(q.get("top").map(String::as_str))?;
     let after = q.get("after").filter(|a| !a.is_empty());
-    let letters = s.client.list_dead_letters(after.map(String::as_str), limit).await?;
+    let letters = s
+        .client
+        .list_dead_letters(after.map(String::as_str), limit)
+        .await?;
     Ok(Json(Value::Array(
         letters
             .iter()

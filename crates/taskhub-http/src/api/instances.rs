@@ -16,7 +16,8 @@ use crate::{isotime, timeline, token, validate};
 
 /// One instance row as the dashboard shows it.
 pub(crate) fn row_json(row: &InstanceRow) -> Value {
-    let opt_time = |t: Option<taskhub::Timestamp>| t.map_or(Value::Null, |t| isotime::millis(t).into());
+    let opt_time =
+        |t: Option<taskhub::Timestamp>| t.map_or(Value::Null, |t| isotime::millis(t).into());
     json!({
         "instanceId": row.instance_id.as_str(),
         "name": row.name,
@@ -45,7 +46,12 @@ pub(crate) async fn list(
 ) -> ApiResult<Json<Value>> {
     let get = |k: &str| q.get(k).map(String::as_str).filter(|v| !v.is_empty());
     let mut query = InstanceQuery {
-        statuses: validate::statuses(&get("runtimeStatus").map(str::to_owned).into_iter().collect::<Vec<_>>())?,
+        statuses: validate::statuses(
+            &get("runtimeStatus")
+                .map(str::to_owned)
+                .into_iter()
+                .collect::<Vec<_>>(),
+        )?,
         name: get("name").map(str::to_owned),
         instance_id_prefix: get("instanceIdPrefix").map(str::to_owned),
         page_size: validate::page_size(get("top"))?,

@@ -22,7 +22,10 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
         .route("/instances", get(instances::list))
         .route("/instances/{instance_id}", get(instances::detail))
         .route("/partitions", get(admin::partitions))
-        .route("/partitions/{partition}/{action}", post(admin::partition_action))
+        .route(
+            "/partitions/{partition}/{action}",
+            post(admin::partition_action),
+        )
         .route("/workers", get(admin::workers))
         .route("/workers/{name}/{action}", post(admin::worker_action))
         .route("/scale", get(admin::scale))

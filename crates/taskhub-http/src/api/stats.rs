@@ -30,7 +30,11 @@ pub(crate) async fn stats(State(s): State<Arc<AppState>>) -> ApiResult<Json<Valu
     let now = s.hub.clock().now();
     let mut control = 0u64;
     let mut oldest: Option<u64> = None;
-    for row in store.list_partitions().await.map_err(taskhub::TaskhubError::from)? {
+    for row in store
+        .list_partitions()
+        .await
+        .map_err(taskhub::TaskhubError::from)?
+    {
         let st = store
             .stats(QueueName::Control(row.partition))
             .await

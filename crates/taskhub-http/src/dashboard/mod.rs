@@ -42,11 +42,26 @@ fn file(content_type: &'static str, body: &'static str) -> impl IntoResponse {
 
 pub(crate) fn routes() -> Router<Arc<AppState>> {
     Router::new()
-        .route("/", get(|| async { file("text/html; charset=utf-8", INDEX) }))
-        .route("/index.html", get(|| async { file("text/html; charset=utf-8", INDEX) }))
-        .route("/app.js", get(|| async { file("text/javascript; charset=utf-8", APP_JS) }))
-        .route("/style.css", get(|| async { file("text/css; charset=utf-8", STYLE) }))
-        .route("/favicon.svg", get(|| async { file("image/svg+xml", FAVICON) }))
+        .route(
+            "/",
+            get(|| async { file("text/html; charset=utf-8", INDEX) }),
+        )
+        .route(
+            "/index.html",
+            get(|| async { file("text/html; charset=utf-8", INDEX) }),
+        )
+        .route(
+            "/app.js",
+            get(|| async { file("text/javascript; charset=utf-8", APP_JS) }),
+        )
+        .route(
+            "/style.css",
+            get(|| async { file("text/css; charset=utf-8", STYLE) }),
+        )
+        .route(
+            "/favicon.svg",
+            get(|| async { file("image/svg+xml", FAVICON) }),
+        )
 }
 
 #[cfg(test)]
@@ -55,9 +70,18 @@ mod tests {
 
     #[test]
     fn the_script_never_writes_markup_from_data() {
-        for forbidden in ["innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("] {
+        for forbidden in [
+            "innerHTML",
+            "outerHTML",
+            "insertAdjacentHTML",
+            "document.write",
+            "eval(",
+        ] {
             assert!(!APP_JS.contains(forbidden), "app.js uses {forbidden}");
         }
-        assert!(!INDEX.contains("http://") && !INDEX.contains("https://"), "index.html loads something from the internet");
+        assert!(
+            !INDEX.contains("http://") && !INDEX.contains("https://"),
+            "index.html loads something from the internet"
+        );
     }
 }

@@ -69,8 +69,7 @@ pub(crate) async fn start(
 }
 
 async fn row(s: &AppState, id: &InstanceId) -> ApiResult<InstanceRow> {
-    Ok(s
-        .client
+    Ok(s.client
         .get_status(id, taskhub::StatusOptions::default())
         .await?
         .ok_or_else(|| HttpError::NotFound(format!("instance '{id}'")))?

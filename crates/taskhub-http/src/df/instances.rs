@@ -44,7 +44,12 @@ pub(crate) async fn status(
     )?;
     let st = s
         .client
-        .get_status(&id, StatusOptions { history: show.history })
+        .get_status(
+            &id,
+            StatusOptions {
+                history: show.history,
+            },
+        )
         .await?
         .ok_or_else(|| HttpError::NotFound(format!("instance '{id}'")))?;
     let body = payload::status(&st.row, st.history.as_deref(), show);
@@ -69,8 +74,15 @@ pub(crate) async fn status(
 /// The filters shared by list and purge.
 fn query(q: &HashMap<String, String>) -> ApiResult<InstanceQuery> {
     let mut query = InstanceQuery {
-        statuses: validate::statuses(&q.get("runtimeStatus").cloned().into_iter().collect::<Vec<_>>())?,
-        instance_id_prefix: param(q, "instanceIdPrefix").filter(|p| !p.is_empty()).map(str::to_owned),
+        statuses: validate::statuses(
+            &q.get("runtimeStatus")
+                .cloned()
+                .into_iter()
+                .collect::<Vec<_>>(),
+        )?,
+        instance_id_prefix: param(q, "instanceIdPrefix")
+            .filter(|p| !p.is_empty())
+            .map(str::to_owned),
         ..InstanceQuery::default()
     };
     if let Some(t) = param(q, "createdTimeFrom").filter(|t| !t.is_empty()) {
@@ -112,7 +124,9 @@ pub(crate) async fn list(
         .collect();
     let mut response = Json(body).into_response();
     if let Some(c) = page.continuation {
-        response.headers_mut().insert(token::HEADER, token::encode(&c)?);
+        response
+            .headers_mut()
+            .insert(token::HEADER, token::encode(&c)?);
     }
     Ok(response)
 }
@@ -148,7 +162,9 @@ pub(crate) async fn purge_where(
     query.page_size = 1000;
     let n = s.client.purge_where(&query).await?;
     if n == 0 {
-        return Err(HttpError::NotFound("no finished instance matching the filter".to_owned()));
+        return Err(HttpError::NotFound(
+            "no finished instance matching the filter".to_owned(),
+        ));
     }
     Ok(Json(json!({ "instancesDeleted": n })).into_response())
 }

@@ -34,5 +34,8 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
             "/instances/{instance_id}/raiseEvent/{event_name}",
             post(control::raise),
         )
-        .route("/instances/{instance_id}/{operation}", post(control::operate))
+        .route(
+            "/instances/{instance_id}/{operation}",
+            post(control::operate),
+        )
 }

@@ -209,11 +209,17 @@ pub fn history_events(events: &[HistoryEvent], show_output: bool) -> Vec<Value> 
                 "EventSent"
             }
             EventKind::ExecutionSuspended { reason } => {
-                m.insert("Reason".into(), reason.clone().map_or(Value::Null, Value::String));
+                m.insert(
+                    "Reason".into(),
+                    reason.clone().map_or(Value::Null, Value::String),
+                );
                 "ExecutionSuspended"
             }
             EventKind::ExecutionResumed { reason } => {
-                m.insert("Reason".into(), reason.clone().map_or(Value::Null, Value::String));
+                m.insert(
+                    "Reason".into(),
+                    reason.clone().map_or(Value::Null, Value::String),
+                );
                 "ExecutionResumed"
             }
             other => other.type_name(),
@@ -237,7 +243,10 @@ mod tests {
     fn instance_ids_are_encoded_in_urls() {
         assert_eq!(encode_segment("a b<script>"), "a%20b%3Cscript%3E");
         let m = management("http://h:1", "x y");
-        assert_eq!(m["statusQueryGetUri"], "http://h:1/runtime/webhooks/durabletask/instances/x%20y");
+        assert_eq!(
+            m["statusQueryGetUri"],
+            "http://h:1/runtime/webhooks/durabletask/instances/x%20y"
+        );
         assert_eq!(m["id"], "x y");
     }
 }

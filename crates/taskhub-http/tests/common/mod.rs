@@ -1,6 +1,11 @@
 //! A real server on 127.0.0.1 (port 0) over a real hub (memory or SQLite) with a worker, a
 //! small HTTP/1.1 client, and the test orchestrations.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, reason = "test code")]
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code"
+)]
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -54,7 +59,9 @@ pub fn settings() -> Settings {
 
 pub async fn open_hub(backend: Backend, dir: &TempDir) -> TaskHub {
     let store: Arc<dyn taskhub_storage::TaskHubStore> = match backend {
-        Backend::Memory => Arc::new(taskhub_storage::memory::MemoryStore::new(Arc::new(SystemClock::new()))),
+        Backend::Memory => Arc::new(taskhub_storage::memory::MemoryStore::new(Arc::new(
+            SystemClock::new(),
+        ))),
         Backend::Sqlite => {
             let opts = taskhub_sqlite::SqliteOptions::new(dir.0.join("hub.db"))
                 .with_clock(Arc::new(SystemClock::new()));
@@ -73,31 +80,46 @@ async fn say_hello(_ctx: ActivityContext, city: String) -> Result<String, Activi
 /// shows it as custom status.
 pub fn registry() -> Registry {
     let mut reg = Registry::new();
-    reg.orchestration("Hello", |ctx: OrchestrationContext, _: serde_json::Value| async move {
-        let mut out = Vec::new();
-        for city in ["Tokyo", "Seattle", "London"] {
-            out.push(ctx.call_activity::<_, String>("SayHello", city).await?);
-        }
-        Ok::<_, OrchestrationError>(out)
-    })
-    .orchestration("Waiter", |ctx: OrchestrationContext, _: serde_json::Value| async move {
-        ctx.set_custom_status("waiting for Go")?;
-        let v: serde_json::Value = ctx.wait_for_event("Go").await?;
-        Ok::<_, OrchestrationError>(v)
-    })
-    .orchestration("Parent", |ctx: OrchestrationContext, _: serde_json::Value| async move {
-        let child: Vec<String> = ctx.call_sub_orchestration("Hello", ()).await?;
-        ctx.sleep(Duration::from_millis(50)).await;
-        Ok::<_, OrchestrationError>(child.len())
-    })
-    .orchestration("Fails", |ctx: OrchestrationContext, _: serde_json::Value| async move {
-        ctx.call_activity::<_, ()>("Boom", ()).await?;
-        Ok::<_, OrchestrationError>(())
-    })
-    .orchestration("Echo", |ctx: OrchestrationContext, input: serde_json::Value| async move {
-        ctx.set_custom_status(&input)?;
-        Ok::<_, OrchestrationError>(input)
-    })
+    reg.orchestration(
+        "Hello",
+        |ctx: OrchestrationContext, _: serde_json::Value| async move {
+            let mut out = Vec::new();
+            for city in ["Tokyo", "Seattle", "London"] {
+                out.push(ctx.call_activity::<_, String>("SayHello", city).await?);
+            }
+            Ok::<_, OrchestrationError>(out)
+        },
+    )
+    .orchestration(
+        "Waiter",
+        |ctx: OrchestrationContext, _: serde_json::Value| async move {
+            ctx.set_custom_status("waiting for Go")?;
+            let v: serde_json::Value = ctx.wait_for_event("Go").await?;
+            Ok::<_, OrchestrationError>(v)
+        },
+    )
+    .orchestration(
+        "Parent",
+        |ctx: OrchestrationContext, _: serde_json::Value| async move {
+            let child: Vec<String> = ctx.call_sub_orchestration("Hello", ()).await?;
+            ctx.sleep(Duration::from_millis(50)).await;
+            Ok::<_, OrchestrationError>(child.len())
+        },
+    )
+    .orchestration(
+        "Fails",
+        |ctx: OrchestrationContext, _: serde_json::Value| async move {
+            ctx.call_activity::<_, ()>("Boom", ()).await?;
+            Ok::<_, OrchestrationError>(())
+        },
+    )
+    .orchestration(
+        "Echo",
+        |ctx: OrchestrationContext, input: serde_json::Value| async move {
+            ctx.set_custom_status(&input)?;
+            Ok::<_, OrchestrationError>(input)
+        },
+    )
     .activity("SayHello", say_hello)
     .activity("Boom", |_c: ActivityContext, _: ()| async move {
         Err::<(), _>(ActivityError::new("boom <b>bad</b>"))
@@ -150,14 +172,27 @@ impl Server {
             .await
             .unwrap();
         });
-        Self { addr, hub, worker, stop: Some(stop), task: Some(task), _dir: dir }
+        Self {
+            addr,
+            hub,
+            worker,
+            stop: Some(stop),
+            task: Some(task),
+            _dir: dir,
+        }
     }
 
     pub fn url(&self) -> String {
         format!("http://127.0.0.1:{}", self.addr.port())
     }
 
-    pub async fn call(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Resp {
+    pub async fn call(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> Resp {
         call(self.addr, method, path, headers, body.as_bytes().to_vec()).await
     }
 
@@ -166,7 +201,8 @@ impl Server {
     }
 
     pub async fn post(&self, path: &str, body: &str) -> Resp {
-        self.call("POST", path, &[("content-type", "application/json")], body).await
+        self.call("POST", path, &[("content-type", "application/json")], body)
+            .await
     }
 
     pub async fn delete(&self, path: &str) -> Resp {
@@ -174,7 +210,11 @@ impl Server {
     }
 
     /// Waits until the instance's status satisfies `ok` (read through the client).
-    pub async fn wait_status(&self, id: &str, ok: impl Fn(OrchestrationStatus) -> bool) -> OrchestrationStatus {
+    pub async fn wait_status(
+        &self,
+        id: &str,
+        ok: impl Fn(OrchestrationStatus) -> bool,
+    ) -> OrchestrationStatus {
         let id = InstanceId::new(id).unwrap();
         let client = self.hub.client();
         wait_for(&format!("instance {id}"), || {
@@ -182,7 +222,10 @@ impl Server {
             let id = id.clone();
             let ok = &ok;
             async move {
-                let st = client.get_status(&id, StatusOptions::default()).await.unwrap()?;
+                let st = client
+                    .get_status(&id, StatusOptions::default())
+                    .await
+                    .unwrap()?;
                 ok(st.status()).then_some(st.status())
             }
         })
@@ -237,9 +280,17 @@ impl Resp {
 }
 
 /// One HTTP/1.1 request on a fresh connection. `Host` defaults to the server's address.
-pub async fn call(addr: SocketAddr, method: &str, path: &str, headers: &[(&str, &str)], body: Vec<u8>) -> Resp {
+pub async fn call(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Vec<u8>,
+) -> Resp {
     let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.unwrap();
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .unwrap();
     tokio::spawn(conn);
     let mut req = hyper::Request::builder().method(method).uri(path);
     if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
@@ -248,9 +299,16 @@ pub async fn call(addr: SocketAddr, method: &str, path: &str, headers: &[(&str, 
     for (k, v) in headers {
         req = req.header(*k, *v);
     }
-    let res = sender.send_request(req.body(Full::new(Bytes::from(body))).unwrap()).await.unwrap();
+    let res = sender
+        .send_request(req.body(Full::new(Bytes::from(body))).unwrap())
+        .await
+        .unwrap();
     let status = res.status().as_u16();
     let headers = res.headers().clone();
     let bytes = res.into_body().collect().await.unwrap().to_bytes();
-    Resp { status, headers, body: String::from_utf8_lossy(&bytes).into_owned() }
+    Resp {
+        status,
+        headers,
+        body: String::from_utf8_lossy(&bytes).into_owned(),
+    }
 }
