@@ -10,6 +10,10 @@ use std::process::{Child, Stdio};
 use common::{taskhub, TempDir};
 
 /// Starts the command and returns it with the address from its "dashboard and API on" line.
+#[expect(
+    clippy::zombie_processes,
+    reason = "the caller waits for the child (stop)"
+)]
 fn spawn(dir: &TempDir, args: &[&str], env: &[(&str, &str)]) -> (Child, String) {
     let mut cmd = taskhub(&dir.0);
     cmd.arg("--db")

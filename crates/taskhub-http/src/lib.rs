@@ -52,7 +52,6 @@ pub use validate::MAX_EVENT_NAME_BYTES;
 use state::AppState;
 
 /// The router of the whole API and the dashboard.
-#[must_use]
 pub fn router(config: HttpConfig) -> Router {
     let limit = config.body_limit;
     let state = Arc::new(AppState::new(config));

@@ -64,13 +64,14 @@ async fn dashboard_in_headless_chromium() {
         202
     );
 
-    let out = common::TempDir::new("browser");
+    // Kept after the run (the screenshots are the test's record); the path is printed.
+    let out = common::TempDir::new("browser").keep();
     let script =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/dashboard.cjs");
     let mut cmd = tokio::process::Command::new("node");
     cmd.arg(&script)
         .env("BASE_URL", s.url())
-        .env("OUT_DIR", &out.0)
+        .env("OUT_DIR", &out)
         .env("TASKHUB_CHROMIUM", chromium)
         .env("TASKHUB_PLAYWRIGHT_DIR", playwright)
         .env("XSS_ID", XSS_ID)
@@ -87,19 +88,12 @@ async fn dashboard_in_headless_chromium() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     println!("{stdout}");
     eprintln!("{stderr}");
-    // Keep the screenshots when it fails: copy them somewhere that outlives the temp dir.
-    if !output.status.success() {
-        let keep =
-            std::env::temp_dir().join(format!("taskhub-browser-failure-{}", std::process::id()));
-        let _ = std::fs::create_dir_all(&keep);
-        for e in std::fs::read_dir(&out.0).unwrap().flatten() {
-            let _ = std::fs::copy(e.path(), keep.join(e.file_name()));
-        }
-        panic!(
-            "the browser test failed (screenshots in {}):\n{stdout}\n{stderr}",
-            keep.display()
-        );
-    }
+    println!("screenshots in {}", out.display());
+    assert!(
+        output.status.success(),
+        "the browser test failed (screenshots in {}):\n{stdout}\n{stderr}",
+        out.display()
+    );
     assert!(stdout.contains("browser test passed"), "{stdout}");
     // wait-2 was terminated through the dashboard.
     s.wait_status("wait-2", |st| st == S::Terminated).await;

@@ -1,5 +1,5 @@
-//! The Durable Functions routes against a real server on 127.0.0.1, on the memory and SQLite
-//! backends: shapes, headers and every status code.
+//! The Durable Functions routes against a real server on 127.0.0.1, on the memory, SQLite and
+//! Azure (Azurite) backends: shapes, headers and every status code.
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
 mod common;
@@ -418,6 +418,11 @@ macro_rules! on_both {
         mod sqlite {
             $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn $name() { super::$name(super::Backend::Sqlite).await })*
+        }
+        /// On Azurite: `scripts/with-azurite.sh cargo test -p taskhub-http`.
+        mod azure {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() { super::$name(super::Backend::Azure).await })*
         }
     };
 }

@@ -24,6 +24,37 @@ use taskhub_storage::SystemClock;
 pub enum Backend {
     Memory,
     Sqlite,
+    /// A fresh hub on the account `TASKHUB_TEST_AZURE_CONNECTION_STRING` names (Azurite under
+    /// `scripts/with-azurite.sh`).
+    Azure,
+}
+
+/// The environment variable naming the Azure test account.
+pub const AZURE_ENV: &str = "TASKHUB_TEST_AZURE_CONNECTION_STRING";
+
+async fn azure_store() -> Arc<taskhub_azure::AzureStore> {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let text = std::env::var(AZURE_ENV).unwrap_or_else(|_| {
+        panic!(
+            "{AZURE_ENV} is not set. The HTTP tests on Azure need Azurite: run them as \
+             `scripts/with-azurite.sh cargo test -p taskhub-http` (scripts/test.sh does this)."
+        )
+    });
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    let name = format!("http{}x{n}x{nanos}", std::process::id());
+    let store = taskhub_azure::AzureStore::open(taskhub_azure::AzureOptions {
+        account: taskhub_azure::StorageAccount::from_connection_string(&text)
+            .expect("a valid test connection string"),
+        hub: taskhub_azure::HubName::new(&name).expect("a valid hub name"),
+        clock: Arc::new(SystemClock::new()),
+    })
+    .await
+    .expect("open the hub on the test account");
+    Arc::new(store)
 }
 
 /// A deadline only a stuck test reaches.
@@ -40,6 +71,15 @@ impl TempDir {
         let p = std::env::temp_dir().join(format!("taskhub-http-{tag}-{}-{n}", std::process::id()));
         std::fs::create_dir_all(&p).unwrap();
         Self(p)
+    }
+}
+
+impl TempDir {
+    /// Keeps the directory after the test; returns its path.
+    pub fn keep(self) -> std::path::PathBuf {
+        let p = self.0.clone();
+        std::mem::forget(self);
+        p
     }
 }
 
@@ -67,6 +107,7 @@ pub async fn open_hub(backend: Backend, dir: &TempDir) -> TaskHub {
                 .with_clock(Arc::new(SystemClock::new()));
             Arc::new(taskhub_sqlite::SqliteStore::open(opts).unwrap())
         }
+        Backend::Azure => azure_store().await,
     };
     TaskHub::open(store, settings()).await.unwrap()
 }
