@@ -204,6 +204,14 @@ async fn raise_terminate_suspend_resume_restart(b: Backend) {
             .status,
         404
     );
+    let long_key = format!("{raise}?eventId={}", "k".repeat(300));
+    let r = s.post(&long_key, "1").await;
+    assert_eq!(
+        (r.status, r.json()["field"].as_str()),
+        (400, Some("eventId")),
+        "{}",
+        r.body
+    );
     // Suspend, resume, then the event completes it; a finished instance answers 410.
     s.wait_status("r-1", |st| st == S::Running).await;
     assert_eq!(

@@ -113,9 +113,14 @@ pub(crate) async fn raise(
         });
     }
     let data = validate::json_body(body, s.body_limit, "the event data")?;
-    let options = RaiseOptions {
-        event_id: q.get("eventId").filter(|e| !e.is_empty()).cloned(),
-    };
+    let event_id = q.get("eventId").filter(|e| !e.is_empty()).cloned();
+    if let Some(e) = &event_id {
+        taskhub::MessageId::for_raised_event(&id, e).map_err(|err| HttpError::Invalid {
+            field: "eventId",
+            message: err.to_string(),
+        })?;
+    }
+    let options = RaiseOptions { event_id };
     s.client
         .raise_event_with(&id, &event, &payload::json_of(&data), options)
         .await?;
