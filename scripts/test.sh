@@ -2,12 +2,15 @@
 # The one command that runs every test: formatting, lints, unit, integration and doc tests,
 # and a smoke run of the benchmarks (criterion runs each benchmark once in test mode).
 # The tests run with a private Azurite up (scripts/with-azurite.sh: installs the pinned
-# version from npm on first use, free ports, stopped at the end), for the Azure backend.
+# version from npm on first use, free ports, stopped at the end), for the Azure backend, and
+# with headless Chromium ready (scripts/with-chromium.sh: installs Debian's chromium with
+# apt-get and the pinned playwright-core from npm when missing) for the dashboard's browser
+# test (crates/taskhub-http/tests/browser.rs); either failing to install fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
-./scripts/with-azurite.sh bash -c '
+./scripts/with-chromium.sh ./scripts/with-azurite.sh bash -c '
   set -euo pipefail
   cargo test --workspace --all-targets --locked
   cargo test --workspace --doc --locked

@@ -71,7 +71,20 @@ pub enum Command {
     /// Run sample workloads on a fresh task hub (deletes the --db file first) and print a table.
     Demo(DemoArgs),
     /// Run a worker with the demo's orchestrations and activities until SIGINT or SIGTERM.
-    Worker,
+    Worker {
+        /// Also serve the HTTP management API and dashboard on this address, e.g.
+        /// `127.0.0.1:8080` (any other than loopback needs the `http_token` setting).
+        #[arg(long, value_name = "ADDR")]
+        http: Option<String>,
+    },
+    /// Serve the HTTP management API and the dashboard (no worker) until SIGINT or SIGTERM.
+    /// Listening on an address other than loopback needs a token (setting `http_token` or
+    /// `TASKHUB_HTTP_TOKEN`); every API request must then send `Authorization: Bearer <token>`.
+    Serve {
+        /// The address to listen on (port 0: any free port, printed at start).
+        #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR")]
+        addr: String,
+    },
     /// List, inspect, start and control orchestration instances.
     #[command(subcommand)]
     Instances(InstancesCmd),

@@ -2,7 +2,9 @@
 //!
 //! * `taskhub demo` runs sample workloads on a fresh SQLite task hub with one in-process worker
 //!   and prints a table of the results;
-//! * `taskhub worker` runs a worker with the demo registry until SIGINT or SIGTERM;
+//! * `taskhub worker` runs a worker with the demo registry until SIGINT or SIGTERM (with
+//!   `--http ADDR`, also the HTTP management API and dashboard);
+//! * `taskhub serve` serves the HTTP management API and dashboard without a worker;
 //! * `taskhub instances ...` and `taskhub dead-letters ...` inspect and control a task hub;
 //! * `taskhub partitions ...`, `taskhub workers ...` and `taskhub scale` operate its leases.
 //!
@@ -61,7 +63,8 @@ fn init_tracing() {
 async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Demo(args) => demo::run(&cli.global, &args).await,
-        Command::Worker => commands::worker::run(&cli.global).await,
+        Command::Worker { http } => commands::worker::run(&cli.global, http.as_deref()).await,
+        Command::Serve { addr } => commands::serve::run(&cli.global, &addr).await,
         Command::Instances(cmd) => commands::instances::run(&cli.global, cmd).await,
         Command::DeadLetters(cmd) => commands::dead_letters::run(&cli.global, cmd).await,
         Command::Partitions { cmd, json } => {

@@ -1,8 +1,10 @@
 //! The non-demo commands and the argument parsing they share.
 
 pub mod dead_letters;
+mod http;
 pub mod instances;
 pub mod partitions;
+pub mod serve;
 mod view;
 pub mod worker;
 

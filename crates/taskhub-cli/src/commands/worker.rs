@@ -1,6 +1,6 @@
 //! `taskhub worker`: runs the demo registry on `--db` until SIGINT or SIGTERM, then shuts down
 //! gracefully (in-flight work finishes or is abandoned for another worker; partitions are
-//! released).
+//! released). With `--http ADDR` it also serves the management API and the dashboard.
 
 use std::io::Write as _;
 
@@ -12,14 +12,21 @@ use crate::demo::workloads;
 use crate::settings::{self, DEFAULT_DB};
 
 /// Runs the worker.
-pub async fn run(global: &GlobalArgs) -> anyhow::Result<()> {
+pub async fn run(global: &GlobalArgs, http: Option<&str>) -> anyhow::Result<()> {
     let settings = settings::resolve(global, &[])?;
+    let http = http
+        .map(|addr| super::http::Listen::check(addr, &settings))
+        .transpose()?;
     let db = settings::db_path(global, DEFAULT_DB);
     let mut signals = StopSignals::install()?;
     let hub = settings::open_hub(global, &db, settings, false).await?;
     let worker = Worker::start(&hub, workloads::registry())
         .await
         .context("cannot start the worker")?;
+    let server = match http {
+        Some(listen) => Some(listen.start(&hub, Some(worker.stats_source())).await?),
+        None => None,
+    };
     let worker_id = worker.name().to_owned();
     crate::outln!(
         "taskhub worker {worker_id} ready on {} ({} partitions); stop with Ctrl-C or SIGTERM",
@@ -29,6 +36,9 @@ pub async fn run(global: &GlobalArgs) -> anyhow::Result<()> {
     let _ = std::io::stdout().flush();
     let signal = signals.recv().await?;
     eprintln!("{signal}: shutting down");
+    if let Some(server) = server {
+        server.stop().await;
+    }
     let stats = worker.stats();
     worker.shutdown().await;
     crate::outln!(
@@ -42,7 +52,7 @@ pub async fn run(global: &GlobalArgs) -> anyhow::Result<()> {
 
 /// The stop signals, listened for from creation on (so a signal that arrives right after the
 /// ready line is not missed).
-struct StopSignals {
+pub(crate) struct StopSignals {
     #[cfg(unix)]
     interrupt: tokio::signal::unix::Signal,
     #[cfg(unix)]
@@ -51,7 +61,7 @@ struct StopSignals {
 
 impl StopSignals {
     /// Installs the handlers for SIGINT and, on Unix, SIGTERM.
-    fn install() -> anyhow::Result<Self> {
+    pub(crate) fn install() -> anyhow::Result<Self> {
         #[cfg(unix)]
         {
             use tokio::signal::unix::{signal, SignalKind};
@@ -65,7 +75,7 @@ impl StopSignals {
     }
 
     /// Waits for one; returns its name.
-    async fn recv(&mut self) -> anyhow::Result<&'static str> {
+    pub(crate) async fn recv(&mut self) -> anyhow::Result<&'static str> {
         #[cfg(unix)]
         {
             tokio::select! {

@@ -4,6 +4,7 @@
 
 mod backend;
 mod builder;
+mod http;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -91,6 +92,11 @@ pub struct Settings {
     pub azure_client_secret: Secret,
     /// The Entra ID authority for client secrets; empty for `https://login.microsoftonline.com`.
     pub azure_authority_host: String,
+    /// The bearer token of the HTTP management API and dashboard (`taskhub serve`, `taskhub
+    /// worker --http`); never printed. Required to listen on any address but loopback; when
+    /// set, every API request must carry `Authorization: Bearer <token>`. Also read from
+    /// `TASKHUB_HTTP_TOKEN`. Default: none.
+    pub http_token: Secret,
 }
 
 impl Default for Settings {
@@ -128,6 +134,7 @@ impl Default for Settings {
             azure_client_id: String::new(),
             azure_client_secret: Secret::default(),
             azure_authority_host: String::new(),
+            http_token: Secret::default(),
         }
     }
 }
@@ -287,6 +294,7 @@ impl Settings {
             }
             "worker_id" => value.trim().clone_into(&mut self.worker_id),
             n if backend::KEYS.contains(&n) => backend::set(self, n, value)?,
+            n if http::KEYS.contains(&n) => http::set(self, n, value),
             _ => {
                 return Err(err(format!(
                     "unknown setting (known: {})",
@@ -305,7 +313,7 @@ pub const BACKEND_TABLES: [&str; 2] = [BACKEND_SQLITE, "azure"];
 const BACKEND_SQLITE: &str = "sqlite";
 
 /// Every setting name.
-pub const KNOWN: [&str; 32] = [
+pub const KNOWN: [&str; 33] = [
     "partition_count",
     "control_queue_batch_size",
     "control_queue_buffer_threshold",
@@ -338,6 +346,7 @@ pub const KNOWN: [&str; 32] = [
     "azure_client_id",
     "azure_client_secret",
     "azure_authority_host",
+    "http_token",
 ];
 
 /// Parses `30`, `0.5`, `500ms`, `30s`, `5m`, `1h`.

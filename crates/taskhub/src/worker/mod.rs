@@ -45,6 +45,16 @@ pub struct WorkerStats {
     pub sessions_evicted: u64,
 }
 
+fn stats_of(shared: &Shared) -> WorkerStats {
+    let mut stats = shared
+        .stats
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone();
+    stats.sessions_evicted = shared.idle.evictions();
+    stats
+}
+
 pub(crate) struct Shared {
     pub hub: TaskHub,
     pub registry: Arc<Registry>,
@@ -330,14 +340,15 @@ impl WorkerHandle {
     /// Counters so far.
     #[must_use]
     pub fn stats(&self) -> WorkerStats {
-        let mut stats = self
-            .shared
-            .stats
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
-        stats.sessions_evicted = self.shared.idle.evictions();
-        stats
+        stats_of(&self.shared)
+    }
+
+    /// A reader of this worker's counters that does not borrow the handle (for a dashboard's
+    /// throughput chart while the handle is kept for shutdown).
+    #[must_use]
+    pub fn stats_source(&self) -> Arc<dyn Fn() -> WorkerStats + Send + Sync> {
+        let shared = Arc::clone(&self.shared);
+        Arc::new(move || stats_of(&shared))
     }
 
     /// Instances this worker holds in memory right now (running or extended sessions).

@@ -1,0 +1,34 @@
+//! Taskhub's own routes under `/api/`, for what the Durable Functions API lacks: instance
+//! details with history and timeline, partitions and their manual control, workers, dead
+//! letters, the scale recommendation, and live statistics.
+
+mod admin;
+mod dead_letters;
+mod instances;
+mod stats;
+
+use std::sync::Arc;
+
+use axum::routing::{get, post};
+use axum::Router;
+
+use crate::state::AppState;
+
+/// The routes, relative to `/api`.
+pub(crate) fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/hub", get(stats::hub))
+        .route("/stats", get(stats::stats))
+        .route("/instances", get(instances::list))
+        .route("/instances/{instance_id}", get(instances::detail))
+        .route("/partitions", get(admin::partitions))
+        .route(
+            "/partitions/{partition}/{action}",
+            post(admin::partition_action),
+        )
+        .route("/workers", get(admin::workers))
+        .route("/workers/{name}/{action}", post(admin::worker_action))
+        .route("/scale", get(admin::scale))
+        .route("/dead-letters", get(dead_letters::list))
+        .route("/dead-letters/{id}/replay", post(dead_letters::replay))
+}

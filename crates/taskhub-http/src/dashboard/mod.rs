@@ -1,0 +1,87 @@
+//! The web dashboard: static HTML, JS and CSS built into the binary (nothing is fetched from
+//! the internet). The page holds no data: it asks for the token if the API wants one, keeps
+//! it in `sessionStorage`, and reads everything through the API. Every value is put into the
+//! page with `textContent` (never `innerHTML`), so data cannot inject markup.
+
+use std::sync::Arc;
+
+use axum::http::header;
+use axum::response::IntoResponse;
+use axum::routing::get;
+use axum::Router;
+
+use crate::state::AppState;
+
+const INDEX: &str = include_str!("index.html");
+const APP_JS: &str = include_str!("app.js");
+const STYLE: &str = include_str!("style.css");
+const FAVICON: &str = include_str!("favicon.svg");
+
+/// The dashboard's files: served without the token.
+const ASSETS: [&str; 5] = ["/", "/index.html", "/app.js", "/style.css", "/favicon.svg"];
+
+/// True for the paths of the static files.
+pub(crate) fn is_asset(path: &str) -> bool {
+    ASSETS.contains(&path)
+}
+
+fn file(content_type: &'static str, body: &'static str) -> impl IntoResponse {
+    (
+        [
+            (header::CONTENT_TYPE, content_type),
+            (header::CACHE_CONTROL, "no-cache"),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+            (
+                header::CONTENT_SECURITY_POLICY,
+                "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'",
+            ),
+        ],
+        body,
+    )
+}
+
+pub(crate) fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route(
+            "/",
+            get(|| async { file("text/html; charset=utf-8", INDEX) }),
+        )
+        .route(
+            "/index.html",
+            get(|| async { file("text/html; charset=utf-8", INDEX) }),
+        )
+        .route(
+            "/app.js",
+            get(|| async { file("text/javascript; charset=utf-8", APP_JS) }),
+        )
+        .route(
+            "/style.css",
+            get(|| async { file("text/css; charset=utf-8", STYLE) }),
+        )
+        .route(
+            "/favicon.svg",
+            get(|| async { file("image/svg+xml", FAVICON) }),
+        )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_script_never_writes_markup_from_data() {
+        for forbidden in [
+            "innerHTML",
+            "outerHTML",
+            "insertAdjacentHTML",
+            "document.write",
+            "eval(",
+        ] {
+            assert!(!APP_JS.contains(forbidden), "app.js uses {forbidden}");
+        }
+        assert!(
+            !INDEX.contains("http://") && !INDEX.contains("https://"),
+            "index.html loads something from the internet"
+        );
+    }
+}

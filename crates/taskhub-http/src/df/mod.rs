@@ -1,0 +1,41 @@
+//! The Durable Functions HTTP API under `/runtime/webhooks/durabletask/`, with its shapes and
+//! status codes (as the extension's `HttpApiHandler` returns them), so that a client written
+//! for Durable Functions works unchanged. The `taskHub`, `connection` and `code` query
+//! parameters are accepted and ignored (one router serves one hub; the token replaces `code`).
+
+mod control;
+mod instances;
+pub(crate) mod payload;
+
+use std::sync::Arc;
+
+use axum::routing::{get, post};
+use axum::Router;
+
+use crate::state::AppState;
+
+/// The routes, relative to [`payload::BASE`].
+pub(crate) fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/orchestrators/{function_name}", post(control::start))
+        .route(
+            "/orchestrators/{function_name}/{instance_id}",
+            post(control::start),
+        )
+        .route(
+            "/instances",
+            get(instances::list).delete(instances::purge_where),
+        )
+        .route(
+            "/instances/{instance_id}",
+            get(instances::status).delete(instances::purge),
+        )
+        .route(
+            "/instances/{instance_id}/raiseEvent/{event_name}",
+            post(control::raise),
+        )
+        .route(
+            "/instances/{instance_id}/{operation}",
+            post(control::operate),
+        )
+}

@@ -1,0 +1,109 @@
+//! Taskhub's HTTP management API and web dashboard, as an axum [`Router`] to serve on its own
+//! (`taskhub serve`, `taskhub worker --http`) or to mount in an application:
+//!
+//! ```no_run
+//! # async fn demo(hub: taskhub::TaskHub) -> Result<(), taskhub_http::HttpError> {
+//! let app = taskhub_http::router(taskhub_http::HttpConfig::new(hub));
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//! taskhub_http::serve(listener, app, std::future::pending()).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! * the Durable Functions HTTP API under `/runtime/webhooks/durabletask/` (start, status,
+//!   list, raise event, terminate, suspend, resume, restart, purge) with its shapes and status
+//!   codes;
+//! * Taskhub's own routes under `/api/` (instance details with history and timeline,
+//!   partitions and their manual control, workers, dead letters, scale, live stats);
+//! * `GET /api/openapi.json` (the hand-written description, tested to list every route),
+//!   `GET /metrics` (filled by [`HttpConfig::metrics`]), and the dashboard at `/`.
+//!
+//! Security: see [`check_bind`] and [`HttpConfig::token`]. State changes only on POST and
+//! DELETE; request bodies are capped ([`HttpConfig::body_limit`], 413 beyond).
+
+mod api;
+mod auth;
+mod config;
+mod dashboard;
+mod df;
+mod error;
+mod isotime;
+mod openapi;
+mod routes;
+mod state;
+mod timeline;
+mod token;
+mod validate;
+
+use std::future::Future;
+use std::sync::Arc;
+
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{header, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+
+pub use config::{check_bind, HttpConfig, MetricsRender, StatsSource, DEFAULT_BODY_LIMIT};
+pub use error::HttpError;
+pub use routes::ROUTES;
+pub use timeline::{timeline, TimelineItem};
+pub use validate::MAX_EVENT_NAME_BYTES;
+
+use state::AppState;
+
+/// The router of the whole API and the dashboard.
+pub fn router(config: HttpConfig) -> Router {
+    let limit = config.body_limit;
+    let state = Arc::new(AppState::new(config));
+    Router::new()
+        .nest(df::payload::BASE, df::routes())
+        .nest("/api", api::routes())
+        .route("/api/openapi.json", get(openapi::serve))
+        .route("/metrics", get(metrics))
+        .merge(dashboard::routes())
+        .fallback(no_route)
+        .layer(DefaultBodyLimit::max(limit))
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&state),
+            auth::guard,
+        ))
+        .with_state(state)
+}
+
+/// Serves `router` on `listener` until `shutdown` completes.
+///
+/// # Errors
+/// [`HttpError::Io`] if serving fails.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), HttpError> {
+    axum::serve(listener, router)
+        .with_graceful_shutdown(shutdown)
+        .await?;
+    Ok(())
+}
+
+async fn metrics(State(s): State<Arc<AppState>>) -> Response {
+    match &s.metrics {
+        Some(render) => (
+            [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+            render(),
+        )
+            .into_response(),
+        None => {
+            HttpError::NotFound("metrics (no recorder is installed in this process)".to_owned())
+                .into_response()
+        }
+    }
+}
+
+async fn no_route(method: Method, uri: Uri) -> Response {
+    let e = HttpError::NoRoute(format!("{method} {}", uri.path()));
+    let mut r = e.into_response();
+    if r.status() != StatusCode::NOT_FOUND {
+        *r.status_mut() = StatusCode::NOT_FOUND;
+    }
+    r
+}

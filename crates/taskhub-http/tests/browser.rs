@@ -1,0 +1,115 @@
+//! The dashboard in headless Chromium: the list, a status filter, sorting, an instance with
+//! its timeline and parent/child links, values holding `<script>` shown as text, a confirmed
+//! terminate changing the status, partitions and dead letters, the token prompt. Screenshots
+//! go to the test's temp dir (printed), and with `TASKHUB_DOCS_SCREENSHOT=<png>` one of the
+//! instance page is saved there for the README.
+//!
+//! Needs `TASKHUB_CHROMIUM` and `TASKHUB_PLAYWRIGHT_DIR`, which `scripts/with-chromium.sh` sets
+//! (`scripts/test.sh` runs the tests under it); without them it fails and says how to run it
+//! (never skipped, like the Azure tests without Azurite).
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
+
+mod common;
+
+use common::{Backend, Server};
+use taskhub::OrchestrationStatus as S;
+
+const DF: &str = "/runtime/webhooks/durabletask";
+const XSS_ID: &str = "id-<script>alert(\"id\")<script>";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dashboard_in_headless_chromium() {
+    let (Ok(chromium), Ok(playwright)) = (
+        std::env::var("TASKHUB_CHROMIUM"),
+        std::env::var("TASKHUB_PLAYWRIGHT_DIR"),
+    ) else {
+        panic!(
+            "TASKHUB_CHROMIUM and TASKHUB_PLAYWRIGHT_DIR are not set: run the browser test through scripts/with-chromium.sh \
+             (e.g. scripts/with-chromium.sh cargo test -p taskhub-http --test browser; scripts/test.sh does)"
+        );
+    };
+    let s = Server::start(Backend::Sqlite).await;
+    for (name, id, input) in [
+        ("Parent", "parent-1", "null"),
+        ("Hello", "hello-1", "null"),
+        ("Echo", XSS_ID, "\"<script>alert(\\\"output\\\")</script>\""),
+        ("Waiter", "wait-1", "null"),
+        ("Waiter", "wait-2", "null"),
+        ("Fails", "fails-1", "null"),
+    ] {
+        let path = format!("{DF}/orchestrators/{name}/{}", taskhub_http_encode(id));
+        let r = s.post(&path, input).await;
+        assert_eq!(r.status, 202, "{}", r.body);
+    }
+    for id in ["parent-1", "hello-1", XSS_ID, "fails-1"] {
+        s.wait_status(id, S::is_terminal).await;
+    }
+    for id in ["wait-1", "wait-2"] {
+        s.wait_status(id, |st| st == S::Running).await;
+    }
+    let token_server = Server::start_with(Backend::Memory, false, |c| {
+        c.with_token(Some("browser-t0ken".into()))
+    })
+    .await;
+    assert_eq!(
+        token_server
+            .call(
+                "POST",
+                &format!("{DF}/orchestrators/Hello/t-1"),
+                &[("authorization", "Bearer browser-t0ken")],
+                "null"
+            )
+            .await
+            .status,
+        202
+    );
+
+    // Kept after the run (the screenshots are the test's record); the path is printed.
+    let out = common::TempDir::new("browser").keep();
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/dashboard.cjs");
+    let mut cmd = tokio::process::Command::new("node");
+    cmd.arg(&script)
+        .env("BASE_URL", s.url())
+        .env("OUT_DIR", &out)
+        .env("TASKHUB_CHROMIUM", chromium)
+        .env("TASKHUB_PLAYWRIGHT_DIR", playwright)
+        .env("XSS_ID", XSS_ID)
+        .env("TOKEN_URL", token_server.url())
+        .env("TOKEN", "browser-t0ken");
+    if let Ok(docs) = std::env::var("TASKHUB_DOCS_SCREENSHOT") {
+        cmd.env("DOCS_SCREENSHOT", docs);
+    }
+    let output = tokio::time::timeout(std::time::Duration::from_secs(240), cmd.output())
+        .await
+        .expect("the browser test hung")
+        .expect("cannot run node");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    println!("{stdout}");
+    eprintln!("{stderr}");
+    println!("screenshots in {}", out.display());
+    assert!(
+        output.status.success(),
+        "the browser test failed (screenshots in {}):\n{stdout}\n{stderr}",
+        out.display()
+    );
+    assert!(stdout.contains("browser test passed"), "{stdout}");
+    // wait-2 was terminated through the dashboard.
+    s.wait_status("wait-2", |st| st == S::Terminated).await;
+    token_server.stop().await;
+    s.stop().await;
+}
+
+/// Percent-encodes an instance ID for a URL path.
+fn taskhub_http_encode(id: &str) -> String {
+    id.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                char::from(b).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}

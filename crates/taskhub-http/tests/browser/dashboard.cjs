@@ -1,0 +1,140 @@
+// Drives the dashboard in headless Chromium (playwright-core, the system browser).
+// Run by tests/browser.rs, which starts the server and the instances this script expects:
+//   BASE_URL, OUT_DIR, TASKHUB_CHROMIUM, TASKHUB_PLAYWRIGHT_DIR, XSS_ID, [TOKEN_URL, TOKEN],
+//   [DOCS_SCREENSHOT]
+'use strict';
+const path = require('path');
+const { chromium } = require(path.join(process.env.TASKHUB_PLAYWRIGHT_DIR, 'playwright-core'));
+
+const base = process.env.BASE_URL;
+const out = process.env.OUT_DIR;
+const xssId = process.env.XSS_ID;
+const unexpectedDialogs = [];
+
+function check(cond, what) {
+  if (!cond) throw new Error('check failed: ' + what);
+  console.log('ok: ' + what);
+}
+
+async function shot(page, name) {
+  const file = path.join(out, name);
+  await page.screenshot({ path: file, fullPage: true });
+  console.log('screenshot: ' + file);
+}
+
+async function main() {
+  const browser = await chromium.launch({ executablePath: process.env.TASKHUB_CHROMIUM, args: ['--no-sandbox'] });
+  const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+  page.on('dialog', async (d) => {
+    // confirm() and prompt() are the dashboard's; an alert() could only come from injected code.
+    if (d.type() === 'alert') unexpectedDialogs.push(d.message());
+    await d.accept();
+  });
+  page.on('pageerror', (e) => unexpectedDialogs.push('page error: ' + e.message));
+  try {
+    // The list.
+    await page.goto(base + '/');
+    await page.waitForSelector('#instances-table tbody tr[data-instance]');
+    const all = await page.locator('#instances-table tbody tr[data-instance]').count();
+    check(all >= 5, 'the list shows the instances (' + all + ')');
+    await shot(page, 'list.png');
+
+    // Filter by status.
+    await page.selectOption('#filter-status', 'Running');
+    await page.click('#apply-filters');
+    await page.waitForFunction(() => {
+      const rows = [...document.querySelectorAll('#instances-table tbody tr[data-instance]')];
+      return rows.length > 0 && rows.every((r) => r.querySelector('[data-status]').dataset.status === 'Running');
+    });
+    const running = await page.locator('#instances-table tbody tr[data-instance]').evaluateAll((rows) => rows.map((r) => r.dataset.instance));
+    check(running.includes('wait-1') && running.includes('wait-2') && !running.includes('parent-1'), 'the status filter keeps only Running instances: ' + running.join(','));
+    await shot(page, 'filtered.png');
+
+    // Sort by a column header (the loaded page).
+    await page.click('th[data-key="instanceId"]');
+    await page.click('th[data-key="instanceId"]');
+    const sorted = await page.locator('#instances-table tbody tr[data-instance]').evaluateAll((rows) => rows.map((r) => r.dataset.instance));
+    check(JSON.stringify(sorted) === JSON.stringify([...sorted].sort().reverse()), 'clicking a header twice sorts descending');
+
+    // Filter by prefix, open an instance, see its timeline.
+    await page.selectOption('#filter-status', '');
+    await page.fill('#filter-prefix', 'parent-');
+    await page.click('#apply-filters');
+    await page.waitForSelector('#instances-table tbody tr[data-instance="parent-1"]');
+    await page.click('#instances-table tbody tr[data-instance="parent-1"] a.instance-link');
+    await page.waitForSelector('#timeline');
+    const kinds = await page.locator('#timeline g.item').evaluateAll((gs) => gs.map((g) => g.dataset.kind + ':' + g.dataset.status));
+    check(kinds.includes('suborchestration:completed') && kinds.includes('timer:fired'), 'the timeline shows the sub-orchestration and the timer: ' + kinds.join(','));
+    const child = await page.locator('#timeline a').first().getAttribute('href');
+    check(child && child.startsWith('#/instance/'), 'the sub-orchestration bar links to the child');
+    check(await page.locator('#history-table tbody tr').count() > 5, 'the history table is shown');
+    await shot(page, 'instance.png');
+    if (process.env.DOCS_SCREENSHOT) {
+      await page.setViewportSize({ width: 1100, height: 760 });
+      await page.screenshot({ path: process.env.DOCS_SCREENSHOT });
+      console.log('docs screenshot: ' + process.env.DOCS_SCREENSHOT);
+      await page.setViewportSize({ width: 1280, height: 860 });
+    }
+    // The child links back to its parent.
+    await page.goto(base + '/' + child);
+    await page.waitForSelector('#instance-id');
+    check(await page.locator('dl.kv a.instance-link', { hasText: 'parent-1' }).count() === 1, 'the child page links to its parent');
+
+    // An ID, custom status and output holding <script> are shown as text.
+    await page.goto(base + '/#/instance/' + encodeURIComponent(xssId));
+    await page.waitForSelector('#instance-output');
+    check((await page.textContent('#instance-id')) === xssId, 'the ID is shown as text: ' + xssId);
+    check(/<script>alert\(.*output.*<\/script>/.test(await page.textContent('#instance-output')), 'the output is shown as text');
+    check(/<script>alert\(.*output.*<\/script>/.test(await page.textContent('#instance-custom-status')), 'the custom status is shown as text');
+    check(await page.evaluate(() => document.querySelectorAll('script').length) === 1, 'no script element was injected');
+    await page.fill('#filter-prefix', '').catch(() => {});
+    await page.goto(base + '/');
+    await page.fill('#filter-prefix', 'id-<');
+    await page.click('#apply-filters');
+    await page.waitForSelector('#instances-table tbody tr[data-instance] a.instance-link');
+    check((await page.textContent('#instances-table tbody a.instance-link')) === xssId, 'the list shows the ID as text');
+    await shot(page, 'escaped.png');
+
+    // Terminate one (confirmed) and see its status change.
+    await page.goto(base + '/#/instance/wait-2');
+    await page.waitForSelector('#action-terminate');
+    check((await page.getAttribute('#instance-status [data-status]', 'data-status')) === 'Running', 'wait-2 is Running');
+    await page.click('#action-terminate');
+    await page.waitForSelector('#instance-status [data-status="Terminated"]', { timeout: 30000 });
+    check(true, 'wait-2 shows Terminated after the confirmed terminate');
+    await shot(page, 'terminated.png');
+
+    // Partitions, workers and the live chart; dead letters.
+    await page.goto(base + '/#/operations');
+    await page.waitForSelector('#partitions-table tbody tr[data-partition]');
+    await page.waitForSelector('#live-chart');
+    check(await page.locator('#partitions-table tbody tr[data-partition]').count() === 4, 'four partitions are listed');
+    await shot(page, 'operations.png');
+    await page.goto(base + '/#/dead-letters');
+    await page.waitForSelector('#dead-letters-table tbody tr');
+    await shot(page, 'dead-letters.png');
+
+    // With a token, the dashboard asks for it and keeps it for the tab.
+    if (process.env.TOKEN_URL) {
+      const p2 = await browser.newPage();
+      await p2.goto(process.env.TOKEN_URL + '/');
+      await p2.waitForSelector('#token-form:not([hidden])');
+      await shot(p2, 'token.png');
+      await p2.fill('#token-input', process.env.TOKEN);
+      await p2.click('#token-submit');
+      await p2.waitForSelector('#instances-table tbody tr');
+      check(await p2.isHidden('#token-form'), 'after the token the dashboard loads');
+      await p2.reload();
+      await p2.waitForSelector('#instances-table tbody tr');
+      check(await p2.isHidden('#token-form'), 'the token is kept in sessionStorage across reloads');
+    }
+    check(unexpectedDialogs.length === 0, 'no alert or page error: ' + unexpectedDialogs.join('; '));
+  } catch (e) {
+    await shot(page, 'failure.png').catch(() => {});
+    throw e;
+  } finally {
+    await browser.close();
+  }
+}
+
+main().then(() => console.log('browser test passed'), (e) => { console.error(e && e.stack ? e.stack : e); process.exit(1); });

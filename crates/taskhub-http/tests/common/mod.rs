@@ -1,0 +1,355 @@
+//! A real server on 127.0.0.1 (port 0) over a real hub (memory or SQLite) with a worker, a
+//! small HTTP/1.1 client, and the test orchestrations.
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code"
+)]
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use hyper_util::rt::TokioIo;
+use taskhub::*;
+use taskhub_http::HttpConfig;
+use taskhub_storage::SystemClock;
+
+/// Which store the hub lives in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Memory,
+    Sqlite,
+    /// A fresh hub on the account `TASKHUB_TEST_AZURE_CONNECTION_STRING` names (Azurite under
+    /// `scripts/with-azurite.sh`).
+    Azure,
+}
+
+/// The environment variable naming the Azure test account.
+pub const AZURE_ENV: &str = "TASKHUB_TEST_AZURE_CONNECTION_STRING";
+
+async fn azure_store() -> Arc<taskhub_azure::AzureStore> {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let text = std::env::var(AZURE_ENV).unwrap_or_else(|_| {
+        panic!(
+            "{AZURE_ENV} is not set. The HTTP tests on Azure need Azurite: run them as \
+             `scripts/with-azurite.sh cargo test -p taskhub-http` (scripts/test.sh does this)."
+        )
+    });
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    let name = format!("http{}x{n}x{nanos}", std::process::id());
+    let store = taskhub_azure::AzureStore::open(taskhub_azure::AzureOptions {
+        account: taskhub_azure::StorageAccount::from_connection_string(&text)
+            .expect("a valid test connection string"),
+        hub: taskhub_azure::HubName::new(&name).expect("a valid hub name"),
+        clock: Arc::new(SystemClock::new()),
+    })
+    .await
+    .expect("open the hub on the test account");
+    Arc::new(store)
+}
+
+/// A deadline only a stuck test reaches.
+pub const STUCK: Duration = Duration::from_secs(60);
+
+pub struct TempDir(pub std::path::PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> Self {
+        let n = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
+        let p = std::env::temp_dir().join(format!("taskhub-http-{tag}-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&p).unwrap();
+        Self(p)
+    }
+}
+
+impl TempDir {
+    /// Keeps the directory after the test; returns its path.
+    pub fn keep(self) -> std::path::PathBuf {
+        let p = self.0.clone();
+        std::mem::forget(self);
+        p
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+pub fn settings() -> Settings {
+    Settings {
+        max_queue_polling_interval: Duration::from_millis(200),
+        shutdown_timeout: Duration::from_secs(5),
+        ..Settings::default()
+    }
+}
+
+pub async fn open_hub(backend: Backend, dir: &TempDir) -> TaskHub {
+    let store: Arc<dyn taskhub_storage::TaskHubStore> = match backend {
+        Backend::Memory => Arc::new(taskhub_storage::memory::MemoryStore::new(Arc::new(
+            SystemClock::new(),
+        ))),
+        Backend::Sqlite => {
+            let opts = taskhub_sqlite::SqliteOptions::new(dir.0.join("hub.db"))
+                .with_clock(Arc::new(SystemClock::new()));
+            Arc::new(taskhub_sqlite::SqliteStore::open(opts).unwrap())
+        }
+        Backend::Azure => azure_store().await,
+    };
+    TaskHub::open(store, settings()).await.unwrap()
+}
+
+async fn say_hello(_ctx: ActivityContext, city: String) -> Result<String, ActivityError> {
+    Ok(format!("Hello {city}!"))
+}
+
+/// `Hello`: three activities. `Waiter`: custom status, then waits for `Go`. `Parent`: a
+/// sub-orchestration and a timer. `Fails`: a failing activity. `Echo`: returns its input and
+/// shows it as custom status.
+pub fn registry() -> Registry {
+    let mut reg = Registry::new();
+    reg.orchestration(
+        "Hello",
+        |ctx: OrchestrationContext, _: serde_json::Value| async move {
+            let mut out = Vec::new();
+            for city in ["Tokyo", "Seattle", "London"] {
+                out.push(ctx.call_activity::<_, String>("SayHello", city).await?);
+            }
+            Ok::<_, OrchestrationError>(out)
+        },
+    )
+    .orchestration(
+        "Waiter",
+        |ctx: OrchestrationContext, _: serde_json::Value| async move {
+            ctx.set_custom_status("waiting for Go")?;
+            let v: serde_json::Value = ctx.wait_for_event("Go").await?;
+            Ok::<_, OrchestrationError>(v)
+        },
+    )
+    .orchestration(
+        "Parent",
+        |ctx: OrchestrationContext, _: serde_json::Value| async move {
+            let child: Vec<String> = ctx.call_sub_orchestration("Hello", ()).await?;
+            ctx.sleep(Duration::from_millis(50)).await;
+            Ok::<_, OrchestrationError>(child.len())
+        },
+    )
+    .orchestration(
+        "Fails",
+        |ctx: OrchestrationContext, _: serde_json::Value| async move {
+            ctx.call_activity::<_, ()>("Boom", ()).await?;
+            Ok::<_, OrchestrationError>(())
+        },
+    )
+    .orchestration(
+        "Echo",
+        |ctx: OrchestrationContext, input: serde_json::Value| async move {
+            ctx.set_custom_status(&input)?;
+            Ok::<_, OrchestrationError>(input)
+        },
+    )
+    .activity("SayHello", say_hello)
+    .activity("Boom", |_c: ActivityContext, _: ()| async move {
+        Err::<(), _>(ActivityError::new("boom <b>bad</b>"))
+    });
+    reg
+}
+
+/// A running server.
+pub struct Server {
+    pub addr: SocketAddr,
+    pub hub: TaskHub,
+    pub worker: Option<WorkerHandle>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+    _dir: TempDir,
+}
+
+impl Server {
+    /// A server with a worker and no token.
+    pub async fn start(backend: Backend) -> Self {
+        Self::start_with(backend, true, |c| c).await
+    }
+
+    /// A server with a worker or not, the config changed by `tweak`.
+    pub async fn start_with(
+        backend: Backend,
+        with_worker: bool,
+        tweak: impl FnOnce(HttpConfig) -> HttpConfig,
+    ) -> Self {
+        let dir = TempDir::new("api");
+        let hub = open_hub(backend, &dir).await;
+        let worker = if with_worker {
+            Some(Worker::start(&hub, registry()).await.unwrap())
+        } else {
+            None
+        };
+        let mut config = HttpConfig::new(hub.clone());
+        if let Some(w) = &worker {
+            let stats = w.stats_source();
+            config = config.with_worker_stats(stats);
+        }
+        let router = taskhub_http::router(tweak(config));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            taskhub_http::serve(listener, router, async move {
+                let _ = stopped.await;
+            })
+            .await
+            .unwrap();
+        });
+        Self {
+            addr,
+            hub,
+            worker,
+            stop: Some(stop),
+            task: Some(task),
+            _dir: dir,
+        }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.addr.port())
+    }
+
+    pub async fn call(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> Resp {
+        call(self.addr, method, path, headers, body.as_bytes().to_vec()).await
+    }
+
+    pub async fn get(&self, path: &str) -> Resp {
+        self.call("GET", path, &[], "").await
+    }
+
+    pub async fn post(&self, path: &str, body: &str) -> Resp {
+        self.call("POST", path, &[("content-type", "application/json")], body)
+            .await
+    }
+
+    pub async fn delete(&self, path: &str) -> Resp {
+        self.call("DELETE", path, &[], "").await
+    }
+
+    /// Waits until the instance's status satisfies `ok` (read through the client).
+    pub async fn wait_status(
+        &self,
+        id: &str,
+        ok: impl Fn(OrchestrationStatus) -> bool,
+    ) -> OrchestrationStatus {
+        let id = InstanceId::new(id).unwrap();
+        let client = self.hub.client();
+        wait_for(&format!("instance {id}"), || {
+            let client = client.clone();
+            let id = id.clone();
+            let ok = &ok;
+            async move {
+                let st = client
+                    .get_status(&id, StatusOptions::default())
+                    .await
+                    .unwrap()?;
+                ok(st.status()).then_some(st.status())
+            }
+        })
+        .await
+    }
+
+    pub async fn stop(mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.task.take() {
+            let _ = t.await;
+        }
+        if let Some(w) = self.worker.take() {
+            w.shutdown().await;
+        }
+    }
+}
+
+/// Polls `probe` until it returns `Some`; panics after [`STUCK`].
+pub async fn wait_for<T, F, Fut>(what: &str, probe: F) -> T
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + STUCK;
+    loop {
+        if let Some(v) = probe().await {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "stuck waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A response.
+#[derive(Debug)]
+pub struct Resp {
+    pub status: u16,
+    pub headers: hyper::HeaderMap,
+    pub body: String,
+}
+
+impl Resp {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+}
+
+/// One HTTP/1.1 request on a fresh connection. `Host` defaults to the server's address.
+pub async fn call(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Vec<u8>,
+) -> Resp {
+    let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let mut req = hyper::Request::builder().method(method).uri(path);
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        req = req.header("host", format!("127.0.0.1:{}", addr.port()));
+    }
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let res = sender
+        .send_request(req.body(Full::new(Bytes::from(body))).unwrap())
+        .await
+        .unwrap();
+    let status = res.status().as_u16();
+    let headers = res.headers().clone();
+    let bytes = res.into_body().collect().await.unwrap().to_bytes();
+    Resp {
+        status,
+        headers,
+        body: String::from_utf8_lossy(&bytes).into_owned(),
+    }
+}
