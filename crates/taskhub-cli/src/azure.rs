@@ -78,7 +78,7 @@ pub async fn open_hub(settings: Settings, must_exist: bool) -> anyhow::Result<Ta
             "no task hub '{name}' on this storage account (task_hub_name); create it with `taskhub worker --backend azure`"
         );
     }
-    Ok(TaskHub::open(Arc::new(store), settings).await?)
+    Ok(TaskHub::open(crate::metrics::store(store), settings).await?)
 }
 
 /// Deletes the hub the settings name, saying so (the demo's fresh start).

@@ -16,6 +16,7 @@ mod args;
 mod azure;
 mod commands;
 mod demo;
+mod metrics;
 mod output;
 mod settings;
 mod table;

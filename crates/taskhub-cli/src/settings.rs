@@ -10,7 +10,6 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use anyhow::{bail, Context as _};
 use taskhub::settings::Backend;
@@ -134,7 +133,7 @@ pub async fn open_hub(
     options.path = path.to_owned();
     let store = SqliteStore::open(options)
         .with_context(|| format!("cannot open the task hub at {}", path.display()))?;
-    TaskHub::open(Arc::new(store), settings)
+    TaskHub::open(crate::metrics::store(store), settings)
         .await
         .with_context(|| format!("cannot open the task hub at {}", path.display()))
 }

@@ -39,6 +39,11 @@ pub struct Message {
     /// control queue even after the partition count changed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_partition: Option<u32>,
+    /// The W3C trace context (`traceparent`) of the span that sent the message, so the
+    /// receiver's span joins the sender's trace. Optional: messages written before it existed
+    /// (and messages from clients) have none, and old readers ignore it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traceparent: Option<String>,
     /// The event to apply.
     pub event: EventKind,
 }
@@ -55,6 +60,7 @@ impl Message {
             episode: 0,
             enqueued_at,
             target_partition: None,
+            traceparent: None,
             event,
         }
     }

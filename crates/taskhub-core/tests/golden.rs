@@ -182,6 +182,7 @@ fn sample_messages() -> Vec<Message> {
             episode: 3,
             enqueued_at: Timestamp::from_millis(1_700_000_000_000),
             target_partition: None,
+            traceparent: None,
             event: EventKind::TaskScheduled {
                 task_id: 0,
                 name: "Charge".into(),
@@ -198,12 +199,32 @@ fn sample_messages() -> Vec<Message> {
             episode: 4,
             enqueued_at: Timestamp::from_millis(9),
             target_partition: Some(2),
+            traceparent: None,
             event: EventKind::TaskScheduled {
                 task_id: 1,
                 name: "Ship".into(),
                 version: None,
                 input: p("2"),
                 attempt: 3,
+            },
+        },
+        // Added with the trace context: the lines above, written before it existed, still
+        // decode (to `traceparent: None`) and re-encode identically.
+        Message {
+            id: MessageId::from_stored("traced"),
+            target: id("order-42"),
+            execution_id: None,
+            sender: None,
+            episode: 5,
+            enqueued_at: Timestamp::from_millis(11),
+            target_partition: Some(1),
+            traceparent: Some("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".into()),
+            event: EventKind::TaskScheduled {
+                task_id: 2,
+                name: "Ship".into(),
+                version: None,
+                input: p("3"),
+                attempt: 1,
             },
         },
     ]

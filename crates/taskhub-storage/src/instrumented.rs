@@ -6,7 +6,9 @@
 //! (wall time from the call to its answer, so it includes queueing inside the backend).
 //! The counters live behind an `Arc`: take a [`StoreMetrics`] handle with
 //! [`Instrumented::metrics`] before the store moves into an `Arc<dyn TaskHubStore>`, and read
-//! [`StoreMetrics::snapshot`] whenever you like.
+//! [`StoreMetrics::snapshot`] whenever you like. Calls and errors are also counted through the
+//! `metrics` facade as [`STORAGE_CALLS`] and [`STORAGE_ERRORS`] by `operation` (a no-op unless
+//! the process installed a recorder).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -41,6 +43,11 @@ use crate::payloads::PayloadStore;
 use crate::queue::{Dequeued, NewQueueMessage, QueueName, QueueStats, QueueStore, Receipt};
 use crate::store::TaskHubStore;
 
+/// The `metrics` counter of storage calls, by `operation` ([`Operation::name`]).
+pub const STORAGE_CALLS: &str = "taskhub_storage_calls_total";
+/// The `metrics` counter of storage calls that returned an error, by `operation`.
+pub const STORAGE_ERRORS: &str = "taskhub_storage_errors_total";
+
 #[derive(Debug, Default)]
 struct Cell {
     calls: AtomicU64,
@@ -71,8 +78,11 @@ impl StoreMetrics {
     fn record(&self, op: Operation, ok: bool, took: Duration) {
         let cell = &self.counters.cells[op.index()];
         cell.calls.fetch_add(1, Ordering::Relaxed);
+        // The same counts through the `metrics` facade (a no-op without a recorder).
+        metrics::counter!(STORAGE_CALLS, "operation" => op.name()).increment(1);
         if !ok {
             cell.errors.fetch_add(1, Ordering::Relaxed);
+            metrics::counter!(STORAGE_ERRORS, "operation" => op.name()).increment(1);
         }
         let nanos = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
         cell.nanos.fetch_add(nanos, Ordering::Relaxed);

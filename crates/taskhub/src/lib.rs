@@ -16,6 +16,7 @@ pub mod lease;
 pub mod settings;
 mod signals;
 mod startup;
+pub mod telemetry;
 pub mod worker;
 
 pub use client::{

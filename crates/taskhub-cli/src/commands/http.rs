@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 
 use anyhow::Context as _;
 use taskhub::{Settings, TaskHub};
-use taskhub_http::{HttpConfig, StatsSource};
+use taskhub_http::{HttpConfig, MetricsRender, StatsSource};
 
 /// Where to listen, checked against the token rule before anything is opened.
 pub struct Listen {
@@ -26,14 +26,21 @@ impl Listen {
     }
 
     /// Binds and serves in the background; prints the URL.
-    pub async fn start(self, hub: &TaskHub, stats: Option<StatsSource>) -> anyhow::Result<Running> {
+    pub async fn start(
+        self,
+        hub: &TaskHub,
+        stats: Option<StatsSource>,
+        metrics: MetricsRender,
+    ) -> anyhow::Result<Running> {
         let listener = tokio::net::TcpListener::bind(self.addr)
             .await
             .with_context(|| format!("cannot listen on {}", self.addr))?;
         let local = listener
             .local_addr()
             .context("cannot read the bound address")?;
-        let mut config = HttpConfig::new(hub.clone()).with_token(self.token.clone());
+        let mut config = HttpConfig::new(hub.clone())
+            .with_token(self.token.clone())
+            .with_metrics(metrics);
         if let Some(s) = stats {
             config = config.with_worker_stats(s);
         }

@@ -15,8 +15,9 @@ pub async fn run(global: &GlobalArgs, addr: &str) -> anyhow::Result<()> {
     let listen = Listen::check(addr, &settings)?;
     let db = settings::db_path(global, DEFAULT_DB);
     let mut signals = StopSignals::install()?;
+    let metrics = crate::metrics::install()?;
     let hub = settings::open_hub(global, &db, settings, false).await?;
-    let server = listen.start(&hub, None).await?;
+    let server = listen.start(&hub, None, metrics).await?;
     let _ = std::io::stdout().flush();
     let signal = signals.recv().await?;
     eprintln!("{signal}: shutting down");

@@ -19,13 +19,21 @@ pub async fn run(global: &GlobalArgs, http: Option<&str>) -> anyhow::Result<()> 
         .transpose()?;
     let db = settings::db_path(global, DEFAULT_DB);
     let mut signals = StopSignals::install()?;
+    let metrics = http
+        .as_ref()
+        .map(|_| crate::metrics::install())
+        .transpose()?;
     let hub = settings::open_hub(global, &db, settings, false).await?;
     let worker = Worker::start(&hub, workloads::registry())
         .await
         .context("cannot start the worker")?;
-    let server = match http {
-        Some(listen) => Some(listen.start(&hub, Some(worker.stats_source())).await?),
-        None => None,
+    let server = match (http, metrics) {
+        (Some(listen), Some(metrics)) => Some(
+            listen
+                .start(&hub, Some(worker.stats_source()), metrics)
+                .await?,
+        ),
+        _ => None,
     };
     let worker_id = worker.name().to_owned();
     crate::outln!(

@@ -12,12 +12,14 @@ use taskhub_core::{
 };
 use taskhub_storage::{Dequeued, QueueName};
 use tokio::sync::OwnedSemaphorePermit;
-use tracing::warn;
+use tracing::{warn, Instrument as _};
 
 use super::backoff::{seed_for, Backoff};
 use super::result_commit::{self, WorkItemHold};
 use super::{outbox, poison, Shared};
 use crate::codec::{self, DecodeError};
+use crate::telemetry::spans::{self, ActivitySpan, Place};
+use crate::telemetry::{self, TraceContext};
 
 /// Polls the work-item queue until the worker stops.
 pub(crate) async fn poll_work_items(shared: Arc<Shared>) {
@@ -147,6 +149,30 @@ async fn run_one(shared: Arc<Shared>, m: Dequeued, _permit: OwnedSemaphorePermit
         .unwrap_or_else(PoisonError::into_inner)
         .insert(flight, (queue, m.receipt.clone()));
 
+    let partition_hint = message
+        .target_partition
+        .unwrap_or_else(|| message.target.partition(shared.hub.partition_count()));
+    let parent = message
+        .traceparent
+        .as_deref()
+        .and_then(TraceContext::parse)
+        .unwrap_or_else(|| TraceContext::of_execution(&execution));
+    let trace = parent.child();
+    let span = spans::activity(&ActivitySpan {
+        name,
+        instance: &message.target,
+        execution: &execution,
+        task_id: *task_id,
+        place: Place {
+            partition: partition_hint,
+            epoch: None,
+        },
+        parent,
+        context: trace,
+    });
+    telemetry::record::activity_started(name);
+    let started = shared.hub.clock().monotonic();
+
     let ctx = ActivityContext::new(ActivityInvocation {
         instance_id: message.target.clone(),
         execution_id: execution.clone(),
@@ -164,7 +190,7 @@ async fn run_one(shared: Arc<Shared>, m: Dequeued, _permit: OwnedSemaphorePermit
         Ok(fut) => {
             // Run on its own task so a panic becomes a failure, and keep the message hidden.
             // If this run is abandoned (shutdown timed out), the activity stops with it.
-            let mut handle = tokio::spawn(fut);
+            let mut handle = tokio::spawn(fut.instrument(span.clone()));
             let _stop_with_this_run = AbortOnDrop(handle.abort_handle());
             let visibility = settings.work_item_visibility_timeout;
             loop {
@@ -180,6 +206,11 @@ async fn run_one(shared: Arc<Shared>, m: Dequeued, _permit: OwnedSemaphorePermit
             }
         }
     };
+    telemetry::record::activity_finished(
+        name,
+        outcome.is_ok(),
+        shared.hub.clock().monotonic().saturating_sub(started),
+    );
     let event = match outcome {
         Ok(result) => EventKind::TaskCompleted {
             task_id: *task_id,
@@ -190,9 +221,7 @@ async fn run_one(shared: Arc<Shared>, m: Dequeued, _permit: OwnedSemaphorePermit
             failure,
         },
     };
-    let hint = message
-        .target_partition
-        .unwrap_or_else(|| message.target.partition(shared.hub.partition_count()));
+    let hint = partition_hint;
     // The instance may have moved off a partition that is being removed.
     let partition = shared.route(&message.target, hint).await.unwrap_or(hint);
     let reply = Message {
@@ -206,6 +235,7 @@ async fn run_one(shared: Arc<Shared>, m: Dequeued, _permit: OwnedSemaphorePermit
         episode: message.episode,
         enqueued_at: shared.hub.clock().now(),
         target_partition: Some(partition),
+        traceparent: Some(trace.traceparent()),
         event,
     };
     let reply_queue = QueueName::Control(partition);

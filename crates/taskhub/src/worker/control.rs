@@ -193,7 +193,9 @@ fn dispatch(shared: &Arc<Shared>, instance: InstanceId, batch: Vec<Delivery>) {
         None => batch,
     };
     let (tx, rx) = mpsc::unbounded_channel();
-    sessions.insert(instance.clone(), tx);
+    if sessions.insert(instance.clone(), tx).is_none() {
+        crate::telemetry::record::session(true);
+    }
     drop(sessions);
     shared.spawn(session::run(shared.clone(), instance, batch, rx));
 }

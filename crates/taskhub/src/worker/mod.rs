@@ -14,6 +14,7 @@ mod result_commit;
 mod retire;
 mod session;
 mod turn;
+mod turn_trace;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -160,6 +161,7 @@ impl Shared {
             .unwrap_or_else(PoisonError::into_inner);
         if held.get(&partition).is_some_and(|a| a.epoch == epoch) {
             if let Some(a) = held.remove(&partition) {
+                crate::telemetry::record::lease(partition, false, false);
                 let _ = a.stop.send(true);
             }
         }
@@ -258,6 +260,17 @@ impl Drop for WorkerHandle {
         // in particular the lease manager stops renewing, as a crashed process would.
         let _ = self.stop.send(true);
         self.leases.abort();
+        // The leases are left to expire, but this process no longer processes them.
+        let held = std::mem::take(
+            &mut *self
+                .shared
+                .partitions
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
+        for partition in held.keys() {
+            crate::telemetry::record::lease(*partition, false, false);
+        }
         let mut sets = [
             std::mem::take(&mut self.pollers),
             take_set(&self.shared.pollers),
@@ -300,6 +313,7 @@ async fn give_back_held(shared: &Shared) {
         .unwrap_or_else(PoisonError::into_inner)
         .drain()
         .collect();
+    crate::telemetry::record::sessions_left(senders.len());
     drop(senders);
     let stopped: Vec<(QueueName, Receipt)> = shared
         .in_flight

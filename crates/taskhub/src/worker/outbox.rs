@@ -21,6 +21,8 @@ pub(crate) struct Origin<'a> {
     pub episode: u64,
     pub now: Timestamp,
     pub name: &'a str,
+    /// The sending turn's trace context, carried by every message it sends.
+    pub traceparent: Option<&'a str>,
 }
 
 impl Origin<'_> {
@@ -42,6 +44,7 @@ impl Origin<'_> {
             episode: self.episode,
             enqueued_at: self.now,
             target_partition: None,
+            traceparent: self.traceparent.map(str::to_owned),
             event,
         }
     }

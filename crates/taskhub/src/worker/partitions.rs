@@ -75,6 +75,11 @@ impl PartitionHost for Host {
                     retiring,
                 },
             );
+        crate::telemetry::record::lease(
+            partition,
+            previous.is_none(),
+            previous.as_ref().is_none_or(|old| old.epoch != epoch),
+        );
         if let Some(old) = previous {
             let _ = old.stop.send(true);
         }
@@ -175,6 +180,7 @@ impl PartitionHost for Host {
             .unwrap_or_else(PoisonError::into_inner)
             .remove(&partition);
         if let Some(a) = removed {
+            crate::telemetry::record::lease(partition, false, false);
             let _ = a.stop.send(true);
             tracing::debug!(partition, ?why, "stopped processing partition");
         }
@@ -204,6 +210,7 @@ pub(crate) async fn start_leases(shared: &Arc<Shared>) -> JoinHandle<LeaseManage
     let mut manager = LeaseManager::new(store, clock.clone(), config);
     let mut host = Host(shared.clone());
     let mut wait = manager.tick(&mut host).await;
+    sample_queues(shared).await;
     let mut stop = shared.stop.clone();
     tokio::spawn(async move {
         loop {
@@ -216,6 +223,27 @@ pub(crate) async fn start_leases(shared: &Arc<Shared>) -> JoinHandle<LeaseManage
                 _ = stop.changed() => return manager,
             }
             wait = manager.tick(&mut host).await;
+            sample_queues(&host.0).await;
         }
     })
+}
+
+/// Sets the queue gauges of the held partitions and the work-item queue (if sampling is on).
+async fn sample_queues(shared: &Shared) {
+    if !crate::telemetry::queue_sampling_enabled() {
+        return;
+    }
+    let held: Vec<u32> = shared
+        .partitions
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .keys()
+        .copied()
+        .collect();
+    crate::telemetry::sample(
+        shared.hub.store().as_ref(),
+        shared.hub.clock().as_ref(),
+        held,
+    )
+    .await;
 }

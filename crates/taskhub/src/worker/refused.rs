@@ -61,6 +61,8 @@ pub(crate) async fn notice(
         episode: 0,
         enqueued_at: shared.hub.clock().now(),
         target_partition: Some(partition),
+        // The answer joins the trace of the parent's turn that asked for the start.
+        traceparent: m.traceparent.clone(),
         event: EventKind::SubOrchestrationFailed {
             task_id: parent.task_id,
             failure: FailureDetails::new(INSTANCE_IN_USE, why),

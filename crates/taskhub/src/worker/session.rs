@@ -85,7 +85,9 @@ pub(crate) async fn run(
                         batch = b;
                     }
                     Err(_) => {
-                        sessions.remove(&instance);
+                        if sessions.remove(&instance).is_some() {
+                            crate::telemetry::record::session(false);
+                        }
                         return;
                     }
                 }

@@ -13,15 +13,17 @@ use taskhub_storage::{
     CheckpointRequest, ETag, Expect, HistorySnapshot, HistoryWrite, InstanceRow, LeaseFence,
     OutboundMessage, QueueName, Receipt, StorageError,
 };
-use tracing::{debug, error, info, warn};
+use tracing::{debug, error, info, warn, Instrument as _};
 
 use super::delivery::Delivery;
 use super::outbox::{self, Origin};
 use super::refused;
 use super::session::Cached;
+use super::turn_trace;
 use super::Shared;
 use crate::client::prestart;
 use crate::signals::InstanceChanged;
+use crate::telemetry;
 
 /// How long a message for the next execution of an instance that continued as new waits
 /// before it is delivered again (its start is already queued ahead of it).
@@ -260,7 +262,7 @@ fn accept_start(row: Option<&InstanceRow>, loaded: Option<&ExecutionId>, m: &Mes
     }
 }
 
-/// Runs one turn over `batch` and commits it.
+/// Runs one turn over `batch` and commits it, in the turn's span.
 async fn run(
     shared: &Arc<Shared>,
     instance: &InstanceId,
@@ -271,6 +273,33 @@ async fn run(
     if batch.is_empty() {
         return;
     }
+    let Some((session, _)) = cached.session.as_ref() else {
+        return;
+    };
+    let partition = partition_of(shared, instance, batch[0].queue);
+    let messages: Vec<&Message> = batch.iter().map(|d| &d.message).collect();
+    let trace = turn_trace::TurnTrace::new(turn_trace::TurnTraceRequest {
+        session,
+        instance,
+        messages: &messages,
+        partition,
+        epoch: shared.fence(partition).map(|f| f.epoch),
+    });
+    let span = trace.span.clone();
+    run_traced(shared, instance, cached, batch, new_execution, &trace)
+        .instrument(span)
+        .await;
+}
+
+/// Runs one turn over `batch` and commits it.
+async fn run_traced(
+    shared: &Arc<Shared>,
+    instance: &InstanceId,
+    cached: &mut Cached,
+    batch: Vec<Delivery>,
+    new_execution: bool,
+    trace: &turn_trace::TurnTrace,
+) {
     let partition = partition_of(shared, instance, batch[0].queue);
     let Some(fence) = shared.fence(partition) else {
         // The lease ended: never commit without one.
@@ -289,6 +318,7 @@ async fn run(
         messages: batch.iter().map(|d| d.message.clone()).collect(),
     });
     emit_logs(instance, &result);
+    trace.timers_fired(&batch, &result);
     let not_started: HashSet<&MessageId> = result
         .discarded
         .iter()
@@ -403,6 +433,7 @@ async fn run(
             episode: session.episode(),
             now,
             name: &name,
+            traceparent: Some(trace.traceparent.as_str()),
         };
         match outbox::build(shared, &origin, &result.actions).await {
             Ok(mut o) => outbound.append(&mut o),
@@ -458,7 +489,10 @@ async fn run(
         outbound,
         consumed,
     };
-    match commit(shared, request).await {
+    let started = shared.hub.clock().monotonic();
+    let committed = commit(shared, request).await;
+    telemetry::record::checkpoint(shared.hub.clock().monotonic().saturating_sub(started));
+    match committed {
         Ok(outcome) => {
             if let Some(e) = outcome.history_etag {
                 *etag = Some(e);
@@ -467,6 +501,7 @@ async fn run(
                 r.etag = outcome.instance_etag;
                 // Counted before the change is published, so a waiter sees the turn counted.
                 shared.stat(|s| s.turns += 1);
+                telemetry::record::turn(&trace.name);
                 let changed = cached.row.as_ref().is_none_or(|old| old.status != r.status);
                 if changed {
                     shared.hub.inner.signals.instance_changed(InstanceChanged {

@@ -1,0 +1,56 @@
+//! Metrics for `taskhub serve` and `taskhub worker --http`: a Prometheus recorder installed for
+//! the process (no listener of its own: the HTTP API renders it at `/metrics`), the store
+//! wrapped in [`Instrumented`] so storage calls are counted by operation, and queue sampling
+//! turned on. Other commands install nothing, so their metrics cost the facade's no-op.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
+use taskhub::telemetry::names;
+use taskhub_http::MetricsRender;
+use taskhub_storage::{Instrumented, TaskHubStore};
+
+/// Set once a recorder is installed: stores opened afterwards are instrumented.
+static INSTALLED: AtomicBool = AtomicBool::new(false);
+
+/// Histogram buckets in seconds: 1 ms to 1 min.
+const BUCKETS: [f64; 12] = [
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0, 60.0,
+];
+
+/// Installs the Prometheus recorder for this process and turns queue sampling on; returns the
+/// renderer for `/metrics`. Call it before opening the hub. Needs a Tokio runtime (a task
+/// keeps the histograms drained).
+pub fn install() -> anyhow::Result<MetricsRender> {
+    let mut builder = PrometheusBuilder::new();
+    for name in names::HISTOGRAMS {
+        builder = builder
+            .set_buckets_for_metric(Matcher::Full(name.to_owned()), &BUCKETS)
+            .context("cannot set the histogram buckets")?;
+    }
+    let handle = builder
+        .install_recorder()
+        .context("cannot install the metrics recorder")?;
+    INSTALLED.store(true, Ordering::SeqCst);
+    taskhub::telemetry::enable_queue_sampling(true);
+    let upkeep = handle.clone();
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            upkeep.run_upkeep();
+        }
+    });
+    Ok(Arc::new(move || handle.render()))
+}
+
+/// `store` as the hub should use it: counted by [`Instrumented`] when a recorder is installed.
+pub fn store<S: TaskHubStore + 'static>(store: S) -> Arc<dyn TaskHubStore> {
+    if INSTALLED.load(Ordering::SeqCst) {
+        Arc::new(Instrumented::new(store))
+    } else {
+        Arc::new(store)
+    }
+}
