@@ -17,6 +17,8 @@ mod azure;
 mod commands;
 mod demo;
 mod metrics;
+#[cfg(feature = "otlp")]
+mod otlp;
 mod output;
 mod settings;
 mod table;
@@ -30,7 +32,7 @@ use args::{Cli, Command};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_tracing();
+    let otlp = init_tracing(&cli);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -41,7 +43,14 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(cli)) {
+    let result = runtime.block_on(run(cli));
+    #[cfg(feature = "otlp")]
+    if let Some(otlp) = otlp {
+        otlp.shutdown();
+    }
+    #[cfg(not(feature = "otlp"))]
+    let () = otlp;
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
@@ -51,14 +60,58 @@ fn main() -> ExitCode {
 }
 
 /// Logs go to stderr; the level comes from `RUST_LOG` and defaults to `warn` so that the demo's
-/// output stays clean.
-fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+/// output stays clean. With the `otlp` feature and an `otlp_endpoint` setting, the runtime's
+/// spans are also exported (whatever the log level); the returned handle flushes them.
+#[cfg(feature = "otlp")]
+fn init_tracing(cli: &Cli) -> Option<otlp::Otlp> {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    use tracing_subscriber::Layer as _;
+
+    // A bad setting is reported by the command itself.
+    let endpoint = settings::resolve(&cli.global, &[])
+        .map(|s| s.otlp_endpoint)
+        .unwrap_or_default();
+    let (handle, layer) = if endpoint.is_empty() {
+        (None, None)
+    } else {
+        match otlp::Otlp::start(&endpoint) {
+            Ok((h, l)) => (Some(h), Some(l)),
+            Err(e) => {
+                eprintln!("warning: {e:#}; spans are not exported");
+                (None, None)
+            }
+        }
+    };
+    let _ = tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_filter(log_filter()),
+        )
+        .with(layer)
+        .try_init();
+    handle
+}
+
+/// Logs go to stderr; the level comes from `RUST_LOG` and defaults to `warn` so that the demo's
+/// output stays clean. (Built without the `otlp` feature: an `otlp_endpoint` is warned about.)
+#[cfg(not(feature = "otlp"))]
+fn init_tracing(cli: &Cli) {
+    if settings::resolve(&cli.global, &[]).is_ok_and(|s| !s.otlp_endpoint.is_empty()) {
+        eprintln!(
+            "warning: otlp_endpoint is set but this taskhub was built without the `otlp` feature; spans are not exported"
+        );
+    }
     let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+        .with_env_filter(log_filter())
         .with_writer(std::io::stderr)
         .try_init();
+}
+
+fn log_filter() -> tracing_subscriber::EnvFilter {
+    tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"))
 }
 
 async fn run(cli: Cli) -> anyhow::Result<()> {

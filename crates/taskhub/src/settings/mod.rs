@@ -5,6 +5,7 @@
 mod backend;
 mod builder;
 mod http;
+mod telemetry;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -97,6 +98,10 @@ pub struct Settings {
     /// set, every API request must carry `Authorization: Bearer <token>`. Also read from
     /// `TASKHUB_HTTP_TOKEN`. Default: none.
     pub http_token: Secret,
+    /// Where the `taskhub` binary built with its `otlp` feature sends its spans (an OTLP/HTTP
+    /// collector such as `http://127.0.0.1:4318`); empty for no export. Also read from
+    /// `TASKHUB_OTLP_ENDPOINT`. The runtime itself does not read it. Default: empty.
+    pub otlp_endpoint: String,
 }
 
 impl Default for Settings {
@@ -135,6 +140,7 @@ impl Default for Settings {
             azure_client_secret: Secret::default(),
             azure_authority_host: String::new(),
             http_token: Secret::default(),
+            otlp_endpoint: String::new(),
         }
     }
 }
@@ -295,6 +301,7 @@ impl Settings {
             "worker_id" => value.trim().clone_into(&mut self.worker_id),
             n if backend::KEYS.contains(&n) => backend::set(self, n, value)?,
             n if http::KEYS.contains(&n) => http::set(self, n, value),
+            n if telemetry::KEYS.contains(&n) => telemetry::set(self, n, value)?,
             _ => {
                 return Err(err(format!(
                     "unknown setting (known: {})",
@@ -313,7 +320,7 @@ pub const BACKEND_TABLES: [&str; 2] = [BACKEND_SQLITE, "azure"];
 const BACKEND_SQLITE: &str = "sqlite";
 
 /// Every setting name.
-pub const KNOWN: [&str; 33] = [
+pub const KNOWN: [&str; 34] = [
     "partition_count",
     "control_queue_batch_size",
     "control_queue_buffer_threshold",
@@ -347,6 +354,7 @@ pub const KNOWN: [&str; 33] = [
     "azure_client_secret",
     "azure_authority_host",
     "http_token",
+    "otlp_endpoint",
 ];
 
 /// Parses `30`, `0.5`, `500ms`, `30s`, `5m`, `1h`.
