@@ -32,7 +32,10 @@ use args::{Cli, Command};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    #[cfg(feature = "otlp")]
     let otlp = init_tracing(&cli);
+    #[cfg(not(feature = "otlp"))]
+    init_tracing(&cli);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -48,8 +51,6 @@ fn main() -> ExitCode {
     if let Some(otlp) = otlp {
         otlp.shutdown();
     }
-    #[cfg(not(feature = "otlp"))]
-    let () = otlp;
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
