@@ -10,6 +10,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
+# The CLI's optional OTLP export (feature `otlp`, off by default): lints and its unit test.
+cargo clippy -p taskhub-cli --all-targets --features otlp --locked -- -D warnings
+cargo test -p taskhub-cli --features otlp --locked --bin taskhub otlp
 ./scripts/with-chromium.sh ./scripts/with-azurite.sh bash -c '
   set -euo pipefail
   cargo test --workspace --all-targets --locked
