@@ -273,22 +273,34 @@ async fn run(
     if batch.is_empty() {
         return;
     }
-    let Some((session, _)) = cached.session.as_ref() else {
-        return;
-    };
     let partition = partition_of(shared, instance, batch[0].queue);
     let messages: Vec<&Message> = batch.iter().map(|d| &d.message).collect();
-    let trace = turn_trace::TurnTrace::new(turn_trace::TurnTraceRequest {
-        session,
-        instance,
-        messages: &messages,
-        partition,
-        epoch: shared.fence(partition).map(|f| f.epoch),
+    let trace = cached.session.as_ref().map(|(session, _)| {
+        turn_trace::TurnTrace::new(turn_trace::TurnTraceRequest {
+            session,
+            instance,
+            messages: &messages,
+            partition,
+            epoch: shared.fence(partition).map(|f| f.epoch),
+        })
     });
-    let span = trace.span.clone();
-    run_traced(shared, instance, cached, batch, new_execution, &trace)
-        .instrument(span)
-        .await;
+    drop(messages);
+    match &trace {
+        Some(t) => {
+            run_traced(
+                shared,
+                instance,
+                cached,
+                batch,
+                new_execution,
+                trace.as_ref(),
+            )
+            .instrument(t.span.clone())
+            .await;
+        }
+        // No session (nothing to trace): the turn gives the batch back or does nothing.
+        None => run_traced(shared, instance, cached, batch, new_execution, None).await,
+    }
 }
 
 /// Runs one turn over `batch` and commits it.
@@ -298,7 +310,7 @@ async fn run_traced(
     cached: &mut Cached,
     batch: Vec<Delivery>,
     new_execution: bool,
-    trace: &turn_trace::TurnTrace,
+    trace: Option<&turn_trace::TurnTrace>,
 ) {
     let partition = partition_of(shared, instance, batch[0].queue);
     let Some(fence) = shared.fence(partition) else {
@@ -318,7 +330,9 @@ async fn run_traced(
         messages: batch.iter().map(|d| d.message.clone()).collect(),
     });
     emit_logs(instance, &result);
-    trace.timers_fired(&batch, &result);
+    if let Some(t) = trace {
+        t.timers_fired(&batch, &result);
+    }
     let not_started: HashSet<&MessageId> = result
         .discarded
         .iter()
@@ -433,7 +447,7 @@ async fn run_traced(
             episode: session.episode(),
             now,
             name: &name,
-            traceparent: Some(trace.traceparent.as_str()),
+            traceparent: trace.map(|t| t.traceparent.as_str()),
         };
         match outbox::build(shared, &origin, &result.actions).await {
             Ok(mut o) => outbound.append(&mut o),
@@ -501,7 +515,7 @@ async fn run_traced(
                 r.etag = outcome.instance_etag;
                 // Counted before the change is published, so a waiter sees the turn counted.
                 shared.stat(|s| s.turns += 1);
-                telemetry::record::turn(&trace.name);
+                telemetry::record::turn(&session.name());
                 let changed = cached.row.as_ref().is_none_or(|old| old.status != r.status);
                 if changed {
                     shared.hub.inner.signals.instance_changed(InstanceChanged {
