@@ -21,7 +21,8 @@ pub struct HistorySnapshot {
     pub etag: ETag,
     /// Outbound messages of a checkpoint that committed its history but may not have sent
     /// them (a torn checkpoint on a backend without transactions). The loader re-sends them
-    /// (receivers de-duplicate by message ID) and clears them with its next checkpoint.
+    /// (receivers de-duplicate by message ID) and clears them, both in one checkpoint of no
+    /// events that carries them as its outbound messages, fenced and conditional on `etag`.
     pub pending_outbox: Vec<OutboundMessage>,
 }
 
