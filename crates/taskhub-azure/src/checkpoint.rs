@@ -28,7 +28,7 @@ use taskhub_storage::{
 use crate::history::{
     encode_outbox, event_key, parse_sentinel, sentinel_props, SentinelState, SENTINEL,
 };
-use crate::store::{extend, AzureStore};
+use crate::store::{extend, num, AzureStore};
 use crate::tables::{entity, BatchOp, MAX_BATCH};
 
 /// Azure's steps, for the driver (a view, so the primitives are not public store methods).
@@ -117,6 +117,7 @@ impl CheckpointPrimitives for Primitives<'_> {
             vec![
                 ("Outbox".to_owned(), String::new()),
                 ("OutboxBlob".to_owned(), String::new()),
+                ("OutboxAt".to_owned(), String::new()),
             ],
         );
         state.etag = self
@@ -227,6 +228,14 @@ impl AzureStore {
             )
             .await?,
         );
+        // When the outbox was written (this store's clock): a loader re-sends it only once
+        // its writer cannot still be sending it (`HistorySnapshot::pending_since`).
+        let outbox_at = if request.outbound.is_empty() {
+            String::new()
+        } else {
+            num(self.clock.now().as_millis())
+        };
+        extend(&mut sentinel, vec![("OutboxAt".to_owned(), outbox_at)]);
         let mut ops = final_rows;
         ops.push(match &previous {
             Some(p) => BatchOp::Replace(sentinel, p.etag.clone()),

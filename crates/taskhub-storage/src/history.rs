@@ -1,7 +1,7 @@
 //! The history table: the event log of each instance.
 
 use async_trait::async_trait;
-use taskhub_core::{ExecutionId, HistoryEvent, InstanceId};
+use taskhub_core::{ExecutionId, HistoryEvent, InstanceId, Timestamp};
 
 use crate::checkpoint::OutboundMessage;
 use crate::error::StorageResult;
@@ -24,6 +24,10 @@ pub struct HistorySnapshot {
     /// (receivers de-duplicate by message ID) and clears them, both in one checkpoint of no
     /// events that carries them as its outbound messages, fenced and conditional on `etag`.
     pub pending_outbox: Vec<OutboundMessage>,
+    /// When the checkpoint that left `pending_outbox` committed, by the writing store's clock
+    /// (`None` when the outbox is empty). A live writer may still be sending it: the loader
+    /// re-sends only an outbox old enough that its writer cannot still be at work.
+    pub pending_since: Option<Timestamp>,
 }
 
 /// Reading history. Writes go through a [`CheckpointRequest`](crate::CheckpointRequest).

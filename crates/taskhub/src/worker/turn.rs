@@ -57,7 +57,15 @@ pub(crate) async fn process(
             return;
         };
         match load(shared, instance, fence).await {
-            Ok((session, etag, row, repair)) => {
+            Ok(Loaded::Deferred(wait)) => {
+                // A checkpoint's outbox that its writer may still be sending: neither re-send
+                // it (a live writer's messages would go twice) nor run a turn (whose commit
+                // would replace it). Come back once its writer cannot still be at work.
+                debug!(%instance, ?wait, "the history has a fresh pending outbox; retrying later");
+                give_back(shared, &due, wait).await;
+                return;
+            }
+            Ok(Loaded::Ready((session, etag, row, repair))) => {
                 cached.row = row;
                 if let Some(terminal) = repair {
                     let row =
@@ -616,26 +624,53 @@ fn build_row(
 /// last `ExecutionSuspended`).
 type Repair = Option<Option<EventKind>>;
 
+/// What [`load`] found.
+enum Loaded {
+    /// The session, its history ETag, the instance row, and a repair marker when the row may
+    /// be behind the history.
+    Ready(
+        (
+            OrchestrationSession,
+            Option<ETag>,
+            Option<InstanceRow>,
+            Repair,
+        ),
+    ),
+    /// The history carries a pending outbox younger than [`outbox_grace`]: its writer may
+    /// still be sending it. Retry after this long.
+    Deferred(Duration),
+}
+
+/// How old a pending outbox must be before a loader takes it for a torn checkpoint's and
+/// re-sends it: a lease interval, after which a live writer that held the lease when it
+/// committed has stopped working on the partition (it stops on its own when it has not
+/// renewed for that long). A younger one is most likely a checkpoint still under way in
+/// another worker (a handover whose drain timed out, a lease taken from a stalled worker, a
+/// removed partition's last turn): re-sending it would send its messages twice, and an
+/// activity would run twice.
+fn outbox_grace(shared: &Shared) -> Duration {
+    shared.hub.settings().lease_interval
+}
+
 /// Loads history (re-sending a torn checkpoint's outbox, see [`resend_outbox`]) and the
-/// instance row. Returns a repair marker when the row may be behind the history.
+/// instance row.
 async fn load(
     shared: &Shared,
     instance: &InstanceId,
     fence: LeaseFence,
-) -> Result<
-    (
-        OrchestrationSession,
-        Option<ETag>,
-        Option<InstanceRow>,
-        Repair,
-    ),
-    StorageError,
-> {
+) -> Result<Loaded, StorageError> {
     let store = shared.hub.store();
     let snapshot = store.load_history(instance).await?;
     let row = store.get_instance(instance).await?;
-    Ok(match snapshot {
+    Ok(Loaded::Ready(match snapshot {
         Some(s) => {
+            if let Some(since) = s.pending_since.filter(|_| !s.pending_outbox.is_empty()) {
+                let age = shared.hub.clock().now().saturating_since(since);
+                let grace = outbox_grace(shared);
+                if age < grace {
+                    return Ok(Loaded::Deferred(grace - age));
+                }
+            }
             let etag = resend_outbox(shared, instance, fence, &s).await?;
             let session =
                 OrchestrationSession::load(shared.registry.clone(), instance.clone(), &s.events);
@@ -670,7 +705,7 @@ async fn load(
             row,
             None,
         ),
-    })
+    }))
 }
 
 /// Re-sends the outbox a torn checkpoint left pending, and clears it in the same step, so that
