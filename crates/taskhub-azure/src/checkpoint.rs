@@ -169,12 +169,22 @@ impl AzureStore {
                 ("OutboxBlob".to_owned(), String::new()),
             ],
         );
-        if let Ok(etag) = self
-            .tables
-            .merge(&self.names.history, &e, Some(&state.etag))
-            .await
-        {
-            state.etag = etag;
+        let cleared = if self.injected_clear_failure() {
+            Err(StorageError::Unavailable("injected step-5 failure".to_owned()))
+        } else {
+            self.tables
+                .merge(&self.names.history, &e, Some(&state.etag))
+                .await
+        };
+        match cleared {
+            Ok(etag) => state.etag = etag,
+            Err(e) => {
+                // The checkpoint stands (step 1 committed it); its outbox stays pending and
+                // the instance's next loader re-sends it, de-duplicated by message ID.
+                self.outbox_clear_failures
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                tracing::warn!(instance = %request.instance_id, error = %e, "could not clear the pending outbox (checkpoint step 5); the next load of the instance re-sends it");
+            }
         }
         state
     }
