@@ -170,7 +170,9 @@ impl AzureStore {
             ],
         );
         let cleared = if self.injected_clear_failure() {
-            Err(StorageError::Unavailable("injected step-5 failure".to_owned()))
+            Err(StorageError::Unavailable(
+                "injected step-5 failure".to_owned(),
+            ))
         } else {
             self.tables
                 .merge(&self.names.history, &e, Some(&state.etag))

@@ -16,11 +16,7 @@ use taskhub_storage::{
     OutboundMessage, PartitionStore, QueueName,
 };
 
-fn request(
-    expected: Option<taskhub_storage::ETag>,
-    seq: u64,
-    body: &str,
-) -> CheckpointRequest {
+fn request(expected: Option<taskhub_storage::ETag>, seq: u64, body: &str) -> CheckpointRequest {
     CheckpointRequest {
         instance_id: InstanceId::new("outboxed").unwrap(),
         fence: None,
@@ -59,7 +55,11 @@ async fn a_failed_outbox_clear_is_counted_and_left_for_the_next_loader() {
 
     store.fail_next_outbox_clears(1);
     let outcome = store.checkpoint(request(None, 0, "first")).await.unwrap();
-    assert_eq!(store.outbox_clear_failures(), 1, "the failed step 5 is counted");
+    assert_eq!(
+        store.outbox_clear_failures(),
+        1,
+        "the failed step 5 is counted"
+    );
     let loaded = store.load_history(&id).await.unwrap().unwrap();
     assert_eq!(
         loaded.pending_outbox.len(),
@@ -80,6 +80,10 @@ async fn a_failed_outbox_clear_is_counted_and_left_for_the_next_loader() {
         .unwrap();
     assert_eq!(store.outbox_clear_failures(), 1);
     let after = store.load_history(&id).await.unwrap().unwrap();
-    assert!(after.pending_outbox.is_empty(), "{:?}", after.pending_outbox);
+    assert!(
+        after.pending_outbox.is_empty(),
+        "{:?}",
+        after.pending_outbox
+    );
     assert_eq!(after.events.len(), 2);
 }

@@ -39,7 +39,8 @@ async fn an_event_that_overtakes_its_instances_start_waits_uncounted_and_is_appl
     reg.orchestration(
         "Sender",
         |ctx: OrchestrationContext, target: String| async move {
-            let target = InstanceId::new(&target).map_err(|e| OrchestrationError::new(e.to_string()))?;
+            let target =
+                InstanceId::new(&target).map_err(|e| OrchestrationError::new(e.to_string()))?;
             ctx.raise_event(&target, "ping", &7u64)?;
             Ok::<_, OrchestrationError>(())
         },
@@ -65,8 +66,7 @@ async fn an_event_that_overtakes_its_instances_start_waits_uncounted_and_is_appl
         || {
             let c = c.clone();
             async move {
-                w.stats().discarded >= 4
-                    || !c.list_dead_letters(None, 10).await.unwrap().is_empty()
+                w.stats().discarded >= 4 || !c.list_dead_letters(None, 10).await.unwrap().is_empty()
             }
         },
         || {
@@ -155,7 +155,12 @@ async fn a_start_delivered_twice_and_after_it_finished_runs_one_execution() {
     assert_eq!(done.status(), OrchestrationStatus::Completed);
     assert_eq!(done.output::<u64>().unwrap(), Some(42));
     // The second copy may come after completion: wait until it was judged.
-    until("the duplicate start discarded", || worker.stats().discarded >= 1, || worker.stats()).await;
+    until(
+        "the duplicate start discarded",
+        || worker.stats().discarded >= 1,
+        || worker.stats(),
+    )
+    .await;
 
     // Once more, after the execution finished.
     let before = worker.stats().discarded;
@@ -185,8 +190,15 @@ async fn a_start_delivered_twice_and_after_it_finished_runs_one_execution() {
         .unwrap()
         .unwrap();
     assert_eq!(status.status(), OrchestrationStatus::Completed);
-    assert_eq!(status.row.execution_id, done.row.execution_id, "one execution");
-    assert_eq!(starts_in(&status.history.unwrap()), 1, "one ExecutionStarted");
+    assert_eq!(
+        status.row.execution_id, done.row.execution_id,
+        "one execution"
+    );
+    assert_eq!(
+        starts_in(&status.history.unwrap()),
+        1,
+        "one ExecutionStarted"
+    );
     assert_eq!(runs.load(Ordering::SeqCst), 1, "the activity ran once");
     assert!(client.list_dead_letters(None, 10).await.unwrap().is_empty());
     worker.shutdown().await;

@@ -23,9 +23,7 @@ async fn a_timer_of_one_and_a_half_seconds_fires_no_earlier() {
         let before = ctx.now();
         ctx.sleep(Duration::from_millis(1_500)).await;
         let after = ctx.now();
-        let ms = |t: std::time::SystemTime| {
-            Timestamp::from_system_time(t).as_millis()
-        };
+        let ms = |t: std::time::SystemTime| Timestamp::from_system_time(t).as_millis();
         Ok::<_, OrchestrationError>((ms(before), ms(after)))
     });
     let worker = Worker::start(&hub, reg).await.unwrap();

@@ -245,7 +245,10 @@ mod tests {
         let s = Duration::from_secs(1);
         assert_eq!(whole_units(Duration::from_millis(1_500), s), s);
         assert_eq!(whole_units(Duration::from_millis(999), s), Duration::ZERO);
-        assert_eq!(whole_units(Duration::from_secs(3), s), Duration::from_secs(3));
+        assert_eq!(
+            whole_units(Duration::from_secs(3), s),
+            Duration::from_secs(3)
+        );
         assert_eq!(
             whole_units(Duration::from_millis(1_500), Duration::ZERO),
             Duration::from_millis(1_500),
