@@ -120,12 +120,31 @@ impl CheckpointPrimitives for Primitives<'_> {
                 ("OutboxAt".to_owned(), String::new()),
             ],
         );
-        state.etag = self
-            .0
-            .tables
-            .merge(&self.0.names.history, &e, Some(&state.etag))
-            .await?;
-        Ok(state.to_etag())
+        let cleared = if self.0.injected_clear_failure() {
+            Err(StorageError::Unavailable(
+                "injected step-5 failure".to_owned(),
+            ))
+        } else {
+            self.0
+                .tables
+                .merge(&self.0.names.history, &e, Some(&state.etag))
+                .await
+        };
+        match cleared {
+            Ok(etag) => {
+                state.etag = etag;
+                Ok(state.to_etag())
+            }
+            Err(e) => {
+                // The checkpoint stands (step 1 committed it); its outbox stays pending and
+                // the instance's next loader re-sends it once it is old enough.
+                self.0
+                    .outbox_clear_failures
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                tracing::warn!(%instance, error = %e, "could not clear the pending outbox (checkpoint step 5); the next load of the instance re-sends it");
+                Err(e)
+            }
+        }
     }
 
     async fn history_etag(&self, request: &CheckpointRequest) -> StorageResult<Option<ETag>> {

@@ -26,6 +26,11 @@ use crate::signals::InstanceChanged;
 /// How long a message for the next execution of an instance that continued as new waits
 /// before it is delivered again (its start is already queued ahead of it).
 const NEXT_EXECUTION_RETRY: Duration = Duration::from_millis(50);
+/// How long a message waits, uncounted, for the start of an instance that has not started
+/// (see [`wait_for_start`]).
+const NOT_STARTED_GRACE: Duration = Duration::from_secs(300);
+/// How often such a message is looked at again meanwhile.
+const NOT_STARTED_RETRY: Duration = Duration::from_secs(1);
 
 /// Processes one batch for `instance`.
 pub(crate) async fn process(
@@ -40,7 +45,24 @@ pub(crate) async fn process(
     let Some(deliveries) = under_current_lease(shared, cached, deliveries).await else {
         return;
     };
-    let now = shared.hub.clock().now();
+    // Timers the backend delivered early by less than its delay unit (their delay was rounded
+    // down to whole units, see `outbox::timer_delay`): wait out the remainder here.
+    let unit = shared.hub.store().delay_granularity();
+    let mut now = shared.hub.clock().now();
+    let remainder = deliveries
+        .iter()
+        .filter_map(|d| match d.message.event {
+            EventKind::TimerFired { fire_at, .. } if fire_at > now => {
+                Some(fire_at.saturating_since(now))
+            }
+            _ => None,
+        })
+        .filter(|r| *r <= unit)
+        .max();
+    if let Some(wait) = remainder {
+        shared.hub.clock().sleep(wait).await;
+        now = shared.hub.clock().now();
+    }
     let (early, due): (Vec<Delivery>, Vec<Delivery>) = deliveries.into_iter().partition(
         |d| matches!(d.message.event, EventKind::TimerFired { fire_at, .. } if fire_at > now),
     );
@@ -389,9 +411,8 @@ async fn run(
             }
         }
     } else {
-        let waiting: Vec<&Delivery> = waiting;
         for d in waiting {
-            retry_later(shared, d, Duration::from_secs(1)).await;
+            wait_for_start(shared, d, now).await;
         }
     }
     if discarded > 0 {
@@ -893,6 +914,26 @@ async fn retry_later(shared: &Shared, d: &Delivery, delay: Duration) {
     // A failed delivery: it counts toward the poison threshold.
     if let Err(e) = shared.hub.store().abandon(d.queue, &d.receipt, delay).await {
         debug!(error = %e, "abandon failed; the message reappears after its visibility timeout");
+    }
+}
+
+/// A message for an instance with neither history nor a Pending row: the start it depends on
+/// has not arrived or is not visible yet (queues do not keep order, so an event sent right
+/// after a sub-orchestration's start can overtake it). It goes back with a delay, uncounted,
+/// while younger than [`NOT_STARTED_GRACE`]; after that each delivery counts, so a message for
+/// an instance that never starts ends in the dead letters rather than circling forever.
+async fn wait_for_start(shared: &Shared, d: &Delivery, now: taskhub_core::Timestamp) {
+    if now.saturating_since(d.raw.enqueued_at) < NOT_STARTED_GRACE {
+        if let Err(e) = shared
+            .hub
+            .store()
+            .release(d.queue, &d.receipt, NOT_STARTED_RETRY)
+            .await
+        {
+            debug!(error = %e, "release failed; the message reappears after its visibility timeout");
+        }
+    } else {
+        retry_later(shared, d, NOT_STARTED_RETRY).await;
     }
 }
 
