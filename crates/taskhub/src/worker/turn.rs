@@ -87,7 +87,8 @@ pub(crate) async fn process(
                 give_back(shared, &due, wait).await;
                 return;
             }
-            Ok(Loaded::Ready((session, etag, row, repair))) => {
+            Ok(Loaded::Ready(loaded)) => {
+                let (session, etag, row, repair) = *loaded;
                 cached.row = row;
                 if let Some(terminal) = repair {
                     let row =
@@ -650,12 +651,12 @@ enum Loaded {
     /// The session, its history ETag, the instance row, and a repair marker when the row may
     /// be behind the history.
     Ready(
-        (
+        Box<(
             OrchestrationSession,
             Option<ETag>,
             Option<InstanceRow>,
             Repair,
-        ),
+        )>,
     ),
     /// The history carries a pending outbox younger than [`outbox_grace`]: its writer may
     /// still be sending it. Retry after this long.
@@ -683,7 +684,7 @@ async fn load(
     let store = shared.hub.store();
     let snapshot = store.load_history(instance).await?;
     let row = store.get_instance(instance).await?;
-    Ok(Loaded::Ready(match snapshot {
+    Ok(Loaded::Ready(Box::new(match snapshot {
         Some(s) => {
             if let Some(since) = s.pending_since.filter(|_| !s.pending_outbox.is_empty()) {
                 let age = shared.hub.clock().now().saturating_since(since);
@@ -726,7 +727,7 @@ async fn load(
             row,
             None,
         ),
-    }))
+    })))
 }
 
 /// Re-sends the outbox a torn checkpoint left pending, and clears it in the same step, so that
