@@ -28,7 +28,7 @@ use taskhub_storage::{
 use crate::history::{
     encode_outbox, event_key, parse_sentinel, sentinel_props, SentinelState, SENTINEL,
 };
-use crate::store::{extend, AzureStore};
+use crate::store::{extend, num, AzureStore};
 use crate::tables::{entity, BatchOp, MAX_BATCH};
 
 /// Azure's steps, for the driver (a view, so the primitives are not public store methods).
@@ -117,14 +117,34 @@ impl CheckpointPrimitives for Primitives<'_> {
             vec![
                 ("Outbox".to_owned(), String::new()),
                 ("OutboxBlob".to_owned(), String::new()),
+                ("OutboxAt".to_owned(), String::new()),
             ],
         );
-        state.etag = self
-            .0
-            .tables
-            .merge(&self.0.names.history, &e, Some(&state.etag))
-            .await?;
-        Ok(state.to_etag())
+        let cleared = if self.0.injected_clear_failure() {
+            Err(StorageError::Unavailable(
+                "injected step-5 failure".to_owned(),
+            ))
+        } else {
+            self.0
+                .tables
+                .merge(&self.0.names.history, &e, Some(&state.etag))
+                .await
+        };
+        match cleared {
+            Ok(etag) => {
+                state.etag = etag;
+                Ok(state.to_etag())
+            }
+            Err(e) => {
+                // The checkpoint stands (step 1 committed it); its outbox stays pending and
+                // the instance's next loader re-sends it once it is old enough.
+                self.0
+                    .outbox_clear_failures
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                tracing::warn!(%instance, error = %e, "could not clear the pending outbox (checkpoint step 5); the next load of the instance re-sends it");
+                Err(e)
+            }
+        }
     }
 
     async fn history_etag(&self, request: &CheckpointRequest) -> StorageResult<Option<ETag>> {
@@ -227,6 +247,14 @@ impl AzureStore {
             )
             .await?,
         );
+        // When the outbox was written (this store's clock): a loader re-sends it only once
+        // its writer cannot still be sending it (`HistorySnapshot::pending_since`).
+        let outbox_at = if request.outbound.is_empty() {
+            String::new()
+        } else {
+            num(self.clock.now().as_millis())
+        };
+        extend(&mut sentinel, vec![("OutboxAt".to_owned(), outbox_at)]);
         let mut ops = final_rows;
         ops.push(match &previous {
             Some(p) => BatchOp::Replace(sentinel, p.etag.clone()),

@@ -18,7 +18,7 @@
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use taskhub_core::format::{decode_event, encode_event};
-use taskhub_core::{ExecutionId, HistoryEvent, InstanceId};
+use taskhub_core::{ExecutionId, HistoryEvent, InstanceId, Timestamp};
 use taskhub_storage::{
     ETag, HistorySnapshot, HistoryStore, NewQueueMessage, OutboundMessage, QueueName, StorageError,
     StorageResult,
@@ -224,6 +224,10 @@ impl HistoryStore for AzureStore {
             events,
             etag: state.to_etag(),
             pending_outbox: decode_outbox(&outbox_text, &what)?,
+            pending_since: match sentinel.str("OutboxAt") {
+                "" => None,
+                at => Some(Timestamp::from_millis(parse_num(at, &what)?)),
+            },
         }))
     }
 

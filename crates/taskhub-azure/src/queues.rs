@@ -330,6 +330,11 @@ impl QueueStore for AzureStore {
     fn max_delay(&self) -> Duration {
         MAX_DELAY
     }
+
+    fn delay_granularity(&self) -> Duration {
+        // visibilitytimeout is in whole seconds.
+        Duration::from_secs(1)
+    }
 }
 
 #[cfg(test)]

@@ -70,6 +70,11 @@ pub struct AzureStore {
     pub(crate) names: Names,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) counter: AtomicU64,
+    /// Checkpoints whose step 5 (clearing the pending outbox) failed.
+    pub(crate) outbox_clear_failures: AtomicU64,
+    /// Step-5 failures still to inject (feature `testing`).
+    #[cfg(feature = "testing")]
+    pub(crate) inject_clear_failures: AtomicU64,
 }
 
 impl std::fmt::Debug for AzureStore {
@@ -101,6 +106,9 @@ impl AzureStore {
             names,
             clock: options.clock,
             counter: AtomicU64::new(0),
+            outbox_clear_failures: AtomicU64::new(0),
+            #[cfg(feature = "testing")]
+            inject_clear_failures: AtomicU64::new(0),
         };
         for table in [
             &store.names.history,
@@ -117,6 +125,27 @@ impl AzureStore {
     /// The storage operations this store has sent so far, by kind (every attempt counts).
     pub fn op_counts(&self) -> crate::counters::OpCounts {
         self.http.counters.snapshot()
+    }
+
+    /// How many checkpoints could not clear their pending outbox (step 5) since the store was
+    /// opened: each such outbox is re-sent by the instance's next loader (and de-duplicated by
+    /// its receivers).
+    pub fn outbox_clear_failures(&self) -> u64 {
+        self.outbox_clear_failures.load(Ordering::Relaxed)
+    }
+
+    /// True if this step-5 attempt must fail (injected by a test, feature `testing`).
+    pub(crate) fn injected_clear_failure(&self) -> bool {
+        #[cfg(feature = "testing")]
+        {
+            self.inject_clear_failures
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                .is_ok()
+        }
+        #[cfg(not(feature = "testing"))]
+        {
+            false
+        }
     }
 
     /// A process-unique number (orders dead letters written in one millisecond).

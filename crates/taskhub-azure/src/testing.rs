@@ -35,4 +35,11 @@ impl AzureStore {
             .await
             .map(|_| ())
     }
+
+    /// Makes the next `n` checkpoints fail their step 5 (clearing the pending outbox), as a
+    /// lost answer or a crash right there would.
+    pub fn fail_next_outbox_clears(&self, n: u64) {
+        self.inject_clear_failures
+            .store(n, std::sync::atomic::Ordering::SeqCst);
+    }
 }

@@ -156,6 +156,7 @@ fn load(conn: &Connection, instance: &InstanceId) -> StorageResult<Option<Histor
         events,
         etag: etag_out(head.etag),
         pending_outbox: Vec::new(),
+        pending_since: None,
     }))
 }
 

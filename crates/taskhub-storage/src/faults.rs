@@ -5,7 +5,7 @@
 //! installed, over all operations ([`Trigger::nth`]) or over one ([`Trigger::nth_of`]).
 //! The memory backend applies it inside
 //! ([`MemoryStore::with_faults`](crate::memory::MemoryStore::with_faults));
-//! [`FaultyStore`](crate::faulty::FaultyStore) (feature `testing`) wraps any store with it.
+//! `faulty::FaultyStore` (feature `testing`) wraps any store with it.
 //! A torn checkpoint is stopped by the shared ordered-checkpoint driver
 //! ([`ordered_checkpoint`](crate::ordered_checkpoint)) through a [`StepObserver`], so it tears
 //! the very code a backend without transactions runs.

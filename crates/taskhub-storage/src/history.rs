@@ -1,7 +1,7 @@
 //! The history table: the event log of each instance.
 
 use async_trait::async_trait;
-use taskhub_core::{ExecutionId, HistoryEvent, InstanceId};
+use taskhub_core::{ExecutionId, HistoryEvent, InstanceId, Timestamp};
 
 use crate::checkpoint::OutboundMessage;
 use crate::error::StorageResult;
@@ -21,8 +21,13 @@ pub struct HistorySnapshot {
     pub etag: ETag,
     /// Outbound messages of a checkpoint that committed its history but may not have sent
     /// them (a torn checkpoint on a backend without transactions). The loader re-sends them
-    /// (receivers de-duplicate by message ID) and clears them with its next checkpoint.
+    /// (receivers de-duplicate by message ID) and clears them, both in one checkpoint of no
+    /// events that carries them as its outbound messages, fenced and conditional on `etag`.
     pub pending_outbox: Vec<OutboundMessage>,
+    /// When the checkpoint that left `pending_outbox` committed, by the writing store's clock
+    /// (`None` when the outbox is empty). A live writer may still be sending it: the loader
+    /// re-sends only an outbox old enough that its writer cannot still be at work.
+    pub pending_since: Option<Timestamp>,
 }
 
 /// Reading history. Writes go through a [`CheckpointRequest`](crate::CheckpointRequest).

@@ -266,6 +266,9 @@ impl<S: QueueStore> QueueStore for Instrumented<S> {
     fn max_delay(&self) -> Duration {
         self.inner.max_delay()
     }
+    fn delay_granularity(&self) -> Duration {
+        self.inner.delay_granularity()
+    }
 }
 
 #[async_trait]

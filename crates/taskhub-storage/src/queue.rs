@@ -140,4 +140,11 @@ pub trait QueueStore: Send + Sync {
     fn max_delay(&self) -> Duration {
         Duration::from_secs(7 * 24 * 3600)
     }
+    /// The unit the backend counts delays in (`Duration::ZERO`: exact). A delay that is not a
+    /// whole number of units still keeps the message hidden for at least `delay` (rounded up);
+    /// the runtime sends a timer with its delay rounded down to whole units instead and waits
+    /// the remainder itself, so the timer fires on time rather than up to one unit late.
+    fn delay_granularity(&self) -> Duration {
+        Duration::ZERO
+    }
 }

@@ -32,6 +32,10 @@ fn settings() -> Settings {
     Settings {
         control_queue_visibility_timeout: Duration::from_secs(2),
         work_item_visibility_timeout: Duration::from_secs(3),
+        // A torn checkpoint's outbox is re-sent once it is a lease interval old.
+        lease_interval: Duration::from_secs(3),
+        lease_renew_interval: Duration::from_secs(1),
+        lease_acquire_interval: Duration::from_secs(1),
         ..backends::settings(backends::Backend::Azure)
     }
 }

@@ -272,7 +272,7 @@ async fn three_workers_on_azure_survive_a_kill_and_a_pause_past_the_lease() {
     // runs again — once: the loader clears the outbox in the same fenced, ETag-conditional
     // step (ARCHITECTURE, "When an activity may run twice", case 4). The second result is
     // discarded by message ID (the history check above). Never for an instance on the
-    // partitions only the undisturbed worker held, and never twice after live runs.
+    // partitions only the undisturbed worker held, and at most once per disturbed worker.
     let runs = child::activity_runs(&dir.0);
     assert_eq!(runs.len(), total, "every activity ran");
     let partitions = hub.partition_count();
@@ -286,10 +286,15 @@ async fn three_workers_on_azure_survive_a_kill_and_a_pause_past_the_lease() {
             .iter()
             .filter(|p| **p != killed)
             .count();
+        // One extra run per torn checkpoint of the instance, and each disturbed worker (the
+        // killed one, the paused one) tears at most one: its turn, or a loader's re-send that
+        // it was making (seen: [paused, other, paused] — the killed worker's torn turn re-sent
+        // by the paused worker, whose re-send was torn by the pause and re-sent once more).
         assert!(
-            after_live <= 1,
-            "{instance} task {task} ran again more than once after runs in live processes: \
-             a torn checkpoint's outbox is re-sent once, then cleared (runs: {pids:?})"
+            after_live <= 2,
+            "{instance} task {task} ran again more than twice after runs in live processes: \
+             a torn checkpoint's outbox is re-sent once, then cleared, and only the killed and \
+             the paused worker tear checkpoints (runs: {pids:?})"
         );
         for earlier in &pids[..pids.len() - 1] {
             if *earlier == killed {

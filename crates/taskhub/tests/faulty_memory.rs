@@ -24,6 +24,10 @@ fn settings() -> Settings {
     Settings {
         control_queue_visibility_timeout: Duration::from_millis(800),
         work_item_visibility_timeout: Duration::from_millis(800),
+        // A torn checkpoint's outbox is re-sent once it is a lease interval old.
+        lease_interval: Duration::from_secs(3),
+        lease_renew_interval: Duration::from_secs(1),
+        lease_acquire_interval: Duration::from_secs(1),
         ..common::fast_settings()
     }
 }

@@ -86,6 +86,10 @@ async fn run_seed(seed: u64) {
     let settings = Settings {
         control_queue_visibility_timeout: Duration::from_millis(800),
         work_item_visibility_timeout: Duration::from_millis(800),
+        // A torn checkpoint's outbox is re-sent once it is a lease interval old.
+        lease_interval: Duration::from_secs(3),
+        lease_renew_interval: Duration::from_secs(1),
+        lease_acquire_interval: Duration::from_secs(1),
         ..fast_settings()
     };
     let hub = TaskHub::open(store.clone(), settings).await.unwrap();

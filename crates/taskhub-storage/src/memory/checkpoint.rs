@@ -72,7 +72,8 @@ impl CheckpointPrimitives for Primitives<'_> {
     }
 
     async fn commit(&self, request: &CheckpointRequest, (): ()) -> StorageResult<ETag> {
-        self.0.state().commit_history(request)
+        let now = self.0.now();
+        self.0.state().commit_history(request, now.wall)
     }
 
     async fn send(&self, out: &OutboundMessage) -> StorageResult<()> {
@@ -130,7 +131,11 @@ impl State {
 
     /// Step 1: checks the fence and the history ETag, then writes the events together with
     /// `pending_outbox = outbound`. On error nothing is changed.
-    fn commit_history(&mut self, request: &CheckpointRequest) -> StorageResult<ETag> {
+    fn commit_history(
+        &mut self,
+        request: &CheckpointRequest,
+        now: taskhub_core::Timestamp,
+    ) -> StorageResult<ETag> {
         if let Some(fence) = request.fence {
             self.check_fence(fence)?;
         }
@@ -162,11 +167,13 @@ impl State {
                 events: Vec::new(),
                 etag: etag.clone(),
                 pending_outbox: Vec::new(),
+                pending_since: None,
             },
         };
         row.append(&write.events);
         row.etag = etag.clone();
         row.pending_outbox.clone_from(&request.outbound);
+        row.pending_since = Some(now);
         self.history.insert(key.to_owned(), row);
         Ok(etag)
     }
@@ -176,6 +183,7 @@ impl State {
         if let Some(row) = self.history.get_mut(instance) {
             if row.etag == *etag {
                 row.pending_outbox.clear();
+                row.pending_since = None;
             }
         }
     }

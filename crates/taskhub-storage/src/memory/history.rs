@@ -18,6 +18,8 @@ pub(super) struct HistoryRow {
     pub(super) events: Vec<String>,
     pub(super) etag: ETag,
     pub(super) pending_outbox: Vec<OutboundMessage>,
+    /// When `pending_outbox` was committed (the store's clock).
+    pub(super) pending_since: Option<taskhub_core::Timestamp>,
 }
 
 impl HistoryRow {
@@ -43,6 +45,9 @@ impl HistoryRow {
             events,
             etag: self.etag.clone(),
             pending_outbox: self.pending_outbox.clone(),
+            pending_since: self
+                .pending_since
+                .filter(|_| !self.pending_outbox.is_empty()),
         })
     }
 }

@@ -51,11 +51,25 @@ impl Origin<'_> {
 }
 
 /// A durable timer message: delivered at `fire_at`, or re-sent in chunks when the backend caps
-/// the delay.
+/// the delay. On a backend that counts delays in whole units (Azure: seconds, rounded up so a
+/// message is never visible early) the delay is rounded down to whole units: the message comes
+/// up to one unit early, and the turn waits the rest (`worker/turn`), so the timer fires on
+/// time instead of up to one unit late.
 pub(crate) fn timer_delay(shared: &Shared, fire_at: Timestamp, now: Timestamp) -> Duration {
-    fire_at
-        .saturating_since(now)
-        .min(shared.hub.store().max_delay())
+    let store = shared.hub.store();
+    whole_units(
+        fire_at.saturating_since(now).min(store.max_delay()),
+        store.delay_granularity(),
+    )
+}
+
+/// `delay` rounded down to a whole number of `unit`s (unchanged for a zero unit).
+pub(crate) fn whole_units(delay: Duration, unit: Duration) -> Duration {
+    if unit.is_zero() {
+        return delay;
+    }
+    let n = delay.as_nanos() / unit.as_nanos();
+    unit * u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 /// Builds the outbound messages of `actions`.
@@ -221,4 +235,27 @@ pub(crate) async fn encode(
     delay: Duration,
 ) -> Result<OutboundMessage, StorageError> {
     shared.hub.outbound(queue, message, delay).await
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::whole_units;
+
+    #[test]
+    fn timer_delays_round_down_to_the_backends_unit() {
+        let s = Duration::from_secs(1);
+        assert_eq!(whole_units(Duration::from_millis(1_500), s), s);
+        assert_eq!(whole_units(Duration::from_millis(999), s), Duration::ZERO);
+        assert_eq!(
+            whole_units(Duration::from_secs(3), s),
+            Duration::from_secs(3)
+        );
+        assert_eq!(
+            whole_units(Duration::from_millis(1_500), Duration::ZERO),
+            Duration::from_millis(1_500),
+            "an exact backend keeps the delay"
+        );
+    }
 }

@@ -28,6 +28,11 @@ use crate::telemetry;
 /// How long a message for the next execution of an instance that continued as new waits
 /// before it is delivered again (its start is already queued ahead of it).
 const NEXT_EXECUTION_RETRY: Duration = Duration::from_millis(50);
+/// How long a message waits, uncounted, for the start of an instance that has not started
+/// (see [`wait_for_start`]).
+const NOT_STARTED_GRACE: Duration = Duration::from_secs(300);
+/// How often such a message is looked at again meanwhile.
+const NOT_STARTED_RETRY: Duration = Duration::from_secs(1);
 
 /// Processes one batch for `instance`.
 pub(crate) async fn process(
@@ -42,7 +47,24 @@ pub(crate) async fn process(
     let Some(deliveries) = under_current_lease(shared, cached, deliveries).await else {
         return;
     };
-    let now = shared.hub.clock().now();
+    // Timers the backend delivered early by less than its delay unit (their delay was rounded
+    // down to whole units, see `outbox::timer_delay`): wait out the remainder here.
+    let unit = shared.hub.store().delay_granularity();
+    let mut now = shared.hub.clock().now();
+    let remainder = deliveries
+        .iter()
+        .filter_map(|d| match d.message.event {
+            EventKind::TimerFired { fire_at, .. } if fire_at > now => {
+                Some(fire_at.saturating_since(now))
+            }
+            _ => None,
+        })
+        .filter(|r| *r <= unit)
+        .max();
+    if let Some(wait) = remainder {
+        shared.hub.clock().sleep(wait).await;
+        now = shared.hub.clock().now();
+    }
     let (early, due): (Vec<Delivery>, Vec<Delivery>) = deliveries.into_iter().partition(
         |d| matches!(d.message.event, EventKind::TimerFired { fire_at, .. } if fire_at > now),
     );
@@ -59,7 +81,16 @@ pub(crate) async fn process(
             return;
         };
         match load(shared, instance, fence).await {
-            Ok((session, etag, row, repair)) => {
+            Ok(Loaded::Deferred(wait)) => {
+                // A checkpoint's outbox that its writer may still be sending: neither re-send
+                // it (a live writer's messages would go twice) nor run a turn (whose commit
+                // would replace it). Come back once its writer cannot still be at work.
+                debug!(%instance, ?wait, "the history has a fresh pending outbox; retrying later");
+                give_back(shared, &due, wait).await;
+                return;
+            }
+            Ok(Loaded::Ready(loaded)) => {
+                let (session, etag, row, repair) = *loaded;
                 cached.row = row;
                 if let Some(terminal) = repair {
                     let row =
@@ -425,9 +456,8 @@ async fn run_traced(
             }
         }
     } else {
-        let waiting: Vec<&Delivery> = waiting;
         for d in waiting {
-            retry_later(shared, d, Duration::from_secs(1)).await;
+            wait_for_start(shared, d, now).await;
         }
     }
     if discarded > 0 {
@@ -665,26 +695,53 @@ fn build_row(
 /// last `ExecutionSuspended`).
 type Repair = Option<Option<EventKind>>;
 
+/// What [`load`] found.
+enum Loaded {
+    /// The session, its history ETag, the instance row, and a repair marker when the row may
+    /// be behind the history.
+    Ready(
+        Box<(
+            OrchestrationSession,
+            Option<ETag>,
+            Option<InstanceRow>,
+            Repair,
+        )>,
+    ),
+    /// The history carries a pending outbox younger than [`outbox_grace`]: its writer may
+    /// still be sending it. Retry after this long.
+    Deferred(Duration),
+}
+
+/// How old a pending outbox must be before a loader takes it for a torn checkpoint's and
+/// re-sends it: a lease interval, after which a live writer that held the lease when it
+/// committed has stopped working on the partition (it stops on its own when it has not
+/// renewed for that long). A younger one is most likely a checkpoint still under way in
+/// another worker (a handover whose drain timed out, a lease taken from a stalled worker, a
+/// removed partition's last turn): re-sending it would send its messages twice, and an
+/// activity would run twice.
+fn outbox_grace(shared: &Shared) -> Duration {
+    shared.hub.settings().lease_interval
+}
+
 /// Loads history (re-sending a torn checkpoint's outbox, see [`resend_outbox`]) and the
-/// instance row. Returns a repair marker when the row may be behind the history.
+/// instance row.
 async fn load(
     shared: &Shared,
     instance: &InstanceId,
     fence: LeaseFence,
-) -> Result<
-    (
-        OrchestrationSession,
-        Option<ETag>,
-        Option<InstanceRow>,
-        Repair,
-    ),
-    StorageError,
-> {
+) -> Result<Loaded, StorageError> {
     let store = shared.hub.store();
     let snapshot = store.load_history(instance).await?;
     let row = store.get_instance(instance).await?;
-    Ok(match snapshot {
+    Ok(Loaded::Ready(Box::new(match snapshot {
         Some(s) => {
+            if let Some(since) = s.pending_since.filter(|_| !s.pending_outbox.is_empty()) {
+                let age = shared.hub.clock().now().saturating_since(since);
+                let grace = outbox_grace(shared);
+                if age < grace {
+                    return Ok(Loaded::Deferred(grace - age));
+                }
+            }
             let etag = resend_outbox(shared, instance, fence, &s).await?;
             let session =
                 OrchestrationSession::load(shared.registry.clone(), instance.clone(), &s.events);
@@ -719,7 +776,7 @@ async fn load(
             row,
             None,
         ),
-    })
+    })))
 }
 
 /// Re-sends the outbox a torn checkpoint left pending, and clears it in the same step, so that
@@ -907,6 +964,26 @@ async fn retry_later(shared: &Shared, d: &Delivery, delay: Duration) {
     // A failed delivery: it counts toward the poison threshold.
     if let Err(e) = shared.hub.store().abandon(d.queue, &d.receipt, delay).await {
         debug!(error = %e, "abandon failed; the message reappears after its visibility timeout");
+    }
+}
+
+/// A message for an instance with neither history nor a Pending row: the start it depends on
+/// has not arrived or is not visible yet (queues do not keep order, so an event sent right
+/// after a sub-orchestration's start can overtake it). It goes back with a delay, uncounted,
+/// while younger than [`NOT_STARTED_GRACE`]; after that each delivery counts, so a message for
+/// an instance that never starts ends in the dead letters rather than circling forever.
+async fn wait_for_start(shared: &Shared, d: &Delivery, now: taskhub_core::Timestamp) {
+    if now.saturating_since(d.raw.enqueued_at) < NOT_STARTED_GRACE {
+        if let Err(e) = shared
+            .hub
+            .store()
+            .release(d.queue, &d.receipt, NOT_STARTED_RETRY)
+            .await
+        {
+            debug!(error = %e, "release failed; the message reappears after its visibility timeout");
+        }
+    } else {
+        retry_later(shared, d, NOT_STARTED_RETRY).await;
     }
 }
 

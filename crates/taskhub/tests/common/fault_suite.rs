@@ -200,7 +200,8 @@ pub fn seeded(seed: u64) -> FaultPlan {
 }
 
 /// A checkpoint torn after step 2 (its activity's work item sent, the pending outbox not
-/// cleared) is re-sent by the instance's next loader once, and then the outbox is gone: a
+/// cleared) is re-sent by the instance's next loader once — not before it is a lease interval
+/// old, when its writer could still be sending it — and then the outbox is gone: a
 /// second load (extended sessions off, so every batch loads the history) sends nothing. The
 /// activity is held until it has started twice (the original and the re-send), so both loads
 /// happen before anything else writes the instance's history.
@@ -210,6 +211,7 @@ pub async fn torn_outbox_is_resent_once(backend: Arc<dyn TaskHubStore>, settings
         extended_sessions_enabled: false,
         ..settings
     };
+    let grace = settings.lease_interval;
     let hub = TaskHub::open(store.clone(), settings).await.unwrap();
     let runs = Arc::new(AtomicU32::new(0));
     let gate = Arc::new(AtomicBool::new(false));
@@ -248,6 +250,14 @@ pub async fn torn_outbox_is_resent_once(backend: Arc<dyn TaskHubStore>, settings
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+    // The outbox was written after `started`, and a loader re-sends it only once it is a
+    // lease interval old (its writer could still be sending it before that).
+    let resent_after = started.elapsed();
+    assert!(
+        resent_after + Duration::from_millis(100) >= grace,
+        "the outbox was re-sent {resent_after:?} after the worker started, before it was a \
+         lease interval ({grace:?}) old"
+    );
     assert_eq!(
         store.faults().injected().first().map(|i| i.fault.clone()),
         Some(InjectedFault::Torn(TearAfter::OutboundSent))
