@@ -20,7 +20,7 @@
 mod backends;
 mod common;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -254,16 +254,7 @@ async fn pause_at(step: CheckpointStep) -> String {
             .unwrap()
             .history
             .unwrap();
-        let mut seen = HashMap::new();
-        for e in &history {
-            if let EventKind::TaskScheduled { task_id, .. }
-            | EventKind::TaskCompleted { task_id, .. } = &e.event
-            {
-                *seen
-                    .entry((std::mem::discriminant(&e.event), *task_id))
-                    .or_insert(0) += 1;
-            }
-        }
+        let seen = child::task_event_counts(&history);
         assert_eq!(
             seen.len(),
             usize::try_from(2 * (SEQ + FAN)).unwrap(),

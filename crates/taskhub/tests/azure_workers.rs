@@ -16,7 +16,7 @@
 mod backends;
 mod common;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -226,16 +226,7 @@ async fn three_workers_on_azure_survive_a_kill_and_a_pause_past_the_lease() {
             .unwrap()
             .history
             .unwrap();
-        let mut seen = HashMap::new();
-        for e in &history {
-            if let EventKind::TaskScheduled { task_id, .. }
-            | EventKind::TaskCompleted { task_id, .. } = &e.event
-            {
-                *seen
-                    .entry((std::mem::discriminant(&e.event), *task_id))
-                    .or_insert(0) += 1;
-            }
-        }
+        let seen = child::task_event_counts(&history);
         assert_eq!(
             seen.len(),
             usize::try_from(2 * (SEQ + FAN)).unwrap(),

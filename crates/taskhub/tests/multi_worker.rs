@@ -8,7 +8,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
 mod common;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use common::*;
@@ -107,16 +107,7 @@ async fn check_instances(client: &TaskHubClient, ids: &[(InstanceId, u64)]) {
             .unwrap()
             .history
             .unwrap();
-        let mut seen = HashMap::new();
-        for e in &history {
-            if let EventKind::TaskScheduled { task_id, .. }
-            | EventKind::TaskCompleted { task_id, .. } = &e.event
-            {
-                *seen
-                    .entry((std::mem::discriminant(&e.event), *task_id))
-                    .or_insert(0) += 1;
-            }
-        }
+        let seen = child::task_event_counts(&history);
         assert_eq!(seen.len(), 14, "{id}: 7 scheduled and 7 completed");
         assert!(
             seen.values().all(|c| *c == 1),

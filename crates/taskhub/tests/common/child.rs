@@ -243,3 +243,22 @@ pub fn activity_runs(dir: &Path) -> HashMap<(String, String), Vec<u32>> {
     }
     runs
 }
+
+/// How often each task's `TaskScheduled` and `TaskCompleted` appear in `history`, keyed by
+/// (event kind, task ID): the multi-process tests check that every task was scheduled and
+/// completed exactly once.
+pub fn task_event_counts(
+    history: &[taskhub::HistoryEvent],
+) -> HashMap<(std::mem::Discriminant<taskhub::EventKind>, u64), usize> {
+    let mut seen = HashMap::new();
+    for e in history {
+        if let taskhub::EventKind::TaskScheduled { task_id, .. }
+        | taskhub::EventKind::TaskCompleted { task_id, .. } = &e.event
+        {
+            *seen
+                .entry((std::mem::discriminant(&e.event), *task_id))
+                .or_insert(0) += 1;
+        }
+    }
+    seen
+}
