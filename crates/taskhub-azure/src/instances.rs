@@ -8,11 +8,11 @@ use taskhub_core::{
     ExecutionId, FailureDetails, InstanceId, OrchestrationStatus, Payload, Timestamp,
 };
 use taskhub_storage::{
-    ETag, Expect, InstancePage, InstanceQuery, InstanceRow, InstanceStore, StorageError,
-    StorageResult,
+    CreatedCursor, ETag, Expect, InstancePage, InstanceQuery, InstanceRow, InstanceStore,
+    ListOrder, StorageError, StorageResult,
 };
 
-use crate::store::{extend, num, AzureStore};
+use crate::store::{extend, num, parse_num, AzureStore};
 use crate::tables::{entity, lit, Row};
 
 const RK: &str = "";
@@ -88,6 +88,56 @@ fn filter(query: &InstanceQuery) -> String {
 }
 
 impl AzureStore {
+    /// A page in creation-time order. The table is keyed by instance ID, so this reads every
+    /// matching row's keys and creation time (one query page per 1,000 rows), sorts them, and
+    /// reads the full rows of the page only.
+    async fn list_by_created(
+        &self,
+        query: &InstanceQuery,
+        size: usize,
+    ) -> StorageResult<InstancePage> {
+        let after = query
+            .continuation
+            .as_deref()
+            .map(CreatedCursor::parse)
+            .transpose()?;
+        let rows = self
+            .tables
+            .query_all(&self.names.instances, &filter(query))
+            .await?;
+        let mut keyed: Vec<((Timestamp, String), &Row)> = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let what = format!("instance row '{}'", row.str("PartitionKey"));
+            let created = Timestamp::from_millis(parse_num(row.str("CreatedTime"), &what)?);
+            keyed.push(((created, row.str("PartitionKey").to_owned()), row));
+        }
+        let newest = query.order == ListOrder::NewestFirst;
+        keyed.sort_by(|a, b| if newest { b.0.cmp(&a.0) } else { a.0.cmp(&b.0) });
+        let start = after.map_or(0, |c| {
+            let cursor = (c.created_at, c.instance_id);
+            keyed.partition_point(|(k, _)| if newest { *k >= cursor } else { *k <= cursor })
+        });
+        let page: Vec<&Row> = keyed
+            .iter()
+            .skip(start)
+            .take(size + 1)
+            .map(|(_, r)| *r)
+            .collect();
+        let mut instances = Vec::with_capacity(page.len().min(size));
+        for row in page.iter().take(size) {
+            instances.push(self.parse_instance(row).await?);
+        }
+        let continuation = if page.len() > size {
+            instances.last().map(|r| CreatedCursor::of(r).token())
+        } else {
+            None
+        };
+        Ok(InstancePage {
+            instances,
+            continuation,
+        })
+    }
+
     async fn parse_instance(&self, row: &Row) -> StorageResult<InstanceRow> {
         let what = format!("instance row '{}'", row.str("PartitionKey"));
         let text = self.read_big(row, "Data").await?;
@@ -177,6 +227,9 @@ impl InstanceStore for AzureStore {
                 )))
             }
         };
+        if query.order != ListOrder::InstanceId {
+            return self.list_by_created(query, size).await;
+        }
         let continuation = match &query.continuation {
             Some(token) => Some(
                 token

@@ -76,6 +76,7 @@ pub(crate) fn partition_entity(row: &PartitionRow) -> crate::tables::Entity {
             ("Retiring", flag(row.retiring)),
             ("Offline", flag(row.offline)),
             ("UpdatedAt", num(row.updated_at.as_millis())),
+            ("Turns", num(row.turns)),
         ],
     )
 }
@@ -97,6 +98,11 @@ pub(crate) fn parse_partition(row: &Row) -> StorageResult<PartitionRow> {
         retiring: row.str("Retiring") == "true",
         offline: row.str("Offline") == "true",
         updated_at: Timestamp::from_millis(parse_num(row.str("UpdatedAt"), &what)?),
+        // Rows written before the count existed have none.
+        turns: match row.str("Turns") {
+            "" => 0,
+            n => parse_num(n, &what)?,
+        },
         etag: Some(ETag(row.etag.clone())),
     })
 }

@@ -213,27 +213,34 @@ impl InstanceFilter {
     }
 }
 
+/// `taskhub instances list`.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Filters.
+    #[command(flatten)]
+    pub filter: InstanceFilter,
+    /// The order: `id` (by instance ID), `newest` or `oldest` (by creation time).
+    #[arg(long, default_value = "id", value_name = "ORDER")]
+    pub order: String,
+    /// Rows per page, 1 to 1000.
+    #[arg(long, default_value_t = 100, value_name = "N")]
+    pub page_size: usize,
+    /// Continue from a token printed by a previous page.
+    #[arg(long, value_name = "TOKEN", conflicts_with = "all")]
+    pub continuation: Option<String>,
+    /// Follow continuation tokens and list every matching instance.
+    #[arg(long)]
+    pub all: bool,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// `taskhub instances ...`.
 #[derive(Debug, Subcommand)]
 pub enum InstancesCmd {
-    /// List instances (a table ordered by instance ID).
-    List {
-        /// Filters.
-        #[command(flatten)]
-        filter: InstanceFilter,
-        /// Rows per page, 1 to 1000.
-        #[arg(long, default_value_t = 100, value_name = "N")]
-        page_size: usize,
-        /// Continue from a token printed by a previous page.
-        #[arg(long, value_name = "TOKEN", conflicts_with = "all")]
-        continuation: Option<String>,
-        /// Follow continuation tokens and list every matching instance.
-        #[arg(long)]
-        all: bool,
-        /// Print JSON instead of a table.
-        #[arg(long)]
-        json: bool,
-    },
+    /// List instances (a table, by instance ID unless `--order` says otherwise).
+    List(ListArgs),
     /// Show one instance: status, input, output, failure, custom status, timestamps.
     Show {
         /// The instance ID.

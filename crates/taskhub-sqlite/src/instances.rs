@@ -1,13 +1,14 @@
 //! The instances table: one status row per instance, ETag-conditional writes, filtered and
-//! paged listing (ordered by instance ID; the continuation token is the last ID of a page).
+//! paged listing (by instance ID, the token being the last ID of a page; or by creation time,
+//! the token being the last row's (time, ID)).
 
 use async_trait::async_trait;
 use rusqlite::types::Value;
 use rusqlite::{params, Connection, OptionalExtension, Row};
 use taskhub_core::{ExecutionId, FailureDetails, InstanceId, OrchestrationStatus};
 use taskhub_storage::{
-    ETag, Expect, InstancePage, InstanceQuery, InstanceRow, InstanceStore, StorageError,
-    StorageResult,
+    CreatedCursor, ETag, Expect, InstancePage, InstanceQuery, InstanceRow, InstanceStore,
+    ListOrder, StorageError, StorageResult,
 };
 
 use crate::codec::{etag_in, etag_out, payload_from_sql, ts_from_sql, ts_to_sql, u32_from_sql};
@@ -203,7 +204,7 @@ fn bind(v: Value, values: &mut Vec<Value>) -> String {
 }
 
 /// The SQL and parameters of one page of a query.
-fn page_sql(query: &InstanceQuery, limit: usize) -> (String, Vec<Value>) {
+fn page_sql(query: &InstanceQuery, limit: usize) -> StorageResult<(String, Vec<Value>)> {
     let mut clauses: Vec<String> = Vec::new();
     let mut values: Vec<Value> = Vec::new();
     if !query.statuses.is_empty() {
@@ -238,9 +239,23 @@ fn page_sql(query: &InstanceQuery, limit: usize) -> (String, Vec<Value>) {
             clauses.push(format!("instance_id < {m}"));
         }
     }
+    // The order's key and, after a page, the keyset condition that resumes past its last row
+    // (rows in creation-time order walk the (created_at, instance_id) index).
+    let (order_by, after) = match query.order {
+        ListOrder::NewestFirst => ("created_at DESC, instance_id DESC", "<"),
+        ListOrder::OldestFirst => ("created_at ASC, instance_id ASC", ">"),
+        _ => ("instance_id", ">"),
+    };
     if let Some(token) = &query.continuation {
-        let m = bind(Value::Text(token.clone()), &mut values);
-        clauses.push(format!("instance_id > {m}"));
+        if query.order == ListOrder::InstanceId {
+            let m = bind(Value::Text(token.clone()), &mut values);
+            clauses.push(format!("instance_id > {m}"));
+        } else {
+            let c = CreatedCursor::parse(token)?;
+            let t = bind(Value::Integer(ts_to_sql(c.created_at)), &mut values);
+            let id = bind(Value::Text(c.instance_id), &mut values);
+            clauses.push(format!("(created_at, instance_id) {after} ({t}, {id})"));
+        }
     }
     let filter = if clauses.is_empty() {
         String::new()
@@ -251,15 +266,15 @@ fn page_sql(query: &InstanceQuery, limit: usize) -> (String, Vec<Value>) {
         Value::Integer(i64::try_from(limit).unwrap_or(i64::MAX)),
         &mut values,
     );
-    (
-        format!("SELECT {COLUMNS} FROM instances {filter} ORDER BY instance_id LIMIT {m}"),
+    Ok((
+        format!("SELECT {COLUMNS} FROM instances {filter} ORDER BY {order_by} LIMIT {m}"),
         values,
-    )
+    ))
 }
 
 fn list(conn: &Connection, query: &InstanceQuery, page_size: usize) -> StorageResult<InstancePage> {
     // One row more than the page tells whether another page exists.
-    let (sql, values) = page_sql(query, page_size + 1);
+    let (sql, values) = page_sql(query, page_size + 1)?;
     let raws: Vec<RawRow> = conn
         .prepare_cached(&sql)
         .and_then(|mut s| {
@@ -274,7 +289,10 @@ fn list(conn: &Connection, query: &InstanceQuery, page_size: usize) -> StorageRe
         .map(decode)
         .collect::<StorageResult<Vec<_>>>()?;
     let continuation = if more {
-        instances.last().map(|r| r.instance_id.as_str().to_owned())
+        instances.last().map(|r| match query.order {
+            ListOrder::InstanceId => r.instance_id.as_str().to_owned(),
+            _ => CreatedCursor::of(r).token(),
+        })
     } else {
         None
     };

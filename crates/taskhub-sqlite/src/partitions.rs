@@ -64,12 +64,14 @@ pub(crate) fn epoch(conn: &Connection, partition: u32) -> StorageResult<Option<u
 
 fn insert_row(tx: &Tx<'_>, row: &PartitionRow) -> StorageResult<ETag> {
     let epoch = u64_to_sql("epoch", row.epoch)?;
+    let turns = u64_to_sql("turns", row.turns)?;
     let etag = tx.next_version();
     tx.conn
         .prepare_cached(
             "INSERT OR REPLACE INTO partitions
-                 (partition, owner, next_owner, epoch, draining, retiring, offline, updated_at, etag)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                 (partition, owner, next_owner, epoch, draining, retiring, offline, updated_at, etag,
+                  turns)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         )
         .and_then(|mut s| {
             s.execute(params![
@@ -82,6 +84,7 @@ fn insert_row(tx: &Tx<'_>, row: &PartitionRow) -> StorageResult<ETag> {
                 row.offline,
                 ts_to_sql(row.updated_at),
                 etag,
+                turns,
             ])
         })
         .ctx(WHAT)?;
@@ -119,12 +122,14 @@ type RawPartition = (
     bool,
     i64,
     i64,
+    i64,
 );
 
 fn list(conn: &Connection) -> StorageResult<Vec<PartitionRow>> {
     let raws: Vec<RawPartition> = conn
         .prepare_cached(
-            "SELECT partition, owner, next_owner, epoch, draining, retiring, offline, updated_at, etag
+            "SELECT partition, owner, next_owner, epoch, draining, retiring, offline, updated_at, etag,
+                    turns
              FROM partitions ORDER BY partition",
         )
         .and_then(|mut s| {
@@ -139,6 +144,7 @@ fn list(conn: &Connection) -> StorageResult<Vec<PartitionRow>> {
                     r.get(6)?,
                     r.get(7)?,
                     r.get(8)?,
+                    r.get(9)?,
                 ))
             })?
             .collect()
@@ -146,7 +152,18 @@ fn list(conn: &Connection) -> StorageResult<Vec<PartitionRow>> {
         .ctx(WHAT)?;
     raws.into_iter()
         .map(
-            |(partition, owner, next_owner, epoch, draining, retiring, offline, at, etag)| {
+            |(
+                partition,
+                owner,
+                next_owner,
+                epoch,
+                draining,
+                retiring,
+                offline,
+                at,
+                etag,
+                turns,
+            )| {
                 Ok(PartitionRow {
                     partition: u32_from_sql("partition number", partition)?,
                     owner,
@@ -156,6 +173,7 @@ fn list(conn: &Connection) -> StorageResult<Vec<PartitionRow>> {
                     retiring,
                     offline,
                     updated_at: ts_from_sql("partition update time", at)?,
+                    turns: u64_from_sql("partition turns", turns)?,
                     etag: Some(etag_out(etag)),
                 })
             },
@@ -247,6 +265,7 @@ impl PartitionStore for SqliteStore {
             )));
         }
         u64_to_sql("epoch", row.epoch)?;
+        u64_to_sql("turns", row.turns)?;
         let row = row.clone();
         let expected = expected.cloned();
         self.write(move |tx| put_in(tx, &row, expected.as_ref()))

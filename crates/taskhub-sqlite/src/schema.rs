@@ -15,6 +15,14 @@ use taskhub_storage::{StorageError, StorageResult};
 use crate::errors::{map_sql, SqlResultExt};
 use crate::options::Durability;
 
+/// Version 3: each partition's cumulative count of committed turns (the hub's throughput),
+/// and instances indexed by (creation time, ID) for listings by creation time.
+const V3: &str = "
+ALTER TABLE partitions ADD COLUMN turns INTEGER NOT NULL DEFAULT 0;
+DROP INDEX instances_by_created;
+CREATE INDEX instances_by_created ON instances (created_at, instance_id);
+";
+
 /// Version 2: workers barred from holding partitions (a JSON array of names).
 const V2: &str = "
 ALTER TABLE hub ADD COLUMN prohibited_workers TEXT NOT NULL DEFAULT '[]';
@@ -116,7 +124,7 @@ CREATE TABLE dead_letters (
 ";
 
 /// The migrations, in order: applying the first `n` gives schema version `n`.
-pub const MIGRATIONS: &[&str] = &[V1, V2];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3];
 
 /// The schema version this build writes (and the newest it opens).
 #[must_use]

@@ -7,6 +7,7 @@ use taskhub_core::{
 
 use crate::error::StorageResult;
 use crate::history::ETag;
+use crate::list_order::ListOrder;
 
 /// The status row of an instance.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,6 +69,8 @@ pub struct InstanceQuery {
     pub created_to: Option<Timestamp>,
     /// Only instance IDs starting with this prefix.
     pub instance_id_prefix: Option<String>,
+    /// The order of the rows (by instance ID unless set).
+    pub order: ListOrder,
     /// Page size (1 to 1,000; 0 means 100).
     pub page_size: usize,
     /// Continuation token from the previous page.
@@ -77,7 +80,7 @@ pub struct InstanceQuery {
 /// One page of instances.
 #[derive(Debug, Clone, PartialEq)]
 pub struct InstancePage {
-    /// Rows, ordered by instance ID.
+    /// Rows, in the query's order.
     pub instances: Vec<InstanceRow>,
     /// Token for the next page, if there may be more.
     pub continuation: Option<String>,
@@ -91,9 +94,10 @@ pub struct InstancePage {
 ///   `Conflict` if the row is missing); on success it MUST return the new ETag, which MUST
 ///   differ from the previous one.
 /// * `get_instance` MUST return the row with its current ETag, or `None`.
-/// * `list_instances` MUST apply every filter, MUST order by instance ID, MUST return at most
-///   `page_size` rows, and following continuation tokens MUST visit every matching row exactly
-///   once.
+/// * `list_instances` MUST apply every filter, MUST order by `order` (instance ID; or
+///   creation time, newest or oldest first, ties by instance ID in the same direction), MUST
+///   return at most `page_size` rows, and following continuation tokens MUST visit every
+///   matching row exactly once (rows not changed meanwhile).
 /// * `delete_instance` MUST remove the row and report whether it existed.
 #[async_trait]
 pub trait InstanceStore: Send + Sync {

@@ -19,6 +19,7 @@ pub mod faulty;
 pub mod history;
 pub mod instances;
 pub mod instrumented;
+pub mod list_order;
 pub mod memory;
 mod operation;
 pub mod ordered_checkpoint;
@@ -40,6 +41,7 @@ pub use error::{StorageError, StorageResult};
 pub use history::{ETag, HistorySnapshot, HistoryStore};
 pub use instances::{Expect, InstancePage, InstanceQuery, InstanceRow, InstanceStore};
 pub use instrumented::{Instrumented, MetricsSnapshot, StoreMetrics};
+pub use list_order::{CreatedCursor, ListOrder};
 pub use operation::Operation;
 pub use ordered_checkpoint::{
     run_ordered_checkpoint, CheckpointPrimitives, CheckpointStep, NoObserver, StepObserver,

@@ -25,6 +25,10 @@ pub struct PartitionRow {
     pub offline: bool,
     /// Last write, by the writer's clock (informational only: expiry is judged by ETag age).
     pub updated_at: Timestamp,
+    /// Orchestration turns committed on this partition since it was created, across owners:
+    /// each owner adds its own at every renewal (so it lags by up to a renewal interval, and a
+    /// killed owner's last interval is never added). Informational: the hub's throughput.
+    pub turns: u64,
     /// The row's version; ignored on write.
     pub etag: Option<ETag>,
 }
@@ -42,6 +46,7 @@ impl PartitionRow {
             retiring: false,
             offline: false,
             updated_at: now,
+            turns: 0,
             etag: None,
         }
     }

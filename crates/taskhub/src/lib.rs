@@ -27,5 +27,5 @@ pub use hub::TaskHub;
 pub use settings::Settings;
 pub use signals::InstanceChanged;
 pub use taskhub_core::*;
-pub use taskhub_storage::{InstancePage, InstanceQuery, InstanceRow};
+pub use taskhub_storage::{InstancePage, InstanceQuery, InstanceRow, ListOrder};
 pub use worker::{Worker, WorkerHandle, WorkerStats};

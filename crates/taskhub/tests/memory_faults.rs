@@ -213,9 +213,10 @@ async fn runtime_survives_faults_and_torn_checkpoints() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failed_row_repair_keeps_the_messages() {
     let unavailable = || StorageError::Unavailable("injected".into());
-    // Checkpoints: 1 the client's start, 2 the first turn, 3 the activity result, 4 the last
-    // turn. The repair is the only `put_instance`; 1 to 4 are its first try and 3 retries.
-    let mut plan = FaultPlan::none().tear_checkpoint(4, TearAfter::HistoryCommitted);
+    // Checkpoints: 1 the client's start, 2 the first turn, 3 the last turn (the activity's
+    // result is handed to the session in process and committed with it). The repair is the
+    // only `put_instance`; 1 to 4 are its first try and 3 retries.
+    let mut plan = FaultPlan::none().tear_checkpoint(3, TearAfter::HistoryCommitted);
     for n in 1..=4 {
         plan = plan.fail(Trigger::nth_of(Op::PutInstance, n), unavailable());
     }

@@ -58,6 +58,10 @@ impl<S: Subscriber> Layer<S> for Recorder {
     }
 }
 
+const CALLER_TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+const CALLER_SPAN: &str = "00f067aa0ba902b7";
+const CALLER: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
 fn registry() -> Registry {
     let mut reg = Registry::new();
     reg.activity("A", |_ctx: ActivityContext, n: u64| async move {
@@ -96,9 +100,39 @@ async fn an_orchestration_with_an_activity_and_a_sub_orchestration_is_one_trace(
         .await
         .unwrap();
     assert_eq!(done.output::<u64>().unwrap(), Some(5));
+    // A start that names the caller's trace context (as an HTTP request's `traceparent`).
+    let caller = telemetry::TraceContext::parse(CALLER).unwrap();
+    let joined = client
+        .start_with(
+            "Child",
+            1u64,
+            StartOptions {
+                trace_parent: Some(caller),
+                ..StartOptions::default()
+            },
+        )
+        .await
+        .unwrap();
+    client
+        .wait_for_completion(&joined, Duration::from_secs(60))
+        .await
+        .unwrap();
     worker.shutdown().await;
+    let all = recorder.0.lock().unwrap().clone();
+    let (spans, joined_spans): (Vec<Recorded>, Vec<Recorded>) = all
+        .into_iter()
+        .partition(|s| s.get("durabletask.task.instance_id") != joined.as_str());
+    // Its turns, timer and activity: one trace, the caller's, under the caller's span.
+    assert_eq!(joined_spans.len(), 5, "{joined_spans:#?}");
+    for s in &joined_spans {
+        assert_eq!(s.get("trace_id"), CALLER_TRACE, "{s:#?}");
+    }
+    let first = joined_spans
+        .iter()
+        .find(|s| s.get("parent_span_id") == CALLER_SPAN)
+        .unwrap_or_else(|| panic!("a span whose parent is the caller's: {joined_spans:#?}"));
+    assert_eq!(first.get("otel.name"), "orchestration||Child");
 
-    let spans = recorder.0.lock().unwrap().clone();
     let by_id: HashMap<&str, &Recorded> = spans.iter().map(|s| (s.get("span_id"), s)).collect();
     assert_eq!(by_id.len(), spans.len(), "span IDs are unique: {spans:#?}");
     let named = |otel: &str| -> Vec<&Recorded> {

@@ -4,10 +4,10 @@ use std::time::Duration;
 
 use anyhow::{bail, Context as _};
 use serde_json::Value;
-use taskhub::{InstanceQuery, RaiseOptions, StartOptions, StatusOptions, TaskHub};
+use taskhub::{InstanceQuery, ListOrder, RaiseOptions, StartOptions, StatusOptions, TaskHub};
 
 use super::{instance_id, json_arg, statuses, view};
-use crate::args::{GlobalArgs, InstanceFilter, InstancesCmd};
+use crate::args::{GlobalArgs, InstanceFilter, InstancesCmd, ListArgs};
 use crate::demo::workloads;
 use crate::settings::{self, DEFAULT_DB};
 use crate::table::Table;
@@ -21,13 +21,7 @@ pub async fn run(global: &GlobalArgs, cmd: InstancesCmd) -> anyhow::Result<()> {
     let must_exist = !matches!(cmd, InstancesCmd::Start { .. });
     let hub = settings::open_hub(global, &db, settings, must_exist).await?;
     match cmd {
-        InstancesCmd::List {
-            filter,
-            page_size,
-            continuation,
-            all,
-            json,
-        } => list(&hub, &filter, page_size, continuation, all, json).await,
+        InstancesCmd::List(args) => list(&hub, args).await,
         InstancesCmd::Show { id, json } => show(&hub, &id, json).await,
         InstancesCmd::History { id, json } => history(&hub, &id, json).await,
         InstancesCmd::Start {
@@ -92,19 +86,22 @@ fn query(filter: &InstanceFilter, page_size: usize) -> anyhow::Result<InstanceQu
         created_to: time(&filter.created_to, "--created-to")?,
         instance_id_prefix: filter.prefix.clone(),
         page_size,
-        continuation: None,
+        ..InstanceQuery::default()
     })
 }
 
-async fn list(
-    hub: &TaskHub,
-    filter: &InstanceFilter,
-    page_size: usize,
-    continuation: Option<String>,
-    all: bool,
-    json: bool,
-) -> anyhow::Result<()> {
-    let mut q = query(filter, page_size)?;
+async fn list(hub: &TaskHub, args: ListArgs) -> anyhow::Result<()> {
+    let ListArgs {
+        filter,
+        order,
+        page_size,
+        continuation,
+        all,
+        json,
+    } = args;
+    let mut q = query(&filter, page_size)?;
+    q.order = ListOrder::parse(&order)
+        .map_err(|_| anyhow::anyhow!("--order must be id, newest or oldest, got {order:?}"))?;
     q.continuation = continuation;
     let client = hub.client();
     let mut rows = Vec::new();

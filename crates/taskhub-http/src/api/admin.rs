@@ -45,6 +45,7 @@ fn partition_json(p: &PartitionStatus) -> Value {
         "oldestMessageAgeMs": p.oldest_message_age.map(ms),
         "leaseAgeMs": ms(p.lease_age),
         "updatedTime": isotime::millis(p.row.updated_at),
+        "turns": p.row.turns,
     })
 }
 

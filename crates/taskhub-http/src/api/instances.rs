@@ -37,8 +37,9 @@ pub(crate) fn row_json(row: &InstanceRow) -> Value {
     })
 }
 
-/// `GET /api/instances?runtimeStatus=&name=&instanceIdPrefix=&createdTimeFrom=&createdTimeTo=&top=&continuationToken=`:
-/// `{"instances": [...], "continuationToken": ...}` ordered by instance ID.
+/// `GET /api/instances?runtimeStatus=&name=&instanceIdPrefix=&createdTimeFrom=&createdTimeTo=&order=&top=&continuationToken=`:
+/// `{"instances": [...], "continuationToken": ...}` ordered by instance ID, or by creation time
+/// with `order=newest` or `order=oldest`.
 pub(crate) async fn list(
     State(s): State<Arc<AppState>>,
     Query(q): Query<HashMap<String, String>>,
@@ -62,6 +63,15 @@ pub(crate) async fn list(
     }
     if let Some(t) = get("createdTimeTo") {
         query.created_to = Some(validate::time("createdTimeTo", t)?);
+    }
+    if let Some(o) = get("order") {
+        query.order = taskhub::ListOrder::parse(o).map_err(|_| HttpError::Invalid {
+            field: "order",
+            message: format!(
+                "expected id, newest or oldest, got {:?}",
+                o.chars().take(20).collect::<String>()
+            ),
+        })?;
     }
     let continuation = get("continuationToken")
         .or_else(|| headers.get(token::HEADER).and_then(|h| h.to_str().ok()));

@@ -23,18 +23,21 @@ pub(crate) async fn hub(State(s): State<Arc<AppState>>) -> ApiResult<Json<Value>
     })))
 }
 
-/// `GET /api/stats`: queue depths now and, with a worker in this process, its counters (the
-/// dashboard turns their change into throughput).
+/// `GET /api/stats`: queue depths now, the turns every worker has committed (the sum of the
+/// partitions' counts, which their owners add to at each lease renewal: the dashboard turns
+/// its change into the hub's throughput) and, with a worker in this process, its counters.
 pub(crate) async fn stats(State(s): State<Arc<AppState>>) -> ApiResult<Json<Value>> {
     let store = s.hub.store();
     let now = s.hub.clock().now();
     let mut control = 0u64;
+    let mut turns = 0u64;
     let mut oldest: Option<u64> = None;
     for row in store
         .list_partitions()
         .await
         .map_err(taskhub::TaskhubError::from)?
     {
+        turns = turns.saturating_add(row.turns);
         let st = store
             .stats(QueueName::Control(row.partition))
             .await
@@ -58,6 +61,7 @@ pub(crate) async fn stats(State(s): State<Arc<AppState>>) -> ApiResult<Json<Valu
         "controlQueueLength": control,
         "workItemQueueLength": work.length,
         "oldestMessageAgeMs": oldest,
+        "turns": turns,
         "worker": worker,
     })))
 }

@@ -134,7 +134,8 @@ async function route() {
 
 // ---------- instance list ----------
 
-const listState = { filters: {}, tokens: [null], page: 0, sort: null, rows: [] };
+// `order` is the server's: by instance ID, or by creation time (newest or oldest first).
+const listState = { filters: {}, tokens: [null], page: 0, order: 'id', rows: [] };
 
 async function listView(view) {
   const f = listState.filters;
@@ -189,6 +190,7 @@ async function loadPage() {
   if (f.from) q.set('createdTimeFrom', toUtcIso(f.from));
   if (f.to) q.set('createdTimeTo', toUtcIso(f.to));
   q.set('top', f.top || '50');
+  if (listState.order !== 'id') q.set('order', listState.order);
   const token = listState.tokens[listState.page];
   if (token) q.set('continuationToken', token);
   let res;
@@ -219,22 +221,20 @@ function renderRows() {
   const table = document.getElementById('instances-table');
   if (!table) return;
   clear(table);
-  const rows = listState.rows.slice();
-  if (listState.sort) {
-    const { key, dir } = listState.sort;
-    rows.sort((a, b) => {
-      const x = short(a[key], 1000);
-      const y = short(b[key], 1000);
-      return x < y ? -dir : x > y ? dir : 0;
-    });
-  }
+  const rows = listState.rows;
+  // Sorting is the server's, across every page: by instance ID, or by creation time (a click
+  // on Created toggles newest and oldest first).
+  const orders = { instanceId: () => 'id', createdTime: () => (listState.order === 'newest' ? 'oldest' : 'newest') };
+  const marks = { id: ['instanceId', ' ▲'], newest: ['createdTime', ' ▼'], oldest: ['createdTime', ' ▲'] };
   const head = el('tr', {}, COLUMNS.map(([key, label]) => {
-    const mark = listState.sort && listState.sort.key === key ? (listState.sort.dir > 0 ? ' ▲' : ' ▼') : '';
-    return el('th', { class: 'sortable', 'data-key': key, onclick: () => {
-      const dir = listState.sort && listState.sort.key === key ? -listState.sort.dir : 1;
-      listState.sort = { key, dir };
-      renderRows();
-    } }, label + mark);
+    if (!orders[key]) return el('th', {}, label);
+    const [marked, arrow] = marks[listState.order];
+    return el('th', { class: 'sortable', 'data-key': key, title: 'Sort every page by this column', onclick: () => {
+      listState.order = orders[key]();
+      listState.tokens = [null];
+      listState.page = 0;
+      loadPage();
+    } }, label + (marked === key ? arrow : ''));
   }));
   append(table, [el('thead', {}, head)]);
   const body = el('tbody', {});
@@ -400,7 +400,7 @@ async function operationsView(view) {
   const chart = el('div', { id: 'chart' });
   append(view, [el('h2', {}, 'Partitions'), parts, el('h3', {}, 'Workers'), workers,
     el('h3', {}, 'Scale recommendation'), scale,
-    el('h3', {}, 'Live: ', el('span', { class: 'legend-depth' }, 'queue depth'), ' and ', el('span', { class: 'legend-rate' }, 'throughput (turns + activities per second)')),
+    el('h3', {}, 'Live: ', el('span', { class: 'legend-depth' }, 'queue depth'), ' and ', el('span', { class: 'legend-rate' }, 'throughput (orchestration turns per second, all workers, over 20 s)')),
     chart]);
   const act = (label, path, what) => el('button', { type: 'button', class: 'secondary', onclick: async () => {
     if (!confirm(what + '?')) return;
@@ -430,25 +430,23 @@ async function operationsView(view) {
   }
   await refresh();
   const samples = [];
-  let last = null;
   async function sample() {
     const s = (await api('GET', '/api/stats')).data;
+    // Workers add their turns to the partition rows at each lease renewal (every 10 s by
+    // default): the rate is taken over the last 20 s so those steps average out.
+    const base = samples.find((p) => s.timeMs - p.t <= 20000);
     let rate = null;
-    if (s.worker && last && last.worker) {
-      const dt = (s.timeMs - last.timeMs) / 1000;
-      if (dt > 0) rate = (s.worker.turns + s.worker.activities - last.worker.turns - last.worker.activities) / dt;
-    }
-    last = s;
-    samples.push({ t: s.timeMs, depth: s.controlQueueLength + s.workItemQueueLength, rate });
+    if (base && s.timeMs > base.t) rate = Math.max(0, s.turns - base.turns) / ((s.timeMs - base.t) / 1000);
+    samples.push({ t: s.timeMs, depth: s.controlQueueLength + s.workItemQueueLength, rate, turns: s.turns });
     if (samples.length > 60) samples.shift();
-    drawChart(chart, samples, !!s.worker);
+    drawChart(chart, samples);
   }
   await sample();
   every(2000, () => sample().catch(() => {}));
   every(10000, () => refresh().catch(() => {}));
 }
 
-function drawChart(holder, samples, hasWorker) {
+function drawChart(holder, samples) {
   clear(holder);
   const w = 1000, h = 180, pad = 30;
   const s = svg('svg', { class: 'chart', id: 'live-chart', viewBox: '0 0 ' + w + ' ' + h, role: 'img' });
@@ -459,7 +457,7 @@ function drawChart(holder, samples, hasWorker) {
   const x = (i) => pad + (i / 59) * (w - 2 * pad);
   s.appendChild(svg('line', { class: 'axis', x1: pad, x2: w - pad, y1: h - pad, y2: h - pad }));
   s.appendChild(svg('text', { x: 4, y: 14 }, 'depth ≤ ' + maxDepth));
-  s.appendChild(svg('text', { x: w - 4, y: 14, 'text-anchor': 'end' }, hasWorker ? 'rate ≤ ' + maxRate.toFixed(1) + '/s' : 'throughput: run the dashboard with `taskhub worker --http`'));
+  s.appendChild(svg('text', { x: w - 4, y: 14, 'text-anchor': 'end' }, rates.length ? 'rate ≤ ' + maxRate.toFixed(1) + '/s' : 'rate: after the next sample'));
   const line = (vals, max, cls) => {
     const pts = vals.map((v, i) => (v === null ? null : x(i) + ',' + (h - pad - (v / max) * (h - 2 * pad)))).filter(Boolean);
     if (pts.length) s.appendChild(svg('polyline', { class: cls, points: pts.join(' ') }));

@@ -43,7 +43,7 @@ fn check_status_response(headers: &HeaderMap, id: &InstanceId) -> Response {
 
 /// `POST orchestrators/{functionName}[/{instanceId}]` with the input as the JSON body: 202
 /// with the management payload, 400 for a bad name, ID or JSON, 409 if the ID is in use by an
-/// active instance.
+/// active instance. A `traceparent` header makes the instance part of the caller's trace.
 pub(crate) async fn start(
     State(s): State<Arc<AppState>>,
     Path(path): Path<StartPath>,
@@ -57,8 +57,15 @@ pub(crate) async fn start(
         .map(validate::instance_id)
         .transpose()?;
     let input = validate::json_body(body, s.body_limit, "the orchestration input")?;
+    // The caller's W3C trace context, if it sent one: the instance's turns and activities
+    // join the caller's trace. A malformed header is ignored, as W3C asks.
+    let trace_parent = headers
+        .get("traceparent")
+        .and_then(|v| v.to_str().ok())
+        .and_then(taskhub::telemetry::TraceContext::parse);
     let options = StartOptions {
         instance_id,
+        trace_parent,
         ..StartOptions::default()
     };
     let id = s

@@ -50,11 +50,23 @@ async function main() {
     check(running.includes('wait-1') && running.includes('wait-2') && !running.includes('parent-1'), 'the status filter keeps only Running instances: ' + running.join(','));
     await shot(page, 'filtered.png');
 
-    // Sort by a column header (the loaded page).
+    // Sort by creation time: the server's order, across every page (newest, then oldest first).
+    const listRequests = [];
+    page.on('request', (r) => { if (r.url().includes('/api/instances?')) listRequests.push(r.url()); });
+    const createdTimes = () => page.locator('#instances-table tbody tr[data-instance]').evaluateAll((rows) => rows.map((r) => r.children[3].textContent));
+    await page.click('th[data-key="createdTime"]');
+    await page.waitForSelector('th[data-key="createdTime"]:has-text("▼")');
+    const newest = await createdTimes();
+    check(newest.length > 1 && JSON.stringify(newest) === JSON.stringify([...newest].sort().reverse()), 'Created sorts newest first: ' + newest.join(','));
+    check(listRequests.some((u) => u.includes('order=newest')), 'the order is asked of the server: ' + listRequests.join(' '));
+    await page.click('th[data-key="createdTime"]');
+    await page.waitForSelector('th[data-key="createdTime"]:has-text("▲")');
+    const oldest = await createdTimes();
+    check(JSON.stringify(oldest) === JSON.stringify([...oldest].sort()), 'a second click sorts oldest first: ' + oldest.join(','));
     await page.click('th[data-key="instanceId"]');
-    await page.click('th[data-key="instanceId"]');
-    const sorted = await page.locator('#instances-table tbody tr[data-instance]').evaluateAll((rows) => rows.map((r) => r.dataset.instance));
-    check(JSON.stringify(sorted) === JSON.stringify([...sorted].sort().reverse()), 'clicking a header twice sorts descending');
+    await page.waitForSelector('th[data-key="instanceId"]:has-text("▲")');
+    const byId = await page.locator('#instances-table tbody tr[data-instance]').evaluateAll((rows) => rows.map((r) => r.dataset.instance));
+    check(JSON.stringify(byId) === JSON.stringify([...byId].sort()), 'Instance ID sorts by ID again');
 
     // Filter by prefix, open an instance, see its timeline.
     await page.selectOption('#filter-status', '');

@@ -13,6 +13,7 @@ use crate::clock::ManualClock;
 use crate::error::StorageError;
 use crate::history::ETag;
 use crate::instances::{Expect, InstanceQuery, InstanceRow};
+use crate::list_order::ListOrder;
 use crate::store::TaskHubStore;
 
 async fn put(s: &dyn TaskHubStore, row: &InstanceRow, expect: Expect) -> ETag {
@@ -428,6 +429,69 @@ pub async fn list_instances_orders_by_instance_id(
         .await;
         assert_eq!(got, sorted, "page size {page_size}");
     }
+}
+
+/// `list_instances` MUST order by creation time when asked (newest or oldest first, ties by
+/// instance ID in the same direction), with filters, across pages.
+pub async fn list_instances_orders_by_creation_time(
+    store: Arc<dyn TaskHubStore>,
+    _clock: ManualClock,
+) {
+    let s = &*store;
+    // (ID, creation time): ties at 20 and 30, IDs in neither time nor reverse order.
+    let rows = [
+        ("k", 30),
+        ("a", 20),
+        ("z", 10),
+        ("m", 20),
+        ("b", 40),
+        ("y", 30),
+        ("c", 20),
+    ];
+    for (id, t) in rows {
+        put(s, &row(id, "Timed", Running, at(t)), Expect::Absent).await;
+    }
+    put(s, &row("other", "Other", Running, at(25)), Expect::Absent).await;
+    let mut oldest: Vec<(u64, &str)> = rows.iter().map(|(id, t)| (*t, *id)).collect();
+    oldest.sort_unstable();
+    let oldest: Vec<String> = oldest.iter().map(|(_, id)| (*id).to_owned()).collect();
+    let newest: Vec<String> = oldest.iter().rev().cloned().collect();
+    for (order, want) in [
+        (ListOrder::OldestFirst, &oldest),
+        (ListOrder::NewestFirst, &newest),
+    ] {
+        for page_size in [0, 1, 2, 3, 100] {
+            let got = list_all(
+                s,
+                InstanceQuery {
+                    name: Some("Timed".into()),
+                    order,
+                    page_size,
+                    ..InstanceQuery::default()
+                },
+            )
+            .await;
+            assert_eq!(&got, want, "{order:?}, page size {page_size}");
+        }
+    }
+    // A token of an instance-ID listing is refused by a creation-time one.
+    let first = list_page(
+        s,
+        &InstanceQuery {
+            page_size: 1,
+            ..InstanceQuery::default()
+        },
+    )
+    .await;
+    let err = s
+        .list_instances(&InstanceQuery {
+            order: ListOrder::NewestFirst,
+            continuation: first.continuation,
+            ..InstanceQuery::default()
+        })
+        .await
+        .expect_err("a foreign token");
+    assert!(matches!(err, StorageError::InvalidArgument(_)), "{err:?}");
 }
 
 /// `list_instances` MUST return at most `page_size` rows.

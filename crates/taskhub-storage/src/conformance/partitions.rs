@@ -302,6 +302,7 @@ pub async fn partition_row_round_trips_every_field(
         retiring: true,
         offline: true,
         updated_at: at(123_456),
+        turns: u64::from(u32::MAX) + 11,
         etag: Some(ETag("ignored on write".to_owned())),
     };
     let etag = s

@@ -11,6 +11,7 @@ use crate::dead_letters::{DeadLetter, DeadLetterStore};
 use crate::error::{StorageError, StorageResult};
 use crate::history::ETag;
 use crate::instances::{Expect, InstancePage, InstanceQuery, InstanceRow, InstanceStore};
+use crate::list_order::{page_sorted, ListOrder};
 use crate::partitions::{HubInfo, PartitionRow, PartitionStore};
 use crate::payloads::PayloadStore;
 use crate::queue::{QueueName, Receipt, MAX_PARTITIONS};
@@ -73,6 +74,15 @@ impl State {
                 )))
             }
         };
+        if q.order != ListOrder::InstanceId {
+            let rows: Vec<InstanceRow> = self
+                .instances
+                .values()
+                .filter(|row| matches(row, q))
+                .cloned()
+                .collect();
+            return page_sorted(rows, q.order, q.continuation.as_deref(), page_size);
+        }
         let start = match &q.continuation {
             None => Bound::Unbounded,
             Some(token) => Bound::Excluded(

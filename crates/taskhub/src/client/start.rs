@@ -12,6 +12,7 @@ use taskhub_storage::{
 
 use super::TaskHubClient;
 use crate::error::TaskhubError;
+use crate::telemetry::TraceContext;
 
 /// How often a start decides again after its conditional write lost a race for the row.
 const START_ATTEMPTS: u32 = 8;
@@ -39,6 +40,9 @@ pub struct StartOptions {
     pub reuse: ReusePolicy,
     /// Do not run before this time.
     pub start_at: Option<SystemTime>,
+    /// The trace the instance joins: its first turn's span becomes a child of this context
+    /// (e.g. an incoming request's W3C `traceparent`). `None` starts a new trace.
+    pub trace_parent: Option<TraceContext>,
 }
 
 impl TaskHubClient {
@@ -169,6 +173,7 @@ impl TaskHubClient {
         );
         start.execution_id = Some(execution_id.clone());
         start.target_partition = Some(partition);
+        start.traceparent = options.trace_parent.map(|t| t.traceparent());
         let delay = scheduled_start.map_or(Duration::ZERO, |at| at.saturating_since(now));
         outbound.push(
             self.outbound(QueueName::Control(partition), &start, delay)
@@ -248,7 +253,7 @@ impl TaskHubClient {
             },
             version: row.version.clone(),
             reuse: ReusePolicy::TerminateActive,
-            start_at: None,
+            ..StartOptions::default()
         };
         self.start_payload(&row.name, row.input.clone(), options)
             .await

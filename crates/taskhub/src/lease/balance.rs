@@ -194,6 +194,7 @@ mod tests {
                 retiring: false,
                 offline: false,
                 updated_at: Timestamp::EPOCH,
+                turns: 0,
                 etag: None,
             })
             .collect()

@@ -75,6 +75,9 @@ struct Held {
     renewed_at: Duration,
     /// When the drain began, if the partition is being handed over.
     draining_since: Option<Duration>,
+    /// Turns the host committed on the partition that no successful write has added to the
+    /// row's count yet.
+    unreported: u64,
 }
 
 /// What a manager holds right now.
@@ -201,6 +204,7 @@ impl LeaseManager {
     pub async fn release_all(&mut self, host: &mut dyn PartitionHost) {
         let rows = self.store.list_partitions().await.unwrap_or_default();
         for (p, held) in std::mem::take(&mut self.held) {
+            let unreported = held.unreported + host.take_turns(p);
             host.released(p, Released::Shutdown);
             let Some(row) = rows.iter().find(|r| r.partition == p) else {
                 continue;
@@ -214,6 +218,7 @@ impl LeaseManager {
                 next_owner: None,
                 draining: false,
                 updated_at: self.clock.now(),
+                turns: row.turns.saturating_add(unreported),
                 etag: None,
                 ..row.clone()
             };
@@ -317,6 +322,7 @@ impl LeaseManager {
             let Some(held) = self.held.get_mut(&p) else {
                 continue;
             };
+            held.unreported += host.take_turns(p);
             let write = if give_up {
                 pass.busy = true;
                 match held.draining_since {
@@ -357,10 +363,11 @@ impl LeaseManager {
             } else {
                 None
             };
-            let Some(new) = write else { continue };
+            let Some(mut new) = write else { continue };
             let Some(held) = self.held.get(&p) else {
                 continue;
             };
+            new.turns = row.turns.saturating_add(held.unreported);
             writes.push((new, held.etag.clone()));
         }
         if writes.is_empty() {
@@ -387,6 +394,7 @@ impl LeaseManager {
                     } else if let Some(held) = self.held.get_mut(&p) {
                         held.etag = etag;
                         held.renewed_at = sent;
+                        held.unreported = 0;
                     }
                 }
                 Err(StorageError::Conflict { .. }) => pass.reread = true,
@@ -501,6 +509,7 @@ impl LeaseManager {
                             etag,
                             renewed_at: sent,
                             draining_since: None,
+                            unreported: 0,
                         },
                     );
                     host.acquired(p, claimed.epoch);

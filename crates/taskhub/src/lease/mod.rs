@@ -62,6 +62,12 @@ pub trait PartitionHost: Send {
         let _ = partition;
         true
     }
+    /// Turns the host committed on `partition` since the last call (the manager adds them to
+    /// the row's count at its next write). None by default.
+    fn take_turns(&mut self, partition: u32) -> u64 {
+        let _ = partition;
+        0
+    }
     /// Every pass shows the host the rows it read and the hub's partition count for new
     /// instances (live partition-count changes). Does nothing by default.
     fn observed(&mut self, rows: &[taskhub_storage::PartitionRow], partition_count: Option<u32>) {

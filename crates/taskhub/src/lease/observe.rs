@@ -157,6 +157,7 @@ mod tests {
             retiring: false,
             offline: false,
             updated_at: Timestamp::from_millis(0),
+            turns: 0,
             etag: Some(ETag(etag.into())),
         }
     }

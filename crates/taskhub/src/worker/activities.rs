@@ -1,7 +1,8 @@
 //! The activity dispatcher: every worker competes for the one work-item queue, runs activities
-//! up to `max_concurrent_activities` at once, keeps their messages hidden while they run, and
-//! sends each result to its orchestration's control queue in the same checkpoint that deletes
-//! the work item.
+//! up to `max_concurrent_activities` at once, and keeps their messages hidden while they run.
+//! A result for a partition this worker holds goes to its session in process (see
+//! [`local`](super::local)); any other is sent to its orchestration's control queue in the same
+//! checkpoint that deletes the work item.
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, PoisonError};
@@ -15,6 +16,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use tracing::{warn, Instrument as _};
 
 use super::backoff::{seed_for, Backoff};
+use super::local::{self, LocalResult};
 use super::result_commit::{self, WorkItemHold};
 use super::{outbox, poison, Shared};
 use crate::codec::{self, DecodeError};
@@ -237,6 +239,20 @@ async fn run_one(shared: Arc<Shared>, m: Dequeued, _permit: OwnedSemaphorePermit
         target_partition: Some(partition),
         traceparent: Some(trace.traceparent()),
         event,
+    };
+    // This worker holds the orchestration's partition: the result goes to its session in
+    // process, and the checkpoint that records it deletes the work item.
+    let local = LocalResult {
+        reply,
+        partition,
+        work_item: m,
+    };
+    let reply = match local::try_deliver(&shared, local, &hold) {
+        Ok(()) => {
+            shared.stat(|s| s.activities += 1);
+            return;
+        }
+        Err(local) => local.reply,
     };
     let reply_queue = QueueName::Control(partition);
     let outbound = match outbox::encode(&shared, reply_queue, &reply, Duration::ZERO).await {

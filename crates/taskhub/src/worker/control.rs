@@ -136,6 +136,7 @@ pub(crate) async fn poll_partition(shared: Arc<Shared>, mut lease: Lease) {
                     groups.entry(id).or_default().push(Delivery {
                         queue,
                         receipt: m.receipt.clone(),
+                        partition,
                         message,
                         epoch: lease.epoch,
                         raw: m,
@@ -180,7 +181,7 @@ pub(crate) async fn poll_partition(shared: Arc<Shared>, mut lease: Lease) {
 }
 
 /// Gives a batch to the instance's running session, or starts one.
-fn dispatch(shared: &Arc<Shared>, instance: InstanceId, batch: Vec<Delivery>) {
+pub(crate) fn dispatch(shared: &Arc<Shared>, instance: InstanceId, batch: Vec<Delivery>) {
     let mut sessions = shared
         .sessions
         .lock()

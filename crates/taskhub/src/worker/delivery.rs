@@ -87,11 +87,17 @@ impl Drop for OrphanGuard {
     }
 }
 
-/// One delivered control-queue message.
+/// One message for an instance's session: dequeued from a control queue, or an activity's
+/// result handed over in-process (see [`local`](super::local)).
 #[derive(Debug)]
 pub(crate) struct Delivery {
+    /// The queue `receipt` belongs to: the control queue, or the work-item queue for an
+    /// activity result handed over in-process (consuming it deletes the work item).
     pub queue: QueueName,
     pub receipt: Receipt,
+    /// The partition whose control queue the message is for (and whose lease it is processed
+    /// under).
+    pub partition: u32,
     pub message: Message,
     /// The lease epoch under which it was dequeued: it is processed only under that epoch.
     pub epoch: u64,
@@ -100,6 +106,18 @@ pub(crate) struct Delivery {
     pub _slot: BufferSlot,
     pub _in_flight: InFlightSlot,
     pub _orphan: OrphanGuard,
+}
+
+impl Delivery {
+    /// The control queue the message belongs to: where a copy of it goes when it is sent again.
+    pub(crate) fn home(&self) -> QueueName {
+        QueueName::Control(self.partition)
+    }
+
+    /// True for an activity result handed over in-process: its receipt is the work item's.
+    pub(crate) fn is_local(&self) -> bool {
+        self.queue == QueueName::WorkItems
+    }
 }
 
 #[cfg(test)]

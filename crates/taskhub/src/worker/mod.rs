@@ -6,6 +6,7 @@ mod backoff;
 mod control;
 mod delivery;
 mod idle;
+mod local;
 mod outbox;
 mod partitions;
 mod poison;
@@ -99,6 +100,19 @@ impl Shared {
         // Reap finished tasks so the set does not grow with every task ever spawned.
         while tasks.try_join_next().is_some() {}
         tasks.spawn(fut);
+    }
+
+    /// Counts a committed turn on `partition` (its lease row's count, added at the next
+    /// renewal).
+    pub(crate) fn count_turn(&self, partition: u32) {
+        if let Some(a) = self
+            .partitions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&partition)
+        {
+            a.turns.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
     }
 
     /// True if this worker has a session for `instance` (running or idle).

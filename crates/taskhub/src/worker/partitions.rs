@@ -32,6 +32,8 @@ pub(crate) struct Active {
     pub stop: watch::Sender<bool>,
     /// Messages fetched from the partition and not yet finished.
     pub in_flight: Arc<AtomicUsize>,
+    /// Turns committed under this lease and not yet taken by the lease manager.
+    pub turns: AtomicU64,
     /// True when its poller moves work away instead of running turns (removed partition).
     pub retiring: bool,
 }
@@ -72,6 +74,7 @@ impl PartitionHost for Host {
                     epoch,
                     stop,
                     in_flight: in_flight.clone(),
+                    turns: AtomicU64::new(0),
                     retiring,
                 },
             );
@@ -153,6 +156,15 @@ impl PartitionHost for Host {
         {
             let _ = a.stop.send(true);
         }
+    }
+
+    fn take_turns(&mut self, partition: u32) -> u64 {
+        self.0
+            .partitions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&partition)
+            .map_or(0, |a| a.turns.swap(0, Ordering::Relaxed))
     }
 
     fn in_flight(&self, partition: u32) -> usize {

@@ -16,6 +16,7 @@ use taskhub_storage::{
 use tracing::{debug, error, info, warn, Instrument as _};
 
 use super::delivery::Delivery;
+use super::local;
 use super::outbox::{self, Origin};
 use super::refused;
 use super::session::Cached;
@@ -75,7 +76,7 @@ pub(crate) async fn process(
         return;
     }
     if cached.session.is_none() {
-        let Some(fence) = shared.fence(partition_of(shared, instance, due[0].queue)) else {
+        let Some(fence) = shared.fence(due[0].partition) else {
             // The lease ended: never write (a torn checkpoint's re-send) without one.
             give_back(shared, &due, Duration::ZERO).await;
             return;
@@ -93,8 +94,7 @@ pub(crate) async fn process(
                 let (session, etag, row, repair) = *loaded;
                 cached.row = row;
                 if let Some(terminal) = repair {
-                    let row =
-                        repaired_row(shared, instance, cached, &session, terminal, due[0].queue);
+                    let row = repaired_row(shared, cached, &session, terminal, due[0].partition);
                     if let Err(e) = write_repaired_row(shared, instance, cached, row).await {
                         // These deliveries are what brings the instance back to a loader.
                         // Consuming them with the row still behind would leave a finished
@@ -154,10 +154,7 @@ async fn under_current_lease(
     cached: &mut Cached,
     deliveries: Vec<Delivery>,
 ) -> Option<Vec<Delivery>> {
-    let partition = deliveries.first().and_then(|d| match d.queue {
-        QueueName::Control(p) => Some(p),
-        QueueName::WorkItems => None,
-    })?;
+    let partition = deliveries.first().map(|d| d.partition)?;
     let current = shared.fence(partition).map(|f| f.epoch);
     let (valid, stale): (Vec<Delivery>, Vec<Delivery>) = deliveries
         .into_iter()
@@ -304,7 +301,7 @@ async fn run(
     if batch.is_empty() {
         return;
     }
-    let partition = partition_of(shared, instance, batch[0].queue);
+    let partition = batch[0].partition;
     let messages: Vec<&Message> = batch.iter().map(|d| &d.message).collect();
     let trace = cached.session.as_ref().map(|(session, _)| {
         turn_trace::TurnTrace::new(turn_trace::TurnTraceRequest {
@@ -343,7 +340,7 @@ async fn run_traced(
     new_execution: bool,
     trace: Option<&turn_trace::TurnTrace>,
 ) {
-    let partition = partition_of(shared, instance, batch[0].queue);
+    let partition = batch[0].partition;
     let Some(fence) = shared.fence(partition) else {
         // The lease ended: never commit without one.
         cached.session = None;
@@ -394,7 +391,7 @@ async fn run_traced(
     // consumed in the same checkpoint: never dropped, and never counted towards the poison
     // threshold while the next execution's start is on its way.
     for d in &next {
-        match outbox::encode(shared, d.queue, &d.message, NEXT_EXECUTION_RETRY).await {
+        match outbox::encode(shared, d.home(), &d.message, NEXT_EXECUTION_RETRY).await {
             Ok(o) => {
                 outbound.push(o);
                 consumed.push((d.queue, d.receipt.clone()));
@@ -420,7 +417,7 @@ async fn run_traced(
                 .map_or(Duration::from_secs(1), |at| {
                     at.saturating_since(now).max(Duration::from_millis(100))
                 });
-            match outbox::encode(shared, d.queue, &d.message, delay).await {
+            match outbox::encode(shared, d.home(), &d.message, delay).await {
                 Ok(o) => {
                     outbound.push(o);
                     consumed.push((d.queue, d.receipt.clone()));
@@ -445,7 +442,7 @@ async fn run_traced(
                 consumed.push((d.queue, d.receipt.clone()));
                 continue;
             }
-            match outbox::encode(shared, d.queue, &d.message, Duration::from_secs(1)).await {
+            match outbox::encode(shared, d.home(), &d.message, Duration::from_secs(1)).await {
                 Ok(o) => {
                     outbound.push(o);
                     consumed.push((d.queue, d.receipt.clone()));
@@ -545,6 +542,7 @@ async fn run_traced(
                 r.etag = outcome.instance_etag;
                 // Counted before the change is published, so a waiter sees the turn counted.
                 shared.stat(|s| s.turns += 1);
+                shared.count_turn(fence.partition);
                 telemetry::record::turn(&session.name());
                 let changed = cached.row.as_ref().is_none_or(|old| old.status != r.status);
                 if changed {
@@ -582,14 +580,6 @@ async fn run_traced(
             };
             abandon(shared, &batch, delay).await;
         }
-    }
-}
-
-/// The partition whose lease a batch from `queue` is processed under.
-fn partition_of(shared: &Shared, instance: &InstanceId, queue: QueueName) -> u32 {
-    match queue {
-        QueueName::Control(p) => p,
-        QueueName::WorkItems => instance.partition(shared.hub.partition_count()),
     }
 }
 
@@ -822,17 +812,12 @@ async fn resend_outbox(
 /// the row write did not happen), so a finished instance never looks running forever.
 fn repaired_row(
     shared: &Shared,
-    instance: &InstanceId,
     cached: &Cached,
     session: &OrchestrationSession,
     terminal: Option<EventKind>,
-    queue: QueueName,
+    partition: u32,
 ) -> InstanceRow {
     let now = shared.hub.clock().now();
-    let partition = match queue {
-        QueueName::Control(p) => p,
-        QueueName::WorkItems => instance.partition(shared.hub.partition_count()),
-    };
     let mut actions = Vec::new();
     let mut new_events = Vec::new();
     match terminal {
@@ -893,7 +878,7 @@ async fn reschedule_early_timers(shared: &Shared, early: Vec<Delivery>) {
             continue;
         };
         let delay = outbox::timer_delay(shared, fire_at, now);
-        let Ok(o) = outbox::encode(shared, d.queue, &d.message, delay).await else {
+        let Ok(o) = outbox::encode(shared, d.home(), &d.message, delay).await else {
             continue;
         };
         let req = CheckpointRequest {
@@ -955,6 +940,10 @@ async fn abandon(shared: &Shared, deliveries: &[Delivery], delay: Duration) {
 }
 
 async fn retry_later(shared: &Shared, d: &Delivery, delay: Duration) {
+    if d.is_local() {
+        local::fall_back(shared, d, delay).await;
+        return;
+    }
     let max = shared.hub.settings().max_dequeue_count;
     if d.raw.dequeue_count > max {
         let reason = super::poison::too_many_deliveries(d.raw.dequeue_count, max);
@@ -973,6 +962,10 @@ async fn retry_later(shared: &Shared, d: &Delivery, delay: Duration) {
 /// while younger than [`NOT_STARTED_GRACE`]; after that each delivery counts, so a message for
 /// an instance that never starts ends in the dead letters rather than circling forever.
 async fn wait_for_start(shared: &Shared, d: &Delivery, now: taskhub_core::Timestamp) {
+    if d.is_local() {
+        local::fall_back(shared, d, NOT_STARTED_RETRY).await;
+        return;
+    }
     if now.saturating_since(d.raw.enqueued_at) < NOT_STARTED_GRACE {
         if let Err(e) = shared
             .hub
@@ -990,6 +983,10 @@ async fn wait_for_start(shared: &Shared, d: &Delivery, now: taskhub_core::Timest
 /// Returns messages to their queue without counting the delivery (a lease ended).
 async fn give_back(shared: &Shared, deliveries: &[Delivery], delay: Duration) {
     for d in deliveries {
+        if d.is_local() {
+            local::fall_back(shared, d, delay).await;
+            continue;
+        }
         if let Err(e) = shared.hub.store().release(d.queue, &d.receipt, delay).await {
             debug!(error = %e, "abandon failed; the message reappears after its visibility timeout");
         }

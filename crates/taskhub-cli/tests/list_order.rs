@@ -1,0 +1,67 @@
+//! `taskhub instances list --order`: by instance ID (the default) or by creation time, newest or
+//! oldest first, page by page; an unknown order is one clear error line.
+#![allow(clippy::unwrap_used, reason = "test code")]
+
+mod common;
+
+use common::*;
+
+fn ids(dir: &TempDir, args: &[&str]) -> Vec<String> {
+    let mut all = vec!["instances", "list", "--json"];
+    all.extend_from_slice(args);
+    json(dir, &all)["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["instance_id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn instances_are_listed_by_creation_time_when_asked() {
+    let dir = TempDir::new("list-order");
+    // Created in this order, one after another (no worker: they stay Pending).
+    let created = ["m-2", "z-1", "a-3"];
+    for id in created {
+        ok(&dir, &["instances", "start", "HelloCities", "--id", id]);
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert_eq!(ids(&dir, &[]), ["a-3", "m-2", "z-1"], "by ID by default");
+    assert_eq!(ids(&dir, &["--order", "oldest"]), created);
+    assert_eq!(ids(&dir, &["--order", "newest"]), ["a-3", "z-1", "m-2"]);
+    // Page by page, newest first.
+    let page = json(
+        &dir,
+        &[
+            "instances",
+            "list",
+            "--order",
+            "newest",
+            "--page-size",
+            "2",
+            "--json",
+        ],
+    );
+    let token = page["continuation"].as_str().unwrap().to_owned();
+    let rest = ids(
+        &dir,
+        &[
+            "--order",
+            "newest",
+            "--page-size",
+            "2",
+            "--continuation",
+            &token,
+        ],
+    );
+    assert_eq!(rest, ["m-2"]);
+    assert_eq!(
+        ids(&dir, &["--order", "newest", "--page-size", "1", "--all"]),
+        ["a-3", "z-1", "m-2"]
+    );
+    let err = fails(&dir, &["instances", "list", "--order", "name"], 1);
+    assert!(
+        err.contains("--order must be id, newest or oldest"),
+        "{err}"
+    );
+}

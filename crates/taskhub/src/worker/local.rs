@@ -1,0 +1,132 @@
+//! Activity results handed over in-process.
+//!
+//! When the worker that ran an activity also holds the lease of its orchestration's partition,
+//! the result does not go through the control queue (a put, a Get and a delete): it is given
+//! to the instance's session as a delivery whose receipt is the **work item's**. The turn that
+//! applies it consumes that receipt, so the orchestration checkpoint that records the result
+//! in history also deletes the work item — one commit instead of two, and three queue
+//! operations fewer per activity.
+//!
+//! Until that checkpoint the work item stays hidden (it was renewed while the activity ran,
+//! so at least half its visibility timeout is left). If the result cannot be applied under the
+//! lease it was handed over under (the lease ended, the turn failed, the instance waits for its
+//! start), [`fall_back`] commits it the ordinary way: the result goes to the control queue and
+//! the work item is deleted in one checkpoint. So a lease move between live workers never makes
+//! the activity run again; only a crash, or a pause past the work item's visibility timeout,
+//! does (as before).
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, PoisonError};
+use std::time::Duration;
+
+use taskhub_core::Message;
+use taskhub_storage::{Dequeued, QueueName};
+use tracing::warn;
+
+use super::delivery::{BufferSlot, Delivery, InFlightSlot, OrphanGuard};
+use super::result_commit::{self, WorkItemHold};
+use super::{control, outbox, Shared};
+
+/// An activity's result ready to be handed over.
+pub(crate) struct LocalResult {
+    /// The result message (addressed to the orchestration).
+    pub reply: Message,
+    /// The partition whose control queue the result is for.
+    pub partition: u32,
+    /// The work item as dequeued (its receipt is replaced by the hold's current one).
+    pub work_item: Dequeued,
+}
+
+/// Hands `result` to its session if this worker holds the partition's lease, is not draining
+/// it, and has room in its prefetch buffer. On success the work item now belongs to the
+/// session (its in-flight entry is dropped); otherwise `result` comes back for the ordinary
+/// path.
+pub(crate) fn try_deliver(
+    shared: &Arc<Shared>,
+    result: LocalResult,
+    hold: &WorkItemHold,
+) -> Result<(), Box<LocalResult>> {
+    if shared.stopping() {
+        return Err(Box::new(result));
+    }
+    let Ok(permit) = shared.buffer.clone().try_acquire_owned() else {
+        return Err(Box::new(result));
+    };
+    let receipt = hold.receipt.clone();
+    let delivery = {
+        // Under the partitions lock: a drain stops the poller under the same lock before it
+        // waits for the in-flight count, so it either waits for this delivery or it is refused.
+        let held = shared
+            .partitions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let Some(active) = held.get(&result.partition) else {
+            return Err(Box::new(result));
+        };
+        if active.retiring || *active.stop.borrow() {
+            return Err(Box::new(result));
+        }
+        Delivery {
+            queue: QueueName::WorkItems,
+            receipt: receipt.clone(),
+            partition: result.partition,
+            epoch: active.epoch,
+            _slot: BufferSlot::new(permit),
+            _in_flight: InFlightSlot::new(active.in_flight.clone()),
+            _orphan: OrphanGuard::new(
+                shared.orphans.clone(),
+                QueueName::WorkItems,
+                receipt.clone(),
+            ),
+            message: result.reply,
+            raw: Dequeued {
+                receipt,
+                ..result.work_item
+            },
+        }
+    };
+    shared
+        .in_flight
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .remove(&hold.flight);
+    let instance = delivery.message.target.clone();
+    control::dispatch(shared, instance, vec![delivery]);
+    Ok(())
+}
+
+/// Commits a handed-over result the ordinary way, to be applied after `delay`: the result
+/// goes to its control queue and the work item is deleted, in one checkpoint (retried while
+/// storage fails transiently, the work item kept hidden meanwhile).
+pub(crate) async fn fall_back(shared: &Shared, d: &Delivery, delay: Duration) {
+    let instance = &d.message.target;
+    let outbound = match outbox::encode(shared, d.home(), &d.message, delay).await {
+        Ok(o) => o,
+        Err(e) => {
+            warn!(%instance, error = %e, "could not encode an activity result; the work item will run again");
+            return;
+        }
+    };
+    let flight = shared.next_flight.fetch_add(1, Ordering::Relaxed);
+    shared
+        .in_flight
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(flight, (QueueName::WorkItems, d.receipt.clone()));
+    let mut hold = WorkItemHold {
+        flight,
+        receipt: d.receipt.clone(),
+        renewed_at: shared.hub.clock().monotonic(),
+    };
+    match result_commit::commit(shared, instance, outbound, &mut hold).await {
+        Ok(_) => shared.hub.inner.signals.enqueued_after(d.home(), delay),
+        Err(e) => {
+            warn!(%instance, error = %e, "could not report an activity result; the work item will run again")
+        }
+    }
+    shared
+        .in_flight
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .remove(&flight);
+}

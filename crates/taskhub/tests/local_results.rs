@@ -1,0 +1,145 @@
+//! Activity results handed over in-process (`worker/local.rs`): on the worker that holds the
+//! orchestration's partition, a result skips the control queue and the turn that records it
+//! deletes the work item, in one checkpoint. When that turn cannot commit under the lease the
+//! result was handed over under (a bump fenced it), the result goes the ordinary way — through
+//! the control queue — and the activity still runs once.
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
+mod common;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use taskhub::*;
+use taskhub_storage::instrumented::Instrumented;
+use taskhub_storage::memory::MemoryStore;
+use taskhub_storage::{Operation, SystemClock, TaskHubStore};
+
+const STEPS: u64 = 5;
+
+fn sequence(runs: Arc<AtomicUsize>) -> Registry {
+    let mut reg = Registry::new();
+    reg.activity("Inc", move |_ctx: ActivityContext, x: u64| {
+        let runs = runs.clone();
+        async move {
+            runs.fetch_add(1, Ordering::SeqCst);
+            Ok::<_, ActivityError>(x + 1)
+        }
+    });
+    reg.orchestration("Seq", |ctx: OrchestrationContext, n: u64| async move {
+        let mut x = 0u64;
+        for _ in 0..n {
+            x = ctx.call_activity("Inc", x).await?;
+        }
+        Ok::<_, OrchestrationError>(x)
+    });
+    reg
+}
+
+fn settings() -> Settings {
+    Settings {
+        partition_count: 1,
+        ..fast_settings()
+    }
+}
+
+async fn one_checkpoint_per_step<S: TaskHubStore + 'static>(inner: S) {
+    let store = Instrumented::new(inner);
+    let metrics = store.metrics();
+    let store: Arc<dyn TaskHubStore> = Arc::new(store);
+    let runs = Arc::new(AtomicUsize::new(0));
+    let hub = TaskHub::open(store, settings()).await.unwrap();
+    let worker = Worker::start(&hub, sequence(runs.clone())).await.unwrap();
+    let client = hub.client();
+    let id = client.start("Seq", STEPS).await.unwrap();
+    let done = client
+        .wait_for_completion(&id, Duration::from_secs(30))
+        .await
+        .unwrap();
+    assert_eq!(done.output::<u64>().unwrap(), Some(STEPS));
+    assert_eq!(runs.load(Ordering::SeqCst) as u64, STEPS);
+    let checkpoints = metrics.snapshot().calls(Operation::Checkpoint);
+    // The client's start, the first turn, and one turn per result. Through the control queue
+    // each result would add its own commit (result sent, work item deleted): 2 × STEPS + 2.
+    assert!(
+        checkpoints <= STEPS + 2,
+        "{checkpoints} checkpoints for {STEPS} activities: results took the control queue"
+    );
+    assert_eq!(worker.stats().activities, STEPS);
+    worker.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_commits_with_its_turn_in_memory() {
+    one_checkpoint_per_step(MemoryStore::new(Arc::new(SystemClock::new()))).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_commits_with_its_turn_on_sqlite() {
+    let dir = TempDir::new("local-results");
+    let opts = taskhub_sqlite::SqliteOptions::new(dir.0.join("hub.db"))
+        .with_clock(Arc::new(SystemClock::new()));
+    one_checkpoint_per_step(taskhub_sqlite::SqliteStore::open(opts).unwrap()).await;
+}
+
+/// The activity bumps its own partition's epoch: its result is handed over under an epoch
+/// that storage no longer accepts, so the turn is fenced and the result falls back to the
+/// control queue (with the work item's delete). Nothing runs twice and nothing is lost.
+async fn bump_while_the_activity_runs(store: Arc<dyn TaskHubStore>) {
+    let hub = TaskHub::open(store.clone(), settings()).await.unwrap();
+    let runs = Arc::new(AtomicUsize::new(0));
+    let mut reg = Registry::new();
+    {
+        let runs = runs.clone();
+        let hub = hub.clone();
+        reg.activity("BumpThenInc", move |_ctx: ActivityContext, x: u64| {
+            let runs = runs.clone();
+            let hub = hub.clone();
+            async move {
+                runs.fetch_add(1, Ordering::SeqCst);
+                hub.admin()
+                    .bump(0)
+                    .await
+                    .map_err(|e| ActivityError::new(format!("bump: {e}")))?;
+                Ok::<_, ActivityError>(x + 1)
+            }
+        });
+    }
+    reg.orchestration("Two", |ctx: OrchestrationContext, x: u64| async move {
+        let a: u64 = ctx.call_activity("BumpThenInc", x).await?;
+        let b: u64 = ctx.call_activity("BumpThenInc", a).await?;
+        Ok::<_, OrchestrationError>(b)
+    });
+    let worker = Worker::start(&hub, reg).await.unwrap();
+    let client = hub.client();
+    let id = client.start("Two", 40u64).await.unwrap();
+    let done = match client
+        .wait_for_completion(&id, Duration::from_secs(60))
+        .await
+    {
+        Ok(done) => done,
+        Err(e) => panic!(
+            "the instance did not complete ({e}); worker {worker:?}, partitions {:?}",
+            worker.partitions()
+        ),
+    };
+    assert_eq!(done.status(), OrchestrationStatus::Completed);
+    assert_eq!(done.output::<u64>().unwrap(), Some(42));
+    assert_eq!(runs.load(Ordering::SeqCst), 2, "each activity ran once");
+    let letters = store.list_dead_letters(None, 100).await.unwrap();
+    assert!(letters.is_empty(), "dead letters: {letters:?}");
+    worker.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_fenced_by_a_bump_takes_the_control_queue_in_memory() {
+    let store = Arc::new(MemoryStore::new(Arc::new(SystemClock::new())));
+    bump_while_the_activity_runs(store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_fenced_by_a_bump_takes_the_control_queue_on_sqlite() {
+    let dir = TempDir::new("local-results-bump");
+    bump_while_the_activity_runs(sqlite_store(&dir.0)).await;
+}

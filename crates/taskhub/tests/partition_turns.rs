@@ -1,0 +1,112 @@
+//! Each partition row counts the turns committed on it, across owners: a worker adds its own
+//! at every lease renewal, so a process that runs no worker (`taskhub serve`, the dashboard)
+//! can chart the hub's throughput from the partitions table alone.
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
+mod common;
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use taskhub::*;
+use taskhub_storage::memory::MemoryStore;
+use taskhub_storage::{SystemClock, TaskHubStore};
+
+fn registry() -> Registry {
+    let mut reg = Registry::new();
+    reg.activity("Inc", |_ctx: ActivityContext, x: u64| async move {
+        Ok::<_, ActivityError>(x + 1)
+    });
+    reg.orchestration("Three", |ctx: OrchestrationContext, x: u64| async move {
+        let mut x = x;
+        for _ in 0..3 {
+            x = ctx.call_activity("Inc", x).await?;
+        }
+        Ok::<_, OrchestrationError>(x)
+    });
+    reg
+}
+
+async fn rows_turns(store: &dyn TaskHubStore) -> u64 {
+    store
+        .list_partitions()
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.turns)
+        .sum()
+}
+
+async fn turns_reach_the_partition_rows(store: Arc<dyn TaskHubStore>) {
+    let settings = Settings {
+        partition_count: 4,
+        lease_renew_interval: Duration::from_millis(300),
+        ..fast_settings()
+    };
+    let hub = TaskHub::open(store.clone(), settings.clone())
+        .await
+        .unwrap();
+    let worker = Worker::start(&hub, registry()).await.unwrap();
+    let client = hub.client();
+    let mut ids = Vec::new();
+    for n in 0..8u64 {
+        ids.push(client.start("Three", n).await.unwrap());
+    }
+    for id in &ids {
+        client
+            .wait_for_completion(id, Duration::from_secs(30))
+            .await
+            .unwrap();
+    }
+    // Four turns per instance (its start and three results).
+    let committed = worker.stats().turns;
+    assert!(committed >= 8 * 4, "{committed} turns");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let counted = rows_turns(store.as_ref()).await;
+        if counted == committed {
+            break;
+        }
+        assert!(
+            counted < committed,
+            "rows count {counted} of {committed} turns"
+        );
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the rows count {counted} of {committed} turns after 30 s"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    worker.shutdown().await;
+
+    // A second owner adds to the count it finds.
+    let hub = TaskHub::open(store.clone(), settings).await.unwrap();
+    let worker = Worker::start(&hub, registry()).await.unwrap();
+    let id = hub.client().start("Three", 0u64).await.unwrap();
+    hub.client()
+        .wait_for_completion(&id, Duration::from_secs(30))
+        .await
+        .unwrap();
+    let more = worker.stats().turns;
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while rows_turns(store.as_ref()).await != committed + more {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the rows never counted the second owner's {more} turns on top of {committed}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    worker.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn turns_reach_the_partition_rows_in_memory() {
+    let store = Arc::new(MemoryStore::new(Arc::new(SystemClock::new())));
+    turns_reach_the_partition_rows(store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn turns_reach_the_partition_rows_on_sqlite() {
+    let dir = TempDir::new("partition-turns");
+    turns_reach_the_partition_rows(sqlite_store(&dir.0)).await;
+}
