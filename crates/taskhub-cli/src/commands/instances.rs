@@ -73,20 +73,21 @@ pub async fn run(global: &GlobalArgs, cmd: InstancesCmd) -> anyhow::Result<()> {
     }
 }
 
-/// The JSON payload a start or raise carries (`null` for other commands): the positional
-/// argument or the option, inline, `@path` or `-`.
+/// The JSON payload a start or raise carries: the positional argument or the option, inline,
+/// `@path` or `-` (`null` if neither is given, and for the other commands, which carry none).
 fn payload_of(cmd: &InstancesCmd) -> anyhow::Result<Payload> {
-    match cmd {
+    let (arg, what) = match cmd {
         InstancesCmd::Start {
             input,
             input_option,
             ..
-        } => json_arg(input.as_deref().or(input_option.as_deref()), "the input"),
+        } => (input.as_deref().or(input_option.as_deref()), "the input"),
         InstancesCmd::Raise {
             data, data_option, ..
-        } => json_arg(data.as_deref().or(data_option.as_deref()), "the event data"),
-        _ => json_arg(None, "nothing"),
-    }
+        } => (data.as_deref().or(data_option.as_deref()), "the event data"),
+        _ => (None, "no payload"),
+    };
+    json_arg(arg, what)
 }
 
 /// The query of a filter.

@@ -39,7 +39,7 @@ impl<O> std::fmt::Debug for InstanceHandle<O> {
     }
 }
 
-impl<O: DeserializeOwned> InstanceHandle<O> {
+impl<O> InstanceHandle<O> {
     /// The instance's ID.
     #[must_use]
     pub fn id(&self) -> &InstanceId {
@@ -51,7 +51,9 @@ impl<O: DeserializeOwned> InstanceHandle<O> {
     pub fn into_id(self) -> InstanceId {
         self.id
     }
+}
 
+impl<O: DeserializeOwned> InstanceHandle<O> {
     /// The instance's status now, or `None` if it does not exist (any more).
     ///
     /// # Errors
