@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The one command that runs every test: formatting, lints, unit, integration and doc tests,
-# and a smoke run of the benchmarks (criterion runs each benchmark once in test mode).
+# a smoke run of the benchmarks (criterion runs each benchmark once in test mode), and the
+# embedding examples (examples/).
 # The tests run with a private Azurite up (scripts/with-azurite.sh: installs the pinned
 # version from npm on first use, free ports, stopped at the end), for the Azure backend, and
 # with headless Chromium ready (scripts/with-chromium.sh: installs Debian's chromium with
@@ -18,3 +19,8 @@ cargo test -p taskhub-cli --features otlp --locked --bin taskhub otlp
   cargo test --workspace --all-targets --locked
   cargo test --workspace --doc --locked
 '
+# The embedding examples (examples/, run as `cargo run --example NAME`): each checks its own
+# result and exits non-zero if it is wrong. Built by the tests above, so this is cheap.
+for example in hello worker_and_client retries_and_compensation; do
+  cargo run --locked --quiet --example "$example"
+done

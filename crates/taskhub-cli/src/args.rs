@@ -261,8 +261,12 @@ pub enum InstancesCmd {
     Start {
         /// The orchestration name.
         name: String,
-        /// The input as JSON [default: null].
+        /// The input: JSON, `@FILE` (read from a file) or `-` (read from standard input)
+        /// [default: null].
         input: Option<String>,
+        /// The input as an option, same syntax: `--input @order.json`, `--input -`.
+        #[arg(long = "input", value_name = "JSON|@FILE|-", conflicts_with = "input")]
+        input_option: Option<String>,
         /// The instance ID [default: a random one].
         #[arg(long, value_name = "ID")]
         id: Option<String>,
@@ -276,8 +280,17 @@ pub enum InstancesCmd {
         id: String,
         /// The event name.
         event: String,
-        /// The event data as JSON [default: null].
+        /// The event data: JSON, `@FILE` (read from a file) or `-` (read from standard input)
+        /// [default: null].
         data: Option<String>,
+        /// The event data as an option, same syntax: `--data @event.json`, `--data -`.
+        #[arg(
+            long = "data",
+            visible_alias = "input",
+            value_name = "JSON|@FILE|-",
+            conflicts_with = "data"
+        )]
+        data_option: Option<String>,
         /// An idempotency key: raising again with the same ID delivers the event once.
         #[arg(long)]
         event_id: Option<String>,

@@ -6,7 +6,8 @@
 //! * the history event types ([`HistoryEvent`], [`EventKind`]) and the message envelope
 //!   ([`Message`]), with a versioned storage format ([`format`]),
 //! * the API orchestration and activity code is written against ([`OrchestrationContext`],
-//!   [`ActivityContext`]), and
+//!   [`ActivityContext`]), with typed descriptors ([`ActivityRef`], [`OrchestrationRef`]) that
+//!   make a caller/callee type mismatch a compile error, and
 //! * the replay engine ([`OrchestrationSession`]) that turns history plus new messages into new
 //!   history events and [`Action`]s for the runtime to carry out.
 //!
@@ -32,6 +33,7 @@
 //! ```
 
 pub mod activity;
+pub mod descriptor;
 pub mod engine;
 pub mod error;
 pub mod format;
@@ -45,6 +47,7 @@ pub mod status;
 pub mod time;
 
 pub use activity::{ActivityContext, ActivityError, ActivityInvocation};
+pub use descriptor::{ActivityRef, OrchestrationRef};
 pub use engine::{
     run_turn, Action, DiscardReason, Discarded, OrchestrationSession, TurnInput, TurnResult,
 };

@@ -9,6 +9,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::activity::{ActivityContext, ActivityError};
+use crate::descriptor::{ActivityRef, OrchestrationRef};
 use crate::history::FailureDetails;
 use crate::orchestration::context::OrchestrationContext;
 use crate::orchestration::error::OrchestrationError;
@@ -29,6 +30,39 @@ type ActivityFactory = Arc<dyn Fn(ActivityContext, Payload) -> ActivityFuture + 
 ///
 /// Orchestrations may be registered in several versions; a start without a version runs the
 /// one registered without a version, or else the one registered last.
+///
+/// Register plain async functions by name, or through typed descriptors
+/// ([`ActivityRef`], [`OrchestrationRef`]) so that callers cannot get the types wrong:
+///
+/// ```
+/// use taskhub_core::*;
+///
+/// async fn say_hello(_ctx: ActivityContext, city: String) -> Result<String, ActivityError> {
+///     Ok(format!("Hello {city}!"))
+/// }
+///
+/// async fn hello_cities(ctx: OrchestrationContext, _: ()) -> Result<Vec<String>, OrchestrationError> {
+///     let mut out = Vec::new();
+///     for city in ["Tokyo", "Seattle", "London"] {
+///         out.push(ctx.call_activity("SayHello", city).await?);
+///     }
+///     Ok(out)
+/// }
+///
+/// const SHOUT: ActivityRef<String, String> = ActivityRef::new("Shout");
+///
+/// let mut registry = Registry::new();
+/// registry
+///     .orchestration("HelloCities", hello_cities)
+///     .orchestration_version("HelloCities", "2", hello_cities)
+///     .activity("SayHello", say_hello)
+///     .register_activity(SHOUT, |_ctx, text: String| async move {
+///         Ok::<_, ActivityError>(text.to_uppercase())
+///     });
+/// assert_eq!(registry.orchestration_names(), ["HelloCities"]);
+/// assert_eq!(registry.activity_names(), ["SayHello", "Shout"]);
+/// // A worker runs it: `Worker::start(&hub, registry)` in the `taskhub` crate.
+/// ```
 #[derive(Default, Clone)]
 pub struct Registry {
     orchestrations: HashMap<String, Vec<(Option<String>, OrchestrationFactory)>>,
@@ -59,7 +93,7 @@ impl Registry {
         F: Fn(OrchestrationContext, I) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<O, OrchestrationError>> + Send + 'static,
     {
-        self.register_orchestration(name, None, f)
+        self.insert_orchestration(name, None, f)
     }
 
     /// Registers one version of an orchestration.
@@ -75,10 +109,40 @@ impl Registry {
         F: Fn(OrchestrationContext, I) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<O, OrchestrationError>> + Send + 'static,
     {
-        self.register_orchestration(name, Some(version.to_owned()), f)
+        self.insert_orchestration(name, Some(version.to_owned()), f)
     }
 
-    fn register_orchestration<I, O, F, Fut>(
+    /// Registers the orchestration a typed descriptor names (in its version, if it has one).
+    /// The function's input and output types must be the descriptor's, so every caller that
+    /// uses the same descriptor agrees with it at compile time.
+    ///
+    /// ```
+    /// use taskhub_core::*;
+    ///
+    /// const DOUBLE: OrchestrationRef<u64, u64> = OrchestrationRef::new("Double");
+    ///
+    /// let mut registry = Registry::new();
+    /// registry.register_orchestration(DOUBLE, |_ctx, n: u64| async move {
+    ///     Ok::<_, OrchestrationError>(n * 2)
+    /// });
+    /// assert!(registry.has_orchestration("Double"));
+    /// ```
+    pub fn register_orchestration<I, O, F, Fut>(
+        &mut self,
+        orchestration: OrchestrationRef<I, O>,
+        f: F,
+    ) -> &mut Self
+    where
+        I: DeserializeOwned + Send + 'static,
+        O: Serialize + 'static,
+        F: Fn(OrchestrationContext, I) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<O, OrchestrationError>> + Send + 'static,
+    {
+        let version = orchestration.version().map(str::to_owned);
+        self.insert_orchestration(orchestration.name(), version, f)
+    }
+
+    fn insert_orchestration<I, O, F, Fut>(
         &mut self,
         name: &str,
         version: Option<String>,
@@ -143,6 +207,35 @@ impl Registry {
         });
         self.activities.insert(name.to_owned(), factory);
         self
+    }
+
+    /// Registers the activity a typed descriptor names. The function's input and output types
+    /// must be the descriptor's, so every [`call`](OrchestrationContext::call) through the same
+    /// descriptor agrees with it at compile time.
+    ///
+    /// ```
+    /// use taskhub_core::*;
+    ///
+    /// const GREET: ActivityRef<String, String> = ActivityRef::new("Greet");
+    ///
+    /// let mut registry = Registry::new();
+    /// registry.register_activity(GREET, |_ctx, name: String| async move {
+    ///     Ok::<_, ActivityError>(format!("Hello {name}!"))
+    /// });
+    /// assert_eq!(registry.activity_names(), ["Greet"]);
+    /// ```
+    pub fn register_activity<I, O, F, Fut>(
+        &mut self,
+        activity: ActivityRef<I, O>,
+        f: F,
+    ) -> &mut Self
+    where
+        I: DeserializeOwned + Send + 'static,
+        O: Serialize + 'static,
+        F: Fn(ActivityContext, I) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<O, ActivityError>> + Send + 'static,
+    {
+        self.activity(activity.name(), f)
     }
 
     /// Creates the orchestration future for `name`/`version`, or explains why it cannot.

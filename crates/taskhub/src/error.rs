@@ -1,6 +1,6 @@
 //! The error type of the runtime and client.
 
-use taskhub_core::{CoreError, InstanceId, OrchestrationStatus};
+use taskhub_core::{CoreError, FailureDetails, InstanceId, OrchestrationStatus};
 use taskhub_storage::StorageError;
 
 /// What can go wrong when using a task hub.
@@ -37,6 +37,22 @@ pub enum TaskhubError {
     /// A wait ran out of time.
     #[error("timed out after {0:?} waiting for instance '{1}'")]
     Timeout(std::time::Duration, InstanceId),
+    /// A typed wait found the instance failed (see `InstanceHandle::wait_for_completion`).
+    #[error("instance '{instance_id}' failed: {failure}")]
+    InstanceFailed {
+        /// The instance.
+        instance_id: InstanceId,
+        /// Its failure: error type, message, details.
+        failure: FailureDetails,
+    },
+    /// A typed wait found the instance terminated (see `InstanceHandle::wait_for_completion`).
+    #[error("instance '{instance_id}' was terminated: {reason}")]
+    InstanceTerminated {
+        /// The instance.
+        instance_id: InstanceId,
+        /// The reason given by whoever terminated it.
+        reason: String,
+    },
     /// A setting is out of range or malformed.
     #[error("invalid setting {name}: {reason}")]
     InvalidSetting {

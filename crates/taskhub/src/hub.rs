@@ -27,6 +27,34 @@ const COUNT_REFRESH: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// One task hub, opened on a backend. Cheap to clone; clients and workers made from the same
 /// `TaskHub` share in-process wake-ups.
+///
+/// Open it on a store: the embedded SQLite backend (`taskhub-sqlite`) for a file several
+/// processes may share, `taskhub_storage::memory::MemoryStore` for tests, or Azure Storage
+/// (`taskhub-azure`). Opening creates the hub's tables and queues if they are missing.
+///
+/// ```
+/// use std::sync::Arc;
+/// use taskhub::{Settings, TaskHub};
+/// use taskhub_sqlite::{SqliteOptions, SqliteStore};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = std::env::temp_dir().join(format!("taskhub-doc-hub-{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir)?;
+/// let store = SqliteStore::open(SqliteOptions::new(dir.join("taskhub.db")))?;
+/// let settings = Settings {
+///     partition_count: 8,
+///     ..Settings::default()
+/// };
+/// let hub = TaskHub::open(Arc::new(store), settings).await?;
+/// assert_eq!(hub.partition_count(), 8);
+/// assert_eq!(hub.store().backend_name(), "sqlite");
+/// // `hub.client()` starts and manages instances; `Worker::start(&hub, registry)` runs them.
+/// # drop(hub);
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct TaskHub {
     pub(crate) inner: Arc<HubInner>,

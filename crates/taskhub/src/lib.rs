@@ -20,7 +20,8 @@ pub mod telemetry;
 pub mod worker;
 
 pub use client::{
-    InstanceStatus, RaiseOptions, ReusePolicy, StartOptions, StatusOptions, TaskHubClient,
+    InstanceHandle, InstanceStatus, RaiseOptions, ReusePolicy, StartOptions, StatusOptions,
+    TaskHubClient,
 };
 pub use error::TaskhubError;
 pub use hub::TaskHub;

@@ -4,7 +4,9 @@ use std::time::Duration;
 
 use anyhow::{bail, Context as _};
 use serde_json::Value;
-use taskhub::{InstanceQuery, ListOrder, RaiseOptions, StartOptions, StatusOptions, TaskHub};
+use taskhub::{
+    InstanceQuery, ListOrder, Payload, RaiseOptions, StartOptions, StatusOptions, TaskHub,
+};
 
 use super::{instance_id, json_arg, statuses, view};
 use crate::args::{GlobalArgs, InstanceFilter, InstancesCmd, ListArgs};
@@ -19,26 +21,25 @@ pub async fn run(global: &GlobalArgs, cmd: InstancesCmd) -> anyhow::Result<()> {
     let db = settings::db_path(global, DEFAULT_DB);
     // Only a start may create the task hub file.
     let must_exist = !matches!(cmd, InstancesCmd::Start { .. });
+    // A payload is read (from its file or standard input) before the hub is opened, so an
+    // unreadable one creates nothing.
+    let payload = payload_of(&cmd)?;
     let hub = settings::open_hub(global, &db, settings, must_exist).await?;
     match cmd {
         InstancesCmd::List(args) => list(&hub, args).await,
         InstancesCmd::Show { id, json } => show(&hub, &id, json).await,
         InstancesCmd::History { id, json } => history(&hub, &id, json).await,
-        InstancesCmd::Start {
-            name,
-            input,
-            id,
-            wait,
-        } => start(&hub, &name, input.as_deref(), id.as_deref(), wait).await,
+        InstancesCmd::Start { name, id, wait, .. } => {
+            start(&hub, &name, payload, id.as_deref(), wait).await
+        }
         InstancesCmd::Raise {
             id,
             event,
-            data,
             event_id,
+            ..
         } => {
             let id = instance_id(&id)?;
-            let data = json_arg(data.as_deref(), "the event data")?;
-            let data: Value = serde_json::from_str(data.as_str())?;
+            let data: Value = serde_json::from_str(payload.as_str())?;
             let options = RaiseOptions { event_id };
             hub.client()
                 .raise_event_with(&id, &event, &data, options)
@@ -66,6 +67,23 @@ pub async fn run(global: &GlobalArgs, cmd: InstancesCmd) -> anyhow::Result<()> {
         }
         InstancesCmd::Purge { id, filter } => purge(&hub, id.as_deref(), &filter).await,
     }
+}
+
+/// The JSON payload a start or raise carries: the positional argument or the option, inline,
+/// `@path` or `-` (`null` if neither is given, and for the other commands, which carry none).
+fn payload_of(cmd: &InstancesCmd) -> anyhow::Result<Payload> {
+    let (arg, what) = match cmd {
+        InstancesCmd::Start {
+            input,
+            input_option,
+            ..
+        } => (input.as_deref().or(input_option.as_deref()), "the input"),
+        InstancesCmd::Raise {
+            data, data_option, ..
+        } => (data.as_deref().or(data_option.as_deref()), "the event data"),
+        _ => (None, "no payload"),
+    };
+    json_arg(arg, what)
 }
 
 /// The query of a filter.
@@ -178,11 +196,10 @@ async fn history(hub: &TaskHub, id: &str, json: bool) -> anyhow::Result<()> {
 async fn start(
     hub: &TaskHub,
     name: &str,
-    input: Option<&str>,
+    input: Payload,
     id: Option<&str>,
     wait: Option<u64>,
 ) -> anyhow::Result<()> {
-    let input = json_arg(input, "the input")?;
     let input: Value = serde_json::from_str(input.as_str())?;
     let options = StartOptions {
         instance_id: id.map(instance_id).transpose()?,

@@ -3,12 +3,12 @@
 pub mod dead_letters;
 mod http;
 pub mod instances;
+pub mod json_input;
 pub mod partitions;
 pub mod serve;
 mod view;
 pub mod worker;
 
-use anyhow::Context as _;
 use taskhub::{InstanceId, OrchestrationStatus, Payload};
 
 /// An instance ID from the command line, with the rule it breaks if it is invalid.
@@ -16,10 +16,9 @@ pub fn instance_id(text: &str) -> anyhow::Result<InstanceId> {
     Ok(InstanceId::new(text)?)
 }
 
-/// JSON text from the command line (`null` if absent).
+/// JSON from the command line (`null` if absent): inline, `@path` or `-` (standard input).
 pub fn json_arg(text: Option<&str>, what: &str) -> anyhow::Result<Payload> {
-    let text = text.unwrap_or("null");
-    Payload::from_json(text).with_context(|| format!("{what} is not valid JSON: {text}"))
+    Ok(json_input::read_json(text, what)?)
 }
 
 /// `--status` values.

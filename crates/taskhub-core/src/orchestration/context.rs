@@ -6,6 +6,7 @@ use std::time::{Duration, SystemTime};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use crate::descriptor::{ActivityRef, OrchestrationRef};
 use crate::ids::{name_uuid, ExecutionId, InstanceId};
 use crate::orchestration::error::{OrchestrationError, TaskError};
 use crate::orchestration::events::EventFuture;
@@ -22,6 +23,67 @@ use crate::time::Timestamp;
 /// Orchestration code must be deterministic: it may only wait on futures created through this
 /// context (and the combinators in this crate), and must read time and randomness only through
 /// [`now`](Self::now) and [`new_guid`](Self::new_guid).
+///
+/// An orchestration is a plain async function of a context and a typed input. Below, one waits
+/// for an approval or a timeout, whichever comes first, then calls an activity; the pure engine
+/// drives it turn by turn here, as a worker does (recording every step as history):
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+/// use taskhub_core::*;
+///
+/// async fn ship_when_approved(
+///     ctx: OrchestrationContext,
+///     order: String,
+/// ) -> Result<String, OrchestrationError> {
+///     ctx.set_custom_status("waiting for approval")?;
+///     let approval = ctx.wait_for_event::<String>("approved");
+///     let deadline = ctx.sleep(Duration::from_secs(24 * 3600));
+///     match when_any2(approval, deadline).await {
+///         Either::Left(approver) => {
+///             let approver = approver?;
+///             let receipt: String = ctx.call_activity("Ship", &order).await?;
+///             Ok(format!("{receipt} (approved by {approver})"))
+///         }
+///         Either::Right(()) => Ok(format!("{order}: no approval within a day")),
+///     }
+/// }
+///
+/// let mut registry = Registry::new();
+/// registry.orchestration("ShipWhenApproved", ship_when_approved);
+/// let id = InstanceId::new("order-7")?;
+/// let mut session = OrchestrationSession::new(Arc::new(registry), id.clone());
+/// let at = |ms| Timestamp::from_millis(ms);
+/// let message = |event| Message::from_client(id.clone(), event, at(0));
+///
+/// // Turn 1: the start; the code creates the timer and waits.
+/// let start = message(EventKind::ExecutionStarted {
+///     name: "ShipWhenApproved".into(), version: None,
+///     input: Payload::to_payload("order 7", "input")?, execution_id: ExecutionId::random(),
+///     parent: None, scheduled_start: None,
+/// });
+/// let turn = session.turn(TurnInput { now: at(0), messages: vec![start] });
+/// assert!(matches!(turn.actions[..], [Action::CreateTimer { .. }]));
+///
+/// // Turn 2: the event arrives; the code schedules the activity.
+/// let approved = message(EventKind::EventRaised {
+///     name: "approved".into(), input: Payload::to_payload("ana", "event")?,
+/// });
+/// let turn = session.turn(TurnInput { now: at(5), messages: vec![approved] });
+/// let Some(Action::ScheduleActivity { task_id, name, .. }) = turn.actions.first() else {
+///     panic!("expected the activity: {:?}", turn.actions);
+/// };
+/// assert_eq!(name, "Ship");
+///
+/// // Turn 3: the activity's result; the orchestration completes.
+/// let shipped = message(EventKind::TaskCompleted {
+///     task_id: *task_id, result: Payload::to_payload("parcel 1", "result")?,
+/// });
+/// session.turn(TurnInput { now: at(9), messages: vec![shipped] });
+/// assert_eq!(session.status(), OrchestrationStatus::Completed);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone)]
 pub struct OrchestrationContext {
     state: SharedState,
@@ -201,7 +263,7 @@ impl OrchestrationContext {
         attempt: u32,
         first: SystemTime,
     ) -> bool {
-        if attempt >= policy.max_attempts() || err.is_non_retryable() {
+        if attempt >= policy.max_attempts() || err.is_non_retryable() || !policy.accepts(err) {
             return false;
         }
         let delay = policy.delay_after(attempt);
@@ -310,6 +372,75 @@ impl OrchestrationContext {
             "sub-orchestration",
             name.to_owned(),
         )
+    }
+
+    /// Calls the activity a typed descriptor names: as
+    /// [`call_activity`](Self::call_activity), with the input and output types taken from the
+    /// descriptor, so a mismatch with the registered activity is a compile error.
+    ///
+    /// ```
+    /// use taskhub_core::*;
+    ///
+    /// const GREET: ActivityRef<String, String> = ActivityRef::new("Greet");
+    ///
+    /// async fn hello(ctx: OrchestrationContext, name: String) -> Result<String, OrchestrationError> {
+    ///     Ok(ctx.call(GREET, name).await?)
+    /// }
+    /// # let mut registry = Registry::new();
+    /// # registry.orchestration("Hello", hello);
+    /// ```
+    pub fn call<I: Serialize, O: DeserializeOwned>(
+        &self,
+        activity: ActivityRef<I, O>,
+        input: I,
+    ) -> TaskFuture<O> {
+        self.call_activity(activity.name(), input)
+    }
+
+    /// Calls the activity a typed descriptor names with a retry policy: as
+    /// [`call_activity_with_retry`](Self::call_activity_with_retry), typed by the descriptor.
+    pub fn call_with_retry<I: Serialize, O: DeserializeOwned + Send + 'static>(
+        &self,
+        activity: ActivityRef<I, O>,
+        input: I,
+        policy: RetryPolicy,
+    ) -> impl Future<Output = Result<O, TaskError>> + Send + 'static {
+        self.call_activity_with_retry(activity.name(), input, policy)
+    }
+
+    /// Runs the orchestration a typed descriptor names as a sub-orchestration (in the
+    /// descriptor's version, derived instance ID): as
+    /// [`call_sub_orchestration`](Self::call_sub_orchestration), typed by the descriptor.
+    pub fn call_sub<I: Serialize, O: DeserializeOwned>(
+        &self,
+        orchestration: OrchestrationRef<I, O>,
+        input: I,
+    ) -> TaskFuture<O> {
+        let name = orchestration.name();
+        let options = SubOrchestrationOptions {
+            version: orchestration.version().map(str::to_owned),
+            ..SubOrchestrationOptions::default()
+        };
+        match Payload::to_payload(&input, &format!("input of sub-orchestration '{name}'")) {
+            Ok(input) => self.start_sub(name, input, &options),
+            Err(e) => TaskFuture::failed(e),
+        }
+    }
+
+    /// Runs the orchestration a typed descriptor names as a sub-orchestration with options
+    /// (instance ID, retry policy): as
+    /// [`call_sub_orchestration_with`](Self::call_sub_orchestration_with), typed by the
+    /// descriptor. Without a version in `options`, the descriptor's version runs.
+    pub fn call_sub_with<I: Serialize, O: DeserializeOwned + Send + 'static>(
+        &self,
+        orchestration: OrchestrationRef<I, O>,
+        input: I,
+        mut options: SubOrchestrationOptions,
+    ) -> impl Future<Output = Result<O, TaskError>> + Send + 'static {
+        if options.version.is_none() {
+            options.version = orchestration.version().map(str::to_owned);
+        }
+        self.call_sub_orchestration_with(orchestration.name(), input, options)
     }
 
     /// A durable timer that fires at `fire_at`.

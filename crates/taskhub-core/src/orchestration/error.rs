@@ -34,6 +34,33 @@ impl TaskError {
         }
     }
 
+    /// The error type the failing task reported, if it ran and failed: for an activity's
+    /// error converted from a Rust error, the short name of its type (`PaymentDeclined` for a
+    /// `my_app::PaymentDeclined`); for an [`ActivityError`](crate::ActivityError) or
+    /// [`OrchestrationError`] the type set with `with_type` (`ActivityFailed` /
+    /// `OrchestrationFailed` by default); for failures the runtime reports, names such as
+    /// `Panic`, `ActivityNotFound`, `InvalidInput`, `Terminated`.
+    #[must_use]
+    pub fn error_type(&self) -> Option<&str> {
+        self.failure().map(|f| f.error_type.as_str())
+    }
+
+    /// The message the failing task reported, verbatim (without the `activity 'X' failed:`
+    /// prefix of this error's `Display`), if it ran and failed.
+    #[must_use]
+    pub fn message(&self) -> Option<&str> {
+        self.failure().map(|f| f.message.as_str())
+    }
+
+    /// The name of the activity or sub-orchestration that failed, if it ran and failed.
+    #[must_use]
+    pub fn task_name(&self) -> Option<&str> {
+        match self {
+            Self::Failed { name, .. } => Some(name),
+            Self::Payload(_) => None,
+        }
+    }
+
     /// The details string the failing task attached, if any.
     #[must_use]
     pub fn details(&self) -> Option<&str> {
@@ -143,6 +170,9 @@ mod tests {
             name: "Charge".into(),
             failure: FailureDetails::new("ActivityFailed", "card declined"),
         };
+        assert_eq!(te.error_type(), Some("ActivityFailed"));
+        assert_eq!(te.message(), Some("card declined"));
+        assert_eq!(te.task_name(), Some("Charge"));
         let oe: OrchestrationError = te.into();
         assert_eq!(oe.to_string(), "activity 'Charge' failed: card declined");
         assert_eq!(oe.failure().error_type, "TaskError");

@@ -98,7 +98,7 @@ fn take_free(shared: &Shared, slots: &mut OwnedSemaphorePermit) {
 }
 
 /// Runs one work item to completion and reports its result.
-async fn run_one(shared: Arc<Shared>, m: Dequeued, _permit: OwnedSemaphorePermit) {
+async fn run_one(shared: Arc<Shared>, m: Dequeued, permit: OwnedSemaphorePermit) {
     let queue = QueueName::WorkItems;
     let settings = shared.hub.settings();
     if m.dequeue_count > settings.max_dequeue_count {
@@ -246,13 +246,14 @@ async fn run_one(shared: Arc<Shared>, m: Dequeued, _permit: OwnedSemaphorePermit
         reply,
         partition,
         work_item: m,
+        slot: permit,
     };
-    let reply = match local::try_deliver(&shared, local, &hold) {
+    let (reply, _permit) = match local::try_deliver(&shared, local, &hold) {
         Ok(()) => {
             shared.stat(|s| s.activities += 1);
             return;
         }
-        Err(local) => local.reply,
+        Err(local) => (local.reply, local.slot),
     };
     let reply_queue = QueueName::Control(partition);
     let outbound = match outbox::encode(&shared, reply_queue, &reply, Duration::ZERO).await {

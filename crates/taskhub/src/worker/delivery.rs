@@ -7,7 +7,8 @@ use taskhub_core::Message;
 use taskhub_storage::{Dequeued, QueueName, Receipt};
 use tokio::sync::OwnedSemaphorePermit;
 
-/// One slot of the prefetch buffer, held by a delivery: its permit goes back when dropped.
+/// One slot of the prefetch buffer, held by a delivery (or, for an activity result handed over
+/// in process, the activity slot it ran in): its permit goes back when dropped.
 #[derive(Debug)]
 pub(crate) struct BufferSlot {
     _permit: OwnedSemaphorePermit,

@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use taskhub_core::Message;
 use taskhub_storage::{Dequeued, QueueName};
+use tokio::sync::OwnedSemaphorePermit;
 use tracing::warn;
 
 use super::delivery::{BufferSlot, Delivery, InFlightSlot, OrphanGuard};
@@ -35,10 +36,14 @@ pub(crate) struct LocalResult {
     pub partition: u32,
     /// The work item as dequeued (its receipt is replaced by the hold's current one).
     pub work_item: Dequeued,
+    /// The activity slot the result was produced in. A handed-over result keeps it until its
+    /// turn is done, so results waiting for a turn hold back new work items (at most
+    /// `max_concurrent_activities` results wait in memory) instead of piling up.
+    pub slot: OwnedSemaphorePermit,
 }
 
-/// Hands `result` to its session if this worker holds the partition's lease, is not draining
-/// it, and has room in its prefetch buffer. On success the work item now belongs to the
+/// Hands `result` to its session if this worker holds the partition's lease and is not
+/// draining it. On success the work item now belongs to the
 /// session (its in-flight entry is dropped); otherwise `result` comes back for the ordinary
 /// path.
 pub(crate) fn try_deliver(
@@ -49,9 +54,6 @@ pub(crate) fn try_deliver(
     if shared.stopping() {
         return Err(Box::new(result));
     }
-    let Ok(permit) = shared.buffer.clone().try_acquire_owned() else {
-        return Err(Box::new(result));
-    };
     let receipt = hold.receipt.clone();
     let delivery = {
         // Under the partitions lock: a drain stops the poller under the same lock before it
@@ -71,7 +73,7 @@ pub(crate) fn try_deliver(
             receipt: receipt.clone(),
             partition: result.partition,
             epoch: active.epoch,
-            _slot: BufferSlot::new(permit),
+            _slot: BufferSlot::new(result.slot),
             _in_flight: InFlightSlot::new(active.in_flight.clone()),
             _orphan: OrphanGuard::new(
                 shared.orphans.clone(),

@@ -197,6 +197,53 @@ impl Shared {
 }
 
 /// Builds and starts a worker.
+///
+/// A worker runs the orchestrations and activities of a [`Registry`] on a [`TaskHub`]: it
+/// takes its share of the hub's partitions, polls their control queues and the work-item
+/// queue, and checkpoints every orchestration turn. Any number of workers, in one process or
+/// many, can share a hub. Stop one with [`WorkerHandle::shutdown`].
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+/// use taskhub::*;
+/// use taskhub_storage::{memory::MemoryStore, SystemClock};
+///
+/// async fn say_hello(_ctx: ActivityContext, city: String) -> Result<String, ActivityError> {
+///     Ok(format!("Hello {city}!"))
+/// }
+///
+/// async fn hello_cities(ctx: OrchestrationContext, _: ()) -> Result<Vec<String>, OrchestrationError> {
+///     let mut out = Vec::new();
+///     for city in ["Tokyo", "Seattle"] {
+///         out.push(ctx.call_activity("SayHello", city).await?);
+///     }
+///     Ok(out)
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let store = Arc::new(MemoryStore::new(Arc::new(SystemClock::new())));
+/// let hub = TaskHub::open(store, Settings::default()).await?;
+/// let mut registry = Registry::new();
+/// registry
+///     .orchestration("HelloCities", hello_cities)
+///     .activity("SayHello", say_hello);
+/// let worker = Worker::start(&hub, registry).await?;
+///
+/// let client = hub.client();
+/// let id = client.start("HelloCities", ()).await?;
+/// let done = client.wait_for_completion(&id, Duration::from_secs(30)).await?;
+/// assert_eq!(done.status(), OrchestrationStatus::Completed);
+/// assert_eq!(
+///     done.output::<Vec<String>>()?,
+///     Some(vec!["Hello Tokyo!".to_owned(), "Hello Seattle!".to_owned()])
+/// );
+/// assert!(worker.stats().activities >= 2);
+/// worker.shutdown().await; // finishes in-flight work and releases the partitions
+/// # Ok(())
+/// # }
+/// ```
 pub struct Worker;
 
 impl Worker {
