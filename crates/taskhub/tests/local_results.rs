@@ -143,3 +143,49 @@ async fn a_result_fenced_by_a_bump_takes_the_control_queue_on_sqlite() {
     let dir = TempDir::new("local-results-bump");
     bump_while_the_activity_runs(sqlite_store(&dir.0)).await;
 }
+
+/// A fan-out whose results arrive faster than turns commit them: results waiting for a turn
+/// hold their activity slots (not the control-queue prefetch buffer, here 4 slots), so none of
+/// them is pushed to the control queue: every checkpoint is a turn or the client's start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fan_out_keeps_its_results_in_process() {
+    let store = Instrumented::new(MemoryStore::new(Arc::new(SystemClock::new())));
+    let metrics = store.metrics();
+    let store: Arc<dyn TaskHubStore> = Arc::new(store);
+    let mut reg = Registry::new();
+    reg.activity("Inc", |_ctx: ActivityContext, x: u64| async move {
+        Ok::<_, ActivityError>(x + 1)
+    });
+    reg.orchestration("Fan", |ctx: OrchestrationContext, n: u64| async move {
+        let tasks: Vec<_> = (0..n)
+            .map(|i| ctx.call_activity::<_, u64>("Inc", i))
+            .collect();
+        let mut sum = 0;
+        for r in taskhub::when_all(tasks).await {
+            sum += r?;
+        }
+        Ok::<_, OrchestrationError>(sum)
+    });
+    let settings = Settings {
+        control_queue_buffer_threshold: 4,
+        control_queue_batch_size: 4,
+        ..settings()
+    };
+    let hub = TaskHub::open(store, settings).await.unwrap();
+    let worker = Worker::start(&hub, reg).await.unwrap();
+    let client = hub.client();
+    let id = client.start("Fan", 200u64).await.unwrap();
+    let done = client
+        .wait_for_completion(&id, Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(done.output::<u64>().unwrap(), Some((1..=200).sum()));
+    let turns = worker.stats().turns;
+    let checkpoints = metrics.snapshot().calls(Operation::Checkpoint);
+    assert_eq!(
+        checkpoints,
+        turns + 1,
+        "{checkpoints} checkpoints for {turns} turns: some results took the control queue"
+    );
+    worker.shutdown().await;
+}
