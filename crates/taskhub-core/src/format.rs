@@ -33,6 +33,8 @@ struct EventOut<'a> {
     ts: Timestamp,
     #[serde(skip_serializing_if = "Option::is_none")]
     msg: Option<&'a MessageId>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tp: Option<&'a str>,
     event: &'a EventKind,
 }
 
@@ -42,6 +44,8 @@ struct EventIn {
     ts: Timestamp,
     #[serde(default)]
     msg: Option<MessageId>,
+    #[serde(default)]
+    tp: Option<String>,
     event: EventKind,
 }
 
@@ -64,6 +68,7 @@ pub fn encode_event(event: &HistoryEvent) -> String {
         v: FORMAT_VERSION,
         ts: event.timestamp,
         msg: event.message_id.as_ref(),
+        tp: event.trace.as_deref(),
         event: &event.event,
     };
     // Serializing plain structs, strings and integers into a String cannot fail.
@@ -81,6 +86,7 @@ pub fn decode_event(text: &str) -> Result<HistoryEvent, CoreError> {
             Ok(HistoryEvent {
                 timestamp: e.ts,
                 message_id: e.msg,
+                trace: e.tp,
                 event: e.event,
             })
         }

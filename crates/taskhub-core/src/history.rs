@@ -17,6 +17,11 @@ pub struct HistoryEvent {
     /// message at most once even when it is delivered again after a crash.
     #[serde(rename = "msg", default, skip_serializing_if = "Option::is_none")]
     pub message_id: Option<MessageId>,
+    /// The W3C trace context (`traceparent`) of the message an `ExecutionStarted` was applied
+    /// from: the trace the execution's later turns join when the message that wakes them
+    /// carries none (a client's event, terminate, suspend or resume). `None` on other events.
+    #[serde(rename = "tp", default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
     /// What happened.
     pub event: EventKind,
 }
@@ -28,6 +33,7 @@ impl HistoryEvent {
         Self {
             timestamp,
             message_id: None,
+            trace: None,
             event,
         }
     }

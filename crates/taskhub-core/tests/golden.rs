@@ -155,6 +155,7 @@ fn sample_events() -> Vec<HistoryEvent> {
         .map(|(i, event)| HistoryEvent {
             timestamp: t.saturating_add(std::time::Duration::from_millis(i as u64)),
             message_id: (i % 3 == 0).then(|| MessageId::from_stored(format!("msg-{i}"))),
+            trace: None,
             event,
         })
         .collect()

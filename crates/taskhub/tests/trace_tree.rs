@@ -75,6 +75,11 @@ fn registry() -> Registry {
         let b: u64 = ctx.call_activity("B", n).await?;
         Ok::<_, OrchestrationError>(b)
     });
+    reg.orchestration("Waiter", |ctx: OrchestrationContext, n: u64| async move {
+        let go: u64 = ctx.wait_for_event("Go").await?;
+        let a: u64 = ctx.call_activity("A", n + go).await?;
+        Ok::<_, OrchestrationError>(a)
+    });
     reg.orchestration("Parent", |ctx: OrchestrationContext, _: ()| async move {
         let a: u64 = ctx.call_activity("A", 2u64).await?;
         let c: u64 = ctx.call_sub_orchestration("Child", a).await?;
@@ -89,9 +94,13 @@ async fn an_orchestration_with_an_activity_and_a_sub_orchestration_is_one_trace(
     tracing::subscriber::set_global_default(tracing_subscriber::registry().with(recorder.clone()))
         .unwrap();
     let dir = TempDir::new("trace-tree");
-    let hub = TaskHub::open(sqlite_store(&dir.0), fast_settings())
-        .await
-        .unwrap();
+    // Without extended sessions every turn reloads its instance: a turn woken by a message
+    // without a trace context finds the execution's trace in its history.
+    let settings = Settings {
+        extended_sessions_enabled: false,
+        ..fast_settings()
+    };
+    let hub = TaskHub::open(sqlite_store(&dir.0), settings).await.unwrap();
     let worker = Worker::start(&hub, registry()).await.unwrap();
     let client = hub.client();
     let id = client.start("Parent", ()).await.unwrap();
@@ -117,8 +126,46 @@ async fn an_orchestration_with_an_activity_and_a_sub_orchestration_is_one_trace(
         .wait_for_completion(&joined, Duration::from_secs(60))
         .await
         .unwrap();
+    // An instance in the caller's trace woken by a client's event (which carries no context).
+    let waiter = client
+        .start_with(
+            "Waiter",
+            1u64,
+            StartOptions {
+                trace_parent: Some(caller),
+                ..StartOptions::default()
+            },
+        )
+        .await
+        .unwrap();
+    wait::until(
+        "the waiter's first turn",
+        || {
+            recorder
+                .0
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|s| s.get("durabletask.task.instance_id") == waiter.as_str())
+        },
+        || (),
+    )
+    .await;
+    client.raise_event(&waiter, "Go", &1u64).await.unwrap();
+    client
+        .wait_for_completion(&waiter, Duration::from_secs(60))
+        .await
+        .unwrap();
     worker.shutdown().await;
     let all = recorder.0.lock().unwrap().clone();
+    let (all, waiter_spans): (Vec<Recorded>, Vec<Recorded>) = all
+        .into_iter()
+        .partition(|s| s.get("durabletask.task.instance_id") != waiter.as_str());
+    // Its start turn, the event's turn, the activity and the result's turn.
+    assert_eq!(waiter_spans.len(), 4, "{waiter_spans:#?}");
+    for s in &waiter_spans {
+        assert_eq!(s.get("trace_id"), CALLER_TRACE, "{s:#?}");
+    }
     let (spans, joined_spans): (Vec<Recorded>, Vec<Recorded>) = all
         .into_iter()
         .partition(|s| s.get("durabletask.task.instance_id") != joined.as_str());

@@ -14,10 +14,10 @@ impl OrchestrationSession {
             // The start is not the first event: an OrchestratorStarted precedes it.
             if let Some(start) = history
                 .iter()
-                .map(|e| &e.event)
-                .find(|e| matches!(e, EventKind::ExecutionStarted { .. }))
+                .find(|e| matches!(e.event, EventKind::ExecutionStarted { .. }))
             {
-                self.record_start_fields(start);
+                self.record_start_fields(&start.event);
+                self.start_trace.clone_from(&start.trace);
             }
             self.finished = Some(status);
             self.history_len = history.len() as u64;
@@ -75,6 +75,7 @@ impl OrchestrationSession {
                     return Err(corrupt(pos, "a second ExecutionStarted"));
                 }
                 self.start(start);
+                self.start_trace.clone_from(&ev.trace);
             }
             EventKind::TaskScheduled { .. }
             | EventKind::SubOrchestrationCreated { .. }

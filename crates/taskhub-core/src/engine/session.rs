@@ -77,6 +77,8 @@ pub struct OrchestrationSession {
     pub(crate) parent: Option<ParentInstance>,
     pub(crate) fault: Option<FailureDetails>,
     pub(crate) input: Payload,
+    /// The trace context its `ExecutionStarted` was sent under (see [`HistoryEvent::trace`]).
+    pub(crate) start_trace: Option<String>,
 }
 
 impl std::fmt::Debug for OrchestrationSession {
@@ -95,6 +97,13 @@ fn unstarted_execution() -> ExecutionId {
 }
 
 impl OrchestrationSession {
+    /// The W3C trace context the execution was started under (its sender's span), if any:
+    /// the parent of a turn woken by messages that carry none.
+    #[must_use]
+    pub fn start_trace(&self) -> Option<&str> {
+        self.start_trace.as_deref()
+    }
+
     /// A session for an instance with no history yet.
     #[must_use]
     pub fn new(registry: Arc<Registry>, instance_id: InstanceId) -> Self {
@@ -115,6 +124,7 @@ impl OrchestrationSession {
             parent: None,
             fault: None,
             input: Payload::null(),
+            start_trace: None,
         }
     }
 

@@ -21,9 +21,14 @@ struct TurnOut {
 
 impl TurnOut {
     fn record(&mut self, message: Option<&Message>, event: EventKind) {
+        // A start keeps its sender's trace context: the execution's later turns join it.
+        let trace = message
+            .filter(|_| matches!(event, EventKind::ExecutionStarted { .. }))
+            .and_then(|m| m.traceparent.clone());
         self.events.push(HistoryEvent {
             timestamp: self.now,
             message_id: message.map(|m| m.id.clone()),
+            trace,
             event,
         });
     }
@@ -163,6 +168,7 @@ impl OrchestrationSession {
             }
             out.record(Some(m), m.event.clone());
             self.start(&m.event);
+            self.start_trace.clone_from(&m.traceparent);
             return;
         }
         if !self.started {

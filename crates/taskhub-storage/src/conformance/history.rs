@@ -269,6 +269,8 @@ fn every_event_kind_with_every_field() -> Vec<HistoryEvent> {
         .map(|(kind, i)| HistoryEvent {
             timestamp: Timestamp::from_millis(1_700_000_000_000 + i * 1_001),
             message_id: Some(MessageId::from_stored(format!("message-{i}"))),
+            trace: (i == 0)
+                .then(|| "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".to_owned()),
             event: kind,
         })
         .collect()
@@ -326,6 +328,7 @@ fn every_event_kind_with_empty_optionals() -> Vec<HistoryEvent> {
         HistoryEvent {
             timestamp: Timestamp::EPOCH,
             message_id: None,
+            trace: None,
             event: EventKind::ExecutionTerminated {
                 reason: String::new(),
             },

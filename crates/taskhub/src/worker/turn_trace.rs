@@ -37,7 +37,8 @@ pub(crate) struct TurnTrace {
 
 impl TurnTrace {
     /// The turn's parent is the first context among its messages (a start first), else the
-    /// execution's own trace ([`TraceContext::of_execution`]).
+    /// context the execution was started under (kept in its `ExecutionStarted`, so also after
+    /// a reload), else the execution's own trace ([`TraceContext::of_execution`]).
     pub(crate) fn new(r: TurnTraceRequest<'_>) -> Self {
         let start = r.messages.iter().find_map(|m| match &m.event {
             EventKind::ExecutionStarted {
@@ -58,6 +59,7 @@ impl TurnTrace {
             .into_iter()
             .chain(r.messages.iter().copied())
             .find_map(|m| m.traceparent.as_deref().and_then(TraceContext::parse))
+            .or_else(|| r.session.start_trace().and_then(TraceContext::parse))
             .unwrap_or_else(|| TraceContext::of_execution(&execution));
         let context = parent.child();
         let place = Place {
