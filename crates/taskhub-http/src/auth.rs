@@ -1,9 +1,12 @@
 //! The guard in front of every route: the bearer token, a cross-site check, and (without a
-//! token) a loopback-only `Host` check against DNS rebinding.
+//! token) loopback only: the `Host` must be a loopback name (against DNS rebinding) and, when
+//! the server knows the peer's address ([`serve`](crate::serve) records it), the peer must be
+//! on loopback too, so a tokenless router bound to a public address answers nobody else.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 
-use axum::extract::{Request, State};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{header, HeaderMap};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -18,13 +21,22 @@ pub(crate) async fn guard(
     req: Request,
     next: Next,
 ) -> Response {
-    match check(&state, req.uri().path(), req.headers()) {
+    let peer = req
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|c| c.0);
+    match check(&state, req.uri().path(), req.headers(), peer) {
         Ok(()) => next.run(req).await,
         Err(e) => e.into_response(),
     }
 }
 
-fn check(state: &AppState, path: &str, headers: &HeaderMap) -> Result<(), HttpError> {
+fn check(
+    state: &AppState,
+    path: &str,
+    headers: &HeaderMap,
+    peer: Option<SocketAddr>,
+) -> Result<(), HttpError> {
     let host = headers
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
@@ -39,10 +51,7 @@ fn check(state: &AppState, path: &str, headers: &HeaderMap) -> Result<(), HttpEr
         }
     }
     match state.token.as_deref() {
-        None if !is_loopback_host(host) => Err(HttpError::Forbidden(format!(
-            "host {host:?} is not a loopback name; without a token this server answers only localhost, 127.0.0.1 and [::1]"
-        ))),
-        None => Ok(()),
+        None => loopback_only(host, peer),
         // The dashboard's static files hold no data: a browser must load them to ask for the
         // token. Every other route needs the token.
         Some(_) if dashboard::is_asset(path) => Ok(()),
@@ -50,7 +59,7 @@ fn check(state: &AppState, path: &str, headers: &HeaderMap) -> Result<(), HttpEr
             let given = headers
                 .get(header::AUTHORIZATION)
                 .and_then(|h| h.to_str().ok())
-                .and_then(|h| h.strip_prefix("Bearer "))
+                .and_then(bearer)
                 .unwrap_or("");
             if constant_time_eq(given.trim().as_bytes(), token.as_bytes()) {
                 Ok(())
@@ -59,6 +68,29 @@ fn check(state: &AppState, path: &str, headers: &HeaderMap) -> Result<(), HttpEr
             }
         }
     }
+}
+
+/// Without a token: a loopback `Host`, and a loopback peer when the peer is known.
+fn loopback_only(host: &str, peer: Option<SocketAddr>) -> Result<(), HttpError> {
+    if !is_loopback_host(host) {
+        return Err(HttpError::Forbidden(format!(
+            "host {host:?} is not a loopback name; without a token this server answers only localhost, 127.0.0.1 and [::1]"
+        )));
+    }
+    match peer {
+        Some(p) if !p.ip().is_loopback() => Err(HttpError::Forbidden(format!(
+            "request from {}: without a token this server answers only clients on this machine (set http_token to serve others)",
+            p.ip()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// The credentials of an `Authorization: Bearer …` header (the scheme is case-insensitive,
+/// RFC 9110 §11.1).
+fn bearer(header: &str) -> Option<&str> {
+    let (scheme, value) = header.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then_some(value)
 }
 
 /// `localhost`, `127.x.y.z` or `[::1]`, with or without a port.
@@ -108,5 +140,28 @@ mod tests {
         }
         assert!(constant_time_eq(b"abc", b"abc"));
         assert!(!constant_time_eq(b"abc", b"abd") && !constant_time_eq(b"abc", b"ab"));
+    }
+
+    #[test]
+    fn without_a_token_only_loopback_peers_are_answered() {
+        let lo: SocketAddr = "127.0.0.1:50000".parse().unwrap();
+        let public: SocketAddr = "203.0.113.7:50000".parse().unwrap();
+        assert!(loopback_only("localhost:8080", Some(lo)).is_ok());
+        assert!(loopback_only("localhost:8080", None).is_ok());
+        // A remote client that sends a loopback Host is still refused.
+        let e = loopback_only("localhost", Some(public))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("203.0.113.7"), "{e}");
+        assert!(loopback_only("example.com", Some(lo)).is_err());
+    }
+
+    #[test]
+    fn the_bearer_scheme_is_case_insensitive() {
+        assert_eq!(bearer("Bearer t0k"), Some("t0k"));
+        assert_eq!(bearer("bearer t0k"), Some("t0k"));
+        assert_eq!(bearer("BEARER t0k"), Some("t0k"));
+        assert_eq!(bearer("Basic t0k"), None);
+        assert_eq!(bearer("Bearer"), None);
     }
 }

@@ -70,7 +70,10 @@ pub fn router(config: HttpConfig) -> Router {
         .with_state(state)
 }
 
-/// Serves `router` on `listener` until `shutdown` completes.
+/// Serves `router` on `listener` until `shutdown` completes. It records each connection's
+/// peer address, so a router without a token answers only clients on loopback, whatever
+/// address the listener is bound to. (Serving the router yourself, without
+/// `into_make_service_with_connect_info::<SocketAddr>()`, leaves only the `Host` check.)
 ///
 /// # Errors
 /// [`HttpError::Io`] if serving fails.
@@ -79,9 +82,12 @@ pub async fn serve(
     router: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), HttpError> {
-    axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown)
-        .await?;
+    axum::serve(
+        listener,
+        router.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown)
+    .await?;
     Ok(())
 }
 

@@ -4,6 +4,7 @@
 'use strict';
 
 const DF = '/runtime/webhooks/durabletask';
+const MOUNT = location.pathname.replace(/[^/]*$/, '');
 const STATUSES = ['Pending', 'Running', 'Suspended', 'Completed', 'Failed', 'Terminated', 'ContinuedAsNew'];
 const SVG = 'http://www.w3.org/2000/svg';
 
@@ -85,7 +86,9 @@ async function api(method, path, body) {
   const token = sessionStorage.getItem('taskhub-token');
   if (token) headers['Authorization'] = 'Bearer ' + token;
   if (body !== undefined) headers['Content-Type'] = 'application/json';
-  const res = await fetch(path, { method, headers, body: body === undefined ? undefined : body });
+  // Paths are the router's; the page's directory is where the router is mounted ('/' or,
+  // nested in the user's app, e.g. '/ops/').
+  const res = await fetch(MOUNT + path.replace(/^\//, ''), { method, headers, body: body === undefined ? undefined : body });
   if (res.status === 401) {
     askToken();
     throw new NeedToken('a token is needed');

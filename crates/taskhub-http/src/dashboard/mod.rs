@@ -5,8 +5,9 @@
 
 use std::sync::Arc;
 
+use axum::extract::OriginalUri;
 use axum::http::header;
-use axum::response::IntoResponse;
+use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 use axum::Router;
 
@@ -40,12 +41,21 @@ fn file(content_type: &'static str, body: &'static str) -> impl IntoResponse {
     )
 }
 
+/// The page; nested under a prefix (`/ops`, which axum routes here without a trailing slash),
+/// it redirects to `/ops/index.html` so that its relative links (assets, API) resolve under
+/// the prefix.
+async fn index(OriginalUri(original): OriginalUri) -> Response {
+    let path = original.path();
+    if path.ends_with('/') {
+        return file("text/html; charset=utf-8", INDEX).into_response();
+    }
+    let query = original.query().map_or(String::new(), |q| format!("?{q}"));
+    Redirect::permanent(&format!("{path}/index.html{query}")).into_response()
+}
+
 pub(crate) fn routes() -> Router<Arc<AppState>> {
     Router::new()
-        .route(
-            "/",
-            get(|| async { file("text/html; charset=utf-8", INDEX) }),
-        )
+        .route("/", get(index))
         .route(
             "/index.html",
             get(|| async { file("text/html; charset=utf-8", INDEX) }),

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::{OriginalUri, Path, Query, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -24,9 +24,10 @@ pub(crate) struct StartPath {
     instance_id: Option<String>,
 }
 
-/// 202 with the management payload, `Location` and `Retry-After: 10`.
-fn check_status_response(headers: &HeaderMap, id: &InstanceId) -> Response {
-    let origin = payload::origin(headers);
+/// 202 with the management payload, `Location` and `Retry-After: 10`; the URLs point at this
+/// router wherever it is mounted (`prefix`).
+fn check_status_response(headers: &HeaderMap, prefix: &str, id: &InstanceId) -> Response {
+    let origin = format!("{}{prefix}", payload::origin(headers));
     let mut response = (
         StatusCode::ACCEPTED,
         Json(payload::management(&origin, id.as_str())),
@@ -48,6 +49,7 @@ pub(crate) async fn start(
     State(s): State<Arc<AppState>>,
     Path(path): Path<StartPath>,
     headers: HeaderMap,
+    OriginalUri(original): OriginalUri,
     body: Result<Bytes, BytesRejection>,
 ) -> ApiResult<Response> {
     let name = validate::orchestration_name(&path.function_name)?;
@@ -72,7 +74,11 @@ pub(crate) async fn start(
         .client
         .start_with(&name, payload::json_of(&input), options)
         .await?;
-    Ok(check_status_response(&headers, &id))
+    Ok(check_status_response(
+        &headers,
+        payload::mount_prefix(&original),
+        &id,
+    ))
 }
 
 async fn row(s: &AppState, id: &InstanceId) -> ApiResult<InstanceRow> {
@@ -143,6 +149,7 @@ pub(crate) async fn operate(
     Path((id, operation)): Path<(String, String)>,
     Query(q): Query<HashMap<String, String>>,
     headers: HeaderMap,
+    OriginalUri(original): OriginalUri,
 ) -> ApiResult<Response> {
     let id = validate::instance_id(&id)?;
     let reason = q.get("reason").filter(|r| !r.is_empty()).cloned();
@@ -180,7 +187,8 @@ pub(crate) async fn operate(
                 }
                 other => other?,
             };
-            return Ok(check_status_response(&headers, &new));
+            let prefix = payload::mount_prefix(&original);
+            return Ok(check_status_response(&headers, prefix, &new));
         }
         "rewind" => {
             return Err(HttpError::NotImplemented(

@@ -1,7 +1,7 @@
 //! The JSON shapes of the Durable Functions HTTP API: the management payload of a start, the
 //! status of an instance and its history events.
 
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, Uri};
 use serde_json::{json, Map, Value};
 use taskhub::{EventKind, HistoryEvent, InstanceRow, OrchestrationStatus, Payload};
 
@@ -10,13 +10,27 @@ use crate::isotime;
 /// Where the Durable Functions routes live.
 pub const BASE: &str = "/runtime/webhooks/durabletask";
 
-/// `http://<Host>` of the request (the management URLs point back at this server).
+/// `http://<Host>` of the request (the management URLs point back at this server), or
+/// `https://` when a TLS-terminating proxy in front says so (`X-Forwarded-Proto: https`).
 pub fn origin(headers: &HeaderMap) -> String {
     let host = headers
         .get(axum::http::header::HOST)
         .and_then(|h| h.to_str().ok())
         .unwrap_or("localhost");
-    format!("http://{host}")
+    let https = headers
+        .get("x-forwarded-proto")
+        .and_then(|h| h.to_str().ok())
+        .is_some_and(|p| p.trim().eq_ignore_ascii_case("https"));
+    let scheme = if https { "https" } else { "http" };
+    format!("{scheme}://{host}")
+}
+
+/// Where the router is mounted in the user's app, from the original path of a request to a
+/// Durable Functions route: what comes before [`BASE`] (empty at the root; `/ops` for
+/// `Router::nest("/ops", ..)`).
+pub fn mount_prefix(original: &Uri) -> &str {
+    let path = original.path();
+    path.rfind(BASE).map_or("", |i| &path[..i])
 }
 
 /// Percent-encodes one URL path segment (everything but unreserved characters).
@@ -238,6 +252,27 @@ fn failure_json(f: &taskhub::FailureDetails) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn management_urls_follow_a_tls_proxy() {
+        let mut h = HeaderMap::new();
+        h.insert("host", "api.example.com".parse().unwrap());
+        assert_eq!(origin(&h), "http://api.example.com");
+        h.insert("x-forwarded-proto", "https".parse().unwrap());
+        assert_eq!(origin(&h), "https://api.example.com");
+    }
+
+    #[test]
+    fn the_mount_prefix_is_what_the_router_did_not_see() {
+        let root: Uri = "/runtime/webhooks/durabletask/orchestrators/Hello"
+            .parse()
+            .unwrap();
+        let nested: Uri = "/ops/runtime/webhooks/durabletask/orchestrators/Hello?x=1"
+            .parse()
+            .unwrap();
+        assert_eq!(mount_prefix(&nested), "/ops");
+        assert_eq!(mount_prefix(&root), "");
+    }
 
     #[test]
     fn instance_ids_are_encoded_in_urls() {
