@@ -1,6 +1,10 @@
 //! An activity result whose commit meets transient storage errors is retried while the work
 //! item stays hidden (issue 10, invariant 3): the activity runs once, and the orchestration
-//! completes without waiting for the work item's visibility timeout.
+//! completes without waiting for the work item's visibility timeout. The result is handed to
+//! its session in process; the turn's commit fails, the result falls back to the control queue
+//! and that commit keeps failing, for more than twice the visibility timeout. The activity
+//! ends close to its first renewal, so the fall-back must renew from the work item's real
+//! last renewal, not from when the fall-back began.
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
 mod common;
@@ -13,8 +17,9 @@ use taskhub::*;
 use taskhub_storage::memory::{FaultPlan, MemoryStore, Op, Trigger};
 use taskhub_storage::{ManualClock, StorageError};
 
-/// Failed commits of the result: with back-off they span more than the visibility timeout.
-const FAILURES: u64 = 10;
+/// Failed commits: the turn's (4) and the fall-back's; with back-off they span more than twice
+/// the visibility timeout.
+const FAILURES: u64 = 16;
 const VISIBILITY: Duration = Duration::from_secs(10);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -40,6 +45,9 @@ async fn a_result_commit_failing_transiently_is_retried_and_the_activity_runs_on
                         );
                     }
                     store.faults().set_plan(plan);
+                    // About 4.5 s of the clock (it runs ten times real speed): close to the
+                    // first renewal, at half the visibility timeout.
+                    tokio::time::sleep(Duration::from_millis(450)).await;
                 }
                 Ok::<_, ActivityError>(x * 2)
             }

@@ -189,3 +189,78 @@ async fn a_fan_out_keeps_its_results_in_process() {
     );
     worker.shutdown().await;
 }
+
+/// A handed-over result whose turn is slow to come (here its history load takes three
+/// visibility timeouts): the work item is renewed while it waits, so the activity runs once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_waiting_for_a_slow_turn_keeps_its_work_item_hidden() {
+    use taskhub_storage::memory::{FaultPlan, Op, Trigger};
+    use taskhub_storage::ManualClock;
+
+    const VISIBILITY: Duration = Duration::from_secs(10);
+    let clock = ManualClock::new(Timestamp::from_millis(1_700_000_000_000));
+    let store = Arc::new(MemoryStore::new(Arc::new(clock.clone())));
+    let runs = Arc::new(AtomicUsize::new(0));
+    let settings = Settings {
+        partition_count: 1,
+        work_item_visibility_timeout: VISIBILITY,
+        // Every batch loads the history, so the result's turn waits for the slow load.
+        extended_sessions_enabled: false,
+        ..fast_settings()
+    };
+    let hub = TaskHub::open_with_clock(store.clone(), settings, Arc::new(clock.clone()))
+        .await
+        .unwrap();
+    let mut reg = Registry::new();
+    {
+        let (runs, store) = (runs.clone(), store.clone());
+        reg.activity("Once", move |_ctx: ActivityContext, x: u64| {
+            let (runs, store) = (runs.clone(), store.clone());
+            async move {
+                runs.fetch_add(1, Ordering::SeqCst);
+                // The next history load (the result's turn) takes three visibility timeouts.
+                store.faults().set_plan(
+                    FaultPlan::none().delay(Trigger::nth_of(Op::LoadHistory, 1), VISIBILITY * 3),
+                );
+                Ok::<_, ActivityError>(x + 1)
+            }
+        });
+    }
+    reg.orchestration("One", |ctx: OrchestrationContext, x: u64| async move {
+        let y: u64 = ctx.call_activity("Once", x).await?;
+        Ok::<_, OrchestrationError>(y)
+    });
+    let worker = Worker::start(&hub, reg).await.unwrap();
+    let client = hub.client();
+    let id = client.start("One", 1u64).await.unwrap();
+    let advancing = {
+        let clock = clock.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                clock.advance(Duration::from_millis(100));
+            }
+        })
+    };
+    let done = tokio::time::timeout(
+        Duration::from_secs(60),
+        client.wait_for_completion(&id, Duration::from_secs(3600)),
+    )
+    .await
+    .expect("completes")
+    .unwrap();
+    advancing.abort();
+    assert_eq!(done.output::<u64>().unwrap(), Some(2));
+    let delayed = store
+        .faults()
+        .injected()
+        .iter()
+        .filter(|i| i.op == Op::LoadHistory)
+        .count();
+    assert_eq!(runs.load(Ordering::SeqCst), 1, "the activity ran once");
+    assert_eq!(delayed, 1, "the result's turn met the slow load");
+    // The clock stands still now: a renewer still asleep on it would hold the shutdown up.
+    tokio::time::timeout(Duration::from_secs(30), worker.shutdown())
+        .await
+        .expect("no renewer outlives its work item");
+}

@@ -58,9 +58,9 @@ async fn turns_reach_the_partition_rows(store: Arc<dyn TaskHubStore>) {
             .await
             .unwrap();
     }
-    // Four turns per instance (its start and three results).
+    // At least a turn per instance (a turn may take several messages at once).
     let committed = worker.stats().turns;
-    assert!(committed >= 8 * 4, "{committed} turns");
+    assert!(committed >= 8, "{committed} turns");
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     loop {
         let counted = rows_turns(store.as_ref()).await;

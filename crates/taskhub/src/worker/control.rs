@@ -143,6 +143,7 @@ pub(crate) async fn poll_partition(shared: Arc<Shared>, mut lease: Lease) {
                         _slot: slot,
                         _in_flight: InFlightSlot::new(lease.in_flight.clone()),
                         _orphan: orphan,
+                        held: None,
                     });
                 }
                 Err(DecodeError::Malformed(why)) => {

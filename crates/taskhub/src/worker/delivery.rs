@@ -107,6 +107,9 @@ pub(crate) struct Delivery {
     pub _slot: BufferSlot,
     pub _in_flight: InFlightSlot,
     pub _orphan: OrphanGuard,
+    /// For an activity result handed over in process: its work item, kept hidden until the
+    /// turn takes it (which updates `receipt`).
+    pub held: Option<Arc<super::held_item::HeldItem>>,
 }
 
 impl Delivery {

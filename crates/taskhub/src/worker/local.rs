@@ -25,6 +25,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use tracing::warn;
 
 use super::delivery::{BufferSlot, Delivery, InFlightSlot, OrphanGuard};
+use super::held_item::HeldItem;
 use super::result_commit::{self, WorkItemHold};
 use super::{control, outbox, Shared};
 
@@ -69,6 +70,7 @@ pub(crate) fn try_deliver(
             return Err(Box::new(result));
         }
         Delivery {
+            held: Some(HeldItem::start(shared, receipt.clone(), hold.renewed_at)),
             queue: QueueName::WorkItems,
             receipt: receipt.clone(),
             partition: result.partition,
@@ -98,32 +100,53 @@ pub(crate) fn try_deliver(
 }
 
 /// Commits a handed-over result the ordinary way, to be applied after `delay`: the result
-/// goes to its control queue and the work item is deleted, in one checkpoint (retried while
-/// storage fails transiently, the work item kept hidden meanwhile).
+/// goes to its control queue and the work item is deleted, in one checkpoint. Encoding (a
+/// large result is written to the payload store) and the commit are retried while storage
+/// fails transiently, the work item kept hidden meanwhile (renewed from its last renewal).
 pub(crate) async fn fall_back(shared: &Shared, d: &Delivery, delay: Duration) {
     let instance = &d.message.target;
-    let outbound = match outbox::encode(shared, d.home(), &d.message, delay).await {
-        Ok(o) => o,
-        Err(e) => {
-            warn!(%instance, error = %e, "could not encode an activity result; the work item will run again");
-            return;
+    // The receipt and last renewal as they are now; no renewer runs from here on.
+    let (receipt, renewed_at) = match &d.held {
+        Some(h) => {
+            let now = h.current().await;
+            h.take().await;
+            now
         }
+        None => (d.receipt.clone(), shared.hub.clock().monotonic()),
     };
     let flight = shared.next_flight.fetch_add(1, Ordering::Relaxed);
     shared
         .in_flight
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
-        .insert(flight, (QueueName::WorkItems, d.receipt.clone()));
+        .insert(flight, (QueueName::WorkItems, receipt.clone()));
     let mut hold = WorkItemHold {
         flight,
-        receipt: d.receipt.clone(),
-        renewed_at: shared.hub.clock().monotonic(),
+        receipt,
+        renewed_at,
     };
-    match result_commit::commit(shared, instance, outbound, &mut hold).await {
-        Ok(_) => shared.hub.inner.signals.enqueued_after(d.home(), delay),
-        Err(e) => {
-            warn!(%instance, error = %e, "could not report an activity result; the work item will run again")
+    let mut wait = Duration::from_millis(50);
+    let outbound = loop {
+        match outbox::encode(shared, d.home(), &d.message, delay).await {
+            Ok(o) => break Some(o),
+            Err(e) if e.is_retryable() => {
+                warn!(%instance, error = %e, "could not encode an activity result; retrying");
+                shared.hub.clock().sleep(wait).await;
+                wait = (wait * 2).min(Duration::from_secs(5));
+                hold.renew_if_due(shared).await;
+            }
+            Err(e) => {
+                warn!(%instance, error = %e, "could not encode an activity result; the work item will run again");
+                break None;
+            }
+        }
+    };
+    if let Some(outbound) = outbound {
+        match result_commit::commit(shared, instance, outbound, &mut hold).await {
+            Ok(_) => shared.hub.inner.signals.enqueued_after(d.home(), delay),
+            Err(e) => {
+                warn!(%instance, error = %e, "could not report an activity result; the work item will run again")
+            }
         }
     }
     shared

@@ -5,6 +5,7 @@ mod activities;
 mod backoff;
 mod control;
 mod delivery;
+mod held_item;
 mod idle;
 mod local;
 mod outbox;

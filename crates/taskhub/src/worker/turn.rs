@@ -43,6 +43,7 @@ pub(crate) async fn process(
     deliveries: Vec<Delivery>,
 ) {
     let Ok(_permit) = shared.orchestration_slots.acquire().await else {
+        give_back(shared, &deliveries, Duration::ZERO).await;
         return;
     };
     let Some(deliveries) = under_current_lease(shared, cached, deliveries).await else {
@@ -350,8 +351,17 @@ async fn run_traced(
     // On a partition being removed, the row and replies already name the instance's new home.
     let partition = shared.home(instance, partition);
     let Some((session, etag)) = cached.session.as_mut() else {
+        give_back(shared, &batch, Duration::ZERO).await;
         return;
     };
+    // Handed-over results: their work items stop being renewed now (a renewal would replace
+    // the receipt), and the checkpoint deletes them with their current receipts.
+    let mut batch = batch;
+    for d in &mut batch {
+        if let Some(held) = &d.held {
+            d.receipt = held.take().await;
+        }
+    }
     let now = shared.hub.clock().now();
     let result = session.turn(TurnInput {
         now,
@@ -423,7 +433,8 @@ async fn run_traced(
                     consumed.push((d.queue, d.receipt.clone()));
                 }
                 Err(e) => {
-                    warn!(%instance, error = %e, "could not re-send a message for a pending instance")
+                    warn!(%instance, error = %e, "could not re-send a message for a pending instance");
+                    retry_later(shared, d, Duration::from_secs(1)).await;
                 }
             }
         }
@@ -448,7 +459,8 @@ async fn run_traced(
                     consumed.push((d.queue, d.receipt.clone()));
                 }
                 Err(e) => {
-                    warn!(%instance, error = %e, "could not re-send a message for a suspended instance")
+                    warn!(%instance, error = %e, "could not re-send a message for a suspended instance");
+                    retry_later(shared, d, Duration::from_secs(1)).await;
                 }
             }
         }
