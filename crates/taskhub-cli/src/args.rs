@@ -104,6 +104,9 @@ pub enum Command {
     /// Bar workers from holding partitions, or lift the bar.
     #[command(subcommand)]
     Workers(WorkersCmd),
+    /// The task hub itself.
+    #[command(subcommand)]
+    Hub(HubCmd),
     /// Recommend a worker count from queue lengths and ages (JSON for an autoscaler).
     Scale {
         /// Samples to take.
@@ -112,6 +115,23 @@ pub enum Command {
         /// Time between samples, e.g. `1s` or `500ms`.
         #[arg(long, default_value = "1s", value_name = "DURATION")]
         interval: String,
+    },
+}
+
+/// `taskhub hub ...`.
+#[derive(Debug, Subcommand)]
+pub enum HubCmd {
+    /// Delete the whole task hub: on SQLite its file (with -wal and -shm), on Azure its queues,
+    /// tables and blob container. Asks for `yes` on standard input unless `--yes`; refuses
+    /// while a worker holds a partition unless `--force`.
+    Delete {
+        /// Do not ask for a confirmation.
+        #[arg(long)]
+        yes: bool,
+        /// Delete even while a worker holds a partition (a crashed worker's lease stays until
+        /// another worker claims it).
+        #[arg(long)]
+        force: bool,
     },
 }
 
@@ -329,6 +349,10 @@ pub enum InstancesCmd {
         /// Filters (only finished instances are ever purged).
         #[command(flatten)]
         filter: InstanceFilter,
+        /// Stop after this long (e.g. `30s`, `5m`) and say how many were purged and whether
+        /// any are left (then exit code 3: run it again to go on). Default: until done.
+        #[arg(long, value_name = "DURATION", conflicts_with = "id")]
+        time_budget: Option<String>,
     },
 }
 

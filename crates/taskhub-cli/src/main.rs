@@ -10,7 +10,7 @@
 //!
 //! Settings resolve as defaults < `taskhub.toml` < `TASKHUB_*` environment variables < flags
 //! (see [`settings`]). Errors are printed as one `error: ...` line and exit with code 1; usage
-//! errors exit with clap's code 2.
+//! errors exit with clap's code 2; a purge whose time budget ran out with work left exits 3.
 
 mod args;
 mod azure;
@@ -53,6 +53,7 @@ fn main() -> ExitCode {
     }
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.downcast_ref::<commands::Unfinished>().is_some() => ExitCode::from(3),
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
@@ -126,6 +127,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             commands::partitions::run(&cli.global, cmd, json).await
         }
         Command::Workers(cmd) => commands::partitions::workers(&cli.global, cmd).await,
+        Command::Hub(cmd) => commands::hub::run(&cli.global, cmd).await,
         Command::Scale { samples, interval } => {
             commands::partitions::scale(&cli.global, samples, &interval).await
         }

@@ -20,8 +20,8 @@ pub mod telemetry;
 pub mod worker;
 
 pub use client::{
-    InstanceHandle, InstanceStatus, RaiseOptions, ReusePolicy, StartOptions, StatusOptions,
-    TaskHubClient,
+    InstanceHandle, InstanceStatus, PurgeOutcome, RaiseOptions, ReusePolicy, StartOptions,
+    StatusOptions, TaskHubClient,
 };
 pub use error::TaskhubError;
 pub use hub::TaskHub;

@@ -65,7 +65,11 @@ pub async fn run(global: &GlobalArgs, cmd: InstancesCmd) -> anyhow::Result<()> {
             crate::outln!("resume requested for {id}");
             Ok(())
         }
-        InstancesCmd::Purge { id, filter } => purge(&hub, id.as_deref(), &filter).await,
+        InstancesCmd::Purge {
+            id,
+            filter,
+            time_budget,
+        } => purge(&hub, id.as_deref(), &filter, time_budget.as_deref()).await,
     }
 }
 
@@ -226,7 +230,12 @@ async fn start(
     Ok(())
 }
 
-async fn purge(hub: &TaskHub, id: Option<&str>, filter: &InstanceFilter) -> anyhow::Result<()> {
+async fn purge(
+    hub: &TaskHub,
+    id: Option<&str>,
+    filter: &InstanceFilter,
+    budget: Option<&str>,
+) -> anyhow::Result<()> {
     let client = hub.client();
     if let Some(id) = id {
         let id = instance_id(id)?;
@@ -240,7 +249,21 @@ async fn purge(hub: &TaskHub, id: Option<&str>, filter: &InstanceFilter) -> anyh
         bail!("give an instance ID or at least one filter (--status, --name, --prefix, --created-from, --created-to)");
     }
     let q = query(filter, 1000)?;
-    let n = client.purge_where(&q).await?;
-    crate::outln!("purged {n} instance(s)");
-    Ok(())
+    let budget = match budget {
+        Some(text) => taskhub::settings::parse_duration(text).ok_or_else(|| {
+            anyhow::anyhow!("--time-budget {text:?} is not a duration such as 30s, 500ms or 5m")
+        })?,
+        None => Duration::MAX,
+    };
+    let done = client.purge_where_within(&q, budget).await?;
+    if done.finished {
+        crate::outln!("purged {} instance(s)", done.purged);
+        Ok(())
+    } else {
+        crate::outln!(
+            "purged {} instance(s); the time budget ran out with more left: run it again",
+            done.purged
+        );
+        Err(crate::commands::Unfinished.into())
+    }
 }

@@ -2,6 +2,7 @@
 
 pub mod dead_letters;
 mod http;
+pub mod hub;
 pub mod instances;
 pub mod json_input;
 pub mod partitions;
@@ -31,3 +32,16 @@ pub fn statuses(texts: &[String]) -> anyhow::Result<Vec<OrchestrationStatus>> {
         })
         .collect()
 }
+
+/// A command that did part of its work and says so on stdout (a purge whose time budget ran
+/// out): the process exits with code 3 and no error line.
+#[derive(Debug)]
+pub struct Unfinished;
+
+impl std::fmt::Display for Unfinished {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("unfinished: run the command again to go on")
+    }
+}
+
+impl std::error::Error for Unfinished {}

@@ -63,6 +63,7 @@ fn as_json(p: &PartitionStatus) -> serde_json::Value {
         "updated_at": timefmt::format(p.row.updated_at),
         "lease_age_ms": u64::try_from(p.lease_age.as_millis()).unwrap_or(u64::MAX),
         "queue_length": p.queue_length,
+        "turns": p.row.turns,
         "oldest_message_age_ms": p.oldest_message_age.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
     })
 }

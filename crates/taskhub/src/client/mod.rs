@@ -9,6 +9,7 @@ mod start;
 mod typed;
 
 pub use control::RaiseOptions;
+pub use purge::PurgeOutcome;
 pub use query::{suspend_reason, InstanceStatus, StatusOptions};
 pub use start::{ReusePolicy, StartOptions};
 pub use typed::InstanceHandle;

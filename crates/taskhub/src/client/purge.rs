@@ -3,9 +3,21 @@
 use taskhub_core::InstanceId;
 use taskhub_storage::InstanceQuery;
 
+use std::time::Duration;
+
 use super::prestart::Outcome;
 use super::TaskHubClient;
 use crate::error::TaskhubError;
+
+/// What a purge with a time budget did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PurgeOutcome {
+    /// Instances purged by this call.
+    pub purged: u64,
+    /// True if no matching finished instance is left; false if the budget ran out first
+    /// (call again to go on).
+    pub finished: bool,
+}
 
 impl TaskHubClient {
     /// Deletes a finished instance's history, large payloads and row. Returns false if it did
@@ -34,25 +46,54 @@ impl TaskHubClient {
         Ok(store.delete_instance(instance_id).await?)
     }
 
-    /// Purges every finished instance matching `query` (its status filter is narrowed to
-    /// finished statuses). Returns how many were purged.
+    /// Purges every finished instance matching `query` (active ones are skipped). Returns how
+    /// many were purged.
     ///
     /// # Errors
     /// A storage error.
     pub async fn purge_where(&self, query: &InstanceQuery) -> Result<u64, TaskhubError> {
+        Ok(self.purge_where_within(query, Duration::MAX).await?.purged)
+    }
+
+    /// Purges finished instances matching `query` (active ones are skipped) until they are all
+    /// gone or `budget` has passed on the hub's clock, whichever comes first; at least one is
+    /// purged per call if any is left, so calling again until [`PurgeOutcome::finished`]
+    /// always ends. For a purge that must not hold a caller (a request handler, a scheduled
+    /// clean-up) longer than it may.
+    ///
+    /// # Errors
+    /// A storage error.
+    pub async fn purge_where_within(
+        &self,
+        query: &InstanceQuery,
+        budget: Duration,
+    ) -> Result<PurgeOutcome, TaskhubError> {
+        let clock = self.hub.clock();
+        let started = clock.monotonic();
         let mut q = query.clone();
         q.continuation = None;
         let mut purged = 0;
         loop {
             let page = self.hub.store().list_instances(&q).await?;
             for row in page.instances.iter().filter(|r| r.status.is_terminal()) {
+                if purged > 0 && clock.monotonic().saturating_sub(started) >= budget {
+                    return Ok(PurgeOutcome {
+                        purged,
+                        finished: false,
+                    });
+                }
                 if self.purge(&row.instance_id).await? {
                     purged += 1;
                 }
             }
             match page.continuation {
                 Some(c) => q.continuation = Some(c),
-                None => return Ok(purged),
+                None => {
+                    return Ok(PurgeOutcome {
+                        purged,
+                        finished: true,
+                    })
+                }
             }
         }
     }

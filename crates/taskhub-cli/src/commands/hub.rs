@@ -1,0 +1,97 @@
+//! `taskhub hub delete`: every object of a task hub — on SQLite its file (and the `-wal` and
+//! `-shm` beside it), on Azure its queues, tables and blob container — after a confirmation,
+//! and only while no worker holds one of its partitions (unless `--force`).
+
+use std::io::BufRead as _;
+use std::path::Path;
+
+use anyhow::{bail, Context as _};
+use taskhub::settings::Backend;
+use taskhub::TaskHub;
+
+use crate::args::{GlobalArgs, HubCmd};
+use crate::settings::{self, DEFAULT_DB};
+
+/// Runs one `hub` subcommand.
+pub async fn run(global: &GlobalArgs, cmd: HubCmd) -> anyhow::Result<()> {
+    let HubCmd::Delete { yes, force } = cmd;
+    let settings = settings::resolve(global, &[])?;
+    let db = settings::db_path(global, DEFAULT_DB);
+    let backend = settings.backend;
+    let what = match backend {
+        Backend::Azure => format!(
+            "the task hub '{}' on Azure Storage (its queues, tables and blob container)",
+            settings.task_hub_name
+        ),
+        Backend::Sqlite => format!(
+            "the task hub at {} (the file and its -wal/-shm)",
+            db.display()
+        ),
+    };
+    let hub = settings::open_hub(global, &db, settings.clone(), true).await?;
+    if !force {
+        refuse_while_held(&hub).await?;
+    }
+    if !yes {
+        confirm(&what)?;
+    }
+    drop(hub);
+    match backend {
+        Backend::Azure => {
+            let store = crate::azure::open_store(&settings).await?;
+            store
+                .delete_hub()
+                .await
+                .context("deleting the hub's queues, tables and container")?;
+        }
+        Backend::Sqlite => delete_files(&db)?,
+    }
+    crate::outln!("deleted {what}");
+    Ok(())
+}
+
+/// A hub whose partitions a worker holds is in use: deleting it under the worker would lose
+/// its work, or (SQLite) leave it writing to a file nobody can open again.
+async fn refuse_while_held(hub: &TaskHub) -> anyhow::Result<()> {
+    let rows = hub.store().list_partitions().await?;
+    let mut owners: Vec<&str> = rows.iter().filter_map(|r| r.owner.as_deref()).collect();
+    owners.sort_unstable();
+    owners.dedup();
+    if !owners.is_empty() {
+        bail!(
+            "workers hold partitions of this hub ({}): stop them first, or pass --force \
+             (a crashed worker's lease stays until another worker claims it)",
+            owners.join(", ")
+        );
+    }
+    Ok(())
+}
+
+/// Asks on stderr, reads one line from stdin; only `yes` goes on.
+fn confirm(what: &str) -> anyhow::Result<()> {
+    eprint!("Delete {what}, with every instance, history, message and dead letter? Type yes: ");
+    let mut answer = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut answer)
+        .context("reading the confirmation from standard input")?;
+    if answer.trim() != "yes" {
+        bail!("not confirmed: nothing was deleted (type yes, or pass --yes)");
+    }
+    Ok(())
+}
+
+fn delete_files(db: &Path) -> anyhow::Result<()> {
+    for suffix in ["", "-wal", "-shm"] {
+        let mut name = db.as_os_str().to_owned();
+        name.push(suffix);
+        match std::fs::remove_file(&name) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(e).with_context(|| format!("deleting {}", Path::new(&name).display()))
+            }
+        }
+    }
+    Ok(())
+}
