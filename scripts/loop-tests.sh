@@ -29,6 +29,8 @@ declare -A tests=(
     [taskhub-cli/dead_letters]="malformed_message_is_listed_and_replayed"
     [taskhub-cli/instances]="start_list_show_history_raise_terminate_purge_round_trip"
     [taskhub-cli/errors]="settings_resolve_file_then_environment_then_flags"
+    [taskhub-cli/hub_delete]="a_hub_is_deleted_only_when_confirmed_and_idle a_purge_whose_budget_runs_out_exits_3_and_says_so"
+    [taskhub-cli/payload_input]="large_start_input_and_event_data_from_a_file_and_from_stdin"
 )
 
 echo "building the test binaries once..."
