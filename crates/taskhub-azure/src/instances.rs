@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use taskhub_core::{
     ExecutionId, FailureDetails, InstanceId, OrchestrationStatus, Payload, Timestamp,
 };
+use taskhub_storage::list_order::page_by_created;
 use taskhub_storage::{
     CreatedCursor, ETag, Expect, InstancePage, InstanceQuery, InstanceRow, InstanceStore,
     ListOrder, StorageError, StorageResult,
@@ -96,42 +97,28 @@ impl AzureStore {
         query: &InstanceQuery,
         size: usize,
     ) -> StorageResult<InstancePage> {
-        let after = query
-            .continuation
-            .as_deref()
-            .map(CreatedCursor::parse)
-            .transpose()?;
         let rows = self
             .tables
             .query_all(&self.names.instances, &filter(query))
             .await?;
-        let mut keyed: Vec<((Timestamp, String), &Row)> = Vec::with_capacity(rows.len());
+        let mut keyed: Vec<(CreatedCursor, &Row)> = Vec::with_capacity(rows.len());
         for row in &rows {
             let what = format!("instance row '{}'", row.str("PartitionKey"));
-            let created = Timestamp::from_millis(parse_num(row.str("CreatedTime"), &what)?);
-            keyed.push(((created, row.str("PartitionKey").to_owned()), row));
+            let cursor = CreatedCursor {
+                created_at: Timestamp::from_millis(parse_num(row.str("CreatedTime"), &what)?),
+                instance_id: row.str("PartitionKey").to_owned(),
+            };
+            keyed.push((cursor, row));
         }
-        let newest = query.order == ListOrder::NewestFirst;
-        keyed.sort_by(|a, b| if newest { b.0.cmp(&a.0) } else { a.0.cmp(&b.0) });
-        let start = after.map_or(0, |c| {
-            let cursor = (c.created_at, c.instance_id);
-            keyed.partition_point(|(k, _)| if newest { *k >= cursor } else { *k <= cursor })
-        });
-        let page: Vec<&Row> = keyed
-            .iter()
-            .skip(start)
-            .take(size + 1)
-            .map(|(_, r)| *r)
-            .collect();
-        let mut instances = Vec::with_capacity(page.len().min(size));
-        for row in page.iter().take(size) {
+        let (page, more) =
+            page_by_created(keyed, query.order, query.continuation.as_deref(), size)?;
+        let mut instances = Vec::with_capacity(page.len());
+        for row in page {
             instances.push(self.parse_instance(row).await?);
         }
-        let continuation = if page.len() > size {
-            instances.last().map(|r| CreatedCursor::of(r).token())
-        } else {
-            None
-        };
+        let continuation = more
+            .then(|| instances.last().map(|r| CreatedCursor::of(r).token()))
+            .flatten();
         Ok(InstancePage {
             instances,
             continuation,

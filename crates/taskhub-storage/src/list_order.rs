@@ -116,42 +116,66 @@ impl CreatedCursor {
     }
 }
 
-/// One page of `rows` (every row matching a query, in any order) in a creation-time `order`,
-/// resuming after `continuation`: for backends without an index on creation time.
+/// One page of `items` (everything matching a query, in any order), each keyed by its
+/// row's creation time and instance ID, in a creation-time `order`, resuming after
+/// `continuation`. Returns the page and whether more items follow it. For backends without an
+/// index on creation time (they may key rows they have not fully read yet).
 ///
 /// # Errors
 /// `InvalidArgument` for a token that is not a creation-time cursor.
-pub fn page_sorted(
-    mut rows: Vec<InstanceRow>,
+pub fn page_by_created<T>(
+    mut items: Vec<(CreatedCursor, T)>,
     order: ListOrder,
     continuation: Option<&str>,
     page_size: usize,
-) -> StorageResult<InstancePage> {
-    let key = |r: &InstanceRow| (r.created_at, r.instance_id.as_str().to_owned());
-    rows.sort_by(|a, b| {
-        let (a, b) = (key(a), key(b));
+) -> StorageResult<(Vec<T>, bool)> {
+    let key = |c: &CreatedCursor| (c.created_at, c.instance_id.clone());
+    items.sort_by(|a, b| {
+        let (a, b) = (key(&a.0), key(&b.0));
         order.compare((a.0, &a.1), (b.0, &b.1))
     });
     let start = match continuation {
         None => 0,
         Some(token) => {
             let c = CreatedCursor::parse(token)?;
-            rows.partition_point(|r| {
+            items.partition_point(|(k, _)| {
                 order.compare(
-                    (r.created_at, r.instance_id.as_str()),
+                    (k.created_at, k.instance_id.as_str()),
                     (c.created_at, &c.instance_id),
                 ) != Ordering::Greater
             })
         }
     };
-    let mut instances: Vec<InstanceRow> =
-        rows.into_iter().skip(start).take(page_size + 1).collect();
-    let continuation = if instances.len() > page_size {
-        instances.truncate(page_size);
-        instances.last().map(|r| CreatedCursor::of(r).token())
-    } else {
-        None
-    };
+    let mut page: Vec<T> = items
+        .into_iter()
+        .skip(start)
+        .take(page_size + 1)
+        .map(|(_, item)| item)
+        .collect();
+    let more = page.len() > page_size;
+    page.truncate(page_size);
+    Ok((page, more))
+}
+
+/// One page of `rows` (every row matching a query, in any order) in a creation-time `order`,
+/// resuming after `continuation`: [`page_by_created`] over whole rows.
+///
+/// # Errors
+/// `InvalidArgument` for a token that is not a creation-time cursor.
+pub fn page_sorted(
+    rows: Vec<InstanceRow>,
+    order: ListOrder,
+    continuation: Option<&str>,
+    page_size: usize,
+) -> StorageResult<InstancePage> {
+    let keyed = rows
+        .into_iter()
+        .map(|r| (CreatedCursor::of(&r), r))
+        .collect();
+    let (instances, more) = page_by_created(keyed, order, continuation, page_size)?;
+    let continuation = more
+        .then(|| instances.last().map(|r| CreatedCursor::of(r).token()))
+        .flatten();
     Ok(InstancePage {
         instances,
         continuation,
