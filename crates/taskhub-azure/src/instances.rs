@@ -75,6 +75,20 @@ fn filter(query: &InstanceQuery) -> String {
     if let Some(to) = query.created_to {
         parts.push(format!("CreatedTime lt {}", lit(&num(to.as_millis()))));
     }
+    for (bound, property, op) in [
+        (query.completed_from, "CompletedTime", "ge"),
+        (query.completed_to, "CompletedTime", "lt"),
+        (query.updated_from, "LastUpdatedTime", "ge"),
+        (query.updated_to, "LastUpdatedTime", "lt"),
+    ] {
+        if let Some(t) = bound {
+            parts.push(format!("{property} {op} {}", lit(&num(t.as_millis()))));
+        }
+    }
+    if query.completed_from.is_some() || query.completed_to.is_some() {
+        // A running instance's CompletedTime is empty, which sorts before every time.
+        parts.push(format!("CompletedTime gt {}", lit("")));
+    }
     if let Some(prefix) = query
         .instance_id_prefix
         .as_deref()
@@ -191,6 +205,13 @@ impl InstanceStore for AzureStore {
                 ("Name", row.name.clone()),
                 ("RuntimeStatus", status_text(row.status)),
                 ("CreatedTime", num(row.created_at.as_millis())),
+                ("LastUpdatedTime", num(row.updated_at.as_millis())),
+                // Empty while the instance runs: no time range matches it.
+                (
+                    "CompletedTime",
+                    row.completed_at
+                        .map_or_else(String::new, |t| num(t.as_millis())),
+                ),
             ],
         );
         let prefix = format!("instances/{}/", row.instance_id);

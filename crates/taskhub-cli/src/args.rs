@@ -220,6 +220,18 @@ pub struct InstanceFilter {
     /// Only instances created before this time (RFC 3339 or Unix milliseconds).
     #[arg(long, value_name = "TIME")]
     pub created_to: Option<String>,
+    /// Only instances that finished at or after this time.
+    #[arg(long, value_name = "TIME")]
+    pub completed_from: Option<String>,
+    /// Only instances that finished before this time.
+    #[arg(long, value_name = "TIME")]
+    pub completed_to: Option<String>,
+    /// Only instances last updated at or after this time.
+    #[arg(long, value_name = "TIME")]
+    pub updated_from: Option<String>,
+    /// Only instances last updated before this time.
+    #[arg(long, value_name = "TIME")]
+    pub updated_to: Option<String>,
 }
 
 impl InstanceFilter {
@@ -230,6 +242,10 @@ impl InstanceFilter {
             && self.prefix.is_none()
             && self.created_from.is_none()
             && self.created_to.is_none()
+            && self.completed_from.is_none()
+            && self.completed_to.is_none()
+            && self.updated_from.is_none()
+            && self.updated_to.is_none()
     }
 }
 
@@ -341,10 +357,12 @@ pub enum InstancesCmd {
     },
     /// Delete finished instances (history, payloads and row): one by ID, or all matching filters.
     #[command(group = clap::ArgGroup::new("target").required(true).multiple(true)
-        .args(["id", "statuses", "name", "prefix", "created_from", "created_to"]))]
+        .args(["id", "statuses", "name", "prefix", "created_from", "created_to",
+            "completed_from", "completed_to", "updated_from", "updated_to"]))]
     Purge {
         /// The instance ID.
-        #[arg(conflicts_with_all = ["statuses", "name", "prefix", "created_from", "created_to"])]
+        #[arg(conflicts_with_all = ["statuses", "name", "prefix", "created_from", "created_to",
+            "completed_from", "completed_to", "updated_from", "updated_to"])]
         id: Option<String>,
         /// Filters (only finished instances are ever purged).
         #[command(flatten)]

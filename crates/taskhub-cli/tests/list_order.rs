@@ -65,3 +65,67 @@ fn instances_are_listed_by_creation_time_when_asked() {
         "{err}"
     );
 }
+
+#[test]
+fn instances_are_filtered_by_completion_and_update_time() {
+    let dir = TempDir::new("time-filters");
+    let worker = WorkerChild::start(&dir);
+    for id in ["done-1", "done-2"] {
+        ok(
+            &dir,
+            &[
+                "instances",
+                "start",
+                "HelloCities",
+                "--id",
+                id,
+                "--wait",
+                "60",
+            ],
+        );
+    }
+    // An approval waits for its event: it stays Running.
+    ok(
+        &dir,
+        &[
+            "instances",
+            "start",
+            "Approval",
+            "--id",
+            "waiting",
+            r#"{"timeout_ms": 600000}"#,
+        ],
+    );
+    wait_until(STUCK, || {
+        let st = json(&dir, &["instances", "show", "waiting", "--json"]);
+        (st["status"] == "Running").then_some(())
+    });
+    let mut finished = ids(&dir, &["--completed-from", "0"]);
+    finished.sort();
+    assert_eq!(
+        finished,
+        ["done-1", "done-2"],
+        "a running instance never matches"
+    );
+    assert!(ids(&dir, &["--completed-to", "0"]).is_empty());
+    assert_eq!(
+        ids(&dir, &["--updated-from", "0"]).len(),
+        3,
+        "every instance was updated after 1970"
+    );
+    assert!(ids(&dir, &["--updated-from", "2999-01-01T00:00:00Z"]).is_empty());
+    let purged = ok(
+        &dir,
+        &[
+            "instances",
+            "purge",
+            "--completed-to",
+            "2999-01-01T00:00:00Z",
+        ],
+    );
+    assert!(purged.contains("purged 2 instance(s)"), "{purged}");
+    assert_eq!(ids(&dir, &[]), ["waiting"]);
+    let bad = fails(&dir, &["instances", "list", "--completed-from", "soon"], 1);
+    assert!(bad.contains("--completed-from"), "{bad}");
+    worker.stop();
+}

@@ -227,6 +227,19 @@ fn page_sql(query: &InstanceQuery, limit: usize) -> StorageResult<(String, Vec<V
         let m = bind(Value::Integer(ts_to_sql(to)), &mut values);
         clauses.push(format!("created_at < {m}"));
     }
+    // Time ranges on the completion and last change (no index: filters of an operator's
+    // listing or clean-up, combined with the indexed ones where given).
+    for (bound, column, op) in [
+        (query.completed_from, "completed_at", ">="),
+        (query.completed_to, "completed_at", "<"),
+        (query.updated_from, "updated_at", ">="),
+        (query.updated_to, "updated_at", "<"),
+    ] {
+        if let Some(t) = bound {
+            let m = bind(Value::Integer(ts_to_sql(t)), &mut values);
+            clauses.push(format!("{column} {op} {m}"));
+        }
+    }
     if let Some(prefix) = query
         .instance_id_prefix
         .as_deref()

@@ -67,6 +67,15 @@ pub struct InstanceQuery {
     pub created_from: Option<Timestamp>,
     /// Only instances created before this time.
     pub created_to: Option<Timestamp>,
+    /// Only instances that reached a terminal status at or after this time (so only finished
+    /// ones).
+    pub completed_from: Option<Timestamp>,
+    /// Only instances that reached a terminal status before this time (so only finished ones).
+    pub completed_to: Option<Timestamp>,
+    /// Only instances whose row last changed at or after this time.
+    pub updated_from: Option<Timestamp>,
+    /// Only instances whose row last changed before this time.
+    pub updated_to: Option<Timestamp>,
     /// Only instance IDs starting with this prefix.
     pub instance_id_prefix: Option<String>,
     /// The order of the rows (by instance ID unless set).

@@ -106,6 +106,10 @@ fn query(filter: &InstanceFilter, page_size: usize) -> anyhow::Result<InstanceQu
         name: filter.name.clone(),
         created_from: time(&filter.created_from, "--created-from")?,
         created_to: time(&filter.created_to, "--created-to")?,
+        completed_from: time(&filter.completed_from, "--completed-from")?,
+        completed_to: time(&filter.completed_to, "--completed-to")?,
+        updated_from: time(&filter.updated_from, "--updated-from")?,
+        updated_to: time(&filter.updated_to, "--updated-to")?,
         instance_id_prefix: filter.prefix.clone(),
         page_size,
         ..InstanceQuery::default()
@@ -246,7 +250,7 @@ async fn purge(
         return Ok(());
     }
     if filter.is_empty() {
-        bail!("give an instance ID or at least one filter (--status, --name, --prefix, --created-from, --created-to)");
+        bail!("give an instance ID or at least one filter (--status, --name, --prefix, --created-from/-to, --completed-from/-to, --updated-from/-to)");
     }
     let q = query(filter, 1000)?;
     let budget = match budget {

@@ -37,7 +37,7 @@ pub(crate) fn row_json(row: &InstanceRow) -> Value {
     })
 }
 
-/// `GET /api/instances?runtimeStatus=&name=&instanceIdPrefix=&createdTimeFrom=&createdTimeTo=&order=&top=&continuationToken=`:
+/// `GET /api/instances?runtimeStatus=&name=&instanceIdPrefix=&createdTimeFrom=&createdTimeTo=&completedTimeFrom=&completedTimeTo=&lastUpdatedTimeFrom=&lastUpdatedTimeTo=&order=&top=&continuationToken=`:
 /// `{"instances": [...], "continuationToken": ...}` ordered by instance ID, or by creation time
 /// with `order=newest` or `order=oldest`.
 pub(crate) async fn list(
@@ -63,6 +63,16 @@ pub(crate) async fn list(
     }
     if let Some(t) = get("createdTimeTo") {
         query.created_to = Some(validate::time("createdTimeTo", t)?);
+    }
+    for (name, slot) in [
+        ("completedTimeFrom", &mut query.completed_from),
+        ("completedTimeTo", &mut query.completed_to),
+        ("lastUpdatedTimeFrom", &mut query.updated_from),
+        ("lastUpdatedTimeTo", &mut query.updated_to),
+    ] {
+        if let Some(t) = get(name) {
+            *slot = Some(validate::time(name, t)?);
+        }
     }
     if let Some(o) = get("order") {
         query.order = taskhub::ListOrder::parse(o).map_err(|_| HttpError::Invalid {

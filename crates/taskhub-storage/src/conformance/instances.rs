@@ -431,6 +431,60 @@ pub async fn list_instances_orders_by_instance_id(
     }
 }
 
+/// `list_instances` MUST filter by completion time (only finished instances match) and by
+/// last-update time, half-open ranges like the creation-time filter.
+pub async fn list_instances_filters_by_completed_and_updated_time(
+    store: Arc<dyn TaskHubStore>,
+    _clock: ManualClock,
+) {
+    let s = &*store;
+    // (ID, status, updated, completed)
+    let rows = [
+        ("done-early", Completed, 100, Some(100)),
+        ("done-late", Failed, 300, Some(300)),
+        ("running", Running, 200, None),
+        ("ended-mid", Terminated, 250, Some(250)),
+    ];
+    for (id, status, updated, completed) in rows {
+        let mut r = row(id, "Timed", status, at(0));
+        r.updated_at = at(updated);
+        r.completed_at = completed.map(at);
+        put(s, &r, Expect::Absent).await;
+    }
+    let ids = |q: InstanceQuery| async move {
+        let mut got = list_all(s, q).await;
+        got.sort();
+        got
+    };
+    assert_eq!(
+        ids(InstanceQuery {
+            completed_to: Some(at(260)),
+            ..InstanceQuery::default()
+        })
+        .await,
+        ["done-early", "ended-mid"],
+        "completed before 260 (a running instance never matches)"
+    );
+    assert_eq!(
+        ids(InstanceQuery {
+            completed_from: Some(at(250)),
+            ..InstanceQuery::default()
+        })
+        .await,
+        ["done-late", "ended-mid"]
+    );
+    assert_eq!(
+        ids(InstanceQuery {
+            updated_from: Some(at(200)),
+            updated_to: Some(at(300)),
+            ..InstanceQuery::default()
+        })
+        .await,
+        ["ended-mid", "running"],
+        "updated in [200, 300)"
+    );
+}
+
 /// `list_instances` MUST order by creation time when asked (newest or oldest first, ties by
 /// instance ID in the same direction), with filters, across pages.
 pub async fn list_instances_orders_by_creation_time(

@@ -99,6 +99,7 @@ macro_rules! conformance_tests {
                 list_instances_combines_filters,
                 list_instances_orders_by_instance_id,
                 list_instances_orders_by_creation_time,
+                list_instances_filters_by_completed_and_updated_time,
                 list_instances_returns_at_most_page_size,
                 list_instances_continuation_visits_every_match_once,
                 delete_instance_removes_row_and_reports_existence,

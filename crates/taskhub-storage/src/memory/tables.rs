@@ -33,6 +33,12 @@ fn matches(row: &InstanceRow, q: &InstanceQuery) -> bool {
         && q.name.as_ref().is_none_or(|n| *n == row.name)
         && q.created_from.is_none_or(|t| row.created_at >= t)
         && q.created_to.is_none_or(|t| row.created_at < t)
+        && q.completed_from
+            .is_none_or(|t| row.completed_at.is_some_and(|c| c >= t))
+        && q.completed_to
+            .is_none_or(|t| row.completed_at.is_some_and(|c| c < t))
+        && q.updated_from.is_none_or(|t| row.updated_at >= t)
+        && q.updated_to.is_none_or(|t| row.updated_at < t)
         && q.instance_id_prefix
             .as_ref()
             .is_none_or(|p| row.instance_id.as_str().starts_with(p.as_str()))
