@@ -169,7 +169,8 @@ impl Http {
         format!("{}{path}", self.account.table_endpoint)
     }
 
-    /// Sends a request, retrying throttling (500/503), timeouts and connection failures with
+    /// Sends a request, retrying throttling (500/503), request timeouts (408, or no answer in
+    /// time) and connection failures with
     /// exponential back-off. Returns any response the service gave (callers judge the status).
     pub(crate) async fn send(&self, req: &Req) -> StorageResult<Resp> {
         let mut delay = Duration::from_millis(25);
@@ -182,7 +183,7 @@ impl Http {
             }
             self.counters.add(kind);
             match tokio::time::timeout(ATTEMPT_TIMEOUT, self.send_once(req)).await {
-                Ok(Ok(resp)) if resp.status == 500 || resp.status == 503 => {
+                Ok(Ok(resp)) if matches!(resp.status, 408 | 500 | 503) => {
                     last = StorageError::Busy {
                         retry_after: Some(delay),
                     };

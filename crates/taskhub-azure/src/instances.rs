@@ -104,8 +104,8 @@ fn filter(query: &InstanceQuery) -> String {
 
 impl AzureStore {
     /// A page in creation-time order. The table is keyed by instance ID, so this reads every
-    /// matching row's keys and creation time (one query page per 1,000 rows), sorts them, and
-    /// reads the full rows of the page only.
+    /// matching row's key and creation time only (`$select`; one query page per 1,000 rows),
+    /// sorts them, and reads the page's rows one by one (a row deleted meanwhile is skipped).
     async fn list_by_created(
         &self,
         query: &InstanceQuery,
@@ -113,25 +113,37 @@ impl AzureStore {
     ) -> StorageResult<InstancePage> {
         let rows = self
             .tables
-            .query_all(&self.names.instances, &filter(query))
+            .query_all_of(
+                &self.names.instances,
+                &filter(query),
+                Some("PartitionKey,CreatedTime"),
+            )
             .await?;
-        let mut keyed: Vec<(CreatedCursor, &Row)> = Vec::with_capacity(rows.len());
+        let mut keyed: Vec<(CreatedCursor, CreatedCursor)> = Vec::with_capacity(rows.len());
         for row in &rows {
             let what = format!("instance row '{}'", row.str("PartitionKey"));
             let cursor = CreatedCursor {
                 created_at: Timestamp::from_millis(parse_num(row.str("CreatedTime"), &what)?),
                 instance_id: row.str("PartitionKey").to_owned(),
             };
-            keyed.push((cursor, row));
+            keyed.push((cursor.clone(), cursor));
         }
         let (page, more) =
             page_by_created(keyed, query.order, query.continuation.as_deref(), size)?;
         let mut instances = Vec::with_capacity(page.len());
-        for row in page {
-            instances.push(self.parse_instance(row).await?);
+        for key in &page {
+            let id =
+                InstanceId::new(key.instance_id.as_str()).map_err(|e| StorageError::Corrupt {
+                    what: format!("instance row '{}'", key.instance_id),
+                    detail: e.to_string(),
+                })?;
+            if let Some(found) = self.get_instance(&id).await? {
+                instances.push(found);
+            }
         }
+        // Resume after the page's last key, even if its row was deleted meanwhile.
         let continuation = more
-            .then(|| instances.last().map(|r| CreatedCursor::of(r).token()))
+            .then(|| page.last().map(CreatedCursor::token))
             .flatten();
         Ok(InstancePage {
             instances,

@@ -244,8 +244,25 @@ impl Tables {
         top: Option<usize>,
         continuation: Option<&(String, String)>,
     ) -> StorageResult<(Vec<Row>, Option<(String, String)>)> {
+        self.query_page_of(table, filter, None, top, continuation)
+            .await
+    }
+
+    /// [`query_page`](Self::query_page) returning only the `select`ed properties (e.g.
+    /// `PartitionKey,CreatedTime`), when given.
+    async fn query_page_of(
+        &self,
+        table: &str,
+        filter: &str,
+        select: Option<&str>,
+        top: Option<usize>,
+        continuation: Option<&(String, String)>,
+    ) -> StorageResult<(Vec<Row>, Option<(String, String)>)> {
         let what = format!("query of {table}");
         let mut req = json_req("GET", format!("/{table}()")).query("$filter", filter);
+        if let Some(select) = select {
+            req = req.query("$select", select);
+        }
         if let Some(top) = top {
             req = req.query("$top", top.to_string());
         }
@@ -284,10 +301,22 @@ impl Tables {
 
     /// Every row a query matches, following continuation tokens.
     pub(crate) async fn query_all(&self, table: &str, filter: &str) -> StorageResult<Vec<Row>> {
+        self.query_all_of(table, filter, None).await
+    }
+
+    /// Every row matching `filter`, with only the `select`ed properties when given.
+    pub(crate) async fn query_all_of(
+        &self,
+        table: &str,
+        filter: &str,
+        select: Option<&str>,
+    ) -> StorageResult<Vec<Row>> {
         let mut rows = Vec::new();
         let mut next = None;
         loop {
-            let (page, cont) = self.query_page(table, filter, None, next.as_ref()).await?;
+            let (page, cont) = self
+                .query_page_of(table, filter, select, None, next.as_ref())
+                .await?;
             rows.extend(page);
             match cont {
                 Some(c) => next = Some(c),

@@ -87,7 +87,7 @@ pub enum Command {
     },
     /// List, inspect, start and control orchestration instances.
     #[command(subcommand)]
-    Instances(InstancesCmd),
+    Instances(Box<InstancesCmd>),
     /// List and replay dead-lettered (poison) messages.
     #[command(subcommand)]
     DeadLetters(DeadLettersCmd),
@@ -199,6 +199,11 @@ pub struct DemoArgs {
     /// Give up waiting for the demo instances after this many seconds.
     #[arg(long, hide = true, default_value_t = 120)]
     pub timeout_secs: u64,
+    /// On Azure Storage, delete the configured hub even if it has instances (the demo always
+    /// starts on a fresh hub; without this it refuses to wipe a hub with instances on a real
+    /// account; an emulator on this machine is wiped without asking).
+    #[arg(long)]
+    pub fresh: bool,
 }
 
 /// Filters shared by `instances list` and `instances purge`.

@@ -81,9 +81,51 @@ pub async fn open_hub(settings: Settings, must_exist: bool) -> anyhow::Result<Ta
     Ok(TaskHub::open(crate::metrics::store(store), settings).await?)
 }
 
-/// Deletes the hub the settings name, saying so (the demo's fresh start).
-pub async fn fresh_hub(settings: &Settings) -> anyhow::Result<()> {
+/// True if every endpoint of the account is on this machine (Azurite, not a real account).
+fn is_local(account: &StorageAccount) -> bool {
+    [
+        &account.blob_endpoint,
+        &account.queue_endpoint,
+        &account.table_endpoint,
+    ]
+    .iter()
+    .all(|e| {
+        let host = e
+            .split_once("://")
+            .map_or(e.as_str(), |(_, rest)| rest)
+            .split(['/', ':'])
+            .next()
+            .unwrap_or("");
+        host == "localhost"
+            || host
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback())
+    })
+}
+
+/// Deletes the hub the settings name, saying so (the demo's fresh start). On a real account
+/// (not an emulator on this machine) a hub that has instances is deleted only with
+/// `allow_real` (the demo's `--fresh`): the demo must never wipe a user's hub by surprise.
+pub async fn fresh_hub(settings: &Settings, allow_real: bool) -> anyhow::Result<()> {
+    let account = account(settings)?;
+    let local = is_local(&account);
     let store = open_store(settings).await?;
+    if !local && !allow_real {
+        use taskhub_storage::{InstanceQuery, InstanceStore as _};
+        let page = store
+            .list_instances(&InstanceQuery {
+                page_size: 1,
+                ..InstanceQuery::default()
+            })
+            .await?;
+        if !page.instances.is_empty() {
+            bail!(
+                "the demo starts on a fresh hub and would delete the task hub '{}' on the account                  '{}', which has instances: name another hub (task_hub_name), or pass --fresh to                  delete it",
+                settings.task_hub_name,
+                account.name
+            );
+        }
+    }
     store.delete_hub().await?;
     crate::outln!(
         "Demo task hub: '{}' on Azure Storage (started fresh: deleted its queues, tables and blobs)",
@@ -97,6 +139,25 @@ mod tests {
     #![allow(clippy::unwrap_used, reason = "tests")]
 
     use super::*;
+
+    #[test]
+    fn only_an_emulator_on_this_machine_counts_as_local() {
+        let dev = StorageAccount::from_connection_string("UseDevelopmentStorage=true").unwrap();
+        assert!(is_local(&dev));
+        let azurite = StorageAccount::from_connection_string(
+            "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=a2V5;\
+             BlobEndpoint=http://127.0.0.1:41001/devstoreaccount1;\
+             QueueEndpoint=http://127.0.0.1:41002/devstoreaccount1;\
+             TableEndpoint=http://127.0.0.1:41003/devstoreaccount1",
+        )
+        .unwrap();
+        assert!(is_local(&azurite));
+        let real = StorageAccount::from_connection_string(
+            "DefaultEndpointsProtocol=https;AccountName=prod1;AccountKey=a2V5;EndpointSuffix=core.windows.net",
+        )
+        .unwrap();
+        assert!(!is_local(&real));
+    }
 
     #[test]
     fn settings_choose_the_credential() {

@@ -57,7 +57,7 @@ pub async fn run(global: &GlobalArgs, args: &DemoArgs) -> anyhow::Result<()> {
     let settings = settings::resolve(global, &profile)?;
     let db = settings::db_path(global, DEFAULT_DEMO_DB);
     if settings.backend == Backend::Azure {
-        crate::azure::fresh_hub(&settings).await?;
+        crate::azure::fresh_hub(&settings, args.fresh).await?;
     } else {
         fresh_file(&db)?;
     }
