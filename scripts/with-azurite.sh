@@ -68,10 +68,13 @@ stop() {
 trap stop EXIT
 trap 'exit 130' INT TERM
 
-answers() { # port -> 0 when the service answers HTTP at all
-  local code
-  code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "http://127.0.0.1:$1/devstoreaccount1?comp=list" || true)
-  [ "$code" != 000 ]
+answers() { # port -> 0 when the service answers HTTP at all (bash's /dev/tcp: no curl needed)
+  local reply
+  reply=$(timeout 1 bash -c '
+    exec 3<>"/dev/tcp/127.0.0.1/$1" || exit 1
+    printf "GET /devstoreaccount1?comp=list HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n" >&3
+    head -c 12 <&3' _ "$1" 2>/dev/null || true)
+  [[ "$reply" == HTTP/* ]]
 }
 
 started=0

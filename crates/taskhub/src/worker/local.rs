@@ -125,6 +125,8 @@ pub(crate) async fn fall_back(shared: &Shared, d: &Delivery, delay: Duration) {
         receipt,
         renewed_at,
     };
+    // Half the visibility timeout may be gone since the last renewal: renew first if so.
+    hold.renew_if_due(shared).await;
     let mut wait = Duration::from_millis(50);
     let outbound = loop {
         match outbox::encode(shared, d.home(), &d.message, delay).await {
