@@ -77,7 +77,10 @@ async fn kill9_workers_lose_nothing() {
         child = spawn_worker(&dir.0);
     }
     for (i, id) in ids.iter().enumerate() {
-        let s = client.wait_for_completion(id, wait::STUCK).await.unwrap();
+        let s = match client.wait_for_completion(id, wait::STUCK).await {
+            Ok(s) => s,
+            Err(e) => panic!("{id} did not finish ({e}): {}", stuck_state(&hub, id).await),
+        };
         assert_eq!(
             s.status(),
             OrchestrationStatus::Completed,
@@ -138,4 +141,41 @@ async fn kill9_workers_lose_nothing() {
         "{reruns} re-runs for {kills} kills (bound {bound})"
     );
     eprintln!("kill9: {n} instances, {kills} kills, {reruns} activity re-runs");
+}
+
+/// What a stuck instance is waiting for: its row, the tail of its history, the queues and the
+/// dead letters.
+async fn stuck_state(hub: &TaskHub, id: &InstanceId) -> String {
+    let store = hub.store();
+    let row = store.get_instance(id).await.ok().flatten();
+    let history = store.load_history(id).await.ok().flatten();
+    let tail: Vec<String> = history
+        .as_ref()
+        .map(|h| {
+            h.events
+                .iter()
+                .rev()
+                .take(8)
+                .map(|e| format!("{:?}", e.event).chars().take(120).collect())
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut queues = Vec::new();
+    for p in 0..hub.partition_count() {
+        let st = store.stats(taskhub_storage::QueueName::Control(p)).await;
+        queues.push(format!("control-{p}: {:?}", st.map(|s| s.length)));
+    }
+    let work = store.stats(taskhub_storage::QueueName::WorkItems).await;
+    queues.push(format!("workitems: {:?}", work.map(|s| s.length)));
+    let letters: Vec<String> = store
+        .list_dead_letters(None, 20)
+        .await
+        .unwrap_or_default()
+        .into_iter()
+        .map(|l| format!("{} ({}): {}", l.reason, l.queue, l.body.chars().take(200).collect::<String>()))
+        .collect();
+    format!(
+        "row {:?}; history newest first {tail:?}; queues {queues:?}; dead letters {letters:?}",
+        row.map(|r| r.status)
+    )
 }
