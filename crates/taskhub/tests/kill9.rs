@@ -172,7 +172,14 @@ async fn stuck_state(hub: &TaskHub, id: &InstanceId) -> String {
         .await
         .unwrap_or_default()
         .into_iter()
-        .map(|l| format!("{} ({}): {}", l.reason, l.queue, l.body.chars().take(200).collect::<String>()))
+        .map(|l| {
+            format!(
+                "{} ({}): {}",
+                l.reason,
+                l.queue,
+                l.body.chars().take(200).collect::<String>()
+            )
+        })
         .collect();
     format!(
         "row {:?}; history newest first {tail:?}; queues {queues:?}; dead letters {letters:?}",
