@@ -25,6 +25,7 @@
 )]
 
 pub mod checkpoint;
+pub mod claims;
 pub mod dead_letters;
 mod fixtures;
 pub mod history;
@@ -148,6 +149,12 @@ macro_rules! conformance_tests {
                 pending_outbox_is_empty_after_complete_checkpoint,
                 stale_consumed_receipt_does_not_fail_checkpoint,
                 checkpoint_outcome_reports_stored_etags,
+            }
+            claims {
+                claimed_messages_are_hidden_and_held_by_the_sender,
+                unfinished_claim_is_redelivered_after_its_visibility,
+                released_claim_is_visible_without_counting,
+                claim_with_delay_is_rejected_and_writes_nothing,
             }
         }
     };
