@@ -8,7 +8,7 @@
 //! `docs/ARCHITECTURE.md`, "Azure Storage backend", for the layout and what the checkpoint
 //! guarantees without cross-object transactions.
 
-mod admin;
+pub mod admin;
 mod blobs;
 mod checkpoint;
 pub mod config;
@@ -32,6 +32,7 @@ mod tls;
 mod token;
 mod xml;
 
+pub use admin::AccountObjects;
 pub use config::{AccountKey, HubName, StorageAccount, TlsOptions};
 pub use counters::{OpCounts, OpKind};
 pub use credential::{ClientSecretCredential, Credential, ManagedIdentityCredential, SecretText};

@@ -41,15 +41,11 @@ impl AzureStore {
     }
 
     async fn create_queue(&self, name: &str) -> StorageResult<()> {
-        let resp = self
-            .http
-            .send(&Req::new(Service::Queue, "PUT", format!("/{name}")))
-            .await?;
-        if resp.ok() || resp.status == 409 {
-            Ok(())
-        } else {
-            Err(status_error(&resp, &format!("queue {name}")))
-        }
+        let req = Req::new(Service::Queue, "PUT", format!("/{name}"));
+        self.http
+            .create(&req, &format!("queue {name}"))
+            .await
+            .map(|_| ())
     }
 
     pub(crate) fn check_message(&self, message: &NewQueueMessage) -> StorageResult<()> {
