@@ -1,7 +1,8 @@
 //! Taskhub on Azure Storage: the storage seam ([`taskhub_storage::TaskHubStore`]) on queues,
 //! tables and blobs, with the layout of the original DTFx Azure Storage provider.
 //!
-//! Open a hub with [`AzureStore::open`] from a [`StorageAccount`] (parsed from a connection
+//! Open an existing hub with [`AzureStore::open`] (or create one with [`AzureStore::create`])
+//! from a [`StorageAccount`] (parsed from a connection
 //! string, `UseDevelopmentStorage=true` for Azurite, or an account name with an Entra ID
 //! [`Credential`]) and a validated [`HubName`]. HTTPS uses rustls (ring provider) with the
 //! Mozilla roots. See
