@@ -277,7 +277,6 @@ impl AzureStore {
             self.tables.batch(table, &chunk).await?;
         }
         // The spans are part of the sentinel: rewrite it now that they are known.
-        let mut sentinel = sentinel;
         for (k, v) in sentinel_props(&history.execution_id, &next) {
             sentinel.insert(k.to_owned(), serde_json::Value::String(v));
         }
