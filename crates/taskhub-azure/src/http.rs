@@ -49,8 +49,8 @@ pub(crate) const NORMAL: Patience = Patience {
 /// The first request of opening a hub: an endpoint that does not answer is reported within
 /// seconds (a wrong address, a firewall dropping packets, a stopped emulator).
 pub(crate) const PROBE: Patience = Patience {
-    attempts: 3,
-    attempt_timeout: Duration::from_secs(6),
+    attempts: 2,
+    attempt_timeout: Duration::from_secs(10),
     deadline: Duration::from_secs(15),
 };
 

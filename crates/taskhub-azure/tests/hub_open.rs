@@ -268,3 +268,44 @@ async fn an_endpoint_that_never_answers_fails_within_seconds() {
     eprintln!("gave up after {:?}", started.elapsed());
     drop(silent);
 }
+
+/// A listener whose accept queue is full: the kernel drops further SYNs, as a firewall that
+/// drops packets does. The connection attempt gives up after the connect timeout (5 s), and
+/// opening reports it within seconds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_endpoint_that_drops_connection_attempts_fails_within_seconds() {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let listener = socket.listen(1).unwrap();
+    let addr = listener.local_addr().unwrap();
+    // Fill the accept queue (never accepted) until a connection attempt hangs.
+    let mut held = Vec::new();
+    loop {
+        match std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(500)) {
+            Ok(stream) => held.push(stream),
+            Err(_) => break,
+        }
+        assert!(held.len() < 64, "the accept queue never filled");
+    }
+    let started = Instant::now();
+    let err = tokio::time::timeout(
+        Duration::from_secs(60),
+        AzureStore::open(options(
+            local_account(addr.port()),
+            &HubName::new("Dropped1").unwrap(),
+        )),
+    )
+    .await
+    .expect("opening must give up well before a minute")
+    .expect_err("no connection is ever made");
+    let text = err.to_string();
+    assert!(
+        matches!(&err, AzureError::Open(StorageError::Unavailable(_))),
+        "{err:?}"
+    );
+    assert!(text.contains(&addr.port().to_string()), "{text}");
+    // Each attempt ended at the connect timeout, not at the attempt's own time limit.
+    assert!(text.contains("tcp connect error"), "{text}");
+    eprintln!("gave up after {:?}: {text}", started.elapsed());
+    drop((held, listener));
+}
