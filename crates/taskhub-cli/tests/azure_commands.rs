@@ -324,15 +324,25 @@ fn hub_delete_works_on_azure() {
         .fails(&["hub", "delete", "--yes"])
         .contains("no task hub"));
 
-    // Created again at once, the hub works (a demo --fresh after a delete).
+    // Created again at once, the hub works: the demo after a delete, then the demo's own
+    // fresh start (delete and create again at once) on the hub it made.
+    for round in 0..2 {
+        let out = hub.ok(&["demo", "--fresh", "--fan-out", "5"]);
+        assert!(
+            out.contains("All 7 demo instances finished as expected."),
+            "round {round}: {out}"
+        );
+    }
     let out = hub.ok(&["instances", "start", "HelloCities", "--id", "d-2"]);
     assert!(out.contains("d-2"), "{out}");
-    assert_eq!(
-        hub.json(&["instances", "list", "--json"])["instances"]
-            .as_array()
-            .unwrap()
-            .len(),
-        1
+    let list = hub.ok(&["instances", "list"]);
+    assert!(
+        list.contains("d-2") && list.contains("demo-hello"),
+        "{list}"
+    );
+    assert!(
+        !list.contains("d-1"),
+        "the deleted hub's instance is gone: {list}"
     );
 }
 
