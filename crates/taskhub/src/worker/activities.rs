@@ -101,7 +101,8 @@ pub(crate) fn spawn_claimed(
 
 /// Adds every free activity slot to `slots`, up to a full dequeue batch.
 fn take_free(shared: &Shared, slots: &mut OwnedSemaphorePermit) {
-    while slots.num_permits() < taskhub_storage::MAX_DEQUEUE_BATCH {
+    let batch = shared.hub.store().max_dequeue_batch().max(1);
+    while slots.num_permits() < batch {
         match shared.activity_slots.clone().try_acquire_owned() {
             Ok(p) => slots.merge(p),
             Err(_) => break,
