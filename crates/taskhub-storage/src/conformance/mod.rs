@@ -194,7 +194,7 @@ mod tests {
     use std::collections::BTreeSet;
 
     /// Every area file with its cases.
-    const SOURCES: [(&str, &str); 7] = [
+    const SOURCES: [(&str, &str); 8] = [
         ("queues", include_str!("queues.rs")),
         ("history", include_str!("history.rs")),
         ("instances", include_str!("instances.rs")),
@@ -202,6 +202,7 @@ mod tests {
         ("dead_letters", include_str!("dead_letters.rs")),
         ("partitions", include_str!("partitions.rs")),
         ("checkpoint", include_str!("checkpoint.rs")),
+        ("claims", include_str!("claims.rs")),
     ];
 
     /// Files of this directory that hold no cases.
