@@ -144,8 +144,13 @@ pub fn worker_warnings(dir: &Path, pid: u32) -> String {
 /// first line naming the process.
 pub fn log_warnings() {
     eprintln!("pid {} ", std::process::id());
+    // TASKHUB_TEST_LOG=debug (or info, trace) logs more, to chase a failure.
+    let level = std::env::var("TASKHUB_TEST_LOG")
+        .ok()
+        .and_then(|l| l.parse().ok())
+        .unwrap_or(tracing::Level::WARN);
     let _ = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::WARN)
+        .with_max_level(level)
         .with_writer(std::io::stderr)
         .with_ansi(false)
         .try_init();
