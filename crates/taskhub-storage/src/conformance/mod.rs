@@ -26,6 +26,7 @@
 
 pub mod checkpoint;
 pub mod dead_letters;
+pub mod entity_rows;
 mod fixtures;
 pub mod history;
 pub mod instances;
@@ -149,6 +150,10 @@ macro_rules! conformance_tests {
                 stale_consumed_receipt_does_not_fail_checkpoint,
                 checkpoint_outcome_reports_stored_etags,
             }
+            entity_rows {
+                checkpoint_without_history_commits_by_the_row_condition,
+                atomic_checkpoint_with_a_failed_row_condition_changes_nothing,
+            }
         }
     };
     // "module::case" names, for the crate's own check that the list is complete.
@@ -187,7 +192,7 @@ mod tests {
     use std::collections::BTreeSet;
 
     /// Every area file with its cases.
-    const SOURCES: [(&str, &str); 7] = [
+    const SOURCES: [(&str, &str); 8] = [
         ("queues", include_str!("queues.rs")),
         ("history", include_str!("history.rs")),
         ("instances", include_str!("instances.rs")),
@@ -195,6 +200,7 @@ mod tests {
         ("dead_letters", include_str!("dead_letters.rs")),
         ("partitions", include_str!("partitions.rs")),
         ("checkpoint", include_str!("checkpoint.rs")),
+        ("entity_rows", include_str!("entity_rows.rs")),
     ];
 
     /// Files of this directory that hold no cases.
