@@ -60,6 +60,11 @@ fn registry() -> Registry {
         match ctx.operation_name() {
             "add" => value += ctx.input::<i64>()?,
             "get" => {}
+            // Changes the state, then fails: the change must be rolled back.
+            "add_then_fail" => {
+                ctx.set_state(&(value + ctx.input::<i64>()?))?;
+                return Err(EntityError::new("failed after changing the state"));
+            }
             "delete" => {
                 ctx.delete_state();
                 return Ok(value);
@@ -180,6 +185,23 @@ async fn everything(store: Arc<dyn TaskHubStore>) {
         .await
         .unwrap();
     assert_eq!(done.output::<i64>().unwrap(), Some(1280));
+    client
+        .signal_entity(&c, "add_then_fail", &1000)
+        .await
+        .unwrap();
+    let id = client
+        .start("CallCounter", ("a".to_owned(), 5i64))
+        .await
+        .unwrap();
+    let done = client
+        .wait_for_completion(&id, Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(
+        done.output::<i64>().unwrap(),
+        Some(1285),
+        "the failed operation's state change was rolled back"
+    );
 
     // A failed operation: state and signal rolled back, error at the caller, entity goes on.
     let id = client.start("Overdraw", "acct-1").await.unwrap();
