@@ -91,6 +91,9 @@ pub struct BatchOutcome {
     pub failed: u64,
     /// Messages skipped as already applied.
     pub duplicates: u64,
+    /// Messages applied (run or queued behind a critical section): the newest this many IDs
+    /// of the record's `recent` are this batch's.
+    pub applied: usize,
 }
 
 /// Runs `messages` against `state` and `record` (both updated in place).
@@ -132,6 +135,7 @@ pub fn run_batch(
         applied.push(m.message_id.clone());
         run.handle(m);
     }
+    run.out.applied = applied.len();
     run.record.remember(applied);
     run.out
 }

@@ -84,7 +84,18 @@ impl EntityRecord {
     /// Remembers the IDs applied by a batch, keeping at least all of them and at most
     /// [`RECENT_MESSAGE_IDS`] more.
     pub(crate) fn remember(&mut self, ids: Vec<MessageId>) {
-        let keep = RECENT_MESSAGE_IDS.max(ids.len());
+        self.remember_at_most(ids, RECENT_MESSAGE_IDS);
+    }
+
+    /// Keeps only the newest `keep` remembered IDs.
+    pub fn forget_all_but(&mut self, keep: usize) {
+        while self.recent.len() > keep {
+            self.recent.pop_front();
+        }
+    }
+
+    fn remember_at_most(&mut self, ids: Vec<MessageId>, extra: usize) {
+        let keep = extra.max(ids.len());
         self.recent.extend(ids);
         while self.recent.len() > keep {
             self.recent.pop_front();
