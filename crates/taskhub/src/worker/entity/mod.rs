@@ -125,8 +125,8 @@ pub(crate) async fn process(
     let Some(loaded) = cached.entity.clone() else {
         return;
     };
-    let now = wait_for_due_signals(shared, &deliveries).await;
     let (messages, ignored) = decode(&deliveries);
+    let now = wait_for_due_signals(shared, &messages).await;
     if ignored > 0 {
         debug!(%instance, ignored, "messages for an entity that are no entity requests");
         shared.stat(|s| s.discarded += ignored);
@@ -330,14 +330,14 @@ fn wake(shared: &Shared, outbound: &[OutboundMessage]) {
 /// Scheduled signals the backend delivered early by less than its delay unit (delays are
 /// rounded down to whole units): wait out the remainder, as a turn does for timers. Returns
 /// the batch's time.
-async fn wait_for_due_signals(shared: &Shared, deliveries: &[Delivery]) -> Timestamp {
+async fn wait_for_due_signals(shared: &Shared, messages: &[BatchMessage]) -> Timestamp {
     let clock = shared.hub.clock();
     let unit = shared.hub.store().delay_granularity();
     let now = clock.now();
-    let remainder = deliveries
+    let remainder = messages
         .iter()
-        .filter_map(|d| match request_of(&d.message) {
-            Some(EntityRequest::Operation { at: Some(at), .. }) if at > now => {
+        .filter_map(|m| match &m.request {
+            EntityRequest::Operation { at: Some(at), .. } if *at > now => {
                 Some(at.saturating_since(now))
             }
             _ => None,
