@@ -21,8 +21,8 @@ use async_trait::async_trait;
 use taskhub_core::InstanceId;
 use taskhub_storage::{
     run_ordered_checkpoint, CheckpointOutcome, CheckpointPrimitives, CheckpointRequest,
-    CheckpointStore, ETag, Expect, InstanceRow, LeaseFence, NoObserver, OutboundMessage, QueueName,
-    Receipt, StepObserver, StorageError, StorageResult,
+    CheckpointStore, Dequeued, ETag, Expect, InstanceRow, LeaseFence, NoObserver, OutboundMessage,
+    QueueName, Receipt, StepObserver, StorageError, StorageResult,
 };
 
 use crate::history::{
@@ -97,8 +97,19 @@ impl CheckpointPrimitives for Primitives<'_> {
         Ok(next.to_etag())
     }
 
-    async fn send(&self, out: &OutboundMessage) -> StorageResult<()> {
-        self.0.put_message(out.queue, &out.message).await
+    async fn send(&self, out: &OutboundMessage) -> StorageResult<Option<Dequeued>> {
+        match out.claim {
+            Some(visibility) => self
+                .0
+                .put_claimed(out.queue, &out.message, visibility)
+                .await
+                .map(Some),
+            None => self
+                .0
+                .put_message(out.queue, &out.message)
+                .await
+                .map(|()| None),
+        }
     }
 
     async fn write_instance(&self, row: &InstanceRow, expect: &Expect) -> StorageResult<ETag> {

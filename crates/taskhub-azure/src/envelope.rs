@@ -7,6 +7,9 @@
 //! was never released is stored as its body alone, unless the body itself starts with the marker
 //! (then it gets a header with `n = 0`, so every text reads back unambiguously).
 //!
+//! A claimed message (put hidden, held by its sender under the Put's pop receipt) was delivered
+//! once without a Get, so `DequeueCount` misses that delivery: it is put with `n = -1`.
+//!
 //! A receipt holds what a later `release` needs to rewrite the text: the message ID, the pop
 //! receipt, the released count and the body, separated by newlines (the body last, so it may
 //! contain newlines itself).
@@ -16,7 +19,7 @@ use taskhub_storage::{Receipt, StorageError, StorageResult};
 const MARK: char = '\u{E000}';
 
 /// The stored text of `body` after `released` released deliveries.
-pub(crate) fn text(body: &str, released: u32) -> String {
+pub(crate) fn text(body: &str, released: i64) -> String {
     if released == 0 && !body.starts_with(MARK) {
         body.to_owned()
     } else {
@@ -25,7 +28,7 @@ pub(crate) fn text(body: &str, released: u32) -> String {
 }
 
 /// Splits a stored text into (released deliveries, body).
-pub(crate) fn parse(text: &str) -> (u32, &str) {
+pub(crate) fn parse(text: &str) -> (i64, &str) {
     let Some(rest) = text.strip_prefix(MARK) else {
         return (0, text);
     };
@@ -44,14 +47,14 @@ pub(crate) struct Delivery<'a> {
     pub id: &'a str,
     /// The pop receipt of this delivery.
     pub pop: &'a str,
-    /// Released deliveries so far.
-    pub released: u32,
+    /// Released deliveries so far, less one for a claimed message.
+    pub released: i64,
     /// The message body.
     pub body: &'a str,
 }
 
 /// The receipt of a delivery.
-pub(crate) fn receipt(id: &str, pop: &str, released: u32, body: &str) -> Receipt {
+pub(crate) fn receipt(id: &str, pop: &str, released: i64, body: &str) -> Receipt {
     Receipt(format!("{id}\n{pop}\n{released}\n{body}"))
 }
 
@@ -87,6 +90,7 @@ mod tests {
         let marked = format!("{MARK}7{MARK}x");
         assert_eq!(parse(&text(&marked, 0)), (0, marked.as_str()));
         assert_eq!(parse(&format!("{MARK}oops")), (0, "\u{E000}oops"));
+        assert_eq!(parse(&text("claimed", -1)), (-1, "claimed"));
     }
 
     #[test]

@@ -123,6 +123,7 @@ fn decode_outbox(text: &str, what: &str) -> StorageResult<Vec<OutboundMessage>> 
                     .ok_or_else(|| corrupt(format!("unknown queue {}", s.queue)))?
             };
             Ok(OutboundMessage {
+                claim: None,
                 queue,
                 message: NewQueueMessage {
                     body: s.body,

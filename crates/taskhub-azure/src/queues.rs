@@ -75,10 +75,56 @@ impl AzureStore {
         queue: QueueName,
         message: &NewQueueMessage,
     ) -> StorageResult<()> {
+        let text = envelope::text(&message.body, 0);
+        self.put_text(queue, message, message.delay, text)
+            .await
+            .map(|_| ())
+    }
+
+    /// Sends one message hidden for `visibility` and returns the delivery that holds it: the
+    /// Put's pop receipt deletes or updates it like a Get's (a claim, see
+    /// [`taskhub_storage::OutboundMessage::claim`]). The text carries `-1` uncounted
+    /// deliveries, so a later Get reports this one too.
+    pub(crate) async fn put_claimed(
+        &self,
+        queue: QueueName,
+        message: &NewQueueMessage,
+        visibility: Duration,
+    ) -> StorageResult<Dequeued> {
         let name = self.queue_name(queue)?;
-        let body = message_xml(&envelope::text(&message.body, 0));
+        let text = envelope::text(&message.body, -1);
+        let resp = self.put_text(queue, message, visibility, text).await?;
+        let body = resp.text();
+        let messages = xml::elements(&body, "QueueMessage");
+        let m = messages
+            .first()
+            .copied()
+            .ok_or_else(|| corrupt(&name, "no QueueMessage in a Put Message answer"))?;
+        let field = |tag: &str| xml::first(m, tag).ok_or_else(|| corrupt(&name, tag));
+        let id = field("MessageId")?;
+        let pop = field("PopReceipt")?;
+        let enqueued_at = parse_rfc1123(&field("InsertionTime")?)
+            .ok_or_else(|| corrupt(&name, "InsertionTime"))?;
+        Ok(Dequeued {
+            receipt: envelope::receipt(&id, &pop, -1, &message.body),
+            body: message.body.clone(),
+            dequeue_count: 1,
+            enqueued_at,
+        })
+    }
+
+    /// Put Message with `text`, hidden for `hidden`, creating the queue on first use.
+    async fn put_text(
+        &self,
+        queue: QueueName,
+        message: &NewQueueMessage,
+        hidden: Duration,
+        text: String,
+    ) -> StorageResult<Resp> {
+        let name = self.queue_name(queue)?;
+        let body = message_xml(&text);
         let req = Req::new(Service::Queue, "POST", format!("/{name}/messages"))
-            .query("visibilitytimeout", secs(message.delay))
+            .query("visibilitytimeout", secs(hidden))
             .query("messagettl", "-1")
             .header("content-type", "application/xml")
             .body(body);
@@ -88,7 +134,7 @@ impl AzureStore {
             resp = self.http.send(&req).await?;
         }
         if resp.ok() {
-            Ok(())
+            Ok(resp)
         } else if resp.status == 413 || resp.error_code() == "RequestBodyTooLarge" {
             Err(StorageError::TooLarge {
                 what: format!("message for {name}"),
@@ -234,8 +280,9 @@ impl QueueStore for AzureStore {
             out.push(Dequeued {
                 receipt: envelope::receipt(&id, &pop, released, body),
                 body: body.to_owned(),
-                // Released deliveries do not count (see `envelope`).
-                dequeue_count: delivered.saturating_sub(released).max(1),
+                // Released deliveries do not count; a claim does (see `envelope`).
+                dequeue_count: u32::try_from((i64::from(delivered) - released).max(1))
+                    .unwrap_or(u32::MAX),
                 enqueued_at,
             });
         }

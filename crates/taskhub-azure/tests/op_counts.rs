@@ -42,6 +42,7 @@ async fn an_activity_result_costs_one_put_and_one_delete_and_no_table_read() {
             history: None,
             instance: None,
             outbound: vec![taskhub_storage::OutboundMessage {
+                claim: None,
                 queue: QueueName::Control(0),
                 message: msg("result"),
             }],

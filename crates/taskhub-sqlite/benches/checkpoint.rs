@@ -122,6 +122,7 @@ fn turn(chain: &Chain, receipt: taskhub_storage::Receipt) -> CheckpointRequest {
         }),
         instance: Some((row(chain, now), Expect::Any)),
         outbound: vec![OutboundMessage {
+            claim: None,
             queue: QueueName::WorkItems,
             message: NewQueueMessage {
                 body: format!("{{\"work\":{t},\"pad\":\"{}\"}}", "x".repeat(200)),

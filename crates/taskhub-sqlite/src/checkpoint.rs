@@ -2,7 +2,7 @@
 //!
 //! Inside the writer's transaction (and the request's savepoint), in this order: the fence
 //! check, the history ETag check and write, the instance row write with its condition, the
-//! outbound enqueues, and the deletes of consumed messages (a stale receipt is ignored). Any
+//! outbound enqueues (a claimed one inserted as held, with its receipt returned), and the deletes of consumed messages (a stale receipt is ignored). Any
 //! failure rolls the whole request back. Nothing is ever left in a pending outbox: the outbound
 //! messages commit with the history, so `load_history` always returns an empty one.
 
@@ -15,7 +15,7 @@ use crate::codec::etag_out;
 use crate::history::{sentinel, write_in};
 use crate::instances::put_in;
 use crate::partitions::epoch;
-use crate::queues::{check_messages, delete_in, enqueue_in};
+use crate::queues::{check_messages, delete_in, enqueue_claimed_in, enqueue_in};
 use crate::store::SqliteStore;
 use crate::writer::Tx;
 
@@ -57,8 +57,14 @@ pub(crate) fn checkpoint_in(
         }
         None => None,
     };
+    let mut claimed = Vec::new();
     for out in &request.outbound {
-        enqueue_in(tx, out.queue, std::slice::from_ref(&out.message))?;
+        match out.claim {
+            Some(visibility) => {
+                claimed.push(enqueue_claimed_in(tx, out.queue, &out.message, visibility)?)
+            }
+            None => enqueue_in(tx, out.queue, std::slice::from_ref(&out.message))?,
+        }
     }
     for (queue, receipt) in &request.consumed {
         // A stale receipt: the message was redelivered, and the engine will discard the
@@ -68,6 +74,7 @@ pub(crate) fn checkpoint_in(
     Ok(CheckpointOutcome {
         history_etag,
         instance_etag,
+        claimed,
     })
 }
 
@@ -77,6 +84,7 @@ impl CheckpointStore for SqliteStore {
         for out in &request.outbound {
             check_messages(out.queue, std::iter::once(&out.message))?;
         }
+        taskhub_storage::checkpoint::check_claims(&request)?;
         self.write(move |tx| checkpoint_in(tx, &request)).await
     }
 }

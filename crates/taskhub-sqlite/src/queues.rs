@@ -70,6 +70,39 @@ pub(crate) fn enqueue_in(
     Ok(())
 }
 
+/// Inserts one message (size already checked) as held by its sender for `visibility`: a claim,
+/// counted as its first delivery, returned with its receipt.
+pub(crate) fn enqueue_claimed_in(
+    tx: &Tx<'_>,
+    queue: QueueName,
+    message: &NewQueueMessage,
+    visibility: Duration,
+) -> StorageResult<Dequeued> {
+    let now = tx.now();
+    let token = tx.next_version();
+    tx.conn
+        .prepare_cached(
+            "INSERT INTO queue_messages (queue, body, visible_at, dequeue_count, enqueued_at, receipt)
+             VALUES (?1, ?2, ?3, 1, ?4, ?5)",
+        )
+        .and_then(|mut s| {
+            s.execute(params![
+                queue_to_sql(queue),
+                message.body,
+                after(now, visibility),
+                ts_to_sql(now),
+                token
+            ])
+        })
+        .ctx(WHAT)?;
+    Ok(Dequeued {
+        receipt: make_receipt(tx.conn.last_insert_rowid(), token),
+        body: message.body.clone(),
+        dequeue_count: 1,
+        enqueued_at: now,
+    })
+}
+
 /// The first visible messages of a queue.
 const VISIBLE_MESSAGES: &str = "SELECT id, body, dequeue_count, enqueued_at FROM queue_messages
      WHERE queue = ?1 AND visible_at <= ?2 ORDER BY id LIMIT ?3";

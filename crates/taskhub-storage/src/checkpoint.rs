@@ -7,7 +7,7 @@ use crate::error::StorageResult;
 use crate::history::ETag;
 use crate::instances::{Expect, InstanceRow};
 use crate::ordered_checkpoint::StepObserver;
-use crate::queue::{NewQueueMessage, QueueName, Receipt};
+use crate::queue::{Dequeued, NewQueueMessage, QueueName, Receipt};
 
 /// A message a checkpoint sends.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,6 +16,28 @@ pub struct OutboundMessage {
     pub queue: QueueName,
     /// The message.
     pub message: NewQueueMessage,
+    /// `Some(visibility)`: the sender claims the message as it sends it. The message is
+    /// enqueued hidden for `visibility` (its `delay` must be zero) and comes back in
+    /// [`CheckpointOutcome::claimed`] as a delivery the sender holds, exactly as if the sender
+    /// had dequeued it at once: the delivery counts toward its dequeue count, and its receipt
+    /// deletes, extends, abandons or releases it. If the sender never does, the message
+    /// becomes visible to every dequeuer when `visibility` has passed. A worker claims the
+    /// activity work items its own turn schedules, so that it runs them without a dequeue and
+    /// hands their results to its own sessions. A claim is never stored: an outbox re-sent
+    /// after a torn checkpoint sends plain messages.
+    pub claim: Option<std::time::Duration>,
+}
+
+impl OutboundMessage {
+    /// A message to send visible after its `delay`, not claimed.
+    #[must_use]
+    pub fn new(queue: QueueName, message: NewQueueMessage) -> Self {
+        Self {
+            queue,
+            message,
+            claim: None,
+        }
+    }
 }
 
 /// The lease under which a checkpoint was made (invariant 1: one writer per partition).
@@ -67,6 +89,36 @@ pub struct CheckpointOutcome {
     pub history_etag: Option<ETag>,
     /// The instance row's new ETag, if it was written.
     pub instance_etag: Option<ETag>,
+    /// The deliveries of the claimed outbound messages (see [`OutboundMessage::claim`]), in
+    /// the order of `outbound`.
+    pub claimed: Vec<Dequeued>,
+}
+
+/// Rejects claims a backend cannot honour: a claimed message with a `delay` (a claim hides the
+/// message for the claim's visibility instead), or a zero visibility. Every backend calls it
+/// before it writes anything.
+///
+/// # Errors
+/// `InvalidArgument` naming the first such message.
+pub fn check_claims(request: &CheckpointRequest) -> StorageResult<()> {
+    for out in &request.outbound {
+        match out.claim {
+            Some(v) if v.is_zero() => {
+                return Err(crate::StorageError::InvalidArgument(format!(
+                    "a message claimed on {} needs a visibility timeout above zero",
+                    out.queue
+                )))
+            }
+            Some(_) if !out.message.delay.is_zero() => {
+                return Err(crate::StorageError::InvalidArgument(format!(
+                    "a message claimed on {} cannot also be delayed ({:?})",
+                    out.queue, out.message.delay
+                )))
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// Applies checkpoints.
@@ -82,7 +134,7 @@ pub struct CheckpointOutcome {
 ///    `Fenced`) and the history ETag (must equal `history.expected`, else `Conflict`), then
 ///    write the events together with `pending_outbox = outbound`. If this fails nothing else
 ///    happens and nothing is visible.
-/// 2. Enqueue `outbound`. (A crash here: the next loader finds `pending_outbox` and re-sends;
+/// 2. Enqueue `outbound`, claimed messages hidden and returned with their receipts. (A crash here: the next loader finds `pending_outbox` and re-sends;
 ///    receivers de-duplicate by message ID.)
 /// 3. Write the instance row.
 /// 4. Delete `consumed` (a stale receipt is ignored: the message is redelivered and the
@@ -99,6 +151,11 @@ pub struct CheckpointOutcome {
 ///   new ones for `new_execution`), the outbound messages MUST be dequeueable, the consumed
 ///   messages MUST be gone and the instance row MUST be written.
 /// * `pending_outbox` MUST be empty after a checkpoint that ran to completion.
+/// * A claimed outbound message MUST NOT be dequeued by anyone before its claim's visibility
+///   has passed, MUST come back in `claimed` with a receipt that `delete` accepts, and MUST be
+///   redelivered after the visibility with `dequeue_count` 2 if nobody deleted it. A claim
+///   with a non-zero `delay` MUST be rejected with `InvalidArgument` before anything is
+///   written. A claim MUST NOT be stored in `pending_outbox`.
 #[async_trait]
 pub trait CheckpointStore: Send + Sync {
     /// Commits one checkpoint.

@@ -34,7 +34,7 @@ use crate::checkpoint::{CheckpointOutcome, CheckpointRequest, LeaseFence, Outbou
 use crate::error::{StorageError, StorageResult};
 use crate::history::ETag;
 use crate::instances::{Expect, InstanceRow};
-use crate::queue::{QueueName, Receipt};
+use crate::queue::{Dequeued, QueueName, Receipt};
 
 /// A point of the ordered checkpoint, reported to a [`StepObserver`] once it is done.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -159,11 +159,13 @@ pub trait CheckpointPrimitives: Send + Sync {
         prepared: Self::Prepared,
     ) -> StorageResult<ETag>;
 
-    /// Step 2: enqueues one outbound message.
+    /// Step 2: enqueues one outbound message; for a claimed one (see
+    /// [`OutboundMessage::claim`]), hidden for the claim's visibility, returning the delivery
+    /// the sender now holds.
     ///
     /// # Errors
     /// A storage error.
-    async fn send(&self, message: &OutboundMessage) -> StorageResult<()>;
+    async fn send(&self, message: &OutboundMessage) -> StorageResult<Option<Dequeued>>;
 
     /// Step 3: writes the instance row under its condition; returns its new ETag.
     ///
@@ -209,6 +211,7 @@ pub async fn run_ordered_checkpoint<P>(
 where
     P: CheckpointPrimitives + ?Sized,
 {
+    crate::checkpoint::check_claims(request)?;
     primitives.validate(request).await?;
     observer.after(CheckpointStep::Validated, request)?;
 
@@ -229,8 +232,11 @@ where
     yield_now().await;
 
     // Step 2: send. A crash from here to step 5: the next loader re-sends the outbox.
+    let mut claimed = Vec::new();
     for out in &request.outbound {
-        primitives.send(out).await?;
+        if let Some(delivery) = primitives.send(out).await? {
+            claimed.push(delivery);
+        }
     }
     observer.after(CheckpointStep::OutboundSent, request)?;
     yield_now().await;
@@ -269,6 +275,7 @@ where
     Ok(CheckpointOutcome {
         history_etag,
         instance_etag,
+        claimed,
     })
 }
 

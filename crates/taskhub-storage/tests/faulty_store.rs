@@ -100,6 +100,7 @@ async fn first_turn(backend: &MemoryStore, id: &str) -> CheckpointRequest {
         }),
         instance: Some((instance_row(id), Expect::Absent)),
         outbound: vec![OutboundMessage {
+            claim: None,
             queue: WORK,
             message: msg("activity"),
         }],

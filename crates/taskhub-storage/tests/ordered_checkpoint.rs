@@ -67,8 +67,11 @@ impl CheckpointPrimitives for Fake {
         assert_eq!(prepared, "prepared", "commit gets what prepare made");
         self.call("commit").map(|()| ETag("committed".into()))
     }
-    async fn send(&self, _message: &OutboundMessage) -> StorageResult<()> {
-        self.call("send")
+    async fn send(
+        &self,
+        _message: &OutboundMessage,
+    ) -> StorageResult<Option<taskhub_storage::Dequeued>> {
+        self.call("send").map(|()| None)
     }
     async fn write_instance(&self, _row: &InstanceRow, _expect: &Expect) -> StorageResult<ETag> {
         self.call("write_instance").map(|()| ETag("row".into()))
@@ -125,6 +128,7 @@ fn row() -> InstanceRow {
 
 fn out(body: &str) -> OutboundMessage {
     OutboundMessage {
+        claim: None,
         queue: QueueName::WorkItems,
         message: NewQueueMessage {
             body: body.to_owned(),

@@ -214,6 +214,7 @@ impl TaskHub {
     ) -> Result<taskhub_storage::OutboundMessage, StorageError> {
         let body = self.encode(message).await?;
         Ok(taskhub_storage::OutboundMessage {
+            claim: None,
             queue,
             message: NewQueueMessage { body, delay },
         })

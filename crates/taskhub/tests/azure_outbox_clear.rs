@@ -34,6 +34,7 @@ fn request(expected: Option<taskhub_storage::ETag>, seq: u64, body: &str) -> Che
         }),
         instance: None,
         outbound: vec![OutboundMessage {
+            claim: None,
             queue: QueueName::WorkItems,
             message: NewQueueMessage {
                 body: body.to_owned(),

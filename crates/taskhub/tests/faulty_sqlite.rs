@@ -38,6 +38,7 @@ fn request(id: &str) -> CheckpointRequest {
         }),
         instance: None,
         outbound: vec![OutboundMessage {
+            claim: None,
             queue: QueueName::WorkItems,
             message: NewQueueMessage {
                 body: "work".to_owned(),

@@ -31,6 +31,7 @@ async fn a_checkpoint_commits_everything_together() {
         epoch: 0,
     });
     req.outbound = vec![OutboundMessage {
+        claim: None,
         queue: QueueName::WorkItems,
         message: msg("activity"),
     }];
@@ -111,6 +112,7 @@ async fn a_fenced_or_conflicting_checkpoint_changes_nothing() {
         epoch: 0,
     });
     req.outbound = vec![OutboundMessage {
+        claim: None,
         queue: QueueName::WorkItems,
         message: msg("x"),
     }];
@@ -152,6 +154,7 @@ async fn oversized_outbound_is_rejected_before_anything_is_written() {
     let store = open(&dir.file("c.db"), &clock());
     let mut req = first_checkpoint("big");
     req.outbound = vec![OutboundMessage {
+        claim: None,
         queue: QueueName::WorkItems,
         message: msg(&"x".repeat(taskhub_storage::MAX_MESSAGE_BYTES + 1)),
     }];

@@ -317,6 +317,7 @@ pub async fn checkpoint_outbound_messages_are_dequeueable_with_delay_honoured(
     request.outbound = vec![
         outbound(WORK, "activity-1"),
         OutboundMessage {
+            claim: None,
             queue: QueueName::Control(1),
             message: delayed("timer", DELAY),
         },

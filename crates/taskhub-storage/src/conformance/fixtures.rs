@@ -119,6 +119,7 @@ pub(crate) fn delayed(body: &str, delay: Duration) -> NewQueueMessage {
 
 pub(crate) fn outbound(queue: QueueName, body: &str) -> OutboundMessage {
     OutboundMessage {
+        claim: None,
         queue,
         message: msg(body),
     }

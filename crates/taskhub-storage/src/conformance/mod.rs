@@ -25,6 +25,7 @@
 )]
 
 pub mod checkpoint;
+pub mod claims;
 pub mod dead_letters;
 pub mod entity_rows;
 mod fixtures;
@@ -154,6 +155,12 @@ macro_rules! conformance_tests {
                 checkpoint_without_history_commits_by_the_row_condition,
                 atomic_checkpoint_with_a_failed_row_condition_changes_nothing,
             }
+            claims {
+                claimed_messages_are_hidden_and_held_by_the_sender,
+                unfinished_claim_is_redelivered_after_its_visibility,
+                released_claim_is_visible_without_counting,
+                claim_with_delay_is_rejected_and_writes_nothing,
+            }
         }
     };
     // "module::case" names, for the crate's own check that the list is complete.
@@ -192,7 +199,7 @@ mod tests {
     use std::collections::BTreeSet;
 
     /// Every area file with its cases.
-    const SOURCES: [(&str, &str); 8] = [
+    const SOURCES: [(&str, &str); 9] = [
         ("queues", include_str!("queues.rs")),
         ("history", include_str!("history.rs")),
         ("instances", include_str!("instances.rs")),
@@ -201,6 +208,7 @@ mod tests {
         ("partitions", include_str!("partitions.rs")),
         ("checkpoint", include_str!("checkpoint.rs")),
         ("entity_rows", include_str!("entity_rows.rs")),
+        ("claims", include_str!("claims.rs")),
     ];
 
     /// Files of this directory that hold no cases.

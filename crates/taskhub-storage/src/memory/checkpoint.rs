@@ -34,7 +34,7 @@ use crate::instances::{Expect, InstanceRow};
 use crate::ordered_checkpoint::{
     run_ordered_checkpoint, BothObservers, CheckpointPrimitives, NoObserver, StepObserver,
 };
-use crate::queue::{QueueName, QueueStore, Receipt};
+use crate::queue::{Dequeued, QueueName, QueueStore, Receipt};
 
 /// The memory backend's steps, for the driver (a view, so that the primitives are not public
 /// methods of the store that bypass its fault plan).
@@ -76,12 +76,18 @@ impl CheckpointPrimitives for Primitives<'_> {
         self.0.state().commit_history(request, now.wall)
     }
 
-    async fn send(&self, out: &OutboundMessage) -> StorageResult<()> {
+    async fn send(&self, out: &OutboundMessage) -> StorageResult<Option<Dequeued>> {
         let now = self.0.now();
-        self.0
-            .state()
-            .enqueue(out.queue, vec![out.message.clone()], now);
-        Ok(())
+        let mut state = self.0.state();
+        Ok(match out.claim {
+            Some(visibility) => {
+                Some(state.enqueue_claimed(out.queue, out.message.clone(), visibility, now))
+            }
+            None => {
+                state.enqueue(out.queue, vec![out.message.clone()], now);
+                None
+            }
+        })
     }
 
     async fn write_instance(&self, row: &InstanceRow, expect: &Expect) -> StorageResult<ETag> {
@@ -172,7 +178,12 @@ impl State {
         };
         row.append(&write.events);
         row.etag = etag.clone();
-        row.pending_outbox.clone_from(&request.outbound);
+        // A claim is the sender's, not the outbox's: a re-send sends plain messages.
+        row.pending_outbox = request
+            .outbound
+            .iter()
+            .map(|o| OutboundMessage::new(o.queue, o.message.clone()))
+            .collect();
         row.pending_since = Some(now);
         self.history.insert(key.to_owned(), row);
         Ok(etag)

@@ -96,6 +96,37 @@ impl State {
         }
     }
 
+    /// Appends one message (already checked) hidden for `visibility` and returns the delivery
+    /// that holds it, as if it had been dequeued at once (a claim).
+    pub(super) fn enqueue_claimed(
+        &mut self,
+        queue: QueueName,
+        message: NewQueueMessage,
+        visibility: Duration,
+        now: Now,
+    ) -> Dequeued {
+        let nonce = self.new_nonce();
+        let q = self.queues.entry(queue).or_default();
+        q.next_seq += 1;
+        let receipt = Receipt(format!("{}.{nonce}", q.next_seq));
+        q.messages.insert(
+            q.next_seq,
+            StoredMessage {
+                body: message.body.clone(),
+                enqueued_at: now.wall,
+                visible_at: now.mono + visibility,
+                dequeue_count: 1,
+                receipt: Some(receipt.clone()),
+            },
+        );
+        Dequeued {
+            receipt,
+            body: message.body,
+            dequeue_count: 1,
+            enqueued_at: now.wall,
+        }
+    }
+
     fn dequeue(
         &mut self,
         queue: QueueName,

@@ -87,6 +87,12 @@ pub(crate) async fn poll_work_items(shared: Arc<Shared>) {
     }
 }
 
+/// Runs a work item this worker claimed as its own turn sent it (see
+/// [`claims`](super::claims)), in the activity slot reserved for it.
+pub(crate) fn spawn_claimed(shared: &Arc<Shared>, m: Dequeued, slot: OwnedSemaphorePermit) {
+    shared.spawn(run_one(shared.clone(), m, slot));
+}
+
 /// Adds every free activity slot to `slots`, up to a full dequeue batch.
 fn take_free(shared: &Shared, slots: &mut OwnedSemaphorePermit) {
     while slots.num_permits() < taskhub_storage::MAX_DEQUEUE_BATCH {

@@ -3,6 +3,7 @@
 
 mod activities;
 mod backoff;
+mod claims;
 mod control;
 mod delivery;
 mod entity;

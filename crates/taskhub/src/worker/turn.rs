@@ -15,6 +15,7 @@ use taskhub_storage::{
 };
 use tracing::{debug, error, info, warn, Instrument as _};
 
+use super::claims::Claims;
 use super::delivery::Delivery;
 use super::local;
 use super::outbox::{self, Origin};
@@ -530,8 +531,12 @@ async fn run_traced(
     if history.is_none() && outbound.is_empty() && consumed.is_empty() {
         return;
     }
+    // Work items this worker runs itself, in slots reserved now (see `claims`); only the
+    // others wake a poller.
+    let claims = Claims::reserve(shared, &mut outbound);
     let queues: Vec<(QueueName, Duration)> = outbound
         .iter()
+        .filter(|o| o.claim.is_none())
         .map(|o| (o.queue, o.message.delay))
         .collect();
     let request = CheckpointRequest {
@@ -568,6 +573,7 @@ async fn run_traced(
             for (q, delay) in queues {
                 shared.hub.inner.signals.enqueued_after(q, delay);
             }
+            claims.start(shared, outcome.claimed);
         }
         Err(e) => {
             if e.is_conflict() {
@@ -808,7 +814,12 @@ async fn resend_outbox(
             events: Vec::new(),
         }),
         instance: None,
-        outbound: loaded.pending_outbox.clone(),
+        // A re-sent outbox claims nothing: a claim belongs to the turn that made it.
+        outbound: loaded
+            .pending_outbox
+            .iter()
+            .map(|o| OutboundMessage::new(o.queue, o.message.clone()))
+            .collect(),
         consumed: Vec::new(),
     };
     let outcome = commit(shared, request).await?;

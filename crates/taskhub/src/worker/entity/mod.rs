@@ -425,5 +425,6 @@ fn from_entry(e: &OutboxEntry) -> OutboundMessage {
             body: e.body.clone(),
             delay: Duration::from_millis(e.delay_ms),
         },
+        claim: None,
     }
 }

@@ -1,0 +1,58 @@
+//! Work items claimed by the turn that schedules them.
+//!
+//! A turn that schedules activities claims their work items as its checkpoint sends them
+//! ([`OutboundMessage::claim`]): each is enqueued hidden for the work-item visibility timeout
+//! and comes back from the checkpoint as a delivery this worker holds, which it runs at once,
+//! in the activity slot reserved for it before the checkpoint. Its result then goes to the
+//! session in process ([`local`](super::local)), and the turn that records it deletes the work
+//! item. Per activity that is one put and one delete: no Get, and no poll of the work-item
+//! queue to wait for. With several workers, each runs the activities of the orchestrations it
+//! holds, so results are handed over in process on every worker, not one time in N.
+//!
+//! Only as many work items are claimed as there are free activity slots; the rest are sent
+//! visible, for any worker's poller, so activities still spread over the workers once this
+//! one is busy (lower `max_concurrent_activities` to spread CPU-heavy activities sooner). If
+//! the worker dies before it deletes a claimed item, the item becomes visible when its
+//! visibility timeout has passed and another worker runs it, as with an item it had dequeued.
+
+use std::sync::Arc;
+
+use taskhub_storage::{Dequeued, OutboundMessage, QueueName};
+use tokio::sync::OwnedSemaphorePermit;
+
+use super::{activities, Shared};
+
+/// The activity slots reserved for a turn's claimed work items.
+pub(crate) struct Claims {
+    slots: Vec<OwnedSemaphorePermit>,
+}
+
+impl Claims {
+    /// Claims as many of `outbound`'s work items as there are free activity slots, and
+    /// reserves those slots. Nothing is claimed while the worker stops.
+    pub(crate) fn reserve(shared: &Shared, outbound: &mut [OutboundMessage]) -> Self {
+        let mut slots = Vec::new();
+        if shared.stopping() {
+            return Self { slots };
+        }
+        let visibility = shared.hub.settings().work_item_visibility_timeout;
+        for out in outbound
+            .iter_mut()
+            .filter(|o| o.queue == QueueName::WorkItems && o.message.delay.is_zero())
+        {
+            let Ok(slot) = shared.activity_slots.clone().try_acquire_owned() else {
+                break;
+            };
+            out.claim = Some(visibility);
+            slots.push(slot);
+        }
+        Self { slots }
+    }
+
+    /// Runs the claimed deliveries of a committed checkpoint, each in its reserved slot.
+    pub(crate) fn start(self, shared: &Arc<Shared>, claimed: Vec<Dequeued>) {
+        for (delivery, slot) in claimed.into_iter().zip(self.slots) {
+            activities::spawn_claimed(shared, delivery, slot);
+        }
+    }
+}
