@@ -149,6 +149,9 @@ pub(crate) async fn process(
         // into the next batch), so the last batch's IDs are enough and the row stays small.
         record.forget_all_but(outcome.applied);
     }
+    if outcome.failed > 0 && !shared.registry.has_entity(entity.name()) {
+        warn!(%instance, operations = outcome.failed, "entity is not registered on this worker: its operations fail");
+    }
     if outcome.duplicates > 0 {
         shared.stat(|s| s.discarded += outcome.duplicates);
     }
