@@ -22,6 +22,8 @@ mkdir -p "$logs"
 # The worker-process entry points (ignored tests) are started by the tests themselves.
 declare -A tests=(
     [taskhub/kill9]="kill9_workers_lose_nothing"
+    [taskhub/entities_kill9]="entity_workers_killed_apply_every_operation_once"
+    [taskhub-cli/entities]="entities_can_be_signalled_listed_shown_deleted_and_cleaned"
     [taskhub/multi_worker]="workers_come_and_go_and_lose_nothing partition_count_raised_and_lowered_during_a_run"
     [taskhub/paused_worker]="a_resumed_worker_does_not_steal_from_a_live_one"
     [taskhub-cli/demo]="demo_on_three_worker_processes_survives_a_kill_a_stop_and_a_join"

@@ -61,6 +61,9 @@ pub enum ScenarioArg {
     Hello5,
     /// 500 external events raised back-to-back at one waiting orchestration.
     Events,
+    /// Durable entities: one entity and 1,000 entities hammered by 16 senders (operations/s),
+    /// and the `call_entity` round trip.
+    Entities,
     /// 500 orchestrations with a 1 s timer: how late each fires.
     Timers,
     /// A one-activity orchestration started every 20 ms for 10 s: end-to-end latency.
@@ -99,6 +102,7 @@ impl ScenarioArg {
                 Self::Fanout,
                 Self::Hello5,
                 Self::Events,
+                Self::Entities,
                 Self::Timers,
                 Self::Latency,
                 Self::History,

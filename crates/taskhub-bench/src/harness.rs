@@ -255,6 +255,8 @@ impl Bench {
             sum.dead_lettered += s.dead_lettered;
             sum.discarded += s.discarded;
             sum.checkpoint_conflicts += s.checkpoint_conflicts;
+            sum.entity_batches += s.entity_batches;
+            sum.entity_operations += s.entity_operations;
         }
         sum
     }

@@ -20,6 +20,11 @@ impl Stamps {
             .push(at);
     }
 
+    /// Records now.
+    pub fn push_now(&self) {
+        self.push(Instant::now());
+    }
+
     /// The instants recorded so far.
     pub fn take(&self) -> Vec<Instant> {
         std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner))

@@ -29,6 +29,9 @@ fn all_scenarios_emit_json_on_the_memory_backend() {
             "fanout",
             "hello5",
             "events",
+            "entities-one",
+            "entities-many",
+            "entities-call",
             "timers",
             "latency",
             "history",
@@ -46,7 +49,11 @@ fn all_scenarios_emit_json_on_the_memory_backend() {
         );
         assert!(r["storage_ops_per_step"].as_f64().unwrap() > 0.0, "{r}");
     }
-    assert!(records[6]["p99_ms"].is_number(), "timers report lateness");
+    assert!(records[9]["p99_ms"].is_number(), "timers report lateness");
+    assert!(
+        records[8]["p50_ms"].is_number(),
+        "entities-call reports its round trip"
+    );
     assert!(
         stderr.contains("scenario"),
         "the table goes to stderr: {stderr}"

@@ -88,6 +88,9 @@ pub enum Command {
     /// List, inspect, start and control orchestration instances.
     #[command(subcommand)]
     Instances(Box<InstancesCmd>),
+    /// List, inspect, signal and delete durable entities (`@name@key`).
+    #[command(subcommand)]
+    Entities(EntitiesCmd),
     /// List and replay dead-lettered (poison) messages.
     #[command(subcommand)]
     DeadLetters(DeadLettersCmd),
@@ -115,6 +118,56 @@ pub enum Command {
         /// Time between samples, e.g. `1s` or `500ms`.
         #[arg(long, default_value = "1s", value_name = "DURATION")]
         interval: String,
+    },
+}
+
+/// `taskhub entities ...`.
+#[derive(Debug, Subcommand)]
+pub enum EntitiesCmd {
+    /// List entities with state, by ID (`--all`: also those without state).
+    List {
+        /// Only entities of this name.
+        #[arg(long)]
+        name: Option<String>,
+        /// Also entities without state (a lock or waiting requests, or deleted).
+        #[arg(long)]
+        all: bool,
+        /// Rows per page (1 to 1000).
+        #[arg(long, default_value_t = 100, value_name = "N")]
+        page_size: usize,
+        /// Continue from this token (printed after a full page).
+        #[arg(long, value_name = "TOKEN")]
+        continuation: Option<String>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one entity: state, last change, lock holder, waiting requests (JSON).
+    Show {
+        /// The entity ID, `@name@key`.
+        id: String,
+    },
+    /// Signal an entity: run operation OP with INPUT, one-way.
+    Signal {
+        /// The entity ID, `@name@key`.
+        id: String,
+        /// The operation.
+        op: String,
+        /// The input: JSON, `@FILE` (read from a file) or `-` (standard input) [default: null].
+        input: Option<String>,
+    },
+    /// Delete an entity's state (it runs as a request on the entity, in order); `--clean`
+    /// then also removes the rows of empty entities and releases locks of ended
+    /// orchestrations.
+    Delete {
+        /// The entity ID, `@name@key`.
+        id: Option<String>,
+        /// Clean up: remove empty entities unchanged for `--min-idle`, release orphaned locks.
+        #[arg(long)]
+        clean: bool,
+        /// With `--clean`: how long an empty entity must be unchanged, e.g. `5m` or `0s`.
+        #[arg(long, default_value = "5m", value_name = "DURATION")]
+        min_idle: String,
     },
 }
 

@@ -122,6 +122,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Worker { http } => commands::worker::run(&cli.global, http.as_deref()).await,
         Command::Serve { addr } => commands::serve::run(&cli.global, &addr).await,
         Command::Instances(cmd) => commands::instances::run(&cli.global, *cmd).await,
+        Command::Entities(cmd) => commands::entities::run(&cli.global, cmd).await,
         Command::DeadLetters(cmd) => commands::dead_letters::run(&cli.global, cmd).await,
         Command::Partitions { cmd, json } => {
             commands::partitions::run(&cli.global, cmd, json).await

@@ -47,7 +47,7 @@ fn demo_runs_on_azure_and_the_admin_commands_read_its_hub() {
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "demo failed: {stderr}\n{stdout}");
     assert!(
-        stdout.contains("All 7 demo instances finished as expected."),
+        stdout.contains("All 8 demo instances finished as expected."),
         "{stdout}"
     );
     assert!(

@@ -28,6 +28,7 @@ fn demo_runs_every_workload_and_prints_the_table() {
         "demo-approval-timeout",
         "demo-monitor",
         "demo-sub-orchestrations",
+        "demo-entity",
         "demo-retry",
     ] {
         let line = stdout
@@ -41,7 +42,7 @@ fn demo_runs_every_workload_and_prints_the_table() {
     assert!(stdout.contains("\"timed out\""), "{stdout}");
     assert!(stdout.contains("activities ("), "{stdout}");
     assert!(
-        stdout.contains("All 7 demo instances finished as expected."),
+        stdout.contains("All 8 demo instances finished as expected."),
         "{stdout}"
     );
 
@@ -106,7 +107,7 @@ fn demo_on_three_worker_processes_survives_a_kill_a_stop_and_a_join() {
     assert!(stdout.contains("on 3 worker processes"), "{stdout}");
     assert!(stdout.contains("Completed: 42925"), "{stdout}");
     assert!(
-        stdout.contains("All 7 demo instances finished as expected."),
+        stdout.contains("All 8 demo instances finished as expected."),
         "{stdout}"
     );
     let err = taskhub(&dir.0)

@@ -28,6 +28,14 @@ pub enum CoreError {
         /// Which rule the ID broke.
         reason: &'static str,
     },
+    /// An entity ID (`@name@key`) was rejected; the message says which rule it broke.
+    #[error("invalid entity ID {id:?}: {reason}")]
+    InvalidEntityId {
+        /// The rejected ID (truncated to 300 characters for display).
+        id: String,
+        /// Which rule the ID broke.
+        reason: &'static str,
+    },
     /// Stored data was written by a newer (or unknown) format version.
     #[error(
         "unsupported {what} format version {found} (this build reads versions up to {supported})"

@@ -35,6 +35,7 @@
 pub mod activity;
 pub mod descriptor;
 pub mod engine;
+pub mod entity;
 pub mod error;
 pub mod format;
 pub mod history;
@@ -51,6 +52,7 @@ pub use descriptor::{ActivityRef, OrchestrationRef};
 pub use engine::{
     run_turn, Action, DiscardReason, Discarded, OrchestrationSession, TurnInput, TurnResult,
 };
+pub use entity::{EntityContext, EntityError, EntityId, EntityType};
 pub use error::CoreError;
 pub use history::{CarriedEvent, EventKind, FailureDetails, HistoryEvent, ParentInstance};
 pub use ids::{ExecutionId, InstanceId, MessageId, MAX_EVENT_ID_BYTES};
@@ -59,6 +61,7 @@ pub use orchestration::combinators::{when_all, when_any, when_any2, Either};
 pub use orchestration::context::{
     ContinueAsNewOptions, OrchestrationContext, SubOrchestrationOptions,
 };
+pub use orchestration::entities::CriticalSection;
 pub use orchestration::error::{OrchestrationError, TaskError};
 pub use orchestration::events::EventFuture;
 pub use orchestration::retry::RetryPolicy;

@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use crate::activity::{ActivityContext, ActivityError};
 use crate::descriptor::{ActivityRef, OrchestrationRef};
+use crate::entity::{EntityContext, EntityError, EntityType};
 use crate::history::FailureDetails;
 use crate::orchestration::context::OrchestrationContext;
 use crate::orchestration::error::OrchestrationError;
@@ -25,6 +26,10 @@ pub type ActivityFuture = Pin<Box<dyn Future<Output = Result<Payload, FailureDet
 type OrchestrationFactory =
     Arc<dyn Fn(OrchestrationContext, Payload) -> OrchestrationFuture + Send + Sync>;
 type ActivityFactory = Arc<dyn Fn(ActivityContext, Payload) -> ActivityFuture + Send + Sync>;
+
+/// A registered entity, type-erased: runs one operation on a context.
+pub type EntityFunction =
+    Arc<dyn Fn(&mut EntityContext) -> Result<Payload, FailureDetails> + Send + Sync>;
 
 /// The orchestrations and activities a worker can run.
 ///
@@ -67,6 +72,7 @@ type ActivityFactory = Arc<dyn Fn(ActivityContext, Payload) -> ActivityFuture + 
 pub struct Registry {
     orchestrations: HashMap<String, Vec<(Option<String>, OrchestrationFactory)>>,
     activities: HashMap<String, ActivityFactory>,
+    entities: HashMap<String, EntityFunction>,
 }
 
 impl std::fmt::Debug for Registry {
@@ -74,6 +80,7 @@ impl std::fmt::Debug for Registry {
         f.debug_struct("Registry")
             .field("orchestrations", &self.orchestration_names())
             .field("activities", &self.activity_names())
+            .field("entities", &self.entity_names())
             .finish()
     }
 }
@@ -323,6 +330,74 @@ impl Registry {
     #[must_use]
     pub fn activity_names(&self) -> Vec<String> {
         let mut v: Vec<String> = self.activities.keys().cloned().collect();
+        v.sort();
+        v
+    }
+
+    /// Registers an entity as a function of its context: it reads the operation name, input and
+    /// state from the context, may change the state, and returns the operation's output.
+    ///
+    /// ```
+    /// use taskhub_core::*;
+    ///
+    /// let mut registry = Registry::new();
+    /// registry.entity("Counter", |ctx: &mut EntityContext| {
+    ///     let mut value: i64 = ctx.get_state_or_default()?;
+    ///     match ctx.operation_name() {
+    ///         "add" => value += ctx.input::<i64>()?,
+    ///         "reset" => value = 0,
+    ///         "get" => {}
+    ///         other => return Err(EntityError::new(format!("no operation {other}"))),
+    ///     }
+    ///     ctx.set_state(&value)?;
+    ///     Ok(value)
+    /// });
+    /// assert!(registry.has_entity("Counter"));
+    /// ```
+    pub fn entity<O, F>(&mut self, name: &str, f: F) -> &mut Self
+    where
+        O: Serialize + 'static,
+        F: Fn(&mut EntityContext) -> Result<O, EntityError> + Send + Sync + 'static,
+    {
+        let function: EntityFunction = Arc::new(move |ctx| {
+            let out = f(ctx).map_err(EntityError::into_failure)?;
+            Payload::to_payload(
+                &out,
+                &format!("output of operation '{}'", ctx.operation_name()),
+            )
+            .map_err(|e| FailureDetails::new("InvalidOutput", e.to_string()))
+        });
+        self.entities.insert(name.to_owned(), function);
+        self
+    }
+
+    /// Registers an entity written as a type with methods (see [`EntityType`]).
+    pub fn entity_type<T>(&mut self, name: &str, entity: EntityType<T>) -> &mut Self
+    where
+        T: Default + Serialize + DeserializeOwned + Send + Sync + 'static,
+    {
+        let entity = Arc::new(entity);
+        let function: EntityFunction = Arc::new(move |ctx| entity.dispatch(ctx));
+        self.entities.insert(name.to_owned(), function);
+        self
+    }
+
+    /// The function of a registered entity.
+    #[must_use]
+    pub fn entity_function(&self, name: &str) -> Option<&EntityFunction> {
+        self.entities.get(name)
+    }
+
+    /// True if an entity of this name is registered.
+    #[must_use]
+    pub fn has_entity(&self, name: &str) -> bool {
+        self.entities.contains_key(name)
+    }
+
+    /// Registered entity names, sorted.
+    #[must_use]
+    pub fn entity_names(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.entities.keys().cloned().collect();
         v.sort();
         v
     }

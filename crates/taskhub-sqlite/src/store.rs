@@ -219,6 +219,10 @@ impl TaskHubStore for SqliteStore {
     fn backend_name(&self) -> &'static str {
         "sqlite"
     }
+
+    fn atomic_checkpoints(&self) -> bool {
+        true
+    }
 }
 
 /// A temporary database: its file and WAL files are removed on drop.

@@ -330,4 +330,8 @@ impl<S: TaskHubStore + ?Sized> TaskHubStore for FaultyStore<S> {
     fn owns_time(&self) -> bool {
         self.inner.owns_time()
     }
+
+    fn atomic_checkpoints(&self) -> bool {
+        self.inner.atomic_checkpoints()
+    }
 }

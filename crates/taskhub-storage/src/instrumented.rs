@@ -468,6 +468,10 @@ impl<S: TaskHubStore> TaskHubStore for Instrumented<S> {
     fn owns_time(&self) -> bool {
         self.inner.owns_time()
     }
+
+    fn atomic_checkpoints(&self) -> bool {
+        self.inner.atomic_checkpoints()
+    }
 }
 
 #[cfg(test)]

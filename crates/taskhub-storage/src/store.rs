@@ -29,4 +29,15 @@ pub trait TaskHubStore:
     fn owns_time(&self) -> bool {
         false
     }
+
+    /// True when a checkpoint is applied all or nothing (one transaction: SQLite). Such a
+    /// backend MUST NOT send a checkpoint's outbound messages, delete its consumed messages or
+    /// write its history when its instance-row condition fails (the conformance case
+    /// `atomic_checkpoint_with_a_failed_row_condition_changes_nothing`). The runtime then
+    /// commits an entity's batch and the messages it sends in one checkpoint; otherwise it
+    /// commits the batch first and sends its messages in a second step. False by default
+    /// (the ordered checkpoint sends before it writes the row).
+    fn atomic_checkpoints(&self) -> bool {
+        false
+    }
 }

@@ -20,8 +20,9 @@ pub mod telemetry;
 pub mod worker;
 
 pub use client::{
-    InstanceHandle, InstanceStatus, PurgeOutcome, RaiseOptions, ReusePolicy, StartOptions,
-    StatusOptions, TaskHubClient,
+    CleanEntities, CleanEntitiesResult, EntityMetadata, EntityPage, EntityQuery, InstanceHandle,
+    InstanceStatus, PurgeOutcome, RaiseOptions, ReusePolicy, StartOptions, StatusOptions,
+    TaskHubClient,
 };
 pub use error::TaskhubError;
 pub use hub::TaskHub;

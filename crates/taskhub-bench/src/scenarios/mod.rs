@@ -1,5 +1,6 @@
 //! The scenarios: each opens a fresh task hub, runs its workload, and returns its records.
 
+mod entities;
 mod events;
 mod fanout;
 mod hello5;
@@ -36,6 +37,7 @@ pub async fn run(scenario: ScenarioArg, config: &Config) -> anyhow::Result<Vec<R
         ScenarioArg::Fanout => fanout::run(config).await,
         ScenarioArg::Hello5 => hello5::run(config).await,
         ScenarioArg::Events => events::run(config).await,
+        ScenarioArg::Entities => entities::run(config).await,
         ScenarioArg::Timers => timers::run(config).await,
         ScenarioArg::Latency => latency::run(config).await,
         ScenarioArg::Idle => idle::run(config).await,

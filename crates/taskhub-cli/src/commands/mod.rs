@@ -1,6 +1,7 @@
 //! The non-demo commands and the argument parsing they share.
 
 pub mod dead_letters;
+pub mod entities;
 mod http;
 pub mod hub;
 pub mod instances;

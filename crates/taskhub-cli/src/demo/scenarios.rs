@@ -124,6 +124,13 @@ pub fn all(fan_out: u32) -> Vec<Scenario> {
             check: completed_with(json!(CHILD_NUMBERS.iter().map(|x| x * x).sum::<u64>())),
         },
         Scenario {
+            id: "demo-entity",
+            orchestration: "EntityFanOut",
+            input: json!(n),
+            raise: None,
+            check: completed_with(json!(n * (n + 1) / 2)),
+        },
+        Scenario {
             id: "demo-retry",
             orchestration: "FlakyPayment",
             input: json!("payment"),

@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use taskhub::{
-    when_all, when_any2, ActivityContext, ActivityError, Either, OrchestrationContext,
-    OrchestrationError, Registry, RetryPolicy,
+    when_all, when_any2, ActivityContext, ActivityError, Either, EntityContext, EntityError,
+    EntityId, OrchestrationContext, OrchestrationError, Registry, RetryPolicy,
 };
 
 /// Every demo orchestration and activity.
@@ -28,11 +28,41 @@ pub fn registry() -> Registry {
         .orchestration("SumOfSquares", sum_of_squares)
         .orchestration("SquareChild", square_child)
         .orchestration("FlakyPayment", flaky_payment)
+        .orchestration("EntityFanOut", entity_fan_out)
+        .entity("DemoCounter", demo_counter)
         .activity("SayHello", say_hello)
         .activity("Square", square)
         .activity("CheckStatus", check_status)
         .activity("Flaky", flaky);
     r
+}
+
+/// A counter entity: `add` a number, `get` the total.
+fn demo_counter(ctx: &mut EntityContext) -> Result<i64, EntityError> {
+    let mut total: i64 = ctx.get_state_or_default()?;
+    match ctx.operation_name() {
+        "add" => total += ctx.input::<i64>()?,
+        "get" => {}
+        other => {
+            return Err(EntityError::new(format!(
+                "DemoCounter has no operation '{other}'"
+            )))
+        }
+    }
+    ctx.set_state(&total)?;
+    Ok(total)
+}
+
+/// Hammers a counter entity with `n` concurrent calls (`add` 1..=n, a fan-out), then reads
+/// its total: n(n+1)/2 if every operation was applied once.
+async fn entity_fan_out(ctx: OrchestrationContext, n: i64) -> Result<i64, OrchestrationError> {
+    let counter = EntityId::new("DemoCounter", ctx.instance_id().as_str())?;
+    ctx.set_custom_status(&format!("adding 1..={n} to {counter}"))?;
+    let adds = (1..=n).map(|i| ctx.call_entity::<_, i64>(&counter, "add", &i));
+    for added in when_all(adds).await {
+        added?;
+    }
+    Ok(ctx.call_entity(&counter, "get", &()).await?)
 }
 
 /// The cities `HelloCities` greets, in order.

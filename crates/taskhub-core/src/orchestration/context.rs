@@ -126,6 +126,10 @@ impl OrchestrationContext {
         Self { state }
     }
 
+    pub(crate) fn shared_state(&self) -> &SharedState {
+        &self.state
+    }
+
     /// This instance's ID.
     #[must_use]
     pub fn instance_id(&self) -> InstanceId {

@@ -2,6 +2,7 @@
 
 pub mod combinators;
 pub mod context;
+pub mod entities;
 pub mod error;
 pub mod events;
 pub mod retry;

@@ -237,6 +237,8 @@ pub(crate) struct State {
     pub custom_status_changed: bool,
     pub logs: Vec<LogRecord>,
     pub continue_as_new: Option<ContinueAsNewRequest>,
+    /// The entities the current critical section holds, with its lock request ID.
+    pub held_locks: Option<(String, Vec<crate::entity::EntityId>)>,
 }
 
 impl State {
@@ -257,6 +259,7 @@ impl State {
             custom_status_changed: false,
             logs: Vec::new(),
             continue_as_new: None,
+            held_locks: None,
         }
     }
 

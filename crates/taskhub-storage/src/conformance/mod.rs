@@ -27,6 +27,7 @@
 pub mod checkpoint;
 pub mod claims;
 pub mod dead_letters;
+pub mod entity_rows;
 mod fixtures;
 pub mod history;
 pub mod instances;
@@ -150,6 +151,10 @@ macro_rules! conformance_tests {
                 stale_consumed_receipt_does_not_fail_checkpoint,
                 checkpoint_outcome_reports_stored_etags,
             }
+            entity_rows {
+                checkpoint_without_history_commits_by_the_row_condition,
+                atomic_checkpoint_with_a_failed_row_condition_changes_nothing,
+            }
             claims {
                 claimed_messages_are_hidden_and_held_by_the_sender,
                 unfinished_claim_is_redelivered_after_its_visibility,
@@ -194,7 +199,7 @@ mod tests {
     use std::collections::BTreeSet;
 
     /// Every area file with its cases.
-    const SOURCES: [(&str, &str); 8] = [
+    const SOURCES: [(&str, &str); 9] = [
         ("queues", include_str!("queues.rs")),
         ("history", include_str!("history.rs")),
         ("instances", include_str!("instances.rs")),
@@ -202,6 +207,7 @@ mod tests {
         ("dead_letters", include_str!("dead_letters.rs")),
         ("partitions", include_str!("partitions.rs")),
         ("checkpoint", include_str!("checkpoint.rs")),
+        ("entity_rows", include_str!("entity_rows.rs")),
         ("claims", include_str!("claims.rs")),
     ];
 

@@ -2,6 +2,7 @@
 
 mod control;
 mod dead_letters;
+mod entities;
 pub(crate) mod prestart;
 mod purge;
 mod query;
@@ -9,6 +10,7 @@ mod start;
 mod typed;
 
 pub use control::RaiseOptions;
+pub use entities::{CleanEntities, CleanEntitiesResult, EntityMetadata, EntityPage, EntityQuery};
 pub use purge::PurgeOutcome;
 pub use query::{suspend_reason, InstanceStatus, StatusOptions};
 pub use start::{ReusePolicy, StartOptions};

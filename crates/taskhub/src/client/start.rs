@@ -83,6 +83,14 @@ impl TaskHubClient {
             .instance_id
             .clone()
             .unwrap_or_else(InstanceId::random);
+        if taskhub_core::EntityId::is_entity_instance(&instance_id) {
+            return Err(TaskhubError::Invalid(
+                taskhub_core::CoreError::InvalidInstanceId {
+                    id: instance_id.to_string(),
+                    reason: "IDs starting with '@' are reserved for entities",
+                },
+            ));
+        }
         // The row changed between the read and the write (a turn of the running execution,
         // a racing start): decide again on the row as it is now, a few times.
         let mut attempts = 0;

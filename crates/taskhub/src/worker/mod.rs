@@ -6,6 +6,7 @@ mod backoff;
 mod claims;
 mod control;
 mod delivery;
+mod entity;
 mod held_item;
 mod idle;
 mod local;
@@ -47,6 +48,11 @@ pub struct WorkerStats {
     pub checkpoint_conflicts: u64,
     /// Idle extended sessions that left memory early to stay within `max_extended_sessions`.
     pub sessions_evicted: u64,
+    /// Entity batches committed (each one checkpoint, plus one to send its messages on a
+    /// backend without atomic checkpoints).
+    pub entity_batches: u64,
+    /// Entity operations run (failed ones included).
+    pub entity_operations: u64,
 }
 
 fn stats_of(shared: &Shared) -> WorkerStats {

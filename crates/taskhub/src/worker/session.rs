@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, PoisonError};
 
-use taskhub_core::{InstanceId, OrchestrationSession};
+use taskhub_core::{EntityId, InstanceId, OrchestrationSession};
 use taskhub_storage::{ETag, InstanceRow};
 use tokio::sync::mpsc;
 
@@ -21,6 +21,8 @@ pub(crate) struct Cached {
     pub row: Option<InstanceRow>,
     /// The lease (partition, epoch) the cache was built under.
     pub lease: Option<(u32, u64)>,
+    /// An entity's state and record, as last loaded or committed.
+    pub entity: Option<super::entity::Loaded>,
 }
 
 /// Runs the session of `instance`, starting with `first`.
@@ -40,7 +42,11 @@ pub(crate) async fn run(
         while let Ok(more) = rx.try_recv() {
             batch.extend(more);
         }
-        turn::process(&shared, &instance, &mut cached, batch).await;
+        if EntityId::is_entity_instance(&instance) {
+            super::entity::process(&shared, &instance, &mut cached, batch).await;
+        } else {
+            turn::process(&shared, &instance, &mut cached, batch).await;
+        }
         // A completed, failed or terminated instance will not run again by itself: leave at
         // once rather than hold it in memory for the idle timeout, so memory does not grow
         // with the number of instances that finished recently.

@@ -151,7 +151,7 @@ pub(crate) async fn process(
 /// back at once (their lease was lost or handed over). A session cached under another lease
 /// (another epoch, or another partition after the instance moved) is dropped: another worker
 /// may have moved the instance on meanwhile.
-async fn under_current_lease(
+pub(crate) async fn under_current_lease(
     shared: &Shared,
     cached: &mut Cached,
     deliveries: Vec<Delivery>,
@@ -602,7 +602,7 @@ async fn run_traced(
 }
 
 /// Commits with a few retries on transient errors.
-async fn commit(
+pub(crate) async fn commit(
     shared: &Shared,
     request: CheckpointRequest,
 ) -> Result<taskhub_storage::CheckpointOutcome, StorageError> {
@@ -611,7 +611,10 @@ async fn commit(
 
 /// Runs `op`, retrying it a few times (with growing waits on the clock) while it fails with a
 /// retryable error.
-async fn retry_transient<T, F, Fut>(shared: &Shared, mut op: F) -> Result<T, StorageError>
+pub(crate) async fn retry_transient<T, F, Fut>(
+    shared: &Shared,
+    mut op: F,
+) -> Result<T, StorageError>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<T, StorageError>>,
@@ -956,7 +959,7 @@ async fn consume(
 /// Returns messages whose processing failed to their queue, to be tried again after `delay`;
 /// a message already delivered more than `max_dequeue_count` times goes to the dead-letter
 /// store instead (never an endless loop).
-async fn abandon(shared: &Shared, deliveries: &[Delivery], delay: Duration) {
+pub(crate) async fn abandon(shared: &Shared, deliveries: &[Delivery], delay: Duration) {
     for d in deliveries {
         retry_later(shared, d, delay).await;
     }
@@ -1004,7 +1007,7 @@ async fn wait_for_start(shared: &Shared, d: &Delivery, now: taskhub_core::Timest
 }
 
 /// Returns messages to their queue without counting the delivery (a lease ended).
-async fn give_back(shared: &Shared, deliveries: &[Delivery], delay: Duration) {
+pub(crate) async fn give_back(shared: &Shared, deliveries: &[Delivery], delay: Duration) {
     for d in deliveries {
         if d.is_local() {
             local::fall_back(shared, d, delay).await;

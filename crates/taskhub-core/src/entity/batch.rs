@@ -1,0 +1,347 @@
+//! Running one batch of an entity's messages, purely: state + record + messages in, new state
+//! + record + effects out. The runtime commits the result as one checkpoint.
+//!
+//! Operations run one at a time, in message order. A failed (or panicking) operation leaves
+//! the state as it was and takes none of its actions. While a critical section holds the
+//! entity, only its owner's requests run; the others wait in the record's queue, in order,
+//! until the owner releases it.
+
+use std::collections::HashSet;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use crate::entity::context::{EntityAction, EntityContext, OperationRequest};
+use crate::entity::id::EntityId;
+use crate::entity::protocol::{Caller, EntityRequest, EntityResponse};
+use crate::entity::record::{EntityRecord, LockHolder, QueuedRequest};
+use crate::history::FailureDetails;
+use crate::ids::{InstanceId, MessageId};
+use crate::payload::Payload;
+use crate::registry::Registry;
+use crate::time::Timestamp;
+
+/// One message of a batch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BatchMessage {
+    /// The message ID (de-duplication).
+    pub message_id: MessageId,
+    /// The sending instance, if any.
+    pub sender: Option<InstanceId>,
+    /// The request it carries.
+    pub request: EntityRequest,
+}
+
+/// Something the batch sends once it commits. `purpose` is unique per effect and the same
+/// when the batch is re-run: the runtime derives the message ID from it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EntityEffect {
+    /// Answer a caller (a call's result, or "locked").
+    Respond {
+        /// The waiting orchestration.
+        caller: Caller,
+        /// The event name it waits for.
+        request_id: String,
+        /// The answer.
+        response: EntityResponse,
+        /// Derives the message ID.
+        purpose: String,
+    },
+    /// A request to an entity (a signal, or a lock request passed on).
+    Send {
+        /// The target.
+        target: EntityId,
+        /// The request.
+        request: EntityRequest,
+        /// Deliver no earlier than this.
+        at: Option<Timestamp>,
+        /// Derives the message ID.
+        purpose: String,
+    },
+    /// A scheduled request that came before its time: sent again to this entity, same ID.
+    Defer {
+        /// The message ID (kept, so the copy is applied once).
+        message_id: MessageId,
+        /// The sender.
+        sender: Option<InstanceId>,
+        /// The request.
+        request: EntityRequest,
+        /// When it is due.
+        at: Timestamp,
+    },
+    /// Start an orchestration.
+    Start {
+        /// Its instance ID.
+        instance_id: InstanceId,
+        /// The orchestration name.
+        name: String,
+        /// Its input.
+        input: Payload,
+        /// Derives the message ID.
+        purpose: String,
+    },
+}
+
+/// What a batch did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BatchOutcome {
+    /// What to send.
+    pub effects: Vec<EntityEffect>,
+    /// Operations run (failed ones included).
+    pub operations: u64,
+    /// Operations that failed.
+    pub failed: u64,
+    /// Messages skipped as already applied.
+    pub duplicates: u64,
+    /// Messages applied (run or queued behind a critical section): the newest this many IDs
+    /// of the record's `recent` are this batch's.
+    pub applied: usize,
+}
+
+/// Runs `messages` against `state` and `record` (both updated in place).
+pub fn run_batch(
+    registry: &Registry,
+    entity: &EntityId,
+    now: Timestamp,
+    state: &mut Option<Payload>,
+    record: &mut EntityRecord,
+    messages: Vec<BatchMessage>,
+) -> BatchOutcome {
+    let mut run = Run {
+        registry,
+        entity,
+        now,
+        state,
+        record,
+        out: BatchOutcome::default(),
+    };
+    let known: HashSet<MessageId> = run.record.recent.iter().cloned().collect();
+    let mut applied = Vec::with_capacity(messages.len());
+    let mut in_batch = HashSet::new();
+    for m in messages {
+        if known.contains(&m.message_id) || !in_batch.insert(m.message_id.clone()) {
+            run.out.duplicates += 1;
+            continue;
+        }
+        if let EntityRequest::Operation { at: Some(at), .. } = &m.request {
+            if *at > now {
+                run.out.effects.push(EntityEffect::Defer {
+                    message_id: m.message_id,
+                    sender: m.sender,
+                    at: *at,
+                    request: m.request,
+                });
+                continue;
+            }
+        }
+        applied.push(m.message_id.clone());
+        run.handle(m);
+    }
+    run.out.applied = applied.len();
+    run.record.remember(applied);
+    run.out
+}
+
+struct Run<'a> {
+    registry: &'a Registry,
+    entity: &'a EntityId,
+    now: Timestamp,
+    state: &'a mut Option<Payload>,
+    record: &'a mut EntityRecord,
+    out: BatchOutcome,
+}
+
+impl Run<'_> {
+    /// Runs a request now, or queues it while another orchestration's critical section holds
+    /// the entity.
+    fn handle(&mut self, m: BatchMessage) {
+        if let Some(lock) = &self.record.lock {
+            let owner = &lock.owner.instance_id;
+            let from_owner = match &m.request {
+                EntityRequest::Operation { caller, .. } => {
+                    caller.as_ref().map(|c| &c.instance_id) == Some(owner)
+                        || m.sender.as_ref() == Some(owner)
+                }
+                EntityRequest::Release { owner: o, .. } => o == owner,
+                EntityRequest::Lock { .. } | EntityRequest::DeleteState => false,
+            };
+            if !from_owner {
+                self.record.queue.push_back(QueuedRequest {
+                    message_id: m.message_id,
+                    sender: m.sender,
+                    request: m.request,
+                });
+                return;
+            }
+        }
+        self.execute(&m.message_id, m.request);
+    }
+
+    fn execute(&mut self, message_id: &MessageId, request: EntityRequest) {
+        match request {
+            EntityRequest::Operation {
+                id,
+                op,
+                input,
+                caller,
+                ..
+            } => self.operation(message_id, id, op, input, caller),
+            EntityRequest::Lock {
+                id,
+                owner,
+                lockset,
+                position,
+            } => {
+                self.record.lock = Some(LockHolder {
+                    owner: owner.clone(),
+                    request_id: id.clone(),
+                });
+                let purpose = format!("{message_id}:lock");
+                match lockset.get(position + 1).cloned() {
+                    Some(next) => self.out.effects.push(EntityEffect::Send {
+                        target: next,
+                        request: EntityRequest::Lock {
+                            id,
+                            owner,
+                            lockset,
+                            position: position + 1,
+                        },
+                        at: None,
+                        purpose,
+                    }),
+                    None => self.out.effects.push(EntityEffect::Respond {
+                        caller: owner,
+                        request_id: id,
+                        response: EntityResponse::Locked,
+                        purpose,
+                    }),
+                }
+            }
+            EntityRequest::DeleteState => {
+                self.out.operations += 1;
+                *self.state = None;
+            }
+            EntityRequest::Release { id, owner } => {
+                let held = self
+                    .record
+                    .lock
+                    .as_ref()
+                    .is_some_and(|l| l.owner.instance_id == owner && l.request_id == id);
+                if held {
+                    self.record.lock = None;
+                    self.drain_queue();
+                }
+            }
+        }
+    }
+
+    /// After a release: runs the waiting requests in order until one locks the entity again
+    /// (the rest keep waiting behind it).
+    fn drain_queue(&mut self) {
+        let waiting = std::mem::take(&mut self.record.queue);
+        for q in waiting {
+            self.handle(BatchMessage {
+                message_id: q.message_id,
+                sender: q.sender,
+                request: q.request,
+            });
+        }
+    }
+
+    fn operation(
+        &mut self,
+        message_id: &MessageId,
+        request_id: String,
+        op: String,
+        input: Payload,
+        caller: Option<Caller>,
+    ) {
+        self.out.operations += 1;
+        let mut ctx = EntityContext::new(OperationRequest {
+            id: self.entity.clone(),
+            operation: op.clone(),
+            input,
+            state: self.state.clone(),
+            now: self.now,
+            origin: message_id.to_string(),
+        });
+        let result = match self.registry.entity_function(self.entity.name()) {
+            Some(f) => catch_unwind(AssertUnwindSafe(|| f(&mut ctx))).unwrap_or_else(|panic| {
+                let text = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "panic".to_owned());
+                Err(FailureDetails::new(
+                    "Panic",
+                    format!("operation '{op}' panicked: {text}"),
+                ))
+            }),
+            None => {
+                let mut f = FailureDetails::new(
+                    "EntityNotFound",
+                    format!(
+                        "entity '{}' is not registered on this worker (registered: {})",
+                        self.entity.name(),
+                        self.registry.entity_names().join(", ")
+                    ),
+                );
+                f.non_retryable = true;
+                Err(f)
+            }
+        };
+        let response = match result {
+            Ok(output) => {
+                let (state, actions) = ctx.into_parts();
+                *self.state = state;
+                self.take_actions(message_id, actions);
+                EntityResponse::Ok { output }
+            }
+            Err(failure) => {
+                self.out.failed += 1;
+                EntityResponse::Failed { failure }
+            }
+        };
+        if let Some(caller) = caller {
+            self.out.effects.push(EntityEffect::Respond {
+                caller,
+                request_id,
+                response,
+                purpose: format!("{message_id}:response"),
+            });
+        }
+    }
+
+    fn take_actions(&mut self, message_id: &MessageId, actions: Vec<EntityAction>) {
+        for (i, a) in actions.into_iter().enumerate() {
+            let purpose = format!("{message_id}:action:{i}");
+            match a {
+                EntityAction::Signal {
+                    target,
+                    op,
+                    input,
+                    at,
+                } => self.out.effects.push(EntityEffect::Send {
+                    target,
+                    request: EntityRequest::Operation {
+                        id: purpose.clone(),
+                        op,
+                        input,
+                        caller: None,
+                        at,
+                    },
+                    at,
+                    purpose,
+                }),
+                EntityAction::StartOrchestration {
+                    instance_id,
+                    name,
+                    input,
+                } => self.out.effects.push(EntityEffect::Start {
+                    instance_id,
+                    name,
+                    input,
+                    purpose,
+                }),
+            }
+        }
+    }
+}

@@ -1,0 +1,104 @@
+//! What an entity keeps besides its state, stored with it in one record (the instance row), so
+//! that a batch of operations commits as one write: the IDs of recently applied messages
+//! (de-duplication), the critical section holding it, the requests waiting for that section
+//! to end, and the messages of its last batch that may not have been sent yet.
+
+use std::collections::VecDeque;
+
+use serde::{Deserialize, Serialize};
+
+use crate::entity::protocol::{Caller, EntityRequest};
+use crate::ids::{InstanceId, MessageId};
+
+/// How many applied message IDs an entity remembers beyond its last batch.
+pub const RECENT_MESSAGE_IDS: usize = 128;
+
+/// The orchestration whose critical section holds an entity.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LockHolder {
+    /// The orchestration (and its execution).
+    pub owner: Caller,
+    /// Its lock request ID.
+    pub request_id: String,
+}
+
+/// A request that waits for a critical section to end.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QueuedRequest {
+    /// The message it came in.
+    pub message_id: MessageId,
+    /// The instance that sent it, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender: Option<InstanceId>,
+    /// The request.
+    pub request: EntityRequest,
+}
+
+/// A message the entity's last batch sends, kept until it is known to be sent (a loader
+/// re-sends it otherwise; receivers de-duplicate by message ID).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutboxEntry {
+    /// The control queue (partition) it goes to.
+    pub partition: u32,
+    /// The encoded queue message.
+    pub body: String,
+    /// Its delay in milliseconds.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub delay_ms: u64,
+}
+
+#[expect(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's skip_serializing_if passes a reference"
+)]
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+/// An entity's bookkeeping, stored next to its state.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EntityRecord {
+    /// IDs of the messages applied by the last batches, newest last: a message delivered
+    /// again (its batch committed, but the worker died before deleting it) is skipped.
+    #[serde(default, skip_serializing_if = "VecDeque::is_empty")]
+    pub recent: VecDeque<MessageId>,
+    /// The critical section that holds the entity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lock: Option<LockHolder>,
+    /// Requests waiting for the critical section to end, in arrival order.
+    #[serde(default, skip_serializing_if = "VecDeque::is_empty")]
+    pub queue: VecDeque<QueuedRequest>,
+    /// Messages of the last batch not yet known to be sent.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outbox: Vec<OutboxEntry>,
+}
+
+impl EntityRecord {
+    /// True if nothing but de-duplication IDs is kept (no lock, no waiting request, nothing to
+    /// send): with no state either, the entity can be deleted.
+    #[must_use]
+    pub fn is_idle(&self) -> bool {
+        self.lock.is_none() && self.queue.is_empty() && self.outbox.is_empty()
+    }
+
+    /// Remembers the IDs applied by a batch, keeping at least all of them and at most
+    /// [`RECENT_MESSAGE_IDS`] more.
+    pub(crate) fn remember(&mut self, ids: Vec<MessageId>) {
+        self.remember_at_most(ids, RECENT_MESSAGE_IDS);
+    }
+
+    /// Keeps only the newest `keep` remembered IDs.
+    pub fn forget_all_but(&mut self, keep: usize) {
+        while self.recent.len() > keep {
+            self.recent.pop_front();
+        }
+    }
+
+    fn remember_at_most(&mut self, ids: Vec<MessageId>, extra: usize) {
+        let keep = extra.max(ids.len());
+        self.recent.extend(ids);
+        while self.recent.len() > keep {
+            self.recent.pop_front();
+        }
+    }
+}

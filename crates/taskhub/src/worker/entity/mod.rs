@@ -1,0 +1,433 @@
+//! One batch of an entity's messages: load (or reuse) its state and record from the instance
+//! row, run the operations in order (`taskhub_core::entity::run_batch`), and commit the batch
+//! as one checkpoint of the row (state + record, conditional on the row's ETag, fenced by the
+//! lease) that deletes the consumed messages. No history is written: the state stays one row.
+//!
+//! Messages the batch sends (responses, signals, starts) go in the same checkpoint on a backend
+//! whose checkpoints are atomic (SQLite). Elsewhere the ordered checkpoint would send them
+//! before the row is written, so a batch that then failed to commit would have answered for
+//! operations it did not apply: the batch commits them first as the record's outbox (the
+//! consumed messages stay until step two), then a second checkpoint sends them, clears the
+//! outbox and deletes the consumed messages. A crash between the two: the messages come back,
+//! are skipped as already applied (their IDs are in the record), and the outbox is sent then.
+
+mod send;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use taskhub_core::entity::{
+    run_batch, BatchMessage, EntityRecord, EntityRequest, OutboxEntry, ENTITY_REQUEST_EVENT,
+};
+use taskhub_core::{
+    EntityId, EventKind, ExecutionId, InstanceId, Message, OrchestrationStatus, Payload, Timestamp,
+};
+use taskhub_storage::{
+    CheckpointRequest, Expect, InstanceRow, NewQueueMessage, OutboundMessage, QueueName,
+    StorageError,
+};
+use tracing::{debug, warn};
+
+use super::delivery::Delivery;
+use super::session::Cached;
+use super::turn::{abandon, commit, give_back, under_current_lease};
+use super::Shared;
+
+/// The execution ID every entity row carries (an entity has no executions).
+pub(crate) const ENTITY_EXECUTION: &str = "entity";
+
+/// An entity as last loaded or committed by this session.
+#[derive(Debug, Clone)]
+pub(crate) struct Loaded {
+    /// Its state (`None`: the entity does not exist).
+    pub state: Option<Payload>,
+    /// Its record (de-duplication, lock, queue, outbox).
+    pub record: EntityRecord,
+    /// Its row with the ETag, if it has one.
+    pub row: Option<InstanceRow>,
+}
+
+/// The execution ID of entity rows and messages.
+pub(crate) fn entity_execution() -> ExecutionId {
+    ExecutionId::new(ENTITY_EXECUTION).unwrap_or_else(|_| ExecutionId::random())
+}
+
+/// Reads an entity's state and record from its row.
+///
+/// # Errors
+/// A storage error, or `Corrupt` if the row is not an entity's.
+pub(crate) fn from_row(row: Option<InstanceRow>) -> Result<Loaded, StorageError> {
+    let Some(row) = row else {
+        return Ok(Loaded {
+            state: None,
+            record: EntityRecord::default(),
+            row: None,
+        });
+    };
+    let record = row
+        .input
+        .parse::<EntityRecord>("entity record")
+        .map_err(|e| StorageError::Corrupt {
+            what: format!("entity row of '{}'", row.instance_id),
+            detail: e.to_string(),
+        })?;
+    Ok(Loaded {
+        state: row.custom_status.clone(),
+        record,
+        row: Some(row),
+    })
+}
+
+/// Processes one batch for the entity `instance`.
+pub(crate) async fn process(
+    shared: &Arc<Shared>,
+    instance: &InstanceId,
+    cached: &mut Cached,
+    deliveries: Vec<Delivery>,
+) {
+    let Ok(_permit) = shared.orchestration_slots.acquire().await else {
+        give_back(shared, &deliveries, Duration::ZERO).await;
+        return;
+    };
+    let Some(deliveries) = under_current_lease(shared, cached, deliveries).await else {
+        return;
+    };
+    let entity = match EntityId::from_instance_id(instance) {
+        Ok(e) => e,
+        Err(e) => {
+            for d in &deliveries {
+                super::poison::dead_letter(shared, d.queue, &d.raw, e.to_string()).await;
+            }
+            return;
+        }
+    };
+    let partition = deliveries[0].partition;
+    let Some(fence) = shared.fence(partition) else {
+        give_back(shared, &deliveries, Duration::ZERO).await;
+        return;
+    };
+    if cached.entity.is_none() {
+        let loaded = shared
+            .hub
+            .store()
+            .get_instance(instance)
+            .await
+            .and_then(from_row);
+        match loaded {
+            Ok(l) => cached.entity = Some(l),
+            Err(e) => {
+                warn!(%instance, error = %e, "could not load entity; messages will be retried");
+                abandon(shared, &deliveries, Duration::from_secs(1)).await;
+                return;
+            }
+        }
+    }
+    let Some(loaded) = cached.entity.clone() else {
+        return;
+    };
+    let (messages, ignored) = decode(&deliveries);
+    let now = wait_for_due_signals(shared, &messages).await;
+    if ignored > 0 {
+        debug!(%instance, ignored, "messages for an entity that are no entity requests");
+        shared.stat(|s| s.discarded += ignored);
+    }
+    let mut state = loaded.state.clone();
+    let mut record = loaded.record.clone();
+    let pending = std::mem::take(&mut record.outbox);
+    let outcome = run_batch(
+        &shared.registry,
+        &entity,
+        now,
+        &mut state,
+        &mut record,
+        messages,
+    );
+    let atomic = shared.hub.store().atomic_checkpoints();
+    if atomic {
+        // One transaction commits the batch and deletes its messages: a message comes back
+        // after its batch committed only if its receipt went stale during the batch (then
+        // into the next batch), so the last batch's IDs are enough and the row stays small.
+        record.forget_all_but(outcome.applied);
+    }
+    if outcome.failed > 0 && !shared.registry.has_entity(entity.name()) {
+        warn!(%instance, operations = outcome.failed, "entity is not registered on this worker: its operations fail");
+    }
+    if outcome.duplicates > 0 {
+        shared.stat(|s| s.discarded += outcome.duplicates);
+    }
+    let home = shared.home(instance, partition);
+    let mut outbound: Vec<OutboundMessage> = pending.iter().map(from_entry).collect();
+    for effect in &outcome.effects {
+        match send::outbound(shared, &entity, home, now, effect).await {
+            Ok(o) => outbound.push(o),
+            Err(e) => {
+                warn!(%instance, error = %e, "could not prepare an entity's messages; the batch will be retried");
+                cached.entity = None;
+                abandon(shared, &deliveries, Duration::from_secs(1)).await;
+                return;
+            }
+        }
+    }
+    let consumed: Vec<(QueueName, taskhub_storage::Receipt)> = deliveries
+        .iter()
+        .map(|d| (d.queue, d.receipt.clone()))
+        .collect();
+    let two_steps = !atomic && !outbound.is_empty();
+    if two_steps {
+        record.outbox = outbound.iter().filter_map(to_entry).collect();
+    }
+    let row = match entity_row(&entity, loaded.row.as_ref(), &state, &record, home, now) {
+        Ok(r) => r,
+        Err(e) => {
+            warn!(%instance, error = %e, "could not encode the entity record; the batch will be retried");
+            cached.entity = None;
+            abandon(shared, &deliveries, Duration::from_secs(1)).await;
+            return;
+        }
+    };
+    let expect = loaded
+        .row
+        .as_ref()
+        .and_then(|r| r.etag.clone())
+        .map_or(Expect::Absent, Expect::ETag);
+    let first = CheckpointRequest {
+        instance_id: instance.clone(),
+        fence: Some(fence),
+        history: None,
+        instance: Some((row.clone(), expect)),
+        outbound: if two_steps {
+            Vec::new()
+        } else {
+            outbound.clone()
+        },
+        consumed: if two_steps {
+            Vec::new()
+        } else {
+            consumed.clone()
+        },
+    };
+    let etag = match commit(shared, first).await {
+        Ok(o) => o.instance_etag,
+        Err(e) => {
+            failed_commit(shared, instance, cached, &deliveries, fence, e).await;
+            return;
+        }
+    };
+    shared.stat(|s| {
+        s.entity_batches += 1;
+        s.entity_operations += outcome.operations;
+    });
+    shared.count_turn(fence.partition);
+    cached.entity = Some(Loaded {
+        state: state.clone(),
+        record: record.clone(),
+        row: Some(InstanceRow { etag, ..row }),
+    });
+    if !two_steps {
+        wake(shared, &outbound);
+        return;
+    }
+    send_outbox(shared, instance, cached, &deliveries, outbound, consumed).await;
+}
+
+/// Step two on a backend without atomic checkpoints: send the batch's messages, clear the
+/// outbox and delete the consumed messages, conditional on the row step one wrote.
+async fn send_outbox(
+    shared: &Arc<Shared>,
+    instance: &InstanceId,
+    cached: &mut Cached,
+    deliveries: &[Delivery],
+    outbound: Vec<OutboundMessage>,
+    consumed: Vec<(QueueName, taskhub_storage::Receipt)>,
+) {
+    let Some(loaded) = cached.entity.as_mut() else {
+        return;
+    };
+    let Some(row) = loaded.row.clone() else {
+        return;
+    };
+    let Some(fence) = shared.fence(deliveries[0].partition) else {
+        cached.entity = None;
+        give_back(shared, deliveries, Duration::ZERO).await;
+        return;
+    };
+    let mut record = loaded.record.clone();
+    record.outbox.clear();
+    let input = match Payload::to_payload(&record, "entity record") {
+        Ok(p) => p,
+        Err(e) => {
+            warn!(%instance, error = %e, "could not encode the entity record");
+            cached.entity = None;
+            abandon(shared, deliveries, Duration::from_secs(1)).await;
+            return;
+        }
+    };
+    let expect = row.etag.clone().map_or(Expect::Any, Expect::ETag);
+    let cleared = InstanceRow {
+        input,
+        etag: None,
+        ..row
+    };
+    let request = CheckpointRequest {
+        instance_id: instance.clone(),
+        fence: Some(fence),
+        history: None,
+        instance: Some((cleared.clone(), expect)),
+        outbound: outbound.clone(),
+        consumed,
+    };
+    match commit(shared, request).await {
+        Ok(o) => {
+            loaded.record = record;
+            loaded.row = Some(InstanceRow {
+                etag: o.instance_etag,
+                ..cleared
+            });
+            wake(shared, &outbound);
+        }
+        Err(e) => {
+            // The batch is committed with its outbox; the consumed messages come back, are
+            // skipped as applied, and their batch sends the outbox.
+            failed_commit(shared, instance, cached, deliveries, fence, e).await;
+        }
+    }
+}
+
+async fn failed_commit(
+    shared: &Arc<Shared>,
+    instance: &InstanceId,
+    cached: &mut Cached,
+    deliveries: &[Delivery],
+    fence: taskhub_storage::LeaseFence,
+    e: StorageError,
+) {
+    cached.entity = None;
+    if e.is_conflict() {
+        shared.stat(|s| s.checkpoint_conflicts += 1);
+    }
+    warn!(%instance, error = %e, "entity checkpoint failed; the batch will be redelivered");
+    if let StorageError::Fenced { .. } = e {
+        shared.lease_lost(fence.partition, fence.epoch);
+        give_back(shared, deliveries, Duration::ZERO).await;
+        return;
+    }
+    let delay = if e.is_conflict() {
+        Duration::ZERO
+    } else {
+        Duration::from_secs(1)
+    };
+    abandon(shared, deliveries, delay).await;
+}
+
+/// Wakes this process's pollers of the queues `outbound` went to.
+fn wake(shared: &Shared, outbound: &[OutboundMessage]) {
+    for o in outbound {
+        shared
+            .hub
+            .inner
+            .signals
+            .enqueued_after(o.queue, o.message.delay);
+    }
+}
+
+/// Scheduled signals the backend delivered early by less than its delay unit (delays are
+/// rounded down to whole units): wait out the remainder, as a turn does for timers. Returns
+/// the batch's time.
+async fn wait_for_due_signals(shared: &Shared, messages: &[BatchMessage]) -> Timestamp {
+    let clock = shared.hub.clock();
+    let unit = shared.hub.store().delay_granularity();
+    let now = clock.now();
+    let remainder = messages
+        .iter()
+        .filter_map(|m| match &m.request {
+            EntityRequest::Operation { at: Some(at), .. } if *at > now => {
+                Some(at.saturating_since(now))
+            }
+            _ => None,
+        })
+        .filter(|r| *r <= unit)
+        .max();
+    match remainder {
+        Some(wait) => {
+            clock.sleep(wait).await;
+            clock.now()
+        }
+        None => now,
+    }
+}
+
+fn request_of(m: &Message) -> Option<EntityRequest> {
+    match &m.event {
+        EventKind::EventRaised { name, input } if name == ENTITY_REQUEST_EVENT => {
+            input.parse::<EntityRequest>("entity request").ok()
+        }
+        _ => None,
+    }
+}
+
+/// The batch's requests, and how many messages were none.
+fn decode(deliveries: &[Delivery]) -> (Vec<BatchMessage>, u64) {
+    let mut out = Vec::with_capacity(deliveries.len());
+    let mut ignored = 0;
+    for d in deliveries {
+        match request_of(&d.message) {
+            Some(request) => out.push(BatchMessage {
+                message_id: d.message.id.clone(),
+                sender: d.message.sender.as_ref().map(|s| s.instance_id.clone()),
+                request,
+            }),
+            None => ignored += 1,
+        }
+    }
+    (out, ignored)
+}
+
+/// The entity's row after a batch: the state in `custom_status`, the record in `input`.
+fn entity_row(
+    entity: &EntityId,
+    prev: Option<&InstanceRow>,
+    state: &Option<Payload>,
+    record: &EntityRecord,
+    partition: u32,
+    now: Timestamp,
+) -> Result<InstanceRow, taskhub_core::CoreError> {
+    Ok(InstanceRow {
+        instance_id: entity.instance_id().clone(),
+        name: entity.name().to_owned(),
+        version: None,
+        execution_id: entity_execution(),
+        status: OrchestrationStatus::Running,
+        input: Payload::to_payload(record, "entity record")?,
+        output: None,
+        failure: None,
+        custom_status: state.clone(),
+        created_at: prev.map_or(now, |p| p.created_at),
+        updated_at: now,
+        completed_at: None,
+        scheduled_start: None,
+        partition: prev.map_or(partition, |p| p.partition),
+        etag: None,
+    })
+}
+
+fn to_entry(o: &OutboundMessage) -> Option<OutboxEntry> {
+    match o.queue {
+        QueueName::Control(partition) => Some(OutboxEntry {
+            partition,
+            body: o.message.body.clone(),
+            delay_ms: u64::try_from(o.message.delay.as_millis()).unwrap_or(u64::MAX),
+        }),
+        QueueName::WorkItems => None,
+    }
+}
+
+fn from_entry(e: &OutboxEntry) -> OutboundMessage {
+    OutboundMessage {
+        queue: QueueName::Control(e.partition),
+        message: NewQueueMessage {
+            body: e.body.clone(),
+            delay: Duration::from_millis(e.delay_ms),
+        },
+        claim: None,
+    }
+}
