@@ -77,8 +77,13 @@ impl TaskHubClient {
         &self,
         name: &str,
         input: Payload,
-        options: StartOptions,
+        mut options: StartOptions,
     ) -> Result<InstanceId, TaskhubError> {
+        // Without a version the hub's `default_version` (if set) is the instance's version.
+        if options.version.is_none() {
+            let default = &self.hub.settings().default_version;
+            options.version = (!default.is_empty()).then(|| default.clone());
+        }
         let instance_id = options
             .instance_id
             .clone()

@@ -6,6 +6,7 @@ mod backend;
 mod builder;
 mod http;
 mod telemetry;
+mod versioning;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -14,6 +15,7 @@ use std::time::Duration;
 use crate::error::TaskhubError;
 pub use backend::{Backend, Secret, DEFAULT_TASK_HUB_NAME};
 pub use builder::SettingsBuilder;
+pub use versioning::{compare_versions, VersionFailure, VersionMatch};
 
 /// Every knob of the runtime, with the defaults documented per field.
 #[derive(Debug, Clone, PartialEq)]
@@ -65,6 +67,21 @@ pub struct Settings {
     pub startup_busy_timeout: Duration,
     /// This worker's name in lease rows. Default `<hostname>-<pid>`.
     pub worker_id: String,
+    /// This worker's orchestration version, compared with each instance's under
+    /// `version_match` (DTFx `VersioningSettings.Version`). Default: empty (none).
+    pub worker_version: String,
+    /// Which instance versions this worker runs: `none` (every one), `strict` (equal to
+    /// `worker_version`) or `current_or_older` (`worker_version` or older; numeric dot
+    /// components compare as numbers, else as strings). Default `none`.
+    pub version_match: VersionMatch,
+    /// What this worker does with an instance of a version it does not run: `reject` (give
+    /// its messages back to the queue, uncounted, after a delay, for a worker of the right
+    /// version) or `fail` (fail the instance with a `VersionMismatch` failure naming both
+    /// versions). Default `reject`.
+    pub version_failure: VersionFailure,
+    /// The version given to instances started by this hub's client without one (DTFx
+    /// `DefaultVersion`). Default: empty (they stay unversioned).
+    pub default_version: String,
     /// Where the task hub lives: `sqlite` (default) or `azure`. Read by the commands that open
     /// a hub, not by the runtime.
     pub backend: Backend,
@@ -129,6 +146,10 @@ impl Default for Settings {
             shutdown_timeout: Duration::from_secs(30),
             startup_busy_timeout: Duration::from_secs(60),
             worker_id: default_worker_id(),
+            worker_version: String::new(),
+            version_match: VersionMatch::None,
+            version_failure: VersionFailure::Reject,
+            default_version: String::new(),
             backend: Backend::Sqlite,
             azure_storage_connection_string: Secret::default(),
             task_hub_name: DEFAULT_TASK_HUB_NAME.to_owned(),
@@ -218,6 +239,12 @@ impl Settings {
         if self.worker_id.is_empty() {
             return bad("worker_id", "must not be empty");
         }
+        if self.version_match != VersionMatch::None && self.worker_version.is_empty() {
+            return bad(
+                "version_match",
+                "needs a worker_version to compare instance versions with",
+            );
+        }
         backend::validate(self)
     }
 
@@ -299,6 +326,10 @@ impl Settings {
                 )))
             }
             "worker_id" => value.trim().clone_into(&mut self.worker_id),
+            "worker_version" => value.trim().clone_into(&mut self.worker_version),
+            "default_version" => value.trim().clone_into(&mut self.default_version),
+            "version_match" => self.version_match = value.parse().map_err(err)?,
+            "version_failure" => self.version_failure = value.parse().map_err(err)?,
             n if backend::KEYS.contains(&n) => backend::set(self, n, value)?,
             n if http::KEYS.contains(&n) => http::set(self, n, value),
             n if telemetry::KEYS.contains(&n) => telemetry::set(self, n, value)?,
@@ -320,7 +351,7 @@ pub const BACKEND_TABLES: [&str; 2] = [BACKEND_SQLITE, "azure"];
 const BACKEND_SQLITE: &str = "sqlite";
 
 /// Every setting name.
-pub const KNOWN: [&str; 34] = [
+pub const KNOWN: [&str; 38] = [
     "partition_count",
     "control_queue_batch_size",
     "control_queue_buffer_threshold",
@@ -343,6 +374,10 @@ pub const KNOWN: [&str; 34] = [
     "shutdown_timeout",
     "startup_busy_timeout",
     "worker_id",
+    "worker_version",
+    "version_match",
+    "version_failure",
+    "default_version",
     "backend",
     "azure_storage_connection_string",
     "task_hub_name",

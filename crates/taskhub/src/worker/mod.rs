@@ -18,6 +18,7 @@ mod retire;
 mod session;
 mod turn;
 mod turn_trace;
+mod versioning;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -31,6 +32,7 @@ use tokio::task::JoinSet;
 use crate::error::TaskhubError;
 use crate::hub::TaskHub;
 use delivery::Delivery;
+pub use versioning::VERSION_MISMATCH;
 
 /// Counters a worker keeps (read with [`WorkerHandle::stats`]).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]

@@ -22,6 +22,7 @@ use super::outbox::{self, Origin};
 use super::refused;
 use super::session::Cached;
 use super::turn_trace;
+use super::versioning::{self, Verdict};
 use super::Shared;
 use crate::client::prestart;
 use crate::signals::InstanceChanged;
@@ -355,6 +356,12 @@ async fn run_traced(
         give_back(shared, &batch, Duration::ZERO).await;
         return;
     };
+    if !check_version(shared, session, &batch, new_execution) {
+        // Another worker's version: the messages go back, uncounted, for it.
+        cached.session = None;
+        give_back(shared, &batch, versioning::REJECT_DELAY).await;
+        return;
+    }
     // Handed-over results: their work items stop being renewed now (a renewal would replace
     // the receipt), and the checkpoint deletes them with their current receipts.
     let mut batch = batch;
@@ -597,6 +604,45 @@ async fn run_traced(
                 Duration::from_secs(1)
             };
             abandon(shared, &batch, delay).await;
+        }
+    }
+}
+
+/// Judges the version of the execution this turn runs (the start's in `batch` for a new
+/// execution, else the loaded one's; a finished or not yet started one is not judged: the
+/// engine discards or holds its messages). False: reject the turn. A mismatch under
+/// `version_failure = fail` makes the turn fail the execution.
+fn check_version(
+    shared: &Shared,
+    session: &mut OrchestrationSession,
+    batch: &[Delivery],
+    new_execution: bool,
+) -> bool {
+    let (name, version) = if new_execution {
+        let Some((name, version)) = batch.iter().find_map(|d| match &d.message.event {
+            EventKind::ExecutionStarted { name, version, .. } => {
+                Some((name.clone(), version.clone()))
+            }
+            _ => None,
+        }) else {
+            return true;
+        };
+        (name, version)
+    } else if session.status().is_active() && session.status() != OrchestrationStatus::Pending {
+        (session.name(), session.version())
+    } else {
+        return true;
+    };
+    match versioning::judge(shared.hub.settings(), &name, version.as_deref()) {
+        Verdict::Run => true,
+        Verdict::Reject => {
+            debug!(orchestration = %name, ?version, "rejecting a turn of another version");
+            false
+        }
+        Verdict::Fail(failure) => {
+            warn!(orchestration = %name, ?version, "failing an instance of another version");
+            session.refuse(failure);
+            true
         }
     }
 }
