@@ -20,13 +20,15 @@ pub mod telemetry;
 pub mod worker;
 
 pub use client::{
-    InstanceHandle, InstanceStatus, PurgeOutcome, RaiseOptions, ReusePolicy, StartOptions,
-    StatusOptions, TaskHubClient,
+    ExecutionStatus, InstanceHandle, InstanceStatus, PurgeOutcome, RaiseOptions, ReusePolicy,
+    StartOptions, StatusOptions, TaskHubClient,
 };
 pub use error::TaskhubError;
 pub use hub::TaskHub;
 pub use settings::Settings;
 pub use signals::InstanceChanged;
 pub use taskhub_core::*;
-pub use taskhub_storage::{InstancePage, InstanceQuery, InstanceRow, ListOrder};
+pub use taskhub_storage::{
+    ExecutionRecord, InstancePage, InstanceQuery, InstanceRow, ListOrder, Tags,
+};
 pub use worker::{Worker, WorkerHandle, WorkerStats};

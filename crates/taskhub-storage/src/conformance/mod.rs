@@ -33,6 +33,7 @@ pub mod instances;
 pub mod partitions;
 pub mod payloads;
 pub mod queues;
+pub mod tags;
 
 pub use fixtures::START;
 
@@ -150,6 +151,10 @@ macro_rules! conformance_tests {
                 stale_consumed_receipt_does_not_fail_checkpoint,
                 checkpoint_outcome_reports_stored_etags,
             }
+            tags {
+                instance_row_round_trips_tags_and_execution_records,
+                list_instances_filters_by_tags,
+            }
             claims {
                 claimed_messages_are_hidden_and_held_by_the_sender,
                 unfinished_claim_is_redelivered_after_its_visibility,
@@ -194,7 +199,7 @@ mod tests {
     use std::collections::BTreeSet;
 
     /// Every area file with its cases.
-    const SOURCES: [(&str, &str); 7] = [
+    const SOURCES: [(&str, &str); 9] = [
         ("queues", include_str!("queues.rs")),
         ("history", include_str!("history.rs")),
         ("instances", include_str!("instances.rs")),
@@ -202,6 +207,8 @@ mod tests {
         ("dead_letters", include_str!("dead_letters.rs")),
         ("partitions", include_str!("partitions.rs")),
         ("checkpoint", include_str!("checkpoint.rs")),
+        ("claims", include_str!("claims.rs")),
+        ("tags", include_str!("tags.rs")),
     ];
 
     /// Files of this directory that hold no cases.

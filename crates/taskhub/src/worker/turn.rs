@@ -10,8 +10,8 @@ use taskhub_core::{
     MessageId, OrchestrationSession, OrchestrationStatus, TurnInput, TurnResult,
 };
 use taskhub_storage::{
-    CheckpointRequest, ETag, Expect, HistorySnapshot, HistoryWrite, InstanceRow, LeaseFence,
-    OutboundMessage, QueueName, Receipt, StorageError,
+    CheckpointRequest, ETag, ExecutionRecord, Expect, HistorySnapshot, HistoryWrite, InstanceRow,
+    LeaseFence, OutboundMessage, QueueName, Receipt, StorageError, MAX_EXECUTION_RECORDS,
 };
 use tracing::{debug, error, info, warn, Instrument as _};
 
@@ -722,6 +722,11 @@ fn build_row(
         }
         _ => {}
     }
+    let custom_status = r
+        .custom_status
+        .clone()
+        .or_else(|| same_execution.and_then(|p| p.custom_status.clone()));
+    let executions = executions_after(prev, session, r, status, now, &custom_status);
     InstanceRow {
         instance_id: session.instance_id(),
         name: session.name(),
@@ -731,17 +736,59 @@ fn build_row(
         input: session.input().clone(),
         output,
         failure,
-        custom_status: r
-            .custom_status
-            .clone()
-            .or_else(|| same_execution.and_then(|p| p.custom_status.clone())),
+        custom_status,
         created_at: prev.map_or(now, |p| p.created_at),
         updated_at: now,
         completed_at: status.is_terminal().then_some(now),
         scheduled_start: prev.and_then(|p| p.scheduled_start),
         partition: prev.map_or(partition, |p| p.partition),
+        // Set at the start, kept across continue-as-new.
+        tags: prev.map(|p| p.tags.clone()).unwrap_or_default(),
+        executions,
         etag: None,
     }
+}
+
+/// The row's execution records after a turn: the previous row's, plus this execution's when
+/// it ended by continue-as-new (its history is replaced by the next execution's, so the
+/// record is all that remains of it), at most [`MAX_EXECUTION_RECORDS`].
+fn executions_after(
+    prev: Option<&InstanceRow>,
+    session: &OrchestrationSession,
+    r: &TurnResult,
+    status: OrchestrationStatus,
+    now: taskhub_core::Timestamp,
+    custom_status: &Option<taskhub_core::Payload>,
+) -> Vec<ExecutionRecord> {
+    let mut executions = prev.map(|p| p.executions.clone()).unwrap_or_default();
+    if status != OrchestrationStatus::ContinuedAsNew {
+        return executions;
+    }
+    let execution_id = session.execution_id();
+    // A row rewritten for the same ending (a repair) replaces its record.
+    executions.retain(|e| e.execution_id != execution_id);
+    let started_at = executions
+        .last()
+        .map(|e| e.completed_at)
+        .or_else(|| prev.map(|p| p.created_at))
+        .unwrap_or(now);
+    let output = r.actions.iter().find_map(|a| match a {
+        Action::ContinueAsNew { input, .. } => Some(input.clone()),
+        _ => None,
+    });
+    executions.push(ExecutionRecord {
+        execution_id,
+        status,
+        input: session.input().clone(),
+        output,
+        failure: None,
+        custom_status: custom_status.clone(),
+        started_at,
+        completed_at: now,
+    });
+    let extra = executions.len().saturating_sub(MAX_EXECUTION_RECORDS);
+    executions.drain(..extra);
+    executions
 }
 
 /// What a torn checkpoint left behind: the row must be rewritten from history. The inner
