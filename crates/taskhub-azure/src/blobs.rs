@@ -2,8 +2,11 @@
 
 use taskhub_storage::{StorageError, StorageResult};
 
-use crate::http::{encode, status_error, Http, Req, Service};
+use crate::http::{encode, status_error, Http, Req, Service, PROBE};
 use crate::xml;
+
+/// The container metadata that records the hub's name as it was created.
+const HUB_META: &str = "x-ms-meta-taskhub";
 
 /// One container.
 #[derive(Debug, Clone)]
@@ -18,15 +21,31 @@ fn blob_path(container: &str, blob: &str) -> String {
 }
 
 impl Container {
-    /// Creates the container; an existing one is fine.
-    pub(crate) async fn create(&self) -> StorageResult<()> {
-        let req =
-            Req::new(Service::Blob, "PUT", format!("/{}", self.name)).query("restype", "container");
-        let resp = self.http.send(&req).await?;
-        if resp.ok() || resp.status == 409 {
-            Ok(())
-        } else {
-            Err(status_error(&resp, &format!("container {}", self.name)))
+    /// Creates the container, recording the hub's name as given in its metadata; an existing
+    /// one is fine (one still being deleted is waited for). Returns whether it was created.
+    pub(crate) async fn create(&self, hub: &str) -> StorageResult<bool> {
+        let req = Req::new(Service::Blob, "PUT", format!("/{}", self.name))
+            .query("restype", "container")
+            .header(HUB_META, hub);
+        self.http
+            .create(&req, &format!("container {}", self.name))
+            .await
+    }
+
+    /// The hub name the container's metadata records: `None` if the container does not
+    /// exist, `Some("")` if it records none. The first request of opening a hub: an endpoint
+    /// that does not answer fails within seconds ([`PROBE`]).
+    pub(crate) async fn hub_name(&self) -> StorageResult<Option<String>> {
+        let req = Req::new(Service::Blob, "GET", format!("/{}", self.name))
+            .query("restype", "container")
+            .query("comp", "metadata");
+        let resp = self.http.send_with(&req, PROBE).await?;
+        match resp.status {
+            404 => Ok(None),
+            s if (200..300).contains(&s) => {
+                Ok(Some(resp.header(HUB_META).unwrap_or_default().to_owned()))
+            }
+            _ => Err(status_error(&resp, &format!("container {}", self.name))),
         }
     }
 

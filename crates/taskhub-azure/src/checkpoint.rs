@@ -29,7 +29,7 @@ use crate::history::{
     encode_outbox, event_key, parse_sentinel, sentinel_props, SentinelState, SENTINEL,
 };
 use crate::store::{extend, num, AzureStore};
-use crate::tables::{entity, BatchOp, MAX_BATCH};
+use crate::tables::{entity, BatchOp, BATCH_OVERHEAD, MAX_BATCH, MAX_BATCH_BYTES};
 
 /// Azure's steps, for the driver (a view, so the primitives are not public store methods).
 struct Primitives<'a>(&'a AzureStore);
@@ -217,33 +217,10 @@ impl AzureStore {
         };
         let first_seq = next.count;
         let n = u64::try_from(history.events.len()).unwrap_or(u64::MAX);
-        // Rows that do not fit in the sentinel's batch go first, under a fresh token.
-        let in_final = history.events.len().min(MAX_BATCH - 1);
-        let ahead = history.events.len() - in_final;
-        let token = (ahead > 0).then(|| uuid::Uuid::new_v4().simple().to_string()[..8].to_owned());
-        if let Some(t) = &token {
-            next.spans.push((first_seq, t.clone()));
-            next.spans
-                .push((first_seq + u64::try_from(ahead).unwrap_or(0), String::new()));
-        }
-        let mut rows = Vec::with_capacity(history.events.len());
-        for (i, event) in history.events.iter().enumerate() {
-            let seq = first_seq + u64::try_from(i).unwrap_or(0);
-            let tok = if i < ahead { token.as_deref() } else { None };
-            let mut e = entity(
-                instance.as_str(),
-                &event_key(next.generation, seq, tok),
-                &[("ExecutionId", history.execution_id.to_string())],
-            );
-            extend(&mut e, self.event_props(instance, event).await?);
-            rows.push(BatchOp::Upsert(e));
-        }
-        let final_rows = rows.split_off(ahead);
-        for chunk in rows.chunks(MAX_BATCH) {
-            self.tables.batch(&self.names.history, chunk).await?;
-        }
         next.count = first_seq + n;
+        let table = &self.names.history;
 
+        // The sentinel first (its size bounds what fits beside it in the final batch).
         let mut sentinel = entity(
             instance.as_str(),
             SENTINEL,
@@ -266,6 +243,58 @@ impl AzureStore {
             num(self.clock.now().as_millis())
         };
         extend(&mut sentinel, vec![("OutboxAt".to_owned(), outbox_at)]);
+
+        // The event rows' properties, then which of them fit in the sentinel's batch (the
+        // last ones, by count and by body size); the rest go first, under a fresh token.
+        let mut props = Vec::with_capacity(history.events.len());
+        for event in &history.events {
+            props.push(self.event_props(instance, event).await?);
+        }
+        let row = |i: usize, tok: Option<&str>| {
+            let seq = first_seq + u64::try_from(i).unwrap_or(0);
+            let mut e = entity(
+                instance.as_str(),
+                &event_key(next.generation, seq, tok),
+                &[("ExecutionId", history.execution_id.to_string())],
+            );
+            extend(&mut e, props[i].clone());
+            BatchOp::Upsert(e)
+        };
+        // A token is at most 8 characters: size the rows with one so a row never grows.
+        let probe = "00000000";
+        let sentinel_op = match &previous {
+            Some(p) => BatchOp::Replace(sentinel.clone(), p.etag.clone()),
+            None => BatchOp::Insert(sentinel.clone()),
+        };
+        // The spans this checkpoint may add (two entries) are not in the sentinel yet.
+        let mut bytes = BATCH_OVERHEAD + self.tables.op_size(table, &sentinel_op) + 128;
+        let mut ahead = history.events.len();
+        while ahead > 0 && history.events.len() - ahead < MAX_BATCH - 1 {
+            let size = self.tables.op_size(table, &row(ahead - 1, Some(probe)));
+            if bytes + size > MAX_BATCH_BYTES {
+                break;
+            }
+            bytes += size;
+            ahead -= 1;
+        }
+        let token = (ahead > 0).then(|| uuid::Uuid::new_v4().simple().to_string()[..8].to_owned());
+        if let Some(t) = &token {
+            next.spans.push((first_seq, t.clone()));
+            next.spans
+                .push((first_seq + u64::try_from(ahead).unwrap_or(0), String::new()));
+        }
+        let ahead_rows: Vec<BatchOp> = (0..ahead).map(|i| row(i, token.as_deref())).collect();
+        for chunk in self.tables.split(table, ahead_rows)? {
+            self.tables.batch(table, &chunk).await?;
+        }
+        // The spans are part of the sentinel: rewrite it now that they are known.
+        for (k, v) in sentinel_props(&history.execution_id, &next) {
+            sentinel.insert(k.to_owned(), serde_json::Value::String(v));
+        }
+        let final_rows: Vec<BatchOp> = (ahead..history.events.len())
+            .map(|i| row(i, None))
+            .collect();
+
         let mut ops = final_rows;
         ops.push(match &previous {
             Some(p) => BatchOp::Replace(sentinel, p.etag.clone()),

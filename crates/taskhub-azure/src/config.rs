@@ -183,6 +183,11 @@ fn decode_key(text: &str) -> Result<AccountKey, AzureError> {
 /// A validated task hub name: 3–45 characters, ASCII letters and digits only, starting with a
 /// letter (the rule of the original's Azure Storage provider, which derives queue, table and
 /// container names from it).
+///
+/// Two names that differ only in case name the same objects on an account (queue and
+/// container names are lower-cased, table names are case-insensitive): a hub records the name
+/// it was created with, and opening it under another case is
+/// [`AzureError::HubNameCase`](crate::AzureError::HubNameCase).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct HubName(String);
 

@@ -16,6 +16,24 @@ pub enum AzureError {
         /// Which rule it breaks.
         reason: String,
     },
+    /// [`AzureStore::open`](crate::AzureStore::open) found no such hub on the account (its
+    /// blob container, the last object a hub's creation makes, is missing). Nothing was
+    /// created.
+    #[error("no task hub '{name}' on this storage account (task_hub_name): it is created by a worker (`taskhub worker --backend azure`); check task_hub_name and azure_storage_connection_string")]
+    HubNotFound {
+        /// The hub name given.
+        name: String,
+    },
+    /// A hub whose name differs only in case exists on the account: queue and container
+    /// names are lower-case and table names case-insensitive, so the two would share
+    /// objects. The hub keeps the name it was created with.
+    #[error("invalid task_hub_name '{name}': the task hub '{existing}' exists on this storage account, and hub names that differ only in case are the same hub there; use '{existing}' or another name")]
+    HubNameCase {
+        /// The name given.
+        name: String,
+        /// The name the existing hub was created with.
+        existing: String,
+    },
     /// Creating the hub's tables, queues or container failed.
     #[error("could not open the task hub on Azure Storage: {0}")]
     Open(#[from] taskhub_storage::StorageError),

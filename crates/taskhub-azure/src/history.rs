@@ -25,7 +25,7 @@ use taskhub_storage::{
 };
 
 use crate::store::{num, parse_num, AzureStore};
-use crate::tables::{lit, BatchOp, Row, MAX_BATCH};
+use crate::tables::{lit, BatchOp, Row};
 
 pub(crate) const SENTINEL: &str = "sentinel";
 
@@ -239,17 +239,17 @@ impl HistoryStore for AzureStore {
         // while the purge runs, which the runtime does only for finished instances.
         let (sentinel, events): (Vec<&Row>, Vec<&Row>) =
             rows.iter().partition(|r| r.str("RowKey") == SENTINEL);
-        for chunk in events
-            .chunks(MAX_BATCH)
-            .chain(std::iter::once(&sentinel[..]))
-        {
-            if chunk.is_empty() {
+        let deletes = |rows: Vec<&Row>| -> Vec<BatchOp> {
+            rows.iter()
+                .map(|r| BatchOp::Delete(instance.as_str().to_owned(), r.str("RowKey").to_owned()))
+                .collect()
+        };
+        let mut batches = self.tables.split(&self.names.history, deletes(events))?;
+        batches.push(deletes(sentinel));
+        for ops in batches {
+            if ops.is_empty() {
                 continue;
             }
-            let ops: Vec<BatchOp> = chunk
-                .iter()
-                .map(|r| BatchOp::Delete(instance.as_str().to_owned(), r.str("RowKey").to_owned()))
-                .collect();
             match self.tables.batch(&self.names.history, &ops).await {
                 Ok(_) | Err(StorageError::Conflict { .. }) => {}
                 Err(e) => return Err(e),

@@ -23,10 +23,36 @@ use crate::token::TokenSource;
 
 /// The `x-ms-version` sent on every request (bearer tokens need 2017-11-09 or later).
 pub(crate) const API_VERSION: &str = "2021-12-02";
-/// Attempts per request (the first plus retries).
-const ATTEMPTS: u32 = 6;
-/// One attempt's time limit.
-const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long creating an object whose name is still being deleted is retried (real Azure
+/// Storage holds a deleted table's name for up to about a minute).
+const BEING_DELETED_WAIT: Duration = Duration::from_secs(120);
+
+/// How long a request may take, retries included.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Patience {
+    /// Attempts (the first plus retries).
+    pub attempts: u32,
+    /// One attempt's time limit (connecting, sending, the whole response).
+    pub attempt_timeout: Duration,
+    /// The time limit of all attempts together.
+    pub deadline: Duration,
+}
+
+/// Every request but the first of [`AzureStore::open`](crate::AzureStore::open): throttling
+/// and transient failures are retried for up to a minute and a half.
+pub(crate) const NORMAL: Patience = Patience {
+    attempts: 6,
+    attempt_timeout: Duration::from_secs(30),
+    deadline: Duration::from_secs(90),
+};
+
+/// The first request of opening a hub: an endpoint that does not answer is reported within
+/// seconds (a wrong address, a firewall dropping packets, a stopped emulator).
+pub(crate) const PROBE: Patience = Patience {
+    attempts: 2,
+    attempt_timeout: Duration::from_secs(10),
+    deadline: Duration::from_secs(15),
+};
 
 /// Which service a request goes to (they sign differently).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -173,16 +199,28 @@ impl Http {
     /// time) and connection failures with
     /// exponential back-off. Returns any response the service gave (callers judge the status).
     pub(crate) async fn send(&self, req: &Req) -> StorageResult<Resp> {
+        self.send_with(req, NORMAL).await
+    }
+
+    /// [`send`](Self::send) with another [`Patience`].
+    pub(crate) async fn send_with(&self, req: &Req, patience: Patience) -> StorageResult<Resp> {
+        let started = std::time::Instant::now();
         let mut delay = Duration::from_millis(25);
         let mut last = StorageError::Unavailable("no attempt made".to_owned());
         let kind = OpKind::of(req);
-        for attempt in 0..ATTEMPTS {
+        for attempt in 0..patience.attempts {
             if attempt > 0 {
+                if started.elapsed() + delay >= patience.deadline {
+                    break;
+                }
                 tokio::time::sleep(delay).await;
                 delay = (delay * 2).min(Duration::from_secs(2));
             }
+            let limit = patience
+                .attempt_timeout
+                .min(patience.deadline.saturating_sub(started.elapsed()));
             self.counters.add(kind);
-            match tokio::time::timeout(ATTEMPT_TIMEOUT, self.send_once(req)).await {
+            match tokio::time::timeout(limit, self.send_once(req)).await {
                 Ok(Ok(resp)) if matches!(resp.status, 408 | 500 | 503) => {
                     last = StorageError::Busy {
                         retry_after: Some(delay),
@@ -195,7 +233,7 @@ impl Http {
                 Ok(Err(e)) => last = e,
                 Err(_) => {
                     last = StorageError::Unavailable(format!(
-                        "{} {}: no answer within {ATTEMPT_TIMEOUT:?}",
+                        "{} {}: no answer within {limit:?}",
                         req.method,
                         self.endpoint(req.service)
                     ));
@@ -203,6 +241,36 @@ impl Http {
             }
         }
         Err(last)
+    }
+
+    /// Creates a table, queue or container: `Ok(true)` if created, `Ok(false)` if it exists
+    /// (409 …AlreadyExists). A name that is still being deleted (409 TableBeingDeleted,
+    /// QueueBeingDeleted, ContainerBeingDeleted: a hub deleted and re-created at once) is
+    /// retried with back-off for up to [`BEING_DELETED_WAIT`], then `BeingDeleted`.
+    pub(crate) async fn create(&self, req: &Req, what: &str) -> StorageResult<bool> {
+        let started = std::time::Instant::now();
+        let mut delay = Duration::from_millis(200);
+        loop {
+            let resp = self.send(req).await?;
+            if resp.ok() {
+                return Ok(true);
+            }
+            match status_error(&resp, what) {
+                StorageError::BeingDeleted { .. }
+                    if started.elapsed() + delay < BEING_DELETED_WAIT =>
+                {
+                    tracing::info!(
+                        what,
+                        ?delay,
+                        "still being deleted; creating it again after a pause"
+                    );
+                    tokio::time::sleep(delay).await;
+                    delay = (delay * 2).min(Duration::from_secs(5));
+                }
+                StorageError::Conflict { .. } => return Ok(false),
+                other => return Err(other),
+            }
+        }
     }
 
     async fn send_once(&self, req: &Req) -> StorageResult<Resp> {
@@ -364,12 +432,16 @@ fn unreachable_hmac() -> Hmac<Sha256> {
     Hmac::<Sha256>::new_from_slice(&[]).expect("HMAC takes keys of any length")
 }
 
-/// The error for an unexpected status: 404 → `NotFound`, 409/412 → `Conflict`, 413 →
+/// The error for an unexpected status: 404 → `NotFound`, 409 `…BeingDeleted` →
+/// `BeingDeleted` (retryable), other 409/412 → `Conflict`, 413 →
 /// `TooLarge`, 400 → `InvalidArgument`, 403 → `Backend` (authentication), else `Backend`.
 pub(crate) fn status_error(resp: &Resp, what: &str) -> StorageError {
     let code = resp.error_code();
     match resp.status {
         404 => StorageError::NotFound {
+            what: what.to_owned(),
+        },
+        409 if code.ends_with("BeingDeleted") => StorageError::BeingDeleted {
             what: what.to_owned(),
         },
         409 | 412 => StorageError::Conflict {

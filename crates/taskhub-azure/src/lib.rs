@@ -1,14 +1,15 @@
 //! Taskhub on Azure Storage: the storage seam ([`taskhub_storage::TaskHubStore`]) on queues,
 //! tables and blobs, with the layout of the original DTFx Azure Storage provider.
 //!
-//! Open a hub with [`AzureStore::open`] from a [`StorageAccount`] (parsed from a connection
+//! Open an existing hub with [`AzureStore::open`] (or create one with [`AzureStore::create`])
+//! from a [`StorageAccount`] (parsed from a connection
 //! string, `UseDevelopmentStorage=true` for Azurite, or an account name with an Entra ID
 //! [`Credential`]) and a validated [`HubName`]. HTTPS uses rustls (ring provider) with the
 //! Mozilla roots. See
 //! `docs/ARCHITECTURE.md`, "Azure Storage backend", for the layout and what the checkpoint
 //! guarantees without cross-object transactions.
 
-mod admin;
+pub mod admin;
 mod blobs;
 mod checkpoint;
 pub mod config;
@@ -32,6 +33,7 @@ mod tls;
 mod token;
 mod xml;
 
+pub use admin::AccountObjects;
 pub use config::{AccountKey, HubName, StorageAccount, TlsOptions};
 pub use counters::{OpCounts, OpKind};
 pub use credential::{ClientSecretCredential, Credential, ManagedIdentityCredential, SecretText};

@@ -5,7 +5,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use taskhub_storage::{
     Dequeued, NewQueueMessage, QueueName, QueueStats, QueueStore, Receipt, StorageError,
-    StorageResult, MAX_DEQUEUE_BATCH, MAX_MESSAGE_BYTES, MAX_PARTITIONS,
+    StorageResult, MAX_PARTITIONS,
 };
 
 use crate::date::parse_rfc1123;
@@ -16,6 +16,10 @@ use crate::xml;
 
 /// The longest initial invisibility Azure Storage queues accept (7 days).
 pub(crate) const MAX_DELAY: Duration = Duration::from_secs(7 * 24 * 3600);
+/// The largest message Azure Storage queues accept (64 KiB of message text).
+pub(crate) const MAX_MESSAGE: usize = 64 * 1024;
+/// The most messages one Get Messages returns (`numofmessages` is 1 to 32).
+pub(crate) const MAX_GET: usize = 32;
 
 fn secs(d: Duration) -> String {
     // Azure counts whole seconds; round up so a message is never visible early.
@@ -41,23 +45,19 @@ impl AzureStore {
     }
 
     async fn create_queue(&self, name: &str) -> StorageResult<()> {
-        let resp = self
-            .http
-            .send(&Req::new(Service::Queue, "PUT", format!("/{name}")))
-            .await?;
-        if resp.ok() || resp.status == 409 {
-            Ok(())
-        } else {
-            Err(status_error(&resp, &format!("queue {name}")))
-        }
+        let req = Req::new(Service::Queue, "PUT", format!("/{name}"));
+        self.http
+            .create(&req, &format!("queue {name}"))
+            .await
+            .map(|_| ())
     }
 
     pub(crate) fn check_message(&self, message: &NewQueueMessage) -> StorageResult<()> {
-        if message.body.len() > MAX_MESSAGE_BYTES {
+        if message.body.len() > MAX_MESSAGE {
             return Err(StorageError::TooLarge {
                 what: "queue message".to_owned(),
                 size: message.body.len(),
-                limit: MAX_MESSAGE_BYTES,
+                limit: MAX_MESSAGE,
             });
         }
         if message.delay > MAX_DELAY {
@@ -139,7 +139,7 @@ impl AzureStore {
             Err(StorageError::TooLarge {
                 what: format!("message for {name}"),
                 size: message.body.len(),
-                limit: MAX_MESSAGE_BYTES,
+                limit: MAX_MESSAGE,
             })
         } else {
             Err(status_error(&resp, &format!("queue {name}")))
@@ -246,9 +246,9 @@ impl QueueStore for AzureStore {
         visibility: Duration,
     ) -> StorageResult<Vec<Dequeued>> {
         let name = self.queue_name(queue)?;
-        if max == 0 || max > MAX_DEQUEUE_BATCH {
+        if max == 0 || max > MAX_GET {
             return Err(StorageError::InvalidArgument(format!(
-                "dequeue takes 1 to {MAX_DEQUEUE_BATCH} messages, not {max}"
+                "dequeue takes 1 to {MAX_GET} messages, not {max}"
             )));
         }
         let req = Req::new(Service::Queue, "GET", format!("/{name}/messages"))
@@ -372,6 +372,14 @@ impl QueueStore for AzureStore {
             length,
             oldest_enqueued_at,
         })
+    }
+
+    fn max_message_bytes(&self) -> usize {
+        MAX_MESSAGE
+    }
+
+    fn max_dequeue_batch(&self) -> usize {
+        MAX_GET
     }
 
     fn max_delay(&self) -> Duration {

@@ -68,6 +68,7 @@ pub struct AzureStore {
     pub(crate) tables: Tables,
     pub(crate) blobs: Container,
     pub(crate) names: Names,
+    pub(crate) hub: HubName,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) counter: AtomicU64,
     /// Checkpoints whose step 5 (clearing the pending outbox) failed.
@@ -87,29 +88,39 @@ impl std::fmt::Debug for AzureStore {
 }
 
 impl AzureStore {
-    /// Opens a hub: creates its tables and blob container if missing (queues are created on
-    /// first send). Fails with one clear error if the account does not answer or refuses
-    /// the key.
+    /// Opens an existing hub, creating nothing: the hub exists once its blob container (the
+    /// last object [`create`](Self::create) makes) does. The first request fails within
+    /// seconds when the endpoint does not answer.
     ///
     /// # Errors
-    /// [`AzureError::Open`] with the storage error.
+    /// [`AzureError::HubNotFound`] for a hub that does not exist (nothing was created),
+    /// [`AzureError::HubNameCase`] if the hub was created under a name that differs only in
+    /// case, [`AzureError::Open`] with the storage error (a wrong key, no answer).
     pub async fn open(options: AzureOptions) -> Result<Self, AzureError> {
-        let names = Names::for_hub(&options.hub);
-        let http = Http::new(options.account, options.clock.clone())?;
-        let store = Self {
-            tables: Tables { http: http.clone() },
-            blobs: Container {
-                http: http.clone(),
-                name: format!("{}-largemessages", names.lower),
-            },
-            http,
-            names,
-            clock: options.clock,
-            counter: AtomicU64::new(0),
-            outbox_clear_failures: AtomicU64::new(0),
-            #[cfg(feature = "testing")]
-            inject_clear_failures: AtomicU64::new(0),
-        };
+        let store = Self::new(options)?;
+        match store.blobs.hub_name().await? {
+            None => Err(AzureError::HubNotFound {
+                name: store.hub.to_string(),
+            }),
+            Some(existing) => {
+                store.check_case(&existing)?;
+                Ok(store)
+            }
+        }
+    }
+
+    /// Opens a hub, creating its tables and blob container if missing (queues are created on
+    /// first send); the explicit create path of workers and tests. Names still being deleted
+    /// (a hub deleted and re-created at once) are waited for.
+    ///
+    /// # Errors
+    /// [`AzureError::HubNameCase`] if a hub whose name differs only in case exists (nothing
+    /// was created), [`AzureError::Open`] with the storage error.
+    pub async fn create(options: AzureOptions) -> Result<Self, AzureError> {
+        let store = Self::new(options)?;
+        if let Some(existing) = store.blobs.hub_name().await? {
+            store.check_case(&existing)?;
+        }
         for table in [
             &store.names.history,
             &store.names.instances,
@@ -118,8 +129,52 @@ impl AzureStore {
         ] {
             store.tables.create_table(table).await?;
         }
-        store.blobs.create().await?;
+        if !store.blobs.create(store.hub.as_str()).await? {
+            // Another creator raced us: its name must be ours.
+            if let Some(existing) = store.blobs.hub_name().await? {
+                store.check_case(&existing)?;
+            }
+        }
         Ok(store)
+    }
+
+    fn new(options: AzureOptions) -> Result<Self, AzureError> {
+        let names = Names::for_hub(&options.hub);
+        let http = Http::new(options.account, options.clock.clone())?;
+        Ok(Self {
+            tables: Tables { http: http.clone() },
+            blobs: Container {
+                http: http.clone(),
+                name: format!("{}-largemessages", names.lower),
+            },
+            http,
+            names,
+            hub: options.hub,
+            clock: options.clock,
+            counter: AtomicU64::new(0),
+            outbox_clear_failures: AtomicU64::new(0),
+            #[cfg(feature = "testing")]
+            inject_clear_failures: AtomicU64::new(0),
+        })
+    }
+
+    /// A hub records the name it was created with; another case of it is an error (an older
+    /// hub that recorded none is taken as is).
+    fn check_case(&self, existing: &str) -> Result<(), AzureError> {
+        if existing.is_empty() || existing == self.hub.as_str() {
+            Ok(())
+        } else {
+            Err(AzureError::HubNameCase {
+                name: self.hub.to_string(),
+                existing: existing.to_owned(),
+            })
+        }
+    }
+
+    /// The hub's name.
+    #[must_use]
+    pub fn hub_name(&self) -> &HubName {
+        &self.hub
     }
 
     /// The storage operations this store has sent so far, by kind (every attempt counts).

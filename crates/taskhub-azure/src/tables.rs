@@ -15,6 +15,10 @@ pub(crate) type Entity = Map<String, Value>;
 /// The most operations one batch may hold.
 pub(crate) const MAX_BATCH: usize = 100;
 
+/// The largest request body of one batch (the service's limit is 4 MiB; the margin covers
+/// the batch's own boundaries and headers).
+pub(crate) const MAX_BATCH_BYTES: usize = 4 * 1024 * 1024 - 16 * 1024;
+
 /// A row as read: its properties and ETag.
 #[derive(Debug, Clone)]
 pub(crate) struct Row {
@@ -115,23 +119,17 @@ fn parse_json(resp: &Resp, what: &str) -> StorageResult<Value> {
 }
 
 impl Tables {
-    /// Creates a table; an existing one is fine.
+    /// Creates a table; an existing one is fine (one still being deleted is waited for).
     pub(crate) async fn create_table(&self, table: &str) -> StorageResult<()> {
         let body = serde_json::json!({ "TableName": table }).to_string();
-        let resp = self
-            .http
-            .send(
-                &json_req("POST", "/Tables".to_owned())
-                    .header("content-type", "application/json")
-                    .header("prefer", "return-no-content")
-                    .body(body),
-            )
-            .await?;
-        if resp.ok() || resp.status == 409 {
-            Ok(())
-        } else {
-            Err(status_error(&resp, &format!("table {table}")))
-        }
+        let req = json_req("POST", "/Tables".to_owned())
+            .header("content-type", "application/json")
+            .header("prefer", "return-no-content")
+            .body(body);
+        self.http
+            .create(&req, &format!("table {table}"))
+            .await
+            .map(|_| ())
     }
 
     /// Reads one row.
@@ -341,42 +339,16 @@ impl Tables {
         let mut body =
             format!("--{batch}\r\nContent-Type: multipart/mixed; boundary={changeset}\r\n\r\n");
         for (i, op) in ops.iter().enumerate() {
-            let (method, path, json, if_match) = match op {
-                BatchOp::Insert(e) => ("POST", format!("/{table}"), Some(e), None),
-                BatchOp::Upsert(e) => (
-                    "PUT",
-                    entity_path(table, &key(e, "PartitionKey"), &key(e, "RowKey")),
-                    Some(e),
-                    None,
-                ),
-                BatchOp::Replace(e, etag) => (
-                    "PUT",
-                    entity_path(table, &key(e, "PartitionKey"), &key(e, "RowKey")),
-                    Some(e),
-                    Some(etag.as_str()),
-                ),
-                BatchOp::Delete(pk, rk) => ("DELETE", entity_path(table, pk, rk), None, Some("*")),
-            };
-            body.push_str(&format!(
-                "--{changeset}\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n{method} {} HTTP/1.1\r\nContent-ID: {i}\r\nAccept: application/json;odata=minimalmetadata\r\nDataServiceVersion: 3.0\r\n",
-                self.http.table_url(&path)
-            ));
-            if method == "POST" {
-                body.push_str("Prefer: return-no-content\r\n");
-            }
-            if let Some(etag) = if_match {
-                body.push_str(&format!("If-Match: {etag}\r\n"));
-            }
-            match json {
-                Some(e) => {
-                    let text = Value::Object(e.clone()).to_string();
-                    body.push_str(&format!(
-                        "Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{text}\r\n",
-                        text.len()
-                    ));
-                }
-                None => body.push_str("\r\n"),
-            }
+            body.push_str(&format!("--{changeset}\r\n"));
+            body.push_str(&self.op_part(table, i, op));
+        }
+        let size = body.len();
+        if size > MAX_BATCH_BYTES {
+            return Err(StorageError::TooLarge {
+                what: format!("batch on {table}"),
+                size,
+                limit: MAX_BATCH_BYTES,
+            });
         }
         body.push_str(&format!("--{changeset}--\r\n--{batch}--\r\n"));
         let what = format!("batch on {table}");
@@ -393,7 +365,85 @@ impl Tables {
         }
         check_batch_response(&resp.text(), ops.len(), &what)
     }
+
+    /// One operation's part of a batch body (without its changeset boundary line).
+    fn op_part(&self, table: &str, i: usize, op: &BatchOp) -> String {
+        let (method, path, json, if_match) = match op {
+            BatchOp::Insert(e) => ("POST", format!("/{table}"), Some(e), None),
+            BatchOp::Upsert(e) => (
+                "PUT",
+                entity_path(table, &key(e, "PartitionKey"), &key(e, "RowKey")),
+                Some(e),
+                None,
+            ),
+            BatchOp::Replace(e, etag) => (
+                "PUT",
+                entity_path(table, &key(e, "PartitionKey"), &key(e, "RowKey")),
+                Some(e),
+                Some(etag.as_str()),
+            ),
+            BatchOp::Delete(pk, rk) => ("DELETE", entity_path(table, pk, rk), None, Some("*")),
+        };
+        let mut part = format!(
+            "Content-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n{method} {} HTTP/1.1\r\nContent-ID: {i}\r\nAccept: application/json;odata=minimalmetadata\r\nDataServiceVersion: 3.0\r\n",
+            self.http.table_url(&path)
+        );
+        if method == "POST" {
+            part.push_str("Prefer: return-no-content\r\n");
+        }
+        if let Some(etag) = if_match {
+            part.push_str(&format!("If-Match: {etag}\r\n"));
+        }
+        match json {
+            Some(e) => {
+                let text = Value::Object(e.clone()).to_string();
+                part.push_str(&format!(
+                    "Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{text}\r\n",
+                    text.len()
+                ));
+            }
+            None => part.push_str("\r\n"),
+        }
+        part
+    }
+
+    /// How many bytes `op` adds to a batch body on `table` (its part and boundary line).
+    pub(crate) fn op_size(&self, table: &str, op: &BatchOp) -> usize {
+        // "--changeset_<32 hex>\r\n" and a three-digit Content-ID at most.
+        self.op_part(table, MAX_BATCH, op).len() + 2 + 10 + 32 + 2
+    }
+
+    /// Splits `ops` in order into batches that each hold at most [`MAX_BATCH`] operations and
+    /// [`MAX_BATCH_BYTES`] of body. `TooLarge` if one operation alone is over the byte limit.
+    pub(crate) fn split(&self, table: &str, ops: Vec<BatchOp>) -> StorageResult<Vec<Vec<BatchOp>>> {
+        let mut out: Vec<Vec<BatchOp>> = Vec::new();
+        let mut current = Vec::new();
+        let mut bytes = BATCH_OVERHEAD;
+        for op in ops {
+            let size = self.op_size(table, &op);
+            if BATCH_OVERHEAD + size > MAX_BATCH_BYTES {
+                return Err(StorageError::TooLarge {
+                    what: format!("one operation of a batch on {table}"),
+                    size,
+                    limit: MAX_BATCH_BYTES - BATCH_OVERHEAD,
+                });
+            }
+            if current.len() == MAX_BATCH || bytes + size > MAX_BATCH_BYTES {
+                out.push(std::mem::take(&mut current));
+                bytes = BATCH_OVERHEAD;
+            }
+            bytes += size;
+            current.push(op);
+        }
+        if !current.is_empty() {
+            out.push(current);
+        }
+        Ok(out)
+    }
 }
+
+/// The bytes of a batch body besides its operations (the batch and changeset boundaries).
+pub(crate) const BATCH_OVERHEAD: usize = 256;
 
 /// Reads each operation's status line (and ETag) from a batch response.
 fn check_batch_response(text: &str, count: usize, what: &str) -> StorageResult<Vec<String>> {

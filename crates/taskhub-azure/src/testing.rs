@@ -42,4 +42,14 @@ impl AzureStore {
         self.inject_clear_failures
             .store(n, std::sync::atomic::Ordering::SeqCst);
     }
+
+    /// How many rows the instance's History partition holds (events of every execution, rows
+    /// written ahead of a commit that never came, the sentinel), and how many blobs its
+    /// history has: to see what a torn checkpoint left behind.
+    pub async fn history_footprint(&self, instance: &InstanceId) -> StorageResult<(usize, usize)> {
+        let filter = format!("PartitionKey eq {}", crate::tables::lit(instance.as_str()));
+        let rows = self.tables.query_all(&self.names.history, &filter).await?;
+        let blobs = self.blobs.list(&format!("history/{instance}/")).await?;
+        Ok((rows.len(), blobs.len()))
+    }
 }

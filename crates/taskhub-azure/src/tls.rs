@@ -11,6 +11,9 @@ use taskhub_storage::{StorageError, StorageResult};
 
 use crate::config::TlsOptions;
 
+/// How long opening a TCP connection may take.
+pub(crate) const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The connector of every store: HTTPS or plain HTTP, as each endpoint says.
 pub(crate) type Connector = HttpsConnector<HttpConnector>;
 
@@ -34,6 +37,9 @@ pub(crate) fn connector(tls: &TlsOptions) -> StorageResult<Connector> {
         .with_no_client_auth();
     let mut http = HttpConnector::new();
     http.enforce_http(false);
+    // A packet-dropping endpoint must fail fast, not after the kernel's ~2 minutes of SYN
+    // retries.
+    http.set_connect_timeout(Some(CONNECT_TIMEOUT));
     Ok(HttpsConnectorBuilder::new()
         .with_tls_config(config)
         .https_or_http()

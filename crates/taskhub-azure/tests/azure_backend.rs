@@ -23,7 +23,7 @@ use taskhub_storage::{
 const START: Timestamp = Timestamp::from_millis(1_700_000_000_000);
 
 async fn open() -> AzureStore {
-    AzureStore::open(AzureOptions {
+    AzureStore::create(AzureOptions {
         account: common::account(),
         hub: common::unique_hub(),
         clock: Arc::new(ManualClock::new(START)),
@@ -295,7 +295,7 @@ async fn a_wrong_key_or_an_unreachable_endpoint_is_a_clear_error() {
 async fn a_deleted_hub_opens_again_empty() {
     let hub = common::unique_hub();
     let open_named = || {
-        AzureStore::open(AzureOptions {
+        AzureStore::create(AzureOptions {
             account: common::account(),
             hub: hub.clone(),
             clock: Arc::new(ManualClock::new(START)),

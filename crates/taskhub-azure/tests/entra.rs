@@ -36,7 +36,7 @@ fn account(credential: Credential, storage: &Server, root: Vec<u8>) -> StorageAc
 }
 
 async fn open(account: StorageAccount, clock: &ManualClock) -> Result<AzureStore, AzureError> {
-    AzureStore::open(AzureOptions {
+    AzureStore::create(AzureOptions {
         account,
         hub: HubName::new("EntraHub").unwrap(),
         clock: Arc::new(clock.clone()),

@@ -25,7 +25,7 @@ fn account(port: u16) -> StorageAccount {
 }
 
 async fn open(account: StorageAccount) -> Result<AzureStore, AzureError> {
-    AzureStore::open(AzureOptions {
+    AzureStore::create(AzureOptions {
         account,
         hub: HubName::new("TlsHub").unwrap(),
         clock: Arc::new(ManualClock::new(taskhub_core::Timestamp::from_millis(

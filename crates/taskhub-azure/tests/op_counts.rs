@@ -13,7 +13,7 @@ use taskhub_storage::{
 
 #[tokio::test]
 async fn an_activity_result_costs_one_put_and_one_delete_and_no_table_read() {
-    let store = AzureStore::open(AzureOptions {
+    let store = AzureStore::create(AzureOptions {
         account: common::account(),
         hub: common::unique_hub(),
         clock: std::sync::Arc::new(SystemClock::new()),

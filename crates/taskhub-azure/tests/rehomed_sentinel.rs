@@ -65,7 +65,7 @@ async fn take(s: &AzureStore, p: u32, epoch: u64) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rehomed_instance_is_written_under_its_new_partitions_lower_epoch() {
-    let s = AzureStore::open(AzureOptions {
+    let s = AzureStore::create(AzureOptions {
         account: common::account(),
         hub: common::unique_hub(),
         clock: Arc::new(ManualClock::new(START)),

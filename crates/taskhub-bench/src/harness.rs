@@ -286,7 +286,7 @@ async fn open_azure(config: &Config, settings: &Settings) -> anyhow::Result<Azur
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
     let hub = HubName::new(&format!("Bench{}x{nanos:x}", std::process::id()))?;
-    AzureStore::open(AzureOptions {
+    AzureStore::create(AzureOptions {
         account,
         hub,
         clock: Arc::new(SystemClock::new()),

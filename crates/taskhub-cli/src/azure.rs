@@ -48,30 +48,51 @@ pub fn account(settings: &Settings) -> anyhow::Result<StorageAccount> {
     )?)
 }
 
-/// Opens the store of the hub the settings name.
-pub async fn open_store(settings: &Settings) -> anyhow::Result<AzureStore> {
-    let account = account(settings)?;
-    let hub = HubName::new(&settings.task_hub_name)?;
-    let name = hub.to_string();
-    match AzureStore::open(AzureOptions {
-        account,
-        hub,
-        clock: Arc::new(SystemClock::new()),
-    })
-    .await
-    {
+/// Opens the store of the hub the settings name; with `create`, creates its tables and
+/// container if missing (workers, the demo, a start), else a missing hub is an error that
+/// creates nothing.
+pub async fn open_store(settings: &Settings, create: bool) -> anyhow::Result<AzureStore> {
+    match try_open_store(settings, create).await? {
         Ok(store) => Ok(store),
-        Err(AzureError::Open(StorageError::Unavailable(e))) => bail!(
+        Err(e) => Err(open_error(settings, e)),
+    }
+}
+
+/// [`open_store`] with the library's error, for callers that handle some of them.
+async fn try_open_store(
+    settings: &Settings,
+    create: bool,
+) -> anyhow::Result<Result<AzureStore, AzureError>> {
+    let options = AzureOptions {
+        account: account(settings)?,
+        hub: HubName::new(&settings.task_hub_name)?,
+        clock: Arc::new(SystemClock::new()),
+    };
+    Ok(if create {
+        AzureStore::create(options).await
+    } else {
+        AzureStore::open(options).await
+    })
+}
+
+/// One error line naming the setting to check.
+fn open_error(settings: &Settings, e: AzureError) -> anyhow::Error {
+    match e {
+        AzureError::Open(StorageError::Unavailable(e)) => anyhow::anyhow!(
             "no Azure Storage answers (azure_storage_connection_string or azure_storage_account_name): {e}; for a local emulator, {START_AZURITE}"
         ),
-        Err(e) => bail!("cannot open task hub '{name}' on Azure Storage: {e}"),
+        e @ (AzureError::HubNotFound { .. } | AzureError::HubNameCase { .. }) => e.into(),
+        e => anyhow::anyhow!(
+            "cannot open task hub '{}' on Azure Storage: {e}",
+            settings.task_hub_name
+        ),
     }
 }
 
 /// Opens the task hub on Azure Storage; with `must_exist`, a hub that was never created is an
-/// error instead of a new one.
+/// error instead of a new one (and nothing is created).
 pub async fn open_hub(settings: Settings, must_exist: bool) -> anyhow::Result<TaskHub> {
-    let store = open_store(&settings).await?;
+    let store = open_store(&settings, !must_exist).await?;
     let name = settings.task_hub_name.clone();
     if must_exist && store.hub_info().await?.is_none() {
         bail!(
@@ -109,7 +130,17 @@ fn is_local(account: &StorageAccount) -> bool {
 pub async fn fresh_hub(settings: &Settings, allow_real: bool) -> anyhow::Result<()> {
     let account = account(settings)?;
     let local = is_local(&account);
-    let store = open_store(settings).await?;
+    let store = match try_open_store(settings, false).await? {
+        Ok(store) => store,
+        Err(AzureError::HubNotFound { .. }) => {
+            crate::outln!(
+                "Demo task hub: '{}' on Azure Storage (new)",
+                settings.task_hub_name
+            );
+            return Ok(());
+        }
+        Err(e) => return Err(open_error(settings, e)),
+    };
     if !local && !allow_real {
         use taskhub_storage::{InstanceQuery, InstanceStore as _};
         let page = store
@@ -120,7 +151,9 @@ pub async fn fresh_hub(settings: &Settings, allow_real: bool) -> anyhow::Result<
             .await?;
         if !page.instances.is_empty() {
             bail!(
-                "the demo starts on a fresh hub and would delete the task hub '{}' on the account                  '{}', which has instances: name another hub (task_hub_name), or pass --fresh to                  delete it",
+                "the demo starts on a fresh hub and would delete the task hub '{}' on the account \
+                 '{}', which has instances: name another hub (task_hub_name), or pass --fresh to \
+                 delete it",
                 settings.task_hub_name,
                 account.name
             );

@@ -335,6 +335,14 @@ impl QueueStore for SqliteStore {
         .await
     }
 
+    fn max_message_bytes(&self) -> usize {
+        MAX_MESSAGE_BYTES
+    }
+
+    fn max_dequeue_batch(&self) -> usize {
+        MAX_DEQUEUE_BATCH
+    }
+
     fn max_delay(&self) -> Duration {
         MAX_DELAY
     }

@@ -66,6 +66,13 @@ pub enum StorageError {
     /// A transient failure (I/O, network, timeout).
     #[error("storage unavailable: {0}")]
     Unavailable(String),
+    /// The object is being deleted (Azure Storage keeps a deleted table, queue or container
+    /// name for a while): creating it again succeeds later, so this is retryable.
+    #[error("{what} is being deleted; it can be created again shortly")]
+    BeingDeleted {
+        /// The object.
+        what: String,
+    },
     /// A permanent backend failure that fits no other variant.
     #[error("storage backend error: {0}")]
     Backend(String),
@@ -75,7 +82,10 @@ impl StorageError {
     /// True if the same operation may succeed when retried unchanged.
     #[must_use]
     pub fn is_retryable(&self) -> bool {
-        matches!(self, Self::Busy { .. } | Self::Unavailable(_))
+        matches!(
+            self,
+            Self::Busy { .. } | Self::Unavailable(_) | Self::BeingDeleted { .. }
+        )
     }
 
     /// True for conditional-write failures (`Conflict`, `Fenced`): re-read, then decide.

@@ -74,6 +74,13 @@ impl Trigger {
 /// (see [`CheckpointStore`](crate::CheckpointStore)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum TearAfter {
+    /// Inside step 1, before its commit: what a backend writes ahead of the commit (on Azure,
+    /// the event rows that do not fit in the sentinel's batch, under a token no committed row
+    /// uses, and the blobs of large events and of a large outbox) is written and the fence is
+    /// checked; the commit is not made, so none of it is visible. Not in [`ALL`](Self::ALL),
+    /// which lists the tears between two steps (nor drawn by random tears); its
+    /// [`step`](Self::step) is 1.
+    AheadWritten,
     /// Step 1: the history and `pending_outbox` are committed; nothing was sent.
     HistoryCommitted,
     /// Step 2: the outbound messages are enqueued; the instance row is not written.
@@ -97,7 +104,7 @@ impl TearAfter {
     #[must_use]
     pub const fn step(self) -> u8 {
         match self {
-            Self::HistoryCommitted => 1,
+            Self::AheadWritten | Self::HistoryCommitted => 1,
             Self::OutboundSent => 2,
             Self::InstanceWritten => 3,
             Self::ConsumedDeleted => 4,
@@ -114,6 +121,7 @@ impl TearAfter {
     #[must_use]
     pub const fn checkpoint_step(self) -> CheckpointStep {
         match self {
+            Self::AheadWritten => CheckpointStep::FenceChecked,
             Self::HistoryCommitted => CheckpointStep::HistoryCommitted,
             Self::OutboundSent => CheckpointStep::OutboundSent,
             Self::InstanceWritten => CheckpointStep::InstanceWritten,

@@ -151,8 +151,17 @@ impl<S: TaskHubStore + ?Sized> QueueStore for FaultyStore<S> {
     async fn stats(&self, queue: QueueName) -> StorageResult<QueueStats> {
         self.faulty(Op::Stats, self.inner.stats(queue)).await
     }
+    fn max_message_bytes(&self) -> usize {
+        self.inner.max_message_bytes()
+    }
+    fn max_dequeue_batch(&self) -> usize {
+        self.inner.max_dequeue_batch()
+    }
     fn max_delay(&self) -> Duration {
         self.inner.max_delay()
+    }
+    fn delay_granularity(&self) -> Duration {
+        self.inner.delay_granularity()
     }
 }
 

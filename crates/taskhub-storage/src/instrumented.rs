@@ -263,6 +263,12 @@ impl<S: QueueStore> QueueStore for Instrumented<S> {
     async fn stats(&self, queue: QueueName) -> StorageResult<QueueStats> {
         self.timed(Operation::Stats, self.inner.stats(queue)).await
     }
+    fn max_message_bytes(&self) -> usize {
+        self.inner.max_message_bytes()
+    }
+    fn max_dequeue_batch(&self) -> usize {
+        self.inner.max_dequeue_batch()
+    }
     fn max_delay(&self) -> Duration {
         self.inner.max_delay()
     }

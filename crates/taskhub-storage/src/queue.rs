@@ -8,11 +8,13 @@ use taskhub_core::Timestamp;
 
 use crate::error::StorageResult;
 
-/// The largest message body a queue accepts, in bytes (the Azure Storage queue limit).
-/// Bigger payloads go to the [`PayloadStore`](crate::PayloadStore).
+/// The largest message body a queue accepts, in bytes (the Azure Storage queue limit): the
+/// default of [`QueueStore::max_message_bytes`], which is what callers must go by. Bigger
+/// payloads go to the [`PayloadStore`](crate::PayloadStore).
 pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
 
-/// The most messages one dequeue may return (the Azure Storage queue limit).
+/// The most messages one dequeue may return (the Azure Storage queue limit): the default of
+/// [`QueueStore::max_dequeue_batch`], which is what callers must go by.
 pub const MAX_DEQUEUE_BATCH: usize = 32;
 
 /// The most partitions a task hub may have.
@@ -43,7 +45,8 @@ pub struct Receipt(pub String);
 /// A message to enqueue.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewQueueMessage {
-    /// The body (an encoded [`taskhub_core::Message`]); at most [`MAX_MESSAGE_BYTES`].
+    /// The body (an encoded [`taskhub_core::Message`]); at most
+    /// [`QueueStore::max_message_bytes`].
     pub body: String,
     /// How long the message stays invisible after the enqueue (0 = visible at once).
     pub delay: Duration,
@@ -75,14 +78,19 @@ pub struct QueueStats {
 /// Queue semantics of Azure Storage queues: at-least-once delivery with visibility timeouts.
 ///
 /// Contract (each MUST has a conformance case):
-/// * `enqueue` MUST reject a body over [`MAX_MESSAGE_BYTES`] with `TooLarge`, and MUST make the
-///   message invisible for `delay`.
+/// * The limits are the backend's own and callers go by what it reports:
+///   [`max_message_bytes`](Self::max_message_bytes),
+///   [`max_dequeue_batch`](Self::max_dequeue_batch), [`max_delay`](Self::max_delay).
+/// * `enqueue` MUST reject a body over `max_message_bytes()` with `TooLarge` (and accept one
+///   of exactly that size), and MUST make the message invisible for `delay`.
 /// * `dequeue` MUST return at most `max` messages and MUST reject `max` of 0 or over
-///   [`MAX_DEQUEUE_BATCH`] with `InvalidArgument`; it MUST NOT return a message that another
+///   `max_dequeue_batch()` with `InvalidArgument`; it MUST NOT return a message that another
 ///   dequeue holds within its visibility timeout; a message whose visibility timeout expired
 ///   MUST be returned again with `dequeue_count` increased by one.
-/// * Messages MUST come out in enqueue order when all are visible (best-effort FIFO; the
-///   runtime does not depend on strict order across redeliveries).
+/// * When all are visible, dequeues MUST return every message, each once while it is held.
+///   The order across messages is NOT part of the contract: Azure Storage queues are not FIFO
+///   (SQLite and memory happen to be), and neither the runtime nor the conformance suite
+///   depends on it.
 /// * `delete` with a current receipt MUST remove the message for good; with a stale receipt
 ///   (the message was re-dequeued since) it MUST fail with `ReceiptExpired` and leave the
 ///   message in place.
@@ -136,6 +144,14 @@ pub trait QueueStore: Send + Sync {
     ) -> StorageResult<Receipt>;
     /// Length and oldest-message age.
     async fn stats(&self, queue: QueueName) -> StorageResult<QueueStats>;
+    /// The largest message body this backend's queues accept, in bytes.
+    fn max_message_bytes(&self) -> usize {
+        MAX_MESSAGE_BYTES
+    }
+    /// The most messages one dequeue may return.
+    fn max_dequeue_batch(&self) -> usize {
+        MAX_DEQUEUE_BATCH
+    }
     /// The longest initial `delay` the backend accepts; longer timers are re-enqueued in chunks.
     fn max_delay(&self) -> Duration {
         Duration::from_secs(7 * 24 * 3600)

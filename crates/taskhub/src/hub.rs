@@ -195,14 +195,17 @@ impl TaskHub {
         })
     }
 
-    /// Encodes a message for a queue (large bodies go to the payload store).
+    /// Encodes a message for a queue: a body over `large_payload_threshold`, or over the
+    /// largest message the store's queues accept (its reported limit), goes to the payload
+    /// store.
     pub(crate) async fn encode(&self, message: &Message) -> Result<String, StorageError> {
-        codec::encode(
-            self.inner.store.as_ref(),
-            message,
-            self.inner.settings.large_payload_threshold,
-        )
-        .await
+        let store = self.inner.store.as_ref();
+        let threshold = self
+            .inner
+            .settings
+            .large_payload_threshold
+            .min(store.max_message_bytes());
+        codec::encode(store, message, threshold).await
     }
 
     /// Encodes a message as an outbound message of a checkpoint.

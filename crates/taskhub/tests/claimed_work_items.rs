@@ -148,3 +148,28 @@ async fn work_items_beyond_free_slots_go_to_other_workers() {
     a.shutdown().await;
     b.shutdown().await;
 }
+
+/// A claim hides its work item for `work_item_visibility_timeout`, which must be above zero
+/// (a zero claim is refused by every backend): the setting is refused up front, by name.
+#[test]
+fn a_zero_visibility_timeout_is_refused_by_name() {
+    for (name, settings) in [
+        (
+            "work_item_visibility_timeout",
+            Settings {
+                work_item_visibility_timeout: Duration::ZERO,
+                ..Settings::default()
+            },
+        ),
+        (
+            "control_queue_visibility_timeout",
+            Settings {
+                control_queue_visibility_timeout: Duration::ZERO,
+                ..Settings::default()
+            },
+        ),
+    ] {
+        let err = settings.validate().unwrap_err().to_string();
+        assert!(err.contains(name), "{err}");
+    }
+}

@@ -34,7 +34,7 @@ pub fn unique_hub() -> HubName {
 
 /// A fresh, empty hub.
 pub async fn fresh_store(clock: ManualClock) -> Arc<dyn TaskHubStore> {
-    let store = AzureStore::open(AzureOptions {
+    let store = AzureStore::create(AzureOptions {
         account: account(),
         hub: unique_hub(),
         clock: Arc::new(clock),

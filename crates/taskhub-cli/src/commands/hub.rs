@@ -38,7 +38,7 @@ pub async fn run(global: &GlobalArgs, cmd: HubCmd) -> anyhow::Result<()> {
     drop(hub);
     match backend {
         Backend::Azure => {
-            let store = crate::azure::open_store(&settings).await?;
+            let store = crate::azure::open_store(&settings, false).await?;
             store
                 .delete_hub()
                 .await

@@ -46,7 +46,7 @@ async fn azure_store() -> Arc<taskhub_azure::AzureStore> {
         .unwrap()
         .subsec_nanos();
     let name = format!("http{}x{n}x{nanos}", std::process::id());
-    let store = taskhub_azure::AzureStore::open(taskhub_azure::AzureOptions {
+    let store = taskhub_azure::AzureStore::create(taskhub_azure::AzureOptions {
         account: taskhub_azure::StorageAccount::from_connection_string(&text)
             .expect("a valid test connection string"),
         hub: taskhub_azure::HubName::new(&name).expect("a valid hub name"),

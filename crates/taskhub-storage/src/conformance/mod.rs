@@ -62,7 +62,7 @@ macro_rules! conformance_tests {
                 dequeue_rejects_max_of_zero_or_over_batch_limit,
                 dequeue_hides_message_until_visibility_timeout,
                 expired_message_is_redelivered_with_dequeue_count_plus_one,
-                dequeue_returns_messages_in_enqueue_order,
+                dequeue_returns_every_visible_message_once,
                 delete_with_current_receipt_removes_message_for_good,
                 delete_with_stale_receipt_fails_and_keeps_message,
                 abandon_makes_message_visible_after_delay,

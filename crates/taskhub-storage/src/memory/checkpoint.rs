@@ -47,7 +47,7 @@ impl CheckpointPrimitives for Primitives<'_> {
     async fn validate(&self, request: &CheckpointRequest) -> StorageResult<()> {
         for out in &request.outbound {
             check_queue(out.queue)?;
-            check_message(&out.message, self.0.max_delay())?;
+            check_message(&out.message, self.0.max_message_bytes(), self.0.max_delay())?;
         }
         for (queue, _) in &request.consumed {
             check_queue(*queue)?;

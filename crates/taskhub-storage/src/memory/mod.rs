@@ -34,6 +34,25 @@ use crate::faults::Call;
 use crate::store::TaskHubStore;
 use state::State;
 
+/// How a memory store's queues behave (the constructors' options).
+struct Queues {
+    plan: FaultPlan,
+    max_message_bytes: usize,
+    max_dequeue_batch: usize,
+    newest_first: bool,
+}
+
+impl Default for Queues {
+    fn default() -> Self {
+        Self {
+            plan: FaultPlan::none(),
+            max_message_bytes: crate::MAX_MESSAGE_BYTES,
+            max_dequeue_batch: crate::MAX_DEQUEUE_BATCH,
+            newest_first: false,
+        }
+    }
+}
+
 /// A task hub held in memory. See the [module docs](self).
 #[derive(Clone)]
 pub struct MemoryStore {
@@ -44,6 +63,10 @@ struct Shared {
     clock: Arc<dyn Clock>,
     state: Mutex<State>,
     faults: Faults,
+    max_message_bytes: usize,
+    max_dequeue_batch: usize,
+    /// Dequeues hand out the newest visible messages first (not FIFO, as on Azure).
+    newest_first: bool,
 }
 
 impl MemoryStore {
@@ -56,11 +79,58 @@ impl MemoryStore {
     /// An empty task hub on `clock` that injects the faults of `plan`.
     #[must_use]
     pub fn with_faults(clock: Arc<dyn Clock>, plan: FaultPlan) -> Self {
+        Self::build(
+            clock,
+            Queues {
+                plan,
+                ..Queues::default()
+            },
+        )
+    }
+
+    /// An empty task hub on `clock` whose queues accept bodies of at most
+    /// `max_message_bytes` and dequeues of at most `max_dequeue_batch` messages, and report
+    /// those limits: a backend whose limits are not Azure Storage's, for tests of code that
+    /// must go by the limits a backend reports.
+    #[must_use]
+    pub fn with_queue_limits(
+        clock: Arc<dyn Clock>,
+        max_message_bytes: usize,
+        max_dequeue_batch: usize,
+    ) -> Self {
+        Self::build(
+            clock,
+            Queues {
+                max_message_bytes,
+                max_dequeue_batch,
+                ..Queues::default()
+            },
+        )
+    }
+
+    /// An empty task hub on `clock` whose dequeues hand out the newest visible messages
+    /// first: queues that are not FIFO (neither are Azure Storage's), for tests that must not
+    /// depend on the order of dequeues across messages.
+    #[must_use]
+    pub fn newest_first(clock: Arc<dyn Clock>) -> Self {
+        Self::build(
+            clock,
+            Queues {
+                newest_first: true,
+                ..Queues::default()
+            },
+        )
+    }
+
+    fn build(clock: Arc<dyn Clock>, queues: Queues) -> Self {
         Self {
             shared: Arc::new(Shared {
                 clock,
                 state: Mutex::new(State::default()),
-                faults: Faults::new(plan),
+                faults: Faults::new(queues.plan),
+                max_message_bytes: queues.max_message_bytes,
+                max_dequeue_batch: queues.max_dequeue_batch,
+                newest_first: queues.newest_first,
             }),
         }
     }

@@ -10,8 +10,7 @@ use super::state::{Now, State};
 use super::{MemoryStore, Op};
 use crate::error::{StorageError, StorageResult};
 use crate::queue::{
-    Dequeued, NewQueueMessage, QueueName, QueueStats, QueueStore, Receipt, MAX_DEQUEUE_BATCH,
-    MAX_MESSAGE_BYTES, MAX_PARTITIONS,
+    Dequeued, NewQueueMessage, QueueName, QueueStats, QueueStore, Receipt, MAX_PARTITIONS,
 };
 
 /// One queue: messages by sequence number (enqueue order).
@@ -54,12 +53,16 @@ pub(super) fn check_queue(queue: QueueName) -> StorageResult<()> {
 }
 
 /// Rejects a message the queue would not accept.
-pub(super) fn check_message(message: &NewQueueMessage, max_delay: Duration) -> StorageResult<()> {
-    if message.body.len() > MAX_MESSAGE_BYTES {
+pub(super) fn check_message(
+    message: &NewQueueMessage,
+    max_bytes: usize,
+    max_delay: Duration,
+) -> StorageResult<()> {
+    if message.body.len() > max_bytes {
         return Err(StorageError::TooLarge {
             what: "queue message body".to_owned(),
             size: message.body.len(),
-            limit: MAX_MESSAGE_BYTES,
+            limit: max_bytes,
         });
     }
     if message.delay > max_delay {
@@ -127,24 +130,29 @@ impl State {
         }
     }
 
+    /// Takes up to `max` visible messages, oldest first (or newest first).
     fn dequeue(
         &mut self,
         queue: QueueName,
         max: usize,
         visibility: Duration,
         now: Now,
+        newest_first: bool,
     ) -> Vec<Dequeued> {
         let mut out = Vec::new();
-        let seqs: Vec<u64> = match self.queues.get(&queue) {
+        let mut seqs: Vec<u64> = match self.queues.get(&queue) {
             Some(q) => q
                 .messages
                 .iter()
                 .filter(|(_, m)| m.visible_at <= now.mono)
                 .map(|(seq, _)| *seq)
-                .take(max)
                 .collect(),
             None => return out,
         };
+        if newest_first {
+            seqs.reverse();
+        }
+        seqs.truncate(max);
         for seq in seqs {
             let receipt = Receipt(format!("{seq}.{}", self.new_nonce()));
             let Some(m) = self
@@ -246,7 +254,7 @@ impl MemoryStore {
     fn enqueue_now(&self, queue: QueueName, messages: Vec<NewQueueMessage>) -> StorageResult<()> {
         check_queue(queue)?;
         for m in &messages {
-            check_message(m, self.max_delay())?;
+            check_message(m, self.max_message_bytes(), self.max_delay())?;
         }
         let now = self.now();
         self.state().enqueue(queue, messages, now);
@@ -260,13 +268,17 @@ impl MemoryStore {
         visibility: Duration,
     ) -> StorageResult<Vec<Dequeued>> {
         check_queue(queue)?;
-        if max == 0 || max > MAX_DEQUEUE_BATCH {
+        let limit = self.max_dequeue_batch();
+        if max == 0 || max > limit {
             return Err(StorageError::InvalidArgument(format!(
-                "dequeue of {max} messages: take 1 to {MAX_DEQUEUE_BATCH} at a time"
+                "dequeue of {max} messages: take 1 to {limit} at a time"
             )));
         }
         let now = self.now();
-        Ok(self.state().dequeue(queue, max, visibility, now))
+        let newest_first = self.shared.newest_first;
+        Ok(self
+            .state()
+            .dequeue(queue, max, visibility, now, newest_first))
     }
 
     fn rehide_now(
@@ -348,5 +360,13 @@ impl QueueStore for MemoryStore {
         let call = self.enter(Op::Stats).await?;
         let result = check_queue(queue).map(|()| self.state().stats(queue));
         call.finish(result)
+    }
+
+    fn max_message_bytes(&self) -> usize {
+        self.shared.max_message_bytes
+    }
+
+    fn max_dequeue_batch(&self) -> usize {
+        self.shared.max_dequeue_batch
     }
 }

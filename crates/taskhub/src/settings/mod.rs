@@ -279,6 +279,15 @@ impl Settings {
         if !(1..=16).contains(&self.max_partitions_per_worker) {
             return bad("max_partitions_per_worker", "must be 1 to 16");
         }
+        if self.work_item_visibility_timeout.is_zero() {
+            return bad("work_item_visibility_timeout", "must be greater than zero");
+        }
+        if self.control_queue_visibility_timeout.is_zero() {
+            return bad(
+                "control_queue_visibility_timeout",
+                "must be greater than zero",
+            );
+        }
         if self.max_queue_polling_interval.is_zero() {
             return bad("max_queue_polling_interval", "must be greater than zero");
         }

@@ -71,7 +71,7 @@ pub(crate) async fn poll_work_items(shared: Arc<Shared>) {
         for m in messages {
             let Some(permit) = slots.split(1) else { break };
             let s = shared.clone();
-            shared.spawn(run_one(s, m, permit));
+            shared.spawn(run_one(s, m, permit, started));
         }
         drop(slots);
         if drained {
@@ -88,14 +88,21 @@ pub(crate) async fn poll_work_items(shared: Arc<Shared>) {
 }
 
 /// Runs a work item this worker claimed as its own turn sent it (see
-/// [`claims`](super::claims)), in the activity slot reserved for it.
-pub(crate) fn spawn_claimed(shared: &Arc<Shared>, m: Dequeued, slot: OwnedSemaphorePermit) {
-    shared.spawn(run_one(shared.clone(), m, slot));
+/// [`claims`](super::claims)), in the activity slot reserved for it; `hidden_since` is the
+/// monotonic time before the checkpoint that sent it hidden.
+pub(crate) fn spawn_claimed(
+    shared: &Arc<Shared>,
+    m: Dequeued,
+    slot: OwnedSemaphorePermit,
+    hidden_since: Duration,
+) {
+    shared.spawn(run_one(shared.clone(), m, slot, hidden_since));
 }
 
 /// Adds every free activity slot to `slots`, up to a full dequeue batch.
 fn take_free(shared: &Shared, slots: &mut OwnedSemaphorePermit) {
-    while slots.num_permits() < taskhub_storage::MAX_DEQUEUE_BATCH {
+    let batch = shared.hub.store().max_dequeue_batch().max(1);
+    while slots.num_permits() < batch {
         match shared.activity_slots.clone().try_acquire_owned() {
             Ok(p) => slots.merge(p),
             Err(_) => break,
@@ -103,8 +110,15 @@ fn take_free(shared: &Shared, slots: &mut OwnedSemaphorePermit) {
     }
 }
 
-/// Runs one work item to completion and reports its result.
-async fn run_one(shared: Arc<Shared>, m: Dequeued, permit: OwnedSemaphorePermit) {
+/// Runs one work item to completion and reports its result. `hidden_since` is the monotonic
+/// time before the request that hid the item (the dequeue, or the checkpoint that claimed
+/// it): its visibility is renewed counting from then, never later.
+async fn run_one(
+    shared: Arc<Shared>,
+    m: Dequeued,
+    permit: OwnedSemaphorePermit,
+    hidden_since: Duration,
+) {
     let queue = QueueName::WorkItems;
     let settings = shared.hub.settings();
     if m.dequeue_count > settings.max_dequeue_count {
@@ -191,8 +205,10 @@ async fn run_one(shared: Arc<Shared>, m: Dequeued, permit: OwnedSemaphorePermit)
     let mut hold = WorkItemHold {
         flight,
         receipt: m.receipt.clone(),
-        renewed_at: shared.hub.clock().monotonic(),
+        renewed_at: hidden_since,
     };
+    // The checkpoint or dequeue, and a large input's read, may have taken long.
+    hold.renew_if_due(&shared).await;
     let outcome = match shared.registry.start_activity(name, ctx, input.clone()) {
         Err(failure) => Err(failure),
         Ok(fut) => {
@@ -202,7 +218,13 @@ async fn run_one(shared: Arc<Shared>, m: Dequeued, permit: OwnedSemaphorePermit)
             let _stop_with_this_run = AbortOnDrop(handle.abort_handle());
             let visibility = settings.work_item_visibility_timeout;
             loop {
-                let renew = shared.hub.clock().sleep(visibility / 2);
+                // Half the visibility after the last renewal; after a failed renewal, retry
+                // a tenth of it later (not at once).
+                let now = shared.hub.clock().monotonic();
+                let due = (hold.renewed_at + visibility / 2)
+                    .saturating_sub(now)
+                    .max(visibility / 10);
+                let renew = shared.hub.clock().sleep(due);
                 tokio::select! {
                     joined = &mut handle => break match joined {
                         Ok(r) => r,

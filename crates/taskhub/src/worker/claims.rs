@@ -16,24 +16,30 @@
 //! visibility timeout has passed and another worker runs it, as with an item it had dequeued.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use taskhub_storage::{Dequeued, OutboundMessage, QueueName};
 use tokio::sync::OwnedSemaphorePermit;
+use tracing::warn;
 
 use super::{activities, Shared};
 
 /// The activity slots reserved for a turn's claimed work items.
 pub(crate) struct Claims {
     slots: Vec<OwnedSemaphorePermit>,
+    /// Monotonic time before the checkpoint: the claimed items are hidden from no earlier.
+    reserved_at: Duration,
 }
 
 impl Claims {
     /// Claims as many of `outbound`'s work items as there are free activity slots, and
-    /// reserves those slots. Nothing is claimed while the worker stops.
+    /// reserves those slots. Nothing is claimed while the worker stops. Call right before the
+    /// checkpoint.
     pub(crate) fn reserve(shared: &Shared, outbound: &mut [OutboundMessage]) -> Self {
+        let reserved_at = shared.hub.clock().monotonic();
         let mut slots = Vec::new();
         if shared.stopping() {
-            return Self { slots };
+            return Self { slots, reserved_at };
         }
         let visibility = shared.hub.settings().work_item_visibility_timeout;
         for out in outbound
@@ -46,13 +52,28 @@ impl Claims {
             out.claim = Some(visibility);
             slots.push(slot);
         }
-        Self { slots }
+        Self { slots, reserved_at }
     }
 
-    /// Runs the claimed deliveries of a committed checkpoint, each in its reserved slot.
-    pub(crate) fn start(self, shared: &Arc<Shared>, claimed: Vec<Dequeued>) {
+    /// Runs the claimed deliveries of a committed checkpoint, each in its reserved slot. If
+    /// the worker began to stop meanwhile, it gives them back instead (visible at once, the
+    /// claim not counted), so that a shutdown neither waits for them nor leaves them hidden.
+    pub(crate) async fn start(self, shared: &Arc<Shared>, claimed: Vec<Dequeued>) {
+        if shared.stopping() {
+            for d in claimed {
+                if let Err(e) = shared
+                    .hub
+                    .store()
+                    .release(QueueName::WorkItems, &d.receipt, Duration::ZERO)
+                    .await
+                {
+                    warn!(error = %e, "could not give back a claimed work item at shutdown; it is visible again after its visibility timeout");
+                }
+            }
+            return;
+        }
         for (delivery, slot) in claimed.into_iter().zip(self.slots) {
-            activities::spawn_claimed(shared, delivery, slot);
+            activities::spawn_claimed(shared, delivery, slot, self.reserved_at);
         }
     }
 }

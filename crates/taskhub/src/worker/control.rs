@@ -51,7 +51,12 @@ pub(crate) async fn poll_partition(shared: Arc<Shared>, mut lease: Lease) {
         };
         // The slots are held as permits until each is handed to a delivery or dropped, so a
         // poller cancelled anywhere (even mid-dequeue) returns them all.
-        while slots.num_permits() < settings.control_queue_batch_size {
+        // At most what one dequeue of this backend may return.
+        let batch = settings
+            .control_queue_batch_size
+            .min(shared.hub.store().max_dequeue_batch())
+            .max(1);
+        while slots.num_permits() < batch {
             match shared.buffer.clone().try_acquire_owned() {
                 Ok(p) => slots.merge(p),
                 Err(_) => break,

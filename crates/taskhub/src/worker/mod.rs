@@ -452,17 +452,31 @@ impl WorkerHandle {
         let mut control = take_set(&self.shared.pollers);
         while control.join_next().await.is_some() {}
         let timeout = self.shared.hub.settings().shutdown_timeout;
-        let mut tasks = take_set(&self.shared.tasks);
-        // The timeout runs on the hub's clock, like every other wait of the runtime.
-        let drained = tokio::select! {
-            () = async { while tasks.join_next().await.is_some() {} } => true,
-            () = self.shared.hub.clock().sleep(timeout) => false,
-        };
-        if !drained {
-            // What is still running is abandoned: stopped, and its messages given back.
-            self.shared.orphans.abandon_all();
-            tasks.abort_all();
-            while tasks.join_next().await.is_some() {}
+        let clock = self.shared.hub.clock().clone();
+        let deadline = clock.monotonic() + timeout;
+        // Tasks spawned while draining (a turn that committed just now starts its claimed
+        // activities, or gives them back) are waited for too, within the same timeout.
+        loop {
+            let mut tasks = take_set(&self.shared.tasks);
+            if tasks.is_empty() {
+                break;
+            }
+            let left = deadline.saturating_sub(clock.monotonic());
+            // The timeout runs on the hub's clock, like every other wait of the runtime.
+            let drained = tokio::select! {
+                () = async { while tasks.join_next().await.is_some() {} } => true,
+                () = clock.sleep(left) => false,
+            };
+            if !drained {
+                // What is still running is abandoned: stopped, and its messages given back.
+                self.shared.orphans.abandon_all();
+                tasks.abort_all();
+                while tasks.join_next().await.is_some() {}
+                let mut late = take_set(&self.shared.tasks);
+                late.abort_all();
+                while late.join_next().await.is_some() {}
+                break;
+            }
         }
         give_back_held(&self.shared).await;
         if let Some(mut manager) = manager {

@@ -40,7 +40,11 @@ pub(crate) async fn run(shared: Arc<Shared>, mut lease: Lease) {
             scanned = rehome_all(&shared, p).await;
         }
         match store
-            .dequeue(queue, 32, settings.control_queue_visibility_timeout)
+            .dequeue(
+                queue,
+                shared.hub.store().max_dequeue_batch().max(1),
+                settings.control_queue_visibility_timeout,
+            )
             .await
         {
             Ok(messages) if !messages.is_empty() => {

@@ -580,7 +580,7 @@ async fn run_traced(
             for (q, delay) in queues {
                 shared.hub.inner.signals.enqueued_after(q, delay);
             }
-            claims.start(shared, outcome.claimed);
+            claims.start(shared, outcome.claimed).await;
         }
         Err(e) => {
             if e.is_conflict() {

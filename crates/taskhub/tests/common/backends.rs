@@ -53,7 +53,7 @@ pub fn unique_hub_name() -> String {
 
 /// Opens (creating its objects on first use) the Azure hub `name` on the test account.
 pub async fn azure_store(name: &str) -> Arc<AzureStore> {
-    let store = AzureStore::open(AzureOptions {
+    let store = AzureStore::create(AzureOptions {
         account: azure_account(),
         hub: HubName::new(name).expect("a valid hub name"),
         clock: Arc::new(SystemClock::new()),

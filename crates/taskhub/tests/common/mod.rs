@@ -40,6 +40,11 @@ impl TempDir {
 
 impl Drop for TempDir {
     fn drop(&mut self) {
+        // A failing test leaves its directory (database, worker logs) for inspection.
+        if std::thread::panicking() {
+            eprintln!("kept for inspection: {}", self.0.display());
+            return;
+        }
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
