@@ -1,6 +1,6 @@
 //! The `<Hub>Instances` table: PartitionKey = instance ID, RowKey = "". Queryable columns
-//! (`Name`, `RuntimeStatus`, `CreatedTime`) next to the whole row as JSON (`Data`, or
-//! `DataBlob` when over the property limit).
+//! (`Name`, `RuntimeStatus`, `CreatedTime`, and one `Tag_<hex of key>` per tag) next to the
+//! whole row as JSON (`Data`, or `DataBlob` when over the property limit).
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -9,8 +9,8 @@ use taskhub_core::{
 };
 use taskhub_storage::list_order::page_by_created;
 use taskhub_storage::{
-    CreatedCursor, ETag, Expect, InstancePage, InstanceQuery, InstanceRow, InstanceStore,
-    ListOrder, StorageError, StorageResult,
+    CreatedCursor, ETag, ExecutionRecord, Expect, InstancePage, InstanceQuery, InstanceRow,
+    InstanceStore, ListOrder, StorageError, StorageResult, Tags,
 };
 
 use crate::store::{extend, num, parse_num, AzureStore};
@@ -35,6 +35,17 @@ struct Data {
     completed_at: Option<Timestamp>,
     scheduled_start: Option<Timestamp>,
     partition: u32,
+    #[serde(default, skip_serializing_if = "Tags::is_empty")]
+    tags: Tags,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    executions: Vec<ExecutionRecord>,
+}
+
+/// The property that carries a tag, filterable server-side: property names allow only
+/// letters, digits and `_`, so the key is hex-encoded (a key is at most 64 characters).
+fn tag_property(key: &str) -> String {
+    let hex: String = key.bytes().map(|b| format!("{b:02x}")).collect();
+    format!("Tag_{hex}")
 }
 
 fn status_text(status: OrchestrationStatus) -> String {
@@ -88,6 +99,9 @@ fn filter(query: &InstanceQuery) -> String {
     if query.completed_from.is_some() || query.completed_to.is_some() {
         // A running instance's CompletedTime is empty, which sorts before every time.
         parts.push(format!("CompletedTime gt {}", lit("")));
+    }
+    for (key, value) in &query.tags {
+        parts.push(format!("{} eq {}", tag_property(key), lit(value)));
     }
     if let Some(prefix) = query
         .instance_id_prefix
@@ -173,6 +187,8 @@ impl AzureStore {
             completed_at: d.completed_at,
             scheduled_start: d.scheduled_start,
             partition: d.partition,
+            tags: d.tags,
+            executions: d.executions,
             etag: Some(ETag(row.etag.clone())),
         })
     }
@@ -207,6 +223,8 @@ impl InstanceStore for AzureStore {
             completed_at: row.completed_at,
             scheduled_start: row.scheduled_start,
             partition: row.partition,
+            tags: row.tags.clone(),
+            executions: row.executions.clone(),
         };
         let text = serde_json::to_string(&data)
             .map_err(|e| StorageError::InvalidArgument(format!("instance row: {e}")))?;
@@ -226,6 +244,9 @@ impl InstanceStore for AzureStore {
                 ),
             ],
         );
+        for (key, value) in &row.tags {
+            e.insert(tag_property(key), serde_json::Value::String(value.clone()));
+        }
         let prefix = format!("instances/{}/", row.instance_id);
         extend(&mut e, self.big_text("Data", &text, &prefix).await?);
         let table = &self.names.instances;

@@ -190,6 +190,8 @@ async fn large_rows_and_dead_letters_round_trip() {
         completed_at: None,
         scheduled_start: None,
         partition: 0,
+        tags: Default::default(),
+        executions: Vec::new(),
         etag: None,
     };
     s.put_instance(&row, Expect::Absent).await.unwrap();

@@ -290,6 +290,9 @@ pub struct InstanceFilter {
     /// Only instances last updated before this time.
     #[arg(long, value_name = "TIME")]
     pub updated_to: Option<String>,
+    /// Only instances carrying this tag with this value (repeatable: every one must match).
+    #[arg(long = "tag", value_name = "KEY=VALUE")]
+    pub tags: Vec<String>,
 }
 
 impl InstanceFilter {
@@ -304,6 +307,7 @@ impl InstanceFilter {
             && self.completed_to.is_none()
             && self.updated_from.is_none()
             && self.updated_to.is_none()
+            && self.tags.is_empty()
     }
 }
 
@@ -339,6 +343,10 @@ pub enum InstancesCmd {
     Show {
         /// The instance ID.
         id: String,
+        /// Show this execution instead: the current one, or an earlier one that ended by
+        /// continue-as-new (its status, input, output and times).
+        #[arg(long, value_name = "EXECUTION_ID")]
+        execution: Option<String>,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -367,6 +375,10 @@ pub enum InstancesCmd {
         /// Wait up to this many seconds for the instance to finish and print its outcome.
         #[arg(long, value_name = "SECS")]
         wait: Option<u64>,
+        /// A tag of the instance (repeatable): shown in its status, filtered on by
+        /// `list --tag`.
+        #[arg(long = "tag", value_name = "KEY=VALUE")]
+        tags: Vec<String>,
     },
     /// Raise an external event on an instance.
     Raise {
@@ -416,11 +428,11 @@ pub enum InstancesCmd {
     /// Delete finished instances (history, payloads and row): one by ID, or all matching filters.
     #[command(group = clap::ArgGroup::new("target").required(true).multiple(true)
         .args(["id", "statuses", "name", "prefix", "created_from", "created_to",
-            "completed_from", "completed_to", "updated_from", "updated_to"]))]
+            "completed_from", "completed_to", "updated_from", "updated_to", "tags"]))]
     Purge {
         /// The instance ID.
         #[arg(conflicts_with_all = ["statuses", "name", "prefix", "created_from", "created_to",
-            "completed_from", "completed_to", "updated_from", "updated_to"])]
+            "completed_from", "completed_to", "updated_from", "updated_to", "tags"])]
         id: Option<String>,
         /// Filters (only finished instances are ever purged).
         #[command(flatten)]

@@ -144,6 +144,8 @@ async fn fill(hub: &TaskHub, n: usize) {
                     completed_at: Some(now),
                     scheduled_start: None,
                     partition: (i % 4) as u32,
+                    tags: Default::default(),
+                    executions: Vec::new(),
                     etag: None,
                 };
                 store.put_instance(&row, Expect::Absent).await.unwrap();

@@ -138,6 +138,11 @@ impl From<TaskhubError> for HttpError {
             },
             TaskhubError::WrongStatus { .. } => Self::Conflict(e.to_string()),
             TaskhubError::UnknownPartition { .. } => Self::NotFound(e.to_string()),
+            TaskhubError::ExecutionNotFound { .. } => Self::NotFound(e.to_string()),
+            TaskhubError::InvalidTag { .. } => Self::Invalid {
+                field: "tags",
+                message: e.to_string(),
+            },
             TaskhubError::Contended(_) => Self::Conflict(e.to_string()),
             other => Self::Taskhub(other),
         }

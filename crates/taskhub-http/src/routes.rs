@@ -49,6 +49,10 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("GET", "/api/stats"),
     ("GET", "/api/instances"),
     ("GET", "/api/instances/{instanceId}"),
+    (
+        "GET",
+        "/api/instances/{instanceId}/executions/{executionId}",
+    ),
     ("GET", "/api/partitions"),
     ("POST", "/api/partitions/{partition}/bump"),
     ("POST", "/api/partitions/{partition}/offline"),

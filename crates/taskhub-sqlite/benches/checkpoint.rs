@@ -55,6 +55,8 @@ fn row(chain: &Chain, now: Timestamp) -> InstanceRow {
         completed_at: None,
         scheduled_start: None,
         partition: 0,
+        tags: Default::default(),
+        executions: Vec::new(),
         etag: None,
     }
 }

@@ -207,23 +207,16 @@ impl SqliteOptions {
     }
 }
 
-/// Parses `5`, `0.5`, `500ms`, `5s`, `1m`.
+/// Parses seconds as a plain number (`5`, `0.5`), else humantime's format (`500ms`, `5s`,
+/// `1m`, `1m 30s`), as the runtime's settings do.
 fn parse_duration(text: &str) -> Option<Duration> {
     let t = text.trim();
-    let (num, scale) = if let Some(n) = t.strip_suffix("ms") {
-        (n, 0.001)
-    } else if let Some(n) = t.strip_suffix('s') {
-        (n, 1.0)
-    } else if let Some(n) = t.strip_suffix('m') {
-        (n, 60.0)
-    } else {
-        (t, 1.0)
-    };
-    let v: f64 = num.trim().parse().ok()?;
-    if !v.is_finite() || v < 0.0 {
-        return None;
+    if let Ok(secs) = t.parse::<f64>() {
+        return (secs.is_finite() && secs >= 0.0)
+            .then(|| Duration::try_from_secs_f64(secs).ok())
+            .flatten();
     }
-    Duration::try_from_secs_f64(v * scale).ok()
+    humantime::parse_duration(t).ok()
 }
 
 #[cfg(test)]

@@ -25,7 +25,8 @@ pub const DEFAULT_PAGE_SIZE: usize = 100;
 pub const MAX_PAGE_SIZE: usize = 1000;
 
 const COLUMNS: &str = "instance_id, name, version, execution_id, status, input, output, failure, \
-     custom_status, created_at, updated_at, completed_at, scheduled_start, partition, etag";
+     custom_status, created_at, updated_at, completed_at, scheduled_start, partition, etag, tags, \
+     executions";
 
 /// Writes a row under its condition; returns the new ETag.
 pub(crate) fn put_in(tx: &Tx<'_>, row: &InstanceRow, expect: &Expect) -> StorageResult<ETag> {
@@ -51,6 +52,15 @@ pub(crate) fn put_in(tx: &Tx<'_>, row: &InstanceRow, expect: &Expect) -> Storage
         .map(serde_json::to_string)
         .transpose()
         .map_err(|e| StorageError::InvalidArgument(format!("failure of instance '{id}': {e}")))?;
+    let json = |what: &str, v: Result<String, serde_json::Error>| {
+        v.map_err(|e| StorageError::InvalidArgument(format!("{what} of instance '{id}': {e}")))
+    };
+    let tags = (!row.tags.is_empty())
+        .then(|| json("tags", serde_json::to_string(&row.tags)))
+        .transpose()?;
+    let executions = (!row.executions.is_empty())
+        .then(|| json("executions", serde_json::to_string(&row.executions)))
+        .transpose()?;
     let etag = tx.next_version();
     tx.conn
         .prepare_cached(&format!(
@@ -58,7 +68,7 @@ pub(crate) fn put_in(tx: &Tx<'_>, row: &InstanceRow, expect: &Expect) -> Storage
             // changed (`INSERT OR REPLACE` deletes and re-inserts the row and all four index
             // entries: several more dirty pages per checkpoint).
             "INSERT INTO instances ({COLUMNS})
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
              ON CONFLICT (instance_id) DO UPDATE SET
                  name = excluded.name, version = excluded.version,
                  execution_id = excluded.execution_id, status = excluded.status,
@@ -66,7 +76,8 @@ pub(crate) fn put_in(tx: &Tx<'_>, row: &InstanceRow, expect: &Expect) -> Storage
                  custom_status = excluded.custom_status, created_at = excluded.created_at,
                  updated_at = excluded.updated_at, completed_at = excluded.completed_at,
                  scheduled_start = excluded.scheduled_start, partition = excluded.partition,
-                 etag = excluded.etag"
+                 etag = excluded.etag, tags = excluded.tags,
+                 executions = excluded.executions"
         ))
         .and_then(|mut s| {
             s.execute(params![
@@ -85,6 +96,8 @@ pub(crate) fn put_in(tx: &Tx<'_>, row: &InstanceRow, expect: &Expect) -> Storage
                 row.scheduled_start.map(ts_to_sql),
                 row.partition,
                 etag,
+                tags,
+                executions,
             ])
         })
         .ctx(WHAT)?;
@@ -109,6 +122,8 @@ struct RawRow {
     scheduled_start: Option<i64>,
     partition: i64,
     etag: i64,
+    tags: Option<String>,
+    executions: Option<String>,
 }
 
 fn raw(r: &Row<'_>) -> rusqlite::Result<RawRow> {
@@ -128,6 +143,8 @@ fn raw(r: &Row<'_>) -> rusqlite::Result<RawRow> {
         scheduled_start: r.get(12)?,
         partition: r.get(13)?,
         etag: r.get(14)?,
+        tags: r.get(15)?,
+        executions: r.get(16)?,
     })
 }
 
@@ -166,6 +183,18 @@ fn decode(raw: RawRow) -> StorageResult<InstanceRow> {
             .map(|t| ts_from_sql(&what, t))
             .transpose()?,
         partition: u32_from_sql(&what, raw.partition)?,
+        tags: raw
+            .tags
+            .map(|t| serde_json::from_str(&t))
+            .transpose()
+            .map_err(|e| bad(&e))?
+            .unwrap_or_default(),
+        executions: raw
+            .executions
+            .map(|t| serde_json::from_str(&t))
+            .transpose()
+            .map_err(|e| bad(&e))?
+            .unwrap_or_default(),
         etag: Some(etag_out(raw.etag)),
     })
 }
@@ -251,6 +280,14 @@ fn page_sql(query: &InstanceQuery, limit: usize) -> StorageResult<(String, Vec<V
             let m = bind(Value::Text(upper), &mut values);
             clauses.push(format!("instance_id < {m}"));
         }
+    }
+    // Each tag filter: the row's tags hold the key with that value (no index).
+    for (key, value) in &query.tags {
+        let k = bind(Value::Text(key.clone()), &mut values);
+        let v = bind(Value::Text(value.clone()), &mut values);
+        clauses.push(format!(
+            "EXISTS (SELECT 1 FROM json_each(instances.tags) WHERE key = {k} AND value = {v})"
+        ));
     }
     // The order's key and, after a page, the keyset condition that resumes past its last row
     // (rows in creation-time order walk the (created_at, instance_id) index).

@@ -15,6 +15,13 @@ use taskhub_storage::{StorageError, StorageResult};
 use crate::errors::{map_sql, SqlResultExt};
 use crate::options::Durability;
 
+/// Version 4: instance tags (a JSON object, NULL for none) and the records of executions
+/// that ended by continue-as-new (a JSON array, NULL for none).
+const V4: &str = "
+ALTER TABLE instances ADD COLUMN tags TEXT;
+ALTER TABLE instances ADD COLUMN executions TEXT;
+";
+
 /// Version 3: each partition's cumulative count of committed turns (the hub's throughput),
 /// and instances indexed by (creation time, ID) for listings by creation time.
 const V3: &str = "
@@ -124,7 +131,7 @@ CREATE TABLE dead_letters (
 ";
 
 /// The migrations, in order: applying the first `n` gives schema version `n`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
 
 /// The schema version this build writes (and the newest it opens).
 #[must_use]

@@ -1,6 +1,9 @@
 //! The instances table: one status row per instance (the read side).
 
+use std::collections::BTreeMap;
+
 use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
 use taskhub_core::{
     ExecutionId, FailureDetails, InstanceId, OrchestrationStatus, Payload, Timestamp,
 };
@@ -8,6 +11,38 @@ use taskhub_core::{
 use crate::error::StorageResult;
 use crate::history::ETag;
 use crate::list_order::ListOrder;
+
+/// An instance's tags: string keys and values set at its start (see the runtime's
+/// `StartOptions::tags` for their limits), kept across continue-as-new.
+pub type Tags = BTreeMap<String, String>;
+
+/// The most [`ExecutionRecord`]s an instance row keeps (the oldest go first).
+pub const MAX_EXECUTION_RECORDS: usize = 32;
+
+/// A compact record of an execution that ended by continue-as-new, kept in the instance row
+/// after its history was replaced by the next execution's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExecutionRecord {
+    /// The execution.
+    pub execution_id: ExecutionId,
+    /// How it ended (`ContinuedAsNew`).
+    pub status: OrchestrationStatus,
+    /// Its input.
+    pub input: Payload,
+    /// Its output: the input it passed to the next execution.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<Payload>,
+    /// Its failure, if it had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<FailureDetails>,
+    /// Its custom status when it ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub custom_status: Option<Payload>,
+    /// When it started.
+    pub started_at: Timestamp,
+    /// When it ended.
+    pub completed_at: Timestamp,
+}
 
 /// The status row of an instance.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,6 +76,11 @@ pub struct InstanceRow {
     /// The partition the instance lives on (fixed at creation, so changing the partition
     /// count never strands it).
     pub partition: u32,
+    /// Tags set at the start, kept across continue-as-new.
+    pub tags: Tags,
+    /// The executions before the current one that ended by continue-as-new, oldest first (at
+    /// most [`MAX_EXECUTION_RECORDS`]).
+    pub executions: Vec<ExecutionRecord>,
     /// The row's version; ignored on write (the store sets it).
     pub etag: Option<ETag>,
 }
@@ -78,6 +118,8 @@ pub struct InstanceQuery {
     pub updated_to: Option<Timestamp>,
     /// Only instance IDs starting with this prefix.
     pub instance_id_prefix: Option<String>,
+    /// Only instances that carry every one of these tags with these values.
+    pub tags: Tags,
     /// The order of the rows (by instance ID unless set).
     pub order: ListOrder,
     /// Page size (1 to 1,000; 0 means 100).

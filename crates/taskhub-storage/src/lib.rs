@@ -39,7 +39,10 @@ pub use clock::{Clock, ManualClock, Sleep, SystemClock};
 pub use dead_letters::{DeadLetter, DeadLetterStore};
 pub use error::{StorageError, StorageResult};
 pub use history::{ETag, HistorySnapshot, HistoryStore};
-pub use instances::{Expect, InstancePage, InstanceQuery, InstanceRow, InstanceStore};
+pub use instances::{
+    ExecutionRecord, Expect, InstancePage, InstanceQuery, InstanceRow, InstanceStore, Tags,
+    MAX_EXECUTION_RECORDS,
+};
 pub use instrumented::{Instrumented, MetricsSnapshot, StoreMetrics};
 pub use list_order::{CreatedCursor, ListOrder};
 pub use operation::Operation;

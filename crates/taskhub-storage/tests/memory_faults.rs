@@ -62,6 +62,8 @@ fn instance_row(id: &str) -> InstanceRow {
         completed_at: None,
         scheduled_start: None,
         partition: 0,
+        tags: Default::default(),
+        executions: Vec::new(),
         etag: None,
     }
 }

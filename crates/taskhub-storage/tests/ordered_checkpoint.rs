@@ -122,6 +122,8 @@ fn row() -> InstanceRow {
         completed_at: None,
         scheduled_start: None,
         partition: 0,
+        tags: Default::default(),
+        executions: Vec::new(),
         etag: None,
     }
 }

@@ -1,6 +1,6 @@
 //! The error type of the runtime and client.
 
-use taskhub_core::{CoreError, FailureDetails, InstanceId, OrchestrationStatus};
+use taskhub_core::{CoreError, ExecutionId, FailureDetails, InstanceId, OrchestrationStatus};
 use taskhub_storage::StorageError;
 
 /// What can go wrong when using a task hub.
@@ -24,6 +24,23 @@ pub enum TaskhubError {
     /// The instance does not exist.
     #[error("instance '{0}' not found")]
     NotFound(InstanceId),
+    /// An instance has no execution of that ID (neither the current one nor one it keeps a
+    /// record of).
+    #[error("instance '{instance_id}' has no execution '{execution_id}'")]
+    ExecutionNotFound {
+        /// The instance.
+        instance_id: InstanceId,
+        /// The execution asked for.
+        execution_id: ExecutionId,
+    },
+    /// An instance tag (or a tag filter) breaks the limits of `StartOptions::tags`.
+    #[error("invalid tag {key:?}: {reason}")]
+    InvalidTag {
+        /// The tag's key (as given).
+        key: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// The operation does not apply to the instance in its current status.
     #[error("instance '{instance_id}' is {status}: cannot {operation}")]
     WrongStatus {

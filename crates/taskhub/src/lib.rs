@@ -20,14 +20,16 @@ pub mod telemetry;
 pub mod worker;
 
 pub use client::{
-    CleanEntities, CleanEntitiesResult, EntityMetadata, EntityPage, EntityQuery, InstanceHandle,
-    InstanceStatus, PurgeOutcome, RaiseOptions, ReusePolicy, StartOptions, StatusOptions,
-    TaskHubClient,
+    CleanEntities, CleanEntitiesResult, EntityMetadata, EntityPage, EntityQuery, ExecutionStatus,
+    InstanceHandle, InstanceStatus, PurgeOutcome, RaiseOptions, ReusePolicy, StartOptions,
+    StatusOptions, TaskHubClient,
 };
 pub use error::TaskhubError;
 pub use hub::TaskHub;
 pub use settings::Settings;
 pub use signals::InstanceChanged;
 pub use taskhub_core::*;
-pub use taskhub_storage::{InstancePage, InstanceQuery, InstanceRow, ListOrder};
+pub use taskhub_storage::{
+    ExecutionRecord, InstancePage, InstanceQuery, InstanceRow, ListOrder, Tags,
+};
 pub use worker::{Worker, WorkerHandle, WorkerStats};

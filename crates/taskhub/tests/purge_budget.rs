@@ -29,6 +29,8 @@ fn row(id: &str, status: OrchestrationStatus) -> InstanceRow {
         completed_at: status.is_terminal().then_some(now),
         scheduled_start: None,
         partition: 0,
+        tags: Default::default(),
+        executions: Vec::new(),
         etag: None,
     }
 }

@@ -4,8 +4,10 @@ use std::time::Duration;
 
 use anyhow::{bail, Context as _};
 use serde_json::Value;
+use taskhub::client::tags::parse_tag;
 use taskhub::{
-    InstanceQuery, ListOrder, Payload, RaiseOptions, StartOptions, StatusOptions, TaskHub,
+    ExecutionId, InstanceQuery, ListOrder, Payload, RaiseOptions, StartOptions, StatusOptions,
+    Tags, TaskHub,
 };
 
 use super::{instance_id, json_arg, statuses, view};
@@ -27,10 +29,26 @@ pub async fn run(global: &GlobalArgs, cmd: InstancesCmd) -> anyhow::Result<()> {
     let hub = settings::open_hub(global, &db, settings, must_exist).await?;
     match cmd {
         InstancesCmd::List(args) => list(&hub, args).await,
-        InstancesCmd::Show { id, json } => show(&hub, &id, json).await,
+        InstancesCmd::Show {
+            id,
+            execution: Some(execution),
+            json,
+        } => show_execution(&hub, &id, &execution, json).await,
+        InstancesCmd::Show { id, json, .. } => show(&hub, &id, json).await,
         InstancesCmd::History { id, json } => history(&hub, &id, json).await,
-        InstancesCmd::Start { name, id, wait, .. } => {
-            start(&hub, &name, payload, id.as_deref(), wait).await
+        InstancesCmd::Start {
+            name,
+            id,
+            wait,
+            tags,
+            ..
+        } => {
+            let options = StartOptions {
+                instance_id: id.as_deref().map(instance_id).transpose()?,
+                tags: parse_tags(&tags)?,
+                ..StartOptions::default()
+            };
+            start(&hub, &name, payload, options, wait).await
         }
         InstancesCmd::Raise {
             id,
@@ -90,6 +108,14 @@ fn payload_of(cmd: &InstancesCmd) -> anyhow::Result<Payload> {
     json_arg(arg, what)
 }
 
+/// `--tag KEY=VALUE` values as tags (an error names the bad one).
+fn parse_tags(texts: &[String]) -> anyhow::Result<Tags> {
+    texts
+        .iter()
+        .map(|t| parse_tag(t).map_err(|e| anyhow::anyhow!("--tag {t:?}: {e}")))
+        .collect()
+}
+
 /// The query of a filter.
 fn query(filter: &InstanceFilter, page_size: usize) -> anyhow::Result<InstanceQuery> {
     if !(1..=1000).contains(&page_size) {
@@ -111,6 +137,7 @@ fn query(filter: &InstanceFilter, page_size: usize) -> anyhow::Result<InstanceQu
         updated_from: time(&filter.updated_from, "--updated-from")?,
         updated_to: time(&filter.updated_to, "--updated-to")?,
         instance_id_prefix: filter.prefix.clone(),
+        tags: parse_tags(&filter.tags)?,
         page_size,
         ..InstanceQuery::default()
     })
@@ -179,6 +206,26 @@ async fn show(hub: &TaskHub, id: &str, json: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
+async fn show_execution(
+    hub: &TaskHub,
+    id: &str,
+    execution: &str,
+    json: bool,
+) -> anyhow::Result<()> {
+    let id = instance_id(id)?;
+    let execution = ExecutionId::new(execution).map_err(|e| anyhow::anyhow!("--execution: {e}"))?;
+    let status = hub.client().get_execution(&id, &execution).await?;
+    if json {
+        crate::outln!(
+            "{}",
+            serde_json::to_string_pretty(&view::execution_json(&status))?
+        );
+    } else {
+        crate::out!("{}", view::execution_text(&status));
+    }
+    Ok(())
+}
+
 async fn history(hub: &TaskHub, id: &str, json: bool) -> anyhow::Result<()> {
     let id = instance_id(id)?;
     let options = StatusOptions { history: true };
@@ -205,14 +252,10 @@ async fn start(
     hub: &TaskHub,
     name: &str,
     input: Payload,
-    id: Option<&str>,
+    options: StartOptions,
     wait: Option<u64>,
 ) -> anyhow::Result<()> {
     let input: Value = serde_json::from_str(input.as_str())?;
-    let options = StartOptions {
-        instance_id: id.map(instance_id).transpose()?,
-        ..StartOptions::default()
-    };
     if !workloads::registry().has_orchestration(name) {
         eprintln!(
             "warning: '{name}' is not one of the orchestrations `taskhub worker` runs ({})",
@@ -250,7 +293,7 @@ async fn purge(
         return Ok(());
     }
     if filter.is_empty() {
-        bail!("give an instance ID or at least one filter (--status, --name, --prefix, --created-from/-to, --completed-from/-to, --updated-from/-to)");
+        bail!("give an instance ID or at least one filter (--status, --name, --prefix, --created-from/-to, --completed-from/-to, --updated-from/-to, --tag)");
     }
     let q = query(filter, 1000)?;
     let budget = match budget {

@@ -3,7 +3,9 @@
 
 use serde_json::{json, Value};
 use taskhub::client::suspend_reason;
-use taskhub::{EventKind, HistoryEvent, InstanceRow, OrchestrationStatus, Payload, Timestamp};
+use taskhub::{
+    EventKind, ExecutionStatus, HistoryEvent, InstanceRow, OrchestrationStatus, Payload, Timestamp,
+};
 
 use crate::table::short;
 use crate::timefmt;
@@ -70,7 +72,70 @@ pub fn row_json(row: &InstanceRow) -> Value {
         "completed_at": ts_json(row.completed_at),
         "scheduled_start": ts_json(row.scheduled_start),
         "partition": row.partition,
+        "tags": row.tags,
+        "previous_executions": row.executions.iter().map(|e| json!({
+            "execution_id": e.execution_id.as_str(),
+            "status": e.status.as_str(),
+            "completed_at": ts_json(Some(e.completed_at)),
+        })).collect::<Vec<_>>(),
     })
+}
+
+/// `instances show ID --execution EID --json`: one execution's status.
+pub fn execution_json(e: &ExecutionStatus) -> Value {
+    json!({
+        "instance_id": e.instance_id.as_str(),
+        "execution_id": e.execution_id.as_str(),
+        "name": e.name,
+        "status": e.status.as_str(),
+        "current": e.current,
+        "input": payload_json(&e.input),
+        "output": e.output.as_ref().map(payload_json),
+        "failure": e.failure.as_ref().map(|f| json!({
+            "error_type": f.error_type,
+            "message": f.message,
+            "details": f.details,
+            "non_retryable": f.non_retryable,
+        })),
+        "custom_status": e.custom_status.as_ref().map(payload_json),
+        "started_at": ts_json(Some(e.started_at)),
+        "completed_at": ts_json(e.completed_at),
+    })
+}
+
+/// `instances show ID --execution EID` as text: one `field: value` line per field.
+pub fn execution_text(e: &ExecutionStatus) -> String {
+    let mut lines = vec![
+        ("instance", e.instance_id.to_string()),
+        ("orchestration", e.name.clone()),
+        ("execution", e.execution_id.to_string()),
+        (
+            "status",
+            if e.current {
+                format!("{} (current execution)", e.status)
+            } else {
+                e.status.to_string()
+            },
+        ),
+        ("input", e.input.to_string()),
+    ];
+    if let Some(p) = &e.output {
+        lines.push(("output", p.to_string()));
+    }
+    if let Some(f) = &e.failure {
+        lines.push(("failure", f.to_string()));
+    }
+    if let Some(p) = &e.custom_status {
+        lines.push(("custom status", p.to_string()));
+    }
+    lines.push(("started", timefmt::format(e.started_at)));
+    if let Some(t) = e.completed_at {
+        lines.push(("completed", timefmt::format(t)));
+    }
+    lines
+        .into_iter()
+        .map(|(k, v)| format!("{:<15} {v}\n", format!("{k}:")))
+        .collect()
 }
 
 /// `instances show` as text: one `field: value` line per field.
@@ -84,6 +149,21 @@ pub fn show_text(row: &InstanceRow) -> String {
     }
     lines.push(("status", row.status.to_string()));
     lines.push(("execution", row.execution_id.to_string()));
+    if let Some(last) = row.executions.last() {
+        lines.push((
+            "earlier",
+            format!(
+                "{} execution(s) kept, the last {} ({})",
+                row.executions.len(),
+                last.execution_id,
+                last.status
+            ),
+        ));
+    }
+    if !row.tags.is_empty() {
+        let tags: Vec<String> = row.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        lines.push(("tags", tags.join(", ")));
+    }
     lines.push(("partition", row.partition.to_string()));
     lines.push(("input", row.input.to_string()));
     match (suspend_reason(row), &row.output) {

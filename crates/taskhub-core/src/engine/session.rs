@@ -76,6 +76,9 @@ pub struct OrchestrationSession {
     pub(crate) applied_event_ids: HashSet<MessageId>,
     pub(crate) parent: Option<ParentInstance>,
     pub(crate) fault: Option<FailureDetails>,
+    /// A failure the runtime asked the next turn to end the execution with (see
+    /// [`OrchestrationSession::refuse`]).
+    pub(crate) refusal: Option<FailureDetails>,
     pub(crate) input: Payload,
     /// The trace context its `ExecutionStarted` was sent under (see [`HistoryEvent::trace`]).
     pub(crate) start_trace: Option<String>,
@@ -123,6 +126,7 @@ impl OrchestrationSession {
             applied_event_ids: HashSet::new(),
             parent: None,
             fault: None,
+            refusal: None,
             input: Payload::null(),
             start_trace: None,
         }
@@ -215,6 +219,15 @@ impl OrchestrationSession {
         self.finished.is_some()
     }
 
+    /// Makes the next turn fail the execution with `failure` instead of running its code (the
+    /// runtime refuses it, e.g. its version does not match the worker's). A start applied in
+    /// that turn is recorded and fails at once, as an orchestration that is not registered
+    /// would (no code runs, nothing is scheduled); a running execution fails and the turn's
+    /// messages are discarded.
+    pub fn refuse(&mut self, failure: FailureDetails) {
+        self.refusal = Some(failure);
+    }
+
     /// Applies `ExecutionStarted`: creates the orchestration future and polls it once.
     pub(crate) fn start(&mut self, event: &EventKind) {
         let EventKind::ExecutionStarted {
@@ -236,6 +249,10 @@ impl OrchestrationSession {
             st.name.clone_from(name);
             st.version.clone_from(version);
             st.execution_id = execution_id.clone();
+        }
+        if let Some(failure) = self.refusal.take() {
+            self.code_result = Some(CodeResult::Failed(failure));
+            return;
         }
         let ctx = OrchestrationContext::new(self.state.clone());
         match self

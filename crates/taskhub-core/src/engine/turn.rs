@@ -62,12 +62,17 @@ impl OrchestrationSession {
         // ExecutionStarted goes first, so events raised in the same batch find a started instance.
         messages.sort_by_key(|m| !matches!(m.event, EventKind::ExecutionStarted { .. }));
 
+        if self.started && self.finished.is_none() {
+            if let Some(refusal) = self.refusal.take() {
+                self.fault.get_or_insert(refusal);
+            }
+        }
         if let Some(fault) = self.fault.take() {
             for m in &messages {
                 out.discard(
                     m,
                     DiscardReason::InstanceFinished,
-                    "instance failed: nondeterminism".into(),
+                    format!("instance failed: {}", fault.error_type),
                 );
             }
             self.code_result = Some(CodeResult::Failed(fault));

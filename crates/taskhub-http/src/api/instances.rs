@@ -34,17 +34,33 @@ pub(crate) fn row_json(row: &InstanceRow) -> Value {
         "completedTime": opt_time(row.completed_at),
         "scheduledStartTime": opt_time(row.scheduled_start),
         "partition": row.partition,
+        "tags": row.tags,
+        "previousExecutions": row.executions.iter().map(|e| json!({
+            "executionId": e.execution_id.as_str(),
+            "runtimeStatus": e.status.as_str(),
+            "completedTime": isotime::millis(e.completed_at),
+        })).collect::<Vec<_>>(),
     })
 }
 
-/// `GET /api/instances?runtimeStatus=&name=&instanceIdPrefix=&createdTimeFrom=&createdTimeTo=&completedTimeFrom=&completedTimeTo=&lastUpdatedTimeFrom=&lastUpdatedTimeTo=&order=&top=&continuationToken=`:
+/// `GET /api/instances?runtimeStatus=&name=&instanceIdPrefix=&createdTimeFrom=&createdTimeTo=&completedTimeFrom=&completedTimeTo=&lastUpdatedTimeFrom=&lastUpdatedTimeTo=&tag=KEY=VALUE&order=&top=&continuationToken=`:
 /// `{"instances": [...], "continuationToken": ...}` ordered by instance ID, or by creation time
-/// with `order=newest` or `order=oldest`.
+/// with `order=newest` or `order=oldest`; `tag` may repeat (every tag must match).
 pub(crate) async fn list(
     State(s): State<Arc<AppState>>,
-    Query(q): Query<HashMap<String, String>>,
+    Query(pairs): Query<Vec<(String, String)>>,
     headers: HeaderMap,
 ) -> ApiResult<Json<Value>> {
+    let mut tags = taskhub::Tags::new();
+    for (_, text) in pairs.iter().filter(|(k, _)| k == "tag") {
+        let (key, value) =
+            taskhub::client::tags::parse_tag(text).map_err(|e| HttpError::Invalid {
+                field: "tag",
+                message: e.to_string(),
+            })?;
+        tags.insert(key, value);
+    }
+    let q: HashMap<String, String> = pairs.into_iter().collect();
     let get = |k: &str| q.get(k).map(String::as_str).filter(|v| !v.is_empty());
     let mut query = InstanceQuery {
         statuses: validate::statuses(
@@ -56,6 +72,7 @@ pub(crate) async fn list(
         name: get("name").map(str::to_owned),
         instance_id_prefix: get("instanceIdPrefix").map(str::to_owned),
         page_size: validate::page_size(get("top"))?,
+        tags,
         ..InstanceQuery::default()
     };
     if let Some(t) = get("createdTimeFrom") {
@@ -135,5 +152,33 @@ pub(crate) async fn detail(
         "children": children,
         "history": history,
         "timeline": timeline::timeline(&events),
+    })))
+}
+
+/// `GET /api/instances/{id}/executions/{executionId}`: one execution's status, input, output
+/// and times: the current execution, or an earlier one that ended by continue-as-new (404
+/// naming the execution if the instance has no such execution).
+pub(crate) async fn execution(
+    State(s): State<Arc<AppState>>,
+    Path((id, execution)): Path<(String, String)>,
+) -> ApiResult<Json<Value>> {
+    let id = validate::instance_id(&id)?;
+    let execution = taskhub::ExecutionId::new(execution).map_err(|e| HttpError::Invalid {
+        field: "executionId",
+        message: e.to_string(),
+    })?;
+    let e = s.client.get_execution(&id, &execution).await?;
+    Ok(Json(json!({
+        "instanceId": e.instance_id.as_str(),
+        "executionId": e.execution_id.as_str(),
+        "name": e.name,
+        "runtimeStatus": e.status.as_str(),
+        "current": e.current,
+        "input": json_of(&e.input),
+        "output": e.output.as_ref().map_or(Value::Null, json_of),
+        "failure": e.failure.as_ref().map(|f| json!({"errorType": f.error_type, "message": f.message, "details": f.details})),
+        "customStatus": e.custom_status.as_ref().map_or(Value::Null, json_of),
+        "startedTime": isotime::millis(e.started_at),
+        "completedTime": e.completed_at.map_or(Value::Null, |t| isotime::millis(t).into()),
     })))
 }

@@ -21,6 +21,10 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
         .route("/stats", get(stats::stats))
         .route("/instances", get(instances::list))
         .route("/instances/{instance_id}", get(instances::detail))
+        .route(
+            "/instances/{instance_id}/executions/{execution_id}",
+            get(instances::execution),
+        )
         .route("/partitions", get(admin::partitions))
         .route(
             "/partitions/{partition}/{action}",

@@ -73,6 +73,8 @@ pub fn row(id: &str, name: &str, status: OrchestrationStatus, created_ms: u64) -
         completed_at: None,
         scheduled_start: None,
         partition: 0,
+        tags: Default::default(),
+        executions: Vec::new(),
         etag: None,
     }
 }

@@ -259,6 +259,8 @@ pub(crate) fn row(
         completed_at: None,
         scheduled_start: None,
         partition: 0,
+        tags: Default::default(),
+        executions: Vec::new(),
         etag: None,
     }
 }

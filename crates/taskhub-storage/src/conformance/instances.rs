@@ -257,6 +257,8 @@ pub async fn instance_row_round_trips_every_field(
         completed_at: Some(Timestamp::from_millis(1_700_000_000_003)),
         scheduled_start: Some(Timestamp::from_millis(1_700_000_000_004)),
         partition: 13,
+        tags: Default::default(),
+        executions: Vec::new(),
         etag: Some(ETag("ignored on write".to_owned())),
     };
     let etag = put(s, &full, Expect::Absent).await;

@@ -34,6 +34,7 @@ pub mod instances;
 pub mod partitions;
 pub mod payloads;
 pub mod queues;
+pub mod tags;
 
 pub use fixtures::START;
 
@@ -155,6 +156,10 @@ macro_rules! conformance_tests {
                 checkpoint_without_history_commits_by_the_row_condition,
                 atomic_checkpoint_with_a_failed_row_condition_changes_nothing,
             }
+            tags {
+                instance_row_round_trips_tags_and_execution_records,
+                list_instances_filters_by_tags,
+            }
             claims {
                 claimed_messages_are_hidden_and_held_by_the_sender,
                 unfinished_claim_is_redelivered_after_its_visibility,
@@ -199,7 +204,7 @@ mod tests {
     use std::collections::BTreeSet;
 
     /// Every area file with its cases.
-    const SOURCES: [(&str, &str); 9] = [
+    const SOURCES: [(&str, &str); 10] = [
         ("queues", include_str!("queues.rs")),
         ("history", include_str!("history.rs")),
         ("instances", include_str!("instances.rs")),
@@ -209,6 +214,7 @@ mod tests {
         ("checkpoint", include_str!("checkpoint.rs")),
         ("entity_rows", include_str!("entity_rows.rs")),
         ("claims", include_str!("claims.rs")),
+        ("tags", include_str!("tags.rs")),
     ];
 
     /// Files of this directory that hold no cases.

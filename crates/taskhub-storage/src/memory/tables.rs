@@ -42,6 +42,7 @@ fn matches(row: &InstanceRow, q: &InstanceQuery) -> bool {
         && q.instance_id_prefix
             .as_ref()
             .is_none_or(|p| row.instance_id.as_str().starts_with(p.as_str()))
+        && q.tags.iter().all(|(k, v)| row.tags.get(k) == Some(v))
 }
 
 impl State {

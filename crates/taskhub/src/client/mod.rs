@@ -3,14 +3,17 @@
 mod control;
 mod dead_letters;
 mod entities;
+mod executions;
 pub(crate) mod prestart;
 mod purge;
 mod query;
 mod start;
+pub mod tags;
 mod typed;
 
 pub use control::RaiseOptions;
 pub use entities::{CleanEntities, CleanEntitiesResult, EntityMetadata, EntityPage, EntityQuery};
+pub use executions::ExecutionStatus;
 pub use purge::PurgeOutcome;
 pub use query::{suspend_reason, InstanceStatus, StatusOptions};
 pub use start::{ReusePolicy, StartOptions};

@@ -7,7 +7,7 @@ use taskhub_core::{
     EventKind, ExecutionId, InstanceId, Message, OrchestrationStatus, Payload, Timestamp,
 };
 use taskhub_storage::{
-    CheckpointRequest, Expect, InstanceRow, OutboundMessage, QueueName, StorageError,
+    CheckpointRequest, Expect, InstanceRow, OutboundMessage, QueueName, StorageError, Tags,
 };
 
 use super::TaskHubClient;
@@ -40,6 +40,11 @@ pub struct StartOptions {
     pub reuse: ReusePolicy,
     /// Do not run before this time.
     pub start_at: Option<SystemTime>,
+    /// Tags: string keys and values kept in the instance's status (and across
+    /// continue-as-new), filtered on by listings (`InstanceQuery::tags`). At most 32; keys of
+    /// 1 to 64 ASCII letters, digits and `_ - . : /`; values of at most 256 characters, no
+    /// control characters (else `TaskhubError::InvalidTag`, and nothing is started).
+    pub tags: Tags,
     /// The trace the instance joins: its first turn's span becomes a child of this context
     /// (e.g. an incoming request's W3C `traceparent`). `None` starts a new trace.
     pub trace_parent: Option<TraceContext>,
@@ -77,8 +82,14 @@ impl TaskHubClient {
         &self,
         name: &str,
         input: Payload,
-        options: StartOptions,
+        mut options: StartOptions,
     ) -> Result<InstanceId, TaskhubError> {
+        // Without a version the hub's `default_version` (if set) is the instance's version.
+        if options.version.is_none() {
+            let default = &self.hub.settings().default_version;
+            options.version = (!default.is_empty()).then(|| default.clone());
+        }
+        super::tags::validate_tags(&options.tags)?;
         let instance_id = options
             .instance_id
             .clone()
@@ -202,6 +213,8 @@ impl TaskHubClient {
             completed_at: None,
             scheduled_start,
             partition,
+            tags: options.tags.clone(),
+            executions: Vec::new(),
             etag: None,
         };
         let request = CheckpointRequest {
@@ -260,6 +273,7 @@ impl TaskHubClient {
                 Some(instance_id.clone())
             },
             version: row.version.clone(),
+            tags: row.tags.clone(),
             reuse: ReusePolicy::TerminateActive,
             ..StartOptions::default()
         };

@@ -41,6 +41,39 @@ impl Secret {
     }
 }
 
+impl serde::Serialize for Secret {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Secret {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        super::text::trimmed(d).map(Self)
+    }
+}
+
+impl std::str::FromStr for Backend {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "sqlite" => Ok(Self::Sqlite),
+            "azure" => Ok(Self::Azure),
+            _ => Err(format!("expected sqlite or azure, got {s:?}")),
+        }
+    }
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Sqlite => "sqlite",
+            Self::Azure => "azure",
+        })
+    }
+}
+
 impl fmt::Debug for Secret {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.0.is_empty() {
@@ -51,73 +84,20 @@ impl fmt::Debug for Secret {
     }
 }
 
-/// The settings of this module.
-pub(crate) const KEYS: [&str; 10] = [
-    "backend",
-    "azure_storage_connection_string",
-    "task_hub_name",
-    "azure_storage_account_name",
-    "azure_storage_endpoint_suffix",
-    "azure_credential",
-    "azure_tenant_id",
-    "azure_client_id",
-    "azure_client_secret",
-    "azure_authority_host",
-];
-
 /// The default task hub name.
 pub const DEFAULT_TASK_HUB_NAME: &str = "TaskHub";
 
-/// Parses one of [`KEYS`] into `settings`.
-pub(crate) fn set(
-    settings: &mut super::Settings,
-    name: &str,
-    value: &str,
-) -> Result<(), TaskhubError> {
-    match name {
-        "backend" => {
-            settings.backend = match value.trim().to_ascii_lowercase().as_str() {
-                "sqlite" => Backend::Sqlite,
-                "azure" => Backend::Azure,
-                _ => {
-                    return Err(TaskhubError::InvalidSetting {
-                        name: name.to_owned(),
-                        reason: format!("expected sqlite or azure, got {value:?}"),
-                    })
-                }
-            }
-        }
-        // Never echoed in errors: it holds the account key.
-        "azure_storage_connection_string" => {
-            settings.azure_storage_connection_string = Secret::new(value.trim());
-        }
-        "azure_client_secret" => settings.azure_client_secret = Secret::new(value.trim()),
-        "azure_credential" => {
-            let v = value.trim().to_ascii_lowercase().replace('-', "_");
-            if !["", "client_secret", "managed_identity"].contains(&v.as_str()) {
-                return Err(TaskhubError::InvalidSetting {
-                    name: name.to_owned(),
-                    reason: format!("expected client_secret or managed_identity, got {value:?}"),
-                });
-            }
-            settings.azure_credential = v;
-        }
-        "azure_storage_account_name" => {
-            value
-                .trim()
-                .clone_into(&mut settings.azure_storage_account_name);
-        }
-        "azure_storage_endpoint_suffix" => {
-            value
-                .trim()
-                .clone_into(&mut settings.azure_storage_endpoint_suffix);
-        }
-        "azure_tenant_id" => value.trim().clone_into(&mut settings.azure_tenant_id),
-        "azure_client_id" => value.trim().clone_into(&mut settings.azure_client_id),
-        "azure_authority_host" => value.trim().clone_into(&mut settings.azure_authority_host),
-        _ => value.trim().clone_into(&mut settings.task_hub_name),
+/// Reads `azure_credential`: empty, `client_secret` or `managed_identity` (any case, `-` for
+/// `_`).
+pub(crate) fn credential<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let value = super::text::trimmed(d)?;
+    let v = value.to_ascii_lowercase().replace('-', "_");
+    if !["", "client_secret", "managed_identity"].contains(&v.as_str()) {
+        return Err(serde::de::Error::custom(format!(
+            "expected client_secret or managed_identity, got {value:?}"
+        )));
     }
-    Ok(())
+    Ok(v)
 }
 
 /// Checks the task hub name as the original Azure Storage provider does (3 to 45 ASCII letters

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-use super::{Settings, BACKEND_TABLES, KNOWN};
+use super::{is_known, names, Settings, BACKEND_TABLES};
 use crate::error::TaskhubError;
 
 /// Collects setting values; [`build`](Self::build) parses and validates the final ones.
@@ -45,12 +45,12 @@ impl SettingsBuilder {
         value: &str,
         source: &str,
     ) -> Result<&mut Self, TaskhubError> {
-        if !KNOWN.contains(&name) && name != "durability" {
+        if !is_known(name) && name != "durability" {
             return Err(TaskhubError::InvalidSetting {
                 name: name.to_owned(),
                 reason: format!(
                     "unknown setting (known: {}) (from {source})",
-                    KNOWN.join(", ")
+                    names().join(", ")
                 ),
             });
         }
@@ -109,7 +109,7 @@ impl SettingsBuilder {
         vars.sort();
         for (key, value) in vars {
             let name = key.trim_start_matches("TASKHUB_").to_lowercase();
-            if KNOWN.contains(&name.as_str()) {
+            if is_known(&name) {
                 self.values.insert(name, (value.clone(), key.clone()));
             }
         }
@@ -219,5 +219,89 @@ mod tests {
             SettingsBuilder::new().env(&env).build().unwrap(),
             Settings::default()
         );
+    }
+
+    #[test]
+    fn durations_numbers_and_names_come_from_the_one_struct() {
+        use std::time::Duration;
+
+        // humantime durations (compound ones too), plain seconds, and numbers or booleans
+        // given as text.
+        let mut b = SettingsBuilder::new();
+        b.set("lease_interval", "1m 30s", "taskhub.toml").unwrap();
+        b.set("lease_renew_interval", "2.5", "--set").unwrap();
+        b.set("shutdown_timeout", "250ms", "TASKHUB_SHUTDOWN_TIMEOUT")
+            .unwrap();
+        b.set("max_dequeue_count", " 7 ", "--set").unwrap();
+        b.set("extended_sessions_enabled", "off", "--set").unwrap();
+        b.set("version_match", "current-or-older", "--set").unwrap();
+        b.set("worker_version", " 2.0 ", "--set").unwrap();
+        let s = b.build().unwrap();
+        assert_eq!(s.lease_interval, Duration::from_secs(90));
+        assert_eq!(s.lease_renew_interval, Duration::from_millis(2500));
+        assert_eq!(s.shutdown_timeout, Duration::from_millis(250));
+        assert_eq!(s.max_dequeue_count, 7);
+        assert!(!s.extended_sessions_enabled);
+        assert_eq!(s.worker_version, "2.0");
+
+        // A bad duration, number or choice names the setting, the value and the source.
+        for (name, value, expect) in [
+            ("lease_interval", "1 fortnight", "duration"),
+            ("partition_count", "-1", "whole number"),
+            ("partition_count", "99999999999", "\"99999999999\""),
+            ("backend", "cosmos", "sqlite or azure"),
+            ("version_failure", "shrug", "reject or fail"),
+        ] {
+            let mut b = SettingsBuilder::new();
+            b.set(name, value, "the-source").unwrap();
+            let (got, why) = reason(b.build().unwrap_err());
+            assert_eq!(got, name);
+            assert!(
+                why.contains(expect) && why.ends_with("(from the-source)"),
+                "{name}: {why}"
+            );
+        }
+
+        // The names are the struct's: every field, nothing else.
+        let names = super::names();
+        assert_eq!(names.len(), 38, "{names:?}");
+        for name in [
+            "partition_count",
+            "otlp_endpoint",
+            "version_failure",
+            "http_token",
+        ] {
+            assert!(super::is_known(name), "{name}");
+        }
+        assert!(!super::is_known("durability"));
+    }
+
+    #[test]
+    fn a_file_gives_typed_values_and_every_setting_is_documented_in_the_readme() {
+        let dir = std::env::temp_dir().join(format!("taskhub-builder-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("taskhub.toml");
+        std::fs::write(
+            &path,
+            "lease_interval = 45\nmax_queue_polling_interval = 0.5\nextended_sessions_enabled = false\nworker_version = \"3\"\n[sqlite]\ndurability = \"full\"\n",
+        )
+        .unwrap();
+        let s = SettingsBuilder::new().file(&path).unwrap().build().unwrap();
+        assert_eq!(s.lease_interval, std::time::Duration::from_secs(45));
+        assert_eq!(
+            s.max_queue_polling_interval,
+            std::time::Duration::from_millis(500)
+        );
+        assert!(!s.extended_sessions_enabled);
+        assert_eq!(s.worker_version, "3");
+        std::fs::remove_dir_all(&dir).ok();
+
+        let readme = include_str!("../../../../README.md");
+        for name in super::names() {
+            assert!(
+                readme.contains(&format!("`{name}`")),
+                "setting {name} is missing from README's settings table"
+            );
+        }
     }
 }

@@ -1,25 +1,15 @@
 //! The telemetry setting: `otlp_endpoint`. The runtime does not read it; the `taskhub` binary
 //! built with its `otlp` feature exports its spans there.
 
-use super::Settings;
-use crate::error::TaskhubError;
-
-/// The settings of this module.
-pub(crate) const KEYS: [&str; 1] = ["otlp_endpoint"];
-
-/// Parses one of [`KEYS`] into `settings`: empty (no export) or an `http://` / `https://` URL.
-pub(crate) fn set(settings: &mut Settings, name: &str, value: &str) -> Result<(), TaskhubError> {
-    let v = value.trim();
+/// Reads `otlp_endpoint`: empty (no export) or an `http://` / `https://` URL.
+pub(crate) fn endpoint<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let v = super::text::trimmed(d)?;
     if !(v.is_empty() || v.starts_with("http://") || v.starts_with("https://")) {
-        return Err(TaskhubError::InvalidSetting {
-            name: name.to_owned(),
-            reason: format!(
-                "expected an http:// or https:// URL of an OTLP/HTTP collector (such as http://127.0.0.1:4318), got {value:?}"
-            ),
-        });
+        return Err(serde::de::Error::custom(format!(
+            "expected an http:// or https:// URL of an OTLP/HTTP collector (such as http://127.0.0.1:4318), got {v:?}"
+        )));
     }
-    v.clone_into(&mut settings.otlp_endpoint);
-    Ok(())
+    Ok(v)
 }
 
 #[cfg(test)]
@@ -28,7 +18,7 @@ mod tests {
 
     use std::collections::HashMap;
 
-    use super::*;
+    use super::super::Settings;
 
     #[test]
     fn the_endpoint_is_a_url_or_nothing() {

@@ -16,9 +16,13 @@ mod poison;
 mod refused;
 mod result_commit;
 mod retire;
+mod row_repair;
 mod session;
+mod start_accept;
 mod turn;
+mod turn_plan;
 mod turn_trace;
+mod versioning;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -32,6 +36,7 @@ use tokio::task::JoinSet;
 use crate::error::TaskhubError;
 use crate::hub::TaskHub;
 use delivery::Delivery;
+pub use versioning::VERSION_MISMATCH;
 
 /// Counters a worker keeps (read with [`WorkerHandle::stats`]).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]

@@ -123,7 +123,11 @@ pub(crate) async fn build(
                     Some(child_execution.clone()),
                     EventKind::ExecutionStarted {
                         name: name.clone(),
-                        version: version.clone(),
+                        // Without a version, the hub's `default_version` (if set).
+                        version: version.clone().or_else(|| {
+                            let default = &shared.hub.settings().default_version;
+                            (!default.is_empty()).then(|| default.clone())
+                        }),
                         input: input.clone(),
                         execution_id: child_execution,
                         parent: Some(ParentInstance {

@@ -6,11 +6,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use taskhub_core::{
-    Action, DiscardReason, EventKind, ExecutionId, HistoryEvent, InstanceId, LogLevel, Message,
-    MessageId, OrchestrationSession, OrchestrationStatus, TurnInput, TurnResult,
+    DiscardReason, EventKind, InstanceId, LogLevel, Message, MessageId, OrchestrationSession,
+    OrchestrationStatus, TurnInput, TurnResult,
 };
 use taskhub_storage::{
-    CheckpointRequest, ETag, Expect, HistorySnapshot, HistoryWrite, InstanceRow, LeaseFence,
+    CheckpointRequest, ETag, HistorySnapshot, HistoryWrite, InstanceRow, LeaseFence,
     OutboundMessage, QueueName, Receipt, StorageError,
 };
 use tracing::{debug, error, info, warn, Instrument as _};
@@ -20,8 +20,12 @@ use super::delivery::Delivery;
 use super::local;
 use super::outbox::{self, Origin};
 use super::refused;
+use super::row_repair::{self, RowRepair};
 use super::session::Cached;
+use super::start_accept::{accept_start, start_execution};
+use super::turn_plan;
 use super::turn_trace;
+use super::versioning::{self, Verdict};
 use super::Shared;
 use crate::client::prestart;
 use crate::signals::InstanceChanged;
@@ -93,11 +97,22 @@ pub(crate) async fn process(
                 return;
             }
             Ok(Loaded::Ready(loaded)) => {
-                let (session, etag, row, repair) = *loaded;
+                let LoadedInstance {
+                    session,
+                    history_etag: etag,
+                    row,
+                    repair,
+                } = *loaded;
                 cached.row = row;
-                if let Some(terminal) = repair {
-                    let row = repaired_row(shared, cached, &session, terminal, due[0].partition);
-                    if let Err(e) = write_repaired_row(shared, instance, cached, row).await {
+                if let RowRepair::FromHistory { last_event } = repair {
+                    let row = row_repair::repaired_row(
+                        cached.row.as_ref(),
+                        &session,
+                        last_event,
+                        due[0].partition,
+                        shared.hub.clock().now(),
+                    );
+                    if let Err(e) = row_repair::write(shared, instance, cached, row).await {
                         // These deliveries are what brings the instance back to a loader.
                         // Consuming them with the row still behind would leave a finished
                         // instance looking Running forever: give them back and repair on
@@ -177,13 +192,6 @@ pub(crate) async fn under_current_lease(
     (!valid.is_empty()).then_some(valid)
 }
 
-fn start_execution(m: &Message) -> Option<ExecutionId> {
-    match &m.event {
-        EventKind::ExecutionStarted { execution_id, .. } => Some(execution_id.clone()),
-        _ => None,
-    }
-}
-
 /// The session is not running: accept the starts the instance row allows, drop the others,
 /// and run a fresh execution (or let the engine discard `others` if there is no valid start).
 async fn start_new_execution(
@@ -261,37 +269,6 @@ async fn start_new_execution(
     run(shared, instance, cached, batch, fresh).await;
 }
 
-/// May this `ExecutionStarted` begin a new execution, given the instance row and the
-/// execution whose history is stored (`loaded`)?
-///
-/// A start of the execution that history already holds is a redelivered duplicate, even when
-/// that execution has finished and the row still names it: accepting it would run the
-/// finished execution again from scratch (and wait forever for events it already consumed).
-///
-/// A client may end a start that is scheduled in the future before it is delivered: a row of
-/// this execution that is Terminated or Suspended although the execution never ran (it is not
-/// the loaded one), or no row at all for a delayed client start (purged), refuses it. A resume
-/// sends a fresh start.
-fn accept_start(row: Option<&InstanceRow>, loaded: Option<&ExecutionId>, m: &Message) -> bool {
-    let Some(execution) = start_execution(m) else {
-        return false;
-    };
-    if loaded == Some(&execution) {
-        return false;
-    }
-    match row {
-        None => !prestart::is_delayed_client_start(m),
-        Some(r) if r.execution_id == execution => {
-            !(r.status.is_terminal() || r.status == OrchestrationStatus::Suspended)
-        }
-        Some(r) if r.status == OrchestrationStatus::ContinuedAsNew => {
-            r.execution_id.next_generation() == execution
-        }
-        // A parent restarting a finished child with an explicit instance ID.
-        Some(r) => m.sender.is_some() && r.status.is_terminal(),
-    }
-}
-
 /// Runs one turn over `batch` and commits it, in the turn's span.
 async fn run(
     shared: &Arc<Shared>,
@@ -355,6 +332,12 @@ async fn run_traced(
         give_back(shared, &batch, Duration::ZERO).await;
         return;
     };
+    if !check_version(shared, session, &batch, new_execution) {
+        // Another worker's version: the messages go back, uncounted, for it.
+        cached.session = None;
+        give_back(shared, &batch, versioning::REJECT_DELAY).await;
+        return;
+    }
     // Handed-over results: their work items stop being renewed now (a renewal would replace
     // the receipt), and the checkpoint deletes them with their current receipts.
     let mut batch = batch;
@@ -475,9 +458,16 @@ async fn run_traced(
         shared.stat(|s| s.discarded += discarded);
     }
 
-    let mut history = None;
-    let mut row = None;
-    if !result.new_events.is_empty() {
+    let writes = turn_plan::plan(&turn_plan::PlanInput {
+        session,
+        result: &result,
+        known_row: cached.row.as_ref(),
+        history_etag: etag.as_ref(),
+        new_execution,
+        partition,
+        now,
+    });
+    if writes.send_actions {
         let execution = session.execution_id();
         let name = session.name();
         let origin = Origin {
@@ -498,36 +488,8 @@ async fn run_traced(
                 return;
             }
         }
-        history = Some(HistoryWrite {
-            execution_id: execution,
-            expected: etag.clone(),
-            new_execution,
-            events: result.new_events.clone(),
-        });
-        // A client that started a new execution (restart, terminate-and-restart) already
-        // wrote its row: this turn of the old execution must not overwrite it.
-        let ahead = !new_execution
-            && cached
-                .row
-                .as_ref()
-                .is_some_and(|r| prestart::row_is_ahead(r, &session.execution_id()));
-        if !ahead {
-            row = Some(build_row(
-                cached.row.as_ref(),
-                session,
-                &result,
-                partition,
-                now,
-            ));
-        }
     }
-    // The row is written only if nobody changed it since this session read or wrote it (a
-    // new start racing this turn makes the checkpoint conflict, and the retry sees the start).
-    let expect = cached
-        .row
-        .as_ref()
-        .and_then(|r| r.etag.clone())
-        .map_or(Expect::Any, Expect::ETag);
+    let turn_plan::TurnWrites { history, row, .. } = writes;
     if history.is_none() && outbound.is_empty() && consumed.is_empty() {
         return;
     }
@@ -543,7 +505,7 @@ async fn run_traced(
         instance_id: instance.clone(),
         fence: Some(fence),
         history,
-        instance: row.clone().map(|r| (r, expect)),
+        instance: row.clone().map(|w| (w.row, w.expect)),
         outbound,
         consumed,
     };
@@ -555,7 +517,7 @@ async fn run_traced(
             if let Some(e) = outcome.history_etag {
                 *etag = Some(e);
             }
-            if let Some(mut r) = row {
+            if let Some(turn_plan::RowWrite { row: mut r, .. }) = row {
                 r.etag = outcome.instance_etag;
                 // Counted before the change is published, so a waiter sees the turn counted.
                 shared.stat(|s| s.turns += 1);
@@ -601,6 +563,45 @@ async fn run_traced(
     }
 }
 
+/// Judges the version of the execution this turn runs (the start's in `batch` for a new
+/// execution, else the loaded one's; a finished or not yet started one is not judged: the
+/// engine discards or holds its messages). False: reject the turn. A mismatch under
+/// `version_failure = fail` makes the turn fail the execution.
+fn check_version(
+    shared: &Shared,
+    session: &mut OrchestrationSession,
+    batch: &[Delivery],
+    new_execution: bool,
+) -> bool {
+    let (name, version) = if new_execution {
+        let Some((name, version)) = batch.iter().find_map(|d| match &d.message.event {
+            EventKind::ExecutionStarted { name, version, .. } => {
+                Some((name.clone(), version.clone()))
+            }
+            _ => None,
+        }) else {
+            return true;
+        };
+        (name, version)
+    } else if session.status().is_active() && session.status() != OrchestrationStatus::Pending {
+        (session.name(), session.version())
+    } else {
+        return true;
+    };
+    match versioning::judge(shared.hub.settings(), &name, version.as_deref()) {
+        Verdict::Run => true,
+        Verdict::Reject => {
+            debug!(orchestration = %name, ?version, "rejecting a turn of another version");
+            false
+        }
+        Verdict::Fail(failure) => {
+            warn!(orchestration = %name, ?version, "failing an instance of another version");
+            session.refuse(failure);
+            true
+        }
+    }
+}
+
 /// Commits with a few retries on transient errors.
 pub(crate) async fn commit(
     shared: &Shared,
@@ -633,91 +634,22 @@ where
     }
 }
 
-/// The instance row after a turn.
-fn build_row(
-    prev: Option<&InstanceRow>,
-    session: &OrchestrationSession,
-    r: &TurnResult,
-    partition: u32,
-    now: taskhub_core::Timestamp,
-) -> InstanceRow {
-    let execution = session.execution_id();
-    let same_execution = prev.filter(|p| p.execution_id == execution);
-    let status = r.status.unwrap_or_else(|| session.status());
-    // The output of a Completed row is the result; of a Terminated row the termination
-    // reason; of a Suspended row the suspension reason (cleared on resume).
-    let mut output = same_execution
-        .filter(|p| p.status == status)
-        .and_then(|p| p.output.clone());
-    let mut failure = same_execution.and_then(|p| p.failure.clone());
-    for a in &r.actions {
-        match a {
-            Action::Complete { result } => output = Some(result.clone()),
-            Action::Fail { failure: f } => failure = Some(f.clone()),
-            _ => {}
-        }
-    }
-    let events = r.new_events.iter().map(|e| &e.event);
-    match status {
-        OrchestrationStatus::Terminated => {
-            if let Some(EventKind::ExecutionTerminated { reason }) = events
-                .rev()
-                .find(|e| matches!(e, EventKind::ExecutionTerminated { .. }))
-            {
-                output = taskhub_core::Payload::to_payload(reason, "termination reason").ok();
-            }
-        }
-        OrchestrationStatus::Suspended => {
-            if let Some(EventKind::ExecutionSuspended { reason }) = events
-                .rev()
-                .find(|e| matches!(e, EventKind::ExecutionSuspended { .. }))
-            {
-                output = reason
-                    .as_ref()
-                    .and_then(|r| taskhub_core::Payload::to_payload(r, "suspension reason").ok());
-            }
-        }
-        _ => {}
-    }
-    InstanceRow {
-        instance_id: session.instance_id(),
-        name: session.name(),
-        version: session.version(),
-        execution_id: execution,
-        status,
-        input: session.input().clone(),
-        output,
-        failure,
-        custom_status: r
-            .custom_status
-            .clone()
-            .or_else(|| same_execution.and_then(|p| p.custom_status.clone())),
-        created_at: prev.map_or(now, |p| p.created_at),
-        updated_at: now,
-        completed_at: status.is_terminal().then_some(now),
-        scheduled_start: prev.and_then(|p| p.scheduled_start),
-        partition: prev.map_or(partition, |p| p.partition),
-        etag: None,
-    }
+/// An instance as [`load`] found it.
+struct LoadedInstance {
+    /// The session replayed from history (a fresh one without history).
+    session: OrchestrationSession,
+    /// The history's ETag (`None`: no history yet).
+    history_etag: Option<ETag>,
+    /// The instance row read with it.
+    row: Option<InstanceRow>,
+    /// Whether that row must be rewritten from history first.
+    repair: RowRepair,
 }
-
-/// What a torn checkpoint left behind: the row must be rewritten from history. The inner
-/// value is the execution's terminal event, if it has one (or, for a suspended execution, its
-/// last `ExecutionSuspended`).
-type Repair = Option<Option<EventKind>>;
 
 /// What [`load`] found.
 enum Loaded {
-    /// The session, its history ETag, the instance row, and a repair marker when the row may
-    /// be behind the history.
-    Ready(
-        Box<(
-            OrchestrationSession,
-            Option<ETag>,
-            Option<InstanceRow>,
-            Repair,
-        )>,
-    ),
+    /// The instance, ready for a turn.
+    Ready(Box<LoadedInstance>),
     /// The history carries a pending outbox younger than [`outbox_grace`]: its writer may
     /// still be sending it. Retry after this long.
     Deferred(Duration),
@@ -756,37 +688,25 @@ async fn load(
             let etag = resend_outbox(shared, instance, fence, &s).await?;
             let session =
                 OrchestrationSession::load(shared.registry.clone(), instance.clone(), &s.events);
-            // A row a client wrote for another execution that has not run (a new start, a
-            // restart of a finished instance, one ended before its scheduled start) is ahead
-            // of this history, not behind: rewriting it from history would lose it.
-            let ahead = row
-                .as_ref()
-                .is_some_and(|r| prestart::row_is_ahead(r, &session.execution_id()));
-            let behind = row.as_ref().is_none_or(|r| {
-                r.execution_id != session.execution_id() || r.status != session.status()
-            });
-            let repair = (session.status() != OrchestrationStatus::Pending
-                && !ahead
-                && (!s.pending_outbox.is_empty() || behind))
-                .then(|| {
-                    s.events
-                        .iter()
-                        .rev()
-                        .find(|e| {
-                            e.event.is_terminal()
-                                || (session.status() == OrchestrationStatus::Suspended
-                                    && matches!(e.event, EventKind::ExecutionSuspended { .. }))
-                        })
-                        .map(|e| e.event.clone())
-                });
-            (session, Some(etag), row, repair)
+            let repair = row_repair::judge(
+                &session,
+                row.as_ref(),
+                &s.events,
+                !s.pending_outbox.is_empty(),
+            );
+            LoadedInstance {
+                session,
+                history_etag: Some(etag),
+                row,
+                repair,
+            }
         }
-        None => (
-            OrchestrationSession::new(shared.registry.clone(), instance.clone()),
-            None,
+        None => LoadedInstance {
+            session: OrchestrationSession::new(shared.registry.clone(), instance.clone()),
+            history_etag: None,
             row,
-            None,
-        ),
+            repair: RowRepair::NotNeeded,
+        },
     })))
 }
 
@@ -832,67 +752,6 @@ async fn resend_outbox(
             .enqueued_after(o.queue, o.message.delay);
     }
     Ok(outcome.history_etag.unwrap_or_else(|| loaded.etag.clone()))
-}
-
-/// Rewrites the instance row from history after a torn checkpoint (the history committed but
-/// the row write did not happen), so a finished instance never looks running forever.
-fn repaired_row(
-    shared: &Shared,
-    cached: &Cached,
-    session: &OrchestrationSession,
-    terminal: Option<EventKind>,
-    partition: u32,
-) -> InstanceRow {
-    let now = shared.hub.clock().now();
-    let mut actions = Vec::new();
-    let mut new_events = Vec::new();
-    match terminal {
-        Some(EventKind::ExecutionCompleted { result }) => actions.push(Action::Complete { result }),
-        Some(EventKind::ExecutionFailed { failure }) => actions.push(Action::Fail { failure }),
-        // `build_row` takes a Terminated or Suspended row's output (the reason) from the
-        // terminating or suspending event.
-        Some(
-            event @ (EventKind::ExecutionTerminated { .. } | EventKind::ExecutionSuspended { .. }),
-        ) => {
-            new_events.push(HistoryEvent::new(now, event));
-        }
-        _ => {}
-    }
-    let synthetic = TurnResult {
-        actions,
-        new_events,
-        status: Some(session.status()),
-        custom_status: session.custom_status(),
-        ..TurnResult::default()
-    };
-    build_row(cached.row.as_ref(), session, &synthetic, partition, now)
-}
-
-/// Writes the repaired row (retrying transient errors) and publishes the status change.
-async fn write_repaired_row(
-    shared: &Shared,
-    instance: &InstanceId,
-    cached: &mut Cached,
-    row: InstanceRow,
-) -> Result<(), StorageError> {
-    let store = shared.hub.store();
-    // Only over the row that was judged behind: a row a client wrote meanwhile wins, and the
-    // messages come back to judge again.
-    let expect = match cached.row.as_ref().and_then(|r| r.etag.clone()) {
-        Some(etag) => Expect::ETag(etag),
-        None => Expect::Absent,
-    };
-    let etag = retry_transient(shared, || store.put_instance(&row, expect.clone())).await?;
-    info!(%instance, status = %row.status, "instance row repaired from history after a torn checkpoint");
-    shared.hub.inner.signals.instance_changed(InstanceChanged {
-        instance_id: instance.clone(),
-        status: row.status,
-    });
-    cached.row = Some(InstanceRow {
-        etag: Some(etag),
-        ..row
-    });
-    Ok(())
 }
 
 /// Timer messages that arrived before their time (chunked long timers) go back with the rest

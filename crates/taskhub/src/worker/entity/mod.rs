@@ -406,6 +406,8 @@ fn entity_row(
         completed_at: None,
         scheduled_start: None,
         partition: prev.map_or(partition, |p| p.partition),
+        tags: prev.map(|p| p.tags.clone()).unwrap_or_default(),
+        executions: Vec::new(),
         etag: None,
     })
 }

@@ -1,0 +1,104 @@
+//! The status of one given execution of an instance: the current one (from the instance row)
+//! or an earlier one that ended by continue-as-new (from the row's execution records, kept
+//! after the next execution replaced its history).
+
+use taskhub_core::{
+    ExecutionId, FailureDetails, InstanceId, OrchestrationStatus, Payload, Timestamp,
+};
+
+use super::TaskHubClient;
+use crate::error::TaskhubError;
+
+/// One execution's status and result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExecutionStatus {
+    /// The instance.
+    pub instance_id: InstanceId,
+    /// The execution.
+    pub execution_id: ExecutionId,
+    /// The orchestration's name.
+    pub name: String,
+    /// Its status: `ContinuedAsNew` for an earlier execution.
+    pub status: OrchestrationStatus,
+    /// The execution's input.
+    pub input: Payload,
+    /// Its output (an earlier execution's: the input it passed to the next one; a terminated
+    /// one's: the reason).
+    pub output: Option<Payload>,
+    /// Its failure, if it failed.
+    pub failure: Option<FailureDetails>,
+    /// Its custom status (an earlier execution's: when it ended).
+    pub custom_status: Option<Payload>,
+    /// When it started (for the first execution: when the instance was created).
+    pub started_at: Timestamp,
+    /// When it ended, if it has.
+    pub completed_at: Option<Timestamp>,
+    /// True for the instance's current execution.
+    pub current: bool,
+}
+
+impl TaskHubClient {
+    /// The status of execution `execution_id` of an instance: its current execution, or one
+    /// of the last [`MAX_EXECUTION_RECORDS`](taskhub_storage::MAX_EXECUTION_RECORDS)
+    /// executions that ended by continue-as-new.
+    ///
+    /// # Errors
+    /// `NotFound` if the instance does not exist, `ExecutionNotFound` if it has no such
+    /// execution (or no longer keeps its record), or a storage error.
+    pub async fn get_execution(
+        &self,
+        instance_id: &InstanceId,
+        execution_id: &ExecutionId,
+    ) -> Result<ExecutionStatus, TaskhubError> {
+        let row = self
+            .hub
+            .store()
+            .get_instance(instance_id)
+            .await?
+            .ok_or_else(|| TaskhubError::NotFound(instance_id.clone()))?;
+        if row.execution_id == *execution_id {
+            let started_at = row
+                .executions
+                .last()
+                .map_or(row.created_at, |e| e.completed_at);
+            let output = row
+                .output
+                .clone()
+                .filter(|_| row.status != OrchestrationStatus::Suspended);
+            return Ok(ExecutionStatus {
+                instance_id: row.instance_id,
+                execution_id: row.execution_id,
+                name: row.name,
+                status: row.status,
+                input: row.input,
+                output,
+                failure: row.failure,
+                custom_status: row.custom_status,
+                started_at,
+                completed_at: row.completed_at,
+                current: true,
+            });
+        }
+        let record = row
+            .executions
+            .into_iter()
+            .find(|e| e.execution_id == *execution_id)
+            .ok_or_else(|| TaskhubError::ExecutionNotFound {
+                instance_id: instance_id.clone(),
+                execution_id: execution_id.clone(),
+            })?;
+        Ok(ExecutionStatus {
+            instance_id: row.instance_id,
+            execution_id: record.execution_id,
+            name: row.name,
+            status: record.status,
+            input: record.input,
+            output: record.output,
+            failure: record.failure,
+            custom_status: record.custom_status,
+            started_at: record.started_at,
+            completed_at: Some(record.completed_at),
+            current: false,
+        })
+    }
+}

@@ -1,0 +1,153 @@
+//! Start acceptance: which `ExecutionStarted` messages may begin a new execution, judged on
+//! the instance row and the execution whose history is loaded (pure; the turn reads the row
+//! and acts on the verdict).
+
+use taskhub_core::{EventKind, ExecutionId, Message, OrchestrationStatus};
+use taskhub_storage::InstanceRow;
+
+use crate::client::prestart;
+
+/// The execution a start message begins (`None` for any other message).
+pub(super) fn start_execution(m: &Message) -> Option<ExecutionId> {
+    match &m.event {
+        EventKind::ExecutionStarted { execution_id, .. } => Some(execution_id.clone()),
+        _ => None,
+    }
+}
+
+/// May this `ExecutionStarted` begin a new execution, given the instance row and the
+/// execution whose history is stored (`loaded`)?
+///
+/// A start of the execution that history already holds is a redelivered duplicate, even when
+/// that execution has finished and the row still names it: accepting it would run the
+/// finished execution again from scratch (and wait forever for events it already consumed).
+///
+/// A client may end a start that is scheduled in the future before it is delivered: a row of
+/// this execution that is Terminated or Suspended although the execution never ran (it is not
+/// the loaded one), or no row at all for a delayed client start (purged), refuses it. A resume
+/// sends a fresh start.
+pub(super) fn accept_start(
+    row: Option<&InstanceRow>,
+    loaded: Option<&ExecutionId>,
+    m: &Message,
+) -> bool {
+    let Some(execution) = start_execution(m) else {
+        return false;
+    };
+    if loaded == Some(&execution) {
+        return false;
+    }
+    match row {
+        None => !prestart::is_delayed_client_start(m),
+        Some(r) if r.execution_id == execution => {
+            !(r.status.is_terminal() || r.status == OrchestrationStatus::Suspended)
+        }
+        Some(r) if r.status == OrchestrationStatus::ContinuedAsNew => {
+            r.execution_id.next_generation() == execution
+        }
+        // A parent restarting a finished child with an explicit instance ID.
+        Some(r) => m.sender.is_some() && r.status.is_terminal(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use taskhub_core::{InstanceId, Payload, Sender, Timestamp};
+
+    use super::*;
+
+    fn eid(id: &str) -> ExecutionId {
+        ExecutionId::new(id).unwrap()
+    }
+
+    fn start(execution: &ExecutionId, scheduled: Option<u64>, from_parent: bool) -> Message {
+        let mut m = Message::from_client(
+            InstanceId::new("i").unwrap(),
+            EventKind::ExecutionStarted {
+                name: "O".to_owned(),
+                version: None,
+                input: Payload::null(),
+                execution_id: execution.clone(),
+                parent: None,
+                scheduled_start: scheduled.map(Timestamp::from_millis),
+            },
+            Timestamp::from_millis(1_000),
+        );
+        if from_parent {
+            m.sender = Some(Sender {
+                instance_id: InstanceId::new("parent").unwrap(),
+                execution_id: eid("p-1"),
+            });
+        }
+        m
+    }
+
+    fn row(execution: &ExecutionId, status: OrchestrationStatus) -> InstanceRow {
+        InstanceRow {
+            instance_id: InstanceId::new("i").unwrap(),
+            name: "O".to_owned(),
+            version: None,
+            execution_id: execution.clone(),
+            status,
+            input: Payload::null(),
+            output: None,
+            failure: None,
+            custom_status: None,
+            created_at: Timestamp::from_millis(0),
+            updated_at: Timestamp::from_millis(0),
+            completed_at: None,
+            scheduled_start: None,
+            partition: 0,
+            tags: Default::default(),
+            executions: Vec::new(),
+            etag: None,
+        }
+    }
+
+    #[test]
+    fn starts_are_judged_on_the_row_and_the_loaded_execution() {
+        use OrchestrationStatus::*;
+        let (e1, e2) = (eid("e-1"), eid("e-2"));
+        let now = start(&e1, None, false);
+        assert_eq!(start_execution(&now), Some(e1.clone()));
+        // A redelivered start of the loaded execution is a duplicate, whatever the row says.
+        assert!(!accept_start(Some(&row(&e1, Running)), Some(&e1), &now));
+        assert!(!accept_start(None, Some(&e1), &now));
+        // No row: accepted, unless a delayed client start (purged before it ran).
+        assert!(accept_start(None, None, &now));
+        assert!(!accept_start(None, None, &start(&e1, Some(5_000), false)));
+        // The row of this execution: accepted unless ended or suspended before it ran.
+        assert!(accept_start(Some(&row(&e1, Pending)), None, &now));
+        assert!(!accept_start(Some(&row(&e1, Terminated)), None, &now));
+        assert!(!accept_start(Some(&row(&e1, Suspended)), None, &now));
+        // After continue-as-new only the next generation's start.
+        let next = start(&e2.next_generation(), None, false);
+        assert!(accept_start(
+            Some(&row(&e2, ContinuedAsNew)),
+            Some(&e2),
+            &next
+        ));
+        assert!(!accept_start(
+            Some(&row(&e2, ContinuedAsNew)),
+            Some(&e2),
+            &now
+        ));
+        // Another execution's finished row: only a parent restarting its child.
+        assert!(!accept_start(Some(&row(&e2, Completed)), Some(&e2), &now));
+        assert!(accept_start(
+            Some(&row(&e2, Completed)),
+            Some(&e2),
+            &start(&e1, None, true)
+        ));
+        assert!(!accept_start(
+            Some(&row(&e2, Running)),
+            Some(&e2),
+            &start(&e1, None, true)
+        ));
+        // Not a start at all.
+        let mut other = now.clone();
+        other.event = EventKind::OrchestratorStarted;
+        assert_eq!(start_execution(&other), None);
+        assert!(!accept_start(None, None, &other));
+    }
+}

@@ -1,0 +1,138 @@
+//! The status of a given execution (`TaskHubClient::get_execution`): after continue-as-new
+//! replaced an execution's history, its status, input, output and times are still there; the
+//! current execution reads from the row; an unknown execution is a typed `ExecutionNotFound`.
+//! On SQLite and on the memory backend.
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use taskhub::*;
+use taskhub_storage::memory::MemoryStore;
+use taskhub_storage::{SystemClock, TaskHubStore};
+
+/// Long enough that only a stuck run reaches it.
+const STUCK: Duration = Duration::from_secs(60);
+
+fn registry() -> Registry {
+    let mut reg = Registry::new();
+    // Continues as new until `n` reaches 3.
+    reg.orchestration(
+        "Countdown",
+        |ctx: OrchestrationContext, n: u32| async move {
+            ctx.set_custom_status(&format!("at {n}"))?;
+            if n >= 3 {
+                return Ok(n * 100);
+            }
+            ctx.continue_as_new(n + 1).await
+        },
+    );
+    reg
+}
+
+async fn every_execution_keeps_its_status(store: Arc<dyn TaskHubStore>) {
+    let hub = TaskHub::open(store, fast_settings()).await.unwrap();
+    let client = hub.client();
+    let id = InstanceId::new("countdown").unwrap();
+    client
+        .start_with(
+            "Countdown",
+            0u32,
+            StartOptions {
+                instance_id: Some(id.clone()),
+                ..StartOptions::default()
+            },
+        )
+        .await
+        .unwrap();
+    // No worker yet: the row names the first execution.
+    let first = client
+        .get_status(&id, StatusOptions::default())
+        .await
+        .unwrap()
+        .unwrap()
+        .row
+        .execution_id;
+    let pending = client.get_execution(&id, &first).await.unwrap();
+    assert!(pending.current);
+    assert_eq!(pending.status, OrchestrationStatus::Pending);
+
+    let worker = Worker::start(&hub, registry()).await.unwrap();
+    let done = client.wait_for_completion(&id, STUCK).await.unwrap();
+    assert_eq!(done.output::<u32>().unwrap(), Some(300));
+    assert_ne!(done.row.execution_id, first);
+
+    // The first execution's history is gone (continue-as-new replaced it), its record is not.
+    let history = client
+        .get_status(&id, StatusOptions { history: true })
+        .await
+        .unwrap()
+        .unwrap()
+        .history
+        .unwrap();
+    assert!(history.iter().all(|e| !matches!(
+        &e.event,
+        EventKind::ExecutionStarted { execution_id, .. } if *execution_id == first
+    )));
+    let old = client.get_execution(&id, &first).await.unwrap();
+    assert!(!old.current);
+    assert_eq!(old.status, OrchestrationStatus::ContinuedAsNew);
+    assert_eq!(old.input.parse::<u32>("input").unwrap(), 0);
+    assert_eq!(old.output.unwrap().parse::<u32>("output").unwrap(), 1);
+    assert_eq!(
+        old.custom_status
+            .unwrap()
+            .parse::<String>("status")
+            .unwrap(),
+        "at 0"
+    );
+    assert!(old.completed_at.unwrap() >= old.started_at);
+
+    // Every execution is there, in order, each starting when the one before it ended.
+    let row = done.row;
+    assert_eq!(row.executions.len(), 3);
+    for (n, pair) in row.executions.windows(2).enumerate() {
+        assert_eq!(pair[0].completed_at, pair[1].started_at, "execution {n}");
+        let e = client
+            .get_execution(&id, &pair[1].execution_id)
+            .await
+            .unwrap();
+        assert_eq!(e.input.parse::<u32>("input").unwrap(), n as u32 + 1);
+    }
+    let current = client.get_execution(&id, &row.execution_id).await.unwrap();
+    assert!(current.current);
+    assert_eq!(current.status, OrchestrationStatus::Completed);
+    assert_eq!(current.output.unwrap().parse::<u32>("output").unwrap(), 300);
+    assert_eq!(
+        Some(current.started_at),
+        row.executions.last().map(|e| e.completed_at)
+    );
+
+    let unknown = ExecutionId::new("no-such-execution").unwrap();
+    assert!(matches!(
+        client.get_execution(&id, &unknown).await,
+        Err(TaskhubError::ExecutionNotFound { .. })
+    ));
+    assert!(matches!(
+        client
+            .get_execution(&InstanceId::new("nobody").unwrap(), &first)
+            .await,
+        Err(TaskhubError::NotFound(_))
+    ));
+    worker.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn executions_on_sqlite() {
+    let dir = TempDir::new("executions");
+    every_execution_keeps_its_status(sqlite_store(&dir.0)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn executions_on_memory() {
+    every_execution_keeps_its_status(Arc::new(MemoryStore::new(Arc::new(SystemClock::new()))))
+        .await;
+}

@@ -1,0 +1,154 @@
+//! Instance tags end to end: set at the start, shown in the status, kept across
+//! continue-as-new and by a restart, filtered on by listings; bad tags are a typed error and
+//! start nothing. On SQLite and on the memory backend.
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use taskhub::*;
+use taskhub_storage::memory::MemoryStore;
+use taskhub_storage::{SystemClock, TaskHubStore};
+
+/// Long enough that only a stuck run reaches it.
+const STUCK: Duration = Duration::from_secs(60);
+
+fn registry() -> Registry {
+    let mut reg = Registry::new();
+    // Continues as new until `n` reaches 3.
+    reg.orchestration(
+        "Countdown",
+        |ctx: OrchestrationContext, n: u32| async move {
+            if n >= 3 {
+                return Ok(n);
+            }
+            ctx.continue_as_new(n + 1).await
+        },
+    );
+    reg
+}
+
+fn tags(pairs: &[(&str, &str)]) -> Tags {
+    pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect()
+}
+
+async fn tags_survive_and_filter(store: Arc<dyn TaskHubStore>) {
+    let hub = TaskHub::open(store, fast_settings()).await.unwrap();
+    let worker = Worker::start(&hub, registry()).await.unwrap();
+    let client = hub.client();
+    let start = |id: &'static str, t: Tags| {
+        let client = client.clone();
+        async move {
+            client
+                .start_with(
+                    "Countdown",
+                    0u32,
+                    StartOptions {
+                        instance_id: Some(InstanceId::new(id).unwrap()),
+                        tags: t,
+                        ..StartOptions::default()
+                    },
+                )
+                .await
+        }
+    };
+    start("pay-eu", tags(&[("team", "payments"), ("region", "eu")]))
+        .await
+        .unwrap();
+    start("pay-us", tags(&[("team", "payments"), ("region", "us")]))
+        .await
+        .unwrap();
+    start("untagged", Tags::new()).await.unwrap();
+    for id in ["pay-eu", "pay-us", "untagged"] {
+        let st = client
+            .wait_for_completion(&InstanceId::new(id).unwrap(), STUCK)
+            .await
+            .unwrap();
+        assert_eq!(st.status(), OrchestrationStatus::Completed, "{id}");
+        assert_eq!(st.output::<u32>().unwrap(), Some(3));
+    }
+    // Three continue-as-new later, the last execution's row still carries the start's tags.
+    let row = client
+        .get_status(
+            &InstanceId::new("pay-eu").unwrap(),
+            StatusOptions::default(),
+        )
+        .await
+        .unwrap()
+        .unwrap()
+        .row;
+    assert_eq!(row.tags, tags(&[("team", "payments"), ("region", "eu")]));
+
+    let listed = |t: Tags| {
+        let client = client.clone();
+        async move {
+            let page = client
+                .list(&InstanceQuery {
+                    tags: t,
+                    ..InstanceQuery::default()
+                })
+                .await
+                .unwrap();
+            page.instances
+                .iter()
+                .map(|r| r.instance_id.to_string())
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(
+        listed(tags(&[("team", "payments")])).await,
+        ["pay-eu", "pay-us"]
+    );
+    assert_eq!(
+        listed(tags(&[("team", "payments"), ("region", "us")])).await,
+        ["pay-us"]
+    );
+    assert!(listed(tags(&[("team", "ops")])).await.is_empty());
+
+    // A restart keeps the tags.
+    client
+        .restart(&InstanceId::new("pay-us").unwrap(), false)
+        .await
+        .unwrap();
+    let st = client
+        .wait_for_completion(&InstanceId::new("pay-us").unwrap(), STUCK)
+        .await
+        .unwrap();
+    assert_eq!(st.row.tags["region"], "us");
+
+    // Bad tags: a typed error, and nothing is created.
+    for bad in [
+        tags(&[("has space", "x")]),
+        tags(&[("k", "line\nbreak")]),
+        (0..33).map(|i| (format!("k{i}"), String::new())).collect(),
+    ] {
+        let err = start("bad-tags", bad).await.unwrap_err();
+        assert!(matches!(err, TaskhubError::InvalidTag { .. }), "{err}");
+    }
+    assert!(client
+        .get_status(
+            &InstanceId::new("bad-tags").unwrap(),
+            StatusOptions::default()
+        )
+        .await
+        .unwrap()
+        .is_none());
+    worker.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tags_on_sqlite() {
+    let dir = TempDir::new("tags");
+    tags_survive_and_filter(sqlite_store(&dir.0)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tags_on_memory() {
+    tags_survive_and_filter(Arc::new(MemoryStore::new(Arc::new(SystemClock::new())))).await;
+}
