@@ -63,12 +63,12 @@ async fn turns_reach_the_partition_rows(store: Arc<dyn TaskHubStore>) {
     // the worker's count is read again on every look, after the rows: the rows never count
     // more than the worker has counted by then.
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    loop {
+    let committed = loop {
         let counted = rows_turns(store.as_ref()).await;
         let committed = worker.stats().turns;
         assert!(committed >= 8, "{committed} turns");
         if counted == committed {
-            break;
+            break committed;
         }
         assert!(
             counted < committed,
@@ -79,7 +79,7 @@ async fn turns_reach_the_partition_rows(store: Arc<dyn TaskHubStore>) {
             "the rows count {counted} of {committed} turns after 30 s"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    };
     worker.shutdown().await;
 
     // A second owner adds to the count it finds.
