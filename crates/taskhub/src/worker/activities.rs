@@ -277,10 +277,7 @@ async fn run_one(
         slot: permit,
     };
     let (reply, _permit) = match local::try_deliver(&shared, local, &hold) {
-        Ok(()) => {
-            shared.stat(|s| s.activities += 1);
-            return;
-        }
+        Ok(()) => return,
         Err(local) => (local.reply, local.slot),
     };
     let reply_queue = QueueName::Control(partition);
@@ -298,8 +295,8 @@ async fn run_one(
     };
     match result_commit::commit(&shared, &message.target, outbound, &mut hold).await {
         Ok(_) => {
-            shared.hub.inner.signals.enqueued(reply_queue);
             shared.stat(|s| s.activities += 1);
+            shared.hub.inner.signals.enqueued(reply_queue);
         }
         Err(e) => {
             warn!(error = %e, "could not report an activity result; the work item will run again")

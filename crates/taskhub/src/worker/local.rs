@@ -95,6 +95,9 @@ pub(crate) fn try_deliver(
         .unwrap_or_else(PoisonError::into_inner)
         .remove(&hold.flight);
     let instance = delivery.message.target.clone();
+    // Counted before the hand-over: the turn that records the result may finish the instance
+    // before this task runs again, and a caller who saw it finish must see the activity counted.
+    shared.stat(|s| s.activities += 1);
     control::dispatch(shared, instance, vec![delivery]);
     Ok(())
 }
