@@ -50,6 +50,7 @@ fn build(events: u64) -> (OrchestrationSession, Vec<HistoryEvent>, u64) {
             execution_id: ExecutionId::random(),
             parent: None,
             scheduled_start: None,
+            applied_event_ids: Vec::new(),
         },
         Timestamp::EPOCH,
     );

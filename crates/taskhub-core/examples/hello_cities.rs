@@ -52,6 +52,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             execution_id: execution_id.clone(),
             parent: None,
             scheduled_start: None,
+            applied_event_ids: Vec::new(),
         },
         Timestamp::EPOCH,
     )]);

@@ -116,6 +116,11 @@ pub enum EventKind {
         /// Do not run before this time (a delayed start).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         scheduled_start: Option<Timestamp>,
+        /// After a continue-as-new: the message IDs of the external events the previous
+        /// executions applied (the most recent, oldest first), so that a redelivered or
+        /// retried event is not applied again by this one. Empty for a client's start.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        applied_event_ids: Vec<MessageId>,
     },
     /// The execution returned successfully.
     ExecutionCompleted {

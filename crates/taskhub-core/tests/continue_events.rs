@@ -39,6 +39,7 @@ fn start(d: &mut Driver, input: Payload, execution: &str) -> Message {
         execution_id: ExecutionId::new(execution).unwrap(),
         parent: None,
         scheduled_start: None,
+        applied_event_ids: Vec::new(),
     });
     m.execution_id = Some(ExecutionId::new(execution).unwrap());
     m
@@ -155,4 +156,73 @@ fn dropping_unprocessed_events_is_explicit_and_recorded() {
     assert!(carried_events.is_empty());
     let dropped: Vec<&str> = dropped_events.iter().map(|e| e.input.as_str()).collect();
     assert_eq!(dropped, vec!["\"b\"", "\"c\""]);
+}
+
+/// The next execution starts as the runtime starts it: from the `ContinueAsNew` action.
+fn next_generation(d: &Driver) -> (Driver, Message) {
+    let Some(Action::ContinueAsNew {
+        execution_id,
+        input,
+        applied_event_ids,
+        ..
+    }) = d.last.actions.last().cloned()
+    else {
+        panic!("did not continue as new: {:?}", d.last.actions)
+    };
+    let mut next = Driver::new(registry(), "counter");
+    next.seq = d.seq;
+    let mut m = start(&mut next, input, execution_id.as_str());
+    if let EventKind::ExecutionStarted {
+        applied_event_ids: ids,
+        ..
+    } = &mut m.event
+    {
+        *ids = applied_event_ids;
+    }
+    (next, m)
+}
+
+#[test]
+fn an_event_applied_before_a_continue_as_new_is_not_applied_again_after_it() {
+    let mut d = Driver::new(registry(), "counter");
+    d.start("Counter", 0);
+    let first = op(&mut d, "incr");
+    // A redelivery in the same turn, after the code continued as new: not carried over.
+    let again = first.clone();
+    d.turn(vec![first.clone(), again]);
+    assert_eq!(d.session.status(), OrchestrationStatus::ContinuedAsNew);
+    assert_eq!(
+        d.last
+            .discarded
+            .iter()
+            .map(|x| x.reason)
+            .collect::<Vec<_>>(),
+        vec![DiscardReason::Duplicate]
+    );
+
+    // The next execution, with a later redelivery (or a client's retry under one event ID).
+    let (mut next, started) = next_generation(&d);
+    next.turn(vec![started]);
+    let r = next.turn(vec![first.clone()]);
+    assert!(r.new_events.is_empty(), "applied again: {:?}", r.new_events);
+    assert_eq!(r.discarded.len(), 1);
+    assert_eq!(r.discarded[0].reason, DiscardReason::Duplicate);
+
+    // Reloaded from its history (another worker, no extended session): still a duplicate.
+    let mut reloaded =
+        OrchestrationSession::load(next.registry.clone(), next.id.clone(), &next.history);
+    let r = reloaded.turn(TurnInput {
+        now: ts(next.now + 10),
+        messages: vec![first],
+    });
+    assert!(r.new_events.is_empty(), "applied again: {:?}", r.new_events);
+    assert_eq!(r.discarded[0].reason, DiscardReason::Duplicate);
+
+    // A new event still counts.
+    let incr = op(&mut next, "incr");
+    next.turn(vec![incr]);
+    let (mut third, started) = next_generation(&next);
+    let stop = op(&mut third, "stop");
+    third.turn(vec![started, stop]);
+    assert_eq!(third.output::<i64>(), 2);
 }

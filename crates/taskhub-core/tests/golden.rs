@@ -67,6 +67,7 @@ fn sample_events() -> Vec<HistoryEvent> {
                 task_id: 3,
             }),
             scheduled_start: Some(t),
+            applied_event_ids: Vec::new(),
         },
         EventKind::TaskScheduled {
             task_id: 0,
@@ -282,4 +283,32 @@ fn invalid_instance_id_in_stored_message_is_a_clear_error() {
         .replace("order-42", "bad/id");
     let err = decode_message(&line).unwrap_err();
     assert!(err.to_string().contains("invalid instance ID"), "{err}");
+}
+
+/// The event IDs a continue-as-new carries into the next execution are an optional field of
+/// `ExecutionStarted`: absent in the v1 golden records (they decode with none), and written
+/// only when there are some, so every earlier record keeps its bytes.
+#[test]
+fn carried_event_ids_are_an_optional_field_of_the_start() {
+    let start = EVENTS
+        .lines()
+        .map(|l| decode_event(l).unwrap())
+        .find(|e| matches!(e.event, EventKind::ExecutionStarted { .. }))
+        .unwrap();
+    let mut carried = start.clone();
+    let ids = vec![MessageId::from_stored("m1"), MessageId::from_stored("m2")];
+    if let EventKind::ExecutionStarted {
+        applied_event_ids, ..
+    } = &mut carried.event
+    {
+        assert!(applied_event_ids.is_empty());
+        applied_event_ids.clone_from(&ids);
+    }
+    let line = encode_event(&carried);
+    assert!(
+        line.contains(r#""applied_event_ids":["m1","m2"]"#),
+        "{line}"
+    );
+    assert_eq!(decode_event(&line).unwrap(), carried);
+    assert!(!encode_event(&start).contains("applied_event_ids"));
 }

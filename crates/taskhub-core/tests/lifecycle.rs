@@ -136,6 +136,7 @@ fn versions_select_the_registered_code() {
                 execution_id: ExecutionId::random(),
                 parent: None,
                 scheduled_start: None,
+                applied_event_ids: Vec::new(),
             },
             ts(0),
         );
@@ -218,6 +219,7 @@ fn duplicate_deliveries_are_applied_once() {
         execution_id: ExecutionId::new("exec-1").unwrap(),
         parent: None,
         scheduled_start: None,
+        applied_event_ids: Vec::new(),
     });
     d.turn(vec![dup_start]);
     assert!(d.last.new_events.is_empty());

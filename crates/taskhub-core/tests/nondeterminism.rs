@@ -160,6 +160,7 @@ fn corrupt_history_completion_for_unknown_task() {
                 execution_id: ExecutionId::new("e").unwrap(),
                 parent: None,
                 scheduled_start: None,
+                applied_event_ids: Vec::new(),
             },
         ),
         HistoryEvent::new(

@@ -145,6 +145,7 @@ fn simulate(steps: &[Step], seed: u64) -> (Driver, Vec<(usize, Vec<Action>)>) {
             execution_id: ExecutionId::new("exec-1").unwrap(),
             parent: None,
             scheduled_start: None,
+            applied_event_ids: Vec::new(),
         });
         record(&mut d, &mut turns, vec![m])
     };

@@ -98,6 +98,7 @@ fn child_notifies_parent_on_completion_failure_and_termination() {
             execution_id: ExecutionId::new("c1").unwrap(),
             parent: Some(parent.clone()),
             scheduled_start: None,
+            applied_event_ids: Vec::new(),
         });
         d.turn(vec![m]);
         let notify = d.last.actions.iter().find_map(|a| match a {
@@ -129,6 +130,7 @@ fn child_notifies_parent_on_completion_failure_and_termination() {
         execution_id: ExecutionId::new("c2").unwrap(),
         parent: Some(parent),
         scheduled_start: None,
+        applied_event_ids: Vec::new(),
     });
     d.turn(vec![m]);
     let m = d.msg(EventKind::ExecutionTerminated {
@@ -253,6 +255,7 @@ fn continue_as_new_carries_unprocessed_events_in_order() {
         execution_id,
         parent: None,
         scheduled_start: None,
+        applied_event_ids: Vec::new(),
     })];
     for e in carried_events {
         msgs.push(next.msg(EventKind::EventRaised {

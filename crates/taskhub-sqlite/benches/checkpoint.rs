@@ -86,6 +86,7 @@ fn turn(chain: &Chain, receipt: taskhub_storage::Receipt) -> CheckpointRequest {
                     execution_id: chain.execution.clone(),
                     parent: None,
                     scheduled_start: None,
+                    applied_event_ids: Vec::new(),
                 },
             ),
         ]

@@ -61,6 +61,7 @@ fn started() -> HistoryEvent {
             execution_id: ExecutionId::new("e1").unwrap(),
             parent: None,
             scheduled_start: None,
+            applied_event_ids: Vec::new(),
         },
     )
 }

@@ -1,5 +1,6 @@
 //! A client that retries `raise_event_with` under one event ID delivers the event once, also
-//! when the retry reaches a session reloaded from history; different IDs are different events.
+//! when the retry reaches a session reloaded from history or the next execution after a
+//! continue-as-new; different IDs are different events.
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
 mod common;
@@ -132,4 +133,62 @@ async fn different_event_ids_apply_twice() {
         .unwrap();
     assert_eq!(done.output::<u64>().unwrap(), Some(4));
     worker.shutdown().await;
+}
+
+/// Like `summer`, but continues as new after every event, the sum as its input.
+async fn summing_generations(
+    ctx: OrchestrationContext,
+    sum: u64,
+) -> Result<u64, OrchestrationError> {
+    ctx.set_custom_status(&sum)?;
+    let v: u64 = ctx.wait_for_event("add").await?;
+    if v == 0 {
+        return Ok(sum);
+    }
+    ctx.continue_as_new(sum + v).await
+}
+
+async fn across_continue_as_new(extended_sessions: bool) {
+    let dir = TempDir::new("raise-idempotent-can");
+    let settings = Settings {
+        extended_sessions_enabled: extended_sessions,
+        ..fast_settings()
+    };
+    let hub = TaskHub::open(sqlite_store(&dir.0), settings).await.unwrap();
+    let mut reg = Registry::new();
+    reg.orchestration("Gen", summing_generations);
+    let worker = Worker::start(&hub, reg).await.unwrap();
+    let client = hub.client();
+    let id = client.start("Gen", 0u64).await.unwrap();
+    custom_status_becomes(&client, &id, 0).await;
+
+    raise_with(&client, &id, 1, "first").await;
+    // Applied by the first execution, which continued as new: the next one shows 1.
+    custom_status_becomes(&client, &id, 1).await;
+    // The client retries (its first reply was lost): the next execution must not add it.
+    raise_with(&client, &id, 1, "first").await;
+    raise_with(&client, &id, 10, "second").await;
+    raise_with(&client, &id, 10, "second").await;
+    custom_status_becomes(&client, &id, 11).await;
+    raise_with(&client, &id, 0, "stop").await;
+    let done = client
+        .wait_for_completion(&id, Duration::from_secs(20))
+        .await
+        .unwrap();
+    assert_eq!(
+        done.output::<u64>().unwrap(),
+        Some(11),
+        "each event ID applied once across continue-as-new"
+    );
+    worker.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retried_raise_after_a_continue_as_new_applies_once() {
+    across_continue_as_new(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retried_raise_after_a_continue_as_new_applies_once_in_an_extended_session() {
+    across_continue_as_new(true).await;
 }

@@ -33,6 +33,7 @@ fn request(id: &str) -> CheckpointRequest {
                     execution_id: ExecutionId::new("e1").unwrap(),
                     parent: None,
                     scheduled_start: None,
+                    applied_event_ids: Vec::new(),
                 },
             )],
         }),

@@ -2,11 +2,13 @@
 //!
 //! See `docs/ARCHITECTURE.md` for the data flow of one turn.
 
+mod applied_ids;
 mod output;
 mod replay;
 mod session;
 mod turn;
 
+pub use applied_ids::CARRIED_EVENT_IDS;
 pub use output::{Action, DiscardReason, Discarded, TurnInput, TurnResult};
 pub use session::OrchestrationSession;
 

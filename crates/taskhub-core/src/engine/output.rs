@@ -87,6 +87,9 @@ pub enum Action {
         carried_events: Vec<CarriedEvent>,
         /// The parent, if this is a sub-orchestration (the next execution reports to it).
         parent: Option<ParentInstance>,
+        /// The most recently applied external event message IDs, for the next execution's
+        /// de-duplication (its `ExecutionStarted`).
+        applied_event_ids: Vec<MessageId>,
     },
     /// Tell the parent orchestration that this sub-orchestration finished.
     NotifyParent {

@@ -6,8 +6,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
 
+use crate::engine::applied_ids::AppliedEventIds;
 use crate::history::{EventKind, FailureDetails, HistoryEvent, ParentInstance};
-use crate::ids::{ExecutionId, InstanceId, MessageId};
+use crate::ids::{ExecutionId, InstanceId};
 use crate::orchestration::context::OrchestrationContext;
 use crate::orchestration::state::{lock, ContinueAsNewRequest, SharedState, State};
 use crate::payload::Payload;
@@ -73,7 +74,7 @@ pub struct OrchestrationSession {
     pub(crate) suspended: bool,
     pub(crate) deferred: VecDeque<HistoryEvent>,
     pub(crate) deferred_tasks: HashSet<u64>,
-    pub(crate) applied_event_ids: HashSet<MessageId>,
+    pub(crate) applied_event_ids: AppliedEventIds,
     pub(crate) parent: Option<ParentInstance>,
     pub(crate) fault: Option<FailureDetails>,
     /// A failure the runtime asked the next turn to end the execution with (see
@@ -123,7 +124,7 @@ impl OrchestrationSession {
             suspended: false,
             deferred: VecDeque::new(),
             deferred_tasks: HashSet::new(),
-            applied_event_ids: HashSet::new(),
+            applied_event_ids: AppliedEventIds::default(),
             parent: None,
             fault: None,
             refusal: None,
@@ -236,12 +237,16 @@ impl OrchestrationSession {
             input,
             execution_id,
             parent,
+            applied_event_ids,
             ..
         } = event
         else {
             return;
         };
         self.started = true;
+        for id in applied_event_ids {
+            self.applied_event_ids.insert(id.clone());
+        }
         self.parent.clone_from(parent);
         self.input = input.clone();
         {

@@ -130,6 +130,13 @@ impl OrchestrationSession {
         if let Some(CodeResult::ContinueAsNew(req)) = &self.code_result {
             // Arrived in the turn that continued as new: unprocessed by this execution.
             if let EventKind::EventRaised { name, input } = &m.event {
+                if !self.applied_event_ids.insert(m.id.clone()) {
+                    return out.discard(
+                        m,
+                        DiscardReason::Duplicate,
+                        format!("event message {} already applied", m.id),
+                    );
+                }
                 let event = CarriedEvent {
                     name: name.clone(),
                     input: input.clone(),
@@ -426,6 +433,7 @@ impl OrchestrationSession {
                     version: req.version.or_else(|| lock(&self.state).version.clone()),
                     carried_events: carried,
                     parent,
+                    applied_event_ids: self.applied_event_ids.recent(),
                 });
             }
         }

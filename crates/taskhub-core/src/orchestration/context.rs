@@ -61,7 +61,7 @@ use crate::time::Timestamp;
 /// let start = message(EventKind::ExecutionStarted {
 ///     name: "ShipWhenApproved".into(), version: None,
 ///     input: Payload::to_payload("order 7", "input")?, execution_id: ExecutionId::random(),
-///     parent: None, scheduled_start: None,
+///     parent: None, scheduled_start: None, applied_event_ids: Vec::new(),
 /// });
 /// let turn = session.turn(TurnInput { now: at(0), messages: vec![start] });
 /// assert!(matches!(turn.actions[..], [Action::CreateTimer { .. }]));

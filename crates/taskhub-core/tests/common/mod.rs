@@ -83,6 +83,7 @@ impl Driver {
             execution_id: ExecutionId::new("exec-1").unwrap(),
             parent: None,
             scheduled_start: None,
+            applied_event_ids: Vec::new(),
         });
         self.turn(vec![m])
     }

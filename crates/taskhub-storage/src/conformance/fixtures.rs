@@ -170,6 +170,7 @@ pub(crate) fn started(execution: &str) -> HistoryEvent {
             execution_id: eid(execution),
             parent: None,
             scheduled_start: None,
+            applied_event_ids: Vec::new(),
         },
     )
 }

@@ -178,6 +178,7 @@ fn every_event_kind_with_every_field() -> Vec<HistoryEvent> {
                 task_id: 7,
             }),
             scheduled_start: Some(Timestamp::from_millis(1_800_000_000_001)),
+            applied_event_ids: Vec::new(),
         },
         EventKind::OrchestratorStarted,
         EventKind::TaskScheduled {

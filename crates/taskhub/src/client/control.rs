@@ -54,7 +54,9 @@ impl TaskHubClient {
     /// Raises an external event with options. With an `event_id`, retrying the call (after a
     /// timeout, a lost reply, a crash of the caller) delivers the event once: the message ID
     /// is derived from the instance and the event ID, and the instance applies a message ID at
-    /// most once (recorded in its history, so this holds across reloads and workers).
+    /// most once (recorded in its history, so this holds across reloads and workers, and
+    /// across continue-as-new for the most recent
+    /// [`CARRIED_EVENT_IDS`](taskhub_core::engine::CARRIED_EVENT_IDS) events).
     ///
     /// # Errors
     /// `NotFound` for an unknown instance, `WrongStatus` for a finished one, `Invalid` for an

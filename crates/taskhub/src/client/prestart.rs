@@ -189,6 +189,7 @@ impl TaskHubClient {
                 execution_id: row.execution_id.clone(),
                 parent: None,
                 scheduled_start: row.scheduled_start,
+                applied_event_ids: Vec::new(),
             },
             now,
         );

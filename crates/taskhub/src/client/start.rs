@@ -187,6 +187,7 @@ impl TaskHubClient {
                 execution_id: execution_id.clone(),
                 parent: None,
                 scheduled_start,
+                applied_event_ids: Vec::new(),
             },
             now,
         );

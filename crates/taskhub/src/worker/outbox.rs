@@ -136,6 +136,7 @@ pub(crate) async fn build(
                             task_id: *task_id,
                         }),
                         scheduled_start: None,
+                        applied_event_ids: Vec::new(),
                     },
                 );
                 m.target_partition = Some(partition);
@@ -191,6 +192,7 @@ pub(crate) async fn build(
                 version,
                 carried_events,
                 parent,
+                applied_event_ids,
             } => {
                 let q = QueueName::Control(origin.partition);
                 let start = origin.message(
@@ -204,6 +206,7 @@ pub(crate) async fn build(
                         execution_id: execution_id.clone(),
                         parent: parent.clone(),
                         scheduled_start: None,
+                        applied_event_ids: applied_event_ids.clone(),
                     },
                 );
                 out.push(encode(shared, q, &start, Duration::ZERO).await?);

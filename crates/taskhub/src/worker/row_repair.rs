@@ -165,6 +165,7 @@ mod tests {
                 execution_id: ExecutionId::new("exec-1").unwrap(),
                 parent: None,
                 scheduled_start: None,
+                applied_event_ids: Vec::new(),
             },
             at(0),
         );

@@ -70,6 +70,7 @@ mod tests {
                 execution_id: execution.clone(),
                 parent: None,
                 scheduled_start: scheduled.map(Timestamp::from_millis),
+                applied_event_ids: Vec::new(),
             },
             Timestamp::from_millis(1_000),
         );

@@ -115,6 +115,7 @@ pub(super) async fn outbound(
                     execution_id: child,
                     parent: None,
                     scheduled_start: None,
+                    applied_event_ids: Vec::new(),
                 },
             );
             m.target_partition = Some(partition);
