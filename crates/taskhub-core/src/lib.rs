@@ -57,7 +57,7 @@ pub use entity::{EntityContext, EntityError, EntityId, EntityType};
 pub use error::CoreError;
 pub use history::{CarriedEvent, EventKind, FailureDetails, HistoryEvent, ParentInstance};
 pub use ids::{ExecutionId, InstanceId, MessageId, MAX_EVENT_ID_BYTES};
-pub use message::{Message, Sender};
+pub use message::{Message, SendOrder, Sender};
 pub use orchestration::combinators::{when_all, when_any, when_any2, Either};
 pub use orchestration::context::{
     ContinueAsNewOptions, OrchestrationContext, SubOrchestrationOptions,

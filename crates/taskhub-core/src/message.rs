@@ -15,6 +15,21 @@ pub struct Sender {
     pub execution_id: ExecutionId,
 }
 
+/// A message's place among the messages one sender sent to one entity, so the entity applies
+/// them in send order and each once, whatever order the queue delivers them in (Azure queues
+/// are not FIFO, and a message given back comes again after later ones). `n` grows with every
+/// message the sender sends (to any target); `prev` is the `n` of the sender's previous
+/// message to the same entity, when it was sent recently (see
+/// [`entity::order`](crate::entity::order)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SendOrder {
+    /// This message's number (1 and up, strictly increasing per sender).
+    pub n: u64,
+    /// The number of the sender's previous message to the same target, if recent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prev: Option<u64>,
+}
+
 /// An event addressed to an instance (control queues) or an activity work item (work-item
 /// queue, where `event` is `TaskScheduled`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -44,6 +59,10 @@ pub struct Message {
     /// (and messages from clients) have none, and old readers ignore it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub traceparent: Option<String>,
+    /// Its place among the sender's messages to the same entity (requests to entities from
+    /// orchestrations and entities; `None` elsewhere).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<SendOrder>,
     /// The event to apply.
     pub event: EventKind,
 }
@@ -61,6 +80,7 @@ impl Message {
             enqueued_at,
             target_partition: None,
             traceparent: None,
+            order: None,
             event,
         }
     }

@@ -41,6 +41,7 @@ fn op(id: &str, op: &str, line: &str, caller: Option<Caller>) -> BatchMessage {
     BatchMessage {
         message_id: MessageId::from_stored(id),
         sender: caller.as_ref().map(|c| c.instance_id.clone()),
+        order: None,
         request: EntityRequest::Operation {
             id: format!("req-{id}"),
             op: op.to_owned(),
@@ -187,6 +188,7 @@ fn locks_forward_in_order_queue_others_and_release() {
     let lock = |id: &str, owner: &str, position: usize| BatchMessage {
         message_id: MessageId::from_stored(id),
         sender: Some(InstanceId::new(owner).unwrap()),
+        order: None,
         request: EntityRequest::Lock {
             id: format!("lock-{owner}"),
             owner: caller(owner),
@@ -197,6 +199,7 @@ fn locks_forward_in_order_queue_others_and_release() {
     let release = |id: &str, owner: &str| BatchMessage {
         message_id: MessageId::from_stored(id),
         sender: Some(InstanceId::new(owner).unwrap()),
+        order: None,
         request: EntityRequest::Release {
             id: format!("lock-{owner}"),
             owner: InstanceId::new(owner).unwrap(),
@@ -298,6 +301,7 @@ fn a_clients_delete_removes_the_state() {
             BatchMessage {
                 message_id: MessageId::from_stored("2"),
                 sender: None,
+                order: None,
                 request: EntityRequest::DeleteState,
             },
         ],

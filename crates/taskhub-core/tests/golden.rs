@@ -185,6 +185,7 @@ fn sample_messages() -> Vec<Message> {
             enqueued_at: Timestamp::from_millis(1_700_000_000_000),
             target_partition: None,
             traceparent: None,
+            order: None,
             event: EventKind::TaskScheduled {
                 task_id: 0,
                 name: "Charge".into(),
@@ -202,6 +203,7 @@ fn sample_messages() -> Vec<Message> {
             enqueued_at: Timestamp::from_millis(9),
             target_partition: Some(2),
             traceparent: None,
+            order: None,
             event: EventKind::TaskScheduled {
                 task_id: 1,
                 name: "Ship".into(),
@@ -221,6 +223,7 @@ fn sample_messages() -> Vec<Message> {
             enqueued_at: Timestamp::from_millis(11),
             target_partition: Some(1),
             traceparent: Some("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".into()),
+            order: None,
             event: EventKind::TaskScheduled {
                 task_id: 2,
                 name: "Ship".into(),

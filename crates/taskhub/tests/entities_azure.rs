@@ -13,6 +13,8 @@ mod common;
 mod faults_suite;
 #[path = "common/entities_locks_suite.rs"]
 mod locks_suite;
+#[path = "common/entities_order_suite.rs"]
+mod order_suite;
 
 use backends::{Backend, TestStore};
 use taskhub_storage::faults::{FaultPlan, TearAfter};
@@ -21,6 +23,14 @@ use taskhub_storage::faults::{FaultPlan, TearAfter};
 async fn entities_work_end_to_end_on_azure() {
     let store = TestStore::fresh(Backend::Azure, "entities-azure").await;
     api_suite::everything(store.store.clone()).await;
+}
+
+/// Azure queues are not FIFO: one sender's requests, delivered out of order and twice, are
+/// applied in send order, once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_senders_requests_apply_in_order_once_on_azure() {
+    let store = TestStore::fresh(Backend::Azure, "entities-azure-order").await;
+    order_suite::out_of_order_and_twice(store.store.clone()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -64,6 +64,10 @@ pub enum Action {
         name: String,
         /// Event data.
         input: Payload,
+        /// The task ID of this execution's previous send to the same instance, when it was
+        /// sent within [`SEND_ORDER_WINDOW`](crate::entity::order::SEND_ORDER_WINDOW): an
+        /// entity applies this event only after that one (see [`SendOrder`](crate::SendOrder)).
+        after: Option<u64>,
     },
     /// The orchestration completed with this output.
     Complete {

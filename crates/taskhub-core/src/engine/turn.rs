@@ -351,6 +351,7 @@ impl OrchestrationSession {
                     instance_id,
                     name,
                     input,
+                    after,
                 } => (
                     EventKind::EventSent {
                         task_id,
@@ -363,6 +364,7 @@ impl OrchestrationSession {
                         instance_id,
                         name,
                         input,
+                        after,
                     },
                 ),
             };

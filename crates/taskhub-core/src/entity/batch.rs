@@ -11,10 +11,12 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::entity::context::{EntityAction, EntityContext, OperationRequest};
 use crate::entity::id::EntityId;
+use crate::entity::order::{EarlyMessage, Verdict};
 use crate::entity::protocol::{Caller, EntityRequest, EntityResponse};
 use crate::entity::record::{EntityRecord, LockHolder, QueuedRequest};
 use crate::history::FailureDetails;
 use crate::ids::{InstanceId, MessageId};
+use crate::message::SendOrder;
 use crate::payload::Payload;
 use crate::registry::Registry;
 use crate::time::Timestamp;
@@ -28,6 +30,20 @@ pub struct BatchMessage {
     pub sender: Option<InstanceId>,
     /// The request it carries.
     pub request: EntityRequest,
+    /// Its sender's key and its place among the sender's messages, for a request from an
+    /// orchestration or an entity (see [`order`](crate::entity::order)).
+    pub order: Option<(String, SendOrder)>,
+}
+
+impl From<EarlyMessage> for BatchMessage {
+    fn from(e: EarlyMessage) -> Self {
+        Self {
+            message_id: e.message_id,
+            sender: e.sender,
+            request: e.request,
+            order: Some((e.key, e.order)),
+        }
+    }
 }
 
 /// Something the batch sends once it commits. `purpose` is unique per effect and the same
@@ -53,6 +69,8 @@ pub enum EntityEffect {
         request: EntityRequest,
         /// Deliver no earlier than this.
         at: Option<Timestamp>,
+        /// Its place among this entity's messages (none for a scheduled one).
+        order: Option<SendOrder>,
         /// Derives the message ID.
         purpose: String,
     },
@@ -91,6 +109,8 @@ pub struct BatchOutcome {
     pub failed: u64,
     /// Messages skipped as already applied.
     pub duplicates: u64,
+    /// Messages kept in the record until their sender's earlier message is applied.
+    pub early: u64,
     /// Messages applied (run or queued behind a critical section): the newest this many IDs
     /// of the record's `recent` are this batch's.
     pub applied: usize,
@@ -115,25 +135,45 @@ pub fn run_batch(
     };
     let known: HashSet<MessageId> = run.record.recent.iter().cloned().collect();
     let mut applied = Vec::with_capacity(messages.len());
+    let waiting_before = run.record.inbox.early.len();
+    // Messages whose predecessor did not come within the reorder window run first.
+    for e in run.record.inbox.take_overdue(now) {
+        run.deliver(e.into(), &mut applied);
+    }
     let mut in_batch = HashSet::new();
     for m in messages {
         if known.contains(&m.message_id) || !in_batch.insert(m.message_id.clone()) {
             run.out.duplicates += 1;
             continue;
         }
-        if let EntityRequest::Operation { at: Some(at), .. } = &m.request {
-            if *at > now {
-                run.out.effects.push(EntityEffect::Defer {
-                    message_id: m.message_id,
-                    sender: m.sender,
-                    at: *at,
-                    request: m.request,
-                });
-                continue;
+        if let Some((key, order)) = &m.order {
+            match run.record.inbox.verdict(key, &m.message_id, *order) {
+                Verdict::Apply => {}
+                Verdict::Duplicate => {
+                    run.out.duplicates += 1;
+                    continue;
+                }
+                Verdict::Wait => {
+                    run.out.early += 1;
+                    let (key, order) = (key.clone(), *order);
+                    run.record.inbox.early.push(EarlyMessage {
+                        message_id: m.message_id,
+                        sender: m.sender,
+                        key,
+                        order,
+                        request: m.request,
+                        since: now,
+                    });
+                    continue;
+                }
             }
         }
-        applied.push(m.message_id.clone());
-        run.handle(m);
+        run.deliver(m, &mut applied);
+    }
+    run.record.inbox.prune(now);
+    run.record.outgoing.prune(now);
+    if run.record.inbox.early.len() != waiting_before {
+        run.wake_for_overdue();
     }
     run.out.applied = applied.len();
     run.record.remember(applied);
@@ -150,6 +190,64 @@ struct Run<'a> {
 }
 
 impl Run<'_> {
+    /// Applies a message (ordered ones after their verdict), then the waiting messages its
+    /// application made ready, in order.
+    fn deliver(&mut self, first: BatchMessage, applied: &mut Vec<MessageId>) {
+        let mut next = vec![first];
+        while let Some(m) = next.pop() {
+            let ordered = m.order.is_some();
+            if let Some((key, order)) = &m.order {
+                self.record.inbox.mark(key, order.n, self.now);
+            }
+            self.apply(m, applied);
+            if ordered {
+                let mut ready = self.record.inbox.take_ready();
+                ready.reverse();
+                next.extend(ready.into_iter().map(BatchMessage::from));
+            }
+        }
+    }
+
+    /// Runs a message, or defers a scheduled signal that came before its time.
+    fn apply(&mut self, m: BatchMessage, applied: &mut Vec<MessageId>) {
+        if let EntityRequest::Operation { at: Some(at), .. } = &m.request {
+            if *at > self.now {
+                self.out.effects.push(EntityEffect::Defer {
+                    message_id: m.message_id,
+                    sender: m.sender,
+                    at: *at,
+                    request: m.request,
+                });
+                return;
+            }
+        }
+        applied.push(m.message_id.clone());
+        self.handle(m);
+    }
+
+    /// A message to this entity when the oldest waiting message's reorder window runs out,
+    /// so that it runs then even if nothing else comes.
+    fn wake_for_overdue(&mut self) {
+        let Some(at) = self.record.inbox.next_overdue() else {
+            return;
+        };
+        self.out.effects.push(EntityEffect::Send {
+            target: self.entity.clone(),
+            request: EntityRequest::Wake,
+            at: Some(at),
+            order: None,
+            purpose: format!("wake:{}", at.as_millis()),
+        });
+    }
+
+    /// The order of this entity's next message to `target` (its sender epoch is set by the
+    /// first message that makes it send).
+    fn next_order(&mut self, target: &EntityId, cause: &MessageId) -> SendOrder {
+        let out = &mut self.record.outgoing;
+        out.epoch.get_or_insert_with(|| cause.to_string());
+        out.next(target.instance_id(), self.now)
+    }
+
     /// Runs a request now, or queues it while another orchestration's critical section holds
     /// the entity.
     fn handle(&mut self, m: BatchMessage) {
@@ -162,6 +260,7 @@ impl Run<'_> {
                 }
                 EntityRequest::Release { owner: o, .. } => o == owner,
                 EntityRequest::Lock { .. } | EntityRequest::DeleteState => false,
+                EntityRequest::Wake => true,
             };
             if !from_owner {
                 self.record.queue.push_back(QueuedRequest {
@@ -196,17 +295,21 @@ impl Run<'_> {
                 });
                 let purpose = format!("{message_id}:lock");
                 match lockset.get(position + 1).cloned() {
-                    Some(next) => self.out.effects.push(EntityEffect::Send {
-                        target: next,
-                        request: EntityRequest::Lock {
-                            id,
-                            owner,
-                            lockset,
-                            position: position + 1,
-                        },
-                        at: None,
-                        purpose,
-                    }),
+                    Some(next) => {
+                        let order = Some(self.next_order(&next, message_id));
+                        self.out.effects.push(EntityEffect::Send {
+                            target: next,
+                            request: EntityRequest::Lock {
+                                id,
+                                owner,
+                                lockset,
+                                position: position + 1,
+                            },
+                            at: None,
+                            order,
+                            purpose,
+                        });
+                    }
                     None => self.out.effects.push(EntityEffect::Respond {
                         caller: owner,
                         request_id: id,
@@ -219,6 +322,8 @@ impl Run<'_> {
                 self.out.operations += 1;
                 *self.state = None;
             }
+            // It only made this batch run (see `wake_for_overdue`).
+            EntityRequest::Wake => {}
             EntityRequest::Release { id, owner } => {
                 let held = self
                     .record
@@ -242,6 +347,7 @@ impl Run<'_> {
                 message_id: q.message_id,
                 sender: q.sender,
                 request: q.request,
+                order: None,
             });
         }
     }
@@ -319,18 +425,26 @@ impl Run<'_> {
                     op,
                     input,
                     at,
-                } => self.out.effects.push(EntityEffect::Send {
-                    target,
-                    request: EntityRequest::Operation {
-                        id: purpose.clone(),
-                        op,
-                        input,
-                        caller: None,
+                } => {
+                    // A scheduled signal is not ordered: it runs at its time, after later ones.
+                    let order = match at {
+                        None => Some(self.next_order(&target, message_id)),
+                        Some(_) => None,
+                    };
+                    self.out.effects.push(EntityEffect::Send {
+                        target,
+                        request: EntityRequest::Operation {
+                            id: purpose.clone(),
+                            op,
+                            input,
+                            caller: None,
+                            at,
+                        },
                         at,
-                    },
-                    at,
-                    purpose,
-                }),
+                        order,
+                        purpose,
+                    });
+                }
                 EntityAction::StartOrchestration {
                     instance_id,
                     name,

@@ -6,11 +6,13 @@
 //!   with [`Registry::entity`](crate::Registry::entity)).
 //! * [`protocol`]: requests and responses, carried as external events.
 //! * [`record`]: what an entity keeps besides its state (de-duplication, lock, queue, outbox).
+//! * [`order`]: each durable sender's requests applied in send order, each once.
 //! * [`batch`]: running one batch of messages, purely.
 
 pub mod batch;
 pub mod context;
 pub mod id;
+pub mod order;
 pub mod protocol;
 pub mod record;
 pub mod typed;

@@ -60,6 +60,10 @@ pub enum EntityRequest {
     /// Delete the entity's state (a client's delete), as an operation calling
     /// `delete_state` would; it waits for a critical section like any request.
     DeleteState,
+    /// Makes the entity run a batch, and nothing else: scheduled by an entity for when a
+    /// message waiting for its predecessor is due to run anyway (see
+    /// [`order`](crate::entity::order)).
+    Wake,
     /// Release the lock `owner` holds (sent when its critical section ends).
     Release {
         /// The lock request ID.

@@ -7,6 +7,7 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
+use crate::entity::order::{Inbox, Outgoing};
 use crate::entity::protocol::{Caller, EntityRequest};
 use crate::ids::{InstanceId, MessageId};
 
@@ -71,14 +72,23 @@ pub struct EntityRecord {
     /// Messages of the last batch not yet known to be sent.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub outbox: Vec<OutboxEntry>,
+    /// Per-sender order and de-duplication of requests from orchestrations and entities.
+    #[serde(default, skip_serializing_if = "Inbox::is_empty")]
+    pub inbox: Inbox,
+    /// The numbering of the requests this entity sends.
+    #[serde(default, skip_serializing_if = "Outgoing::is_unused")]
+    pub outgoing: Outgoing,
 }
 
 impl EntityRecord {
-    /// True if nothing but de-duplication IDs is kept (no lock, no waiting request, nothing to
+    /// True if nothing but de-duplication data is kept (no lock, no waiting request, nothing to
     /// send): with no state either, the entity can be deleted.
     #[must_use]
     pub fn is_idle(&self) -> bool {
-        self.lock.is_none() && self.queue.is_empty() && self.outbox.is_empty()
+        self.lock.is_none()
+            && self.queue.is_empty()
+            && self.outbox.is_empty()
+            && self.inbox.early.is_empty()
     }
 
     /// Remembers the IDs applied by a batch, keeping at least all of them and at most

@@ -479,12 +479,16 @@ impl OrchestrationContext {
         data: &T,
     ) -> Result<(), TaskError> {
         let input = Payload::to_payload(data, &format!("data of event '{name}'"))?;
-        lock(&self.state).emit(
+        let mut st = lock(&self.state);
+        let task_id = st.next_task_id;
+        let after = st.previous_send(instance_id, task_id);
+        st.emit(
             |task_id| Emitted::SendEvent {
                 task_id,
                 instance_id: instance_id.clone(),
                 name: name.to_owned(),
                 input,
+                after,
             },
             None,
         );

@@ -35,6 +35,8 @@ pub(crate) enum Emitted {
         instance_id: InstanceId,
         name: String,
         input: Payload,
+        /// The task ID of this execution's previous send to the same instance, if recent.
+        after: Option<u64>,
     },
 }
 
@@ -239,6 +241,8 @@ pub(crate) struct State {
     pub continue_as_new: Option<ContinueAsNewRequest>,
     /// The entities the current critical section holds, with its lock request ID.
     pub held_locks: Option<(String, Vec<crate::entity::EntityId>)>,
+    /// The last event sent to each instance: its task ID and when (orchestration time).
+    pub last_sent: HashMap<InstanceId, (u64, Timestamp)>,
 }
 
 impl State {
@@ -260,7 +264,20 @@ impl State {
             logs: Vec::new(),
             continue_as_new: None,
             held_locks: None,
+            last_sent: HashMap::new(),
         }
+    }
+
+    /// The task ID of the previous event sent to `target`, if it was sent within
+    /// [`SEND_ORDER_WINDOW`](crate::entity::order::SEND_ORDER_WINDOW); and records `task_id`
+    /// as the latest. Deterministic: it depends only on the code's sends and orchestration
+    /// time, so replay gives the same answers.
+    pub(crate) fn previous_send(&mut self, target: &InstanceId, task_id: u64) -> Option<u64> {
+        let now = self.now;
+        self.last_sent
+            .insert(target.clone(), (task_id, now))
+            .filter(|(_, at)| now.saturating_since(*at) < crate::entity::order::SEND_ORDER_WINDOW)
+            .map(|(t, _)| t)
     }
 
     /// Records a new durable action and opens its completion slot.

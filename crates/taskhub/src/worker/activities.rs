@@ -266,6 +266,7 @@ async fn run_one(
         enqueued_at: shared.hub.clock().now(),
         target_partition: Some(partition),
         traceparent: Some(trace.traceparent()),
+        order: None,
         event,
     };
     // This worker holds the orchestration's partition: the result goes to its session in

@@ -6,8 +6,8 @@
 use std::time::Duration;
 
 use taskhub_core::{
-    Action, EventKind, ExecutionId, InstanceId, Message, MessageId, ParentInstance, Sender,
-    Timestamp,
+    Action, EntityId, EventKind, ExecutionId, InstanceId, Message, MessageId, ParentInstance,
+    SendOrder, Sender, Timestamp,
 };
 use taskhub_storage::{OutboundMessage, QueueName, StorageError};
 
@@ -45,6 +45,7 @@ impl Origin<'_> {
             enqueued_at: self.now,
             target_partition: None,
             traceparent: self.traceparent.map(str::to_owned),
+            order: None,
             event,
         }
     }
@@ -163,9 +164,10 @@ pub(crate) async fn build(
                 instance_id,
                 name,
                 input,
+                after,
             } => {
                 let partition = shared.hub.partition_of(instance_id).await?;
-                let m = origin.message(
+                let mut m = origin.message(
                     &format!("send:{task_id}"),
                     instance_id.clone(),
                     None,
@@ -174,6 +176,14 @@ pub(crate) async fn build(
                         input: input.clone(),
                     },
                 );
+                // An entity applies one execution's requests in send order (task IDs grow
+                // with every action, so they number the execution's messages).
+                if EntityId::is_entity_instance(instance_id) {
+                    m.order = Some(SendOrder {
+                        n: task_id + 1,
+                        prev: after.map(|a| a + 1),
+                    });
+                }
                 (QueueName::Control(partition), m, Duration::ZERO)
             }
             Action::NotifyParent { parent, event } => {

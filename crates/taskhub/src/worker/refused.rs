@@ -63,6 +63,7 @@ pub(crate) async fn notice(
         target_partition: Some(partition),
         // The answer joins the trace of the parent's turn that asked for the start.
         traceparent: m.traceparent.clone(),
+        order: None,
         event: EventKind::SubOrchestrationFailed {
             task_id: parent.task_id,
             failure: FailureDetails::new(INSTANCE_IN_USE, why),

@@ -16,6 +16,7 @@ mod send;
 use std::sync::Arc;
 use std::time::Duration;
 
+use taskhub_core::entity::order::sender_key;
 use taskhub_core::entity::{
     run_batch, BatchMessage, EntityRecord, EntityRequest, OutboxEntry, ENTITY_REQUEST_EVENT,
 };
@@ -157,8 +158,14 @@ pub(crate) async fn process(
     }
     let home = shared.home(instance, partition);
     let mut outbound: Vec<OutboundMessage> = pending.iter().map(from_entry).collect();
+    let from = send::From {
+        entity: &entity,
+        home,
+        now,
+        epoch: record.outgoing.epoch.as_deref(),
+    };
     for effect in &outcome.effects {
-        match send::outbound(shared, &entity, home, now, effect).await {
+        match send::outbound(shared, &from, effect).await {
             Ok(o) => outbound.push(o),
             Err(e) => {
                 warn!(%instance, error = %e, "could not prepare an entity's messages; the batch will be retried");
@@ -375,6 +382,11 @@ fn decode(deliveries: &[Delivery]) -> (Vec<BatchMessage>, u64) {
                 message_id: d.message.id.clone(),
                 sender: d.message.sender.as_ref().map(|s| s.instance_id.clone()),
                 request,
+                order: d
+                    .message
+                    .order
+                    .zip(d.message.sender.as_ref())
+                    .map(|(o, s)| (sender_key(&s.instance_id, s.execution_id.as_str()), o)),
             }),
             None => ignored += 1,
         }

@@ -14,14 +14,31 @@ use super::entity_execution;
 use crate::worker::outbox;
 use crate::worker::Shared;
 
+/// The sending entity.
+#[derive(Clone, Copy)]
+pub(super) struct From<'a> {
+    /// The entity.
+    pub entity: &'a EntityId,
+    /// Its partition.
+    pub home: u32,
+    /// The batch's time.
+    pub now: Timestamp,
+    /// Its sender epoch (see `taskhub_core::entity::order`), once it has sent a request.
+    pub epoch: Option<&'a str>,
+}
+
 /// The outbound message of one effect.
 pub(super) async fn outbound(
     shared: &Shared,
-    entity: &EntityId,
-    home: u32,
-    now: Timestamp,
+    from: &From<'_>,
     effect: &EntityEffect,
 ) -> Result<OutboundMessage, StorageError> {
+    let From {
+        entity,
+        home,
+        now,
+        epoch,
+    } = *from;
     let execution = entity_execution();
     let me = entity.instance_id();
     let message = |id: MessageId, target: InstanceId, exec: Option<ExecutionId>, event| Message {
@@ -36,6 +53,7 @@ pub(super) async fn outbound(
         enqueued_at: now,
         target_partition: None,
         traceparent: None,
+        order: None,
         event,
     };
     let (partition, m, delay) = match effect {
@@ -62,6 +80,7 @@ pub(super) async fn outbound(
             target,
             request,
             at,
+            order,
             purpose,
         } => {
             let partition = shared.hub.partition_of(target.instance_id()).await?;
@@ -69,12 +88,24 @@ pub(super) async fn outbound(
                 name: ENTITY_REQUEST_EVENT.to_owned(),
                 input: payload(request, "entity request")?,
             };
-            let m = message(
+            let mut m = message(
                 MessageId::derived(me, &execution, purpose),
                 target.instance_id().clone(),
                 None,
                 event,
             );
+            if let Some(order) = order {
+                // Numbered within this incarnation of the entity: its epoch is the sender's
+                // "execution" in the receiver's key.
+                let epoch = epoch
+                    .and_then(|e| ExecutionId::new(e).ok())
+                    .unwrap_or_else(|| execution.clone());
+                m.sender = Some(Sender {
+                    instance_id: me.clone(),
+                    execution_id: epoch,
+                });
+                m.order = Some(*order);
+            }
             let delay = at.map_or(Duration::ZERO, |at| outbox::timer_delay(shared, at, now));
             (partition, m, delay)
         }
