@@ -133,7 +133,13 @@ pub fn run_batch(
         record,
         out: BatchOutcome::default(),
     };
-    let known: HashSet<MessageId> = run.record.recent.iter().cloned().collect();
+    let known: HashSet<MessageId> = run
+        .record
+        .recent
+        .iter()
+        .chain(run.record.suspect.iter().map(|(id, _)| id))
+        .cloned()
+        .collect();
     let mut applied = Vec::with_capacity(messages.len());
     let waiting_before = run.record.inbox.early.len();
     // Messages whose predecessor did not come within the reorder window run first.
@@ -171,6 +177,7 @@ pub fn run_batch(
         run.deliver(m, &mut applied);
     }
     run.record.inbox.prune(now);
+    run.record.prune_suspects(now);
     run.record.outgoing.prune(now);
     if run.record.inbox.early.len() != waiting_before {
         run.wake_for_overdue();

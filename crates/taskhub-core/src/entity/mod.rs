@@ -21,5 +21,7 @@ pub use batch::{run_batch, BatchMessage, BatchOutcome, EntityEffect};
 pub use context::{EntityAction, EntityContext, EntityError};
 pub use id::EntityId;
 pub use protocol::{Caller, EntityRequest, EntityResponse, ENTITY_REQUEST_EVENT};
-pub use record::{EntityRecord, LockHolder, OutboxEntry, QueuedRequest, RECENT_MESSAGE_IDS};
+pub use record::{
+    EntityRecord, LockHolder, OutboxEntry, QueuedRequest, RECENT_MESSAGE_IDS, SUSPECT_RETENTION,
+};
 pub use typed::EntityType;

@@ -4,15 +4,21 @@
 //! to end, and the messages of its last batch that may not have been sent yet.
 
 use std::collections::VecDeque;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use crate::entity::order::{Inbox, Outgoing};
 use crate::entity::protocol::{Caller, EntityRequest};
 use crate::ids::{InstanceId, MessageId};
+use crate::time::Timestamp;
 
 /// How many applied message IDs an entity remembers beyond its last batch.
 pub const RECENT_MESSAGE_IDS: usize = 128;
+
+/// How long the IDs of messages that may come back (see [`EntityRecord::suspect`]) are kept:
+/// far longer than a visibility timeout plus a lease takeover.
+pub const SUSPECT_RETENTION: Duration = Duration::from_secs(60 * 60);
 
 /// The orchestration whose critical section holds an entity.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -56,6 +62,14 @@ fn is_zero(v: &u64) -> bool {
     *v == 0
 }
 
+#[expect(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's skip_serializing_if passes a reference"
+)]
+fn is_zero_usize(v: &usize) -> bool {
+    *v == 0
+}
+
 /// An entity's bookkeeping, stored next to its state.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct EntityRecord {
@@ -72,6 +86,18 @@ pub struct EntityRecord {
     /// Messages of the last batch not yet known to be sent.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub outbox: Vec<OutboxEntry>,
+    /// On a backend whose checkpoints are not atomic: the newest this many IDs of `recent`
+    /// were applied by a batch whose consumed messages may not all be deleted yet (deleting
+    /// them is the checkpoint's last step). A session that continues knows they were; one
+    /// that loads the record does not, and keeps them as [`suspect`](Self::suspect).
+    #[serde(default, skip_serializing_if = "is_zero_usize")]
+    pub unconfirmed: usize,
+    /// IDs of messages applied by a batch whose deletes were not seen to finish (a crash, a
+    /// lease move), with when that was found: such a message comes back once its visibility
+    /// timeout runs out, however many messages the entity applied meanwhile, and is skipped
+    /// for [`SUSPECT_RETENTION`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suspect: Vec<(MessageId, Timestamp)>,
     /// Per-sender order and de-duplication of requests from orchestrations and entities.
     #[serde(default, skip_serializing_if = "Inbox::is_empty")]
     pub inbox: Inbox,
@@ -89,6 +115,25 @@ impl EntityRecord {
             && self.queue.is_empty()
             && self.outbox.is_empty()
             && self.inbox.early.is_empty()
+    }
+
+    /// For a record just loaded from storage: the IDs its last batch applied whose deletes
+    /// were not confirmed become suspects (found `now`).
+    pub fn after_load(&mut self, now: Timestamp) {
+        let skip = self.recent.len().saturating_sub(self.unconfirmed);
+        let ids: Vec<MessageId> = self.recent.iter().skip(skip).cloned().collect();
+        for id in ids {
+            if !self.suspect.iter().any(|(s, _)| *s == id) {
+                self.suspect.push((id, now));
+            }
+        }
+        self.unconfirmed = 0;
+    }
+
+    /// Forgets suspects older than [`SUSPECT_RETENTION`].
+    pub(crate) fn prune_suspects(&mut self, now: Timestamp) {
+        self.suspect
+            .retain(|(_, at)| now.saturating_since(*at) < SUSPECT_RETENTION);
     }
 
     /// Remembers the IDs applied by a batch, keeping at least all of them and at most

@@ -115,7 +115,11 @@ pub(crate) async fn process(
             .await
             .and_then(from_row);
         match loaded {
-            Ok(l) => cached.entity = Some(l),
+            Ok(mut l) => {
+                // This session did not see the last batch's deletes finish.
+                l.record.after_load(shared.hub.clock().now());
+                cached.entity = Some(l);
+            }
             Err(e) => {
                 warn!(%instance, error = %e, "could not load entity; messages will be retried");
                 abandon(shared, &deliveries, Duration::from_secs(1)).await;
@@ -149,6 +153,10 @@ pub(crate) async fn process(
         // after its batch committed only if its receipt went stale during the batch (then
         // into the next batch), so the last batch's IDs are enough and the row stays small.
         record.forget_all_but(outcome.applied);
+    } else {
+        // The deletes are the checkpoint's last step: until this session sees them done,
+        // this batch's messages may come back (see `EntityRecord::suspect`).
+        record.unconfirmed = outcome.applied;
     }
     if outcome.failed > 0 && !shared.registry.has_entity(entity.name()) {
         warn!(%instance, operations = outcome.failed, "entity is not registered on this worker: its operations fail");
