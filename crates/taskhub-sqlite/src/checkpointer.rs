@@ -14,6 +14,7 @@ use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
+use rusqlite::wal::CheckpointMode;
 use rusqlite::Connection;
 use taskhub_storage::{StorageError, StorageResult};
 
@@ -27,6 +28,13 @@ const NUDGE_STEP_PAGES: i32 = 1000;
 /// would: under a steady stream of commits the thread's checkpoints may never catch up with the
 /// end of the WAL (and only a fully copied WAL starts over), so this bounds its size.
 pub(crate) const WRITER_CHECKPOINTS_AFTER_PAGES: i32 = 2 * CHECKPOINT_AFTER_PAGES;
+
+/// WAL frames after which the writer's own checkpoint waits (busy timeout) for a checkpoint
+/// the thread is running, instead of giving up at once: a `PASSIVE` checkpoint cannot even
+/// start while another holds the checkpoint lock, so under a sustained stream of commits on a
+/// loaded machine one long checkpoint of the thread could otherwise keep every attempt of the
+/// writer out, and the WAL would grow without bound.
+pub(crate) const WRITER_WAITS_AFTER_PAGES: i32 = 3 * CHECKPOINT_AFTER_PAGES;
 
 thread_local! {
     /// Set on the writer thread: only there may a commit run a checkpoint itself.
@@ -95,8 +103,15 @@ impl Checkpointer {
                 } else if pages >= WRITER_CHECKPOINTS_AFTER_PAGES
                     && ON_WRITER_THREAD.with(Cell::get)
                 {
-                    // Best effort, like the automatic checkpoint it stands in for.
-                    let _ = wal.checkpoint();
+                    // Best effort, like the automatic checkpoint it stands in for; past the
+                    // second threshold it waits for the thread's checkpoint to end (`FULL`
+                    // uses the busy handler; the write lock is already released here).
+                    let mode = if pages >= WRITER_WAITS_AFTER_PAGES {
+                        CheckpointMode::FULL
+                    } else {
+                        CheckpointMode::PASSIVE
+                    };
+                    let _ = wal.checkpoint_v2(mode);
                 } else if pages < nudged_at || pages - nudged_at >= NUDGE_STEP_PAGES {
                     nudged_at = pages;
                     // Full: a checkpoint is already due. Closed: the store is shutting down.
