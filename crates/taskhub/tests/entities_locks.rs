@@ -2,8 +2,8 @@
 //! in opposite orders all finish (locks are taken in one global order: no deadlock), nothing
 //! else runs on a locked entity inside a section (other senders' requests wait and run after
 //! it), calls to entities outside the lock set are refused, a section ends when its
-//! orchestration returns, and clean-up releases the locks of an orchestration that was
-//! terminated inside its section. Memory and SQLite.
+//! orchestration returns or is terminated inside it, and clean-up leaves a live holder's
+//! locks alone. Memory and SQLite.
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
 mod common;

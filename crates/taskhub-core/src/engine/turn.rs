@@ -200,6 +200,7 @@ impl OrchestrationSession {
         }
         match &m.event {
             EventKind::ExecutionTerminated { reason } => {
+                self.give_up_locks(out);
                 out.record(Some(m), m.event.clone());
                 self.finish_terminated(reason, out);
             }
@@ -475,6 +476,22 @@ impl OrchestrationSession {
             };
             out.actions.push(Action::NotifyParent { parent, event });
         }
+    }
+
+    /// Before a terminate ends the execution: drops the code, so that a critical section it
+    /// holds or a lock request it waits for sends its releases (recorded before the terminal
+    /// event); everything else the code had emitted in this turn is dropped with it.
+    fn give_up_locks(&mut self, out: &mut TurnOut) {
+        let before = lock(&self.state).emitted.len();
+        self.future = None;
+        let releases: Vec<Emitted> = {
+            let mut st = lock(&self.state);
+            let releases = st.emitted.drain(before..).collect();
+            st.emitted.clear();
+            releases
+        };
+        lock(&self.state).emitted.extend(releases);
+        self.flush_emitted(out);
     }
 
     fn finish_terminated(&mut self, reason: &str, out: &mut TurnOut) {

@@ -296,6 +296,11 @@ impl Run<'_> {
                 lockset,
                 position,
             } => {
+                if let Some(i) = self.record.released.iter().position(|(r, _)| *r == id) {
+                    // Its owner gave it up before it got here.
+                    self.record.released.remove(i);
+                    return;
+                }
                 self.record.lock = Some(LockHolder {
                     owner: owner.clone(),
                     request_id: id.clone(),
@@ -340,6 +345,10 @@ impl Run<'_> {
                 if held {
                     self.record.lock = None;
                     self.drain_queue();
+                } else if !self.record.released.iter().any(|(r, _)| *r == id) {
+                    // The request may still be on its way here (passed on by another entity
+                    // of the lock set): it must not lock this one when it comes.
+                    self.record.released.push((id, self.now));
                 }
             }
         }

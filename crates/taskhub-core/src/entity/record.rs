@@ -98,6 +98,11 @@ pub struct EntityRecord {
     /// for [`SUSPECT_RETENTION`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub suspect: Vec<(MessageId, Timestamp)>,
+    /// Lock requests released before they reached this entity (their owner gave them up
+    /// while another entity of the lock set was passing them on), with when: such a request is
+    /// ignored when it comes, for [`SUSPECT_RETENTION`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub released: Vec<(String, Timestamp)>,
     /// Per-sender order and de-duplication of requests from orchestrations and entities.
     #[serde(default, skip_serializing_if = "Inbox::is_empty")]
     pub inbox: Inbox,
@@ -130,9 +135,11 @@ impl EntityRecord {
         self.unconfirmed = 0;
     }
 
-    /// Forgets suspects older than [`SUSPECT_RETENTION`].
+    /// Forgets suspects and early releases older than [`SUSPECT_RETENTION`].
     pub(crate) fn prune_suspects(&mut self, now: Timestamp) {
         self.suspect
+            .retain(|(_, at)| now.saturating_since(*at) < SUSPECT_RETENTION);
+        self.released
             .retain(|(_, at)| now.saturating_since(*at) < SUSPECT_RETENTION);
     }
 

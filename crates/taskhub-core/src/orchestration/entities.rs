@@ -151,7 +151,17 @@ impl OrchestrationContext {
         };
         async move {
             let (id, wait) = sent?;
-            match wait.await? {
+            // Until the grant arrives, dropping this future (a timer won a race, the code
+            // returned, the execution ended) gives up the request: see `PendingLock`.
+            let mut pending = PendingLock {
+                ctx: ctx.clone(),
+                id: id.clone(),
+                entities: lockset.clone(),
+                granted: false,
+            };
+            let response = wait.await?;
+            pending.granted = matches!(response, EntityResponse::Locked);
+            match response {
                 EntityResponse::Locked => {
                     lock(ctx.shared_state()).held_locks = Some((id.clone(), lockset.clone()));
                     Ok(CriticalSection {
@@ -196,6 +206,39 @@ impl OrchestrationContext {
         };
         self.raise_event(entity.instance_id(), ENTITY_REQUEST_EVENT, &request)?;
         Ok(id)
+    }
+}
+
+/// A lock request not granted yet. Dropped before its grant, it sends a release to every
+/// entity of the lock set: one that granted it is unlocked, one that did not yet remembers the
+/// release and ignores the request when it comes (see `run_batch`), so no entity stays locked
+/// for a request nobody waits for.
+struct PendingLock {
+    ctx: OrchestrationContext,
+    id: String,
+    entities: Vec<EntityId>,
+    granted: bool,
+}
+
+impl Drop for PendingLock {
+    fn drop(&mut self) {
+        if self.granted {
+            return;
+        }
+        send_releases(&self.ctx, &self.id, &self.entities);
+    }
+}
+
+/// Sends a release of lock request `id` to each entity.
+fn send_releases(ctx: &OrchestrationContext, id: &str, entities: &[EntityId]) {
+    let owner = ctx.instance_id();
+    for e in entities {
+        let request = EntityRequest::Release {
+            id: id.to_owned(),
+            owner: owner.clone(),
+        };
+        // A release request always serializes.
+        let _ = ctx.raise_event(e.instance_id(), ENTITY_REQUEST_EVENT, &request);
     }
 }
 
@@ -247,17 +290,7 @@ impl CriticalSection {
         }
         self.released = true;
         lock(self.ctx.shared_state()).held_locks = None;
-        let owner = self.ctx.instance_id();
-        for e in &self.entities {
-            let request = EntityRequest::Release {
-                id: self.id.clone(),
-                owner: owner.clone(),
-            };
-            // A release request always serializes.
-            let _ = self
-                .ctx
-                .raise_event(e.instance_id(), ENTITY_REQUEST_EVENT, &request);
-        }
+        send_releases(&self.ctx, &self.id, &self.entities);
     }
 }
 

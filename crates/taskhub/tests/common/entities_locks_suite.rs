@@ -209,7 +209,7 @@ pub async fn sections(store: Arc<dyn TaskHubStore>) {
         .locked_by
         .is_none());
 
-    // Terminated inside its section: requests wait until clean-up releases the lock.
+    // A holder inside its section: requests wait for it; clean-up leaves a live holder alone.
     let holder = client.start("HoldsForever", "e").await.unwrap();
     wait::until_async(
         "the lock to be taken",
@@ -244,16 +244,12 @@ pub async fn sections(store: Arc<dyn TaskHubStore>) {
         .await
         .unwrap();
     assert_eq!(kept.locks_released, 0, "a live holder keeps its lock");
+    // Terminated inside its section, the holder releases it (no clean-up needed).
     client.terminate(&holder, "stuck").await.unwrap();
     client
         .wait_for_completion(&holder, Duration::from_secs(60))
         .await
         .unwrap();
-    let cleaned = client
-        .clean_entities(&CleanEntities::default())
-        .await
-        .unwrap();
-    assert_eq!(cleaned.locks_released, 1);
     wait::until_async(
         "the waiting signal to run",
         || async { log_of(&client, "e").await == ["touch:waiting"] },
