@@ -229,6 +229,7 @@ impl TaskHubClient {
             .store()
             .list_instances(&InstanceQuery {
                 instance_id_prefix: Some(prefix),
+                include_entities: true,
                 page_size: query.page_size,
                 continuation: query.continuation.clone(),
                 ..InstanceQuery::default()
@@ -267,6 +268,7 @@ impl TaskHubClient {
             let page = store
                 .list_instances(&InstanceQuery {
                     instance_id_prefix: Some("@".to_owned()),
+                    include_entities: true,
                     page_size: 500,
                     continuation: continuation.take(),
                     ..InstanceQuery::default()
@@ -296,7 +298,7 @@ impl TaskHubClient {
                     && row.custom_status.is_none()
                     && record.is_idle()
                     && idle_for >= request.min_idle
-                    && store.delete_instance(&row.instance_id).await?
+                    && self.delete_unchanged(row).await?
                 {
                     result.removed += 1;
                 }
@@ -306,6 +308,19 @@ impl TaskHubClient {
                 None => return Ok(result),
             }
         }
+    }
+
+    /// Deletes an entity's row only if it is still the version this clean-up read: a batch
+    /// that committed since (a signal applied, a lock taken) keeps the row.
+    async fn delete_unchanged(&self, row: &InstanceRow) -> Result<bool, TaskhubError> {
+        let Some(etag) = &row.etag else {
+            return Ok(false);
+        };
+        Ok(self
+            .hub
+            .store()
+            .delete_instance_if(&row.instance_id, etag)
+            .await?)
     }
 
     /// True if the execution that holds a lock has ended (finished, purged, or replaced by a
