@@ -34,6 +34,10 @@ pub struct EntityQuery {
     /// Also list entities without state (kept for a lock or queued requests, or deleted and
     /// not cleaned up yet).
     pub include_stateless: bool,
+    /// Only entities whose last batch committed at or after this time.
+    pub last_modified_from: Option<Timestamp>,
+    /// Only entities whose last batch committed before this time.
+    pub last_modified_to: Option<Timestamp>,
     /// Rows read per page (1 to 1,000; 0 means 100). A page may hold fewer entities than
     /// this when stateless ones are left out.
     pub page_size: usize,
@@ -230,6 +234,8 @@ impl TaskHubClient {
             .list_instances(&InstanceQuery {
                 instance_id_prefix: Some(prefix),
                 include_entities: true,
+                updated_from: query.last_modified_from,
+                updated_to: query.last_modified_to,
                 page_size: query.page_size,
                 continuation: query.continuation.clone(),
                 ..InstanceQuery::default()
