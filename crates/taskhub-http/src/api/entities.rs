@@ -167,12 +167,14 @@ fn clean_request(body: &Value) -> ApiResult<CleanEntities> {
                     message: "minIdleSeconds must be a whole number of seconds".to_owned(),
                 })
             }
-            (other, _) => return Err(HttpError::Invalid {
-                field: "body",
-                message: format!(
+            (other, _) => {
+                return Err(HttpError::Invalid {
+                    field: "body",
+                    message: format!(
                     "unknown field {other:?} (removeEmpty, releaseOrphanedLocks, minIdleSeconds)"
                 ),
-            }),
+                })
+            }
         }
     }
     Ok(request)
