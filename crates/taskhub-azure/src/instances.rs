@@ -336,9 +336,12 @@ impl InstanceStore for AzureStore {
         {
             return Ok(false);
         }
+        // The row is gone: a blob left behind is only space, not a reason to report failure.
         let blob = row.str("DataBlob");
         if !blob.is_empty() {
-            self.blobs.delete(blob).await?;
+            if let Err(e) = self.blobs.delete(blob).await {
+                tracing::warn!(instance = %instance, blob, error = %e, "could not delete a deleted row's blob");
+            }
         }
         Ok(true)
     }

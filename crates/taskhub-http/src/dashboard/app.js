@@ -250,8 +250,9 @@ function renderRows() {
   const body = el('tbody', {});
   if (rows.length === 0) append(body, [el('tr', {}, el('td', { colspan: COLUMNS.length, class: 'muted' }, 'No instances match.'))]);
   for (const r of rows) {
+    // An entity's row (listed with "Entities too") links to its entity page.
     append(body, [el('tr', { 'data-instance': r.instanceId },
-      el('td', {}, instanceLink(r.instanceId)),
+      el('td', {}, r.instanceId.startsWith('@') ? entityLink(r.instanceId) : instanceLink(r.instanceId)),
       el('td', {}, r.name),
       el('td', {}, badge(r.runtimeStatus)),
       el('td', { class: 'mono' }, time(r.createdTime)),

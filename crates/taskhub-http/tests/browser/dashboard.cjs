@@ -138,7 +138,8 @@ async function main() {
     await page.check('#filter-entities');
     await page.click('#apply-filters');
     await page.waitForSelector('#instances-table tbody tr[data-instance="' + entityId + '"]');
-    check(true, 'with "Entities too" the instance list shows the entity');
+    check(await page.getAttribute('#instances-table tbody tr[data-instance="' + entityId + '"] a', 'href') === '#/entity/' + encodeURIComponent(entityId),
+      'with "Entities too" the instance list shows the entity, linked to its entity page');
     const entityRow = '#entities-table tbody tr[data-entity="' + entityId + '"]';
     await page.goto(base + '/#/entities');
     await page.waitForSelector(entityRow);
