@@ -103,6 +103,14 @@ fn filter(query: &InstanceQuery) -> String {
     for (key, value) in &query.tags {
         parts.push(format!("{} eq {}", tag_property(key), lit(value)));
     }
+    if !query.include_entities {
+        // Entities' IDs start with '@': the key ranges on either side of that prefix.
+        parts.push(format!(
+            "(PartitionKey lt {} or PartitionKey ge {})",
+            lit("@"),
+            lit("A")
+        ));
+    }
     if let Some(prefix) = query
         .instance_id_prefix
         .as_deref()
@@ -310,5 +318,31 @@ impl InstanceStore for AzureStore {
             .delete_prefix(&format!("instances/{instance}/"))
             .await?;
         Ok(existed)
+    }
+
+    async fn delete_instance_if(&self, instance: &InstanceId, etag: &ETag) -> StorageResult<bool> {
+        let table = &self.names.instances;
+        // The row read here names its blob, if it has one. If the conditional delete succeeds,
+        // the row was still at `etag`, so this read saw that same version (a row never returns
+        // to an earlier ETag), and a newer row's blobs stay. (ETags are compared by the service
+        // only: the header and the listing's `odata.etag` may escape them differently.)
+        let Some(row) = self.tables.get(table, instance.as_str(), RK).await? else {
+            return Ok(false);
+        };
+        if !self
+            .tables
+            .delete_if(table, instance.as_str(), RK, &etag.0)
+            .await?
+        {
+            return Ok(false);
+        }
+        // The row is gone: a blob left behind is only space, not a reason to report failure.
+        let blob = row.str("DataBlob");
+        if !blob.is_empty() {
+            if let Err(e) = self.blobs.delete(blob).await {
+                tracing::warn!(instance = %instance, blob, error = %e, "could not delete a deleted row's blob");
+            }
+        }
+        Ok(true)
     }
 }

@@ -234,6 +234,28 @@ impl Tables {
         }
     }
 
+    /// Deletes a row if its ETag is `etag` (`If-Match`); returns whether it did: false when
+    /// the row changed (412) or is gone (404).
+    pub(crate) async fn delete_if(
+        &self,
+        table: &str,
+        pk: &str,
+        rk: &str,
+        etag: &str,
+    ) -> StorageResult<bool> {
+        let resp = self
+            .http
+            .send(&json_req("DELETE", entity_path(table, pk, rk)).header("if-match", etag))
+            .await?;
+        match resp.status {
+            404 | 412 => Ok(false),
+            // An ETag the service cannot parse is not the row's.
+            400 if resp.error_code() == "InvalidInput" => Ok(false),
+            s if (200..300).contains(&s) => Ok(true),
+            _ => Err(status_error(&resp, &format!("{table} row {pk}/{rk}"))),
+        }
+    }
+
     /// One page of a query. `continuation` is the service's (NextPartitionKey, NextRowKey).
     pub(crate) async fn query_page(
         &self,

@@ -329,6 +329,10 @@ pub struct ListArgs {
     /// Follow continuation tokens and list every matching instance.
     #[arg(long)]
     pub all: bool,
+    /// Also list durable entities (instance IDs `@name@key`); by default only orchestrations
+    /// are listed (`taskhub entities list` lists entities with their state).
+    #[arg(long)]
+    pub include_entities: bool,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,

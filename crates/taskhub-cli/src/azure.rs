@@ -146,6 +146,7 @@ pub async fn fresh_hub(settings: &Settings, allow_real: bool) -> anyhow::Result<
         let page = store
             .list_instances(&InstanceQuery {
                 page_size: 1,
+                include_entities: true,
                 ..InstanceQuery::default()
             })
             .await?;

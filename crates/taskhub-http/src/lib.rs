@@ -10,10 +10,10 @@
 //! ```
 //!
 //! * the Durable Functions HTTP API under `/runtime/webhooks/durabletask/` (start, status,
-//!   list, raise event, terminate, suspend, resume, restart, purge) with its shapes and status
-//!   codes;
+//!   list, raise event, terminate, suspend, resume, restart, purge; list, read and signal
+//!   entities) with its shapes and status codes;
 //! * Taskhub's own routes under `/api/` (instance details with history and timeline,
-//!   partitions and their manual control, workers, dead letters, scale, live stats);
+//!   entities with their lock and queue, signal, delete and clean-up, partitions and their manual control, workers, dead letters, scale, live stats);
 //! * `GET /api/openapi.json` (the hand-written description, tested to list every route),
 //!   `GET /metrics` (filled by [`HttpConfig::metrics`]), and the dashboard at `/`.
 //!
@@ -25,6 +25,7 @@ mod auth;
 mod config;
 mod dashboard;
 mod df;
+mod entity_input;
 mod error;
 mod isotime;
 mod openapi;

@@ -1,6 +1,8 @@
 //! The dashboard in headless Chromium: the list, a status filter, sorting, an instance with
 //! its timeline and parent/child links, values holding `<script>` shown as text, a confirmed
-//! terminate changing the status, partitions and dead letters, the token prompt. Screenshots
+//! terminate changing the status, partitions and dead letters, entities (left out of the
+//! instance list unless asked for; the Entities view with its name filter, an entity's state,
+//! a confirmed signal changing it), the token prompt. Screenshots
 //! go to the test's temp dir (printed), and with `TASKHUB_DOCS_SCREENSHOT=<png>` one of the
 //! instance page is saved there for the README.
 //!
@@ -47,6 +49,17 @@ async fn dashboard_in_headless_chromium() {
     for id in ["wait-1", "wait-2"] {
         s.wait_status(id, |st| st == S::Running).await;
     }
+    // An entity with state 5, for the Entities view (signalled there to 7).
+    let r = s
+        .post(&format!("{DF}/entities/Counter/browser?op=add"), "5")
+        .await;
+    assert_eq!(r.status, 202, "{}", r.body);
+    let counter = taskhub::EntityId::new("Counter", "browser").unwrap();
+    let client = s.hub.client();
+    common::wait_for("the entity's state", || async {
+        (client.read_entity_state::<i64>(&counter).await.unwrap() == Some(5)).then_some(())
+    })
+    .await;
     let token_server = Server::start_with(Backend::Memory, false, |c| {
         c.with_token(Some("browser-t0ken".into()))
     })
@@ -75,6 +88,7 @@ async fn dashboard_in_headless_chromium() {
         .env("TASKHUB_CHROMIUM", chromium)
         .env("TASKHUB_PLAYWRIGHT_DIR", playwright)
         .env("XSS_ID", XSS_ID)
+        .env("ENTITY_ID", counter.to_string())
         .env("TOKEN_URL", token_server.url())
         .env("TOKEN", "browser-t0ken");
     if let Ok(docs) = std::env::var("TASKHUB_DOCS_SCREENSHOT") {
@@ -97,6 +111,11 @@ async fn dashboard_in_headless_chromium() {
     assert!(stdout.contains("browser test passed"), "{stdout}");
     // wait-2 was terminated through the dashboard.
     s.wait_status("wait-2", |st| st == S::Terminated).await;
+    // The entity was signalled through the dashboard: add 2.
+    assert_eq!(
+        client.read_entity_state::<i64>(&counter).await.unwrap(),
+        Some(7)
+    );
     token_server.stop().await;
     s.stop().await;
 }

@@ -234,7 +234,10 @@ async fn every_route_is_served_and_documented(b: Backend) {
             .replace("{eventName}", "E")
             .replace("{partition}", "0")
             .replace("{name}", "w")
-            .replace("{id}", "none");
+            .replace("{id}", "none")
+            .replace("{entityId}", "@E@k")
+            .replace("{entityName}", "E")
+            .replace("{entityKey}", "k");
         let r = s
             .call(
                 method,

@@ -120,7 +120,10 @@ async fn no_state_change_on_get_and_bodies_are_capped() {
             .replace("{eventName}", "E")
             .replace("{partition}", "0")
             .replace("{name}", "w")
-            .replace("{id}", "d");
+            .replace("{id}", "d")
+            .replace("{entityId}", "@E@k")
+            .replace("{entityName}", "E")
+            .replace("{entityKey}", "k");
         if taskhub_http::ROUTES.contains(&("GET", path)) {
             continue; // the path's read route (status, list): tested elsewhere
         }

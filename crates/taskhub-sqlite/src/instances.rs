@@ -281,6 +281,11 @@ fn page_sql(query: &InstanceQuery, limit: usize) -> StorageResult<(String, Vec<V
             clauses.push(format!("instance_id < {m}"));
         }
     }
+    // Entities (IDs starting with '@') are left out unless asked for: the two ranges around
+    // the '@' prefix, a condition on the primary key.
+    if !query.include_entities {
+        clauses.push("(instance_id < '@' OR instance_id >= 'A')".to_owned());
+    }
     // Each tag filter: the row's tags hold the key with that value (no index).
     for (key, value) in &query.tags {
         let k = bind(Value::Text(key.clone()), &mut values);
@@ -385,6 +390,23 @@ impl InstanceStore for SqliteStore {
                 .conn
                 .prepare_cached("DELETE FROM instances WHERE instance_id = ?1")
                 .and_then(|mut s| s.execute([instance.as_str()]))
+                .ctx(WHAT)?;
+            Ok(n > 0)
+        })
+        .await
+    }
+
+    async fn delete_instance_if(&self, instance: &InstanceId, etag: &ETag) -> StorageResult<bool> {
+        // An ETag this store did not issue matches no row.
+        let Some(version) = etag_in(etag) else {
+            return Ok(false);
+        };
+        let instance = instance.clone();
+        self.write(move |tx| {
+            let n = tx
+                .conn
+                .prepare_cached("DELETE FROM instances WHERE instance_id = ?1 AND etag = ?2")
+                .and_then(|mut s| s.execute(params![instance.as_str(), version]))
                 .ctx(WHAT)?;
             Ok(n > 0)
         })

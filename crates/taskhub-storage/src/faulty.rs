@@ -195,6 +195,13 @@ impl<S: TaskHubStore + ?Sized> InstanceStore for FaultyStore<S> {
         self.faulty(Op::DeleteInstance, self.inner.delete_instance(instance))
             .await
     }
+    async fn delete_instance_if(&self, instance: &InstanceId, etag: &ETag) -> StorageResult<bool> {
+        self.faulty(
+            Op::DeleteInstanceIf,
+            self.inner.delete_instance_if(instance, etag),
+        )
+        .await
+    }
 }
 
 #[async_trait]

@@ -120,6 +120,10 @@ pub struct InstanceQuery {
     pub instance_id_prefix: Option<String>,
     /// Only instances that carry every one of these tags with these values.
     pub tags: Tags,
+    /// Also list entities (rows whose instance ID starts with `@`, see
+    /// `taskhub_core::EntityId`). `false` (the default) lists orchestrations only; the store
+    /// leaves entities out in its query, so a page is never short because of them.
+    pub include_entities: bool,
     /// The order of the rows (by instance ID unless set).
     pub order: ListOrder,
     /// Page size (1 to 1,000; 0 means 100).
@@ -149,7 +153,14 @@ pub struct InstancePage {
 ///   creation time, newest or oldest first, ties by instance ID in the same direction), MUST
 ///   return at most `page_size` rows, and following continuation tokens MUST visit every
 ///   matching row exactly once (rows not changed meanwhile).
+/// * `list_instances` MUST leave out rows whose instance ID starts with `@` (entities)
+///   unless `include_entities` is set, in the query itself: pages stay full and tokens visit
+///   every other matching row.
 /// * `delete_instance` MUST remove the row and report whether it existed.
+/// * `delete_instance_if` MUST remove the row only if its stored ETag is the given one, and
+///   report whether it did: `false` (not an error) when the row changed since that ETag was
+///   read or is gone. A write that committed between the read and the delete therefore
+///   survives.
 #[async_trait]
 pub trait InstanceStore: Send + Sync {
     /// Reads one row.
@@ -160,4 +171,7 @@ pub trait InstanceStore: Send + Sync {
     async fn list_instances(&self, query: &InstanceQuery) -> StorageResult<InstancePage>;
     /// Deletes one row; returns true if it existed.
     async fn delete_instance(&self, instance: &InstanceId) -> StorageResult<bool>;
+    /// Deletes one row if it is still at `etag`; returns true if it did (false if the row
+    /// changed or is gone).
+    async fn delete_instance_if(&self, instance: &InstanceId, etag: &ETag) -> StorageResult<bool>;
 }

@@ -313,6 +313,13 @@ impl<S: InstanceStore> InstanceStore for Instrumented<S> {
         )
         .await
     }
+    async fn delete_instance_if(&self, instance: &InstanceId, etag: &ETag) -> StorageResult<bool> {
+        self.timed(
+            Operation::DeleteInstanceIf,
+            self.inner.delete_instance_if(instance, etag),
+        )
+        .await
+    }
 }
 
 #[async_trait]

@@ -33,6 +33,8 @@ pub enum Operation {
     ListInstances,
     /// `InstanceStore::delete_instance`.
     DeleteInstance,
+    /// `InstanceStore::delete_instance_if`.
+    DeleteInstanceIf,
     /// `PayloadStore::put_payload`.
     PutPayload,
     /// `PayloadStore::get_payload`.
@@ -69,7 +71,7 @@ pub enum Operation {
 
 impl Operation {
     /// Every operation, in declaration order.
-    pub const ALL: [Self; 29] = [
+    pub const ALL: [Self; 30] = [
         Self::Enqueue,
         Self::Dequeue,
         Self::Delete,
@@ -83,6 +85,7 @@ impl Operation {
         Self::PutInstance,
         Self::ListInstances,
         Self::DeleteInstance,
+        Self::DeleteInstanceIf,
         Self::PutPayload,
         Self::GetPayload,
         Self::DeletePayloads,
@@ -118,6 +121,7 @@ impl Operation {
             Self::PutInstance => "put_instance",
             Self::ListInstances => "list_instances",
             Self::DeleteInstance => "delete_instance",
+            Self::DeleteInstanceIf => "delete_instance_if",
             Self::PutPayload => "put_payload",
             Self::GetPayload => "get_payload",
             Self::DeletePayloads => "delete_payloads",

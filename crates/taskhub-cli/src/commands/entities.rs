@@ -61,6 +61,7 @@ pub async fn run(global: &GlobalArgs, cmd: EntitiesCmd) -> anyhow::Result<()> {
                     include_stateless: all,
                     page_size,
                     continuation,
+                    ..EntityQuery::default()
                 })
                 .await?;
             if json {

@@ -150,9 +150,11 @@ async fn list(hub: &TaskHub, args: ListArgs) -> anyhow::Result<()> {
         page_size,
         continuation,
         all,
+        include_entities,
         json,
     } = args;
     let mut q = query(&filter, page_size)?;
+    q.include_entities = include_entities;
     q.order = ListOrder::parse(&order)
         .map_err(|_| anyhow::anyhow!("--order must be id, newest or oldest, got {order:?}"))?;
     q.continuation = continuation;

@@ -43,9 +43,10 @@ pub(crate) fn row_json(row: &InstanceRow) -> Value {
     })
 }
 
-/// `GET /api/instances?runtimeStatus=&name=&instanceIdPrefix=&createdTimeFrom=&createdTimeTo=&completedTimeFrom=&completedTimeTo=&lastUpdatedTimeFrom=&lastUpdatedTimeTo=&tag=KEY=VALUE&order=&top=&continuationToken=`:
+/// `GET /api/instances?runtimeStatus=&name=&instanceIdPrefix=&createdTimeFrom=&createdTimeTo=&completedTimeFrom=&completedTimeTo=&lastUpdatedTimeFrom=&lastUpdatedTimeTo=&tag=KEY=VALUE&includeEntities=&order=&top=&continuationToken=`:
 /// `{"instances": [...], "continuationToken": ...}` ordered by instance ID, or by creation time
-/// with `order=newest` or `order=oldest`; `tag` may repeat (every tag must match).
+/// with `order=newest` or `order=oldest`; `tag` may repeat (every tag must match). Entities
+/// (`@name@key`) are listed only with `includeEntities=true`.
 pub(crate) async fn list(
     State(s): State<Arc<AppState>>,
     Query(pairs): Query<Vec<(String, String)>>,
@@ -73,6 +74,7 @@ pub(crate) async fn list(
         instance_id_prefix: get("instanceIdPrefix").map(str::to_owned),
         page_size: validate::page_size(get("top"))?,
         tags,
+        include_entities: validate::flag("includeEntities", get("includeEntities"), false)?,
         ..InstanceQuery::default()
     };
     if let Some(t) = get("createdTimeFrom") {

@@ -1,9 +1,11 @@
 //! Taskhub's own routes under `/api/`, for what the Durable Functions API lacks: instance
-//! details with history and timeline, partitions and their manual control, workers, dead
-//! letters, the scale recommendation, and live statistics.
+//! details with history and timeline, durable entities (list, state, signal, delete,
+//! clean-up), partitions and their manual control, workers, dead letters, the scale
+//! recommendation, and live statistics.
 
 mod admin;
 mod dead_letters;
+mod entities;
 mod instances;
 mod stats;
 
@@ -33,6 +35,13 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
         .route("/workers", get(admin::workers))
         .route("/workers/{name}/{action}", post(admin::worker_action))
         .route("/scale", get(admin::scale))
+        .route("/entities", get(entities::list))
+        .route("/entities/clean", post(entities::clean))
+        .route(
+            "/entities/{entity_id}",
+            get(entities::detail).delete(entities::delete),
+        )
+        .route("/entities/{entity_id}/signal", post(entities::signal))
         .route("/dead-letters", get(dead_letters::list))
         .route("/dead-letters/{id}/replay", post(dead_letters::replay))
 }

@@ -122,11 +122,14 @@ async function route() {
   show('');
   const hash = location.hash || '#/';
   for (const a of document.querySelectorAll('header nav a')) {
-    a.classList.toggle('active', hash === a.getAttribute('href') || (a.id === 'nav-instances' && hash.startsWith('#/instance')));
+    a.classList.toggle('active', hash === a.getAttribute('href') || (a.id === 'nav-instances' && hash.startsWith('#/instance'))
+      || (a.id === 'nav-entities' && hash.startsWith('#/entity/')));
   }
   const view = clear(document.getElementById('view'));
   try {
     if (hash.startsWith('#/instance/')) await instanceView(view, decodeURIComponent(hash.slice('#/instance/'.length)));
+    else if (hash.startsWith('#/entity/')) await entityView(view, decodeURIComponent(hash.slice('#/entity/'.length)));
+    else if (hash === '#/entities') await entitiesView(view);
     else if (hash === '#/operations') await operationsView(view);
     else if (hash === '#/dead-letters') await deadLettersView(view);
     else await listView(view);
@@ -151,18 +154,21 @@ async function listView(view) {
   const to = el('input', { id: 'filter-to', type: 'datetime-local', value: f.to || '' });
   const size = el('select', { id: 'filter-top' }, ['20', '50', '100', '500'].map((n) => el('option', { value: n }, n)));
   size.value = f.top || '50';
+  const withEntities = el('input', { id: 'filter-entities', type: 'checkbox' });
+  withEntities.checked = !!f.includeEntities;
   const auto = el('input', { id: 'auto-refresh', type: 'checkbox' });
   auto.checked = !!listState.auto;
   const form = el('form', { class: 'filters', id: 'filters', onsubmit: (ev) => {
     ev.preventDefault();
     listState.filters = { runtimeStatus: status.value, name: name.value.trim(), instanceIdPrefix: prefix.value.trim(),
-      from: from.value, to: to.value, top: size.value };
+      from: from.value, to: to.value, top: size.value, includeEntities: withEntities.checked };
     listState.tokens = [null];
     listState.page = 0;
     loadPage();
   } },
   el('label', {}, 'Status', status), el('label', {}, 'Name', name), el('label', {}, 'ID prefix', prefix),
   el('label', {}, 'Created from (UTC)', from), el('label', {}, 'Created to (UTC)', to), el('label', {}, 'Page size', size),
+  el('label', { title: 'Entities are instance rows too (@name@key); listed here only when asked' }, 'Entities too', withEntities),
   el('button', { type: 'submit', id: 'apply-filters' }, 'Apply'),
   el('label', {}, 'Auto-refresh', auto),
   el('button', { type: 'button', class: 'secondary', id: 'start-new', onclick: startDialog }, 'Start new…'));
@@ -192,6 +198,7 @@ async function loadPage() {
   if (f.instanceIdPrefix) q.set('instanceIdPrefix', f.instanceIdPrefix);
   if (f.from) q.set('createdTimeFrom', toUtcIso(f.from));
   if (f.to) q.set('createdTimeTo', toUtcIso(f.to));
+  if (f.includeEntities) q.set('includeEntities', 'true');
   q.set('top', f.top || '50');
   if (listState.order !== 'id') q.set('order', listState.order);
   const token = listState.tokens[listState.page];
@@ -243,8 +250,9 @@ function renderRows() {
   const body = el('tbody', {});
   if (rows.length === 0) append(body, [el('tr', {}, el('td', { colspan: COLUMNS.length, class: 'muted' }, 'No instances match.'))]);
   for (const r of rows) {
+    // An entity's row (listed with "Entities too") links to its entity page.
     append(body, [el('tr', { 'data-instance': r.instanceId },
-      el('td', {}, instanceLink(r.instanceId)),
+      el('td', {}, r.instanceId.startsWith('@') ? entityLink(r.instanceId) : instanceLink(r.instanceId)),
       el('td', {}, r.name),
       el('td', {}, badge(r.runtimeStatus)),
       el('td', { class: 'mono' }, time(r.createdTime)),
@@ -392,6 +400,123 @@ function historyTable(history) {
     el('tbody', {}, history.map((h) => el('tr', {},
       el('td', {}, h.seq), el('td', { class: 'mono' }, time(h.time)), el('td', {}, h.eventType),
       el('td', { class: 'clip mono', title: short(h.fields, 2000) }, short(h.fields, 200))))));
+}
+
+// ---------- entities ----------
+
+function entityLink(id) {
+  return el('a', { href: '#/entity/' + encodeURIComponent(id), class: 'mono entity-link' }, id);
+}
+
+const entityState = { name: '', stateless: false, top: '50', tokens: [null], page: 0 };
+
+async function entitiesView(view) {
+  const st = entityState;
+  const name = el('input', { id: 'entity-filter-name', placeholder: 'entity name', value: st.name });
+  const stateless = el('input', { id: 'entity-filter-stateless', type: 'checkbox' });
+  stateless.checked = st.stateless;
+  const size = el('select', { id: 'entity-filter-top' }, ['20', '50', '100', '500'].map((n) => el('option', { value: n }, n)));
+  size.value = st.top;
+  const table = el('table', { id: 'entities-table' });
+  const info = el('span', { id: 'entity-page-info', class: 'muted' });
+  const next = el('button', { type: 'button', class: 'secondary', id: 'entity-next-page', onclick: () => {
+    if (st.tokens[st.page + 1]) { st.page++; load(); }
+  } }, 'Next');
+  const prev = el('button', { type: 'button', class: 'secondary', id: 'entity-prev-page', onclick: () => {
+    if (st.page > 0) { st.page--; load(); }
+  } }, 'Previous');
+  const form = el('form', { class: 'filters', id: 'entity-filters', onsubmit: (ev) => {
+    ev.preventDefault();
+    st.name = name.value.trim();
+    st.stateless = stateless.checked;
+    st.top = size.value;
+    st.tokens = [null];
+    st.page = 0;
+    load();
+  } },
+  el('label', {}, 'Name', name), el('label', {}, 'Without state too', stateless), el('label', {}, 'Page size', size),
+  el('button', { type: 'submit', id: 'entity-apply-filters' }, 'Apply'),
+  el('button', { type: 'button', class: 'danger', id: 'entity-clean', onclick: cleanEntities }, 'Clean up…'));
+  append(view, [el('h2', {}, 'Entities'), form, table, el('div', { class: 'pager' }, prev, info, next)]);
+  async function load() {
+    const q = new URLSearchParams({ top: st.top });
+    if (st.name) q.set('name', st.name);
+    if (st.stateless) q.set('includeStateless', 'true');
+    if (st.tokens[st.page]) q.set('continuationToken', st.tokens[st.page]);
+    const d = (await api('GET', '/api/entities?' + q.toString())).data;
+    st.tokens[st.page + 1] = d.continuationToken || null;
+    st.tokens.length = st.page + 2;
+    clear(table);
+    append(table, [el('thead', {}, el('tr', {}, ['Entity ID', 'State', 'Last modified', 'Locked by', 'Queued'].map((h) => el('th', {}, h))))]);
+    append(table, [el('tbody', {}, d.entities.length ? d.entities.map((e) => el('tr', { 'data-entity': e.entityId },
+      el('td', {}, entityLink(e.entityId)),
+      el('td', { class: 'clip mono' }, e.hasState ? short(e.state, 120) : '—'),
+      el('td', { class: 'mono' }, time(e.lastModifiedTime)),
+      el('td', {}, e.lockedBy ? instanceLink(e.lockedBy) : '—'),
+      el('td', {}, e.queued)))
+      : el('tr', {}, el('td', { colspan: 5, class: 'muted' }, 'No entities match.')))]);
+    info.textContent = 'page ' + (st.page + 1) + ' · ' + d.entities.length + ' entities' + (d.continuationToken ? ' · more…' : '');
+    next.disabled = !d.continuationToken;
+    prev.disabled = st.page === 0;
+  }
+  await load();
+}
+
+async function cleanEntities() {
+  const idle = prompt('Remove empty entities unchanged for at least this many seconds (orphaned locks are released too):', '300');
+  if (idle === null) return;
+  if (!confirm('Clean up entities idle for ' + idle + ' s?')) return;
+  try {
+    const r = (await api('POST', '/api/entities/clean', JSON.stringify({ minIdleSeconds: Number(idle) }))).data;
+    show('Removed ' + r.removed + ' empty entities, released ' + r.locksReleased + ' orphaned locks');
+    setTimeout(route, 300);
+  } catch (e) {
+    if (!(e instanceof NeedToken)) show(e.message, true);
+  }
+}
+
+async function entityView(view, id) {
+  const e = (await api('GET', '/api/entities/' + encodeURIComponent(id))).data;
+  const base = '/api/entities/' + encodeURIComponent(id);
+  const action = (label, cls, run) => el('button', { type: 'button', class: cls, id: 'entity-action-' + label.toLowerCase().replace(/ /g, '-'), onclick: async () => {
+    try {
+      if (await run() !== false) {
+        show(label + ' requested for ' + id);
+        setTimeout(route, 300);
+      }
+    } catch (err) {
+      if (!(err instanceof NeedToken)) show(err.message, true);
+    }
+  } }, label);
+  const actions = el('div', { class: 'actions' },
+    action('Signal', 'secondary', async () => {
+      const op = prompt('Operation name:');
+      if (!op) return false;
+      const input = prompt('Input as JSON:', 'null');
+      if (input === null || !confirm('Signal ' + op + ' on ' + id + '?')) return false;
+      await api('POST', base + '/signal?op=' + encodeURIComponent(op), input);
+    }),
+    e.hasState && action('Delete state', 'danger', async () => {
+      if (!confirm('Delete the state of ' + id + ' (after the requests sent before)?')) return false;
+      await api('DELETE', base);
+    }));
+  const kv = (k, v) => [el('dt', {}, k), el('dd', {}, v)];
+  append(view, [
+    el('h2', {}, 'Entity ', el('span', { class: 'mono', id: 'entity-id' }, e.entityId)),
+    actions,
+    el('dl', { class: 'kv' },
+      kv('Name', e.name), kv('Key', el('span', { class: 'mono' }, e.key)),
+      kv('Last modified', time(e.lastModifiedTime)),
+      kv('Locked by', el('span', { id: 'entity-locked-by' }, e.lockedBy ? instanceLink(e.lockedBy) : '—')),
+      kv('Queued requests', el('span', { id: 'entity-queued' }, e.queued))),
+    el('h3', {}, 'State'),
+    el('pre', { id: 'entity-state' }, e.hasState ? json(e.state) : '— (no state)')]);
+  every(2000, async () => {
+    try {
+      const again = (await api('GET', base)).data;
+      if (again.lastModifiedTime !== e.lastModifiedTime || again.queued !== e.queued || again.lockedBy !== e.lockedBy) route();
+    } catch (_) { /* shown on the next navigation */ }
+  });
 }
 
 // ---------- partitions, workers, chart ----------

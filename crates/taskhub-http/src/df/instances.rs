@@ -97,7 +97,7 @@ fn query(q: &HashMap<String, String>) -> ApiResult<InstanceQuery> {
 }
 
 /// `GET instances`: 200 with an array of statuses; `x-ms-continuation-token` (request and
-/// response header) pages.
+/// response header) pages. Orchestrations only, unless `includeEntities=true`.
 pub(crate) async fn list(
     State(s): State<Arc<AppState>>,
     Query(q): Params,
@@ -105,6 +105,9 @@ pub(crate) async fn list(
 ) -> ApiResult<Response> {
     let mut query = query(&q)?;
     query.page_size = validate::page_size(param(&q, "top"))?;
+    // Entities are instance rows too; Durable Functions leaves them out of this list.
+    query.include_entities =
+        validate::flag("includeEntities", param(&q, "includeEntities"), false)?;
     query.continuation = headers
         .get(token::HEADER)
         .and_then(|h| h.to_str().ok())

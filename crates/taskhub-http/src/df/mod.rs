@@ -4,6 +4,7 @@
 //! parameters are accepted and ignored (one router serves one hub; the token replaces `code`).
 
 mod control;
+mod entities;
 mod instances;
 pub(crate) mod payload;
 
@@ -37,5 +38,11 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
         .route(
             "/instances/{instance_id}/{operation}",
             post(control::operate),
+        )
+        .route("/entities", get(entities::list_all))
+        .route("/entities/{entity_name}", get(entities::list))
+        .route(
+            "/entities/{entity_name}/{entity_key}",
+            get(entities::get).post(entities::signal),
         )
 }

@@ -1,6 +1,7 @@
 // Drives the dashboard in headless Chromium (playwright-core, the system browser).
 // Run by tests/browser.rs, which starts the server and the instances this script expects:
-//   BASE_URL, OUT_DIR, TASKHUB_CHROMIUM, TASKHUB_PLAYWRIGHT_DIR, XSS_ID, [TOKEN_URL, TOKEN],
+//   BASE_URL, OUT_DIR, TASKHUB_CHROMIUM, TASKHUB_PLAYWRIGHT_DIR, XSS_ID, ENTITY_ID (state 5),
+//   [TOKEN_URL, TOKEN],
 //   [DOCS_SCREENSHOT]
 'use strict';
 const path = require('path');
@@ -9,7 +10,10 @@ const { chromium } = require(path.join(process.env.TASKHUB_PLAYWRIGHT_DIR, 'play
 const base = process.env.BASE_URL;
 const out = process.env.OUT_DIR;
 const xssId = process.env.XSS_ID;
+const entityId = process.env.ENTITY_ID;
 const unexpectedDialogs = [];
+// Answers for the dashboard's prompt()s, in order (a prompt with none left takes its default).
+const promptAnswers = [];
 
 function check(cond, what) {
   if (!cond) throw new Error('check failed: ' + what);
@@ -28,7 +32,8 @@ async function main() {
   page.on('dialog', async (d) => {
     // confirm() and prompt() are the dashboard's; an alert() could only come from injected code.
     if (d.type() === 'alert') unexpectedDialogs.push(d.message());
-    await d.accept();
+    if (d.type() === 'prompt' && promptAnswers.length) await d.accept(promptAnswers.shift());
+    else await d.accept();
   });
   page.on('pageerror', (e) => unexpectedDialogs.push('page error: ' + e.message));
   try {
@@ -37,6 +42,7 @@ async function main() {
     await page.waitForSelector('#instances-table tbody tr[data-instance]');
     const all = await page.locator('#instances-table tbody tr[data-instance]').count();
     check(all >= 5, 'the list shows the instances (' + all + ')');
+    check(await page.locator('#instances-table tbody tr[data-instance="' + entityId + '"]').count() === 0, 'the instance list leaves the entity out');
     await shot(page, 'list.png');
 
     // Filter by status.
@@ -125,6 +131,40 @@ async function main() {
     await page.goto(base + '/#/dead-letters');
     await page.waitForSelector('#dead-letters-table tbody tr');
     await shot(page, 'dead-letters.png');
+
+    // Entities: in the instance list only when asked for; the Entities view, its name filter,
+    // one entity's state, and a confirmed signal changing it.
+    await page.goto(base + '/');
+    await page.check('#filter-entities');
+    await page.click('#apply-filters');
+    await page.waitForSelector('#instances-table tbody tr[data-instance="' + entityId + '"]');
+    check(await page.getAttribute('#instances-table tbody tr[data-instance="' + entityId + '"] a', 'href') === '#/entity/' + encodeURIComponent(entityId),
+      'with "Entities too" the instance list shows the entity, linked to its entity page');
+    const entityRow = '#entities-table tbody tr[data-entity="' + entityId + '"]';
+    await page.goto(base + '/#/entities');
+    await page.waitForSelector(entityRow);
+    check((await page.textContent(entityRow + ' td:nth-child(2)')).trim() === '5', 'the entity list shows the state');
+    await page.fill('#entity-filter-name', 'Nobody');
+    await page.click('#entity-apply-filters');
+    await page.waitForSelector('#entities-table tbody td.muted');
+    check(await page.locator(entityRow).count() === 0, 'the name filter leaves other names out');
+    await page.fill('#entity-filter-name', 'Counter');
+    await page.click('#entity-apply-filters');
+    await page.waitForSelector(entityRow);
+    await shot(page, 'entities.png');
+    await page.click(entityRow + ' a.entity-link');
+    await page.waitForSelector('#entity-state');
+    check((await page.textContent('#entity-id')) === entityId, 'the entity page names the entity');
+    check(JSON.parse(await page.textContent('#entity-state')) === 5, 'the entity page shows the state');
+    check((await page.textContent('#entity-queued')) === '0' && (await page.textContent('#entity-locked-by')) === '—', 'no lock and no queued request');
+    promptAnswers.push('add', '2');
+    await page.click('#entity-action-signal');
+    await page.waitForFunction(() => {
+      const p = document.getElementById('entity-state');
+      return p && p.textContent.trim() === '7';
+    }, null, { timeout: 30000 });
+    check(true, 'a confirmed signal from the dashboard changes the state to 7');
+    await shot(page, 'entity.png');
 
     // With a token, the dashboard asks for it and keeps it for the tab.
     if (process.env.TOKEN_URL) {

@@ -165,7 +165,33 @@ pub fn registry() -> Registry {
     .activity("Boom", |_c: ActivityContext, _: ()| async move {
         Err::<(), _>(ActivityError::new("boom <b>bad</b>"))
     });
+    entities(&mut reg);
     reg
+}
+
+/// `Counter` (entity): `add` a number, `get`. `Locker` (orchestration): locks the counter
+/// `@Counter@{input}` until it receives `Go`.
+fn entities(reg: &mut Registry) {
+    reg.entity("Counter", |ctx: &mut EntityContext| {
+        let mut value: i64 = ctx.get_state_or_default()?;
+        match ctx.operation_name() {
+            "add" => value += ctx.input::<i64>()?,
+            "get" => {}
+            other => return Err(EntityError::new(format!("no operation '{other}'"))),
+        }
+        ctx.set_state(&value)?;
+        Ok(value)
+    });
+    reg.orchestration(
+        "Locker",
+        |ctx: OrchestrationContext, key: String| async move {
+            let counter = EntityId::new("Counter", key)
+                .map_err(|e| OrchestrationError::new(e.to_string()))?;
+            let _section = ctx.lock_entities(&[counter]).await?;
+            let () = ctx.wait_for_event("Go").await?;
+            Ok::<_, OrchestrationError>(())
+        },
+    );
 }
 
 /// A running server.

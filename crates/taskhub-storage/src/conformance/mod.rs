@@ -26,7 +26,9 @@
 
 pub mod checkpoint;
 pub mod claims;
+pub mod conditional_delete;
 pub mod dead_letters;
+pub mod entity_filter;
 pub mod entity_rows;
 mod fixtures;
 pub mod history;
@@ -166,6 +168,12 @@ macro_rules! conformance_tests {
                 released_claim_is_visible_without_counting,
                 claim_with_delay_is_rejected_and_writes_nothing,
             }
+            entity_filter {
+                list_instances_leaves_entities_out_unless_asked,
+            }
+            conditional_delete {
+                delete_instance_if_deletes_only_the_row_at_that_etag,
+            }
         }
     };
     // "module::case" names, for the crate's own check that the list is complete.
@@ -204,7 +212,7 @@ mod tests {
     use std::collections::BTreeSet;
 
     /// Every area file with its cases.
-    const SOURCES: [(&str, &str); 10] = [
+    const SOURCES: [(&str, &str); 12] = [
         ("queues", include_str!("queues.rs")),
         ("history", include_str!("history.rs")),
         ("instances", include_str!("instances.rs")),
@@ -215,6 +223,8 @@ mod tests {
         ("entity_rows", include_str!("entity_rows.rs")),
         ("claims", include_str!("claims.rs")),
         ("tags", include_str!("tags.rs")),
+        ("entity_filter", include_str!("entity_filter.rs")),
+        ("conditional_delete", include_str!("conditional_delete.rs")),
     ];
 
     /// Files of this directory that hold no cases.

@@ -43,6 +43,7 @@ fn matches(row: &InstanceRow, q: &InstanceQuery) -> bool {
             .as_ref()
             .is_none_or(|p| row.instance_id.as_str().starts_with(p.as_str()))
         && q.tags.iter().all(|(k, v)| row.tags.get(k) == Some(v))
+        && (q.include_entities || !row.instance_id.as_str().starts_with('@'))
 }
 
 impl State {
@@ -203,6 +204,20 @@ impl InstanceStore for MemoryStore {
         let call = self.enter(Op::DeleteInstance).await?;
         let existed = self.state().instances.remove(instance.as_str()).is_some();
         call.finish(Ok(existed))
+    }
+
+    async fn delete_instance_if(&self, instance: &InstanceId, etag: &ETag) -> StorageResult<bool> {
+        let call = self.enter(Op::DeleteInstanceIf).await?;
+        let mut state = self.state();
+        let current = state
+            .instances
+            .get(instance.as_str())
+            .is_some_and(|row| row.etag.as_ref() == Some(etag));
+        if current {
+            state.instances.remove(instance.as_str());
+        }
+        drop(state);
+        call.finish(Ok(current))
     }
 }
 

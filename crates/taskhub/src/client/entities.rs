@@ -34,6 +34,10 @@ pub struct EntityQuery {
     /// Also list entities without state (kept for a lock or queued requests, or deleted and
     /// not cleaned up yet).
     pub include_stateless: bool,
+    /// Only entities whose last batch committed at or after this time.
+    pub last_modified_from: Option<Timestamp>,
+    /// Only entities whose last batch committed before this time.
+    pub last_modified_to: Option<Timestamp>,
     /// Rows read per page (1 to 1,000; 0 means 100). A page may hold fewer entities than
     /// this when stateless ones are left out.
     pub page_size: usize,
@@ -229,6 +233,9 @@ impl TaskHubClient {
             .store()
             .list_instances(&InstanceQuery {
                 instance_id_prefix: Some(prefix),
+                include_entities: true,
+                updated_from: query.last_modified_from,
+                updated_to: query.last_modified_to,
                 page_size: query.page_size,
                 continuation: query.continuation.clone(),
                 ..InstanceQuery::default()
@@ -267,6 +274,7 @@ impl TaskHubClient {
             let page = store
                 .list_instances(&InstanceQuery {
                     instance_id_prefix: Some("@".to_owned()),
+                    include_entities: true,
                     page_size: 500,
                     continuation: continuation.take(),
                     ..InstanceQuery::default()
@@ -296,7 +304,7 @@ impl TaskHubClient {
                     && row.custom_status.is_none()
                     && record.is_idle()
                     && idle_for >= request.min_idle
-                    && store.delete_instance(&row.instance_id).await?
+                    && self.delete_unchanged(row).await?
                 {
                     result.removed += 1;
                 }
@@ -306,6 +314,19 @@ impl TaskHubClient {
                 None => return Ok(result),
             }
         }
+    }
+
+    /// Deletes an entity's row only if it is still the version this clean-up read: a batch
+    /// that committed since (a signal applied, a lock taken) keeps the row.
+    async fn delete_unchanged(&self, row: &InstanceRow) -> Result<bool, TaskhubError> {
+        let Some(etag) = &row.etag else {
+            return Ok(false);
+        };
+        Ok(self
+            .hub
+            .store()
+            .delete_instance_if(&row.instance_id, etag)
+            .await?)
     }
 
     /// True if the execution that holds a lock has ended (finished, purged, or replaced by a

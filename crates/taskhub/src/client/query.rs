@@ -97,7 +97,10 @@ impl TaskHubClient {
         Ok(Some(InstanceStatus { row, history }))
     }
 
-    /// Lists instances with filters and paging.
+    /// Lists instances with filters and paging. Orchestrations only, unless
+    /// [`InstanceQuery::include_entities`] is set (entities are instance rows `@name@key`;
+    /// [`list_entities`](Self::list_entities) lists them with their state). The store leaves
+    /// entities out in its query, so a page is never short because of them.
     ///
     /// # Errors
     /// A storage error.

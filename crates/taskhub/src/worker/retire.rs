@@ -173,6 +173,8 @@ async fn rehome_all(shared: &Shared, p: u32) -> bool {
     let store = shared.hub.store();
     let mut query = InstanceQuery {
         page_size: 1000,
+        // Entities live on partitions too.
+        include_entities: true,
         ..InstanceQuery::default()
     };
     let mut moved = 0u64;
