@@ -307,7 +307,7 @@ fn a_clients_delete_removes_the_state() {
         ],
     );
     assert!(state.is_none());
-    assert!(record.is_idle());
+    assert!(record.is_idle(Timestamp::from_millis(0)));
 }
 
 /// The stored forms (requests on the queues, the record in the instance row) are pinned: a

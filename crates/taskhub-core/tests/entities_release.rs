@@ -119,3 +119,45 @@ fn a_release_that_overtakes_its_lock_request_cancels_it() {
     );
     assert!(record.released.is_empty());
 }
+
+#[test]
+fn a_release_withdraws_its_lock_request_waiting_behind_another_section() {
+    let reg = Registry::new();
+    let a = EntityId::new("Cell", "a").unwrap();
+    let b = EntityId::new("Cell", "b").unwrap();
+    let now = Timestamp::from_millis(1_700_000_000_000);
+    let mut state = None;
+    let mut record = EntityRecord::default();
+    let other = Caller {
+        instance_id: InstanceId::new("other").unwrap(),
+        execution_id: ExecutionId::new("x").unwrap(),
+    };
+    let held = message(
+        "m1",
+        EntityRequest::Lock {
+            id: "other-section".into(),
+            owner: other.clone(),
+            lockset: vec![a.clone()],
+            position: 0,
+        },
+    );
+    let mut ours = lock("m2", &[a.clone(), b]);
+    if let EntityRequest::Lock { position, .. } = &mut ours.request {
+        *position = 0;
+    }
+    run_batch(&reg, &a, now, &mut state, &mut record, vec![held, ours]);
+    assert_eq!(record.queue.len(), 1, "ours waits behind the other section");
+    run_batch(&reg, &a, now, &mut state, &mut record, vec![release("m3")]);
+    assert!(record.queue.is_empty(), "withdrawn, not queued behind");
+    // When the other section ends, nothing of ours is granted or passed on.
+    let end = message(
+        "m4",
+        EntityRequest::Release {
+            id: "other-section".into(),
+            owner: other.instance_id,
+        },
+    );
+    let out = run_batch(&reg, &a, now, &mut state, &mut record, vec![end]);
+    assert!(record.lock.is_none());
+    assert!(out.effects.is_empty(), "{:?}", out.effects);
+}

@@ -94,24 +94,32 @@ impl Checkpointer {
         // The WAL size at the last nudge: while the WAL cannot start over (a reader still uses
         // it), nudge again only after it grew by another step, not after every commit.
         let mut nudged_at = 0;
+        // The WAL size at the last `FULL` checkpoint that could not finish (a long read held
+        // it up for the busy timeout): the next waits until the WAL grew by another step, so
+        // a long reader stalls the writer once per step, not at every commit.
+        let mut full_failed_at = 0;
         writer
             .wal_hook(Some(move |wal: &mut rusqlite::hooks::Wal, pages: i32| {
                 wal_pages.store(pages, Ordering::Relaxed);
                 if pages < CHECKPOINT_AFTER_PAGES {
                     // The WAL started over.
                     nudged_at = 0;
+                    full_failed_at = 0;
                 } else if pages >= WRITER_CHECKPOINTS_AFTER_PAGES
                     && ON_WRITER_THREAD.with(Cell::get)
                 {
                     // Best effort, like the automatic checkpoint it stands in for; past the
                     // second threshold it waits for the thread's checkpoint to end (`FULL`
                     // uses the busy handler; the write lock is already released here).
-                    let mode = if pages >= WRITER_WAITS_AFTER_PAGES {
-                        CheckpointMode::FULL
+                    let wait = pages >= WRITER_WAITS_AFTER_PAGES
+                        && (full_failed_at == 0 || pages - full_failed_at >= NUDGE_STEP_PAGES);
+                    if wait {
+                        if wal.checkpoint_v2(CheckpointMode::FULL).is_err() {
+                            full_failed_at = pages;
+                        }
                     } else {
-                        CheckpointMode::PASSIVE
-                    };
-                    let _ = wal.checkpoint_v2(mode);
+                        let _ = wal.checkpoint_v2(CheckpointMode::PASSIVE);
+                    }
                 } else if pages < nudged_at || pages - nudged_at >= NUDGE_STEP_PAGES {
                     nudged_at = pages;
                     // Full: a checkpoint is already due. Closed: the store is shutting down.

@@ -81,6 +81,12 @@ impl OrchestrationSession {
                 self.apply_message(m, &mut out);
             }
         }
+        if self.code_result.is_some() {
+            // The code is done with (returned, failed, refused, continued as new): dropping it
+            // now lets a critical section or a lock request it still holds send its releases
+            // in this turn.
+            self.future = None;
+        }
         self.flush_emitted(&mut out);
         self.record_finish(&mut out);
 
@@ -479,18 +485,16 @@ impl OrchestrationSession {
     }
 
     /// Before a terminate ends the execution: drops the code, so that a critical section it
-    /// holds or a lock request it waits for sends its releases (recorded before the terminal
-    /// event); everything else the code had emitted in this turn is dropped with it.
+    /// holds or a lock request it waits for sends its releases, and records the events the
+    /// code sent in this turn (those releases, and any it sent before the terminate came)
+    /// before the terminal event; every other action it had emitted in this turn is dropped.
     fn give_up_locks(&mut self, out: &mut TurnOut) {
-        let before = lock(&self.state).emitted.len();
         self.future = None;
-        let releases: Vec<Emitted> = {
+        {
             let mut st = lock(&self.state);
-            let releases = st.emitted.drain(before..).collect();
-            st.emitted.clear();
-            releases
-        };
-        lock(&self.state).emitted.extend(releases);
+            st.emitted
+                .retain(|e| matches!(e, Emitted::SendEvent { .. }));
+        }
         self.flush_emitted(out);
     }
 

@@ -141,7 +141,6 @@ pub fn run_batch(
         .cloned()
         .collect();
     let mut applied = Vec::with_capacity(messages.len());
-    let waiting_before = run.record.inbox.early.len();
     // Messages whose predecessor did not come within the reorder window run first.
     for e in run.record.inbox.take_overdue(now) {
         run.deliver(e.into(), &mut applied);
@@ -179,9 +178,7 @@ pub fn run_batch(
     run.record.inbox.prune(now);
     run.record.prune_suspects(now);
     run.record.outgoing.prune(now);
-    if run.record.inbox.early.len() != waiting_before {
-        run.wake_for_overdue();
-    }
+    run.wake_for_overdue();
     run.out.applied = applied.len();
     run.record.remember(applied);
     run.out
@@ -204,7 +201,7 @@ impl Run<'_> {
         while let Some(m) = next.pop() {
             let ordered = m.order.is_some();
             if let Some((key, order)) = &m.order {
-                self.record.inbox.mark(key, order.n, self.now);
+                self.record.inbox.mark(key, *order, self.now);
             }
             self.apply(m, applied);
             if ordered {
@@ -233,9 +230,9 @@ impl Run<'_> {
     }
 
     /// A message to this entity when the oldest waiting message's reorder window runs out,
-    /// so that it runs then even if nothing else comes.
+    /// so that it runs then even if nothing else comes — unless one is pending already.
     fn wake_for_overdue(&mut self) {
-        let Some(at) = self.record.inbox.next_overdue() else {
+        let Some(at) = self.record.inbox.wake_needed(self.now) else {
             return;
         };
         self.out.effects.push(EntityEffect::Send {
@@ -243,15 +240,20 @@ impl Run<'_> {
             request: EntityRequest::Wake,
             at: Some(at),
             order: None,
-            purpose: format!("wake:{}", at.as_millis()),
+            // Unique per arming: a wake-up sent again for the same deadline is a new message.
+            purpose: format!("wake:{}:{}", at.as_millis(), self.now.as_millis()),
         });
     }
 
-    /// The order of this entity's next message to `target` (its sender epoch is set by the
-    /// first message that makes it send).
-    fn next_order(&mut self, target: &EntityId, cause: &MessageId) -> SendOrder {
+    /// The order of this entity's next message to `target` (its sender epoch is set when it
+    /// first sends).
+    fn next_order(&mut self, target: &EntityId) -> SendOrder {
         let out = &mut self.record.outgoing;
-        out.epoch.get_or_insert_with(|| cause.to_string());
+        // Random: a row deleted and made again must not reuse an incarnation's numbers (the
+        // epoch is committed with the first messages it numbers, so a re-run batch whose
+        // commit failed sent nothing under the old one).
+        out.epoch
+            .get_or_insert_with(|| MessageId::random().to_string());
         out.next(target.instance_id(), self.now)
     }
 
@@ -270,6 +272,16 @@ impl Run<'_> {
                 EntityRequest::Wake => true,
             };
             if !from_owner {
+                if let EntityRequest::Release { id, .. } = &m.request {
+                    // Its lock request still waits here: it is withdrawn, never granted or
+                    // passed on (the other entities of the lock set got their own release).
+                    if let Some(i) = self.record.queue.iter().position(
+                        |q| matches!(&q.request, EntityRequest::Lock { id: l, .. } if l == id),
+                    ) {
+                        self.record.queue.remove(i);
+                        return;
+                    }
+                }
                 self.record.queue.push_back(QueuedRequest {
                     message_id: m.message_id,
                     sender: m.sender,
@@ -308,7 +320,7 @@ impl Run<'_> {
                 let purpose = format!("{message_id}:lock");
                 match lockset.get(position + 1).cloned() {
                     Some(next) => {
-                        let order = Some(self.next_order(&next, message_id));
+                        let order = Some(self.next_order(&next));
                         self.out.effects.push(EntityEffect::Send {
                             target: next,
                             request: EntityRequest::Lock {
@@ -444,7 +456,7 @@ impl Run<'_> {
                 } => {
                     // A scheduled signal is not ordered: it runs at its time, after later ones.
                     let order = match at {
-                        None => Some(self.next_order(&target, message_id)),
+                        None => Some(self.next_order(&target)),
                         Some(_) => None,
                     };
                     self.out.effects.push(EntityEffect::Send {

@@ -44,6 +44,10 @@ pub const REORDER_WINDOW: Duration = Duration::from_secs(15 * 60);
 /// How long an entity remembers a sender after its last message.
 pub const SENDER_LOG_RETENTION: Duration = Duration::from_secs(60 * 60);
 
+/// How early a waiting message may be taken for overdue: a backend rounds a wake-up's delay
+/// down to its delay unit (Azure: whole seconds), and clocks of two workers differ a little.
+pub const WAKE_TOLERANCE: Duration = Duration::from_secs(2);
+
 /// Numbers a sender's log skipped when the reorder window ran out: those strictly between
 /// `after` and `before` were not applied then; the ones in `arrived` came since.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -82,11 +86,25 @@ impl SenderLog {
                 .any(|g| g.after < n && n < g.before && !g.arrived.contains(&n))
     }
 
-    fn mark(&mut self, n: u64, now: Timestamp) {
+    fn mark(&mut self, order: SendOrder, now: Timestamp) {
+        let n = order.n;
         if n > self.last {
+            // A message that names no predecessor (its sender's previous one to this entity
+            // is old, or it is the first) may still have earlier ones on their way: the
+            // numbers it skips stay open, as the valve's do.
+            if order.prev.is_none() && n > self.last + 1 {
+                self.gaps.push(Gap {
+                    after: self.last,
+                    before: n,
+                    arrived: Vec::new(),
+                    at: now,
+                });
+            }
             self.last = n;
-        } else if let Some(g) = self.gaps.iter_mut().find(|g| g.after < n && n < g.before) {
-            g.arrived.push(n);
+        } else {
+            for g in self.gaps.iter_mut().filter(|g| g.after < n && n < g.before) {
+                g.arrived.push(n);
+            }
         }
         self.at = now;
     }
@@ -119,6 +137,9 @@ pub struct Inbox {
     /// Messages waiting for their predecessor, in arrival order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub early: Vec<EarlyMessage>,
+    /// When the wake-up the entity last sent itself is due (see [`Inbox::wake_needed`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wake_at: Option<Timestamp>,
 }
 
 /// What to do with an arriving ordered message.
@@ -136,7 +157,30 @@ impl Inbox {
     /// True if nothing is kept.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.senders.is_empty() && self.early.is_empty()
+        self.senders.is_empty() && self.early.is_empty() && self.wake_at.is_none()
+    }
+
+    /// When the entity must send itself a wake-up, if it must: a message waits and no
+    /// wake-up is pending for its deadline (none was sent, the one sent is due already — it
+    /// came, or was lost — or it is due later than the oldest deadline). Records it as sent.
+    pub fn wake_needed(&mut self, now: Timestamp) -> Option<Timestamp> {
+        let Some(next) = self.next_overdue() else {
+            self.wake_at = None;
+            return None;
+        };
+        if self.wake_at.is_some_and(|w| w > now && w <= next) {
+            return None;
+        }
+        self.wake_at = Some(next);
+        Some(next)
+    }
+
+    /// True while the log of some sender must still be kept (see [`SENDER_LOG_RETENTION`]).
+    #[must_use]
+    pub fn remembers_recent_senders(&self, now: Timestamp) -> bool {
+        self.senders
+            .values()
+            .any(|l| now.saturating_since(l.at) < SENDER_LOG_RETENTION)
     }
 
     /// The verdict on message `order` from `key` with ID `id`.
@@ -157,8 +201,8 @@ impl Inbox {
         }
     }
 
-    /// Records message `n` from `key` as applied.
-    pub fn mark(&mut self, key: &str, n: u64, now: Timestamp) {
+    /// Records message `order` from `key` as applied.
+    pub fn mark(&mut self, key: &str, order: SendOrder, now: Timestamp) {
         self.senders
             .entry(key.to_owned())
             .or_insert(SenderLog {
@@ -166,7 +210,7 @@ impl Inbox {
                 at: now,
                 gaps: Vec::new(),
             })
-            .mark(n, now);
+            .mark(order, now);
     }
 
     /// Takes the waiting messages whose predecessor has now been applied.
@@ -182,28 +226,34 @@ impl Inbox {
         ready
     }
 
-    /// Takes the waiting messages whose reorder window ran out, each sender's in number
-    /// order, recording the numbers they skip as gaps.
+    /// Takes the waiting messages whose reorder window ran out (or runs out within
+    /// [`WAKE_TOLERANCE`]: a wake-up delivered early by the queue's delay rounding still
+    /// counts), each sender's in number order, recording the numbers they skip as gaps.
     pub fn take_overdue(&mut self, now: Timestamp) -> Vec<EarlyMessage> {
+        let due = now.saturating_add(WAKE_TOLERANCE);
         let (mut overdue, waiting): (Vec<_>, Vec<_>) = std::mem::take(&mut self.early)
             .into_iter()
-            .partition(|e| now.saturating_since(e.since) >= REORDER_WINDOW);
+            .partition(|e| e.since.saturating_add(REORDER_WINDOW) <= due);
         self.early = waiting;
         overdue.sort_by(|a, b| a.key.cmp(&b.key).then(a.order.n.cmp(&b.order.n)));
+        // Each skips what lies between it and the one before it (of its sender).
+        let mut running: BTreeMap<String, u64> = BTreeMap::new();
         for e in &overdue {
             let log = self.senders.entry(e.key.clone()).or_insert(SenderLog {
                 last: 0,
                 at: now,
                 gaps: Vec::new(),
             });
-            if e.order.n > log.last + 1 {
+            let last = running.get(&e.key).copied().unwrap_or(log.last);
+            if e.order.n > last + 1 {
                 log.gaps.push(Gap {
-                    after: log.last,
+                    after: last,
                     before: e.order.n,
                     arrived: Vec::new(),
                     at: now,
                 });
             }
+            running.insert(e.key.clone(), last.max(e.order.n));
         }
         overdue
     }
@@ -307,7 +357,7 @@ mod tests {
         let mut inbox = Inbox::default();
         let id = MessageId::random();
         assert_eq!(inbox.verdict("s", &id, o(1, None)), Verdict::Apply);
-        inbox.mark("s", 1, t(0));
+        inbox.mark("s", o(1, Some(0)), t(0));
         assert_eq!(inbox.verdict("s", &id, o(1, None)), Verdict::Duplicate);
         assert_eq!(inbox.verdict("s", &id, o(5, Some(3))), Verdict::Wait);
         assert_eq!(inbox.verdict("s", &id, o(3, Some(1))), Verdict::Apply);
@@ -319,7 +369,7 @@ mod tests {
     #[test]
     fn a_waiting_message_runs_once_its_predecessor_did() {
         let mut inbox = Inbox::default();
-        inbox.mark("s", 1, t(0));
+        inbox.mark("s", o(1, Some(0)), t(0));
         let waiting = early(&mut inbox, "s", o(5, Some(3)), t(1));
         assert_eq!(
             inbox.verdict("s", &waiting, o(5, Some(3))),
@@ -327,7 +377,7 @@ mod tests {
             "a redelivery of a waiting message"
         );
         assert!(inbox.take_ready().is_empty());
-        inbox.mark("s", 3, t(2));
+        inbox.mark("s", o(3, Some(0)), t(2));
         let ready = inbox.take_ready();
         assert_eq!(ready.len(), 1);
         assert_eq!(ready[0].message_id, waiting);
@@ -337,7 +387,7 @@ mod tests {
     #[test]
     fn the_valve_applies_an_overdue_message_and_a_late_predecessor_still_counts() {
         let mut inbox = Inbox::default();
-        inbox.mark("s", 2, t(0));
+        inbox.mark("s", o(2, Some(0)), t(0));
         early(&mut inbox, "s", o(9, Some(7)), t(10));
         assert_eq!(
             inbox.next_overdue(),
@@ -347,11 +397,11 @@ mod tests {
         let late = t(10).saturating_add(REORDER_WINDOW);
         let overdue = inbox.take_overdue(late);
         assert_eq!(overdue.len(), 1);
-        inbox.mark("s", 9, late);
+        inbox.mark("s", o(9, Some(0)), late);
         let id = MessageId::random();
         // 7 (and 3..8) never came: inside the gap they are not duplicates.
         assert_eq!(inbox.verdict("s", &id, o(7, Some(2))), Verdict::Apply);
-        inbox.mark("s", 7, late);
+        inbox.mark("s", o(7, Some(0)), late);
         assert_eq!(inbox.verdict("s", &id, o(7, Some(2))), Verdict::Duplicate);
         assert_eq!(inbox.verdict("s", &id, o(2, None)), Verdict::Duplicate);
         assert_eq!(inbox.verdict("s", &id, o(9, Some(7))), Verdict::Duplicate);
@@ -359,10 +409,76 @@ mod tests {
     }
 
     #[test]
+    fn a_message_naming_no_predecessor_leaves_the_numbers_it_skips_open() {
+        let mut inbox = Inbox::default();
+        let id = MessageId::random();
+        // The sender's message 3 is late; 50 came after the send window and names none.
+        inbox.mark("s", o(50, None), t(700));
+        assert_eq!(
+            inbox.verdict("s", &id, o(3, None)),
+            Verdict::Apply,
+            "not a duplicate"
+        );
+        inbox.mark("s", o(3, None), t(701));
+        assert_eq!(inbox.verdict("s", &id, o(3, None)), Verdict::Duplicate);
+        assert_eq!(inbox.verdict("s", &id, o(50, None)), Verdict::Duplicate);
+        // A message that names its predecessor skips nothing of this entity's.
+        inbox.mark("s", o(60, Some(50)), t(702));
+        assert_eq!(inbox.senders["s"].gaps.len(), 1);
+    }
+
+    #[test]
+    fn overdue_messages_of_one_sender_each_skip_only_what_lies_before_them() {
+        let mut inbox = Inbox::default();
+        early(&mut inbox, "s", o(4, Some(2)), t(0));
+        early(&mut inbox, "s", o(6, Some(4)), t(0));
+        let late = t(0).saturating_add(REORDER_WINDOW);
+        for e in inbox.take_overdue(late) {
+            inbox.mark(&e.key, e.order, late);
+        }
+        let id = MessageId::random();
+        assert_eq!(inbox.verdict("s", &id, o(4, Some(2))), Verdict::Duplicate);
+        assert_eq!(inbox.verdict("s", &id, o(6, Some(4))), Verdict::Duplicate);
+        assert_eq!(inbox.verdict("s", &id, o(2, None)), Verdict::Apply);
+        assert_eq!(inbox.verdict("s", &id, o(5, None)), Verdict::Apply);
+    }
+
+    #[test]
+    fn a_wake_up_is_sent_for_the_oldest_deadline_unless_one_is_pending() {
+        let mut inbox = Inbox::default();
+        assert_eq!(inbox.wake_needed(t(0)), None);
+        early(&mut inbox, "a", o(5, Some(4)), t(10));
+        let first = t(10).saturating_add(REORDER_WINDOW);
+        assert_eq!(inbox.wake_needed(t(10)), Some(first));
+        assert_eq!(inbox.wake_needed(t(11)), None, "pending");
+        // Another message waits, with a later deadline: the pending wake-up comes first.
+        early(&mut inbox, "b", o(9, Some(8)), t(20));
+        assert_eq!(inbox.wake_needed(t(20)), None);
+        // The first one's predecessor came; the wake-up for it is then too early for the
+        // other, which gets its own once that one has come.
+        inbox.early.retain(|e| e.key != "a");
+        assert_eq!(inbox.wake_needed(t(21)), None, "the pending one is earlier");
+        let second = t(20).saturating_add(REORDER_WINDOW);
+        assert_eq!(inbox.wake_needed(first), Some(second));
+        assert_eq!(inbox.take_overdue(second).len(), 1);
+        assert_eq!(inbox.wake_needed(second), None);
+        assert_eq!(inbox.wake_at, None);
+    }
+
+    #[test]
+    fn a_wake_up_delivered_early_by_rounding_still_counts() {
+        let mut inbox = Inbox::default();
+        early(&mut inbox, "a", o(5, Some(4)), t(10));
+        let deadline = t(10).saturating_add(REORDER_WINDOW);
+        let early_by_a_second = Timestamp::from_millis(deadline.as_millis() - 1000);
+        assert_eq!(inbox.take_overdue(early_by_a_second).len(), 1);
+    }
+
+    #[test]
     fn silent_senders_are_forgotten_but_not_while_one_of_theirs_waits() {
         let mut inbox = Inbox::default();
-        inbox.mark("a", 1, t(0));
-        inbox.mark("b", 1, t(0));
+        inbox.mark("a", o(1, Some(0)), t(0));
+        inbox.mark("b", o(1, Some(0)), t(0));
         early(&mut inbox, "b", o(4, Some(3)), t(1));
         inbox.prune(t(0).saturating_add(SENDER_LOG_RETENTION));
         assert!(!inbox.senders.contains_key("a"));

@@ -112,14 +112,19 @@ pub struct EntityRecord {
 }
 
 impl EntityRecord {
-    /// True if nothing but de-duplication data is kept (no lock, no waiting request, nothing to
-    /// send): with no state either, the entity can be deleted.
+    /// True if the row can be deleted once the entity has no state: no lock, no waiting
+    /// request, nothing to send, and nothing still needed to tell a repeat or a late message
+    /// (suspects, early releases, a sender heard from within
+    /// [`SENDER_LOG_RETENTION`](crate::entity::order::SENDER_LOG_RETENTION)) at `now`.
     #[must_use]
-    pub fn is_idle(&self) -> bool {
+    pub fn is_idle(&self, now: Timestamp) -> bool {
         self.lock.is_none()
             && self.queue.is_empty()
             && self.outbox.is_empty()
             && self.inbox.early.is_empty()
+            && self.suspect.is_empty()
+            && self.released.is_empty()
+            && !self.inbox.remembers_recent_senders(now)
     }
 
     /// For a record just loaded from storage: the IDs its last batch applied whose deletes

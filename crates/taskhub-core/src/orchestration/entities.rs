@@ -147,18 +147,25 @@ impl OrchestrationContext {
                 position: 0,
             };
             self.raise_event(lockset[0].instance_id(), ENTITY_REQUEST_EVENT, &request)
-                .map(|()| (id.clone(), self.wait_for_event::<EntityResponse>(&id)))
+                .map(|()| {
+                    // From the request on, until the grant arrives, dropping this future (a
+                    // timer won a race, the code returned, the execution ended — polled or
+                    // not) gives up the request: see `PendingLock`.
+                    let pending = PendingLock {
+                        ctx: self.clone(),
+                        id: id.clone(),
+                        entities: lockset.clone(),
+                        granted: false,
+                    };
+                    (
+                        id.clone(),
+                        self.wait_for_event::<EntityResponse>(&id),
+                        pending,
+                    )
+                })
         };
         async move {
-            let (id, wait) = sent?;
-            // Until the grant arrives, dropping this future (a timer won a race, the code
-            // returned, the execution ended) gives up the request: see `PendingLock`.
-            let mut pending = PendingLock {
-                ctx: ctx.clone(),
-                id: id.clone(),
-                entities: lockset.clone(),
-                granted: false,
-            };
+            let (id, wait, mut pending) = sent?;
             let response = wait.await?;
             pending.granted = matches!(response, EntityResponse::Locked);
             match response {

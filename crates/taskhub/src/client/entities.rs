@@ -302,7 +302,7 @@ impl TaskHubClient {
                 let idle_for = now.saturating_since(row.updated_at);
                 if request.remove_empty
                     && row.custom_status.is_none()
-                    && record.is_idle()
+                    && record.is_idle(now)
                     && idle_for >= request.min_idle
                     && self.delete_unchanged(row).await?
                 {
