@@ -24,6 +24,7 @@
 //! `lease_interval + lease_acquire_interval` after its last renewal.
 
 mod balance;
+mod cadence;
 mod manager;
 mod observe;
 
@@ -67,6 +68,12 @@ pub trait PartitionHost: Send {
     fn take_turns(&mut self, partition: u32) -> u64 {
         let _ = partition;
         0
+    }
+    /// True once per ring: the host sent work items to the shared queue that it did not claim,
+    /// and the manager should add one to the `doorbell` of a held row in this pass (see the
+    /// worker's `doorbell` module). False by default.
+    fn take_ring(&mut self) -> bool {
+        false
     }
     /// Every pass shows the host the rows it read and the hub's partition count for new
     /// instances (live partition-count changes). Does nothing by default.
