@@ -717,9 +717,16 @@ mod tests {
         let mut host = Host::default();
         b.tick(&mut host).await;
         clock.advance(Duration::from_secs(10));
-        b.tick(&mut host).await;
-        clock.advance(Duration::from_secs(11));
-        // Watched 10 s, then a gap of 11 s: the clock restarted, so 30 s more are needed.
+        // The second read is continuous and nothing is in motion: b asks for the slow rate
+        // (10 s), after which the bound is 10 + 5 s.
+        let wait = b.tick(&mut host).await;
+        assert_eq!(wait, Duration::from_secs(10));
+        assert_eq!(
+            b.config().max_observation_gap_after(wait),
+            Duration::from_secs(15)
+        );
+        clock.advance(Duration::from_secs(16));
+        // Watched 10 s, then a gap of 16 s: the clock restarted, so 30 s more are needed.
         assert_eq!(ticks_until_claim(&mut b, &clock, 100).await, 30);
     }
 

@@ -407,6 +407,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_work_item_polling_cap_is_the_setting_at_most_four_queue_intervals() {
+        let s = Settings::default();
+        assert_eq!(s.work_item_polling_cap(), Duration::from_secs(60));
+        let quick = Settings {
+            max_queue_polling_interval: Duration::from_millis(100),
+            ..Settings::default()
+        };
+        assert_eq!(quick.work_item_polling_cap(), Duration::from_millis(400));
+        let zero = Settings {
+            max_work_item_polling_interval: Duration::ZERO,
+            ..Settings::default()
+        };
+        match zero.validate() {
+            Err(TaskhubError::InvalidSetting { name, .. }) => {
+                assert_eq!(name, "max_work_item_polling_interval");
+            }
+            other => panic!("expected InvalidSetting, got {other:?}"),
+        }
+    }
+
+    #[test]
     fn file_then_env_override_and_errors_name_the_setting() {
         let dir = std::env::temp_dir().join(format!("taskhub-settings-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
