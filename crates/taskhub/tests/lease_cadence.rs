@@ -105,13 +105,10 @@ impl Sim {
     /// Runs every live worker's passes due up to `until` (monotonic), in time order (ties by
     /// index), and leaves the clock at `until`.
     async fn run_until(&mut self, until: Duration) {
-        loop {
-            let Some(i) = (0..self.workers.len())
-                .filter(|i| self.workers[*i].alive)
-                .min_by_key(|i| (self.workers[*i].next, *i))
-            else {
-                break;
-            };
+        while let Some(i) = (0..self.workers.len())
+            .filter(|i| self.workers[*i].alive)
+            .min_by_key(|i| (self.workers[*i].next, *i))
+        {
             let due = self.workers[i].next;
             if due > until {
                 break;

@@ -45,7 +45,7 @@ use taskhub_storage::PartitionRow;
 /// different from the hub's partition count (a resize under way).
 pub(super) fn in_motion(rows: &[PartitionRow], partition_count: Option<u32>) -> bool {
     let live = rows.iter().filter(|r| !r.offline).count();
-    let resizing = partition_count.is_some_and(|n| usize::try_from(n).map_or(true, |n| n != live));
+    let resizing = partition_count.is_some_and(|n| usize::try_from(n).is_ok_and(|n| n != live));
     resizing
         || rows.iter().any(|r| {
             r.next_owner.is_some()

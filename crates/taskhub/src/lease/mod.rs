@@ -1,8 +1,9 @@
 //! The lease manager (DESIGN §5, invariants 1 and 7): partition ownership on the partitions
 //! table, the same code on every backend.
 //!
-//! Every pass (half a `lease_acquire_interval`, or faster while a handover is under way) a
-//! worker reads all partition rows and:
+//! Every pass (see `cadence`: once per `lease_acquire_interval` while the table
+//! is quiet, twice as often while something is in motion, faster during a handover, and always
+//! in time for the next renewal and the next expiry) a worker reads all partition rows and:
 //!
 //! * drops at once a partition whose row names another owner or another epoch, and one it has
 //!   not managed to renew for a full `lease_interval` by its own clock; restarts one the host
@@ -20,8 +21,9 @@
 //!   checkpoints in storage;
 //! * asks over-loaded workers for partitions until it holds its fair share ([`balance`]).
 //!
-//! Reading at half the acquire interval bounds the takeover of a dead worker's partitions by
-//! `lease_interval + lease_acquire_interval` after its last renewal.
+//! Reads at most a slow interval apart (`min(lease_acquire_interval, lease_renew_interval)`)
+//! and a pass at each row's expiry bound the takeover of a dead worker's partitions by
+//! `lease_interval + lease_acquire_interval` after its last renewal (see `cadence`).
 
 mod balance;
 mod cadence;

@@ -11,7 +11,9 @@
 //!
 //! Only as many work items are claimed as there are free activity slots; the rest are sent
 //! visible, for any worker's poller, so activities still spread over the workers once this
-//! one is busy (lower `max_concurrent_activities` to spread CPU-heavy activities sooner). If
+//! one is busy (lower `max_concurrent_activities` to spread CPU-heavy activities sooner); such
+//! a turn rings the [doorbell](super::doorbell), so that idle workers poll for them after
+//! their next lease read rather than after their work-item back-off. If
 //! the worker dies before it deletes a claimed item, the item becomes visible when its
 //! visibility timeout has passed and another worker runs it, as with an item it had dequeued.
 
