@@ -52,6 +52,11 @@ impl Doorbell {
         self.wanted.notify_one();
     }
 
+    /// True if a ring waits for a lease pass.
+    pub(crate) fn pending(&self) -> bool {
+        self.pending.load(Ordering::SeqCst)
+    }
+
     /// Completes when a ring wants a lease pass (a permit is stored if nobody waits).
     pub(crate) async fn wanted(&self) {
         self.wanted.notified().await;
@@ -146,7 +151,9 @@ mod tests {
         assert!(!d.take(s(1)));
         assert_eq!(d.hold(s(1), s(5)), s(0));
         d.ring();
+        assert!(d.pending());
         assert!(d.take(s(2)));
+        assert!(!d.pending());
         assert!(!d.take(s(3)), "taken");
         d.ring();
         assert_eq!(d.hold(s(3), s(5)), s(4));

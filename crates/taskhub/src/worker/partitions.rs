@@ -243,6 +243,11 @@ pub(crate) async fn start_leases(shared: &Arc<Shared>) -> JoinHandle<LeaseManage
                     // A ring brings the pass forward, but no sooner than a pass interval after
                     // the last ringing pass (and never later than the pass was due anyway).
                     let now = clock.monotonic();
+                    if !host.0.doorbell.pending() {
+                        // A wake-up left over from a ring the last pass already took.
+                        wait = due.saturating_sub(now);
+                        continue;
+                    }
                     let hold = host.0.doorbell.hold(now, ring_gap).min(due.saturating_sub(now));
                     if !hold.is_zero() {
                         tokio::select! {
