@@ -24,8 +24,8 @@ pub struct LeaseConfig {
     /// How often owned rows are renewed.
     pub renew_interval: Duration,
     /// How often other workers' rows are examined: the table is read once per interval while
-    /// every other owner's row changes between reads, twice as soon as one does not (see the
-    /// `cadence` module).
+    /// it is quiet, twice while something is in motion, and in any case when a row would
+    /// expire (see the `cadence` module).
     pub acquire_interval: Duration,
     /// The most partitions this worker holds.
     pub max_partitions: usize,
@@ -48,16 +48,15 @@ impl LeaseConfig {
         }
     }
 
-    /// The normal time between passes (a row another worker owns was seen unchanged, or
-    /// something is in motion).
+    /// The normal time between passes (after a gap or a claim, or while something is in
+    /// motion).
     #[must_use]
     pub fn pass_interval(&self) -> Duration {
         (self.acquire_interval / 2).min(self.renew_interval)
     }
 
-    /// The time between passes while the table is quiet (every other owner's row changed
-    /// since the previous read, nothing in motion): one read per acquire interval, and no
-    /// less often than renewals are due.
+    /// The time between passes while the table is quiet (continuous observation, nothing in
+    /// motion): one read per acquire interval, and no less often than renewals are due.
     #[must_use]
     pub fn slow_interval(&self) -> Duration {
         self.acquire_interval
