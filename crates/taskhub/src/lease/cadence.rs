@@ -6,8 +6,8 @@
 //!   lease_renew_interval)`), while the table is *quiet*: the previous read was continuous
 //!   (no gap, invariant 7) and nothing is in motion (see [`in_motion`]);
 //! * **normal**, once per [`LeaseConfig::pass_interval`] (half the acquire interval), after a
-//!   gap or a first read, while something is in motion, and after a pass that claimed a
-//!   partition;
+//!   gap or a first read, while something is in motion (a free live row included), and after
+//!   a pass that claimed a partition;
 //! * **fast**, once per [`LeaseConfig::fast_interval`], while a handover is under way.
 //!
 //! Whatever the rate, the next pass comes no later than the moment a held row's renewal is
@@ -31,6 +31,14 @@
 //! can know), so an unchanged row does not change the rate. The cost is one extra read per
 //! expiring row, only when an owner has stopped renewing.
 //!
+//! A free row (no owner: bumped by an operator, released at shutdown) is claimed only within
+//! the claimer's fair share until it expires itself, and a dead worker still counts in the
+//! fair share until its last row is taken over: then another worker must see that takeover
+//! to claim the free row. Free rows therefore keep every worker at the normal rate, so that
+//! second step costs at most a pass interval after the takeover (`lease_interval +
+//! slow_interval + pass_interval` in all, as the `lease_interval + 3 × pass_interval` of
+//! reading at the normal rate throughout).
+//!
 //! [`LeaseConfig::slow_interval`]: super::LeaseConfig::slow_interval
 //! [`LeaseConfig::pass_interval`]: super::LeaseConfig::pass_interval
 //! [`LeaseConfig::fast_interval`]: super::LeaseConfig::fast_interval
@@ -40,15 +48,20 @@ use std::time::Duration;
 use taskhub_storage::PartitionRow;
 
 /// True if something in the table is changing hands or shape, so the worker reads at the
-/// normal rate at least: a handover request or a drain, a row being removed (retiring), an
-/// offline row that still names an owner (its release is pending), or a live row count
-/// different from the hub's partition count (a resize under way).
+/// normal rate at least: a live row without an owner (released at shutdown, bumped by an
+/// operator, new after a resize: whoever may claim it within its fair share should see it
+/// soon, and whether one may can change with any other row, e.g. when a dead worker's last
+/// row is taken over and its fair share is freed), a handover request or a drain, a row
+/// being removed (retiring), an offline row that still names an owner (its release is
+/// pending), or a live row count different from the hub's partition count (a resize under
+/// way).
 pub(super) fn in_motion(rows: &[PartitionRow], partition_count: Option<u32>) -> bool {
     let live = rows.iter().filter(|r| !r.offline).count();
     let resizing = partition_count.is_some_and(|n| usize::try_from(n).is_ok_and(|n| n != live));
     resizing
         || rows.iter().any(|r| {
-            r.next_owner.is_some()
+            (r.owner.is_none() && !r.offline)
+                || r.next_owner.is_some()
                 || r.draining
                 || (r.retiring && !r.offline)
                 || (r.offline && r.owner.is_some())
@@ -109,6 +122,9 @@ mod tests {
         r[3].offline = true;
         assert!(in_motion(&r, Some(3)), "offline but still owned");
         assert!(in_motion(&rows(4), Some(8)));
+        let mut r = rows(4);
+        r[2].owner = None;
+        assert!(in_motion(&r, Some(4)), "a free live row");
     }
 
     #[test]
