@@ -9,6 +9,8 @@
 //!   derivation is in `lease/cadence.rs`);
 //! * a gap in the observer's own loop longer than the slow-rate bound restarts its expiry
 //!   clocks (invariant 7), one within it does not.
+//! * a dead worker's row bumped free by an operator is claimed at most a pass interval after
+//!   the takeover of the worker's last row (free rows keep every worker at the normal rate).
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
 use std::sync::Arc;
@@ -276,4 +278,80 @@ async fn a_gap_longer_than_the_slow_rate_bound_restarts_the_expiry_clocks() {
         };
         assert_eq!(taken.unwrap(), expected, "stall of {stall} s");
     }
+}
+
+#[tokio::test]
+async fn a_bumped_row_of_a_dead_worker_is_taken_over_a_pass_after_its_last_row() {
+    // Three workers share six partitions, two each; one dies right after renewing, and an
+    // operator bumps one of its rows (free, no owner). The free row is claimed within a fair
+    // share only, and the dead worker counts in the shares until its other row expires and is
+    // taken over; the third worker, whose clocks restarted after a stall (so that it is not
+    // the one whose expiry pass takes that row), must see the takeover to claim the free row. Free rows
+    // keep the table in motion (the normal rate), so that costs at most a pass interval:
+    // lease + slow interval + pass interval (45 s) after the last renewal.
+    let mut worst = Duration::ZERO;
+    // Phases between the three workers' passes, half a second apart.
+    for (offset_b, offset_c) in (0..10_000)
+        .step_by(500)
+        .flat_map(|b| (0..10_000).step_by(500).map(move |c| (b, c)))
+    {
+        let mut sim = Sim::new(6).await;
+        sim.add("a", Duration::ZERO);
+        sim.add("b", Duration::from_millis(offset_b));
+        sim.add("c", Duration::from_millis(offset_c));
+        sim.run_until(s(180)).await;
+        assert!(
+            (0..3).all(|i| sim.workers[i].host.held.len() == 2),
+            "balanced"
+        );
+        let d = 2;
+        let held = sim.workers[d].host.held.clone();
+        // d dies right after a pass that renewed its rows.
+        let before = sim.store.partitions_snapshot()[held[0] as usize].updated_at;
+        let mut r = None;
+        while r.is_none() {
+            let until = sim.workers[d].next;
+            sim.run_until(until).await;
+            if sim.store.partitions_snapshot()[held[0] as usize].updated_at != before {
+                r = Some(sim.now());
+            }
+        }
+        let r = r.unwrap();
+        sim.workers[d].alive = false;
+        let rows = sim.store.partitions_snapshot();
+        let bumped = rows[held[1] as usize].clone();
+        let free = taskhub_storage::PartitionRow {
+            owner: None,
+            next_owner: None,
+            epoch: bumped.epoch + 1,
+            etag: None,
+            ..bumped.clone()
+        };
+        sim.store
+            .put_partition(&free, bumped.etag.as_ref())
+            .await
+            .unwrap();
+        // b's lease loop stalls past the slow-rate gap bound: its expiry clocks restart, so a
+        // takes the dead worker's other row over, and b must see that to claim the free row.
+        sim.workers[1].next += s(16);
+        let live: Vec<usize> = (0..3).filter(|i| *i != d).collect();
+        let mut taken = None;
+        while taken.is_none() {
+            let until = live.iter().map(|i| sim.workers[*i].next).min().unwrap();
+            sim.run_until(until).await;
+            if live
+                .iter()
+                .any(|i| sim.workers[*i].host.held.contains(&held[1]))
+            {
+                taken = Some(sim.now() - r);
+            }
+            assert!(sim.now() < r + s(180), "never taken over");
+        }
+        worst = worst.max(taken.unwrap());
+    }
+    let bound = LEASE + ACQUIRE.min(RENEW) + ACQUIRE / 2;
+    assert!(
+        worst <= bound,
+        "the bumped row was taken over {worst:?} after the last renewal (bound {bound:?})"
+    );
 }
