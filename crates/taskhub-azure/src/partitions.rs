@@ -77,6 +77,7 @@ pub(crate) fn partition_entity(row: &PartitionRow) -> crate::tables::Entity {
             ("Offline", flag(row.offline)),
             ("UpdatedAt", num(row.updated_at.as_millis())),
             ("Turns", num(row.turns)),
+            ("Doorbell", num(row.doorbell)),
         ],
     )
 }
@@ -100,6 +101,11 @@ pub(crate) fn parse_partition(row: &Row) -> StorageResult<PartitionRow> {
         updated_at: Timestamp::from_millis(parse_num(row.str("UpdatedAt"), &what)?),
         // Rows written before the count existed have none.
         turns: match row.str("Turns") {
+            "" => 0,
+            n => parse_num(n, &what)?,
+        },
+        // Likewise the doorbell.
+        doorbell: match row.str("Doorbell") {
             "" => 0,
             n => parse_num(n, &what)?,
         },

@@ -65,13 +65,14 @@ pub(crate) fn epoch(conn: &Connection, partition: u32) -> StorageResult<Option<u
 fn insert_row(tx: &Tx<'_>, row: &PartitionRow) -> StorageResult<ETag> {
     let epoch = u64_to_sql("epoch", row.epoch)?;
     let turns = u64_to_sql("turns", row.turns)?;
+    let doorbell = u64_to_sql("doorbell", row.doorbell)?;
     let etag = tx.next_version();
     tx.conn
         .prepare_cached(
             "INSERT OR REPLACE INTO partitions
                  (partition, owner, next_owner, epoch, draining, retiring, offline, updated_at, etag,
-                  turns)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                  turns, doorbell)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
         )
         .and_then(|mut s| {
             s.execute(params![
@@ -85,6 +86,7 @@ fn insert_row(tx: &Tx<'_>, row: &PartitionRow) -> StorageResult<ETag> {
                 ts_to_sql(row.updated_at),
                 etag,
                 turns,
+                doorbell,
             ])
         })
         .ctx(WHAT)?;
@@ -123,13 +125,14 @@ type RawPartition = (
     i64,
     i64,
     i64,
+    i64,
 );
 
 fn list(conn: &Connection) -> StorageResult<Vec<PartitionRow>> {
     let raws: Vec<RawPartition> = conn
         .prepare_cached(
             "SELECT partition, owner, next_owner, epoch, draining, retiring, offline, updated_at, etag,
-                    turns
+                    turns, doorbell
              FROM partitions ORDER BY partition",
         )
         .and_then(|mut s| {
@@ -145,6 +148,7 @@ fn list(conn: &Connection) -> StorageResult<Vec<PartitionRow>> {
                     r.get(7)?,
                     r.get(8)?,
                     r.get(9)?,
+                    r.get(10)?,
                 ))
             })?
             .collect()
@@ -163,6 +167,7 @@ fn list(conn: &Connection) -> StorageResult<Vec<PartitionRow>> {
                 at,
                 etag,
                 turns,
+                doorbell,
             )| {
                 Ok(PartitionRow {
                     partition: u32_from_sql("partition number", partition)?,
@@ -174,6 +179,7 @@ fn list(conn: &Connection) -> StorageResult<Vec<PartitionRow>> {
                     offline,
                     updated_at: ts_from_sql("partition update time", at)?,
                     turns: u64_from_sql("partition turns", turns)?,
+                    doorbell: u64_from_sql("partition doorbell", doorbell)?,
                     etag: Some(etag_out(etag)),
                 })
             },
@@ -266,6 +272,7 @@ impl PartitionStore for SqliteStore {
         }
         u64_to_sql("epoch", row.epoch)?;
         u64_to_sql("turns", row.turns)?;
+        u64_to_sql("doorbell", row.doorbell)?;
         let row = row.clone();
         let expected = expected.cloned();
         self.write(move |tx| put_in(tx, &row, expected.as_ref()))

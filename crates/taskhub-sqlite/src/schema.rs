@@ -15,6 +15,12 @@ use taskhub_storage::{StorageError, StorageResult};
 use crate::errors::{map_sql, SqlResultExt};
 use crate::options::Durability;
 
+/// Version 5: each partition's work-item doorbell (rung by its owner when it leaves work items
+/// unclaimed on the shared queue).
+const V5: &str = "
+ALTER TABLE partitions ADD COLUMN doorbell INTEGER NOT NULL DEFAULT 0;
+";
+
 /// Version 4: instance tags (a JSON object, NULL for none) and the records of executions
 /// that ended by continue-as-new (a JSON array, NULL for none).
 const V4: &str = "
@@ -131,7 +137,7 @@ CREATE TABLE dead_letters (
 ";
 
 /// The migrations, in order: applying the first `n` gives schema version `n`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
 
 /// The schema version this build writes (and the newest it opens).
 #[must_use]

@@ -29,6 +29,12 @@ pub struct PartitionRow {
     /// each owner adds its own at every renewal (so it lags by up to a renewal interval, and a
     /// killed owner's last interval is never added). Informational: the hub's throughput.
     pub turns: u64,
+    /// The work-item doorbell: its owner adds one when it has sent work items to the shared
+    /// work-item queue that no worker has claimed (more than its free activity slots), so that
+    /// other workers, which see it change in the lease read they do anyway, poll that queue
+    /// at once instead of after their idle back-off. Carried over by every other write (claims
+    /// and handovers keep it); only its changes mean anything.
+    pub doorbell: u64,
     /// The row's version; ignored on write.
     pub etag: Option<ETag>,
 }
@@ -47,6 +53,7 @@ impl PartitionRow {
             offline: false,
             updated_at: now,
             turns: 0,
+            doorbell: 0,
             etag: None,
         }
     }

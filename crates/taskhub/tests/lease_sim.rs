@@ -18,8 +18,10 @@
 //!   (less drift): a live, renewing worker never loses a partition to an observer whose clock
 //!   counted time it did not spend observing (invariant 7; bumps and handovers are no claims
 //!   of an owned row);
-//! * every partition is processed again within `lease_interval + lease_acquire_interval` (plus
-//!   drift and step slack) of losing its processor (in seeds without storage faults);
+//! * every partition is processed again within `lease_interval + slow_interval` (plus drift
+//!   and step slack) of losing its processor (in seeds without storage faults): reads at most
+//!   a slow interval apart see the last renewal, and the expiry pass claims the row the moment
+//!   its age is full (`lease/cadence.rs`; `slow_interval` = `lease_acquire_interval` here);
 //! * once the chaos stops, ownership converges: every partition held, max − min ≤ 1.
 //!
 //! `SIM_SEEDS=n` runs n seeds (default 1,000); `SIM_SEED=s` replays one seed verbosely. A
@@ -638,7 +640,7 @@ impl Sim {
     fn check_liveness(&mut self, strict: bool) {
         let t = now(&self.clock);
         let served = self.served();
-        let bound = (self.config.lease_interval + self.config.acquire_interval).mul_f64(1.06)
+        let bound = (self.config.lease_interval + self.config.slow_interval()).mul_f64(1.06)
             + self.config.acquire_interval / 4
             + STEP * 2;
         for p in 0..PARTITIONS {

@@ -138,6 +138,7 @@ macro_rules! conformance_tests {
                 set_prohibited_workers_replaces_the_list,
                 partition_row_round_trips_every_field,
                 lease_table_returns_hub_info_and_every_row,
+                doorbell_rung_in_a_renewal_is_seen_by_the_next_lease_read,
                 renew_partitions_applies_each_write_and_reports_conflicts_alone,
             }
             checkpoint {

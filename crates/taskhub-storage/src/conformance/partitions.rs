@@ -303,6 +303,7 @@ pub async fn partition_row_round_trips_every_field(
         offline: true,
         updated_at: at(123_456),
         turns: u64::from(u32::MAX) + 11,
+        doorbell: u64::from(u32::MAX) + 13,
         etag: Some(ETag("ignored on write".to_owned())),
     };
     let etag = s
@@ -317,6 +318,56 @@ pub async fn partition_row_round_trips_every_field(
             ..full
         }
     );
+}
+
+/// A row's work-item doorbell MUST start at zero, and a ring written in a renewal batch (or a
+/// claim) MUST be what the next `lease_table` read shows, under a new ETag; a write that
+/// carries the row over MUST keep it.
+pub async fn doorbell_rung_in_a_renewal_is_seen_by_the_next_lease_read(
+    store: Arc<dyn TaskHubStore>,
+    _clock: ManualClock,
+) {
+    let s = &*store;
+    create(s, 2).await;
+    let table = s.lease_table().await.expect("lease_table");
+    assert!(
+        table.rows.iter().all(|r| r.doorbell == 0),
+        "new rows have not been rung: {:?}",
+        table.rows
+    );
+    let row = table.rows[1].clone();
+    let claimed = owned_by(&row, "w", 1);
+    let etag = s
+        .put_partition(&claimed, row.etag.as_ref())
+        .await
+        .expect("claim");
+    let rung = PartitionRow {
+        doorbell: claimed.doorbell + 1,
+        ..claimed.clone()
+    };
+    let results = s
+        .renew_partitions(&[(rung, etag)])
+        .await
+        .expect("renew_partitions");
+    let new_etag = match results.as_slice() {
+        [Ok(e)] => e.clone(),
+        other => panic!("one renewal, one outcome: {other:?}"),
+    };
+    let table = s.lease_table().await.expect("lease_table");
+    let seen = &table.rows[1];
+    assert_eq!(seen.doorbell, 1, "the ring is read back");
+    assert_eq!(seen.etag.as_ref(), Some(&new_etag));
+    assert_eq!(table.rows[0].doorbell, 0, "the other row was not rung");
+    // A handover (a write built from the row as read) keeps the count.
+    let released = PartitionRow {
+        owner: None,
+        etag: None,
+        ..seen.clone()
+    };
+    s.put_partition(&released, seen.etag.as_ref())
+        .await
+        .expect("release");
+    assert_eq!(partition_row(s, 1).await.doorbell, 1);
 }
 
 /// `lease_table` MUST return what `hub_info` and `list_partitions` return.

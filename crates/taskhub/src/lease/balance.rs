@@ -195,6 +195,7 @@ mod tests {
                 offline: false,
                 updated_at: Timestamp::EPOCH,
                 turns: 0,
+                doorbell: 0,
                 etag: None,
             })
             .collect()

@@ -8,6 +8,7 @@ use taskhub_storage::{Clock, ETag, PartitionRow, PartitionStore, StorageError};
 use tracing::{debug, info, warn};
 
 use super::balance::{self, View};
+use super::cadence;
 use super::observe::Observations;
 use super::{PartitionHost, Released};
 use crate::settings::Settings;
@@ -22,7 +23,9 @@ pub struct LeaseConfig {
     pub lease_interval: Duration,
     /// How often owned rows are renewed.
     pub renew_interval: Duration,
-    /// How often other workers' rows are examined (the table is read twice per interval).
+    /// How often other workers' rows are examined: the table is read once per interval while
+    /// it is quiet, twice while something is in motion, and in any case when a row would
+    /// expire (see the `cadence` module).
     pub acquire_interval: Duration,
     /// The most partitions this worker holds.
     pub max_partitions: usize,
@@ -45,10 +48,20 @@ impl LeaseConfig {
         }
     }
 
-    /// The normal time between passes.
+    /// The normal time between passes (after a gap or a claim, or while something is in
+    /// motion).
     #[must_use]
     pub fn pass_interval(&self) -> Duration {
         (self.acquire_interval / 2).min(self.renew_interval)
+    }
+
+    /// The time between passes while the table is quiet (continuous observation, nothing in
+    /// motion): one read per acquire interval, and no less often than renewals are due.
+    #[must_use]
+    pub fn slow_interval(&self) -> Duration {
+        self.acquire_interval
+            .min(self.renew_interval)
+            .max(self.pass_interval())
     }
 
     /// The time between passes while a handover is under way.
@@ -58,12 +71,22 @@ impl LeaseConfig {
     }
 
     /// The longest time between two successful reads of the partitions table that still
-    /// counts as continuous observation: twice the [pass interval](Self::pass_interval). A
-    /// longer gap (the worker was paused, the store did not answer) restarts every expiry
-    /// clock (invariant 7; see the `observe` module).
+    /// counts as continuous observation at the normal rate: twice the [pass
+    /// interval](Self::pass_interval). A longer gap (the worker was paused, the store did not
+    /// answer) restarts every expiry clock (invariant 7; see the `observe` module).
     #[must_use]
     pub fn max_observation_gap(&self) -> Duration {
         self.pass_interval() * 2
+    }
+
+    /// The same bound after a pass that asked for `wait` before the next one: the wait (at
+    /// least a pass interval) plus one pass interval of allowance. At the normal rate that is
+    /// [`max_observation_gap`](Self::max_observation_gap); at the slow rate it is
+    /// `slow_interval + pass_interval` (15 s with the defaults), so a pause or a late read
+    /// of the same length (more than a pass interval) is a gap at either rate.
+    #[must_use]
+    pub fn max_observation_gap_after(&self, wait: Duration) -> Duration {
+        wait.max(self.pass_interval()) + self.pass_interval()
     }
 }
 
@@ -78,6 +101,14 @@ struct Held {
     /// Turns the host committed on the partition that no successful write has added to the
     /// row's count yet.
     unreported: u64,
+}
+
+/// What [`LeaseManager::acquire`] did.
+struct Acquired {
+    /// A handover to this worker is pending.
+    pending: bool,
+    /// A partition was claimed.
+    claimed: bool,
 }
 
 /// What a manager holds right now.
@@ -114,6 +145,8 @@ impl std::fmt::Debug for LeaseManager {
 struct Pass {
     busy: bool,
     reread: bool,
+    /// A partition was claimed (the table is changing: watch at the normal rate).
+    claimed: bool,
 }
 
 impl LeaseManager {
@@ -190,13 +223,48 @@ impl LeaseManager {
             }
         }
         self.stop_unrenewed(host);
-        pass.busy |= self.acquire(&rows, host).await;
+        let acquired = self.acquire(&rows, host).await;
+        pass.busy |= acquired.pending;
+        pass.claimed = acquired.claimed;
         self.release_abandoned_offline(&rows).await;
-        if pass.busy || pass.reread {
+        let cadence = if pass.busy || pass.reread {
             self.config.fast_interval()
-        } else {
+        } else if pass.claimed || !self.quiet(&rows, partition_count) {
             self.config.pass_interval()
-        }
+        } else {
+            self.config.slow_interval()
+        };
+        let wait = self.wait(cadence, &rows);
+        self.seen
+            .set_max_gap(self.config.max_observation_gap_after(wait));
+        wait
+    }
+
+    /// True if the table is quiet: nothing is in motion and the last read followed the one
+    /// before without a gap. Rows of other owners need no closer watch: a pass is scheduled
+    /// for the moment each would expire (see [`wait`](Self::wait) and the `cadence` module).
+    fn quiet(&self, rows: &[PartitionRow], partition_count: Option<u32>) -> bool {
+        !cadence::in_motion(rows, partition_count)
+            && self.seen.continuous()
+            && !self.seen.stale_at(self.clock.monotonic())
+    }
+
+    /// `cadence`, cut short to the next renewal due and the next expiry of a row this worker
+    /// does not hold: another worker's (a takeover), and a free one too (a row handed over to
+    /// a worker that never took it, or beyond this worker's fair share, becomes claimable by
+    /// anyone when it expires). Offline rows without an owner never expire into anything.
+    fn wait(&self, cadence: Duration, rows: &[PartitionRow]) -> Duration {
+        let lease = self.config.lease_interval;
+        let renewals = self
+            .held
+            .values()
+            .map(|h| h.renewed_at + self.config.renew_interval);
+        let expiries = rows
+            .iter()
+            .filter(|r| !self.held.contains_key(&r.partition))
+            .filter(|r| !r.offline || r.owner.is_some())
+            .filter_map(|r| self.seen.expires_at(r.partition, lease));
+        cadence::wait_until_first(cadence, self.clock.monotonic(), renewals.chain(expiries))
     }
 
     /// Releases every held partition for immediate takeover (after the worker has stopped
@@ -312,6 +380,9 @@ impl LeaseManager {
         let banned = self.banned();
         let held: Vec<u32> = self.held.keys().copied().collect();
         let mut writes: Vec<(PartitionRow, ETag)> = Vec::new();
+        // A ring goes out on the first held row that is not being given up, renewed now
+        // whether or not its renewal is due.
+        let mut ring = host.take_ring();
         for p in held {
             let Some(row) = rows.iter().find(|r| r.partition == p) else {
                 continue;
@@ -358,8 +429,12 @@ impl LeaseManager {
                         }
                     }
                 }
-            } else if now.saturating_sub(held.renewed_at) >= self.config.renew_interval {
-                Some(self.row_update(row, false, false))
+            } else if ring || now.saturating_sub(held.renewed_at) >= self.config.renew_interval {
+                let mut renewed = self.row_update(row, false, false);
+                if std::mem::take(&mut ring) {
+                    renewed.doorbell = row.doorbell.wrapping_add(1);
+                }
+                Some(renewed)
             } else {
                 None
             };
@@ -369,6 +444,9 @@ impl LeaseManager {
             };
             new.turns = row.turns.saturating_add(held.unreported);
             writes.push((new, held.etag.clone()));
+        }
+        if ring {
+            debug!(worker = %self.config.worker, "no held partition to ring the work-item doorbell on");
         }
         if writes.is_empty() {
             return pass;
@@ -453,8 +531,8 @@ impl LeaseManager {
         }
     }
 
-    /// Claims and handover requests. Returns true if a handover to this worker is pending.
-    async fn acquire(&mut self, rows: &[PartitionRow], host: &mut dyn PartitionHost) -> bool {
+    /// Claims and handover requests.
+    async fn acquire(&mut self, rows: &[PartitionRow], host: &mut dyn PartitionHost) -> Acquired {
         let now = self.clock.monotonic();
         let lease = self.config.lease_interval;
         let keeping: BTreeSet<u32> = self
@@ -485,6 +563,7 @@ impl LeaseManager {
         let mut pending = rows.iter().any(|r| {
             r.next_owner.as_deref() == Some(self.me()) && !self.held.contains_key(&r.partition)
         });
+        let mut claimed_any = false;
         for p in plan.claims {
             let Some(row) = rows.iter().find(|r| r.partition == p) else {
                 continue;
@@ -513,6 +592,7 @@ impl LeaseManager {
                         },
                     );
                     host.acquired(p, claimed.epoch);
+                    claimed_any = true;
                 }
                 Err(StorageError::Conflict { .. }) => pending = true,
                 Err(e) => self.write_failed(p, "could not claim partition", &e),
@@ -541,7 +621,10 @@ impl LeaseManager {
                 Err(e) => self.write_failed(p, "could not ask for partition", &e),
             }
         }
-        pending
+        Acquired {
+            pending,
+            claimed: claimed_any,
+        }
     }
 }
 
@@ -633,9 +716,16 @@ mod tests {
         let mut host = Host::default();
         b.tick(&mut host).await;
         clock.advance(Duration::from_secs(10));
-        b.tick(&mut host).await;
-        clock.advance(Duration::from_secs(11));
-        // Watched 10 s, then a gap of 11 s: the clock restarted, so 30 s more are needed.
+        // The second read is continuous and nothing is in motion: b asks for the slow rate
+        // (10 s), after which the bound is 10 + 5 s.
+        let wait = b.tick(&mut host).await;
+        assert_eq!(wait, Duration::from_secs(10));
+        assert_eq!(
+            b.config().max_observation_gap_after(wait),
+            Duration::from_secs(15)
+        );
+        clock.advance(Duration::from_secs(16));
+        // Watched 10 s, then a gap of 16 s: the clock restarted, so 30 s more are needed.
         assert_eq!(ticks_until_claim(&mut b, &clock, 100).await, 30);
     }
 

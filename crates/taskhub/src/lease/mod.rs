@@ -1,8 +1,9 @@
 //! The lease manager (DESIGN §5, invariants 1 and 7): partition ownership on the partitions
 //! table, the same code on every backend.
 //!
-//! Every pass (half a `lease_acquire_interval`, or faster while a handover is under way) a
-//! worker reads all partition rows and:
+//! Every pass (see `cadence`: once per `lease_acquire_interval` while the table
+//! is quiet, twice as often while something is in motion, faster during a handover, and always
+//! in time for the next renewal and the next expiry) a worker reads all partition rows and:
 //!
 //! * drops at once a partition whose row names another owner or another epoch, and one it has
 //!   not managed to renew for a full `lease_interval` by its own clock; restarts one the host
@@ -20,10 +21,12 @@
 //!   checkpoints in storage;
 //! * asks over-loaded workers for partitions until it holds its fair share ([`balance`]).
 //!
-//! Reading at half the acquire interval bounds the takeover of a dead worker's partitions by
-//! `lease_interval + lease_acquire_interval` after its last renewal.
+//! Reads at most a slow interval apart (`min(lease_acquire_interval, lease_renew_interval)`)
+//! and a pass at each row's expiry bound the takeover of a dead worker's partitions by
+//! `lease_interval + lease_acquire_interval` after its last renewal (see `cadence`).
 
 mod balance;
+mod cadence;
 mod manager;
 mod observe;
 
@@ -67,6 +70,12 @@ pub trait PartitionHost: Send {
     fn take_turns(&mut self, partition: u32) -> u64 {
         let _ = partition;
         0
+    }
+    /// True once per ring: the host sent work items to the shared queue that it did not claim,
+    /// and the manager should add one to the `doorbell` of a held row in this pass (see the
+    /// worker's `doorbell` module). False by default.
+    fn take_ring(&mut self) -> bool {
+        false
     }
     /// Every pass shows the host the rows it read and the hub's partition count for new
     /// instances (live partition-count changes). Does nothing by default.

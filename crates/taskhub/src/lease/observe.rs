@@ -37,6 +37,8 @@ pub(crate) struct Observations {
     max_gap: Duration,
     /// When the last successful read returned, unless a gap happened since.
     last_read: Option<Duration>,
+    /// The last read followed the one before it without a gap.
+    continuous: bool,
 }
 
 #[derive(Debug)]
@@ -77,7 +79,16 @@ impl Observations {
             seen: BTreeMap::new(),
             max_gap,
             last_read: None,
+            continuous: false,
         }
+    }
+
+    /// From the next read on, reads further apart than `max_gap` are a gap (the bound follows
+    /// the wait the lease loop asked for: see [`LeaseConfig::max_observation_gap_after`]).
+    ///
+    /// [`LeaseConfig::max_observation_gap_after`]: super::LeaseConfig::max_observation_gap_after
+    pub(crate) fn set_max_gap(&mut self, max_gap: Duration) {
+        self.max_gap = max_gap;
     }
 
     /// Records the rows of a successful read that returned at monotonic time `read_at`. If the
@@ -93,6 +104,7 @@ impl Observations {
             }
         }
         self.last_read = Some(read_at);
+        self.continuous = continuous;
         for row in rows {
             let Some(etag) = row.etag.clone() else {
                 continue;
@@ -130,6 +142,20 @@ impl Observations {
             .is_none_or(|last| now.saturating_sub(last) > self.max_gap)
     }
 
+    /// True if the last read followed the previous one without a gap (and none was reported
+    /// since).
+    pub(crate) fn continuous(&self) -> bool {
+        self.last_read.is_some() && self.continuous
+    }
+
+    /// The monotonic time at which the row of `partition` will have gone unchanged for
+    /// `lease`, if it stays unchanged and observation continues without a gap (`None` after a
+    /// gap until the next read, or for a row never seen).
+    pub(crate) fn expires_at(&self, partition: u32, lease: Duration) -> Option<Duration> {
+        self.last_read?;
+        self.seen.get(&partition).map(|seen| seen.since + lease)
+    }
+
     /// How long the row of `partition` had gone unchanged when the last read returned, as far
     /// as this worker observed it without a gap (zero after a gap until the next read).
     pub(crate) fn unchanged_for(&self, partition: u32) -> Duration {
@@ -158,6 +184,7 @@ mod tests {
             offline: false,
             updated_at: Timestamp::from_millis(0),
             turns: 0,
+            doorbell: 0,
             etag: Some(ETag(etag.into())),
         }
     }
@@ -251,6 +278,40 @@ mod tests {
         assert_eq!(o.unchanged_for(0), s(0));
         o.observe(&[row(0, "a")], s(20));
         assert_eq!(o.unchanged_for(0), s(8));
+    }
+
+    #[test]
+    fn a_row_expires_a_lease_after_its_first_sighting_and_only_while_watched() {
+        let mut o = Observations::new(GAP);
+        let s = Duration::from_secs;
+        o.observe(&[row(0, "a")], s(0));
+        o.observe(&[row(0, "a")], s(5));
+        assert_eq!(o.expires_at(0, s(30)), Some(s(30)));
+        let mut renewed = row(0, "b");
+        renewed.updated_at = Timestamp::from_millis(1);
+        o.observe(&[renewed], s(10));
+        assert_eq!(o.expires_at(0, s(30)), Some(s(40)));
+        assert_eq!(o.expires_at(1, s(30)), None, "never seen");
+        assert!(o.continuous());
+        o.interrupted();
+        assert!(!o.continuous());
+        assert_eq!(
+            o.expires_at(0, s(30)),
+            None,
+            "after a gap, until the next read"
+        );
+    }
+
+    #[test]
+    fn a_longer_bound_tolerates_longer_waits() {
+        let mut o = Observations::new(GAP);
+        let s = Duration::from_secs;
+        o.observe(&[row(0, "a")], s(0));
+        o.set_max_gap(s(15));
+        o.observe(&[row(0, "a")], s(15));
+        assert_eq!(o.unchanged_for(0), s(15));
+        assert!(!o.stale_at(s(30)));
+        assert!(o.stale_at(s(31)));
     }
 
     #[test]

@@ -264,7 +264,7 @@ mod tests {
 
         // The names are the struct's: every field, nothing else.
         let names = super::names();
-        assert_eq!(names.len(), 38, "{names:?}");
+        assert_eq!(names.len(), 39, "{names:?}");
         for name in [
             "partition_count",
             "otlp_endpoint",

@@ -78,6 +78,13 @@ pub struct Settings {
     /// (this process's own wake the poller at once). Default 15 s (the original's 30 s).
     #[serde(with = "text::duration")]
     pub max_queue_polling_interval: Duration,
+    /// The longest idle poll back-off of the work-item queue, which since claimed work items
+    /// carries only work items a worker had no free slot for (whose sender rings the other
+    /// workers' pollers through its lease row: see the worker's `doorbell` module) and
+    /// orphans of crashed workers. The poller uses the lower of this and four times
+    /// `max_queue_polling_interval` (see [`Settings::work_item_polling_cap`]). Default 60 s.
+    #[serde(with = "text::duration")]
+    pub max_work_item_polling_interval: Duration,
     /// Deliveries after which a message goes to the dead-letter store. Default 5.
     #[serde(deserialize_with = "text::number")]
     pub max_dequeue_count: u32,
@@ -185,6 +192,7 @@ impl Default for Settings {
             partition_drain_timeout: Duration::from_secs(60),
             partition_retire_grace: Duration::from_secs(60),
             max_queue_polling_interval: Duration::from_secs(15),
+            max_work_item_polling_interval: Duration::from_secs(60),
             max_dequeue_count: 5,
             large_payload_threshold: 45_000,
             control_queue_visibility_timeout: Duration::from_secs(300),
@@ -223,6 +231,15 @@ fn default_worker_id() -> String {
 }
 
 impl Settings {
+    /// The longest idle wait of the work-item poller: `max_work_item_polling_interval`, but no
+    /// more than four times `max_queue_polling_interval` (so lowering that one for quicker
+    /// pickup, as tests and demos do, lowers both).
+    #[must_use]
+    pub fn work_item_polling_cap(&self) -> Duration {
+        self.max_work_item_polling_interval
+            .min(self.max_queue_polling_interval.saturating_mul(4))
+    }
+
     /// Checks every value's range.
     ///
     /// # Errors
@@ -290,6 +307,12 @@ impl Settings {
         }
         if self.max_queue_polling_interval.is_zero() {
             return bad("max_queue_polling_interval", "must be greater than zero");
+        }
+        if self.max_work_item_polling_interval.is_zero() {
+            return bad(
+                "max_work_item_polling_interval",
+                "must be greater than zero",
+            );
         }
         if self.worker_id.is_empty() {
             return bad("worker_id", "must not be empty");
@@ -382,6 +405,27 @@ const BACKEND_SQLITE: &str = "sqlite";
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_work_item_polling_cap_is_the_setting_at_most_four_queue_intervals() {
+        let s = Settings::default();
+        assert_eq!(s.work_item_polling_cap(), Duration::from_secs(60));
+        let quick = Settings {
+            max_queue_polling_interval: Duration::from_millis(100),
+            ..Settings::default()
+        };
+        assert_eq!(quick.work_item_polling_cap(), Duration::from_millis(400));
+        let zero = Settings {
+            max_work_item_polling_interval: Duration::ZERO,
+            ..Settings::default()
+        };
+        match zero.validate() {
+            Err(TaskhubError::InvalidSetting { name, .. }) => {
+                assert_eq!(name, "max_work_item_polling_interval");
+            }
+            other => panic!("expected InvalidSetting, got {other:?}"),
+        }
+    }
 
     #[test]
     fn file_then_env_override_and_errors_name_the_setting() {

@@ -28,9 +28,11 @@ pub(crate) async fn poll_work_items(shared: Arc<Shared>) {
     let queue = QueueName::WorkItems;
     let settings = shared.hub.settings().clone();
     let clock = shared.hub.clock().clone();
+    // Longer idle waits than the control queues': overflow rings the doorbell (see
+    // `doorbell`), only orphans wait for a blind poll.
     let mut backoff = Backoff::new(
         Duration::from_millis(10),
-        settings.max_queue_polling_interval,
+        settings.work_item_polling_cap(),
         seed_for(&shared.name, u64::MAX),
     );
     let mut stop = shared.stop.clone();
@@ -62,6 +64,9 @@ pub(crate) async fn poll_work_items(shared: Arc<Shared>) {
             tokio::select! {
                 () = wait => {}
                 () = shared.hub.inner.signals.queue(queue).notified() => backoff.woken(),
+                // Another worker left work items on the queue: poll now, and keep polling
+                // from the shortest wait up while they last.
+                () = shared.doorbell.heard() => backoff.reset(),
                 _ = stop.changed() => {}
             }
             continue;

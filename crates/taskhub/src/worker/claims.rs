@@ -11,7 +11,9 @@
 //!
 //! Only as many work items are claimed as there are free activity slots; the rest are sent
 //! visible, for any worker's poller, so activities still spread over the workers once this
-//! one is busy (lower `max_concurrent_activities` to spread CPU-heavy activities sooner). If
+//! one is busy (lower `max_concurrent_activities` to spread CPU-heavy activities sooner); such
+//! a turn rings the [doorbell](super::doorbell), so that idle workers poll for them after
+//! their next lease read rather than after their work-item back-off. If
 //! the worker dies before it deletes a claimed item, the item becomes visible when its
 //! visibility timeout has passed and another worker runs it, as with an item it had dequeued.
 
@@ -27,6 +29,9 @@ use super::{activities, Shared};
 /// The activity slots reserved for a turn's claimed work items.
 pub(crate) struct Claims {
     slots: Vec<OwnedSemaphorePermit>,
+    /// Some of the turn's work items were left unclaimed, for any worker's poller: once they
+    /// are sent, ring the doorbell (see [`doorbell`](super::doorbell)).
+    overflow: bool,
     /// Monotonic time before the checkpoint: the claimed items are hidden from no earlier.
     reserved_at: Duration,
 }
@@ -38,27 +43,36 @@ impl Claims {
     pub(crate) fn reserve(shared: &Shared, outbound: &mut [OutboundMessage]) -> Self {
         let reserved_at = shared.hub.clock().monotonic();
         let mut slots = Vec::new();
-        if shared.stopping() {
-            return Self { slots, reserved_at };
-        }
         let visibility = shared.hub.settings().work_item_visibility_timeout;
-        for out in outbound
-            .iter_mut()
-            .filter(|o| o.queue == QueueName::WorkItems && o.message.delay.is_zero())
-        {
-            let Ok(slot) = shared.activity_slots.clone().try_acquire_owned() else {
-                break;
-            };
-            out.claim = Some(visibility);
-            slots.push(slot);
+        if !shared.stopping() {
+            for out in outbound
+                .iter_mut()
+                .filter(|o| o.queue == QueueName::WorkItems && o.message.delay.is_zero())
+            {
+                let Ok(slot) = shared.activity_slots.clone().try_acquire_owned() else {
+                    break;
+                };
+                out.claim = Some(visibility);
+                slots.push(slot);
+            }
         }
-        Self { slots, reserved_at }
+        let overflow = outbound
+            .iter()
+            .any(|o| o.queue == QueueName::WorkItems && o.claim.is_none());
+        Self {
+            slots,
+            overflow,
+            reserved_at,
+        }
     }
 
     /// Runs the claimed deliveries of a committed checkpoint, each in its reserved slot. If
     /// the worker began to stop meanwhile, it gives them back instead (visible at once, the
     /// claim not counted), so that a shutdown neither waits for them nor leaves them hidden.
     pub(crate) async fn start(self, shared: &Arc<Shared>, claimed: Vec<Dequeued>) {
+        if self.overflow {
+            shared.doorbell.ring();
+        }
         if shared.stopping() {
             for d in claimed {
                 if let Err(e) = shared

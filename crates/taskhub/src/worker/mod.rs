@@ -6,6 +6,7 @@ mod backoff;
 mod claims;
 mod control;
 mod delivery;
+mod doorbell;
 mod entity;
 mod held_item;
 mod idle;
@@ -95,6 +96,8 @@ pub(crate) struct Shared {
     pub tasks: Mutex<JoinSet<()>>,
     /// Wakes the lease manager for a pass now (a checkpoint found the lease gone).
     pub lease_check: tokio::sync::Notify,
+    /// Rings other workers' work-item pollers, and hears theirs (see `doorbell`).
+    pub doorbell: doorbell::Doorbell,
     /// Control deliveries dropped unfinished while the worker is abandoned.
     pub orphans: Arc<delivery::Orphans>,
 }
@@ -294,6 +297,7 @@ impl Worker {
             next_flight: std::sync::atomic::AtomicU64::new(0),
             tasks: Mutex::new(JoinSet::new()),
             lease_check: tokio::sync::Notify::new(),
+            doorbell: doorbell::Doorbell::default(),
             orphans: Arc::new(delivery::Orphans::default()),
         });
         let leases = partitions::start_leases(&shared).await;

@@ -105,6 +105,7 @@ impl PartitionHost for Host {
     }
 
     fn observed(&mut self, rows: &[PartitionRow], partition_count: Option<u32>) {
+        self.0.doorbell.observe(rows, &self.0.name);
         let retiring: BTreeSet<u32> = rows
             .iter()
             .filter(|r| r.retiring)
@@ -156,6 +157,10 @@ impl PartitionHost for Host {
         {
             let _ = a.stop.send(true);
         }
+    }
+
+    fn take_ring(&mut self) -> bool {
+        self.0.doorbell.take(self.0.hub.clock().monotonic())
     }
 
     fn take_turns(&mut self, partition: u32) -> u64 {
@@ -224,14 +229,33 @@ pub(crate) async fn start_leases(shared: &Arc<Shared>) -> JoinHandle<LeaseManage
     let mut wait = manager.tick(&mut host).await;
     sample_queues(shared).await;
     let mut stop = shared.stop.clone();
+    let ring_gap = manager.config().pass_interval();
     tokio::spawn(async move {
         loop {
             if *stop.borrow() {
                 return manager;
             }
+            let due = clock.monotonic() + wait;
             tokio::select! {
                 () = clock.sleep(wait) => {}
                 () = host.0.lease_check.notified() => {}
+                () = host.0.doorbell.wanted() => {
+                    // A ring brings the pass forward, but no sooner than a pass interval after
+                    // the last ringing pass (and never later than the pass was due anyway).
+                    let now = clock.monotonic();
+                    if !host.0.doorbell.pending() {
+                        // A wake-up left over from a ring the last pass already took.
+                        wait = due.saturating_sub(now);
+                        continue;
+                    }
+                    let hold = host.0.doorbell.hold(now, ring_gap).min(due.saturating_sub(now));
+                    if !hold.is_zero() {
+                        tokio::select! {
+                            () = clock.sleep(hold) => {}
+                            _ = stop.changed() => return manager,
+                        }
+                    }
+                }
                 _ = stop.changed() => return manager,
             }
             wait = manager.tick(&mut host).await;
