@@ -17,6 +17,20 @@ pub fn encode(token: &str) -> ApiResult<HeaderValue> {
     })
 }
 
+/// A Durable Functions list page: `body` as JSON, with the next page's token (if any) in
+/// the paging header.
+pub fn paged_json<T: serde::Serialize>(
+    body: T,
+    continuation: Option<&str>,
+) -> ApiResult<axum::response::Response> {
+    use axum::response::IntoResponse;
+    let mut response = axum::Json(body).into_response();
+    if let Some(c) = continuation {
+        response.headers_mut().insert(HEADER, encode(c)?);
+    }
+    Ok(response)
+}
+
 /// A header or query value back into the store's token.
 pub fn decode(text: &str) -> ApiResult<String> {
     let bad = || HttpError::Invalid {

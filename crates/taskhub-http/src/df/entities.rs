@@ -89,13 +89,7 @@ async fn list_of(
             v
         })
         .collect();
-    let mut response = Json(body).into_response();
-    if let Some(c) = page.continuation {
-        response
-            .headers_mut()
-            .insert(token::HEADER, token::encode(&c)?);
-    }
-    Ok(response)
+    token::paged_json(body, page.continuation.as_deref())
 }
 
 /// `GET entities/{entityName}/{entityKey}`: 200 with the entity's state as the body; 404 if it

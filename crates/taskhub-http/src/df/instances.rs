@@ -125,13 +125,7 @@ pub(crate) async fn list(
         .iter()
         .map(|r| payload::status(r, None, show))
         .collect();
-    let mut response = Json(body).into_response();
-    if let Some(c) = page.continuation {
-        response
-            .headers_mut()
-            .insert(token::HEADER, token::encode(&c)?);
-    }
-    Ok(response)
+    token::paged_json(body, page.continuation.as_deref())
 }
 
 /// `DELETE instances/{instanceId}`: 200 `{"instancesDeleted": 1}`, 404 unknown, 409 if the
