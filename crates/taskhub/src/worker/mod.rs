@@ -17,12 +17,8 @@ mod poison;
 mod refused;
 mod result_commit;
 mod retire;
-mod row_repair;
 mod session;
-mod start_accept;
 mod turn;
-mod turn_plan;
-mod turn_trace;
 mod versioning;
 
 use std::collections::HashMap;

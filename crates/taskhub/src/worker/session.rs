@@ -5,22 +5,46 @@
 
 use std::sync::{Arc, PoisonError};
 
-use taskhub_core::{EntityId, InstanceId, OrchestrationSession};
-use taskhub_storage::{ETag, InstanceRow};
+use taskhub_core::{EntityId, ExecutionId, InstanceId, OrchestrationSession, OrchestrationStatus};
+use taskhub_storage::{ETag, InstanceRow, LeaseFence};
 use tokio::sync::mpsc;
 
 use super::delivery::Delivery;
 use super::{turn, Shared};
 
+/// An orchestration replayed into memory, and the history it was replayed from.
+pub(crate) struct Live {
+    /// The orchestration.
+    pub session: OrchestrationSession,
+    /// The ETag of its history as last loaded or committed (`None`: no history yet).
+    pub history_etag: Option<ETag>,
+}
+
+impl Live {
+    /// A session and the ETag of the history it stands for.
+    pub(crate) fn new(session: OrchestrationSession, history_etag: Option<ETag>) -> Self {
+        Self {
+            session,
+            history_etag,
+        }
+    }
+
+    /// The execution whose history is loaded; `None` while it has not started (a fresh
+    /// session, or a start still Pending).
+    pub(crate) fn loaded_execution(&self) -> Option<ExecutionId> {
+        (self.session.status() != OrchestrationStatus::Pending).then(|| self.session.execution_id())
+    }
+}
+
 /// What a session keeps between batches.
 #[derive(Default)]
 pub(crate) struct Cached {
     /// The live orchestration and the history ETag it corresponds to.
-    pub session: Option<(OrchestrationSession, Option<ETag>)>,
+    pub session: Option<Live>,
     /// The instance row as last written or read.
     pub row: Option<InstanceRow>,
-    /// The lease (partition, epoch) the cache was built under.
-    pub lease: Option<(u32, u64)>,
+    /// The lease the cache was built under.
+    pub lease: Option<LeaseFence>,
     /// An entity's state and record, as last loaded or committed.
     pub entity: Option<super::entity::Loaded>,
 }
@@ -53,7 +77,7 @@ pub(crate) async fn run(
         let finished = cached
             .session
             .as_ref()
-            .is_some_and(|(s, _)| s.status().is_terminal());
+            .is_some_and(|l| l.session.status().is_terminal());
         let keep = settings.extended_sessions_enabled && !finished;
         if !keep {
             cached = Cached::default();

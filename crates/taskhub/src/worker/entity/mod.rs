@@ -31,7 +31,7 @@ use tracing::{debug, warn};
 
 use super::delivery::Delivery;
 use super::session::Cached;
-use super::turn::{abandon, commit, give_back, under_current_lease};
+use super::turn::{abandon, admit, commit, give_back, Admitted};
 use super::Shared;
 
 /// The execution ID every entity row carries (an entity has no executions).
@@ -86,11 +86,11 @@ pub(crate) async fn process(
     cached: &mut Cached,
     deliveries: Vec<Delivery>,
 ) {
-    let Ok(_permit) = shared.orchestration_slots.acquire().await else {
-        give_back(shared, &deliveries, Duration::ZERO).await;
-        return;
-    };
-    let Some(deliveries) = under_current_lease(shared, cached, deliveries).await else {
+    let Some(Admitted {
+        slot: _slot,
+        deliveries,
+    }) = admit(shared, cached, deliveries).await
+    else {
         return;
     };
     let entity = match EntityId::from_instance_id(instance) {

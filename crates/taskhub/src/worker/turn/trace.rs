@@ -4,12 +4,13 @@
 
 use std::collections::HashSet;
 
+use taskhub_core::LogLevel;
 use taskhub_core::{
     EventKind, ExecutionId, InstanceId, Message, MessageId, OrchestrationSession, TurnResult,
 };
-use tracing::Span;
+use tracing::{debug, error, info, warn, Span};
 
-use super::delivery::Delivery;
+use super::super::delivery::Delivery;
 use crate::telemetry::spans::{self, Place, TimerSpan, TurnSpan};
 use crate::telemetry::TraceContext;
 
@@ -112,6 +113,26 @@ impl TurnTrace {
                 place: self.place,
                 parent,
             });
+        }
+    }
+}
+
+/// Emits the turn's replay-safe log lines as `tracing` events (target `taskhub::orchestration`).
+pub(super) fn emit_logs(instance: &InstanceId, r: &TurnResult) {
+    for line in &r.logs {
+        match line.level {
+            LogLevel::Debug => {
+                debug!(target: "taskhub::orchestration", %instance, "{}", line.message)
+            }
+            LogLevel::Info => {
+                info!(target: "taskhub::orchestration", %instance, "{}", line.message)
+            }
+            LogLevel::Warn => {
+                warn!(target: "taskhub::orchestration", %instance, "{}", line.message)
+            }
+            LogLevel::Error => {
+                error!(target: "taskhub::orchestration", %instance, "{}", line.message)
+            }
         }
     }
 }

@@ -10,10 +10,10 @@ use taskhub_core::{
 use taskhub_storage::{Expect, InstanceRow, StorageError};
 use tracing::info;
 
-use super::session::Cached;
-use super::turn::retry_transient;
-use super::turn_plan::build_row;
-use super::Shared;
+use super::super::session::Cached;
+use super::super::Shared;
+use super::plan::build_row;
+use super::redeliver::retry_transient;
 use crate::client::prestart;
 use crate::signals::InstanceChanged;
 

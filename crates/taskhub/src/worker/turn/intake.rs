@@ -1,0 +1,133 @@
+//! The intake of a batch: a processing slot, the deliveries of the partition's current lease
+//! (orchestrations and entities alike), and timers that arrived before their time.
+
+use std::time::Duration;
+
+use taskhub_core::{EventKind, Timestamp};
+use taskhub_storage::{CheckpointRequest, LeaseFence};
+use tokio::sync::SemaphorePermit;
+use tracing::{debug, warn};
+
+use super::super::delivery::Delivery;
+use super::super::outbox;
+use super::super::session::Cached;
+use super::super::Shared;
+use super::redeliver::{commit, give_back};
+
+/// A batch admitted for processing.
+pub(crate) struct Admitted<'a> {
+    /// One of `max_concurrent_orchestrations` slots, held while the batch is processed.
+    pub(crate) slot: SemaphorePermit<'a>,
+    /// The deliveries dequeued under the partition's current lease (never empty).
+    pub(crate) deliveries: Vec<Delivery>,
+}
+
+/// Waits for a processing slot and keeps the deliveries of the current lease (see
+/// [`under_current_lease`]). `None`: nothing is left to process (the worker is stopping, or
+/// every delivery was given back).
+pub(crate) async fn admit<'a>(
+    shared: &'a Shared,
+    cached: &mut Cached,
+    deliveries: Vec<Delivery>,
+) -> Option<Admitted<'a>> {
+    let Ok(slot) = shared.orchestration_slots.acquire().await else {
+        give_back(shared, &deliveries, Duration::ZERO).await;
+        return None;
+    };
+    let deliveries = under_current_lease(shared, cached, deliveries).await?;
+    Some(Admitted { slot, deliveries })
+}
+
+/// Keeps the deliveries dequeued under the partition's current lease and gives the others
+/// back at once (their lease was lost or handed over). A session cached under another lease
+/// (another epoch, or another partition after the instance moved) is dropped: another worker
+/// may have moved the instance on meanwhile.
+async fn under_current_lease(
+    shared: &Shared,
+    cached: &mut Cached,
+    deliveries: Vec<Delivery>,
+) -> Option<Vec<Delivery>> {
+    let partition = deliveries.first().map(|d| d.partition)?;
+    let current = shared.fence(partition).map(|f| f.epoch);
+    let (valid, stale): (Vec<Delivery>, Vec<Delivery>) = deliveries
+        .into_iter()
+        .partition(|d| Some(d.epoch) == current);
+    if !stale.is_empty() {
+        debug!(
+            partition,
+            count = stale.len(),
+            "giving back messages fetched under an old lease"
+        );
+        give_back(shared, &stale, Duration::ZERO).await;
+    }
+    let lease = current.map(|epoch| LeaseFence { partition, epoch });
+    if cached.lease != lease {
+        *cached = Cached::default();
+        cached.lease = lease;
+    }
+    (!valid.is_empty()).then_some(valid)
+}
+
+/// The deliveries that are due now. A timer the backend delivered early by less than its delay
+/// unit (its delay was rounded down to whole units, see `outbox::timer_delay`) is waited for
+/// here; one that came earlier still (a chunked long timer) goes back with the rest of its
+/// delay.
+pub(super) async fn due_now(shared: &Shared, deliveries: Vec<Delivery>) -> Vec<Delivery> {
+    let unit = shared.hub.store().delay_granularity();
+    let mut now = shared.hub.clock().now();
+    if let Some(wait) = short_remainder(&deliveries, now, unit) {
+        shared.hub.clock().sleep(wait).await;
+        now = shared.hub.clock().now();
+    }
+    let (early, due): (Vec<Delivery>, Vec<Delivery>) =
+        deliveries.into_iter().partition(|d| fires_after(d, now));
+    if !early.is_empty() {
+        reschedule_early_timers(shared, early).await;
+    }
+    due
+}
+
+/// The longest wait, at most `unit`, until a timer among `deliveries` is due.
+fn short_remainder(deliveries: &[Delivery], now: Timestamp, unit: Duration) -> Option<Duration> {
+    deliveries
+        .iter()
+        .filter_map(|d| match d.message.event {
+            EventKind::TimerFired { fire_at, .. } if fire_at > now => {
+                Some(fire_at.saturating_since(now))
+            }
+            _ => None,
+        })
+        .filter(|r| *r <= unit)
+        .max()
+}
+
+/// Whether `d` is a timer not yet due at `now`.
+fn fires_after(d: &Delivery, now: Timestamp) -> bool {
+    matches!(d.message.event, EventKind::TimerFired { fire_at, .. } if fire_at > now)
+}
+
+/// Timer messages that arrived before their time (chunked long timers) go back with the rest
+/// of their delay.
+async fn reschedule_early_timers(shared: &Shared, early: Vec<Delivery>) {
+    let now = shared.hub.clock().now();
+    for d in early {
+        let EventKind::TimerFired { fire_at, .. } = d.message.event else {
+            continue;
+        };
+        let delay = outbox::timer_delay(shared, fire_at, now);
+        let Ok(o) = outbox::encode(shared, d.home(), &d.message, delay).await else {
+            continue;
+        };
+        let req = CheckpointRequest {
+            instance_id: d.message.target.clone(),
+            fence: None,
+            history: None,
+            instance: None,
+            outbound: vec![o],
+            consumed: vec![(d.queue, d.receipt.clone())],
+        };
+        if let Err(e) = commit(shared, req).await {
+            warn!(error = %e, "could not re-schedule an early timer message");
+        }
+    }
+}

@@ -1,0 +1,204 @@
+//! Loading an instance into a session: its history (re-sending a torn checkpoint's outbox
+//! once it is old enough) and its row (repaired first when a torn checkpoint left it behind).
+
+use std::time::Duration;
+
+use taskhub_core::{InstanceId, OrchestrationSession};
+use taskhub_storage::{
+    CheckpointRequest, ETag, HistorySnapshot, HistoryWrite, InstanceRow, LeaseFence,
+    OutboundMessage, StorageError,
+};
+use tracing::{debug, info, warn};
+
+use super::super::delivery::Delivery;
+use super::super::session::{Cached, Live};
+use super::super::Shared;
+use super::redeliver::{abandon, commit, give_back};
+use super::row_repair::{self, RowRepair};
+
+/// Loads `instance` into `cached` (its session, its row, the row repaired if it must be) for a
+/// turn over `due`. False: it could not be loaded now, and `due` went back to its queue.
+pub(super) async fn into_cache(
+    shared: &Shared,
+    instance: &InstanceId,
+    cached: &mut Cached,
+    due: &[Delivery],
+) -> bool {
+    let Some(fence) = shared.fence(due[0].partition) else {
+        // The lease ended: never write (a torn checkpoint's re-send) without one.
+        give_back(shared, due, Duration::ZERO).await;
+        return false;
+    };
+    match load(shared, instance, fence).await {
+        Ok(Loaded::Deferred(wait)) => {
+            // A checkpoint's outbox that its writer may still be sending: neither re-send
+            // it (a live writer's messages would go twice) nor run a turn (whose commit
+            // would replace it). Come back once its writer cannot still be at work.
+            debug!(%instance, ?wait, "the history has a fresh pending outbox; retrying later");
+            give_back(shared, due, wait).await;
+            return false;
+        }
+        Ok(Loaded::Ready(loaded)) => {
+            let LoadedInstance {
+                session,
+                history_etag: etag,
+                row,
+                repair,
+            } = *loaded;
+            cached.row = row;
+            if let RowRepair::FromHistory { last_event } = repair {
+                let row = row_repair::repaired_row(
+                    cached.row.as_ref(),
+                    &session,
+                    last_event,
+                    due[0].partition,
+                    shared.hub.clock().now(),
+                );
+                if let Err(e) = row_repair::write(shared, instance, cached, row).await {
+                    // These deliveries are what brings the instance back to a loader.
+                    // Consuming them with the row still behind would leave a finished
+                    // instance looking Running forever: give them back and repair on
+                    // their redelivery.
+                    warn!(%instance, error = %e, "could not repair the instance row; messages will be retried");
+                    cached.row = None;
+                    abandon(shared, due, Duration::from_secs(1)).await;
+                    return false;
+                }
+            }
+            cached.session = Some(Live::new(session, etag));
+        }
+        Err(StorageError::Fenced { .. }) => {
+            // Re-sending a torn checkpoint's outbox found the lease gone: not the
+            // messages' fault (as for a fenced turn, below).
+            shared.lease_lost(fence.partition, fence.epoch);
+            give_back(shared, due, Duration::ZERO).await;
+            return false;
+        }
+        Err(e) => {
+            warn!(%instance, error = %e, "could not load instance; messages will be retried");
+            abandon(shared, due, Duration::from_secs(1)).await;
+            return false;
+        }
+    }
+    true
+}
+
+/// An instance as [`load`] found it.
+struct LoadedInstance {
+    /// The session replayed from history (a fresh one without history).
+    session: OrchestrationSession,
+    /// The history's ETag (`None`: no history yet).
+    history_etag: Option<ETag>,
+    /// The instance row read with it.
+    row: Option<InstanceRow>,
+    /// Whether that row must be rewritten from history first.
+    repair: RowRepair,
+}
+
+/// What [`load`] found.
+enum Loaded {
+    /// The instance, ready for a turn.
+    Ready(Box<LoadedInstance>),
+    /// The history carries a pending outbox younger than [`outbox_grace`]: its writer may
+    /// still be sending it. Retry after this long.
+    Deferred(Duration),
+}
+
+/// How old a pending outbox must be before a loader takes it for a torn checkpoint's and
+/// re-sends it: a lease interval, after which a live writer that held the lease when it
+/// committed has stopped working on the partition (it stops on its own when it has not
+/// renewed for that long). A younger one is most likely a checkpoint still under way in
+/// another worker (a handover whose drain timed out, a lease taken from a stalled worker, a
+/// removed partition's last turn): re-sending it would send its messages twice, and an
+/// activity would run twice.
+fn outbox_grace(shared: &Shared) -> Duration {
+    shared.hub.settings().lease_interval
+}
+
+/// Loads history (re-sending a torn checkpoint's outbox, see [`resend_outbox`]) and the
+/// instance row.
+async fn load(
+    shared: &Shared,
+    instance: &InstanceId,
+    fence: LeaseFence,
+) -> Result<Loaded, StorageError> {
+    let store = shared.hub.store();
+    let snapshot = store.load_history(instance).await?;
+    let row = store.get_instance(instance).await?;
+    Ok(Loaded::Ready(Box::new(match snapshot {
+        Some(s) => {
+            if let Some(since) = s.pending_since.filter(|_| !s.pending_outbox.is_empty()) {
+                let age = shared.hub.clock().now().saturating_since(since);
+                let grace = outbox_grace(shared);
+                if age < grace {
+                    return Ok(Loaded::Deferred(grace - age));
+                }
+            }
+            let etag = resend_outbox(shared, instance, fence, &s).await?;
+            let session =
+                OrchestrationSession::load(shared.registry.clone(), instance.clone(), &s.events);
+            let repair = row_repair::judge(
+                &session,
+                row.as_ref(),
+                &s.events,
+                !s.pending_outbox.is_empty(),
+            );
+            LoadedInstance {
+                session,
+                history_etag: Some(etag),
+                row,
+                repair,
+            }
+        }
+        None => LoadedInstance {
+            session: OrchestrationSession::new(shared.registry.clone(), instance.clone()),
+            history_etag: None,
+            row,
+            repair: RowRepair::NotNeeded,
+        },
+    })))
+}
+
+/// Re-sends the outbox a torn checkpoint left pending, and clears it in the same step, so that
+/// it is re-sent once and not by every later loader: one checkpoint of no events, fenced by
+/// this worker's lease and conditional on the loaded history ETag, that carries the outbox
+/// (the driver commits it as pending, sends it, then clears it). Returns the history's ETag
+/// afterwards. Receivers de-duplicate the copies by message ID.
+async fn resend_outbox(
+    shared: &Shared,
+    instance: &InstanceId,
+    fence: LeaseFence,
+    loaded: &HistorySnapshot,
+) -> Result<ETag, StorageError> {
+    if loaded.pending_outbox.is_empty() {
+        return Ok(loaded.etag.clone());
+    }
+    let request = CheckpointRequest {
+        instance_id: instance.clone(),
+        fence: Some(fence),
+        history: Some(HistoryWrite {
+            execution_id: loaded.execution_id.clone(),
+            expected: Some(loaded.etag.clone()),
+            new_execution: false,
+            events: Vec::new(),
+        }),
+        instance: None,
+        // A re-sent outbox claims nothing: a claim belongs to the turn that made it.
+        outbound: loaded
+            .pending_outbox
+            .iter()
+            .map(|o| OutboundMessage::new(o.queue, o.message.clone()))
+            .collect(),
+        consumed: Vec::new(),
+    };
+    let outcome = commit(shared, request).await?;
+    info!(%instance, messages = loaded.pending_outbox.len(), "re-sent the outbox of a torn checkpoint");
+    for o in &loaded.pending_outbox {
+        shared
+            .hub
+            .inner
+            .signals
+            .enqueued_after(o.queue, o.message.delay);
+    }
+    Ok(outcome.history_etag.unwrap_or_else(|| loaded.etag.clone()))
+}

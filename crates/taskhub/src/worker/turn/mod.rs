@@ -1,0 +1,299 @@
+//! Processing one batch of an instance's messages: load (or reuse) the session, run the turn,
+//! and commit one checkpoint (history + instance row + outbound messages + consumed receipts).
+
+mod checkpoint;
+mod discards;
+mod intake;
+mod load;
+pub(crate) mod plan;
+mod redeliver;
+pub(crate) mod row_repair;
+mod start_accept;
+mod trace;
+mod version_gate;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use taskhub_core::{
+    EventKind, InstanceId, Message, OrchestrationSession, OrchestrationStatus, TurnInput,
+};
+use tracing::{info, warn, Instrument as _};
+
+use super::delivery::Delivery;
+use super::outbox::{self, Origin};
+use super::refused;
+use super::session::{Cached, Live};
+use super::versioning;
+use super::Shared;
+pub(crate) use intake::{admit, Admitted};
+use redeliver::consume;
+pub(crate) use redeliver::{abandon, commit, give_back};
+use start_accept::{accept_start, start_execution};
+
+/// Processes one batch for `instance`.
+pub(crate) async fn process(
+    shared: &Arc<Shared>,
+    instance: &InstanceId,
+    cached: &mut Cached,
+    deliveries: Vec<Delivery>,
+) {
+    let Some(intake::Admitted {
+        slot: _slot,
+        deliveries,
+    }) = intake::admit(shared, cached, deliveries).await
+    else {
+        return;
+    };
+    let due = intake::due_now(shared, deliveries).await;
+    if due.is_empty() {
+        return;
+    }
+    if cached.session.is_none() && !load::into_cache(shared, instance, cached, &due).await {
+        return;
+    }
+    let open = cached.session.as_ref().is_some_and(|l| {
+        let status = l.session.status();
+        status.is_active() && status != OrchestrationStatus::Pending
+    });
+    let (starts, others): (Vec<Delivery>, Vec<Delivery>) = due
+        .into_iter()
+        .partition(|d| matches!(d.message.event, EventKind::ExecutionStarted { .. }));
+    if open {
+        let current = cached.session.as_ref().map(|l| l.session.execution_id());
+        let (same, new): (Vec<Delivery>, Vec<Delivery>) = starts
+            .into_iter()
+            .partition(|d| start_execution(&d.message) == current);
+        let mut batch = others;
+        batch.extend(same);
+        run(shared, instance, cached, batch, false).await;
+        if !new.is_empty() {
+            start_new_execution(shared, instance, cached, new, Vec::new()).await;
+        }
+    } else {
+        start_new_execution(shared, instance, cached, starts, others).await;
+    }
+}
+
+/// The session is not running: accept the starts the instance row allows, drop the others,
+/// and run a fresh execution (or let the engine discard `others` if there is no valid start).
+async fn start_new_execution(
+    shared: &Arc<Shared>,
+    instance: &InstanceId,
+    cached: &mut Cached,
+    starts: Vec<Delivery>,
+    others: Vec<Delivery>,
+) {
+    if starts.is_empty() {
+        run(shared, instance, cached, others, false).await;
+        return;
+    }
+    // No session means it has to be loaded again (a turn just failed): let the messages come
+    // back rather than judge them without it.
+    let Some(loaded) = cached.session.as_ref().map(Live::loaded_execution) else {
+        abandon(shared, &starts, Duration::from_secs(1)).await;
+        abandon(shared, &others, Duration::from_secs(1)).await;
+        return;
+    };
+    let row = match shared.hub.store().get_instance(instance).await {
+        Ok(r) => r,
+        Err(e) => {
+            warn!(%instance, error = %e, "could not read instance row");
+            abandon(shared, &starts, Duration::from_secs(1)).await;
+            abandon(shared, &others, Duration::from_secs(1)).await;
+            return;
+        }
+    };
+    let (accepted, rejected): (Vec<Delivery>, Vec<Delivery>) = starts
+        .into_iter()
+        .partition(|d| accept_start(row.as_ref(), loaded.as_ref(), &d.message));
+    if !rejected.is_empty() {
+        info!(%instance, count = rejected.len(), "discarding superseded or racing start messages");
+        // A parent whose start was refused (not a duplicate of the loaded execution) is told.
+        let mut notices = Vec::new();
+        for d in &rejected {
+            if start_execution(&d.message) == loaded {
+                continue;
+            }
+            match refused::notice(shared, instance, row.as_ref(), &d.message).await {
+                Ok(Some(n)) => notices.push(n),
+                Ok(None) => {}
+                Err(e) => {
+                    warn!(%instance, error = %e, "could not tell a parent its start was refused; will retry");
+                    abandon(shared, &rejected, Duration::from_secs(1)).await;
+                    abandon(shared, &others, Duration::from_secs(1)).await;
+                    return;
+                }
+            }
+        }
+        if !notices.is_empty() {
+            warn!(%instance, parents = notices.len(), "sub-orchestration start refused: the instance is in use");
+        }
+        shared.stat(|s| s.discarded += rejected.len() as u64);
+        consume(shared, instance, &rejected, notices).await;
+    }
+    let mut batch = accepted;
+    let fresh = !batch.is_empty();
+    batch.extend(others);
+    if fresh {
+        let etag = cached.session.take().and_then(|l| l.history_etag);
+        cached.session = Some(Live::new(
+            OrchestrationSession::new(shared.registry.clone(), instance.clone()),
+            etag,
+        ));
+    }
+    // The row just read is the one to judge the rest of the batch by (a client may have
+    // ended the instance before its start since the session was cached).
+    cached.row = row;
+    run(shared, instance, cached, batch, fresh).await;
+}
+
+/// Runs one turn over `batch` and commits it, in the turn's span.
+async fn run(
+    shared: &Arc<Shared>,
+    instance: &InstanceId,
+    cached: &mut Cached,
+    batch: Vec<Delivery>,
+    new_execution: bool,
+) {
+    if batch.is_empty() {
+        return;
+    }
+    let partition = batch[0].partition;
+    let messages: Vec<&Message> = batch.iter().map(|d| &d.message).collect();
+    let trace = cached.session.as_ref().map(|Live { session, .. }| {
+        trace::TurnTrace::new(trace::TurnTraceRequest {
+            session,
+            instance,
+            messages: &messages,
+            partition,
+            epoch: shared.fence(partition).map(|f| f.epoch),
+        })
+    });
+    drop(messages);
+    match &trace {
+        Some(t) => {
+            run_traced(
+                shared,
+                instance,
+                cached,
+                batch,
+                new_execution,
+                trace.as_ref(),
+            )
+            .instrument(t.span.clone())
+            .await;
+        }
+        // No session (nothing to trace): the turn gives the batch back or does nothing.
+        None => run_traced(shared, instance, cached, batch, new_execution, None).await,
+    }
+}
+
+/// Runs one turn over `batch` and commits it.
+async fn run_traced(
+    shared: &Arc<Shared>,
+    instance: &InstanceId,
+    cached: &mut Cached,
+    batch: Vec<Delivery>,
+    new_execution: bool,
+    trace: Option<&trace::TurnTrace>,
+) {
+    let partition = batch[0].partition;
+    let Some(fence) = shared.fence(partition) else {
+        // The lease ended: never commit without one.
+        cached.session = None;
+        give_back(shared, &batch, Duration::ZERO).await;
+        return;
+    };
+    // On a partition being removed, the row and replies already name the instance's new home.
+    let partition = shared.home(instance, partition);
+    let Some(Live {
+        session,
+        history_etag,
+    }) = cached.session.as_mut()
+    else {
+        give_back(shared, &batch, Duration::ZERO).await;
+        return;
+    };
+    if !version_gate::check_version(shared, session, &batch, new_execution) {
+        // Another worker's version: the messages go back, uncounted, for it.
+        cached.session = None;
+        give_back(shared, &batch, versioning::REJECT_DELAY).await;
+        return;
+    }
+    // Handed-over results: their work items stop being renewed now (a renewal would replace
+    // the receipt), and the checkpoint deletes them with their current receipts.
+    let mut batch = batch;
+    for d in &mut batch {
+        if let Some(held) = &d.held {
+            d.receipt = held.take().await;
+        }
+    }
+    let now = shared.hub.clock().now();
+    let result = session.turn(TurnInput {
+        now,
+        messages: batch.iter().map(|d| d.message.clone()).collect(),
+    });
+    trace::emit_logs(instance, &result);
+    if let Some(t) = trace {
+        t.timers_fired(&batch, &result);
+    }
+    let discards::Routed {
+        consumed,
+        mut outbound,
+    } = discards::route(
+        shared,
+        discards::RouteRequest {
+            instance,
+            batch: &batch,
+            result: &result,
+            row: cached.row.as_ref(),
+            now,
+        },
+    )
+    .await;
+    let writes = plan::plan(&plan::PlanInput {
+        session,
+        result: &result,
+        known_row: cached.row.as_ref(),
+        history_etag: history_etag.as_ref(),
+        new_execution,
+        partition,
+        now,
+    });
+    if writes.send_actions {
+        let execution = session.execution_id();
+        let name = session.name();
+        let origin = Origin {
+            instance,
+            execution: &execution,
+            partition,
+            episode: session.episode(),
+            now,
+            name: &name,
+            traceparent: trace.map(|t| t.traceparent.as_str()),
+        };
+        match outbox::build(shared, &origin, &result.actions).await {
+            Ok(mut o) => outbound.append(&mut o),
+            Err(e) => {
+                warn!(%instance, error = %e, "could not prepare outbound messages; turn will be retried");
+                cached.session = None;
+                abandon(shared, &batch, Duration::from_secs(1)).await;
+                return;
+            }
+        }
+    }
+    checkpoint::commit_turn(
+        shared,
+        cached,
+        checkpoint::TurnCheckpoint {
+            instance,
+            fence,
+            batch: &batch,
+            writes,
+            consumed,
+            outbound,
+        },
+    )
+    .await;
+}

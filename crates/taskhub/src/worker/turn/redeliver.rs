@@ -1,0 +1,151 @@
+//! Where a batch's messages go when they are not consumed by a committed turn: committed
+//! without a turn ([`consume`]), back to their queue counted ([`abandon`]) or uncounted
+//! ([`give_back`], [`wait_for_start`]), and the retried checkpoint every path commits through.
+
+use std::time::Duration;
+
+use taskhub_core::{InstanceId, Timestamp};
+use taskhub_storage::{CheckpointRequest, OutboundMessage, QueueName, StorageError};
+use tracing::{debug, warn};
+
+use super::super::delivery::Delivery;
+use super::super::{local, poison, Shared};
+
+/// How long a message waits, uncounted, for the start of an instance that has not started
+/// (see [`wait_for_start`]).
+const NOT_STARTED_GRACE: Duration = Duration::from_secs(300);
+/// How often such a message is looked at again meanwhile.
+const NOT_STARTED_RETRY: Duration = Duration::from_secs(1);
+
+/// Commits with a few retries on transient errors.
+pub(crate) async fn commit(
+    shared: &Shared,
+    request: CheckpointRequest,
+) -> Result<taskhub_storage::CheckpointOutcome, StorageError> {
+    retry_transient(shared, || shared.hub.store().checkpoint(request.clone())).await
+}
+
+/// Runs `op`, retrying it a few times (with growing waits on the clock) while it fails with a
+/// retryable error.
+pub(crate) async fn retry_transient<T, F, Fut>(
+    shared: &Shared,
+    mut op: F,
+) -> Result<T, StorageError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, StorageError>>,
+{
+    let mut wait = Duration::from_millis(20);
+    let mut attempt = 0;
+    loop {
+        match op().await {
+            Err(e) if e.is_retryable() && attempt < 3 => {
+                attempt += 1;
+                shared.hub.clock().sleep(wait).await;
+                wait *= 4;
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Deletes messages that were handled without a turn, sending `outbound` in the same
+/// checkpoint.
+pub(super) async fn consume(
+    shared: &Shared,
+    instance: &InstanceId,
+    deliveries: &[Delivery],
+    outbound: Vec<OutboundMessage>,
+) {
+    let queues: Vec<(QueueName, Duration)> = outbound
+        .iter()
+        .map(|o| (o.queue, o.message.delay))
+        .collect();
+    let req = CheckpointRequest {
+        instance_id: instance.clone(),
+        fence: None,
+        history: None,
+        instance: None,
+        outbound,
+        consumed: deliveries
+            .iter()
+            .map(|d| (d.queue, d.receipt.clone()))
+            .collect(),
+    };
+    match commit(shared, req).await {
+        Ok(_) => {
+            for (q, delay) in queues {
+                shared.hub.inner.signals.enqueued_after(q, delay);
+            }
+        }
+        Err(e) => {
+            warn!(%instance, error = %e, "could not delete discarded messages; they will be discarded again");
+        }
+    }
+}
+
+/// Returns messages whose processing failed to their queue, to be tried again after `delay`;
+/// a message already delivered more than `max_dequeue_count` times goes to the dead-letter
+/// store instead (never an endless loop).
+pub(crate) async fn abandon(shared: &Shared, deliveries: &[Delivery], delay: Duration) {
+    for d in deliveries {
+        retry_later(shared, d, delay).await;
+    }
+}
+
+/// Returns one message to its queue after `delay`, counted toward the poison threshold (a
+/// message delivered too often is dead-lettered instead); one handed over in process falls back
+/// to its queue.
+pub(super) async fn retry_later(shared: &Shared, d: &Delivery, delay: Duration) {
+    if d.is_local() {
+        local::fall_back(shared, d, delay).await;
+        return;
+    }
+    let max = shared.hub.settings().max_dequeue_count;
+    if d.raw.dequeue_count > max {
+        let reason = poison::too_many_deliveries(d.raw.dequeue_count, max);
+        poison::dead_letter(shared, d.queue, &d.raw, reason).await;
+        return;
+    }
+    // A failed delivery: it counts toward the poison threshold.
+    if let Err(e) = shared.hub.store().abandon(d.queue, &d.receipt, delay).await {
+        debug!(error = %e, "abandon failed; the message reappears after its visibility timeout");
+    }
+}
+
+/// A message for an instance with neither history nor a Pending row: the start it depends on
+/// has not arrived or is not visible yet (queues do not keep order, so an event sent right
+/// after a sub-orchestration's start can overtake it). It goes back with a delay, uncounted,
+/// while younger than [`NOT_STARTED_GRACE`]; after that each delivery counts, so a message for
+/// an instance that never starts ends in the dead letters rather than circling forever.
+pub(super) async fn wait_for_start(shared: &Shared, d: &Delivery, now: Timestamp) {
+    if d.is_local() {
+        local::fall_back(shared, d, NOT_STARTED_RETRY).await;
+        return;
+    }
+    if now.saturating_since(d.raw.enqueued_at) < NOT_STARTED_GRACE {
+        if let Err(e) = shared
+            .hub
+            .store()
+            .release(d.queue, &d.receipt, NOT_STARTED_RETRY)
+            .await
+        {
+            debug!(error = %e, "release failed; the message reappears after its visibility timeout");
+        }
+    } else {
+        retry_later(shared, d, NOT_STARTED_RETRY).await;
+    }
+}
+
+/// Returns messages to their queue without counting the delivery (a lease ended).
+pub(crate) async fn give_back(shared: &Shared, deliveries: &[Delivery], delay: Duration) {
+    for d in deliveries {
+        if d.is_local() {
+            local::fall_back(shared, d, delay).await;
+            continue;
+        }
+        if let Err(e) = shared.hub.store().release(d.queue, &d.receipt, delay).await {
+            debug!(error = %e, "abandon failed; the message reappears after its visibility timeout");
+        }
+    }
+}
