@@ -297,3 +297,71 @@ fn sub_orchestrations_follow_the_predicate() {
         "sub-orchestration 'Child' failed: sub-reject:0 is busy"
     );
 }
+
+/// A child that passes its activity's failure on with `?`.
+fn child_registry() -> Registry {
+    let mut reg = Registry::new();
+    reg.orchestration("Child", |ctx: OrchestrationContext, _: ()| async move {
+        ctx.call(CHARGE, 5).await?;
+        Ok::<_, OrchestrationError>(1_u32)
+    });
+    reg
+}
+
+#[test]
+fn a_parent_sees_the_root_cause_of_a_child_that_passed_its_activity_failure_on() {
+    // The child: its activity fails CardDeclined, non-retryable; `?` passes it on.
+    let mut d = Driver::new(child_registry(), "child");
+    d.start("Child", ());
+    let mut declined = FailureDetails::new("CardDeclined", "insufficient funds");
+    declined.non_retryable = true;
+    let m = d.msg(EventKind::TaskFailed {
+        task_id: 0,
+        failure: declined,
+    });
+    d.turn(vec![m]);
+    let failed = d.failure();
+    assert_eq!(failed.error_type, "CardDeclined", "{failed:?}");
+    assert!(failed.non_retryable, "{failed:?}");
+    assert_eq!(
+        failed.message,
+        "activity 'Charge' failed: insufficient funds"
+    );
+
+    // The parent: its predicate is asked about that failure and sees the root type; the
+    // retryable copy is judged by the predicate, the non-retryable one ends retries at once.
+    for non_retryable in [false, true] {
+        let seen: Seen = Arc::default();
+        let seen_by_policy = seen.clone();
+        let mut reg = Registry::new();
+        reg.orchestration("Parent", move |ctx: OrchestrationContext, _: ()| {
+            let policy = policy(&seen_by_policy);
+            async move {
+                let options = SubOrchestrationOptions {
+                    retry: Some(policy),
+                    ..Default::default()
+                };
+                Ok::<_, OrchestrationError>(ctx.call_sub_with(CHILD, (), options).await?)
+            }
+        });
+        let mut p = Driver::new(reg, &format!("parent-{non_retryable}"));
+        p.start("Parent", ());
+        let mut failure = failed.clone();
+        failure.non_retryable = non_retryable;
+        let m = p.msg(EventKind::SubOrchestrationFailed {
+            task_id: 0,
+            failure,
+        });
+        p.turn(vec![m]);
+        assert_eq!(p.session.status(), OrchestrationStatus::Failed);
+        assert_eq!(p.failure().error_type, "CardDeclined");
+        assert!(p.timers.is_empty(), "no retry was scheduled");
+        let asked: Vec<String> = seen.lock().unwrap().iter().map(|s| s.0.clone()).collect();
+        let want: &[&str] = if non_retryable {
+            &[]
+        } else {
+            &["CardDeclined"]
+        };
+        assert_eq!(asked, want, "non-retryable {non_retryable}");
+    }
+}

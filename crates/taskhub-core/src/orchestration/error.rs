@@ -80,7 +80,11 @@ impl TaskError {
 /// The error an orchestration returns; it fails the instance with its text preserved.
 ///
 /// Any `std::error::Error` converts into it, so `?` works on [`TaskError`] and the user's own
-/// errors. The failure's `error_type` is the short name of the error's type.
+/// errors. The failure's `error_type` is the short name of the error's type — except for a
+/// [`TaskError`] whose task ran and failed: passed on with `?`, it keeps that failure's
+/// `error_type`, details and non-retryable mark (its message names the task), so a parent's
+/// retry predicate sees the root cause of a failed sub-orchestration, and a failure marked
+/// non-retryable stays so.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OrchestrationError {
     failure: FailureDetails,
@@ -128,11 +132,20 @@ impl fmt::Display for OrchestrationError {
     }
 }
 
-impl<E: std::error::Error> From<E> for OrchestrationError {
+impl<E: std::error::Error + 'static> From<E> for OrchestrationError {
     fn from(err: E) -> Self {
-        Self {
-            failure: failure_from_error(&err),
-        }
+        let failure = match (&err as &dyn std::any::Any).downcast_ref::<TaskError>() {
+            Some(TaskError::Failed { failure, .. }) => FailureDetails {
+                message: err.to_string(),
+                ..failure.clone()
+            },
+            Some(TaskError::Payload(_)) => FailureDetails {
+                non_retryable: true,
+                ..failure_from_error(&err)
+            },
+            None => failure_from_error(&err),
+        };
+        Self { failure }
     }
 }
 
@@ -175,6 +188,43 @@ mod tests {
         assert_eq!(te.task_name(), Some("Charge"));
         let oe: OrchestrationError = te.into();
         assert_eq!(oe.to_string(), "activity 'Charge' failed: card declined");
-        assert_eq!(oe.failure().error_type, "TaskError");
+        // The task's failure type is passed on, not the wrapper's.
+        assert_eq!(oe.failure().error_type, "ActivityFailed");
+        assert!(!oe.failure().non_retryable);
+    }
+
+    #[test]
+    fn a_passed_on_task_failure_keeps_its_type_details_and_retry_mark() {
+        let mut failure = FailureDetails::new("CardDeclined", "insufficient funds");
+        failure.details = Some("card ending 4242".into());
+        failure.non_retryable = true;
+        let te = TaskError::Failed {
+            kind: "activity",
+            name: "Charge".into(),
+            failure,
+        };
+        let oe = OrchestrationError::from(te);
+        let f = oe.failure();
+        assert_eq!(f.error_type, "CardDeclined");
+        assert_eq!(f.message, "activity 'Charge' failed: insufficient funds");
+        assert_eq!(f.details.as_deref(), Some("card ending 4242"));
+        assert!(
+            f.non_retryable,
+            "a non-retryable failure stays non-retryable"
+        );
+
+        // A payload error cannot be fixed by a retry.
+        let pe = TaskError::Payload(CoreError::Payload {
+            direction: "deserialize",
+            what: "Charge".into(),
+            detail: "expected u64".into(),
+        });
+        assert!(OrchestrationError::from(pe).failure().non_retryable);
+
+        // Any other error: its own type name, retryable.
+        let io = std::io::Error::other("disk full");
+        let f = OrchestrationError::from(io).into_failure();
+        assert_eq!(f.error_type, "Error");
+        assert!(!f.non_retryable);
     }
 }
