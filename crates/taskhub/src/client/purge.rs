@@ -1,6 +1,6 @@
 //! Purging finished instances: history, payloads and the instance row.
 
-use taskhub_core::InstanceId;
+use taskhub_core::{InstanceId, OrchestrationStatus};
 use taskhub_storage::InstanceQuery;
 
 use std::time::Duration;
@@ -55,7 +55,8 @@ impl TaskHubClient {
         Ok(self.purge_where_within(query, Duration::MAX).await?.purged)
     }
 
-    /// Purges finished instances matching `query` (active ones are skipped) until they are all
+    /// Purges finished instances matching `query` (active ones are skipped, also one restarted
+    /// after it was listed; only the query's finished statuses are listed) until they are all
     /// gone or `budget` has passed on the hub's clock, whichever comes first; at least one is
     /// purged per call if any is left, so calling again until [`PurgeOutcome::finished`]
     /// always ends. For a purge that must not hold a caller (a request handler, a scheduled
@@ -72,7 +73,16 @@ impl TaskHubClient {
         let started = clock.monotonic();
         let mut q = query.clone();
         q.continuation = None;
+        // Only finished rows are listed (the store filters them), so a filter matching many
+        // active instances does not scan them all before the budget is looked at.
+        q.statuses = finished_statuses(&query.statuses);
         let mut purged = 0;
+        if q.statuses.is_empty() {
+            return Ok(PurgeOutcome {
+                purged,
+                finished: true,
+            });
+        }
         loop {
             let page = self.hub.store().list_instances(&q).await?;
             for row in page.instances.iter().filter(|r| r.status.is_terminal()) {
@@ -82,8 +92,12 @@ impl TaskHubClient {
                         finished: false,
                     });
                 }
-                if self.purge(&row.instance_id).await? {
-                    purged += 1;
+                match self.purge(&row.instance_id).await {
+                    Ok(true) => purged += 1,
+                    Ok(false) => {}
+                    // Restarted since it was listed: active now, and not for this purge.
+                    Err(TaskhubError::WrongStatus { .. }) => {}
+                    Err(e) => return Err(e),
                 }
             }
             match page.continuation {
@@ -97,4 +111,13 @@ impl TaskHubClient {
             }
         }
     }
+}
+
+/// The finished statuses among `wanted` (every finished status if `wanted` is empty).
+fn finished_statuses(wanted: &[OrchestrationStatus]) -> Vec<OrchestrationStatus> {
+    use OrchestrationStatus::{Completed, Failed, Terminated};
+    if wanted.is_empty() {
+        return vec![Completed, Failed, Terminated];
+    }
+    wanted.iter().copied().filter(|s| s.is_terminal()).collect()
 }
