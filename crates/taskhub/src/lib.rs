@@ -17,6 +17,7 @@ pub mod settings;
 mod signals;
 mod startup;
 pub mod telemetry;
+pub mod time;
 pub mod worker;
 
 pub use client::{
