@@ -49,6 +49,19 @@
 //! }
 //! ```
 //!
+//! (With a `String` it compiles: each `compile_fail` example here has such a twin, so it fails
+//! for its type and nothing else.)
+//!
+//! ```
+//! use taskhub_core::*;
+//!
+//! const GREET: ActivityRef<String, String> = ActivityRef::new("Greet");
+//!
+//! async fn right(ctx: OrchestrationContext, _: ()) -> Result<String, OrchestrationError> {
+//!     Ok(ctx.call(GREET, 42_u32.to_string()).await?)
+//! }
+//! ```
+//!
 //! Nor does expecting another output type:
 //!
 //! ```compile_fail,E0308
@@ -62,6 +75,17 @@
 //! }
 //! ```
 //!
+//! ```
+//! use taskhub_core::*;
+//!
+//! const GREET: ActivityRef<String, String> = ActivityRef::new("Greet");
+//!
+//! async fn right(ctx: OrchestrationContext, name: String) -> Result<String, OrchestrationError> {
+//!     let n: String = ctx.call(GREET, name).await?;
+//!     Ok(n)
+//! }
+//! ```
+//!
 //! Nor registering a function whose types differ from the descriptor's:
 //!
 //! ```compile_fail,E0631
@@ -71,6 +95,15 @@
 //!
 //! let mut registry = Registry::new();
 //! registry.register_activity(GREET, |_ctx, n: u32| async move { Ok::<_, ActivityError>(n) });
+//! ```
+//!
+//! ```
+//! use taskhub_core::*;
+//!
+//! const GREET: ActivityRef<String, String> = ActivityRef::new("Greet");
+//!
+//! let mut registry = Registry::new();
+//! registry.register_activity(GREET, |_ctx, n: String| async move { Ok::<_, ActivityError>(n) });
 //! ```
 
 use std::fmt;

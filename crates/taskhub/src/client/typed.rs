@@ -146,6 +146,19 @@ impl TaskHubClient {
     /// }
     /// ```
     ///
+    /// With a `u64` the same code compiles (so the example above fails for its type alone):
+    ///
+    /// ```
+    /// use taskhub::*;
+    ///
+    /// const DOUBLE: OrchestrationRef<u64, u64> = OrchestrationRef::new("Double");
+    ///
+    /// async fn start(client: &TaskHubClient) -> Result<u64, TaskhubError> {
+    ///     let instance = client.start_typed(&DOUBLE, 21).await?;
+    ///     instance.wait_for_completion(std::time::Duration::from_secs(30)).await
+    /// }
+    /// ```
+    ///
     /// # Errors
     /// An unserializable input, or a storage error.
     pub async fn start_typed<I: Serialize, O: DeserializeOwned>(
