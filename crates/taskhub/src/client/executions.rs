@@ -57,10 +57,7 @@ impl TaskHubClient {
             .await?
             .ok_or_else(|| TaskhubError::NotFound(instance_id.clone()))?;
         if row.execution_id == *execution_id {
-            let started_at = row
-                .executions
-                .last()
-                .map_or(row.created_at, |e| e.completed_at);
+            let started_at = started_at(&row.executions, &row.execution_id, row.created_at);
             let output = row
                 .output
                 .clone()
@@ -100,5 +97,63 @@ impl TaskHubClient {
             completed_at: Some(record.completed_at),
             current: false,
         })
+    }
+}
+
+/// When the row's execution started: its own record's start once it ended by continue-as-new
+/// (the row says `ContinuedAsNew` until the next execution starts), else when the execution
+/// before it ended, else when the instance was created.
+fn started_at(
+    records: &[taskhub_storage::ExecutionRecord],
+    execution: &ExecutionId,
+    created_at: Timestamp,
+) -> Timestamp {
+    match records.last() {
+        Some(own) if own.execution_id == *execution => own.started_at,
+        Some(previous) => previous.completed_at,
+        None => created_at,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use taskhub_storage::ExecutionRecord;
+
+    use super::*;
+
+    fn record(id: &str, started: u64, ended: u64) -> ExecutionRecord {
+        ExecutionRecord {
+            execution_id: ExecutionId::new(id).unwrap(),
+            status: OrchestrationStatus::ContinuedAsNew,
+            input: Payload::null(),
+            output: None,
+            failure: None,
+            custom_status: None,
+            started_at: Timestamp::from_millis(started),
+            completed_at: Timestamp::from_millis(ended),
+        }
+    }
+
+    #[test]
+    fn an_execution_starts_when_the_one_before_it_ended() {
+        let created = Timestamp::from_millis(100);
+        let e = |id: &str| ExecutionId::new(id).unwrap();
+        assert_eq!(
+            started_at(&[], &e("e-1"), created),
+            created,
+            "the first one"
+        );
+        let records = [record("e-1", 100, 500)];
+        assert_eq!(
+            started_at(&records, &e("e-2"), created),
+            Timestamp::from_millis(500),
+            "the next one"
+        );
+        // The row still names e-1 (ContinuedAsNew) until e-2 starts: e-1 started at 100, not
+        // when it ended.
+        assert_eq!(
+            started_at(&records, &e("e-1"), created),
+            Timestamp::from_millis(100)
+        );
     }
 }

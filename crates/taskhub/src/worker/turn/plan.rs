@@ -189,10 +189,20 @@ fn executions_after(
         .map(|e| e.completed_at)
         .or_else(|| prev.map(|p| p.created_at))
         .unwrap_or(now);
-    let output = r.actions.iter().find_map(|a| match a {
-        Action::ContinueAsNew { input, .. } => Some(input.clone()),
-        _ => None,
-    });
+    // The input passed on: from the turn's action, or (a repair) from the recorded event.
+    let output = r
+        .actions
+        .iter()
+        .find_map(|a| match a {
+            Action::ContinueAsNew { input, .. } => Some(input.clone()),
+            _ => None,
+        })
+        .or_else(|| {
+            r.new_events.iter().find_map(|e| match &e.event {
+                EventKind::ContinuedAsNew { input, .. } => Some(input.clone()),
+                _ => None,
+            })
+        });
     executions.push(ExecutionRecord {
         execution_id,
         status,

@@ -76,9 +76,12 @@ pub(super) fn repaired_row(
         Some(EventKind::ExecutionCompleted { result }) => actions.push(Action::Complete { result }),
         Some(EventKind::ExecutionFailed { failure }) => actions.push(Action::Fail { failure }),
         // `build_row` takes a Terminated or Suspended row's output (the reason) from the
-        // terminating or suspending event.
+        // terminating or suspending event, and a continue-as-new's record its output (the next
+        // execution's input) from the ContinuedAsNew event.
         Some(
-            event @ (EventKind::ExecutionTerminated { .. } | EventKind::ExecutionSuspended { .. }),
+            event @ (EventKind::ExecutionTerminated { .. }
+            | EventKind::ExecutionSuspended { .. }
+            | EventKind::ContinuedAsNew { .. }),
         ) => {
             new_events.push(HistoryEvent::new(now, event));
         }
@@ -140,6 +143,9 @@ mod tests {
         })
         .orchestration("Waits", |ctx: OrchestrationContext, _: u32| async move {
             Ok::<_, OrchestrationError>(ctx.wait_for_event::<u32>("go").await?)
+        })
+        .orchestration("Again", |ctx: OrchestrationContext, n: u32| async move {
+            ctx.continue_as_new::<_, u32>(n + 1).await
         });
         Arc::new(r)
     }
@@ -223,6 +229,25 @@ mod tests {
             assert_eq!(fixed.output.unwrap().parse::<u32>("output").unwrap(), 7);
             assert_eq!(fixed.partition, if known.is_some() { 2 } else { 0 });
         }
+    }
+
+    #[test]
+    fn a_continue_as_new_row_behind_its_history_keeps_the_input_passed_on() {
+        let (session, events) = history("Again");
+        assert_eq!(session.status(), OrchestrationStatus::ContinuedAsNew);
+        let running = row("exec-1", OrchestrationStatus::Running);
+        let RowRepair::FromHistory { last_event } = judge(&session, Some(&running), &events, false)
+        else {
+            panic!("a row behind its history needs a repair");
+        };
+        let fixed = repaired_row(Some(&running), &session, last_event, 0, at(50));
+        assert_eq!(fixed.status, OrchestrationStatus::ContinuedAsNew);
+        let [record] = fixed.executions.as_slice() else {
+            panic!("one execution record: {:?}", fixed.executions);
+        };
+        assert_eq!(record.execution_id.as_str(), "exec-1");
+        let passed_on = record.output.as_ref().expect("the input passed on");
+        assert_eq!(passed_on.parse::<u32>("output").unwrap(), 8);
     }
 
     #[test]
