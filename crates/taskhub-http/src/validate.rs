@@ -193,3 +193,18 @@ mod tests {
         assert!(flag("showInput", Some("maybe"), true).is_err());
     }
 }
+
+/// The `tag=KEY=VALUE` pairs among a request's query parameters (repeatable), each checked
+/// against the tag limits; a 400 naming `tag` for a bad one.
+pub fn tags(pairs: &[(String, String)]) -> ApiResult<taskhub::Tags> {
+    let mut tags = taskhub::Tags::new();
+    for (_, text) in pairs.iter().filter(|(k, _)| k == "tag") {
+        let (key, value) =
+            taskhub::client::tags::parse_tag(text).map_err(|e| HttpError::Invalid {
+                field: "tag",
+                message: e.to_string(),
+            })?;
+        tags.insert(key, value);
+    }
+    Ok(tags)
+}

@@ -98,3 +98,28 @@ async fn tags_and_executions_over_http() {
         s.stop().await;
     }
 }
+
+/// The Durable Functions start route takes the instance's tags as `tag=KEY=VALUE` (Taskhub's
+/// extension, repeatable); a bad tag is a 400 naming `tag`, and nothing is started.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_start_over_http_sets_tags() {
+    let s = Server::start_with(Backend::Memory, false, |c| c).await;
+    let start = "/runtime/webhooks/durabletask/orchestrators/Countdown";
+    let r = s
+        .post(
+            &format!("{start}/tagged-1?tag=team%3Dops&tag=env%3Dprod"),
+            "2",
+        )
+        .await;
+    assert_eq!(r.status, 202, "{}", r.body);
+    let row = s.get("/api/instances/tagged-1").await.json();
+    assert_eq!(row["instance"]["tags"]["team"], "ops", "{row}");
+    assert_eq!(row["instance"]["tags"]["env"], "prod", "{row}");
+    let listed = s.get("/api/instances?tag=env%3Dprod").await.json();
+    assert_eq!(listed["instances"][0]["instanceId"], "tagged-1", "{listed}");
+
+    let bad = s.post(&format!("{start}/tagged-2?tag=nokey"), "2").await;
+    assert_eq!(bad.status, 400, "{}", bad.body);
+    assert!(bad.body.contains("tag"), "{}", bad.body);
+    assert_eq!(s.get("/api/instances/tagged-2").await.status, 404);
+}

@@ -52,15 +52,7 @@ pub(crate) async fn list(
     Query(pairs): Query<Vec<(String, String)>>,
     headers: HeaderMap,
 ) -> ApiResult<Json<Value>> {
-    let mut tags = taskhub::Tags::new();
-    for (_, text) in pairs.iter().filter(|(k, _)| k == "tag") {
-        let (key, value) =
-            taskhub::client::tags::parse_tag(text).map_err(|e| HttpError::Invalid {
-                field: "tag",
-                message: e.to_string(),
-            })?;
-        tags.insert(key, value);
-    }
+    let tags = validate::tags(&pairs)?;
     let q: HashMap<String, String> = pairs.into_iter().collect();
     let get = |k: &str| q.get(k).map(String::as_str).filter(|v| !v.is_empty());
     let mut query = InstanceQuery {

@@ -42,12 +42,14 @@ fn check_status_response(headers: &HeaderMap, prefix: &str, id: &InstanceId) -> 
     response
 }
 
-/// `POST orchestrators/{functionName}[/{instanceId}]` with the input as the JSON body: 202
-/// with the management payload, 400 for a bad name, ID or JSON, 409 if the ID is in use by an
-/// active instance. A `traceparent` header makes the instance part of the caller's trace.
+/// `POST orchestrators/{functionName}[/{instanceId}][?tag=KEY=VALUE...]` with the input as the
+/// JSON body: 202 with the management payload, 400 for a bad name, ID, tag or JSON, 409 if the
+/// ID is in use by an active instance. A `traceparent` header makes the instance part of the
+/// caller's trace. `tag` (Taskhub's extension, repeatable) sets the instance's tags.
 pub(crate) async fn start(
     State(s): State<Arc<AppState>>,
     Path(path): Path<StartPath>,
+    Query(pairs): Query<Vec<(String, String)>>,
     headers: HeaderMap,
     OriginalUri(original): OriginalUri,
     body: Result<Bytes, BytesRejection>,
@@ -58,6 +60,7 @@ pub(crate) async fn start(
         .as_deref()
         .map(validate::instance_id)
         .transpose()?;
+    let tags = validate::tags(&pairs)?;
     let input = validate::json_body(body, s.body_limit, "the orchestration input")?;
     // The caller's W3C trace context, if it sent one: the instance's turns and activities
     // join the caller's trace. A malformed header is ignored, as W3C asks.
@@ -68,6 +71,7 @@ pub(crate) async fn start(
     let options = StartOptions {
         instance_id,
         trace_parent,
+        tags,
         ..StartOptions::default()
     };
     let id = s
