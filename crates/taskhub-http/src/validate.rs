@@ -148,6 +148,21 @@ pub fn page_size(text: Option<&str>) -> ApiResult<usize> {
     }
 }
 
+/// The `tag=KEY=VALUE` pairs among a request's query parameters (repeatable), each checked
+/// against the tag limits; a 400 naming `tag` for a bad one.
+pub fn tags(pairs: &[(String, String)]) -> ApiResult<taskhub::Tags> {
+    let mut tags = taskhub::Tags::new();
+    for (_, text) in pairs.iter().filter(|(k, _)| k == "tag") {
+        let (key, value) =
+            taskhub::client::tags::parse_tag(text).map_err(|e| HttpError::Invalid {
+                field: "tag",
+                message: e.to_string(),
+            })?;
+        tags.insert(key, value);
+    }
+    Ok(tags)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -192,19 +207,4 @@ mod tests {
         assert!(page_size(Some("0")).is_err() && page_size(Some("1001")).is_err());
         assert!(flag("showInput", Some("maybe"), true).is_err());
     }
-}
-
-/// The `tag=KEY=VALUE` pairs among a request's query parameters (repeatable), each checked
-/// against the tag limits; a 400 naming `tag` for a bad one.
-pub fn tags(pairs: &[(String, String)]) -> ApiResult<taskhub::Tags> {
-    let mut tags = taskhub::Tags::new();
-    for (_, text) in pairs.iter().filter(|(k, _)| k == "tag") {
-        let (key, value) =
-            taskhub::client::tags::parse_tag(text).map_err(|e| HttpError::Invalid {
-                field: "tag",
-                message: e.to_string(),
-            })?;
-        tags.insert(key, value);
-    }
-    Ok(tags)
 }
