@@ -30,6 +30,7 @@ pub(crate) use intake::{admit, Admitted};
 use redeliver::consume;
 pub(crate) use redeliver::{abandon, commit, give_back};
 use start_accept::{accept_start, start_execution};
+use version_gate::Gate;
 
 /// Processes one batch for `instance`.
 pub(crate) async fn process(
@@ -215,7 +216,7 @@ async fn run_traced(
         give_back(shared, &batch, Duration::ZERO).await;
         return;
     };
-    if !version_gate::check_version(shared, session, &batch, new_execution) {
+    if version_gate::check_version(shared, session, &batch, new_execution) == Gate::Reject {
         // Another worker's version: the messages go back, uncounted, for it.
         cached.session = None;
         give_back(shared, &batch, versioning::REJECT_DELAY).await;

@@ -8,16 +8,25 @@ use super::super::delivery::Delivery;
 use super::super::versioning::{self, Verdict};
 use super::super::Shared;
 
+/// What the gate lets through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Gate {
+    /// The turn runs (a mismatch under `version_failure = fail` has made the session refuse
+    /// the execution: the turn fails it).
+    Run,
+    /// Another worker's version: the batch goes back, uncounted.
+    Reject,
+}
+
 /// Judges the version of the execution this turn runs (the start's in `batch` for a new
 /// execution, else the loaded one's; a finished or not yet started one is not judged: the
-/// engine discards or holds its messages). False: reject the turn. A mismatch under
-/// `version_failure = fail` makes the turn fail the execution.
+/// engine discards or holds its messages).
 pub(super) fn check_version(
     shared: &Shared,
     session: &mut OrchestrationSession,
     batch: &[Delivery],
     new_execution: bool,
-) -> bool {
+) -> Gate {
     let (name, version) = if new_execution {
         let Some((name, version)) = batch.iter().find_map(|d| match &d.message.event {
             EventKind::ExecutionStarted { name, version, .. } => {
@@ -25,24 +34,24 @@ pub(super) fn check_version(
             }
             _ => None,
         }) else {
-            return true;
+            return Gate::Run;
         };
         (name, version)
     } else if session.status().is_active() && session.status() != OrchestrationStatus::Pending {
         (session.name(), session.version())
     } else {
-        return true;
+        return Gate::Run;
     };
     match versioning::judge(shared.hub.settings(), &name, version.as_deref()) {
-        Verdict::Run => true,
+        Verdict::Run => Gate::Run,
         Verdict::Reject => {
             debug!(orchestration = %name, ?version, "rejecting a turn of another version");
-            false
+            Gate::Reject
         }
         Verdict::Fail(failure) => {
             warn!(orchestration = %name, ?version, "failing an instance of another version");
             session.refuse(failure);
-            true
+            Gate::Run
         }
     }
 }
