@@ -13,6 +13,7 @@ use taskhub_storage::{
     InstanceStore, ListOrder, StorageError, StorageResult, Tags,
 };
 
+use crate::row_etag;
 use crate::store::{extend, num, parse_num, AzureStore};
 use crate::tables::{entity, lit, Row};
 
@@ -173,6 +174,14 @@ impl AzureStore {
         })
     }
 
+    /// Deletes a data blob no row version refers to any more; a failure leaves only space
+    /// behind (the instance's purge deletes its blobs), so it is logged, not reported.
+    async fn delete_unused_blob(&self, instance: &InstanceId, blob: &str) {
+        if let Err(e) = self.blobs.delete(blob).await {
+            tracing::warn!(%instance, blob, error = %e, "could not delete an unused row blob");
+        }
+    }
+
     async fn parse_instance(&self, row: &Row) -> StorageResult<InstanceRow> {
         let what = format!("instance row '{}'", row.str("PartitionKey"));
         let text = self.read_big(row, "Data").await?;
@@ -197,7 +206,7 @@ impl AzureStore {
             partition: d.partition,
             tags: d.tags,
             executions: d.executions,
-            etag: Some(ETag(row.etag.clone())),
+            etag: Some(row_etag::encode(&row.etag, row.str("DataBlob"))),
         })
     }
 }
@@ -256,14 +265,35 @@ impl InstanceStore for AzureStore {
             e.insert(tag_property(key), serde_json::Value::String(value.clone()));
         }
         let prefix = format!("instances/{}/", row.instance_id);
-        extend(&mut e, self.big_text("Data", &text, &prefix).await?);
+        let data = self.big_text("Data", &text, &prefix).await?;
+        let new_blob = data
+            .iter()
+            .find(|(k, _)| k == "DataBlob")
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default();
+        extend(&mut e, data);
         let table = &self.names.instances;
-        let etag = match expect {
-            Expect::Any => self.tables.replace(table, &e, None).await?,
-            Expect::Absent => self.tables.insert(table, &e).await?,
-            Expect::ETag(etag) => self.tables.replace(table, &e, Some(&etag.0)).await?,
+        let (written, replaced) = match &expect {
+            Expect::Any => (self.tables.replace(table, &e, None).await, None),
+            Expect::Absent => (self.tables.insert(table, &e).await, None),
+            Expect::ETag(etag) => {
+                let (service, old_blob) = row_etag::decode(etag);
+                let replaced = row_etag::replaced_blob(old_blob, &prefix, &new_blob);
+                (
+                    self.tables.replace(table, &e, Some(service)).await,
+                    replaced,
+                )
+            }
         };
-        Ok(ETag(etag))
+        // The version replaced is the one `expect` named: its blob is no one's now. (A write
+        // that failed keeps the blob it wrote: a refusal may follow a lost answer to an attempt
+        // that did write the row, and the row would then name a deleted blob. The instance's
+        // purge deletes such a blob.)
+        let etag = written?;
+        if let Some(blob) = replaced {
+            self.delete_unused_blob(&row.instance_id, blob).await;
+        }
+        Ok(row_etag::encode(&etag, &new_blob))
     }
 
     async fn list_instances(&self, query: &InstanceQuery) -> StorageResult<InstancePage> {
@@ -322,26 +352,21 @@ impl InstanceStore for AzureStore {
 
     async fn delete_instance_if(&self, instance: &InstanceId, etag: &ETag) -> StorageResult<bool> {
         let table = &self.names.instances;
-        // The row read here names its blob, if it has one. If the conditional delete succeeds,
-        // the row was still at `etag`, so this read saw that same version (a row never returns
-        // to an earlier ETag), and a newer row's blobs stay. (ETags are compared by the service
-        // only: the header and the listing's `odata.etag` may escape them differently.)
-        let Some(row) = self.tables.get(table, instance.as_str(), RK).await? else {
-            return Ok(false);
-        };
+        // The ETag names the version's blob, if it has one: once the conditional delete
+        // succeeds, that version was the row, and a newer row's blobs stay. (ETags are
+        // compared by the service only: the header and the listing's `odata.etag` may escape
+        // them differently.)
+        let (service, blob) = row_etag::decode(etag);
         if !self
             .tables
-            .delete_if(table, instance.as_str(), RK, &etag.0)
+            .delete_if(table, instance.as_str(), RK, service)
             .await?
         {
             return Ok(false);
         }
-        // The row is gone: a blob left behind is only space, not a reason to report failure.
-        let blob = row.str("DataBlob");
-        if !blob.is_empty() {
-            if let Err(e) = self.blobs.delete(blob).await {
-                tracing::warn!(instance = %instance, blob, error = %e, "could not delete a deleted row's blob");
-            }
+        let prefix = format!("instances/{instance}/");
+        if let Some(blob) = row_etag::replaced_blob(blob, &prefix, "") {
+            self.delete_unused_blob(instance, blob).await;
         }
         Ok(true)
     }

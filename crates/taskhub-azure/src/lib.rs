@@ -25,6 +25,7 @@ mod instances;
 mod partitions;
 mod payloads;
 mod queues;
+mod row_etag;
 pub mod store;
 mod tables;
 #[cfg(feature = "testing")]

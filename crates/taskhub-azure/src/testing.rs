@@ -52,4 +52,10 @@ impl AzureStore {
         let blobs = self.blobs.list(&format!("history/{instance}/")).await?;
         Ok((rows.len(), blobs.len()))
     }
+
+    /// The blobs of an instance's row data (`instances/<id>/…`): one while its row is over the
+    /// property limit, none once it is inline again or deleted.
+    pub async fn instance_blobs(&self, instance: &InstanceId) -> StorageResult<Vec<String>> {
+        self.blobs.list(&format!("instances/{instance}/")).await
+    }
 }
