@@ -109,9 +109,8 @@ pub async fn run(global: &GlobalArgs, cmd: EntitiesCmd) -> anyhow::Result<()> {
         }
         EntitiesCmd::Signal { id, op, .. } => {
             let id = entity_id(&id)?;
-            let input: Value =
-                serde_json::from_str(input.as_ref().ok_or_else(|| anyhow!("no input"))?.as_str())?;
-            client.signal_entity(&id, &op, &input).await?;
+            let input = input.ok_or_else(|| anyhow!("no input"))?;
+            client.signal_entity_payload(&id, &op, input).await?;
             crate::outln!("signalled {id} with '{op}'");
             Ok(())
         }

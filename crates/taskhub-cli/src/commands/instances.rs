@@ -57,10 +57,10 @@ pub async fn run(global: &GlobalArgs, cmd: InstancesCmd) -> anyhow::Result<()> {
             ..
         } => {
             let id = instance_id(&id)?;
-            let data: Value = serde_json::from_str(payload.as_str())?;
             let options = RaiseOptions { event_id };
+            // The text as given: a `serde_json::Value` would round integers beyond 64 bits.
             hub.client()
-                .raise_event_with(&id, &event, &data, options)
+                .raise_event_payload(&id, &event, payload, options)
                 .await?;
             crate::outln!("raised '{event}' on {id}");
             Ok(())
@@ -257,7 +257,6 @@ async fn start(
     options: StartOptions,
     wait: Option<u64>,
 ) -> anyhow::Result<()> {
-    let input: Value = serde_json::from_str(input.as_str())?;
     if !workloads::registry().has_orchestration(name) {
         eprintln!(
             "warning: '{name}' is not one of the orchestrations `taskhub worker` runs ({})",
@@ -266,7 +265,7 @@ async fn start(
     }
     let client = hub.client();
     let id = client
-        .start_with(name, input, options)
+        .start_payload(name, input, options)
         .await
         .with_context(|| format!("cannot start '{name}'"))?;
     crate::outln!("{id}");
