@@ -364,6 +364,8 @@ pub enum InstancesCmd {
         json: bool,
     },
     /// Start an orchestration (a worker must be running to execute it).
+    // `--version` is the orchestration's version here, not the program's.
+    #[command(disable_version_flag = true)]
     Start {
         /// The orchestration name.
         name: String,
@@ -376,6 +378,11 @@ pub enum InstancesCmd {
         /// The instance ID [default: a random one].
         #[arg(long, value_name = "ID")]
         id: Option<String>,
+        /// The orchestration version of the instance [default: the `default_version` setting,
+        /// else none]. A worker registers code per version (or once for every version); with
+        /// `version_match`, only workers of a matching `worker_version` run it.
+        #[arg(long, value_name = "VERSION")]
+        version: Option<String>,
         /// Wait up to this many seconds for the instance to finish and print its outcome.
         #[arg(long, value_name = "SECS")]
         wait: Option<u64>,

@@ -39,12 +39,14 @@ pub async fn run(global: &GlobalArgs, cmd: InstancesCmd) -> anyhow::Result<()> {
         InstancesCmd::Start {
             name,
             id,
+            version,
             wait,
             tags,
             ..
         } => {
             let options = StartOptions {
                 instance_id: id.as_deref().map(instance_id).transpose()?,
+                version,
                 tags: parse_tags(&tags)?,
                 ..StartOptions::default()
             };
@@ -257,11 +259,14 @@ async fn start(
     options: StartOptions,
     wait: Option<u64>,
 ) -> anyhow::Result<()> {
-    if !workloads::registry().has_orchestration(name) {
+    let registry = workloads::registry();
+    if !registry.has_orchestration(name) {
         eprintln!(
             "warning: '{name}' is not one of the orchestrations `taskhub worker` runs ({})",
-            workloads::registry().orchestration_names().join(", ")
+            registry.orchestration_names().join(", ")
         );
+    } else if !registry.has_orchestration_version(name, options.version.as_deref()) {
+        eprintln!("warning: `taskhub worker` runs no version of '{name}' that this start names");
     }
     let client = hub.client();
     let id = client
