@@ -6,8 +6,8 @@ use anyhow::{bail, Context as _};
 use serde_json::Value;
 use taskhub::client::tags::parse_tag;
 use taskhub::{
-    ExecutionId, InstanceQuery, ListOrder, Payload, RaiseOptions, StartOptions, StatusOptions,
-    Tags, TaskHub,
+    ExecutionId, InstanceQuery, ListOrder, OrchestrationStatus, Payload, RaiseOptions,
+    StartOptions, StatusOptions, Tags, TaskHub,
 };
 
 use super::{instance_id, json_arg, statuses, view};
@@ -279,6 +279,13 @@ async fn start(
             .wait_for_completion(&id, Duration::from_secs(secs))
             .await?;
         crate::out!("{}", view::show_text(&status.row));
+        if status.status() != OrchestrationStatus::Completed {
+            return Err(super::NotCompleted {
+                instance_id: id,
+                status: status.status(),
+            }
+            .into());
+        }
     }
     Ok(())
 }
