@@ -54,9 +54,9 @@ fn big_integers_in_start_input_and_event_data_keep_their_digits() {
 
     // What history recorded is the text given, digit for digit.
     let started = inputs_of(&dir, "p-1", "ExecutionStarted");
-    assert_eq!(started, [input.clone()], "the start's input");
+    assert_eq!(started, [input], "the start's input");
     let raised = inputs_of(&dir, "p-1", "EventRaised");
-    assert_eq!(raised, [data.clone()], "the event's data");
+    assert_eq!(raised, [data], "the event's data");
     assert_eq!(
         json(&dir, &["instances", "show", "p-1", "--json"])["output"],
         "approved by ana"

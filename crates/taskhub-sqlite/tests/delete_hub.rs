@@ -78,11 +78,7 @@ async fn a_closed_hub_is_deleted_with_every_file_beside_it() {
         .map(|s| with_suffix(&db, s))
         .collect();
     assert_eq!(deleted.paths, expected);
-    assert_eq!(
-        files_in(&dir.0),
-        [other.clone()],
-        "only the other file is left"
-    );
+    assert_eq!(files_in(&dir.0), [other], "only the other file is left");
 
     // Nothing left to delete: not an error, and nothing reported.
     let again = delete_hub_files(&db).unwrap();
