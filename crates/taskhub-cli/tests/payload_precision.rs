@@ -1,6 +1,6 @@
 //! The JSON of `instances start`, `instances raise` and `entities signal` is passed on as the
 //! text given, not re-parsed into `serde_json::Value`: an integer beyond 64 bits keeps every
-//! digit (a `Value` would store `1.2345678901234568e+22`).
+//! digit (a `Value` would store `1.2345678901234568e+22`), and `--json` shows it so.
 #![allow(clippy::unwrap_used, reason = "test code")]
 
 mod common;
@@ -54,11 +54,17 @@ fn big_integers_in_start_input_and_event_data_keep_their_digits() {
 
     // What history recorded is the text given, digit for digit.
     let started = inputs_of(&dir, "p-1", "ExecutionStarted");
-    assert_eq!(started, [input], "the start's input");
+    assert_eq!(started, std::slice::from_ref(&input), "the start's input");
     let raised = inputs_of(&dir, "p-1", "EventRaised");
     assert_eq!(raised, [data], "the event's data");
     assert_eq!(
         json(&dir, &["instances", "show", "p-1", "--json"])["output"],
         "approved by ana"
     );
+
+    // `--json` shows the stored text of a payload a `Value` would round (the rest as before).
+    let shown = ok(&dir, &["instances", "show", "p-1", "--json"]);
+    assert!(shown.contains(&format!(r#""input": {input}"#)), "{shown}");
+    let listed = ok(&dir, &["instances", "list", "--json"]);
+    assert!(listed.contains(&format!(r#""input": {input}"#)), "{listed}");
 }

@@ -10,7 +10,7 @@ use taskhub::{
     StartOptions, StatusOptions, Tags, TaskHub,
 };
 
-use super::{instance_id, json_arg, statuses, view};
+use super::{instance_id, json_arg, json_out, statuses, view};
 use crate::args::{GlobalArgs, InstanceFilter, InstancesCmd, ListArgs};
 use crate::demo::workloads;
 use crate::settings::{self, DEFAULT_DB};
@@ -171,10 +171,10 @@ async fn list(hub: &TaskHub, args: ListArgs) -> anyhow::Result<()> {
         }
     };
     if json {
-        let out = serde_json::json!({
-            "instances": rows.iter().map(view::row_json).collect::<Vec<_>>(),
-            "continuation": next,
-        });
+        let out = json_out::ListJson {
+            instances: rows.iter().map(json_out::row_json).collect(),
+            continuation: next,
+        };
         crate::outln!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
     }
@@ -202,7 +202,7 @@ async fn show(hub: &TaskHub, id: &str, json: bool) -> anyhow::Result<()> {
     if json {
         crate::outln!(
             "{}",
-            serde_json::to_string_pretty(&view::row_json(&status.row))?
+            serde_json::to_string_pretty(&json_out::row_json(&status.row))?
         );
     } else {
         crate::out!("{}", view::show_text(&status.row));
@@ -222,7 +222,7 @@ async fn show_execution(
     if json {
         crate::outln!(
             "{}",
-            serde_json::to_string_pretty(&view::execution_json(&status))?
+            serde_json::to_string_pretty(&json_out::execution_json(&status))?
         );
     } else {
         crate::out!("{}", view::execution_text(&status));

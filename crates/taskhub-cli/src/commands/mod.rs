@@ -6,6 +6,7 @@ mod http;
 pub mod hub;
 pub mod instances;
 pub mod json_input;
+mod json_out;
 pub mod partitions;
 pub mod serve;
 mod view;
