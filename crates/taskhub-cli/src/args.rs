@@ -6,7 +6,15 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Durable orchestrations on a SQLite task hub: run the demo, a worker, or admin commands.
 #[derive(Debug, Parser)]
-#[command(name = "taskhub", version, about, propagate_version = true)]
+#[command(
+    name = "taskhub",
+    version,
+    about,
+    propagate_version = true,
+    after_help = "Exit codes: 0 success; 1 an error (one `error: ...` line on stderr); 2 a usage \
+                  error; 3 `instances purge --time-budget` stopped with instances left; 4 \
+                  `instances start --wait`: the instance ended Failed or Terminated."
+)]
 pub struct Cli {
     /// Options every command takes.
     #[command(flatten)]
@@ -364,6 +372,11 @@ pub enum InstancesCmd {
         json: bool,
     },
     /// Start an orchestration (a worker must be running to execute it).
+    ///
+    /// With `--wait`, the exit code says how the instance ended: 0 Completed, 4 Failed or
+    /// Terminated (its status is printed either way), 1 an error (also a wait that timed out).
+    // `--version` is the orchestration's version here, not the program's.
+    #[command(disable_version_flag = true)]
     Start {
         /// The orchestration name.
         name: String,
@@ -376,7 +389,13 @@ pub enum InstancesCmd {
         /// The instance ID [default: a random one].
         #[arg(long, value_name = "ID")]
         id: Option<String>,
-        /// Wait up to this many seconds for the instance to finish and print its outcome.
+        /// The orchestration version of the instance [default: the `default_version` setting,
+        /// else none]. A worker registers code per version (or once for every version); with
+        /// `version_match`, only workers of a matching `worker_version` run it.
+        #[arg(long, value_name = "VERSION")]
+        version: Option<String>,
+        /// Wait up to this many seconds for the instance to finish and print its outcome; exit
+        /// code 4 if it ended Failed or Terminated.
         #[arg(long, value_name = "SECS")]
         wait: Option<u64>,
         /// A tag of the instance (repeatable): shown in its status, filtered on by

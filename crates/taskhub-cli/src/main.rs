@@ -10,7 +10,8 @@
 //!
 //! Settings resolve as defaults < `taskhub.toml` < `TASKHUB_*` environment variables < flags
 //! (see [`settings`]). Errors are printed as one `error: ...` line and exit with code 1; usage
-//! errors exit with clap's code 2; a purge whose time budget ran out with work left exits 3.
+//! errors exit with clap's code 2; a purge whose time budget ran out with work left exits 3;
+//! `instances start --wait` whose instance ended Failed or Terminated exits 4.
 
 mod args;
 mod azure;
@@ -54,6 +55,10 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.downcast_ref::<commands::Unfinished>().is_some() => ExitCode::from(3),
+        Err(e) if e.downcast_ref::<commands::NotCompleted>().is_some() => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(commands::EXIT_NOT_COMPLETED)
+        }
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE

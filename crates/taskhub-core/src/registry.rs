@@ -33,8 +33,15 @@ pub type EntityFunction =
 
 /// The orchestrations and activities a worker can run.
 ///
-/// Orchestrations may be registered in several versions; a start without a version runs the
-/// one registered without a version, or else the one registered last.
+/// Orchestrations may be registered in several versions. Which registration runs an instance
+/// (see [`start_orchestration`](Self::start_orchestration)):
+///
+/// * a start with a version runs the registration of exactly that version, or else — the
+///   fallback, as in durabletask-dotnet — the one registered *without* a version (so a worker
+///   that registers each name once runs starts of any version; its `worker_version` and
+///   `version_match` settings decide which versions it accepts, not the registry);
+/// * a start without a version runs the one registered without a version, or else the one
+///   registered last.
 ///
 /// Register plain async functions by name, or through typed descriptors
 /// ([`ActivityRef`], [`OrchestrationRef`]) so that callers cannot get the types wrong:
@@ -93,6 +100,9 @@ impl Registry {
     }
 
     /// Registers an orchestration: a plain async fn taking the context and a typed input.
+    ///
+    /// Registered without a version, it runs starts without a version and also starts of any
+    /// version that has no registration of its own ([`orchestration_version`](Self::orchestration_version)).
     pub fn orchestration<I, O, F, Fut>(&mut self, name: &str, f: F) -> &mut Self
     where
         I: DeserializeOwned + Send + 'static,
@@ -103,7 +113,9 @@ impl Registry {
         self.insert_orchestration(name, None, f)
     }
 
-    /// Registers one version of an orchestration.
+    /// Registers one version of an orchestration: it runs the starts of exactly that version
+    /// (preferred over a registration without a version, which runs the versions that have
+    /// none of their own).
     pub fn orchestration_version<I, O, F, Fut>(
         &mut self,
         name: &str,
@@ -247,8 +259,28 @@ impl Registry {
 
     /// Creates the orchestration future for `name`/`version`, or explains why it cannot.
     ///
+    /// With a version: the registration of exactly that version, else the one registered
+    /// without a version (the fallback: the worker's version check is the gate, not the
+    /// registry). Without a version: the one registered without a version, else the one
+    /// registered last.
+    ///
+    /// ```
+    /// use taskhub_core::*;
+    ///
+    /// let mut registry = Registry::new();
+    /// registry
+    ///     .orchestration("Order", |_ctx, (): ()| async { Ok::<_, OrchestrationError>("any") })
+    ///     .orchestration_version("Order", "2", |_ctx, (): ()| async {
+    ///         Ok::<_, OrchestrationError>("two")
+    ///     });
+    /// assert!(registry.has_orchestration_version("Order", Some("2")), "exact");
+    /// assert!(registry.has_orchestration_version("Order", Some("7")), "the fallback");
+    /// assert!(!registry.has_orchestration_version("Refund", Some("2")));
+    /// ```
+    ///
     /// # Errors
-    /// An `OrchestrationNotFound` failure naming what is registered.
+    /// An `OrchestrationNotFound` failure naming what is registered: no registration of that
+    /// name, or (with a version) neither that version nor one without a version.
     pub fn start_orchestration(
         &self,
         name: &str,
@@ -256,18 +288,8 @@ impl Registry {
         ctx: OrchestrationContext,
         input: Payload,
     ) -> Result<OrchestrationFuture, FailureDetails> {
-        let found = self
-            .orchestrations
-            .get(name)
-            .and_then(|versions| match version {
-                Some(v) => versions.iter().find(|(rv, _)| rv.as_deref() == Some(v)),
-                None => versions
-                    .iter()
-                    .find(|(rv, _)| rv.is_none())
-                    .or_else(|| versions.last()),
-            });
-        match found {
-            Some((_, factory)) => Ok(factory(ctx, input)),
+        match self.find_orchestration(name, version) {
+            Some(factory) => Ok(factory(ctx, input)),
             None => {
                 let what = version.map_or_else(
                     || format!("'{name}'"),
@@ -284,6 +306,33 @@ impl Registry {
                 Err(failure)
             }
         }
+    }
+
+    /// The registration that runs `name` in `version` (the rules of
+    /// [`start_orchestration`](Self::start_orchestration)).
+    fn find_orchestration(
+        &self,
+        name: &str,
+        version: Option<&str>,
+    ) -> Option<&OrchestrationFactory> {
+        let versions = self.orchestrations.get(name)?;
+        let unversioned = || versions.iter().find(|(rv, _)| rv.is_none());
+        let found = match version {
+            Some(v) => versions
+                .iter()
+                .find(|(rv, _)| rv.as_deref() == Some(v))
+                .or_else(unversioned),
+            None => unversioned().or_else(|| versions.last()),
+        };
+        found.map(|(_, factory)| factory)
+    }
+
+    /// True if [`start_orchestration`](Self::start_orchestration) would find code for `name`
+    /// in `version`: that version's registration, or (with or without a version) one
+    /// registered without a version; without a version, any registration of the name.
+    #[must_use]
+    pub fn has_orchestration_version(&self, name: &str, version: Option<&str>) -> bool {
+        self.find_orchestration(name, version).is_some()
     }
 
     /// Creates the activity future for `name`, or explains why it cannot.

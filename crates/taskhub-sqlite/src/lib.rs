@@ -13,12 +13,14 @@
 //! * The schema is versioned with `PRAGMA user_version` and migrated on open (see [`schema`]).
 //! * A checkpoint is one transaction: fence, history ETag, events, instance row, outbound
 //!   messages and consumed deletes commit together or not at all.
+//! * [`delete_hub_files`] deletes a hub (the file and its `-wal`, `-shm`, `-journal`).
 
 mod checkpoint;
 mod checkpointer;
 mod codec;
 pub mod config;
 mod dead_letters;
+mod delete;
 mod errors;
 mod history;
 mod instances;
@@ -32,6 +34,7 @@ mod store;
 pub mod writer;
 
 pub use config::SqliteConfigError;
+pub use delete::{delete_hub_files, DeletedFiles, HUB_FILE_SUFFIXES};
 pub use instances::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};
 pub use options::{Durability, SqliteOptions, DEFAULT_BUSY_TIMEOUT};
 pub use store::SqliteStore;

@@ -230,10 +230,6 @@ struct TempFiles(PathBuf);
 
 impl Drop for TempFiles {
     fn drop(&mut self) {
-        for suffix in ["", "-wal", "-shm", "-journal"] {
-            let mut name = self.0.clone().into_os_string();
-            name.push(suffix);
-            let _ = std::fs::remove_file(PathBuf::from(name));
-        }
+        let _ = crate::delete_hub_files(&self.0);
     }
 }

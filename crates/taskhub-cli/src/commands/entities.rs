@@ -1,11 +1,10 @@
 //! `taskhub entities ...`: list, show, signal and delete durable entities.
 
 use anyhow::{anyhow, bail};
-use serde_json::{json, Value};
 use taskhub::settings::parse_duration;
-use taskhub::{CleanEntities, EntityId, EntityMetadata, EntityQuery};
+use taskhub::{CleanEntities, EntityId, EntityQuery};
 
-use super::json_arg;
+use super::{json_arg, json_out};
 use crate::args::{EntitiesCmd, GlobalArgs};
 use crate::settings::{self, DEFAULT_DB};
 use crate::table::{short, Table};
@@ -14,23 +13,6 @@ use crate::timefmt;
 /// An entity ID from the command line, with the rule it breaks if it is invalid.
 fn entity_id(text: &str) -> anyhow::Result<EntityId> {
     Ok(EntityId::parse(text)?)
-}
-
-fn as_json(e: &EntityMetadata) -> anyhow::Result<Value> {
-    let state: Value = match &e.state {
-        Some(s) => serde_json::from_str(s.as_str())?,
-        None => Value::Null,
-    };
-    Ok(json!({
-        "id": e.id.to_string(),
-        "name": e.id.name(),
-        "key": e.id.key(),
-        "state": state,
-        "has_state": e.state.is_some(),
-        "last_modified": timefmt::format(e.last_modified),
-        "locked_by": e.locked_by.as_ref().map(ToString::to_string),
-        "queued": e.queued,
-    }))
 }
 
 /// Runs one `entities` subcommand.
@@ -65,12 +47,10 @@ pub async fn run(global: &GlobalArgs, cmd: EntitiesCmd) -> anyhow::Result<()> {
                 })
                 .await?;
             if json {
-                let entities = page
-                    .entities
-                    .iter()
-                    .map(as_json)
-                    .collect::<anyhow::Result<Vec<_>>>()?;
-                let out = json!({ "entities": entities, "continuation": page.continuation });
+                let out = json_out::EntityListJson {
+                    entities: page.entities.iter().map(json_out::entity_json).collect(),
+                    continuation: page.continuation.clone(),
+                };
                 crate::outln!("{}", serde_json::to_string_pretty(&out)?);
                 return Ok(());
             }
@@ -104,14 +84,16 @@ pub async fn run(global: &GlobalArgs, cmd: EntitiesCmd) -> anyhow::Result<()> {
             let Some(e) = client.get_entity(&id).await? else {
                 bail!("entity '{id}' not found");
             };
-            crate::outln!("{}", serde_json::to_string_pretty(&as_json(&e)?)?);
+            crate::outln!(
+                "{}",
+                serde_json::to_string_pretty(&json_out::entity_json(&e))?
+            );
             Ok(())
         }
         EntitiesCmd::Signal { id, op, .. } => {
             let id = entity_id(&id)?;
-            let input: Value =
-                serde_json::from_str(input.as_ref().ok_or_else(|| anyhow!("no input"))?.as_str())?;
-            client.signal_entity(&id, &op, &input).await?;
+            let input = input.ok_or_else(|| anyhow!("no input"))?;
+            client.signal_entity_payload(&id, &op, input).await?;
             crate::outln!("signalled {id} with '{op}'");
             Ok(())
         }

@@ -1,9 +1,9 @@
-//! `taskhub hub delete`: every object of a task hub — on SQLite its file (and the `-wal` and
-//! `-shm` beside it), on Azure its queues, tables and blob container — after a confirmation,
-//! and only while no worker holds one of its partitions (unless `--force`).
+//! `taskhub hub delete`: every object of a task hub — on SQLite its file and the `-wal`,
+//! `-shm` and `-journal` beside it (`taskhub_sqlite::delete_hub_files`), on Azure its queues,
+//! tables and blob container (`AzureStore::delete_hub`) — after a confirmation, and only while
+//! no worker holds one of its partitions (unless `--force`).
 
 use std::io::BufRead as _;
-use std::path::Path;
 
 use anyhow::{bail, Context as _};
 use taskhub::settings::Backend;
@@ -24,7 +24,7 @@ pub async fn run(global: &GlobalArgs, cmd: HubCmd) -> anyhow::Result<()> {
             settings.task_hub_name
         ),
         Backend::Sqlite => format!(
-            "the task hub at {} (the file and its -wal/-shm)",
+            "the task hub at {} (the file and its -wal/-shm/-journal)",
             db.display()
         ),
     };
@@ -44,7 +44,10 @@ pub async fn run(global: &GlobalArgs, cmd: HubCmd) -> anyhow::Result<()> {
                 .await
                 .context("deleting the hub's queues, tables and container")?;
         }
-        Backend::Sqlite => delete_files(&db)?,
+        Backend::Sqlite => {
+            taskhub_sqlite::delete_hub_files(&db)
+                .with_context(|| format!("deleting the task hub at {}", db.display()))?;
+        }
     }
     crate::outln!("deleted {what}");
     Ok(())
@@ -77,21 +80,6 @@ fn confirm(what: &str) -> anyhow::Result<()> {
         .context("reading the confirmation from standard input")?;
     if answer.trim() != "yes" {
         bail!("not confirmed: nothing was deleted (type yes, or pass --yes)");
-    }
-    Ok(())
-}
-
-fn delete_files(db: &Path) -> anyhow::Result<()> {
-    for suffix in ["", "-wal", "-shm"] {
-        let mut name = db.as_os_str().to_owned();
-        name.push(suffix);
-        match std::fs::remove_file(&name) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => {
-                return Err(e).with_context(|| format!("deleting {}", Path::new(&name).display()))
-            }
-        }
     }
     Ok(())
 }

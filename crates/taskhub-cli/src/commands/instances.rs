@@ -6,11 +6,11 @@ use anyhow::{bail, Context as _};
 use serde_json::Value;
 use taskhub::client::tags::parse_tag;
 use taskhub::{
-    ExecutionId, InstanceQuery, ListOrder, Payload, RaiseOptions, StartOptions, StatusOptions,
-    Tags, TaskHub,
+    ExecutionId, InstanceQuery, ListOrder, OrchestrationStatus, Payload, RaiseOptions,
+    StartOptions, StatusOptions, Tags, TaskHub,
 };
 
-use super::{instance_id, json_arg, statuses, view};
+use super::{instance_id, json_arg, json_out, statuses, view};
 use crate::args::{GlobalArgs, InstanceFilter, InstancesCmd, ListArgs};
 use crate::demo::workloads;
 use crate::settings::{self, DEFAULT_DB};
@@ -39,12 +39,14 @@ pub async fn run(global: &GlobalArgs, cmd: InstancesCmd) -> anyhow::Result<()> {
         InstancesCmd::Start {
             name,
             id,
+            version,
             wait,
             tags,
             ..
         } => {
             let options = StartOptions {
                 instance_id: id.as_deref().map(instance_id).transpose()?,
+                version,
                 tags: parse_tags(&tags)?,
                 ..StartOptions::default()
             };
@@ -57,10 +59,10 @@ pub async fn run(global: &GlobalArgs, cmd: InstancesCmd) -> anyhow::Result<()> {
             ..
         } => {
             let id = instance_id(&id)?;
-            let data: Value = serde_json::from_str(payload.as_str())?;
             let options = RaiseOptions { event_id };
+            // The text as given: a `serde_json::Value` would round integers beyond 64 bits.
             hub.client()
-                .raise_event_with(&id, &event, &data, options)
+                .raise_event_payload(&id, &event, payload, options)
                 .await?;
             crate::outln!("raised '{event}' on {id}");
             Ok(())
@@ -169,10 +171,10 @@ async fn list(hub: &TaskHub, args: ListArgs) -> anyhow::Result<()> {
         }
     };
     if json {
-        let out = serde_json::json!({
-            "instances": rows.iter().map(view::row_json).collect::<Vec<_>>(),
-            "continuation": next,
-        });
+        let out = json_out::ListJson {
+            instances: rows.iter().map(json_out::row_json).collect(),
+            continuation: next,
+        };
         crate::outln!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
     }
@@ -200,7 +202,7 @@ async fn show(hub: &TaskHub, id: &str, json: bool) -> anyhow::Result<()> {
     if json {
         crate::outln!(
             "{}",
-            serde_json::to_string_pretty(&view::row_json(&status.row))?
+            serde_json::to_string_pretty(&json_out::row_json(&status.row))?
         );
     } else {
         crate::out!("{}", view::show_text(&status.row));
@@ -220,7 +222,7 @@ async fn show_execution(
     if json {
         crate::outln!(
             "{}",
-            serde_json::to_string_pretty(&view::execution_json(&status))?
+            serde_json::to_string_pretty(&json_out::execution_json(&status))?
         );
     } else {
         crate::out!("{}", view::execution_text(&status));
@@ -257,16 +259,18 @@ async fn start(
     options: StartOptions,
     wait: Option<u64>,
 ) -> anyhow::Result<()> {
-    let input: Value = serde_json::from_str(input.as_str())?;
-    if !workloads::registry().has_orchestration(name) {
+    let registry = workloads::registry();
+    if !registry.has_orchestration(name) {
         eprintln!(
             "warning: '{name}' is not one of the orchestrations `taskhub worker` runs ({})",
-            workloads::registry().orchestration_names().join(", ")
+            registry.orchestration_names().join(", ")
         );
+    } else if !registry.has_orchestration_version(name, options.version.as_deref()) {
+        eprintln!("warning: `taskhub worker` runs no version of '{name}' that this start names");
     }
     let client = hub.client();
     let id = client
-        .start_with(name, input, options)
+        .start_payload(name, input, options)
         .await
         .with_context(|| format!("cannot start '{name}'"))?;
     crate::outln!("{id}");
@@ -275,6 +279,13 @@ async fn start(
             .wait_for_completion(&id, Duration::from_secs(secs))
             .await?;
         crate::out!("{}", view::show_text(&status.row));
+        if status.status() != OrchestrationStatus::Completed {
+            return Err(super::NotCompleted {
+                instance_id: id,
+                status: status.status(),
+            }
+            .into());
+        }
     }
     Ok(())
 }

@@ -6,12 +6,16 @@ mod http;
 pub mod hub;
 pub mod instances;
 pub mod json_input;
+mod json_out;
 pub mod partitions;
 pub mod serve;
 mod view;
 pub mod worker;
 
 use taskhub::{InstanceId, OrchestrationStatus, Payload};
+
+/// The exit code of a `--wait` whose instance ended Failed or Terminated (see [`NotCompleted`]).
+pub const EXIT_NOT_COMPLETED: u8 = 4;
 
 /// An instance ID from the command line, with the rule it breaks if it is invalid.
 pub fn instance_id(text: &str) -> anyhow::Result<InstanceId> {
@@ -46,3 +50,27 @@ impl std::fmt::Display for Unfinished {
 }
 
 impl std::error::Error for Unfinished {}
+
+/// A `--wait` that saw its instance end, but not Completed (Failed or Terminated): the
+/// instance's status is on stdout, this one line on stderr, and the process exits with
+/// [`EXIT_NOT_COMPLETED`], so a script tells it from success (0) and from an error (1: also a
+/// wait that timed out).
+#[derive(Debug)]
+pub struct NotCompleted {
+    /// The instance.
+    pub instance_id: InstanceId,
+    /// How it ended.
+    pub status: OrchestrationStatus,
+}
+
+impl std::fmt::Display for NotCompleted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "instance '{}' did not complete: it ended {}",
+            self.instance_id, self.status
+        )
+    }
+}
+
+impl std::error::Error for NotCompleted {}

@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 use taskhub::client::suspend_reason;
 use taskhub::{
-    EventKind, ExecutionStatus, HistoryEvent, InstanceRow, OrchestrationStatus, Payload, Timestamp,
+    EventKind, ExecutionStatus, HistoryEvent, InstanceRow, OrchestrationStatus, Payload,
 };
 
 use crate::table::short;
@@ -38,69 +38,6 @@ pub fn list_row(row: &InstanceRow) -> Vec<String> {
         timefmt::format(row.updated_at),
         short(&output, 40),
     ]
-}
-
-/// A payload as a JSON value (a string if the stored text is somehow not JSON).
-fn payload_json(p: &Payload) -> Value {
-    serde_json::from_str(p.as_str()).unwrap_or_else(|_| Value::String(p.as_str().to_owned()))
-}
-
-fn ts_json(ts: Option<Timestamp>) -> Value {
-    ts.map_or(Value::Null, |t| Value::String(timefmt::format(t)))
-}
-
-/// An instance row as JSON.
-pub fn row_json(row: &InstanceRow) -> Value {
-    json!({
-        "instance_id": row.instance_id.as_str(),
-        "name": row.name,
-        "version": row.version,
-        "execution_id": row.execution_id.as_str(),
-        "status": row.status.as_str(),
-        "input": payload_json(&row.input),
-        "output": row.output.as_ref().filter(|_| row.status != OrchestrationStatus::Suspended).map(payload_json),
-        "suspend_reason": suspend_reason(row),
-        "failure": row.failure.as_ref().map(|f| json!({
-            "error_type": f.error_type,
-            "message": f.message,
-            "details": f.details,
-            "non_retryable": f.non_retryable,
-        })),
-        "custom_status": row.custom_status.as_ref().map(payload_json),
-        "created_at": ts_json(Some(row.created_at)),
-        "updated_at": ts_json(Some(row.updated_at)),
-        "completed_at": ts_json(row.completed_at),
-        "scheduled_start": ts_json(row.scheduled_start),
-        "partition": row.partition,
-        "tags": row.tags,
-        "previous_executions": row.executions.iter().map(|e| json!({
-            "execution_id": e.execution_id.as_str(),
-            "status": e.status.as_str(),
-            "completed_at": ts_json(Some(e.completed_at)),
-        })).collect::<Vec<_>>(),
-    })
-}
-
-/// `instances show ID --execution EID --json`: one execution's status.
-pub fn execution_json(e: &ExecutionStatus) -> Value {
-    json!({
-        "instance_id": e.instance_id.as_str(),
-        "execution_id": e.execution_id.as_str(),
-        "name": e.name,
-        "status": e.status.as_str(),
-        "current": e.current,
-        "input": payload_json(&e.input),
-        "output": e.output.as_ref().map(payload_json),
-        "failure": e.failure.as_ref().map(|f| json!({
-            "error_type": f.error_type,
-            "message": f.message,
-            "details": f.details,
-            "non_retryable": f.non_retryable,
-        })),
-        "custom_status": e.custom_status.as_ref().map(payload_json),
-        "started_at": ts_json(Some(e.started_at)),
-        "completed_at": ts_json(e.completed_at),
-    })
 }
 
 /// `instances show ID --execution EID` as text: one `field: value` line per field.

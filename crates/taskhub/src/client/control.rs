@@ -68,7 +68,24 @@ impl TaskHubClient {
         data: &T,
         options: RaiseOptions,
     ) -> Result<(), TaskhubError> {
-        let input = Payload::to_payload(data, &format!("data of event '{name}'"))?;
+        let data = Payload::to_payload(data, &format!("data of event '{name}'"))?;
+        self.raise_event_payload(instance_id, name, data, options)
+            .await
+    }
+
+    /// Raises an external event whose data is JSON text already (a file, a request body): the
+    /// text is delivered as it is, so integers beyond 64 bits and the digits of decimals stay
+    /// exact. Otherwise as [`raise_event_with`](Self::raise_event_with).
+    ///
+    /// # Errors
+    /// As [`raise_event_with`](Self::raise_event_with).
+    pub async fn raise_event_payload(
+        &self,
+        instance_id: &InstanceId,
+        name: &str,
+        input: Payload,
+        options: RaiseOptions,
+    ) -> Result<(), TaskhubError> {
         let id = options
             .event_id
             .as_deref()

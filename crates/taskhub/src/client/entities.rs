@@ -99,6 +99,22 @@ impl TaskHubClient {
         op: &str,
         input: &I,
     ) -> Result<(), TaskhubError> {
+        let input = Payload::to_payload(input, &format!("input of {entity}.{op}"))?;
+        self.send_entity_request(entity, op, input, None).await
+    }
+
+    /// Signals an entity with an input that is JSON text already (a file, a request body):
+    /// the text reaches the operation as it is, so integers beyond 64 bits and the digits of
+    /// decimals stay exact. Otherwise as [`signal_entity`](Self::signal_entity).
+    ///
+    /// # Errors
+    /// A storage error.
+    pub async fn signal_entity_payload(
+        &self,
+        entity: &EntityId,
+        op: &str,
+        input: Payload,
+    ) -> Result<(), TaskhubError> {
         self.send_entity_request(entity, op, input, None).await
     }
 
@@ -113,18 +129,18 @@ impl TaskHubClient {
         input: &I,
         at: SystemTime,
     ) -> Result<(), TaskhubError> {
+        let input = Payload::to_payload(input, &format!("input of {entity}.{op}"))?;
         self.send_entity_request(entity, op, input, Some(Timestamp::from_system_time(at)))
             .await
     }
 
-    async fn send_entity_request<I: Serialize + ?Sized>(
+    async fn send_entity_request(
         &self,
         entity: &EntityId,
         op: &str,
-        input: &I,
+        input: Payload,
         at: Option<Timestamp>,
     ) -> Result<(), TaskhubError> {
-        let input = Payload::to_payload(input, &format!("input of {entity}.{op}"))?;
         let message_id = taskhub_core::MessageId::random();
         let request = EntityRequest::Operation {
             id: message_id.to_string(),

@@ -78,7 +78,13 @@ impl TaskHubClient {
         self.start_payload(name, input, options).await
     }
 
-    pub(crate) async fn start_payload(
+    /// Starts an orchestration whose input is JSON text already (a file, a request body): the
+    /// text is stored as it is, so what `serde_json::Value` would change — integers beyond
+    /// 64 bits, the digits of a decimal, the order of keys — reaches the orchestration unchanged.
+    ///
+    /// # Errors
+    /// As [`start_with`](Self::start_with).
+    pub async fn start_payload(
         &self,
         name: &str,
         input: Payload,
