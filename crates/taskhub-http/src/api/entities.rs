@@ -93,7 +93,7 @@ pub(crate) async fn signal(
     let id = entity_input::entity_id(&id)?;
     let op = entity_input::operation(q.get("op").map(String::as_str))?;
     let input = validate::json_body(body, s.body_limit, "the operation input")?;
-    s.client.signal_entity(&id, &op, &json_of(&input)).await?;
+    s.client.signal_entity_payload(&id, &op, input).await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(json!({ "entityId": id.to_string(), "op": op })),

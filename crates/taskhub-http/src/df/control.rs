@@ -74,10 +74,7 @@ pub(crate) async fn start(
         tags,
         ..StartOptions::default()
     };
-    let id = s
-        .client
-        .start_with(&name, payload::json_of(&input), options)
-        .await?;
+    let id = s.client.start_payload(&name, input, options).await?;
     Ok(check_status_response(
         &headers,
         payload::mount_prefix(&original),
@@ -139,7 +136,7 @@ pub(crate) async fn raise(
     }
     let options = RaiseOptions { event_id };
     s.client
-        .raise_event_with(&id, &event, &payload::json_of(&data), options)
+        .raise_event_payload(&id, &event, data, options)
         .await?;
     Ok(StatusCode::ACCEPTED.into_response())
 }

@@ -131,6 +131,6 @@ pub(crate) async fn signal(
         });
     }
     let input = validate::json_body(Ok(body), s.body_limit, "the operation input")?;
-    s.client.signal_entity(&id, &op, &json_of(&input)).await?;
+    s.client.signal_entity_payload(&id, &op, input).await?;
     Ok(StatusCode::ACCEPTED.into_response())
 }
