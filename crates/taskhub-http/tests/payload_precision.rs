@@ -9,7 +9,7 @@ use common::{Backend, Server};
 use std::time::Duration;
 
 use taskhub::InstanceId;
-use taskhub_storage::{QueueName, QueueStore};
+use taskhub_storage::QueueName;
 
 const BIG: &str = "12345678901234567890123";
 
