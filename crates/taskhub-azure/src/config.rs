@@ -187,7 +187,7 @@ fn decode_key(text: &str) -> Result<AccountKey, AzureError> {
 /// Two names that differ only in case name the same objects on an account (queue and
 /// container names are lower-cased, table names are case-insensitive): a hub records the name
 /// it was created with, and opening it under another case is
-/// [`AzureError::HubNameCase`](crate::AzureError::HubNameCase).
+/// [`AzureError::HubNameCase`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct HubName(String);
 

@@ -7,7 +7,7 @@
 //! {"v":1,"id":"...","target":"order-1","episode":3,"enqueued_at":1700000000000,"event":{"EventRaised":{...}}}
 //! ```
 //!
-//! * `event` is externally tagged: the variant name of [`EventKind`](crate::EventKind) is the key.
+//! * `event` is externally tagged: the variant name of [`EventKind`] is the key.
 //! * Payloads are JSON text stored as a JSON string.
 //! * Optional fields are omitted when empty; readers treat a missing optional field as empty.
 //!

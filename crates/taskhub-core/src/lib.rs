@@ -4,7 +4,7 @@
 //!
 //! * identifiers ([`InstanceId`], [`ExecutionId`], [`MessageId`]),
 //! * the history event types ([`HistoryEvent`], [`EventKind`]) and the message envelope
-//!   ([`Message`]), with a versioned storage format ([`format`]),
+//!   ([`Message`]), with a versioned storage format ([`format`](mod@format)),
 //! * the API orchestration and activity code is written against ([`OrchestrationContext`],
 //!   [`ActivityContext`]), with typed descriptors ([`ActivityRef`], [`OrchestrationRef`]) that
 //!   make a caller/callee type mismatch a compile error, and

@@ -2,7 +2,7 @@
 //! [`Clock`], and [`StorageError`] with `is_retryable()`.
 //!
 //! A backend implements [`TaskHubStore`] and runs the conformance suite
-//! (feature `testing`, macro [`conformance_tests!`]) from its `tests/conformance.rs`. Every
+//! (feature `testing`, macro `conformance_tests!`) from its `tests/conformance.rs`. Every
 //! "MUST" in these trait docs has a named case in that suite.
 //!
 //! The seam is shaped so that Azure Storage can implement it: no transaction spans two objects

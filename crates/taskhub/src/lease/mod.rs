@@ -19,7 +19,7 @@
 //!   (see `observe`);
 //!   each claim increments the partition's epoch, which fences the previous owner's
 //!   checkpoints in storage;
-//! * asks over-loaded workers for partitions until it holds its fair share ([`balance`]).
+//! * asks over-loaded workers for partitions until it holds its fair share (`balance`).
 //!
 //! Reads at most a slow interval apart (`min(lease_acquire_interval, lease_renew_interval)`)
 //! and a pass at each row's expiry bound the takeover of a dead worker's partitions by
