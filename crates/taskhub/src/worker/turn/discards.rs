@@ -169,29 +169,13 @@ async fn resend(
 
 #[cfg(test)]
 mod tests {
-    use taskhub_core::{ExecutionId, Payload};
-
     use super::*;
 
     fn row(status: OrchestrationStatus, scheduled: Option<u64>, done: Option<u64>) -> InstanceRow {
         InstanceRow {
-            instance_id: InstanceId::new("i").unwrap(),
-            name: "O".to_owned(),
-            version: None,
-            execution_id: ExecutionId::new("e-1").unwrap(),
-            status,
-            input: Payload::null(),
-            output: None,
-            failure: None,
-            custom_status: None,
-            created_at: Timestamp::from_millis(0),
-            updated_at: Timestamp::from_millis(0),
             completed_at: done.map(Timestamp::from_millis),
             scheduled_start: scheduled.map(Timestamp::from_millis),
-            partition: 0,
-            tags: Default::default(),
-            executions: Vec::new(),
-            etag: None,
+            ..super::super::fixtures::row("i", "e-1", status)
         }
     }
 

@@ -3,6 +3,8 @@
 
 mod checkpoint;
 mod discards;
+#[cfg(test)]
+mod fixtures;
 mod intake;
 mod load;
 pub(crate) mod plan;

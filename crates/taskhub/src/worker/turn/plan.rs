@@ -279,21 +279,13 @@ mod tests {
         InstanceRow {
             instance_id: id(),
             name: "Echo".to_owned(),
-            version: None,
-            execution_id: ExecutionId::new(execution).unwrap(),
-            status: OrchestrationStatus::Pending,
             input: Payload::to_payload(&1u32, "input").unwrap(),
-            output: None,
-            failure: None,
-            custom_status: None,
             created_at: at(0),
             updated_at: at(0),
-            completed_at: None,
-            scheduled_start: None,
             partition: 3,
             tags: [("team".to_owned(), "ops".to_owned())].into(),
-            executions: Vec::new(),
             etag: Some(ETag("row-1".to_owned())),
+            ..super::super::fixtures::row("x", execution, OrchestrationStatus::Pending)
         }
     }
 

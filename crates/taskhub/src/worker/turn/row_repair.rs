@@ -191,21 +191,12 @@ mod tests {
         InstanceRow {
             instance_id: id(),
             name: "Echo".to_owned(),
-            version: None,
-            execution_id: ExecutionId::new(execution).unwrap(),
-            status,
             input: Payload::to_payload(&7u32, "input").unwrap(),
-            output: None,
-            failure: None,
-            custom_status: None,
             created_at: at(0),
             updated_at: at(0),
-            completed_at: None,
-            scheduled_start: None,
             partition: 2,
-            tags: Default::default(),
-            executions: Vec::new(),
             etag: Some(ETag("r".to_owned())),
+            ..super::super::fixtures::row("x", execution, status)
         }
     }
 

@@ -84,25 +84,7 @@ mod tests {
     }
 
     fn row(execution: &ExecutionId, status: OrchestrationStatus) -> InstanceRow {
-        InstanceRow {
-            instance_id: InstanceId::new("i").unwrap(),
-            name: "O".to_owned(),
-            version: None,
-            execution_id: execution.clone(),
-            status,
-            input: Payload::null(),
-            output: None,
-            failure: None,
-            custom_status: None,
-            created_at: Timestamp::from_millis(0),
-            updated_at: Timestamp::from_millis(0),
-            completed_at: None,
-            scheduled_start: None,
-            partition: 0,
-            tags: Default::default(),
-            executions: Vec::new(),
-            etag: None,
-        }
+        super::super::fixtures::row("i", execution.as_str(), status)
     }
 
     #[test]
