@@ -31,7 +31,7 @@ use super::Shared;
 pub(crate) use intake::{admit, Admitted};
 use redeliver::consume;
 pub(crate) use redeliver::{abandon, commit, give_back};
-use start_accept::{accept_start, start_execution};
+use start_accept::{judge_start, start_execution, Verdict};
 use version_gate::Gate;
 
 /// Processes one batch for `instance`.
@@ -107,9 +107,28 @@ async fn start_new_execution(
             return;
         }
     };
-    let (accepted, rejected): (Vec<Delivery>, Vec<Delivery>) = starts
-        .into_iter()
-        .partition(|d| accept_start(row.as_ref(), loaded.as_ref(), &d.message));
+    let (mut accepted, mut rejected, mut deferred) = (Vec::new(), Vec::new(), Vec::new());
+    for d in starts {
+        match judge_start(row.as_ref(), loaded.as_ref(), &d.message) {
+            Verdict::Accept => accepted.push(d),
+            Verdict::Refuse => rejected.push(d),
+            Verdict::Defer => deferred.push(d),
+        }
+    }
+    // A client's start whose Pending row has not landed waits for it, with the rest of the
+    // batch when nothing else starts (those messages may be for the execution it begins).
+    let mut others = others;
+    for d in deferred {
+        let rest = if accepted.is_empty() {
+            std::mem::take(&mut others)
+        } else {
+            Vec::new()
+        };
+        if !redeliver::defer_start(shared, &d, &rest).await {
+            others.extend(rest);
+            rejected.push(d);
+        }
+    }
     if !rejected.is_empty() {
         info!(%instance, count = rejected.len(), "discarding superseded or racing start messages");
         // A parent whose start was refused (not a duplicate of the loaded execution) is told.

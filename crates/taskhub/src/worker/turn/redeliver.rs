@@ -137,6 +137,35 @@ pub(super) async fn wait_for_start(shared: &Shared, d: &Delivery, now: Timestamp
     }
 }
 
+/// How long a client's start waits, uncounted, for its Pending row to land (see
+/// `start_accept::Verdict::Defer`); an older one is refused.
+const START_ROW_GRACE: Duration = Duration::from_secs(300);
+/// The shortest and longest wait between two looks at a deferred start: a quarter of its age
+/// in between, so a start whose row is a moment late is taken within a few hundred
+/// milliseconds and an orphan costs a few dozen deliveries over the grace.
+const START_ROW_RETRY: (Duration, Duration) = (Duration::from_millis(100), Duration::from_secs(10));
+
+/// How long a deferred start of age `age` waits before it is looked at again.
+pub(super) fn start_retry_delay(age: Duration) -> Duration {
+    (age / 4).clamp(START_ROW_RETRY.0, START_ROW_RETRY.1)
+}
+
+/// Puts a deferred start (and the messages that came with it) back, uncounted, to be judged
+/// again once its row may have landed. Returns false, doing nothing, for a start older than
+/// [`START_ROW_GRACE`]: the caller refuses it.
+pub(super) async fn defer_start(shared: &Shared, start: &Delivery, rest: &[Delivery]) -> bool {
+    let now = shared.hub.clock().now();
+    let age = now.saturating_since(start.raw.enqueued_at);
+    if !start.is_local() && age >= START_ROW_GRACE {
+        return false;
+    }
+    let delay = start_retry_delay(age);
+    debug!(instance = %start.message.target, ?delay, "a start waits for its instance row");
+    give_back(shared, std::slice::from_ref(start), delay).await;
+    give_back(shared, rest, delay).await;
+    true
+}
+
 /// Returns messages to their queue without counting the delivery (a lease ended).
 pub(crate) async fn give_back(shared: &Shared, deliveries: &[Delivery], delay: Duration) {
     for d in deliveries {
@@ -147,5 +176,26 @@ pub(crate) async fn give_back(shared: &Shared, deliveries: &[Delivery], delay: D
         if let Err(e) = shared.hub.store().release(d.queue, &d.receipt, delay).await {
             debug!(error = %e, "abandon failed; the message reappears after its visibility timeout");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deferred_start_is_looked_at_again_sooner_while_young() {
+        assert_eq!(
+            start_retry_delay(Duration::ZERO),
+            Duration::from_millis(100)
+        );
+        assert_eq!(
+            start_retry_delay(Duration::from_secs(2)),
+            Duration::from_millis(500)
+        );
+        assert_eq!(
+            start_retry_delay(Duration::from_secs(299)),
+            Duration::from_secs(10)
+        );
     }
 }

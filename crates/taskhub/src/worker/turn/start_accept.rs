@@ -15,6 +15,22 @@ pub(super) fn start_execution(m: &Message) -> Option<ExecutionId> {
     }
 }
 
+/// What a turn does with an `ExecutionStarted` message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Verdict {
+    /// It begins a new execution.
+    Accept,
+    /// It never will: a duplicate, a start ended before it ran, an instance in use.
+    Refuse,
+    /// Not yet: a client's start of a new execution of an instance whose row still shows an
+    /// earlier, finished execution. A client start sends its message before it writes its
+    /// Pending row (a backend without transactions orders a checkpoint that way), so a worker
+    /// can take the message first; the message waits, uncounted, for the row to catch up (see
+    /// `redeliver::defer_start`), and is refused only once it is older than that grace (the
+    /// client's row write lost a race, and its retry sent a start of another execution).
+    Defer,
+}
+
 /// May this `ExecutionStarted` begin a new execution, given the instance row and the
 /// execution whose history is stored (`loaded`)?
 ///
@@ -26,27 +42,38 @@ pub(super) fn start_execution(m: &Message) -> Option<ExecutionId> {
 /// this execution that is Terminated or Suspended although the execution never ran (it is not
 /// the loaded one), or no row at all for a delayed client start (purged), refuses it. A resume
 /// sends a fresh start.
-pub(super) fn accept_start(
+pub(super) fn judge_start(
     row: Option<&InstanceRow>,
     loaded: Option<&ExecutionId>,
     m: &Message,
-) -> bool {
+) -> Verdict {
+    let verdict = |accept: bool| {
+        if accept {
+            Verdict::Accept
+        } else {
+            Verdict::Refuse
+        }
+    };
     let Some(execution) = start_execution(m) else {
-        return false;
+        return Verdict::Refuse;
     };
     if loaded == Some(&execution) {
-        return false;
+        return Verdict::Refuse;
     }
     match row {
-        None => !prestart::is_delayed_client_start(m),
+        None => verdict(!prestart::is_delayed_client_start(m)),
         Some(r) if r.execution_id == execution => {
-            !(r.status.is_terminal() || r.status == OrchestrationStatus::Suspended)
+            verdict(!(r.status.is_terminal() || r.status == OrchestrationStatus::Suspended))
         }
         Some(r) if r.status == OrchestrationStatus::ContinuedAsNew => {
-            r.execution_id.next_generation() == execution
+            verdict(r.execution_id.next_generation() == execution)
         }
         // A parent restarting a finished child with an explicit instance ID.
-        Some(r) => m.sender.is_some() && r.status.is_terminal(),
+        Some(r) if m.sender.is_some() => verdict(r.status.is_terminal()),
+        // A client's restart (or reuse of a finished instance's ID) whose Pending row has not
+        // landed yet.
+        Some(r) if r.status.is_terminal() => Verdict::Defer,
+        Some(_) => Verdict::Refuse,
     }
 }
 
@@ -94,43 +121,76 @@ mod tests {
         let now = start(&e1, None, false);
         assert_eq!(start_execution(&now), Some(e1.clone()));
         // A redelivered start of the loaded execution is a duplicate, whatever the row says.
-        assert!(!accept_start(Some(&row(&e1, Running)), Some(&e1), &now));
-        assert!(!accept_start(None, Some(&e1), &now));
+        assert_eq!(
+            Verdict::Refuse,
+            judge_start(Some(&row(&e1, Running)), Some(&e1), &now)
+        );
+        assert_eq!(Verdict::Refuse, judge_start(None, Some(&e1), &now));
         // No row: accepted, unless a delayed client start (purged before it ran).
-        assert!(accept_start(None, None, &now));
-        assert!(!accept_start(None, None, &start(&e1, Some(5_000), false)));
+        assert_eq!(Verdict::Accept, judge_start(None, None, &now));
+        assert_eq!(
+            Verdict::Refuse,
+            judge_start(None, None, &start(&e1, Some(5_000), false))
+        );
         // The row of this execution: accepted unless ended or suspended before it ran.
-        assert!(accept_start(Some(&row(&e1, Pending)), None, &now));
-        assert!(!accept_start(Some(&row(&e1, Terminated)), None, &now));
-        assert!(!accept_start(Some(&row(&e1, Suspended)), None, &now));
+        assert_eq!(
+            Verdict::Accept,
+            judge_start(Some(&row(&e1, Pending)), None, &now)
+        );
+        assert_eq!(
+            Verdict::Refuse,
+            judge_start(Some(&row(&e1, Terminated)), None, &now)
+        );
+        assert_eq!(
+            Verdict::Refuse,
+            judge_start(Some(&row(&e1, Suspended)), None, &now)
+        );
         // After continue-as-new only the next generation's start.
         let next = start(&e2.next_generation(), None, false);
-        assert!(accept_start(
-            Some(&row(&e2, ContinuedAsNew)),
-            Some(&e2),
-            &next
-        ));
-        assert!(!accept_start(
-            Some(&row(&e2, ContinuedAsNew)),
-            Some(&e2),
-            &now
-        ));
-        // Another execution's finished row: only a parent restarting its child.
-        assert!(!accept_start(Some(&row(&e2, Completed)), Some(&e2), &now));
-        assert!(accept_start(
-            Some(&row(&e2, Completed)),
-            Some(&e2),
-            &start(&e1, None, true)
-        ));
-        assert!(!accept_start(
-            Some(&row(&e2, Running)),
-            Some(&e2),
-            &start(&e1, None, true)
-        ));
+        assert_eq!(
+            Verdict::Accept,
+            judge_start(Some(&row(&e2, ContinuedAsNew)), Some(&e2), &next)
+        );
+        assert_eq!(
+            Verdict::Refuse,
+            judge_start(Some(&row(&e2, ContinuedAsNew)), Some(&e2), &now)
+        );
+        // Another execution's finished row: a client's restart waits for its own row to
+        // land; a parent restarting its child begins at once.
+        assert_eq!(
+            Verdict::Defer,
+            judge_start(Some(&row(&e2, Completed)), Some(&e2), &now)
+        );
+        assert_eq!(
+            Verdict::Defer,
+            judge_start(Some(&row(&e2, Terminated)), None, &now)
+        );
+        // Another execution's active row: the client's row write will fail (the row moved
+        // on since it read it), so its start never runs.
+        assert_eq!(
+            Verdict::Refuse,
+            judge_start(Some(&row(&e2, Running)), Some(&e2), &now)
+        );
+        assert_eq!(
+            Verdict::Refuse,
+            judge_start(Some(&row(&e2, Pending)), None, &now)
+        );
+        assert_eq!(
+            Verdict::Accept,
+            judge_start(
+                Some(&row(&e2, Completed)),
+                Some(&e2),
+                &start(&e1, None, true)
+            )
+        );
+        assert_eq!(
+            Verdict::Refuse,
+            judge_start(Some(&row(&e2, Running)), Some(&e2), &start(&e1, None, true))
+        );
         // Not a start at all.
         let mut other = now.clone();
         other.event = EventKind::OrchestratorStarted;
         assert_eq!(start_execution(&other), None);
-        assert!(!accept_start(None, None, &other));
+        assert_eq!(Verdict::Refuse, judge_start(None, None, &other));
     }
 }
