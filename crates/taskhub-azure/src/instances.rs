@@ -211,6 +211,26 @@ impl AzureStore {
     }
 }
 
+impl AzureStore {
+    /// A condition the Table service can check: `AbsentOrPending` becomes an insert (no row)
+    /// or an `If-Match` on the Pending row just read (a row that changes meanwhile fails the
+    /// write), and a row further along is refused here.
+    async fn resolve_expect(&self, row: &InstanceRow, expect: Expect) -> StorageResult<Expect> {
+        if !matches!(expect, Expect::AbsentOrPending(_)) {
+            return Ok(expect);
+        }
+        let stored = self.get_instance(&row.instance_id).await?;
+        if !expect.allows(stored.as_ref()) {
+            return Err(StorageError::Conflict {
+                what: format!("instance '{}' (a newer row)", row.instance_id),
+            });
+        }
+        Ok(stored
+            .and_then(|r| r.etag)
+            .map_or(Expect::Absent, Expect::ETag))
+    }
+}
+
 #[async_trait]
 impl InstanceStore for AzureStore {
     async fn get_instance(&self, instance: &InstanceId) -> StorageResult<Option<InstanceRow>> {
@@ -225,6 +245,7 @@ impl InstanceStore for AzureStore {
     }
 
     async fn put_instance(&self, row: &InstanceRow, expect: Expect) -> StorageResult<ETag> {
+        let expect = self.resolve_expect(row, expect).await?;
         let data = Data {
             instance_id: row.instance_id.clone(),
             name: row.name.clone(),
@@ -275,7 +296,9 @@ impl InstanceStore for AzureStore {
         let table = &self.names.instances;
         let (written, replaced) = match &expect {
             Expect::Any => (self.tables.replace(table, &e, None).await, None),
-            Expect::Absent => (self.tables.insert(table, &e).await, None),
+            Expect::Absent | Expect::AbsentOrPending(_) => {
+                (self.tables.insert(table, &e).await, None)
+            }
             Expect::ETag(etag) => {
                 let (service, old_blob) = row_etag::decode(etag);
                 let replaced = row_etag::replaced_blob(old_blob, &prefix, &new_blob);

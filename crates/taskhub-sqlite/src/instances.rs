@@ -31,14 +31,20 @@ const COLUMNS: &str = "instance_id, name, version, execution_id, status, input, 
 /// Writes a row under its condition; returns the new ETag.
 pub(crate) fn put_in(tx: &Tx<'_>, row: &InstanceRow, expect: &Expect) -> StorageResult<ETag> {
     let id = row.instance_id.as_str();
-    let current: Option<i64> = tx
+    let current: Option<(i64, String, String)> = tx
         .conn
-        .prepare_cached("SELECT etag FROM instances WHERE instance_id = ?1")
-        .and_then(|mut s| s.query_row([id], |r| r.get(0)).optional())
+        .prepare_cached("SELECT etag, status, execution_id FROM instances WHERE instance_id = ?1")
+        .and_then(|mut s| {
+            s.query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .optional()
+        })
         .ctx(WHAT)?;
     let allowed = match (expect, current) {
-        (Expect::Any, _) | (Expect::Absent, None) => true,
-        (Expect::ETag(expected), Some(found)) => etag_in(expected) == Some(found),
+        (Expect::Any, _) | (Expect::Absent | Expect::AbsentOrPending(_), None) => true,
+        (Expect::ETag(expected), Some((found, _, _))) => etag_in(expected) == Some(found),
+        (Expect::AbsentOrPending(execution), Some((_, status, found))) => {
+            status == OrchestrationStatus::Pending.as_str() && found == execution.as_str()
+        }
         _ => false,
     };
     if !allowed {

@@ -94,6 +94,28 @@ pub enum Expect {
     Absent,
     /// The row must exist with this ETag.
     ETag(ETag),
+    /// The row must not exist, or be a Pending row of this execution: the first turn of an
+    /// execution whose row the worker did not find (a sub-orchestration's first turn, a start
+    /// taken before the client's Pending row landed) may replace the client's Pending row of
+    /// the same execution, but never a row that is further along (a newer owner's Running or
+    /// Completed row), which a stale writer resumed after its lease moved would otherwise
+    /// overwrite.
+    AbsentOrPending(ExecutionId),
+}
+
+impl Expect {
+    /// True if a stored row (`None`: no row) meets this condition.
+    #[must_use]
+    pub fn allows(&self, stored: Option<&InstanceRow>) -> bool {
+        match (self, stored) {
+            (Self::Any, _) | (Self::Absent | Self::AbsentOrPending(_), None) => true,
+            (Self::ETag(expected), Some(row)) => row.etag.as_ref() == Some(expected),
+            (Self::AbsentOrPending(execution), Some(row)) => {
+                row.status == OrchestrationStatus::Pending && row.execution_id == *execution
+            }
+            _ => false,
+        }
+    }
 }
 
 /// Filters and paging for [`InstanceStore::list_instances`].
@@ -146,8 +168,10 @@ pub struct InstancePage {
 /// Contract:
 /// * `put_instance` with `Expect::Absent` MUST fail with `Conflict` if the row exists; with
 ///   `Expect::ETag` it MUST fail with `Conflict` unless the stored ETag matches (and with
-///   `Conflict` if the row is missing); on success it MUST return the new ETag, which MUST
-///   differ from the previous one.
+///   `Conflict` if the row is missing); with `Expect::AbsentOrPending(e)` it MUST fail with
+///   `Conflict` unless the row is missing or is a Pending row of execution `e`
+///   ([`Expect::allows`]), judged atomically with the write; on success it MUST return the
+///   new ETag, which MUST differ from the previous one.
 /// * `get_instance` MUST return the row with its current ETag, or `None`.
 /// * `list_instances` MUST apply every filter, MUST order by `order` (instance ID; or
 ///   creation time, newest or oldest first, ties by instance ID in the same direction), MUST

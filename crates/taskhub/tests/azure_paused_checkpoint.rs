@@ -76,10 +76,18 @@ impl StepObserver for PauseAt {
         if self.done.load(Ordering::SeqCst) || request.fence.is_none() {
             return Ok(());
         }
-        if step == CheckpointStep::Validated
-            && request.history.is_some()
-            && self.seen.fetch_add(1, Ordering::SeqCst) + 1 == self.nth
-        {
+        // `nth` 0: the first turn of a sub-orchestration (a `Chain` started by a `Family`).
+        let first_child_turn = request.history.as_ref().is_some_and(|h| h.new_execution)
+            && request
+                .instance
+                .as_ref()
+                .is_some_and(|(row, _)| row.name == "Chain");
+        let chosen = if self.nth == 0 {
+            first_child_turn
+        } else {
+            request.history.is_some() && self.seen.fetch_add(1, Ordering::SeqCst) + 1 == self.nth
+        };
+        if step == CheckpointStep::Validated && chosen {
             *self.target.lock().unwrap() = Some(request.instance_id.clone());
         }
         let ours = self.target.lock().unwrap().as_ref() == Some(&request.instance_id);
@@ -305,6 +313,83 @@ async fn pause_at(step: CheckpointStep) -> String {
          {over:?}"
     );
     format!("{step:?}: paused in '{paused}' for {paused_for:?}; {twice} activities ran twice")
+}
+
+/// Issue 20, item 2: the victim pauses right after the history commit of a sub-orchestration's
+/// first turn (a turn that found no instance row), the other worker takes its partitions and
+/// runs every parent and child to completion, then the victim resumes and finishes that
+/// checkpoint. Its row write must not turn the child's Completed row back to Running: every
+/// row is read after both workers have shut down.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_writer_resumed_in_a_childs_first_turn_never_overwrites_the_newer_row() {
+    let dir = TempDir::new("azure-paused-child");
+    let hub_name = backends::unique_hub_name();
+    std::fs::write(dir.0.join(backends::AZURE_HUB_FILE), &hub_name).unwrap();
+    let hub = TaskHub::open(backends::azure_store(&hub_name).await, settings())
+        .await
+        .unwrap();
+    let client = hub.client();
+    let mut ids = Vec::new();
+    for i in 0..INSTANCES {
+        ids.push((client.start("Family", i * 1000).await.unwrap(), i * 1000));
+    }
+    let step = CheckpointStep::HistoryCommitted;
+    std::fs::write(dir.0.join(PAUSE_FILE), format!("{} 0", step.index())).unwrap();
+    let mut victim = child::spawn("paused_checkpoint_process", &dir.0);
+    std::fs::remove_file(dir.0.join(PAUSE_FILE)).unwrap();
+    let mut other = child::spawn("paused_checkpoint_process", &dir.0);
+    let pid = victim.child.id();
+    let paused_file = dir.0.join(PAUSED_FILE);
+    until("the victim to stop itself in a child's first turn", || {
+        paused_file.exists() && is_stopped(pid)
+    })
+    .await;
+    let paused = std::fs::read_to_string(&paused_file).unwrap();
+    let child_id = paused.split_whitespace().next().unwrap().to_owned();
+    // The other worker finishes everything, the paused child included, while the victim waits.
+    for (id, base) in &ids {
+        let s = match client.wait_for_completion(id, BOUND).await {
+            Ok(s) => s,
+            Err(e) => panic!("{id} never finished while the victim was paused: {e}"),
+        };
+        assert_eq!(s.status(), OrchestrationStatus::Completed, "{id}");
+        assert_eq!(
+            s.output::<u64>().unwrap(),
+            Some(child::expected(*base, SEQ, FAN))
+        );
+    }
+    signal(&victim, "-CONT");
+    for w in [&mut victim, &mut other] {
+        drop(w.child.stdin.take());
+        assert!(
+            w.child.wait().unwrap().success(),
+            "graceful shutdown of {}",
+            w.name
+        );
+    }
+    let rows = hub
+        .store()
+        .list_instances(&taskhub_storage::InstanceQuery {
+            page_size: 1000,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .instances;
+    assert_eq!(
+        rows.len(),
+        usize::try_from(2 * INSTANCES).unwrap(),
+        "{rows:?}"
+    );
+    for row in &rows {
+        assert_eq!(
+            row.status,
+            OrchestrationStatus::Completed,
+            "row of {} (the victim paused in '{paused}', child {child_id}) after both workers \
+             stopped",
+            row.instance_id
+        );
+    }
 }
 
 /// The victim pauses at each step in turn (a fresh hub and fresh processes for each).

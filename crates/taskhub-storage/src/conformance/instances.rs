@@ -230,6 +230,51 @@ pub async fn put_instance_any_writes_unconditionally(
     assert_eq!(get(s, "free").await.map(|r| r.status), Some(Running));
 }
 
+/// `put_instance` with `Expect::AbsentOrPending(e)` creates a missing row and replaces a
+/// Pending row of execution `e`, and conflicts on any other row (a row further along, or of
+/// another execution), leaving it unchanged (the `Expect` docs: a stale writer never
+/// overwrites a newer row).
+pub async fn put_instance_absent_or_pending_never_replaces_a_row_further_along(
+    store: Arc<dyn TaskHubStore>,
+    _clock: ManualClock,
+) {
+    let s = &*store;
+    let exec = eid("exec-1");
+    let running = row("aop", "A", Running, at(0));
+    put(s, &running, Expect::AbsentOrPending(exec.clone())).await;
+    assert_eq!(get(s, "aop").await.map(|r| r.status), Some(Running));
+    // A row further along is kept, whatever the writer brings.
+    let completed = InstanceRow {
+        status: Completed,
+        ..running.clone()
+    };
+    put(s, &completed, Expect::Any).await;
+    let refused = s
+        .put_instance(&running, Expect::AbsentOrPending(exec.clone()))
+        .await;
+    assert!(
+        is_conflict(&refused),
+        "a Completed row was replaced: {refused:?}"
+    );
+    assert_eq!(get(s, "aop").await.map(|r| r.status), Some(Completed));
+    // The client's Pending row of this execution is replaced; of another execution it is not.
+    let pending = InstanceRow {
+        status: Pending,
+        ..running.clone()
+    };
+    put(s, &pending, Expect::Any).await;
+    let other = s
+        .put_instance(&running, Expect::AbsentOrPending(eid("exec-2")))
+        .await;
+    assert!(
+        is_conflict(&other),
+        "another execution's Pending row was replaced: {other:?}"
+    );
+    assert_eq!(get(s, "aop").await.map(|r| r.status), Some(Pending));
+    put(s, &running, Expect::AbsentOrPending(exec)).await;
+    assert_eq!(get(s, "aop").await.map(|r| r.status), Some(Running));
+}
+
 /// Every field of an instance row is stored and read back unchanged (the `InstanceRow` docs;
 /// the ETag is the store's).
 pub async fn instance_row_round_trips_every_field(

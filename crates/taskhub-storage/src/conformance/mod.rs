@@ -96,6 +96,7 @@ macro_rules! conformance_tests {
                 get_instance_returns_row_with_current_etag,
                 get_missing_instance_is_none,
                 put_instance_any_writes_unconditionally,
+                put_instance_absent_or_pending_never_replaces_a_row_further_along,
                 instance_row_round_trips_every_field,
                 list_instances_filters_by_status,
                 list_instances_filters_by_name,

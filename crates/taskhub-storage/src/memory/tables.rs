@@ -54,12 +54,7 @@ impl State {
         expect: &Expect,
     ) -> StorageResult<ETag> {
         let stored = self.instances.get(row.instance_id.as_str());
-        let allowed = match expect {
-            Expect::Any => true,
-            Expect::Absent => stored.is_none(),
-            Expect::ETag(e) => stored.and_then(|r| r.etag.as_ref()) == Some(e),
-        };
-        if !allowed {
+        if !expect.allows(stored) {
             return Err(StorageError::Conflict {
                 what: format!("instance '{}'", row.instance_id),
             });

@@ -53,10 +53,18 @@ pub fn registry(log: PathBuf, seq: u64, fan: u64) -> Registry {
             Ok::<_, OrchestrationError>(sum)
         },
     );
+    // `Family(base)`: `Chain(base)` as a sub-orchestration (its own instance, started by a
+    // message from the parent: its first turn finds no row).
+    reg.orchestration(
+        "Family",
+        move |ctx: OrchestrationContext, base: u64| async move {
+            Ok::<_, OrchestrationError>(ctx.call_sub_orchestration::<_, u64>("Chain", base).await?)
+        },
+    );
     reg
 }
 
-/// The output of `Chain(base)`.
+/// The output of `Chain(base)` (and of `Family(base)`).
 pub fn expected(base: u64, seq: u64, fan: u64) -> u64 {
     (0..seq).map(|i| (base + i) * 2).sum::<u64>()
         + (0..fan).map(|i| (base + 100 + i) * 2).sum::<u64>()

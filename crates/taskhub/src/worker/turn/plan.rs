@@ -77,9 +77,13 @@ pub(super) fn plan(input: &PlanInput<'_>) -> TurnWrites {
     let ahead = !new_execution && known_row.is_some_and(|r| prestart::row_is_ahead(r, &execution));
     let row = (!ahead).then(|| RowWrite {
         row: build_row(known_row, session, result, partition, now),
+        // No row known (a sub-orchestration's first turn, a start taken before the client's
+        // row landed): create it, or replace the client's Pending row of this execution, but
+        // never a row further along — a writer resumed after its lease moved would turn a
+        // newer owner's Completed row back to Running.
         expect: known_row
             .and_then(|r| r.etag.clone())
-            .map_or(Expect::Any, Expect::ETag),
+            .map_or_else(|| Expect::AbsentOrPending(execution.clone()), Expect::ETag),
     });
     TurnWrites {
         history: Some(HistoryWrite {
@@ -325,10 +329,14 @@ mod tests {
             (3, at(0), row.tags),
             "kept from the row it knows"
         );
-        // Without a row: a new one, on the turn's partition, written unconditionally.
+        // Without a row: a new one, on the turn's partition, that may replace only the
+        // client's Pending row of this execution (never a newer owner's row).
         let writes = plan(&input(&session, &result, None));
         let RowWrite { row: new, expect } = writes.row.unwrap();
-        assert_eq!((new.partition, expect), (0, Expect::Any));
+        assert_eq!(
+            (new.partition, expect),
+            (0, Expect::AbsentOrPending(session.execution_id()))
+        );
     }
 
     #[test]
