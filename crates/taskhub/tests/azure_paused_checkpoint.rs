@@ -82,12 +82,15 @@ impl StepObserver for PauseAt {
                 .instance
                 .as_ref()
                 .is_some_and(|(row, _)| row.name == "Chain");
-        let chosen = if self.nth == 0 {
-            first_child_turn
-        } else {
-            request.history.is_some() && self.seen.fetch_add(1, Ordering::SeqCst) + 1 == self.nth
+        let chosen = || {
+            if self.nth == 0 {
+                first_child_turn
+            } else {
+                request.history.is_some()
+                    && self.seen.fetch_add(1, Ordering::SeqCst) + 1 == self.nth
+            }
         };
-        if step == CheckpointStep::Validated && chosen {
+        if step == CheckpointStep::Validated && chosen() {
             *self.target.lock().unwrap() = Some(request.instance_id.clone());
         }
         let ours = self.target.lock().unwrap().as_ref() == Some(&request.instance_id);
@@ -262,6 +265,16 @@ async fn pause_at(step: CheckpointStep) -> String {
             .unwrap()
             .history
             .unwrap();
+        // One linear chain: a late commit in the fence window never forks the history.
+        let count = |f: fn(&EventKind) -> bool| history.iter().filter(|e| f(&e.event)).count();
+        assert_eq!(
+            (
+                count(|e| matches!(e, EventKind::ExecutionStarted { .. })),
+                count(|e| matches!(e, EventKind::ExecutionCompleted { .. }))
+            ),
+            (1, 1),
+            "{step:?}: {id}: one ExecutionStarted and one ExecutionCompleted"
+        );
         let seen = child::task_event_counts(&history);
         assert_eq!(
             seen.len(),
