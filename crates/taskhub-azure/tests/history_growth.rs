@@ -43,7 +43,7 @@ fn execution(i: u64) -> Vec<HistoryEvent> {
 /// The checkpoint that starts execution `i` (continue-as-new from `expected`), with an outbox
 /// over the inline limit (it goes to a blob) every tenth time.
 fn continue_as_new(id: &InstanceId, i: u64, expected: Option<ETag>) -> CheckpointRequest {
-    let outbound = if i % 10 == 0 {
+    let outbound = if i.is_multiple_of(10) {
         (0..2)
             .map(|k| OutboundMessage {
                 claim: None,
