@@ -13,9 +13,19 @@
 //!    commit. `commit`: one entity-group batch in the instance's History partition, the new
 //!    event rows plus the sentinel, written only if its ETag is still the one the writer
 //!    loaded (`Conflict` otherwise), carrying the writer's epoch and partition and
-//!    `pending_outbox = outbound`.
+//!    `pending_outbox = outbound`, and a fresh `Commit` marker. A commit refused on a re-send
+//!    (409/412 after the HTTP layer retried a timeout or 5xx), or failed with a transient
+//!    error, reads the sentinel back: if it carries this checkpoint's marker, the first attempt
+//!    landed and the commit stands. Once committed, what the new sentinel no longer names is
+//!    deleted: the replaced outbox and spans blobs, and the rows and blobs of the generations
+//!    below the current one (a clean-up cut short is finished by the next `prepare`, which
+//!    sees `Oldest` below `Generation`).
 //! 2. Enqueue `outbound`. 3. Write the instance row. 4. Delete `consumed` (stale receipts
-//!    ignored). 5. Clear `pending_outbox` (a merge conditional on the ETag of step 1).
+//!    ignored). 5. Clear `pending_outbox` (a merge conditional on the ETag of step 1, read
+//!    back like the commit when its answer is lost), then delete the outbox's blob.
+//!
+//! A checkpoint without history reads nothing from the History table and reports no history
+//! ETag: its writer keeps the one it has (the history did not change).
 
 use async_trait::async_trait;
 use taskhub_core::InstanceId;
@@ -26,19 +36,20 @@ use taskhub_storage::{
 };
 
 use crate::history::{
-    encode_outbox, event_key, parse_sentinel, sentinel_props, SentinelState, SENTINEL,
+    blob_of, encode_outbox, event_key, sentinel_props, spans_text, SentinelState, SENTINEL,
 };
-use crate::store::{extend, num, AzureStore};
-use crate::tables::{entity, BatchOp, BATCH_OVERHEAD, MAX_BATCH, MAX_BATCH_BYTES};
+use crate::store::{extend, num, AzureStore, INLINE_LIMIT};
+use crate::tables::{entity, BatchOp, Entity, BATCH_OVERHEAD, MAX_BATCH, MAX_BATCH_BYTES};
 
 /// Azure's steps, for the driver (a view, so the primitives are not public store methods).
 struct Primitives<'a>(&'a AzureStore);
 
-/// What step 1 prepared: the batch that commits (the last rows and the sentinel) and the
-/// sentinel state it writes.
+/// What step 1 prepared: the batch that commits (the last rows and the sentinel), the
+/// sentinel state it writes and the one it replaces.
 pub(crate) struct Prepared {
     ops: Vec<BatchOp>,
     next: SentinelState,
+    previous: Option<SentinelState>,
 }
 
 #[async_trait]
@@ -86,14 +97,20 @@ impl CheckpointPrimitives for Primitives<'_> {
         Ok(())
     }
 
-    async fn commit(
-        &self,
-        _request: &CheckpointRequest,
-        prepared: Prepared,
-    ) -> StorageResult<ETag> {
-        let Prepared { ops, mut next } = prepared;
-        let etags = self.0.tables.batch(&self.0.names.history, &ops).await?;
-        next.etag = etags.last().cloned().unwrap_or_default();
+    async fn commit(&self, request: &CheckpointRequest, prepared: Prepared) -> StorageResult<ETag> {
+        let Prepared {
+            ops,
+            mut next,
+            previous,
+        } = prepared;
+        let instance = &request.instance_id;
+        next.etag = match self.0.tables.batch(&self.0.names.history, &ops).await {
+            Ok(etags) => etags.last().cloned().unwrap_or_default(),
+            Err(e) => self.0.read_back_commit(instance, &next.commit, e).await?,
+        };
+        self.0
+            .after_commit(instance, previous.as_ref(), &next)
+            .await;
         Ok(next.to_etag())
     }
 
@@ -136,14 +153,21 @@ impl CheckpointPrimitives for Primitives<'_> {
                 "injected step-5 failure".to_owned(),
             ))
         } else {
-            self.0
+            match self
+                .0
                 .tables
                 .merge(&self.0.names.history, &e, Some(&state.etag))
                 .await
+            {
+                Ok(etag) => Ok(etag),
+                Err(e) => self.0.read_back_clear(instance, &state, e).await,
+            }
         };
         match cleared {
             Ok(etag) => {
                 state.etag = etag;
+                let blob = std::mem::take(&mut state.outbox_blob);
+                self.0.delete_garbage_blob(instance, &blob).await;
                 Ok(state.to_etag())
             }
             Err(e) => {
@@ -158,16 +182,12 @@ impl CheckpointPrimitives for Primitives<'_> {
         }
     }
 
-    async fn history_etag(&self, request: &CheckpointRequest) -> StorageResult<Option<ETag>> {
-        // Neither history nor instance row written (an activity's result): nobody holds an
-        // ETag to refresh, so spare the table read (one per activity otherwise).
-        if request.instance.is_none() {
-            return Ok(None);
-        }
-        match self.0.sentinel(&request.instance_id).await? {
-            Some(row) => Ok(Some(parse_sentinel(&row)?.to_etag())),
-            None => Ok(None),
-        }
+    async fn history_etag(&self, _request: &CheckpointRequest) -> StorageResult<Option<ETag>> {
+        // No history written (a client's start, an entity batch, an activity's result, a
+        // turn that only repairs the row): the history's ETag did not change, and the one
+        // writer that holds it (the instance's session) keeps it when the outcome carries
+        // none. Reading the sentinel here cost one table read per such checkpoint.
+        Ok(None)
     }
 }
 
@@ -202,6 +222,24 @@ impl AzureStore {
                 }
             }
         }
+        // A clean-up an earlier commit owes (cut short by a crash or a failure): the
+        // generations below the loaded one are no one's, whoever wrote them.
+        let floor = match &previous {
+            Some(p) if p.oldest < p.generation => {
+                match self
+                    .collect_generations(instance, p.oldest, p.generation)
+                    .await
+                {
+                    Ok(()) => p.generation,
+                    Err(e) => {
+                        tracing::warn!(%instance, error = %e, "could not delete the rows of earlier executions; the next checkpoint tries again");
+                        p.oldest
+                    }
+                }
+            }
+            Some(p) => p.oldest,
+            None => 0,
+        };
         let mut next = match (&previous, history.new_execution) {
             (Some(p), true) => SentinelState {
                 generation: p.generation + 1,
@@ -210,6 +248,8 @@ impl AzureStore {
             (Some(p), false) => p.clone(),
             (None, _) => SentinelState::default(),
         };
+        next.oldest = floor;
+        next.commit = uuid::Uuid::new_v4().simple().to_string();
         (next.epoch, next.partition) = match (request.fence, &previous) {
             (Some(f), _) => (f.epoch, Some(f.partition)),
             (None, Some(p)) => (p.epoch, p.partition),
@@ -221,20 +261,14 @@ impl AzureStore {
         let table = &self.names.history;
 
         // The sentinel first (its size bounds what fits beside it in the final batch).
-        let mut sentinel = entity(
-            instance.as_str(),
-            SENTINEL,
-            &sentinel_props(&history.execution_id, &next),
-        );
-        extend(
-            &mut sentinel,
-            self.big_text(
+        let outbox = self
+            .big_text(
                 "Outbox",
                 &encode_outbox(&request.outbound),
                 &format!("outbox/{instance}/"),
             )
-            .await?,
-        );
+            .await?;
+        next.outbox_blob = blob_of(&outbox, "OutboxBlob");
         // When the outbox was written (this store's clock): a loader re-sends it only once
         // its writer cannot still be sending it (`HistorySnapshot::pending_since`).
         let outbox_at = if request.outbound.is_empty() {
@@ -242,7 +276,17 @@ impl AzureStore {
         } else {
             num(self.clock.now().as_millis())
         };
-        extend(&mut sentinel, vec![("OutboxAt".to_owned(), outbox_at)]);
+        let sentinel_entity = |next: &SentinelState, spans: Vec<(String, String)>| -> Entity {
+            let mut e = entity(
+                instance.as_str(),
+                SENTINEL,
+                &sentinel_props(&history.execution_id, next),
+            );
+            extend(&mut e, spans);
+            extend(&mut e, outbox.clone());
+            extend(&mut e, vec![("OutboxAt".to_owned(), outbox_at.clone())]);
+            e
+        };
 
         // The event rows' properties, then which of them fit in the sentinel's batch (the
         // last ones, by count and by body size); the rest go first, under a fresh token.
@@ -250,11 +294,12 @@ impl AzureStore {
         for event in &history.events {
             props.push(self.event_props(instance, event).await?);
         }
+        let generation = next.generation;
         let row = |i: usize, tok: Option<&str>| {
             let seq = first_seq + u64::try_from(i).unwrap_or(0);
             let mut e = entity(
                 instance.as_str(),
-                &event_key(next.generation, seq, tok),
+                &event_key(generation, seq, tok),
                 &[("ExecutionId", history.execution_id.to_string())],
             );
             extend(&mut e, props[i].clone());
@@ -262,9 +307,10 @@ impl AzureStore {
         };
         // A token is at most 8 characters: size the rows with one so a row never grows.
         let probe = "00000000";
+        let estimate = sentinel_entity(&next, spans_estimate(instance, &next.spans));
         let sentinel_op = match &previous {
-            Some(p) => BatchOp::Replace(sentinel.clone(), p.etag.clone()),
-            None => BatchOp::Insert(sentinel.clone()),
+            Some(p) => BatchOp::Replace(estimate, p.etag.clone()),
+            None => BatchOp::Insert(estimate),
         };
         // The spans this checkpoint may add (two entries) are not in the sentinel yet.
         let mut bytes = BATCH_OVERHEAD + self.tables.op_size(table, &sentinel_op) + 128;
@@ -287,10 +333,11 @@ impl AzureStore {
         for chunk in self.tables.split(table, ahead_rows)? {
             self.tables.batch(table, &chunk).await?;
         }
-        // The spans are part of the sentinel: rewrite it now that they are known.
-        for (k, v) in sentinel_props(&history.execution_id, &next) {
-            sentinel.insert(k.to_owned(), serde_json::Value::String(v));
-        }
+        // The spans are part of the sentinel: write it now that they are known.
+        let spans = self
+            .spans_props(instance, &mut next, previous.as_ref())
+            .await?;
+        let sentinel = sentinel_entity(&next, spans);
         let final_rows: Vec<BatchOp> = (ahead..history.events.len())
             .map(|i| row(i, None))
             .collect();
@@ -300,8 +347,118 @@ impl AzureStore {
             Some(p) => BatchOp::Replace(sentinel, p.etag.clone()),
             None => BatchOp::Insert(sentinel),
         });
-        Ok(Prepared { ops, next })
+        Ok(Prepared {
+            ops,
+            next,
+            previous,
+        })
     }
+}
+
+/// The spans properties as they will be at most, for sizing the final batch before the
+/// spans are known: inline if they fit (the new entries are in the margin), else a blob name.
+fn spans_estimate(instance: &InstanceId, spans: &[(u64, String)]) -> Vec<(String, String)> {
+    let text = spans_text(spans);
+    if text.len() <= INLINE_LIMIT {
+        vec![("Spans".to_owned(), text)]
+    } else {
+        vec![
+            ("Spans".to_owned(), String::new()),
+            (
+                "SpansBlob".to_owned(),
+                format!("history/{instance}/{}", "0".repeat(32)),
+            ),
+        ]
+    }
+}
+
+impl AzureStore {
+    /// After the commit batch of the checkpoint marked `marker` failed with `error`: a
+    /// refusal (409/412) may answer a re-send of a first attempt whose answer was lost, and
+    /// a transient error may hide an attempt that landed. Either way the sentinel tells: if it
+    /// carries `marker`, this checkpoint committed and its ETag is returned; else `error`.
+    async fn read_back_commit(
+        &self,
+        instance: &InstanceId,
+        marker: &str,
+        error: StorageError,
+    ) -> StorageResult<String> {
+        if !ambiguous(&error) {
+            return Err(error);
+        }
+        match self.sentinel(instance).await {
+            Ok(Some(row)) if !marker.is_empty() && row.str("Commit") == marker => {
+                tracing::info!(%instance, first = %error, "the commit's answer was lost, and the sentinel shows it landed");
+                Ok(row.etag)
+            }
+            _ => Err(error),
+        }
+    }
+
+    /// After the step-5 merge failed with `error`: if the sentinel still carries the commit
+    /// `state` names (no later checkpoint replaced it) with its outbox cleared and another
+    /// ETag, the merge landed (only its writer merges into a sentinel it committed); its
+    /// ETag is returned. Else `error`.
+    async fn read_back_clear(
+        &self,
+        instance: &InstanceId,
+        state: &SentinelState,
+        error: StorageError,
+    ) -> StorageResult<String> {
+        if !ambiguous(&error) {
+            return Err(error);
+        }
+        match self.sentinel(instance).await {
+            Ok(Some(row))
+                if !state.commit.is_empty()
+                    && row.str("Commit") == state.commit
+                    && row.etag != state.etag
+                    && row.str("Outbox").is_empty()
+                    && row.str("OutboxBlob").is_empty() =>
+            {
+                Ok(row.etag)
+            }
+            _ => Err(error),
+        }
+    }
+
+    /// What a commit leaves to delete: the blobs of the replaced sentinel that the new one
+    /// does not name (its outbox and spans), and the rows and blobs of every generation
+    /// below the new sentinel's. Failures are logged: the rows are deleted by the next
+    /// checkpoint's `prepare` (the sentinel's `Oldest` says they may remain), blobs by the
+    /// instance's purge.
+    async fn after_commit(
+        &self,
+        instance: &InstanceId,
+        previous: Option<&SentinelState>,
+        next: &SentinelState,
+    ) {
+        if let Some(p) = previous {
+            if p.outbox_blob != next.outbox_blob {
+                self.delete_garbage_blob(instance, &p.outbox_blob).await;
+            }
+            if p.spans_blob != next.spans_blob {
+                self.delete_garbage_blob(instance, &p.spans_blob).await;
+            }
+        }
+        if next.oldest < next.generation && !self.injected_skip_collection() {
+            if let Err(e) = self
+                .collect_generations(instance, next.oldest, next.generation)
+                .await
+            {
+                tracing::warn!(%instance, error = %e, "could not delete the rows of the previous execution; the next checkpoint tries again");
+            }
+        }
+    }
+}
+
+/// An error that does not say whether a conditional write was applied: a refusal that may
+/// answer a re-send of an applied first attempt, or a transient failure.
+fn ambiguous(error: &StorageError) -> bool {
+    matches!(
+        error,
+        StorageError::Conflict { .. } | StorageError::Busy { .. } | StorageError::Unavailable(_)
+    )
 }
 
 #[async_trait]

@@ -7,13 +7,18 @@
 //!   ones. Property `Event` (the versioned JSON of the event) or `EventBlob`.
 //! * The sentinel: `ExecutionId`, `Generation`, `Count` (events of the current execution),
 //!   `Epoch` and `Partition` (the lease epoch of its last writer and the partition it held:
-//!   epochs count per partition), `Spans` (which sequence ranges carry a
-//!   token), `Outbox`/`OutboxBlob` (the pending outbox). Its ETag versions the whole history:
-//!   every checkpoint rewrites it in the same entity-group batch as the events, conditional
-//!   on the ETag the writer loaded.
+//!   epochs count per partition), `Spans`/`SpansBlob` (which sequence ranges carry a token;
+//!   a blob once over the property limit), `Outbox`/`OutboxBlob` (the pending outbox),
+//!   `Oldest` (the lowest generation whose rows may still be stored) and `Commit` (a random
+//!   marker of the checkpoint that wrote it, to recognise its own commit on read-back). Its
+//!   ETag versions the whole history: every checkpoint rewrites it in the same entity-group
+//!   batch as the events, conditional on the ETag the writer loaded.
 //!
 //! A new execution takes the next generation, so its rows never touch the committed ones; a
-//! reader reads the sentinel first and then only rows `0..Count` of its generation.
+//! reader reads the sentinel first and then only rows `0..Count` of its generation. Once a
+//! generation is no longer the sentinel's, its rows and their blobs are garbage: the commit
+//! that replaced it deletes them ([`AzureStore::collect_generations`]), and a clean-up cut
+//! short (`Oldest` below `Generation`) is finished by the next checkpoint's preparation.
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -24,7 +29,7 @@ use taskhub_storage::{
     StorageResult,
 };
 
-use crate::store::{num, parse_num, AzureStore};
+use crate::store::{num, parse_num, AzureStore, INLINE_LIMIT};
 use crate::tables::{lit, BatchOp, Row};
 
 pub(crate) const SENTINEL: &str = "sentinel";
@@ -45,6 +50,20 @@ pub(crate) struct SentinelState {
     /// `(first sequence, token)`: rows from that sequence on (until the next span) carry the
     /// token in their RowKey.
     pub spans: Vec<(u64, String)>,
+    /// The blob holding `spans` when they are over the property limit (empty: inline).
+    #[serde(default)]
+    pub spans_blob: String,
+    /// The blob holding the pending outbox when it is over the property limit (empty: inline
+    /// or none).
+    #[serde(default)]
+    pub outbox_blob: String,
+    /// The lowest generation whose rows may still be stored (below `generation`: a
+    /// clean-up is owed).
+    #[serde(default)]
+    pub oldest: u64,
+    /// The marker of the checkpoint that wrote the sentinel.
+    #[serde(default)]
+    pub commit: String,
 }
 
 impl SentinelState {
@@ -134,9 +153,18 @@ fn decode_outbox(text: &str, what: &str) -> StorageResult<Vec<OutboundMessage>> 
         .collect()
 }
 
-pub(crate) fn parse_sentinel(row: &Row) -> StorageResult<SentinelState> {
+/// What a sentinel row says, with its spans' text (inline or read from `SpansBlob`).
+fn parse_sentinel(row: &Row, spans: &str) -> StorageResult<SentinelState> {
     let what = format!("history sentinel of '{}'", row.str("PartitionKey"));
     Ok(SentinelState {
+        spans_blob: row.str("SpansBlob").to_owned(),
+        outbox_blob: row.str("OutboxBlob").to_owned(),
+        oldest: match row.str("Oldest") {
+            // Written before clean-ups were recorded: any older generation may be stored.
+            "" => 0,
+            n => parse_num(n, &what)?,
+        },
+        commit: row.str("Commit").to_owned(),
         etag: row.etag.clone(),
         generation: parse_num(row.str("Generation"), &what)?,
         count: parse_num(row.str("Count"), &what)?,
@@ -148,10 +176,10 @@ pub(crate) fn parse_sentinel(row: &Row) -> StorageResult<SentinelState> {
                 detail: format!("Partition {p:?}"),
             })?),
         },
-        spans: if row.str("Spans").is_empty() {
+        spans: if spans.is_empty() {
             Vec::new()
         } else {
-            serde_json::from_str(row.str("Spans")).map_err(|e| StorageError::Corrupt {
+            serde_json::from_str(spans).map_err(|e| StorageError::Corrupt {
                 what: what.clone(),
                 detail: e.to_string(),
             })?
@@ -159,11 +187,115 @@ pub(crate) fn parse_sentinel(row: &Row) -> StorageResult<SentinelState> {
     })
 }
 
+/// The text of `Spans`.
+pub(crate) fn spans_text(spans: &[(u64, String)]) -> String {
+    if spans.is_empty() {
+        String::new()
+    } else {
+        serde_json::to_string(spans).unwrap_or_default()
+    }
+}
+
 impl AzureStore {
     pub(crate) async fn sentinel(&self, instance: &InstanceId) -> StorageResult<Option<Row>> {
         self.tables
             .get(&self.names.history, instance.as_str(), SENTINEL)
             .await
+    }
+
+    /// What a sentinel row says (its spans read from their blob if they are in one).
+    pub(crate) async fn sentinel_state(&self, row: &Row) -> StorageResult<SentinelState> {
+        let spans = self.read_big(row, "Spans").await?;
+        parse_sentinel(row, &spans)
+    }
+
+    /// The sentinel properties `Spans`/`SpansBlob` for `next.spans`: inline while they fit in
+    /// a property, else a blob — the previous sentinel's if the spans did not change (most
+    /// checkpoints add none), a fresh one otherwise. Sets `next.spans_blob`.
+    pub(crate) async fn spans_props(
+        &self,
+        instance: &InstanceId,
+        next: &mut SentinelState,
+        previous: Option<&SentinelState>,
+    ) -> StorageResult<Vec<(String, String)>> {
+        let text = spans_text(&next.spans);
+        let props = match previous {
+            Some(p)
+                if text.len() > INLINE_LIMIT
+                    && !p.spans_blob.is_empty()
+                    && p.spans == next.spans =>
+            {
+                vec![
+                    ("Spans".to_owned(), String::new()),
+                    ("SpansBlob".to_owned(), p.spans_blob.clone()),
+                ]
+            }
+            _ => {
+                self.big_text("Spans", &text, &format!("history/{instance}/"))
+                    .await?
+            }
+        };
+        next.spans_blob = blob_of(&props, "SpansBlob");
+        Ok(props)
+    }
+
+    /// Deletes the event rows of generations `from..to` of an instance, and their blobs (the
+    /// blobs first: a row left behind still names its blob for the next attempt). Rows that
+    /// are already gone are fine.
+    pub(crate) async fn collect_generations(
+        &self,
+        instance: &InstanceId,
+        from: u64,
+        to: u64,
+    ) -> StorageResult<()> {
+        let filter = format!(
+            "PartitionKey eq {} and RowKey ge {} and RowKey lt {}",
+            lit(instance.as_str()),
+            lit(&format!("{from:08X}-")),
+            lit(&format!("{to:08X}-")),
+        );
+        let table = &self.names.history;
+        let rows = self
+            .tables
+            .query_all_of(table, &filter, Some("PartitionKey,RowKey,EventBlob"))
+            .await?;
+        for row in &rows {
+            let blob = row.str("EventBlob");
+            if !blob.is_empty() {
+                self.blobs.delete(blob).await?;
+            }
+        }
+        let deletes: Vec<BatchOp> = rows
+            .iter()
+            .map(|r| BatchOp::Delete(instance.as_str().to_owned(), r.str("RowKey").to_owned()))
+            .collect();
+        for ops in self.tables.split(table, deletes)? {
+            match self.tables.batch(table, &ops).await {
+                Ok(_) => {}
+                // A row already deleted (by another clean-up) fails the whole batch: delete
+                // this batch's rows one by one.
+                Err(StorageError::Conflict { .. }) => {
+                    for op in &ops {
+                        if let BatchOp::Delete(pk, rk) = op {
+                            self.tables.delete(table, pk, rk).await?;
+                        }
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Deletes a blob no committed row names any more; a failure leaves only space behind
+    /// (the instance's purge deletes its blobs), so it is logged, not reported.
+    pub(crate) async fn delete_garbage_blob(&self, instance: &InstanceId, blob: &str) {
+        if blob.is_empty() {
+            return;
+        }
+        if let Err(e) = self.blobs.delete(blob).await {
+            tracing::warn!(%instance, blob, error = %e, "could not delete a history blob no row names");
+        }
     }
 
     /// The event-row properties of one event (inline, or a blob with a random name).
@@ -181,13 +313,14 @@ impl AzureStore {
     }
 }
 
-#[async_trait]
-impl HistoryStore for AzureStore {
-    async fn load_history(&self, instance: &InstanceId) -> StorageResult<Option<HistorySnapshot>> {
-        let Some(sentinel) = self.sentinel(instance).await? else {
-            return Ok(None);
-        };
-        let state = parse_sentinel(&sentinel)?;
+impl AzureStore {
+    /// The history a sentinel row names.
+    async fn load_from(
+        &self,
+        instance: &InstanceId,
+        sentinel: &Row,
+    ) -> StorageResult<HistorySnapshot> {
+        let state = self.sentinel_state(sentinel).await?;
         let what = format!("history of '{instance}'");
         let gen_prefix = format!("{:08X}-", state.generation);
         let filter = format!(
@@ -214,13 +347,13 @@ impl HistoryStore for AzureStore {
                 detail: e.to_string(),
             })?);
         }
-        let outbox_text = self.read_big(&sentinel, "Outbox").await?;
+        let outbox_text = self.read_big(sentinel, "Outbox").await?;
         let execution_id =
             ExecutionId::new(sentinel.str("ExecutionId")).map_err(|e| StorageError::Corrupt {
                 what: what.clone(),
                 detail: e.to_string(),
             })?;
-        Ok(Some(HistorySnapshot {
+        Ok(HistorySnapshot {
             execution_id,
             events,
             etag: state.to_etag(),
@@ -229,7 +362,42 @@ impl HistoryStore for AzureStore {
                 "" => None,
                 at => Some(Timestamp::from_millis(parse_num(at, &what)?)),
             },
-        }))
+        })
+    }
+}
+
+/// The blob a `big_text` property list names under `name` (empty: inline).
+pub(crate) fn blob_of(props: &[(String, String)], name: &str) -> String {
+    props
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.clone())
+        .unwrap_or_default()
+}
+
+#[async_trait]
+impl HistoryStore for AzureStore {
+    async fn load_history(&self, instance: &InstanceId) -> StorageResult<Option<HistorySnapshot>> {
+        // A commit that replaced the sentinel just after it was read may have deleted what it
+        // named (the previous generation's rows, a replaced outbox or spans blob): a row or
+        // blob missing while the sentinel has moved on is read again from the new sentinel.
+        let mut attempts = 0;
+        loop {
+            let Some(sentinel) = self.sentinel(instance).await? else {
+                return Ok(None);
+            };
+            match self.load_from(instance, &sentinel).await {
+                Err(e @ StorageError::Corrupt { .. }) if attempts < 3 => {
+                    attempts += 1;
+                    let now = self.sentinel(instance).await?;
+                    if now.as_ref().map(|r| r.etag.as_str()) == Some(sentinel.etag.as_str()) {
+                        // The sentinel did not move: the damage is real.
+                        return Err(e);
+                    }
+                }
+                other => return other.map(Some),
+            }
+        }
     }
 
     async fn delete_history(&self, instance: &InstanceId) -> StorageResult<()> {
@@ -265,7 +433,7 @@ impl HistoryStore for AzureStore {
     }
 }
 
-/// A sentinel entity.
+/// A sentinel's properties but the spans and the outbox.
 pub(crate) fn sentinel_props(
     execution: &ExecutionId,
     state: &SentinelState,
@@ -279,13 +447,7 @@ pub(crate) fn sentinel_props(
             "Partition",
             state.partition.map(|p| p.to_string()).unwrap_or_default(),
         ),
-        (
-            "Spans",
-            if state.spans.is_empty() {
-                String::new()
-            } else {
-                serde_json::to_string(&state.spans).unwrap_or_default()
-            },
-        ),
+        ("Oldest", num(state.oldest)),
+        ("Commit", state.commit.clone()),
     ]
 }

@@ -8,6 +8,27 @@
 //! Mozilla roots. See
 //! `docs/ARCHITECTURE.md`, "Azure Storage backend", for the layout and what the checkpoint
 //! guarantees without cross-object transactions.
+//!
+//! # The condition of each write
+//!
+//! A write is conditional exactly where two writers could disagree; where a name or key no
+//! other writer uses makes the write safe, it is unconditional (and so safe to re-send).
+//!
+//! | write | condition | why |
+//! |---|---|---|
+//! | History commit: the sentinel and the last event rows, one entity-group batch | sentinel `If-Match` the loaded ETag; insert (fails if it exists) for a first history | one linear history per instance: of two writers from one loaded history only one commits. A refusal (or a transient error) is read back: the sentinel's `Commit` marker tells whether this checkpoint's first attempt landed |
+//! | event rows written ahead of the commit | none (insert-or-replace) | their keys carry a fresh token no committed row uses; invisible until the commit names them |
+//! | clearing the outbox (checkpoint step 5), a merge | `If-Match` the ETag of step 1 | never clears a later checkpoint's outbox; read back like the commit |
+//! | deleting an earlier generation's rows (after a commit, or owed, in the next one) | `If-Match: *` | rows below the sentinel's generation are no one's; a row already gone fails its batch, which is then deleted row by row |
+//! | purge of a history (`delete_history`) | `If-Match: *` | the runtime purges finished instances only |
+//! | instance row | `Expect::Any`: insert-or-replace; `Expect::Absent`: insert; `Expect::ETag`: `If-Match` | the runtime chooses per write (`taskhub_storage::Expect`) |
+//! | instance row delete | `If-Match: *` (`delete_instance`) or the row's ETag (`delete_instance_if`) | as the caller asks |
+//! | partition lease rows | `If-Match` the row's ETag; insert for a new row | leases are ETag-conditional rows (the table partitioning design) |
+//! | hub creation (info and lease rows, one batch) | insert | one creator wins, the others find the hub |
+//! | dead letter and its index row (one batch) | insert | a repeat of a torn move finds the index and returns the first letter |
+//! | dead letter delete | `If-Match: *` | |
+//! | blobs (large properties, payloads) | none | every property blob has a fresh random name no committed row names; a blob no row names any more is deleted after the write that dropped it |
+//! | queue messages | put: none; update, delete: the pop receipt | the receipt is the condition: a stale one changes nothing |
 
 pub mod admin;
 mod blobs;

@@ -76,6 +76,9 @@ pub struct AzureStore {
     /// Step-5 failures still to inject (feature `testing`).
     #[cfg(feature = "testing")]
     pub(crate) inject_clear_failures: AtomicU64,
+    /// Post-commit clean-ups still to skip (feature `testing`).
+    #[cfg(feature = "testing")]
+    pub(crate) inject_skip_collections: AtomicU64,
 }
 
 impl std::fmt::Debug for AzureStore {
@@ -155,6 +158,8 @@ impl AzureStore {
             outbox_clear_failures: AtomicU64::new(0),
             #[cfg(feature = "testing")]
             inject_clear_failures: AtomicU64::new(0),
+            #[cfg(feature = "testing")]
+            inject_skip_collections: AtomicU64::new(0),
         })
     }
 
@@ -194,6 +199,21 @@ impl AzureStore {
         #[cfg(feature = "testing")]
         {
             self.inject_clear_failures
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                .is_ok()
+        }
+        #[cfg(not(feature = "testing"))]
+        {
+            false
+        }
+    }
+
+    /// True if the clean-up after this commit must be skipped (injected by a test, feature
+    /// `testing`).
+    pub(crate) fn injected_skip_collection(&self) -> bool {
+        #[cfg(feature = "testing")]
+        {
+            self.inject_skip_collections
                 .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
                 .is_ok()
         }

@@ -5,7 +5,7 @@
 use taskhub_core::InstanceId;
 use taskhub_storage::{StorageError, StorageResult};
 
-use crate::history::{event_key, parse_sentinel};
+use crate::history::event_key;
 use crate::tables::entity;
 use crate::AzureStore;
 
@@ -23,7 +23,7 @@ impl AzureStore {
             .ok_or_else(|| StorageError::NotFound {
                 what: format!("history of '{instance}'"),
             })?;
-        let state = parse_sentinel(&sentinel)?;
+        let state = self.sentinel_state(&sentinel).await?;
         let key = event_key(state.generation, seq, state.token_of(seq));
         let row = entity(
             instance.as_str(),
@@ -57,5 +57,55 @@ impl AzureStore {
     /// property limit, none once it is inline again or deleted.
     pub async fn instance_blobs(&self, instance: &InstanceId) -> StorageResult<Vec<String>> {
         self.blobs.list(&format!("instances/{instance}/")).await
+    }
+}
+
+impl AzureStore {
+    /// The blobs of an instance's pending outboxes (`outbox/<id>/…`): none once every outbox
+    /// over the inline limit has been cleared or replaced.
+    pub async fn outbox_blobs(&self, instance: &InstanceId) -> StorageResult<Vec<String>> {
+        self.blobs.list(&format!("outbox/{instance}/")).await
+    }
+
+    /// Makes the next `n` commits skip the clean-up that follows them (deleting the previous
+    /// execution's rows and blobs), as a crash right after the commit would.
+    pub fn skip_next_collections(&self, n: u64) {
+        self.inject_skip_collections
+            .store(n, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Pads the `Spans` of the instance's history sentinel with entries that change nothing
+    /// (spans from sequence 0, shadowed by the real ones that follow them) until its JSON is at
+    /// least `chars` long: the sentinel as about a thousand checkpoints of over 99 events each
+    /// leave it, without writing them all.
+    pub async fn pad_history_spans(
+        &self,
+        instance: &InstanceId,
+        chars: usize,
+    ) -> StorageResult<()> {
+        let sentinel = self
+            .sentinel(instance)
+            .await?
+            .ok_or_else(|| StorageError::NotFound {
+                what: format!("history of '{instance}'"),
+            })?;
+        let state = self.sentinel_state(&sentinel).await?;
+        let real = serde_json::to_string(&state.spans).unwrap_or_default();
+        let filler = "[0,\"ffffffff\"],".len();
+        let n = chars.saturating_sub(real.len()) / filler + 1;
+        let mut spans: Vec<(u64, String)> = vec![(0, "ffffffff".to_owned()); n];
+        spans.extend(state.spans);
+        let row = entity(
+            instance.as_str(),
+            crate::history::SENTINEL,
+            &[
+                ("Spans", serde_json::to_string(&spans).unwrap_or_default()),
+                ("SpansBlob", String::new()),
+            ],
+        );
+        self.tables
+            .merge(&self.names.history, &row, Some(&sentinel.etag))
+            .await
+            .map(|_| ())
     }
 }

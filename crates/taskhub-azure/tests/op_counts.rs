@@ -6,9 +6,10 @@ mod common;
 use std::time::Duration;
 
 use taskhub_azure::{AzureOptions, AzureStore, OpKind};
-use taskhub_core::InstanceId;
+use taskhub_core::{ExecutionId, InstanceId, OrchestrationStatus, Payload, Timestamp};
 use taskhub_storage::{
-    CheckpointRequest, CheckpointStore, NewQueueMessage, QueueName, QueueStore, SystemClock,
+    CheckpointRequest, CheckpointStore, Expect, InstanceRow, NewQueueMessage, QueueName,
+    QueueStore, SystemClock,
 };
 
 #[tokio::test]
@@ -60,6 +61,70 @@ async fn an_activity_result_costs_one_put_and_one_delete_and_no_table_read() {
         "no sentinel read: {spent:?}"
     );
     assert_eq!(spent.total(), 2, "{spent:?}");
+    store.delete_hub().await.unwrap();
+}
+
+/// A client start (a checkpoint with the new instance row and its first message, no history)
+/// costs the row write and the message, and no read of the history sentinel: nobody uses
+/// the history ETag of a checkpoint that wrote no history (the runtime keeps the ETag it
+/// has when the outcome carries none).
+#[tokio::test]
+async fn a_history_less_checkpoint_reads_no_sentinel() {
+    let store = AzureStore::create(AzureOptions {
+        account: common::account(),
+        hub: common::unique_hub(),
+        clock: std::sync::Arc::new(SystemClock::new()),
+    })
+    .await
+    .unwrap();
+    store
+        .enqueue(QueueName::Control(0), vec![msg("create the queue")])
+        .await
+        .unwrap();
+    let id = InstanceId::new("started").unwrap();
+    let row = InstanceRow {
+        instance_id: id.clone(),
+        name: "Orch".to_owned(),
+        version: None,
+        execution_id: ExecutionId::new("e1").unwrap(),
+        status: OrchestrationStatus::Pending,
+        input: Payload::from_json("1".to_owned()).unwrap(),
+        output: None,
+        failure: None,
+        custom_status: None,
+        created_at: Timestamp::from_millis(1),
+        updated_at: Timestamp::from_millis(1),
+        completed_at: None,
+        scheduled_start: None,
+        partition: 0,
+        tags: Default::default(),
+        executions: Vec::new(),
+        etag: None,
+    };
+    let before = store.op_counts();
+    let outcome = store
+        .checkpoint(CheckpointRequest {
+            instance_id: id.clone(),
+            fence: None,
+            history: None,
+            instance: Some((row, Expect::Absent)),
+            outbound: vec![taskhub_storage::OutboundMessage {
+                claim: None,
+                queue: QueueName::Control(0),
+                message: msg("ExecutionStarted"),
+            }],
+            consumed: Vec::new(),
+        })
+        .await
+        .unwrap();
+    let spent = store.op_counts().since(&before);
+    assert!(outcome.instance_etag.is_some());
+    assert_eq!(
+        spent.get(OpKind::TableRead),
+        0,
+        "no sentinel read: {spent:?}"
+    );
+    assert_eq!(spent.total(), 2, "the row and the message: {spent:?}");
     store.delete_hub().await.unwrap();
 }
 

@@ -84,8 +84,9 @@ pub struct CheckpointRequest {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckpointOutcome {
     /// The history's new ETag (unchanged if the request had no history). A backend without
-    /// transactions may report `None` for a request that wrote neither history nor an
-    /// instance row (an activity's result), to spare a read nobody needs.
+    /// transactions may report `None` for a request that wrote no history (a client's start,
+    /// an entity batch, an activity's result), to spare a read nobody needs: a caller that
+    /// holds the history's ETag keeps it then.
     pub history_etag: Option<ETag>,
     /// The instance row's new ETag, if it was written.
     pub instance_etag: Option<ETag>,

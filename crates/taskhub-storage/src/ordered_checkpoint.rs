@@ -189,7 +189,7 @@ pub trait CheckpointPrimitives: Send + Sync {
     async fn clear_outbox(&self, instance: &InstanceId, committed: &ETag) -> StorageResult<ETag>;
 
     /// The history ETag to report for a request that wrote no history. A backend may answer
-    /// `None` when the request wrote no instance row either (nobody holds an ETag to refresh).
+    /// `None` (the history did not change: its holder keeps the ETag it has).
     ///
     /// # Errors
     /// A storage error.

@@ -472,7 +472,8 @@ pub async fn stale_consumed_receipt_does_not_fail_checkpoint(
 }
 
 /// The outcome carries the ETags the store now has: the history's (unchanged by a checkpoint
-/// without history) and the instance row's (the `CheckpointOutcome` docs).
+/// without history, which may report none) and the instance row's (the `CheckpointOutcome`
+/// docs).
 pub async fn checkpoint_outcome_reports_stored_etags(
     store: Arc<dyn TaskHubStore>,
     _clock: ManualClock,
@@ -491,10 +492,10 @@ pub async fn checkpoint_outcome_reports_stored_etags(
         ..tagged_turn(id, Some(&loaded), "row-only")
     };
     let outcome = commit(s, row_only).await;
-    assert_eq!(
-        outcome.history_etag.as_ref(),
-        Some(&loaded.etag),
-        "a checkpoint without history leaves the history's ETag"
+    assert!(
+        outcome.history_etag.is_none() || outcome.history_etag.as_ref() == Some(&loaded.etag),
+        "a checkpoint without history leaves the history's ETag (reported, or not at all): {:?}",
+        outcome.history_etag
     );
     assert_eq!(load(s, id).await.etag, loaded.etag);
     let stored = instance(s, id).await.expect("the row is written");
