@@ -5,19 +5,17 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use base64::Engine as _;
 use bytes::Bytes;
-use hmac::{Hmac, Mac};
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
-use sha2::Sha256;
 use taskhub_storage::{StorageError, StorageResult};
 
 use crate::config::StorageAccount;
 use crate::counters::{OpCounters, OpKind};
 use crate::credential::Credential;
 use crate::date::now_rfc1123;
+use crate::signing::{self, ToSign};
 use crate::tls::{self, Connector};
 use crate::token::TokenSource;
 
@@ -291,11 +289,23 @@ impl Http {
             .iter()
             .map(|(k, v)| ((*k).to_ascii_lowercase(), v.clone()))
             .collect();
-        headers.push(("x-ms-date".to_owned(), date.clone()));
+        headers.push(("x-ms-date".to_owned(), date));
         headers.push(("x-ms-version".to_owned(), API_VERSION.to_owned()));
         let auth = match (&self.tokens, &self.account.credential) {
             (Some(tokens), _) => format!("Bearer {}", tokens.token(&self.client).await?),
-            (None, Credential::SharedKey(key)) => self.sign(req, endpoint, &headers, &date, key),
+            (None, Credential::SharedKey(key)) => signing::authorization(
+                &ToSign {
+                    account: &self.account.name,
+                    endpoint,
+                    service: req.service,
+                    method: req.method,
+                    path: &req.path,
+                    query: &req.query,
+                    headers: &headers,
+                    content_length: req.body.len(),
+                },
+                key,
+            ),
             (None, _) => {
                 return Err(StorageError::InvalidArgument(
                     "a token credential without a token source".to_owned(),
@@ -338,78 +348,6 @@ impl Http {
             body,
         })
     }
-
-    /// The `Authorization` header: Shared Key for blobs and queues, Shared Key Lite for
-    /// tables.
-    fn sign(
-        &self,
-        req: &Req,
-        endpoint: &str,
-        headers: &[(String, String)],
-        date: &str,
-        key: &crate::config::AccountKey,
-    ) -> String {
-        // The canonical resource: /account + the URL path as sent.
-        let url_path = endpoint
-            .find("://")
-            .and_then(|i| endpoint[i + 3..].find('/').map(|j| &endpoint[i + 3 + j..]))
-            .unwrap_or("");
-        let mut resource = format!("/{}{url_path}{}", self.account.name, req.path);
-        let to_sign = if req.service == Service::Table {
-            if let Some((_, comp)) = req.query.iter().find(|(k, _)| *k == "comp") {
-                resource.push_str(&format!("?comp={comp}"));
-            }
-            format!("{date}\n{resource}")
-        } else {
-            let get = |name: &str| {
-                headers
-                    .iter()
-                    .find(|(k, _)| k == name)
-                    .map(|(_, v)| v.clone())
-                    .unwrap_or_default()
-            };
-            let length = if req.body.is_empty() {
-                String::new()
-            } else {
-                req.body.len().to_string()
-            };
-            let mut ms: Vec<&(String, String)> = headers
-                .iter()
-                .filter(|(k, _)| k.starts_with("x-ms-"))
-                .collect();
-            ms.sort();
-            let canonical_headers: String = ms
-                .iter()
-                .map(|(k, v)| format!("{k}:{}\n", v.trim()))
-                .collect();
-            let mut query: BTreeMap<String, Vec<String>> = BTreeMap::new();
-            for (k, v) in &req.query {
-                query
-                    .entry(k.to_ascii_lowercase())
-                    .or_default()
-                    .push(v.clone());
-            }
-            for (k, vs) in query {
-                resource.push_str(&format!("\n{k}:{}", vs.join(",")));
-            }
-            format!(
-                "{}\n\n\n{length}\n\n{}\n\n\n{}\n\n\n\n{canonical_headers}{resource}",
-                req.method,
-                get("content-type"),
-                get("if-match"),
-            )
-        };
-        let mut mac = Hmac::<Sha256>::new_from_slice(&key.0).unwrap_or_else(|_| unreachable_hmac());
-        mac.update(to_sign.as_bytes());
-        let signature =
-            base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes());
-        let scheme = if req.service == Service::Table {
-            "SharedKeyLite"
-        } else {
-            "SharedKey"
-        };
-        format!("{scheme} {}:{signature}", self.account.name)
-    }
 }
 
 /// An error with its causes (a TLS or connection failure is in the sources of hyper's
@@ -423,13 +361,6 @@ pub(crate) fn chain(e: &dyn std::error::Error) -> String {
         source = s.source();
     }
     text
-}
-
-/// HMAC accepts keys of any length, so `new_from_slice` cannot fail.
-fn unreachable_hmac() -> Hmac<Sha256> {
-    // An empty key is a valid HMAC key too.
-    #[expect(clippy::expect_used, reason = "HMAC takes keys of any length")]
-    Hmac::<Sha256>::new_from_slice(&[]).expect("HMAC takes keys of any length")
 }
 
 /// The error for an unexpected status: 404 → `NotFound`, 409 `…BeingDeleted` →

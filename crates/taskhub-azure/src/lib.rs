@@ -26,6 +26,7 @@ mod partitions;
 mod payloads;
 mod queues;
 mod row_etag;
+mod signing;
 pub mod store;
 mod tables;
 #[cfg(feature = "testing")]
