@@ -11,6 +11,7 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use taskhub_storage::{StorageError, StorageResult};
 
+use crate::backoff::Backoff;
 use crate::config::StorageAccount;
 use crate::counters::{OpCounters, OpKind};
 use crate::credential::Credential;
@@ -24,6 +25,11 @@ pub(crate) const API_VERSION: &str = "2021-12-02";
 /// How long creating an object whose name is still being deleted is retried (real Azure
 /// Storage holds a deleted table's name for up to about a minute).
 const BEING_DELETED_WAIT: Duration = Duration::from_secs(120);
+/// The first step of the retry back-off (each retry waits a random time in the upper half of
+/// its step: see [`Backoff`]).
+const RETRY_FIRST: Duration = Duration::from_millis(25);
+/// The largest step of the retry back-off.
+const RETRY_MAX: Duration = Duration::from_secs(2);
 
 /// How long a request may take, retries included.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -195,7 +201,7 @@ impl Http {
 
     /// Sends a request, retrying throttling (500/503), request timeouts (408, or no answer in
     /// time) and connection failures with
-    /// exponential back-off. Returns any response the service gave (callers judge the status).
+    /// exponential back-off and jitter ([`Backoff`]). Returns any response the service gave (callers judge the status).
     pub(crate) async fn send(&self, req: &Req) -> StorageResult<Resp> {
         self.send_with(req, NORMAL).await
     }
@@ -203,7 +209,8 @@ impl Http {
     /// [`send`](Self::send) with another [`Patience`].
     pub(crate) async fn send_with(&self, req: &Req, patience: Patience) -> StorageResult<Resp> {
         let started = std::time::Instant::now();
-        let mut delay = Duration::from_millis(25);
+        let mut backoff = Backoff::new(RETRY_FIRST, RETRY_MAX);
+        let mut delay = backoff.next_delay();
         let mut last = StorageError::Unavailable("no attempt made".to_owned());
         let kind = OpKind::of(req);
         for attempt in 0..patience.attempts {
@@ -212,7 +219,7 @@ impl Http {
                     break;
                 }
                 tokio::time::sleep(delay).await;
-                delay = (delay * 2).min(Duration::from_secs(2));
+                delay = backoff.next_delay();
             }
             let limit = patience
                 .attempt_timeout
@@ -247,7 +254,8 @@ impl Http {
     /// retried with back-off for up to [`BEING_DELETED_WAIT`], then `BeingDeleted`.
     pub(crate) async fn create(&self, req: &Req, what: &str) -> StorageResult<bool> {
         let started = std::time::Instant::now();
-        let mut delay = Duration::from_millis(200);
+        let mut backoff = Backoff::new(Duration::from_millis(200), Duration::from_secs(5));
+        let mut delay = backoff.next_delay();
         loop {
             let resp = self.send(req).await?;
             if resp.ok() {
@@ -263,7 +271,7 @@ impl Http {
                         "still being deleted; creating it again after a pause"
                     );
                     tokio::time::sleep(delay).await;
-                    delay = (delay * 2).min(Duration::from_secs(5));
+                    delay = backoff.next_delay();
                 }
                 StorageError::Conflict { .. } => return Ok(false),
                 other => return Err(other),

@@ -10,6 +10,7 @@
 //! guarantees without cross-object transactions.
 
 pub mod admin;
+mod backoff;
 mod blobs;
 mod checkpoint;
 pub mod config;
