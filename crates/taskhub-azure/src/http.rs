@@ -50,6 +50,21 @@ pub(crate) const NORMAL: Patience = Patience {
     deadline: Duration::from_secs(90),
 };
 
+/// How long one call of the lease manager on the partitions table (the lease table read,
+/// a renewal, a claim) may take, retries included: 2 s, as the original provider bounds its
+/// lease requests. One request that hangs then costs the lease loop 2 s, not the 90 s other
+/// requests may take (longer than a lease): the call fails, the manager counts the failure
+/// as a gap in its observation (DESIGN invariant 7), and renews at its next pass.
+pub const LEASE_REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Requests of the lease manager (see [`LEASE_REQUEST_TIMEOUT`]): transient failures answered
+/// at once are retried within the bound; a request without an answer is not.
+pub(crate) const LEASE: Patience = Patience {
+    attempts: 3,
+    attempt_timeout: LEASE_REQUEST_TIMEOUT,
+    deadline: LEASE_REQUEST_TIMEOUT,
+};
+
 /// The first request of opening a hub: an endpoint that does not answer is reported within
 /// seconds (a wrong address, a firewall dropping packets, a stopped emulator).
 pub(crate) const PROBE: Patience = Patience {
@@ -143,6 +158,9 @@ pub(crate) struct Http {
     tokens: Option<std::sync::Arc<TokenSource>>,
     /// Requests sent, by kind (shared by every clone).
     pub(crate) counters: std::sync::Arc<OpCounters>,
+    /// How long [`send`](Self::send) may take ([`NORMAL`] unless
+    /// [`with_patience`](Self::with_patience) says otherwise).
+    patience: Patience,
 }
 
 impl std::fmt::Debug for Http {
@@ -183,7 +201,17 @@ impl Http {
             account,
             tokens,
             counters: std::sync::Arc::default(),
+            patience: NORMAL,
         })
+    }
+
+    /// The same client (connections, tokens and counters shared) whose
+    /// [`send`](Self::send) takes at most `patience`.
+    pub(crate) fn with_patience(&self, patience: Patience) -> Self {
+        Self {
+            patience,
+            ..self.clone()
+        }
     }
 
     fn endpoint(&self, service: Service) -> &str {
@@ -203,7 +231,7 @@ impl Http {
     /// time) and connection failures with
     /// exponential back-off and jitter ([`Backoff`]). Returns any response the service gave (callers judge the status).
     pub(crate) async fn send(&self, req: &Req) -> StorageResult<Resp> {
-        self.send_with(req, NORMAL).await
+        self.send_with(req, self.patience).await
     }
 
     /// [`send`](Self::send) with another [`Patience`].

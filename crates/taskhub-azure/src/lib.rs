@@ -41,4 +41,5 @@ pub use config::{AccountKey, HubName, StorageAccount, TlsOptions};
 pub use counters::{OpCounts, OpKind};
 pub use credential::{ClientSecretCredential, Credential, ManagedIdentityCredential, SecretText};
 pub use error::AzureError;
+pub use http::LEASE_REQUEST_TIMEOUT;
 pub use store::{AzureOptions, AzureStore};
