@@ -8,6 +8,7 @@
 #![allow(dead_code, reason = "not every test binary uses every helper")]
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test support")]
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -100,9 +101,16 @@ pub fn authority(endpoint: &str) -> String {
 async fn relay(client: TcpStream, server: TcpStream, state: Arc<Mutex<State>>) {
     let (client_read, mut client_write) = client.into_split();
     let (mut server_read, mut server_write) = server.into_split();
-    // Answers go back as they come.
+    let holding = Arc::new(AtomicBool::new(false));
+    let hold = holding.clone();
+    // Answers go back as they come. Once a request is held, the client sees nothing more, not
+    // even the service closing the idle connection (Azurite does after 5 s): it must give up
+    // by itself.
     let back = tokio::spawn(async move {
         let _ = tokio::io::copy(&mut server_read, &mut client_write).await;
+        if hold.load(Ordering::SeqCst) {
+            std::future::pending::<()>().await;
+        }
     });
     let mut reader = BufReader::new(client_read);
     loop {
@@ -120,6 +128,7 @@ async fn relay(client: TcpStream, server: TcpStream, state: Arc<Mutex<State>>) {
             stalled
         };
         if stalled {
+            holding.store(true, Ordering::SeqCst);
             // Hold the connection: the client waits for an answer that never comes, until it
             // gives up and closes it.
             let mut sink = Vec::new();
