@@ -7,7 +7,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
 #[path = "common/backends.rs"]
-#[allow(dead_code, reason = "shared helpers")]
 mod backends;
 mod common;
 #[path = "../../taskhub-azure/tests/loopback/proxy.rs"]
