@@ -5,19 +5,18 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use base64::Engine as _;
 use bytes::Bytes;
-use hmac::{Hmac, Mac};
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
-use sha2::Sha256;
 use taskhub_storage::{StorageError, StorageResult};
 
+use crate::backoff::Backoff;
 use crate::config::StorageAccount;
 use crate::counters::{OpCounters, OpKind};
 use crate::credential::Credential;
 use crate::date::now_rfc1123;
+use crate::signing::{self, ToSign};
 use crate::tls::{self, Connector};
 use crate::token::TokenSource;
 
@@ -26,6 +25,11 @@ pub(crate) const API_VERSION: &str = "2021-12-02";
 /// How long creating an object whose name is still being deleted is retried (real Azure
 /// Storage holds a deleted table's name for up to about a minute).
 const BEING_DELETED_WAIT: Duration = Duration::from_secs(120);
+/// The first step of the retry back-off (each retry waits a random time in the upper half of
+/// its step: see [`Backoff`]).
+const RETRY_FIRST: Duration = Duration::from_millis(25);
+/// The largest step of the retry back-off.
+const RETRY_MAX: Duration = Duration::from_secs(2);
 
 /// How long a request may take, retries included.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,6 +48,21 @@ pub(crate) const NORMAL: Patience = Patience {
     attempts: 6,
     attempt_timeout: Duration::from_secs(30),
     deadline: Duration::from_secs(90),
+};
+
+/// How long one call of the lease manager on the partitions table (the lease table read,
+/// a renewal, a claim) may take, retries included: 2 s, as the original provider bounds its
+/// lease requests. One request that hangs then costs the lease loop 2 s, not the 90 s other
+/// requests may take (longer than a lease): the call fails, the manager counts the failure
+/// as a gap in its observation (DESIGN invariant 7), and renews at its next pass.
+pub const LEASE_REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Requests of the lease manager (see [`LEASE_REQUEST_TIMEOUT`]): transient failures answered
+/// at once are retried within the bound; a request without an answer is not.
+pub(crate) const LEASE: Patience = Patience {
+    attempts: 3,
+    attempt_timeout: LEASE_REQUEST_TIMEOUT,
+    deadline: LEASE_REQUEST_TIMEOUT,
 };
 
 /// The first request of opening a hub: an endpoint that does not answer is reported within
@@ -139,6 +158,9 @@ pub(crate) struct Http {
     tokens: Option<std::sync::Arc<TokenSource>>,
     /// Requests sent, by kind (shared by every clone).
     pub(crate) counters: std::sync::Arc<OpCounters>,
+    /// How long [`send`](Self::send) may take ([`NORMAL`] unless
+    /// [`with_patience`](Self::with_patience) says otherwise).
+    patience: Patience,
 }
 
 impl std::fmt::Debug for Http {
@@ -179,7 +201,17 @@ impl Http {
             account,
             tokens,
             counters: std::sync::Arc::default(),
+            patience: NORMAL,
         })
+    }
+
+    /// The same client (connections, tokens and counters shared) whose
+    /// [`send`](Self::send) takes at most `patience`.
+    pub(crate) fn with_patience(&self, patience: Patience) -> Self {
+        Self {
+            patience,
+            ..self.clone()
+        }
     }
 
     fn endpoint(&self, service: Service) -> &str {
@@ -197,15 +229,16 @@ impl Http {
 
     /// Sends a request, retrying throttling (500/503), request timeouts (408, or no answer in
     /// time) and connection failures with
-    /// exponential back-off. Returns any response the service gave (callers judge the status).
+    /// exponential back-off and jitter ([`Backoff`]). Returns any response the service gave (callers judge the status).
     pub(crate) async fn send(&self, req: &Req) -> StorageResult<Resp> {
-        self.send_with(req, NORMAL).await
+        self.send_with(req, self.patience).await
     }
 
     /// [`send`](Self::send) with another [`Patience`].
     pub(crate) async fn send_with(&self, req: &Req, patience: Patience) -> StorageResult<Resp> {
         let started = std::time::Instant::now();
-        let mut delay = Duration::from_millis(25);
+        let mut backoff = Backoff::new(RETRY_FIRST, RETRY_MAX);
+        let mut delay = backoff.next_delay();
         let mut last = StorageError::Unavailable("no attempt made".to_owned());
         let kind = OpKind::of(req);
         for attempt in 0..patience.attempts {
@@ -214,7 +247,7 @@ impl Http {
                     break;
                 }
                 tokio::time::sleep(delay).await;
-                delay = (delay * 2).min(Duration::from_secs(2));
+                delay = backoff.next_delay();
             }
             let limit = patience
                 .attempt_timeout
@@ -249,7 +282,8 @@ impl Http {
     /// retried with back-off for up to [`BEING_DELETED_WAIT`], then `BeingDeleted`.
     pub(crate) async fn create(&self, req: &Req, what: &str) -> StorageResult<bool> {
         let started = std::time::Instant::now();
-        let mut delay = Duration::from_millis(200);
+        let mut backoff = Backoff::new(Duration::from_millis(200), Duration::from_secs(5));
+        let mut delay = backoff.next_delay();
         loop {
             let resp = self.send(req).await?;
             if resp.ok() {
@@ -265,7 +299,7 @@ impl Http {
                         "still being deleted; creating it again after a pause"
                     );
                     tokio::time::sleep(delay).await;
-                    delay = (delay * 2).min(Duration::from_secs(5));
+                    delay = backoff.next_delay();
                 }
                 StorageError::Conflict { .. } => return Ok(false),
                 other => return Err(other),
@@ -291,11 +325,23 @@ impl Http {
             .iter()
             .map(|(k, v)| ((*k).to_ascii_lowercase(), v.clone()))
             .collect();
-        headers.push(("x-ms-date".to_owned(), date.clone()));
+        headers.push(("x-ms-date".to_owned(), date));
         headers.push(("x-ms-version".to_owned(), API_VERSION.to_owned()));
         let auth = match (&self.tokens, &self.account.credential) {
             (Some(tokens), _) => format!("Bearer {}", tokens.token(&self.client).await?),
-            (None, Credential::SharedKey(key)) => self.sign(req, endpoint, &headers, &date, key),
+            (None, Credential::SharedKey(key)) => signing::authorization(
+                &ToSign {
+                    account: &self.account.name,
+                    endpoint,
+                    service: req.service,
+                    method: req.method,
+                    path: &req.path,
+                    query: &req.query,
+                    headers: &headers,
+                    content_length: req.body.len(),
+                },
+                key,
+            ),
             (None, _) => {
                 return Err(StorageError::InvalidArgument(
                     "a token credential without a token source".to_owned(),
@@ -338,78 +384,6 @@ impl Http {
             body,
         })
     }
-
-    /// The `Authorization` header: Shared Key for blobs and queues, Shared Key Lite for
-    /// tables.
-    fn sign(
-        &self,
-        req: &Req,
-        endpoint: &str,
-        headers: &[(String, String)],
-        date: &str,
-        key: &crate::config::AccountKey,
-    ) -> String {
-        // The canonical resource: /account + the URL path as sent.
-        let url_path = endpoint
-            .find("://")
-            .and_then(|i| endpoint[i + 3..].find('/').map(|j| &endpoint[i + 3 + j..]))
-            .unwrap_or("");
-        let mut resource = format!("/{}{url_path}{}", self.account.name, req.path);
-        let to_sign = if req.service == Service::Table {
-            if let Some((_, comp)) = req.query.iter().find(|(k, _)| *k == "comp") {
-                resource.push_str(&format!("?comp={comp}"));
-            }
-            format!("{date}\n{resource}")
-        } else {
-            let get = |name: &str| {
-                headers
-                    .iter()
-                    .find(|(k, _)| k == name)
-                    .map(|(_, v)| v.clone())
-                    .unwrap_or_default()
-            };
-            let length = if req.body.is_empty() {
-                String::new()
-            } else {
-                req.body.len().to_string()
-            };
-            let mut ms: Vec<&(String, String)> = headers
-                .iter()
-                .filter(|(k, _)| k.starts_with("x-ms-"))
-                .collect();
-            ms.sort();
-            let canonical_headers: String = ms
-                .iter()
-                .map(|(k, v)| format!("{k}:{}\n", v.trim()))
-                .collect();
-            let mut query: BTreeMap<String, Vec<String>> = BTreeMap::new();
-            for (k, v) in &req.query {
-                query
-                    .entry(k.to_ascii_lowercase())
-                    .or_default()
-                    .push(v.clone());
-            }
-            for (k, vs) in query {
-                resource.push_str(&format!("\n{k}:{}", vs.join(",")));
-            }
-            format!(
-                "{}\n\n\n{length}\n\n{}\n\n\n{}\n\n\n\n{canonical_headers}{resource}",
-                req.method,
-                get("content-type"),
-                get("if-match"),
-            )
-        };
-        let mut mac = Hmac::<Sha256>::new_from_slice(&key.0).unwrap_or_else(|_| unreachable_hmac());
-        mac.update(to_sign.as_bytes());
-        let signature =
-            base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes());
-        let scheme = if req.service == Service::Table {
-            "SharedKeyLite"
-        } else {
-            "SharedKey"
-        };
-        format!("{scheme} {}:{signature}", self.account.name)
-    }
 }
 
 /// An error with its causes (a TLS or connection failure is in the sources of hyper's
@@ -423,13 +397,6 @@ pub(crate) fn chain(e: &dyn std::error::Error) -> String {
         source = s.source();
     }
     text
-}
-
-/// HMAC accepts keys of any length, so `new_from_slice` cannot fail.
-fn unreachable_hmac() -> Hmac<Sha256> {
-    // An empty key is a valid HMAC key too.
-    #[expect(clippy::expect_used, reason = "HMAC takes keys of any length")]
-    Hmac::<Sha256>::new_from_slice(&[]).expect("HMAC takes keys of any length")
 }
 
 /// The error for an unexpected status: 404 → `NotFound`, 409 `…BeingDeleted` →

@@ -205,7 +205,7 @@ impl PartitionStore for AzureStore {
             lit("partition.")
         );
         let rows = self
-            .tables
+            .lease_tables
             .query_all(&self.names.partitions, &filter)
             .await?;
         let mut out = rows
@@ -230,11 +230,11 @@ impl PartitionStore for AzureStore {
         let e = partition_entity(row);
         let etag = match expected {
             Some(etag) => {
-                self.tables
+                self.lease_tables
                     .replace(&self.names.partitions, &e, Some(&etag.0))
                     .await?
             }
-            None => self.tables.insert(&self.names.partitions, &e).await?,
+            None => self.lease_tables.insert(&self.names.partitions, &e).await?,
         };
         Ok(ETag(etag))
     }
@@ -243,7 +243,7 @@ impl PartitionStore for AzureStore {
     async fn lease_table(&self) -> StorageResult<LeaseTable> {
         let filter = format!("PartitionKey eq {}", lit(PK));
         let rows = self
-            .tables
+            .lease_tables
             .query_all(&self.names.partitions, &filter)
             .await?;
         let mut table = LeaseTable {
@@ -262,8 +262,14 @@ impl PartitionStore for AzureStore {
     }
 
     /// One entity-group transaction of ETag-conditional replaces (the rows share the
-    /// PartitionKey `hub`); if one of them conflicts nothing was written, and the rows are
-    /// written one by one to learn which.
+    /// PartitionKey `hub`). If it fails, the rows are written each on its own, all at once:
+    /// after a conflict nothing was written, and this learns which row conflicted; after a
+    /// failure without an answer (a request that hung until [`LEASE_REQUEST_TIMEOUT`], a
+    /// 5xx) the batch may or may not have been applied (a row it renewed then conflicts, and
+    /// the lease manager re-reads it), and one row's trouble does not hold up the renewal
+    /// of the others.
+    ///
+    /// [`LEASE_REQUEST_TIMEOUT`]: crate::LEASE_REQUEST_TIMEOUT
     async fn renew_partitions(
         &self,
         writes: &[(PartitionRow, ETag)],
@@ -281,14 +287,16 @@ impl PartitionStore for AzureStore {
             .iter()
             .map(|(row, etag)| BatchOp::Replace(partition_entity(row), etag.0.clone()))
             .collect();
-        match self.tables.batch(&self.names.partitions, &ops).await {
+        match self.lease_tables.batch(&self.names.partitions, &ops).await {
             Ok(etags) => Ok(etags.into_iter().map(|e| Ok(ETag(e))).collect()),
-            Err(StorageError::Conflict { .. }) => {
-                let mut out = Vec::with_capacity(writes.len());
-                for (row, etag) in writes {
-                    out.push(self.put_partition(row, Some(etag)).await);
+            Err(e) if e.is_conflict() || e.is_retryable() => {
+                if !e.is_conflict() {
+                    tracing::debug!(error = %e, "lease renewal batch failed; renewing each row on its own");
                 }
-                Ok(out)
+                let each = writes
+                    .iter()
+                    .map(|(row, etag)| self.put_partition(row, Some(etag)));
+                Ok(futures_util::future::join_all(each).await)
             }
             Err(e) => Err(e),
         }

@@ -66,6 +66,9 @@ impl std::fmt::Debug for AzureOptions {
 pub struct AzureStore {
     pub(crate) http: Http,
     pub(crate) tables: Tables,
+    /// The Table service for the lease manager's calls: each bounded by
+    /// [`LEASE_REQUEST_TIMEOUT`](crate::http::LEASE_REQUEST_TIMEOUT).
+    pub(crate) lease_tables: Tables,
     pub(crate) blobs: Container,
     pub(crate) names: Names,
     pub(crate) hub: HubName,
@@ -146,6 +149,9 @@ impl AzureStore {
         let http = Http::new(options.account, options.clock.clone())?;
         Ok(Self {
             tables: Tables { http: http.clone() },
+            lease_tables: Tables {
+                http: http.with_patience(crate::http::LEASE),
+            },
             blobs: Container {
                 http: http.clone(),
                 name: format!("{}-largemessages", names.lower),

@@ -84,7 +84,8 @@ pub struct HubInfo {
 ///   `NotFound` if the hub does not exist.
 /// * `lease_table` MUST return what `hub_info` and `list_partitions` return.
 /// * `renew_partitions` MUST apply each write as `put_partition` would and return each one's
-///   outcome in order; a write that conflicts MUST NOT keep the others from being applied.
+///   outcome in order; a write that conflicts, fails or gets no answer MUST NOT keep the
+///   others from being applied (a lease manager renews its partitions independently).
 #[async_trait]
 pub trait PartitionStore: Send + Sync {
     /// Creates the hub if missing; returns its info.
@@ -115,9 +116,9 @@ pub trait PartitionStore: Send + Sync {
 
     /// Writes several rows, each if its ETag is still the one given (a lease manager renewing
     /// what it holds). A backend that can write them in one request does (Azure: one
-    /// entity-group transaction, redone row by row if one of them conflicts); the default
-    /// writes them one by one. Returns each write's outcome, in order; the outer error is for
-    /// a failure that says nothing about which rows were written.
+    /// entity-group transaction, redone row by row, all at once, if it conflicts or gets no
+    /// answer); the default writes them one by one. Returns each write's outcome, in order;
+    /// the outer error is for a failure that says nothing about which rows were written.
     async fn renew_partitions(
         &self,
         writes: &[(PartitionRow, ETag)],

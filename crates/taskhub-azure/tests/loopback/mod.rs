@@ -1,11 +1,14 @@
 //! A real HTTP/1.1 server on 127.0.0.1 for tests of the client side (HTTPS, Entra ID tokens):
-//! plain TCP or TLS, keep-alive, every request recorded, answers chosen by a handler.
+//! plain TCP or TLS, keep-alive, every request recorded, answers chosen by a handler. And a
+//! proxy in front of a real service that stalls chosen requests (`proxy`).
 
 #![allow(dead_code, reason = "not every test binary uses every helper")]
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test support")]
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
+
+pub mod proxy;
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
