@@ -270,19 +270,7 @@ impl AzureStore {
             .map(|r| BatchOp::Delete(instance.as_str().to_owned(), r.str("RowKey").to_owned()))
             .collect();
         for ops in self.tables.split(table, deletes)? {
-            match self.tables.batch(table, &ops).await {
-                Ok(_) => {}
-                // A row already deleted (by another clean-up) fails the whole batch: delete
-                // this batch's rows one by one.
-                Err(StorageError::Conflict { .. }) => {
-                    for op in &ops {
-                        if let BatchOp::Delete(pk, rk) = op {
-                            self.tables.delete(table, pk, rk).await?;
-                        }
-                    }
-                }
-                Err(e) => return Err(e),
-            }
+            self.tables.delete_all(table, &ops).await?;
         }
         Ok(())
     }
@@ -415,13 +403,7 @@ impl HistoryStore for AzureStore {
         let mut batches = self.tables.split(&self.names.history, deletes(events))?;
         batches.push(deletes(sentinel));
         for ops in batches {
-            if ops.is_empty() {
-                continue;
-            }
-            match self.tables.batch(&self.names.history, &ops).await {
-                Ok(_) | Err(StorageError::Conflict { .. }) => {}
-                Err(e) => return Err(e),
-            }
+            self.tables.delete_all(&self.names.history, &ops).await?;
         }
         self.blobs
             .delete_prefix(&format!("history/{instance}/"))

@@ -119,8 +119,10 @@ impl AzureStore {
         &self,
         partition: u32,
     ) -> StorageResult<Option<PartitionRow>> {
+        // The lease client's short bound: a fence read that hangs would widen the window between
+        // the epoch it saw and the commit it guards (README, "Scale-out").
         let row = self
-            .tables
+            .lease_tables
             .get(&self.names.partitions, PK, &partition_key(partition))
             .await?;
         row.as_ref().map(parse_partition).transpose()

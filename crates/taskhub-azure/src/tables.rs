@@ -234,6 +234,28 @@ impl Tables {
         }
     }
 
+    /// Deletes the rows of `ops` (deletes of one partition, one batch's worth): as one batch,
+    /// or, when the batch is refused because one of its rows is already gone (the whole batch
+    /// fails then), row by row, a missing row being no error. Every row the batch names is gone
+    /// afterwards (a purge or clean-up that skipped the batch left the others behind).
+    pub(crate) async fn delete_all(&self, table: &str, ops: &[BatchOp]) -> StorageResult<()> {
+        if ops.is_empty() {
+            return Ok(());
+        }
+        match self.batch(table, ops).await {
+            Ok(_) => Ok(()),
+            Err(StorageError::Conflict { .. } | StorageError::NotFound { .. }) => {
+                for op in ops {
+                    if let BatchOp::Delete(pk, rk) = op {
+                        self.delete(table, pk, rk).await?;
+                    }
+                }
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     /// Deletes a row if its ETag is `etag` (`If-Match`); returns whether it did: false when
     /// the row changed (412) or is gone (404).
     pub(crate) async fn delete_if(

@@ -36,6 +36,23 @@ impl AzureStore {
             .map(|_| ())
     }
 
+    /// Deletes the stored row of event `seq` of the instance's current execution, as a purge
+    /// cut short (or another clean-up) leaves a partition with some rows already gone.
+    pub async fn delete_history_event(&self, instance: &InstanceId, seq: u64) -> StorageResult<()> {
+        let sentinel = self
+            .sentinel(instance)
+            .await?
+            .ok_or_else(|| StorageError::NotFound {
+                what: format!("history of '{instance}'"),
+            })?;
+        let state = self.sentinel_state(&sentinel).await?;
+        let key = event_key(state.generation, seq, state.token_of(seq));
+        self.tables
+            .delete(&self.names.history, instance.as_str(), &key)
+            .await
+            .map(|_| ())
+    }
+
     /// Makes the next `n` checkpoints fail their step 5 (clearing the pending outbox), as a
     /// lost answer or a crash right there would.
     pub fn fail_next_outbox_clears(&self, n: u64) {

@@ -1,7 +1,8 @@
 //! A loopback TCP proxy between a store and a real service (Azurite) that can stall chosen
 //! requests: it reads each HTTP/1.1 request from the client whole (head and `content-length`
-//! body), and either forwards it upstream or holds it for ever (the upstream never sees it, the
-//! client never gets an answer). Responses are copied back byte for byte.
+//! body), and either forwards it upstream, holds it for ever (the upstream never sees it, the
+//! client never gets an answer), or answers it itself with a canned response (what the real
+//! service would say where the emulator is lenient). Responses are copied back byte for byte.
 //!
 //! Uses tokio only, so other crates' tests may include it by path.
 
@@ -31,6 +32,8 @@ struct Rule {
     matches: Matcher,
     /// How many more matching requests to hold.
     remaining: usize,
+    /// `Some`: answer with these raw response bytes instead of holding.
+    answer: Option<String>,
 }
 
 #[derive(Default)]
@@ -78,6 +81,22 @@ impl Proxy {
         self.state.lock().unwrap().rules.push(Rule {
             matches: Box::new(matches),
             remaining: count,
+            answer: None,
+        });
+    }
+
+    /// Answers the next `count` requests that `matches` with `response` (a whole raw HTTP/1.1
+    /// response, head and body) instead of forwarding them.
+    pub fn answer(
+        &self,
+        count: usize,
+        matches: impl Fn(&Seen) -> bool + Send + Sync + 'static,
+        response: String,
+    ) {
+        self.state.lock().unwrap().rules.push(Rule {
+            matches: Box::new(matches),
+            remaining: count,
+            answer: Some(response),
         });
     }
 
@@ -99,15 +118,27 @@ pub fn authority(endpoint: &str) -> String {
 }
 
 async fn relay(client: TcpStream, server: TcpStream, state: Arc<Mutex<State>>) {
-    let (client_read, mut client_write) = client.into_split();
+    let (client_read, client_write) = client.into_split();
+    let client_write = Arc::new(tokio::sync::Mutex::new(client_write));
     let (mut server_read, mut server_write) = server.into_split();
     let holding = Arc::new(AtomicBool::new(false));
     let hold = holding.clone();
+    let to_client = client_write.clone();
     // Answers go back as they come. Once a request is held, the client sees nothing more, not
     // even the service closing the idle connection (Azurite does after 5 s): it must give up
     // by itself.
     let back = tokio::spawn(async move {
-        let _ = tokio::io::copy(&mut server_read, &mut client_write).await;
+        let mut buf = vec![0; 64 * 1024];
+        loop {
+            match server_read.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    if to_client.lock().await.write_all(&buf[..n]).await.is_err() {
+                        break;
+                    }
+                }
+            }
+        }
         if hold.load(Ordering::SeqCst) {
             std::future::pending::<()>().await;
         }
@@ -117,26 +148,47 @@ async fn relay(client: TcpStream, server: TcpStream, state: Arc<Mutex<State>>) {
         let Some((head, seen)) = read_request(&mut reader).await else {
             break;
         };
-        let stalled = {
+        let verdict = {
             let mut state = state.lock().unwrap();
             let hit = state
                 .rules
                 .iter_mut()
                 .find(|r| r.remaining > 0 && (r.matches)(&seen));
-            let stalled = hit.map(|r| r.remaining -= 1).is_some();
+            let verdict = hit.map(|r| {
+                r.remaining -= 1;
+                r.answer.clone()
+            });
+            let stalled = matches!(verdict, Some(None));
             state.seen.push(Seen { stalled, ..seen });
-            stalled
+            verdict
         };
-        if stalled {
-            holding.store(true, Ordering::SeqCst);
-            // Hold the connection: the client waits for an answer that never comes, until it
-            // gives up and closes it.
-            let mut sink = Vec::new();
-            let _ = reader.read_to_end(&mut sink).await;
-            break;
-        }
-        if server_write.write_all(&head).await.is_err() {
-            break;
+        match verdict {
+            Some(None) => {
+                holding.store(true, Ordering::SeqCst);
+                // Hold the connection: the client waits for an answer that never comes, until
+                // it gives up and closes it.
+                let mut sink = Vec::new();
+                let _ = reader.read_to_end(&mut sink).await;
+                break;
+            }
+            // The client sends its next request only after this answer (no pipelining), so
+            // no upstream answer is on its way meanwhile.
+            Some(Some(response)) => {
+                if client_write
+                    .lock()
+                    .await
+                    .write_all(response.as_bytes())
+                    .await
+                    .is_err()
+                {
+                    break;
+                }
+            }
+            None => {
+                if server_write.write_all(&head).await.is_err() {
+                    break;
+                }
+            }
         }
     }
     back.abort();
