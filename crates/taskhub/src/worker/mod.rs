@@ -14,9 +14,11 @@ mod local;
 mod outbox;
 mod partitions;
 mod poison;
+mod recent;
 mod refused;
 mod result_commit;
 mod retire;
+mod run_ledger;
 mod session;
 mod turn;
 mod versioning;
@@ -96,6 +98,8 @@ pub(crate) struct Shared {
     pub doorbell: doorbell::Doorbell,
     /// Control deliveries dropped unfinished while the worker is abandoned.
     pub orphans: Arc<delivery::Orphans>,
+    /// Work items running here and those whose result was recorded lately (see `run_ledger`).
+    pub runs: Arc<run_ledger::RunLedger>,
 }
 
 impl Shared {
@@ -295,6 +299,10 @@ impl Worker {
             lease_check: tokio::sync::Notify::new(),
             doorbell: doorbell::Doorbell::default(),
             orphans: Arc::new(delivery::Orphans::default()),
+            runs: Arc::new(run_ledger::RunLedger::new(
+                hub.clock().clone(),
+                settings.lease_interval,
+            )),
         });
         let leases = partitions::start_leases(&shared).await;
         let mut pollers = JoinSet::new();
