@@ -12,6 +12,7 @@ mod held_item;
 mod idle;
 mod local;
 mod outbox;
+mod outbox_watch;
 mod partitions;
 mod poison;
 mod recent;
@@ -100,6 +101,8 @@ pub(crate) struct Shared {
     pub orphans: Arc<delivery::Orphans>,
     /// Work items running here and those whose result was recorded lately (see `run_ledger`).
     pub runs: Arc<run_ledger::RunLedger>,
+    /// Pending outboxes this worker is watching before it re-sends them (see `outbox_watch`).
+    pub outbox_watch: outbox_watch::OutboxWatch,
 }
 
 impl Shared {
@@ -303,6 +306,7 @@ impl Worker {
                 hub.clock().clone(),
                 settings.lease_interval,
             )),
+            outbox_watch: outbox_watch::OutboxWatch::new(settings.lease_interval),
         });
         let leases = partitions::start_leases(&shared).await;
         let mut pollers = JoinSet::new();
