@@ -94,11 +94,11 @@ async fn copies_of_one_work_item_run_once() {
 
     // Two copies while the activity runs.
     let body = work_item(&store, &id, id.partition(hub.partition_count())).await;
-    let before = worker.stats().discarded;
+    let before = worker.stats().work_item_copies_dropped;
     put_copies(&store, &body, 2).await;
     wait::until(
         "both copies taken from the queue (run or dropped)",
-        || runs.load(Ordering::SeqCst) > 1 || worker.stats().discarded >= before + 2,
+        || runs.load(Ordering::SeqCst) > 1 || worker.stats().work_item_copies_dropped >= before + 2,
         || (runs.load(Ordering::SeqCst), worker.stats()),
     )
     .await;
@@ -119,7 +119,7 @@ async fn copies_of_one_work_item_run_once() {
     put_copies(&store, &body, 1).await;
     wait::until(
         "the late copy taken from the queue (run or dropped)",
-        || runs.load(Ordering::SeqCst) > 1 || worker.stats().discarded >= before + 3,
+        || runs.load(Ordering::SeqCst) > 1 || worker.stats().work_item_copies_dropped >= before + 3,
         || (runs.load(Ordering::SeqCst), worker.stats()),
     )
     .await;

@@ -58,6 +58,9 @@ pub struct WorkerStats {
     pub entity_batches: u64,
     /// Entity operations run (failed ones included).
     pub entity_operations: u64,
+    /// Copies of a work item this worker ran or runs (same message ID: a torn checkpoint's
+    /// outbox re-sent), deleted without running.
+    pub work_item_copies_dropped: u64,
 }
 
 fn stats_of(shared: &Shared) -> WorkerStats {

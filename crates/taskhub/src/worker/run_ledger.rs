@@ -164,7 +164,7 @@ pub(crate) async fn screen(shared: &Shared, m: &Dequeued, id: &MessageId) -> Opt
         Err(_) => {
             info!(message = %id, "dropped a copy of a work item this worker runs or ran");
             match store.delete(queue, &m.receipt).await {
-                Ok(()) => shared.stat(|s| s.discarded += 1),
+                Ok(()) => shared.stat(|s| s.work_item_copies_dropped += 1),
                 Err(e) => {
                     debug!(error = %e, "could not delete a copy of a work item; it is screened again when it reappears");
                 }
