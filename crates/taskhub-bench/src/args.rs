@@ -46,6 +46,44 @@ pub struct Args {
     /// before each start, so the samples show the worst case.
     #[arg(long, default_value_t = 35.0)]
     pub pickup_gap: f64,
+    /// `idle-ops`: queue sampling for the metrics gauges, as with the dashboard on: `off` (no
+    /// recorder), `always` (every lease pass), `while-watched` (what `taskhub serve` and
+    /// `taskhub worker --http` do: only within a minute of a scrape or dashboard request;
+    /// nobody looks during the scenario).
+    #[arg(long, value_enum, default_value_t = QueueSamplingArg::Off)]
+    pub queue_sampling: QueueSamplingArg,
+}
+
+/// When workers sample queue depths (`taskhub::telemetry::QueueSampling`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum QueueSamplingArg {
+    /// Never.
+    Off,
+    /// On every lease pass.
+    Always,
+    /// Only while someone looks (nobody does here).
+    WhileWatched,
+}
+
+impl QueueSamplingArg {
+    /// The runtime's mode.
+    pub fn mode(self) -> taskhub::telemetry::QueueSampling {
+        use taskhub::telemetry::QueueSampling;
+        match self {
+            Self::Off => QueueSampling::Off,
+            Self::Always => QueueSampling::Always,
+            Self::WhileWatched => QueueSampling::WhileWatched,
+        }
+    }
+
+    /// Its name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Off => "off",
+            Self::Always => "always",
+            Self::WhileWatched => "while-watched",
+        }
+    }
 }
 
 /// Which scenario(s) to run.

@@ -42,6 +42,8 @@ pub struct Config {
     pub idle_window: Duration,
     /// `pickup`: time between two starts.
     pub pickup_gap: Duration,
+    /// `idle-ops`: queue sampling as with the dashboard on.
+    pub queue_sampling: crate::args::QueueSamplingArg,
 }
 
 impl Config {
@@ -69,6 +71,7 @@ impl Config {
             workers: args.workers,
             idle_window: positive_secs(args.idle_window, "--idle-window")?,
             pickup_gap: positive_secs(args.pickup_gap, "--pickup-gap")?,
+            queue_sampling: args.queue_sampling,
         };
         config.settings(&[])?;
         Ok(config)

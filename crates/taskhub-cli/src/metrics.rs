@@ -1,7 +1,9 @@
 //! Metrics for `taskhub serve` and `taskhub worker --http`: a Prometheus recorder installed for
 //! the process (no listener of its own: the HTTP API renders it at `/metrics`), the store
 //! wrapped in [`Instrumented`] so storage calls are counted by operation, and queue sampling
-//! turned on. Other commands install nothing, so their metrics cost the facade's no-op.
+//! turned on while someone looks (a `/metrics` scrape or a dashboard request in the last
+//! minute: an idle worker nobody watches makes no sampling calls). Other commands install
+//! nothing, so their metrics cost the facade's no-op.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -21,7 +23,8 @@ const BUCKETS: [f64; 12] = [
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0, 60.0,
 ];
 
-/// Installs the Prometheus recorder for this process and turns queue sampling on; returns the
+/// Installs the Prometheus recorder for this process and turns queue sampling on while
+/// watched ([`QueueSampling::WhileWatched`](taskhub::telemetry::QueueSampling)); returns the
 /// renderer for `/metrics`. Call it before opening the hub. Needs a Tokio runtime (a task
 /// keeps the histograms drained).
 pub fn install() -> anyhow::Result<MetricsRender> {
@@ -35,7 +38,7 @@ pub fn install() -> anyhow::Result<MetricsRender> {
         .install_recorder()
         .context("cannot install the metrics recorder")?;
     INSTALLED.store(true, Ordering::SeqCst);
-    taskhub::telemetry::enable_queue_sampling(true);
+    taskhub::telemetry::set_queue_sampling(taskhub::telemetry::QueueSampling::WhileWatched);
     let upkeep = handle.clone();
     tokio::spawn(async move {
         loop {

@@ -79,10 +79,20 @@ fn worker_http_serves_metrics_that_move_with_a_run() {
         Some(4.0),
         "{before}"
     );
-    assert!(
-        before.contains(r#"taskhub_queue_depth{queue="workitems"}"#),
-        "{before}"
-    );
+    // Queues are sampled only while someone looks: this first scrape turns sampling on, and
+    // the gauges show from the worker's next lease pass.
+    let started = Instant::now();
+    loop {
+        let (_, text) = get(&addr, "/metrics");
+        if text.contains(r#"taskhub_queue_depth{queue="workitems"}"#) {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "a scrape did not turn queue sampling on: {text}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
 
     let out = taskhub(&dir.0)
         .arg("--db")

@@ -34,6 +34,7 @@ mod state;
 mod timeline;
 mod token;
 mod validate;
+mod watch;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -64,6 +65,10 @@ pub fn router(config: HttpConfig) -> Router {
         .merge(dashboard::routes())
         .fallback(no_route)
         .layer(DefaultBodyLimit::max(limit))
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&state),
+            watch::note,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             Arc::clone(&state),
             auth::guard,

@@ -20,6 +20,9 @@ pub(crate) struct HubInner {
     pub partition_count: std::sync::atomic::AtomicU32,
     /// When the partition count was last read from storage (monotonic).
     pub count_checked_at: std::sync::Mutex<Option<std::time::Duration>>,
+    /// When someone last looked at the hub's metrics or dashboard (queue sampling while
+    /// watched, see `telemetry::watched`).
+    pub watched_at: crate::telemetry::sampling::WatchedAt,
 }
 
 /// How often a process re-reads the partition count for new instances.
@@ -120,6 +123,7 @@ impl TaskHub {
                 settings,
                 partition_count: std::sync::atomic::AtomicU32::new(info.partition_count),
                 count_checked_at: std::sync::Mutex::new(None),
+                watched_at: crate::telemetry::sampling::WatchedAt::default(),
             }),
         })
     }

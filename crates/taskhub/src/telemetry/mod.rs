@@ -4,7 +4,8 @@
 //!   recorder installed they cost the facade's no-op. Install one (e.g.
 //!   `metrics-exporter-prometheus`, as `taskhub serve` and `taskhub worker --http` do, rendered
 //!   at `/metrics`) to collect them; queue depths are sampled only once
-//!   [`enable_queue_sampling`] is called (they cost storage calls). Storage calls and errors
+//!   [`set_queue_sampling`] turns it on (they cost storage calls), always or only while
+//!   someone looks ([`watched`]). Storage calls and errors
 //!   by operation are counted by [`Instrumented`](taskhub_storage::Instrumented): wrap the
 //!   store in it.
 //! * **Traces**: `tracing` spans per orchestration turn, activity run and fired timer, named as
@@ -23,10 +24,13 @@
 
 pub mod names;
 pub(crate) mod record;
-mod sampling;
+pub(crate) mod sampling;
 pub(crate) mod spans;
 mod trace_context;
 
 pub(crate) use sampling::sample;
-pub use sampling::{enable_queue_sampling, queue_sampling_enabled};
+pub use sampling::{
+    enable_queue_sampling, queue_sampling, queue_sampling_enabled, set_queue_sampling, watched,
+    QueueSampling, WATCH_WINDOW,
+};
 pub use trace_context::TraceContext;

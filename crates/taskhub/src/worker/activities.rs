@@ -18,7 +18,7 @@ use tracing::{warn, Instrument as _};
 use super::backoff::{seed_for, Backoff};
 use super::local::{self, LocalResult};
 use super::result_commit::{self, WorkItemHold};
-use super::{outbox, poison, Shared};
+use super::{outbox, poison, run_ledger, Shared};
 use crate::codec::{self, DecodeError};
 use crate::telemetry::spans::{self, ActivitySpan, Place};
 use crate::telemetry::{self, TraceContext};
@@ -169,6 +169,10 @@ async fn run_one(
         poison::dead_letter(&shared, queue, &m, "work item has no execution ID".into()).await;
         return;
     };
+    // A copy of a work item that runs here now, or whose result is recorded, does not run.
+    let Some(mark) = run_ledger::screen(&shared, &m, &message.id).await else {
+        return;
+    };
     let flight = shared.next_flight.fetch_add(1, Ordering::Relaxed);
     shared
         .in_flight
@@ -281,10 +285,11 @@ async fn run_one(
         partition,
         work_item: m,
         slot: permit,
+        mark,
     };
-    let (reply, _permit) = match local::try_deliver(&shared, local, &hold) {
+    let (reply, _permit, mark) = match local::try_deliver(&shared, local, &hold) {
         Ok(()) => return,
-        Err(local) => (local.reply, local.slot),
+        Err(local) => (local.reply, local.slot, local.mark),
     };
     let reply_queue = QueueName::Control(partition);
     let outbound = match outbox::encode(&shared, reply_queue, &reply, Duration::ZERO).await {
@@ -301,6 +306,7 @@ async fn run_one(
     };
     match result_commit::commit(&shared, &message.target, outbound, &mut hold).await {
         Ok(_) => {
+            mark.recorded();
             shared.stat(|s| s.activities += 1);
             shared.hub.inner.signals.enqueued(reply_queue);
         }

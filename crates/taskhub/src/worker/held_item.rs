@@ -15,6 +15,7 @@ use taskhub_storage::{QueueName, Receipt};
 use tokio::sync::{Mutex, Notify};
 use tracing::warn;
 
+use super::run_ledger::RunMark;
 use super::Shared;
 
 /// The receipt of a handed-over work item and when its visibility was last set.
@@ -24,6 +25,8 @@ pub(crate) struct HeldItem {
     /// Wakes the renewer when the item is taken or dropped, so it never outlives its item
     /// (a graceful shutdown waits for the worker's tasks).
     wake: Arc<Notify>,
+    /// The work item's mark in the run ledger, dropped with the item.
+    run: RunMark,
 }
 
 impl Drop for HeldItem {
@@ -43,8 +46,13 @@ struct HeldState {
 
 impl HeldItem {
     /// Starts keeping the work item hidden (from `renewed_at`, its last renewal) until a turn
-    /// takes it or the delivery holding it is dropped.
-    pub(crate) fn start(shared: &Arc<Shared>, receipt: Receipt, renewed_at: Duration) -> Arc<Self> {
+    /// takes it or the delivery holding it is dropped; `run` is its mark in the run ledger.
+    pub(crate) fn start(
+        shared: &Arc<Shared>,
+        receipt: Receipt,
+        renewed_at: Duration,
+        run: RunMark,
+    ) -> Arc<Self> {
         let wake = Arc::new(Notify::new());
         let held = Arc::new(Self {
             state: Mutex::new(HeldState {
@@ -53,6 +61,7 @@ impl HeldItem {
                 taken: false,
             }),
             wake: wake.clone(),
+            run,
         });
         shared.spawn(renew_until_taken(
             shared.clone(),
@@ -68,6 +77,12 @@ impl HeldItem {
         st.taken = true;
         self.wake.notify_one();
         st.receipt.clone()
+    }
+
+    /// The result is recorded and the work item deleted (by the turn's checkpoint, or by the
+    /// fall-back's): a copy of it is not run again (see [`run_ledger`](super::run_ledger)).
+    pub(crate) fn recorded(&self) {
+        self.run.recorded();
     }
 
     /// The current receipt and when the visibility was last set.

@@ -27,6 +27,7 @@ use tracing::warn;
 use super::delivery::{BufferSlot, Delivery, InFlightSlot, OrphanGuard};
 use super::held_item::HeldItem;
 use super::result_commit::{self, WorkItemHold};
+use super::run_ledger::RunMark;
 use super::{control, outbox, Shared};
 
 /// An activity's result ready to be handed over.
@@ -41,6 +42,9 @@ pub(crate) struct LocalResult {
     /// turn is done, so results waiting for a turn hold back new work items (at most
     /// `max_concurrent_activities` results wait in memory) instead of piling up.
     pub slot: OwnedSemaphorePermit,
+    /// The work item's mark in the run ledger: the held item keeps it until its result is
+    /// recorded (or not).
+    pub mark: RunMark,
 }
 
 /// Hands `result` to its session if this worker holds the partition's lease and is not
@@ -70,7 +74,12 @@ pub(crate) fn try_deliver(
             return Err(Box::new(result));
         }
         Delivery {
-            held: Some(HeldItem::start(shared, receipt.clone(), hold.renewed_at)),
+            held: Some(HeldItem::start(
+                shared,
+                receipt.clone(),
+                hold.renewed_at,
+                result.mark,
+            )),
             queue: QueueName::WorkItems,
             receipt: receipt.clone(),
             partition: result.partition,
@@ -148,7 +157,12 @@ pub(crate) async fn fall_back(shared: &Shared, d: &Delivery, delay: Duration) {
     };
     if let Some(outbound) = outbound {
         match result_commit::commit(shared, instance, outbound, &mut hold).await {
-            Ok(_) => shared.hub.inner.signals.enqueued_after(d.home(), delay),
+            Ok(_) => {
+                if let Some(h) = &d.held {
+                    h.recorded();
+                }
+                shared.hub.inner.signals.enqueued_after(d.home(), delay);
+            }
             Err(e) => {
                 warn!(%instance, error = %e, "could not report an activity result; the work item will run again")
             }

@@ -12,11 +12,14 @@ mod held_item;
 mod idle;
 mod local;
 mod outbox;
+mod outbox_watch;
 mod partitions;
 mod poison;
+mod recent;
 mod refused;
 mod result_commit;
 mod retire;
+mod run_ledger;
 mod session;
 mod turn;
 mod versioning;
@@ -55,6 +58,9 @@ pub struct WorkerStats {
     pub entity_batches: u64,
     /// Entity operations run (failed ones included).
     pub entity_operations: u64,
+    /// Copies of a work item this worker ran or runs (same message ID: a torn checkpoint's
+    /// outbox re-sent), deleted without running.
+    pub work_item_copies_dropped: u64,
 }
 
 fn stats_of(shared: &Shared) -> WorkerStats {
@@ -96,6 +102,10 @@ pub(crate) struct Shared {
     pub doorbell: doorbell::Doorbell,
     /// Control deliveries dropped unfinished while the worker is abandoned.
     pub orphans: Arc<delivery::Orphans>,
+    /// Work items running here and those whose result was recorded lately (see `run_ledger`).
+    pub runs: Arc<run_ledger::RunLedger>,
+    /// Pending outboxes this worker is watching before it re-sends them (see `outbox_watch`).
+    pub outbox_watch: outbox_watch::OutboxWatch,
 }
 
 impl Shared {
@@ -295,6 +305,11 @@ impl Worker {
             lease_check: tokio::sync::Notify::new(),
             doorbell: doorbell::Doorbell::default(),
             orphans: Arc::new(delivery::Orphans::default()),
+            runs: Arc::new(run_ledger::RunLedger::new(
+                hub.clock().clone(),
+                settings.lease_interval,
+            )),
+            outbox_watch: outbox_watch::OutboxWatch::new(settings.lease_interval),
         });
         let leases = partitions::start_leases(&shared).await;
         let mut pollers = JoinSet::new();

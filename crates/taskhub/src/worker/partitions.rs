@@ -264,9 +264,10 @@ pub(crate) async fn start_leases(shared: &Arc<Shared>) -> JoinHandle<LeaseManage
     })
 }
 
-/// Sets the queue gauges of the held partitions and the work-item queue (if sampling is on).
+/// Sets the queue gauges of the held partitions and the work-item queue (if sampling is due:
+/// on, and under `WhileWatched` someone looked lately).
 async fn sample_queues(shared: &Shared) {
-    if !crate::telemetry::queue_sampling_enabled() {
+    if !crate::telemetry::sampling::sampling_due(&shared.hub) {
         return;
     }
     let held: Vec<u32> = shared
@@ -276,10 +277,5 @@ async fn sample_queues(shared: &Shared) {
         .keys()
         .copied()
         .collect();
-    crate::telemetry::sample(
-        shared.hub.store().as_ref(),
-        shared.hub.clock().as_ref(),
-        held,
-    )
-    .await;
+    crate::telemetry::sample(&shared.hub, held).await;
 }

@@ -54,6 +54,13 @@ pub(super) async fn commit_turn(shared: &Arc<Shared>, cached: &mut Cached, cp: T
     // Work items this worker runs itself, in slots reserved now (see `claims`); only the
     // others wake a poller.
     let claims = Claims::reserve(shared, &mut outbound);
+    // Handed-over results this checkpoint records (their work items are among the consumed).
+    let recorded: Vec<_> = batch
+        .iter()
+        .filter_map(|d| d.held.as_ref().map(|h| (h, (d.queue, d.receipt.clone()))))
+        .filter(|(_, r)| consumed.contains(r))
+        .map(|(h, _)| h)
+        .collect();
     let queues: Vec<(QueueName, Duration)> = outbound
         .iter()
         .filter(|o| o.claim.is_none())
@@ -72,6 +79,9 @@ pub(super) async fn commit_turn(shared: &Arc<Shared>, cached: &mut Cached, cp: T
     telemetry::record::checkpoint(shared.hub.clock().monotonic().saturating_sub(started));
     match committed {
         Ok(outcome) => {
+            for h in recorded {
+                h.recorded();
+            }
             let name = cached.session.as_mut().map(|live| {
                 if let Some(e) = outcome.history_etag {
                     live.history_etag = Some(e);

@@ -99,15 +99,16 @@ struct LoadedInstance {
 enum Loaded {
     /// The instance, ready for a turn.
     Ready(Box<LoadedInstance>),
-    /// The history carries a pending outbox younger than [`outbox_grace`]: its writer may
-    /// still be sending it. Retry after this long.
+    /// The history carries a pending outbox this worker has seen for less than
+    /// [`outbox_grace`]: its writer may still be sending it. Retry after this long.
     Deferred(Duration),
 }
 
-/// How old a pending outbox must be before a loader takes it for a torn checkpoint's and
-/// re-sends it: a lease interval, after which a live writer that held the lease when it
-/// committed has stopped working on the partition (it stops on its own when it has not
-/// renewed for that long). A younger one is most likely a checkpoint still under way in
+/// How long a loader must have seen a pending outbox itself (on its own clock, from its first
+/// sighting: see [`outbox_watch`](super::super::outbox_watch)) before it takes it for a torn
+/// checkpoint's and re-sends it: a lease interval, after which a live writer that held the
+/// lease when it committed has stopped working on the partition (it stops on its own when it
+/// has not renewed for that long). A younger one is most likely a checkpoint still under way in
 /// another worker (a handover whose drain timed out, a lease taken from a stalled worker, a
 /// removed partition's last turn): re-sending it would send its messages twice, and an
 /// activity would run twice.
@@ -127,14 +128,18 @@ async fn load(
     let row = store.get_instance(instance).await?;
     Ok(Loaded::Ready(Box::new(match snapshot {
         Some(s) => {
-            if let Some(since) = s.pending_since.filter(|_| !s.pending_outbox.is_empty()) {
-                let age = shared.hub.clock().now().saturating_since(since);
+            if !s.pending_outbox.is_empty() {
+                // Timed by this worker's own clock from its first sighting of this outbox,
+                // never by the writer's wall-clock `pending_since` (see `outbox_watch`).
+                let now = shared.hub.clock().monotonic();
+                let watched = shared.outbox_watch.watched(instance, &s.etag, now);
                 let grace = outbox_grace(shared);
-                if age < grace {
-                    return Ok(Loaded::Deferred(grace - age));
+                if watched < grace {
+                    return Ok(Loaded::Deferred(grace - watched));
                 }
             }
             let etag = resend_outbox(shared, instance, fence, &s).await?;
+            shared.outbox_watch.forget(instance, &s.etag);
             let session =
                 OrchestrationSession::load(shared.registry.clone(), instance.clone(), &s.events);
             let repair = row_repair::judge(

@@ -1,0 +1,134 @@
+//! Copies of one work item (one message ID) never both run in one worker (issue 20, item 12).
+//!
+//! In a kill -9 run on Azurite, a torn checkpoint's outbox was re-sent after its writer had
+//! sent it, so two copies of one work item sat in the work-item queue, and one process ran the
+//! activity twice, 44 ms apart. Here the copies are put straight into the queue of a hub with
+//! a worker (memory backend): while the activity runs, and again after its result is recorded.
+//! The activity must run once, the copies be deleted, and the orchestration complete.
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
+
+mod common;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use taskhub::*;
+use taskhub_core::format::encode_message;
+use taskhub_storage::memory::MemoryStore;
+use taskhub_storage::{HistoryStore, NewQueueMessage, QueueName, QueueStore, SystemClock};
+use tokio::sync::Semaphore;
+
+/// The work item of the orchestration's activity (task 0), as its turn sent it: the same
+/// message ID, rebuilt from the history.
+async fn work_item(store: &MemoryStore, id: &InstanceId, partition: u32) -> String {
+    let h = store.load_history(id).await.unwrap().unwrap();
+    let scheduled = h
+        .events
+        .iter()
+        .find(|e| matches!(e.event, EventKind::TaskScheduled { task_id: 0, .. }))
+        .expect("the activity is scheduled")
+        .event
+        .clone();
+    let message = Message {
+        id: MessageId::derived(id, &h.execution_id, "task:0"),
+        target: id.clone(),
+        execution_id: Some(h.execution_id.clone()),
+        sender: Some(Sender {
+            instance_id: id.clone(),
+            execution_id: h.execution_id.clone(),
+        }),
+        episode: 1,
+        enqueued_at: Timestamp::from_millis(0),
+        target_partition: Some(partition),
+        traceparent: None,
+        order: None,
+        event: scheduled,
+    };
+    encode_message(&message)
+}
+
+async fn put_copies(store: &MemoryStore, body: &str, n: usize) {
+    let copies = (0..n)
+        .map(|_| NewQueueMessage {
+            body: body.to_owned(),
+            delay: Duration::ZERO,
+        })
+        .collect();
+    store.enqueue(QueueName::WorkItems, copies).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copies_of_one_work_item_run_once() {
+    let runs = Arc::new(AtomicU32::new(0));
+    // The activity waits here, so the copies arrive while it runs.
+    let gate = Arc::new(Semaphore::new(0));
+    let mut reg = Registry::new();
+    {
+        let runs = runs.clone();
+        let gate = gate.clone();
+        reg.activity("Count", move |_c: ActivityContext, x: u64| {
+            let runs = runs.clone();
+            let gate = gate.clone();
+            async move {
+                runs.fetch_add(1, Ordering::SeqCst);
+                let _pass = gate.acquire().await.unwrap();
+                Ok::<_, ActivityError>(x * 2)
+            }
+        });
+    }
+    reg.orchestration("Once", |ctx: OrchestrationContext, x: u64| async move {
+        Ok::<_, OrchestrationError>(ctx.call_activity::<_, u64>("Count", x).await?)
+    });
+    let store = Arc::new(MemoryStore::new(Arc::new(SystemClock::new())));
+    let hub = TaskHub::open(store.clone(), fast_settings()).await.unwrap();
+    let worker = Worker::start(&hub, reg).await.unwrap();
+    let client = hub.client();
+    let id = client.start("Once", 21u64).await.unwrap();
+    wait::until(
+        "the activity started",
+        || runs.load(Ordering::SeqCst) == 1,
+        || worker.stats(),
+    )
+    .await;
+
+    // Two copies while the activity runs.
+    let body = work_item(&store, &id, id.partition(hub.partition_count())).await;
+    let before = worker.stats().work_item_copies_dropped;
+    put_copies(&store, &body, 2).await;
+    wait::until(
+        "both copies taken from the queue (run or dropped)",
+        || runs.load(Ordering::SeqCst) > 1 || worker.stats().work_item_copies_dropped >= before + 2,
+        || (runs.load(Ordering::SeqCst), worker.stats()),
+    )
+    .await;
+    assert_eq!(
+        runs.load(Ordering::SeqCst),
+        1,
+        "a copy of a running work item ran too"
+    );
+    gate.add_permits(100);
+    let done = client
+        .wait_for_completion(&id, Duration::from_secs(30))
+        .await
+        .unwrap();
+    assert_eq!(done.status(), OrchestrationStatus::Completed);
+    assert_eq!(done.output::<u64>().unwrap(), Some(42));
+
+    // A copy after the result is recorded (by the turn that applied it).
+    put_copies(&store, &body, 1).await;
+    wait::until(
+        "the late copy taken from the queue (run or dropped)",
+        || runs.load(Ordering::SeqCst) > 1 || worker.stats().work_item_copies_dropped >= before + 3,
+        || (runs.load(Ordering::SeqCst), worker.stats()),
+    )
+    .await;
+    assert_eq!(
+        runs.load(Ordering::SeqCst),
+        1,
+        "a copy of a work item whose result is recorded ran"
+    );
+    let left = store.stats(QueueName::WorkItems).await.unwrap().length;
+    assert_eq!(left, 0, "the copies were deleted");
+    worker.shutdown().await;
+}
