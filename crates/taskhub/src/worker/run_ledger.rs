@@ -11,12 +11,15 @@
 //!   the result applied by a turn whose checkpoint deleted the work item) is deleted: its
 //!   result would be discarded as a duplicate anyway;
 //! * a copy of a work item this worker is running now (or whose result waits for its turn) is
-//!   deleted if this is its first delivery: it is another queue message than the running one
-//!   (whose own message, dequeued already, would come with a higher count), which stays in the
-//!   queue until its result is recorded and comes back if the run fails. A copy delivered
-//!   before may be the running item's own message, redelivered after its visibility ran out:
-//!   it goes back, hidden and uncounted, for [`lease_interval`](crate::Settings::lease_interval)
-//!   and is screened again then;
+//!   deleted if it is another queue message than the running one: its first delivery (the
+//!   running one's own message, dequeued already, would come with a higher count), or one
+//!   enqueued at another time than the running delivery's message (a copy delivered before,
+//!   e.g. a claimed original whose claim ran out while the re-sent copy runs). The running
+//!   one's message stays in the queue until its result is recorded and comes back if the run
+//!   fails. A redelivered message with the running delivery's enqueue time may be that very
+//!   message, redelivered after its visibility ran out (or a copy enqueued within the store's
+//!   time resolution of it): it goes back, hidden and uncounted, for
+//!   [`lease_interval`](crate::Settings::lease_interval) and is screened again then;
 //! * any other work item runs, marked running until its [`RunMark`] is dropped: remembered as
 //!   recorded if its result was recorded, else forgotten (the work item was not deleted and
 //!   comes back to run again, as before).
@@ -26,12 +29,12 @@
 //! (DESIGN invariant 5): at most [`CAPACITY`] recorded IDs, plus the running ones (at most one
 //! per activity slot: a handed-over result keeps its slot until its turn).
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use taskhub_core::MessageId;
+use taskhub_core::{MessageId, Timestamp};
 use taskhub_storage::{Clock, Dequeued, QueueName};
 use tracing::{debug, info};
 
@@ -52,23 +55,32 @@ pub(crate) enum Verdict {
     Defer,
 }
 
-/// The verdict for a work item delivered `dequeue_count` times whose ID this worker is
-/// `running` now or has `recorded` the result of.
-pub(crate) fn judge(running: bool, recorded: bool, dequeue_count: u32) -> Verdict {
-    if recorded {
-        Verdict::Drop
-    } else if !running {
-        Verdict::Run
-    } else if dequeue_count <= 1 {
-        Verdict::Drop
-    } else {
-        Verdict::Defer
+/// A delivery of a work item, as the ledger judges it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Delivered {
+    /// How many times its queue message was delivered, this delivery included.
+    pub(crate) dequeue_count: u32,
+    /// When its queue message was enqueued (by the store's clock): the same for every
+    /// delivery of one queue message, so it tells the running message from another copy.
+    pub(crate) enqueued_at: Timestamp,
+}
+
+/// The verdict for `delivery` of a work item whose ID this worker is running now (`running`:
+/// the enqueue time of the running delivery's message) or has `recorded` the result of.
+pub(crate) fn judge(running: Option<Timestamp>, recorded: bool, delivery: Delivered) -> Verdict {
+    match running {
+        _ if recorded => Verdict::Drop,
+        None => Verdict::Run,
+        Some(_) if delivery.dequeue_count <= 1 => Verdict::Drop,
+        Some(at) if at != delivery.enqueued_at => Verdict::Drop,
+        Some(_) => Verdict::Defer,
     }
 }
 
 #[derive(Debug)]
 struct Ids {
-    running: HashSet<MessageId>,
+    /// The running work items, with their delivery's enqueue time.
+    running: HashMap<MessageId, Timestamp>,
     recorded: Recent<MessageId>,
 }
 
@@ -84,7 +96,7 @@ impl RunLedger {
     pub(crate) fn new(clock: Arc<dyn Clock>, lease_interval: Duration) -> Self {
         Self {
             ids: Mutex::new(Ids {
-                running: HashSet::new(),
+                running: HashMap::new(),
                 recorded: Recent::new(CAPACITY, lease_interval.saturating_mul(4)),
             }),
             clock,
@@ -95,18 +107,18 @@ impl RunLedger {
     pub(crate) fn begin(
         self: &Arc<Self>,
         id: &MessageId,
-        dequeue_count: u32,
+        delivery: Delivered,
     ) -> Result<RunMark, Verdict> {
         let mut ids = self.ids.lock().unwrap_or_else(PoisonError::into_inner);
         let verdict = judge(
-            ids.running.contains(id),
+            ids.running.get(id).copied(),
             ids.recorded.get(id).is_some(),
-            dequeue_count,
+            delivery,
         );
         if verdict != Verdict::Run {
             return Err(verdict);
         }
-        ids.running.insert(id.clone());
+        ids.running.insert(id.clone(), delivery.enqueued_at);
         Ok(RunMark {
             ledger: self.clone(),
             id: id.clone(),
@@ -151,7 +163,11 @@ impl Drop for RunMark {
 pub(crate) async fn screen(shared: &Shared, m: &Dequeued, id: &MessageId) -> Option<RunMark> {
     let queue = QueueName::WorkItems;
     let store = shared.hub.store();
-    match shared.runs.begin(id, m.dequeue_count) {
+    let delivery = Delivered {
+        dequeue_count: m.dequeue_count,
+        enqueued_at: m.enqueued_at,
+    };
+    match shared.runs.begin(id, delivery) {
         Ok(mark) => Some(mark),
         Err(Verdict::Defer) => {
             debug!(message = %id, "a work item that runs here now came again; looking again later");
@@ -177,17 +193,30 @@ pub(crate) async fn screen(shared: &Shared, m: &Dequeued, id: &MessageId) -> Opt
 #[cfg(test)]
 mod tests {
     use super::*;
-    use taskhub_core::Timestamp;
     use taskhub_storage::ManualClock;
+
+    fn at(ms: u64) -> Timestamp {
+        Timestamp::from_millis(ms)
+    }
+
+    fn delivered(dequeue_count: u32, enqueued_at: u64) -> Delivered {
+        Delivered {
+            dequeue_count,
+            enqueued_at: at(enqueued_at),
+        }
+    }
 
     #[test]
     fn verdicts() {
-        assert_eq!(judge(false, false, 1), Verdict::Run);
-        assert_eq!(judge(false, false, 5), Verdict::Run);
-        assert_eq!(judge(false, true, 1), Verdict::Drop);
-        assert_eq!(judge(false, true, 3), Verdict::Drop);
-        assert_eq!(judge(true, false, 1), Verdict::Drop);
-        assert_eq!(judge(true, false, 2), Verdict::Defer);
+        assert_eq!(judge(None, false, delivered(1, 0)), Verdict::Run);
+        assert_eq!(judge(None, false, delivered(5, 0)), Verdict::Run);
+        assert_eq!(judge(None, true, delivered(1, 0)), Verdict::Drop);
+        assert_eq!(judge(None, true, delivered(3, 0)), Verdict::Drop);
+        // Running: a first delivery, or a message enqueued at another time, is another copy.
+        assert_eq!(judge(Some(at(0)), false, delivered(1, 0)), Verdict::Drop);
+        assert_eq!(judge(Some(at(0)), false, delivered(2, 7)), Verdict::Drop);
+        // The running message itself may come again: it is never deleted while it runs.
+        assert_eq!(judge(Some(at(7)), false, delivered(2, 7)), Verdict::Defer);
     }
 
     fn ledger() -> (Arc<RunLedger>, ManualClock) {
@@ -204,23 +233,32 @@ mod tests {
         let (ledger, clock) = ledger();
         let a = MessageId::random();
         let b = MessageId::random();
-        let run_a = ledger.begin(&a, 1).unwrap();
-        let run_b = ledger.begin(&b, 1).unwrap();
-        assert_eq!(ledger.begin(&a, 1).unwrap_err(), Verdict::Drop);
-        assert_eq!(ledger.begin(&a, 2).unwrap_err(), Verdict::Defer);
+        let run_a = ledger.begin(&a, delivered(1, 0)).unwrap();
+        let run_b = ledger.begin(&b, delivered(1, 0)).unwrap();
+        assert_eq!(
+            ledger.begin(&a, delivered(1, 0)).unwrap_err(),
+            Verdict::Drop
+        );
+        assert_eq!(
+            ledger.begin(&a, delivered(2, 0)).unwrap_err(),
+            Verdict::Defer
+        );
         run_a.recorded();
         drop(run_a);
         drop(run_b);
-        assert_eq!(ledger.begin(&a, 1).unwrap_err(), Verdict::Drop);
+        assert_eq!(
+            ledger.begin(&a, delivered(1, 0)).unwrap_err(),
+            Verdict::Drop
+        );
         let again = ledger
             .begin(&b, 2)
             .expect("a run without a result is forgotten");
         drop(again);
         // Kept four lease intervals, then forgotten as later results are recorded.
         clock.advance(Duration::from_secs(121));
-        let c = ledger.begin(&MessageId::random(), 1).unwrap();
+        let c = ledger.begin(&MessageId::random(), delivered(1, 0)).unwrap();
         c.recorded();
         drop(c);
-        assert!(ledger.begin(&a, 1).is_ok());
+        assert!(ledger.begin(&a, delivered(1, 0)).is_ok());
     }
 }

@@ -203,10 +203,11 @@ pub fn seeded(seed: u64) -> FaultPlan {
 /// cleared) is re-sent by the instance's next loader once — not before that loader has seen
 /// it pending for a lease interval, when its writer could still be sending it — and then the
 /// outbox is gone: a second load (extended sessions off, so every batch loads the history)
-/// sends nothing. The re-sent copy of the work item reaches the worker that runs the original
-/// and is dropped there, not run (`worker/run_ledger.rs`): the activity is held until the copy
-/// has been dropped, so both loads happen before anything else writes the instance's history,
-/// and each copy sent shows as one dropped.
+/// sends nothing. Of the two copies of the work item (the torn turn's claimed original, visible
+/// again once its claim ran out, and the re-sent one) whichever comes second reaches the worker
+/// that runs the first and is dropped there, not run (`worker/run_ledger.rs`): the activity is
+/// held until a copy has been dropped, so both loads happen before anything else writes the
+/// instance's history, and each copy sent shows as one dropped.
 pub async fn torn_outbox_is_resent_once(backend: Arc<dyn TaskHubStore>, settings: Settings) {
     let store = faulty(backend);
     let settings = Settings {
