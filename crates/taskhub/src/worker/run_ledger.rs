@@ -251,7 +251,7 @@ mod tests {
             Verdict::Drop
         );
         let again = ledger
-            .begin(&b, 2)
+            .begin(&b, delivered(2, 0))
             .expect("a run without a result is forgotten");
         drop(again);
         // Kept four lease intervals, then forgotten as later results are recorded.
