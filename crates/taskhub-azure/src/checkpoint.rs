@@ -1,7 +1,7 @@
 //! The ordered checkpoint of [`CheckpointStore`] on Azure Storage (no transaction spans two
 //! tables, a queue and a table): Azure's [`CheckpointPrimitives`], run in order by the driver
-//! shared with the memory backend ([`run_ordered_checkpoint`]). See `docs/ARCHITECTURE.md`,
-//! "Azure Storage backend", for what this guarantees.
+//! shared with the memory backend ([`run_ordered_checkpoint`]). See `docs/AZURE.md`, "The
+//! checkpoint and invariant 1 on Azure", for what this guarantees.
 //!
 //! 0. Reject what a later step could not carry out (sizes, queues, a row of another instance).
 //! 1. **Commit point.** `prepare`: the sentinel's last writer epoch (carried in the history

@@ -6,7 +6,7 @@
 //! string, `UseDevelopmentStorage=true` for Azurite, or an account name with an Entra ID
 //! [`Credential`]) and a validated [`HubName`]. HTTPS uses rustls (ring provider) with the
 //! Mozilla roots. See
-//! `docs/ARCHITECTURE.md`, "Azure Storage backend", for the layout and what the checkpoint
+//! `docs/AZURE.md` for the layout and what the checkpoint
 //! guarantees without cross-object transactions.
 //!
 //! # The condition of each write

@@ -18,7 +18,7 @@ pub struct Args {
     /// `sqlite.durability`, passed to `SqliteOptions`); ignored by the memory backend.
     #[arg(long, value_enum, default_value_t = DurabilityArg::Normal)]
     pub durability: DurabilityArg,
-    /// Workers on the task hub (only 1 until partition leases exist).
+    /// Workers on the task hub, 1 to 16, all in this process.
     #[arg(long, default_value_t = 1)]
     pub workers: usize,
     /// Multiplies every scenario's counts and durations (e.g. 0.01 for a smoke run).

@@ -1,8 +1,10 @@
 //! `taskhub-bench`: benchmark scenarios for Taskhub.
 //!
-//! `taskhub-bench <scenario> [--backend sqlite|memory] [--durability normal|full] [--workers N]`
-//! runs a scenario on a fresh task hub with one in-process worker and prints one JSON object per
-//! result on stdout, with a progress bar and a table on stderr. See `bench/README.md`.
+//! `taskhub-bench <scenario> [--backend sqlite|memory|azure] [--durability normal|full]
+//! [--workers N]` runs a scenario on a fresh task hub (on Azure Storage or Azurite: a fresh hub
+//! per scenario, deleted at the end, its storage operations counted by kind) with in-process
+//! workers and prints one JSON object per result on stdout, with a progress bar and a table on
+//! stderr. See `bench/README.md`.
 
 mod args;
 mod harness;

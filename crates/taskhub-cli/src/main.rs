@@ -1,11 +1,15 @@
 //! `taskhub`: the command-line tool of Taskhub.
 //!
-//! * `taskhub demo` runs sample workloads on a fresh SQLite task hub with one in-process worker
-//!   and prints a table of the results;
+//! Every command opens the task hub the `backend` setting names: a SQLite file (`--db`, the
+//! default) or a hub on Azure Storage (`--backend azure`, see [`azure`]).
+//!
+//! * `taskhub demo` runs sample workloads on a fresh task hub with one in-process worker (or
+//!   `--workers N` worker processes) and prints a table of the results;
 //! * `taskhub worker` runs a worker with the demo registry until SIGINT or SIGTERM (with
 //!   `--http ADDR`, also the HTTP management API and dashboard);
 //! * `taskhub serve` serves the HTTP management API and dashboard without a worker;
-//! * `taskhub instances ...` and `taskhub dead-letters ...` inspect and control a task hub;
+//! * `taskhub instances ...`, `taskhub entities ...` and `taskhub dead-letters ...` inspect and
+//!   control a task hub, `taskhub hub delete` deletes one;
 //! * `taskhub partitions ...`, `taskhub workers ...` and `taskhub scale` operate its leases.
 //!
 //! Settings resolve as defaults < `taskhub.toml` < `TASKHUB_*` environment variables < flags

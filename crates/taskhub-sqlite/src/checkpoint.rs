@@ -1,9 +1,10 @@
 //! The checkpoint: one orchestration turn's writes, applied in ONE transaction (DESIGN §4.4).
 //!
-//! Inside the writer's transaction (and the request's savepoint), in this order: the fence
-//! check, the history ETag check and write, the instance row write with its condition, the
-//! outbound enqueues (a claimed one inserted as held, with its receipt returned), and the deletes of consumed messages (a stale receipt is ignored). Any
-//! failure rolls the whole request back. Nothing is ever left in a pending outbox: the outbound
+//! Inside the writer's transaction (in a savepoint of its own only when its batch is re-run
+//! after a request failed), in this order: the fence check, the history ETag check and write,
+//! the instance row write with its condition, the outbound enqueues (a claimed one inserted as
+//! held, with its receipt returned), and the deletes of consumed messages (a stale receipt is
+//! ignored). Any failure rolls the whole request back. Nothing is ever left in a pending outbox: the outbound
 //! messages commit with the history, so `load_history` always returns an empty one.
 
 use async_trait::async_trait;

@@ -8,8 +8,11 @@
 //!   table of `taskhub.toml` and `TASKHUB_SQLITE_*` variables (see [`config`]).
 //! * Several processes may share the file: every write is a `BEGIN IMMEDIATE` transaction.
 //! * A dedicated writer thread group-commits: everything queued while it was busy is applied in
-//!   one transaction, each request in its own savepoint (see [`writer`]). A second thread
-//!   checkpoints the WAL into the database file, so no commit waits for that.
+//!   one transaction, without savepoints; only if a request fails is the batch rolled back and
+//!   run again with a savepoint per request, so the failed one alone is undone (see
+//!   [`writer`]). Under `NORMAL` durability a write that comes alone runs on the caller's
+//!   thread instead. A second thread checkpoints the WAL into the database file, so no commit
+//!   waits for that.
 //! * The schema is versioned with `PRAGMA user_version` and migrated on open (see [`schema`]).
 //! * A checkpoint is one transaction: fence, history ETag, events, instance row, outbound
 //!   messages and consumed deletes commit together or not at all.

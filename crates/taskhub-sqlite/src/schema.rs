@@ -190,8 +190,9 @@ pub(crate) fn connect(
     conn.pragma_update(None, "cache_size", CACHE_SIZE_KIB)
         .map_err(|e| open_err(&what, e))?;
     if role == Role::Writer {
-        // The writer runs every request in a savepoint; SQLite keeps the pages a savepoint
-        // may roll back to in a sub-journal, a temporary file unless temp_store is MEMORY.
+        // The writer re-runs a batch with a savepoint per request when one failed; SQLite keeps
+        // the pages a savepoint may roll back to in a sub-journal, a temporary file unless
+        // temp_store is MEMORY.
         conn.pragma_update(None, "temp_store", "MEMORY")
             .map_err(|e| open_err(&what, e))?;
     }

@@ -3,7 +3,8 @@
 //! This crate is what users depend on. It re-exports the programming model of
 //! [`taskhub_core`] and adds the worker runtime and the client:
 //!
-//! * [`TaskHub`]: a task hub opened on a storage backend (SQLite by default, or memory for tests);
+//! * [`TaskHub`]: a task hub opened on a storage backend (`taskhub-sqlite` by default,
+//!   `taskhub-azure` for Azure Storage, or the memory backend of `taskhub-storage` for tests);
 //! * [`Worker`]: runs registered orchestrations and activities;
 //! * [`TaskHubClient`]: starts, queries and controls instances.
 

@@ -174,8 +174,8 @@ async fn partition_count_raised_and_lowered_on_azure() {
     // instance re-homed from a removed partition can be loaded by its new partition's worker
     // while a turn it began on the removed partition is between the commit of its checkpoint
     // and the clearing of its pending outbox: the loader re-sends the outbox, and an activity
-    // it scheduled runs twice (ARCHITECTURE, "When an activity may run twice", case 5). So:
-    // only instances that lived on a removed partition re-run, each activity at most twice.
+    // it scheduled runs twice (docs/INVARIANTS.md, "When an activity may run twice", case 5).
+    // So: only instances that lived on a removed partition re-run, each activity at most twice.
     let twice: Vec<_> = runs.iter().filter(|(_, pids)| pids.len() > 1).collect();
     for ((instance, task), pids) in &twice {
         let partition = home.get(instance.as_str()).copied().unwrap_or(0);

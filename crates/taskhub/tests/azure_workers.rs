@@ -261,7 +261,7 @@ async fn three_workers_on_azure_survive_a_kill_and_a_pause_past_the_lease() {
     // was making can be torn after its enqueue and before its pending outbox was cleared, and
     // the instance's next loader re-sends the outbox, so an activity that checkpoint scheduled
     // runs again — once: the loader clears the outbox in the same fenced, ETag-conditional
-    // step (ARCHITECTURE, "When an activity may run twice", case 4). The second result is
+    // step (docs/INVARIANTS.md, "When an activity may run twice", case 4). The second result is
     // discarded by message ID (the history check above). Never for an instance on the
     // partitions only the undisturbed worker held, and at most once per disturbed worker.
     let runs = child::activity_runs(&dir.0);

@@ -26,7 +26,7 @@ fn settings() -> Settings {
         control_queue_visibility_timeout: Duration::from_secs(3),
         // A work item is renewed every half of this; under the loop script's load (burners on
         // every core, four processes on two cores) a 1.5 s stall of a live worker happened, and
-        // its activity ran again elsewhere (ARCHITECTURE, "When an activity may run twice",
+        // its activity ran again elsewhere (docs/INVARIANTS.md, "When an activity may run twice",
         // case 2). Killed workers' work items reappear after this long.
         work_item_visibility_timeout: Duration::from_secs(10),
         lease_interval: Duration::from_secs(2),

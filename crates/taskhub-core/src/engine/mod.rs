@@ -1,6 +1,7 @@
 //! The replay engine: history + new messages → new history events + actions. No I/O.
 //!
-//! See `docs/ARCHITECTURE.md` for the data flow of one turn.
+//! See `docs/ARCHITECTURE.md` (and `docs/MODULES.md`, "One turn, in full") for the data flow
+//! of one turn.
 
 mod applied_ids;
 mod output;

@@ -7,8 +7,9 @@ use super::apply::Tx;
 
 /// A write the writer thread runs in a batch.
 pub(super) trait Job: Send {
-    /// Runs the write; true if it succeeded (and its savepoint is to be kept). A job may run
-    /// again after its transaction was rolled back (see `apply`); the last run's result counts.
+    /// Runs the write; true if it succeeded (and its writes, or its savepoint, are to be kept).
+    /// A job may run again after its transaction was rolled back (see `apply`); the last run's
+    /// result counts.
     fn run(&mut self, tx: &Tx<'_>) -> bool;
     /// True if the write may commit without an fsync (see the module docs).
     fn relaxed(&self) -> bool;

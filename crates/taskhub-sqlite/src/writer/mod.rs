@@ -70,7 +70,7 @@ impl Counters {
 pub struct WriterStats {
     /// Write transactions committed (each holds one or more requests).
     pub transactions: u64,
-    /// Write requests applied (committed or rolled back to their savepoint).
+    /// Write requests applied (committed, or rolled back alone when they failed).
     pub requests: u64,
     /// Of those, the requests that ran on their caller's thread (see the module docs).
     pub inline_requests: u64,
