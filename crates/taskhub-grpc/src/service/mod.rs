@@ -124,7 +124,7 @@ impl TaskHubSidecarService for Sidecar {
         &self,
         r: Request<GetInstanceRequest>,
     ) -> Answer<GetInstanceResponse> {
-        let deadline = deadline::grpc_timeout(r.metadata());
+        let deadline = deadline::wait_budget(r.metadata());
         ok(read::wait_for_start(&self.client, r.into_inner(), deadline).await)
     }
 
@@ -132,7 +132,7 @@ impl TaskHubSidecarService for Sidecar {
         &self,
         r: Request<GetInstanceRequest>,
     ) -> Answer<GetInstanceResponse> {
-        let deadline = deadline::grpc_timeout(r.metadata());
+        let deadline = deadline::wait_budget(r.metadata());
         ok(read::wait_for_completion(&self.client, r.into_inner(), deadline).await)
     }
 
