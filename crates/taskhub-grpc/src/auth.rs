@@ -42,7 +42,6 @@ impl Auth {
     /// # Errors
     /// `UNAUTHENTICATED` without the right token, `PERMISSION_DENIED` from a remote peer when
     /// no token is set.
-    #[expect(clippy::result_large_err, reason = "tonic's interceptor signature")]
     pub fn check(&self, request: Request<()>) -> Result<Request<()>, Status> {
         self.check_parts(
             request
@@ -54,7 +53,6 @@ impl Auth {
         Ok(request)
     }
 
-    #[expect(clippy::result_large_err, reason = "tonic's Status")]
     fn check_parts(
         &self,
         authorization: Option<&str>,

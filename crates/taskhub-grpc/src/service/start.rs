@@ -23,6 +23,12 @@ pub(crate) async fn start(
     } else {
         fields::instance_id(&r.instance_id, "instanceId")?
     };
+    if taskhub::EntityId::is_entity_instance(&instance_id) {
+        return Err(invalid(
+            "instanceId",
+            "IDs starting with '@' are reserved for entities",
+        ));
+    }
     let input = payload_from_proto(r.input.as_deref(), "input").map_err(|e| invalid_value(&e))?;
     let replaceable = fields::statuses(
         r.orchestration_id_reuse_policy
