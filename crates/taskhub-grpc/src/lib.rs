@@ -41,3 +41,5 @@ pub use auth::check_bind;
 pub use error::GrpcError;
 pub use server::{serve, GrpcConfig, MAX_MESSAGE_BYTES};
 pub use service::{Sidecar, WorkItemStream, WorkerCalls};
+/// The tonic the generated code is built with (for callers that name its types).
+pub use tonic;
