@@ -77,7 +77,7 @@ async fn say_hello(_ctx: ActivityContext, city: String) -> Result<String, Activi
 /// * `Tree`: a `Waiter` sub-orchestration (child ID `{parent}:…`), returns what it returns;
 /// * `HelloTree`: a `Hello` sub-orchestration;
 /// * `Fails`: a failing activity;
-/// * `Counter` (entity): `add` a number, `get`.
+/// * `Counter` and `counter` (entities): `add` a number, `get`.
 pub fn registry() -> Registry {
     let mut reg = Registry::new();
     reg.orchestration(
@@ -130,17 +130,20 @@ pub fn registry() -> Registry {
     .activity("Boom", |_c: ActivityContext, _: ()| async move {
         Err::<(), _>(ActivityError::new("Kah-BOOOOM!!!"))
     });
-    reg.entity("Counter", |ctx: &mut EntityContext| {
-        let mut value: i64 = ctx.get_state_or_default()?;
-        match ctx.operation_name() {
-            "add" => value += ctx.input::<i64>()?,
-            "get" => {}
-            other => return Err(EntityError::new(format!("no operation '{other}'"))),
-        }
-        ctx.set_state(&value)?;
-        Ok(value)
-    });
+    // The Python SDK lowercases entity names: `counter` is the same entity for it.
+    reg.entity("Counter", counter).entity("counter", counter);
     reg
+}
+
+fn counter(ctx: &mut EntityContext) -> Result<i64, EntityError> {
+    let mut value: i64 = ctx.get_state_or_default()?;
+    match ctx.operation_name() {
+        "add" => value += ctx.input::<i64>()?,
+        "get" => {}
+        other => return Err(EntityError::new(format!("no operation '{other}'"))),
+    }
+    ctx.set_state(&value)?;
+    Ok(value)
 }
 
 /// A worker and the gRPC endpoint over one hub.
