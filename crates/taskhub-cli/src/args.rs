@@ -84,6 +84,13 @@ pub enum Command {
         /// `127.0.0.1:8080` (any other than loopback needs the `http_token` setting).
         #[arg(long, value_name = "ADDR")]
         http: Option<String>,
+        /// Also serve the Durable Task gRPC endpoint on this address, e.g. `127.0.0.1:4001`
+        /// (the SDKs' default port): the client calls of the Durable Task SDKs (Python,
+        /// JavaScript, .NET, Java, Go) start and manage this worker's orchestrations. SDK
+        /// workers are not served yet. Off loopback it needs the `http_token` setting, sent
+        /// as the metadata `authorization: Bearer <token>`.
+        #[arg(long, value_name = "ADDR")]
+        grpc: Option<String>,
     },
     /// Serve the HTTP management API and the dashboard (no worker) until SIGINT or SIGTERM.
     /// Listening on an address other than loopback needs a token (setting `http_token` or
@@ -92,6 +99,13 @@ pub enum Command {
         /// The address to listen on (port 0: any free port, printed at start).
         #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR")]
         addr: String,
+        /// Also serve the Durable Task gRPC endpoint (the SDKs' client calls) on this address,
+        /// e.g. `127.0.0.1:4001`; the same token rule as the HTTP API.
+        #[arg(long, value_name = "ADDR")]
+        grpc: Option<String>,
+        /// Serve the gRPC endpoint only, not the HTTP API (needs `--grpc`).
+        #[arg(long, requires = "grpc")]
+        no_http: bool,
     },
     /// List, inspect, start and control orchestration instances.
     #[command(subcommand)]

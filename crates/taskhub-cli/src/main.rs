@@ -128,8 +128,17 @@ fn log_filter() -> tracing_subscriber::EnvFilter {
 async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Demo(args) => demo::run(&cli.global, &args).await,
-        Command::Worker { http } => commands::worker::run(&cli.global, http.as_deref()).await,
-        Command::Serve { addr } => commands::serve::run(&cli.global, &addr).await,
+        Command::Worker { http, grpc } => {
+            commands::worker::run(&cli.global, http.as_deref(), grpc.as_deref()).await
+        }
+        Command::Serve {
+            addr,
+            grpc,
+            no_http,
+        } => {
+            let http = (!no_http).then_some(addr.as_str());
+            commands::serve::run(&cli.global, http, grpc.as_deref()).await
+        }
         Command::Instances(cmd) => commands::instances::run(&cli.global, *cmd).await,
         Command::Entities(cmd) => commands::entities::run(&cli.global, cmd).await,
         Command::DeadLetters(cmd) => commands::dead_letters::run(&cli.global, cmd).await,

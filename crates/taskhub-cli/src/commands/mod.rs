@@ -2,6 +2,7 @@
 
 pub mod dead_letters;
 pub mod entities;
+mod grpc;
 mod http;
 pub mod hub;
 pub mod instances;

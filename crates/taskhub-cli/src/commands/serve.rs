@@ -1,26 +1,48 @@
-//! `taskhub serve`: the HTTP management API and the dashboard on the hub, with no worker,
-//! until SIGINT or SIGTERM.
+//! `taskhub serve`: the HTTP management API and the dashboard on the hub, and/or the Durable
+//! Task gRPC endpoint (`--grpc`), with no worker, until SIGINT or SIGTERM.
 
 use std::io::Write as _;
 
 use crate::args::GlobalArgs;
 use crate::settings::{self, DEFAULT_DB};
 
+use super::grpc::GrpcListen;
 use super::http::Listen;
 use super::worker::StopSignals;
 
-/// Serves until a stop signal.
-pub async fn run(global: &GlobalArgs, addr: &str) -> anyhow::Result<()> {
+/// Serves until a stop signal: the HTTP API on `http` (if given), the gRPC endpoint on `grpc`
+/// (if given).
+pub async fn run(
+    global: &GlobalArgs,
+    http: Option<&str>,
+    grpc: Option<&str>,
+) -> anyhow::Result<()> {
     let settings = settings::resolve(global, &[])?;
-    let listen = Listen::check(addr, &settings)?;
+    let listen = http.map(|a| Listen::check(a, &settings)).transpose()?;
+    let grpc = grpc.map(|a| GrpcListen::check(a, &settings)).transpose()?;
     let db = settings::db_path(global, DEFAULT_DB);
     let mut signals = StopSignals::install()?;
-    let metrics = crate::metrics::install()?;
+    let metrics = listen
+        .as_ref()
+        .map(|_| crate::metrics::install())
+        .transpose()?;
     let hub = settings::open_hub(global, &db, settings, false).await?;
-    let server = listen.start(&hub, None, metrics).await?;
+    let server = match (listen, metrics) {
+        (Some(listen), Some(metrics)) => Some(listen.start(&hub, None, metrics).await?),
+        _ => None,
+    };
+    let grpc = match grpc {
+        Some(g) => Some(g.start(&hub).await?),
+        None => None,
+    };
     let _ = std::io::stdout().flush();
     let signal = signals.recv().await?;
     eprintln!("{signal}: shutting down");
-    server.stop().await;
+    if let Some(grpc) = grpc {
+        grpc.stop().await;
+    }
+    if let Some(server) = server {
+        server.stop().await;
+    }
     Ok(())
 }

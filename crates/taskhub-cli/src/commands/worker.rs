@@ -1,6 +1,7 @@
 //! `taskhub worker`: runs the demo registry on `--db` until SIGINT or SIGTERM, then shuts down
 //! gracefully (in-flight work finishes or is abandoned for another worker; partitions are
-//! released). With `--http ADDR` it also serves the management API and the dashboard.
+//! released). With `--http ADDR` it also serves the management API and the dashboard; with
+//! `--grpc ADDR` the Durable Task gRPC endpoint (the SDKs' client calls).
 
 use std::io::Write as _;
 
@@ -12,10 +13,17 @@ use crate::demo::workloads;
 use crate::settings::{self, DEFAULT_DB};
 
 /// Runs the worker.
-pub async fn run(global: &GlobalArgs, http: Option<&str>) -> anyhow::Result<()> {
+pub async fn run(
+    global: &GlobalArgs,
+    http: Option<&str>,
+    grpc: Option<&str>,
+) -> anyhow::Result<()> {
     let settings = settings::resolve(global, &[])?;
     let http = http
         .map(|addr| super::http::Listen::check(addr, &settings))
+        .transpose()?;
+    let grpc = grpc
+        .map(|addr| super::grpc::GrpcListen::check(addr, &settings))
         .transpose()?;
     let db = settings::db_path(global, DEFAULT_DB);
     let mut signals = StopSignals::install()?;
@@ -35,6 +43,10 @@ pub async fn run(global: &GlobalArgs, http: Option<&str>) -> anyhow::Result<()> 
         ),
         _ => None,
     };
+    let grpc = match grpc {
+        Some(g) => Some(g.start(&hub).await?),
+        None => None,
+    };
     let worker_id = worker.name().to_owned();
     crate::outln!(
         "taskhub worker {worker_id} ready on {} ({} partitions); stop with Ctrl-C or SIGTERM",
@@ -44,6 +56,9 @@ pub async fn run(global: &GlobalArgs, http: Option<&str>) -> anyhow::Result<()> 
     let _ = std::io::stdout().flush();
     let signal = signals.recv().await?;
     eprintln!("{signal}: shutting down");
+    if let Some(grpc) = grpc {
+        grpc.stop().await;
+    }
     if let Some(server) = server {
         server.stop().await;
     }

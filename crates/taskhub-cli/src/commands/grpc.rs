@@ -1,0 +1,69 @@
+//! Serving the Durable Task gRPC endpoint (`taskhub serve --grpc`, `taskhub worker --grpc`):
+//! the client calls of the Durable Task SDKs, with the HTTP API's rules (loopback, or the
+//! `http_token` off loopback, sent as `authorization: Bearer <token>` metadata).
+
+use std::net::SocketAddr;
+
+use anyhow::Context as _;
+use taskhub::{Settings, TaskHub};
+use taskhub_grpc::GrpcConfig;
+
+/// Where to listen, checked against the token rule before anything is opened.
+pub struct GrpcListen {
+    addr: SocketAddr,
+    token: Option<String>,
+}
+
+impl GrpcListen {
+    /// Parses `addr` and checks it: loopback, or a token from `http_token` /
+    /// `TASKHUB_HTTP_TOKEN` (the gRPC endpoint shares the HTTP API's token).
+    pub fn check(addr: &str, settings: &Settings) -> anyhow::Result<Self> {
+        let addr: SocketAddr = addr.parse().with_context(|| {
+            format!("--grpc expects IP:PORT such as 127.0.0.1:4001, got {addr:?}")
+        })?;
+        let token = Some(settings.http_token.expose().to_owned()).filter(|t| !t.is_empty());
+        taskhub_grpc::check_bind(addr, token.as_deref())?;
+        Ok(Self { addr, token })
+    }
+
+    /// Binds and serves in the background; prints the address.
+    pub async fn start(self, hub: &TaskHub) -> anyhow::Result<GrpcRunning> {
+        let listener = tokio::net::TcpListener::bind(self.addr)
+            .await
+            .with_context(|| format!("cannot listen on {}", self.addr))?;
+        let local = listener
+            .local_addr()
+            .context("cannot read the bound address")?;
+        let config = GrpcConfig::new(hub.clone()).with_token(self.token.clone());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(taskhub_grpc::serve(listener, config, async move {
+            let _ = stopped.await;
+        }));
+        crate::outln!(
+            "Durable Task gRPC endpoint on {local} (SDK client calls; SDK workers are not served yet){}",
+            if self.token.is_some() { "; calls need the metadata authorization: Bearer <token>" } else { "" }
+        );
+        Ok(GrpcRunning { stop, task })
+    }
+}
+
+/// The endpoint running in the background.
+pub struct GrpcRunning {
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<Result<(), taskhub_grpc::GrpcError>>,
+}
+
+impl GrpcRunning {
+    /// Stops accepting and finishes the calls in flight (a long wait is cut after 5 s).
+    pub async fn stop(self) {
+        let _ = self.stop.send(());
+        match tokio::time::timeout(std::time::Duration::from_secs(5), self.task).await {
+            Ok(Ok(Err(e))) => eprintln!("warning: the gRPC endpoint stopped with an error: {e}"),
+            Ok(Err(e)) => eprintln!("warning: the gRPC endpoint task failed: {e}"),
+            Ok(Ok(Ok(()))) => {}
+            Err(_) => {
+                eprintln!("warning: calls to the gRPC endpoint were still waiting at shutdown")
+            }
+        }
+    }
+}

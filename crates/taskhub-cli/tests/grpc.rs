@@ -1,0 +1,125 @@
+//! `taskhub worker --grpc` and `taskhub serve --grpc`: the Durable Task gRPC endpoint from the
+//! binary, with the HTTP API's address rule.
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
+
+mod common;
+
+use std::io::{BufRead as _, BufReader};
+use std::process::{Child, Stdio};
+
+use common::{taskhub, TempDir};
+use taskhub_grpc::proto::task_hub_sidecar_service_client::TaskHubSidecarServiceClient;
+use taskhub_grpc::proto::{CreateInstanceRequest, GetInstanceRequest, OrchestrationStatus};
+
+/// Starts the command; returns it with the address of its "Durable Task gRPC endpoint on" line
+/// and the lines it printed before.
+#[expect(
+    clippy::zombie_processes,
+    reason = "the caller waits for the child (stop)"
+)]
+fn spawn(dir: &TempDir, args: &[&str]) -> (Child, String, Vec<String>) {
+    let mut child = taskhub(&dir.0)
+        .arg("--db")
+        .arg(dir.db())
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut before = Vec::new();
+    loop {
+        let line = lines.next().expect("exited before listening").unwrap();
+        if let Some(rest) = line.strip_prefix("Durable Task gRPC endpoint on ") {
+            let addr = rest.split(' ').next().unwrap().to_owned();
+            std::thread::spawn(move || for _ in lines {});
+            return (child, addr, before);
+        }
+        before.push(line);
+    }
+}
+
+fn stop(mut child: Child) {
+    let _ = std::process::Command::new("kill")
+        .arg("-INT")
+        .arg(child.id().to_string())
+        .status();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_with_grpc_runs_what_an_sdk_client_starts() {
+    let dir = TempDir::new("grpc-worker");
+    let (child, addr, _) = spawn(&dir, &["worker", "--grpc", "127.0.0.1:0"]);
+    let mut c = TaskHubSidecarServiceClient::connect(format!("http://{addr}"))
+        .await
+        .unwrap();
+    c.hello(()).await.unwrap();
+    c.start_instance(CreateInstanceRequest {
+        instance_id: "from-grpc".into(),
+        name: "HelloCities".into(),
+        ..CreateInstanceRequest::default()
+    })
+    .await
+    .unwrap();
+    let mut request = tonic_request(GetInstanceRequest {
+        instance_id: "from-grpc".into(),
+        get_inputs_and_outputs: true,
+    });
+    request.set_timeout(std::time::Duration::from_secs(60));
+    let done = c
+        .wait_for_instance_completion(request)
+        .await
+        .unwrap()
+        .into_inner()
+        .orchestration_state
+        .unwrap();
+    assert_eq!(
+        done.orchestration_status,
+        OrchestrationStatus::Completed as i32
+    );
+    assert!(done.output.unwrap().contains("Tokyo"));
+    stop(child);
+}
+
+fn tonic_request<T>(m: T) -> taskhub_grpc::tonic::Request<T> {
+    taskhub_grpc::tonic::Request::new(m)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_grpc_only_and_the_address_rule() {
+    let dir = TempDir::new("grpc-serve");
+    let (child, addr, before) = spawn(&dir, &["serve", "--no-http", "--grpc", "127.0.0.1:0"]);
+    assert!(
+        !before.iter().any(|l| l.contains("dashboard and API on")),
+        "{before:?}"
+    );
+    let mut c = TaskHubSidecarServiceClient::connect(format!("http://{addr}"))
+        .await
+        .unwrap();
+    let r = c
+        .get_instance(GetInstanceRequest {
+            instance_id: "nobody".into(),
+            get_inputs_and_outputs: false,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!r.exists);
+    stop(child);
+
+    // Off loopback without a token: refused before anything is opened.
+    let out = taskhub(&dir.0)
+        .arg("--db")
+        .arg(dir.db())
+        .args(["serve", "--grpc", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("0.0.0.0:0") && err.contains("http_token"),
+        "{err}"
+    );
+}

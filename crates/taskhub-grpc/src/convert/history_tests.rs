@@ -1,0 +1,256 @@
+#![allow(clippy::unwrap_used, reason = "test code")]
+
+use super::*;
+use taskhub::{CarriedEvent, Timestamp};
+
+fn p(json: &str) -> Payload {
+    Payload::from_json(json).unwrap()
+}
+
+fn id(s: &str) -> InstanceId {
+    InstanceId::new(s).unwrap()
+}
+
+fn failure() -> FailureDetails {
+    FailureDetails {
+        error_type: "TaskFailedError".into(),
+        message: "boom".into(),
+        details: Some("trace".into()),
+        non_retryable: false,
+    }
+}
+
+/// Every kind Taskhub writes, with the fields the protocol carries.
+fn every_kind() -> Vec<EventKind> {
+    vec![
+        EventKind::ExecutionStarted {
+            name: "Orch".into(),
+            version: Some("2".into()),
+            input: p(r#"{"n":12345678901234567890123}"#),
+            execution_id: ExecutionId::new("exec-1").unwrap(),
+            parent: Some(ParentInstance {
+                instance_id: id("parent"),
+                execution_id: ExecutionId::new("exec-p").unwrap(),
+                task_id: 3,
+            }),
+            scheduled_start: Some(Timestamp::from_millis(1_700_000_000_500)),
+            applied_event_ids: Vec::new(),
+        },
+        EventKind::ExecutionCompleted { result: p("[1,2]") },
+        EventKind::ExecutionFailed { failure: failure() },
+        EventKind::ExecutionTerminated {
+            reason: "stop it".into(),
+        },
+        EventKind::ContinuedAsNew {
+            input: p("4"),
+            version: None,
+            carried_events: Vec::new(),
+            dropped_events: Vec::new(),
+        },
+        EventKind::OrchestratorStarted,
+        EventKind::OrchestratorCompleted,
+        EventKind::TaskScheduled {
+            task_id: 1,
+            name: "Act".into(),
+            version: None,
+            input: p("\"x\""),
+            attempt: 1,
+        },
+        EventKind::TaskCompleted {
+            task_id: 1,
+            result: p("\"y\""),
+        },
+        EventKind::TaskFailed {
+            task_id: 2,
+            failure: failure(),
+        },
+        EventKind::SubOrchestrationCreated {
+            task_id: 4,
+            name: "Child".into(),
+            version: Some("1".into()),
+            instance_id: id("child-1"),
+            input: Payload::null(),
+        },
+        EventKind::SubOrchestrationCompleted {
+            task_id: 4,
+            result: p("true"),
+        },
+        EventKind::SubOrchestrationFailed {
+            task_id: 5,
+            failure: failure(),
+        },
+        EventKind::TimerCreated {
+            task_id: 6,
+            fire_at: Timestamp::from_millis(1_700_000_003_000),
+        },
+        EventKind::TimerFired {
+            task_id: 6,
+            fire_at: Timestamp::from_millis(1_700_000_003_000),
+        },
+        EventKind::EventRaised {
+            name: "Approval".into(),
+            input: p("{\"ok\":true}"),
+        },
+        EventKind::EventSent {
+            task_id: 7,
+            instance_id: id("other"),
+            name: "Ping".into(),
+            input: p("1"),
+        },
+        EventKind::ExecutionSuspended {
+            reason: Some("maintenance".into()),
+        },
+        EventKind::ExecutionResumed { reason: None },
+    ]
+}
+
+#[test]
+fn every_kind_round_trips() {
+    let instance = id("inst-1");
+    for (i, kind) in every_kind().into_iter().enumerate() {
+        let ours = HistoryEvent::new(Timestamp::from_millis(1_700_000_000_000 + i as u64), kind);
+        let wire = event_to_proto(&ours, &instance);
+        let back = event_from_proto(&wire).unwrap();
+        assert_eq!(back, ours, "{}", ours.event.type_name());
+    }
+}
+
+#[test]
+fn ids_and_shapes_on_the_wire_are_the_sdks() {
+    let instance = id("inst-1");
+    let wire = |k: EventKind| event_to_proto(&HistoryEvent::new(Timestamp::EPOCH, k), &instance);
+    let kinds = every_kind();
+    // ExecutionStarted names the instance and its execution.
+    let E::ExecutionStarted(s) = wire(kinds[0].clone()).event_type.unwrap() else {
+        panic!("not executionStarted")
+    };
+    let o = s.orchestration_instance.unwrap();
+    assert_eq!(
+        (o.instance_id.as_str(), o.execution_id.as_deref()),
+        ("inst-1", Some("exec-1"))
+    );
+    assert_eq!(s.parent_instance.unwrap().task_scheduled_id, 3);
+    // A failure ends with executionCompleted FAILED and its details.
+    let E::ExecutionCompleted(c) = wire(kinds[2].clone()).event_type.unwrap() else {
+        panic!("not executionCompleted")
+    };
+    assert_eq!(c.orchestration_status, S::Failed as i32);
+    assert_eq!(c.failure_details.unwrap().error_message, "boom");
+    // A terminate's reason is JSON text, as the SDKs send it.
+    let E::ExecutionTerminated(t) = wire(kinds[3].clone()).event_type.unwrap() else {
+        panic!("not executionTerminated")
+    };
+    assert_eq!(t.input.as_deref(), Some("\"stop it\""));
+    // Scheduling events carry the task ID as eventId; results name it; others are -1.
+    assert_eq!(wire(kinds[7].clone()).event_id, 1);
+    let done = wire(kinds[8].clone());
+    assert_eq!(done.event_id, -1);
+    let E::TaskCompleted(c) = done.event_type.unwrap() else {
+        panic!("not taskCompleted")
+    };
+    assert_eq!(c.task_scheduled_id, 1);
+    assert_eq!(wire(kinds[13].clone()).event_id, 6);
+    // A null input goes out absent.
+    let E::SubOrchestrationInstanceCreated(c) = wire(kinds[10].clone()).event_type.unwrap() else {
+        panic!("not subOrchestrationInstanceCreated")
+    };
+    assert_eq!(c.input, None);
+}
+
+#[test]
+fn a_continue_as_new_sends_its_input_only() {
+    let ours = HistoryEvent::new(
+        Timestamp::EPOCH,
+        EventKind::ContinuedAsNew {
+            input: p("4"),
+            version: Some("3".into()),
+            carried_events: vec![CarriedEvent {
+                name: "e".into(),
+                input: p("1"),
+            }],
+            dropped_events: Vec::new(),
+        },
+    );
+    let wire = event_to_proto(&ours, &id("i"));
+    assert_eq!(
+        wire.event_type,
+        Some(E::ContinueAsNew(proto::ContinueAsNewEvent {
+            input: Some("4".into())
+        }))
+    );
+}
+
+#[test]
+fn bad_events_are_refused_naming_the_field_or_kind() {
+    let missing = proto::HistoryEvent {
+        event_id: -1,
+        timestamp: None,
+        event_type: None,
+    };
+    assert_eq!(
+        event_from_proto(&missing).unwrap_err().field_name(),
+        Some("eventType")
+    );
+    let negative = proto::HistoryEvent {
+        event_id: -1,
+        timestamp: None,
+        event_type: Some(E::TaskScheduled(proto::TaskScheduledEvent::default())),
+    };
+    assert_eq!(
+        event_from_proto(&negative).unwrap_err().field_name(),
+        Some("eventId")
+    );
+    let bad_json = proto::HistoryEvent {
+        event_id: -1,
+        timestamp: None,
+        event_type: Some(E::EventRaised(proto::EventRaisedEvent {
+            name: "x".into(),
+            input: Some("{".into()),
+        })),
+    };
+    assert_eq!(
+        event_from_proto(&bad_json).unwrap_err().field_name(),
+        Some("eventRaised.input")
+    );
+    let no_execution = proto::HistoryEvent {
+        event_id: -1,
+        timestamp: None,
+        event_type: Some(E::ExecutionStarted(proto::ExecutionStartedEvent::default())),
+    };
+    assert_eq!(
+        event_from_proto(&no_execution).unwrap_err().field_name(),
+        Some("executionStarted.orchestrationInstance.executionId")
+    );
+    let entity = proto::HistoryEvent {
+        event_id: 1,
+        timestamp: None,
+        event_type: Some(E::EntityLockGranted(
+            proto::EntityLockGrantedEvent::default(),
+        )),
+    };
+    assert_eq!(
+        event_from_proto(&entity).unwrap_err(),
+        ConvertError::Unsupported("entityLockGranted")
+    );
+}
+
+#[test]
+fn a_terminate_reason_sent_as_json_or_as_plain_text_is_kept_as_text() {
+    let term = |input: &str| proto::HistoryEvent {
+        event_id: -1,
+        timestamp: None,
+        event_type: Some(E::ExecutionTerminated(proto::ExecutionTerminatedEvent {
+            input: Some(input.into()),
+            recurse: true,
+        })),
+    };
+    let reason = |e: HistoryEvent| match e.event {
+        EventKind::ExecutionTerminated { reason } => reason,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(reason(event_from_proto(&term("\"done\"")).unwrap()), "done");
+    assert_eq!(
+        reason(event_from_proto(&term("{\"a\":1}")).unwrap()),
+        "{\"a\":1}"
+    );
+}

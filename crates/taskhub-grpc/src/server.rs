@@ -1,0 +1,98 @@
+//! Serving the endpoint on a listener until a shutdown signal.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use taskhub::TaskHub;
+use tokio::net::TcpListener;
+use tonic::transport::server::TcpIncoming;
+use tonic::transport::Server;
+
+use crate::auth::{check_bind, Auth};
+use crate::error::GrpcError;
+use crate::proto::task_hub_sidecar_service_server::TaskHubSidecarServiceServer;
+use crate::service::{Sidecar, WorkerCalls};
+
+/// The largest message accepted and sent (histories and inputs travel whole; gRPC's default
+/// is 4 MiB).
+pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+
+/// What to serve.
+#[derive(Clone, Debug)]
+pub struct GrpcConfig {
+    hub: TaskHub,
+    token: Option<String>,
+    workers: Option<Arc<dyn WorkerCalls>>,
+}
+
+impl std::fmt::Debug for dyn WorkerCalls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WorkerCalls")
+    }
+}
+
+impl GrpcConfig {
+    /// The client calls over `hub`, without a token (loopback only).
+    #[must_use]
+    pub fn new(hub: TaskHub) -> Self {
+        Self {
+            hub,
+            token: None,
+            workers: None,
+        }
+    }
+
+    /// Requires `token` (`None` or empty: no token) as `authorization: Bearer <token>`.
+    #[must_use]
+    pub fn with_token(mut self, token: Option<String>) -> Self {
+        self.token = token.filter(|t| !t.is_empty());
+        self
+    }
+
+    /// Serves the worker calls with `workers`.
+    #[must_use]
+    pub fn with_workers(mut self, workers: Arc<dyn WorkerCalls>) -> Self {
+        self.workers = Some(workers);
+        self
+    }
+
+    /// Checks `addr` against the token rule (loopback, or a token).
+    ///
+    /// # Errors
+    /// [`GrpcError::TokenRequired`].
+    pub fn check_bind(&self, addr: SocketAddr) -> Result<(), GrpcError> {
+        check_bind(addr, self.token.as_deref())
+    }
+}
+
+/// Serves the endpoint on `listener` until `shutdown` completes, then finishes the calls in
+/// flight (a wait for completion ends when its client goes away or its deadline passes).
+///
+/// # Errors
+/// [`GrpcError::TokenRequired`] if the listener is not on loopback and there is no token;
+/// [`GrpcError::Transport`] if the server fails.
+pub async fn serve(
+    listener: TcpListener,
+    config: GrpcConfig,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), GrpcError> {
+    if let Ok(addr) = listener.local_addr() {
+        config.check_bind(addr)?;
+    }
+    let mut sidecar = Sidecar::new(&config.hub);
+    if let Some(w) = config.workers {
+        sidecar = sidecar.with_workers(w);
+    }
+    let auth = Auth::new(config.token.as_deref());
+    let server = TaskHubSidecarServiceServer::new(sidecar)
+        .max_decoding_message_size(MAX_MESSAGE_BYTES)
+        .max_encoding_message_size(MAX_MESSAGE_BYTES);
+    let service =
+        tonic::service::interceptor::InterceptedService::new(server, move |r| auth.check(r));
+    Server::builder()
+        .add_service(service)
+        .serve_with_incoming_shutdown(TcpIncoming::from(listener), shutdown)
+        .await?;
+    Ok(())
+}

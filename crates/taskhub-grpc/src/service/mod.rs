@@ -1,0 +1,289 @@
+//! [`Sidecar`]: the `TaskHubSidecarService` over a [`TaskHub`]. Each group of calls lives in
+//! its own module; this one only routes them. The worker calls go to a [`WorkerCalls`] when
+//! one is plugged in, else they are answered `UNIMPLEMENTED`.
+
+mod admin;
+mod children;
+mod control;
+mod deadline;
+mod entities;
+mod fields;
+mod history;
+mod purge;
+mod query;
+mod read;
+mod restart;
+mod reuse;
+mod start;
+pub mod worker;
+
+use std::pin::Pin;
+use std::sync::Arc;
+
+use futures_util::Stream;
+use taskhub::{TaskHub, TaskHubClient};
+use tonic::{Request, Response, Status};
+
+use crate::proto::task_hub_sidecar_service_server::TaskHubSidecarService;
+use crate::proto::{
+    AbandonActivityTaskRequest, AbandonActivityTaskResponse, AbandonEntityTaskRequest,
+    AbandonEntityTaskResponse, AbandonOrchestrationTaskRequest, AbandonOrchestrationTaskResponse,
+    ActivityResponse, CleanEntityStorageRequest, CleanEntityStorageResponse, CompleteTaskResponse,
+    CreateInstanceRequest, CreateInstanceResponse, CreateTaskHubRequest, CreateTaskHubResponse,
+    DeleteTaskHubRequest, DeleteTaskHubResponse, EntityBatchResult, GetEntityRequest,
+    GetEntityResponse, GetInstanceRequest, GetInstanceResponse, GetWorkItemsRequest, HistoryChunk,
+    ListInstanceIdsRequest, ListInstanceIdsResponse, OrchestratorResponse, PurgeInstancesRequest,
+    PurgeInstancesResponse, QueryEntitiesRequest, QueryEntitiesResponse, QueryInstancesRequest,
+    QueryInstancesResponse, RaiseEventRequest, RaiseEventResponse, RestartInstanceRequest,
+    RestartInstanceResponse, ResumeRequest, ResumeResponse, RewindInstanceRequest,
+    RewindInstanceResponse, SignalEntityRequest, SignalEntityResponse,
+    SkipGracefulOrchestrationTerminationsRequest, SkipGracefulOrchestrationTerminationsResponse,
+    StreamInstanceHistoryRequest, SuspendRequest, SuspendResponse, TerminateRequest,
+    TerminateResponse,
+};
+pub use worker::{WorkItemStream, WorkerCalls};
+
+/// The stream of history chunks of `StreamInstanceHistory`.
+pub type HistoryStream = Pin<Box<dyn Stream<Item = Result<HistoryChunk, Status>> + Send>>;
+
+/// The service over one hub. Cheap to clone.
+#[derive(Clone)]
+pub struct Sidecar {
+    client: TaskHubClient,
+    workers: Option<Arc<dyn WorkerCalls>>,
+}
+
+impl std::fmt::Debug for Sidecar {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sidecar")
+            .field("workers", &self.workers.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Sidecar {
+    /// The client calls over `hub`; the worker calls answer `UNIMPLEMENTED`.
+    #[must_use]
+    pub fn new(hub: &TaskHub) -> Self {
+        Self {
+            client: hub.client(),
+            workers: None,
+        }
+    }
+
+    /// Serves the worker calls with `workers`.
+    #[must_use]
+    pub fn with_workers(mut self, workers: Arc<dyn WorkerCalls>) -> Self {
+        self.workers = Some(workers);
+        self
+    }
+
+    fn workers(&self, rpc: &str) -> Result<&Arc<dyn WorkerCalls>, Status> {
+        self.workers.as_ref().ok_or_else(|| worker::not_served(rpc))
+    }
+}
+
+type Answer<T> = Result<Response<T>, Status>;
+
+fn ok<T>(r: Result<T, Status>) -> Answer<T> {
+    r.map(Response::new)
+}
+
+#[tonic::async_trait]
+impl TaskHubSidecarService for Sidecar {
+    async fn hello(&self, _: Request<()>) -> Answer<()> {
+        Ok(Response::new(()))
+    }
+
+    async fn start_instance(
+        &self,
+        r: Request<CreateInstanceRequest>,
+    ) -> Answer<CreateInstanceResponse> {
+        ok(start::start(&self.client, r.into_inner()).await)
+    }
+
+    async fn get_instance(&self, r: Request<GetInstanceRequest>) -> Answer<GetInstanceResponse> {
+        ok(read::get(&self.client, r.into_inner()).await)
+    }
+
+    async fn rewind_instance(
+        &self,
+        _: Request<RewindInstanceRequest>,
+    ) -> Answer<RewindInstanceResponse> {
+        Err(admin::rewind())
+    }
+
+    async fn restart_instance(
+        &self,
+        r: Request<RestartInstanceRequest>,
+    ) -> Answer<RestartInstanceResponse> {
+        ok(restart::restart(&self.client, r.into_inner()).await)
+    }
+
+    async fn wait_for_instance_start(
+        &self,
+        r: Request<GetInstanceRequest>,
+    ) -> Answer<GetInstanceResponse> {
+        let deadline = deadline::wait_budget(r.metadata());
+        ok(read::wait_for_start(&self.client, r.into_inner(), deadline).await)
+    }
+
+    async fn wait_for_instance_completion(
+        &self,
+        r: Request<GetInstanceRequest>,
+    ) -> Answer<GetInstanceResponse> {
+        let deadline = deadline::wait_budget(r.metadata());
+        ok(read::wait_for_completion(&self.client, r.into_inner(), deadline).await)
+    }
+
+    async fn raise_event(&self, r: Request<RaiseEventRequest>) -> Answer<RaiseEventResponse> {
+        ok(control::raise(&self.client, r.into_inner()).await)
+    }
+
+    async fn terminate_instance(&self, r: Request<TerminateRequest>) -> Answer<TerminateResponse> {
+        ok(control::terminate(&self.client, r.into_inner()).await)
+    }
+
+    async fn suspend_instance(&self, r: Request<SuspendRequest>) -> Answer<SuspendResponse> {
+        ok(control::suspend(&self.client, r.into_inner()).await)
+    }
+
+    async fn resume_instance(&self, r: Request<ResumeRequest>) -> Answer<ResumeResponse> {
+        ok(control::resume(&self.client, r.into_inner()).await)
+    }
+
+    async fn query_instances(
+        &self,
+        r: Request<QueryInstancesRequest>,
+    ) -> Answer<QueryInstancesResponse> {
+        ok(query::query(&self.client, r.into_inner()).await)
+    }
+
+    async fn list_instance_ids(
+        &self,
+        r: Request<ListInstanceIdsRequest>,
+    ) -> Answer<ListInstanceIdsResponse> {
+        ok(query::list_ids(&self.client, r.into_inner()).await)
+    }
+
+    async fn purge_instances(
+        &self,
+        r: Request<PurgeInstancesRequest>,
+    ) -> Answer<PurgeInstancesResponse> {
+        ok(purge::purge(&self.client, r.into_inner()).await)
+    }
+
+    type GetWorkItemsStream = WorkItemStream;
+
+    async fn get_work_items(&self, r: Request<GetWorkItemsRequest>) -> Answer<WorkItemStream> {
+        self.workers("GetWorkItems")?.get_work_items(r).await
+    }
+
+    async fn complete_activity_task(
+        &self,
+        r: Request<ActivityResponse>,
+    ) -> Answer<CompleteTaskResponse> {
+        self.workers("CompleteActivityTask")?
+            .complete_activity_task(r)
+            .await
+    }
+
+    async fn complete_orchestrator_task(
+        &self,
+        r: Request<OrchestratorResponse>,
+    ) -> Answer<CompleteTaskResponse> {
+        self.workers("CompleteOrchestratorTask")?
+            .complete_orchestrator_task(r)
+            .await
+    }
+
+    async fn complete_entity_task(
+        &self,
+        r: Request<EntityBatchResult>,
+    ) -> Answer<CompleteTaskResponse> {
+        self.workers("CompleteEntityTask")?
+            .complete_entity_task(r)
+            .await
+    }
+
+    type StreamInstanceHistoryStream = HistoryStream;
+
+    async fn stream_instance_history(
+        &self,
+        r: Request<StreamInstanceHistoryRequest>,
+    ) -> Answer<HistoryStream> {
+        ok(history::stream_history(&self.client, r.into_inner()).await)
+    }
+
+    async fn create_task_hub(
+        &self,
+        r: Request<CreateTaskHubRequest>,
+    ) -> Answer<CreateTaskHubResponse> {
+        ok(admin::create_hub(r.get_ref()))
+    }
+
+    async fn delete_task_hub(
+        &self,
+        _: Request<DeleteTaskHubRequest>,
+    ) -> Answer<DeleteTaskHubResponse> {
+        Err(admin::delete_hub())
+    }
+
+    async fn signal_entity(&self, r: Request<SignalEntityRequest>) -> Answer<SignalEntityResponse> {
+        ok(entities::signal(&self.client, r.into_inner()).await)
+    }
+
+    async fn get_entity(&self, r: Request<GetEntityRequest>) -> Answer<GetEntityResponse> {
+        ok(entities::get(&self.client, r.into_inner()).await)
+    }
+
+    async fn query_entities(
+        &self,
+        r: Request<QueryEntitiesRequest>,
+    ) -> Answer<QueryEntitiesResponse> {
+        ok(entities::query(&self.client, r.into_inner()).await)
+    }
+
+    async fn clean_entity_storage(
+        &self,
+        r: Request<CleanEntityStorageRequest>,
+    ) -> Answer<CleanEntityStorageResponse> {
+        ok(entities::clean(&self.client, r.into_inner()).await)
+    }
+
+    async fn abandon_task_activity_work_item(
+        &self,
+        r: Request<AbandonActivityTaskRequest>,
+    ) -> Answer<AbandonActivityTaskResponse> {
+        self.workers("AbandonTaskActivityWorkItem")?
+            .abandon_activity(r)
+            .await
+    }
+
+    async fn abandon_task_orchestrator_work_item(
+        &self,
+        r: Request<AbandonOrchestrationTaskRequest>,
+    ) -> Answer<AbandonOrchestrationTaskResponse> {
+        self.workers("AbandonTaskOrchestratorWorkItem")?
+            .abandon_orchestrator(r)
+            .await
+    }
+
+    async fn abandon_task_entity_work_item(
+        &self,
+        r: Request<AbandonEntityTaskRequest>,
+    ) -> Answer<AbandonEntityTaskResponse> {
+        self.workers("AbandonTaskEntityWorkItem")?
+            .abandon_entity(r)
+            .await
+    }
+
+    async fn skip_graceful_orchestration_terminations(
+        &self,
+        _: Request<SkipGracefulOrchestrationTerminationsRequest>,
+    ) -> Answer<SkipGracefulOrchestrationTerminationsResponse> {
+        Err(Status::unimplemented(
+            "SkipGracefulOrchestrationTerminations is a Durable Task Scheduler call: use TerminateInstance",
+        ))
+    }
+}

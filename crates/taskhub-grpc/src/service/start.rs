@@ -1,0 +1,86 @@
+//! `StartInstance`: a new instance with its input, version, tags, scheduled start, trace
+//! parent and ID reuse policy.
+
+use std::time::SystemTime;
+
+use taskhub::telemetry::TraceContext;
+use taskhub::{InstanceId, StartOptions, StatusOptions, TaskHubClient, TaskhubError};
+use tonic::Status;
+
+use super::fields;
+use super::reuse::{decide, Decision};
+use crate::convert::payload_from_proto;
+use crate::error::{invalid, invalid_value, status_of};
+use crate::proto::{CreateInstanceRequest, CreateInstanceResponse};
+
+pub(crate) async fn start(
+    client: &TaskHubClient,
+    r: CreateInstanceRequest,
+) -> Result<CreateInstanceResponse, Status> {
+    let name = fields::name(&r.name, "name")?;
+    let instance_id = if r.instance_id.is_empty() {
+        InstanceId::random()
+    } else {
+        fields::instance_id(&r.instance_id, "instanceId")?
+    };
+    if taskhub::EntityId::is_entity_instance(&instance_id) {
+        return Err(invalid(
+            "instanceId",
+            "IDs starting with '@' are reserved for entities",
+        ));
+    }
+    let input = payload_from_proto(r.input.as_deref(), "input").map_err(|e| invalid_value(&e))?;
+    let replaceable = fields::statuses(
+        r.orchestration_id_reuse_policy
+            .as_ref()
+            .map_or(&[][..], |p| &p.replaceable_status),
+        "orchestrationIdReusePolicy.replaceableStatus",
+    )?;
+    // The JavaScript SDK sends the epoch for "no start time": any time not after now is now.
+    let start_at = fields::time(
+        r.scheduled_start_timestamp.as_ref(),
+        "scheduledStartTimestamp",
+    )?
+    .map(taskhub::Timestamp::to_system_time)
+    .filter(|at| *at > SystemTime::now());
+    let trace_parent =
+        match r
+            .parent_trace_context
+            .as_ref()
+            .map(|t| t.trace_parent.as_str())
+        {
+            None | Some("") => None,
+            Some(tp) => Some(TraceContext::parse(tp).ok_or_else(|| {
+                invalid("parentTraceContext.traceParent", "not a W3C traceparent")
+            })?),
+        };
+    let existing = client
+        .get_status(&instance_id, StatusOptions::default())
+        .await
+        .map_err(|e| status_of(&e))?
+        .map(|s| s.status());
+    let reuse = match decide(existing, &replaceable) {
+        Decision::Start(policy) => policy,
+        Decision::Refuse(status) => {
+            return Err(status_of(&TaskhubError::AlreadyExists {
+                instance_id,
+                status,
+            }))
+        }
+    };
+    let options = StartOptions {
+        instance_id: Some(instance_id),
+        version: r.version.filter(|v| !v.is_empty()),
+        reuse,
+        start_at,
+        tags: r.tags.into_iter().collect(),
+        trace_parent,
+    };
+    let id = client
+        .start_payload(name, input, options)
+        .await
+        .map_err(|e| status_of(&e))?;
+    Ok(CreateInstanceResponse {
+        instance_id: id.to_string(),
+    })
+}

@@ -1,0 +1,68 @@
+//! The worker half of the protocol (`GetWorkItems`, `Complete*Task`, `Abandon*WorkItem`):
+//! a seam. [`Sidecar`](super::Sidecar) hands these calls to a [`WorkerCalls`] if it was
+//! given one (`Sidecar::with_workers`), else answers `UNIMPLEMENTED`: SDK workers are not
+//! served yet, only the client calls.
+
+use std::pin::Pin;
+
+use futures_util::Stream;
+use tonic::{Request, Response, Status};
+
+use crate::proto::{
+    AbandonActivityTaskRequest, AbandonActivityTaskResponse, AbandonEntityTaskRequest,
+    AbandonEntityTaskResponse, AbandonOrchestrationTaskRequest, AbandonOrchestrationTaskResponse,
+    ActivityResponse, CompleteTaskResponse, EntityBatchResult, GetWorkItemsRequest,
+    OrchestratorResponse, WorkItem,
+};
+
+/// The stream of work items of one connected SDK worker.
+pub type WorkItemStream = Pin<Box<dyn Stream<Item = Result<WorkItem, Status>> + Send>>;
+
+/// What serves connected SDK workers.
+#[tonic::async_trait]
+pub trait WorkerCalls: Send + Sync + 'static {
+    /// `GetWorkItems`: the server stream of work items.
+    async fn get_work_items(
+        &self,
+        request: Request<GetWorkItemsRequest>,
+    ) -> Result<Response<WorkItemStream>, Status>;
+    /// `CompleteOrchestratorTask`.
+    async fn complete_orchestrator_task(
+        &self,
+        request: Request<OrchestratorResponse>,
+    ) -> Result<Response<CompleteTaskResponse>, Status>;
+    /// `CompleteActivityTask`.
+    async fn complete_activity_task(
+        &self,
+        request: Request<ActivityResponse>,
+    ) -> Result<Response<CompleteTaskResponse>, Status>;
+    /// `CompleteEntityTask`.
+    async fn complete_entity_task(
+        &self,
+        request: Request<EntityBatchResult>,
+    ) -> Result<Response<CompleteTaskResponse>, Status>;
+    /// `AbandonTaskOrchestratorWorkItem`.
+    async fn abandon_orchestrator(
+        &self,
+        request: Request<AbandonOrchestrationTaskRequest>,
+    ) -> Result<Response<AbandonOrchestrationTaskResponse>, Status>;
+    /// `AbandonTaskActivityWorkItem`.
+    async fn abandon_activity(
+        &self,
+        request: Request<AbandonActivityTaskRequest>,
+    ) -> Result<Response<AbandonActivityTaskResponse>, Status>;
+    /// `AbandonTaskEntityWorkItem`.
+    async fn abandon_entity(
+        &self,
+        request: Request<AbandonEntityTaskRequest>,
+    ) -> Result<Response<AbandonEntityTaskResponse>, Status>;
+}
+
+/// The answer to a worker call while no [`WorkerCalls`] is plugged in.
+pub(crate) fn not_served(rpc: &str) -> Status {
+    Status::unimplemented(format!(
+        "{rpc}: SDK workers are not served yet. This Taskhub endpoint answers the client calls \
+         (start, query, raise, terminate, suspend, resume, purge, restart, history, entities); \
+         run orchestrations, activities and entities on a Taskhub worker in Rust"
+    ))
+}

@@ -1,0 +1,109 @@
+//! Small helpers over the generated client.
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code"
+)]
+
+use std::time::Duration;
+
+use taskhub_grpc::proto::task_hub_sidecar_service_client::TaskHubSidecarServiceClient;
+use taskhub_grpc::proto::{
+    CreateInstanceRequest, GetInstanceRequest, OrchestrationState, OrchestrationStatus,
+};
+use tonic::transport::Channel;
+use tonic::Request;
+
+pub type Client = TaskHubSidecarServiceClient<Channel>;
+
+/// Runs `name!(backend)` tests on memory and on SQLite.
+#[macro_export]
+macro_rules! on_both {
+    ($($name:ident),* $(,)?) => {
+        mod memory {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() { super::$name($crate::common::Backend::Memory).await })*
+        }
+        mod sqlite {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() { super::$name($crate::common::Backend::Sqlite).await })*
+        }
+    };
+}
+
+/// A request with a gRPC deadline.
+pub fn within<T>(message: T, deadline: Duration) -> Request<T> {
+    let mut r = Request::new(message);
+    r.set_timeout(deadline);
+    r
+}
+
+/// Starts `name` with `input` (JSON text) under `id`.
+pub async fn start(c: &mut Client, name: &str, id: &str, input: Option<&str>) -> String {
+    c.start_instance(CreateInstanceRequest {
+        instance_id: id.to_owned(),
+        name: name.to_owned(),
+        input: input.map(str::to_owned),
+        ..CreateInstanceRequest::default()
+    })
+    .await
+    .unwrap()
+    .into_inner()
+    .instance_id
+}
+
+/// Waits (gRPC deadline: 60 s) for the instance to finish; its state with inputs and outputs.
+pub async fn wait_done(c: &mut Client, id: &str) -> OrchestrationState {
+    let r = c
+        .wait_for_instance_completion(within(
+            GetInstanceRequest {
+                instance_id: id.to_owned(),
+                get_inputs_and_outputs: true,
+            },
+            super::STUCK,
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(r.exists, "{id} exists");
+    r.orchestration_state.unwrap()
+}
+
+/// The state with inputs and outputs (`None`: does not exist).
+pub async fn get(c: &mut Client, id: &str) -> Option<OrchestrationState> {
+    let r = c
+        .get_instance(GetInstanceRequest {
+            instance_id: id.to_owned(),
+            get_inputs_and_outputs: true,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    r.exists.then(|| r.orchestration_state.unwrap())
+}
+
+/// Polls (bounded) until the instance has `status`.
+pub async fn until_status(
+    c: &mut Client,
+    id: &str,
+    status: OrchestrationStatus,
+) -> OrchestrationState {
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(s) = get(c, id).await {
+            if s.orchestration_status == status as i32 {
+                return s;
+            }
+        }
+        assert!(
+            started.elapsed() < super::STUCK,
+            "{id} never became {status:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+pub fn status(s: &OrchestrationState) -> OrchestrationStatus {
+    OrchestrationStatus::try_from(s.orchestration_status).unwrap()
+}

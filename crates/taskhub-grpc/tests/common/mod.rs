@@ -1,0 +1,214 @@
+//! A Taskhub worker with Rust orchestrations and the gRPC endpoint on 127.0.0.1 (a free
+//! port), over a memory or SQLite hub, and the generated tonic client connected to it.
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code"
+)]
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use taskhub::*;
+use taskhub_grpc::proto::task_hub_sidecar_service_client::TaskHubSidecarServiceClient;
+use taskhub_grpc::GrpcConfig;
+use taskhub_storage::SystemClock;
+use tonic::transport::Channel;
+
+/// Which store the hub lives in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Memory,
+    Sqlite,
+}
+
+/// A deadline only a stuck test reaches.
+pub const STUCK: Duration = Duration::from_secs(60);
+
+pub struct TempDir(pub std::path::PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> Self {
+        let n = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
+        let p = std::env::temp_dir().join(format!("taskhub-grpc-{tag}-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&p).unwrap();
+        Self(p)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+pub async fn open_hub(backend: Backend, dir: &TempDir) -> TaskHub {
+    let store: Arc<dyn taskhub_storage::TaskHubStore> = match backend {
+        Backend::Memory => Arc::new(taskhub_storage::memory::MemoryStore::new(Arc::new(
+            SystemClock::new(),
+        ))),
+        Backend::Sqlite => {
+            let opts = taskhub_sqlite::SqliteOptions::new(dir.0.join("hub.db"))
+                .with_clock(Arc::new(SystemClock::new()));
+            Arc::new(taskhub_sqlite::SqliteStore::open(opts).unwrap())
+        }
+    };
+    let settings = Settings {
+        max_queue_polling_interval: Duration::from_millis(200),
+        shutdown_timeout: Duration::from_secs(5),
+        ..Settings::default()
+    };
+    TaskHub::open(store, settings).await.unwrap()
+}
+
+async fn say_hello(_ctx: ActivityContext, city: String) -> Result<String, ActivityError> {
+    Ok(format!("Hello {city}!"))
+}
+
+/// The orchestrations the tests (and the Python SDK script) start:
+/// * `Hello`: three activities in sequence;
+/// * `Echo`: returns its input, shown as custom status too;
+/// * `Waiter`: custom status "waiting", then returns the data of the event `Go`;
+/// * `Tree`: a `Waiter` sub-orchestration (child ID `{parent}:…`), returns what it returns;
+/// * `HelloTree`: a `Hello` sub-orchestration;
+/// * `Fails`: a failing activity;
+/// * `Counter` and `counter` (entities): `add` a number, `get`.
+pub fn registry() -> Registry {
+    let mut reg = Registry::new();
+    reg.orchestration(
+        "Hello",
+        |ctx: OrchestrationContext, _: serde_json::Value| async move {
+            let mut out = Vec::new();
+            for city in ["Tokyo", "Seattle", "London"] {
+                out.push(ctx.call_activity::<_, String>("SayHello", city).await?);
+            }
+            Ok::<_, OrchestrationError>(out)
+        },
+    )
+    .orchestration(
+        "Echo",
+        |ctx: OrchestrationContext, input: serde_json::Value| async move {
+            ctx.set_custom_status(&input)?;
+            Ok::<_, OrchestrationError>(input)
+        },
+    )
+    .orchestration(
+        "Waiter",
+        |ctx: OrchestrationContext, _: serde_json::Value| async move {
+            ctx.set_custom_status("waiting")?;
+            let v: serde_json::Value = ctx.wait_for_event("Go").await?;
+            Ok::<_, OrchestrationError>(v)
+        },
+    )
+    .orchestration(
+        "Tree",
+        |ctx: OrchestrationContext, _: serde_json::Value| async move {
+            let v: serde_json::Value = ctx.call_sub_orchestration("Waiter", ()).await?;
+            Ok::<_, OrchestrationError>(v)
+        },
+    )
+    .orchestration(
+        "HelloTree",
+        |ctx: OrchestrationContext, _: serde_json::Value| async move {
+            let v: Vec<String> = ctx.call_sub_orchestration("Hello", ()).await?;
+            Ok::<_, OrchestrationError>(v)
+        },
+    )
+    .orchestration(
+        "Fails",
+        |ctx: OrchestrationContext, _: serde_json::Value| async move {
+            ctx.call_activity::<_, ()>("Boom", ()).await?;
+            Ok::<_, OrchestrationError>(())
+        },
+    )
+    .activity("SayHello", say_hello)
+    .activity("Boom", |_c: ActivityContext, _: ()| async move {
+        Err::<(), _>(ActivityError::new("Kah-BOOOOM!!!"))
+    });
+    // The Python SDK lowercases entity names: `counter` is the same entity for it.
+    reg.entity("Counter", counter).entity("counter", counter);
+    reg
+}
+
+fn counter(ctx: &mut EntityContext) -> Result<i64, EntityError> {
+    let mut value: i64 = ctx.get_state_or_default()?;
+    match ctx.operation_name() {
+        "add" => value += ctx.input::<i64>()?,
+        "get" => {}
+        other => return Err(EntityError::new(format!("no operation '{other}'"))),
+    }
+    ctx.set_state(&value)?;
+    Ok(value)
+}
+
+/// A worker and the gRPC endpoint over one hub.
+pub struct Server {
+    pub addr: SocketAddr,
+    pub hub: TaskHub,
+    worker: Option<WorkerHandle>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+    _dir: TempDir,
+}
+
+impl Server {
+    /// A worker and the endpoint without a token.
+    pub async fn start(backend: Backend) -> Self {
+        Self::start_with(backend, None).await
+    }
+
+    /// A worker and the endpoint, with `token` if given.
+    pub async fn start_with(backend: Backend, token: Option<&str>) -> Self {
+        let dir = TempDir::new("grpc");
+        let hub = open_hub(backend, &dir).await;
+        let worker = Worker::start(&hub, registry()).await.unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let config = GrpcConfig::new(hub.clone()).with_token(token.map(str::to_owned));
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            taskhub_grpc::serve(listener, config, async move {
+                let _ = stopped.await;
+            })
+            .await
+            .unwrap();
+        });
+        Self {
+            addr,
+            hub,
+            worker: Some(worker),
+            stop: Some(stop),
+            task: Some(task),
+            _dir: dir,
+        }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The generated client, connected.
+    pub async fn client(&self) -> TaskHubSidecarServiceClient<Channel> {
+        TaskHubSidecarServiceClient::connect(self.url())
+            .await
+            .unwrap()
+    }
+
+    pub async fn stop(mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.task.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(5), t).await;
+        }
+        if let Some(w) = self.worker.take() {
+            w.shutdown().await;
+        }
+    }
+}
+pub mod calls;

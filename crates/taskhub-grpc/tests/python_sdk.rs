@@ -1,0 +1,60 @@
+//! The official Durable Task Python SDK's client (`durabletask`, pinned in
+//! scripts/with-python-sdk.sh) against the gRPC endpoint of a Taskhub worker that runs Rust
+//! orchestrations: tests/python/client_calls.py asserts every result; a non-zero exit fails
+//! this test. It needs the SDK's venv: run it as
+//! `scripts/with-python-sdk.sh cargo test -p taskhub-grpc --test python_sdk`
+//! (scripts/test.sh does); without it, it fails saying so.
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Backend, Server};
+
+/// The venv's python, exported by scripts/with-python-sdk.sh.
+const PYTHON_ENV: &str = "TASKHUB_PYTHON_SDK";
+
+async fn run_script(backend: Backend) {
+    let python = std::env::var(PYTHON_ENV).unwrap_or_else(|_| {
+        panic!(
+            "{PYTHON_ENV} is not set. This test runs the Durable Task Python SDK: run it as \
+             `scripts/with-python-sdk.sh cargo test -p taskhub-grpc --test python_sdk` \
+             (scripts/test.sh does), which installs the pinned `durabletask` into .venv-sdk/."
+        )
+    });
+    let server = Server::start(backend).await;
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/client_calls.py");
+    let run = tokio::process::Command::new(&python)
+        .arg(&script)
+        .arg(server.addr.to_string())
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(300), run)
+        .await
+        .expect("the Python script did not finish within 5 minutes")
+        .expect("cannot run the venv's python");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the Python SDK script failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        out.status
+    );
+    assert!(
+        stdout.contains("Python SDK client checks passed"),
+        "{stdout}"
+    );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_client_on_sqlite() {
+    run_script(Backend::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_client_on_memory() {
+    run_script(Backend::Memory).await;
+}
