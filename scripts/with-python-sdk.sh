@@ -25,7 +25,14 @@ installed_version() {
 if [ ! -x "$PY" ]; then
   command -v python3 >/dev/null || die "python3 is needed (apt-get install python3 python3-venv)"
   echo "with-python-sdk: creating $VENV" >&2
-  python3 -m venv "$VENV" >&2 || die "python3 -m venv failed (apt-get install python3-venv)"
+  if ! python3 -m venv "$VENV" >&2; then
+    # Debian's python3 ships venv apart: install it (as root or through sudo) and try again.
+    rm -rf "$VENV"
+    SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+    command -v apt-get >/dev/null && $SUDO apt-get install -y -q python3-venv >&2 \
+      || die "python3 -m venv failed and python3-venv could not be installed"
+    python3 -m venv "$VENV" >&2 || die "python3 -m venv failed (apt-get install python3-venv)"
+  fi
 fi
 if [ "$(installed_version)" != "$DURABLETASK_VERSION" ]; then
   echo "with-python-sdk: installing durabletask==$DURABLETASK_VERSION into $VENV" >&2
