@@ -212,6 +212,27 @@ impl AzureStore {
 }
 
 impl AzureStore {
+    /// The stored row's service ETag if the row is exactly `row` (ETag aside), as after a
+    /// write whose answer was lost: its re-sent copy is refused although the first landed.
+    async fn own_row(&self, row: &InstanceRow) -> StorageResult<Option<String>> {
+        let Some(stored) = self
+            .tables
+            .get(&self.names.instances, row.instance_id.as_str(), RK)
+            .await?
+        else {
+            return Ok(None);
+        };
+        let parsed = self.parse_instance(&stored).await?;
+        let same = InstanceRow {
+            etag: None,
+            ..parsed
+        } == InstanceRow {
+            etag: None,
+            ..row.clone()
+        };
+        Ok(same.then(|| stored.etag.clone()))
+    }
+
     /// A condition the Table service can check: `AbsentOrPending` becomes an insert (no row)
     /// or an `If-Match` on the Pending row just read (a row that changes meanwhile fails the
     /// write), and a row further along is refused here.
@@ -312,7 +333,17 @@ impl InstanceStore for AzureStore {
         // that failed keeps the blob it wrote: a refusal may follow a lost answer to an attempt
         // that did write the row, and the row would then name a deleted blob. The instance's
         // purge deletes such a blob.)
-        let etag = written?;
+        let etag = match written {
+            // The HTTP layer re-sends a request whose answer it lost (a timeout, a dropped
+            // connection, 5xx): the re-sent write is refused (409 on an insert, 412 on a
+            // replace) when the first one landed. Read the row back: if it is exactly the row
+            // this write carries, the write stands.
+            Err(StorageError::Conflict { what }) => match self.own_row(row).await? {
+                Some(stored) => stored,
+                None => return Err(StorageError::Conflict { what }),
+            },
+            other => other?,
+        };
         if let Some(blob) = replaced {
             self.delete_unused_blob(&row.instance_id, blob).await;
         }

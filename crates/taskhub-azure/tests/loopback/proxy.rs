@@ -1,8 +1,10 @@
 //! A loopback TCP proxy between a store and a real service (Azurite) that can stall chosen
 //! requests: it reads each HTTP/1.1 request from the client whole (head and `content-length`
 //! body), and either forwards it upstream, holds it for ever (the upstream never sees it, the
-//! client never gets an answer), or answers it itself with a canned response (what the real
-//! service would say where the emulator is lenient). Responses are copied back byte for byte.
+//! client never gets an answer), answers it itself with a canned response (what the real
+//! service would say where the emulator is lenient), or forwards it and loses the answer (the
+//! service applies it, the client's connection drops before the answer: it re-sends).
+//! Responses are copied back byte for byte.
 //!
 //! Uses tokio only, so other crates' tests may include it by path.
 
@@ -32,8 +34,19 @@ struct Rule {
     matches: Matcher,
     /// How many more matching requests to hold.
     remaining: usize,
-    /// `Some`: answer with these raw response bytes instead of holding.
-    answer: Option<String>,
+    /// What to do with a matching request.
+    action: Action,
+}
+
+/// What the proxy does with a request a rule matches.
+#[derive(Debug, Clone)]
+enum Action {
+    /// Hold it for ever.
+    Stall,
+    /// Answer with these raw response bytes instead of forwarding.
+    Answer(String),
+    /// Forward it, swallow the answer and close the client's connection.
+    LoseAnswer,
 }
 
 #[derive(Default)]
@@ -81,7 +94,7 @@ impl Proxy {
         self.state.lock().unwrap().rules.push(Rule {
             matches: Box::new(matches),
             remaining: count,
-            answer: None,
+            action: Action::Stall,
         });
     }
 
@@ -96,7 +109,21 @@ impl Proxy {
         self.state.lock().unwrap().rules.push(Rule {
             matches: Box::new(matches),
             remaining: count,
-            answer: Some(response),
+            action: Action::Answer(response),
+        });
+    }
+
+    /// Forwards the next `count` requests that `matches`, then drops the connection before
+    /// their answer reaches the client: the service applied them, the client does not know.
+    pub fn lose_answer(
+        &self,
+        count: usize,
+        matches: impl Fn(&Seen) -> bool + Send + Sync + 'static,
+    ) {
+        self.state.lock().unwrap().rules.push(Rule {
+            matches: Box::new(matches),
+            remaining: count,
+            action: Action::LoseAnswer,
         });
     }
 
@@ -123,6 +150,8 @@ async fn relay(client: TcpStream, server: TcpStream, state: Arc<Mutex<State>>) {
     let (mut server_read, mut server_write) = server.into_split();
     let holding = Arc::new(AtomicBool::new(false));
     let hold = holding.clone();
+    let swallowing = Arc::new(AtomicBool::new(false));
+    let swallow = swallowing.clone();
     let to_client = client_write.clone();
     // Answers go back as they come. Once a request is held, the client sees nothing more, not
     // even the service closing the idle connection (Azurite does after 5 s): it must give up
@@ -132,6 +161,7 @@ async fn relay(client: TcpStream, server: TcpStream, state: Arc<Mutex<State>>) {
         loop {
             match server_read.read(&mut buf).await {
                 Ok(0) | Err(_) => break,
+                Ok(_) if swallow.load(Ordering::SeqCst) => {}
                 Ok(n) => {
                     if to_client.lock().await.write_all(&buf[..n]).await.is_err() {
                         break;
@@ -156,14 +186,14 @@ async fn relay(client: TcpStream, server: TcpStream, state: Arc<Mutex<State>>) {
                 .find(|r| r.remaining > 0 && (r.matches)(&seen));
             let verdict = hit.map(|r| {
                 r.remaining -= 1;
-                r.answer.clone()
+                r.action.clone()
             });
-            let stalled = matches!(verdict, Some(None));
+            let stalled = matches!(verdict, Some(Action::Stall));
             state.seen.push(Seen { stalled, ..seen });
             verdict
         };
         match verdict {
-            Some(None) => {
+            Some(Action::Stall) => {
                 holding.store(true, Ordering::SeqCst);
                 // Hold the connection: the client waits for an answer that never comes, until
                 // it gives up and closes it.
@@ -173,7 +203,7 @@ async fn relay(client: TcpStream, server: TcpStream, state: Arc<Mutex<State>>) {
             }
             // The client sends its next request only after this answer (no pipelining), so
             // no upstream answer is on its way meanwhile.
-            Some(Some(response)) => {
+            Some(Action::Answer(response)) => {
                 if client_write
                     .lock()
                     .await
@@ -183,6 +213,13 @@ async fn relay(client: TcpStream, server: TcpStream, state: Arc<Mutex<State>>) {
                 {
                     break;
                 }
+            }
+            Some(Action::LoseAnswer) => {
+                swallowing.store(true, Ordering::SeqCst);
+                let _ = server_write.write_all(&head).await;
+                // Time for the service to apply it; its answer is swallowed meanwhile.
+                tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+                break;
             }
             None => {
                 if server_write.write_all(&head).await.is_err() {
