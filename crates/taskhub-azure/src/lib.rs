@@ -21,7 +21,7 @@
 //! | clearing the outbox (checkpoint step 5), a merge | `If-Match` the ETag of step 1 | never clears a later checkpoint's outbox; read back like the commit |
 //! | deleting an earlier generation's rows (after a commit, or owed, in the next one) | `If-Match: *` | rows below the sentinel's generation are no one's; a row already gone fails its batch, which is then deleted row by row |
 //! | purge of a history (`delete_history`) | `If-Match: *` | the runtime purges finished instances only |
-//! | instance row | `Expect::Any`: insert-or-replace; `Expect::Absent`: insert; `Expect::ETag`: `If-Match` | the runtime chooses per write (`taskhub_storage::Expect`) |
+//! | instance row | `Expect::Any`: insert-or-replace; `Expect::Absent`: insert; `Expect::ETag`: `If-Match`; `Expect::AbsentOrPending`: a read, then insert or `If-Match` the Pending row read | the runtime chooses per write (`taskhub_storage::Expect`); a refusal is read back: the stored row equal to the one written means a re-sent copy of a write that landed |
 //! | instance row delete | `If-Match: *` (`delete_instance`) or the row's ETag (`delete_instance_if`) | as the caller asks |
 //! | partition lease rows | `If-Match` the row's ETag; insert for a new row | leases are ETag-conditional rows (the table partitioning design) |
 //! | hub creation (info and lease rows, one batch) | insert | one creator wins, the others find the hub |
