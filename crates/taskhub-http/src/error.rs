@@ -155,10 +155,14 @@ impl IntoResponse for HttpError {
         if status.is_server_error() {
             tracing::warn!(error = %self, "HTTP API request failed");
         }
-        let mut body = serde_json::json!({ "error": self.to_string(), "code": self.code() });
-        if let Self::Invalid { field, .. } = &self {
-            body["field"] = serde_json::Value::from(*field);
-        }
+        let body = crate::responses::ErrorBody {
+            error: self.to_string(),
+            code: self.code(),
+            field: match &self {
+                Self::Invalid { field, .. } => Some(*field),
+                _ => None,
+            },
+        };
         let mut response = (status, axum::Json(body)).into_response();
         if matches!(self, Self::Unauthorized) {
             response.headers_mut().insert(

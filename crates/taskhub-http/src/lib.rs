@@ -14,7 +14,8 @@
 //!   entities) with its shapes and status codes;
 //! * Taskhub's own routes under `/api/` (instance details with history and timeline,
 //!   entities with their lock and queue, signal, delete and clean-up, partitions and their manual control, workers, dead letters, scale, live stats);
-//! * `GET /api/openapi.json` (the hand-written description, tested to list every route),
+//! * `GET /api/openapi.json` (the OpenAPI 3.1 document, generated from the response types and
+//!   the handlers; tests check that it lists every route and that every answer fits it),
 //!   `GET /metrics` (filled by [`HttpConfig::metrics`]), and the dashboard at `/`.
 //!
 //! Security: see [`check_bind`] and [`HttpConfig::token`]. State changes only on POST and
@@ -29,6 +30,7 @@ mod entity_input;
 mod error;
 mod isotime;
 mod openapi;
+mod responses;
 mod routes;
 mod state;
 mod timeline;
@@ -97,6 +99,13 @@ pub async fn serve(
     Ok(())
 }
 
+/// `GET /metrics`.
+#[utoipa::path(get, path = "/metrics", tag = "taskhub",
+    summary = "Metrics in Prometheus text format (404 when no recorder is installed)",
+    responses(
+        (status = 200, description = "The exposition", content_type = "text/plain", body = String),
+        (status = 404, description = "No recorder", body = crate::responses::ErrorBody)
+    ))]
 async fn metrics(State(s): State<Arc<AppState>>) -> Response {
     match &s.metrics {
         Some(render) => (

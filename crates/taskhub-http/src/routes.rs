@@ -1,5 +1,6 @@
-//! Every route, as `(method, path)` in OpenAPI form. `openapi.json` describes exactly these
-//! (a test checks both ways, another that the server answers each).
+//! Every route, as `(method, path)` in OpenAPI form. The generated OpenAPI document describes
+//! exactly these (a test checks both ways, another that the server answers each and that each
+//! answer fits its schema).
 
 /// Every route the router serves.
 pub const ROUTES: &[(&str, &str)] = &[

@@ -7,7 +7,7 @@ use serde::Serialize;
 use taskhub::{EventKind, HistoryEvent};
 
 /// One bar of the timeline.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TimelineItem {
     /// `activity`, `timer` or `suborchestration`.

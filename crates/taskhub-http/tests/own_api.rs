@@ -258,7 +258,7 @@ async fn every_route_is_served_and_documented(b: Backend) {
     }
     assert_eq!(s.get("/nope").await.json()["code"], "no_route");
     let doc = s.get("/api/openapi.json").await.json();
-    assert_eq!(doc["openapi"], "3.0.3");
+    assert_eq!(doc["openapi"], "3.1.0");
     let m = s.get("/metrics").await;
     assert_eq!(
         (m.status, m.body.as_str()),

@@ -8,61 +8,34 @@ use std::time::Duration;
 
 use axum::extract::{Path, Query, State};
 use axum::Json;
-use serde_json::{json, Value};
-use taskhub::admin::PartitionStatus;
 
 use crate::error::{ApiResult, HttpError};
+use crate::responses::{
+    ErrorBody, PartitionChanged, PartitionView, Prohibited, Scale, WorkerView, Workers,
+};
 use crate::state::AppState;
-use crate::{isotime, validate};
-
-fn ms(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
-
-fn state_of(p: &PartitionStatus) -> &'static str {
-    let r = &p.row;
-    if r.retiring {
-        "retiring"
-    } else if r.offline {
-        "offline"
-    } else if r.draining {
-        "draining"
-    } else if r.owner.is_some() {
-        "owned"
-    } else {
-        "free"
-    }
-}
-
-fn partition_json(p: &PartitionStatus) -> Value {
-    json!({
-        "partition": p.row.partition,
-        "owner": p.row.owner,
-        "nextOwner": p.row.next_owner,
-        "epoch": p.row.epoch,
-        "state": state_of(p),
-        "queueLength": p.queue_length,
-        "oldestMessageAgeMs": p.oldest_message_age.map(ms),
-        "leaseAgeMs": ms(p.lease_age),
-        "updatedTime": isotime::millis(p.row.updated_at),
-        "turns": p.row.turns,
-    })
-}
+use crate::validate;
 
 /// `GET /api/partitions`.
-pub(crate) async fn partitions(State(s): State<Arc<AppState>>) -> ApiResult<Json<Value>> {
+#[utoipa::path(get, path = "/api/partitions", tag = "taskhub",
+    summary = "Partitions: owner, next owner, epoch, state, queue length, oldest message age, lease age",
+    responses((status = 200, description = "The partitions", body = Vec<PartitionView>)))]
+pub(crate) async fn partitions(
+    State(s): State<Arc<AppState>>,
+) -> ApiResult<Json<Vec<PartitionView>>> {
     let parts = s.admin.partitions().await?;
-    Ok(Json(Value::Array(
-        parts.iter().map(partition_json).collect(),
-    )))
+    Ok(Json(parts.iter().map(PartitionView::from).collect()))
 }
 
-/// `POST /api/partitions/{partition}/{bump|offline|online}`: the row after the change; 404
-/// for a partition the hub does not have.
-pub(crate) async fn partition_action(
-    State(s): State<Arc<AppState>>,
-    Path((partition, action)): Path<(String, String)>,
-) -> ApiResult<Json<Value>> {
+/// A manual change to a partition.
+#[derive(Debug, Clone, Copy)]
+enum Change {
+    Bump,
+    Offline,
+    Online,
+}
+
+async fn change(s: &AppState, partition: &str, change: Change) -> ApiResult<PartitionChanged> {
     let p: u32 = partition.parse().map_err(|_| HttpError::Invalid {
         field: "partition",
         message: format!(
@@ -70,24 +43,65 @@ pub(crate) async fn partition_action(
             partition.chars().take(20).collect::<String>()
         ),
     })?;
-    let row = match action.as_str() {
-        "bump" => s.admin.bump(p).await?,
-        "offline" => s.admin.set_offline(p, true).await?,
-        "online" => s.admin.set_offline(p, false).await?,
-        other => {
-            return Err(HttpError::NoRoute(format!(
-                "POST /api/partitions/{{partition}}/{other}"
-            )))
-        }
+    let row = match change {
+        Change::Bump => s.admin.bump(p).await?,
+        Change::Offline => s.admin.set_offline(p, true).await?,
+        Change::Online => s.admin.set_offline(p, false).await?,
     };
-    Ok(Json(json!({
-        "partition": row.partition, "owner": row.owner, "nextOwner": row.next_owner,
-        "epoch": row.epoch, "offline": row.offline,
-    })))
+    Ok(PartitionChanged::from(&row))
+}
+
+/// `POST /api/partitions/{partition}/bump`: the row after the change; 404 for a partition the
+/// hub does not have.
+#[utoipa::path(post, path = "/api/partitions/{partition}/bump", tag = "taskhub",
+    summary = "New epoch, no owner: the owner is fenced and any worker re-claims it",
+    params(("partition" = String, Path, description = "Partition number.")),
+    responses(
+        (status = 200, description = "The row after the change", body = PartitionChanged),
+        (status = 404, description = "No such partition", body = ErrorBody)
+    ))]
+pub(crate) async fn bump(
+    State(s): State<Arc<AppState>>,
+    Path(partition): Path<String>,
+) -> ApiResult<Json<PartitionChanged>> {
+    Ok(Json(change(&s, &partition, Change::Bump).await?))
+}
+
+/// `POST /api/partitions/{partition}/offline`: the row after the change.
+#[utoipa::path(post, path = "/api/partitions/{partition}/offline", tag = "taskhub",
+    summary = "Take offline: the owner drains and releases it",
+    params(("partition" = String, Path, description = "Partition number.")),
+    responses(
+        (status = 200, description = "The row after the change", body = PartitionChanged),
+        (status = 404, description = "No such partition", body = ErrorBody)
+    ))]
+pub(crate) async fn offline(
+    State(s): State<Arc<AppState>>,
+    Path(partition): Path<String>,
+) -> ApiResult<Json<PartitionChanged>> {
+    Ok(Json(change(&s, &partition, Change::Offline).await?))
+}
+
+/// `POST /api/partitions/{partition}/online`: the row after the change.
+#[utoipa::path(post, path = "/api/partitions/{partition}/online", tag = "taskhub",
+    summary = "Bring back online",
+    params(("partition" = String, Path, description = "Partition number.")),
+    responses(
+        (status = 200, description = "The row after the change", body = PartitionChanged),
+        (status = 404, description = "No such partition", body = ErrorBody)
+    ))]
+pub(crate) async fn online(
+    State(s): State<Arc<AppState>>,
+    Path(partition): Path<String>,
+) -> ApiResult<Json<PartitionChanged>> {
+    Ok(Json(change(&s, &partition, Change::Online).await?))
 }
 
 /// `GET /api/workers`: the workers that hold partitions (with them) and the barred ones.
-pub(crate) async fn workers(State(s): State<Arc<AppState>>) -> ApiResult<Json<Value>> {
+#[utoipa::path(get, path = "/api/workers", tag = "taskhub",
+    summary = "Workers holding partitions, and barred workers",
+    responses((status = 200, description = "The workers", body = Workers)))]
+pub(crate) async fn workers(State(s): State<Arc<AppState>>) -> ApiResult<Json<Workers>> {
     let parts = s.admin.partitions().await?;
     let prohibited = s.admin.prohibited().await?;
     let mut by_worker: BTreeMap<String, Vec<u32>> = BTreeMap::new();
@@ -102,46 +116,66 @@ pub(crate) async fn workers(State(s): State<Arc<AppState>>) -> ApiResult<Json<Va
     for w in &prohibited {
         by_worker.entry(w.clone()).or_default();
     }
-    let workers: Vec<Value> = by_worker
+    let workers = by_worker
         .into_iter()
-        .map(|(name, partitions)| {
-            let barred = prohibited.contains(&name);
-            json!({"name": name, "partitions": partitions, "prohibited": barred})
+        .map(|(name, partitions)| WorkerView {
+            prohibited: prohibited.contains(&name),
+            name,
+            partitions,
         })
         .collect();
-    Ok(Json(
-        json!({ "workers": workers, "prohibited": prohibited }),
-    ))
+    Ok(Json(Workers {
+        workers,
+        prohibited,
+    }))
 }
 
-/// `POST /api/workers/{name}/{prohibit|allow}`: the barred list after the change.
-pub(crate) async fn worker_action(
-    State(s): State<Arc<AppState>>,
-    Path((name, action)): Path<(String, String)>,
-) -> ApiResult<Json<Value>> {
-    let name = validate::event_name(&name).map_err(|_| HttpError::Invalid {
+async fn bar(s: &AppState, name: &str, barred: bool) -> ApiResult<Prohibited> {
+    let name = validate::event_name(name).map_err(|_| HttpError::Invalid {
         field: "name",
         message: "a worker name is 1 to 256 bytes without control characters".to_owned(),
     })?;
-    let barred = match action.as_str() {
-        "prohibit" => true,
-        "allow" => false,
-        other => {
-            return Err(HttpError::NoRoute(format!(
-                "POST /api/workers/{{name}}/{other}"
-            )))
-        }
-    };
     let list = s.admin.set_prohibited(&name, barred).await?;
-    Ok(Json(json!({ "prohibited": list })))
+    Ok(Prohibited { prohibited: list })
+}
+
+/// `POST /api/workers/{name}/prohibit`: the barred list after the change.
+#[utoipa::path(post, path = "/api/workers/{name}/prohibit", tag = "taskhub",
+    summary = "Bar a worker from holding partitions",
+    params(("name" = String, Path, description = "Worker name.")),
+    responses((status = 200, description = "The barred workers", body = Prohibited)))]
+pub(crate) async fn prohibit(
+    State(s): State<Arc<AppState>>,
+    Path(name): Path<String>,
+) -> ApiResult<Json<Prohibited>> {
+    Ok(Json(bar(&s, &name, true).await?))
+}
+
+/// `POST /api/workers/{name}/allow`: the barred list after the change.
+#[utoipa::path(post, path = "/api/workers/{name}/allow", tag = "taskhub",
+    summary = "Lift the bar",
+    params(("name" = String, Path, description = "Worker name.")),
+    responses((status = 200, description = "The barred workers", body = Prohibited)))]
+pub(crate) async fn allow(
+    State(s): State<Arc<AppState>>,
+    Path(name): Path<String>,
+) -> ApiResult<Json<Prohibited>> {
+    Ok(Json(bar(&s, &name, false).await?))
 }
 
 /// `GET /api/scale?samples=1&intervalMs=1000`: the recommendation (samples 1 to 10, interval
 /// up to 10 s).
+#[utoipa::path(get, path = "/api/scale", tag = "taskhub",
+    summary = "Scale recommendation",
+    params(
+        ("samples" = Option<String>, Query, description = "1 to 10 (default 1)."),
+        ("intervalMs" = Option<String>, Query, description = "Up to 10000 (default 1000).")
+    ),
+    responses((status = 200, description = "The recommendation", body = Scale)))]
 pub(crate) async fn scale(
     State(s): State<Arc<AppState>>,
     Query(q): Query<HashMap<String, String>>,
-) -> ApiResult<Json<taskhub::admin::ScaleRecommendation>> {
+) -> ApiResult<Json<Scale>> {
     let num = |field: &'static str, default: u64, max: u64| -> ApiResult<u64> {
         match q.get(field).map(String::as_str).filter(|v| !v.is_empty()) {
             None => Ok(default),
@@ -161,5 +195,5 @@ pub(crate) async fn scale(
     };
     let samples = usize::try_from(num("samples", 1, 10)?.max(1)).unwrap_or(1);
     let interval = Duration::from_millis(num("intervalMs", 1000, 10_000)?);
-    Ok(Json(s.admin.scale(samples, interval).await?))
+    Ok(Json(s.admin.scale(samples, interval).await?.into()))
 }

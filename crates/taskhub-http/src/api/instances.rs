@@ -6,52 +6,45 @@ use std::sync::Arc;
 use axum::extract::{Path, Query, State};
 use axum::http::HeaderMap;
 use axum::Json;
-use serde_json::{json, Value};
-use taskhub::{EventKind, InstanceQuery, InstanceRow, StatusOptions};
+use serde_json::Value;
+use taskhub::{EventKind, InstanceQuery, StatusOptions};
 
-use crate::df::payload::json_of;
 use crate::error::{ApiResult, HttpError};
+use crate::responses::{
+    Child, ErrorBody, ExecutionView, HistoryItem, InstanceDetail, InstancePage, InstanceView,
+    Parent,
+};
 use crate::state::AppState;
 use crate::{isotime, timeline, token, validate};
-
-/// One instance row as the dashboard shows it.
-pub(crate) fn row_json(row: &InstanceRow) -> Value {
-    let opt_time =
-        |t: Option<taskhub::Timestamp>| t.map_or(Value::Null, |t| isotime::millis(t).into());
-    json!({
-        "instanceId": row.instance_id.as_str(),
-        "name": row.name,
-        "version": row.version,
-        "executionId": row.execution_id.as_str(),
-        "runtimeStatus": row.status.as_str(),
-        "input": json_of(&row.input),
-        "output": if row.status == taskhub::OrchestrationStatus::Suspended { Value::Null } else { row.output.as_ref().map_or(Value::Null, json_of) },
-        "suspendReason": taskhub::client::suspend_reason(row),
-        "failure": row.failure.as_ref().map(|f| json!({"errorType": f.error_type, "message": f.message, "details": f.details})),
-        "customStatus": row.custom_status.as_ref().map_or(Value::Null, json_of),
-        "createdTime": isotime::millis(row.created_at),
-        "lastUpdatedTime": isotime::millis(row.updated_at),
-        "completedTime": opt_time(row.completed_at),
-        "scheduledStartTime": opt_time(row.scheduled_start),
-        "partition": row.partition,
-        "tags": row.tags,
-        "previousExecutions": row.executions.iter().map(|e| json!({
-            "executionId": e.execution_id.as_str(),
-            "runtimeStatus": e.status.as_str(),
-            "completedTime": isotime::millis(e.completed_at),
-        })).collect::<Vec<_>>(),
-    })
-}
 
 /// `GET /api/instances?runtimeStatus=&name=&instanceIdPrefix=&createdTimeFrom=&createdTimeTo=&completedTimeFrom=&completedTimeTo=&lastUpdatedTimeFrom=&lastUpdatedTimeTo=&tag=KEY=VALUE&includeEntities=&order=&top=&continuationToken=`:
 /// `{"instances": [...], "continuationToken": ...}` ordered by instance ID, or by creation time
 /// with `order=newest` or `order=oldest`; `tag` may repeat (every tag must match). Entities
 /// (`@name@key`) are listed only with `includeEntities=true`.
+#[utoipa::path(get, path = "/api/instances", tag = "taskhub",
+    summary = "List instances with every filter",
+    params(
+        ("runtimeStatus" = Option<String>, Query, description = "Comma-separated statuses."),
+        ("createdTimeFrom" = Option<String>, Query, description = "RFC 3339 or Unix ms, inclusive."),
+        ("createdTimeTo" = Option<String>, Query, description = "RFC 3339 or Unix ms, exclusive."),
+        ("instanceIdPrefix" = Option<String>, Query),
+        ("name" = Option<String>, Query, description = "Orchestration name."),
+        ("completedTimeFrom" = Option<String>, Query, description = "Finished at or after (RFC 3339 or Unix ms)."),
+        ("completedTimeTo" = Option<String>, Query, description = "Finished before."),
+        ("lastUpdatedTimeFrom" = Option<String>, Query, description = "Last updated at or after."),
+        ("lastUpdatedTimeTo" = Option<String>, Query, description = "Last updated before."),
+        ("tag" = Option<String>, Query, description = "KEY=VALUE: only instances carrying this tag with this value; repeatable (every tag must match)."),
+        ("order" = Option<String>, Query, description = "id (default), newest or oldest (by creation time)."),
+        ("top" = Option<String>, Query, description = "Page size, 1 to 1000 (default 100)."),
+        ("continuationToken" = Option<String>, Query, description = "From the previous page."),
+        ("includeEntities" = Option<String>, Query, description = "true to list entities (@name@key) too; default: orchestrations only.")
+    ),
+    responses((status = 200, description = "A page of instances", body = InstancePage)))]
 pub(crate) async fn list(
     State(s): State<Arc<AppState>>,
     Query(pairs): Query<Vec<(String, String)>>,
     headers: HeaderMap,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<InstancePage>> {
     let tags = validate::tags(&pairs)?;
     let q: HashMap<String, String> = pairs.into_iter().collect();
     let get = |k: &str| q.get(k).map(String::as_str).filter(|v| !v.is_empty());
@@ -98,18 +91,28 @@ pub(crate) async fn list(
         .or_else(|| headers.get(token::HEADER).and_then(|h| h.to_str().ok()));
     query.continuation = continuation.map(token::decode).transpose()?;
     let page = s.client.list(&query).await?;
-    Ok(Json(json!({
-        "instances": page.instances.iter().map(row_json).collect::<Vec<_>>(),
-        "continuationToken": page.continuation.as_deref().map(crate::df::payload::encode_segment),
-    })))
+    Ok(Json(InstancePage {
+        instances: page.instances.iter().map(InstanceView::from).collect(),
+        continuation_token: page
+            .continuation
+            .as_deref()
+            .map(crate::df::payload::encode_segment),
+    }))
 }
 
 /// `GET /api/instances/{id}`: the row, its parent and children, the history (one object per
 /// event: `seq`, `time`, `eventType` and the event's fields) and the timeline.
+#[utoipa::path(get, path = "/api/instances/{instanceId}", tag = "taskhub",
+    summary = "One instance: row, parent, children, history, timeline",
+    params(("instanceId" = String, Path, description = "The instance ID (1 to 256 bytes, no control characters, none of / \\ # ?).")),
+    responses(
+        (status = 200, description = "The instance", body = InstanceDetail),
+        (status = 404, description = "Unknown instance", body = ErrorBody)
+    ))]
 pub(crate) async fn detail(
     State(s): State<Arc<AppState>>,
     Path(id): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<InstanceDetail>> {
     let id = validate::instance_id(&id)?;
     let st = s
         .client
@@ -117,62 +120,85 @@ pub(crate) async fn detail(
         .await?
         .ok_or_else(|| HttpError::NotFound(format!("instance '{id}'")))?;
     let events = st.history.unwrap_or_default();
-    let mut parent = Value::Null;
+    let mut parent = None;
     let mut children = Vec::new();
-    let history: Vec<Value> = events
+    let history: Vec<HistoryItem> = events
         .iter()
         .enumerate()
         .map(|(seq, e)| {
             match &e.event {
-                EventKind::ExecutionStarted { parent: Some(p), .. } => {
-                    parent = json!({"instanceId": p.instance_id.as_str(), "executionId": p.execution_id.as_str(), "taskId": p.task_id});
+                EventKind::ExecutionStarted {
+                    parent: Some(p), ..
+                } => {
+                    parent = Some(Parent {
+                        instance_id: p.instance_id.as_str().to_owned(),
+                        execution_id: p.execution_id.as_str().to_owned(),
+                        task_id: p.task_id,
+                    });
                 }
-                EventKind::SubOrchestrationCreated { instance_id, name, task_id, .. } => {
-                    children.push(json!({"instanceId": instance_id.as_str(), "name": name, "taskId": task_id}));
+                EventKind::SubOrchestrationCreated {
+                    instance_id,
+                    name,
+                    task_id,
+                    ..
+                } => {
+                    children.push(Child {
+                        instance_id: instance_id.as_str().to_owned(),
+                        name: name.clone(),
+                        task_id: *task_id,
+                    });
                 }
                 _ => {}
             }
             let (kind, fields) = match serde_json::to_value(&e.event) {
-                Ok(Value::Object(m)) if m.len() == 1 => m.into_iter().next().unwrap_or((String::new(), Value::Null)),
-                Ok(Value::String(k)) => (k, json!({})),
-                _ => (e.event.type_name().to_owned(), json!({})),
+                Ok(Value::Object(m)) if m.len() == 1 => {
+                    m.into_iter().next().unwrap_or((String::new(), Value::Null))
+                }
+                Ok(Value::String(k)) => (k, Value::Object(serde_json::Map::new())),
+                _ => (
+                    e.event.type_name().to_owned(),
+                    Value::Object(serde_json::Map::new()),
+                ),
             };
-            json!({"seq": seq, "time": isotime::millis(e.timestamp), "eventType": kind, "fields": fields})
+            HistoryItem {
+                seq,
+                time: isotime::millis(e.timestamp),
+                event_type: kind,
+                fields,
+            }
         })
         .collect();
-    Ok(Json(json!({
-        "instance": row_json(&st.row),
-        "parent": parent,
-        "children": children,
-        "history": history,
-        "timeline": timeline::timeline(&events),
-    })))
+    Ok(Json(InstanceDetail {
+        instance: InstanceView::from(&st.row),
+        parent,
+        children,
+        history,
+        timeline: timeline::timeline(&events),
+    }))
 }
 
 /// `GET /api/instances/{id}/executions/{executionId}`: one execution's status, input, output
 /// and times: the current execution, or an earlier one that ended by continue-as-new (404
 /// naming the execution if the instance has no such execution).
+#[utoipa::path(get, path = "/api/instances/{instanceId}/executions/{executionId}", tag = "taskhub",
+    summary = "One execution of an instance: the current one, or an earlier one that ended by continue-as-new",
+    params(
+        ("instanceId" = String, Path, description = "The instance ID."),
+        ("executionId" = String, Path, description = "The execution ID (the instance's current one, or one of its last 32 that ended by continue-as-new).")
+    ),
+    responses(
+        (status = 200, description = "The execution", body = ExecutionView),
+        (status = 404, description = "Unknown instance or execution", body = ErrorBody)
+    ))]
 pub(crate) async fn execution(
     State(s): State<Arc<AppState>>,
     Path((id, execution)): Path<(String, String)>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<ExecutionView>> {
     let id = validate::instance_id(&id)?;
     let execution = taskhub::ExecutionId::new(execution).map_err(|e| HttpError::Invalid {
         field: "executionId",
         message: e.to_string(),
     })?;
     let e = s.client.get_execution(&id, &execution).await?;
-    Ok(Json(json!({
-        "instanceId": e.instance_id.as_str(),
-        "executionId": e.execution_id.as_str(),
-        "name": e.name,
-        "runtimeStatus": e.status.as_str(),
-        "current": e.current,
-        "input": json_of(&e.input),
-        "output": e.output.as_ref().map_or(Value::Null, json_of),
-        "failure": e.failure.as_ref().map(|f| json!({"errorType": f.error_type, "message": f.message, "details": f.details})),
-        "customStatus": e.custom_status.as_ref().map_or(Value::Null, json_of),
-        "startedTime": isotime::millis(e.started_at),
-        "completedTime": e.completed_at.map_or(Value::Null, |t| isotime::millis(t).into()),
-    })))
+    Ok(Json(ExecutionView::from(&e)))
 }

@@ -3,11 +3,11 @@
 //! clean-up), partitions and their manual control, workers, dead letters, the scale
 //! recommendation, and live statistics.
 
-mod admin;
-mod dead_letters;
-mod entities;
-mod instances;
-mod stats;
+pub(crate) mod admin;
+pub(crate) mod dead_letters;
+pub(crate) mod entities;
+pub(crate) mod instances;
+pub(crate) mod stats;
 
 use std::sync::Arc;
 
@@ -28,12 +28,12 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
             get(instances::execution),
         )
         .route("/partitions", get(admin::partitions))
-        .route(
-            "/partitions/{partition}/{action}",
-            post(admin::partition_action),
-        )
+        .route("/partitions/{partition}/bump", post(admin::bump))
+        .route("/partitions/{partition}/offline", post(admin::offline))
+        .route("/partitions/{partition}/online", post(admin::online))
         .route("/workers", get(admin::workers))
-        .route("/workers/{name}/{action}", post(admin::worker_action))
+        .route("/workers/{name}/prohibit", post(admin::prohibit))
+        .route("/workers/{name}/allow", post(admin::allow))
         .route("/scale", get(admin::scale))
         .route("/entities", get(entities::list))
         .route("/entities/clean", post(entities::clean))

@@ -4,29 +4,35 @@ use std::sync::Arc;
 
 use axum::extract::State;
 use axum::Json;
-use serde_json::{json, Value};
 use taskhub_storage::QueueName;
 
 use crate::error::ApiResult;
+use crate::responses::{HubInfo, Stats, WorkerCounters};
 use crate::state::AppState;
 
 /// `GET /api/hub`: name, backend, partition count, whether a worker runs in this process.
-pub(crate) async fn hub(State(s): State<Arc<AppState>>) -> ApiResult<Json<Value>> {
+#[utoipa::path(get, path = "/api/hub", tag = "taskhub",
+    summary = "Task hub name, backend, partition count, whether a worker runs here",
+    responses((status = 200, description = "The hub", body = HubInfo)))]
+pub(crate) async fn hub(State(s): State<Arc<AppState>>) -> ApiResult<Json<HubInfo>> {
     let settings = s.hub.settings();
-    Ok(Json(json!({
-        "taskHub": settings.task_hub_name,
-        "backend": format!("{:?}", settings.backend).to_lowercase(),
-        "partitionCount": s.hub.partition_count(),
-        "worker": s.worker_stats.is_some(),
-        "metrics": s.metrics.is_some(),
-        "version": env!("CARGO_PKG_VERSION"),
-    })))
+    Ok(Json(HubInfo {
+        task_hub: settings.task_hub_name.clone(),
+        backend: format!("{:?}", settings.backend).to_lowercase(),
+        partition_count: s.hub.partition_count(),
+        worker: s.worker_stats.is_some(),
+        metrics: s.metrics.is_some(),
+        version: env!("CARGO_PKG_VERSION"),
+    }))
 }
 
 /// `GET /api/stats`: queue depths now, the turns every worker has committed (the sum of the
 /// partitions' counts, which their owners add to at each lease renewal: the dashboard turns
 /// its change into the hub's throughput) and, with a worker in this process, its counters.
-pub(crate) async fn stats(State(s): State<Arc<AppState>>) -> ApiResult<Json<Value>> {
+#[utoipa::path(get, path = "/api/stats", tag = "taskhub",
+    summary = "Queue depths and in-process worker counters (for the live chart)",
+    responses((status = 200, description = "The statistics", body = Stats)))]
+pub(crate) async fn stats(State(s): State<Arc<AppState>>) -> ApiResult<Json<Stats>> {
     let store = s.hub.store();
     let now = s.hub.clock().now();
     let mut control = 0u64;
@@ -54,14 +60,18 @@ pub(crate) async fn stats(State(s): State<Arc<AppState>>) -> ApiResult<Json<Valu
         .map_err(taskhub::TaskhubError::from)?;
     let worker = s.worker_stats.as_ref().map(|f| {
         let w = f();
-        json!({"turns": w.turns, "activities": w.activities, "deadLettered": w.dead_lettered})
+        WorkerCounters {
+            turns: w.turns,
+            activities: w.activities,
+            dead_lettered: w.dead_lettered,
+        }
     });
-    Ok(Json(json!({
-        "timeMs": now.as_millis(),
-        "controlQueueLength": control,
-        "workItemQueueLength": work.length,
-        "oldestMessageAgeMs": oldest,
-        "turns": turns,
-        "worker": worker,
-    })))
+    Ok(Json(Stats {
+        time_ms: now.as_millis(),
+        control_queue_length: control,
+        work_item_queue_length: work.length,
+        oldest_message_age_ms: oldest,
+        turns,
+        worker,
+    }))
 }

@@ -44,13 +44,40 @@ fn file(content_type: &'static str, body: &'static str) -> impl IntoResponse {
 /// The page; nested under a prefix (`/ops`, which axum routes here without a trailing slash),
 /// it redirects to `/ops/index.html` so that its relative links (assets, API) resolve under
 /// the prefix.
-async fn index(OriginalUri(original): OriginalUri) -> Response {
+#[utoipa::path(get, path = "/", tag = "dashboard", security(()),
+    summary = "The dashboard (served without the token: it holds no data)",
+    responses((status = 200, description = "The page", content_type = "text/html", body = String)))]
+pub(crate) async fn index(OriginalUri(original): OriginalUri) -> Response {
     let path = original.path();
     if path.ends_with('/') {
         return file("text/html; charset=utf-8", INDEX).into_response();
     }
     let query = original.query().map_or(String::new(), |q| format!("?{q}"));
     Redirect::permanent(&format!("{path}/index.html{query}")).into_response()
+}
+
+/// `GET /app.js`.
+#[utoipa::path(get, path = "/app.js", tag = "dashboard", security(()),
+    summary = "Dashboard script (served without the token: it holds no data)",
+    responses((status = 200, description = "The script", content_type = "text/javascript", body = String)))]
+pub(crate) async fn app_js() -> impl IntoResponse {
+    file("text/javascript; charset=utf-8", APP_JS)
+}
+
+/// `GET /style.css`.
+#[utoipa::path(get, path = "/style.css", tag = "dashboard", security(()),
+    summary = "Dashboard style (served without the token: it holds no data)",
+    responses((status = 200, description = "The style", content_type = "text/css", body = String)))]
+pub(crate) async fn style() -> impl IntoResponse {
+    file("text/css; charset=utf-8", STYLE)
+}
+
+/// `GET /favicon.svg`.
+#[utoipa::path(get, path = "/favicon.svg", tag = "dashboard", security(()),
+    summary = "Icon (served without the token: it holds no data)",
+    responses((status = 200, description = "The icon", content_type = "image/svg+xml", body = String)))]
+pub(crate) async fn favicon() -> impl IntoResponse {
+    file("image/svg+xml", FAVICON)
 }
 
 pub(crate) fn routes() -> Router<Arc<AppState>> {
@@ -60,18 +87,9 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
             "/index.html",
             get(|| async { file("text/html; charset=utf-8", INDEX) }),
         )
-        .route(
-            "/app.js",
-            get(|| async { file("text/javascript; charset=utf-8", APP_JS) }),
-        )
-        .route(
-            "/style.css",
-            get(|| async { file("text/css; charset=utf-8", STYLE) }),
-        )
-        .route(
-            "/favicon.svg",
-            get(|| async { file("image/svg+xml", FAVICON) }),
-        )
+        .route("/app.js", get(app_js))
+        .route("/style.css", get(style))
+        .route("/favicon.svg", get(favicon))
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ use taskhub::{InstanceId, InstanceRow, OrchestrationStatus, RaiseOptions, StartO
 
 use super::payload;
 use crate::error::{ApiResult, HttpError};
+use crate::responses::{ErrorBody, ManagementPayload};
 use crate::state::AppState;
 use crate::validate;
 
@@ -30,7 +31,7 @@ fn check_status_response(headers: &HeaderMap, prefix: &str, id: &InstanceId) -> 
     let origin = format!("{}{prefix}", payload::origin(headers));
     let mut response = (
         StatusCode::ACCEPTED,
-        Json(payload::management(&origin, id.as_str())),
+        Json(ManagementPayload::new(&origin, id.as_str())),
     )
         .into_response();
     if let Ok(v) = HeaderValue::from_str(&payload::status_url(&origin, id.as_str())) {
@@ -42,11 +43,50 @@ fn check_status_response(headers: &HeaderMap, prefix: &str, id: &InstanceId) -> 
     response
 }
 
+/// `POST orchestrators/{functionName}[?tag=KEY=VALUE...]`: see [`start_with_id`].
+#[utoipa::path(post, path = "/runtime/webhooks/durabletask/orchestrators/{functionName}", tag = "durable-functions",
+    summary = "Start an orchestration",
+    params(
+        ("functionName" = String, Path, description = "The orchestration name."),
+        ("tag" = Option<String>, Query, description = "KEY=VALUE: a tag the new instance carries (Taskhub's extension); repeatable. 400 for a bad one."),
+        ("traceparent" = Option<String>, Header, description = "W3C trace context: the instance joins the caller's trace.")
+    ),
+    request_body(content = Option<serde_json::Value>, description = "The input", content_type = "application/json"),
+    responses(
+        (status = 202, description = "Scheduled; Location and Retry-After: 10 headers", body = ManagementPayload),
+        (status = 409, description = "The instance ID is in use by an active instance", body = ErrorBody),
+        (status = 413, description = "Body over the cap", body = ErrorBody)
+    ))]
+pub(crate) async fn start(
+    state: State<Arc<AppState>>,
+    path: Path<StartPath>,
+    query: Query<Vec<(String, String)>>,
+    headers: HeaderMap,
+    original: OriginalUri,
+    body: Result<Bytes, BytesRejection>,
+) -> ApiResult<Response> {
+    start_with_id(state, path, query, headers, original, body).await
+}
+
 /// `POST orchestrators/{functionName}[/{instanceId}][?tag=KEY=VALUE...]` with the input as the
 /// JSON body: 202 with the management payload, 400 for a bad name, ID, tag or JSON, 409 if the
 /// ID is in use by an active instance. A `traceparent` header makes the instance part of the
 /// caller's trace. `tag` (Taskhub's extension, repeatable) sets the instance's tags.
-pub(crate) async fn start(
+#[utoipa::path(post, path = "/runtime/webhooks/durabletask/orchestrators/{functionName}/{instanceId}", tag = "durable-functions",
+    summary = "Start an orchestration with an instance ID",
+    params(
+        ("functionName" = String, Path, description = "The orchestration name."),
+        ("instanceId" = String, Path, description = "The instance ID (1 to 256 bytes, no control characters, none of / \\ # ?)."),
+        ("tag" = Option<String>, Query, description = "KEY=VALUE: a tag the new instance carries (Taskhub's extension); repeatable. 400 for a bad one."),
+        ("traceparent" = Option<String>, Header, description = "W3C trace context: the instance joins the caller's trace.")
+    ),
+    request_body(content = Option<serde_json::Value>, description = "The input", content_type = "application/json"),
+    responses(
+        (status = 202, description = "Scheduled; Location and Retry-After: 10 headers", body = ManagementPayload),
+        (status = 409, description = "The instance ID is in use by an active instance", body = ErrorBody),
+        (status = 413, description = "Body over the cap", body = ErrorBody)
+    ))]
+pub(crate) async fn start_with_id(
     State(s): State<Arc<AppState>>,
     Path(path): Path<StartPath>,
     Query(pairs): Query<Vec<(String, String)>>,
@@ -104,6 +144,20 @@ fn gone(row: &InstanceRow, operation: &'static str) -> ApiResult<()> {
 /// `POST instances/{instanceId}/raiseEvent/{eventName}` with a JSON body (`Content-Type:
 /// application/json`); optional `eventId` makes retries deliver once. 202, 400 bad
 /// name/ID/content, 404 unknown, 410 finished.
+#[utoipa::path(post, path = "/runtime/webhooks/durabletask/instances/{instanceId}/raiseEvent/{eventName}", tag = "durable-functions",
+    summary = "Raise an event (Content-Type: application/json)",
+    params(
+        ("instanceId" = String, Path, description = "The instance ID."),
+        ("eventName" = String, Path, description = "1 to 256 bytes, no control characters."),
+        ("eventId" = Option<String>, Query, description = "Idempotency key: a retry with the same ID is delivered once.")
+    ),
+    request_body(content = Option<serde_json::Value>, description = "The event data", content_type = "application/json"),
+    responses(
+        (status = 202, description = "Accepted (no body)"),
+        (status = 404, description = "Unknown instance", body = ErrorBody),
+        (status = 410, description = "Finished instance", body = ErrorBody),
+        (status = 413, description = "Body over the cap", body = ErrorBody)
+    ))]
 pub(crate) async fn raise(
     State(s): State<Arc<AppState>>,
     Path((id, event)): Path<(String, String)>,
@@ -141,38 +195,180 @@ pub(crate) async fn raise(
     Ok(StatusCode::ACCEPTED.into_response())
 }
 
-/// `POST instances/{instanceId}/{terminate|suspend|resume|restart}[?reason=..]`: 202, 404
-/// unknown, 410 finished (terminate, suspend, resume). `restart` (optional
-/// `restartWithNewInstanceId`, default true) answers like a start; an unknown instance is a
-/// 400, as in Durable Functions. `rewind` is 501.
+/// An operation on an instance.
+#[derive(Debug, Clone, Copy)]
+enum Operation {
+    Terminate,
+    Suspend,
+    Resume,
+    Restart,
+    Rewind,
+}
+
+/// The arguments every operation takes.
+type OperationArgs = (
+    State<Arc<AppState>>,
+    Path<String>,
+    Query<HashMap<String, String>>,
+    HeaderMap,
+    OriginalUri,
+);
+
+/// `POST instances/{instanceId}/{operation}` for an operation named in another case
+/// (`Terminate`), as Durable Functions matches them; an unknown one is no route.
 pub(crate) async fn operate(
     State(s): State<Arc<AppState>>,
     Path((id, operation)): Path<(String, String)>,
-    Query(q): Query<HashMap<String, String>>,
+    q: Query<HashMap<String, String>>,
     headers: HeaderMap,
-    OriginalUri(original): OriginalUri,
+    original: OriginalUri,
 ) -> ApiResult<Response> {
+    let op = match operation.to_ascii_lowercase().as_str() {
+        "terminate" => Operation::Terminate,
+        "suspend" => Operation::Suspend,
+        "resume" => Operation::Resume,
+        "restart" => Operation::Restart,
+        "rewind" => Operation::Rewind,
+        _ => {
+            return Err(HttpError::NoRoute(format!(
+                "POST {}/instances/{{instanceId}}/{operation}",
+                payload::BASE
+            )))
+        }
+    };
+    run((State(s), Path(id), q, headers, original), op).await
+}
+
+/// `POST instances/{instanceId}/terminate[?reason=..]`: 202, 404 unknown, 410 finished.
+#[utoipa::path(post, path = "/runtime/webhooks/durabletask/instances/{instanceId}/terminate", tag = "durable-functions",
+    summary = "Terminate an instance",
+    params(
+        ("instanceId" = String, Path, description = "The instance ID."),
+        ("reason" = Option<String>, Query, description = "Why (recorded in the history).")
+    ),
+    responses(
+        (status = 202, description = "Accepted (no body)"),
+        (status = 404, description = "Unknown instance", body = ErrorBody),
+        (status = 410, description = "Finished instance", body = ErrorBody)
+    ))]
+pub(crate) async fn terminate(
+    s: State<Arc<AppState>>,
+    id: Path<String>,
+    q: Query<HashMap<String, String>>,
+    headers: HeaderMap,
+    original: OriginalUri,
+) -> ApiResult<Response> {
+    run((s, id, q, headers, original), Operation::Terminate).await
+}
+
+/// `POST instances/{instanceId}/suspend[?reason=..]`: 202, 404 unknown, 410 finished.
+#[utoipa::path(post, path = "/runtime/webhooks/durabletask/instances/{instanceId}/suspend", tag = "durable-functions",
+    summary = "Suspend an instance",
+    params(
+        ("instanceId" = String, Path, description = "The instance ID."),
+        ("reason" = Option<String>, Query, description = "Why (recorded in the history).")
+    ),
+    responses(
+        (status = 202, description = "Accepted (no body)"),
+        (status = 404, description = "Unknown instance", body = ErrorBody),
+        (status = 410, description = "Finished instance", body = ErrorBody)
+    ))]
+pub(crate) async fn suspend(
+    s: State<Arc<AppState>>,
+    id: Path<String>,
+    q: Query<HashMap<String, String>>,
+    headers: HeaderMap,
+    original: OriginalUri,
+) -> ApiResult<Response> {
+    run((s, id, q, headers, original), Operation::Suspend).await
+}
+
+/// `POST instances/{instanceId}/resume[?reason=..]`: 202, 404 unknown, 410 finished.
+#[utoipa::path(post, path = "/runtime/webhooks/durabletask/instances/{instanceId}/resume", tag = "durable-functions",
+    summary = "Resume an instance",
+    params(
+        ("instanceId" = String, Path, description = "The instance ID."),
+        ("reason" = Option<String>, Query, description = "Why (recorded in the history).")
+    ),
+    responses(
+        (status = 202, description = "Accepted (no body)"),
+        (status = 404, description = "Unknown instance", body = ErrorBody),
+        (status = 410, description = "Finished instance", body = ErrorBody)
+    ))]
+pub(crate) async fn resume(
+    s: State<Arc<AppState>>,
+    id: Path<String>,
+    q: Query<HashMap<String, String>>,
+    headers: HeaderMap,
+    original: OriginalUri,
+) -> ApiResult<Response> {
+    run((s, id, q, headers, original), Operation::Resume).await
+}
+
+/// `POST instances/{instanceId}/restart[?restartWithNewInstanceId=..]` (default true): answers
+/// like a start; an unknown instance is a 400, as in Durable Functions.
+#[utoipa::path(post, path = "/runtime/webhooks/durabletask/instances/{instanceId}/restart", tag = "durable-functions",
+    summary = "Restart an instance with its original input",
+    params(
+        ("instanceId" = String, Path, description = "The instance ID."),
+        ("restartWithNewInstanceId" = Option<bool>, Query, description = "Default true.")
+    ),
+    responses(
+        (status = 202, description = "Scheduled (management payload of the new execution)", body = ManagementPayload),
+        (status = 400, description = "Unknown instance (as Durable Functions)", body = ErrorBody)
+    ))]
+pub(crate) async fn restart(
+    s: State<Arc<AppState>>,
+    id: Path<String>,
+    q: Query<HashMap<String, String>>,
+    headers: HeaderMap,
+    original: OriginalUri,
+) -> ApiResult<Response> {
+    run((s, id, q, headers, original), Operation::Restart).await
+}
+
+/// `POST instances/{instanceId}/rewind`: 501, Taskhub does not rewind.
+#[utoipa::path(post, path = "/runtime/webhooks/durabletask/instances/{instanceId}/rewind", tag = "durable-functions",
+    summary = "Rewind (not supported)",
+    params(
+        ("instanceId" = String, Path, description = "The instance ID."),
+        ("reason" = Option<String>, Query, description = "Why.")
+    ),
+    responses((status = 501, description = "Not implemented: restart instead", body = ErrorBody)))]
+pub(crate) async fn rewind(
+    s: State<Arc<AppState>>,
+    id: Path<String>,
+    q: Query<HashMap<String, String>>,
+    headers: HeaderMap,
+    original: OriginalUri,
+) -> ApiResult<Response> {
+    run((s, id, q, headers, original), Operation::Rewind).await
+}
+
+/// Runs `op`: 202, 404 unknown, 410 finished (terminate, suspend, resume); `restart`
+/// answers like a start.
+async fn run(args: OperationArgs, op: Operation) -> ApiResult<Response> {
+    let (State(s), Path(id), Query(q), headers, OriginalUri(original)) = args;
     let id = validate::instance_id(&id)?;
     let reason = q.get("reason").filter(|r| !r.is_empty()).cloned();
-    let op = operation.to_ascii_lowercase();
-    match op.as_str() {
-        "terminate" => {
+    match op {
+        Operation::Terminate => {
             gone(&row(&s, &id).await?, "terminate")?;
             let reason = reason.unwrap_or_else(|| "terminated through the HTTP API".to_owned());
             s.client.terminate(&id, &reason).await?;
         }
-        "suspend" => {
+        Operation::Suspend => {
             let r = row(&s, &id).await?;
             gone(&r, "suspend")?;
             if r.status != OrchestrationStatus::Suspended {
                 s.client.suspend(&id, reason.as_deref()).await?;
             }
         }
-        "resume" => {
+        Operation::Resume => {
             gone(&row(&s, &id).await?, "resume")?;
             s.client.resume(&id, reason.as_deref()).await?;
         }
-        "restart" => {
+        Operation::Restart => {
             let new_id = validate::flag(
                 "restartWithNewInstanceId",
                 q.get("restartWithNewInstanceId").map(String::as_str),
@@ -191,16 +387,10 @@ pub(crate) async fn operate(
             let prefix = payload::mount_prefix(&original);
             return Ok(check_status_response(&headers, prefix, &new));
         }
-        "rewind" => {
+        Operation::Rewind => {
             return Err(HttpError::NotImplemented(
                 "rewind is not supported by Taskhub: restart the instance instead".to_owned(),
             ))
-        }
-        _ => {
-            return Err(HttpError::NoRoute(format!(
-                "POST {}/instances/{{instanceId}}/{operation}",
-                payload::BASE
-            )))
         }
     }
     Ok(StatusCode::ACCEPTED.into_response())

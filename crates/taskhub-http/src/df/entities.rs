@@ -12,14 +12,13 @@ use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde_json::{json, Value};
 use taskhub::EntityQuery;
 
-use super::payload::json_of;
 use crate::entity_input;
 use crate::error::{ApiResult, HttpError};
+use crate::responses::{DfEntity, ErrorBody, JsonText};
 use crate::state::AppState;
-use crate::{isotime, token, validate};
+use crate::{token, validate};
 
 type Params = Query<HashMap<String, String>>;
 
@@ -28,6 +27,16 @@ fn param<'a>(q: &'a HashMap<String, String>, name: &str) -> Option<&'a str> {
 }
 
 /// `GET entities`: every entity with state.
+#[utoipa::path(get, path = "/runtime/webhooks/durabletask/entities", tag = "durable-functions",
+    summary = "List entities (with state)",
+    params(
+        ("fetchState" = Option<bool>, Query, description = "true to include each entity's state (default false)."),
+        ("lastOperationTimeFrom" = Option<String>, Query, description = "RFC 3339 or Unix ms: last operation at or after."),
+        ("lastOperationTimeTo" = Option<String>, Query, description = "RFC 3339 or Unix ms: last operation before."),
+        ("top" = Option<String>, Query, description = "Page size, 1 to 1000 (default 100)."),
+        ("x-ms-continuation-token" = Option<String>, Header, description = "From the previous page's response header.")
+    ),
+    responses((status = 200, description = "Entities; x-ms-continuation-token header when more may follow", body = Vec<DfEntity>)))]
 pub(crate) async fn list_all(
     state: State<Arc<AppState>>,
     q: Params,
@@ -39,6 +48,17 @@ pub(crate) async fn list_all(
 /// `GET entities/{entityName}`: 200 with an array of `{"entityId": {"name", "key"},
 /// "lastOperationTime", "state"?}` (the state with `fetchState=true`); entities without state
 /// are left out. `top` (default 100) pages, the next page's token in `x-ms-continuation-token`.
+#[utoipa::path(get, path = "/runtime/webhooks/durabletask/entities/{entityName}", tag = "durable-functions",
+    summary = "List entities of one name (with state)",
+    params(
+        ("entityName" = String, Path, description = "The entity name (case-sensitive)."),
+        ("fetchState" = Option<bool>, Query, description = "true to include each entity's state (default false)."),
+        ("lastOperationTimeFrom" = Option<String>, Query, description = "RFC 3339 or Unix ms: last operation at or after."),
+        ("lastOperationTimeTo" = Option<String>, Query, description = "RFC 3339 or Unix ms: last operation before."),
+        ("top" = Option<String>, Query, description = "Page size, 1 to 1000 (default 100)."),
+        ("x-ms-continuation-token" = Option<String>, Header, description = "From the previous page's response header.")
+    ),
+    responses((status = 200, description = "Entities; x-ms-continuation-token header when more may follow", body = Vec<DfEntity>)))]
 pub(crate) async fn list(
     state: State<Arc<AppState>>,
     Path(name): Path<String>,
@@ -75,25 +95,23 @@ async fn list_of(
         ..EntityQuery::default()
     };
     let page = s.client.list_entities(&query).await?;
-    let body: Vec<Value> = page
+    let body: Vec<DfEntity> = page
         .entities
         .iter()
-        .map(|e| {
-            let mut v = json!({
-                "entityId": { "name": e.id.name(), "key": e.id.key() },
-                "lastOperationTime": isotime::millis(e.last_modified),
-            });
-            if fetch_state {
-                v["state"] = e.state.as_ref().map_or(Value::Null, json_of);
-            }
-            v
-        })
+        .map(|e| DfEntity::of(e, fetch_state))
         .collect();
     token::paged_json(body, page.continuation.as_deref())
 }
 
 /// `GET entities/{entityName}/{entityKey}`: 200 with the entity's state as the body; 404 if it
 /// has none (never signalled, or deleted); 400 for an invalid name or key.
+#[utoipa::path(get, path = "/runtime/webhooks/durabletask/entities/{entityName}/{entityKey}", tag = "durable-functions",
+    summary = "Get an entity's state",
+    params(("entityName" = String, Path), ("entityKey" = String, Path)),
+    responses(
+        (status = 200, description = "The state as JSON", body = JsonText),
+        (status = 404, description = "The entity has no state", body = ErrorBody)
+    ))]
 pub(crate) async fn get(
     State(s): State<Arc<AppState>>,
     Path((name, key)): Path<(String, String)>,
@@ -101,7 +119,7 @@ pub(crate) async fn get(
     let id = entity_input::entity_of(&name, &key)?;
     let state = s.client.get_entity(&id).await?.and_then(|e| e.state);
     match state {
-        Some(state) => Ok(Json(json_of(&state)).into_response()),
+        Some(state) => Ok(Json(JsonText::of(&state)).into_response()),
         None => Err(HttpError::NotFound(format!("entity '{id}'"))),
     }
 }
@@ -109,6 +127,18 @@ pub(crate) async fn get(
 /// `POST entities/{entityName}/{entityKey}?op=NAME` with the input as the JSON body
 /// (`Content-Type: application/json`; empty: `null`): 202 with no body; 400 for an invalid
 /// name, key or operation, or content that is not JSON.
+#[utoipa::path(post, path = "/runtime/webhooks/durabletask/entities/{entityName}/{entityKey}", tag = "durable-functions",
+    summary = "Signal an entity",
+    params(
+        ("entityName" = String, Path),
+        ("entityKey" = String, Path),
+        ("op" = Option<String>, Query, description = "The operation name.")
+    ),
+    request_body(content = Option<serde_json::Value>, description = "The operation input (empty: null)", content_type = "application/json"),
+    responses(
+        (status = 202, description = "Accepted (no body)"),
+        (status = 413, description = "Body over the limit", body = ErrorBody)
+    ))]
 pub(crate) async fn signal(
     State(s): State<Arc<AppState>>,
     Path((name, key)): Path<(String, String)>,

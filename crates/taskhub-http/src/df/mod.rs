@@ -3,9 +3,9 @@
 //! for Durable Functions works unchanged. The `taskHub`, `connection` and `code` query
 //! parameters are accepted and ignored (one router serves one hub; the token replaces `code`).
 
-mod control;
-mod entities;
-mod instances;
+pub(crate) mod control;
+pub(crate) mod entities;
+pub(crate) mod instances;
 pub(crate) mod payload;
 
 use std::sync::Arc;
@@ -21,7 +21,7 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
         .route("/orchestrators/{function_name}", post(control::start))
         .route(
             "/orchestrators/{function_name}/{instance_id}",
-            post(control::start),
+            post(control::start_with_id),
         )
         .route(
             "/instances",
@@ -35,6 +35,16 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
             "/instances/{instance_id}/raiseEvent/{event_name}",
             post(control::raise),
         )
+        .route(
+            "/instances/{instance_id}/terminate",
+            post(control::terminate),
+        )
+        .route("/instances/{instance_id}/suspend", post(control::suspend))
+        .route("/instances/{instance_id}/resume", post(control::resume))
+        .route("/instances/{instance_id}/restart", post(control::restart))
+        .route("/instances/{instance_id}/rewind", post(control::rewind))
+        // The same operations named in another case (`Terminate`), as Durable Functions
+        // accepts them; any other name is no route.
         .route(
             "/instances/{instance_id}/{operation}",
             post(control::operate),

@@ -1,11 +1,9 @@
-//! The JSON shapes of the Durable Functions HTTP API: the management payload of a start, the
-//! status of an instance and its history events.
+//! The URLs of the Durable Functions HTTP API (the management payload's, the mount prefix)
+//! and reading a request payload as JSON. The response shapes are in [`crate::responses`].
 
 use axum::http::{HeaderMap, Uri};
-use serde_json::{json, Map, Value};
-use taskhub::{EventKind, HistoryEvent, InstanceRow, OrchestrationStatus, Payload};
-
-use crate::isotime;
+use serde_json::Value;
+use taskhub::Payload;
 
 /// Where the Durable Functions routes live.
 pub const BASE: &str = "/runtime/webhooks/durabletask";
@@ -51,202 +49,9 @@ pub fn status_url(origin: &str, instance_id: &str) -> String {
     format!("{origin}{BASE}/instances/{}", encode_segment(instance_id))
 }
 
-/// The management payload Durable Functions returns from a start (`CreateCheckStatusResponse`).
-pub fn management(origin: &str, instance_id: &str) -> Value {
-    let url = status_url(origin, instance_id);
-    json!({
-        "id": instance_id,
-        "statusQueryGetUri": url,
-        "sendEventPostUri": format!("{url}/raiseEvent/{{eventName}}"),
-        "terminatePostUri": format!("{url}/terminate?reason={{text}}"),
-        "purgeHistoryDeleteUri": url,
-        "restartPostUri": format!("{url}/restart"),
-        "suspendPostUri": format!("{url}/suspend?reason={{text}}"),
-        "resumePostUri": format!("{url}/resume?reason={{text}}"),
-    })
-}
-
-/// A payload as JSON (kept as stored; a payload that is not valid JSON becomes a string).
+/// A request payload as a `Value` (one that is not valid JSON becomes a string).
 pub fn json_of(p: &Payload) -> Value {
     serde_json::from_str(p.as_str()).unwrap_or_else(|_| Value::String(p.as_str().to_owned()))
-}
-
-/// What a status response shows.
-#[derive(Debug, Clone, Copy)]
-pub struct Show {
-    /// Include the input.
-    pub input: bool,
-    /// Include the history.
-    pub history: bool,
-    /// Include results in the history.
-    pub history_output: bool,
-}
-
-/// The status object of one instance, as Durable Functions writes it.
-pub fn status(row: &InstanceRow, history: Option<&[HistoryEvent]>, show: Show) -> Value {
-    let output = match row.status {
-        OrchestrationStatus::Suspended => Value::Null,
-        OrchestrationStatus::Failed => row
-            .failure
-            .as_ref()
-            .map_or(Value::Null, |f| Value::String(f.message.clone())),
-        _ => row.output.as_ref().map_or(Value::Null, json_of),
-    };
-    let mut v = json!({
-        "name": row.name,
-        "instanceId": row.instance_id.as_str(),
-        "runtimeStatus": row.status.as_str(),
-        "input": if show.input { json_of(&row.input) } else { Value::Null },
-        "customStatus": row.custom_status.as_ref().map_or(Value::Null, json_of),
-        "output": output,
-        "createdTime": isotime::seconds(row.created_at),
-        "lastUpdatedTime": isotime::seconds(row.updated_at),
-    });
-    if let Some(f) = &row.failure {
-        v["failureDetails"] = json!({
-            "errorType": f.error_type,
-            "errorMessage": f.message,
-            "errorDetails": f.details,
-        });
-    }
-    if show.history {
-        v["historyEvents"] = Value::Array(
-            history
-                .map(|h| history_events(h, show.history_output))
-                .unwrap_or_default(),
-        );
-    }
-    v
-}
-
-/// History as Durable Functions shows it: `OrchestratorStarted`/`Completed` left out, a
-/// scheduling event folded into its completion (`FunctionName`, `ScheduledTime`), PascalCase
-/// fields, results only with `showHistoryOutput`.
-pub fn history_events(events: &[HistoryEvent], show_output: bool) -> Vec<Value> {
-    let mut scheduled: std::collections::HashMap<(bool, u64), (String, String)> =
-        std::collections::HashMap::new();
-    let mut out = Vec::new();
-    for e in events {
-        let ts = isotime::millis(e.timestamp);
-        let mut m = Map::new();
-        let result = |m: &mut Map<String, Value>, p: &Payload| {
-            if show_output {
-                m.insert("Result".into(), json_of(p));
-            }
-        };
-        let take = |map: &mut std::collections::HashMap<(bool, u64), (String, String)>,
-                    m: &mut Map<String, Value>,
-                    key: (bool, u64)| {
-            if let Some((name, at)) = map.remove(&key) {
-                m.insert("FunctionName".into(), Value::String(name));
-                m.insert("ScheduledTime".into(), Value::String(at));
-            }
-        };
-        let kind = match &e.event {
-            EventKind::OrchestratorStarted | EventKind::OrchestratorCompleted => continue,
-            EventKind::TaskScheduled { task_id, name, .. } => {
-                scheduled.insert((false, *task_id), (name.clone(), ts.clone()));
-                continue;
-            }
-            EventKind::SubOrchestrationCreated {
-                task_id,
-                name,
-                instance_id,
-                ..
-            } => {
-                scheduled.insert((true, *task_id), (name.clone(), ts.clone()));
-                m.insert("FunctionName".into(), Value::String(name.clone()));
-                m.insert("InstanceId".into(), Value::String(instance_id.to_string()));
-                "SubOrchestrationInstanceCreated"
-            }
-            EventKind::ExecutionStarted { name, input, .. } => {
-                m.insert("FunctionName".into(), Value::String(name.clone()));
-                m.insert("Input".into(), json_of(input));
-                "ExecutionStarted"
-            }
-            EventKind::ExecutionCompleted { result: r } => {
-                m.insert("OrchestrationStatus".into(), "Completed".into());
-                result(&mut m, r);
-                "ExecutionCompleted"
-            }
-            EventKind::ExecutionFailed { failure } => {
-                m.insert("OrchestrationStatus".into(), "Failed".into());
-                m.insert("FailureDetails".into(), failure_json(failure));
-                "ExecutionCompleted"
-            }
-            EventKind::ExecutionTerminated { reason } => {
-                m.insert("Input".into(), Value::String(reason.clone()));
-                "ExecutionTerminated"
-            }
-            EventKind::ContinuedAsNew { input, .. } => {
-                m.insert("Input".into(), json_of(input));
-                "ContinueAsNew"
-            }
-            EventKind::TaskCompleted { task_id, result: r } => {
-                take(&mut scheduled, &mut m, (false, *task_id));
-                result(&mut m, r);
-                "TaskCompleted"
-            }
-            EventKind::TaskFailed { task_id, failure } => {
-                take(&mut scheduled, &mut m, (false, *task_id));
-                m.insert("FailureDetails".into(), failure_json(failure));
-                "TaskFailed"
-            }
-            EventKind::SubOrchestrationCompleted { task_id, result: r } => {
-                take(&mut scheduled, &mut m, (true, *task_id));
-                result(&mut m, r);
-                "SubOrchestrationInstanceCompleted"
-            }
-            EventKind::SubOrchestrationFailed { task_id, failure } => {
-                take(&mut scheduled, &mut m, (true, *task_id));
-                m.insert("FailureDetails".into(), failure_json(failure));
-                "SubOrchestrationInstanceFailed"
-            }
-            EventKind::TimerCreated { fire_at, .. } => {
-                m.insert("FireAt".into(), isotime::millis(*fire_at).into());
-                "TimerCreated"
-            }
-            EventKind::TimerFired { fire_at, .. } => {
-                m.insert("FireAt".into(), isotime::millis(*fire_at).into());
-                "TimerFired"
-            }
-            EventKind::EventRaised { name, input } => {
-                m.insert("Name".into(), Value::String(name.clone()));
-                result(&mut m, input);
-                "EventRaised"
-            }
-            EventKind::EventSent {
-                name, instance_id, ..
-            } => {
-                m.insert("Name".into(), Value::String(name.clone()));
-                m.insert("InstanceId".into(), Value::String(instance_id.to_string()));
-                "EventSent"
-            }
-            EventKind::ExecutionSuspended { reason } => {
-                m.insert(
-                    "Reason".into(),
-                    reason.clone().map_or(Value::Null, Value::String),
-                );
-                "ExecutionSuspended"
-            }
-            EventKind::ExecutionResumed { reason } => {
-                m.insert(
-                    "Reason".into(),
-                    reason.clone().map_or(Value::Null, Value::String),
-                );
-                "ExecutionResumed"
-            }
-            other => other.type_name(),
-        };
-        m.insert("EventType".into(), Value::String(kind.to_owned()));
-        m.insert("Timestamp".into(), Value::String(ts));
-        out.push(Value::Object(m));
-    }
-    out
-}
-
-fn failure_json(f: &taskhub::FailureDetails) -> Value {
-    json!({ "ErrorType": f.error_type, "ErrorMessage": f.message, "ErrorDetails": f.details })
 }
 
 #[cfg(test)]
@@ -277,11 +82,11 @@ mod tests {
     #[test]
     fn instance_ids_are_encoded_in_urls() {
         assert_eq!(encode_segment("a b<script>"), "a%20b%3Cscript%3E");
-        let m = management("http://h:1", "x y");
+        let m = crate::responses::ManagementPayload::new("http://h:1", "x y");
         assert_eq!(
-            m["statusQueryGetUri"],
+            m.status_query_get_uri,
             "http://h:1/runtime/webhooks/durabletask/instances/x%20y"
         );
-        assert_eq!(m["id"], "x y");
+        assert_eq!(m.id, "x y");
     }
 }

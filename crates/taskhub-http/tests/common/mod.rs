@@ -7,6 +7,8 @@
     reason = "test code"
 )]
 
+pub mod schema;
+
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
