@@ -13,6 +13,7 @@
 #[macro_use]
 mod forward;
 
+pub mod backoff;
 pub mod checkpoint;
 pub mod clock;
 pub mod dead_letters;

@@ -15,7 +15,7 @@ use taskhub_storage::{Dequeued, QueueName};
 use tokio::sync::OwnedSemaphorePermit;
 use tracing::{warn, Instrument as _};
 
-use super::backoff::{seed_for, Backoff};
+use super::backoff::{seed_for, PollBackoff};
 use super::local::{self, LocalResult};
 use super::result_commit::{self, WorkItemHold};
 use super::{outbox, poison, run_ledger, Shared};
@@ -30,8 +30,7 @@ pub(crate) async fn poll_work_items(shared: Arc<Shared>) {
     let clock = shared.hub.clock().clone();
     // Longer idle waits than the control queues': overflow rings the doorbell (see
     // `doorbell`), only orphans wait for a blind poll.
-    let mut backoff = Backoff::new(
-        Duration::from_millis(10),
+    let mut backoff = PollBackoff::new(
         settings.work_item_polling_cap(),
         seed_for(&shared.name, u64::MAX),
     );

@@ -12,7 +12,7 @@ use taskhub_storage::QueueName;
 use tokio::sync::{mpsc, watch};
 use tracing::warn;
 
-use super::backoff::{seed_for, Backoff};
+use super::backoff::{seed_for, PollBackoff};
 use super::delivery::{BufferSlot, Delivery, InFlightSlot, OrphanGuard};
 use super::{poison, session, Shared};
 use crate::codec::{self, DecodeError};
@@ -33,8 +33,7 @@ pub(crate) async fn poll_partition(shared: Arc<Shared>, mut lease: Lease) {
     let queue = QueueName::Control(partition);
     let settings = shared.hub.settings().clone();
     let clock = shared.hub.clock().clone();
-    let mut backoff = Backoff::new(
-        Duration::from_millis(10),
+    let mut backoff = PollBackoff::new(
         settings.max_queue_polling_interval,
         seed_for(&shared.name, u64::from(partition)),
     );
