@@ -176,7 +176,7 @@ impl Waits {
                 return None;
             }
         }
-        let wait = self.next();
+        let wait = self.next_wait();
         let wait = match self.policy.deadline {
             None => wait,
             Some(Deadline::Strict(deadline)) => {
@@ -194,7 +194,7 @@ impl Waits {
     }
 
     /// The next wait (no limits asked); the step then grows.
-    pub fn next(&mut self) -> Duration {
+    pub fn next_wait(&mut self) -> Duration {
         let wait = self.current();
         self.grow();
         wait
@@ -267,7 +267,7 @@ mod tests {
 
     fn delays(seed: u64, n: usize) -> Vec<Duration> {
         let mut w = JITTERED.seeded(seed);
-        (0..n).map(|_| w.next()).collect()
+        (0..n).map(|_| w.next_wait()).collect()
     }
 
     #[test]
@@ -287,7 +287,7 @@ mod tests {
     #[test]
     fn without_jitter_the_steps_grow_by_the_factor_up_to_the_cap() {
         let mut w = Backoff::new(ms(50), ms(1_000)).seeded(0);
-        let got: Vec<Duration> = (0..7).map(|_| w.next()).collect();
+        let got: Vec<Duration> = (0..7).map(|_| w.next_wait()).collect();
         assert_eq!(
             got,
             [
@@ -301,23 +301,26 @@ mod tests {
             ]
         );
         let mut w = Backoff::new(ms(20), ms(10_000)).factor(4).seeded(0);
-        let got: Vec<Duration> = (0..3).map(|_| w.next()).collect();
+        let got: Vec<Duration> = (0..3).map(|_| w.next_wait()).collect();
         assert_eq!(got, [ms(20), ms(80), ms(320)]);
         // A first step over the cap starts at the cap.
-        assert_eq!(Backoff::new(ms(500), ms(100)).seeded(0).next(), ms(100));
+        assert_eq!(
+            Backoff::new(ms(500), ms(100)).seeded(0).next_wait(),
+            ms(100)
+        );
     }
 
     #[test]
     fn current_does_not_grow_and_reset_starts_over() {
         let mut w = Backoff::new(ms(10), ms(1_000)).seeded(0);
-        w.next();
-        w.next();
+        w.next_wait();
+        w.next_wait();
         assert_eq!(w.current(), ms(40));
         assert_eq!(w.current(), ms(40));
         w.grow();
         assert_eq!(w.current(), ms(80));
         w.reset();
-        assert_eq!(w.next(), ms(10));
+        assert_eq!(w.next_wait(), ms(10));
     }
 
     #[test]
@@ -342,7 +345,7 @@ mod tests {
             let mut w = policy.seeded(seed);
             let mut step = ms(10);
             for _ in 0..20 {
-                let d = w.next();
+                let d = w.next_wait();
                 assert!(d >= step * 3 / 4 && d <= step, "{d:?} for {step:?}");
                 step = (step * 2).min(Duration::from_secs(30));
             }
@@ -377,13 +380,13 @@ mod tests {
         let a: Vec<Duration> = (0..4)
             .map({
                 let mut w = policy.waits();
-                move |_| w.next()
+                move |_| w.next_wait()
             })
             .collect();
         let b: Vec<Duration> = (0..4)
             .map({
                 let mut w = policy.waits();
-                move |_| w.next()
+                move |_| w.next_wait()
             })
             .collect();
         assert_ne!(a, b);
@@ -449,13 +452,13 @@ mod tests {
             .factor(u32::MAX)
             .seeded(3);
         for _ in 0..4 {
-            let _ = w.next();
+            let _ = w.next_wait();
         }
         let mut w = Backoff::new(ms(1), Duration::MAX)
             .factor(u32::MAX)
             .seeded(3);
         for _ in 0..4 {
-            let _ = w.next();
+            let _ = w.next_wait();
         }
         assert_eq!(Jitter::per_mille(5_000), Jitter::per_mille(1_000));
     }

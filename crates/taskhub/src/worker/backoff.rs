@@ -92,7 +92,7 @@ impl PollBackoff {
     /// The next wait after an empty poll or a failure: the current level, which then doubles.
     pub(crate) fn next_wait(&mut self) -> Duration {
         self.woken = false;
-        let wait = self.waits.next();
+        let wait = self.waits.next_wait();
         wait.max(self.floor())
     }
 
