@@ -9,9 +9,9 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
+use taskhub_storage::backoff::{Backoff, Jitter};
 use taskhub_storage::{StorageError, StorageResult};
 
-use crate::backoff::Backoff;
 use crate::config::StorageAccount;
 use crate::counters::{OpCounters, OpKind};
 use crate::credential::Credential;
@@ -25,11 +25,17 @@ pub(crate) const API_VERSION: &str = "2021-12-02";
 /// How long creating an object whose name is still being deleted is retried (real Azure
 /// Storage holds a deleted table's name for up to about a minute).
 const BEING_DELETED_WAIT: Duration = Duration::from_secs(120);
-/// The first step of the retry back-off (each retry waits a random time in the upper half of
-/// its step: see [`Backoff`]).
-const RETRY_FIRST: Duration = Duration::from_millis(25);
-/// The largest step of the retry back-off.
-const RETRY_MAX: Duration = Duration::from_secs(2);
+/// The retry back-off of a request: 25 ms doubling to 2 s, each retry waiting a random time in
+/// the upper half of its step, so that clients throttled at the same moment (every worker of a
+/// hub, after one 503) spread their retries; the attempts and deadline are its [`Patience`]'s.
+const REQUEST_RETRY: Backoff =
+    Backoff::new(Duration::from_millis(25), Duration::from_secs(2)).jitter(Jitter::UPPER_HALF);
+/// Creating an object whose name is still being deleted: 200 ms doubling to 5 s, jittered as
+/// [`REQUEST_RETRY`], for up to [`BEING_DELETED_WAIT`].
+const BEING_DELETED_RETRY: Backoff =
+    Backoff::new(Duration::from_millis(200), Duration::from_secs(5))
+        .jitter(Jitter::UPPER_HALF)
+        .deadline(BEING_DELETED_WAIT);
 
 /// How long a request may take, retries included.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -229,7 +235,7 @@ impl Http {
 
     /// Sends a request, retrying throttling (500/503), request timeouts (408, or no answer in
     /// time) and connection failures with
-    /// exponential back-off and jitter ([`Backoff`]). Returns any response the service gave (callers judge the status).
+    /// exponential back-off and jitter ([`REQUEST_RETRY`]). Returns any response the service gave (callers judge the status).
     pub(crate) async fn send(&self, req: &Req) -> StorageResult<Resp> {
         self.send_with(req, self.patience).await
     }
@@ -237,43 +243,36 @@ impl Http {
     /// [`send`](Self::send) with another [`Patience`].
     pub(crate) async fn send_with(&self, req: &Req, patience: Patience) -> StorageResult<Resp> {
         let started = std::time::Instant::now();
-        let mut backoff = Backoff::new(RETRY_FIRST, RETRY_MAX);
-        let mut delay = backoff.next_delay();
-        let mut last = StorageError::Unavailable("no attempt made".to_owned());
+        let mut waits = REQUEST_RETRY
+            .attempts(patience.attempts)
+            .deadline(patience.deadline)
+            .waits();
         let kind = OpKind::of(req);
-        for attempt in 0..patience.attempts {
-            if attempt > 0 {
-                if started.elapsed() + delay >= patience.deadline {
-                    break;
-                }
-                tokio::time::sleep(delay).await;
-                delay = backoff.next_delay();
-            }
+        loop {
             let limit = patience
                 .attempt_timeout
                 .min(patience.deadline.saturating_sub(started.elapsed()));
             self.counters.add(kind);
-            match tokio::time::timeout(limit, self.send_once(req)).await {
-                Ok(Ok(resp)) if matches!(resp.status, 408 | 500 | 503) => {
-                    last = StorageError::Busy {
-                        retry_after: Some(delay),
-                    };
-                }
+            let failure = match tokio::time::timeout(limit, self.send_once(req)).await {
+                Ok(Ok(resp)) if matches!(resp.status, 408 | 500 | 503) => None,
                 Ok(Ok(resp)) => return Ok(resp),
                 // A request that could not be built, or a credential refused: retrying the
                 // same request changes nothing.
                 Ok(Err(e)) if !e.is_retryable() => return Err(e),
-                Ok(Err(e)) => last = e,
-                Err(_) => {
-                    last = StorageError::Unavailable(format!(
-                        "{} {}: no answer within {limit:?}",
-                        req.method,
-                        self.endpoint(req.service)
-                    ));
-                }
+                Ok(Err(e)) => Some(e),
+                Err(_) => Some(StorageError::Unavailable(format!(
+                    "{} {}: no answer within {limit:?}",
+                    req.method,
+                    self.endpoint(req.service)
+                ))),
+            };
+            let wait = waits.next_retry(started.elapsed());
+            let last = failure.unwrap_or(StorageError::Busy { retry_after: wait });
+            match wait {
+                Some(wait) => tokio::time::sleep(wait).await,
+                None => return Err(last),
             }
         }
-        Err(last)
     }
 
     /// Creates a table, queue or container: `Ok(true)` if created, `Ok(false)` if it exists
@@ -282,24 +281,23 @@ impl Http {
     /// retried with back-off for up to [`BEING_DELETED_WAIT`], then `BeingDeleted`.
     pub(crate) async fn create(&self, req: &Req, what: &str) -> StorageResult<bool> {
         let started = std::time::Instant::now();
-        let mut backoff = Backoff::new(Duration::from_millis(200), Duration::from_secs(5));
-        let mut delay = backoff.next_delay();
+        let mut waits = BEING_DELETED_RETRY.waits();
         loop {
             let resp = self.send(req).await?;
             if resp.ok() {
                 return Ok(true);
             }
             match status_error(&resp, what) {
-                StorageError::BeingDeleted { .. }
-                    if started.elapsed() + delay < BEING_DELETED_WAIT =>
-                {
+                e @ StorageError::BeingDeleted { .. } => {
+                    let Some(delay) = waits.next_retry(started.elapsed()) else {
+                        return Err(e);
+                    };
                     tracing::info!(
                         what,
                         ?delay,
                         "still being deleted; creating it again after a pause"
                     );
                     tokio::time::sleep(delay).await;
-                    delay = backoff.next_delay();
                 }
                 StorageError::Conflict { .. } => return Ok(false),
                 other => return Err(other),

@@ -31,7 +31,6 @@
 //! | queue messages | put: none; update, delete: the pop receipt | the receipt is the condition: a stale one changes nothing |
 
 pub mod admin;
-mod backoff;
 mod blobs;
 mod checkpoint;
 pub mod config;

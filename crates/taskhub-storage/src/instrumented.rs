@@ -28,20 +28,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
-use taskhub_core::{InstanceId, Timestamp};
-
-use crate::checkpoint::{CheckpointOutcome, CheckpointRequest, CheckpointStore};
-use crate::dead_letters::{DeadLetter, DeadLetterStore};
 use crate::error::StorageResult;
-use crate::history::{ETag, HistorySnapshot, HistoryStore};
-use crate::instances::{Expect, InstancePage, InstanceQuery, InstanceRow, InstanceStore};
 use crate::operation::Operation;
-use crate::ordered_checkpoint::StepObserver;
-use crate::partitions::{HubInfo, LeaseTable, PartitionRow, PartitionStore};
-use crate::payloads::PayloadStore;
-use crate::queue::{Dequeued, NewQueueMessage, QueueName, QueueStats, QueueStore, Receipt};
-use crate::store::TaskHubStore;
 
 /// The `metrics` counter of storage calls, by `operation` ([`Operation::name`]).
 pub const STORAGE_CALLS: &str = "taskhub_storage_calls_total";
@@ -191,7 +179,8 @@ impl<S> Instrumented<S> {
         &self.inner
     }
 
-    async fn timed<T, F>(&self, op: Operation, call: F) -> StorageResult<T>
+    /// Runs `call` for `op` and counts it.
+    async fn around<T, F>(&self, op: Operation, call: F) -> StorageResult<T>
     where
         F: Future<Output = StorageResult<T>>,
     {
@@ -202,290 +191,16 @@ impl<S> Instrumented<S> {
     }
 }
 
-#[async_trait]
-impl<S: QueueStore> QueueStore for Instrumented<S> {
-    async fn enqueue(&self, queue: QueueName, messages: Vec<NewQueueMessage>) -> StorageResult<()> {
-        self.timed(Operation::Enqueue, self.inner.enqueue(queue, messages))
-            .await
-    }
-    async fn dequeue(
-        &self,
-        queue: QueueName,
-        max: usize,
-        visibility: Duration,
-    ) -> StorageResult<Vec<Dequeued>> {
-        self.timed(
-            Operation::Dequeue,
-            self.inner.dequeue(queue, max, visibility),
-        )
-        .await
-    }
-    async fn delete(&self, queue: QueueName, receipt: &Receipt) -> StorageResult<()> {
-        self.timed(Operation::Delete, self.inner.delete(queue, receipt))
-            .await
-    }
-    async fn abandon(
-        &self,
-        queue: QueueName,
-        receipt: &Receipt,
-        delay: Duration,
-    ) -> StorageResult<()> {
-        self.timed(
-            Operation::Abandon,
-            self.inner.abandon(queue, receipt, delay),
-        )
-        .await
-    }
-    async fn release(
-        &self,
-        queue: QueueName,
-        receipt: &Receipt,
-        delay: Duration,
-    ) -> StorageResult<()> {
-        self.timed(
-            Operation::Release,
-            self.inner.release(queue, receipt, delay),
-        )
-        .await
-    }
-    async fn extend(
-        &self,
-        queue: QueueName,
-        receipt: &Receipt,
-        visibility: Duration,
-    ) -> StorageResult<Receipt> {
-        self.timed(
-            Operation::Extend,
-            self.inner.extend(queue, receipt, visibility),
-        )
-        .await
-    }
-    async fn stats(&self, queue: QueueName) -> StorageResult<QueueStats> {
-        self.timed(Operation::Stats, self.inner.stats(queue)).await
-    }
-    fn max_message_bytes(&self) -> usize {
-        self.inner.max_message_bytes()
-    }
-    fn max_dequeue_batch(&self) -> usize {
-        self.inner.max_dequeue_batch()
-    }
-    fn max_delay(&self) -> Duration {
-        self.inner.max_delay()
-    }
-    fn delay_granularity(&self) -> Duration {
-        self.inner.delay_granularity()
-    }
-}
-
-#[async_trait]
-impl<S: HistoryStore> HistoryStore for Instrumented<S> {
-    async fn load_history(&self, instance: &InstanceId) -> StorageResult<Option<HistorySnapshot>> {
-        self.timed(Operation::LoadHistory, self.inner.load_history(instance))
-            .await
-    }
-    async fn delete_history(&self, instance: &InstanceId) -> StorageResult<()> {
-        self.timed(
-            Operation::DeleteHistory,
-            self.inner.delete_history(instance),
-        )
-        .await
-    }
-}
-
-#[async_trait]
-impl<S: InstanceStore> InstanceStore for Instrumented<S> {
-    async fn get_instance(&self, instance: &InstanceId) -> StorageResult<Option<InstanceRow>> {
-        self.timed(Operation::GetInstance, self.inner.get_instance(instance))
-            .await
-    }
-    async fn put_instance(&self, row: &InstanceRow, expect: Expect) -> StorageResult<ETag> {
-        self.timed(Operation::PutInstance, self.inner.put_instance(row, expect))
-            .await
-    }
-    async fn list_instances(&self, query: &InstanceQuery) -> StorageResult<InstancePage> {
-        self.timed(Operation::ListInstances, self.inner.list_instances(query))
-            .await
-    }
-    async fn delete_instance(&self, instance: &InstanceId) -> StorageResult<bool> {
-        self.timed(
-            Operation::DeleteInstance,
-            self.inner.delete_instance(instance),
-        )
-        .await
-    }
-    async fn delete_instance_if(&self, instance: &InstanceId, etag: &ETag) -> StorageResult<bool> {
-        self.timed(
-            Operation::DeleteInstanceIf,
-            self.inner.delete_instance_if(instance, etag),
-        )
-        .await
-    }
-}
-
-#[async_trait]
-impl<S: PayloadStore> PayloadStore for Instrumented<S> {
-    async fn put_payload(
-        &self,
-        instance: &InstanceId,
-        name: &str,
-        data: Vec<u8>,
-    ) -> StorageResult<()> {
-        self.timed(
-            Operation::PutPayload,
-            self.inner.put_payload(instance, name, data),
-        )
-        .await
-    }
-    async fn get_payload(
-        &self,
-        instance: &InstanceId,
-        name: &str,
-    ) -> StorageResult<Option<Vec<u8>>> {
-        self.timed(
-            Operation::GetPayload,
-            self.inner.get_payload(instance, name),
-        )
-        .await
-    }
-    async fn delete_payloads(&self, instance: &InstanceId) -> StorageResult<u64> {
-        self.timed(
-            Operation::DeletePayloads,
-            self.inner.delete_payloads(instance),
-        )
-        .await
-    }
-}
-
-#[async_trait]
-impl<S: DeadLetterStore> DeadLetterStore for Instrumented<S> {
-    async fn add_dead_letter(&self, letter: DeadLetter) -> StorageResult<String> {
-        self.timed(Operation::AddDeadLetter, self.inner.add_dead_letter(letter))
-            .await
-    }
-    async fn list_dead_letters(
-        &self,
-        after: Option<&str>,
-        limit: usize,
-    ) -> StorageResult<Vec<DeadLetter>> {
-        self.timed(
-            Operation::ListDeadLetters,
-            self.inner.list_dead_letters(after, limit),
-        )
-        .await
-    }
-    async fn take_dead_letter(&self, id: &str) -> StorageResult<Option<DeadLetter>> {
-        self.timed(Operation::TakeDeadLetter, self.inner.take_dead_letter(id))
-            .await
-    }
-    async fn move_to_dead_letters(
-        &self,
-        queue: QueueName,
-        receipt: &Receipt,
-        letter: DeadLetter,
-    ) -> StorageResult<String> {
-        self.timed(
-            Operation::MoveToDeadLetters,
-            self.inner.move_to_dead_letters(queue, receipt, letter),
-        )
-        .await
-    }
-}
-
-#[async_trait]
-impl<S: PartitionStore> PartitionStore for Instrumented<S> {
-    async fn create_hub(&self, partition_count: u32, now: Timestamp) -> StorageResult<HubInfo> {
-        self.timed(
-            Operation::CreateHub,
-            self.inner.create_hub(partition_count, now),
-        )
-        .await
-    }
-    async fn hub_info(&self) -> StorageResult<Option<HubInfo>> {
-        self.timed(Operation::HubInfo, self.inner.hub_info()).await
-    }
-    async fn set_partition_count(&self, partition_count: u32) -> StorageResult<()> {
-        self.timed(
-            Operation::SetPartitionCount,
-            self.inner.set_partition_count(partition_count),
-        )
-        .await
-    }
-    async fn set_prohibited_workers(&self, workers: Vec<String>) -> StorageResult<()> {
-        self.timed(
-            Operation::SetProhibitedWorkers,
-            self.inner.set_prohibited_workers(workers),
-        )
-        .await
-    }
-    async fn list_partitions(&self) -> StorageResult<Vec<PartitionRow>> {
-        self.timed(Operation::ListPartitions, self.inner.list_partitions())
-            .await
-    }
-    async fn put_partition(
-        &self,
-        row: &PartitionRow,
-        expected: Option<&ETag>,
-    ) -> StorageResult<ETag> {
-        self.timed(
-            Operation::PutPartition,
-            self.inner.put_partition(row, expected),
-        )
-        .await
-    }
-    async fn lease_table(&self) -> StorageResult<LeaseTable> {
-        self.timed(Operation::LeaseTable, self.inner.lease_table())
-            .await
-    }
-    async fn renew_partitions(
-        &self,
-        writes: &[(PartitionRow, ETag)],
-    ) -> StorageResult<Vec<StorageResult<ETag>>> {
-        self.timed(
-            Operation::RenewPartitions,
-            self.inner.renew_partitions(writes),
-        )
-        .await
-    }
-}
-
-#[async_trait]
-impl<S: CheckpointStore> CheckpointStore for Instrumented<S> {
-    async fn checkpoint(&self, request: CheckpointRequest) -> StorageResult<CheckpointOutcome> {
-        self.timed(Operation::Checkpoint, self.inner.checkpoint(request))
-            .await
-    }
-    async fn checkpoint_observed(
-        &self,
-        request: CheckpointRequest,
-        observer: &dyn StepObserver,
-    ) -> StorageResult<CheckpointOutcome> {
-        self.timed(
-            Operation::Checkpoint,
-            self.inner.checkpoint_observed(request, observer),
-        )
-        .await
-    }
-}
-
-impl<S: TaskHubStore> TaskHubStore for Instrumented<S> {
-    fn backend_name(&self) -> &'static str {
-        self.inner.backend_name()
-    }
-
-    fn owns_time(&self) -> bool {
-        self.inner.owns_time()
-    }
-
-    fn atomic_checkpoints(&self) -> bool {
-        self.inner.atomic_checkpoints()
-    }
-}
+// Every seam call goes through `around`, the lease calls and both checkpoint calls as
+// themselves.
+forward_seam!(Instrumented<S>, around: around, lease_calls: forward, checkpoint: forward);
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::memory::MemoryStore;
-    use crate::SystemClock;
+    use crate::{NewQueueMessage, QueueName, SystemClock, TaskHubStore};
+    use taskhub_core::Timestamp;
 
     #[test]
     fn operation_indexes_match_all() {

@@ -9,6 +9,11 @@
 //! (see the ordered checkpoint in [`CheckpointStore`]), queue messages are at most 64 KB, a
 //! dequeue returns at most 32 messages, and conditional writes use ETags.
 
+// First: the wrappers below use its macro.
+#[macro_use]
+mod forward;
+
+pub mod backoff;
 pub mod checkpoint;
 pub mod clock;
 pub mod dead_letters;

@@ -14,6 +14,7 @@ mod codec;
 pub mod error;
 pub mod hub;
 pub mod lease;
+mod retries;
 pub mod settings;
 mod signals;
 mod startup;

@@ -14,11 +14,7 @@ use taskhub_storage::{Clock, StorageError};
 use tracing::warn;
 
 use crate::error::TaskhubError;
-
-/// The first pause between attempts; it doubles up to [`MAX_BACKOFF`].
-const FIRST_BACKOFF: Duration = Duration::from_millis(50);
-/// The longest pause between attempts.
-const MAX_BACKOFF: Duration = Duration::from_secs(2);
+use crate::retries;
 
 /// What a start retries: `operation` names it in the error.
 pub(crate) struct Retry<'a> {
@@ -36,7 +32,7 @@ impl Retry<'_> {
         Fut: Future<Output = Result<T, StorageError>>,
     {
         let start = self.clock.monotonic();
-        let mut backoff = FIRST_BACKOFF;
+        let mut waits = retries::startup(self.limit).waits();
         let mut attempts = 0u32;
         loop {
             attempts = attempts.saturating_add(1);
@@ -46,23 +42,16 @@ impl Retry<'_> {
                 Err(e) => return Err(e.into()),
             };
             let waited = self.clock.monotonic().saturating_sub(start);
-            if waited >= self.limit {
+            let Some(wait) = waits.next_retry(waited) else {
                 return Err(TaskhubError::StoreBusy {
                     operation: self.operation,
                     waited,
                     attempts,
                     last: error,
                 });
-            }
+            };
             warn!(operation = self.operation, error = %error, ?waited, "store busy; retrying");
-            self.clock
-                .sleep(
-                    backoff
-                        .min(self.limit - waited)
-                        .max(Duration::from_millis(1)),
-                )
-                .await;
-            backoff = (backoff * 2).min(MAX_BACKOFF);
+            self.clock.sleep(wait).await;
         }
     }
 }

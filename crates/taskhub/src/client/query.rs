@@ -9,6 +9,7 @@ use tokio::sync::broadcast::error::RecvError;
 
 use super::TaskHubClient;
 use crate::error::TaskhubError;
+use crate::retries;
 
 /// What to include in a status query.
 #[derive(Debug, Clone, Copy, Default)]
@@ -122,7 +123,7 @@ impl TaskHubClient {
         let clock = self.hub.clock().clone();
         let deadline = clock.monotonic() + timeout;
         let mut changes = self.hub.inner.signals.subscribe();
-        let mut poll = Duration::from_millis(50);
+        let mut polls = retries::COMPLETION_POLL.waits();
         loop {
             let status = self
                 .get_status(instance_id, StatusOptions::default())
@@ -135,11 +136,11 @@ impl TaskHubClient {
             if now >= deadline {
                 return Err(TaskhubError::Timeout(timeout, instance_id.clone()));
             }
-            let nap = clock.sleep(poll.min(deadline - now));
+            let nap = clock.sleep(polls.current().min(deadline - now));
             tokio::pin!(nap);
             loop {
                 tokio::select! {
-                    () = &mut nap => { poll = (poll * 2).min(Duration::from_secs(1)); break; }
+                    () = &mut nap => { polls.grow(); break; }
                     change = changes.recv() => match change {
                         Ok(c) if c.instance_id == *instance_id && c.status.is_terminal() => break,
                         Ok(_) => {}

@@ -15,8 +15,9 @@ use taskhub_storage::{Dequeued, QueueName};
 use tokio::sync::OwnedSemaphorePermit;
 use tracing::{warn, Instrument as _};
 
-use super::backoff::{seed_for, Backoff};
+use super::backoff::{seed_for, PollBackoff};
 use super::local::{self, LocalResult};
+use super::poll::{Interrupt, Poller};
 use super::result_commit::{self, WorkItemHold};
 use super::{outbox, poison, run_ledger, Shared};
 use crate::codec::{self, DecodeError};
@@ -27,13 +28,16 @@ use crate::telemetry::{self, TraceContext};
 pub(crate) async fn poll_work_items(shared: Arc<Shared>) {
     let queue = QueueName::WorkItems;
     let settings = shared.hub.settings().clone();
-    let clock = shared.hub.clock().clone();
     // Longer idle waits than the control queues': overflow rings the doorbell (see
     // `doorbell`), only orphans wait for a blind poll.
-    let mut backoff = Backoff::new(
-        Duration::from_millis(10),
-        settings.work_item_polling_cap(),
-        seed_for(&shared.name, u64::MAX),
+    let mut poller = Poller::new(
+        &shared,
+        queue,
+        settings.work_item_visibility_timeout,
+        PollBackoff::new(
+            settings.work_item_polling_cap(),
+            seed_for(&shared.name, u64::MAX),
+        ),
     );
     let mut stop = shared.stop.clone();
     while !shared.stopping() {
@@ -42,36 +46,25 @@ pub(crate) async fn poll_work_items(shared: Arc<Shared>) {
         };
         take_free(&shared, &mut slots);
         let wanted = slots.num_permits();
-        let started = clock.monotonic();
-        let fetched = shared
-            .hub
-            .store()
-            .dequeue(queue, wanted, settings.work_item_visibility_timeout)
-            .await;
-        backoff.took(clock.monotonic().saturating_sub(started));
-        let messages = match fetched {
-            Ok(m) => m,
-            Err(e) => {
-                warn!(error = %e, "work-item dequeue failed");
-                drop(slots);
-                clock.sleep(backoff.next_wait()).await;
-                continue;
-            }
+        let started = shared.hub.clock().monotonic();
+        let Some((messages, mut slots)) = poller.dequeue(slots).await else {
+            continue;
         };
         if messages.is_empty() {
             drop(slots);
-            let wait = clock.sleep(backoff.next_wait());
-            tokio::select! {
-                () = wait => {}
-                () = shared.hub.inner.signals.queue(queue).notified() => backoff.woken(),
-                // Another worker left work items on the queue: poll now, and keep polling
-                // from the shortest wait up while they last.
-                () = shared.doorbell.heard() => backoff.reset(),
-                _ = stop.changed() => {}
-            }
+            poller
+                .idle(async {
+                    tokio::select! {
+                        // Another worker left work items on the queue: poll now, and keep
+                        // polling from the shortest wait up while they last.
+                        () = shared.doorbell.heard() => Interrupt::Reset,
+                        _ = stop.changed() => Interrupt::Recheck,
+                    }
+                })
+                .await;
             continue;
         }
-        backoff.found();
+        poller.found();
         let drained = messages.len() < wanted;
         for m in messages {
             let Some(permit) = slots.split(1) else { break };
@@ -82,12 +75,12 @@ pub(crate) async fn poll_work_items(shared: Arc<Shared>) {
         if drained {
             // The queue looked empty after this batch: wait for a wake-up (or the shortest
             // back-off, for other processes' messages) rather than an empty dequeue at once.
-            let wait = clock.sleep(backoff.drained_wait());
-            tokio::select! {
-                () = wait => {}
-                () = shared.hub.inner.signals.queue(queue).notified() => backoff.woken(),
-                _ = stop.changed() => {}
-            }
+            poller
+                .drained(async {
+                    let _ = stop.changed().await;
+                    Interrupt::Recheck
+                })
+                .await;
         }
     }
 }

@@ -1,8 +1,13 @@
-//! Randomized exponential back-off for idle queue polling.
+//! Randomized exponential back-off for idle queue polling, on the runtime's [`queue_poll`](retries::queue_poll)
+//! policy.
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::time::{Duration, SystemTime};
+
+use taskhub_storage::backoff::Waits;
+
+use crate::retries;
 
 /// A jitter seed for one poller of one worker: different per process (random hash keys, the
 /// process ID and the time of day), per worker (its name) and per poller (`salt`), so pollers
@@ -21,8 +26,9 @@ pub(crate) fn seed_for(worker: &str, salt: u64) -> u64 {
     h.finish()
 }
 
-/// Doubles from `min` up to `max`, each wait jittered to 75–100 % of its nominal value so idle
-/// workers do not poll in lockstep (and an idle queue is polled about every 0.875 × `max`).
+/// The waits of an idle queue poller: the policy [`retries::queue_poll`] (10 ms doubling to
+/// `max`, each wait jittered to 75–100 % of its step so idle workers do not poll in lockstep,
+/// and an idle queue is polled about every 0.875 × `max`), moved by what polls find.
 ///
 /// The level says how long the queue has gone without messages nobody announced. Messages this
 /// process sends wake the poller through an in-process signal, so only other processes'
@@ -41,11 +47,8 @@ pub(crate) fn seed_for(worker: &str, salt: u64) -> u64 {
 /// is a few round trips, so messages that trickle in (another process's puts, one request
 /// each) are picked up several per dequeue instead of one.
 #[derive(Debug, Clone)]
-pub(crate) struct Backoff {
-    min: Duration,
-    max: Duration,
-    current: Duration,
-    rng: u64,
+pub(crate) struct PollBackoff {
+    waits: Waits,
     woken: bool,
     took: Duration,
 }
@@ -53,13 +56,11 @@ pub(crate) struct Backoff {
 /// The shortest wait, in dequeue durations.
 const DUTY: u32 = 4;
 
-impl Backoff {
-    pub(crate) fn new(min: Duration, max: Duration, seed: u64) -> Self {
+impl PollBackoff {
+    /// Waits of at most `max`, jittered from `seed` (see [`seed_for`]).
+    pub(crate) fn new(max: Duration, seed: u64) -> Self {
         Self {
-            min,
-            max: max.max(min),
-            current: min,
-            rng: seed | 1,
+            waits: retries::queue_poll(max).seeded(seed),
             woken: false,
             took: Duration::ZERO,
         }
@@ -67,7 +68,7 @@ impl Backoff {
 
     /// Forget past idleness: the next wait is short again.
     pub(crate) fn reset(&mut self) {
-        self.current = self.min;
+        self.waits.reset();
     }
 
     /// The wait before the next poll ended with an in-process wake-up: whatever the poll finds
@@ -91,28 +92,20 @@ impl Backoff {
     /// The next wait after an empty poll or a failure: the current level, which then doubles.
     pub(crate) fn next_wait(&mut self) -> Duration {
         self.woken = false;
-        let nominal = self.current;
-        self.current = (self.current * 2).min(self.max);
-        self.jittered(nominal)
+        let wait = self.waits.next_wait();
+        wait.max(self.floor())
     }
 
     /// The wait after a poll that found messages and drained the queue: the current level,
     /// unchanged (that poll was not idle).
     pub(crate) fn drained_wait(&mut self) -> Duration {
         self.woken = false;
-        let nominal = self.current;
-        self.jittered(nominal)
+        let wait = self.waits.current();
+        wait.max(self.floor())
     }
 
-    fn jittered(&mut self, nominal: Duration) -> Duration {
-        let floor = (self.took * DUTY).min(self.max);
-        // xorshift64*
-        self.rng ^= self.rng >> 12;
-        self.rng ^= self.rng << 25;
-        self.rng ^= self.rng >> 27;
-        let r = self.rng.wrapping_mul(0x2545_F491_4F6C_DD1D);
-        let frac = 0.75 + (r >> 11) as f64 / (1u64 << 53) as f64 / 4.0;
-        nominal.mul_f64(frac).max(floor)
+    fn floor(&self) -> Duration {
+        (self.took * DUTY).min(self.waits.policy().cap())
     }
 }
 
@@ -122,7 +115,7 @@ mod tests {
 
     #[test]
     fn grows_to_max_with_jitter_and_resets() {
-        let mut b = Backoff::new(Duration::from_millis(10), Duration::from_secs(30), 7);
+        let mut b = PollBackoff::new(Duration::from_secs(30), 7);
         let waits: Vec<Duration> = (0..20).map(|_| b.next_wait()).collect();
         assert!(waits[0] >= Duration::from_micros(7_500) && waits[0] <= Duration::from_millis(10));
         assert!(waits.iter().all(|w| *w <= Duration::from_secs(30)));
@@ -138,7 +131,7 @@ mod tests {
     #[test]
     fn announced_messages_do_not_reset_the_level_and_blind_finds_do() {
         let ms = Duration::from_millis;
-        let mut b = Backoff::new(ms(10), Duration::from_secs(30), 3);
+        let mut b = PollBackoff::new(Duration::from_secs(30), 3);
         for _ in 0..5 {
             b.next_wait(); // five empty polls: the level is 320 ms
         }
@@ -165,7 +158,7 @@ mod tests {
     #[test]
     fn no_wait_is_shorter_than_four_dequeue_durations() {
         let ms = Duration::from_millis;
-        let mut b = Backoff::new(ms(10), ms(1_000), 5);
+        let mut b = PollBackoff::new(ms(1_000), 5);
         b.took(ms(25));
         assert!(b.next_wait() >= ms(100));
         assert!(b.drained_wait() >= ms(100));
@@ -177,7 +170,7 @@ mod tests {
     }
 
     fn waits(seed: u64) -> Vec<Duration> {
-        let mut b = Backoff::new(Duration::from_millis(10), Duration::from_secs(30), seed);
+        let mut b = PollBackoff::new(Duration::from_secs(30), seed);
         (0..12).map(|_| b.next_wait()).collect()
     }
 

@@ -12,8 +12,9 @@ use taskhub_storage::QueueName;
 use tokio::sync::{mpsc, watch};
 use tracing::warn;
 
-use super::backoff::{seed_for, Backoff};
+use super::backoff::{seed_for, PollBackoff};
 use super::delivery::{BufferSlot, Delivery, InFlightSlot, OrphanGuard};
+use super::poll::{Interrupt, Poller};
 use super::{poison, session, Shared};
 use crate::codec::{self, DecodeError};
 
@@ -32,11 +33,14 @@ pub(crate) async fn poll_partition(shared: Arc<Shared>, mut lease: Lease) {
     let partition = lease.partition;
     let queue = QueueName::Control(partition);
     let settings = shared.hub.settings().clone();
-    let clock = shared.hub.clock().clone();
-    let mut backoff = Backoff::new(
-        Duration::from_millis(10),
-        settings.max_queue_polling_interval,
-        seed_for(&shared.name, u64::from(partition)),
+    let mut poller = Poller::new(
+        &shared,
+        queue,
+        settings.control_queue_visibility_timeout,
+        PollBackoff::new(
+            settings.max_queue_polling_interval,
+            seed_for(&shared.name, u64::from(partition)),
+        ),
     );
     let mut stop = shared.stop.clone();
     while !shared.stopping() && !*lease.stop.borrow() {
@@ -63,21 +67,8 @@ pub(crate) async fn poll_partition(shared: Arc<Shared>, mut lease: Lease) {
             }
         }
         let wanted = slots.num_permits();
-        let started = clock.monotonic();
-        let fetched = shared
-            .hub
-            .store()
-            .dequeue(queue, wanted, settings.control_queue_visibility_timeout)
-            .await;
-        backoff.took(clock.monotonic().saturating_sub(started));
-        let messages = match fetched {
-            Ok(m) => m,
-            Err(e) => {
-                drop(slots);
-                warn!(%queue, error = %e, "dequeue failed");
-                clock.sleep(backoff.next_wait()).await;
-                continue;
-            }
+        let Some((messages, mut slots)) = poller.dequeue(slots).await else {
+            continue;
         };
         // Slots beyond what came back go back at once.
         drop(slots.split(wanted.saturating_sub(messages.len())));
@@ -95,16 +86,10 @@ pub(crate) async fn poll_partition(shared: Arc<Shared>, mut lease: Lease) {
         }
         if messages.is_empty() {
             drop(slots);
-            let wait = clock.sleep(backoff.next_wait());
-            tokio::select! {
-                () = wait => {}
-                () = shared.hub.inner.signals.queue(queue).notified() => backoff.woken(),
-                _ = stop.changed() => {}
-                _ = lease.stop.changed() => {}
-            }
+            poller.idle(stopped(&mut stop, &mut lease.stop)).await;
             continue;
         }
-        backoff.found();
+        poller.found();
         let drained = messages.len() < wanted;
         let mut groups: HashMap<InstanceId, Vec<Delivery>> = HashMap::new();
         let mut order: Vec<InstanceId> = Vec::new();
@@ -175,15 +160,18 @@ pub(crate) async fn poll_partition(shared: Arc<Shared>, mut lease: Lease) {
         if drained {
             // The queue looked empty after this batch: wait for a wake-up (or the shortest
             // back-off, for other processes' messages) rather than an empty dequeue at once.
-            let wait = clock.sleep(backoff.drained_wait());
-            tokio::select! {
-                () = wait => {}
-                () = shared.hub.inner.signals.queue(queue).notified() => backoff.woken(),
-                _ = stop.changed() => {}
-                _ = lease.stop.changed() => {}
-            }
+            poller.drained(stopped(&mut stop, &mut lease.stop)).await;
         }
     }
+}
+
+/// Resolves when the worker's stop or the lease's stop signal changes.
+async fn stopped(stop: &mut watch::Receiver<bool>, lease: &mut watch::Receiver<bool>) -> Interrupt {
+    tokio::select! {
+        _ = stop.changed() => {}
+        _ = lease.changed() => {}
+    }
+    Interrupt::Recheck
 }
 
 /// Gives a batch to the instance's running session, or starts one.

@@ -29,6 +29,7 @@ use super::held_item::HeldItem;
 use super::result_commit::{self, WorkItemHold};
 use super::run_ledger::RunMark;
 use super::{control, outbox, Shared};
+use crate::retries;
 
 /// An activity's result ready to be handed over.
 pub(crate) struct LocalResult {
@@ -139,14 +140,19 @@ pub(crate) async fn fall_back(shared: &Shared, d: &Delivery, delay: Duration) {
     };
     // Half the visibility timeout may be gone since the last renewal: renew first if so.
     hold.renew_if_due(shared).await;
-    let mut wait = Duration::from_millis(50);
+    let clock = shared.hub.clock();
+    let started = clock.monotonic();
+    let mut waits = retries::ACTIVITY_RESULT.waits();
     let outbound = loop {
         match outbox::encode(shared, d.home(), &d.message, delay).await {
             Ok(o) => break Some(o),
             Err(e) if e.is_retryable() => {
+                let Some(wait) = waits.next_retry(clock.monotonic().saturating_sub(started)) else {
+                    warn!(%instance, error = %e, "could not encode an activity result; the work item will run again");
+                    break None;
+                };
                 warn!(%instance, error = %e, "could not encode an activity result; retrying");
-                shared.hub.clock().sleep(wait).await;
-                wait = (wait * 2).min(Duration::from_secs(5));
+                clock.sleep(wait).await;
                 hold.renew_if_due(shared).await;
             }
             Err(e) => {

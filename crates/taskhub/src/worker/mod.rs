@@ -15,6 +15,7 @@ mod outbox;
 mod outbox_watch;
 mod partitions;
 mod poison;
+mod poll;
 mod recent;
 mod refused;
 mod result_commit;

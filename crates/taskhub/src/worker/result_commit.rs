@@ -13,11 +13,7 @@ use taskhub_storage::{
 use tracing::warn;
 
 use super::Shared;
-
-/// The first wait before a retry; it doubles up to [`MAX_WAIT`].
-const FIRST_WAIT: Duration = Duration::from_millis(50);
-/// The longest wait between two attempts.
-const MAX_WAIT: Duration = Duration::from_secs(5);
+use crate::retries;
 
 /// A running work item's delivery: its current receipt and when its visibility was last set.
 pub(crate) struct WorkItemHold {
@@ -73,7 +69,9 @@ pub(crate) async fn commit(
     reply: OutboundMessage,
     hold: &mut WorkItemHold,
 ) -> Result<CheckpointOutcome, StorageError> {
-    let mut wait = FIRST_WAIT;
+    let clock = shared.hub.clock();
+    let started = clock.monotonic();
+    let mut waits = retries::ACTIVITY_RESULT.waits();
     loop {
         let request = CheckpointRequest {
             instance_id: instance.clone(),
@@ -85,9 +83,11 @@ pub(crate) async fn commit(
         };
         match shared.hub.store().checkpoint(request).await {
             Err(e) if e.is_retryable() => {
+                let Some(wait) = waits.next_retry(clock.monotonic().saturating_sub(started)) else {
+                    return Err(e);
+                };
                 warn!(error = %e, %instance, "could not commit an activity result; retrying");
-                shared.hub.clock().sleep(wait).await;
-                wait = (wait * 2).min(MAX_WAIT);
+                clock.sleep(wait).await;
                 hold.renew_if_due(shared).await;
             }
             other => return other,

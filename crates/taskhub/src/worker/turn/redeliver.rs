@@ -10,6 +10,7 @@ use tracing::{debug, warn};
 
 use super::super::delivery::Delivery;
 use super::super::{local, poison, Shared};
+use crate::retries;
 
 /// How long a message waits, uncounted, for the start of an instance that has not started
 /// (see [`wait_for_start`]).
@@ -35,14 +36,16 @@ where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<T, StorageError>>,
 {
-    let mut wait = Duration::from_millis(20);
-    let mut attempt = 0;
+    let clock = shared.hub.clock();
+    let started = clock.monotonic();
+    let mut waits = retries::TURN_RETRY.waits();
     loop {
         match op().await {
-            Err(e) if e.is_retryable() && attempt < 3 => {
-                attempt += 1;
-                shared.hub.clock().sleep(wait).await;
-                wait *= 4;
+            Err(e) if e.is_retryable() => {
+                match waits.next_retry(clock.monotonic().saturating_sub(started)) {
+                    Some(wait) => clock.sleep(wait).await,
+                    None => return Err(e),
+                }
             }
             other => return other,
         }
