@@ -9,6 +9,7 @@
 //! (see the ordered checkpoint in [`CheckpointStore`]), queue messages are at most 64 KB, a
 //! dequeue returns at most 32 messages, and conditional writes use ETags.
 
+pub mod backend;
 pub mod checkpoint;
 pub mod clock;
 pub mod dead_letters;
