@@ -15,7 +15,7 @@ pub(crate) async fn hub(State(s): State<Arc<AppState>>) -> ApiResult<Json<Value>
     let settings = s.hub.settings();
     Ok(Json(json!({
         "taskHub": settings.task_hub_name,
-        "backend": format!("{:?}", settings.backend).to_lowercase(),
+        "backend": s.hub.store().backend_name(),
         "partitionCount": s.hub.partition_count(),
         "worker": s.worker_stats.is_some(),
         "metrics": s.metrics.is_some(),
