@@ -392,7 +392,7 @@ fn an_endpoint_that_never_answers_is_one_error_line_within_seconds() {
         assert_eq!(out.status.code(), Some(1), "{stderr}");
         assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
         assert!(
-            stderr.contains("azure_storage_connection_string")
+            stderr.contains("azure.storage_connection_string")
                 && stderr.contains(&port.to_string()),
             "{stderr}"
         );

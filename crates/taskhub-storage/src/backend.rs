@@ -193,6 +193,15 @@ impl OpenedStore {
     }
 }
 
+impl OpenedStore {
+    /// The store as a shared `S`, if it is one and was opened without `instrument` (tests
+    /// that call a backend's own hooks keep it this way).
+    #[must_use]
+    pub fn downcast_arc<S: TaskHubStore + 'static>(&self) -> Option<Arc<S>> {
+        self.concrete.clone().downcast::<S>().ok()
+    }
+}
+
 /// What [`HubLocation::delete`] found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Deleted {
@@ -341,6 +350,7 @@ mod tests {
             let opened =
                 OpenedStore::new(MemoryStore::new(Arc::new(SystemClock::new())), instrument);
             assert!(opened.downcast::<MemoryStore>().is_some());
+            assert_eq!(opened.downcast_arc::<MemoryStore>().is_some(), !instrument);
             assert_eq!(opened.metrics.is_some(), instrument);
             assert_eq!(opened.store.backend_name(), "memory");
         }
