@@ -31,6 +31,7 @@
 //! | queue messages | put: none; update, delete: the pop receipt | the receipt is the condition: a stale one changes nothing |
 
 pub mod admin;
+pub mod backend;
 mod blobs;
 mod checkpoint;
 pub mod config;
@@ -47,6 +48,7 @@ mod partitions;
 mod payloads;
 mod queues;
 mod row_etag;
+pub mod settings;
 mod signing;
 pub mod store;
 mod tables;
@@ -57,9 +59,11 @@ mod token;
 mod xml;
 
 pub use admin::AccountObjects;
+pub use backend::AzureBackend;
 pub use config::{AccountKey, HubName, StorageAccount, TlsOptions};
 pub use counters::{OpCounts, OpKind};
 pub use credential::{ClientSecretCredential, Credential, ManagedIdentityCredential, SecretText};
 pub use error::AzureError;
 pub use http::LEASE_REQUEST_TIMEOUT;
+pub use settings::{AzureConfig, AzureConfigError};
 pub use store::{AzureOptions, AzureStore};

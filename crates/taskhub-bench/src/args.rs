@@ -11,9 +11,14 @@ pub struct Args {
     /// The scenario to run (`all` runs every one in turn).
     #[arg(value_enum)]
     pub scenario: ScenarioArg,
-    /// The storage backend.
-    #[arg(long, value_enum, default_value_t = Backend::Sqlite)]
-    pub backend: Backend,
+    /// The storage backend, by its name in `taskhub_backends::BACKENDS`: `sqlite` (a temporary
+    /// file), `memory`, or `azure` (Azure Storage or Azurite, on a fresh task hub deleted at
+    /// the end; the account: `--set azure.storage_connection_string=...`, else the
+    /// environment variable `TASKHUB_AZURE_STORAGE_CONNECTION_STRING`, else
+    /// `TASKHUB_TEST_AZURE_CONNECTION_STRING` (what `scripts/with-azurite.sh` exports), else
+    /// `UseDevelopmentStorage=true`).
+    #[arg(long, default_value = "sqlite", value_parser = backend_name)]
+    pub backend: &'static str,
     /// SQLite durability (`synchronous` = NORMAL or FULL; the SQLite option
     /// `sqlite.durability`, passed to `SqliteOptions`); ignored by the memory backend.
     #[arg(long, value_enum, default_value_t = DurabilityArg::Normal)]
@@ -24,7 +29,8 @@ pub struct Args {
     /// Multiplies every scenario's counts and durations (e.g. 0.01 for a smoke run).
     #[arg(long, default_value_t = 1.0)]
     pub scale: f64,
-    /// A runtime setting, `name=value` (repeatable), e.g. `--set max_queue_polling_interval=50ms`.
+    /// A runtime setting, `name=value` (repeatable), e.g. `--set max_queue_polling_interval=50ms`,
+    /// or a backend option `<backend>.<name>=value`.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub set: Vec<String>,
     /// Runs each scenario this many times: every run's JSON line (`"run": k`), then one with
@@ -122,9 +128,9 @@ pub enum ScenarioArg {
 
 impl ScenarioArg {
     /// The scenarios to run for this choice.
-    pub fn expand(self, backend: Backend) -> Vec<Self> {
+    pub fn expand(self, backend: &str) -> Vec<Self> {
         match self {
-            Self::All if backend == Backend::Azure => vec![
+            Self::All if backend == "azure" => vec![
                 Self::Sequential,
                 Self::Hello5,
                 Self::Fanout,
@@ -152,18 +158,11 @@ impl ScenarioArg {
     }
 }
 
-/// The storage backend.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Backend {
-    /// SQLite in a temporary file.
-    Sqlite,
-    /// The in-memory backend.
-    Memory,
-    /// Azure Storage (or Azurite) on a fresh task hub, deleted at the end. The connection
-    /// string: `--set azure_storage_connection_string=...`, else the environment variable
-    /// `TASKHUB_AZURE_STORAGE_CONNECTION_STRING`, else `TASKHUB_TEST_AZURE_CONNECTION_STRING`
-    /// (what `scripts/with-azurite.sh` exports), else `UseDevelopmentStorage=true`.
-    Azure,
+/// A registered backend's name (any case).
+fn backend_name(name: &str) -> Result<&'static str, String> {
+    taskhub_backends::backend(name)
+        .map(|b| b.name())
+        .map_err(|e| e.to_string())
 }
 
 /// SQLite durability.

@@ -1,5 +1,6 @@
-//! One benchmark run's task hub: a fresh store (wrapped in [`Instrumented`]), a hub, one
-//! worker and a client, plus helpers to start and await many instances.
+//! One benchmark run's task hub: a fresh store of any registered backend
+//! (`taskhub_backends`, counted by `Instrumented`), a hub, its workers and a client, plus
+//! helpers to start and await many instances.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -12,13 +13,13 @@ use taskhub::{
     InstanceId, InstanceStatus, OrchestrationStatus, Registry, Settings, StartOptions, TaskHub,
     TaskHubClient, Worker, WorkerHandle,
 };
-use taskhub_azure::{AzureOptions, AzureStore, HubName, OpCounts, StorageAccount};
-use taskhub_sqlite::{Durability, SqliteOptions, SqliteStore};
-use taskhub_storage::memory::MemoryStore;
-use taskhub_storage::{Instrumented, StoreMetrics, SystemClock, TaskHubStore};
+use taskhub_azure::{AzureStore, OpCounts};
+use taskhub_backends::{BackendConfig, HubLocation, OpenMode, OpenedStore, OptionValue};
+use taskhub_sqlite::SqliteStore;
+use taskhub_storage::{StoreMetrics, TaskHubStore};
 use tokio::task::JoinSet;
 
-use crate::args::{Args, Backend, DurabilityArg};
+use crate::args::{Args, DurabilityArg};
 
 /// How many client tasks start instances at once (so starts group-commit).
 const STARTERS: usize = 32;
@@ -26,8 +27,8 @@ const STARTERS: usize = 32;
 /// What every scenario run shares: backend, durability, scale and setting overrides.
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// The backend.
-    pub backend: Backend,
+    /// The backend's name.
+    pub backend: &'static str,
     /// SQLite durability.
     pub durability: DurabilityArg,
     /// Multiplier of counts and durations.
@@ -87,7 +88,8 @@ impl Config {
         d.mul_f64(self.scale).max(Duration::from_millis(1))
     }
 
-    /// The runtime settings: defaults, then the scenario's own `extra`, then `--set`.
+    /// The runtime settings: defaults, then the scenario's own `extra`, then `--set` (but its
+    /// backend options).
     pub fn settings(&self, extra: &[(&str, &str)]) -> anyhow::Result<Settings> {
         let mut s = Settings {
             shutdown_timeout: Duration::from_secs(5),
@@ -98,7 +100,9 @@ impl Config {
                 .with_context(|| format!("scenario setting {k}={v}"))?;
         }
         for (k, v) in &self.overrides {
-            s.set(k, v).with_context(|| format!("--set {k}={v}"))?;
+            if taskhub_backends::option_key(k).is_none() {
+                s.set(k, v).with_context(|| format!("--set {k}={v}"))?;
+            }
         }
         s.validate().context("settings")?;
         Ok(s)
@@ -115,36 +119,55 @@ impl Config {
 
     /// The backend name for the report.
     pub fn backend_name(&self) -> &'static str {
-        match self.backend {
-            Backend::Sqlite => "sqlite",
-            Backend::Memory => "memory",
-            Backend::Azure => "azure",
-        }
+        self.backend
     }
 
-    /// The Azure connection string: the `azure_storage_connection_string` setting if set,
-    /// else `TASKHUB_AZURE_STORAGE_CONNECTION_STRING`, else
-    /// `TASKHUB_TEST_AZURE_CONNECTION_STRING`, else `UseDevelopmentStorage=true`.
-    pub fn azure_connection_string(&self, settings: &Settings) -> String {
-        let set = settings.azure_storage_connection_string.expose();
-        if !set.is_empty() {
-            return set.to_owned();
-        }
-        [
-            "TASKHUB_AZURE_STORAGE_CONNECTION_STRING",
-            "TASKHUB_TEST_AZURE_CONNECTION_STRING",
-        ]
-        .iter()
-        .find_map(|v| std::env::var(v).ok().filter(|s| !s.trim().is_empty()))
-        .unwrap_or_else(|| "UseDevelopmentStorage=true".to_owned())
-    }
-
-    /// The durability name for the report (`None` on the memory backend).
+    /// The durability name for the report (SQLite only).
     pub fn durability_name(&self) -> Option<&'static str> {
-        match (self.backend, self.durability) {
-            (Backend::Memory | Backend::Azure, _) => None,
-            (Backend::Sqlite, DurabilityArg::Normal) => Some("normal"),
-            (Backend::Sqlite, DurabilityArg::Full) => Some("full"),
+        (self.backend == "sqlite").then_some(match self.durability {
+            DurabilityArg::Normal => "normal",
+            DurabilityArg::Full => "full",
+        })
+    }
+
+    /// Where a fresh hub of the backend is: a file in `dir` (SQLite) or the hub `hub_name`
+    /// (Azure: on the account of `--set azure.storage_connection_string=…`, else
+    /// `TASKHUB_AZURE_STORAGE_CONNECTION_STRING`, else `TASKHUB_TEST_AZURE_CONNECTION_STRING`,
+    /// else `UseDevelopmentStorage=true`).
+    fn backend_config(&self, dir: &std::path::Path, hub_name: String) -> BackendConfig {
+        const ORIGIN: &str = "the bench's defaults";
+        let account = std::env::var("TASKHUB_TEST_AZURE_CONNECTION_STRING")
+            .ok()
+            .filter(|s| !s.trim().is_empty())
+            .unwrap_or_else(|| "UseDevelopmentStorage=true".to_owned());
+        let durability = match self.durability {
+            DurabilityArg::Normal => "normal",
+            DurabilityArg::Full => "full",
+        };
+        let mut overrides = vec![
+            OptionValue::new(
+                "sqlite.path",
+                dir.join("bench.db").display().to_string(),
+                ORIGIN,
+            ),
+            OptionValue::new("sqlite.durability", durability, "--durability"),
+        ];
+        for (k, v) in &self.overrides {
+            if let Some(key) = taskhub_backends::option_key(k) {
+                overrides.push(OptionValue::new(key, v, "--set"));
+            }
+        }
+        BackendConfig {
+            defaults: vec![OptionValue::new(
+                "azure.storage_connection_string",
+                account,
+                ORIGIN,
+            )],
+            env: std::env::vars().collect(),
+            overrides,
+            hub_name,
+            instrument: true,
+            ..BackendConfig::default()
         }
     }
 }
@@ -157,15 +180,16 @@ pub struct Bench {
     pub client: TaskHubClient,
     /// The store's call counters.
     pub metrics: StoreMetrics,
-    /// The SQLite store, for its writer's group-commit counters.
-    pub sqlite: Option<Arc<Instrumented<SqliteStore>>>,
-    /// The Azure store, for its storage operation counters (its hub is deleted at close).
-    pub azure: Option<Arc<Instrumented<AzureStore>>>,
+    /// The store as opened, for its backend's own counters (SQLite's writer, Azure's
+    /// requests).
+    pub opened: Arc<OpenedStore>,
+    /// Where the hub is (deleted at close).
+    location: Box<dyn HubLocation>,
     /// The store the hub runs on.
     pub store: Arc<dyn TaskHubStore>,
     /// The settings the hub was opened with.
     pub settings: Settings,
-    _dir: Option<TempDir>,
+    _dir: TempDir,
 }
 
 impl Bench {
@@ -176,39 +200,29 @@ impl Bench {
         settings: Settings,
         registry: Registry,
     ) -> anyhow::Result<Self> {
-        let mut sqlite = None;
-        let mut azure = None;
-        let (store, metrics, dir): (Arc<dyn TaskHubStore>, StoreMetrics, Option<TempDir>) =
-            match config.backend {
-                Backend::Memory => {
-                    let s = Instrumented::new(MemoryStore::new(Arc::new(SystemClock::new())));
-                    let m = s.metrics();
-                    (Arc::new(s), m, None)
-                }
-                Backend::Sqlite => {
-                    let dir = TempDir::new(&config.dir)?;
-                    let durability = match config.durability {
-                        DurabilityArg::Normal => Durability::Normal,
-                        DurabilityArg::Full => Durability::Full,
-                    };
-                    let options =
-                        SqliteOptions::new(dir.0.join("bench.db")).with_durability(durability);
-                    let s = Instrumented::new(
-                        SqliteStore::open(options).context("cannot open the SQLite store")?,
-                    );
-                    let m = s.metrics();
-                    let s = Arc::new(s);
-                    sqlite = Some(s.clone());
-                    (s, m, Some(dir))
-                }
-                Backend::Azure => {
-                    let s = Instrumented::new(open_azure(config, &settings).await?);
-                    let m = s.metrics();
-                    let s = Arc::new(s);
-                    azure = Some(s.clone());
-                    (s, m, None)
-                }
-            };
+        let dir = TempDir::new(&config.dir)?;
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let hub_name = format!("Bench{}x{nanos:x}", std::process::id());
+        let location =
+            taskhub_backends::locate(config.backend, &config.backend_config(&dir.0, hub_name))
+                .context("the backend's options")?;
+        let opened = location
+            .open(OpenMode::CreateIfMissing, true)
+            .await
+            .with_context(|| {
+                format!(
+                    "cannot open {} (for Azure: is Azurite running? see bench/README.md)",
+                    location.describe()
+                )
+            })?;
+        let metrics = opened
+            .metrics
+            .clone()
+            .context("the store is not instrumented")?;
+        let store = opened.store.clone();
+        let opened = Arc::new(opened);
         let hub = TaskHub::open(store.clone(), settings.clone())
             .await
             .context("cannot open the task hub")?;
@@ -225,8 +239,8 @@ impl Bench {
             workers,
             client,
             metrics,
-            sqlite,
-            azure,
+            opened,
+            location,
             store,
             settings,
             _dir: dir,
@@ -245,7 +259,7 @@ impl Bench {
 
     /// The Azure store's storage operations so far, if the backend is Azure.
     pub fn azure_ops(&self) -> Option<OpCounts> {
-        self.azure.as_ref().map(|s| s.inner().op_counts())
+        azure_ops(&self.opened)
     }
 
     /// Counters of the workers, summed (zeroes once they are shut down).
@@ -267,37 +281,41 @@ impl Bench {
     /// The SQLite writer's counters (write requests and the transactions they were grouped
     /// into), if the backend is SQLite.
     pub fn writer_stats(&self) -> Option<taskhub_sqlite::WriterStats> {
-        self.sqlite.as_ref().map(|s| s.inner().writer_stats())
+        writer_stats(&self.opened)
     }
 
-    /// Shuts the workers down (and deletes an Azure hub).
+    /// Shuts the workers down and deletes the hub (an Azure hub's objects, a SQLite file).
     pub async fn close(mut self) {
         for w in self.workers.drain(..) {
             w.shutdown().await;
         }
-        if let Some(azure) = &self.azure {
-            if let Err(e) = azure.inner().delete_hub().await {
-                eprintln!("taskhub-bench: could not delete the Azure task hub: {e}");
-            }
+        let Self {
+            client,
+            opened,
+            store,
+            location,
+            ..
+        } = self;
+        drop((client, opened, store));
+        if let Err(e) = location.delete().await {
+            eprintln!(
+                "taskhub-bench: could not delete {}: {e}",
+                location.describe()
+            );
         }
     }
 }
 
-/// Opens a fresh Azure task hub with a name of its own (`Bench<pid><time>`).
-async fn open_azure(config: &Config, settings: &Settings) -> anyhow::Result<AzureStore> {
-    let account = StorageAccount::from_connection_string(&config.azure_connection_string(settings))
-        .context("azure_storage_connection_string")?;
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    let hub = HubName::new(&format!("Bench{}x{nanos:x}", std::process::id()))?;
-    AzureStore::create(AzureOptions {
-        account,
-        hub,
-        clock: Arc::new(SystemClock::new()),
-    })
-    .await
-    .context("cannot open the Azure task hub (is Azurite running? see bench/README.md)")
+/// The SQLite writer's counters, if the store is SQLite's.
+pub fn writer_stats(opened: &OpenedStore) -> Option<taskhub_sqlite::WriterStats> {
+    opened
+        .downcast::<SqliteStore>()
+        .map(SqliteStore::writer_stats)
+}
+
+/// Azure Storage operations so far, if the store is Azure's.
+pub fn azure_ops(opened: &OpenedStore) -> Option<OpCounts> {
+    opened.downcast::<AzureStore>().map(AzureStore::op_counts)
 }
 
 /// A duration of `secs` seconds, which must be positive and finite.

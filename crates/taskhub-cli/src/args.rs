@@ -34,8 +34,8 @@ pub struct GlobalArgs {
     /// [default: ./taskhub.toml].
     #[arg(long, global = true, value_name = "PATH")]
     pub config: Option<PathBuf>,
-    /// Sets any runtime setting (repeatable), e.g. `--set max_concurrent_activities=50`, or a
-    /// SQLite option as `--set sqlite.busy_timeout=10s`.
+    /// Sets any setting (repeatable), e.g. `--set max_concurrent_activities=50`, or a
+    /// backend option as `--set sqlite.busy_timeout=10s`.
     #[arg(long = "set", global = true, value_name = "KEY=VALUE")]
     pub set: Vec<String>,
     /// Partitions (control queues) for new instances, 1 to 16 (setting `partition_count`).
@@ -49,7 +49,7 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "true|false")]
     pub extended_sessions: Option<String>,
     /// Where the task hub lives (setting `backend`): `sqlite`, the --db file, or `azure`, the
-    /// hub `task_hub_name` on the account of `azure_storage_connection_string`.
+    /// hub `task_hub_name` on the account of `azure.storage_connection_string`.
     #[arg(long, global = true, value_name = "sqlite|azure")]
     pub backend: Option<String>,
 }

@@ -1,7 +1,8 @@
 //! `taskhub`: the command-line tool of Taskhub.
 //!
 //! Every command opens the task hub the `backend` setting names: a SQLite file (`--db`, the
-//! default) or a hub on Azure Storage (`--backend azure`, see [`azure`]).
+//! default) or a hub on Azure Storage (`--backend azure`), opened through `taskhub_backends`
+//! ([`settings`]).
 //!
 //! * `taskhub demo` runs sample workloads on a fresh task hub with one in-process worker (or
 //!   `--workers N` worker processes) and prints a table of the results;
@@ -18,13 +19,13 @@
 //! `instances start --wait` whose instance ended Failed or Terminated exits 4.
 
 mod args;
-mod azure;
 mod commands;
 mod demo;
 mod metrics;
 #[cfg(feature = "otlp")]
 mod otlp;
 mod output;
+mod own_settings;
 mod settings;
 mod table;
 mod timefmt;
@@ -81,7 +82,7 @@ fn init_tracing(cli: &Cli) -> Option<otlp::Otlp> {
 
     // A bad setting is reported by the command itself.
     let endpoint = settings::resolve(&cli.global, &[])
-        .map(|s| s.otlp_endpoint)
+        .map(|r| r.own.otlp_endpoint)
         .unwrap_or_default();
     let (handle, layer) = if endpoint.is_empty() {
         (None, None)
@@ -109,7 +110,7 @@ fn init_tracing(cli: &Cli) -> Option<otlp::Otlp> {
 /// output stays clean. (Built without the `otlp` feature: an `otlp_endpoint` is warned about.)
 #[cfg(not(feature = "otlp"))]
 fn init_tracing(cli: &Cli) {
-    if settings::resolve(&cli.global, &[]).is_ok_and(|s| !s.otlp_endpoint.is_empty()) {
+    if settings::resolve(&cli.global, &[]).is_ok_and(|r| !r.own.otlp_endpoint.is_empty()) {
         eprintln!(
             "warning: otlp_endpoint is set but this taskhub was built without the `otlp` feature; spans are not exported"
         );

@@ -1,6 +1,6 @@
 //! Metrics for `taskhub serve` and `taskhub worker --http`: a Prometheus recorder installed for
 //! the process (no listener of its own: the HTTP API renders it at `/metrics`), the store
-//! wrapped in [`Instrumented`] so storage calls are counted by operation, and queue sampling
+//! wrapped in [`Instrumented`](taskhub_storage::Instrumented) so storage calls are counted by operation, and queue sampling
 //! turned on while someone looks (a `/metrics` scrape or a dashboard request in the last
 //! minute: an idle worker nobody watches makes no sampling calls). Other commands install
 //! nothing, so their metrics cost the facade's no-op.
@@ -13,7 +13,6 @@ use anyhow::Context as _;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
 use taskhub::telemetry::names;
 use taskhub_http::MetricsRender;
-use taskhub_storage::{Instrumented, TaskHubStore};
 
 /// Set once a recorder is installed: stores opened afterwards are instrumented.
 static INSTALLED: AtomicBool = AtomicBool::new(false);
@@ -49,11 +48,8 @@ pub fn install() -> anyhow::Result<MetricsRender> {
     Ok(Arc::new(move || handle.render()))
 }
 
-/// `store` as the hub should use it: counted by [`Instrumented`] when a recorder is installed.
-pub fn store<S: TaskHubStore + 'static>(store: S) -> Arc<dyn TaskHubStore> {
-    if INSTALLED.load(Ordering::SeqCst) {
-        Arc::new(Instrumented::new(store))
-    } else {
-        Arc::new(store)
-    }
+/// True once a recorder is installed: stores opened afterwards are counted by
+/// [`Instrumented`](taskhub_storage::Instrumented).
+pub fn installed() -> bool {
+    INSTALLED.load(Ordering::SeqCst)
 }

@@ -81,7 +81,7 @@ fn an_unreachable_account_or_a_missing_hub_is_one_clear_error() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
     assert!(
-        stderr.contains("azure_storage_connection_string") && stderr.contains("azurite"),
+        stderr.contains("azure.storage_connection_string") && stderr.contains("azurite"),
         "{stderr}"
     );
     assert!(

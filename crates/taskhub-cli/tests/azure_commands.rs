@@ -8,12 +8,12 @@
 mod common;
 
 use std::process::{Command, Output, Stdio};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::*;
-use taskhub_azure::{AzureOptions, AzureStore, HubName, StorageAccount};
-use taskhub_storage::{NewQueueMessage, QueueName, QueueStore as _, SystemClock};
+use taskhub_azure::AzureStore;
+use taskhub_backends::{BackendConfig, OpenedStore, OptionValue};
+use taskhub_storage::{NewQueueMessage, QueueName};
 
 const KEY: &str =
     "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
@@ -111,14 +111,19 @@ impl Hub {
     }
 
     /// The hub's store, opened directly (it must exist).
-    fn store(&self) -> AzureStore {
+    fn store(&self) -> OpenedStore {
+        let config = BackendConfig {
+            overrides: vec![OptionValue::new(
+                "azure.storage_connection_string",
+                &self.account,
+                "the test",
+            )],
+            hub_name: self.name.clone(),
+            ..BackendConfig::default()
+        };
         let rt = tokio::runtime::Runtime::new().unwrap();
-        rt.block_on(AzureStore::open(AzureOptions {
-            account: StorageAccount::from_connection_string(&self.account).unwrap(),
-            hub: HubName::new(&self.name).unwrap(),
-            clock: Arc::new(SystemClock::new()),
-        }))
-        .unwrap()
+        rt.block_on(taskhub_backends::open_store("azure", &config))
+            .unwrap()
     }
 }
 
@@ -210,9 +215,9 @@ fn instance_commands_work_on_azure() {
 fn dead_letter_commands_work_on_azure() {
     let hub = Hub::new("az-dead-letters");
     let worker = hub.worker();
-    let store = hub.store();
+    let opened = hub.store();
     let rt = tokio::runtime::Runtime::new().unwrap();
-    rt.block_on(store.enqueue(
+    rt.block_on(opened.store.enqueue(
         QueueName::Control(0),
         vec![NewQueueMessage {
             body: "this is not a message".to_owned(),
@@ -285,7 +290,8 @@ fn partition_commands_work_on_azure() {
 fn hub_delete_works_on_azure() {
     let hub = Hub::new("az-hub-delete");
     hub.ok(&["instances", "start", "HelloCities", "--id", "d-1"]);
-    let lister = hub.store();
+    let opened = hub.store();
+    let lister = opened.downcast::<AzureStore>().unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
     let mine = |objects: &taskhub_azure::AccountObjects| -> usize {
         let lower = hub.name.to_ascii_lowercase();
@@ -386,7 +392,7 @@ fn an_endpoint_that_never_answers_is_one_error_line_within_seconds() {
         assert_eq!(out.status.code(), Some(1), "{stderr}");
         assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
         assert!(
-            stderr.contains("azure_storage_connection_string")
+            stderr.contains("azure.storage_connection_string")
                 && stderr.contains(&port.to_string()),
             "{stderr}"
         );

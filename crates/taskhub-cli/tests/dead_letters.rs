@@ -4,12 +4,11 @@
 
 mod common;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
-use taskhub_sqlite::{SqliteOptions, SqliteStore};
-use taskhub_storage::{NewQueueMessage, QueueName, QueueStore as _};
+use taskhub_backends::{BackendConfig, OptionValue};
+use taskhub_storage::{NewQueueMessage, QueueName};
 
 fn letters(dir: &TempDir) -> Vec<serde_json::Value> {
     json(dir, &["dead-letters", "list", "--json"])
@@ -22,8 +21,19 @@ fn letters(dir: &TempDir) -> Vec<serde_json::Value> {
 fn malformed_message_is_listed_and_replayed() {
     let dir = TempDir::new("dead-letters");
     let worker = WorkerChild::start(&dir);
-    let store = Arc::new(SqliteStore::open(SqliteOptions::new(dir.db())).unwrap());
+    let config = BackendConfig {
+        overrides: vec![OptionValue::new(
+            "sqlite.path",
+            dir.db().display().to_string(),
+            "the test",
+        )],
+        ..BackendConfig::default()
+    };
     let rt = tokio::runtime::Runtime::new().unwrap();
+    let store = rt
+        .block_on(taskhub_backends::open_store("sqlite", &config))
+        .unwrap()
+        .store;
     rt.block_on(store.enqueue(
         QueueName::Control(0),
         vec![NewQueueMessage {

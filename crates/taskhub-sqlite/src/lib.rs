@@ -18,6 +18,7 @@
 //!   messages and consumed deletes commit together or not at all.
 //! * [`delete_hub_files`] deletes a hub (the file and its `-wal`, `-shm`, `-journal`).
 
+pub mod backend;
 mod checkpoint;
 mod checkpointer;
 mod codec;
@@ -36,6 +37,7 @@ pub mod schema;
 mod store;
 pub mod writer;
 
+pub use backend::SqliteBackend;
 pub use config::SqliteConfigError;
 pub use delete::{delete_hub_files, DeletedFiles, HUB_FILE_SUFFIXES};
 pub use instances::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};

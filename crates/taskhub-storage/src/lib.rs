@@ -14,6 +14,7 @@
 mod forward;
 
 pub mod backoff;
+pub mod backend;
 pub mod checkpoint;
 pub mod clock;
 pub mod dead_letters;

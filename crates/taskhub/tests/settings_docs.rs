@@ -2,6 +2,11 @@
 //! table has exactly one row per setting, with the right environment variable and the real
 //! default, and every "Default …" a field's rustdoc states is the real default too. A default
 //! changed in code but not in the docs (or the reverse) fails here.
+//!
+//! Each backend's options (`[sqlite]`, `[azure]`, …) have a table of their own, checked here
+//! against what the backend's crate says of them (`taskhub_backends::BACKENDS`, its
+//! `options()`, made from its real defaults). The `taskhub` binary's own settings are checked
+//! by its unit test (`crates/taskhub-cli/src/own_settings.rs`).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -190,8 +195,105 @@ fn every_default_a_field_doc_states_is_the_real_default() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// The rows of the README's table `| `[<table>]` option | …`: name → (default, variables).
+fn backend_rows(table: &str) -> BTreeMap<String, (String, Vec<String>)> {
+    let header = format!("| `[{table}]` option |");
+    let section = README
+        .split(&header)
+        .nth(1)
+        .unwrap_or_else(|| panic!("the README has no table of [{table}] options"));
+    let mut rows = BTreeMap::new();
+    for line in section.lines().skip(1).take_while(|l| l.starts_with('|')) {
+        let cells: Vec<&str> = line.trim_matches('|').split(" | ").map(str::trim).collect();
+        if cells.len() < 4 || !cells[0].starts_with('`') {
+            continue; // separator
+        }
+        let env = cells[2]
+            .split(", ")
+            .map(|v| v.trim_matches('`').to_owned())
+            .collect();
+        let previous = rows.insert(
+            cells[0].trim_matches('`').to_owned(),
+            (cells[1].to_owned(), env),
+        );
+        assert!(previous.is_none(), "{table}.{} has two rows", cells[0]);
+    }
+    rows
+}
+
+/// Checks one documented backend option against the backend's own description.
+fn check_option(
+    table: &str,
+    doc: &taskhub_backends::OptionDoc,
+    documented: Option<&(String, Vec<String>)>,
+    failures: &mut Vec<String>,
+) {
+    let Some((default, env)) = documented else {
+        failures.push(format!("README: no row for {table}.{}", doc.name));
+        return;
+    };
+    let want = normalized(default).unwrap_or_default();
+    let real = normalized(&doc.default).unwrap_or_default();
+    if want != real {
+        failures.push(format!(
+            "README: {table}.{} is documented with default {default:?}, but the default is {:?}",
+            doc.name, doc.default
+        ));
+    }
+    if env != &doc.env {
+        failures.push(format!(
+            "README: {table}.{}'s variables are {env:?}, not {:?}",
+            doc.name, doc.env
+        ));
+    }
+}
+
+#[test]
+fn every_backend_option_has_a_row_with_its_real_default_and_variables() {
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for backend in taskhub_backends::BACKENDS {
+        let options = backend.options();
+        if options.is_empty() {
+            continue;
+        }
+        let table = backend.name();
+        let rows = backend_rows(table);
+        let documented: Vec<&String> = rows.keys().collect();
+        let mut real: Vec<String> = options.iter().map(|o| o.name.to_owned()).collect();
+        real.sort();
+        assert_eq!(
+            documented,
+            real.iter().collect::<Vec<_>>(),
+            "the README's [{table}] table must list exactly its options"
+        );
+        for doc in &options {
+            check_option(table, doc, rows.get(doc.name), &mut failures);
+            checked += 1;
+        }
+    }
+    assert!(checked >= 13, "sqlite and azure options are checked");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 #[test]
 fn a_wrong_documented_default_is_caught() {
+    // A backend option documented wrongly is reported too.
+    let doc = taskhub_backends::OptionDoc {
+        name: "busy_timeout",
+        default: "5s".to_owned(),
+        env: vec!["TASKHUB_SQLITE_BUSY_TIMEOUT".to_owned()],
+    };
+    let mut failures = Vec::new();
+    let wrong = ("10 s".to_owned(), vec!["TASKHUB_SQLITE_BUSY".to_owned()]);
+    check_option("sqlite", &doc, Some(&wrong), &mut failures);
+    check_option("sqlite", &doc, None, &mut failures);
+    assert_eq!(failures.len(), 3, "{failures:?}");
+    let right = ("5 s".to_owned(), doc.env.clone());
+    let mut none = Vec::new();
+    check_option("sqlite", &doc, Some(&right), &mut none);
+    assert!(none.is_empty(), "{none:?}");
+
     // The check itself can fail: a default that is not the real one is reported.
     let mut failures = Vec::new();
     let wrong = Documented {

@@ -17,9 +17,9 @@ use std::time::{Duration, Instant};
 
 use std::sync::Arc;
 
-use taskhub_azure::{AzureStore, OpCounts};
-use taskhub_sqlite::SqliteStore;
-use taskhub_storage::{Instrumented, MetricsSnapshot, StoreMetrics};
+use taskhub_azure::OpCounts;
+use taskhub_backends::OpenedStore;
+use taskhub_storage::{MetricsSnapshot, StoreMetrics};
 
 use crate::args::ScenarioArg;
 use crate::harness::{Bench, Config};
@@ -55,9 +55,8 @@ pub struct Span {
     cpu: Option<Duration>,
     metrics: StoreMetrics,
     writer: Option<taskhub_sqlite::WriterStats>,
-    sqlite: Option<Arc<Instrumented<SqliteStore>>>,
     azure_ops: Option<OpCounts>,
-    azure: Option<Arc<Instrumented<AzureStore>>>,
+    opened: Arc<OpenedStore>,
 }
 
 /// What a [`Span`] measured.
@@ -86,9 +85,8 @@ impl Span {
             cpu: procstats::cpu_time(),
             metrics: bench.metrics.clone(),
             writer: bench.writer_stats(),
-            sqlite: bench.sqlite.clone(),
             azure_ops: bench.azure_ops(),
-            azure: bench.azure.clone(),
+            opened: bench.opened.clone(),
         }
     }
 
@@ -107,10 +105,7 @@ impl Span {
                 .zip(self.cpu)
                 .map(|(b, a)| b.saturating_sub(a)),
             peak_rss_mb: procstats::peak_rss_mb(),
-            writer: self
-                .sqlite
-                .as_ref()
-                .map(|s| s.inner().writer_stats())
+            writer: crate::harness::writer_stats(&self.opened)
                 .zip(self.writer)
                 .map(|(b, a)| taskhub_sqlite::WriterStats {
                     requests: b.requests - a.requests,
@@ -118,10 +113,7 @@ impl Span {
                     inline_requests: b.inline_requests - a.inline_requests,
                     wal_checkpoints: b.wal_checkpoints - a.wal_checkpoints,
                 }),
-            azure: self
-                .azure
-                .as_ref()
-                .map(|s| s.inner().op_counts())
+            azure: crate::harness::azure_ops(&self.opened)
                 .zip(self.azure_ops)
                 .map(|(b, a)| b.since(&a)),
         }

@@ -4,15 +4,14 @@ use anyhow::bail;
 use serde_json::json;
 
 use crate::args::{DeadLettersCmd, GlobalArgs};
-use crate::settings::{self, DEFAULT_DB};
+use crate::settings;
 use crate::table::{short, Table};
 use crate::timefmt;
 
 /// Runs one `dead-letters` subcommand.
 pub async fn run(global: &GlobalArgs, cmd: DeadLettersCmd) -> anyhow::Result<()> {
-    let settings = settings::resolve(global, &[])?;
-    let db = settings::db_path(global, DEFAULT_DB);
-    let hub = settings::open_hub(global, &db, settings, true).await?;
+    let resolved = settings::resolve(global, &[])?;
+    let hub = resolved.open_hub(true).await?;
     let client = hub.client();
     match cmd {
         DeadLettersCmd::List { limit, after, json } => {

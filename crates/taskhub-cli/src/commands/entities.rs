@@ -6,7 +6,7 @@ use taskhub::{CleanEntities, EntityId, EntityQuery};
 
 use super::{json_arg, json_out};
 use crate::args::{EntitiesCmd, GlobalArgs};
-use crate::settings::{self, DEFAULT_DB};
+use crate::settings;
 use crate::table::{short, Table};
 use crate::timefmt;
 
@@ -17,14 +17,13 @@ fn entity_id(text: &str) -> anyhow::Result<EntityId> {
 
 /// Runs one `entities` subcommand.
 pub async fn run(global: &GlobalArgs, cmd: EntitiesCmd) -> anyhow::Result<()> {
-    let settings = settings::resolve(global, &[])?;
-    let db = settings::db_path(global, DEFAULT_DB);
+    let resolved = settings::resolve(global, &[])?;
     // An input is read (from its file or standard input) before the hub is opened.
     let input = match &cmd {
         EntitiesCmd::Signal { input, .. } => Some(json_arg(input.as_deref(), "the input")?),
         _ => None,
     };
-    let hub = settings::open_hub(global, &db, settings, true).await?;
+    let hub = resolved.open_hub(true).await?;
     let client = hub.client();
     match cmd {
         EntitiesCmd::List {

@@ -5,7 +5,9 @@
 use std::net::SocketAddr;
 
 use anyhow::Context as _;
-use taskhub::{Settings, TaskHub};
+use taskhub::TaskHub;
+
+use crate::own_settings::CliSettings;
 use taskhub_grpc::GrpcConfig;
 
 /// Where to listen, checked against the token rule before anything is opened.
@@ -17,7 +19,7 @@ pub struct GrpcListen {
 impl GrpcListen {
     /// Parses `addr` and checks it: loopback, or a token from `http_token` /
     /// `TASKHUB_HTTP_TOKEN` (the gRPC endpoint shares the HTTP API's token).
-    pub fn check(addr: &str, settings: &Settings) -> anyhow::Result<Self> {
+    pub fn check(addr: &str, settings: &CliSettings) -> anyhow::Result<Self> {
         let addr: SocketAddr = addr.parse().with_context(|| {
             format!("--grpc expects IP:PORT such as 127.0.0.1:4001, got {addr:?}")
         })?;

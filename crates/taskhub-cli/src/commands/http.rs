@@ -4,7 +4,9 @@
 use std::net::SocketAddr;
 
 use anyhow::Context as _;
-use taskhub::{Settings, TaskHub};
+use taskhub::TaskHub;
+
+use crate::own_settings::CliSettings;
 use taskhub_http::{HttpConfig, MetricsRender, StatsSource};
 
 /// Where to listen, checked against the token rule before anything is opened.
@@ -16,7 +18,7 @@ pub struct Listen {
 impl Listen {
     /// Parses `addr` and checks it: loopback, or a token from `http_token` /
     /// `TASKHUB_HTTP_TOKEN`.
-    pub fn check(addr: &str, settings: &Settings) -> anyhow::Result<Self> {
+    pub fn check(addr: &str, settings: &CliSettings) -> anyhow::Result<Self> {
         let addr: SocketAddr = addr.parse().with_context(|| {
             format!("--addr/--http expects IP:PORT such as 127.0.0.1:8080, got {addr:?}")
         })?;

@@ -1,34 +1,22 @@
-//! `taskhub hub delete`: every object of a task hub — on SQLite its file and the `-wal`,
-//! `-shm` and `-journal` beside it (`taskhub_sqlite::delete_hub_files`), on Azure its queues,
-//! tables and blob container (`AzureStore::delete_hub`) — after a confirmation, and only while
-//! no worker holds one of its partitions (unless `--force`).
+//! `taskhub hub delete`: every object of a task hub (its backend's
+//! `taskhub_backends::HubLocation::delete`: on SQLite its file and the `-wal`, `-shm` and
+//! `-journal` beside it, on Azure its queues, tables and blob container) after a
+//! confirmation, and only while no worker holds one of its partitions (unless `--force`).
 
 use std::io::BufRead as _;
 
 use anyhow::{bail, Context as _};
-use taskhub::settings::Backend;
 use taskhub::TaskHub;
 
 use crate::args::{GlobalArgs, HubCmd};
-use crate::settings::{self, DEFAULT_DB};
+use crate::settings;
 
 /// Runs one `hub` subcommand.
 pub async fn run(global: &GlobalArgs, cmd: HubCmd) -> anyhow::Result<()> {
     let HubCmd::Delete { yes, force } = cmd;
-    let settings = settings::resolve(global, &[])?;
-    let db = settings::db_path(global, DEFAULT_DB);
-    let backend = settings.backend;
-    let what = match backend {
-        Backend::Azure => format!(
-            "the task hub '{}' on Azure Storage (its queues, tables and blob container)",
-            settings.task_hub_name
-        ),
-        Backend::Sqlite => format!(
-            "the task hub at {} (the file and its -wal/-shm/-journal)",
-            db.display()
-        ),
-    };
-    let hub = settings::open_hub(global, &db, settings.clone(), true).await?;
+    let resolved = settings::resolve(global, &[])?;
+    let what = format!("{} ({})", resolved.hub.describe(), resolved.hub.contents());
+    let hub = resolved.open_hub(true).await?;
     if !force {
         refuse_while_held(&hub).await?;
     }
@@ -36,19 +24,11 @@ pub async fn run(global: &GlobalArgs, cmd: HubCmd) -> anyhow::Result<()> {
         confirm(&what)?;
     }
     drop(hub);
-    match backend {
-        Backend::Azure => {
-            let store = crate::azure::open_store(&settings, false).await?;
-            store
-                .delete_hub()
-                .await
-                .context("deleting the hub's queues, tables and container")?;
-        }
-        Backend::Sqlite => {
-            taskhub_sqlite::delete_hub_files(&db)
-                .with_context(|| format!("deleting the task hub at {}", db.display()))?;
-        }
-    }
+    resolved
+        .hub
+        .delete()
+        .await
+        .with_context(|| format!("deleting {what}"))?;
     crate::outln!("deleted {what}");
     Ok(())
 }

@@ -13,20 +13,19 @@ use taskhub::{
 use super::{instance_id, json_arg, json_out, statuses, view};
 use crate::args::{GlobalArgs, InstanceFilter, InstancesCmd, ListArgs};
 use crate::demo::workloads;
-use crate::settings::{self, DEFAULT_DB};
+use crate::settings;
 use crate::table::Table;
 use crate::timefmt;
 
 /// Runs one `instances` subcommand.
 pub async fn run(global: &GlobalArgs, cmd: InstancesCmd) -> anyhow::Result<()> {
-    let settings = settings::resolve(global, &[])?;
-    let db = settings::db_path(global, DEFAULT_DB);
+    let resolved = settings::resolve(global, &[])?;
     // Only a start may create the task hub file.
     let must_exist = !matches!(cmd, InstancesCmd::Start { .. });
     // A payload is read (from its file or standard input) before the hub is opened, so an
     // unreadable one creates nothing.
     let payload = payload_of(&cmd)?;
-    let hub = settings::open_hub(global, &db, settings, must_exist).await?;
+    let hub = resolved.open_hub(must_exist).await?;
     match cmd {
         InstancesCmd::List(args) => list(&hub, args).await,
         InstancesCmd::Show {

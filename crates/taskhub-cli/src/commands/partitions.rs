@@ -10,14 +10,13 @@ use taskhub::settings::parse_duration;
 use taskhub::TaskHub;
 
 use crate::args::{GlobalArgs, PartitionsCmd, WorkersCmd};
-use crate::settings::{self, DEFAULT_DB};
+use crate::settings;
 use crate::table::Table;
 use crate::timefmt;
 
 async fn hub(global: &GlobalArgs) -> anyhow::Result<TaskHub> {
-    let settings = settings::resolve(global, &[])?;
-    let db = settings::db_path(global, DEFAULT_DB);
-    settings::open_hub(global, &db, settings, true).await
+    let resolved = settings::resolve(global, &[])?;
+    resolved.open_hub(true).await
 }
 
 /// The configured partition count (settings) and the hub's, as JSON.

@@ -4,7 +4,7 @@
 use std::io::Write as _;
 
 use crate::args::GlobalArgs;
-use crate::settings::{self, DEFAULT_DB};
+use crate::settings;
 
 use super::grpc::GrpcListen;
 use super::http::Listen;
@@ -17,16 +17,17 @@ pub async fn run(
     http: Option<&str>,
     grpc: Option<&str>,
 ) -> anyhow::Result<()> {
-    let settings = settings::resolve(global, &[])?;
-    let listen = http.map(|a| Listen::check(a, &settings)).transpose()?;
-    let grpc = grpc.map(|a| GrpcListen::check(a, &settings)).transpose()?;
-    let db = settings::db_path(global, DEFAULT_DB);
+    let resolved = settings::resolve(global, &[])?;
+    let listen = http.map(|a| Listen::check(a, &resolved.own)).transpose()?;
+    let grpc = grpc
+        .map(|a| GrpcListen::check(a, &resolved.own))
+        .transpose()?;
     let mut signals = StopSignals::install()?;
     let metrics = listen
         .as_ref()
         .map(|_| crate::metrics::install())
         .transpose()?;
-    let hub = settings::open_hub(global, &db, settings, false).await?;
+    let hub = resolved.open_hub(false).await?;
     let server = match (listen, metrics) {
         (Some(listen), Some(metrics)) => Some(listen.start(&hub, None, metrics).await?),
         _ => None,

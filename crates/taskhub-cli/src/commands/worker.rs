@@ -10,7 +10,7 @@ use taskhub::Worker;
 
 use crate::args::GlobalArgs;
 use crate::demo::workloads;
-use crate::settings::{self, DEFAULT_DB};
+use crate::settings;
 
 /// Runs the worker.
 pub async fn run(
@@ -18,20 +18,19 @@ pub async fn run(
     http: Option<&str>,
     grpc: Option<&str>,
 ) -> anyhow::Result<()> {
-    let settings = settings::resolve(global, &[])?;
+    let resolved = settings::resolve(global, &[])?;
     let http = http
-        .map(|addr| super::http::Listen::check(addr, &settings))
+        .map(|addr| super::http::Listen::check(addr, &resolved.own))
         .transpose()?;
     let grpc = grpc
-        .map(|addr| super::grpc::GrpcListen::check(addr, &settings))
+        .map(|addr| super::grpc::GrpcListen::check(addr, &resolved.own))
         .transpose()?;
-    let db = settings::db_path(global, DEFAULT_DB);
     let mut signals = StopSignals::install()?;
     let metrics = http
         .as_ref()
         .map(|_| crate::metrics::install())
         .transpose()?;
-    let hub = settings::open_hub(global, &db, settings, false).await?;
+    let hub = resolved.open_hub(false).await?;
     let worker = Worker::start(&hub, workloads::registry())
         .await
         .context("cannot start the worker")?;
@@ -50,7 +49,7 @@ pub async fn run(
     let worker_id = worker.name().to_owned();
     crate::outln!(
         "taskhub worker {worker_id} ready on {} ({} partitions); stop with Ctrl-C or SIGTERM",
-        db.display(),
+        resolved.hub.place(),
         hub.partition_count()
     );
     let _ = std::io::stdout().flush();

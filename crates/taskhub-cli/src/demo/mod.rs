@@ -10,19 +10,18 @@ mod report;
 mod scenarios;
 pub mod workloads;
 
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
 use indicatif::{ProgressBar, ProgressStyle};
-use taskhub::settings::Backend;
 use taskhub::{
     InstanceId, InstanceQuery, InstanceStatus, StartOptions, TaskHubClient, TaskhubError, Worker,
 };
+use taskhub_backends::{BackendError, OpenMode};
 use tokio::task::JoinSet;
 
 use crate::args::{DemoArgs, GlobalArgs};
-use crate::settings::{self, DEFAULT_DEMO_DB};
+use crate::settings;
 use report::Outcome;
 
 /// The demo's defaults for settings the user did not set: poll an idle queue at least every
@@ -32,7 +31,7 @@ pub const PROFILE: [(&str, &str); 3] = [
     ("max_queue_polling_interval", "100ms"),
     ("shutdown_timeout", "5s"),
     (
-        "azure_storage_connection_string",
+        "azure.storage_connection_string",
         "UseDevelopmentStorage=true",
     ),
 ];
@@ -54,14 +53,12 @@ pub async fn run(global: &GlobalArgs, args: &DemoArgs) -> anyhow::Result<()> {
     if args.workers > 1 {
         profile.extend(cluster::PROFILE);
     }
-    let settings = settings::resolve(global, &profile)?;
-    let db = settings::db_path(global, DEFAULT_DEMO_DB);
-    if settings.backend == Backend::Azure {
-        crate::azure::fresh_hub(&settings, args.fresh).await?;
-    } else {
-        fresh_file(&db)?;
-    }
-    let hub = settings::open_hub(global, &db, settings, false).await?;
+    let mut with_db = profile.clone();
+    with_db.push(settings::DEMO_DB_PROFILE);
+    let resolved = settings::resolve(global, &with_db)?;
+    fresh_hub(&resolved, args.fresh).await?;
+    let hub = resolved.open_hub(false).await?;
+    let db = resolved.db.clone();
     let mut workers = if args.workers > 1 {
         let mut c = tokio::task::block_in_place(|| {
             cluster::Cluster::start(args.workers, &db, global, &profile)
@@ -201,27 +198,44 @@ pub async fn run(global: &GlobalArgs, args: &DemoArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Deletes the demo database and its WAL files, saying so.
-fn fresh_file(db: &Path) -> anyhow::Result<()> {
-    let mut removed = Vec::new();
-    for suffix in ["", "-wal", "-shm"] {
-        let mut name = db.as_os_str().to_owned();
-        name.push(suffix);
-        let path = PathBuf::from(name);
-        if path.exists() {
-            std::fs::remove_file(&path)
-                .with_context(|| format!("cannot delete the old demo file {}", path.display()))?;
-            removed.push(path.display().to_string());
+/// Starts the demo on a fresh hub: deletes it (its file and WAL files, or its queues, tables
+/// and blobs), saying so. A hub that is not on this machine (a real storage account, not an
+/// emulator) and has instances is deleted only with `allow_real` (the demo's `--fresh`): the
+/// demo must never wipe a user's hub by surprise.
+async fn fresh_hub(resolved: &settings::Resolved, allow_real: bool) -> anyhow::Result<()> {
+    let hub = &resolved.hub;
+    if !hub.is_local() && !allow_real {
+        match hub.open(OpenMode::Existing, false).await {
+            Ok(opened) => {
+                let page = opened
+                    .store
+                    .list_instances(&InstanceQuery {
+                        page_size: 1,
+                        include_entities: true,
+                        ..InstanceQuery::default()
+                    })
+                    .await?;
+                if !page.instances.is_empty() {
+                    bail!(
+                        "the demo starts on a fresh hub and would delete {}, which has \
+                         instances: name another hub (task_hub_name), or pass --fresh to delete it",
+                        hub.describe()
+                    );
+                }
+            }
+            Err(BackendError::NotFound { .. }) => {}
+            Err(e) => return Err(resolved.open_error(e)),
         }
     }
-    if removed.is_empty() {
-        crate::outln!("Demo task hub: {} (new file)", db.display());
-    } else {
+    let deleted = hub.delete().await.map_err(|e| resolved.open_error(e))?;
+    if deleted.existed {
         crate::outln!(
-            "Demo task hub: {} (started fresh: deleted {})",
-            db.display(),
-            removed.join(", ")
+            "Demo task hub: {} (started fresh: {})",
+            hub.place(),
+            deleted.note
         );
+    } else {
+        crate::outln!("Demo task hub: {} ({})", hub.place(), deleted.note);
     }
     Ok(())
 }

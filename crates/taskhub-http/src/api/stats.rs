@@ -18,7 +18,7 @@ pub(crate) async fn hub(State(s): State<Arc<AppState>>) -> ApiResult<Json<HubInf
     let settings = s.hub.settings();
     Ok(Json(HubInfo {
         task_hub: settings.task_hub_name.clone(),
-        backend: format!("{:?}", settings.backend).to_lowercase(),
+        backend: s.hub.store().backend_name().to_owned(),
         partition_count: s.hub.partition_count(),
         worker: s.worker_stats.is_some(),
         metrics: s.metrics.is_some(),

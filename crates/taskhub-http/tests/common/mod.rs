@@ -11,7 +11,6 @@ pub mod schema;
 
 use std::future::Future;
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use http_body_util::{BodyExt, Full};
@@ -19,7 +18,6 @@ use hyper::body::Bytes;
 use hyper_util::rt::TokioIo;
 use taskhub::*;
 use taskhub_http::HttpConfig;
-use taskhub_storage::SystemClock;
 
 /// Which store the hub lives in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,29 +32,47 @@ pub enum Backend {
 /// The environment variable naming the Azure test account.
 pub const AZURE_ENV: &str = "TASKHUB_TEST_AZURE_CONNECTION_STRING";
 
-async fn azure_store() -> Arc<taskhub_azure::AzureStore> {
+/// A hub name no other test uses, for Azure.
+fn unique_hub_name() -> String {
     static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let text = std::env::var(AZURE_ENV).unwrap_or_else(|_| {
-        panic!(
-            "{AZURE_ENV} is not set. The HTTP tests on Azure need Azurite: run them as \
-             `scripts/with-azurite.sh cargo test -p taskhub-http` (scripts/test.sh does this)."
-        )
-    });
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .subsec_nanos();
-    let name = format!("http{}x{n}x{nanos}", std::process::id());
-    let store = taskhub_azure::AzureStore::create(taskhub_azure::AzureOptions {
-        account: taskhub_azure::StorageAccount::from_connection_string(&text)
-            .expect("a valid test connection string"),
-        hub: taskhub_azure::HubName::new(&name).expect("a valid hub name"),
-        clock: Arc::new(SystemClock::new()),
-    })
-    .await
-    .expect("open the hub on the test account");
-    Arc::new(store)
+    format!("http{}x{n}x{nanos}", std::process::id())
+}
+
+/// Where `backend` puts a fresh hub: `dir/hub.db`, or a hub of its own on the Azure test
+/// account.
+fn backend_config(backend: Backend, dir: &TempDir) -> taskhub_backends::BackendConfig {
+    use taskhub_backends::OptionValue;
+    let overrides = match backend {
+        Backend::Memory => Vec::new(),
+        Backend::Sqlite => vec![OptionValue::new(
+            "sqlite.path",
+            dir.0.join("hub.db").display().to_string(),
+            "the test",
+        )],
+        Backend::Azure => {
+            let text = std::env::var(AZURE_ENV).unwrap_or_else(|_| {
+                panic!(
+                    "{AZURE_ENV} is not set. The HTTP tests on Azure need Azurite: run them as \
+                     `scripts/with-azurite.sh cargo test -p taskhub-http` (scripts/test.sh does this)."
+                )
+            });
+            vec![OptionValue::new(
+                "azure.storage_connection_string",
+                text,
+                AZURE_ENV,
+            )]
+        }
+    };
+    taskhub_backends::BackendConfig {
+        overrides,
+        hub_name: unique_hub_name(),
+        ..taskhub_backends::BackendConfig::default()
+    }
 }
 
 /// A deadline only a stuck test reaches.
@@ -99,19 +115,22 @@ pub fn settings() -> Settings {
     }
 }
 
-pub async fn open_hub(backend: Backend, dir: &TempDir) -> TaskHub {
-    let store: Arc<dyn taskhub_storage::TaskHubStore> = match backend {
-        Backend::Memory => Arc::new(taskhub_storage::memory::MemoryStore::new(Arc::new(
-            SystemClock::new(),
-        ))),
-        Backend::Sqlite => {
-            let opts = taskhub_sqlite::SqliteOptions::new(dir.0.join("hub.db"))
-                .with_clock(Arc::new(SystemClock::new()));
-            Arc::new(taskhub_sqlite::SqliteStore::open(opts).unwrap())
+impl Backend {
+    /// Its name in `taskhub_backends::BACKENDS`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Memory => "memory",
+            Self::Sqlite => "sqlite",
+            Self::Azure => "azure",
         }
-        Backend::Azure => azure_store().await,
-    };
-    TaskHub::open(store, settings()).await.unwrap()
+    }
+}
+
+pub async fn open_hub(backend: Backend, dir: &TempDir) -> TaskHub {
+    let opened = taskhub_backends::create_store(backend.name(), &backend_config(backend, dir))
+        .await
+        .expect("open the test hub");
+    TaskHub::open(opened.store, settings()).await.unwrap()
 }
 
 async fn say_hello(_ctx: ActivityContext, city: String) -> Result<String, ActivityError> {

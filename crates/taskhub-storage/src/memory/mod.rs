@@ -17,6 +17,7 @@
 //!
 //! The store is cheap to clone; clones share the same task hub.
 
+mod backend;
 mod checkpoint;
 mod history;
 mod queues;
@@ -27,6 +28,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 pub use crate::faults::{FaultPlan, Faults, Injected, InjectedFault, Op, TearAfter, Trigger};
+pub use backend::MemoryBackend;
 
 use crate::clock::Clock;
 use crate::error::StorageResult;

@@ -2,11 +2,16 @@
 //! `TASKHUB_*` variables, command-line flags), the later source winning per setting, parsed
 //! and validated once at the end. So a flag can fix a bad value in the file, and an error
 //! names the setting and the source its final value came from.
+//!
+//! `taskhub.toml` is shared: its tables (`[sqlite]`, `[azure]`) hold the backends' options and
+//! are read by their crates, and a program may own top-level keys of its own (the `taskhub`
+//! binary's `backend`, `http_token`, …), which it names with
+//! [`SettingsBuilder::ignore`]. Every other top-level key must be a runtime setting.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-use super::{is_known, names, Settings, BACKEND_TABLES};
+use super::{is_known, names, Settings};
 use crate::error::TaskhubError;
 
 /// Collects setting values; [`build`](Self::build) parses and validates the final ones.
@@ -24,6 +29,8 @@ use crate::error::TaskhubError;
 pub struct SettingsBuilder {
     /// Setting name → (text value, where it came from).
     values: BTreeMap<String, (String, String)>,
+    /// Top-level keys of the file that another reader owns.
+    ignored: Vec<String>,
 }
 
 impl SettingsBuilder {
@@ -31,6 +38,17 @@ impl SettingsBuilder {
     #[must_use]
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Skips the top-level `keys` of a settings file: another reader owns them (a program's
+    /// own settings, the older spellings of a backend's options).
+    pub fn ignore<I, K>(&mut self, keys: I) -> &mut Self
+    where
+        I: IntoIterator<Item = K>,
+        K: Into<String>,
+    {
+        self.ignored.extend(keys.into_iter().map(Into::into));
+        self
     }
 
     /// Sets `name` to `value` (text, as in `taskhub.toml`), replacing an earlier source's
@@ -60,6 +78,7 @@ impl SettingsBuilder {
     }
 
     /// Adds the values of a `taskhub.toml` file; a file that does not exist adds nothing.
+    /// Tables (a backend's options) and [ignored](Self::ignore) keys are skipped.
     ///
     /// # Errors
     /// [`TaskhubError::InvalidSetting`] naming the file if it cannot be read or parsed, or
@@ -79,8 +98,8 @@ impl SettingsBuilder {
             .parse()
             .map_err(|e: toml::de::Error| file_error(e.message().to_owned()))?;
         for (key, value) in table {
-            if BACKEND_TABLES.contains(&key.as_str()) && value.is_table() {
-                // The backend's own options: its crate reads them.
+            if value.is_table() || self.ignored.contains(&key) {
+                // A backend's options, or a key another reader owns.
                 continue;
             }
             let text = match value {
@@ -249,7 +268,6 @@ mod tests {
             ("lease_interval", "1 fortnight", "duration"),
             ("partition_count", "-1", "whole number"),
             ("partition_count", "99999999999", "\"99999999999\""),
-            ("backend", "cosmos", "sqlite or azure"),
             ("version_failure", "shrug", "reject or fail"),
         ] {
             let mut b = SettingsBuilder::new();
@@ -264,16 +282,20 @@ mod tests {
 
         // The names are the struct's: every field, nothing else.
         let names = super::names();
-        assert_eq!(names.len(), 39, "{names:?}");
-        for name in [
-            "partition_count",
-            "otlp_endpoint",
-            "version_failure",
-            "http_token",
-        ] {
+        assert_eq!(names.len(), 28, "{names:?}");
+        for name in ["partition_count", "task_hub_name", "startup_busy_timeout"] {
             assert!(super::is_known(name), "{name}");
         }
-        assert!(!super::is_known("durability"));
+        // Backend options and the binary's own settings are not the runtime's.
+        for name in [
+            "durability",
+            "backend",
+            "http_token",
+            "otlp_endpoint",
+            "azure_tenant_id",
+        ] {
+            assert!(!super::is_known(name), "{name}");
+        }
     }
 
     #[test]
@@ -283,10 +305,20 @@ mod tests {
         let path = dir.join("taskhub.toml");
         std::fs::write(
             &path,
-            "lease_interval = 45\nmax_queue_polling_interval = 0.5\nextended_sessions_enabled = false\nworker_version = \"3\"\n[sqlite]\ndurability = \"full\"\n",
+            "lease_interval = 45\nmax_queue_polling_interval = 0.5\nextended_sessions_enabled = false\nworker_version = \"3\"\nhttp_token = \"t\"\n[sqlite]\ndurability = \"full\"\n[azure]\nstorage_account_name = \"a\"\n",
         )
         .unwrap();
-        let s = SettingsBuilder::new().file(&path).unwrap().build().unwrap();
+        let err = SettingsBuilder::new().file(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("http_token") && err.contains("unknown setting"),
+            "{err}"
+        );
+        let s = SettingsBuilder::new()
+            .ignore(["http_token"])
+            .file(&path)
+            .unwrap()
+            .build()
+            .unwrap();
         assert_eq!(s.lease_interval, std::time::Duration::from_secs(45));
         assert_eq!(
             s.max_queue_polling_interval,

@@ -7,10 +7,7 @@
 //! value is read by the field's serde helper (`text.rs`: numbers, booleans, humantime
 //! durations, enums by their text form), whether it comes from the file or as text.
 
-mod backend;
 mod builder;
-mod http;
-mod telemetry;
 mod text;
 mod versioning;
 
@@ -22,7 +19,6 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::error::TaskhubError;
-pub use backend::{Backend, Secret, DEFAULT_TASK_HUB_NAME};
 pub use builder::SettingsBuilder;
 pub use text::parse_duration;
 pub use versioning::{compare_versions, VersionFailure, VersionMatch};
@@ -126,52 +122,11 @@ pub struct Settings {
     /// `DefaultVersion`). Default: empty (they stay unversioned).
     #[serde(deserialize_with = "text::trimmed")]
     pub default_version: String,
-    /// Where the task hub lives: `sqlite` (default) or `azure`. Read by the commands that open
-    /// a hub, not by the runtime.
-    #[serde(deserialize_with = "text::parsed", serialize_with = "text::display")]
-    pub backend: Backend,
-    /// The Azure Storage connection string (`UseDevelopmentStorage=true` for Azurite); never
-    /// printed. Required when `backend = azure`.
-    pub azure_storage_connection_string: Secret,
-    /// The task hub's name on Azure Storage: 3 to 45 ASCII letters and digits, starting with a
-    /// letter (the original's rule). Default `TaskHub`.
+    /// The task hub's name: 3 to 45 ASCII letters and digits, starting with a letter (the
+    /// original's rule). Backends that keep several hubs in one place (the tables of an Azure
+    /// Storage account) find the hub by it; the HTTP API reports it. Default `TaskHub`.
     #[serde(deserialize_with = "text::trimmed")]
     pub task_hub_name: String,
-    /// Entra ID instead of a connection string: the storage account's name (endpoints
-    /// `https://<name>.<service>.<suffix>`). Used when `azure_storage_connection_string` is
-    /// empty.
-    #[serde(deserialize_with = "text::trimmed")]
-    pub azure_storage_account_name: String,
-    /// The endpoint suffix with `azure_storage_account_name`; empty for `core.windows.net`.
-    #[serde(deserialize_with = "text::trimmed")]
-    pub azure_storage_endpoint_suffix: String,
-    /// The Entra ID credential with `azure_storage_account_name`: `client_secret`,
-    /// `managed_identity`, or empty (client secret if `azure_client_secret` is set, else the
-    /// managed identity).
-    #[serde(deserialize_with = "backend::credential")]
-    pub azure_credential: String,
-    /// The directory (tenant) ID of a client-secret credential.
-    #[serde(deserialize_with = "text::trimmed")]
-    pub azure_tenant_id: String,
-    /// The application (client) ID of a client-secret credential, or a user-assigned managed
-    /// identity's client ID (empty: the system-assigned identity).
-    #[serde(deserialize_with = "text::trimmed")]
-    pub azure_client_id: String,
-    /// The client secret of a client-secret credential; never printed.
-    pub azure_client_secret: Secret,
-    /// The Entra ID authority for client secrets; empty for `https://login.microsoftonline.com`.
-    #[serde(deserialize_with = "text::trimmed")]
-    pub azure_authority_host: String,
-    /// The bearer token of the HTTP management API and dashboard (`taskhub serve`, `taskhub
-    /// worker --http`); never printed. Required to listen on any address but loopback; when
-    /// set, every API request must carry `Authorization: Bearer <token>`. Also read from
-    /// `TASKHUB_HTTP_TOKEN`. Default: none.
-    pub http_token: Secret,
-    /// Where the `taskhub` binary built with its `otlp` feature sends its spans (an OTLP/HTTP
-    /// collector such as `http://127.0.0.1:4318`); empty for no export. Also read from
-    /// `TASKHUB_OTLP_ENDPOINT`. The runtime itself does not read it. Default: empty.
-    #[serde(deserialize_with = "telemetry::endpoint")]
-    pub otlp_endpoint: String,
 }
 
 impl Default for Settings {
@@ -204,18 +159,7 @@ impl Default for Settings {
             version_match: VersionMatch::None,
             version_failure: VersionFailure::Reject,
             default_version: String::new(),
-            backend: Backend::Sqlite,
-            azure_storage_connection_string: Secret::default(),
             task_hub_name: DEFAULT_TASK_HUB_NAME.to_owned(),
-            azure_storage_account_name: String::new(),
-            azure_storage_endpoint_suffix: String::new(),
-            azure_credential: String::new(),
-            azure_tenant_id: String::new(),
-            azure_client_id: String::new(),
-            azure_client_secret: Secret::default(),
-            azure_authority_host: String::new(),
-            http_token: Secret::default(),
-            otlp_endpoint: String::new(),
         }
     }
 }
@@ -323,7 +267,19 @@ impl Settings {
                 "needs a worker_version to compare instance versions with",
             );
         }
-        backend::validate(self)
+        let name = &self.task_hub_name;
+        if !(3..=45).contains(&name.len())
+            || !name.chars().all(|c| c.is_ascii_alphanumeric())
+            || !name.starts_with(|c: char| c.is_ascii_alphabetic())
+        {
+            return Err(TaskhubError::InvalidSetting {
+                name: "task_hub_name".to_owned(),
+                reason: format!(
+                    "{name:?} must be 3 to 45 ASCII letters and digits, starting with a letter"
+                ),
+            });
+        }
+        Ok(())
     }
 
     /// Defaults, then `path` if it exists, then `TASKHUB_*` variables from `env`, validated.
@@ -380,6 +336,9 @@ impl Settings {
     }
 }
 
+/// The default task hub name.
+pub const DEFAULT_TASK_HUB_NAME: &str = "TaskHub";
+
 /// Every setting name, sorted: the serde names of [`Settings`]' fields.
 #[must_use]
 pub fn names() -> &'static [String] {
@@ -396,10 +355,8 @@ pub fn is_known(name: &str) -> bool {
     names().iter().any(|n| n == name)
 }
 
-/// The tables of `taskhub.toml` that belong to a backend (read by the backend's crate, e.g.
-/// `taskhub_sqlite::SqliteOptions::apply_file`); the runtime settings skip them.
-pub const BACKEND_TABLES: [&str; 2] = [BACKEND_SQLITE, "azure"];
-
+/// The table of `taskhub.toml` that holds the SQLite backend's options, named by the hint for
+/// a misplaced top-level `durability`.
 const BACKEND_SQLITE: &str = "sqlite";
 
 #[cfg(test)]
@@ -425,6 +382,20 @@ mod tests {
             }
             other => panic!("expected InvalidSetting, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn the_task_hub_name_follows_the_original_rule() {
+        let mut s = Settings::default();
+        assert_eq!(s.task_hub_name, DEFAULT_TASK_HUB_NAME);
+        for bad in ["ab", "1hub", "my-hub", &"h".repeat(46)] {
+            s.set("task_hub_name", bad).unwrap();
+            let err = s.validate().unwrap_err().to_string();
+            assert!(err.contains("task_hub_name"), "{bad}: {err}");
+        }
+        s.set("task_hub_name", " Hub1 ").unwrap();
+        assert_eq!(s.task_hub_name, "Hub1");
+        s.validate().unwrap();
     }
 
     #[test]

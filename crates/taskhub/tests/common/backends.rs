@@ -1,6 +1,7 @@
-//! The backends the runtime suites run on, behind one factory: SQLite (a file in a temp dir) and
-//! Azure Storage (a fresh hub with its own name on the account that
-//! `TASKHUB_TEST_AZURE_CONNECTION_STRING` names: Azurite under `scripts/with-azurite.sh`).
+//! The backends the runtime suites run on, opened by name through `taskhub_backends` (as the
+//! binaries do): SQLite (a file in a temp dir) and Azure Storage (a fresh hub with its own name
+//! on the account that `TASKHUB_TEST_AZURE_CONNECTION_STRING` names: Azurite under
+//! `scripts/with-azurite.sh`).
 //!
 //! Included by the test files that use it as `#[path = "common/backends.rs"] mod backends;`
 //! next to `mod common;`.
@@ -16,10 +17,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use taskhub::*;
-use taskhub_azure::{AzureOptions, AzureStore, HubName, StorageAccount};
-use taskhub_storage::{SystemClock, TaskHubStore};
+use taskhub_azure::{AzureStore, StorageAccount};
+use taskhub_backends::{BackendConfig, OptionValue};
+use taskhub_storage::TaskHubStore;
 
-use crate::common::{fast_settings, sqlite_store, TempDir};
+use crate::common::{fast_settings, TempDir};
 
 /// The environment variable naming the account the Azure tests run against.
 pub const AZURE_ENV: &str = "TASKHUB_TEST_AZURE_CONNECTION_STRING";
@@ -33,16 +35,53 @@ pub enum Backend {
     Azure,
 }
 
+impl Backend {
+    /// Its name in `taskhub_backends::BACKENDS`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Sqlite => "sqlite",
+            Self::Azure => "azure",
+        }
+    }
+}
+
 /// The test account; panics with how to run the tests when the variable is unset.
 pub fn azure_account() -> StorageAccount {
-    let text = std::env::var(AZURE_ENV).unwrap_or_else(|_| {
+    StorageAccount::from_connection_string(&azure_connection_string())
+        .expect("a valid test connection string")
+}
+
+/// The test account's connection string; panics with how to run the tests when it is unset.
+pub fn azure_connection_string() -> String {
+    std::env::var(AZURE_ENV).unwrap_or_else(|_| {
         panic!(
             "{AZURE_ENV} is not set. The runtime tests on Azure need Azurite: run them as \
              `scripts/with-azurite.sh cargo test -p taskhub` (scripts/test.sh does this), \
              which installs and starts a private Azurite and sets {AZURE_ENV}."
         )
-    });
-    StorageAccount::from_connection_string(&text).expect("a valid test connection string")
+    })
+}
+
+/// Where `backend` puts a hub for a test: the file `dir/hub.db`, or the hub `hub_name` on the
+/// test account.
+pub fn backend_config(backend: Backend, dir: &std::path::Path, hub_name: &str) -> BackendConfig {
+    let overrides = match backend {
+        Backend::Sqlite => vec![OptionValue::new(
+            "sqlite.path",
+            dir.join("hub.db").display().to_string(),
+            "the test",
+        )],
+        Backend::Azure => vec![OptionValue::new(
+            "azure.storage_connection_string",
+            azure_connection_string(),
+            AZURE_ENV,
+        )],
+    };
+    BackendConfig {
+        overrides,
+        hub_name: hub_name.to_owned(),
+        ..BackendConfig::default()
+    }
 }
 
 /// A hub name no other test uses.
@@ -53,14 +92,12 @@ pub fn unique_hub_name() -> String {
 
 /// Opens (creating its objects on first use) the Azure hub `name` on the test account.
 pub async fn azure_store(name: &str) -> Arc<AzureStore> {
-    let store = AzureStore::create(AzureOptions {
-        account: azure_account(),
-        hub: HubName::new(name).expect("a valid hub name"),
-        clock: Arc::new(SystemClock::new()),
-    })
-    .await
-    .expect("open the hub on the test account");
-    Arc::new(store)
+    let config = backend_config(Backend::Azure, std::path::Path::new("."), name);
+    taskhub_backends::create_store("azure", &config)
+        .await
+        .expect("open the hub on the test account")
+        .downcast_arc::<AzureStore>()
+        .expect("an AzureStore")
 }
 
 /// Settings for short test runs on `backend`. Azure keeps time itself (delays are whole
@@ -121,7 +158,11 @@ impl TestStore {
             Backend::Sqlite => {
                 let dir = TempDir::new(tag);
                 let path = dir.0.join("hub.db");
-                let store = sqlite_store(&dir.0);
+                let config = backend_config(backend, &dir.0, "unused");
+                let store = taskhub_backends::create_store("sqlite", &config)
+                    .await
+                    .expect("a SQLite hub in the temp dir")
+                    .store;
                 Self {
                     backend,
                     store,

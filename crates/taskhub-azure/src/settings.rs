@@ -1,0 +1,434 @@
+//! The Azure backend's own options from configuration: the `[azure]` table of `taskhub.toml`,
+//! `TASKHUB_AZURE_<NAME>` environment variables, and explicit values such as a CLI flag
+//! (later sources win). The older top-level keys `azure_<name>` of `taskhub.toml` (and
+//! `--set azure_<name>=…`) are still read, before the table.
+//!
+//! ```toml
+//! # taskhub.toml
+//! [azure]
+//! storage_connection_string = "UseDevelopmentStorage=true"
+//! ```
+//!
+//! ```
+//! # fn main() -> Result<(), taskhub_azure::AzureConfigError> {
+//! use taskhub_azure::AzureConfig;
+//!
+//! let mut config = AzureConfig::default();
+//! config.set("storage_account_name", "prod1", "my flag")?;
+//! assert!(!config.uses_client_secret(), "no secret: the managed identity");
+//! let err = config.set("credential", "password", "TASKHUB_AZURE_CREDENTIAL").unwrap_err();
+//! assert!(err.to_string().contains("azure.credential"));
+//! # Ok(()) }
+//! ```
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::credential::{
+    ClientSecretCredential, Credential, ManagedIdentityCredential, SecretText,
+    DEFAULT_AUTHORITY_HOST,
+};
+use crate::StorageAccount;
+
+/// The table of `taskhub.toml` these options live in.
+pub const TABLE: &str = "azure";
+
+/// Every option name under `[azure]`.
+pub const KNOWN: [&str; 8] = [
+    "storage_connection_string",
+    "storage_account_name",
+    "storage_endpoint_suffix",
+    "credential",
+    "tenant_id",
+    "client_id",
+    "client_secret",
+    "authority_host",
+];
+
+/// An Azure option that cannot be applied, or a missing one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AzureConfigError {
+    /// The settings file could not be read or parsed.
+    #[error("cannot read settings file {path}: {reason}")]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        reason: String,
+    },
+    /// An option is unknown or malformed.
+    #[error("invalid setting {TABLE}.{name} (from {origin}): {reason}")]
+    Invalid {
+        /// The option, without the `azure.` prefix.
+        name: String,
+        /// Where its value came from (a file, a variable, a flag).
+        origin: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// An option the others make necessary is not set.
+    #[error("missing setting {TABLE}.{name}: {reason}")]
+    Missing {
+        /// The option, without the `azure.` prefix.
+        name: String,
+        /// When it is needed.
+        reason: String,
+    },
+}
+
+/// How the Azure backend reaches its storage account: a connection string, or an account
+/// name with an Entra ID credential. Secrets never show in `Debug`.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct AzureConfig {
+    /// The connection string (`UseDevelopmentStorage=true` for Azurite); never printed.
+    pub storage_connection_string: Option<SecretText>,
+    /// Entra ID instead of a connection string: the account's name (endpoints
+    /// `https://<name>.<service>.<suffix>`). Used when there is no connection string.
+    pub storage_account_name: String,
+    /// The endpoint suffix with an account name; empty for `core.windows.net`.
+    pub storage_endpoint_suffix: String,
+    /// `client_secret`, `managed_identity`, or empty (a client secret if one is set, else the
+    /// managed identity).
+    pub credential: String,
+    /// The directory (tenant) ID of a client-secret credential.
+    pub tenant_id: String,
+    /// The application (client) ID of a client secret, or a user-assigned managed identity's
+    /// client ID (empty: the system-assigned identity).
+    pub client_id: String,
+    /// The client secret; never printed.
+    pub client_secret: Option<SecretText>,
+    /// The Entra ID authority for client secrets; empty for `https://login.microsoftonline.com`.
+    pub authority_host: String,
+}
+
+impl fmt::Debug for AzureConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let secret = |s: &Option<SecretText>| if s.is_some() { "<redacted>" } else { "<none>" };
+        f.debug_struct("AzureConfig")
+            .field(
+                "storage_connection_string",
+                &secret(&self.storage_connection_string),
+            )
+            .field("storage_account_name", &self.storage_account_name)
+            .field("storage_endpoint_suffix", &self.storage_endpoint_suffix)
+            .field("credential", &self.credential)
+            .field("tenant_id", &self.tenant_id)
+            .field("client_id", &self.client_id)
+            .field("client_secret", &secret(&self.client_secret))
+            .field("authority_host", &self.authority_host)
+            .finish()
+    }
+}
+
+impl AzureConfig {
+    /// Sets one option from its text form (trimmed; empty clears it); `origin` is named in
+    /// the error.
+    ///
+    /// # Errors
+    /// [`AzureConfigError::Invalid`] naming `azure.<name>` and `origin`.
+    pub fn set(&mut self, name: &str, value: &str, origin: &str) -> Result<(), AzureConfigError> {
+        let value = value.trim();
+        let secret = || Some(SecretText::new(value)).filter(|_| !value.is_empty());
+        match name {
+            "storage_connection_string" => self.storage_connection_string = secret(),
+            "storage_account_name" => value.clone_into(&mut self.storage_account_name),
+            "storage_endpoint_suffix" => value.clone_into(&mut self.storage_endpoint_suffix),
+            "credential" => {
+                let v = value.to_ascii_lowercase().replace('-', "_");
+                if !["", "client_secret", "managed_identity"].contains(&v.as_str()) {
+                    return Err(AzureConfigError::Invalid {
+                        name: name.to_owned(),
+                        origin: origin.to_owned(),
+                        reason: format!(
+                            "expected client_secret or managed_identity, got {value:?}"
+                        ),
+                    });
+                }
+                self.credential = v;
+            }
+            "tenant_id" => value.clone_into(&mut self.tenant_id),
+            "client_id" => value.clone_into(&mut self.client_id),
+            "client_secret" => self.client_secret = secret(),
+            "authority_host" => value.clone_into(&mut self.authority_host),
+            _ => {
+                return Err(AzureConfigError::Invalid {
+                    name: name.to_owned(),
+                    origin: origin.to_owned(),
+                    reason: format!("unknown option (known: {})", KNOWN.join(", ")),
+                })
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies a settings file (`taskhub.toml`): its top-level `azure_<name>` keys (the older
+    /// spelling), then its `[azure]` table. A file that does not exist changes nothing; other
+    /// keys are not read.
+    ///
+    /// # Errors
+    /// [`AzureConfigError::File`] if the file cannot be read or parsed;
+    /// [`AzureConfigError::Invalid`] naming the option and the file.
+    pub fn apply_file(&mut self, path: &Path) -> Result<(), AzureConfigError> {
+        if !path.exists() {
+            return Ok(());
+        }
+        let file_error = |reason: String| AzureConfigError::File {
+            path: path.to_owned(),
+            reason,
+        };
+        let text =
+            std::fs::read_to_string(path).map_err(|e| file_error(format!("cannot read: {e}")))?;
+        let mut table: toml::Table = text
+            .parse()
+            .map_err(|e: toml::de::Error| file_error(e.message().to_owned()))?;
+        let origin = path.display().to_string();
+        let invalid = |name: &str, reason: &str| AzureConfigError::Invalid {
+            name: name.to_owned(),
+            origin: origin.clone(),
+            reason: reason.to_owned(),
+        };
+        let section = table.remove(TABLE);
+        for (key, value) in &table {
+            if let Some(name) = key.strip_prefix("azure_") {
+                let text = value
+                    .as_str()
+                    .ok_or_else(|| invalid(name, "expected a string"))?;
+                self.set(name, text, &origin)?;
+            }
+        }
+        match section {
+            None => {}
+            Some(toml::Value::Table(section)) => {
+                for (key, value) in section {
+                    let text = value
+                        .as_str()
+                        .ok_or_else(|| invalid(&key, "expected a string"))?;
+                    self.set(&key, text, &origin)?;
+                }
+            }
+            Some(_) => return Err(invalid("", &format!("expected a table [{TABLE}]"))),
+        }
+        Ok(())
+    }
+
+    /// Applies every `TASKHUB_AZURE_<NAME>` variable of `env` (`TASKHUB_AZURE_STORAGE_CONNECTION_STRING`,
+    /// …). Unknown `TASKHUB_AZURE_*` names are errors, other variables ignored.
+    ///
+    /// # Errors
+    /// [`AzureConfigError::Invalid`] naming the option and the variable.
+    pub fn apply_env(&mut self, env: &HashMap<String, String>) -> Result<(), AzureConfigError> {
+        let mut vars: Vec<(&String, &String)> = env
+            .iter()
+            .filter(|(k, _)| k.starts_with("TASKHUB_AZURE_"))
+            .collect();
+        vars.sort();
+        for (key, value) in vars {
+            let name = key.trim_start_matches("TASKHUB_AZURE_").to_lowercase();
+            self.set(&name, value, key)?;
+        }
+        Ok(())
+    }
+
+    /// The defaults with the settings of `file` (if given) and the environment `env` applied,
+    /// in that order: what a library user calls to honour the same configuration as the
+    /// `taskhub` CLI.
+    ///
+    /// # Errors
+    /// As [`apply_file`](Self::apply_file) and [`apply_env`](Self::apply_env).
+    pub fn from_config(
+        file: Option<&Path>,
+        env: &HashMap<String, String>,
+    ) -> Result<Self, AzureConfigError> {
+        let mut config = Self::default();
+        if let Some(file) = file {
+            config.apply_file(file)?;
+        }
+        config.apply_env(env)?;
+        Ok(config)
+    }
+
+    /// True if the Entra ID credential is a client secret (`credential = client_secret`, or
+    /// unset with a `client_secret`); false for the managed identity.
+    #[must_use]
+    pub fn uses_client_secret(&self) -> bool {
+        match self.credential.as_str() {
+            "client_secret" => true,
+            "managed_identity" => false,
+            _ => self.client_secret.is_some(),
+        }
+    }
+
+    /// Checks that the account is named: a connection string, or an account name (with a
+    /// client secret's tenant, client and secret when the credential is one).
+    ///
+    /// # Errors
+    /// [`AzureConfigError::Missing`] naming the option.
+    pub fn validate(&self) -> Result<(), AzureConfigError> {
+        if self.storage_connection_string.is_some() {
+            return Ok(());
+        }
+        if self.storage_account_name.is_empty() {
+            return Err(AzureConfigError::Missing {
+                name: "storage_connection_string".to_owned(),
+                reason: "must be set when backend = azure (UseDevelopmentStorage=true for a \
+                         local Azurite), or azure.storage_account_name with an Entra ID \
+                         credential"
+                    .to_owned(),
+            });
+        }
+        if self.uses_client_secret() {
+            for (name, missing) in [
+                ("tenant_id", self.tenant_id.is_empty()),
+                ("client_id", self.client_id.is_empty()),
+                ("client_secret", self.client_secret.is_none()),
+            ] {
+                if missing {
+                    return Err(AzureConfigError::Missing {
+                        name: name.to_owned(),
+                        reason: "must be set for a client_secret credential (azure.credential)"
+                            .to_owned(),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The account these options name: the connection string if set, else the account name
+    /// with its Entra ID credential (client secret or managed identity).
+    ///
+    /// # Errors
+    /// [`AzureConfigError`] for a missing option or a malformed connection string or account
+    /// name (never showing a key or secret).
+    pub fn account(&self) -> Result<StorageAccount, AzureConfigError> {
+        self.validate()?;
+        let invalid = |name: &str, e: crate::AzureError| AzureConfigError::Invalid {
+            name: name.to_owned(),
+            origin: "the configuration".to_owned(),
+            reason: match e {
+                crate::AzureError::ConnectionString(why) => why,
+                other => other.to_string(),
+            },
+        };
+        if let Some(text) = &self.storage_connection_string {
+            return StorageAccount::from_connection_string(text.expose())
+                .map_err(|e| invalid("storage_connection_string", e));
+        }
+        let credential = if self.uses_client_secret() {
+            Credential::ClientSecret(ClientSecretCredential {
+                tenant_id: self.tenant_id.clone(),
+                client_id: self.client_id.clone(),
+                secret: self
+                    .client_secret
+                    .clone()
+                    .unwrap_or_else(|| SecretText::new("")),
+                authority_host: Some(self.authority_host.clone())
+                    .filter(|h| !h.is_empty())
+                    .unwrap_or_else(|| DEFAULT_AUTHORITY_HOST.to_owned()),
+            })
+        } else {
+            let client_id = Some(self.client_id.clone()).filter(|c| !c.is_empty());
+            Credential::ManagedIdentity(ManagedIdentityCredential::from_environment(client_id))
+        };
+        let suffix = Some(self.storage_endpoint_suffix.as_str()).filter(|s| !s.is_empty());
+        StorageAccount::with_token_credential(&self.storage_account_name, suffix, credential)
+            .map_err(|e| invalid("storage_account_name", e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+
+    use super::*;
+
+    #[test]
+    fn file_then_env_and_the_older_top_level_keys() {
+        let dir = std::env::temp_dir().join(format!("taskhub-azure-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("taskhub.toml");
+        std::fs::write(
+            &file,
+            "partition_count = 2\nazure_storage_account_name = \"old\"\nazure_tenant_id = \"t0\"\n[azure]\nstorage_account_name = \"prod1\"\n",
+        )
+        .unwrap();
+        let c = AzureConfig::from_config(Some(&file), &HashMap::new()).unwrap();
+        assert_eq!(c.storage_account_name, "prod1", "the table wins");
+        assert_eq!(c.tenant_id, "t0");
+        let env = HashMap::from([(
+            "TASKHUB_AZURE_STORAGE_CONNECTION_STRING".to_owned(),
+            "UseDevelopmentStorage=true".to_owned(),
+        )]);
+        let c = AzureConfig::from_config(Some(&file), &env).unwrap();
+        assert!(matches!(
+            c.account().unwrap().credential,
+            Credential::SharedKey(_)
+        ));
+
+        std::fs::write(&file, "[azure]\nbogus = \"x\"\n").unwrap();
+        let err = AzureConfig::from_config(Some(&file), &HashMap::new())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("azure.bogus") && err.contains("unknown option"),
+            "{err}"
+        );
+        let env = HashMap::from([("TASKHUB_AZURE_CREDENTIAL".to_owned(), "pw".to_owned())]);
+        let err = AzureConfig::from_config(None, &env)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("azure.credential") && err.contains("TASKHUB_AZURE_CREDENTIAL"),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn validation_names_the_missing_option_and_secrets_are_never_printed() {
+        let mut c = AzureConfig::default();
+        let err = c.validate().unwrap_err().to_string();
+        assert!(err.contains("azure.storage_connection_string"), "{err}");
+        c.set("storage_account_name", "prod1", "--set").unwrap();
+        c.validate().unwrap();
+        assert!(matches!(
+            c.account().unwrap().credential,
+            Credential::ManagedIdentity(_)
+        ));
+        c.set("client_secret", "hunter2-secret", "--set").unwrap();
+        assert!(c.uses_client_secret());
+        assert!(c
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("azure.tenant_id"));
+        c.set("tenant_id", "t1", "--set").unwrap();
+        c.set("client_id", "c1", "--set").unwrap();
+        c.set("storage_endpoint_suffix", "core.usgovcloudapi.net", "--set")
+            .unwrap();
+        let account = c.account().unwrap();
+        assert_eq!(
+            account.blob_endpoint,
+            "https://prod1.blob.core.usgovcloudapi.net"
+        );
+        match &account.credential {
+            Credential::ClientSecret(s) => assert_eq!(s.authority_host, DEFAULT_AUTHORITY_HOST),
+            other => panic!("expected a client secret, got {other:?}"),
+        }
+        c.set("credential", "Managed-Identity", "--set").unwrap();
+        assert!(!c.uses_client_secret());
+        c.set(
+            "storage_connection_string",
+            "AccountName=a;AccountKey=c2VjcmV0",
+            "--set",
+        )
+        .unwrap();
+        let shown = format!("{c:?} {:?}", c.account().unwrap());
+        assert!(
+            !shown.contains("hunter2-secret") && !shown.contains("c2VjcmV0"),
+            "{shown}"
+        );
+    }
+}

@@ -1,0 +1,185 @@
+//! The `taskhub` binary's own settings, beside the runtime's: `backend` (which backend the
+//! hub lives on), `http_token` (the HTTP API's and gRPC endpoint's bearer token) and
+//! `otlp_endpoint` (where spans go). Top-level keys of `taskhub.toml`, `TASKHUB_<NAME>`
+//! variables, `--set name=value`, and `--backend`; the README's table of them is checked
+//! against [`CliSettings::default`] by the test below.
+
+use std::fmt;
+
+/// A secret value: `Debug` never shows it.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// The value, for the code that uses it (never for printing).
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0.is_empty() {
+            "Secret(<empty>)"
+        } else {
+            "Secret(<redacted>)"
+        })
+    }
+}
+
+/// The binary's settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CliSettings {
+    /// Where the task hub lives: a name of `taskhub_backends::BACKENDS` (`sqlite`, `azure`).
+    /// Default `sqlite`.
+    pub backend: String,
+    /// The bearer token of the HTTP management API, the dashboard and the gRPC endpoint
+    /// (`taskhub serve`, `taskhub worker --http`); never printed. Required to listen on any
+    /// address but loopback. Default: none.
+    pub http_token: Secret,
+    /// Where the binary built with its `otlp` feature sends its spans (an OTLP/HTTP collector
+    /// such as `http://127.0.0.1:4318`); empty for no export. Default: none.
+    pub otlp_endpoint: String,
+}
+
+/// The names of the binary's settings.
+pub const NAMES: [&str; 3] = ["backend", "http_token", "otlp_endpoint"];
+
+impl Default for CliSettings {
+    fn default() -> Self {
+        Self {
+            backend: taskhub_backends::default_name().to_owned(),
+            http_token: Secret::default(),
+            otlp_endpoint: String::new(),
+        }
+    }
+}
+
+impl CliSettings {
+    /// Sets one setting from its text form (trimmed).
+    ///
+    /// # Errors
+    /// The reason the value is refused (the caller names the setting and its source).
+    pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
+        let value = value.trim();
+        match name {
+            "backend" => {
+                let backend = taskhub_backends::backend(value).map_err(|_| {
+                    format!(
+                        "expected {}, got {value:?}",
+                        taskhub_backends::names().join(" or ")
+                    )
+                })?;
+                backend.name().clone_into(&mut self.backend);
+            }
+            "http_token" => self.http_token = Secret(value.to_owned()),
+            "otlp_endpoint" => {
+                if !(value.is_empty()
+                    || value.starts_with("http://")
+                    || value.starts_with("https://"))
+                {
+                    return Err(format!(
+                        "expected an http:// or https:// URL of an OTLP/HTTP collector (such as http://127.0.0.1:4318), got {value:?}"
+                    ));
+                }
+                value.clone_into(&mut self.otlp_endpoint);
+            }
+            _ => return Err(format!("unknown setting (known: {})", NAMES.join(", "))),
+        }
+        Ok(())
+    }
+
+    /// The current value of a setting as text (a secret as `<redacted>` when set).
+    #[cfg(test)]
+    pub fn get(&self, name: &str) -> Option<String> {
+        Some(match name {
+            "backend" => self.backend.clone(),
+            "http_token" if self.http_token.0.is_empty() => String::new(),
+            "http_token" => "<redacted>".to_owned(),
+            "otlp_endpoint" => self.otlp_endpoint.clone(),
+            _ => return None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
+    use super::*;
+
+    const README: &str = include_str!("../../../README.md");
+
+    #[test]
+    fn values_are_checked_and_the_token_is_never_printed() {
+        let mut s = CliSettings::default();
+        s.set("backend", " Azure ").unwrap();
+        assert_eq!(s.backend, "azure");
+        assert!(s
+            .set("backend", "cosmos")
+            .unwrap_err()
+            .contains("sqlite or azure"));
+        s.set("http_token", "s3cret-token").unwrap();
+        assert_eq!(s.http_token.expose(), "s3cret-token");
+        assert!(!format!("{s:?}").contains("s3cret-token"));
+        s.set("otlp_endpoint", " http://127.0.0.1:4318 ").unwrap();
+        assert_eq!(s.otlp_endpoint, "http://127.0.0.1:4318");
+        assert!(s
+            .set("otlp_endpoint", "collector:4317")
+            .unwrap_err()
+            .contains("http://"));
+        assert!(s.set("bogus", "1").is_err());
+    }
+
+    /// The rows of the README's table of the binary's settings: name → (default, variable).
+    fn readme_rows() -> Vec<(String, String, String)> {
+        let section = README
+            .split("\n**Settings of the `taskhub` binary**")
+            .nth(1)
+            .expect("the README has the binary's settings table");
+        section
+            .lines()
+            .skip_while(|l| !l.starts_with('|'))
+            .take_while(|l| l.starts_with('|'))
+            .filter_map(|line| {
+                let cells: Vec<&str> = line.trim_matches('|').split(" | ").map(str::trim).collect();
+                let name = cells.first()?.strip_prefix('`')?.strip_suffix('`')?;
+                Some((
+                    name.to_owned(),
+                    cells.get(1)?.to_string(),
+                    cells.get(2)?.trim_matches('`').to_owned(),
+                ))
+            })
+            .collect()
+    }
+
+    fn check(name: &str, documented: &str) -> Result<(), String> {
+        let real = CliSettings::default().get(name).ok_or("no such setting")?;
+        let documented = documented.trim_matches('`');
+        let documented = if documented == "none" { "" } else { documented };
+        if documented == real {
+            Ok(())
+        } else {
+            Err(format!(
+                "{name}: documented default {documented:?}, real {real:?}"
+            ))
+        }
+    }
+
+    #[test]
+    fn the_readme_lists_every_setting_with_its_real_default_and_variable() {
+        let rows = readme_rows();
+        let names: Vec<&str> = rows.iter().map(|(n, _, _)| n.as_str()).collect();
+        assert_eq!(
+            names, NAMES,
+            "the README's table must list exactly these settings"
+        );
+        for (name, default, env) in &rows {
+            check(name, default).unwrap();
+            assert_eq!(env, &format!("TASKHUB_{}", name.to_uppercase()));
+        }
+        // The check can fail.
+        assert!(check("backend", "azure").is_err());
+        assert!(check("otlp_endpoint", "http://x").is_err());
+    }
+}
