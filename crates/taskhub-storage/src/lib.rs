@@ -13,8 +13,8 @@
 #[macro_use]
 mod forward;
 
-pub mod backoff;
 pub mod backend;
+pub mod backoff;
 pub mod checkpoint;
 pub mod clock;
 pub mod dead_letters;
