@@ -17,38 +17,14 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use common::skewed_clock::SkewedClock;
 use common::*;
 use taskhub::*;
 use taskhub_storage::memory::{FaultPlan, InjectedFault, MemoryStore, TearAfter};
-use taskhub_storage::{Clock, HistoryStore, SystemClock};
+use taskhub_storage::{HistoryStore, SystemClock};
 
 const LEASE: Duration = Duration::from_secs(2);
 const SKEW: Duration = Duration::from_secs(20);
-
-/// The system clock with its wall time moved by `ahead_ms` (negative: behind). Monotonic
-/// time and sleeps are the system's.
-#[derive(Debug)]
-struct SkewedClock {
-    system: SystemClock,
-    ahead_ms: i64,
-}
-
-impl Clock for SkewedClock {
-    fn now(&self) -> Timestamp {
-        let ms = self
-            .system
-            .now()
-            .as_millis()
-            .saturating_add_signed(self.ahead_ms);
-        Timestamp::from_millis(ms)
-    }
-    fn monotonic(&self) -> Duration {
-        self.system.monotonic()
-    }
-    fn sleep(&self, d: Duration) -> taskhub_storage::Sleep {
-        self.system.sleep(d)
-    }
-}
 
 fn settings() -> Settings {
     Settings {
@@ -115,10 +91,7 @@ async fn resend_after(ahead_ms: i64) -> Duration {
     assert_eq!(pending.pending_outbox.len(), 1, "the work item is pending");
     assert_eq!(runs.count.load(Ordering::SeqCst), 0, "A re-sent it already");
 
-    let skewed = Arc::new(SkewedClock {
-        system: SystemClock::new(),
-        ahead_ms,
-    });
+    let skewed = Arc::new(SkewedClock::new(ahead_ms));
     let hub_b = TaskHub::open_with_clock(store.clone(), settings(), skewed)
         .await
         .unwrap();

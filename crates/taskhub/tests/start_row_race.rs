@@ -8,8 +8,10 @@
 //! row has landed.
 //!
 //! The client's checkpoint is held for 2 s after its messages are sent (a step observer on the
-//! shared ordered driver) while the worker polls, for a restart of a completed instance and for
-//! a `TerminateActive` start over a running one. On the memory backend (the same ordered driver
+//! shared ordered driver) while the worker polls, for a restart of a completed instance, for
+//! a `TerminateActive` start over a running one, and for one over a Pending one whose start is
+//! scheduled later (its terminate waits for that start, so the new start is judged alone while
+//! the row still shows the old execution). On the memory backend (the same ordered driver
 //! as Azure) and on Azure Storage (Azurite:
 //! `scripts/with-azurite.sh cargo test -p taskhub --test start_row_race`).
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
@@ -27,7 +29,8 @@ use taskhub_storage::faults::FaultPlan;
 use taskhub_storage::faulty::FaultyStore;
 use taskhub_storage::memory::MemoryStore;
 use taskhub_storage::{
-    CheckpointRequest, CheckpointStep, StepObserver, StorageResult, SystemClock, TaskHubStore,
+    CheckpointRequest, CheckpointStep, Clock, StepObserver, StorageResult, SystemClock,
+    TaskHubStore,
 };
 
 /// How long the client's checkpoint is held between its send and its row write.
@@ -76,12 +79,18 @@ fn registry() -> Registry {
 }
 
 async fn restarts_are_not_lost(inner: Arc<dyn TaskHubStore>) {
+    restarts_are_not_lost_on(inner, Arc::new(SystemClock::new())).await;
+}
+
+/// As above, with `clock` as the hub's (the worker's) clock.
+async fn restarts_are_not_lost_on(inner: Arc<dyn TaskHubStore>, clock: Arc<dyn Clock>) {
     let hold = Arc::new(HoldClientStart::default());
     let store = FaultyStore::new(inner, Arc::new(SystemClock::new()), FaultPlan::none())
         .observe_steps(hold.clone());
-    let hub = TaskHub::open(
+    let hub = TaskHub::open_with_clock(
         Arc::new(store),
         backends::settings(backends::Backend::Azure),
+        clock,
     )
     .await
     .unwrap();
@@ -152,12 +161,56 @@ async fn restarts_are_not_lost(inner: Arc<dyn TaskHubStore>) {
         .unwrap_or_else(|e| panic!("the replacing start never ran: {e}"));
     assert_eq!(replaced.status(), OrchestrationStatus::Completed);
     assert_eq!(replaced.output::<u64>().unwrap(), Some(10));
+
+    // A TerminateActive start over an instance whose own start is scheduled later (Pending):
+    // its terminate waits for that start, so nothing writes the row, the client's row write
+    // lands, and the new start, taken alone while the row still shows the Pending execution,
+    // must wait for it (it was consumed, the instance then Pending for ever).
+    let later = InstanceId::new("scheduled-then-replaced").unwrap();
+    let options = StartOptions {
+        instance_id: Some(later.clone()),
+        start_at: Some(std::time::SystemTime::now() + Duration::from_secs(3600)),
+        ..StartOptions::default()
+    };
+    client.start_with("Twice", 1u64, options).await.unwrap();
+    let held = hold.held.load(Ordering::SeqCst);
+    hold.armed.store(true, Ordering::SeqCst);
+    let options = StartOptions {
+        instance_id: Some(later.clone()),
+        reuse: ReusePolicy::TerminateActive,
+        ..StartOptions::default()
+    };
+    client.start_with("Twice", 7u64, options).await.unwrap();
+    hold.armed.store(false, Ordering::SeqCst);
+    assert_eq!(
+        hold.held.load(Ordering::SeqCst),
+        held + 1,
+        "the replacing start was held once (its row write raced nothing)"
+    );
+    let replaced = client
+        .wait_for_completion(&later, BOUND)
+        .await
+        .unwrap_or_else(|e| panic!("the start replacing a scheduled one never ran: {e}"));
+    assert_eq!(replaced.status(), OrchestrationStatus::Completed);
+    assert_eq!(replaced.output::<u64>().unwrap(), Some(14));
     worker.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_restart_whose_row_lands_late_runs_in_memory() {
     restarts_are_not_lost(Arc::new(MemoryStore::new(Arc::new(SystemClock::new())))).await;
+}
+
+/// The wait for the row is timed by the worker's own clock from its first sighting of the
+/// start, never by the store's enqueue time against the worker's wall clock: a worker whose
+/// wall clock runs 10 minutes ahead of the store's must not refuse the start at first sight.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_worker_whose_clock_runs_ahead_still_waits_for_the_row() {
+    restarts_are_not_lost_on(
+        Arc::new(MemoryStore::new(Arc::new(SystemClock::new()))),
+        Arc::new(common::skewed_clock::SkewedClock::new(600_000)),
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

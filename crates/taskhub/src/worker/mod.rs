@@ -22,6 +22,7 @@ mod result_commit;
 mod retire;
 mod run_ledger;
 mod session;
+mod start_watch;
 mod turn;
 mod versioning;
 
@@ -107,6 +108,8 @@ pub(crate) struct Shared {
     pub runs: Arc<run_ledger::RunLedger>,
     /// Pending outboxes this worker is watching before it re-sends them (see `outbox_watch`).
     pub outbox_watch: outbox_watch::OutboxWatch,
+    /// Client starts this worker is seeing wait for their instance row (see `start_watch`).
+    pub start_watch: start_watch::StartWatch,
 }
 
 impl Shared {
@@ -311,6 +314,7 @@ impl Worker {
                 settings.lease_interval,
             )),
             outbox_watch: outbox_watch::OutboxWatch::new(settings.lease_interval),
+            start_watch: start_watch::StartWatch::new(turn::START_ROW_GRACE),
         });
         let leases = partitions::start_leases(&shared).await;
         let mut pollers = JoinSet::new();

@@ -2,6 +2,7 @@
 #![allow(dead_code, missing_docs, clippy::unwrap_used, reason = "test support")]
 
 pub mod child;
+pub mod skewed_clock;
 pub mod wait;
 
 use std::sync::Arc;

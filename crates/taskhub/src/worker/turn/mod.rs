@@ -30,7 +30,7 @@ use super::versioning;
 use super::Shared;
 pub(crate) use intake::{admit, Admitted};
 use redeliver::consume;
-pub(crate) use redeliver::{abandon, commit, give_back};
+pub(crate) use redeliver::{abandon, commit, give_back, START_ROW_GRACE};
 use start_accept::{judge_start, start_execution, Verdict};
 use version_gate::Gate;
 

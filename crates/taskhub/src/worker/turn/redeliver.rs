@@ -141,8 +141,9 @@ pub(super) async fn wait_for_start(shared: &Shared, d: &Delivery, now: Timestamp
 }
 
 /// How long a client's start waits, uncounted, for its Pending row to land (see
-/// `start_accept::Verdict::Defer`); an older one is refused.
-const START_ROW_GRACE: Duration = Duration::from_secs(300);
+/// `start_accept::Verdict::Defer`), timed by this worker from its first sighting (see
+/// `start_watch`); one that waited longer is refused.
+pub(crate) const START_ROW_GRACE: Duration = Duration::from_secs(300);
 /// The shortest and longest wait between two looks at a deferred start: a quarter of its age
 /// in between, so a start whose row is a moment late is taken within a few hundred
 /// milliseconds and an orphan costs a few dozen deliveries over the grace.
@@ -154,12 +155,15 @@ pub(super) fn start_retry_delay(age: Duration) -> Duration {
 }
 
 /// Puts a deferred start (and the messages that came with it) back, uncounted, to be judged
-/// again once its row may have landed. Returns false, doing nothing, for a start older than
-/// [`START_ROW_GRACE`]: the caller refuses it.
+/// again once its row may have landed. Returns false, doing nothing, for a start this worker
+/// has seen wait [`START_ROW_GRACE`] already: the caller refuses it.
 pub(super) async fn defer_start(shared: &Shared, start: &Delivery, rest: &[Delivery]) -> bool {
-    let now = shared.hub.clock().now();
-    let age = now.saturating_since(start.raw.enqueued_at);
-    if !start.is_local() && age >= START_ROW_GRACE {
+    // The worker's own time since it first saw this start, never the store's enqueue time
+    // against this worker's wall clock (see `start_watch`).
+    let now = shared.hub.clock().monotonic();
+    let age = shared.start_watch.waited(&start.message.id, now);
+    if age >= START_ROW_GRACE {
+        shared.start_watch.forget(&start.message.id);
         return false;
     }
     let delay = start_retry_delay(age);

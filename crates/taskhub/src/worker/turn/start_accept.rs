@@ -65,15 +65,24 @@ pub(super) fn judge_start(
         Some(r) if r.execution_id == execution => {
             verdict(!(r.status.is_terminal() || r.status == OrchestrationStatus::Suspended))
         }
-        Some(r) if r.status == OrchestrationStatus::ContinuedAsNew => {
-            verdict(r.execution_id.next_generation() == execution)
+        Some(r)
+            if r.status == OrchestrationStatus::ContinuedAsNew
+                && r.execution_id.next_generation() == execution =>
+        {
+            Verdict::Accept
         }
-        // A parent restarting a finished child with an explicit instance ID.
-        Some(r) if m.sender.is_some() => verdict(r.status.is_terminal()),
-        // A client's restart (or reuse of a finished instance's ID) whose Pending row has not
-        // landed yet.
-        Some(r) if r.status.is_terminal() => Verdict::Defer,
-        Some(_) => Verdict::Refuse,
+        Some(r) if m.sender.is_some() => match r.status {
+            // Only the next generation starts after a continue-as-new.
+            OrchestrationStatus::ContinuedAsNew => Verdict::Refuse,
+            // A parent restarting a finished child with an explicit instance ID.
+            status => verdict(status.is_terminal()),
+        },
+        // A client's start of another execution: a restart, a reuse of a finished ID, or a
+        // `TerminateActive` start over an active one (its terminate may not have been applied
+        // yet: queues keep no order). Its Pending row has not landed yet, or its row write
+        // lost a race and the client started again with another execution: it waits for its
+        // row, and is refused only once it has waited the grace.
+        Some(_) => Verdict::Defer,
     }
 }
 
@@ -151,9 +160,19 @@ mod tests {
             Verdict::Accept,
             judge_start(Some(&row(&e2, ContinuedAsNew)), Some(&e2), &next)
         );
+        // Another client start after a continue-as-new waits for its own row, as below; a
+        // parent's start of another generation is refused.
+        assert_eq!(
+            Verdict::Defer,
+            judge_start(Some(&row(&e2, ContinuedAsNew)), Some(&e2), &now)
+        );
         assert_eq!(
             Verdict::Refuse,
-            judge_start(Some(&row(&e2, ContinuedAsNew)), Some(&e2), &now)
+            judge_start(
+                Some(&row(&e2, ContinuedAsNew)),
+                Some(&e2),
+                &start(&e1, None, true)
+            )
         );
         // Another execution's finished row: a client's restart waits for its own row to
         // land; a parent restarting its child begins at once.
@@ -165,16 +184,16 @@ mod tests {
             Verdict::Defer,
             judge_start(Some(&row(&e2, Terminated)), None, &now)
         );
-        // Another execution's active row: the client's row write will fail (the row moved
-        // on since it read it), so its start never runs.
-        assert_eq!(
-            Verdict::Refuse,
-            judge_start(Some(&row(&e2, Running)), Some(&e2), &now)
-        );
-        assert_eq!(
-            Verdict::Refuse,
-            judge_start(Some(&row(&e2, Pending)), None, &now)
-        );
+        // Another execution's active row: a TerminateActive start taken before its terminate
+        // was applied (queues keep no order), or a start whose row write lost a race, waits
+        // for its row too (refused only after the grace).
+        for status in [Running, Pending, Suspended] {
+            assert_eq!(
+                Verdict::Defer,
+                judge_start(Some(&row(&e2, status)), Some(&e2), &now),
+                "{status:?}"
+            );
+        }
         assert_eq!(
             Verdict::Accept,
             judge_start(
