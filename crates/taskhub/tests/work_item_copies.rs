@@ -132,3 +132,85 @@ async fn copies_of_one_work_item_run_once() {
     assert_eq!(left, 0, "the copies were deleted");
     worker.shutdown().await;
 }
+
+/// The running work item's own message is never deleted while it runs: when its visibility runs
+/// out (here every renewal fails), the poller gets that very message again (a later delivery,
+/// the same enqueue time); it goes back, uncounted, instead of being taken for a copy and
+/// deleted (which would lose the work item if this worker then died before recording the
+/// result). The activity runs once and its result is applied.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_running_message_itself_is_kept_while_it_runs() {
+    use taskhub_storage::faults::{FaultPlan, Op, Trigger};
+    let runs = Arc::new(AtomicU32::new(0));
+    let gate = Arc::new(Semaphore::new(0));
+    let mut reg = Registry::new();
+    {
+        let runs = runs.clone();
+        let gate = gate.clone();
+        reg.activity("Count", move |_c: ActivityContext, x: u64| {
+            let runs = runs.clone();
+            let gate = gate.clone();
+            async move {
+                runs.fetch_add(1, Ordering::SeqCst);
+                let _pass = gate.acquire().await.unwrap();
+                Ok::<_, ActivityError>(x * 2)
+            }
+        });
+    }
+    reg.orchestration("Once", |ctx: OrchestrationContext, x: u64| async move {
+        Ok::<_, OrchestrationError>(ctx.call_activity::<_, u64>("Count", x).await?)
+    });
+    // Every renewal of the work item fails, so its visibility runs out while it runs.
+    let plan = (1..=1_000).fold(FaultPlan::none(), |plan, n| {
+        plan.fail(
+            Trigger::nth_of(Op::Extend, n),
+            taskhub_storage::StorageError::Unavailable("renewal refused".into()),
+        )
+    });
+    let store = Arc::new(MemoryStore::with_faults(Arc::new(SystemClock::new()), plan));
+    let settings = Settings {
+        work_item_visibility_timeout: Duration::from_secs(1),
+        ..fast_settings()
+    };
+    let hub = TaskHub::open(store.clone(), settings).await.unwrap();
+    let worker = Worker::start(&hub, reg).await.unwrap();
+    let client = hub.client();
+    let id = client.start("Once", 21u64).await.unwrap();
+    wait::until(
+        "the activity started",
+        || runs.load(Ordering::SeqCst) == 1,
+        || worker.stats(),
+    )
+    .await;
+    // Its message comes back (the claim ran out) and is given back, not deleted.
+    let released = store.faults().calls(Op::Release);
+    wait::until(
+        "the running work item's own message delivered again and given back",
+        || store.faults().calls(Op::Release) > released,
+        || (store.faults().counts(), worker.stats()),
+    )
+    .await;
+    assert_eq!(
+        worker.stats().work_item_copies_dropped,
+        0,
+        "the running work item's own message was taken for a copy"
+    );
+    assert_eq!(
+        store.stats(QueueName::WorkItems).await.unwrap().length,
+        1,
+        "the running work item is still in the queue"
+    );
+    assert_eq!(
+        runs.load(Ordering::SeqCst),
+        1,
+        "it did not run a second time"
+    );
+    gate.add_permits(100);
+    let done = client
+        .wait_for_completion(&id, Duration::from_secs(30))
+        .await
+        .unwrap();
+    assert_eq!(done.output::<u64>().unwrap(), Some(42));
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    worker.shutdown().await;
+}
