@@ -1,7 +1,8 @@
 //! What the workspace's tests share, so that a test file holds only its test: a temp dir
 //! ([`TempDir`]), the variables of the test environment and how to set them ([`env`]), waits on
 //! observable state ([`wait`]), the backend matrix ([`Backend`], [`backend_matrix!`]) and
-//! shared fixtures ([`tally`]).
+//! shared fixtures (`tally`, feature `fixtures`, on by default: the only part that needs the
+//! runtime).
 //!
 //! A dev-dependency only (`publish = false`); its helpers panic with what went wrong, as tests
 //! do.
@@ -13,6 +14,7 @@
 
 pub mod env;
 mod matrix;
+#[cfg(feature = "fixtures")]
 pub mod tally;
 mod temp_dir;
 pub mod wait;
