@@ -100,7 +100,7 @@ impl Tallies {
     pub async fn signal_round(self, client: &TaskHubClient, i: u64) {
         for e in 0..self.entities {
             let n = self.signal_base + e * 1_000 + i;
-            if i % 2 == 0 {
+            if i.is_multiple_of(2) {
                 client.signal_entity(&tally(e), "add", &n).await.unwrap();
             } else {
                 let from = tally((e + self.entities - self.relay_step) % self.entities);
