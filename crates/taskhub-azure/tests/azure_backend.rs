@@ -252,9 +252,7 @@ async fn two_hubs_on_one_account_are_separate() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_wrong_key_or_an_unreachable_endpoint_is_a_clear_error() {
     let mut wrong = common::account();
-    let text = std::env::var(common::ENV)
-        .unwrap()
-        .replace("AccountKey=Eby8", "AccountKey=AAAA");
+    let text = common::connection_string().replace("AccountKey=Eby8", "AccountKey=AAAA");
     wrong = StorageAccount::from_connection_string(&text).unwrap_or(wrong);
     let err = AzureStore::open(AzureOptions {
         account: wrong,

@@ -162,7 +162,7 @@ async fn serve(
 
 /// The test account with its Table endpoint behind a new [`Proxy`].
 async fn proxied() -> (StorageAccount, Proxy) {
-    let text = std::env::var(common::ENV).expect("the Azure tests need Azurite");
+    let text = common::connection_string();
     let table = text
         .split(';')
         .find_map(|p| p.strip_prefix("TableEndpoint="))

@@ -6,12 +6,8 @@ use std::process::Command;
 
 #[test]
 fn every_azure_scenario_reports_storage_operations_by_kind() {
-    let connection = std::env::var("TASKHUB_TEST_AZURE_CONNECTION_STRING").unwrap_or_else(|_| {
-        panic!(
-            "TASKHUB_TEST_AZURE_CONNECTION_STRING is not set: run this test under Azurite, \
-             e.g. `scripts/with-azurite.sh cargo test -p taskhub-bench` (scripts/test.sh does)"
-        )
-    });
+    let connection =
+        taskhub_test_support::env::azure_connection_string("cargo test -p taskhub-bench");
     let out = Command::new(env!("CARGO_BIN_EXE_taskhub-bench"))
         .args([
             "all",

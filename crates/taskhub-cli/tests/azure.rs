@@ -13,11 +13,7 @@ const KEY: &str =
     "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 
 fn connection_string() -> String {
-    std::env::var("TASKHUB_TEST_AZURE_CONNECTION_STRING").unwrap_or_else(|_| {
-        panic!(
-            "TASKHUB_TEST_AZURE_CONNECTION_STRING is not set: run `scripts/with-azurite.sh cargo test -p taskhub-cli` (scripts/test.sh does)"
-        )
-    })
+    taskhub_test_support::env::azure_connection_string("cargo test -p taskhub-cli --test azure")
 }
 
 fn azure(dir: &TempDir, hub: &str, account: &str, args: &[&str]) -> Output {

@@ -16,7 +16,8 @@ use taskhub_grpc::proto::{
 use tonic::metadata::MetadataValue;
 use tonic::{Code, Request};
 
-on_both!(
+taskhub_test_support::backend_matrix!(
+    [memory, sqlite]
     entities_signal_get_query_clean,
     unserved_calls_say_why,
     bad_requests_name_the_field,

@@ -14,7 +14,8 @@ use taskhub_grpc::proto::{
 };
 use tonic::Code;
 
-on_both!(
+taskhub_test_support::backend_matrix!(
+    [memory, sqlite]
     start_get_and_wait,
     a_scheduled_start_waits,
     reuse_policy_as_the_sdks_send_it,

@@ -15,7 +15,8 @@ use taskhub_grpc::proto::{
 };
 use tonic::Code;
 
-on_both!(
+taskhub_test_support::backend_matrix!(
+    [memory, sqlite]
     query_pages_with_a_token,
     list_ids_of_finished_instances,
     purge_one_batch_filter_and_recursive,

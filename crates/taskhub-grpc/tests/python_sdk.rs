@@ -12,17 +12,9 @@ use std::time::Duration;
 
 use common::{Backend, Server};
 
-/// The venv's python, exported by scripts/with-python-sdk.sh.
-const PYTHON_ENV: &str = "TASKHUB_PYTHON_SDK";
-
 async fn run_script(backend: Backend) {
-    let python = std::env::var(PYTHON_ENV).unwrap_or_else(|_| {
-        panic!(
-            "{PYTHON_ENV} is not set. This test runs the Durable Task Python SDK: run it as \
-             `scripts/with-python-sdk.sh cargo test -p taskhub-grpc --test python_sdk` \
-             (scripts/test.sh does), which installs the pinned `durabletask` into .venv-sdk/."
-        )
-    });
+    let python =
+        taskhub_test_support::env::python_sdk("cargo test -p taskhub-grpc --test python_sdk");
     let server = Server::start(backend).await;
     let script =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/client_calls.py");

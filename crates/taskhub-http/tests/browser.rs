@@ -21,15 +21,10 @@ const XSS_ID: &str = "id-<script>alert(\"id\")<script>";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dashboard_in_headless_chromium() {
-    let (Ok(chromium), Ok(playwright)) = (
-        std::env::var("TASKHUB_CHROMIUM"),
-        std::env::var("TASKHUB_PLAYWRIGHT_DIR"),
-    ) else {
-        panic!(
-            "TASKHUB_CHROMIUM and TASKHUB_PLAYWRIGHT_DIR are not set: run the browser test through scripts/with-chromium.sh \
-             (e.g. scripts/with-chromium.sh cargo test -p taskhub-http --test browser; scripts/test.sh does)"
-        );
-    };
+    let taskhub_test_support::env::Chromium {
+        binary: chromium,
+        playwright_dir: playwright,
+    } = taskhub_test_support::env::chromium("cargo test -p taskhub-http --test browser");
     let s = Server::start(Backend::Sqlite).await;
     for (name, id, input) in [
         ("Parent", "parent-1", "null"),
@@ -56,7 +51,7 @@ async fn dashboard_in_headless_chromium() {
     assert_eq!(r.status, 202, "{}", r.body);
     let counter = taskhub::EntityId::new("Counter", "browser").unwrap();
     let client = s.hub.client();
-    common::wait_for("the entity's state", || async {
+    common::wait::until_some("the entity's state", || async {
         (client.read_entity_state::<i64>(&counter).await.unwrap() == Some(5)).then_some(())
     })
     .await;

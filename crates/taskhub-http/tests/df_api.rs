@@ -417,25 +417,8 @@ async fn list_and_purge(b: Backend) {
     s.stop().await;
 }
 
-macro_rules! on_both {
-    ($($name:ident),*) => {
-        mod memory {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn $name() { super::$name(super::Backend::Memory).await })*
-        }
-        mod sqlite {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn $name() { super::$name(super::Backend::Sqlite).await })*
-        }
-        /// On Azurite: `scripts/with-azurite.sh cargo test -p taskhub-http`.
-        mod azure {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn $name() { super::$name(super::Backend::Azure).await })*
-        }
-    };
-}
-
-on_both!(
+taskhub_test_support::backend_matrix!(
+    [memory, sqlite, azure]
     start_status_and_history,
     raise_terminate_suspend_resume_restart,
     list_and_purge

@@ -7,14 +7,14 @@
 
 mod common;
 
-use common::{wait_for, Backend, Resp, Server};
+use common::{wait, Backend, Resp, Server};
 use serde_json::{json, Value};
 
 const DF: &str = "/runtime/webhooks/durabletask";
 
 /// Waits until `GET path` answers 200 with a body for which `ok` holds; returns it.
 async fn wait_json(s: &Server, path: &str, ok: impl Fn(&Value) -> bool) -> Value {
-    wait_for(path, || async {
+    wait::until_some(path, || async {
         let r = s.get(path).await;
         (r.status == 200 && ok(&r.json())).then(|| r.json())
     })
@@ -312,25 +312,8 @@ async fn instance_lists_leave_entities_out_unless_asked(b: Backend) {
     s.stop().await;
 }
 
-macro_rules! on_every_backend {
-    ($($name:ident),*) => {
-        mod memory {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn $name() { super::$name(super::Backend::Memory).await })*
-        }
-        mod sqlite {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn $name() { super::$name(super::Backend::Sqlite).await })*
-        }
-        /// On Azurite: `scripts/with-azurite.sh cargo test -p taskhub-http`.
-        mod azure {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn $name() { super::$name(super::Backend::Azure).await })*
-        }
-    };
-}
-
-on_every_backend!(
+taskhub_test_support::backend_matrix!(
+    [memory, sqlite, azure]
     durable_functions_entity_routes,
     own_entity_routes,
     instance_lists_leave_entities_out_unless_asked

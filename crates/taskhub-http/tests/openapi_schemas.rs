@@ -6,7 +6,7 @@
 mod common;
 
 use common::schema::{check, response_schema};
-use common::{wait_for, Backend, Server};
+use common::{wait, Backend, Server};
 use serde_json::{json, Value};
 use taskhub::OrchestrationStatus as S;
 use taskhub_storage::{DeadLetter, QueueName};
@@ -204,7 +204,7 @@ async fn fill(s: &Server) -> Filled {
             .await;
         assert_eq!(r.status, 202, "{}", r.body);
     }
-    wait_for("the counter's state", || async {
+    wait::until_some("the counter's state", || async {
         (s.get("/api/entities/@Counter@gone").await.status == 200).then_some(())
     })
     .await;

@@ -101,7 +101,7 @@ async fn partitions_workers_scale_and_stats(b: Backend) {
     let s = Server::start(b).await;
     let worker = s.worker.as_ref().unwrap().name().to_owned();
     // Wait until the worker holds partitions, then see them.
-    let parts = common::wait_for("partitions owned", || async {
+    let parts = common::wait::until_some("partitions owned", || async {
         let p = s.get("/api/partitions").await.json();
         p.as_array()
             .unwrap()
@@ -280,25 +280,8 @@ async fn every_route_is_served_and_documented(b: Backend) {
     s.stop().await;
 }
 
-macro_rules! on_both {
-    ($($name:ident),*) => {
-        mod memory {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn $name() { super::$name(super::Backend::Memory).await })*
-        }
-        mod sqlite {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn $name() { super::$name(super::Backend::Sqlite).await })*
-        }
-        /// On Azurite: `scripts/with-azurite.sh cargo test -p taskhub-http`.
-        mod azure {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn $name() { super::$name(super::Backend::Azure).await })*
-        }
-    };
-}
-
-on_both!(
+taskhub_test_support::backend_matrix!(
+    [memory, sqlite, azure]
     instances_history_and_timeline,
     partitions_workers_scale_and_stats,
     dead_letters_list_and_replay,

@@ -9,7 +9,7 @@
 mod common;
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::call;
 use taskhub::telemetry::{set_queue_sampling, QueueSampling, WATCH_WINDOW};
@@ -50,15 +50,12 @@ impl Clock for JumpClock {
 /// backend a pass lists the partitions once).
 async fn passes(store: &MemoryStore, n: u64) {
     let from = store.faults().calls(Op::ListPartitions);
-    let started = Instant::now();
-    while store.faults().calls(Op::ListPartitions) < from + n {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "the lease loop is stuck: {:?}",
-            store.faults().counts()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    common::wait::until(
+        &format!("{n} lease passes"),
+        || store.faults().calls(Op::ListPartitions) >= from + n,
+        || store.faults().counts(),
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

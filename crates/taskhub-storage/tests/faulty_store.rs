@@ -9,28 +9,19 @@
     reason = "test code: a panic is a failed test"
 )]
 
+mod common;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use taskhub_core::{
-    EventKind, ExecutionId, HistoryEvent, InstanceId, OrchestrationStatus, Payload, Timestamp,
-};
+use common::*;
 use taskhub_storage::faults::{FaultPlan, InjectedFault, Op, TearAfter, Trigger};
 use taskhub_storage::faulty::FaultyStore;
 use taskhub_storage::memory::MemoryStore;
 use taskhub_storage::{
-    CheckpointRequest, CheckpointStep, CheckpointStore, Expect, HistoryStore, HistoryWrite,
-    InstanceRow, InstanceStore, ManualClock, NewQueueMessage, OutboundMessage, QueueName,
-    QueueStore, StepObserver, StorageError, StorageResult,
+    CheckpointRequest, CheckpointStep, CheckpointStore, HistoryStore, InstanceStore, ManualClock,
+    QueueStore, StepObserver, StorageResult,
 };
-
-const WORK: QueueName = QueueName::WorkItems;
-const CONTROL: QueueName = QueueName::Control(0);
-const VISIBILITY: Duration = Duration::from_secs(30);
-
-fn clock() -> ManualClock {
-    ManualClock::new(Timestamp::from_millis(1_700_000_000_000))
-}
 
 fn wrapped(clock: &ManualClock, plan: FaultPlan) -> (FaultyStore<MemoryStore>, Arc<MemoryStore>) {
     let backend = Arc::new(MemoryStore::new(Arc::new(clock.clone())));
@@ -38,81 +29,6 @@ fn wrapped(clock: &ManualClock, plan: FaultPlan) -> (FaultyStore<MemoryStore>, A
         FaultyStore::new(backend.clone(), Arc::new(clock.clone()), plan),
         backend,
     )
-}
-
-fn unavailable() -> StorageError {
-    StorageError::Unavailable("injected".to_owned())
-}
-
-fn msg(body: &str) -> NewQueueMessage {
-    NewQueueMessage {
-        body: body.to_owned(),
-        delay: Duration::ZERO,
-    }
-}
-
-fn started() -> HistoryEvent {
-    HistoryEvent::new(
-        Timestamp::EPOCH,
-        EventKind::ExecutionStarted {
-            name: "Torn".to_owned(),
-            version: None,
-            input: Payload::null(),
-            execution_id: ExecutionId::new("e1").unwrap(),
-            parent: None,
-            scheduled_start: None,
-            applied_event_ids: Vec::new(),
-        },
-    )
-}
-
-fn instance_row(id: &str) -> InstanceRow {
-    InstanceRow {
-        instance_id: InstanceId::new(id).unwrap(),
-        name: "Torn".to_owned(),
-        version: None,
-        execution_id: ExecutionId::new("e1").unwrap(),
-        status: OrchestrationStatus::Running,
-        input: Payload::null(),
-        output: None,
-        failure: None,
-        custom_status: None,
-        created_at: Timestamp::EPOCH,
-        updated_at: Timestamp::EPOCH,
-        completed_at: None,
-        scheduled_start: None,
-        partition: 0,
-        tags: Default::default(),
-        executions: Vec::new(),
-        etag: None,
-    }
-}
-
-/// A first turn of `id` (enqueues and dequeues its control message on the backend directly).
-async fn first_turn(backend: &MemoryStore, id: &str) -> CheckpointRequest {
-    backend.enqueue(CONTROL, vec![msg("start")]).await.unwrap();
-    let consumed = backend.dequeue(CONTROL, 1, VISIBILITY).await.unwrap();
-    CheckpointRequest {
-        instance_id: InstanceId::new(id).unwrap(),
-        fence: None,
-        history: Some(HistoryWrite {
-            execution_id: ExecutionId::new("e1").unwrap(),
-            expected: None,
-            new_execution: true,
-            events: vec![started()],
-        }),
-        instance: Some((instance_row(id), Expect::Absent)),
-        outbound: vec![OutboundMessage {
-            claim: None,
-            queue: WORK,
-            message: msg("activity"),
-        }],
-        consumed: vec![(CONTROL, consumed[0].receipt.clone())],
-    }
-}
-
-async fn length(s: &MemoryStore, q: QueueName) -> u64 {
-    s.stats(q).await.unwrap().length
 }
 
 #[tokio::test]

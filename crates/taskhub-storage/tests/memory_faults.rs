@@ -6,105 +6,21 @@
     reason = "test code: a panic is a failed test"
 )]
 
+mod common;
+
 use std::sync::Arc;
 use std::time::Duration;
 
-use taskhub_core::{
-    EventKind, ExecutionId, HistoryEvent, InstanceId, OrchestrationStatus, Payload, Timestamp,
-};
+use common::*;
+use taskhub_core::{ExecutionId, InstanceId};
 use taskhub_storage::memory::{FaultPlan, InjectedFault, MemoryStore, Op, TearAfter, Trigger};
 use taskhub_storage::{
-    CheckpointRequest, CheckpointStore, Expect, HistoryStore, HistoryWrite, InstanceRow,
-    InstanceStore, ManualClock, NewQueueMessage, OutboundMessage, QueueName, QueueStore,
-    StorageError,
+    CheckpointRequest, CheckpointStore, HistoryStore, HistoryWrite, InstanceStore, ManualClock,
+    QueueStore, StorageError,
 };
-
-const WORK: QueueName = QueueName::WorkItems;
-const CONTROL: QueueName = QueueName::Control(0);
-const VISIBILITY: Duration = Duration::from_secs(30);
-
-fn clock() -> ManualClock {
-    ManualClock::new(Timestamp::from_millis(1_700_000_000_000))
-}
 
 fn store(clock: &ManualClock, plan: FaultPlan) -> MemoryStore {
     MemoryStore::with_faults(Arc::new(clock.clone()), plan)
-}
-
-fn unavailable() -> StorageError {
-    StorageError::Unavailable("injected".to_owned())
-}
-
-fn msg(body: &str) -> NewQueueMessage {
-    NewQueueMessage {
-        body: body.to_owned(),
-        delay: Duration::ZERO,
-    }
-}
-
-async fn length(s: &MemoryStore, q: QueueName) -> u64 {
-    s.stats(q).await.unwrap().length
-}
-
-fn instance_row(id: &str) -> InstanceRow {
-    InstanceRow {
-        instance_id: InstanceId::new(id).unwrap(),
-        name: "Torn".to_owned(),
-        version: None,
-        execution_id: ExecutionId::new("e1").unwrap(),
-        status: OrchestrationStatus::Running,
-        input: Payload::null(),
-        output: None,
-        failure: None,
-        custom_status: None,
-        created_at: Timestamp::EPOCH,
-        updated_at: Timestamp::EPOCH,
-        completed_at: None,
-        scheduled_start: None,
-        partition: 0,
-        tags: Default::default(),
-        executions: Vec::new(),
-        etag: None,
-    }
-}
-
-fn started() -> HistoryEvent {
-    HistoryEvent::new(
-        Timestamp::EPOCH,
-        EventKind::ExecutionStarted {
-            name: "Torn".to_owned(),
-            version: None,
-            input: Payload::null(),
-            execution_id: ExecutionId::new("e1").unwrap(),
-            parent: None,
-            scheduled_start: None,
-            applied_event_ids: Vec::new(),
-        },
-    )
-}
-
-/// A first turn of `id`: history, one work item, the instance row, and one consumed control
-/// message (enqueued and dequeued here).
-async fn first_turn(s: &MemoryStore, id: &str) -> CheckpointRequest {
-    s.enqueue(CONTROL, vec![msg("start")]).await.unwrap();
-    let consumed = s.dequeue(CONTROL, 1, VISIBILITY).await.unwrap();
-    CheckpointRequest {
-        instance_id: InstanceId::new(id).unwrap(),
-        fence: None,
-        history: Some(HistoryWrite {
-            execution_id: ExecutionId::new("e1").unwrap(),
-            expected: None,
-            new_execution: true,
-            events: vec![started()],
-        }),
-        instance: Some((instance_row(id), Expect::Absent)),
-        outbound: vec![OutboundMessage {
-            claim: None,
-            queue: WORK,
-            message: msg("activity"),
-        }],
-        consumed: vec![(CONTROL, consumed[0].receipt.clone())],
-    }
 }
 
 #[tokio::test]

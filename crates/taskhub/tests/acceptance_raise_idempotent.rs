@@ -23,23 +23,23 @@ async fn summer(ctx: OrchestrationContext, _: ()) -> Result<u64, OrchestrationEr
 }
 
 async fn custom_status_becomes(client: &TaskHubClient, id: &InstanceId, want: u64) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
+    let cs = || async {
         let s = client
             .get_status(id, StatusOptions::default())
             .await
             .unwrap()
             .unwrap();
-        let cs: Option<u64> = s.row.custom_status.as_ref().map(|p| p.parse("cs").unwrap());
-        if cs == Some(want) {
-            return;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "custom status {cs:?}, want {want}"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+        s.row
+            .custom_status
+            .as_ref()
+            .map(|p| p.parse::<u64>("cs").unwrap())
+    };
+    wait::until_async(
+        &format!("custom status {want}"),
+        || async { cs().await == Some(want) },
+        cs,
+    )
+    .await;
 }
 
 async fn raise_with(client: &TaskHubClient, id: &InstanceId, v: u64, event_id: &str) {

@@ -13,23 +13,15 @@ async fn status_becomes(
     id: &InstanceId,
     want: OrchestrationStatus,
 ) -> InstanceStatus {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
+    wait::until_some(&format!("status {want}"), || async {
         let s = client
             .get_status(id, StatusOptions::default())
             .await
             .unwrap()
             .unwrap();
-        if s.status() == want {
-            return s;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "status {}, want {want}",
-            s.status()
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+        (s.status() == want).then_some(s)
+    })
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

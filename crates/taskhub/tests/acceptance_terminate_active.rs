@@ -28,23 +28,16 @@ async fn row_becomes(
     id: &InstanceId,
     ok: impl Fn(&InstanceRow) -> bool,
 ) -> InstanceRow {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
+    wait::until_some("the row to change", || async {
         let row = client
             .get_status(id, StatusOptions::default())
             .await
             .unwrap()
             .unwrap()
             .row;
-        if ok(&row) {
-            return row;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "row stuck at {row:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+        ok(&row).then_some(row)
+    })
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -109,14 +102,12 @@ async fn a_late_replacement_terminate_does_not_end_the_new_execution() {
         .abandon(queue, &terminate, Duration::ZERO)
         .await
         .unwrap();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while store.stats(queue).await.unwrap().length > 0 {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "terminate not consumed"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait::until_async(
+        "the terminate consumed",
+        || async { store.stats(queue).await.unwrap().length == 0 },
+        || async { store.stats(queue).await.unwrap() },
+    )
+    .await;
     assert!(
         worker.stats().discarded > discarded_before,
         "discarded, not applied"

@@ -189,14 +189,6 @@ async fn owners(hub: &TaskHub) -> BTreeMap<u32, Option<String>> {
         .collect()
 }
 
-async fn until(what: &str, mut f: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !f() {
-        assert!(start.elapsed() < BOUND, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 /// One run: the victim pauses after `step`; returns a line for the report.
 async fn pause_at(step: CheckpointStep) -> String {
     let dir = TempDir::new("azure-paused-checkpoint");
@@ -221,9 +213,11 @@ async fn pause_at(step: CheckpointStep) -> String {
 
     let pid = victim.child.id();
     let paused_file = dir.0.join(PAUSED_FILE);
-    until(&format!("the victim to stop itself after {step:?}"), || {
-        paused_file.exists() && is_stopped(pid)
-    })
+    wait::until(
+        &format!("the victim to stop itself after {step:?}"),
+        || paused_file.exists() && is_stopped(pid),
+        || (),
+    )
     .await;
     let paused = std::fs::read_to_string(&paused_file).unwrap();
     let pause = Instant::now();
@@ -353,9 +347,11 @@ async fn a_writer_resumed_in_a_childs_first_turn_never_overwrites_the_newer_row(
     let mut other = child::spawn("paused_checkpoint_process", &dir.0);
     let pid = victim.child.id();
     let paused_file = dir.0.join(PAUSED_FILE);
-    until("the victim to stop itself in a child's first turn", || {
-        paused_file.exists() && is_stopped(pid)
-    })
+    wait::until(
+        "the victim to stop itself in a child's first turn",
+        || paused_file.exists() && is_stopped(pid),
+        || (),
+    )
     .await;
     let paused = std::fs::read_to_string(&paused_file).unwrap();
     let child_id = paused.split_whitespace().next().unwrap().to_owned();

@@ -79,24 +79,13 @@ async fn partitions_of(hub: &TaskHub, name: &str) -> BTreeSet<u32> {
         .collect()
 }
 
-/// Waits (in real time, bounded) until `f` holds for the partition owners.
+/// Waits until `f` holds for the partition owners.
 async fn until_owners(
     hub: &TaskHub,
     what: &str,
     f: impl Fn(&BTreeMap<u32, Option<String>>) -> bool,
 ) {
-    let start = Instant::now();
-    loop {
-        let o = owners(hub).await;
-        if f(&o) {
-            return;
-        }
-        assert!(
-            start.elapsed() < BOUND,
-            "timed out waiting for {what}: {o:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait::until_async(what, || async { f(&owners(hub).await) }, || owners(hub)).await;
 }
 
 /// Activity runs logged so far.
@@ -107,14 +96,12 @@ fn logged_runs(dir: &Path) -> usize {
 }
 
 async fn until_runs(dir: &Path, n: usize) {
-    let start = Instant::now();
-    while logged_runs(dir) < n {
-        assert!(
-            start.elapsed() < BOUND,
-            "fewer than {n} activity runs after {BOUND:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait::until(
+        &format!("{n} activity runs"),
+        || logged_runs(dir) >= n,
+        || logged_runs(dir),
+    )
+    .await;
 }
 
 /// What a stuck instance looks like: its row, history and the queues.

@@ -11,61 +11,22 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
-use serde::{Deserialize, Serialize};
 use taskhub::*;
 use taskhub_storage::memory::MemoryStore;
 use taskhub_storage::{SystemClock, TaskHubStore};
+use taskhub_test_support::tally::Tallies;
 
-const ENTITIES: u64 = 8;
-const SIGNALS: u64 = 40;
-const CALLERS: u64 = 8;
-const CALLS: u64 = 6;
-
-#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
-struct Tally {
-    count: u64,
-    sum: u64,
-}
-
-fn tally(k: u64) -> EntityId {
-    EntityId::new("Tally", format!("t{k}")).unwrap()
-}
-
-fn registry() -> Registry {
-    let mut reg = Registry::new();
-    reg.entity("Tally", |ctx: &mut EntityContext| {
-        let mut t: Tally = ctx.get_state_or_default()?;
-        let n: u64 = ctx.input()?;
-        match ctx.operation_name() {
-            "add" => {
-                t.count += 1;
-                t.sum += n;
-            }
-            "relay" => {
-                let key: u64 = ctx.entity_id().key()[1..].parse()?;
-                ctx.signal_entity(&tally((key + 3) % ENTITIES), "add", &n)?;
-            }
-            other => return Err(EntityError::new(format!("no operation {other}"))),
-        }
-        ctx.set_state(&t)?;
-        Ok(t.count)
-    });
-    reg.orchestration(
-        "Caller",
-        |ctx: OrchestrationContext, base: u64| async move {
-            let mut answers = 0;
-            for i in 0..CALLS {
-                let _: u64 = ctx
-                    .call_entity(&tally((base + i) % ENTITIES), "add", &(base * 100 + i))
-                    .await?;
-                ctx.sleep(Duration::from_millis(5)).await;
-                answers += 1;
-            }
-            Ok::<_, OrchestrationError>(answers)
-        },
-    );
-    reg
-}
+/// Callers sleep between calls so that their turns straddle the handovers.
+const TALLIES: Tallies = Tallies {
+    entities: 8,
+    signals: 40,
+    callers: 8,
+    calls: 6,
+    relay_step: 3,
+    signal_base: 10_000,
+    op_delay: Duration::ZERO,
+    call_pause: Duration::from_millis(5),
+};
 
 fn settings() -> Settings {
     Settings {
@@ -77,56 +38,14 @@ fn settings() -> Settings {
     }
 }
 
-fn expected() -> (u64, u64) {
-    let mut t = (0, 0);
-    for e in 0..ENTITIES {
-        for i in 0..SIGNALS {
-            t.0 += 1;
-            t.1 += 10_000 + e * 1_000 + i;
-        }
-    }
-    for c in 1..=CALLERS {
-        for i in 0..CALLS {
-            t.0 += 1;
-            t.1 += c * 1_000 * 100 + i;
-        }
-    }
-    t
-}
-
-async fn totals(client: &TaskHubClient) -> (u64, u64) {
-    let mut t = (0, 0);
-    for k in 0..ENTITIES {
-        if let Some(s) = client.read_entity_state::<Tally>(&tally(k)).await.unwrap() {
-            t.0 += s.count;
-            t.1 += s.sum;
-        }
-    }
-    t
-}
-
 async fn handover(store: Arc<dyn TaskHubStore>) {
     let hub = TaskHub::open(store, settings()).await.unwrap();
-    let first = Worker::start(&hub, registry()).await.unwrap();
+    let first = Worker::start(&hub, TALLIES.registry()).await.unwrap();
     let client = hub.client();
-    let mut callers = Vec::new();
-    for c in 1..=CALLERS {
-        callers.push(client.start("Caller", c * 1_000).await.unwrap());
-    }
+    let callers = TALLIES.start_callers(&client).await;
     let mut second = None;
-    for i in 0..SIGNALS {
-        for e in 0..ENTITIES {
-            let n = 10_000 + e * 1_000 + i;
-            if i % 2 == 0 {
-                client.signal_entity(&tally(e), "add", &n).await.unwrap();
-            } else {
-                let from = (e + ENTITIES - 3) % ENTITIES;
-                client
-                    .signal_entity(&tally(from), "relay", &n)
-                    .await
-                    .unwrap();
-            }
-        }
+    for i in 0..TALLIES.signals {
+        TALLIES.signal_round(&client, i).await;
         // Bump a partition now and then, and let a second worker join halfway.
         if i % 8 == 4 {
             hub.admin()
@@ -134,34 +53,24 @@ async fn handover(store: Arc<dyn TaskHubStore>) {
                 .await
                 .unwrap();
         }
-        if i == SIGNALS / 2 {
-            second = Some(Worker::start(&hub, registry()).await.unwrap());
+        if i == TALLIES.signals / 2 {
+            second = Some(Worker::start(&hub, TALLIES.registry()).await.unwrap());
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    let (want_count, want_sum) = expected();
-    let last = std::sync::Mutex::new((0, 0));
-    wait::until_async(
-        "every operation applied",
-        || async {
-            let t = totals(&client).await;
-            *last.lock().unwrap() = t;
-            t.0 >= want_count
-        },
-        || async { *last.lock().unwrap() },
-    )
-    .await;
+    let (want_count, want_sum) = TALLIES.expected();
+    TALLIES.wait_for_applied(&client, want_count).await;
     for id in &callers {
         let done = client.wait_for_completion(id, wait::STUCK).await.unwrap();
         assert_eq!(
             done.output::<u64>().unwrap(),
-            Some(CALLS),
+            Some(TALLIES.calls),
             "{id}: {:?}",
             done.row.failure
         );
     }
     assert_eq!(
-        totals(&client).await,
+        TALLIES.totals(&client).await,
         (want_count, want_sum),
         "an operation was applied twice or lost"
     );

@@ -41,13 +41,12 @@ async fn count(client: &TaskHubClient) -> u64 {
 }
 
 async fn until(worker: &WorkerHandle, done: impl Fn(&WorkerStats) -> bool) {
-    tokio::time::timeout(Duration::from_secs(60), async {
-        while !done(&worker.stats()) {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    })
-    .await
-    .unwrap_or_else(|_| panic!("not reached: {:?}", worker.stats()));
+    wait::until(
+        "the worker's counts",
+        || done(&worker.stats()),
+        || worker.stats(),
+    )
+    .await;
 }
 
 /// A client's signal (no sender, so no per-sender order: only its ID tells a repeat).

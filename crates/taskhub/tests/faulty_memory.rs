@@ -1,6 +1,7 @@
 //! The fault suite (`common/fault_suite.rs`) on the memory backend, through the backend-agnostic
 //! `FaultyStore` wrapper (the same bodies run on Azure in `azure_faults.rs`): torn checkpoints
-//! after each step, seeded random faults, and a torn checkpoint's outbox re-sent once.
+//! after each step, seeded random faults, a torn checkpoint's outbox re-sent once, a failed
+//! repair of a torn turn's row, and a redelivered start of a finished execution.
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
 mod common;
@@ -59,12 +60,12 @@ async fn torn_checkpoints_after_each_step() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn seeded_faults_and_torn_checkpoints() {
-    for seed in 1..=3 {
+    for seed in 1..=4 {
         let injected = every_instance_finishes_under(FaultRun {
             backend: backend(),
             settings: settings(),
             plan: fault_suite::seeded(seed),
-            instances: 20,
+            instances: 30,
             timer: Duration::from_millis(30),
             label: format!("seed {seed}"),
         })
@@ -74,4 +75,14 @@ async fn seeded_faults_and_torn_checkpoints() {
             "seed {seed}: no checkpoint was torn"
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_row_repair_keeps_the_messages() {
+    fault_suite::failed_row_repair_keeps_the_messages(backend()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn duplicate_start_of_a_finished_execution_is_discarded() {
+    fault_suite::duplicate_start_of_a_finished_execution_is_discarded(backend()).await;
 }

@@ -49,16 +49,6 @@ fn registry(probe: Arc<Probe>) -> Registry {
     reg
 }
 
-async fn until(what: &str, mut f: impl FnMut() -> bool) {
-    tokio::time::timeout(Duration::from_secs(10), async {
-        while !f() {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    })
-    .await
-    .unwrap_or_else(|_| panic!("timed out waiting for {what}"));
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropping_the_handle_stops_the_worker_and_gives_its_work_back() {
     let store = Arc::new(MemoryStore::new(Arc::new(SystemClock::new())));
@@ -77,9 +67,11 @@ async fn dropping_the_handle_stops_the_worker_and_gives_its_work_back() {
 
     drop(worker);
 
-    until("the running activity to stop", || {
-        probe.stopped.load(Ordering::SeqCst)
-    })
+    wait::until(
+        "the running activity to stop",
+        || probe.stopped.load(Ordering::SeqCst),
+        || (),
+    )
     .await;
     // Its work item is visible again at once, not after the 5-minute visibility timeout.
     let store2 = store.clone();

@@ -11,19 +11,15 @@ use std::sync::Arc;
 use taskhub_azure::{AzureOptions, AzureStore, HubName, StorageAccount};
 use taskhub_storage::{ManualClock, TaskHubStore};
 
-/// The environment variable naming the account the Azure tests run against.
-pub const ENV: &str = "TASKHUB_TEST_AZURE_CONNECTION_STRING";
-
 /// The test account; panics with how to run the tests when the variable is unset.
 pub fn account() -> StorageAccount {
-    let text = std::env::var(ENV).unwrap_or_else(|_| {
-        panic!(
-            "{ENV} is not set. The Azure tests need Azurite: run them as \
-             `scripts/with-azurite.sh cargo test -p taskhub-azure` (scripts/test.sh does this), \
-             which installs and starts a private Azurite and sets {ENV}."
-        )
-    });
-    StorageAccount::from_connection_string(&text).expect("a valid test connection string")
+    StorageAccount::from_connection_string(&connection_string())
+        .expect("a valid test connection string")
+}
+
+/// The test account's connection string; panics with how to run the tests when it is unset.
+pub fn connection_string() -> String {
+    taskhub_test_support::env::azure_connection_string("cargo test -p taskhub-azure")
 }
 
 /// A hub name no other test uses.

@@ -1,40 +1,18 @@
 //! Helpers for the CLI tests: temporary directories, running `taskhub`, and a worker child.
 #![allow(
     dead_code,
+    unused_imports,
     clippy::unwrap_used,
     clippy::expect_used,
     reason = "test support"
 )]
 
 use std::io::{BufRead as _, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, ChildStdout, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// A temporary directory removed on drop.
-pub struct TempDir(pub PathBuf);
-
-impl TempDir {
-    pub fn new(tag: &str) -> Self {
-        let n = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos();
-        let p = std::env::temp_dir().join(format!("taskhub-cli-{tag}-{}-{n}", std::process::id()));
-        std::fs::create_dir_all(&p).unwrap();
-        Self(p)
-    }
-
-    pub fn db(&self) -> PathBuf {
-        self.0.join("hub.db")
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+pub use taskhub_test_support::{wait, TempDir};
 
 /// A `taskhub` command run in `dir` with no `TASKHUB_*` variables leaking in.
 pub fn taskhub(dir: &Path) -> Command {
@@ -83,21 +61,11 @@ pub fn fails(dir: &TempDir, args: &[&str], code: i32) -> String {
 
 /// A deadline for waits on observable state that only a stuck test reaches, even on a loaded
 /// machine.
-pub const STUCK: Duration = Duration::from_secs(180);
+pub use taskhub_test_support::wait::STUCK;
 
 /// Polls `f` every 50 ms until it returns `Some`, for at most `timeout`.
-pub fn wait_until<T>(timeout: Duration, mut f: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "condition not met within {timeout:?}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+pub fn wait_until<T>(timeout: Duration, f: impl FnMut() -> Option<T>) -> T {
+    wait::until_some_blocking("a condition", timeout, f)
 }
 
 /// `taskhub worker` as a child process, polling idle queues every 100 ms; killed on drop

@@ -17,21 +17,6 @@ use tonic::Request;
 
 pub type Client = TaskHubSidecarServiceClient<Channel>;
 
-/// Runs `name!(backend)` tests on memory and on SQLite.
-#[macro_export]
-macro_rules! on_both {
-    ($($name:ident),* $(,)?) => {
-        mod memory {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn $name() { super::$name($crate::common::Backend::Memory).await })*
-        }
-        mod sqlite {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn $name() { super::$name($crate::common::Backend::Sqlite).await })*
-        }
-    };
-}
-
 /// A request with a gRPC deadline.
 pub fn within<T>(message: T, deadline: Duration) -> Request<T> {
     let mut r = Request::new(message);

@@ -17,35 +17,10 @@ use taskhub_grpc::GrpcConfig;
 use taskhub_storage::SystemClock;
 use tonic::transport::Channel;
 
-/// Which store the hub lives in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
-    Memory,
-    Sqlite,
-}
+pub use taskhub_test_support::{Backend, TempDir};
 
 /// A deadline only a stuck test reaches.
 pub const STUCK: Duration = Duration::from_secs(60);
-
-pub struct TempDir(pub std::path::PathBuf);
-
-impl TempDir {
-    pub fn new(tag: &str) -> Self {
-        let n = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos();
-        let p = std::env::temp_dir().join(format!("taskhub-grpc-{tag}-{}-{n}", std::process::id()));
-        std::fs::create_dir_all(&p).unwrap();
-        Self(p)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 pub async fn open_hub(backend: Backend, dir: &TempDir) -> TaskHub {
     let store: Arc<dyn taskhub_storage::TaskHubStore> = match backend {
@@ -57,6 +32,7 @@ pub async fn open_hub(backend: Backend, dir: &TempDir) -> TaskHub {
                 .with_clock(Arc::new(SystemClock::new()));
             Arc::new(taskhub_sqlite::SqliteStore::open(opts).unwrap())
         }
+        Backend::Azure => panic!("the gRPC tests run on memory and SQLite"),
     };
     let settings = Settings {
         max_queue_polling_interval: Duration::from_millis(200),

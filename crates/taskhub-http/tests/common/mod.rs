@@ -2,6 +2,7 @@
 //! small HTTP/1.1 client, and the test orchestrations.
 #![allow(
     dead_code,
+    unused_imports,
     clippy::unwrap_used,
     clippy::expect_used,
     reason = "test code"
@@ -9,9 +10,8 @@
 
 pub mod schema;
 
-use std::future::Future;
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
@@ -19,18 +19,10 @@ use hyper_util::rt::TokioIo;
 use taskhub::*;
 use taskhub_http::HttpConfig;
 
-/// Which store the hub lives in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
-    Memory,
-    Sqlite,
-    /// A fresh hub on the account `TASKHUB_TEST_AZURE_CONNECTION_STRING` names (Azurite under
-    /// `scripts/with-azurite.sh`).
-    Azure,
-}
+pub use taskhub_test_support::{wait, Backend, TempDir};
 
 /// The environment variable naming the Azure test account.
-pub const AZURE_ENV: &str = "TASKHUB_TEST_AZURE_CONNECTION_STRING";
+pub use taskhub_test_support::env::AZURE_CONNECTION_STRING as AZURE_ENV;
 
 /// A hub name no other test uses, for Azure.
 fn unique_hub_name() -> String {
@@ -55,12 +47,8 @@ fn backend_config(backend: Backend, dir: &TempDir) -> taskhub_backends::BackendC
             "the test",
         )],
         Backend::Azure => {
-            let text = std::env::var(AZURE_ENV).unwrap_or_else(|_| {
-                panic!(
-                    "{AZURE_ENV} is not set. The HTTP tests on Azure need Azurite: run them as \
-                     `scripts/with-azurite.sh cargo test -p taskhub-http` (scripts/test.sh does this)."
-                )
-            });
+            let text =
+                taskhub_test_support::env::azure_connection_string("cargo test -p taskhub-http");
             vec![OptionValue::new(
                 "azure.storage_connection_string",
                 text,
@@ -76,53 +64,13 @@ fn backend_config(backend: Backend, dir: &TempDir) -> taskhub_backends::BackendC
 }
 
 /// A deadline only a stuck test reaches.
-pub const STUCK: Duration = Duration::from_secs(60);
-
-pub struct TempDir(pub std::path::PathBuf);
-
-impl TempDir {
-    pub fn new(tag: &str) -> Self {
-        let n = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos();
-        let p = std::env::temp_dir().join(format!("taskhub-http-{tag}-{}-{n}", std::process::id()));
-        std::fs::create_dir_all(&p).unwrap();
-        Self(p)
-    }
-}
-
-impl TempDir {
-    /// Keeps the directory after the test; returns its path.
-    pub fn keep(self) -> std::path::PathBuf {
-        let p = self.0.clone();
-        std::mem::forget(self);
-        p
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+pub use taskhub_test_support::wait::STUCK;
 
 pub fn settings() -> Settings {
     Settings {
         max_queue_polling_interval: Duration::from_millis(200),
         shutdown_timeout: Duration::from_secs(5),
         ..Settings::default()
-    }
-}
-
-impl Backend {
-    /// Its name in `taskhub_backends::BACKENDS`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Memory => "memory",
-            Self::Sqlite => "sqlite",
-            Self::Azure => "azure",
-        }
     }
 }
 
@@ -305,7 +253,7 @@ impl Server {
     ) -> OrchestrationStatus {
         let id = InstanceId::new(id).unwrap();
         let client = self.hub.client();
-        wait_for(&format!("instance {id}"), || {
+        wait::until_some(&format!("instance {id}"), || {
             let client = client.clone();
             let id = id.clone();
             let ok = &ok;
@@ -330,22 +278,6 @@ impl Server {
         if let Some(w) = self.worker.take() {
             w.shutdown().await;
         }
-    }
-}
-
-/// Polls `probe` until it returns `Some`; panics after [`STUCK`].
-pub async fn wait_for<T, F, Fut>(what: &str, probe: F) -> T
-where
-    F: Fn() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let deadline = Instant::now() + STUCK;
-    loop {
-        if let Some(v) = probe().await {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "stuck waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 

@@ -24,26 +24,8 @@ use taskhub_storage::TaskHubStore;
 use crate::common::{fast_settings, TempDir};
 
 /// The environment variable naming the account the Azure tests run against.
-pub const AZURE_ENV: &str = "TASKHUB_TEST_AZURE_CONNECTION_STRING";
-
-/// A backend a suite runs on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
-    /// SQLite in a temp dir.
-    Sqlite,
-    /// Azure Storage (Azurite in the tests).
-    Azure,
-}
-
-impl Backend {
-    /// Its name in `taskhub_backends::BACKENDS`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Sqlite => "sqlite",
-            Self::Azure => "azure",
-        }
-    }
-}
+pub use taskhub_test_support::env::AZURE_CONNECTION_STRING as AZURE_ENV;
+pub use taskhub_test_support::Backend;
 
 /// The test account; panics with how to run the tests when the variable is unset.
 pub fn azure_account() -> StorageAccount {
@@ -53,19 +35,14 @@ pub fn azure_account() -> StorageAccount {
 
 /// The test account's connection string; panics with how to run the tests when it is unset.
 pub fn azure_connection_string() -> String {
-    std::env::var(AZURE_ENV).unwrap_or_else(|_| {
-        panic!(
-            "{AZURE_ENV} is not set. The runtime tests on Azure need Azurite: run them as \
-             `scripts/with-azurite.sh cargo test -p taskhub` (scripts/test.sh does this), \
-             which installs and starts a private Azurite and sets {AZURE_ENV}."
-        )
-    })
+    taskhub_test_support::env::azure_connection_string("cargo test -p taskhub")
 }
 
 /// Where `backend` puts a hub for a test: the file `dir/hub.db`, or the hub `hub_name` on the
 /// test account.
 pub fn backend_config(backend: Backend, dir: &std::path::Path, hub_name: &str) -> BackendConfig {
     let overrides = match backend {
+        Backend::Memory => Vec::new(),
         Backend::Sqlite => vec![OptionValue::new(
             "sqlite.path",
             dir.join("hub.db").display().to_string(),
@@ -138,6 +115,7 @@ pub fn run_azure_child(dir: &std::path::Path, settings: Settings, registry: Regi
 }
 
 enum Kind {
+    Memory,
     Sqlite { _dir: TempDir, path: PathBuf },
     Azure(Arc<AzureStore>),
 }
@@ -155,6 +133,18 @@ impl TestStore {
     /// A fresh hub on `backend`; `tag` names the temp dir.
     pub async fn fresh(backend: Backend, tag: &str) -> Self {
         match backend {
+            Backend::Memory => {
+                let config = backend_config(backend, std::path::Path::new("."), "unused");
+                let store = taskhub_backends::create_store("memory", &config)
+                    .await
+                    .expect("a memory hub")
+                    .store;
+                Self {
+                    backend,
+                    store,
+                    kind: Kind::Memory,
+                }
+            }
             Backend::Sqlite => {
                 let dir = TempDir::new(tag);
                 let path = dir.0.join("hub.db");
@@ -183,6 +173,7 @@ impl TestStore {
     /// Overwrites stored event `seq` of the instance's history with text that is not an event.
     pub async fn corrupt_history_event(&self, id: &InstanceId, seq: u64) {
         match &self.kind {
+            Kind::Memory => panic!("corrupting a stored event is not supported on memory"),
             Kind::Sqlite { path, .. } => {
                 let db = rusqlite::Connection::open(path).unwrap();
                 let changed = db

@@ -17,9 +17,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use taskhub::*;
-use taskhub_storage::faults::{FaultPlan, InjectedFault, TearAfter};
+use taskhub_storage::faults::{FaultPlan, InjectedFault, Op, TearAfter, Trigger};
 use taskhub_storage::faulty::FaultyStore;
-use taskhub_storage::{QueueName, StorageError, SystemClock, TaskHubStore};
+use taskhub_storage::{NewQueueMessage, QueueName, StorageError, SystemClock, TaskHubStore};
 
 /// A stuck instance fails the test after this long rather than hang it.
 const STUCK_AFTER: Duration = Duration::from_secs(180);
@@ -55,6 +55,9 @@ fn registry(timer: Duration) -> Registry {
             Ok::<_, OrchestrationError>(sum + extra)
         },
     );
+    reg.orchestration("One", |ctx: OrchestrationContext, x: u64| async move {
+        Ok::<_, OrchestrationError>(ctx.call_activity::<_, u64>("Double", x).await?)
+    });
     reg
 }
 
@@ -293,6 +296,118 @@ pub async fn torn_outbox_is_resent_once(backend: Arc<dyn TaskHubStore>, settings
     );
     let history = hub.store().load_history(&id).await.unwrap().unwrap();
     assert!(history.pending_outbox.is_empty());
+}
+
+/// The last turn's checkpoint is torn right after its history commit (the row still says
+/// Running) and every attempt to repair the row on reload fails. The redelivered messages must
+/// not be consumed until the row is repaired: the next delivery repairs it. (Once an instance
+/// got stuck here under load: the failed repair was given up while the messages that had
+/// brought the instance back were consumed, so a Completed history kept a Running row.)
+pub async fn failed_row_repair_keeps_the_messages(backend: Arc<dyn TaskHubStore>) {
+    let unavailable = || StorageError::Unavailable("injected".into());
+    // Checkpoints: 1 the client's start, 2 the first turn, 3 the last turn (the activity's
+    // result is handed to the session in process and committed with it). The repair is the
+    // only `put_instance`; 1 to 4 are its first try and 3 retries.
+    let mut plan = FaultPlan::none().tear_checkpoint(3, TearAfter::HistoryCommitted);
+    for n in 1..=4 {
+        plan = plan.fail(Trigger::nth_of(Op::PutInstance, n), unavailable());
+    }
+    let store = faulty(backend);
+    store.faults().set_plan(plan);
+    let hub = TaskHub::open(store.clone(), crate::common::fast_settings())
+        .await
+        .unwrap();
+    let worker = Worker::start(&hub, registry(Duration::from_millis(30)))
+        .await
+        .unwrap();
+    let client = hub.client();
+    let id = client.start("One", 21u64).await.unwrap();
+    let done = match client.wait_for_completion(&id, STUCK_AFTER).await {
+        Ok(done) => done,
+        Err(e) => panic!("{e}: {}", describe(&hub, &id).await),
+    };
+    assert_eq!(done.status(), OrchestrationStatus::Completed);
+    assert_eq!(done.output::<u64>().unwrap(), Some(42));
+    let injected = store.faults().injected();
+    assert!(
+        injected
+            .iter()
+            .any(|i| i.fault == InjectedFault::Torn(TearAfter::HistoryCommitted)),
+        "the last turn was not torn: {injected:?}"
+    );
+    assert_eq!(
+        store.faults().calls(Op::PutInstance),
+        5,
+        "four failed repairs, then one that worked"
+    );
+    worker.shutdown().await;
+}
+
+/// A start message of an execution that has already finished is redelivered (its visibility
+/// timeout ran out under load, or deleting it failed). It must be discarded, not run again
+/// (it once was accepted as a new start, because the instance row still named that
+/// execution, and the finished execution waited forever for the event it had consumed).
+pub async fn duplicate_start_of_a_finished_execution_is_discarded(backend: Arc<dyn TaskHubStore>) {
+    let store = backend;
+    let hub = TaskHub::open(store.clone(), crate::common::fast_settings())
+        .await
+        .unwrap();
+    let client = hub.client();
+    let id = client.start("Work", 7u64).await.unwrap();
+    // Keep a copy of the start message as the worker will receive it.
+    let queue = QueueName::Control(id.partition(hub.partition_count()));
+    let start = store
+        .dequeue(queue, 1, Duration::from_secs(60))
+        .await
+        .unwrap()
+        .pop()
+        .unwrap();
+    store
+        .abandon(queue, &start.receipt, Duration::ZERO)
+        .await
+        .unwrap();
+
+    let worker = Worker::start(&hub, registry(Duration::from_millis(30)))
+        .await
+        .unwrap();
+    client.raise_event(&id, "extra", &1u64).await.unwrap();
+    let done = client.wait_for_completion(&id, STUCK_AFTER).await.unwrap();
+    assert_eq!(done.output::<u64>().unwrap(), Some(expected(7)));
+    let events = store.load_history(&id).await.unwrap().unwrap().events;
+    let before = worker.stats();
+
+    store
+        .enqueue(
+            queue,
+            vec![NewQueueMessage {
+                body: start.body,
+                delay: Duration::ZERO,
+            }],
+        )
+        .await
+        .unwrap();
+    crate::common::wait::until(
+        "the duplicate start discarded",
+        || worker.stats().discarded > before.discarded,
+        || worker.stats(),
+    )
+    .await;
+    let after = client
+        .get_status(&id, StatusOptions::default())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(after.status(), OrchestrationStatus::Completed);
+    assert_eq!(
+        worker.stats().turns,
+        before.turns,
+        "the execution ran again"
+    );
+    assert_eq!(
+        store.load_history(&id).await.unwrap().unwrap().events,
+        events
+    );
+    worker.shutdown().await;
 }
 
 /// The row, the tail of the history, the outbox and the queues, for a stuck instance.

@@ -1,15 +1,21 @@
 //! Shared helpers for runtime tests.
-#![allow(dead_code, missing_docs, clippy::unwrap_used, reason = "test support")]
+#![allow(
+    dead_code,
+    unused_imports,
+    missing_docs,
+    clippy::unwrap_used,
+    reason = "test support: not every test binary uses every helper"
+)]
 
 pub mod child;
 pub mod skewed_clock;
-pub mod wait;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use taskhub::*;
 use taskhub_storage::{SystemClock, TaskHubStore};
+pub use taskhub_test_support::{wait, TempDir};
 
 pub fn fast_settings() -> Settings {
     Settings {
@@ -23,29 +29,4 @@ pub fn sqlite_store(dir: &std::path::Path) -> Arc<dyn TaskHubStore> {
     let opts = taskhub_sqlite::SqliteOptions::new(dir.join("hub.db"))
         .with_clock(Arc::new(SystemClock::new()));
     Arc::new(taskhub_sqlite::SqliteStore::open(opts).unwrap())
-}
-
-pub struct TempDir(pub std::path::PathBuf);
-
-impl TempDir {
-    pub fn new(tag: &str) -> Self {
-        let n = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos();
-        let p = std::env::temp_dir().join(format!("taskhub-{tag}-{}-{n}", std::process::id()));
-        std::fs::create_dir_all(&p).unwrap();
-        Self(p)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        // A failing test leaves its directory (database, worker logs) for inspection.
-        if std::thread::panicking() {
-            eprintln!("kept for inspection: {}", self.0.display());
-            return;
-        }
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }

@@ -11,12 +11,13 @@
 )]
 
 use std::future::Future;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use taskhub::*;
 use taskhub_storage::{NewQueueMessage, QueueName};
 
 use crate::backends::{settings, Backend, TestStore};
+use crate::common::wait;
 
 /// How long any one wait of the suite may take.
 const BOUND: Duration = Duration::from_secs(30);
@@ -27,6 +28,7 @@ macro_rules! runtime_suite {
     ($backend:expr) => {
         $crate::runtime_suite!(@tests $backend;
             activities_with_retry_fan_out_and_sub_orchestrations,
+            unregistered_names_and_invalid_ids_are_clear_errors,
             timers_external_events_when_any_and_custom_status,
             continue_as_new_suspend_resume_and_terminate,
             large_payloads_over_the_queue_and_table_limits,
@@ -73,17 +75,13 @@ async fn done(client: &TaskHubClient, id: &InstanceId) -> InstanceStatus {
     client.wait_for_completion(id, BOUND).await.unwrap()
 }
 
-/// Waits (in real time, bounded) until `f` holds.
-async fn until<F, Fut>(what: &str, mut f: F)
+/// Waits (in real time, until the test counts as stuck) until `f` holds.
+async fn until<F, Fut>(what: &str, f: F)
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = bool>,
 {
-    let start = Instant::now();
-    while !f().await {
-        assert!(start.elapsed() < BOUND, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait::until_async(what, f, || async {}).await;
 }
 
 async fn status_of(client: &TaskHubClient, id: &InstanceId) -> Option<OrchestrationStatus> {
@@ -99,6 +97,65 @@ async fn wait_status(client: &TaskHubClient, id: &InstanceId, want: Orchestratio
         status_of(client, id).await == Some(want)
     })
     .await;
+}
+
+/// Activities in sequence; an unregistered orchestration fails its instance with a clear
+/// error, an unregistered activity fails the call (the orchestration sees why), and invalid
+/// instance IDs are rejected before anything is stored.
+pub async fn unregistered_names_and_invalid_ids_are_clear_errors(backend: Backend) {
+    let mut reg = Registry::new();
+    reg.activity("SayHello", |_c: ActivityContext, city: String| async move {
+        Ok::<_, ActivityError>(format!("Hello {city}!"))
+    });
+    reg.orchestration(
+        "HelloCities",
+        |ctx: OrchestrationContext, _: ()| async move {
+            let mut out: Vec<String> = Vec::new();
+            for city in ["Tokyo", "Seattle", "London"] {
+                out.push(ctx.call_activity("SayHello", city).await?);
+            }
+            Ok::<_, OrchestrationError>(out)
+        },
+    );
+    reg.orchestration(
+        "CallsMissing",
+        |ctx: OrchestrationContext, _: ()| async move {
+            let r: Result<u32, _> = ctx.call_activity("NoSuchActivity", ()).await;
+            Ok::<_, OrchestrationError>(r.map_err(|e| e.to_string()).err().unwrap_or_default())
+        },
+    );
+    let e = env(backend, "unregistered", settings(backend), reg).await;
+    let client = &e.client;
+
+    let hello = client.start("HelloCities", ()).await.unwrap();
+    let s = done(client, &hello).await;
+    assert_eq!(s.status(), OrchestrationStatus::Completed, "{s:?}");
+    assert_eq!(
+        s.output::<Vec<String>>().unwrap().unwrap(),
+        vec!["Hello Tokyo!", "Hello Seattle!", "Hello London!"]
+    );
+    // Unknown orchestration: the instance fails with a clear error.
+    let x = client.start("NoSuchOrchestration", ()).await.unwrap();
+    let s = done(client, &x).await;
+    assert_eq!(s.status(), OrchestrationStatus::Failed);
+    assert!(
+        s.row
+            .failure
+            .as_ref()
+            .unwrap()
+            .message
+            .contains("'NoSuchOrchestration' is not registered"),
+        "{:?}",
+        s.row.failure
+    );
+    // Unknown activity: the orchestration sees a typed failure.
+    let y = client.start("CallsMissing", ()).await.unwrap();
+    let msg = done(client, &y).await.output::<String>().unwrap().unwrap();
+    assert!(msg.contains("'NoSuchActivity' is not registered"), "{msg}");
+    // Invalid instance IDs are rejected before anything is stored.
+    assert!(InstanceId::new("a/b").is_err());
+    assert!(InstanceId::new("").is_err());
+    e.worker.shutdown().await;
 }
 
 pub async fn activities_with_retry_fan_out_and_sub_orchestrations(backend: Backend) {

@@ -1,8 +1,9 @@
 //! Waiting on observable state instead of sleeping.
 //!
-//! * [`until`] polls a condition in real time until it holds. Its deadline, [`STUCK`], is far
-//!   beyond any healthy run, even on a loaded machine: it only fails a test that is truly
-//!   stuck, and then prints the state the test was waiting on.
+//! * [`until`] (and [`until_async`], [`until_some`], [`until_some_blocking`]) polls a condition
+//!   in real time until it holds. The deadline, [`STUCK`], is far beyond any healthy run, even
+//!   on a loaded machine: it only fails a test that is truly stuck, and then prints the state
+//!   the test was waiting on.
 //! * [`idle`] is for tests on the memory backend run with paused tokio time
 //!   (`#[tokio::test(start_paused = true)]`, one thread): it returns once every task of the
 //!   runtime is parked, so an assertion that something did NOT happen is made at a point where
@@ -14,6 +15,9 @@ use std::time::{Duration, Instant};
 
 /// How long a wait on observable state may take before the test counts as stuck.
 pub const STUCK: Duration = Duration::from_secs(180);
+
+/// How often the waits poll.
+const POLL: Duration = Duration::from_millis(10);
 
 /// Polls `cond` every 10 ms until it holds; after [`STUCK`] fails the test with `what` and the
 /// state `state` reports then. Returns how long the wait took.
@@ -49,7 +53,46 @@ where
             let state = state().await;
             panic!("stuck: {what} did not happen within {STUCK:?}; state: {state:?}");
         }
-        tokio::time::sleep(Duration::from_millis(10)).await;
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+/// Polls `probe` until it returns `Some` and returns that; fails the test with `what` after
+/// [`STUCK`].
+pub async fn until_some<T, Fut>(what: &str, mut probe: impl FnMut() -> Fut) -> T
+where
+    Fut: Future<Output = Option<T>>,
+{
+    let start = Instant::now();
+    loop {
+        if let Some(v) = probe().await {
+            return v;
+        }
+        assert!(
+            start.elapsed() < STUCK,
+            "stuck: {what} did not happen within {STUCK:?}"
+        );
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+/// [`until_some`] outside a runtime (blocking the thread between polls, every 50 ms: its
+/// probe is often a process), with its own deadline `within`.
+pub fn until_some_blocking<T>(
+    what: &str,
+    within: Duration,
+    mut probe: impl FnMut() -> Option<T>,
+) -> T {
+    let start = Instant::now();
+    loop {
+        if let Some(v) = probe() {
+            return v;
+        }
+        assert!(
+            start.elapsed() < within,
+            "stuck: {what} did not happen within {within:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
     }
 }
 

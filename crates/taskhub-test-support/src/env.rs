@@ -1,0 +1,67 @@
+//! The variables of the test environment: each is set by a script under `scripts/` that
+//! provides what the tests need (an Azurite, a Chromium, the Python SDK), and each reader
+//! panics with how to run the test when its variable is unset.
+
+/// The connection string of the Azure account the Azure tests use (Azurite), exported by
+/// `scripts/with-azurite.sh`.
+pub const AZURE_CONNECTION_STRING: &str = "TASKHUB_TEST_AZURE_CONNECTION_STRING";
+
+/// The Chromium binary of the browser test, exported by `scripts/with-chromium.sh`.
+pub const CHROMIUM: &str = "TASKHUB_CHROMIUM";
+
+/// Playwright's install directory for the browser test, exported by `scripts/with-chromium.sh`.
+pub const PLAYWRIGHT_DIR: &str = "TASKHUB_PLAYWRIGHT_DIR";
+
+/// The Python of the venv that holds the pinned Durable Task Python SDK, exported by
+/// `scripts/with-python-sdk.sh`.
+pub const PYTHON_SDK: &str = "TASKHUB_PYTHON_SDK";
+
+/// The value of `var`; panics, when it is unset, saying that `needs` and how to run `command`
+/// under `script`.
+fn required(var: &str, needs: &str, script: &str, command: &str) -> String {
+    std::env::var(var).unwrap_or_else(|_| {
+        panic!(
+            "{var} is not set. This test needs {needs}: run it as `{script} {command}` \
+             (scripts/test.sh does this), which provides it and sets {var}."
+        )
+    })
+}
+
+/// The Azure test account's connection string; `command` is how to run the test (e.g.
+/// `cargo test -p taskhub-http`), for the message when it is unset.
+pub fn azure_connection_string(command: &str) -> String {
+    required(
+        AZURE_CONNECTION_STRING,
+        "Azurite (a private one on free ports)",
+        "scripts/with-azurite.sh",
+        command,
+    )
+}
+
+/// The browser test's Chromium and Playwright directory.
+#[derive(Debug, Clone)]
+pub struct Chromium {
+    /// The Chromium binary.
+    pub binary: String,
+    /// Playwright's install directory.
+    pub playwright_dir: String,
+}
+
+/// The browser test's Chromium; `command` is how to run the test.
+pub fn chromium(command: &str) -> Chromium {
+    let script = "scripts/with-chromium.sh";
+    Chromium {
+        binary: required(CHROMIUM, "a headless Chromium", script, command),
+        playwright_dir: required(PLAYWRIGHT_DIR, "Playwright", script, command),
+    }
+}
+
+/// The Python of the venv with the Durable Task Python SDK; `command` is how to run the test.
+pub fn python_sdk(command: &str) -> String {
+    required(
+        PYTHON_SDK,
+        "the Durable Task Python SDK (the pinned `durabletask` in .venv-sdk/)",
+        "scripts/with-python-sdk.sh",
+        command,
+    )
+}
