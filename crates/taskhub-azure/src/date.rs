@@ -7,6 +7,11 @@ use taskhub_core::Timestamp;
 
 /// Now, formatted for `x-ms-date`.
 pub(crate) fn now_rfc1123() -> String {
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "x-ms-date must be the real wall-clock time (the service refuses a request \
+                  more than 15 minutes off), whatever clock the runtime was given"
+    )]
     let now = SystemTime::now();
     httpdate::fmt_http_date(now)
 }

@@ -12,7 +12,12 @@
 //!   as a new start, because the instance row still named that execution: the finished
 //!   execution ran again from scratch and waited forever for the event it had already
 //!   consumed (`duplicate_start_of_a_finished_execution_is_discarded`).
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
+#![allow(
+    clippy::disallowed_methods,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code"
+)]
 
 mod common;
 use std::collections::HashMap;

@@ -1,5 +1,6 @@
 //! Helpers for the CLI tests: temporary directories, running `taskhub`, and a worker child.
 #![allow(
+    clippy::disallowed_methods,
     dead_code,
     clippy::unwrap_used,
     clippy::expect_used,

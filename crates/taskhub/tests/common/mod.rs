@@ -1,5 +1,11 @@
 //! Shared helpers for runtime tests.
-#![allow(dead_code, missing_docs, clippy::unwrap_used, reason = "test support")]
+#![allow(
+    clippy::disallowed_methods,
+    dead_code,
+    missing_docs,
+    clippy::unwrap_used,
+    reason = "test support"
+)]
 
 pub mod child;
 pub mod wait;
