@@ -22,6 +22,10 @@ impl TempDir {
     /// # Errors
     /// The directory could not be created.
     pub fn new(tag: &str) -> std::io::Result<Self> {
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "a directory name unique across runs, not a decision about time"
+        )]
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());

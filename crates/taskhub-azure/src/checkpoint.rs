@@ -295,6 +295,11 @@ impl AzureStore {
             props.push(self.event_props(instance, event).await?);
         }
         let generation = next.generation;
+        #[expect(
+            clippy::indexing_slicing,
+            reason = "`i` ranges over the events, and `props` holds one entry per event (built \
+                      just above)"
+        )]
         let row = |i: usize, tok: Option<&str>| {
             let seq = first_seq + u64::try_from(i).unwrap_or(0);
             let mut e = entity(

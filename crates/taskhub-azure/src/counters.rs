@@ -133,6 +133,10 @@ pub(crate) struct OpCounters {
 
 impl OpCounters {
     /// Counts one request of `kind`.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "OpKind::index is the position in OpKind::ALL, whose length sizes the array"
+    )]
     pub(crate) fn add(&self, kind: OpKind) {
         self.counts[kind.index()].fetch_add(1, Ordering::Relaxed);
     }
@@ -140,7 +144,7 @@ impl OpCounters {
     /// The counts so far.
     pub(crate) fn snapshot(&self) -> OpCounts {
         OpCounts {
-            counts: std::array::from_fn(|i| self.counts[i].load(Ordering::Relaxed)),
+            counts: self.counts.each_ref().map(|c| c.load(Ordering::Relaxed)),
         }
     }
 }
@@ -153,6 +157,10 @@ pub struct OpCounts {
 
 impl OpCounts {
     /// Operations of `kind`.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "OpKind::index is the position in OpKind::ALL, whose length sizes the array"
+    )]
     pub fn get(&self, kind: OpKind) -> u64 {
         self.counts[kind.index()]
     }
@@ -164,9 +172,11 @@ impl OpCounts {
 
     /// The operations since `earlier` (a snapshot of the same store taken before).
     pub fn since(&self, earlier: &Self) -> Self {
-        Self {
-            counts: std::array::from_fn(|i| self.counts[i].saturating_sub(earlier.counts[i])),
+        let mut counts = self.counts;
+        for (now, before) in counts.iter_mut().zip(earlier.counts) {
+            *now = now.saturating_sub(before);
         }
+        Self { counts }
     }
 
     /// The kinds with a non-zero count, in report order.

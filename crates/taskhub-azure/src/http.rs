@@ -177,17 +177,16 @@ impl std::fmt::Debug for Http {
     }
 }
 
+/// Everything but RFC 3986 unreserved characters (`A-Z a-z 0-9 - _ . ~`).
+const NOT_UNRESERVED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+
 /// Percent-encodes everything but RFC 3986 unreserved characters.
 pub(crate) fn encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for b in text.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    percent_encoding::utf8_percent_encode(text, NOT_UNRESERVED).to_string()
 }
 
 impl Http {
@@ -241,6 +240,11 @@ impl Http {
     }
 
     /// [`send`](Self::send) with another [`Patience`].
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "a request on the wire times out and backs off in real time, whatever \
+                  clock the runtime has (Azure owns time; a ManualClock would stall I/O)"
+    )]
     pub(crate) async fn send_with(&self, req: &Req, patience: Patience) -> StorageResult<Resp> {
         let started = std::time::Instant::now();
         let mut waits = REQUEST_RETRY
@@ -279,6 +283,11 @@ impl Http {
     /// (409 …AlreadyExists). A name that is still being deleted (409 TableBeingDeleted,
     /// QueueBeingDeleted, ContainerBeingDeleted: a hub deleted and re-created at once) is
     /// retried with back-off for up to [`BEING_DELETED_WAIT`], then `BeingDeleted`.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the service deletes a name in real time: wait for it in real time, \
+                  whatever clock the runtime has"
+    )]
     pub(crate) async fn create(&self, req: &Req, what: &str) -> StorageResult<bool> {
         let started = std::time::Instant::now();
         let mut waits = BEING_DELETED_RETRY.waits();

@@ -1,76 +1,50 @@
-//! The little XML the queue and blob services speak: escaping and tag extraction.
+//! The little XML the queue and blob services speak, through `quick-xml`: escaping for a
+//! message body and the elements of list and get responses.
+
+use std::borrow::Cow;
+
+use quick_xml::events::Event;
+use quick_xml::Reader;
 
 /// Escapes text for an XML element.
 pub(crate) fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 16);
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\r' => out.push_str("&#13;"),
-            c => out.push(c),
-        }
-    }
-    out
+    // A carriage return goes as a reference: an XML parser reads a literal one as `\n`.
+    quick_xml::escape::escape(text).replace('\r', "&#13;")
 }
 
-/// Reverses [`escape`] (and numeric character references).
-pub(crate) fn unescape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(i) = rest.find('&') {
-        out.push_str(&rest[..i]);
-        rest = &rest[i..];
-        let Some(end) = rest.find(';') else { break };
-        let entity = &rest[1..end];
-        let decoded = match entity {
-            "amp" => Some('&'),
-            "lt" => Some('<'),
-            "gt" => Some('>'),
-            "quot" => Some('"'),
-            "apos" => Some('\''),
-            e if e.starts_with("#x") => u32::from_str_radix(&e[2..], 16)
-                .ok()
-                .and_then(char::from_u32),
-            e if e.starts_with('#') => e[1..].parse().ok().and_then(char::from_u32),
-            _ => None,
-        };
-        match decoded {
-            Some(c) => {
-                out.push(c);
-                rest = &rest[end + 1..];
-            }
-            None => {
-                out.push('&');
-                rest = &rest[1..];
-            }
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
-/// The contents of every `<tag>…</tag>` in `xml`, in order (not unescaped).
+/// The contents of every `<tag>…</tag>` in `xml`, in order (not unescaped); `<tag/>` is
+/// empty. Reading stops at the first malformed markup.
 pub(crate) fn elements<'a>(xml: &'a str, tag: &str) -> Vec<&'a str> {
-    let open = format!("<{tag}>");
-    let close = format!("</{tag}>");
+    let mut reader = Reader::from_str(xml);
     let mut out = Vec::new();
-    let mut rest = xml;
-    while let Some(i) = rest.find(&open) {
-        let after = &rest[i + open.len()..];
-        let Some(j) = after.find(&close) else { break };
-        out.push(&after[..j]);
-        rest = &after[j + close.len()..];
+    loop {
+        match reader.read_event() {
+            Ok(Event::Start(start)) if start.name().as_ref() == tag.as_bytes() => {
+                let Ok(span) = reader.read_to_end(start.name()) else {
+                    break;
+                };
+                let inner = usize::try_from(span.start)
+                    .ok()
+                    .zip(usize::try_from(span.end).ok())
+                    .and_then(|(from, to)| xml.get(from..to));
+                match inner {
+                    Some(inner) => out.push(inner),
+                    None => break,
+                }
+            }
+            Ok(Event::Empty(empty)) if empty.name().as_ref() == tag.as_bytes() => out.push(""),
+            Ok(Event::Eof) | Err(_) => break,
+            Ok(_) => {}
+        }
     }
     out
 }
 
-/// The unescaped contents of the first `<tag>…</tag>`.
+/// The unescaped contents of the first `<tag>…</tag>` (`None` if there is none, or if its
+/// text has a malformed reference).
 pub(crate) fn first(xml: &str, tag: &str) -> Option<String> {
-    elements(xml, tag).first().map(|s| unescape(s))
+    let raw = elements(xml, tag).into_iter().next()?;
+    quick_xml::escape::unescape(raw).ok().map(Cow::into_owned)
 }
 
 #[cfg(test)]
@@ -80,8 +54,20 @@ mod tests {
     #[test]
     fn escape_round_trips() {
         let text = "a<b>&\"c'\r\n{\"x\":1}";
-        assert_eq!(unescape(&escape(text)), text);
-        assert_eq!(unescape("&#x41;&#66;&bogus"), "AB&bogus");
+        assert_eq!(
+            first(&format!("<a>{}</a>", escape(text)), "a").as_deref(),
+            Some(text)
+        );
+        assert_eq!(
+            first("<a>&#x41;&#66;&amp;</a>", "a").as_deref(),
+            Some("AB&")
+        );
         assert_eq!(elements("<a>1</a><b/><a>2</a>", "a"), vec!["1", "2"]);
+        assert_eq!(
+            elements("<as><a k=\"v\">1</a><a/></as>", "a"),
+            vec!["1", ""]
+        );
+        assert_eq!(first("<NextMarker />", "NextMarker").as_deref(), Some(""));
+        assert_eq!(first("<b>1</b>", "a"), None);
     }
 }

@@ -4,7 +4,12 @@
 //! never answers fails within seconds. Run with Azurite:
 //! `scripts/with-azurite.sh cargo test -p taskhub-azure --test hub_open`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+#![allow(
+    clippy::disallowed_methods,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests"
+)]
 
 mod common;
 mod loopback;

@@ -7,7 +7,12 @@
 //!   own;
 //! * a row whose own write hangs as well fails alone: the other rows are renewed.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
+#![allow(
+    clippy::disallowed_methods,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code"
+)]
 
 mod common;
 mod loopback;

@@ -3,7 +3,13 @@
 //! show/resize/offline/online/bump, hub delete; and an endpoint that never answers is one
 //! error line within seconds. Needs `TASKHUB_TEST_AZURE_CONNECTION_STRING`:
 //! `scripts/with-azurite.sh cargo test -p taskhub-cli --test azure_commands`.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
+#![allow(
+    clippy::disallowed_methods,
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code"
+)]
 
 mod common;
 

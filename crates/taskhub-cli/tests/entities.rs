@@ -1,6 +1,6 @@
 //! `taskhub entities list | show | signal | delete` against a `taskhub worker` process (which
 //! runs the demo's `DemoCounter` entity).
-#![allow(clippy::unwrap_used, reason = "test code")]
+#![allow(clippy::indexing_slicing, clippy::unwrap_used, reason = "test code")]
 
 mod common;
 

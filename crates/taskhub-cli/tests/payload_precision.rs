@@ -1,7 +1,7 @@
 //! The JSON of `instances start`, `instances raise` and `entities signal` is passed on as the
 //! text given, not re-parsed into `serde_json::Value`: an integer beyond 64 bits keeps every
 //! digit (a `Value` would store `1.2345678901234568e+22`), and `--json` shows it so.
-#![allow(clippy::unwrap_used, reason = "test code")]
+#![allow(clippy::indexing_slicing, clippy::unwrap_used, reason = "test code")]
 
 mod common;
 

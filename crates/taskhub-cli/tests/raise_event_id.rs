@@ -1,5 +1,5 @@
 //! `taskhub instances raise ... --event-id ID`: a retried raise with one ID is recorded once.
-#![allow(clippy::unwrap_used, reason = "test code")]
+#![allow(clippy::indexing_slicing, clippy::unwrap_used, reason = "test code")]
 
 mod common;
 

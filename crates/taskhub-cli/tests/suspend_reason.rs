@@ -1,5 +1,5 @@
 //! `taskhub instances show` names the suspension reason of a suspended instance.
-#![allow(clippy::unwrap_used, reason = "test code")]
+#![allow(clippy::indexing_slicing, clippy::unwrap_used, reason = "test code")]
 
 mod common;
 

@@ -2,7 +2,12 @@
 //! (invariant 6): random bytes and strings, and mutations of valid encodings (the golden
 //! files), fed to the history-event and message decoders. Bounded: a few thousand cases,
 //! seconds in a normal test run.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
+#![allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code"
+)]
 
 use proptest::prelude::*;
 use taskhub_core::format::{decode_event, decode_message, encode_event, encode_message};

@@ -1,6 +1,7 @@
 //! Which registration runs a start of a given version: the exact version first, else the one
 //! registered without a version (durabletask-dotnet's fallback), else `OrchestrationNotFound`.
 #![allow(
+    clippy::indexing_slicing,
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::panic,

@@ -3,6 +3,7 @@
 //! status, GUIDs, sends) run under random delivery orders and batchings; then every recorded
 //! turn is re-run from a fresh replay of the history before it and must match byte for byte.
 #![allow(
+    clippy::indexing_slicing,
     clippy::unwrap_used,
     clippy::expect_used,
     reason = "test code: a panic is a failed test"

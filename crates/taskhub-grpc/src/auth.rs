@@ -86,11 +86,9 @@ fn bearer(value: &str) -> Option<&str> {
     scheme.eq_ignore_ascii_case("bearer").then_some(rest)
 }
 
+/// Compares in time independent of where the inputs differ (not of their lengths).
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    bool::from(subtle::ConstantTimeEq::ct_eq(a, b))
 }
 
 #[cfg(test)]

@@ -1,6 +1,12 @@
 //! Entities, the calls Taskhub does not serve (rewind, worker calls, hub deletion), bad
 //! requests, and the token over gRPC.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
+#![allow(
+    clippy::disallowed_methods,
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code"
+)]
 
 mod common;
 

@@ -1,6 +1,12 @@
 //! Query with paging, list IDs, purge (one, batch, filter, recursive), restart and history
 //! over gRPC.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
+#![allow(
+    clippy::disallowed_methods,
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code"
+)]
 
 mod common;
 

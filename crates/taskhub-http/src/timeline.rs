@@ -96,9 +96,10 @@ pub fn timeline(events: &[HistoryEvent]) -> Vec<TimelineItem> {
                     _ => None,
                 };
                 if let Some((kind, task_id, status)) = end {
-                    if let Some(i) = open.remove(&(kind, task_id)) {
-                        items[i].end_ms = Some(at);
-                        items[i].status = status;
+                    if let Some(item) = open.remove(&(kind, task_id)).and_then(|i| items.get_mut(i))
+                    {
+                        item.end_ms = Some(at);
+                        item.status = status;
                     }
                 }
             }

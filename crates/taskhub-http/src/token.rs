@@ -40,20 +40,21 @@ pub fn decode(text: &str) -> ApiResult<String> {
             text.chars().take(100).collect::<String>()
         ),
     };
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = text.get(i + 1..i + 3).ok_or_else(bad)?;
-            out.push(u8::from_str_radix(hex, 16).map_err(|_| bad())?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
+    // `percent_decode_str` keeps a `%` not followed by two hex digits as it is; a token
+    // never has one, so such text is refused rather than passed on to the store.
+    let well_formed = text.split('%').skip(1).all(|after| {
+        after
+            .as_bytes()
+            .get(..2)
+            .is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit))
+    });
+    if !well_formed {
+        return Err(bad());
     }
-    String::from_utf8(out).map_err(|_| bad())
+    percent_encoding::percent_decode_str(text)
+        .decode_utf8()
+        .map(std::borrow::Cow::into_owned)
+        .map_err(|_| bad())
 }
 
 #[cfg(test)]

@@ -10,7 +10,12 @@
 //! Both run with `synchronous = NORMAL` and `FULL`.
 //!
 //! Run: `cargo bench -p taskhub-sqlite --bench checkpoint`.
-#![allow(missing_docs, clippy::expect_used, reason = "benchmark code")]
+#![allow(
+    missing_docs,
+    clippy::expect_used,
+    clippy::disallowed_methods,
+    reason = "benchmark code (it measures real time)"
+)]
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -208,6 +208,11 @@ pub(crate) fn connect(
 ///
 /// SQLite skips the busy handler where waiting could deadlock (two connections switching a
 /// new file to WAL at once, or upgrading a read lock), so opening needs its own retry.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "a synchronous retry while opening the file, bounded in real time: it blocks a \
+              thread (std::thread::sleep), where the async Clock::sleep cannot be awaited"
+)]
 fn retry_busy<T>(
     timeout: Duration,
     mut f: impl FnMut() -> rusqlite::Result<T>,

@@ -58,6 +58,11 @@ impl SqliteStore {
     /// As [`open`](Self::open).
     pub fn open_temp(clock: Arc<dyn Clock>) -> StorageResult<Self> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "a file name unique across processes, not a decision about time (a \
+                      ManualClock's time repeats from test to test)"
+        )]
         let nanos = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());

@@ -1,6 +1,7 @@
 //! `delete_hub_files`: a closed hub's database and the files beside it are deleted, what was
 //! deleted is reported, and files that are missing are not an error.
 #![allow(
+    clippy::disallowed_methods,
     clippy::unwrap_used,
     clippy::expect_used,
     reason = "test code: a panic is a failed test"

@@ -1,4 +1,8 @@
 //! Time, injected: every lease, timer and back-off decision reads this clock.
+#![expect(
+    clippy::disallowed_methods,
+    reason = "the clock module: SystemClock is the one place that reads the system's time"
+)]
 
 use std::fmt::Debug;
 use std::future::Future;

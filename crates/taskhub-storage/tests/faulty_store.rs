@@ -4,6 +4,7 @@
 //! and an extra step observer.
 #![cfg(feature = "testing")]
 #![allow(
+    clippy::indexing_slicing,
     clippy::unwrap_used,
     clippy::expect_used,
     reason = "test code: a panic is a failed test"

@@ -1,6 +1,7 @@
 //! The memory backend's fault injection: nth-call failures, lost responses, delays on the
 //! store's clock, seeded randomness, torn checkpoints, and call counters.
 #![allow(
+    clippy::indexing_slicing,
     clippy::unwrap_used,
     clippy::expect_used,
     reason = "test code: a panic is a failed test"

@@ -8,6 +8,7 @@
 //!   (`#[tokio::test(start_paused = true)]`, one thread): it returns once every task of the
 //!   runtime is parked, so an assertion that something did NOT happen is made at a point where
 //!   it provably would have happened if it were going to.
+#![allow(clippy::disallowed_methods, reason = "test code")]
 
 use std::fmt::Debug;
 use std::future::Future;

@@ -1,7 +1,12 @@
 //! A client that retries `raise_event_with` under one event ID delivers the event once, also
 //! when the retry reaches a session reloaded from history or the next execution after a
 //! continue-as-new; different IDs are different events.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+#![allow(
+    clippy::disallowed_methods,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests"
+)]
 
 mod common;
 use std::time::Duration;

@@ -1,6 +1,11 @@
 //! The suspension reason is part of an instance's status while it is suspended, and goes away
 //! when it is resumed.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+#![allow(
+    clippy::disallowed_methods,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests"
+)]
 
 mod common;
 use std::time::Duration;

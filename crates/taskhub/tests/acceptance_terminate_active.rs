@@ -2,7 +2,12 @@
 //! that execution only. Applied after the new execution started, it is discarded, and the new
 //! execution runs on. The interleaving is driven, not hoped for: the terminate is held back in
 //! the control queue until the new execution is running.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+#![allow(
+    clippy::disallowed_methods,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests"
+)]
 
 mod common;
 use std::sync::Arc;

@@ -5,7 +5,12 @@
 //! and that commit keeps failing, for more than twice the visibility timeout. The activity
 //! ends close to its first renewal, so the fall-back must renew from the work item's real
 //! last renewal, not from when the fall-back began.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+#![allow(
+    clippy::disallowed_methods,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests"
+)]
 
 mod common;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -4,7 +4,12 @@
 //! `LEASE_REQUEST_TIMEOUT` (it used to wait 30 s an attempt, longer than a lease), the
 //! renewal is redone row by row, and the worker renews every partition in time: it loses
 //! none, and no pass of its lease loop takes longer than two bounded calls.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+#![allow(
+    clippy::disallowed_methods,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests"
+)]
 
 #[path = "common/backends.rs"]
 mod backends;

@@ -14,7 +14,12 @@
 //! The test re-executes its own binary as the worker processes (`paused_checkpoint_process`,
 //! ignored unless started by this test). Run with Azurite up:
 //! `scripts/with-azurite.sh cargo test -p taskhub --test azure_paused_checkpoint`.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
+#![allow(
+    clippy::disallowed_methods,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code"
+)]
 
 #[path = "common/backends.rs"]
 mod backends;

@@ -13,7 +13,12 @@
 //! The test re-executes its own binary as the worker process (`azure_resize_worker`, ignored
 //! unless started by this test). Run with Azurite up:
 //! `scripts/with-azurite.sh cargo test -p taskhub --test azure_resize`.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
+#![allow(
+    clippy::disallowed_methods,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code"
+)]
 
 #[path = "common/backends.rs"]
 mod backends;

@@ -10,7 +10,12 @@
 //! The test re-executes its own binary as the worker process (`azure_worker_process`, ignored
 //! unless started by this test; the hub's name is in the file `azure-hub` of the test's dir).
 //! Run with Azurite up: `scripts/with-azurite.sh cargo test -p taskhub --test azure_workers`.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
+#![allow(
+    clippy::disallowed_methods,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code"
+)]
 
 #[path = "common/backends.rs"]
 mod backends;

@@ -2,7 +2,12 @@
 //! fenced until its lease manager notices the new epoch. Messages given back because their
 //! lease ended are not failed deliveries: none may be dead-lettered, and the instance must
 //! complete once the worker (or another) claims the partition again.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+#![allow(
+    clippy::disallowed_methods,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests"
+)]
 
 mod common;
 use std::sync::Arc;

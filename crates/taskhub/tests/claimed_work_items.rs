@@ -2,7 +2,12 @@
 //! activities of the orchestrations it holds itself, so their results are handed over in
 //! process on every worker, not only when its own poller happened to win the work item; and
 //! once its activity slots are full, the rest go to the queue for any worker.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+#![allow(
+    clippy::disallowed_methods,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests"
+)]
 
 mod common;
 use std::sync::Arc;

@@ -1,7 +1,12 @@
 //! Dead-lettering is one step (issue 10): a message is never dead-lettered twice, even when
 //! the store fails between "store the letter" and "delete the message" or loses the answer
 //! to the move.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+#![allow(
+    clippy::disallowed_methods,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests"
+)]
 
 mod common;
 use std::sync::Arc;

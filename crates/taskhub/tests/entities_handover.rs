@@ -4,7 +4,12 @@
 //! and a second worker joins (partitions are drained and handed over to it). Every operation
 //! is applied once, every call answered, nothing dead-lettered. Memory (two-step entity
 //! checkpoints) and SQLite (one transaction).
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+#![allow(
+    clippy::disallowed_methods,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests"
+)]
 
 mod common;
 use std::sync::Arc;

@@ -5,7 +5,12 @@
 //! IDs of (`RECENT_MESSAGE_IDS`). Such a message must still be skipped
 //! (`EntityRecord::suspect`). The test plays that: a message applied by one worker, a second
 //! worker that loads the entity and applies many more, then the first message delivered again.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+#![allow(
+    clippy::disallowed_methods,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests"
+)]
 
 mod common;
 use std::sync::Arc;

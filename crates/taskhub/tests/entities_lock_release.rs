@@ -4,7 +4,12 @@
 //! critical section over them is granted (without `clean_entities`). And `clean_entities`
 //! still releases a lock whose holder is gone (here: a lock request from an instance that
 //! does not exist). On memory and SQLite.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+#![allow(
+    clippy::disallowed_methods,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests"
+)]
 
 mod common;
 use std::sync::Arc;

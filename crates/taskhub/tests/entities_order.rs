@@ -3,7 +3,12 @@
 //! here, on Azure in `entities_azure.rs`. And the safety valve: a request whose predecessor
 //! never comes runs after the reorder window — not before — and a predecessor that comes
 //! after all is still applied (driven by a `ManualClock`).
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+#![allow(
+    clippy::disallowed_methods,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests"
+)]
 
 mod common;
 #[path = "common/entities_order_suite.rs"]

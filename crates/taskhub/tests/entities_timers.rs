@@ -3,7 +3,12 @@
 //! by a `ManualClock` on the memory backend with paused tokio time: after each clock advance the
 //! test waits until every task is idle, so "not yet applied" is checked after the worker
 //! provably looked at the queue at the new time.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+#![allow(
+    clippy::disallowed_methods,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests"
+)]
 
 mod common;
 use std::sync::Arc;

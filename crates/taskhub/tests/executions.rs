@@ -2,7 +2,12 @@
 //! replaced an execution's history, its status, input, output and times are still there; the
 //! current execution reads from the row; an unknown execution is a typed `ExecutionNotFound`.
 //! On SQLite and on the memory backend.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+#![allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests"
+)]
 
 mod common;
 

@@ -2,7 +2,12 @@
 //! out is abandoned (stopped, and its work item visible again at once, not after its
 //! visibility timeout) so a second worker completes the instance; an activity that finishes
 //! within the timeout is committed and not run again.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+#![allow(
+    clippy::disallowed_methods,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests"
+)]
 
 mod common;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};

@@ -6,7 +6,12 @@
 //! Tokio time is paused and the runtime has one thread, so "every poller is parked" is an
 //! observable state (`wait::idle`: no task is ready to run), and a wake-up that did not happen
 //! fails the bounded waits as soon as the runtime is idle without it.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+#![allow(
+    clippy::disallowed_methods,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests"
+)]
 
 mod common;
 use std::sync::Arc;

@@ -26,7 +26,12 @@
 //!
 //! `SIM_SEEDS=n` runs n seeds (default 1,000); `SIM_SEED=s` replays one seed verbosely. A
 //! failing seed prints the command that replays it.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
+#![allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code"
+)]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;

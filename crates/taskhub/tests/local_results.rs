@@ -3,7 +3,12 @@
 //! deletes the work item, in one checkpoint. When that turn cannot commit under the lease the
 //! result was handed over under (a bump fenced it), the result goes the ordinary way — through
 //! the control queue — and the activity still runs once.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+#![allow(
+    clippy::disallowed_methods,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests"
+)]
 
 mod common;
 use std::sync::atomic::{AtomicUsize, Ordering};

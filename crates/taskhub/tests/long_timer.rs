@@ -6,7 +6,12 @@
 //! Tokio time is paused and the runtime has one thread: after each clock advance the test
 //! waits until every task is idle (`wait::idle`), so "nothing fired yet" is checked after the
 //! worker provably looked at the queue at the new time, not after an arbitrary sleep.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+#![allow(
+    clippy::disallowed_methods,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests"
+)]
 
 mod common;
 use std::sync::Arc;

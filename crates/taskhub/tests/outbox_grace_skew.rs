@@ -10,7 +10,12 @@
 //! checkpoint is the one Azure runs) tears its checkpoint and stops; worker B, whose wall clock
 //! is 20 s (ten lease intervals) ahead or behind, takes over. B must re-send the outbox a lease
 //! interval after it first sees it, no sooner and not much later.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
+#![allow(
+    clippy::disallowed_methods,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code"
+)]
 
 mod common;
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -7,7 +7,12 @@
 //!
 //! The test re-executes its own binary as the worker process (`paused_worker_process`, ignored
 //! unless started by this test).
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
+#![allow(
+    clippy::disallowed_methods,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code"
+)]
 
 mod common;
 

@@ -8,6 +8,7 @@
 //! `options()`, made from its real defaults). The `taskhub` binary's own settings are checked
 //! by its unit test (`crates/taskhub-cli/src/own_settings.rs`).
 #![allow(
+    clippy::indexing_slicing,
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::panic,

@@ -1,7 +1,12 @@
 //! The graceful-shutdown timeout runs on the hub's `Clock` (issue 10): with a manual clock,
 //! shutdown waits for running work until the clock has moved past `shutdown_timeout`, and
 //! then abandons it, however little real time passed.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+#![allow(
+    clippy::disallowed_methods,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests"
+)]
 
 mod common;
 use std::sync::atomic::{AtomicBool, Ordering};

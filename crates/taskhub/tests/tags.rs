@@ -1,7 +1,12 @@
 //! Instance tags end to end: set at the start, shown in the status, kept across
 //! continue-as-new and by a restart, filtered on by listings; bad tags are a typed error and
 //! start nothing. On SQLite and on the memory backend.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+#![allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests"
+)]
 
 mod common;
 

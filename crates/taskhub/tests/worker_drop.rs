@@ -1,7 +1,12 @@
 //! Dropping a `WorkerHandle` without `shutdown` stops the worker (issue 10): its running
 //! activities stop, and the work it held is visible again at once rather than after its
 //! visibility timeout.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+#![allow(
+    clippy::disallowed_methods,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests"
+)]
 
 mod common;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};

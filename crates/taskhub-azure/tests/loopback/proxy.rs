@@ -8,7 +8,12 @@
 //!
 //! Uses tokio only, so other crates' tests may include it by path.
 
-#![allow(dead_code, reason = "not every test binary uses every helper")]
+#![allow(
+    clippy::disallowed_methods,
+    clippy::indexing_slicing,
+    dead_code,
+    reason = "not every test binary uses every helper"
+)]
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test support")]
 
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,5 +1,6 @@
 //! Helpers for the CLI tests: temporary directories, running `taskhub`, and a worker child.
 #![allow(
+    clippy::disallowed_methods,
     dead_code,
     unused_imports,
     clippy::unwrap_used,

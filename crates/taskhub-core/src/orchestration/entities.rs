@@ -123,46 +123,46 @@ impl OrchestrationContext {
         lockset.dedup();
         let nested = lock(self.shared_state()).held_locks.is_some();
         let ctx = self.clone();
-        let sent = if lockset.is_empty() {
-            Err(failed(
+        let sent = match lockset.first() {
+            None => Err(failed(
                 "lock",
                 "EmptyLockSet",
                 "a critical section needs at least one entity".to_owned(),
-            ))
-        } else if nested {
-            Err(failed(
+            )),
+            Some(_) if nested => Err(failed(
                 "lock",
                 "NestedCriticalSection",
                 "this orchestration already holds a critical section".to_owned(),
-            ))
-        } else {
-            let id = self.new_guid().to_string();
-            let request = EntityRequest::Lock {
-                id: id.clone(),
-                owner: Caller {
-                    instance_id: self.instance_id(),
-                    execution_id: self.execution_id(),
-                },
-                lockset: lockset.clone(),
-                position: 0,
-            };
-            self.raise_event(lockset[0].instance_id(), ENTITY_REQUEST_EVENT, &request)
-                .map(|()| {
-                    // From the request on, until the grant arrives, dropping this future (a
-                    // timer won a race, the code returned, the execution ended — polled or
-                    // not) gives up the request: see `PendingLock`.
-                    let pending = PendingLock {
-                        ctx: self.clone(),
-                        id: id.clone(),
-                        entities: lockset.clone(),
-                        granted: false,
-                    };
-                    (
-                        id.clone(),
-                        self.wait_for_event::<EntityResponse>(&id),
-                        pending,
-                    )
-                })
+            )),
+            Some(first) => {
+                let id = self.new_guid().to_string();
+                let request = EntityRequest::Lock {
+                    id: id.clone(),
+                    owner: Caller {
+                        instance_id: self.instance_id(),
+                        execution_id: self.execution_id(),
+                    },
+                    lockset: lockset.clone(),
+                    position: 0,
+                };
+                self.raise_event(first.instance_id(), ENTITY_REQUEST_EVENT, &request)
+                    .map(|()| {
+                        // From the request on, until the grant arrives, dropping this future (a
+                        // timer won a race, the code returned, the execution ended — polled or
+                        // not) gives up the request: see `PendingLock`.
+                        let pending = PendingLock {
+                            ctx: self.clone(),
+                            id: id.clone(),
+                            entities: lockset.clone(),
+                            granted: false,
+                        };
+                        (
+                            id.clone(),
+                            self.wait_for_event::<EntityResponse>(&id),
+                            pending,
+                        )
+                    })
+            }
         };
         async move {
             let (id, wait, mut pending) = sent?;

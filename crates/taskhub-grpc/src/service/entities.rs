@@ -1,10 +1,9 @@
 //! `SignalEntity`, `GetEntity`, `QueryEntities`, `CleanEntityStorage` over the client's
 //! entity calls. Entity IDs are `@name@key`.
 
-use std::time::SystemTime;
-
 use serde_json::value::RawValue;
 use taskhub::{CleanEntities, EntityMetadata, EntityQuery, TaskHubClient};
+use taskhub_storage::Clock;
 use tonic::Status;
 
 use super::fields;
@@ -22,14 +21,15 @@ const MAX_PAGE: usize = 1000;
 
 pub(crate) async fn signal(
     client: &TaskHubClient,
+    clock: &dyn Clock,
     r: SignalEntityRequest,
 ) -> Result<SignalEntityResponse, Status> {
     let entity = fields::entity_id(&r.instance_id, "instanceId")?;
     let op = fields::name(&r.name, "name")?;
     let input = payload_from_proto(r.input.as_deref(), "input").map_err(|e| invalid_value(&e))?;
     let at = fields::time(r.scheduled_time.as_ref(), "scheduledTime")?
-        .map(taskhub::Timestamp::to_system_time)
-        .filter(|at| *at > SystemTime::now());
+        .filter(|at| *at > clock.now())
+        .map(taskhub::Timestamp::to_system_time);
     let sent = match at {
         None => client.signal_entity_payload(&entity, op, input).await,
         Some(at) => {

@@ -22,6 +22,7 @@ use std::sync::Arc;
 
 use futures_util::Stream;
 use taskhub::{TaskHub, TaskHubClient};
+use taskhub_storage::Clock;
 use tonic::{Request, Response, Status};
 
 use crate::proto::task_hub_sidecar_service_server::TaskHubSidecarService;
@@ -50,6 +51,9 @@ pub type HistoryStream = Pin<Box<dyn Stream<Item = Result<HistoryChunk, Status>>
 #[derive(Clone)]
 pub struct Sidecar {
     client: TaskHubClient,
+    /// The hub's clock: "now" for scheduled starts and signals, and the waits of
+    /// `WaitForInstanceStart`.
+    clock: Arc<dyn Clock>,
     workers: Option<Arc<dyn WorkerCalls>>,
 }
 
@@ -67,6 +71,7 @@ impl Sidecar {
     pub fn new(hub: &TaskHub) -> Self {
         Self {
             client: hub.client(),
+            clock: Arc::clone(hub.clock()),
             workers: None,
         }
     }
@@ -99,7 +104,7 @@ impl TaskHubSidecarService for Sidecar {
         &self,
         r: Request<CreateInstanceRequest>,
     ) -> Answer<CreateInstanceResponse> {
-        ok(start::start(&self.client, r.into_inner()).await)
+        ok(start::start(&self.client, &*self.clock, r.into_inner()).await)
     }
 
     async fn get_instance(&self, r: Request<GetInstanceRequest>) -> Answer<GetInstanceResponse> {
@@ -125,7 +130,7 @@ impl TaskHubSidecarService for Sidecar {
         r: Request<GetInstanceRequest>,
     ) -> Answer<GetInstanceResponse> {
         let deadline = deadline::wait_budget(r.metadata());
-        ok(read::wait_for_start(&self.client, r.into_inner(), deadline).await)
+        ok(read::wait_for_start(&self.client, &*self.clock, r.into_inner(), deadline).await)
     }
 
     async fn wait_for_instance_completion(
@@ -230,7 +235,7 @@ impl TaskHubSidecarService for Sidecar {
     }
 
     async fn signal_entity(&self, r: Request<SignalEntityRequest>) -> Answer<SignalEntityResponse> {
-        ok(entities::signal(&self.client, r.into_inner()).await)
+        ok(entities::signal(&self.client, &*self.clock, r.into_inner()).await)
     }
 
     async fn get_entity(&self, r: Request<GetEntityRequest>) -> Answer<GetEntityResponse> {

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use taskhub::{InstanceId, OrchestrationStatus, StatusOptions, TaskHubClient, TaskhubError};
+use taskhub_storage::Clock;
 use tonic::Status;
 
 use super::deadline::NO_DEADLINE_WAIT;
@@ -85,12 +86,13 @@ pub(crate) async fn wait_for_completion(
 /// this re-reads the row with a back-off from 50 ms to 1 s, for at most the call's deadline.
 pub(crate) async fn wait_for_start(
     client: &TaskHubClient,
+    clock: &dyn Clock,
     r: GetInstanceRequest,
     deadline: Option<Duration>,
 ) -> Result<GetInstanceResponse, Status> {
     let id = fields::instance_id(&r.instance_id, "instanceId")?;
     let limit = deadline.unwrap_or(NO_DEADLINE_WAIT);
-    let started = tokio::time::Instant::now();
+    let started = clock.monotonic();
     let mut pause = Duration::from_millis(50);
     loop {
         match read(client, &id, options(&r)).await? {
@@ -100,11 +102,11 @@ pub(crate) async fn wait_for_start(
             }
             Some(_) => {}
         }
-        let left = limit.saturating_sub(started.elapsed());
+        let left = limit.saturating_sub(clock.monotonic().saturating_sub(started));
         if left.is_zero() {
             return Err(status_of(&TaskhubError::Timeout(limit, id)));
         }
-        tokio::time::sleep(pause.min(left)).await;
+        clock.sleep(pause.min(left)).await;
         pause = (pause * 2).min(START_POLL_MAX);
     }
 }

@@ -1,10 +1,9 @@
 //! `StartInstance`: a new instance with its input, version, tags, scheduled start, trace
 //! parent and ID reuse policy.
 
-use std::time::SystemTime;
-
 use taskhub::telemetry::TraceContext;
 use taskhub::{InstanceId, StartOptions, StatusOptions, TaskHubClient, TaskhubError};
+use taskhub_storage::Clock;
 use tonic::Status;
 
 use super::fields;
@@ -15,6 +14,7 @@ use crate::proto::{CreateInstanceRequest, CreateInstanceResponse};
 
 pub(crate) async fn start(
     client: &TaskHubClient,
+    clock: &dyn Clock,
     r: CreateInstanceRequest,
 ) -> Result<CreateInstanceResponse, Status> {
     let name = fields::name(&r.name, "name")?;
@@ -41,8 +41,8 @@ pub(crate) async fn start(
         r.scheduled_start_timestamp.as_ref(),
         "scheduledStartTimestamp",
     )?
-    .map(taskhub::Timestamp::to_system_time)
-    .filter(|at| *at > SystemTime::now());
+    .filter(|at| *at > clock.now())
+    .map(taskhub::Timestamp::to_system_time);
     let trace_parent =
         match r
             .parent_trace_context

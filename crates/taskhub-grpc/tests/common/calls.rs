@@ -1,5 +1,6 @@
 //! Small helpers over the generated client.
 #![allow(
+    clippy::disallowed_methods,
     dead_code,
     clippy::unwrap_used,
     clippy::expect_used,

@@ -1,6 +1,7 @@
 //! A Taskhub worker with Rust orchestrations and the gRPC endpoint on 127.0.0.1 (a free
 //! port), over a memory or SQLite hub, and the generated tonic client connected to it.
 #![allow(
+    clippy::disallowed_methods,
     dead_code,
     clippy::unwrap_used,
     clippy::expect_used,

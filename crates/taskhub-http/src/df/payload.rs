@@ -31,17 +31,16 @@ pub fn mount_prefix(original: &Uri) -> &str {
     path.rfind(BASE).map_or("", |i| &path[..i])
 }
 
+/// Everything but RFC 3986 unreserved characters (`A-Z a-z 0-9 - . _ ~`).
+const NOT_UNRESERVED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
 /// Percent-encodes one URL path segment (everything but unreserved characters).
 pub fn encode_segment(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for b in text.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    percent_encoding::utf8_percent_encode(text, NOT_UNRESERVED).to_string()
 }
 
 /// The status URL of an instance.

@@ -1,6 +1,7 @@
 //! A real server on 127.0.0.1 (port 0) over a real hub (memory or SQLite) with a worker, a
 //! small HTTP/1.1 client, and the test orchestrations.
 #![allow(
+    clippy::disallowed_methods,
     dead_code,
     unused_imports,
     clippy::unwrap_used,

@@ -3,7 +3,12 @@
 //! `additionalProperties`, `oneOf`/`anyOf`/`allOf` and `enum`. Objects are strict: a
 //! property the schema does not name is an error (the schemas are generated from the very
 //! structs the handlers serialize, so an extra field means they have drifted).
-#![allow(dead_code, clippy::unwrap_used, reason = "test code")]
+#![allow(
+    clippy::indexing_slicing,
+    dead_code,
+    clippy::unwrap_used,
+    reason = "test code"
+)]
 
 use serde_json::Value;
 

@@ -1,4 +1,5 @@
 //! Helpers shared by the integration tests: temporary directories, clocks, sample rows.
+#![allow(clippy::disallowed_methods, reason = "test code")]
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

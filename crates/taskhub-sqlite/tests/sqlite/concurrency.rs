@@ -1,4 +1,5 @@
 //! Several handles on one file, a busy database, durability settings and group commit.
+#![allow(clippy::disallowed_methods, reason = "test code")]
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};

@@ -1,5 +1,6 @@
 //! A rough throughput probe (ignored by default; not a timed assertion):
 //! `cargo test -p taskhub-sqlite --release --test sqlite -- --ignored --nocapture throughput`.
+#![allow(clippy::disallowed_methods, reason = "test code")]
 
 use std::sync::Arc;
 use std::time::Instant;

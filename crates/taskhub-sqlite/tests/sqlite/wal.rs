@@ -1,5 +1,6 @@
 //! The WAL is checkpointed into the database file while the store is open, by the checkpointer
 //! thread, and its size stays bounded.
+#![allow(clippy::disallowed_methods, reason = "test code")]
 
 use crate::common::{clock, open, TestDir};
 use taskhub_storage::{NewQueueMessage, QueueName, QueueStore};

@@ -17,7 +17,10 @@
 //!
 //! Every case is listed in exactly one place, the macro; a unit test fails if a case is missing
 //! from it.
-
+#![allow(
+    clippy::indexing_slicing,
+    reason = "the cases are tests: an index out of range is a failed case, as an assert is"
+)]
 #![allow(
     clippy::expect_used,
     clippy::unwrap_used,

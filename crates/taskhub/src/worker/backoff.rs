@@ -13,6 +13,11 @@ use crate::retries;
 /// process ID and the time of day), per worker (its name) and per poller (`salt`), so pollers
 /// of different workers, even started together with the same configuration, do not poll in
 /// lockstep.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the time of day is entropy for the seed here, not a decision about time (a \
+              ManualClock would give every worker of a test the same seed)"
+)]
 pub(crate) fn seed_for(worker: &str, salt: u64) -> u64 {
     let mut h = RandomState::new().build_hasher();
     worker.hash(&mut h);

@@ -197,7 +197,12 @@ pub(crate) fn dispatch(shared: &Arc<Shared>, instance: InstanceId, batch: Vec<De
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+    #![allow(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::disallowed_methods,
+        reason = "tests"
+    )]
 
     use std::sync::Arc;
     use std::time::Duration;

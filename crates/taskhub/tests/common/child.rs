@@ -1,6 +1,11 @@
 //! Worker processes for the kill -9 and multi-worker tests: the test binary re-executes itself
 //! with one ignored test as the entry point. Every activity run is logged as
 //! `instance task pid`, so a test can tell which process ran what, and how often.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::indexing_slicing,
+    reason = "test code"
+)]
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};

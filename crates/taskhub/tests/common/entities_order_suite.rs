@@ -2,7 +2,13 @@
 //! non-FIFO queue or a given-back message delivers them): the entity applies them in send
 //! order, each once. The messages are written to the control queue directly, as an
 //! orchestration's turn writes them, so the test decides the order the queue sees.
-#![allow(dead_code, clippy::unwrap_used, reason = "shared test support")]
+#![allow(
+    clippy::disallowed_methods,
+    clippy::indexing_slicing,
+    dead_code,
+    clippy::unwrap_used,
+    reason = "shared test support"
+)]
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -5,6 +5,7 @@
 //! Run by `faulty_memory.rs` (memory backend) and `azure_faults.rs` (Azurite). Included as
 //! `#[path = "common/fault_suite.rs"] mod fault_suite;` next to `mod common;`.
 #![allow(
+    clippy::disallowed_methods,
     dead_code,
     clippy::unwrap_used,
     clippy::expect_used,

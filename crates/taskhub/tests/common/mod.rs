@@ -1,5 +1,6 @@
 //! Shared helpers for runtime tests.
 #![allow(
+    clippy::disallowed_methods,
     dead_code,
     unused_imports,
     missing_docs,

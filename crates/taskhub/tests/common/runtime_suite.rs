@@ -4,6 +4,8 @@
 //! `#[path = "common/runtime_suite.rs"] mod runtime_suite;` next to `mod common;` and
 //! `#[path = "common/backends.rs"] mod backends;`.
 #![allow(
+    clippy::disallowed_methods,
+    clippy::indexing_slicing,
     dead_code,
     clippy::unwrap_used,
     clippy::expect_used,

@@ -102,7 +102,9 @@ pub(crate) async fn process(
             return;
         }
     };
-    let partition = deliveries[0].partition;
+    let Some(partition) = deliveries.first().map(|d| d.partition) else {
+        return;
+    };
     let Some(fence) = shared.fence(partition) else {
         give_back(shared, &deliveries, Duration::ZERO).await;
         return;
@@ -261,7 +263,7 @@ async fn send_outbox(
     let Some(row) = loaded.row.clone() else {
         return;
     };
-    let Some(fence) = shared.fence(deliveries[0].partition) else {
+    let Some(fence) = deliveries.first().and_then(|d| shared.fence(d.partition)) else {
         cached.entity = None;
         give_back(shared, deliveries, Duration::ZERO).await;
         return;

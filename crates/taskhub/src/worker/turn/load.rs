@@ -24,7 +24,10 @@ pub(super) async fn into_cache(
     cached: &mut Cached,
     due: &[Delivery],
 ) -> bool {
-    let Some(fence) = shared.fence(due[0].partition) else {
+    let Some(partition) = due.first().map(|d| d.partition) else {
+        return false;
+    };
+    let Some(fence) = shared.fence(partition) else {
         // The lease ended: never write (a torn checkpoint's re-send) without one.
         give_back(shared, due, Duration::ZERO).await;
         return false;
@@ -51,7 +54,7 @@ pub(super) async fn into_cache(
                     cached.row.as_ref(),
                     &session,
                     last_event,
-                    due[0].partition,
+                    partition,
                     shared.hub.clock().now(),
                 );
                 if let Err(e) = row_repair::write(shared, instance, cached, row).await {

@@ -178,10 +178,9 @@ async fn run(
     batch: Vec<Delivery>,
     new_execution: bool,
 ) {
-    if batch.is_empty() {
+    let Some(partition) = batch.first().map(|d| d.partition) else {
         return;
-    }
-    let partition = batch[0].partition;
+    };
     let messages: Vec<&Message> = batch.iter().map(|d| &d.message).collect();
     let trace = cached.session.as_ref().map(|Live { session, .. }| {
         trace::TurnTrace::new(trace::TurnTraceRequest {
@@ -220,7 +219,9 @@ async fn run_traced(
     new_execution: bool,
     trace: Option<&trace::TurnTrace>,
 ) {
-    let partition = batch[0].partition;
+    let Some(partition) = batch.first().map(|d| d.partition) else {
+        return;
+    };
     let Some(fence) = shared.fence(partition) else {
         // The lease ended: never commit without one.
         cached.session = None;
