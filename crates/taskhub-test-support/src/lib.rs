@@ -9,7 +9,10 @@
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
-    reason = "test support: a failed expectation fails the test that called it"
+    clippy::disallowed_methods,
+    clippy::indexing_slicing,
+    reason = "test support: a failed expectation fails the test that called it; waits and temp \
+              names run on real time, as tests do"
 )]
 
 pub mod env;

@@ -14,7 +14,12 @@
 //! the row still shows the old execution). On the memory backend (the same ordered driver
 //! as Azure) and on Azure Storage (Azurite:
 //! `scripts/with-azurite.sh cargo test -p taskhub --test start_row_race`).
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::disallowed_methods,
+    clippy::expect_used,
+    reason = "test code"
+)]
 
 #[path = "common/backends.rs"]
 mod backends;
