@@ -110,6 +110,12 @@ async function main() {
     await page.fill('#filter-prefix', 'id-<');
     await page.click('#apply-filters');
     await page.waitForSelector('#instances-table tbody tr[data-instance] a.instance-link');
+    // The rows from before the filter match the selector too: wait (bounded) for the filtered
+    // list, then check it.
+    await page.waitForFunction((id) => {
+      const a = document.querySelector('#instances-table tbody a.instance-link');
+      return a !== null && a.textContent === id;
+    }, xssId, { timeout: 10000 }).catch(() => {});
     check((await page.textContent('#instances-table tbody a.instance-link')) === xssId, 'the list shows the ID as text');
     await shot(page, 'escaped.png');
 
