@@ -183,6 +183,16 @@ where
     }
 }
 
+/// A span's start or end: exported spans carry the real time (a tracing layer has no hub, so
+/// no clock), as every other span in the trace does.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "exported spans carry the real time, as every other span of the trace does"
+)]
+fn span_time() -> SystemTime {
+    SystemTime::now()
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, reason = "tests")]
@@ -258,14 +268,4 @@ mod tests {
         assert_eq!(child.span_context.trace_id(), trace);
         assert_eq!(child.parent_span_id, root.span_context.span_id());
     }
-}
-
-/// A span's start or end: exported spans carry the real time (a tracing layer has no hub, so
-/// no clock), as every other span in the trace does.
-#[expect(
-    clippy::disallowed_methods,
-    reason = "exported spans carry the real time, as every other span of the trace does"
-)]
-fn span_time() -> SystemTime {
-    SystemTime::now()
 }

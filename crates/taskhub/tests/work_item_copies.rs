@@ -58,28 +58,31 @@ async fn put_copies(store: &MemoryStore, body: &str, n: usize) {
     store.enqueue(QueueName::WorkItems, copies).await.unwrap();
 }
 
+/// `Once(x)` calls `Count(x)`, which counts its runs and waits at `gate` before it returns 2x.
+fn registry(runs: &Arc<AtomicU32>, gate: &Arc<Semaphore>) -> Registry {
+    let mut reg = Registry::new();
+    let (runs, gate) = (runs.clone(), gate.clone());
+    reg.activity("Count", move |_c: ActivityContext, x: u64| {
+        let runs = runs.clone();
+        let gate = gate.clone();
+        async move {
+            runs.fetch_add(1, Ordering::SeqCst);
+            let _pass = gate.acquire().await.unwrap();
+            Ok::<_, ActivityError>(x * 2)
+        }
+    });
+    reg.orchestration("Once", |ctx: OrchestrationContext, x: u64| async move {
+        Ok::<_, OrchestrationError>(ctx.call_activity::<_, u64>("Count", x).await?)
+    });
+    reg
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn copies_of_one_work_item_run_once() {
     let runs = Arc::new(AtomicU32::new(0));
     // The activity waits here, so the copies arrive while it runs.
     let gate = Arc::new(Semaphore::new(0));
-    let mut reg = Registry::new();
-    {
-        let runs = runs.clone();
-        let gate = gate.clone();
-        reg.activity("Count", move |_c: ActivityContext, x: u64| {
-            let runs = runs.clone();
-            let gate = gate.clone();
-            async move {
-                runs.fetch_add(1, Ordering::SeqCst);
-                let _pass = gate.acquire().await.unwrap();
-                Ok::<_, ActivityError>(x * 2)
-            }
-        });
-    }
-    reg.orchestration("Once", |ctx: OrchestrationContext, x: u64| async move {
-        Ok::<_, OrchestrationError>(ctx.call_activity::<_, u64>("Count", x).await?)
-    });
+    let reg = registry(&runs, &gate);
     let store = Arc::new(MemoryStore::new(Arc::new(SystemClock::new())));
     let hub = TaskHub::open(store.clone(), fast_settings()).await.unwrap();
     let worker = Worker::start(&hub, reg).await.unwrap();
@@ -143,23 +146,7 @@ async fn the_running_message_itself_is_kept_while_it_runs() {
     use taskhub_storage::faults::{FaultPlan, Op, Trigger};
     let runs = Arc::new(AtomicU32::new(0));
     let gate = Arc::new(Semaphore::new(0));
-    let mut reg = Registry::new();
-    {
-        let runs = runs.clone();
-        let gate = gate.clone();
-        reg.activity("Count", move |_c: ActivityContext, x: u64| {
-            let runs = runs.clone();
-            let gate = gate.clone();
-            async move {
-                runs.fetch_add(1, Ordering::SeqCst);
-                let _pass = gate.acquire().await.unwrap();
-                Ok::<_, ActivityError>(x * 2)
-            }
-        });
-    }
-    reg.orchestration("Once", |ctx: OrchestrationContext, x: u64| async move {
-        Ok::<_, OrchestrationError>(ctx.call_activity::<_, u64>("Count", x).await?)
-    });
+    let reg = registry(&runs, &gate);
     // Every renewal of the work item fails, so its visibility runs out while it runs.
     let plan = (1..=1_000).fold(FaultPlan::none(), |plan, n| {
         plan.fail(
