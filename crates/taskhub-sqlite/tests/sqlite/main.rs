@@ -14,4 +14,3 @@ mod queues;
 mod schema;
 mod tables;
 mod throughput;
-mod wal;
