@@ -10,13 +10,8 @@ use crate::tables::entity;
 use crate::AzureStore;
 
 impl AzureStore {
-    /// Overwrites the stored event `seq` of the instance's current execution with text that is
-    /// not an event, so every later load of its history fails as corrupt.
-    pub async fn corrupt_history_event(
-        &self,
-        instance: &InstanceId,
-        seq: u64,
-    ) -> StorageResult<()> {
+    /// The RowKey of event `seq` of the instance's current execution.
+    async fn current_event_key(&self, instance: &InstanceId, seq: u64) -> StorageResult<String> {
         let sentinel = self
             .sentinel(instance)
             .await?
@@ -24,7 +19,17 @@ impl AzureStore {
                 what: format!("history of '{instance}'"),
             })?;
         let state = self.sentinel_state(&sentinel).await?;
-        let key = event_key(state.generation, seq, state.token_of(seq));
+        Ok(event_key(state.generation, seq, state.token_of(seq)))
+    }
+
+    /// Overwrites the stored event `seq` of the instance's current execution with text that is
+    /// not an event, so every later load of its history fails as corrupt.
+    pub async fn corrupt_history_event(
+        &self,
+        instance: &InstanceId,
+        seq: u64,
+    ) -> StorageResult<()> {
+        let key = self.current_event_key(instance, seq).await?;
         let row = entity(
             instance.as_str(),
             &key,
@@ -39,14 +44,7 @@ impl AzureStore {
     /// Deletes the stored row of event `seq` of the instance's current execution, as a purge
     /// cut short (or another clean-up) leaves a partition with some rows already gone.
     pub async fn delete_history_event(&self, instance: &InstanceId, seq: u64) -> StorageResult<()> {
-        let sentinel = self
-            .sentinel(instance)
-            .await?
-            .ok_or_else(|| StorageError::NotFound {
-                what: format!("history of '{instance}'"),
-            })?;
-        let state = self.sentinel_state(&sentinel).await?;
-        let key = event_key(state.generation, seq, state.token_of(seq));
+        let key = self.current_event_key(instance, seq).await?;
         self.tables
             .delete(&self.names.history, instance.as_str(), &key)
             .await
