@@ -12,6 +12,7 @@ pub mod admin;
 pub mod client;
 mod codec;
 pub mod error;
+pub mod executor;
 pub mod hub;
 pub mod lease;
 mod retries;

@@ -1,0 +1,76 @@
+//! The executor seam: what decides an orchestration turn and runs an activity when the code is
+//! not in this worker's [`Registry`](crate::Registry).
+//!
+//! The Rust replay engine is the built-in executor. A [`RemoteExecutor`] is another: it hands
+//! the turn's history to code running elsewhere (an SDK worker connected over the Durable Task
+//! gRPC protocol, see `taskhub-grpc`), which replays it itself and answers with
+//! [`Decision`]s. Everything below the executor stays the runtime's: partitions and leases,
+//! fencing, ordered checkpoints, de-duplication, poison handling, timers, continue-as-new,
+//! suspend/resume, terminate. The runtime converts decisions into history events and messages
+//! in one place and validates them there: an impossible decision fails the orchestration with
+//! a clear failure, never the worker.
+//!
+//! Dropping a future returned by a [`RemoteExecutor`] withdraws its work item (the partition
+//! was lost, or the worker is stopping): the executor must not hand it out any more, and a
+//! completion that arrives for it later is refused.
+
+mod decision;
+mod work;
+
+use std::future::Future;
+use std::pin::Pin;
+
+pub use decision::{Decision, OrchestrationDecision};
+pub use work::{ActivityOutcome, ActivityWork, OrchestrationWork};
+
+/// A boxed future of an executor call.
+pub type ExecutorFuture<'a, T> =
+    Pin<Box<dyn Future<Output = Result<T, ExecutorError>> + Send + 'a>>;
+
+/// Runs orchestration turns and activities outside this process.
+pub trait RemoteExecutor: Send + Sync + 'static {
+    /// Decides one orchestration turn: `work` carries the execution's history so far and the
+    /// events this turn adds; the answer is what the code did with them.
+    fn orchestrate(&self, work: OrchestrationWork) -> ExecutorFuture<'_, OrchestrationDecision>;
+
+    /// Runs one activity.
+    fn run_activity(&self, work: ActivityWork) -> ExecutorFuture<'_, ActivityOutcome>;
+}
+
+/// Why an executor could not answer. The runtime gives the work back to be tried again (after
+/// a short delay) for every kind; only the log line differs.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExecutorError {
+    /// No connected worker can take the work now.
+    #[error("no connected worker can take {what} now")]
+    Unavailable {
+        /// The work item, e.g. `orchestration 'Greet' (instance 'abc')`.
+        what: String,
+    },
+    /// The worker that took the work did not answer in time.
+    #[error("{what} was not answered within {seconds} s")]
+    TimedOut {
+        /// The work item.
+        what: String,
+        /// The time allowed.
+        seconds: u64,
+    },
+    /// The worker gave the work back (abandoned it) or disconnected while it had it, and no
+    /// other worker took it.
+    #[error("{what} was given back by its worker: {reason}")]
+    Abandoned {
+        /// The work item.
+        what: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+impl ExecutorError {
+    /// True for every kind: the work is given back and tried again.
+    #[must_use]
+    pub fn is_retryable(&self) -> bool {
+        true
+    }
+}

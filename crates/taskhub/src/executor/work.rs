@@ -1,0 +1,69 @@
+//! The work a [`RemoteExecutor`](super::RemoteExecutor) is handed.
+
+use taskhub_core::{ExecutionId, FailureDetails, HistoryEvent, InstanceId, Payload};
+
+/// One orchestration turn for a remote executor.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct OrchestrationWork {
+    /// The instance.
+    pub instance: InstanceId,
+    /// The execution the turn belongs to.
+    pub execution_id: ExecutionId,
+    /// The orchestration's name (from its `ExecutionStarted`), for routing and logs.
+    pub name: String,
+    /// The execution's history before this turn, oldest first (starts with `ExecutionStarted`
+    /// unless this turn starts the execution).
+    pub past: Vec<HistoryEvent>,
+    /// The events this turn adds, in order: `OrchestratorStarted`, then each applied message
+    /// (`ExecutionStarted`, task and timer results, raised events, suspend/resume ...).
+    pub new: Vec<HistoryEvent>,
+    /// The W3C trace context of the execution's start, if any.
+    pub traceparent: Option<String>,
+}
+
+impl OrchestrationWork {
+    /// A turn of `instance`'s execution `execution_id` of orchestration `name`.
+    #[must_use]
+    pub fn new(
+        instance: InstanceId,
+        execution_id: ExecutionId,
+        name: String,
+        past: Vec<HistoryEvent>,
+        new: Vec<HistoryEvent>,
+    ) -> Self {
+        Self {
+            instance,
+            execution_id,
+            name,
+            past,
+            new,
+            traceparent: None,
+        }
+    }
+}
+
+/// One activity for a remote executor.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ActivityWork {
+    /// The orchestration instance that scheduled it.
+    pub instance: InstanceId,
+    /// That instance's execution.
+    pub execution_id: ExecutionId,
+    /// The task ID the result is reported under.
+    pub task_id: u64,
+    /// The activity's name.
+    pub name: String,
+    /// The activity's version.
+    pub version: Option<String>,
+    /// The input.
+    pub input: Payload,
+    /// A stable ID of this scheduled task (the same for every attempt and redelivery).
+    pub task_execution_id: String,
+    /// The W3C trace context of the scheduling turn, if any.
+    pub traceparent: Option<String>,
+}
+
+/// What an activity produced: its output, or why it failed.
+pub type ActivityOutcome = Result<Payload, FailureDetails>;
