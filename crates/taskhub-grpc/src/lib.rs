@@ -37,12 +37,14 @@
 
 pub mod auth;
 pub mod convert;
+pub mod dispatch;
 mod error;
 pub mod proto;
 pub mod server;
 pub mod service;
 
 pub use auth::check_bind;
+pub use dispatch::{Dispatcher, DispatcherSettings};
 pub use error::GrpcError;
 pub use server::{serve, GrpcConfig, MAX_MESSAGE_BYTES};
 pub use service::{Sidecar, WorkItemStream, WorkerCalls};

@@ -65,5 +65,35 @@ pub struct ActivityWork {
     pub traceparent: Option<String>,
 }
 
+impl ActivityWork {
+    /// Activity `name` with a `null` input, scheduled as task `task_id` by `instance`'s
+    /// execution `execution_id`; its `task_execution_id` is `{execution_id}:{task_id}`.
+    #[must_use]
+    pub fn new(
+        instance: InstanceId,
+        execution_id: ExecutionId,
+        task_id: u64,
+        name: String,
+    ) -> Self {
+        Self {
+            task_execution_id: format!("{execution_id}:{task_id}"),
+            instance,
+            execution_id,
+            task_id,
+            name,
+            version: None,
+            input: Payload::null(),
+            traceparent: None,
+        }
+    }
+
+    /// The same work with `input`.
+    #[must_use]
+    pub fn with_input(mut self, input: Payload) -> Self {
+        self.input = input;
+        self
+    }
+}
+
 /// What an activity produced: its output, or why it failed.
 pub type ActivityOutcome = Result<Payload, FailureDetails>;

@@ -1,0 +1,184 @@
+//! The worker half of the gRPC service over the [`Dispatcher`]: `GetWorkItems`,
+//! `Complete*Task`, `Abandon*WorkItem`. A completion or abandon under a token nobody holds
+//! (completed already, withdrawn, timed out, or handed to another worker since) answers
+//! `NOT_FOUND`; under the token of the other kind of item, `FAILED_PRECONDITION`.
+
+use std::sync::Arc;
+
+use tonic::{Request, Response, Status};
+
+use super::state::{Kind, Reply, TokenError};
+use super::stream::{ping, WorkerStream};
+use super::Dispatcher;
+use crate::proto::{
+    AbandonActivityTaskRequest, AbandonActivityTaskResponse, AbandonEntityTaskRequest,
+    AbandonEntityTaskResponse, AbandonOrchestrationTaskRequest, AbandonOrchestrationTaskResponse,
+    ActivityResponse, CompleteTaskResponse, EntityBatchResult, GetWorkItemsRequest,
+    OrchestratorResponse,
+};
+use crate::service::{WorkItemStream, WorkerCalls};
+
+/// A declared concurrency: 0 is the default, a negative one is refused.
+fn capacity(declared: i32, field: &str, default: usize) -> Result<usize, Status> {
+    match usize::try_from(declared) {
+        Ok(0) => Ok(default),
+        Ok(n) => Ok(n),
+        Err(_) => Err(Status::invalid_argument(format!(
+            "{field}: {declared} is negative (0 means the default, {default})"
+        ))),
+    }
+}
+
+fn token_of(token: &str) -> Result<&str, Status> {
+    if token.is_empty() {
+        Err(Status::invalid_argument(
+            "completionToken: missing (send back the token of the work item)",
+        ))
+    } else {
+        Ok(token)
+    }
+}
+
+fn refused(e: &TokenError, token: &str, kind: Kind) -> Status {
+    match e {
+        TokenError::Unknown => Status::not_found(format!(
+            "completionToken '{token}': no {} work item is out under this token (it was \
+             answered already, withdrawn because its partition moved, timed out, or given to \
+             another worker)",
+            kind.name()
+        )),
+        TokenError::WrongKind(actual) => Status::failed_precondition(format!(
+            "completionToken '{token}' is the token of an {} work item, not of an {} one",
+            actual.name(),
+            kind.name()
+        )),
+    }
+}
+
+fn entities_not_served(rpc: &str) -> Status {
+    Status::unimplemented(format!(
+        "{rpc}: entity work items are not served to SDK workers yet; entities run on a \
+         Taskhub worker in Rust"
+    ))
+}
+
+impl Dispatcher {
+    fn deliver(&self, token: &str, kind: Kind, reply: Reply) -> Result<(), Status> {
+        let now = self.inner.clock.monotonic();
+        let tx = self
+            .inner
+            .lock()
+            .complete(token, kind, now)
+            .map_err(|e| refused(&e, token, kind))?;
+        // The waiting call may have gone between the lookup and now: the answer is refused.
+        tx.send(reply)
+            .map_err(|_| refused(&TokenError::Unknown, token, kind))
+    }
+
+    fn give_back(&self, token: &str, kind: Kind) -> Result<(), Status> {
+        let token = token_of(token)?;
+        let now = self.inner.clock.monotonic();
+        self.inner
+            .lock()
+            .abandon(token, kind, now)
+            .map_err(|e| refused(&e, token, kind))
+    }
+}
+
+#[tonic::async_trait]
+impl WorkerCalls for Dispatcher {
+    async fn get_work_items(
+        &self,
+        request: Request<GetWorkItemsRequest>,
+    ) -> Result<Response<WorkItemStream>, Status> {
+        let r = request.into_inner();
+        let s = &self.inner.settings;
+        let caps = [
+            capacity(
+                r.max_concurrent_orchestration_work_items,
+                "maxConcurrentOrchestrationWorkItems",
+                s.default_orchestration_capacity,
+            )?,
+            capacity(
+                r.max_concurrent_activity_work_items,
+                "maxConcurrentActivityWorkItems",
+                s.default_activity_capacity,
+            )?,
+        ];
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let now = self.inner.clock.monotonic();
+        let worker = self.inner.lock().connect(tx, caps, now).ok_or_else(|| {
+            Status::unavailable("the gRPC endpoint is shutting down: connect to another one")
+        })?;
+        tracing::info!(
+            worker,
+            orchestrations = caps[0],
+            activities = caps[1],
+            "SDK worker connected"
+        );
+        tokio::spawn(ping(Arc::clone(&self.inner), worker));
+        let stream = WorkerStream {
+            rx,
+            inner: Arc::clone(&self.inner),
+            worker,
+        };
+        Ok(Response::new(Box::pin(stream)))
+    }
+
+    async fn complete_orchestrator_task(
+        &self,
+        request: Request<OrchestratorResponse>,
+    ) -> Result<Response<CompleteTaskResponse>, Status> {
+        let r = request.into_inner();
+        #[expect(deprecated, reason = "refusing the deprecated chunked completions")]
+        let partial = r.is_partial;
+        if partial {
+            return Err(Status::unimplemented(
+                "isPartial: chunked completions are not supported; send the whole response",
+            ));
+        }
+        let token = token_of(&r.completion_token)?.to_owned();
+        self.deliver(&token, Kind::Orchestration, Reply::Orchestrator(r))?;
+        Ok(Response::new(CompleteTaskResponse {}))
+    }
+
+    async fn complete_activity_task(
+        &self,
+        request: Request<ActivityResponse>,
+    ) -> Result<Response<CompleteTaskResponse>, Status> {
+        let r = request.into_inner();
+        let token = token_of(&r.completion_token)?.to_owned();
+        self.deliver(&token, Kind::Activity, Reply::Activity(r))?;
+        Ok(Response::new(CompleteTaskResponse {}))
+    }
+
+    async fn complete_entity_task(
+        &self,
+        _: Request<EntityBatchResult>,
+    ) -> Result<Response<CompleteTaskResponse>, Status> {
+        Err(entities_not_served("CompleteEntityTask"))
+    }
+
+    async fn abandon_orchestrator(
+        &self,
+        request: Request<AbandonOrchestrationTaskRequest>,
+    ) -> Result<Response<AbandonOrchestrationTaskResponse>, Status> {
+        self.give_back(&request.get_ref().completion_token, Kind::Orchestration)?;
+        Ok(Response::new(AbandonOrchestrationTaskResponse {}))
+    }
+
+    async fn abandon_activity(
+        &self,
+        request: Request<AbandonActivityTaskRequest>,
+    ) -> Result<Response<AbandonActivityTaskResponse>, Status> {
+        self.give_back(&request.get_ref().completion_token, Kind::Activity)?;
+        Ok(Response::new(AbandonActivityTaskResponse {}))
+    }
+
+    async fn abandon_entity(
+        &self,
+        _: Request<AbandonEntityTaskRequest>,
+    ) -> Result<Response<AbandonEntityTaskResponse>, Status> {
+        Err(entities_not_served("AbandonTaskEntityWorkItem"))
+    }
+}

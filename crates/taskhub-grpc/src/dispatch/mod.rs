@@ -1,0 +1,139 @@
+//! [`Dispatcher`]: the SDK workers connected over `GetWorkItems` as the runtime's
+//! [`RemoteExecutor`]. An executor call becomes a work item; the dispatcher hands it to a
+//! connected worker with room (never more than the worker declared), under a completion
+//! token of its own, and the call resolves when the worker answers under that token.
+//!
+//! * A worker that abandons an item, or whose stream ends (disconnected, killed), gives its
+//!   items back at once: they go to another connected worker (the same one if it is alone).
+//! * An item held longer than its timeout is taken back: the call answers
+//!   [`ExecutorError::TimedOut`] (the runtime retries the turn or the activity) and a late
+//!   answer is refused.
+//! * An item that waits [`DispatcherSettings::no_worker_wait`] with no worker connected
+//!   answers [`ExecutorError::Unavailable`].
+//! * Dropping the call's future withdraws the item: it is not handed out any more and a
+//!   completion under its token answers `NOT_FOUND`.
+//!
+//! Module map: `state` (the bookkeeping, synchronous), `wait` (an executor call's wait),
+//! `calls` (the worker half of the gRPC service), `stream` (a worker's stream), `request`
+//! and `actions` (the conversions out and in).
+
+mod actions;
+mod calls;
+mod request;
+mod settings;
+mod state;
+mod stream;
+mod wait;
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use taskhub::executor::{
+    ActivityOutcome, ActivityWork, ExecutorError, ExecutorFuture, OrchestrationDecision,
+    OrchestrationWork, RemoteExecutor,
+};
+use taskhub_storage::Clock;
+
+pub use actions::INVALID_ACTION;
+pub use settings::DispatcherSettings;
+
+use crate::proto::work_item::Request;
+use state::{Kind, Reply, State};
+
+/// Hands the runtime's work to connected SDK workers. Cheap to clone; plug the same one into
+/// the runtime (as its [`RemoteExecutor`]) and into the endpoint
+/// ([`GrpcConfig::with_workers`](crate::GrpcConfig::with_workers)).
+#[derive(Clone, Debug)]
+pub struct Dispatcher {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    state: Mutex<State>,
+    clock: Arc<dyn Clock>,
+    settings: DispatcherSettings,
+}
+
+impl Dispatcher {
+    /// A dispatcher with no worker connected yet; `clock` times its waits (the hub's clock).
+    #[must_use]
+    pub fn new(clock: Arc<dyn Clock>, settings: DispatcherSettings) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                state: Mutex::new(State::new(clock.monotonic())),
+                clock,
+                settings,
+            }),
+        }
+    }
+
+    /// Its settings.
+    #[must_use]
+    pub fn settings(&self) -> &DispatcherSettings {
+        &self.inner.settings
+    }
+
+    /// Ends every worker's stream and every call waiting for an answer (they answer
+    /// [`ExecutorError::Abandoned`]); later calls too. For shutdown: the endpoint's graceful
+    /// stop waits for open streams.
+    pub fn close(&self) {
+        self.inner.lock().close();
+    }
+
+    /// Submits a work item and waits for its answer.
+    async fn run(
+        &self,
+        kind: Kind,
+        request: Request,
+        what: String,
+    ) -> Result<Reply, ExecutorError> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let now = self.inner.clock.monotonic();
+        let Some(id) = self.inner.lock().submit(kind, request, tx, now) else {
+            return Err(ExecutorError::Unavailable { what });
+        };
+        wait::answer(&self.inner, kind, id, rx, what).await
+    }
+}
+
+impl Inner {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl RemoteExecutor for Dispatcher {
+    fn orchestrate(&self, work: OrchestrationWork) -> ExecutorFuture<'_, OrchestrationDecision> {
+        Box::pin(async move {
+            let what = format!(
+                "orchestration '{}' (instance '{}')",
+                work.name, work.instance
+            );
+            let request = Request::OrchestratorRequest(request::orchestrator_request(&work));
+            match self.run(Kind::Orchestration, request, what.clone()).await? {
+                Reply::Orchestrator(r) => Ok(actions::orchestration_decision(&work.instance, &r)),
+                Reply::Activity(_) => Err(ExecutorError::Abandoned {
+                    what,
+                    reason: "answered as an activity".into(),
+                }),
+            }
+        })
+    }
+
+    fn run_activity(&self, work: ActivityWork) -> ExecutorFuture<'_, ActivityOutcome> {
+        Box::pin(async move {
+            let what = format!(
+                "activity '{}' (task {} of instance '{}')",
+                work.name, work.task_id, work.instance
+            );
+            let request = Request::ActivityRequest(request::activity_request(&work));
+            match self.run(Kind::Activity, request, what.clone()).await? {
+                Reply::Activity(r) => Ok(actions::activity_outcome(&r)),
+                Reply::Orchestrator(_) => Err(ExecutorError::Abandoned {
+                    what,
+                    reason: "answered as an orchestration".into(),
+                }),
+            }
+        })
+    }
+}

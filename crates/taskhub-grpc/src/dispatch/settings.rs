@@ -1,0 +1,40 @@
+//! The dispatcher's settings.
+
+use std::time::Duration;
+
+/// How the [`Dispatcher`](super::Dispatcher) treats connected SDK workers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DispatcherSettings {
+    /// How long a worker may hold an orchestration work item before it is taken back and the
+    /// turn is retried (`ExecutorError::TimedOut`). Default 5 minutes: a turn only replays
+    /// code, it does no I/O.
+    pub orchestration_timeout: Duration,
+    /// How long a worker may hold an activity before it is taken back and retried. Default
+    /// 30 minutes; raise it for longer activities.
+    pub activity_timeout: Duration,
+    /// How long a work item waits while no SDK worker is connected before the call answers
+    /// `ExecutorError::Unavailable` (the runtime tries again later). Default 30 seconds.
+    pub no_worker_wait: Duration,
+    /// The orchestration work items a worker may hold when its `GetWorkItems` declares 0
+    /// (or nothing). Default 100.
+    pub default_orchestration_capacity: usize,
+    /// The activity work items a worker may hold when it declares 0. Default 100.
+    pub default_activity_capacity: usize,
+    /// How often a health ping goes down each worker's stream (the Python SDK reconnects
+    /// after 120 s of silence). Default 30 seconds.
+    pub health_ping_interval: Duration,
+}
+
+impl Default for DispatcherSettings {
+    fn default() -> Self {
+        Self {
+            orchestration_timeout: Duration::from_secs(5 * 60),
+            activity_timeout: Duration::from_secs(30 * 60),
+            no_worker_wait: Duration::from_secs(30),
+            default_orchestration_capacity: 100,
+            default_activity_capacity: 100,
+            health_ping_interval: Duration::from_secs(30),
+        }
+    }
+}

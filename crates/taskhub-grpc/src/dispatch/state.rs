@@ -1,0 +1,437 @@
+//! The dispatcher's bookkeeping, behind one lock: the connected workers with their declared
+//! capacity, the work items waiting for a worker, and the items out under a completion token.
+//! Synchronous and clock-free (times are passed in), so every rule here is a plain function
+//! call: hand out only up to a worker's capacity, a fresh token per hand-out, put an item back
+//! at the front of its queue when its worker abandons it or goes away.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::time::Duration;
+
+use tokio::sync::{mpsc, oneshot};
+use tonic::Status;
+
+use crate::proto::{work_item, ActivityResponse, OrchestratorResponse, WorkItem};
+
+/// The kinds of work item the dispatcher hands out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// An orchestration turn (`OrchestratorRequest`).
+    Orchestration,
+    /// An activity (`ActivityRequest`).
+    Activity,
+}
+
+impl Kind {
+    fn index(self) -> usize {
+        match self {
+            Self::Orchestration => 0,
+            Self::Activity => 1,
+        }
+    }
+
+    /// The kind's name in messages.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Orchestration => "orchestration",
+            Self::Activity => "activity",
+        }
+    }
+}
+
+/// A worker's answer to an item.
+#[derive(Debug)]
+pub(crate) enum Reply {
+    /// `CompleteOrchestratorTask`.
+    Orchestrator(OrchestratorResponse),
+    /// `CompleteActivityTask`.
+    Activity(ActivityResponse),
+}
+
+/// The sending half of a connected worker's stream.
+pub(crate) type WorkerTx = mpsc::UnboundedSender<Result<WorkItem, Status>>;
+
+/// A connected worker.
+#[derive(Debug)]
+struct Worker {
+    tx: WorkerTx,
+    /// The most items of each kind it may hold.
+    capacity: [usize; 2],
+    /// The items of each kind it holds.
+    held: [usize; 2],
+}
+
+/// Who holds an item that is out.
+#[derive(Debug)]
+struct Held {
+    worker: u64,
+    token: String,
+    since: Duration,
+}
+
+/// One work item, from the executor call that made it to its answer.
+#[derive(Debug)]
+struct Item {
+    kind: Kind,
+    request: work_item::Request,
+    reply: Option<oneshot::Sender<Reply>>,
+    /// When it was queued last (monotonic).
+    queued_at: Duration,
+    holder: Option<Held>,
+}
+
+/// Where an item stands, for its waiting executor call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Standing {
+    /// Waiting for a worker; `idle_since` is when it has been waiting with no worker
+    /// connected at all (`None`: some worker is connected).
+    Queued {
+        /// See above.
+        idle_since: Option<Duration>,
+    },
+    /// Out at a worker since this time.
+    Held {
+        /// See above.
+        since: Duration,
+    },
+    /// No longer here (answered, withdrawn, expired).
+    Gone,
+}
+
+/// Why a completion or an abandon was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum TokenError {
+    /// No item is out under the token.
+    Unknown,
+    /// The item under the token is of the other kind.
+    WrongKind(Kind),
+}
+
+/// The dispatcher's state.
+#[derive(Debug)]
+pub(crate) struct State {
+    /// A random prefix: tokens of an earlier process never match this one's.
+    token_prefix: String,
+    next_token: u64,
+    next_item: u64,
+    next_worker: u64,
+    workers: BTreeMap<u64, Worker>,
+    /// Items waiting for a worker, per kind, oldest first.
+    queues: [VecDeque<u64>; 2],
+    items: HashMap<u64, Item>,
+    tokens: HashMap<String, u64>,
+    /// Since when no worker has been connected (`None`: one is).
+    no_worker_since: Option<Duration>,
+    /// Where the next search for a worker with room starts (round robin).
+    cursor: u64,
+    closed: bool,
+}
+
+impl State {
+    /// An empty state at monotonic time `now`.
+    pub(crate) fn new(now: Duration) -> Self {
+        Self {
+            token_prefix: uuid::Uuid::new_v4().simple().to_string(),
+            next_token: 0,
+            next_item: 0,
+            next_worker: 0,
+            workers: BTreeMap::new(),
+            queues: [VecDeque::new(), VecDeque::new()],
+            items: HashMap::new(),
+            tokens: HashMap::new(),
+            no_worker_since: Some(now),
+            cursor: 0,
+            closed: false,
+        }
+    }
+
+    /// Queues a work item and hands it out if a worker has room. `None` once closed.
+    pub(crate) fn submit(
+        &mut self,
+        kind: Kind,
+        request: work_item::Request,
+        reply: oneshot::Sender<Reply>,
+        now: Duration,
+    ) -> Option<u64> {
+        if self.closed {
+            return None;
+        }
+        let id = self.next_item;
+        self.next_item += 1;
+        self.items.insert(
+            id,
+            Item {
+                kind,
+                request,
+                reply: Some(reply),
+                queued_at: now,
+                holder: None,
+            },
+        );
+        self.queue_mut(kind).push_back(id);
+        self.dispatch(now, None);
+        Some(id)
+    }
+
+    /// A worker connects with room for `capacity` items of each kind (orchestration,
+    /// activity); it gets the waiting items at once. `None` once closed.
+    pub(crate) fn connect(
+        &mut self,
+        tx: WorkerTx,
+        capacity: [usize; 2],
+        now: Duration,
+    ) -> Option<u64> {
+        if self.closed {
+            return None;
+        }
+        let id = self.next_worker;
+        self.next_worker += 1;
+        self.workers.insert(
+            id,
+            Worker {
+                tx,
+                capacity,
+                held: [0, 0],
+            },
+        );
+        self.no_worker_since = None;
+        self.dispatch(now, None);
+        Some(id)
+    }
+
+    /// A worker's stream ended: the items it held go back to the front of their queues and
+    /// to the other workers at once.
+    pub(crate) fn disconnect(&mut self, worker: u64, now: Duration) {
+        if self.workers.remove(&worker).is_none() {
+            return;
+        }
+        self.requeue_held_by(worker, now);
+        if self.workers.is_empty() {
+            self.no_worker_since = Some(now);
+        }
+        self.dispatch(now, None);
+    }
+
+    /// The answer to the item out under `token`, if it is of `kind`: the item is done and
+    /// its worker has room again. Returns where to send the answer.
+    pub(crate) fn complete(
+        &mut self,
+        token: &str,
+        kind: Kind,
+        now: Duration,
+    ) -> Result<oneshot::Sender<Reply>, TokenError> {
+        let id = self.item_of(token, kind)?;
+        let item = self.remove(id).ok_or(TokenError::Unknown)?;
+        self.dispatch(now, None);
+        item.reply.ok_or(TokenError::Unknown)
+    }
+
+    /// The worker gives the item under `token` back: it goes to the front of its queue and,
+    /// if another worker has room, to that one at once.
+    pub(crate) fn abandon(
+        &mut self,
+        token: &str,
+        kind: Kind,
+        now: Duration,
+    ) -> Result<(), TokenError> {
+        let id = self.item_of(token, kind)?;
+        let worker = self.release(id);
+        self.queue_mut(kind).push_front(id);
+        if let Some(item) = self.items.get_mut(&id) {
+            item.queued_at = now;
+        }
+        self.dispatch(now, worker);
+        Ok(())
+    }
+
+    /// The executor call of `id` gave up on it (its future was dropped, or it timed out): it
+    /// is not handed out any more, and a completion under its token is refused.
+    pub(crate) fn withdraw(&mut self, id: u64, now: Duration) {
+        if self.remove(id).is_some() {
+            self.dispatch(now, None);
+        }
+    }
+
+    /// Where item `id` stands.
+    pub(crate) fn standing(&self, id: u64) -> Standing {
+        match self.items.get(&id) {
+            None => Standing::Gone,
+            Some(Item {
+                holder: Some(h), ..
+            }) => Standing::Held { since: h.since },
+            Some(item) => Standing::Queued {
+                idle_since: self.no_worker_since.map(|s| s.max(item.queued_at)),
+            },
+        }
+    }
+
+    /// A health ping to `worker`; false if it is gone.
+    pub(crate) fn ping(&self, worker: u64) -> bool {
+        self.workers.get(&worker).is_some_and(|w| {
+            w.tx.send(Ok(WorkItem {
+                request: Some(work_item::Request::HealthPing(crate::proto::HealthPing {})),
+                completion_token: String::new(),
+            }))
+            .is_ok()
+        })
+    }
+
+    /// Ends every worker's stream and every waiting executor call (their answer channels
+    /// close); nothing is handed out any more.
+    pub(crate) fn close(&mut self) {
+        self.closed = true;
+        self.workers.clear();
+        self.items.clear();
+        self.tokens.clear();
+        self.queues = [VecDeque::new(), VecDeque::new()];
+    }
+
+    /// How many items of each kind `worker` holds (tests).
+    #[cfg(test)]
+    pub(crate) fn held(&self, worker: u64) -> [usize; 2] {
+        self.workers.get(&worker).map_or([0, 0], |w| w.held)
+    }
+
+    fn queue_mut(&mut self, kind: Kind) -> &mut VecDeque<u64> {
+        match kind {
+            Kind::Orchestration => &mut self.queues[0],
+            Kind::Activity => &mut self.queues[1],
+        }
+    }
+
+    fn item_of(&self, token: &str, kind: Kind) -> Result<u64, TokenError> {
+        let id = *self.tokens.get(token).ok_or(TokenError::Unknown)?;
+        match self.items.get(&id) {
+            Some(item) if item.kind == kind => Ok(id),
+            Some(item) => Err(TokenError::WrongKind(item.kind)),
+            None => Err(TokenError::Unknown),
+        }
+    }
+
+    /// Takes item `id` from its holder (who gets room back); returns the holder.
+    fn release(&mut self, id: u64) -> Option<u64> {
+        let item = self.items.get_mut(&id)?;
+        let held = item.holder.take()?;
+        self.tokens.remove(&held.token);
+        let slot = item.kind.index();
+        if let Some(w) = self.workers.get_mut(&held.worker) {
+            if let Some(n) = w.held.get_mut(slot) {
+                *n = n.saturating_sub(1);
+            }
+        }
+        Some(held.worker)
+    }
+
+    /// Removes item `id` wherever it is.
+    fn remove(&mut self, id: u64) -> Option<Item> {
+        self.release(id);
+        let item = self.items.remove(&id)?;
+        self.queue_mut(item.kind).retain(|i| *i != id);
+        Some(item)
+    }
+
+    fn requeue_held_by(&mut self, worker: u64, now: Duration) {
+        let mut held: Vec<(u64, Kind)> = self
+            .items
+            .iter()
+            .filter(|(_, item)| item.holder.as_ref().is_some_and(|h| h.worker == worker))
+            .map(|(id, item)| (*id, item.kind))
+            .collect();
+        // Oldest last, so that pushing each to the front keeps the oldest first.
+        held.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+        for (id, kind) in held {
+            if let Some(item) = self.items.get_mut(&id) {
+                if let Some(h) = item.holder.take() {
+                    self.tokens.remove(&h.token);
+                }
+                item.queued_at = now;
+            }
+            self.queue_mut(kind).push_front(id);
+        }
+    }
+
+    /// Hands out waiting items to workers with room, round robin, `avoid` last.
+    fn dispatch(&mut self, now: Duration, avoid: Option<u64>) {
+        for kind in [Kind::Orchestration, Kind::Activity] {
+            while let Some(&id) = self.queue_mut(kind).front() {
+                let Some(worker) = self.worker_with_room(kind, avoid) else {
+                    break;
+                };
+                self.queue_mut(kind).pop_front();
+                if !self.hand_out(id, worker, now) {
+                    // Its stream is gone: put the item back and drop the worker.
+                    self.queue_mut(kind).push_front(id);
+                    self.disconnect_quietly(worker, now);
+                }
+            }
+        }
+    }
+
+    fn worker_with_room(&mut self, kind: Kind, avoid: Option<u64>) -> Option<u64> {
+        let slot = kind.index();
+        let has_room = |w: &Worker| {
+            w.held.get(slot).copied().unwrap_or(0) < w.capacity.get(slot).copied().unwrap_or(0)
+        };
+        let order = self
+            .workers
+            .range(self.cursor..)
+            .chain(self.workers.range(..self.cursor));
+        let mut fallback = None;
+        let mut found = None;
+        for (id, w) in order {
+            if !has_room(w) {
+                continue;
+            }
+            if Some(*id) == avoid {
+                fallback = Some(*id);
+                continue;
+            }
+            found = Some(*id);
+            break;
+        }
+        let chosen = found.or(fallback)?;
+        self.cursor = chosen + 1;
+        Some(chosen)
+    }
+
+    fn hand_out(&mut self, id: u64, worker: u64, now: Duration) -> bool {
+        let token = format!("{}-{}", self.token_prefix, self.next_token);
+        self.next_token += 1;
+        let Some(item) = self.items.get_mut(&id) else {
+            return true;
+        };
+        let Some(w) = self.workers.get_mut(&worker) else {
+            return false;
+        };
+        let sent = w.tx.send(Ok(WorkItem {
+            request: Some(item.request.clone()),
+            completion_token: token.clone(),
+        }));
+        if sent.is_err() {
+            return false;
+        }
+        if let Some(n) = w.held.get_mut(item.kind.index()) {
+            *n += 1;
+        }
+        item.holder = Some(Held {
+            worker,
+            token: token.clone(),
+            since: now,
+        });
+        self.tokens.insert(token, id);
+        true
+    }
+
+    /// Like [`disconnect`](Self::disconnect) without dispatching (the caller is).
+    fn disconnect_quietly(&mut self, worker: u64, now: Duration) {
+        if self.workers.remove(&worker).is_some() {
+            self.requeue_held_by(worker, now);
+            if self.workers.is_empty() {
+                self.no_worker_since = Some(now);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "state_tests.rs"]
+mod tests;

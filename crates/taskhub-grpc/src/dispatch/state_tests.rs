@@ -1,0 +1,195 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
+
+use super::*;
+use crate::proto::ActivityRequest;
+
+type Rx = mpsc::UnboundedReceiver<Result<WorkItem, Status>>;
+
+const T0: Duration = Duration::from_secs(1);
+
+fn activity(name: &str) -> work_item::Request {
+    work_item::Request::ActivityRequest(ActivityRequest {
+        name: name.into(),
+        ..ActivityRequest::default()
+    })
+}
+
+fn worker(state: &mut State, capacity: [usize; 2]) -> (u64, Rx) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    (state.connect(tx, capacity, T0).unwrap(), rx)
+}
+
+fn submit(state: &mut State, name: &str) -> (u64, oneshot::Receiver<Reply>) {
+    let (tx, rx) = oneshot::channel();
+    (
+        state
+            .submit(Kind::Activity, activity(name), tx, T0)
+            .unwrap(),
+        rx,
+    )
+}
+
+/// The (activity name, token) of each item in the stream so far.
+fn received(rx: &mut Rx) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    while let Ok(item) = rx.try_recv() {
+        let item = item.unwrap();
+        if let Some(work_item::Request::ActivityRequest(a)) = item.request {
+            out.push((a.name, item.completion_token));
+        }
+    }
+    out
+}
+
+fn names(items: &[(String, String)]) -> Vec<&str> {
+    items.iter().map(|(n, _)| n.as_str()).collect()
+}
+
+#[test]
+fn a_worker_never_holds_more_than_it_asked_for() {
+    let mut s = State::new(T0);
+    let (w, mut rx) = worker(&mut s, [1, 2]);
+    let _items: Vec<_> = ["a", "b", "c", "d"]
+        .iter()
+        .map(|n| submit(&mut s, n))
+        .collect();
+    let got = received(&mut rx);
+    assert_eq!(names(&got), ["a", "b"]);
+    assert_eq!(s.held(w), [0, 2]);
+    // A completion makes room for exactly one more, the oldest waiting.
+    s.complete(&got[0].1, Kind::Activity, T0).unwrap();
+    assert_eq!(names(&received(&mut rx)), ["c"]);
+    assert_eq!(s.held(w), [0, 2]);
+}
+
+#[test]
+fn tokens_are_unique_and_refused_after_completion_or_for_the_other_kind() {
+    let mut s = State::new(T0);
+    let (_w, mut rx) = worker(&mut s, [5, 5]);
+    let (_a, _ra) = submit(&mut s, "a");
+    let (_b, _rb) = submit(&mut s, "b");
+    let got = received(&mut rx);
+    assert_ne!(got[0].1, got[1].1);
+    assert_eq!(
+        s.complete(&got[0].1, Kind::Orchestration, T0).unwrap_err(),
+        TokenError::WrongKind(Kind::Activity)
+    );
+    s.complete(&got[0].1, Kind::Activity, T0).unwrap();
+    assert_eq!(
+        s.complete(&got[0].1, Kind::Activity, T0).unwrap_err(),
+        TokenError::Unknown
+    );
+    assert_eq!(
+        s.abandon("nope", Kind::Activity, T0).unwrap_err(),
+        TokenError::Unknown
+    );
+    // Another dispatcher's tokens never match this one's.
+    let other = State::new(T0);
+    assert_ne!(other.token_prefix, s.token_prefix);
+}
+
+#[test]
+fn a_disconnected_workers_items_go_to_another_worker_at_once_oldest_first() {
+    let mut s = State::new(T0);
+    let (w1, mut rx1) = worker(&mut s, [5, 2]);
+    let (_a, _ra) = submit(&mut s, "a");
+    let (_b, _rb) = submit(&mut s, "b");
+    let first = received(&mut rx1);
+    assert_eq!(names(&first), ["a", "b"]);
+    let (w2, mut rx2) = worker(&mut s, [5, 5]);
+    assert!(received(&mut rx2).is_empty());
+    s.disconnect(w1, T0);
+    let second = received(&mut rx2);
+    assert_eq!(names(&second), ["a", "b"]);
+    assert_eq!(s.held(w2), [0, 2]);
+    // The old tokens are refused; the new ones work.
+    assert_eq!(
+        s.complete(&first[0].1, Kind::Activity, T0).unwrap_err(),
+        TokenError::Unknown
+    );
+    s.complete(&second[0].1, Kind::Activity, T0).unwrap();
+}
+
+#[test]
+fn an_abandoned_item_goes_to_another_worker_with_room_else_back_to_the_same() {
+    let mut s = State::new(T0);
+    let (w1, mut rx1) = worker(&mut s, [5, 5]);
+    let (_a, _ra) = submit(&mut s, "a");
+    let got = received(&mut rx1);
+    let (w2, mut rx2) = worker(&mut s, [5, 5]);
+    s.abandon(&got[0].1, Kind::Activity, T0).unwrap();
+    let again = received(&mut rx2);
+    assert_eq!(names(&again), ["a"]);
+    assert_eq!((s.held(w1), s.held(w2)), ([0, 0], [0, 1]));
+    // Alone, the abandoning worker gets it back (under a new token).
+    s.disconnect(w1, T0);
+    s.abandon(&again[0].1, Kind::Activity, T0).unwrap();
+    let third = received(&mut rx2);
+    assert_eq!(names(&third), ["a"]);
+    assert_ne!(third[0].1, again[0].1);
+}
+
+#[test]
+fn a_withdrawn_item_is_not_handed_out_and_its_token_is_refused() {
+    let mut s = State::new(T0);
+    let (a, _ra) = submit(&mut s, "a");
+    s.withdraw(a, T0);
+    let (_w, mut rx) = worker(&mut s, [5, 5]);
+    assert!(received(&mut rx).is_empty());
+    let (b, _rb) = submit(&mut s, "b");
+    let got = received(&mut rx);
+    s.withdraw(b, T0);
+    assert_eq!(s.standing(b), Standing::Gone);
+    assert_eq!(
+        s.complete(&got[0].1, Kind::Activity, T0).unwrap_err(),
+        TokenError::Unknown
+    );
+}
+
+#[test]
+fn standing_tells_queued_with_no_worker_from_held() {
+    let mut s = State::new(Duration::ZERO);
+    let (a, _ra) = submit(&mut s, "a");
+    assert_eq!(
+        s.standing(a),
+        Standing::Queued {
+            idle_since: Some(T0)
+        }
+    );
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let later = T0 * 3;
+    let w = s.connect(tx, [1, 1], later).unwrap();
+    assert_eq!(s.standing(a), Standing::Held { since: later });
+    assert_eq!(names(&received(&mut rx)), ["a"]);
+    s.disconnect(w, later * 2);
+    assert_eq!(
+        s.standing(a),
+        Standing::Queued {
+            idle_since: Some(later * 2)
+        }
+    );
+}
+
+#[test]
+fn a_worker_whose_stream_is_gone_is_dropped_and_its_item_goes_elsewhere() {
+    let mut s = State::new(T0);
+    let (_w1, rx1) = worker(&mut s, [5, 5]);
+    drop(rx1);
+    let (_w2, mut rx2) = worker(&mut s, [5, 5]);
+    let (_a, _ra) = submit(&mut s, "a");
+    let (_b, _rb) = submit(&mut s, "b");
+    assert_eq!(names(&received(&mut rx2)), ["a", "b"]);
+}
+
+#[test]
+fn close_ends_streams_and_waiting_calls() {
+    let mut s = State::new(T0);
+    let (_w, mut rx) = worker(&mut s, [5, 5]);
+    let (_a, mut ra) = submit(&mut s, "a");
+    s.close();
+    assert!(ra.try_recv().is_err());
+    let _ = received(&mut rx);
+    assert!(rx.try_recv().is_err(), "the stream ended");
+    let (tx, _rx) = oneshot::channel();
+    assert!(s.submit(Kind::Activity, activity("b"), tx, T0).is_none());
+}

@@ -1,0 +1,109 @@
+//! An executor call waiting for its work item's answer: until a worker answers, the item is
+//! held past its timeout, it waits too long with no worker connected, or the call's future
+//! is dropped (which withdraws the item).
+
+use std::time::Duration;
+
+use taskhub::executor::ExecutorError;
+use tokio::sync::oneshot;
+
+use super::state::{Kind, Reply, Standing};
+use super::Inner;
+
+/// Withdraws the item when the waiting future is dropped before its answer.
+struct Withdraw<'a> {
+    inner: &'a Inner,
+    id: u64,
+    armed: bool,
+}
+
+impl Drop for Withdraw<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            let now = self.inner.clock.monotonic();
+            self.inner.lock().withdraw(self.id, now);
+        }
+    }
+}
+
+/// What the wait does next.
+enum Next {
+    Sleep(Duration),
+    Fail(ExecutorError),
+}
+
+/// Waits for item `id`'s answer on `rx`.
+pub(super) async fn answer(
+    inner: &Inner,
+    kind: Kind,
+    id: u64,
+    mut rx: oneshot::Receiver<Reply>,
+    what: String,
+) -> Result<Reply, ExecutorError> {
+    let mut guard = Withdraw {
+        inner,
+        id,
+        armed: true,
+    };
+    loop {
+        let next = next_step(inner, kind, id, &what);
+        let pause = match next {
+            Next::Sleep(d) => d,
+            Next::Fail(e) => {
+                // `guard` withdraws the item on the way out.
+                return Err(e);
+            }
+        };
+        tokio::select! {
+            reply = &mut rx => {
+                guard.armed = false;
+                return reply.map_err(|_| ExecutorError::Abandoned {
+                    what,
+                    reason: "the gRPC endpoint is closing".into(),
+                });
+            }
+            () = inner.clock.sleep(pause) => {}
+        }
+    }
+}
+
+/// Checks the item's deadlines: fails it if one passed, else says how long to sleep before
+/// looking again.
+fn next_step(inner: &Inner, kind: Kind, id: u64, what: &str) -> Next {
+    let s = &inner.settings;
+    let now = inner.clock.monotonic();
+    let standing = inner.lock().standing(id);
+    let (deadline, error) = match standing {
+        Standing::Held { since } => {
+            let limit = match kind {
+                Kind::Orchestration => s.orchestration_timeout,
+                Kind::Activity => s.activity_timeout,
+            };
+            (
+                since.saturating_add(limit),
+                ExecutorError::TimedOut {
+                    what: what.to_owned(),
+                    seconds: limit.as_secs(),
+                },
+            )
+        }
+        Standing::Queued {
+            idle_since: Some(since),
+        } => (
+            since.saturating_add(s.no_worker_wait),
+            ExecutorError::Unavailable {
+                what: what.to_owned(),
+            },
+        ),
+        // Workers are connected but busy: look again later (a worker may go away).
+        Standing::Queued { idle_since: None } => return Next::Sleep(s.no_worker_wait),
+        // The answer is on its way (or the endpoint closed): the channel tells.
+        Standing::Gone => return Next::Sleep(s.no_worker_wait),
+    };
+    if now >= deadline {
+        Next::Fail(error)
+    } else {
+        // Never longer than `no_worker_wait`: the item may go back to the queue meanwhile.
+        Next::Sleep(deadline.saturating_sub(now).min(s.no_worker_wait))
+    }
+}
