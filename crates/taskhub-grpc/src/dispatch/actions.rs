@@ -21,7 +21,6 @@ use crate::proto::{
 pub const INVALID_ACTION: &str = "InvalidOrchestratorAction";
 
 /// A worker's answer to an activity.
-#[must_use]
 pub(crate) fn activity_outcome(r: &ActivityResponse) -> ActivityOutcome {
     if let Some(f) = &r.failure_details {
         return Err(failure_from_proto(f));

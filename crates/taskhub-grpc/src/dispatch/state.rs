@@ -337,7 +337,7 @@ impl State {
             .map(|(id, item)| (*id, item.kind))
             .collect();
         // Oldest last, so that pushing each to the front keeps the oldest first.
-        held.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+        held.sort_unstable_by_key(|h| std::cmp::Reverse(h.0));
         for (id, kind) in held {
             if let Some(item) = self.items.get_mut(&id) {
                 if let Some(h) = item.holder.take() {

@@ -189,3 +189,4 @@ impl Server {
     }
 }
 pub mod calls;
+pub mod sdk;

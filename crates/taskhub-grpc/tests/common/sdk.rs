@@ -1,0 +1,173 @@
+//! A Rust client playing an SDK worker: `GetWorkItems` with a declared concurrency, the next
+//! work item (health pings skipped), completions and abandons; and a server whose worker
+//! calls go to a [`Dispatcher`] (the runtime is not involved: tests call the dispatcher as
+//! the runtime's `RemoteExecutor`).
+#![allow(
+    clippy::disallowed_methods,
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code"
+)]
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use taskhub::executor::{ActivityWork, OrchestrationWork};
+use taskhub::{EventKind, ExecutionId, HistoryEvent, InstanceId, Payload, Timestamp};
+use taskhub_grpc::proto::{work_item, GetWorkItemsRequest, WorkItem};
+use taskhub_grpc::{Dispatcher, DispatcherSettings, GrpcConfig};
+use taskhub_storage::Clock;
+use tonic::Streaming;
+
+use super::calls::Client;
+use super::{open_hub, Backend, TempDir};
+
+/// The endpoint over a memory hub with `dispatcher` serving the worker calls.
+pub struct DispatchServer {
+    pub addr: SocketAddr,
+    pub dispatcher: Dispatcher,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    _dir: TempDir,
+}
+
+impl DispatchServer {
+    pub async fn start(clock: Arc<dyn Clock>, settings: DispatcherSettings) -> Self {
+        let dir = TempDir::new("grpc-dispatch");
+        let hub = open_hub(Backend::Memory, &dir).await;
+        let dispatcher = Dispatcher::new(clock, settings);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let config = GrpcConfig::new(hub).with_workers(Arc::new(dispatcher.clone()));
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(async move {
+            taskhub_grpc::serve(listener, config, async move {
+                let _ = stopped.await;
+            })
+            .await
+            .unwrap();
+        });
+        Self {
+            addr,
+            dispatcher,
+            stop: Some(stop),
+            _dir: dir,
+        }
+    }
+
+    pub async fn client(&self) -> Client {
+        Client::connect(format!("http://{}", self.addr))
+            .await
+            .unwrap()
+    }
+
+    /// A fake SDK worker declaring room for `orchestrations` and `activities` items.
+    pub async fn worker(&self, orchestrations: i32, activities: i32) -> FakeWorker {
+        let mut client = self.client().await;
+        let stream = client
+            .get_work_items(GetWorkItemsRequest {
+                max_concurrent_orchestration_work_items: orchestrations,
+                max_concurrent_activity_work_items: activities,
+                ..GetWorkItemsRequest::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        FakeWorker { client, stream }
+    }
+}
+
+impl Drop for DispatchServer {
+    fn drop(&mut self) {
+        self.dispatcher.close();
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+    }
+}
+
+/// A connected fake SDK worker.
+pub struct FakeWorker {
+    pub client: Client,
+    pub stream: Streaming<WorkItem>,
+}
+
+impl FakeWorker {
+    /// The next work item that is not a health ping, within `within`.
+    pub async fn next(&mut self, within: Duration) -> Option<WorkItem> {
+        tokio::time::timeout(within, async {
+            loop {
+                let item = self.stream.message().await.unwrap()?;
+                if !matches!(item.request, Some(work_item::Request::HealthPing(_))) {
+                    return Some(item);
+                }
+            }
+        })
+        .await
+        .ok()
+        .flatten()
+    }
+
+    /// The next work item; fails the test if none comes within 10 s.
+    pub async fn expect(&mut self) -> WorkItem {
+        self.next(Duration::from_secs(10))
+            .await
+            .expect("a work item within 10 s")
+    }
+
+    /// Fails the test if a work item comes within 300 ms.
+    pub async fn expect_none(&mut self) {
+        if let Some(item) = self.next(Duration::from_millis(300)).await {
+            panic!("no work item expected, got {item:?}");
+        }
+    }
+}
+
+/// The activity name of an activity work item.
+pub fn activity_name(item: &WorkItem) -> &str {
+    match &item.request {
+        Some(work_item::Request::ActivityRequest(a)) => &a.name,
+        other => panic!("not an activity: {other:?}"),
+    }
+}
+
+pub fn instance(id: &str) -> InstanceId {
+    InstanceId::new(id).unwrap()
+}
+
+pub fn execution() -> ExecutionId {
+    ExecutionId::new("e1").unwrap()
+}
+
+/// Activity `name` with input `input` (JSON), task 0 of `instance`.
+pub fn activity(instance_id: &str, name: &str) -> ActivityWork {
+    ActivityWork::new(instance(instance_id), execution(), 0, name.to_owned())
+        .with_input(Payload::from_json("\"x\"").unwrap())
+}
+
+/// The first turn of orchestration `name` of `instance_id`.
+pub fn first_turn(instance_id: &str, name: &str) -> OrchestrationWork {
+    let t = Timestamp::from_millis(1_700_000_000_000);
+    OrchestrationWork::new(
+        instance(instance_id),
+        execution(),
+        name.to_owned(),
+        Vec::new(),
+        vec![
+            HistoryEvent::new(t, EventKind::OrchestratorStarted),
+            HistoryEvent::new(
+                t,
+                EventKind::ExecutionStarted {
+                    name: name.to_owned(),
+                    version: None,
+                    input: Payload::from_json("{\"n\":1}").unwrap(),
+                    execution_id: execution(),
+                    parent: None,
+                    scheduled_start: None,
+                    applied_event_ids: Vec::new(),
+                },
+            ),
+        ],
+    )
+}

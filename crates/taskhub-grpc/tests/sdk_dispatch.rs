@@ -1,0 +1,411 @@
+//! The dispatcher that serves SDK workers, driven as the runtime drives it (its
+//! `RemoteExecutor` side) with a Rust gRPC client playing the SDK worker (tests/common/sdk.rs):
+//! work items and their answers, declared capacity, abandon and disconnect (the item goes to
+//! another worker at once), a withdrawn item's completion refused, timeouts on a manual clock,
+//! health pings, and the errors a worker gets for bad calls.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code"
+)]
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::sdk::{activity, activity_name, first_turn, DispatchServer};
+use taskhub::executor::{Decision, ExecutorError, RemoteExecutor};
+use taskhub::{Payload, Timestamp};
+use taskhub_grpc::proto::{
+    orchestrator_action::OrchestratorActionType as A, work_item, AbandonActivityTaskRequest,
+    ActivityResponse, CreateTimerAction, GetWorkItemsRequest, OrchestratorAction,
+    OrchestratorResponse, ScheduleTaskAction,
+};
+use taskhub_grpc::{DispatcherSettings, INVALID_ACTION};
+use taskhub_storage::{ManualClock, SystemClock};
+use tonic::Code;
+
+fn settings() -> DispatcherSettings {
+    DispatcherSettings::default()
+}
+
+async fn real_server() -> DispatchServer {
+    DispatchServer::start(Arc::new(SystemClock::new()), settings()).await
+}
+
+fn done(token: &str, result: &str) -> ActivityResponse {
+    ActivityResponse {
+        result: Some(result.to_owned()),
+        completion_token: token.to_owned(),
+        ..ActivityResponse::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_orchestration_turn_goes_out_with_its_history_and_its_actions_come_back() {
+    let server = real_server().await;
+    let mut w = server.worker(0, 0).await;
+    let d = server.dispatcher.clone();
+    let call = tokio::spawn(async move { d.orchestrate(first_turn("o1", "Greet")).await });
+    let item = w.expect().await;
+    assert!(!item.completion_token.is_empty());
+    let Some(work_item::Request::OrchestratorRequest(r)) = &item.request else {
+        panic!("{item:?}")
+    };
+    assert_eq!(r.instance_id, "o1");
+    assert_eq!(r.execution_id.as_deref(), Some("e1"));
+    assert!(r.past_events.is_empty());
+    assert_eq!(r.new_events.len(), 2);
+    w.client
+        .complete_orchestrator_task(OrchestratorResponse {
+            instance_id: "o1".into(),
+            actions: vec![OrchestratorAction {
+                id: 0,
+                orchestrator_action_type: Some(A::ScheduleTask(ScheduleTaskAction {
+                    name: "SayHello".into(),
+                    input: Some("\"Tokyo\"".into()),
+                    ..ScheduleTaskAction::default()
+                })),
+            }],
+            custom_status: Some("\"started\"".into()),
+            completion_token: item.completion_token.clone(),
+            ..OrchestratorResponse::default()
+        })
+        .await
+        .unwrap();
+    let decision = call.await.unwrap().unwrap();
+    assert_eq!(
+        decision.custom_status,
+        Some(Payload::from_json("\"started\"").unwrap())
+    );
+    assert!(matches!(
+        decision.decisions.as_slice(),
+        [Decision::ScheduleActivity { task_id: 0, name, .. }] if name == "SayHello"
+    ));
+    // A second answer under the same token is refused.
+    let again = w
+        .client
+        .complete_orchestrator_task(OrchestratorResponse {
+            completion_token: item.completion_token.clone(),
+            ..OrchestratorResponse::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(again.code(), Code::NotFound, "{again:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_activity_goes_out_and_its_result_or_failure_comes_back() {
+    let server = real_server().await;
+    let mut w = server.worker(0, 0).await;
+    let d = server.dispatcher.clone();
+    let call = tokio::spawn(async move { d.run_activity(activity("o1", "SayHello")).await });
+    let item = w.expect().await;
+    let Some(work_item::Request::ActivityRequest(a)) = &item.request else {
+        panic!("{item:?}")
+    };
+    assert_eq!((a.name.as_str(), a.task_id), ("SayHello", 0));
+    assert_eq!(a.input.as_deref(), Some("\"x\""));
+    let o = a.orchestration_instance.as_ref().unwrap();
+    assert_eq!(
+        (o.instance_id.as_str(), o.execution_id.as_deref()),
+        ("o1", Some("e1"))
+    );
+    w.client
+        .complete_activity_task(done(&item.completion_token, "\"Hello x!\""))
+        .await
+        .unwrap();
+    let out = call.await.unwrap().unwrap().unwrap();
+    assert_eq!(out.as_str(), "\"Hello x!\"");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_gets_no_more_than_it_asked_for() {
+    let server = real_server().await;
+    let mut w = server.worker(5, 2).await;
+    let mut calls = Vec::new();
+    for name in ["a", "b", "c"] {
+        let d = server.dispatcher.clone();
+        calls.push(tokio::spawn(async move {
+            d.run_activity(activity("o1", name)).await
+        }));
+    }
+    let first = w.expect().await;
+    let second = w.expect().await;
+    w.expect_none().await;
+    w.client
+        .complete_activity_task(done(&first.completion_token, "1"))
+        .await
+        .unwrap();
+    let third = w.expect().await;
+    w.expect_none().await;
+    let mut names = vec![
+        activity_name(&first).to_owned(),
+        activity_name(&second).to_owned(),
+        activity_name(&third).to_owned(),
+    ];
+    names.sort();
+    assert_eq!(names, ["a", "b", "c"]);
+    for item in [&second, &third] {
+        w.client
+            .complete_activity_task(done(&item.completion_token, "1"))
+            .await
+            .unwrap();
+    }
+    for c in calls {
+        assert_eq!(c.await.unwrap().unwrap().unwrap().as_str(), "1");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_disconnected_workers_items_go_to_another_worker_at_once() {
+    let server = real_server().await;
+    let mut a = server.worker(5, 5).await;
+    let d = server.dispatcher.clone();
+    let call = tokio::spawn(async move { d.run_activity(activity("o1", "Slow")).await });
+    let item = a.expect().await;
+    let mut b = server.worker(5, 5).await;
+    b.expect_none().await;
+    // Worker A goes away (its stream ends): B gets the item now, not after a timeout.
+    let old_token = item.completion_token.clone();
+    let mut a_client = a.client.clone();
+    drop(a);
+    let again = b.expect().await;
+    assert_eq!(activity_name(&again), "Slow");
+    assert_ne!(again.completion_token, old_token);
+    // A's answer under the old token is refused; B's is taken.
+    let late = a_client
+        .complete_activity_task(done(&old_token, "\"from A\""))
+        .await
+        .unwrap_err();
+    assert_eq!(late.code(), Code::NotFound, "{late:?}");
+    b.client
+        .complete_activity_task(done(&again.completion_token, "\"from B\""))
+        .await
+        .unwrap();
+    assert_eq!(call.await.unwrap().unwrap().unwrap().as_str(), "\"from B\"");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_abandoned_item_goes_to_another_worker_at_once() {
+    let server = real_server().await;
+    let mut a = server.worker(5, 5).await;
+    let d = server.dispatcher.clone();
+    let call = tokio::spawn(async move { d.run_activity(activity("o1", "Hot")).await });
+    let item = a.expect().await;
+    let mut b = server.worker(5, 5).await;
+    a.client
+        .abandon_task_activity_work_item(AbandonActivityTaskRequest {
+            completion_token: item.completion_token.clone(),
+        })
+        .await
+        .unwrap();
+    let again = b.expect().await;
+    assert_eq!(activity_name(&again), "Hot");
+    a.expect_none().await;
+    b.client
+        .complete_activity_task(done(&again.completion_token, "2"))
+        .await
+        .unwrap();
+    assert_eq!(call.await.unwrap().unwrap().unwrap().as_str(), "2");
+    // Abandoning it again: nobody holds that token any more.
+    let e = a
+        .client
+        .abandon_task_activity_work_item(AbandonActivityTaskRequest {
+            completion_token: again.completion_token.clone(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::NotFound);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_withdrawn_item_is_refused_when_its_answer_comes_late() {
+    let server = real_server().await;
+    let mut w = server.worker(1, 1).await;
+    let d = server.dispatcher.clone();
+    // The runtime drops the future (its partition moved): the item is withdrawn.
+    let call = tokio::spawn(async move { d.orchestrate(first_turn("o1", "Greet")).await });
+    let item = w.expect().await;
+    call.abort();
+    let _ = call.await;
+    let e = w
+        .client
+        .complete_orchestrator_task(OrchestratorResponse {
+            completion_token: item.completion_token.clone(),
+            ..OrchestratorResponse::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::NotFound, "{e:?}");
+    assert!(e.message().contains("withdrawn"), "{}", e.message());
+    // The worker has its room back: the next item comes to it at once.
+    let d = server.dispatcher.clone();
+    let next = tokio::spawn(async move { d.orchestrate(first_turn("o2", "Greet")).await });
+    let item = w.expect().await;
+    let Some(work_item::Request::OrchestratorRequest(r)) = &item.request else {
+        panic!()
+    };
+    assert_eq!(r.instance_id, "o2");
+    next.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_item_held_past_its_timeout_times_out_and_its_late_answer_is_refused() {
+    let clock = ManualClock::new(Timestamp::from_millis(1_700_000_000_000));
+    let server = DispatchServer::start(Arc::new(clock.clone()), settings()).await;
+    let mut w = server.worker(1, 1).await;
+    let d = server.dispatcher.clone();
+    let call = tokio::spawn(async move { d.orchestrate(first_turn("o1", "Greet")).await });
+    let item = w.expect().await;
+    clock.advance(Duration::from_secs(4 * 60));
+    tokio::task::yield_now().await;
+    assert!(!call.is_finished(), "not yet: the timeout is 5 minutes");
+    clock.advance(Duration::from_secs(61));
+    let e = tokio::time::timeout(Duration::from_secs(10), call)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap_err();
+    assert!(
+        matches!(e, ExecutorError::TimedOut { seconds: 300, .. }),
+        "{e:?}"
+    );
+    let late = w
+        .client
+        .complete_orchestrator_task(OrchestratorResponse {
+            completion_token: item.completion_token.clone(),
+            ..OrchestratorResponse::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(late.code(), Code::NotFound);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_no_worker_connected_a_call_answers_unavailable_after_the_wait() {
+    let clock = ManualClock::new(Timestamp::from_millis(1_700_000_000_000));
+    let server = DispatchServer::start(Arc::new(clock.clone()), settings()).await;
+    let d = server.dispatcher.clone();
+    let call = tokio::spawn(async move { d.run_activity(activity("o1", "A")).await });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    clock.advance(Duration::from_secs(29));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!call.is_finished());
+    clock.advance(Duration::from_secs(2));
+    let e = tokio::time::timeout(Duration::from_secs(10), call)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap_err();
+    assert!(matches!(e, ExecutorError::Unavailable { .. }), "{e:?}");
+    // A worker that connects later does not get the withdrawn item.
+    let mut w = server.worker(1, 1).await;
+    w.expect_none().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connected_worker_gets_health_pings() {
+    let clock = ManualClock::new(Timestamp::from_millis(1_700_000_000_000));
+    let server = DispatchServer::start(Arc::new(clock.clone()), settings()).await;
+    let mut w = server.worker(1, 1).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    clock.advance(Duration::from_secs(30));
+    let item = tokio::time::timeout(Duration::from_secs(10), w.stream.message())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert!(
+        matches!(item.request, Some(work_item::Request::HealthPing(_))),
+        "{item:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_malformed_answer_fails_the_orchestration_not_the_worker() {
+    let server = real_server().await;
+    let mut w = server.worker(1, 1).await;
+    let d = server.dispatcher.clone();
+    let call = tokio::spawn(async move { d.orchestrate(first_turn("o1", "Greet")).await });
+    let item = w.expect().await;
+    w.client
+        .complete_orchestrator_task(OrchestratorResponse {
+            actions: vec![OrchestratorAction {
+                id: 0,
+                orchestrator_action_type: Some(A::CreateTimer(CreateTimerAction { fire_at: None })),
+            }],
+            completion_token: item.completion_token.clone(),
+            ..OrchestratorResponse::default()
+        })
+        .await
+        .expect("the worker's call succeeds");
+    let decision = call.await.unwrap().unwrap();
+    let [Decision::Fail { failure }] = decision.decisions.as_slice() else {
+        panic!("{decision:?}")
+    };
+    assert_eq!(failure.error_type, INVALID_ACTION);
+    assert!(
+        failure
+            .message
+            .contains("actions[0].createTimer: fireAt: missing"),
+        "{}",
+        failure.message
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_worker_calls_get_a_status_naming_what_is_wrong() {
+    let server = real_server().await;
+    let mut w = server.worker(1, 1).await;
+    // A negative concurrency.
+    let e = w
+        .client
+        .get_work_items(GetWorkItemsRequest {
+            max_concurrent_activity_work_items: -1,
+            ..GetWorkItemsRequest::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument);
+    assert!(
+        e.message().contains("maxConcurrentActivityWorkItems"),
+        "{e:?}"
+    );
+    // No token.
+    let e = w
+        .client
+        .complete_activity_task(ActivityResponse::default())
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument);
+    assert!(e.message().contains("completionToken"), "{e:?}");
+    // An activity's token on the orchestration call.
+    let d = server.dispatcher.clone();
+    let call = tokio::spawn(async move { d.run_activity(activity("o1", "A")).await });
+    let item = w.expect().await;
+    let e = w
+        .client
+        .complete_orchestrator_task(OrchestratorResponse {
+            completion_token: item.completion_token.clone(),
+            ..OrchestratorResponse::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::FailedPrecondition, "{e:?}");
+    // The item is still out: the right call takes it.
+    w.client
+        .complete_activity_task(done(&item.completion_token, "3"))
+        .await
+        .unwrap();
+    assert_eq!(call.await.unwrap().unwrap().unwrap().as_str(), "3");
+    // Entity work items are not served.
+    let e = w
+        .client
+        .complete_entity_task(taskhub_grpc::proto::EntityBatchResult::default())
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::Unimplemented);
+}
