@@ -212,7 +212,8 @@ async fn unserved_calls_say_why(backend: Backend) {
         .unwrap_err();
     assert_eq!(e.code(), Code::Unimplemented);
     assert!(
-        e.message().contains("SDK workers are not served yet"),
+        e.message()
+            .contains("SDK workers are not served by this endpoint"),
         "{}",
         e.message()
     );

@@ -10,6 +10,10 @@
 //!   answer is refused.
 //! * An item that waits [`DispatcherSettings::no_worker_wait`] with no worker connected
 //!   answers [`ExecutorError::Unavailable`].
+//! * An item given back [`DispatcherSettings::give_back_limit`] times (abandoned, or its
+//!   worker went away with it) answers [`ExecutorError::Abandoned`]: the runtime counts a
+//!   failed delivery, so a work item that makes every worker give up ends in the dead letters
+//!   instead of circling between workers.
 //! * Dropping the call's future withdraws the item: it is not handed out any more and a
 //!   completion under its token answers `NOT_FOUND`.
 //!
@@ -60,7 +64,11 @@ impl Dispatcher {
     pub fn new(clock: Arc<dyn Clock>, settings: DispatcherSettings) -> Self {
         Self {
             inner: Arc::new(Inner {
-                state: Mutex::new(State::new(clock.monotonic())),
+                state: Mutex::new({
+                    let mut state = State::new(clock.monotonic());
+                    state.set_give_back_limit(settings.give_back_limit);
+                    state
+                }),
                 clock,
                 settings,
             }),
@@ -71,6 +79,19 @@ impl Dispatcher {
     #[must_use]
     pub fn settings(&self) -> &DispatcherSettings {
         &self.inner.settings
+    }
+
+    /// How many SDK workers are connected now.
+    #[must_use]
+    pub fn connected_workers(&self) -> usize {
+        self.inner.lock().connected()
+    }
+
+    /// The most orchestration and activity work items that were waiting or out at once so
+    /// far (how much work the runtime hands over concurrently; for benchmarks).
+    #[must_use]
+    pub fn peak_items(&self) -> [usize; 2] {
+        self.inner.lock().peak()
     }
 
     /// Ends every worker's stream and every call waiting for an answer (they answer
@@ -112,6 +133,7 @@ impl RemoteExecutor for Dispatcher {
             let request = Request::OrchestratorRequest(request::orchestrator_request(&work));
             match self.run(Kind::Orchestration, request, what.clone()).await? {
                 Reply::Orchestrator(r) => Ok(actions::orchestration_decision(&work.instance, &r)),
+                Reply::GivenUp(reason) => Err(ExecutorError::Abandoned { what, reason }),
                 Reply::Activity(_) => Err(ExecutorError::Abandoned {
                     what,
                     reason: "answered as an activity".into(),
@@ -129,6 +151,7 @@ impl RemoteExecutor for Dispatcher {
             let request = Request::ActivityRequest(request::activity_request(&work));
             match self.run(Kind::Activity, request, what.clone()).await? {
                 Reply::Activity(r) => Ok(actions::activity_outcome(&r)),
+                Reply::GivenUp(reason) => Err(ExecutorError::Abandoned { what, reason }),
                 Reply::Orchestrator(_) => Err(ExecutorError::Abandoned {
                     what,
                     reason: "answered as an orchestration".into(),

@@ -24,6 +24,10 @@ pub struct DispatcherSettings {
     /// How often a health ping goes down each worker's stream (the Python SDK reconnects
     /// after 120 s of silence). Default 30 seconds.
     pub health_ping_interval: Duration,
+    /// How often a work item may be given back (abandoned, or its worker went away with it)
+    /// before its call answers `ExecutorError::Abandoned` and the runtime counts a failed
+    /// delivery (poison handling). Default 5.
+    pub give_back_limit: u32,
 }
 
 impl Default for DispatcherSettings {
@@ -35,6 +39,7 @@ impl Default for DispatcherSettings {
             default_orchestration_capacity: 100,
             default_activity_capacity: 100,
             health_ping_interval: Duration::from_secs(30),
+            give_back_limit: 5,
         }
     }
 }

@@ -45,6 +45,8 @@ pub(crate) enum Reply {
     Orchestrator(OrchestratorResponse),
     /// `CompleteActivityTask`.
     Activity(ActivityResponse),
+    /// Given back (abandoned, or its worker went away) too often: why.
+    GivenUp(String),
 }
 
 /// The sending half of a connected worker's stream.
@@ -77,6 +79,8 @@ struct Item {
     /// When it was queued last (monotonic).
     queued_at: Duration,
     holder: Option<Held>,
+    /// How often a worker gave it back (abandoned it, or went away with it).
+    give_backs: u32,
 }
 
 /// Where an item stands, for its waiting executor call.
@@ -123,6 +127,12 @@ pub(crate) struct State {
     no_worker_since: Option<Duration>,
     /// Where the next search for a worker with room starts (round robin).
     cursor: u64,
+    /// After this many give-backs an item is answered [`Reply::GivenUp`].
+    give_back_limit: u32,
+    /// Items waiting or out now, per kind.
+    open: [usize; 2],
+    /// The most items waiting or out at once, per kind, since the start (for benchmarks).
+    peak: [usize; 2],
     closed: bool,
 }
 
@@ -140,8 +150,16 @@ impl State {
             tokens: HashMap::new(),
             no_worker_since: Some(now),
             cursor: 0,
+            give_back_limit: 5,
+            open: [0, 0],
+            peak: [0, 0],
             closed: false,
         }
+    }
+
+    /// Gives up on an item after `limit` give-backs (at least 1; default 5).
+    pub(crate) fn set_give_back_limit(&mut self, limit: u32) {
+        self.give_back_limit = limit.max(1);
     }
 
     /// Queues a work item and hands it out if a worker has room. `None` once closed.
@@ -165,9 +183,17 @@ impl State {
                 reply: Some(reply),
                 queued_at: now,
                 holder: None,
+                give_backs: 0,
             },
         );
         self.queue_mut(kind).push_back(id);
+        if let (Some(open), Some(peak)) = (
+            self.open.get_mut(kind.index()),
+            self.peak.get_mut(kind.index()),
+        ) {
+            *open += 1;
+            *peak = (*peak).max(*open);
+        }
         self.dispatch(now, None);
         Some(id)
     }
@@ -226,7 +252,8 @@ impl State {
     }
 
     /// The worker gives the item under `token` back: it goes to the front of its queue and,
-    /// if another worker has room, to that one at once.
+    /// if another worker has room, to that one at once (unless it was given back too often:
+    /// then its call is answered [`Reply::GivenUp`]).
     pub(crate) fn abandon(
         &mut self,
         token: &str,
@@ -235,12 +262,32 @@ impl State {
     ) -> Result<(), TokenError> {
         let id = self.item_of(token, kind)?;
         let worker = self.release(id);
-        self.queue_mut(kind).push_front(id);
-        if let Some(item) = self.items.get_mut(&id) {
-            item.queued_at = now;
-        }
+        self.give_back(id, "abandoned by its SDK worker", now);
         self.dispatch(now, worker);
         Ok(())
+    }
+
+    /// Puts item `id` (held by nobody now) back at the front of its queue, or gives up on it
+    /// after the limit.
+    fn give_back(&mut self, id: u64, why: &str, now: Duration) {
+        let limit = self.give_back_limit;
+        let Some(item) = self.items.get_mut(&id) else {
+            return;
+        };
+        item.give_backs += 1;
+        item.queued_at = now;
+        let (kind, n) = (item.kind, item.give_backs);
+        if n >= limit {
+            if let Some(mut item) = self.remove(id) {
+                if let Some(tx) = item.reply.take() {
+                    let _ = tx.send(Reply::GivenUp(format!(
+                        "{why}, given back {n} times (the limit)"
+                    )));
+                }
+            }
+        } else {
+            self.queue_mut(kind).push_front(id);
+        }
     }
 
     /// The executor call of `id` gave up on it (its future was dropped, or it timed out): it
@@ -283,6 +330,17 @@ impl State {
         self.items.clear();
         self.tokens.clear();
         self.queues = [VecDeque::new(), VecDeque::new()];
+        self.open = [0, 0];
+    }
+
+    /// The most orchestration and activity items waiting or out at once so far.
+    pub(crate) fn peak(&self) -> [usize; 2] {
+        self.peak
+    }
+
+    /// How many workers are connected.
+    pub(crate) fn connected(&self) -> usize {
+        self.workers.len()
     }
 
     /// How many items of each kind `worker` holds (tests).
@@ -323,9 +381,16 @@ impl State {
 
     /// Removes item `id` wherever it is.
     fn remove(&mut self, id: u64) -> Option<Item> {
+        // An item out at a worker is in no queue: only a waiting one needs the (linear) search.
+        let waiting = self.items.get(&id).is_some_and(|i| i.holder.is_none());
         self.release(id);
         let item = self.items.remove(&id)?;
-        self.queue_mut(item.kind).retain(|i| *i != id);
+        if let Some(open) = self.open.get_mut(item.kind.index()) {
+            *open = open.saturating_sub(1);
+        }
+        if waiting {
+            self.queue_mut(item.kind).retain(|i| *i != id);
+        }
         Some(item)
     }
 
@@ -338,14 +403,13 @@ impl State {
             .collect();
         // Oldest last, so that pushing each to the front keeps the oldest first.
         held.sort_unstable_by_key(|h| std::cmp::Reverse(h.0));
-        for (id, kind) in held {
+        for (id, _) in held {
             if let Some(item) = self.items.get_mut(&id) {
                 if let Some(h) = item.holder.take() {
                     self.tokens.remove(&h.token);
                 }
-                item.queued_at = now;
             }
-            self.queue_mut(kind).push_front(id);
+            self.give_back(id, "its SDK worker went away while it held it", now);
         }
     }
 

@@ -60,6 +60,9 @@ fn a_worker_never_holds_more_than_it_asked_for() {
     s.complete(&got[0].1, Kind::Activity, T0).unwrap();
     assert_eq!(names(&received(&mut rx)), ["c"]);
     assert_eq!(s.held(w), [0, 2]);
+    // Four were open at once; three are now.
+    assert_eq!(s.peak(), [0, 4]);
+    assert_eq!(s.open, [0, 3]);
 }
 
 #[test]
@@ -192,4 +195,28 @@ fn close_ends_streams_and_waiting_calls() {
     assert!(rx.try_recv().is_err(), "the stream ended");
     let (tx, _rx) = oneshot::channel();
     assert!(s.submit(Kind::Activity, activity("b"), tx, T0).is_none());
+}
+
+#[test]
+fn an_item_given_back_too_often_is_given_up() {
+    let mut s = State::new(T0);
+    s.set_give_back_limit(3);
+    let (w1, mut rx1) = worker(&mut s, [5, 5]);
+    let (_a, mut ra) = submit(&mut s, "a");
+    // Abandoned twice: back each time.
+    for _ in 0..2 {
+        let got = received(&mut rx1);
+        assert_eq!(names(&got), ["a"]);
+        s.abandon(&got[0].1, Kind::Activity, T0).unwrap();
+    }
+    // Its worker goes away with it: the third give-back, the limit.
+    assert_eq!(names(&received(&mut rx1)), ["a"]);
+    s.disconnect(w1, T0);
+    match ra.try_recv().unwrap() {
+        Reply::GivenUp(why) => assert!(why.contains("given back 3 times"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(s.open, [0, 0]);
+    let (_w2, mut rx2) = worker(&mut s, [5, 5]);
+    assert!(received(&mut rx2).is_empty());
 }

@@ -1,7 +1,8 @@
 //! The worker half of the protocol (`GetWorkItems`, `Complete*Task`, `Abandon*WorkItem`):
 //! a seam. [`Sidecar`](super::Sidecar) hands these calls to a [`WorkerCalls`] if it was
-//! given one (`Sidecar::with_workers`), else answers `UNIMPLEMENTED`: SDK workers are not
-//! served yet, only the client calls.
+//! given one (`Sidecar::with_workers`; the [`Dispatcher`](crate::Dispatcher) is the one there
+//! is), else answers `UNIMPLEMENTED`: an endpoint without a worker (`taskhub serve --grpc`)
+//! serves only the client calls.
 
 use std::pin::Pin;
 
@@ -61,8 +62,8 @@ pub trait WorkerCalls: Send + Sync + 'static {
 /// The answer to a worker call while no [`WorkerCalls`] is plugged in.
 pub(crate) fn not_served(rpc: &str) -> Status {
     Status::unimplemented(format!(
-        "{rpc}: SDK workers are not served yet. This Taskhub endpoint answers the client calls \
-         (start, query, raise, terminate, suspend, resume, purge, restart, history, entities); \
-         run orchestrations, activities and entities on a Taskhub worker in Rust"
+        "{rpc}: SDK workers are not served by this endpoint, which answers the client calls \
+         only (start, query, raise, terminate, suspend, resume, purge, restart, history, \
+         entities); connect SDK workers to the endpoint of a worker (`taskhub worker --grpc`)"
     ))
 }
