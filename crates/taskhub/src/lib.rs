@@ -15,6 +15,7 @@ pub mod error;
 pub mod hub;
 pub mod lease;
 mod retries;
+mod rows;
 pub mod settings;
 mod signals;
 mod startup;

@@ -15,7 +15,7 @@ use tracing::{debug, warn};
 use super::super::delivery::Delivery;
 use super::super::{outbox, Shared};
 use super::redeliver::{retry_later, wait_for_start};
-use crate::client::prestart;
+use crate::rows;
 
 /// How long a message for the next execution of an instance that continued as new waits
 /// before it is delivered again (its start is already queued ahead of it).
@@ -79,7 +79,7 @@ fn waiting(row: Option<&InstanceRow>, now: Timestamp) -> Waiting {
         Some(r) if r.status == OrchestrationStatus::Suspended => {
             Waiting::ResendAfter(WAITING_RETRY)
         }
-        Some(r) if prestart::terminated_before_start(r) => Waiting::Drop,
+        Some(r) if rows::terminated_before_start(r) => Waiting::Drop,
         _ => Waiting::ForStart,
     }
 }

@@ -14,7 +14,7 @@ use super::super::session::Cached;
 use super::super::Shared;
 use super::plan::build_row;
 use super::redeliver::retry_transient;
-use crate::client::prestart;
+use crate::rows;
 use crate::signals::InstanceChanged;
 
 /// What a loader does with the instance row it read next to the history.
@@ -45,7 +45,7 @@ pub(super) fn judge(
     // A row a client wrote for another execution that has not run (a new start, a restart of
     // a finished instance, one ended before its scheduled start) is ahead of this history,
     // not behind: rewriting it from history would lose it.
-    let ahead = row.is_some_and(|r| prestart::row_is_ahead(r, &execution));
+    let ahead = row.is_some_and(|r| rows::row_is_ahead(r, &execution));
     let behind = row.is_none_or(|r| r.execution_id != execution || r.status != status);
     if status == OrchestrationStatus::Pending || ahead || !(outbox_pending || behind) {
         return RowRepair::NotNeeded;
