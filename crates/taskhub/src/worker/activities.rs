@@ -4,8 +4,7 @@
 //! [`local`](super::local)); any other is sent to its orchestration's control queue in the same
 //! checkpoint that deletes the work item.
 
-use std::sync::atomic::Ordering;
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use taskhub_core::{
@@ -36,12 +35,12 @@ pub(crate) async fn poll_work_items(shared: Arc<Shared>) {
         settings.work_item_visibility_timeout,
         PollBackoff::new(
             settings.work_item_polling_cap(),
-            seed_for(&shared.name, u64::MAX),
+            seed_for(&shared.placement.name, u64::MAX),
         ),
     );
-    let mut stop = shared.stop.clone();
-    while !shared.stopping() {
-        let Ok(mut slots) = shared.activity_slots.clone().acquire_owned().await else {
+    let mut stop = shared.lifecycle.stop.clone();
+    while !shared.lifecycle.stopping() {
+        let Ok(mut slots) = shared.slots.activities.clone().acquire_owned().await else {
             return;
         };
         take_free(&shared, &mut slots);
@@ -69,7 +68,7 @@ pub(crate) async fn poll_work_items(shared: Arc<Shared>) {
         for m in messages {
             let Some(permit) = slots.split(1) else { break };
             let s = shared.clone();
-            shared.spawn(run_one(s, m, permit, started));
+            shared.lifecycle.spawn(run_one(s, m, permit, started));
         }
         drop(slots);
         if drained {
@@ -94,14 +93,16 @@ pub(crate) fn spawn_claimed(
     slot: OwnedSemaphorePermit,
     hidden_since: Duration,
 ) {
-    shared.spawn(run_one(shared.clone(), m, slot, hidden_since));
+    shared
+        .lifecycle
+        .spawn(run_one(shared.clone(), m, slot, hidden_since));
 }
 
 /// Adds every free activity slot to `slots`, up to a full dequeue batch.
 fn take_free(shared: &Shared, slots: &mut OwnedSemaphorePermit) {
     let batch = shared.hub.store().max_dequeue_batch().max(1);
     while slots.num_permits() < batch {
-        match shared.activity_slots.clone().try_acquire_owned() {
+        match shared.slots.activities.clone().try_acquire_owned() {
             Ok(p) => slots.merge(p),
             Err(_) => break,
         }
@@ -166,12 +167,7 @@ async fn run_one(
     let Some(mark) = run_ledger::screen(&shared, &m, &message.id).await else {
         return;
     };
-    let flight = shared.next_flight.fetch_add(1, Ordering::Relaxed);
-    shared
-        .in_flight
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .insert(flight, (queue, m.receipt.clone()));
+    let flight = shared.lifecycle.take_off(queue, m.receipt.clone());
 
     let partition_hint = message
         .target_partition
@@ -289,29 +285,21 @@ async fn run_one(
         Ok(o) => o,
         Err(e) => {
             warn!(error = %e, "could not encode an activity result; the work item will run again");
-            shared
-                .in_flight
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .remove(&flight);
+            shared.lifecycle.landed(flight);
             return;
         }
     };
     match result_commit::commit(&shared, &message.target, outbound, &mut hold).await {
         Ok(_) => {
             mark.recorded();
-            shared.stat(|s| s.activities += 1);
+            shared.lifecycle.stat(|s| s.activities += 1);
             shared.hub.inner.signals.enqueued(reply_queue);
         }
         Err(e) => {
             warn!(error = %e, "could not report an activity result; the work item will run again")
         }
     }
-    shared
-        .in_flight
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .remove(&flight);
+    shared.lifecycle.landed(flight);
 }
 
 /// Aborts a spawned task when dropped.

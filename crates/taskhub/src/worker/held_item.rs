@@ -63,7 +63,7 @@ impl HeldItem {
             wake: wake.clone(),
             run,
         });
-        shared.spawn(renew_until_taken(
+        shared.lifecycle.spawn(renew_until_taken(
             shared.clone(),
             Arc::downgrade(&held),
             wake,

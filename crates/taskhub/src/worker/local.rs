@@ -15,8 +15,7 @@
 //! the activity run again; only a crash, or a pause past the work item's visibility timeout,
 //! does (as before).
 
-use std::sync::atomic::Ordering;
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use taskhub_core::Message;
@@ -57,17 +56,14 @@ pub(crate) fn try_deliver(
     result: LocalResult,
     hold: &WorkItemHold,
 ) -> Result<(), Box<LocalResult>> {
-    if shared.stopping() {
+    if shared.lifecycle.stopping() {
         return Err(Box::new(result));
     }
     let receipt = hold.receipt.clone();
     let delivery = {
         // Under the partitions lock: a drain stops the poller under the same lock before it
         // waits for the in-flight count, so it either waits for this delivery or it is refused.
-        let held = shared
-            .partitions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let held = shared.placement.held();
         let Some(active) = held.get(&result.partition) else {
             return Err(Box::new(result));
         };
@@ -88,7 +84,7 @@ pub(crate) fn try_deliver(
             _slot: BufferSlot::new(result.slot),
             _in_flight: InFlightSlot::new(active.in_flight.clone()),
             _orphan: OrphanGuard::new(
-                shared.orphans.clone(),
+                shared.lifecycle.orphans.clone(),
                 QueueName::WorkItems,
                 receipt.clone(),
             ),
@@ -99,15 +95,11 @@ pub(crate) fn try_deliver(
             },
         }
     };
-    shared
-        .in_flight
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .remove(&hold.flight);
+    shared.lifecycle.landed(hold.flight);
     let instance = delivery.message.target.clone();
     // Counted before the hand-over: the turn that records the result may finish the instance
     // before this task runs again, and a caller who saw it finish must see the activity counted.
-    shared.stat(|s| s.activities += 1);
+    shared.lifecycle.stat(|s| s.activities += 1);
     control::dispatch(shared, instance, vec![delivery]);
     Ok(())
 }
@@ -127,12 +119,9 @@ pub(crate) async fn fall_back(shared: &Shared, d: &Delivery, delay: Duration) {
         }
         None => (d.receipt.clone(), shared.hub.clock().monotonic()),
     };
-    let flight = shared.next_flight.fetch_add(1, Ordering::Relaxed);
-    shared
-        .in_flight
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .insert(flight, (QueueName::WorkItems, receipt.clone()));
+    let flight = shared
+        .lifecycle
+        .take_off(QueueName::WorkItems, receipt.clone());
     let mut hold = WorkItemHold {
         flight,
         receipt,
@@ -174,9 +163,5 @@ pub(crate) async fn fall_back(shared: &Shared, d: &Delivery, delay: Duration) {
             }
         }
     }
-    shared
-        .in_flight
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .remove(&flight);
+    shared.lifecycle.landed(flight);
 }

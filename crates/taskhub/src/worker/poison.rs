@@ -27,7 +27,7 @@ pub(crate) async fn dead_letter(shared: &Shared, queue: QueueName, msg: &Dequeue
     {
         Ok(id) => {
             error!(%queue, dead_letter = %id, %reason, "message moved to the dead-letter store");
-            shared.stat(|s| s.dead_lettered += 1);
+            shared.lifecycle.stat(|s| s.dead_lettered += 1);
             crate::telemetry::record::dead_letter(queue);
         }
         Err(StorageError::ReceiptExpired { .. }) => {

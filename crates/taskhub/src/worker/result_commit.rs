@@ -3,7 +3,6 @@
 //! work item stays hidden meanwhile (its visibility is renewed as while the activity ran), so
 //! a transient error never makes the activity run again (invariant 3).
 
-use std::sync::PoisonError;
 use std::time::Duration;
 
 use taskhub_core::InstanceId;
@@ -50,11 +49,7 @@ impl WorkItemHold {
             Ok(r) => {
                 self.renewed_at = shared.hub.clock().monotonic();
                 self.receipt = r.clone();
-                shared
-                    .in_flight
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .insert(self.flight, (queue, r));
+                shared.lifecycle.renewed(self.flight, queue, r);
             }
             Err(e) => warn!(error = %e, "could not extend the work item's visibility"),
         }

@@ -28,14 +28,14 @@ pub(crate) async fn run(shared: Arc<Shared>, mut lease: Lease) {
     let clock = shared.hub.clock().clone();
     let store = shared.hub.store().clone();
     let pause = (settings.partition_retire_grace / 4).min(Duration::from_secs(1));
-    let mut stop = shared.stop.clone();
+    let mut stop = shared.lifecycle.stop.clone();
     let mut empty_since: Option<Duration> = None;
     let mut scanned = false;
     info!(
         partition = p,
         "partition is being removed: moving its instances and messages"
     );
-    while !shared.stopping() && !*lease.stop.borrow() {
+    while !shared.lifecycle.stopping() && !*lease.stop.borrow() {
         if !scanned {
             scanned = rehome_all(&shared, p).await;
         }

@@ -105,7 +105,7 @@ pub(crate) async fn process(
     let Some(partition) = deliveries.first().map(|d| d.partition) else {
         return;
     };
-    let Some(fence) = shared.fence(partition) else {
+    let Some(fence) = shared.placement.fence(partition) else {
         give_back(shared, &deliveries, Duration::ZERO).await;
         return;
     };
@@ -136,7 +136,7 @@ pub(crate) async fn process(
     let now = wait_for_due_signals(shared, &messages).await;
     if ignored > 0 {
         debug!(%instance, ignored, "messages for an entity that are no entity requests");
-        shared.stat(|s| s.discarded += ignored);
+        shared.lifecycle.stat(|s| s.discarded += ignored);
     }
     let mut state = loaded.state.clone();
     let mut record = loaded.record.clone();
@@ -164,7 +164,7 @@ pub(crate) async fn process(
         warn!(%instance, operations = outcome.failed, "entity is not registered on this worker: its operations fail");
     }
     if outcome.duplicates > 0 {
-        shared.stat(|s| s.discarded += outcome.duplicates);
+        shared.lifecycle.stat(|s| s.discarded += outcome.duplicates);
     }
     let home = shared.home(instance, partition);
     let mut outbound: Vec<OutboundMessage> = pending.iter().map(from_entry).collect();
@@ -230,11 +230,11 @@ pub(crate) async fn process(
             return;
         }
     };
-    shared.stat(|s| {
+    shared.lifecycle.stat(|s| {
         s.entity_batches += 1;
         s.entity_operations += outcome.operations;
     });
-    shared.count_turn(fence.partition);
+    shared.placement.count_turn(fence.partition);
     cached.entity = Some(Loaded {
         state: state.clone(),
         record: record.clone(),
@@ -263,7 +263,10 @@ async fn send_outbox(
     let Some(row) = loaded.row.clone() else {
         return;
     };
-    let Some(fence) = deliveries.first().and_then(|d| shared.fence(d.partition)) else {
+    let Some(fence) = deliveries
+        .first()
+        .and_then(|d| shared.placement.fence(d.partition))
+    else {
         cached.entity = None;
         give_back(shared, deliveries, Duration::ZERO).await;
         return;
@@ -320,11 +323,11 @@ async fn failed_commit(
 ) {
     cached.entity = None;
     if e.is_conflict() {
-        shared.stat(|s| s.checkpoint_conflicts += 1);
+        shared.lifecycle.stat(|s| s.checkpoint_conflicts += 1);
     }
     warn!(%instance, error = %e, "entity checkpoint failed; the batch will be redelivered");
     if let StorageError::Fenced { .. } = e {
-        shared.lease_lost(fence.partition, fence.epoch);
+        shared.placement.lease_lost(fence.partition, fence.epoch);
         give_back(shared, deliveries, Duration::ZERO).await;
         return;
     }

@@ -141,7 +141,9 @@ pub(super) async fn route(shared: &Shared, req: RouteRequest<'_>) -> Routed {
     }
     if !result.discarded.is_empty() {
         debug!(%instance, discarded = ?result.discarded, "messages not applied");
-        shared.stat(|s| s.discarded += result.discarded.len() as u64);
+        shared
+            .lifecycle
+            .stat(|s| s.discarded += result.discarded.len() as u64);
     }
     routed
 }

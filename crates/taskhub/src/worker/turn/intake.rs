@@ -30,7 +30,7 @@ pub(crate) async fn admit<'a>(
     cached: &mut Cached,
     deliveries: Vec<Delivery>,
 ) -> Option<Admitted<'a>> {
-    let Ok(slot) = shared.orchestration_slots.acquire().await else {
+    let Ok(slot) = shared.slots.orchestrations.acquire().await else {
         give_back(shared, &deliveries, Duration::ZERO).await;
         return None;
     };
@@ -48,7 +48,7 @@ async fn under_current_lease(
     deliveries: Vec<Delivery>,
 ) -> Option<Vec<Delivery>> {
     let partition = deliveries.first().map(|d| d.partition)?;
-    let current = shared.fence(partition).map(|f| f.epoch);
+    let current = shared.placement.fence(partition).map(|f| f.epoch);
     let (valid, stale): (Vec<Delivery>, Vec<Delivery>) = deliveries
         .into_iter()
         .partition(|d| Some(d.epoch) == current);

@@ -27,7 +27,7 @@ pub(super) async fn into_cache(
     let Some(partition) = due.first().map(|d| d.partition) else {
         return false;
     };
-    let Some(fence) = shared.fence(partition) else {
+    let Some(fence) = shared.placement.fence(partition) else {
         // The lease ended: never write (a torn checkpoint's re-send) without one.
         give_back(shared, due, Duration::ZERO).await;
         return false;
@@ -73,7 +73,7 @@ pub(super) async fn into_cache(
         Err(StorageError::Fenced { .. }) => {
             // Re-sending a torn checkpoint's outbox found the lease gone: not the
             // messages' fault (as for a fenced turn, below).
-            shared.lease_lost(fence.partition, fence.epoch);
+            shared.placement.lease_lost(fence.partition, fence.epoch);
             give_back(shared, due, Duration::ZERO).await;
             return false;
         }
@@ -135,14 +135,14 @@ async fn load(
                 // Timed by this worker's own clock from its first sighting of this outbox,
                 // never by the writer's wall-clock `pending_since` (see `outbox_watch`).
                 let now = shared.hub.clock().monotonic();
-                let watched = shared.outbox_watch.watched(instance, &s.etag, now);
+                let watched = shared.watches.outbox.watched(instance, &s.etag, now);
                 let grace = outbox_grace(shared);
                 if watched < grace {
                     return Ok(Loaded::Deferred(grace - watched));
                 }
             }
             let etag = resend_outbox(shared, instance, fence, &s).await?;
-            shared.outbox_watch.forget(instance, &s.etag);
+            shared.watches.outbox.forget(instance, &s.etag);
             let session =
                 OrchestrationSession::load(shared.registry.clone(), instance.clone(), &s.events);
             let repair = row_repair::judge(

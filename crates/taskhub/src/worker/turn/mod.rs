@@ -151,7 +151,9 @@ async fn start_new_execution(
         if !notices.is_empty() {
             warn!(%instance, parents = notices.len(), "sub-orchestration start refused: the instance is in use");
         }
-        shared.stat(|s| s.discarded += rejected.len() as u64);
+        shared
+            .lifecycle
+            .stat(|s| s.discarded += rejected.len() as u64);
         consume(shared, instance, &rejected, notices).await;
     }
     let mut batch = accepted;
@@ -188,7 +190,7 @@ async fn run(
             instance,
             messages: &messages,
             partition,
-            epoch: shared.fence(partition).map(|f| f.epoch),
+            epoch: shared.placement.fence(partition).map(|f| f.epoch),
         })
     });
     drop(messages);
@@ -222,7 +224,7 @@ async fn run_traced(
     let Some(partition) = batch.first().map(|d| d.partition) else {
         return;
     };
-    let Some(fence) = shared.fence(partition) else {
+    let Some(fence) = shared.placement.fence(partition) else {
         // The lease ended: never commit without one.
         cached.session = None;
         give_back(shared, &batch, Duration::ZERO).await;

@@ -161,9 +161,9 @@ pub(super) async fn defer_start(shared: &Shared, start: &Delivery, rest: &[Deliv
     // The worker's own time since it first saw this start, never the store's enqueue time
     // against this worker's wall clock (see `start_watch`).
     let now = shared.hub.clock().monotonic();
-    let age = shared.start_watch.waited(&start.message.id, now);
+    let age = shared.watches.start.waited(&start.message.id, now);
     if age >= START_ROW_GRACE {
-        shared.start_watch.forget(&start.message.id);
+        shared.watches.start.forget(&start.message.id);
         return false;
     }
     let delay = start_retry_delay(age);
