@@ -30,7 +30,7 @@ pub(crate) async fn poll_work_items(shared: Arc<Shared>) {
     // Longer idle waits than the control queues': overflow rings the doorbell (see
     // `doorbell`), only orphans wait for a blind poll.
     let mut poller = Poller::new(
-        &shared,
+        &shared.hub,
         queue,
         settings.work_item_visibility_timeout,
         PollBackoff::new(
@@ -122,13 +122,20 @@ async fn run_one(
     let settings = shared.hub.settings();
     if m.dequeue_count > settings.max_dequeue_count {
         let reason = poison::too_many_deliveries(m.dequeue_count, settings.max_dequeue_count);
-        poison::dead_letter(&shared, queue, &m, reason).await;
+        poison::dead_letter(&shared.hub, &shared.lifecycle, queue, &m, reason).await;
         return;
     }
     let message = match codec::decode(shared.hub.store().as_ref(), &m.body).await {
         Ok(message) => message,
         Err(DecodeError::Malformed(why)) => {
-            poison::dead_letter(&shared, queue, &m, format!("malformed message: {why}")).await;
+            poison::dead_letter(
+                &shared.hub,
+                &shared.lifecycle,
+                queue,
+                &m,
+                format!("malformed message: {why}"),
+            )
+            .await;
             return;
         }
         Err(DecodeError::Storage(e)) => {
@@ -151,7 +158,8 @@ async fn run_one(
     else {
         let what = message.event.type_name();
         poison::dead_letter(
-            &shared,
+            &shared.hub,
+            &shared.lifecycle,
             queue,
             &m,
             format!("not an activity work item: {what}"),
@@ -160,7 +168,14 @@ async fn run_one(
         return;
     };
     let Some(execution) = message.execution_id.clone() else {
-        poison::dead_letter(&shared, queue, &m, "work item has no execution ID".into()).await;
+        poison::dead_letter(
+            &shared.hub,
+            &shared.lifecycle,
+            queue,
+            &m,
+            "work item has no execution ID".into(),
+        )
+        .await;
         return;
     };
     // A copy of a work item that runs here now, or whose result is recorded, does not run.
@@ -206,7 +221,7 @@ async fn run_one(
         renewed_at: hidden_since,
     };
     // The checkpoint or dequeue, and a large input's read, may have taken long.
-    hold.renew_if_due(&shared).await;
+    hold.renew_if_due(&shared.hub, &shared.lifecycle).await;
     let outcome = match shared.registry.start_activity(name, ctx, input.clone()) {
         Err(failure) => Err(failure),
         Ok(fut) => {
@@ -229,7 +244,7 @@ async fn run_one(
                         Err(e) if e.is_panic() => Err(FailureDetails::new("Panic", format!("activity '{name}' panicked: {}", panic_text(e)))),
                         Err(_) => Err(FailureDetails::new("Cancelled", format!("activity '{name}' was cancelled"))),
                     },
-                    () = renew => hold.renew(&shared).await,
+                    () = renew => hold.renew(&shared.hub, &shared.lifecycle).await,
                 }
             }
         }
@@ -281,7 +296,7 @@ async fn run_one(
         Err(local) => (local.reply, local.slot, local.mark),
     };
     let reply_queue = QueueName::Control(partition);
-    let outbound = match outbox::encode(&shared, reply_queue, &reply, Duration::ZERO).await {
+    let outbound = match outbox::encode(&shared.hub, reply_queue, &reply, Duration::ZERO).await {
         Ok(o) => o,
         Err(e) => {
             warn!(error = %e, "could not encode an activity result; the work item will run again");
@@ -289,7 +304,15 @@ async fn run_one(
             return;
         }
     };
-    match result_commit::commit(&shared, &message.target, outbound, &mut hold).await {
+    match result_commit::commit(
+        &shared.hub,
+        &shared.lifecycle,
+        &message.target,
+        outbound,
+        &mut hold,
+    )
+    .await
+    {
         Ok(_) => {
             mark.recorded();
             shared.lifecycle.stat(|s| s.activities += 1);

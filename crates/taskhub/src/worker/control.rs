@@ -34,7 +34,7 @@ pub(crate) async fn poll_partition(shared: Arc<Shared>, mut lease: Lease) {
     let queue = QueueName::Control(partition);
     let settings = shared.hub.settings().clone();
     let mut poller = Poller::new(
-        &shared,
+        &shared.hub,
         queue,
         settings.control_queue_visibility_timeout,
         PollBackoff::new(
@@ -116,7 +116,8 @@ pub(crate) async fn poll_partition(shared: Arc<Shared>, mut lease: Lease) {
                             m.dequeue_count,
                             settings.max_dequeue_count,
                         );
-                        poison::dead_letter(&shared, queue, &m, reason).await;
+                        poison::dead_letter(&shared.hub, &shared.lifecycle, queue, &m, reason)
+                            .await;
                         continue;
                     }
                     if !groups.contains_key(&id) {
@@ -141,8 +142,14 @@ pub(crate) async fn poll_partition(shared: Arc<Shared>, mut lease: Lease) {
                     });
                 }
                 Err(DecodeError::Malformed(why)) => {
-                    poison::dead_letter(&shared, queue, &m, format!("malformed message: {why}"))
-                        .await;
+                    poison::dead_letter(
+                        &shared.hub,
+                        &shared.lifecycle,
+                        queue,
+                        &m,
+                        format!("malformed message: {why}"),
+                    )
+                    .await;
                 }
                 Err(DecodeError::Storage(e)) => {
                     warn!(%queue, error = %e, "could not read a large message payload; retrying later");

@@ -25,9 +25,11 @@ use tracing::warn;
 
 use super::delivery::{BufferSlot, Delivery, InFlightSlot, OrphanGuard};
 use super::held_item::HeldItem;
+use super::lifecycle::Lifecycle;
 use super::result_commit::{self, WorkItemHold};
 use super::run_ledger::RunMark;
 use super::{control, outbox, Shared};
+use crate::hub::TaskHub;
 use crate::retries;
 
 /// An activity's result ready to be handed over.
@@ -72,7 +74,8 @@ pub(crate) fn try_deliver(
         }
         Delivery {
             held: Some(HeldItem::start(
-                shared,
+                &shared.hub,
+                &shared.lifecycle,
                 receipt.clone(),
                 hold.renewed_at,
                 result.mark,
@@ -108,7 +111,7 @@ pub(crate) fn try_deliver(
 /// goes to its control queue and the work item is deleted, in one checkpoint. Encoding (a
 /// large result is written to the payload store) and the commit are retried while storage
 /// fails transiently, the work item kept hidden meanwhile (renewed from its last renewal).
-pub(crate) async fn fall_back(shared: &Shared, d: &Delivery, delay: Duration) {
+pub(crate) async fn fall_back(hub: &TaskHub, lifecycle: &Lifecycle, d: &Delivery, delay: Duration) {
     let instance = &d.message.target;
     // The receipt and last renewal as they are now; no renewer runs from here on.
     let (receipt, renewed_at) = match &d.held {
@@ -117,23 +120,21 @@ pub(crate) async fn fall_back(shared: &Shared, d: &Delivery, delay: Duration) {
             h.take().await;
             now
         }
-        None => (d.receipt.clone(), shared.hub.clock().monotonic()),
+        None => (d.receipt.clone(), hub.clock().monotonic()),
     };
-    let flight = shared
-        .lifecycle
-        .take_off(QueueName::WorkItems, receipt.clone());
+    let flight = lifecycle.take_off(QueueName::WorkItems, receipt.clone());
     let mut hold = WorkItemHold {
         flight,
         receipt,
         renewed_at,
     };
     // Half the visibility timeout may be gone since the last renewal: renew first if so.
-    hold.renew_if_due(shared).await;
-    let clock = shared.hub.clock();
+    hold.renew_if_due(hub, lifecycle).await;
+    let clock = hub.clock();
     let started = clock.monotonic();
     let mut waits = retries::ACTIVITY_RESULT.waits();
     let outbound = loop {
-        match outbox::encode(shared, d.home(), &d.message, delay).await {
+        match outbox::encode(hub, d.home(), &d.message, delay).await {
             Ok(o) => break Some(o),
             Err(e) if e.is_retryable() => {
                 let Some(wait) = waits.next_retry(clock.monotonic().saturating_sub(started)) else {
@@ -142,7 +143,7 @@ pub(crate) async fn fall_back(shared: &Shared, d: &Delivery, delay: Duration) {
                 };
                 warn!(%instance, error = %e, "could not encode an activity result; retrying");
                 clock.sleep(wait).await;
-                hold.renew_if_due(shared).await;
+                hold.renew_if_due(hub, lifecycle).await;
             }
             Err(e) => {
                 warn!(%instance, error = %e, "could not encode an activity result; the work item will run again");
@@ -151,17 +152,17 @@ pub(crate) async fn fall_back(shared: &Shared, d: &Delivery, delay: Duration) {
         }
     };
     if let Some(outbound) = outbound {
-        match result_commit::commit(shared, instance, outbound, &mut hold).await {
+        match result_commit::commit(hub, lifecycle, instance, outbound, &mut hold).await {
             Ok(_) => {
                 if let Some(h) = &d.held {
                     h.recorded();
                 }
-                shared.hub.inner.signals.enqueued_after(d.home(), delay);
+                hub.inner.signals.enqueued_after(d.home(), delay);
             }
             Err(e) => {
                 warn!(%instance, error = %e, "could not report an activity result; the work item will run again")
             }
         }
     }
-    shared.lifecycle.landed(flight);
+    lifecycle.landed(flight);
 }

@@ -11,8 +11,9 @@ use std::collections::BTreeSet;
 
 use taskhub_storage::PartitionRow;
 
-use super::placement::Active;
+use super::placement::{Active, Placement};
 use super::{control, retire, Shared};
+use crate::hub::TaskHub;
 use crate::lease::{LeaseConfig, LeaseManager, PartitionHost, Released};
 
 /// A worker name unique within this process: the configured name for the first worker, then
@@ -168,7 +169,7 @@ pub(crate) async fn start_leases(shared: &Arc<Shared>) -> JoinHandle<LeaseManage
     let mut manager = LeaseManager::new(store, clock.clone(), config);
     let mut host = Host(shared.clone());
     let mut wait = manager.tick(&mut host).await;
-    sample_queues(shared).await;
+    sample_queues(&shared.hub, &shared.placement).await;
     let mut stop = shared.lifecycle.stop.clone();
     let ring_gap = manager.config().pass_interval();
     tokio::spawn(async move {
@@ -200,17 +201,17 @@ pub(crate) async fn start_leases(shared: &Arc<Shared>) -> JoinHandle<LeaseManage
                 _ = stop.changed() => return manager,
             }
             wait = manager.tick(&mut host).await;
-            sample_queues(&host.0).await;
+            sample_queues(&host.0.hub, &host.0.placement).await;
         }
     })
 }
 
 /// Sets the queue gauges of the held partitions and the work-item queue (if sampling is due:
 /// on, and under `WhileWatched` someone looked lately).
-async fn sample_queues(shared: &Shared) {
-    if !crate::telemetry::sampling::sampling_due(&shared.hub) {
+async fn sample_queues(hub: &TaskHub, placement: &Placement) {
+    if !crate::telemetry::sampling::sampling_due(hub) {
         return;
     }
-    let held: Vec<u32> = shared.placement.held().keys().copied().collect();
-    crate::telemetry::sample(&shared.hub, held).await;
+    let held: Vec<u32> = placement.held().keys().copied().collect();
+    crate::telemetry::sample(hub, held).await;
 }

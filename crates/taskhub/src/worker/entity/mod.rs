@@ -33,6 +33,7 @@ use super::delivery::Delivery;
 use super::session::Cached;
 use super::turn::{abandon, admit, commit, give_back, Admitted};
 use super::Shared;
+use crate::hub::TaskHub;
 
 /// The execution ID every entity row carries (an entity has no executions).
 pub(crate) const ENTITY_EXECUTION: &str = "entity";
@@ -97,7 +98,14 @@ pub(crate) async fn process(
         Ok(e) => e,
         Err(e) => {
             for d in &deliveries {
-                super::poison::dead_letter(shared, d.queue, &d.raw, e.to_string()).await;
+                super::poison::dead_letter(
+                    &shared.hub,
+                    &shared.lifecycle,
+                    d.queue,
+                    &d.raw,
+                    e.to_string(),
+                )
+                .await;
             }
             return;
         }
@@ -133,7 +141,7 @@ pub(crate) async fn process(
         return;
     };
     let (messages, ignored) = decode(&deliveries);
-    let now = wait_for_due_signals(shared, &messages).await;
+    let now = wait_for_due_signals(&shared.hub, &messages).await;
     if ignored > 0 {
         debug!(%instance, ignored, "messages for an entity that are no entity requests");
         shared.lifecycle.stat(|s| s.discarded += ignored);
@@ -175,7 +183,7 @@ pub(crate) async fn process(
         epoch: record.outgoing.epoch.as_deref(),
     };
     for effect in &outcome.effects {
-        match send::outbound(shared, &from, effect).await {
+        match send::outbound(&shared.hub, &from, effect).await {
             Ok(o) => outbound.push(o),
             Err(e) => {
                 warn!(%instance, error = %e, "could not prepare an entity's messages; the batch will be retried");
@@ -223,7 +231,7 @@ pub(crate) async fn process(
             consumed.clone()
         },
     };
-    let etag = match commit(shared, first).await {
+    let etag = match commit(&shared.hub, first).await {
         Ok(o) => o.instance_etag,
         Err(e) => {
             failed_commit(shared, instance, cached, &deliveries, fence, e).await;
@@ -241,7 +249,7 @@ pub(crate) async fn process(
         row: Some(InstanceRow { etag, ..row }),
     });
     if !two_steps {
-        wake(shared, &outbound);
+        wake(&shared.hub, &outbound);
         return;
     }
     send_outbox(shared, instance, cached, &deliveries, outbound, consumed).await;
@@ -296,14 +304,14 @@ async fn send_outbox(
         outbound: outbound.clone(),
         consumed,
     };
-    match commit(shared, request).await {
+    match commit(&shared.hub, request).await {
         Ok(o) => {
             loaded.record = record;
             loaded.row = Some(InstanceRow {
                 etag: o.instance_etag,
                 ..cleared
             });
-            wake(shared, &outbound);
+            wake(&shared.hub, &outbound);
         }
         Err(e) => {
             // The batch is committed with its outbox; the consumed messages come back, are
@@ -340,22 +348,18 @@ async fn failed_commit(
 }
 
 /// Wakes this process's pollers of the queues `outbound` went to.
-fn wake(shared: &Shared, outbound: &[OutboundMessage]) {
+fn wake(hub: &TaskHub, outbound: &[OutboundMessage]) {
     for o in outbound {
-        shared
-            .hub
-            .inner
-            .signals
-            .enqueued_after(o.queue, o.message.delay);
+        hub.inner.signals.enqueued_after(o.queue, o.message.delay);
     }
 }
 
 /// Scheduled signals the backend delivered early by less than its delay unit (delays are
 /// rounded down to whole units): wait out the remainder, as a turn does for timers. Returns
 /// the batch's time.
-async fn wait_for_due_signals(shared: &Shared, messages: &[BatchMessage]) -> Timestamp {
-    let clock = shared.hub.clock();
-    let unit = shared.hub.store().delay_granularity();
+async fn wait_for_due_signals(hub: &TaskHub, messages: &[BatchMessage]) -> Timestamp {
+    let clock = hub.clock();
+    let unit = hub.store().delay_granularity();
     let now = clock.now();
     let remainder = messages
         .iter()

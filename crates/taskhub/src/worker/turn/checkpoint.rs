@@ -75,7 +75,7 @@ pub(super) async fn commit_turn(shared: &Arc<Shared>, cached: &mut Cached, cp: T
         consumed,
     };
     let started = shared.hub.clock().monotonic();
-    let committed = commit(shared, request).await;
+    let committed = commit(&shared.hub, request).await;
     telemetry::record::checkpoint(shared.hub.clock().monotonic().saturating_sub(started));
     match committed {
         Ok(outcome) => {

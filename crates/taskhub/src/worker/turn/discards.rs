@@ -157,7 +157,7 @@ async fn resend(
     delay: Duration,
     instance: &InstanceId,
 ) {
-    match outbox::encode(shared, d.home(), &d.message, delay).await {
+    match outbox::encode(&shared.hub, d.home(), &d.message, delay).await {
         Ok(o) => {
             routed.outbound.push(o);
             routed.consumed.push((d.queue, d.receipt.clone()));

@@ -48,7 +48,7 @@ pub(crate) async fn process(
     else {
         return;
     };
-    let due = intake::due_now(shared, deliveries).await;
+    let due = intake::due_now(&shared.hub, deliveries).await;
     if due.is_empty() {
         return;
     }
@@ -137,7 +137,7 @@ async fn start_new_execution(
             if start_execution(&d.message) == loaded {
                 continue;
             }
-            match refused::notice(shared, instance, row.as_ref(), &d.message).await {
+            match refused::notice(&shared.hub, instance, row.as_ref(), &d.message).await {
                 Ok(Some(n)) => notices.push(n),
                 Ok(None) => {}
                 Err(e) => {
@@ -154,7 +154,7 @@ async fn start_new_execution(
         shared
             .lifecycle
             .stat(|s| s.discarded += rejected.len() as u64);
-        consume(shared, instance, &rejected, notices).await;
+        consume(&shared.hub, instance, &rejected, notices).await;
     }
     let mut batch = accepted;
     let fresh = !batch.is_empty();
@@ -240,7 +240,9 @@ async fn run_traced(
         give_back(shared, &batch, Duration::ZERO).await;
         return;
     };
-    if version_gate::check_version(shared, session, &batch, new_execution) == Gate::Reject {
+    if version_gate::check_version(shared.hub.settings(), session, &batch, new_execution)
+        == Gate::Reject
+    {
         // Another worker's version: the messages go back, uncounted, for it.
         cached.session = None;
         give_back(shared, &batch, versioning::REJECT_DELAY).await;
