@@ -106,3 +106,40 @@ impl Lifecycle {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn receipt(s: &str) -> Receipt {
+        Receipt(s.to_owned())
+    }
+
+    #[test]
+    fn work_items_in_flight_are_given_back_under_their_latest_receipt() {
+        let (_tx, rx) = watch::channel(false);
+        let life = Lifecycle::new(rx);
+        let a = life.take_off(QueueName::WorkItems, receipt("a1"));
+        let b = life.take_off(QueueName::WorkItems, receipt("b1"));
+        assert_ne!(a, b);
+        life.renewed(a, QueueName::WorkItems, receipt("a2"));
+        life.landed(b);
+        assert_eq!(
+            life.take_in_flight(),
+            vec![(QueueName::WorkItems, receipt("a2"))]
+        );
+        assert!(life.take_in_flight().is_empty());
+    }
+
+    #[test]
+    fn stopping_follows_the_stop_signal_and_counters_add_up() {
+        let (tx, rx) = watch::channel(false);
+        let life = Lifecycle::new(rx);
+        assert!(!life.stopping());
+        life.stat(|s| s.turns += 2);
+        life.stat(|s| s.turns += 1);
+        assert_eq!(life.stats().turns, 3);
+        tx.send(true).unwrap_or_default();
+        assert!(life.stopping());
+    }
+}

@@ -140,3 +140,68 @@ impl Placement {
         std::mem::take(&mut *self.pollers.lock().unwrap_or_else(PoisonError::into_inner))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hold(placement: &Placement, partition: u32, epoch: u64) -> watch::Receiver<bool> {
+        let (stop, rx) = watch::channel(false);
+        placement.held().insert(
+            partition,
+            Active {
+                epoch,
+                stop,
+                in_flight: Arc::new(AtomicUsize::new(0)),
+                turns: AtomicU64::new(0),
+                retiring: false,
+            },
+        );
+        rx
+    }
+
+    #[test]
+    fn a_lost_lease_stops_its_epoch_only() {
+        let placement = Placement::new("w".to_owned());
+        let poller = hold(&placement, 3, 7);
+        assert_eq!(placement.fence(3).map(|f| f.epoch), Some(7));
+        placement.lease_lost(3, 6);
+        assert_eq!(
+            placement.fence(3).map(|f| f.epoch),
+            Some(7),
+            "an older epoch's loss leaves the current lease"
+        );
+        assert!(!*poller.borrow());
+        placement.lease_lost(3, 7);
+        assert!(placement.fence(3).is_none());
+        assert!(*poller.borrow(), "the poller of the lost lease is stopped");
+    }
+
+    #[test]
+    fn turns_are_counted_on_held_partitions_and_the_layout_is_read_back() {
+        let placement = Placement::new("w".to_owned());
+        let _poller = hold(&placement, 1, 1);
+        placement.count_turn(1);
+        placement.count_turn(2);
+        let turns = placement
+            .held()
+            .get(&1)
+            .map(|a| a.turns.load(Ordering::Relaxed));
+        assert_eq!(turns, Some(1));
+        assert_eq!(placement.epochs(), BTreeMap::from([(1, 1)]));
+        assert_eq!(placement.live_count(), None);
+        {
+            let mut layout = placement
+                .layout
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            layout.retiring.insert(5);
+            layout.live_count = Some(5);
+        }
+        assert!(placement.retiring(5));
+        assert!(!placement.retiring(1));
+        assert_eq!(placement.live_count(), Some(5));
+        assert_eq!(placement.forget_all(), vec![1]);
+        assert!(placement.epochs().is_empty());
+    }
+}

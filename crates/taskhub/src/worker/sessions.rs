@@ -90,3 +90,59 @@ impl Sessions {
         senders.len()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
+
+    use super::*;
+
+    fn id(s: &str) -> InstanceId {
+        InstanceId::new(s).unwrap()
+    }
+
+    #[test]
+    fn a_batch_starts_a_session_once_and_then_joins_it() {
+        let sessions = Sessions::new(4);
+        let (_, mut inbox) = sessions
+            .hand(&id("a"), Vec::new())
+            .expect("no session yet: the caller starts one");
+        assert!(sessions.has(&id("a")));
+        assert_eq!(sessions.count(), 1);
+        assert!(
+            sessions.hand(&id("a"), Vec::new()).is_none(),
+            "the running session takes the next batch"
+        );
+        assert!(inbox.try_recv().is_ok());
+        assert!(!sessions.has(&id("b")));
+    }
+
+    #[test]
+    fn a_session_leaves_only_when_nothing_raced_in() {
+        let sessions = Sessions::new(4);
+        let (_, mut inbox) = sessions.hand(&id("a"), Vec::new()).unwrap();
+        assert!(sessions.hand(&id("a"), Vec::new()).is_none());
+        assert!(
+            sessions.leave(&id("a"), &mut inbox).is_some(),
+            "a batch that raced in keeps the session"
+        );
+        assert!(sessions.has(&id("a")));
+        assert!(sessions.leave(&id("a"), &mut inbox).is_none());
+        assert!(!sessions.has(&id("a")));
+        assert!(
+            sessions.hand(&id("a"), Vec::new()).is_some(),
+            "the next batch starts a new session"
+        );
+    }
+
+    #[test]
+    fn a_batch_for_a_session_whose_inbox_is_gone_starts_a_new_one() {
+        let sessions = Sessions::new(4);
+        let (_, inbox) = sessions.hand(&id("a"), Vec::new()).unwrap();
+        drop(inbox);
+        assert!(sessions.hand(&id("a"), Vec::new()).is_some());
+        assert_eq!(sessions.count(), 1);
+        assert_eq!(sessions.drop_all(), 1);
+        assert_eq!(sessions.count(), 0);
+    }
+}
