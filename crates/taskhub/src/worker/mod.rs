@@ -35,11 +35,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use taskhub_core::{InstanceId, Registry};
+use taskhub_storage::QueueStore;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use crate::error::TaskhubError;
 use crate::hub::TaskHub;
+use lifecycle::Lifecycle;
+use sessions::Sessions;
 pub use versioning::VERSION_MISMATCH;
 
 /// Counters a worker keeps (read with [`WorkerHandle::stats`]).
@@ -263,7 +266,12 @@ impl Drop for WorkerHandle {
                 for mut set in sets {
                     while set.join_next().await.is_some() {}
                 }
-                give_back_held(&shared).await;
+                give_back_held(
+                    shared.hub.store().as_ref(),
+                    &shared.lifecycle,
+                    &shared.sessions,
+                )
+                .await;
             });
         }
     }
@@ -273,18 +281,17 @@ impl Drop for WorkerHandle {
 /// activities it stopped (abandoned: a run cut short counts as a delivery, as at a timed-out
 /// shutdown), and the control deliveries its sessions and pollers dropped or still had
 /// buffered (released: uncounted). Call once its tasks have ended.
-async fn give_back_held(shared: &Shared) {
+async fn give_back_held(queues: &dyn QueueStore, lifecycle: &Lifecycle, sessions: &Sessions) {
     // Dropping the senders drops the batches still queued for sessions (orphans now).
-    shared.lifecycle.orphans.abandon_all();
-    crate::telemetry::record::sessions_left(shared.sessions.drop_all());
-    let stopped = shared.lifecycle.take_in_flight();
-    let store = shared.hub.store();
+    lifecycle.orphans.abandon_all();
+    crate::telemetry::record::sessions_left(sessions.drop_all());
+    let stopped = lifecycle.take_in_flight();
     // A stale receipt means the message was finished (or given back) after all.
     for (queue, receipt) in stopped {
-        let _ = store.abandon(queue, &receipt, Duration::ZERO).await;
+        let _ = queues.abandon(queue, &receipt, Duration::ZERO).await;
     }
-    for (queue, receipt) in shared.lifecycle.orphans.take() {
-        let _ = store.release(queue, &receipt, Duration::ZERO).await;
+    for (queue, receipt) in lifecycle.orphans.take() {
+        let _ = queues.release(queue, &receipt, Duration::ZERO).await;
     }
 }
 
@@ -359,7 +366,13 @@ impl WorkerHandle {
                 break;
             }
         }
-        give_back_held(&self.shared).await;
+        let shared = &self.shared;
+        give_back_held(
+            shared.hub.store().as_ref(),
+            &shared.lifecycle,
+            &shared.sessions,
+        )
+        .await;
         if let Some(mut manager) = manager {
             manager
                 .release_all(&mut partitions::Host(self.shared.clone()))
