@@ -19,7 +19,7 @@ pub(crate) struct Lifecycle {
     /// True once the worker stops.
     pub stop: watch::Receiver<bool>,
     /// Tasks the worker spawned (sessions, activity runs, renewers).
-    pub tasks: Mutex<JoinSet<()>>,
+    tasks: Mutex<JoinSet<()>>,
     /// Control deliveries dropped unfinished while the worker is abandoned.
     pub orphans: Arc<Orphans>,
     stats: Mutex<WorkerStats>,

@@ -81,6 +81,7 @@ fn stats_of(shared: &Shared) -> WorkerStats {
 pub(crate) struct Shared {
     /// The store, clock, settings and in-process wake-ups.
     pub hub: TaskHub,
+    /// The orchestrations, activities and entities this worker runs.
     pub registry: Arc<Registry>,
     /// The partitions held and the layout seen (see `placement`).
     pub placement: placement::Placement,

@@ -2,7 +2,7 @@
 //! when the lease is acquired and stopped when it is lost, handed over or released.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 
 use taskhub_storage::PartitionRow;
 
-use super::placement::{Active, Placement};
+use super::placement::{Active, Layout, Placement};
 use super::{control, retire, Shared};
 use crate::hub::TaskHub;
 use crate::lease::{LeaseConfig, LeaseManager, PartitionHost, Released};
@@ -60,14 +60,10 @@ impl PartitionHost for Host {
             stop: stop_rx,
             in_flight,
         };
-        let mut pollers = placement
-            .pollers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
         if retiring {
-            pollers.spawn(retire::run(self.0.clone(), lease));
+            placement.spawn_poller(retire::run(self.0.clone(), lease));
         } else {
-            pollers.spawn(control::poll_partition(self.0.clone(), lease));
+            placement.spawn_poller(control::poll_partition(self.0.clone(), lease));
         }
     }
 
@@ -103,16 +99,10 @@ impl PartitionHost for Host {
             .filter(|(p, a)| a.retiring != retiring.contains(p))
             .map(|(p, a)| (*p, a.epoch))
             .collect();
-        {
-            let mut layout = self
-                .0
-                .placement
-                .layout
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            layout.retiring = retiring;
-            layout.live_count = live_count.filter(|n| *n > 0);
-        }
+        self.0.placement.set_layout(Layout {
+            retiring,
+            live_count: live_count.filter(|n| *n > 0),
+        });
         for (p, epoch) in switch {
             self.acquired(p, epoch);
         }
@@ -180,7 +170,7 @@ pub(crate) async fn start_leases(shared: &Arc<Shared>) -> JoinHandle<LeaseManage
             let due = clock.monotonic() + wait;
             tokio::select! {
                 () = clock.sleep(wait) => {}
-                () = host.0.placement.lease_check.notified() => {}
+                () = host.0.placement.pass_wanted() => {}
                 () = host.0.doorbell.wanted() => {
                     // A ring brings the pass forward, but no sooner than a pass interval after
                     // the last ringing pass (and never later than the pass was due anyway).

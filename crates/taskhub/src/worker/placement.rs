@@ -4,6 +4,7 @@
 //! the lease manager (a turn counted on a partition, a lease found lost).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -40,13 +41,13 @@ pub(crate) struct Placement {
     /// This worker's name in lease rows.
     pub name: String,
     /// Partitions this worker holds, with the epoch of their lease.
-    pub held: Mutex<HashMap<u32, Active>>,
+    held: Mutex<HashMap<u32, Active>>,
     /// Partitions being removed or removed (from the last lease pass), and the live count.
-    pub layout: Mutex<Layout>,
+    layout: Mutex<Layout>,
     /// Control-queue pollers, one per held partition.
-    pub pollers: Mutex<JoinSet<()>>,
+    pollers: Mutex<JoinSet<()>>,
     /// Wakes the lease manager for a pass now (a checkpoint found the lease gone).
-    pub lease_check: Notify,
+    lease_check: Notify,
 }
 
 impl Placement {
@@ -77,6 +78,26 @@ impl Placement {
         if let Some(a) = self.held().get(&partition) {
             a.turns.fetch_add(1, Ordering::Relaxed);
         }
+    }
+
+    /// Records the layout a lease pass saw.
+    pub(crate) fn set_layout(&self, layout: Layout) {
+        *self.layout.lock().unwrap_or_else(PoisonError::into_inner) = layout;
+    }
+
+    /// Runs a partition's poller (control queue, or the mover of a removed partition).
+    pub(crate) fn spawn_poller(&self, poller: impl Future<Output = ()> + Send + 'static) {
+        self.pollers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .spawn(poller);
+    }
+
+    /// Completes when a step asks the lease manager for a pass now (see [`lease_lost`]).
+    ///
+    /// [`lease_lost`]: Self::lease_lost
+    pub(crate) async fn pass_wanted(&self) {
+        self.lease_check.notified().await;
     }
 
     /// The live partition count the last lease pass saw (`None`: no pass has seen a smaller
