@@ -48,7 +48,7 @@ pub(crate) async fn process(
     else {
         return;
     };
-    let due = intake::due_now(shared, deliveries).await;
+    let due = intake::due_now(&shared.hub, deliveries).await;
     if due.is_empty() {
         return;
     }
@@ -137,7 +137,7 @@ async fn start_new_execution(
             if start_execution(&d.message) == loaded {
                 continue;
             }
-            match refused::notice(shared, instance, row.as_ref(), &d.message).await {
+            match refused::notice(&shared.hub, instance, row.as_ref(), &d.message).await {
                 Ok(Some(n)) => notices.push(n),
                 Ok(None) => {}
                 Err(e) => {
@@ -151,8 +151,10 @@ async fn start_new_execution(
         if !notices.is_empty() {
             warn!(%instance, parents = notices.len(), "sub-orchestration start refused: the instance is in use");
         }
-        shared.stat(|s| s.discarded += rejected.len() as u64);
-        consume(shared, instance, &rejected, notices).await;
+        shared
+            .lifecycle
+            .stat(|s| s.discarded += rejected.len() as u64);
+        consume(&shared.hub, instance, &rejected, notices).await;
     }
     let mut batch = accepted;
     let fresh = !batch.is_empty();
@@ -188,7 +190,7 @@ async fn run(
             instance,
             messages: &messages,
             partition,
-            epoch: shared.fence(partition).map(|f| f.epoch),
+            epoch: shared.placement.fence(partition).map(|f| f.epoch),
         })
     });
     drop(messages);
@@ -222,7 +224,7 @@ async fn run_traced(
     let Some(partition) = batch.first().map(|d| d.partition) else {
         return;
     };
-    let Some(fence) = shared.fence(partition) else {
+    let Some(fence) = shared.placement.fence(partition) else {
         // The lease ended: never commit without one.
         cached.session = None;
         give_back(shared, &batch, Duration::ZERO).await;
@@ -238,7 +240,9 @@ async fn run_traced(
         give_back(shared, &batch, Duration::ZERO).await;
         return;
     };
-    if version_gate::check_version(shared, session, &batch, new_execution) == Gate::Reject {
+    if version_gate::check_version(shared.hub.settings(), session, &batch, new_execution)
+        == Gate::Reject
+    {
         // Another worker's version: the messages go back, uncounted, for it.
         cached.session = None;
         give_back(shared, &batch, versioning::REJECT_DELAY).await;
