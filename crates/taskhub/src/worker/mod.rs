@@ -18,6 +18,8 @@ mod poison;
 mod poll;
 mod recent;
 mod refused;
+mod remote_activity;
+mod remote_watch;
 mod result_commit;
 mod retire;
 mod run_ledger;
@@ -36,6 +38,7 @@ use tokio::sync::{mpsc, watch, Semaphore};
 use tokio::task::JoinSet;
 
 use crate::error::TaskhubError;
+use crate::executor::RemoteExecutor;
 use crate::hub::TaskHub;
 use delivery::Delivery;
 pub use versioning::VERSION_MISMATCH;
@@ -78,6 +81,8 @@ fn stats_of(shared: &Shared) -> WorkerStats {
 pub(crate) struct Shared {
     pub hub: TaskHub,
     pub registry: Arc<Registry>,
+    /// Where orchestrations and activities that are not in `registry` run, if anywhere.
+    pub executor: Option<Arc<dyn RemoteExecutor>>,
     pub sessions: Mutex<HashMap<InstanceId, mpsc::UnboundedSender<Vec<Delivery>>>>,
     /// Extended sessions waiting for their next message, capped.
     pub idle: idle::IdleSessions,
@@ -280,6 +285,31 @@ impl Worker {
     /// # Errors
     /// A storage error while reading the partitions table for the first time.
     pub async fn start(hub: &TaskHub, registry: Registry) -> Result<WorkerHandle, TaskhubError> {
+        Self::start_inner(hub, registry, None).await
+    }
+
+    /// Starts a worker as [`start`](Self::start) does, whose orchestrations and activities
+    /// that are not in `registry` run in `executor` (e.g. SDK workers connected over gRPC):
+    /// names in the registry run here in Rust; a turn of any other orchestration is decided
+    /// by [`RemoteExecutor::orchestrate`], any other activity runs in
+    /// [`RemoteExecutor::run_activity`]. Everything else (leases, checkpoints, timers,
+    /// de-duplication, poison handling) is this worker's, as for Rust code.
+    ///
+    /// # Errors
+    /// A storage error while reading the partitions table for the first time.
+    pub async fn start_with_executor(
+        hub: &TaskHub,
+        registry: Registry,
+        executor: Arc<dyn RemoteExecutor>,
+    ) -> Result<WorkerHandle, TaskhubError> {
+        Self::start_inner(hub, registry, Some(executor)).await
+    }
+
+    async fn start_inner(
+        hub: &TaskHub,
+        registry: Registry,
+        executor: Option<Arc<dyn RemoteExecutor>>,
+    ) -> Result<WorkerHandle, TaskhubError> {
         let settings = hub.settings().clone();
         crate::startup::Retry {
             clock: hub.clock().as_ref(),
@@ -292,6 +322,7 @@ impl Worker {
         let shared = Arc::new(Shared {
             hub: hub.clone(),
             registry: Arc::new(registry),
+            executor,
             sessions: Mutex::new(HashMap::new()),
             idle: idle::IdleSessions::new(settings.max_extended_sessions),
             buffer: Arc::new(Semaphore::new(settings.control_queue_buffer_threshold)),

@@ -143,8 +143,12 @@ async fn load(
             }
             let etag = resend_outbox(shared, instance, fence, &s).await?;
             shared.outbox_watch.forget(instance, &s.etag);
-            let session =
-                OrchestrationSession::load(shared.registry.clone(), instance.clone(), &s.events);
+            let session = OrchestrationSession::load_with(
+                shared.registry.clone(),
+                instance.clone(),
+                &s.events,
+                shared.executor.is_some(),
+            );
             let repair = row_repair::judge(
                 &session,
                 row.as_ref(),
@@ -159,7 +163,11 @@ async fn load(
             }
         }
         None => LoadedInstance {
-            session: OrchestrationSession::new(shared.registry.clone(), instance.clone()),
+            session: OrchestrationSession::new_with(
+                shared.registry.clone(),
+                instance.clone(),
+                shared.executor.is_some(),
+            ),
             history_etag: None,
             row,
             repair: RowRepair::NotNeeded,
