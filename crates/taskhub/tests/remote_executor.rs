@@ -42,6 +42,7 @@ taskhub_test_support::backend_matrix!(
     executor_errors_are_retried_and_counted_by_kind,
     a_lease_lost_while_a_decision_is_out_commits_nothing,
     a_stopping_worker_withdraws_its_decision,
+    a_decision_out_holds_up_no_other_instance,
 );
 
 /// Long enough that only a stuck run reaches it.
@@ -564,9 +565,11 @@ async fn executor_errors_are_retried_and_counted_by_kind(backend: Backend) {
     env.shutdown().await;
 }
 
-/// An executor whose first `orchestrate` never answers: its future counts its drop.
+/// An executor whose first `orchestrate` (or, with `only`, every one of that orchestration)
+/// never answers: its future counts its drop.
 struct Stalls {
     sdk: Sdk,
+    only: Option<&'static str>,
     asked: AtomicUsize,
     dropped: Arc<AtomicUsize>,
 }
@@ -581,7 +584,12 @@ impl Drop for CountDrop {
 
 impl RemoteExecutor for Stalls {
     fn orchestrate(&self, work: OrchestrationWork) -> ExecutorFuture<'_, OrchestrationDecision> {
-        if self.asked.fetch_add(1, Ordering::SeqCst) == 0 {
+        let n = self.asked.fetch_add(1, Ordering::SeqCst);
+        let stall = match self.only {
+            Some(name) => work.name == name,
+            None => n == 0,
+        };
+        if stall {
             let guard = CountDrop(self.dropped.clone());
             let never: Pin<Box<dyn Future<Output = _> + Send>> = Box::pin(async move {
                 let _guard = guard;
@@ -602,6 +610,7 @@ fn stalls() -> (Arc<Stalls>, Arc<AtomicUsize>) {
     let dropped = Arc::new(AtomicUsize::new(0));
     let s = Arc::new(Stalls {
         sdk: the_sdk(),
+        only: None,
         asked: AtomicUsize::new(0),
         dropped: dropped.clone(),
     });
@@ -698,5 +707,43 @@ async fn a_stopping_worker_withdraws_its_decision(backend: Backend) {
             .unwrap(),
     );
     assert_eq!(env.done(&i).await.status(), OrchestrationStatus::Completed);
+    env.shutdown().await;
+}
+
+async fn a_decision_out_holds_up_no_other_instance(backend: Backend) {
+    let stalls = Arc::new(Stalls {
+        sdk: the_sdk(),
+        only: Some("Gate"),
+        asked: AtomicUsize::new(0),
+        dropped: Arc::new(AtomicUsize::new(0)),
+    });
+    // One processing slot, one partition: a wait that held the slot would stop the rest.
+    let settings = Settings {
+        partition_count: 1,
+        max_concurrent_orchestrations: 1,
+        ..settings(backend)
+    };
+    let env = env(backend, stalls.clone(), settings).await;
+    let waiting = env.start("Gate", "never-answered", ()).await;
+    wait::until(
+        "the decision is out",
+        || stalls.asked.load(Ordering::SeqCst) >= 1,
+        || stalls.asked.load(Ordering::SeqCst),
+    )
+    .await;
+    let rust = env.start("RustChild", "rust-meanwhile", 1u64).await;
+    let remote = env.start("Sequence", "remote-meanwhile", ()).await;
+    assert_eq!(env.done(&rust).await.output::<u64>().unwrap(), Some(101));
+    assert_eq!(
+        env.done(&remote).await.status(),
+        OrchestrationStatus::Completed
+    );
+    let row = env
+        .client
+        .get_status(&waiting, StatusOptions::default())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(!row.status().is_terminal(), "the stalled one still waits");
     env.shutdown().await;
 }
