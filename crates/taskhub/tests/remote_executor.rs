@@ -5,7 +5,8 @@
 //! suspend/resume, terminate, custom status, failures with details; impossible decisions fail
 //! the orchestration with the rule they broke; executor errors give the batch back (counted or
 //! not, by kind); a lease lost, or the worker stopping, while a decision is out drops the
-//! executor's future and commits nothing. On the memory backend and SQLite.
+//! executor's future and commits nothing. On the memory backend and SQLite; the first four also
+//! on Azure Storage (Azurite: `scripts/with-azurite.sh`, as `scripts/test.sh` runs them).
 #![allow(
     clippy::indexing_slicing,
     clippy::unwrap_used,
@@ -44,6 +45,19 @@ taskhub_test_support::backend_matrix!(
     a_stopping_worker_withdraws_its_decision,
     a_decision_out_holds_up_no_other_instance,
 );
+
+/// The same bodies on Azure Storage (the ones whose timing does not depend on sub-second
+/// queue delays).
+mod on_azure {
+    use super::*;
+    taskhub_test_support::backend_matrix!(
+        [azure]
+        an_sdk_runs_every_kind_of_step,
+        suspend_resume_and_terminate,
+        impossible_decisions_fail_the_orchestration_with_their_rule,
+        a_lease_lost_while_a_decision_is_out_commits_nothing,
+    );
+}
 
 /// Long enough that only a stuck run reaches it.
 const STUCK: Duration = Duration::from_secs(60);
