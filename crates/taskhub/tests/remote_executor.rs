@@ -44,6 +44,7 @@ taskhub_test_support::backend_matrix!(
     a_lease_lost_while_a_decision_is_out_commits_nothing,
     a_stopping_worker_withdraws_its_decision,
     a_decision_out_holds_up_no_other_instance,
+    a_remote_activity_keeps_its_work_item_hidden,
 );
 
 /// The same bodies on Azure Storage (the ones whose timing does not depend on sub-second
@@ -759,5 +760,38 @@ async fn a_decision_out_holds_up_no_other_instance(backend: Backend) {
         .unwrap()
         .unwrap();
     assert!(!row.status().is_terminal(), "the stalled one still waits");
+    env.shutdown().await;
+}
+
+async fn a_remote_activity_keeps_its_work_item_hidden(backend: Backend) {
+    // The activity takes three visibility timeouts; a second worker polls the work-item
+    // queue all along (the first one cannot: its only activity slot is busy): it would run
+    // the activity again if the work item reappeared.
+    let sdk = Arc::new(the_sdk().slow("Hello", Duration::from_secs(3)));
+    let settings = Settings {
+        work_item_visibility_timeout: Duration::from_secs(1),
+        max_concurrent_activities: 1,
+        ..settings(backend)
+    };
+    let env = env(backend, sdk.clone(), settings).await;
+    let other = Worker::start_with_executor(&env.hub, rust_registry(), sdk.clone())
+        .await
+        .unwrap();
+    let i = env.start("Events", "slow", ()).await;
+    env.until_status(&i, r#""waiting a""#).await;
+    let runs = sdk
+        .ran
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|w| w.name == "Hello")
+        .count();
+    eprintln!(
+        "A {:?} B {:?}",
+        env.worker.as_ref().unwrap().stats(),
+        other.stats()
+    );
+    assert_eq!(runs, 1, "the activity ran once");
+    other.shutdown().await;
     env.shutdown().await;
 }

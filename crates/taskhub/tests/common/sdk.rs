@@ -8,6 +8,7 @@
 //! Included by the test files that use it as `#[path = "common/sdk.rs"] mod sdk;`.
 #![allow(
     dead_code,
+    clippy::disallowed_methods,
     clippy::unwrap_used,
     clippy::expect_used,
     reason = "test support"
@@ -226,6 +227,7 @@ impl Replay {
 pub struct Sdk {
     scripts: HashMap<String, Script>,
     activities: HashMap<String, Activity>,
+    delays: HashMap<String, std::time::Duration>,
     interpose: Option<Interpose>,
     /// Every turn it was asked, in order.
     pub asked: Mutex<Vec<OrchestrationWork>>,
@@ -257,6 +259,12 @@ impl Sdk {
         f: impl Fn(&ActivityWork) -> ActivityOutcome + Send + Sync + 'static,
     ) -> Self {
         self.activities.insert(name.into(), Arc::new(f));
+        self
+    }
+
+    /// Makes activity `name` take `delay` (real time) before it answers.
+    pub fn slow(mut self, name: &str, delay: std::time::Duration) -> Self {
+        self.delays.insert(name.into(), delay);
         self
     }
 
@@ -347,6 +355,12 @@ impl RemoteExecutor for Sdk {
                 format!("the SDK has no activity '{}'", work.name),
             )),
         };
-        Box::pin(async move { Ok(outcome) })
+        let delay = self.delays.get(&work.name).copied();
+        Box::pin(async move {
+            if let Some(d) = delay {
+                tokio::time::sleep(d).await;
+            }
+            Ok(outcome)
+        })
     }
 }
