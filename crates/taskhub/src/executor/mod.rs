@@ -37,8 +37,11 @@ pub trait RemoteExecutor: Send + Sync + 'static {
     fn run_activity(&self, work: ActivityWork) -> ExecutorFuture<'_, ActivityOutcome>;
 }
 
-/// Why an executor could not answer. The runtime gives the work back to be tried again (after
-/// a short delay) for every kind; only the log line differs.
+/// Why an executor could not answer. The runtime gives the work back to be tried again after
+/// a short delay for every kind: [`Unavailable`](Self::Unavailable) without counting it as a
+/// failed delivery (a missing worker says nothing about the work), the others counted toward
+/// `max_dequeue_count`, so work that hangs or kills every worker it reaches ends in the dead
+/// letters (see `worker/turn/remote.rs`).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ExecutorError {
