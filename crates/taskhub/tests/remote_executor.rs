@@ -81,6 +81,15 @@ fn rust_registry() -> Registry {
         "RustChild",
         |_ctx: OrchestrationContext, x: u64| async move { Ok::<_, OrchestrationError>(x + 100) },
     );
+    // A Rust parent of a remote child, calling a remote activity too.
+    reg.orchestration(
+        "RustParent",
+        |ctx: OrchestrationContext, x: u64| async move {
+            let child: u64 = ctx.call_sub_orchestration("Child", x).await?;
+            let hello: String = ctx.call_activity("Hello", "Rust").await?;
+            Ok::<_, OrchestrationError>(format!("{child} {hello}"))
+        },
+    );
     reg
 }
 
@@ -299,6 +308,7 @@ async fn an_sdk_runs_every_kind_of_step(backend: Backend) {
     env.client.raise_event(&car, "x", &1u64).await.unwrap();
     env.client.raise_event(&car, "x", &2u64).await.unwrap();
     let fai = env.start("Fails", "fails", ()).await;
+    let rpa = env.start("RustParent", "rust-parent", 4u64).await;
 
     // Activity sequence: remote activities, then a Rust one.
     let done = env.done(&seq).await;
@@ -367,6 +377,13 @@ async fn an_sdk_runs_every_kind_of_step(backend: Backend) {
     // Sub-orchestrations: a remote child and a Rust child.
     let done = env.done(&par).await;
     assert_eq!(done.output::<u64>().unwrap(), Some(42 + 101));
+
+    // A Rust orchestration calls a remote sub-orchestration and a remote activity.
+    let done = env.done(&rpa).await;
+    assert_eq!(
+        done.output::<String>().unwrap().as_deref(),
+        Some("8 Hello Rust!")
+    );
 
     // Continue-as-new carries the events the first execution did not consume.
     env.until_status(&car, "2").await;
