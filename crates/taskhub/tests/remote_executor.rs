@@ -749,10 +749,14 @@ async fn a_decision_out_holds_up_no_other_instance(backend: Backend) {
         asked: AtomicUsize::new(0),
         dropped: Arc::new(AtomicUsize::new(0)),
     });
-    // One processing slot, one partition: a wait that held the slot would stop the rest.
+    // One processing slot, one buffer slot, one activity slot, one partition: a wait that
+    // held any of them would stop the rest.
     let settings = Settings {
         partition_count: 1,
         max_concurrent_orchestrations: 1,
+        control_queue_batch_size: 1,
+        control_queue_buffer_threshold: 1,
+        max_concurrent_activities: 1,
         ..settings(backend)
     };
     let env = env(backend, stalls.clone(), settings).await;

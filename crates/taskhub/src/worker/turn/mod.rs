@@ -250,6 +250,7 @@ async fn run_traced(
         give_back(shared, &batch, versioning::REJECT_DELAY).await;
         return;
     }
+    let mut batch = batch;
     let now = shared.hub.clock().now();
     let result = match session.start_turn(TurnInput {
         now,
@@ -258,7 +259,7 @@ async fn run_traced(
         TurnStep::Done(result) => result,
         // Remote code decides (see `remote`): the session is dropped if no answer comes.
         TurnStep::Decide(pending) => {
-            match remote::decide(shared, instance, fence, session, pending).await {
+            match remote::decide(shared, instance, fence, session, pending, &mut batch).await {
                 Ok(result) => result,
                 Err(why) => {
                     cached.session = None;
@@ -270,7 +271,6 @@ async fn run_traced(
     };
     // Handed-over results: their work items stop being renewed now (a renewal would replace
     // the receipt), and the checkpoint deletes them with their current receipts.
-    let mut batch = batch;
     for d in &mut batch {
         if let Some(held) = &d.held {
             d.receipt = held.take().await;

@@ -17,8 +17,14 @@
 //!   letters after `max_dequeue_count` deliveries instead of circling forever.
 //!
 //! In every case the session is dropped: it applied the batch, and is loaded again from
-//! storage for the next one. The wait holds no lock and lends its processing slot to other
-//! instances (see [`remote_watch`](super::super::remote_watch)).
+//! storage for the next one.
+//!
+//! The wait holds nothing other instances need: no lock, no prefetch-buffer slot (the batch's
+//! are freed: the poller may fetch more meanwhile), no activity slot (a handed-over result's
+//! is freed too), and its processing slot is lent (see
+//! [`remote_watch`](super::super::remote_watch)). So the number of turns waiting on the
+//! executor is bounded by the executor (its workers' concurrency and its timeout), not by
+//! `max_concurrent_orchestrations` or the buffer.
 
 use std::time::Duration;
 
@@ -43,14 +49,20 @@ pub(super) enum Undecided {
     Failed(ExecutorError),
 }
 
-/// Asks the executor to decide `pending` and records its answer in `session`.
+/// Asks the executor to decide `pending` (made of `batch`) and records its answer in
+/// `session`. The batch's buffer slots (a handed-over result's: the activity slot it ran in)
+/// are freed for the wait, and its processing slot is lent.
 pub(super) async fn decide(
     shared: &Shared,
     instance: &InstanceId,
     fence: LeaseFence,
     session: &mut OrchestrationSession,
     pending: PendingTurn,
+    batch: &mut [Delivery],
 ) -> Result<TurnResult, Undecided> {
+    for d in batch.iter_mut() {
+        d._slot.free();
+    }
     let Some(executor) = shared.executor.clone() else {
         // A session is remote only on a worker with an executor.
         return Err(Undecided::Failed(ExecutorError::Unavailable {
