@@ -21,6 +21,8 @@ use std::future::Future;
 use std::pin::Pin;
 
 pub use decision::{Decision, OrchestrationDecision};
+/// The rule an impossible decision list broke: the `error_type` of the failure it ends in.
+pub use taskhub_core::DecisionRule;
 pub use work::{ActivityOutcome, ActivityWork, OrchestrationWork};
 
 /// A boxed future of an executor call.
