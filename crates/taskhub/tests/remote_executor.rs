@@ -45,6 +45,7 @@ taskhub_test_support::backend_matrix!(
     a_stopping_worker_withdraws_its_decision,
     a_decision_out_holds_up_no_other_instance,
     a_remote_activity_keeps_its_work_item_hidden,
+    activity_executor_errors_give_the_work_item_back,
 );
 
 /// The same bodies on Azure Storage (the ones whose timing does not depend on sub-second
@@ -814,5 +815,63 @@ async fn a_remote_activity_keeps_its_work_item_hidden(backend: Backend) {
     );
     assert_eq!(runs, 1, "the activity ran once");
     other.shutdown().await;
+    env.shutdown().await;
+}
+
+/// An executor whose first `run_activity` calls fail: four `Unavailable`, then one
+/// `Abandoned`.
+struct FlakyActivities {
+    sdk: Sdk,
+    calls: AtomicUsize,
+}
+
+impl RemoteExecutor for FlakyActivities {
+    fn orchestrate(&self, work: OrchestrationWork) -> ExecutorFuture<'_, OrchestrationDecision> {
+        self.sdk.orchestrate(work)
+    }
+
+    fn run_activity(&self, work: ActivityWork) -> ExecutorFuture<'_, ActivityOutcome> {
+        let what = format!("activity '{}'", work.name);
+        match self.calls.fetch_add(1, Ordering::SeqCst) {
+            0..=3 => Box::pin(async move { Err(ExecutorError::Unavailable { what }) }),
+            4 => Box::pin(async move {
+                Err(ExecutorError::Abandoned {
+                    what,
+                    reason: "the worker disconnected".into(),
+                })
+            }),
+            _ => self.sdk.run_activity(work),
+        }
+    }
+}
+
+async fn activity_executor_errors_give_the_work_item_back(backend: Backend) {
+    let flaky = Arc::new(FlakyActivities {
+        sdk: the_sdk().orchestration("One", |r: &mut Replay| {
+            let hello = step!(r.activity("Hello", "again"));
+            End::Complete(serde_json::from_str(hello.as_str()).unwrap())
+        }),
+        calls: AtomicUsize::new(0),
+    });
+    // Five failed runs, one of them counted: within three deliveries only if `Unavailable`
+    // is not counted.
+    let settings = Settings {
+        max_dequeue_count: 3,
+        ..settings(backend)
+    };
+    let env = env(backend, flaky.clone(), settings).await;
+    let i = env.start("One", "flaky-activity", ()).await;
+    let done = env.done(&i).await;
+    assert_eq!(
+        done.output::<String>().unwrap().as_deref(),
+        Some("Hello again!")
+    );
+    assert_eq!(flaky.calls.load(Ordering::SeqCst), 6);
+    assert!(env
+        .client
+        .list_dead_letters(None, 10)
+        .await
+        .unwrap()
+        .is_empty());
     env.shutdown().await;
 }
