@@ -212,56 +212,57 @@ async fn run_one(
     };
     // The checkpoint or dequeue, and a large input's read, may have taken long.
     hold.renew_if_due(&shared).await;
-    let remote = remote_activity::executor_for(&shared, name);
-    let outcome = if let Some(executor) = remote {
-        let work = ActivityWork {
-            instance: message.target.clone(),
-            execution_id: execution.clone(),
-            task_id: *task_id,
-            name: name.clone(),
-            version: version.clone(),
-            input: input.clone(),
-            task_execution_id: message.id.to_string(),
-            traceparent: Some(trace.traceparent()),
-        };
-        let run = remote_activity::run(&shared, executor.as_ref(), work, &mut hold);
-        match run.instrument(span.clone()).await {
-            Ok(outcome) => outcome,
-            Err(e) => {
-                remote_activity::give_back(&shared, &m, &hold.receipt, &e).await;
-                shared
-                    .in_flight
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .remove(&flight);
-                return;
-            }
-        }
-    } else {
-        match shared.registry.start_activity(name, ctx, input.clone()) {
-            Err(failure) => Err(failure),
-            Ok(fut) => {
-                // Run on its own task so a panic becomes a failure, and keep the message hidden.
-                // If this run is abandoned (shutdown timed out), the activity stops with it.
-                let mut handle = tokio::spawn(fut.instrument(span.clone()));
-                let _stop_with_this_run = AbortOnDrop(handle.abort_handle());
-                let visibility = settings.work_item_visibility_timeout;
-                loop {
-                    // Half the visibility after the last renewal; after a failed renewal, retry
-                    // a tenth of it later (not at once).
-                    let now = shared.hub.clock().monotonic();
-                    let due = (hold.renewed_at + visibility / 2)
-                        .saturating_sub(now)
-                        .max(visibility / 10);
-                    let renew = shared.hub.clock().sleep(due);
-                    tokio::select! {
-                        joined = &mut handle => break match joined {
-                            Ok(r) => r,
-                            Err(e) if e.is_panic() => Err(FailureDetails::new("Panic", format!("activity '{name}' panicked: {}", panic_text(e)))),
-                            Err(_) => Err(FailureDetails::new("Cancelled", format!("activity '{name}' was cancelled"))),
-                        },
-                        () = renew => hold.renew(&shared).await,
+    let outcome = match shared.registry.start_activity(name, ctx, input.clone()) {
+        // Not registered here: the remote executor runs it, if there is one.
+        Err(failure) => match remote_activity::executor_for(&shared, name) {
+            None => Err(failure),
+            Some(executor) => {
+                let work = ActivityWork {
+                    instance: message.target.clone(),
+                    execution_id: execution.clone(),
+                    task_id: *task_id,
+                    name: name.clone(),
+                    version: version.clone(),
+                    input: input.clone(),
+                    task_execution_id: message.id.to_string(),
+                    traceparent: Some(trace.traceparent()),
+                };
+                let run = remote_activity::run(&shared, executor.as_ref(), work, &mut hold);
+                match run.instrument(span.clone()).await {
+                    Ok(outcome) => outcome,
+                    Err(e) => {
+                        remote_activity::give_back(&shared, &m, &hold.receipt, &e).await;
+                        shared
+                            .in_flight
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .remove(&flight);
+                        return;
                     }
+                }
+            }
+        },
+        Ok(fut) => {
+            // Run on its own task so a panic becomes a failure, and keep the message hidden.
+            // If this run is abandoned (shutdown timed out), the activity stops with it.
+            let mut handle = tokio::spawn(fut.instrument(span.clone()));
+            let _stop_with_this_run = AbortOnDrop(handle.abort_handle());
+            let visibility = settings.work_item_visibility_timeout;
+            loop {
+                // Half the visibility after the last renewal; after a failed renewal, retry
+                // a tenth of it later (not at once).
+                let now = shared.hub.clock().monotonic();
+                let due = (hold.renewed_at + visibility / 2)
+                    .saturating_sub(now)
+                    .max(visibility / 10);
+                let renew = shared.hub.clock().sleep(due);
+                tokio::select! {
+                    joined = &mut handle => break match joined {
+                        Ok(r) => r,
+                        Err(e) if e.is_panic() => Err(FailureDetails::new("Panic", format!("activity '{name}' panicked: {}", panic_text(e)))),
+                        Err(_) => Err(FailureDetails::new("Cancelled", format!("activity '{name}' was cancelled"))),
+                    },
+                    () = renew => hold.renew(&shared).await,
                 }
             }
         }
