@@ -8,6 +8,7 @@
 //! executor's future and commits nothing. On the memory backend and SQLite; the first four also
 //! on Azure Storage (Azurite: `scripts/with-azurite.sh`, as `scripts/test.sh` runs them).
 #![allow(
+    clippy::disallowed_methods,
     clippy::indexing_slicing,
     clippy::unwrap_used,
     clippy::expect_used,
@@ -874,4 +875,66 @@ async fn activity_executor_errors_give_the_work_item_back(backend: Backend) {
         .unwrap()
         .is_empty());
     env.shutdown().await;
+}
+
+/// A remote durable timer on a `ManualClock` (memory backend, paused Tokio time, as
+/// `long_timer.rs`): it fires at its time, not a second earlier.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_remote_timer_fires_at_its_time_on_a_manual_clock() {
+    use taskhub_storage::memory::MemoryStore;
+    use taskhub_storage::ManualClock;
+    const HOUR: Duration = Duration::from_secs(3600);
+    let clock = Arc::new(ManualClock::new(Timestamp::from_millis(1_700_000_000_000)));
+    let store = Arc::new(MemoryStore::new(clock.clone()));
+    let hub = TaskHub::open_with_clock(store, common::fast_settings(), clock.clone())
+        .await
+        .unwrap();
+    let sdk = Arc::new(the_sdk().orchestration("Nap", |r: &mut Replay| {
+        if r.timer(r.started_at.saturating_add(HOUR)) {
+            End::Complete(true.into())
+        } else {
+            End::Pending
+        }
+    }));
+    let worker = Worker::start_with_executor(&hub, rust_registry(), sdk.clone())
+        .await
+        .unwrap();
+    let client = hub.client();
+    let i = client.start("Nap", ()).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while worker.stats().turns < 1 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the first turn");
+    let status = || async {
+        client
+            .get_status(&i, StatusOptions::default())
+            .await
+            .unwrap()
+            .unwrap()
+            .status()
+    };
+    clock.advance(HOUR - Duration::from_secs(1));
+    wait::idle().await;
+    assert_eq!(
+        status().await,
+        OrchestrationStatus::Running,
+        "not a second early"
+    );
+    assert_eq!(
+        sdk.asked_for(&i).len(),
+        1,
+        "the executor was not asked again"
+    );
+    clock.advance(Duration::from_secs(1));
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while status().await != OrchestrationStatus::Completed {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the timer fired at its time");
+    worker.shutdown().await;
 }
