@@ -18,8 +18,9 @@ use super::backoff::{seed_for, PollBackoff};
 use super::local::{self, LocalResult};
 use super::poll::{Interrupt, Poller};
 use super::result_commit::{self, WorkItemHold};
-use super::{outbox, poison, run_ledger, Shared};
+use super::{outbox, poison, remote_activity, run_ledger, Shared};
 use crate::codec::{self, DecodeError};
+use crate::executor::ActivityWork;
 use crate::telemetry::spans::{self, ActivitySpan, Place};
 use crate::telemetry::{self, TraceContext};
 
@@ -151,9 +152,9 @@ async fn run_one(
     let EventKind::TaskScheduled {
         task_id,
         name,
+        version,
         input,
         attempt,
-        ..
     } = &message.event
     else {
         let what = message.event.type_name();
@@ -223,7 +224,31 @@ async fn run_one(
     // The checkpoint or dequeue, and a large input's read, may have taken long.
     hold.renew_if_due(&shared.hub, &shared.lifecycle).await;
     let outcome = match shared.registry.start_activity(name, ctx, input.clone()) {
-        Err(failure) => Err(failure),
+        // Not registered here: the remote executor runs it, if there is one.
+        Err(failure) => match remote_activity::executor_for(&shared, name) {
+            None => Err(failure),
+            Some(executor) => {
+                let work = ActivityWork {
+                    instance: message.target.clone(),
+                    execution_id: execution.clone(),
+                    task_id: *task_id,
+                    name: name.clone(),
+                    version: version.clone(),
+                    input: input.clone(),
+                    task_execution_id: message.id.to_string(),
+                    traceparent: Some(trace.traceparent()),
+                };
+                let run = remote_activity::run(&shared, executor.as_ref(), work, &mut hold);
+                match run.instrument(span.clone()).await {
+                    Ok(outcome) => outcome,
+                    Err(e) => {
+                        remote_activity::give_back(&shared, &m, &hold.receipt, &e).await;
+                        shared.lifecycle.landed(flight);
+                        return;
+                    }
+                }
+            }
+        },
         Ok(fut) => {
             // Run on its own task so a panic becomes a failure, and keep the message hidden.
             // If this run is abandoned (shutdown timed out), the activity stops with it.

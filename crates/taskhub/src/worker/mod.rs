@@ -20,6 +20,8 @@ mod poison;
 mod poll;
 mod recent;
 mod refused;
+mod remote_activity;
+mod remote_watch;
 mod result_commit;
 mod retire;
 mod run_ledger;
@@ -40,6 +42,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use crate::error::TaskhubError;
+use crate::executor::RemoteExecutor;
 use crate::hub::TaskHub;
 use lifecycle::Lifecycle;
 use sessions::Sessions;
@@ -83,6 +86,8 @@ pub(crate) struct Shared {
     pub hub: TaskHub,
     /// The orchestrations, activities and entities this worker runs.
     pub registry: Arc<Registry>,
+    /// Where orchestrations and activities that are not in `registry` run, if anywhere.
+    pub executor: Option<Arc<dyn RemoteExecutor>>,
     /// The partitions held and the layout seen (see `placement`).
     pub placement: placement::Placement,
     /// The prefetch buffer and the turn and activity limits (see `slots`).
@@ -188,6 +193,31 @@ impl Worker {
     /// # Errors
     /// A storage error while reading the partitions table for the first time.
     pub async fn start(hub: &TaskHub, registry: Registry) -> Result<WorkerHandle, TaskhubError> {
+        Self::start_inner(hub, registry, None).await
+    }
+
+    /// Starts a worker as [`start`](Self::start) does, whose orchestrations and activities
+    /// that are not in `registry` run in `executor` (e.g. SDK workers connected over gRPC):
+    /// names in the registry run here in Rust; a turn of any other orchestration is decided
+    /// by [`RemoteExecutor::orchestrate`], any other activity runs in
+    /// [`RemoteExecutor::run_activity`]. Everything else (leases, checkpoints, timers,
+    /// de-duplication, poison handling) is this worker's, as for Rust code.
+    ///
+    /// # Errors
+    /// A storage error while reading the partitions table for the first time.
+    pub async fn start_with_executor(
+        hub: &TaskHub,
+        registry: Registry,
+        executor: Arc<dyn RemoteExecutor>,
+    ) -> Result<WorkerHandle, TaskhubError> {
+        Self::start_inner(hub, registry, Some(executor)).await
+    }
+
+    async fn start_inner(
+        hub: &TaskHub,
+        registry: Registry,
+        executor: Option<Arc<dyn RemoteExecutor>>,
+    ) -> Result<WorkerHandle, TaskhubError> {
         let settings = hub.settings().clone();
         crate::startup::Retry {
             clock: hub.clock().as_ref(),
@@ -200,6 +230,7 @@ impl Worker {
         let shared = Arc::new(Shared {
             hub: hub.clone(),
             registry: Arc::new(registry),
+            executor,
             placement: placement::Placement::new(partitions::unique_name(&settings.worker_id)),
             slots: slots::Slots::new(&settings),
             lifecycle: lifecycle::Lifecycle::new(stop_rx),

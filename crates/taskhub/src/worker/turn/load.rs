@@ -145,8 +145,12 @@ async fn load(
             }
             let etag = resend_outbox(&shared.hub, instance, fence, &s).await?;
             shared.watches.outbox.forget(instance, &s.etag);
-            let session =
-                OrchestrationSession::load(shared.registry.clone(), instance.clone(), &s.events);
+            let session = OrchestrationSession::load_with(
+                shared.registry.clone(),
+                instance.clone(),
+                &s.events,
+                shared.executor.is_some(),
+            );
             let repair = row_repair::judge(
                 &session,
                 row.as_ref(),
@@ -161,7 +165,11 @@ async fn load(
             }
         }
         None => LoadedInstance {
-            session: OrchestrationSession::new(shared.registry.clone(), instance.clone()),
+            session: OrchestrationSession::new_with(
+                shared.registry.clone(),
+                instance.clone(),
+                shared.executor.is_some(),
+            ),
             history_etag: None,
             row,
             repair: RowRepair::NotNeeded,

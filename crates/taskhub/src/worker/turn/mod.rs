@@ -9,6 +9,7 @@ mod intake;
 mod load;
 pub(crate) mod plan;
 mod redeliver;
+mod remote;
 pub(crate) mod row_repair;
 mod start_accept;
 mod trace;
@@ -18,7 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use taskhub_core::{
-    EventKind, InstanceId, Message, OrchestrationSession, OrchestrationStatus, TurnInput,
+    EventKind, InstanceId, Message, OrchestrationSession, OrchestrationStatus, TurnInput, TurnStep,
 };
 use tracing::{info, warn, Instrument as _};
 
@@ -31,6 +32,7 @@ use super::Shared;
 pub(crate) use intake::{admit, Admitted};
 use redeliver::consume;
 pub(crate) use redeliver::{abandon, commit, give_back, START_ROW_GRACE};
+pub(crate) use remote::{counts_as_failed_delivery, EXECUTOR_RETRY};
 use start_accept::{judge_start, start_execution, Verdict};
 use version_gate::Gate;
 
@@ -162,7 +164,11 @@ async fn start_new_execution(
     if fresh {
         let etag = cached.session.take().and_then(|l| l.history_etag);
         cached.session = Some(Live::new(
-            OrchestrationSession::new(shared.registry.clone(), instance.clone()),
+            OrchestrationSession::new_with(
+                shared.registry.clone(),
+                instance.clone(),
+                shared.executor.is_some(),
+            ),
             etag,
         ));
     }
@@ -248,19 +254,32 @@ async fn run_traced(
         give_back(shared, &batch, versioning::REJECT_DELAY).await;
         return;
     }
+    let mut batch = batch;
+    let now = shared.hub.clock().now();
+    let result = match session.start_turn(TurnInput {
+        now,
+        messages: batch.iter().map(|d| d.message.clone()).collect(),
+    }) {
+        TurnStep::Done(result) => result,
+        // Remote code decides (see `remote`): the session is dropped if no answer comes.
+        TurnStep::Decide(pending) => {
+            match remote::decide(shared, instance, fence, session, pending, &mut batch).await {
+                Ok(result) => result,
+                Err(why) => {
+                    cached.session = None;
+                    remote::redeliver(shared, instance, &batch, why).await;
+                    return;
+                }
+            }
+        }
+    };
     // Handed-over results: their work items stop being renewed now (a renewal would replace
     // the receipt), and the checkpoint deletes them with their current receipts.
-    let mut batch = batch;
     for d in &mut batch {
         if let Some(held) = &d.held {
             d.receipt = held.take().await;
         }
     }
-    let now = shared.hub.clock().now();
-    let result = session.turn(TurnInput {
-        now,
-        messages: batch.iter().map(|d| d.message.clone()).collect(),
-    });
     trace::emit_logs(instance, &result);
     if let Some(t) = trace {
         t.timers_fired(&batch, &result);
