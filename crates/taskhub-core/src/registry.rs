@@ -361,6 +361,12 @@ impl Registry {
         }
     }
 
+    /// True if an activity of this name is registered.
+    #[must_use]
+    pub fn has_activity(&self, name: &str) -> bool {
+        self.activities.contains_key(name)
+    }
+
     /// True if an orchestration of this name is registered (any version).
     #[must_use]
     pub fn has_orchestration(&self, name: &str) -> bool {

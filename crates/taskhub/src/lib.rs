@@ -16,6 +16,7 @@ pub mod executor;
 pub mod hub;
 pub mod lease;
 mod retries;
+mod rows;
 pub mod settings;
 mod signals;
 mod startup;

@@ -4,13 +4,17 @@
 //! of one turn.
 
 mod applied_ids;
+mod decision;
 mod output;
+pub(crate) mod remote;
 mod replay;
 mod session;
 mod turn;
 
 pub use applied_ids::CARRIED_EVENT_IDS;
+pub use decision::{Decision, OrchestrationDecision};
 pub use output::{Action, DiscardReason, Discarded, TurnInput, TurnResult};
+pub use remote::{DecisionRule, PendingTurn, TurnStep};
 pub use session::OrchestrationSession;
 
 use std::sync::Arc;

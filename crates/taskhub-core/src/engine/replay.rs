@@ -35,6 +35,9 @@ impl OrchestrationSession {
                 self.future = None;
             }
         }
+        if let Some(remote) = self.remote.as_mut() {
+            remote.history = history.to_vec();
+        }
         lock(&self.state).replaying = false;
     }
 
@@ -63,6 +66,9 @@ impl OrchestrationSession {
             if matches!(ev.event, EventKind::EventRaised { .. }) {
                 self.applied_event_ids.insert(id.clone());
             }
+        }
+        if self.remote.is_some() {
+            return self.replay_remote(pos, ev);
         }
         match &ev.event {
             EventKind::OrchestratorStarted => {
@@ -224,7 +230,7 @@ pub(crate) fn nondeterminism(pos: usize, history: &str, code: &str) -> FailureDe
     f
 }
 
-fn corrupt(pos: usize, what: &str) -> FailureDetails {
+pub(crate) fn corrupt(pos: usize, what: &str) -> FailureDetails {
     let mut f = FailureDetails::new(
         "CorruptHistory",
         format!("event {pos}: unexpected {what} in history"),

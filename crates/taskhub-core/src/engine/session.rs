@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
 
 use crate::engine::applied_ids::AppliedEventIds;
+use crate::engine::remote::RemoteCode;
 use crate::history::{EventKind, FailureDetails, HistoryEvent, ParentInstance};
 use crate::ids::{ExecutionId, InstanceId};
 use crate::orchestration::context::OrchestrationContext;
@@ -83,6 +84,12 @@ pub struct OrchestrationSession {
     pub(crate) input: Payload,
     /// The trace context its `ExecutionStarted` was sent under (see [`HistoryEvent::trace`]).
     pub(crate) start_trace: Option<String>,
+    /// True when an orchestration whose name is not in the registry runs elsewhere (a remote
+    /// executor decides its turns) rather than failing as not registered.
+    pub(crate) remote_fallback: bool,
+    /// The execution's code runs elsewhere: what the session keeps for it (see
+    /// [`remote`](crate::engine::remote)).
+    pub(crate) remote: Option<RemoteCode>,
 }
 
 impl std::fmt::Debug for OrchestrationSession {
@@ -111,6 +118,18 @@ impl OrchestrationSession {
     /// A session for an instance with no history yet.
     #[must_use]
     pub fn new(registry: Arc<Registry>, instance_id: InstanceId) -> Self {
+        Self::new_with(registry, instance_id, false)
+    }
+
+    /// A session for an instance with no history yet; with `remote_fallback`, an
+    /// orchestration whose name is not in `registry` is decided by a remote executor (see
+    /// [`start_turn`](Self::start_turn)) instead of failing as not registered.
+    #[must_use]
+    pub fn new_with(
+        registry: Arc<Registry>,
+        instance_id: InstanceId,
+        remote_fallback: bool,
+    ) -> Self {
         Self {
             registry,
             state: Arc::new(Mutex::new(State::new(instance_id, unstarted_execution()))),
@@ -130,6 +149,8 @@ impl OrchestrationSession {
             refusal: None,
             input: Payload::null(),
             start_trace: None,
+            remote_fallback,
+            remote: None,
         }
     }
 
@@ -144,7 +165,20 @@ impl OrchestrationSession {
         instance_id: InstanceId,
         history: &[HistoryEvent],
     ) -> Self {
-        let mut session = Self::new(registry, instance_id);
+        Self::load_with(registry, instance_id, history, false)
+    }
+
+    /// [`load`](Self::load), with the `remote_fallback` of [`new_with`](Self::new_with): a
+    /// remote execution's history is kept (it is sent with every turn) and not replayed
+    /// through code.
+    #[must_use]
+    pub fn load_with(
+        registry: Arc<Registry>,
+        instance_id: InstanceId,
+        history: &[HistoryEvent],
+        remote_fallback: bool,
+    ) -> Self {
+        let mut session = Self::new_with(registry, instance_id, remote_fallback);
         session.replay(history);
         session
     }
@@ -259,6 +293,10 @@ impl OrchestrationSession {
             self.code_result = Some(CodeResult::Failed(failure));
             return;
         }
+        if self.remote_fallback && !self.registry.has_orchestration(name) {
+            self.remote = Some(RemoteCode::default());
+            return;
+        }
         let ctx = OrchestrationContext::new(self.state.clone());
         match self
             .registry
@@ -298,6 +336,10 @@ impl OrchestrationSession {
 
     /// Hands a completion or external event to the code (or holds it while suspended).
     pub(crate) fn deliver(&mut self, event: HistoryEvent) {
+        if self.remote.is_some() && completion_task_id(&event.event).is_none() {
+            // Remote code reads raised events from the history it is sent.
+            return;
+        }
         if self.suspended {
             if let Some(id) = completion_task_id(&event.event) {
                 self.deferred_tasks.insert(id);
@@ -309,6 +351,13 @@ impl OrchestrationSession {
     }
 
     fn deliver_now(&mut self, event: &EventKind) {
+        if self.remote.is_some() {
+            // The remote code gets the completion with the turn's events: its task is closed.
+            if let Some(task_id) = completion_task_id(event) {
+                lock(&self.state).open.remove(&task_id);
+            }
+            return;
+        }
         let mut st = lock(&self.state);
         match event {
             EventKind::EventRaised { name, input } => st.mailbox.deliver(name, input.clone()),

@@ -10,17 +10,18 @@ use crate::status::OrchestrationStatus;
 use crate::time::Timestamp;
 
 /// Collects a turn's output.
-struct TurnOut {
-    now: Timestamp,
-    events: Vec<HistoryEvent>,
-    actions: Vec<Action>,
-    discarded: Vec<Discarded>,
-    carried: Vec<CarriedEvent>,
-    dropped: Vec<CarriedEvent>,
+#[derive(Debug)]
+pub(crate) struct TurnOut {
+    pub(crate) now: Timestamp,
+    pub(crate) events: Vec<HistoryEvent>,
+    pub(crate) actions: Vec<Action>,
+    pub(crate) discarded: Vec<Discarded>,
+    pub(crate) carried: Vec<CarriedEvent>,
+    pub(crate) dropped: Vec<CarriedEvent>,
 }
 
 impl TurnOut {
-    fn record(&mut self, message: Option<&Message>, event: EventKind) {
+    pub(crate) fn record(&mut self, message: Option<&Message>, event: EventKind) {
         // A start keeps its sender's trace context: the execution's later turns join it.
         let trace = message
             .filter(|_| matches!(event, EventKind::ExecutionStarted { .. }))
@@ -48,7 +49,21 @@ impl OrchestrationSession {
     /// The returned events must be appended to history (they are already counted in
     /// [`history_len`](Self::history_len)); the actions must be carried out after that commit.
     /// A turn that applies nothing returns no events.
+    ///
+    /// A session whose code runs elsewhere (see [`start_turn`](Self::start_turn)) cannot
+    /// decide here: its turn records the messages and a failure naming the missing decision.
     pub fn turn(&mut self, input: TurnInput) -> TurnResult {
+        let out = self.begin(input);
+        if self.remote.is_some() && self.needs_decision(&out) {
+            self.code_result = Some(CodeResult::Failed(Self::no_executor()));
+        }
+        self.end(out)
+    }
+
+    /// The first half of a turn, shared by the Rust code and remote code: records
+    /// `OrchestratorStarted` and applies each message (or discards it with a reason), running
+    /// the Rust code as messages wake it.
+    pub(crate) fn begin(&mut self, input: TurnInput) -> TurnOut {
         let mut out = TurnOut {
             now: input.now,
             events: vec![HistoryEvent::new(input.now, EventKind::OrchestratorStarted)],
@@ -81,6 +96,12 @@ impl OrchestrationSession {
                 self.apply_message(m, &mut out);
             }
         }
+        out
+    }
+
+    /// The second half of a turn: records what the code did (its actions, then how it ended)
+    /// and closes the turn with `OrchestratorCompleted`.
+    pub(crate) fn end(&mut self, mut out: TurnOut) -> TurnResult {
         if self.code_result.is_some() {
             // The code is done with (returned, failed, refused, continued as new): dropping it
             // now lets a critical section or a lock request it still holds send its releases
@@ -101,13 +122,13 @@ impl OrchestrationSession {
         if new_events.len() == 1 {
             new_events.clear();
         } else {
-            new_events.push(HistoryEvent::new(
-                input.now,
-                EventKind::OrchestratorCompleted,
-            ));
+            new_events.push(HistoryEvent::new(out.now, EventKind::OrchestratorCompleted));
             self.episode += 1;
         }
         self.history_len += new_events.len() as u64;
+        if let Some(remote) = self.remote.as_mut() {
+            remote.history.extend(new_events.iter().cloned());
+        }
         TurnResult {
             new_events,
             actions: out.actions,
@@ -273,7 +294,12 @@ impl OrchestrationSession {
             let st = lock(&self.state);
             (st.open.get(&task_id).map(|t| t.kind), st.next_task_id)
         };
-        if self.deferred_tasks.contains(&task_id) || (open_kind.is_none() && task_id < next_id) {
+        // Remote code names its own task IDs: a closed task is one it used.
+        let used = match &self.remote {
+            Some(remote) => remote.used.contains(&task_id),
+            None => task_id < next_id,
+        };
+        if self.deferred_tasks.contains(&task_id) || (open_kind.is_none() && used) {
             return out.discard(
                 m,
                 DiscardReason::Duplicate,
@@ -301,7 +327,7 @@ impl OrchestrationSession {
     }
 
     /// Records the code's new actions as history events and actions, in order.
-    fn flush_emitted(&mut self, out: &mut TurnOut) {
+    pub(crate) fn flush_emitted(&mut self, out: &mut TurnOut) {
         let emitted: Vec<Emitted> = lock(&self.state).emitted.drain(..).collect();
         for e in emitted {
             let (event, action) = match e {
@@ -498,7 +524,7 @@ impl OrchestrationSession {
         self.flush_emitted(out);
     }
 
-    fn finish_terminated(&mut self, reason: &str, out: &mut TurnOut) {
+    pub(crate) fn finish_terminated(&mut self, reason: &str, out: &mut TurnOut) {
         self.finished = Some(OrchestrationStatus::Terminated);
         self.future = None;
         lock(&self.state).emitted.clear();

@@ -5,50 +5,13 @@
 
 use std::time::Duration;
 
-use taskhub_core::{
-    EventKind, ExecutionId, InstanceId, Message, OrchestrationStatus, Payload, Timestamp,
-};
+use taskhub_core::{EventKind, InstanceId, Message, OrchestrationStatus, Payload, Timestamp};
 use taskhub_storage::{CheckpointRequest, Expect, InstanceRow, QueueName, StorageError};
 
 use super::TaskHubClient;
 use crate::error::TaskhubError;
+use crate::rows::waits_for_its_start;
 use crate::signals::InstanceChanged;
-
-/// True for a Pending row whose start is scheduled after `now`: its start message is still
-/// invisible in the control queue.
-pub(crate) fn waits_for_its_start(row: &InstanceRow, now: Timestamp) -> bool {
-    row.status == OrchestrationStatus::Pending && row.scheduled_start.is_some_and(|t| t > now)
-}
-
-/// True for a row that was terminated by a client before its scheduled start.
-pub(crate) fn terminated_before_start(row: &InstanceRow) -> bool {
-    row.status == OrchestrationStatus::Terminated
-        && row
-            .scheduled_start
-            .zip(row.completed_at)
-            .is_some_and(|(start, done)| done < start)
-}
-
-/// Is `row` a row a client wrote for an execution other than `loaded` that has not run yet
-/// (a new start, or one terminated or suspended before its start)? Such a row is ahead of the
-/// history, not behind it: a turn or a repair of the loaded execution must not overwrite it.
-pub(crate) fn row_is_ahead(row: &InstanceRow, loaded: &ExecutionId) -> bool {
-    row.execution_id != *loaded
-        && (matches!(
-            row.status,
-            OrchestrationStatus::Pending | OrchestrationStatus::Suspended
-        ) || terminated_before_start(row))
-}
-
-/// Is `m` a client's start that was delayed to a scheduled time? Delivered with no instance
-/// row, such a start was purged before it ran.
-pub(crate) fn is_delayed_client_start(m: &Message) -> bool {
-    m.sender.is_none()
-        && matches!(
-            m.event,
-            EventKind::ExecutionStarted { scheduled_start: Some(at), .. } if at > m.enqueued_at
-        )
-}
 
 /// What happened to a request on a row that waits for its scheduled start.
 pub(crate) enum Outcome {

@@ -21,6 +21,8 @@ use std::future::Future;
 use std::pin::Pin;
 
 pub use decision::{Decision, OrchestrationDecision};
+/// The rule an impossible decision list broke: the `error_type` of the failure it ends in.
+pub use taskhub_core::DecisionRule;
 pub use work::{ActivityOutcome, ActivityWork, OrchestrationWork};
 
 /// A boxed future of an executor call.
@@ -37,8 +39,11 @@ pub trait RemoteExecutor: Send + Sync + 'static {
     fn run_activity(&self, work: ActivityWork) -> ExecutorFuture<'_, ActivityOutcome>;
 }
 
-/// Why an executor could not answer. The runtime gives the work back to be tried again (after
-/// a short delay) for every kind; only the log line differs.
+/// Why an executor could not answer. The runtime gives the work back to be tried again after
+/// a short delay for every kind: [`Unavailable`](Self::Unavailable) without counting it as a
+/// failed delivery (a missing worker says nothing about the work), the others counted toward
+/// `max_dequeue_count`, so work that hangs or kills every worker it reaches ends in the dead
+/// letters (see `worker/turn/remote.rs`).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ExecutorError {

@@ -33,10 +33,12 @@ pub struct Settings {
     /// Messages fetched per control-queue poll, 1 to 32. Default 32.
     #[serde(deserialize_with = "text::number")]
     pub control_queue_batch_size: usize,
-    /// Most control-queue messages buffered in memory per worker. Default 64.
+    /// Most control-queue messages buffered in memory per worker. Default 64. A batch whose
+    /// turn waits on a remote executor's decision frees its slots for the wait.
     #[serde(deserialize_with = "text::number")]
     pub control_queue_buffer_threshold: usize,
-    /// Most orchestration turns run at once per worker. Default 100.
+    /// Most orchestration turns run at once per worker. Default 100. A turn waiting on a remote
+    /// executor's decision lends its slot for the wait (the executor bounds those).
     #[serde(deserialize_with = "text::number")]
     pub max_concurrent_orchestrations: usize,
     /// Most activities run at once per worker. Default 100.

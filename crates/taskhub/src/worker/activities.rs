@@ -4,8 +4,7 @@
 //! [`local`](super::local)); any other is sent to its orchestration's control queue in the same
 //! checkpoint that deletes the work item.
 
-use std::sync::atomic::Ordering;
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use taskhub_core::{
@@ -19,8 +18,9 @@ use super::backoff::{seed_for, PollBackoff};
 use super::local::{self, LocalResult};
 use super::poll::{Interrupt, Poller};
 use super::result_commit::{self, WorkItemHold};
-use super::{outbox, poison, run_ledger, Shared};
+use super::{outbox, poison, remote_activity, run_ledger, Shared};
 use crate::codec::{self, DecodeError};
+use crate::executor::ActivityWork;
 use crate::telemetry::spans::{self, ActivitySpan, Place};
 use crate::telemetry::{self, TraceContext};
 
@@ -31,17 +31,17 @@ pub(crate) async fn poll_work_items(shared: Arc<Shared>) {
     // Longer idle waits than the control queues': overflow rings the doorbell (see
     // `doorbell`), only orphans wait for a blind poll.
     let mut poller = Poller::new(
-        &shared,
+        &shared.hub,
         queue,
         settings.work_item_visibility_timeout,
         PollBackoff::new(
             settings.work_item_polling_cap(),
-            seed_for(&shared.name, u64::MAX),
+            seed_for(&shared.placement.name, u64::MAX),
         ),
     );
-    let mut stop = shared.stop.clone();
-    while !shared.stopping() {
-        let Ok(mut slots) = shared.activity_slots.clone().acquire_owned().await else {
+    let mut stop = shared.lifecycle.stop.clone();
+    while !shared.lifecycle.stopping() {
+        let Ok(mut slots) = shared.slots.activities.clone().acquire_owned().await else {
             return;
         };
         take_free(&shared, &mut slots);
@@ -69,7 +69,7 @@ pub(crate) async fn poll_work_items(shared: Arc<Shared>) {
         for m in messages {
             let Some(permit) = slots.split(1) else { break };
             let s = shared.clone();
-            shared.spawn(run_one(s, m, permit, started));
+            shared.lifecycle.spawn(run_one(s, m, permit, started));
         }
         drop(slots);
         if drained {
@@ -94,14 +94,16 @@ pub(crate) fn spawn_claimed(
     slot: OwnedSemaphorePermit,
     hidden_since: Duration,
 ) {
-    shared.spawn(run_one(shared.clone(), m, slot, hidden_since));
+    shared
+        .lifecycle
+        .spawn(run_one(shared.clone(), m, slot, hidden_since));
 }
 
 /// Adds every free activity slot to `slots`, up to a full dequeue batch.
 fn take_free(shared: &Shared, slots: &mut OwnedSemaphorePermit) {
     let batch = shared.hub.store().max_dequeue_batch().max(1);
     while slots.num_permits() < batch {
-        match shared.activity_slots.clone().try_acquire_owned() {
+        match shared.slots.activities.clone().try_acquire_owned() {
             Ok(p) => slots.merge(p),
             Err(_) => break,
         }
@@ -121,13 +123,20 @@ async fn run_one(
     let settings = shared.hub.settings();
     if m.dequeue_count > settings.max_dequeue_count {
         let reason = poison::too_many_deliveries(m.dequeue_count, settings.max_dequeue_count);
-        poison::dead_letter(&shared, queue, &m, reason).await;
+        poison::dead_letter(&shared.hub, &shared.lifecycle, queue, &m, reason).await;
         return;
     }
     let message = match codec::decode(shared.hub.store().as_ref(), &m.body).await {
         Ok(message) => message,
         Err(DecodeError::Malformed(why)) => {
-            poison::dead_letter(&shared, queue, &m, format!("malformed message: {why}")).await;
+            poison::dead_letter(
+                &shared.hub,
+                &shared.lifecycle,
+                queue,
+                &m,
+                format!("malformed message: {why}"),
+            )
+            .await;
             return;
         }
         Err(DecodeError::Storage(e)) => {
@@ -143,14 +152,15 @@ async fn run_one(
     let EventKind::TaskScheduled {
         task_id,
         name,
+        version,
         input,
         attempt,
-        ..
     } = &message.event
     else {
         let what = message.event.type_name();
         poison::dead_letter(
-            &shared,
+            &shared.hub,
+            &shared.lifecycle,
             queue,
             &m,
             format!("not an activity work item: {what}"),
@@ -159,19 +169,21 @@ async fn run_one(
         return;
     };
     let Some(execution) = message.execution_id.clone() else {
-        poison::dead_letter(&shared, queue, &m, "work item has no execution ID".into()).await;
+        poison::dead_letter(
+            &shared.hub,
+            &shared.lifecycle,
+            queue,
+            &m,
+            "work item has no execution ID".into(),
+        )
+        .await;
         return;
     };
     // A copy of a work item that runs here now, or whose result is recorded, does not run.
     let Some(mark) = run_ledger::screen(&shared, &m, &message.id).await else {
         return;
     };
-    let flight = shared.next_flight.fetch_add(1, Ordering::Relaxed);
-    shared
-        .in_flight
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .insert(flight, (queue, m.receipt.clone()));
+    let flight = shared.lifecycle.take_off(queue, m.receipt.clone());
 
     let partition_hint = message
         .target_partition
@@ -210,9 +222,33 @@ async fn run_one(
         renewed_at: hidden_since,
     };
     // The checkpoint or dequeue, and a large input's read, may have taken long.
-    hold.renew_if_due(&shared).await;
+    hold.renew_if_due(&shared.hub, &shared.lifecycle).await;
     let outcome = match shared.registry.start_activity(name, ctx, input.clone()) {
-        Err(failure) => Err(failure),
+        // Not registered here: the remote executor runs it, if there is one.
+        Err(failure) => match remote_activity::executor_for(&shared, name) {
+            None => Err(failure),
+            Some(executor) => {
+                let work = ActivityWork {
+                    instance: message.target.clone(),
+                    execution_id: execution.clone(),
+                    task_id: *task_id,
+                    name: name.clone(),
+                    version: version.clone(),
+                    input: input.clone(),
+                    task_execution_id: message.id.to_string(),
+                    traceparent: Some(trace.traceparent()),
+                };
+                let run = remote_activity::run(&shared, executor.as_ref(), work, &mut hold);
+                match run.instrument(span.clone()).await {
+                    Ok(outcome) => outcome,
+                    Err(e) => {
+                        remote_activity::give_back(&shared, &m, &hold.receipt, &e).await;
+                        shared.lifecycle.landed(flight);
+                        return;
+                    }
+                }
+            }
+        },
         Ok(fut) => {
             // Run on its own task so a panic becomes a failure, and keep the message hidden.
             // If this run is abandoned (shutdown timed out), the activity stops with it.
@@ -233,7 +269,7 @@ async fn run_one(
                         Err(e) if e.is_panic() => Err(FailureDetails::new("Panic", format!("activity '{name}' panicked: {}", panic_text(e)))),
                         Err(_) => Err(FailureDetails::new("Cancelled", format!("activity '{name}' was cancelled"))),
                     },
-                    () = renew => hold.renew(&shared).await,
+                    () = renew => hold.renew(&shared.hub, &shared.lifecycle).await,
                 }
             }
         }
@@ -285,33 +321,33 @@ async fn run_one(
         Err(local) => (local.reply, local.slot, local.mark),
     };
     let reply_queue = QueueName::Control(partition);
-    let outbound = match outbox::encode(&shared, reply_queue, &reply, Duration::ZERO).await {
+    let outbound = match outbox::encode(&shared.hub, reply_queue, &reply, Duration::ZERO).await {
         Ok(o) => o,
         Err(e) => {
             warn!(error = %e, "could not encode an activity result; the work item will run again");
-            shared
-                .in_flight
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .remove(&flight);
+            shared.lifecycle.landed(flight);
             return;
         }
     };
-    match result_commit::commit(&shared, &message.target, outbound, &mut hold).await {
+    match result_commit::commit(
+        &shared.hub,
+        &shared.lifecycle,
+        &message.target,
+        outbound,
+        &mut hold,
+    )
+    .await
+    {
         Ok(_) => {
             mark.recorded();
-            shared.stat(|s| s.activities += 1);
+            shared.lifecycle.stat(|s| s.activities += 1);
             shared.hub.inner.signals.enqueued(reply_queue);
         }
         Err(e) => {
             warn!(error = %e, "could not report an activity result; the work item will run again")
         }
     }
-    shared
-        .in_flight
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .remove(&flight);
+    shared.lifecycle.landed(flight);
 }
 
 /// Aborts a spawned task when dropped.

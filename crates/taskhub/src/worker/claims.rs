@@ -44,12 +44,12 @@ impl Claims {
         let reserved_at = shared.hub.clock().monotonic();
         let mut slots = Vec::new();
         let visibility = shared.hub.settings().work_item_visibility_timeout;
-        if !shared.stopping() {
+        if !shared.lifecycle.stopping() {
             for out in outbound
                 .iter_mut()
                 .filter(|o| o.queue == QueueName::WorkItems && o.message.delay.is_zero())
             {
-                let Ok(slot) = shared.activity_slots.clone().try_acquire_owned() else {
+                let Ok(slot) = shared.slots.activities.clone().try_acquire_owned() else {
                     break;
                 };
                 out.claim = Some(visibility);
@@ -73,7 +73,7 @@ impl Claims {
         if self.overflow {
             shared.doorbell.ring();
         }
-        if shared.stopping() {
+        if shared.lifecycle.stopping() {
             for d in claimed {
                 if let Err(e) = shared
                     .hub

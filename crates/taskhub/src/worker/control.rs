@@ -4,12 +4,12 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicUsize;
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use taskhub_core::InstanceId;
 use taskhub_storage::QueueName;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tracing::warn;
 
 use super::backoff::{seed_for, PollBackoff};
@@ -34,19 +34,19 @@ pub(crate) async fn poll_partition(shared: Arc<Shared>, mut lease: Lease) {
     let queue = QueueName::Control(partition);
     let settings = shared.hub.settings().clone();
     let mut poller = Poller::new(
-        &shared,
+        &shared.hub,
         queue,
         settings.control_queue_visibility_timeout,
         PollBackoff::new(
             settings.max_queue_polling_interval,
-            seed_for(&shared.name, u64::from(partition)),
+            seed_for(&shared.placement.name, u64::from(partition)),
         ),
     );
-    let mut stop = shared.stop.clone();
-    while !shared.stopping() && !*lease.stop.borrow() {
+    let mut stop = shared.lifecycle.stop.clone();
+    while !shared.lifecycle.stopping() && !*lease.stop.borrow() {
         // Wait for room in the prefetch buffer, then take as many slots as a batch may use.
         let first = tokio::select! {
-            permit = shared.buffer.clone().acquire_owned() => permit,
+            permit = shared.slots.buffer.clone().acquire_owned() => permit,
             _ = lease.stop.changed() => continue,
             _ = stop.changed() => continue,
         };
@@ -61,7 +61,7 @@ pub(crate) async fn poll_partition(shared: Arc<Shared>, mut lease: Lease) {
             .min(shared.hub.store().max_dequeue_batch())
             .max(1);
         while slots.num_permits() < batch {
-            match shared.buffer.clone().try_acquire_owned() {
+            match shared.slots.buffer.clone().try_acquire_owned() {
                 Ok(p) => slots.merge(p),
                 Err(_) => break,
             }
@@ -111,18 +111,23 @@ pub(crate) async fn poll_partition(shared: Arc<Shared>, mut lease: Lease) {
                     // on it (it failed, or crashed its worker, each time). With a session, it
                     // may just have waited its turn: the session dead-letters it only if its
                     // processing fails once more.
-                    if m.dequeue_count > settings.max_dequeue_count && !shared.has_session(&id) {
+                    if m.dequeue_count > settings.max_dequeue_count && !shared.sessions.has(&id) {
                         let reason = poison::too_many_deliveries(
                             m.dequeue_count,
                             settings.max_dequeue_count,
                         );
-                        poison::dead_letter(&shared, queue, &m, reason).await;
+                        poison::dead_letter(&shared.hub, &shared.lifecycle, queue, &m, reason)
+                            .await;
                         continue;
                     }
                     if !groups.contains_key(&id) {
                         order.push(id.clone());
                     }
-                    let orphan = OrphanGuard::new(shared.orphans.clone(), queue, m.receipt.clone());
+                    let orphan = OrphanGuard::new(
+                        shared.lifecycle.orphans.clone(),
+                        queue,
+                        m.receipt.clone(),
+                    );
                     groups.entry(id).or_default().push(Delivery {
                         queue,
                         receipt: m.receipt.clone(),
@@ -137,8 +142,14 @@ pub(crate) async fn poll_partition(shared: Arc<Shared>, mut lease: Lease) {
                     });
                 }
                 Err(DecodeError::Malformed(why)) => {
-                    poison::dead_letter(&shared, queue, &m, format!("malformed message: {why}"))
-                        .await;
+                    poison::dead_letter(
+                        &shared.hub,
+                        &shared.lifecycle,
+                        queue,
+                        &m,
+                        format!("malformed message: {why}"),
+                    )
+                    .await;
                 }
                 Err(DecodeError::Storage(e)) => {
                     warn!(%queue, error = %e, "could not read a large message payload; retrying later");
@@ -176,23 +187,12 @@ async fn stopped(stop: &mut watch::Receiver<bool>, lease: &mut watch::Receiver<b
 
 /// Gives a batch to the instance's running session, or starts one.
 pub(crate) fn dispatch(shared: &Arc<Shared>, instance: InstanceId, batch: Vec<Delivery>) {
-    let mut sessions = shared
-        .sessions
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner);
-    let batch = match sessions.get(&instance) {
-        Some(tx) => match tx.send(batch) {
-            Ok(()) => return,
-            Err(mpsc::error::SendError(batch)) => batch,
-        },
-        None => batch,
+    let Some((batch, inbox)) = shared.sessions.hand(&instance, batch) else {
+        return;
     };
-    let (tx, rx) = mpsc::unbounded_channel();
-    if sessions.insert(instance.clone(), tx).is_none() {
-        crate::telemetry::record::session(true);
-    }
-    drop(sessions);
-    shared.spawn(session::run(shared.clone(), instance, batch, rx));
+    shared
+        .lifecycle
+        .spawn(session::run(shared.clone(), instance, batch, inbox));
 }
 
 #[cfg(test)]
@@ -233,18 +233,18 @@ mod tests {
         let worker = Worker::start(&hub, Registry::new()).await.unwrap();
         let shared = worker.shared.clone();
         tokio::time::timeout(Duration::from_secs(10), async {
-            while shared.buffer.available_permits() == buffer {
+            while shared.slots.buffer.available_permits() == buffer {
                 tokio::time::sleep(Duration::from_millis(2)).await;
             }
         })
         .await
         .expect("the poller takes buffer slots for its dequeue");
 
-        let mut pollers = std::mem::take(&mut *shared.pollers.lock().unwrap());
+        let mut pollers = shared.placement.take_pollers();
         pollers.abort_all();
         while pollers.join_next().await.is_some() {}
         assert_eq!(
-            shared.buffer.available_permits(),
+            shared.slots.buffer.available_permits(),
             buffer,
             "every slot taken for the aborted dequeue is back"
         );

@@ -11,12 +11,20 @@ use tokio::sync::OwnedSemaphorePermit;
 /// in process, the activity slot it ran in): its permit goes back when dropped.
 #[derive(Debug)]
 pub(crate) struct BufferSlot {
-    _permit: OwnedSemaphorePermit,
+    permit: Option<OwnedSemaphorePermit>,
 }
 
 impl BufferSlot {
     pub(crate) fn new(permit: OwnedSemaphorePermit) -> Self {
-        Self { _permit: permit }
+        Self {
+            permit: Some(permit),
+        }
+    }
+
+    /// Gives the permit back now: the delivery waits on something outside this worker (a
+    /// remote executor's decision) and must not keep other messages from being fetched.
+    pub(crate) fn free(&mut self) {
+        self.permit = None;
     }
 }
 

@@ -15,8 +15,9 @@ use taskhub_storage::{QueueName, Receipt};
 use tokio::sync::{Mutex, Notify};
 use tracing::warn;
 
+use super::lifecycle::Lifecycle;
 use super::run_ledger::RunMark;
-use super::Shared;
+use crate::hub::TaskHub;
 
 /// The receipt of a handed-over work item and when its visibility was last set.
 #[derive(Debug)]
@@ -47,8 +48,10 @@ struct HeldState {
 impl HeldItem {
     /// Starts keeping the work item hidden (from `renewed_at`, its last renewal) until a turn
     /// takes it or the delivery holding it is dropped; `run` is its mark in the run ledger.
+    /// The renewer runs as one of `lifecycle`'s tasks.
     pub(crate) fn start(
-        shared: &Arc<Shared>,
+        hub: &TaskHub,
+        lifecycle: &Lifecycle,
         receipt: Receipt,
         renewed_at: Duration,
         run: RunMark,
@@ -63,11 +66,7 @@ impl HeldItem {
             wake: wake.clone(),
             run,
         });
-        shared.spawn(renew_until_taken(
-            shared.clone(),
-            Arc::downgrade(&held),
-            wake,
-        ));
+        lifecycle.spawn(renew_until_taken(hub.clone(), Arc::downgrade(&held), wake));
         held
     }
 
@@ -92,9 +91,9 @@ impl HeldItem {
     }
 }
 
-async fn renew_until_taken(shared: Arc<Shared>, held: Weak<HeldItem>, wake: Arc<Notify>) {
-    let clock = shared.hub.clock().clone();
-    let visibility = shared.hub.settings().work_item_visibility_timeout;
+async fn renew_until_taken(hub: TaskHub, held: Weak<HeldItem>, wake: Arc<Notify>) {
+    let clock = hub.clock().clone();
+    let visibility = hub.settings().work_item_visibility_timeout;
     // After a failed renewal, the next try (an eighth of the timeout later).
     let mut retry_at = Duration::ZERO;
     loop {
@@ -117,8 +116,7 @@ async fn renew_until_taken(shared: Arc<Shared>, held: Weak<HeldItem>, wake: Arc<
         if st.taken {
             return;
         }
-        match shared
-            .hub
+        match hub
             .store()
             .extend(QueueName::WorkItems, &st.receipt, visibility)
             .await

@@ -15,8 +15,7 @@
 //! the activity run again; only a crash, or a pause past the work item's visibility timeout,
 //! does (as before).
 
-use std::sync::atomic::Ordering;
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use taskhub_core::Message;
@@ -26,9 +25,11 @@ use tracing::warn;
 
 use super::delivery::{BufferSlot, Delivery, InFlightSlot, OrphanGuard};
 use super::held_item::HeldItem;
+use super::lifecycle::Lifecycle;
 use super::result_commit::{self, WorkItemHold};
 use super::run_ledger::RunMark;
 use super::{control, outbox, Shared};
+use crate::hub::TaskHub;
 use crate::retries;
 
 /// An activity's result ready to be handed over.
@@ -57,17 +58,14 @@ pub(crate) fn try_deliver(
     result: LocalResult,
     hold: &WorkItemHold,
 ) -> Result<(), Box<LocalResult>> {
-    if shared.stopping() {
+    if shared.lifecycle.stopping() {
         return Err(Box::new(result));
     }
     let receipt = hold.receipt.clone();
     let delivery = {
         // Under the partitions lock: a drain stops the poller under the same lock before it
         // waits for the in-flight count, so it either waits for this delivery or it is refused.
-        let held = shared
-            .partitions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let held = shared.placement.held();
         let Some(active) = held.get(&result.partition) else {
             return Err(Box::new(result));
         };
@@ -76,7 +74,8 @@ pub(crate) fn try_deliver(
         }
         Delivery {
             held: Some(HeldItem::start(
-                shared,
+                &shared.hub,
+                &shared.lifecycle,
                 receipt.clone(),
                 hold.renewed_at,
                 result.mark,
@@ -88,7 +87,7 @@ pub(crate) fn try_deliver(
             _slot: BufferSlot::new(result.slot),
             _in_flight: InFlightSlot::new(active.in_flight.clone()),
             _orphan: OrphanGuard::new(
-                shared.orphans.clone(),
+                shared.lifecycle.orphans.clone(),
                 QueueName::WorkItems,
                 receipt.clone(),
             ),
@@ -99,15 +98,11 @@ pub(crate) fn try_deliver(
             },
         }
     };
-    shared
-        .in_flight
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .remove(&hold.flight);
+    shared.lifecycle.landed(hold.flight);
     let instance = delivery.message.target.clone();
     // Counted before the hand-over: the turn that records the result may finish the instance
     // before this task runs again, and a caller who saw it finish must see the activity counted.
-    shared.stat(|s| s.activities += 1);
+    shared.lifecycle.stat(|s| s.activities += 1);
     control::dispatch(shared, instance, vec![delivery]);
     Ok(())
 }
@@ -116,7 +111,7 @@ pub(crate) fn try_deliver(
 /// goes to its control queue and the work item is deleted, in one checkpoint. Encoding (a
 /// large result is written to the payload store) and the commit are retried while storage
 /// fails transiently, the work item kept hidden meanwhile (renewed from its last renewal).
-pub(crate) async fn fall_back(shared: &Shared, d: &Delivery, delay: Duration) {
+pub(crate) async fn fall_back(hub: &TaskHub, lifecycle: &Lifecycle, d: &Delivery, delay: Duration) {
     let instance = &d.message.target;
     // The receipt and last renewal as they are now; no renewer runs from here on.
     let (receipt, renewed_at) = match &d.held {
@@ -125,26 +120,21 @@ pub(crate) async fn fall_back(shared: &Shared, d: &Delivery, delay: Duration) {
             h.take().await;
             now
         }
-        None => (d.receipt.clone(), shared.hub.clock().monotonic()),
+        None => (d.receipt.clone(), hub.clock().monotonic()),
     };
-    let flight = shared.next_flight.fetch_add(1, Ordering::Relaxed);
-    shared
-        .in_flight
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .insert(flight, (QueueName::WorkItems, receipt.clone()));
+    let flight = lifecycle.take_off(QueueName::WorkItems, receipt.clone());
     let mut hold = WorkItemHold {
         flight,
         receipt,
         renewed_at,
     };
     // Half the visibility timeout may be gone since the last renewal: renew first if so.
-    hold.renew_if_due(shared).await;
-    let clock = shared.hub.clock();
+    hold.renew_if_due(hub, lifecycle).await;
+    let clock = hub.clock();
     let started = clock.monotonic();
     let mut waits = retries::ACTIVITY_RESULT.waits();
     let outbound = loop {
-        match outbox::encode(shared, d.home(), &d.message, delay).await {
+        match outbox::encode(hub, d.home(), &d.message, delay).await {
             Ok(o) => break Some(o),
             Err(e) if e.is_retryable() => {
                 let Some(wait) = waits.next_retry(clock.monotonic().saturating_sub(started)) else {
@@ -153,7 +143,7 @@ pub(crate) async fn fall_back(shared: &Shared, d: &Delivery, delay: Duration) {
                 };
                 warn!(%instance, error = %e, "could not encode an activity result; retrying");
                 clock.sleep(wait).await;
-                hold.renew_if_due(shared).await;
+                hold.renew_if_due(hub, lifecycle).await;
             }
             Err(e) => {
                 warn!(%instance, error = %e, "could not encode an activity result; the work item will run again");
@@ -162,21 +152,17 @@ pub(crate) async fn fall_back(shared: &Shared, d: &Delivery, delay: Duration) {
         }
     };
     if let Some(outbound) = outbound {
-        match result_commit::commit(shared, instance, outbound, &mut hold).await {
+        match result_commit::commit(hub, lifecycle, instance, outbound, &mut hold).await {
             Ok(_) => {
                 if let Some(h) = &d.held {
                     h.recorded();
                 }
-                shared.hub.inner.signals.enqueued_after(d.home(), delay);
+                hub.inner.signals.enqueued_after(d.home(), delay);
             }
             Err(e) => {
                 warn!(%instance, error = %e, "could not report an activity result; the work item will run again")
             }
         }
     }
-    shared
-        .in_flight
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .remove(&flight);
+    lifecycle.landed(flight);
 }

@@ -10,34 +10,42 @@ mod doorbell;
 mod entity;
 mod held_item;
 mod idle;
+mod lifecycle;
 mod local;
 mod outbox;
 mod outbox_watch;
 mod partitions;
+mod placement;
 mod poison;
 mod poll;
 mod recent;
 mod refused;
+mod remote_activity;
+mod remote_watch;
 mod result_commit;
 mod retire;
 mod run_ledger;
 mod session;
+mod sessions;
+mod slots;
 mod start_watch;
 mod turn;
 mod versioning;
+mod watches;
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use taskhub_core::{InstanceId, Registry};
-use taskhub_storage::{QueueName, Receipt};
-use tokio::sync::{mpsc, watch, Semaphore};
+use taskhub_storage::QueueStore;
+use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use crate::error::TaskhubError;
+use crate::executor::RemoteExecutor;
 use crate::hub::TaskHub;
-use delivery::Delivery;
+use lifecycle::Lifecycle;
+use sessions::Sessions;
 pub use versioning::VERSION_MISMATCH;
 
 /// Counters a worker keeps (read with [`WorkerHandle::stats`]).
@@ -66,108 +74,45 @@ pub struct WorkerStats {
 }
 
 fn stats_of(shared: &Shared) -> WorkerStats {
-    let mut stats = shared
-        .stats
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .clone();
-    stats.sessions_evicted = shared.idle.evictions();
+    let mut stats = shared.lifecycle.stats();
+    stats.sessions_evicted = shared.sessions.idle.evictions();
     stats
 }
 
+/// What the worker's steps share, grouped by concern. A step that needs one or two of the
+/// groups takes them (and the storage trait it uses) rather than all of this.
 pub(crate) struct Shared {
+    /// The store, clock, settings and in-process wake-ups.
     pub hub: TaskHub,
+    /// The orchestrations, activities and entities this worker runs.
     pub registry: Arc<Registry>,
-    pub sessions: Mutex<HashMap<InstanceId, mpsc::UnboundedSender<Vec<Delivery>>>>,
-    /// Extended sessions waiting for their next message, capped.
-    pub idle: idle::IdleSessions,
-    pub buffer: Arc<Semaphore>,
-    pub orchestration_slots: Arc<Semaphore>,
-    pub activity_slots: Arc<Semaphore>,
-    /// Partitions this worker holds, with the epoch of their lease.
-    pub partitions: Mutex<HashMap<u32, partitions::Active>>,
-    /// Control-queue pollers, one per held partition.
-    pub pollers: Mutex<JoinSet<()>>,
-    /// This worker's name in lease rows.
-    pub name: String,
-    /// Partitions being removed or removed (from the last lease pass), and the live count.
-    pub layout: Mutex<partitions::Layout>,
-    pub stop: watch::Receiver<bool>,
-    pub stats: Mutex<WorkerStats>,
-    /// Work items being executed, by receipt, so a timed-out shutdown can abandon them.
-    pub in_flight: Mutex<HashMap<u64, (QueueName, Receipt)>>,
-    pub next_flight: std::sync::atomic::AtomicU64,
-    pub tasks: Mutex<JoinSet<()>>,
-    /// Wakes the lease manager for a pass now (a checkpoint found the lease gone).
-    pub lease_check: tokio::sync::Notify,
+    /// Where orchestrations and activities that are not in `registry` run, if anywhere.
+    pub executor: Option<Arc<dyn RemoteExecutor>>,
+    /// The partitions held and the layout seen (see `placement`).
+    pub placement: placement::Placement,
+    /// The prefetch buffer and the turn and activity limits (see `slots`).
+    pub slots: slots::Slots,
+    /// Stop signal, spawned tasks, work items in flight, orphans, counters (see `lifecycle`).
+    pub lifecycle: lifecycle::Lifecycle,
+    /// The run ledger and the outbox and start watches (see `watches`).
+    pub watches: watches::Watches,
+    /// The instance sessions and the idle cap (see `sessions`).
+    pub sessions: sessions::Sessions,
     /// Rings other workers' work-item pollers, and hears theirs (see `doorbell`).
     pub doorbell: doorbell::Doorbell,
-    /// Control deliveries dropped unfinished while the worker is abandoned.
-    pub orphans: Arc<delivery::Orphans>,
-    /// Work items running here and those whose result was recorded lately (see `run_ledger`).
-    pub runs: Arc<run_ledger::RunLedger>,
-    /// Pending outboxes this worker is watching before it re-sends them (see `outbox_watch`).
-    pub outbox_watch: outbox_watch::OutboxWatch,
-    /// Client starts this worker is seeing wait for their instance row (see `start_watch`).
-    pub start_watch: start_watch::StartWatch,
 }
 
 impl Shared {
-    pub(crate) fn stopping(&self) -> bool {
-        *self.stop.borrow()
-    }
-
-    pub(crate) fn stat(&self, f: impl FnOnce(&mut WorkerStats)) {
-        f(&mut self.stats.lock().unwrap_or_else(PoisonError::into_inner));
-    }
-
-    pub(crate) fn spawn(&self, fut: impl std::future::Future<Output = ()> + Send + 'static) {
-        let mut tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
-        // Reap finished tasks so the set does not grow with every task ever spawned.
-        while tasks.try_join_next().is_some() {}
-        tasks.spawn(fut);
-    }
-
-    /// Counts a committed turn on `partition` (its lease row's count, added at the next
-    /// renewal).
-    pub(crate) fn count_turn(&self, partition: u32) {
-        if let Some(a) = self
-            .partitions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&partition)
-        {
-            a.turns.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        }
-    }
-
-    /// True if this worker has a session for `instance` (running or idle).
-    pub(crate) fn has_session(&self, instance: &InstanceId) -> bool {
-        self.sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .contains_key(instance)
-    }
-
     /// The partition count of the live layout: partitions at or above it are being removed.
     pub(crate) fn live_partition_count(&self) -> u32 {
-        let layout = self.layout.lock().unwrap_or_else(PoisonError::into_inner);
-        layout
-            .live_count
+        self.placement
+            .live_count()
             .unwrap_or_else(|| self.hub.partition_count())
-    }
-
-    fn retiring(&self, partition: u32) -> bool {
-        self.layout
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .retiring
-            .contains(&partition)
     }
 
     /// `partition`, or the instance's place in the live layout if `partition` is being removed.
     pub(crate) fn home(&self, instance: &InstanceId, partition: u32) -> u32 {
-        if self.retiring(partition) {
+        if self.placement.retiring(partition) {
             instance.partition(self.live_partition_count())
         } else {
             partition
@@ -182,43 +127,11 @@ impl Shared {
         instance: &InstanceId,
         hint: u32,
     ) -> Result<u32, taskhub_storage::StorageError> {
-        if !self.retiring(hint) {
+        if !self.placement.retiring(hint) {
             return Ok(hint);
         }
         let row = self.hub.partition_of(instance).await?;
         Ok(self.home(instance, row))
-    }
-
-    /// A checkpoint under `epoch` of `partition` was fenced: storage has a newer epoch, so this
-    /// worker lost the lease whatever its lease manager still believes. Stops processing the
-    /// partition under that epoch at once (its poller stops; its fetched messages go back
-    /// without counting as failed deliveries) and asks the lease manager for a pass now, so
-    /// the partition is claimed again (or left to its new owner) without waiting a pass.
-    pub(crate) fn lease_lost(&self, partition: u32, epoch: u64) {
-        let mut held = self
-            .partitions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if held.get(&partition).is_some_and(|a| a.epoch == epoch) {
-            if let Some(a) = held.remove(&partition) {
-                crate::telemetry::record::lease(partition, false, false);
-                let _ = a.stop.send(true);
-            }
-        }
-        drop(held);
-        self.lease_check.notify_one();
-    }
-
-    /// The lease under which `partition` is processed now, if this worker holds it.
-    pub(crate) fn fence(&self, partition: u32) -> Option<taskhub_storage::LeaseFence> {
-        let held = self
-            .partitions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        held.get(&partition).map(|a| taskhub_storage::LeaseFence {
-            partition,
-            epoch: a.epoch,
-        })
     }
 }
 
@@ -280,6 +193,31 @@ impl Worker {
     /// # Errors
     /// A storage error while reading the partitions table for the first time.
     pub async fn start(hub: &TaskHub, registry: Registry) -> Result<WorkerHandle, TaskhubError> {
+        Self::start_inner(hub, registry, None).await
+    }
+
+    /// Starts a worker as [`start`](Self::start) does, whose orchestrations and activities
+    /// that are not in `registry` run in `executor` (e.g. SDK workers connected over gRPC):
+    /// names in the registry run here in Rust; a turn of any other orchestration is decided
+    /// by [`RemoteExecutor::orchestrate`], any other activity runs in
+    /// [`RemoteExecutor::run_activity`]. Everything else (leases, checkpoints, timers,
+    /// de-duplication, poison handling) is this worker's, as for Rust code.
+    ///
+    /// # Errors
+    /// A storage error while reading the partitions table for the first time.
+    pub async fn start_with_executor(
+        hub: &TaskHub,
+        registry: Registry,
+        executor: Arc<dyn RemoteExecutor>,
+    ) -> Result<WorkerHandle, TaskhubError> {
+        Self::start_inner(hub, registry, Some(executor)).await
+    }
+
+    async fn start_inner(
+        hub: &TaskHub,
+        registry: Registry,
+        executor: Option<Arc<dyn RemoteExecutor>>,
+    ) -> Result<WorkerHandle, TaskhubError> {
         let settings = hub.settings().clone();
         crate::startup::Retry {
             clock: hub.clock().as_ref(),
@@ -292,29 +230,13 @@ impl Worker {
         let shared = Arc::new(Shared {
             hub: hub.clone(),
             registry: Arc::new(registry),
-            sessions: Mutex::new(HashMap::new()),
-            idle: idle::IdleSessions::new(settings.max_extended_sessions),
-            buffer: Arc::new(Semaphore::new(settings.control_queue_buffer_threshold)),
-            orchestration_slots: Arc::new(Semaphore::new(settings.max_concurrent_orchestrations)),
-            activity_slots: Arc::new(Semaphore::new(settings.max_concurrent_activities)),
-            partitions: Mutex::new(HashMap::new()),
-            pollers: Mutex::new(JoinSet::new()),
-            name: partitions::unique_name(&settings.worker_id),
-            layout: Mutex::new(partitions::Layout::default()),
-            stop: stop_rx,
-            stats: Mutex::new(WorkerStats::default()),
-            in_flight: Mutex::new(HashMap::new()),
-            next_flight: std::sync::atomic::AtomicU64::new(0),
-            tasks: Mutex::new(JoinSet::new()),
-            lease_check: tokio::sync::Notify::new(),
+            executor,
+            placement: placement::Placement::new(partitions::unique_name(&settings.worker_id)),
+            slots: slots::Slots::new(&settings),
+            lifecycle: lifecycle::Lifecycle::new(stop_rx),
+            watches: watches::Watches::new(hub.clock().clone(), &settings),
+            sessions: sessions::Sessions::new(settings.max_extended_sessions),
             doorbell: doorbell::Doorbell::default(),
-            orphans: Arc::new(delivery::Orphans::default()),
-            runs: Arc::new(run_ledger::RunLedger::new(
-                hub.clock().clone(),
-                settings.lease_interval,
-            )),
-            outbox_watch: outbox_watch::OutboxWatch::new(settings.lease_interval),
-            start_watch: start_watch::StartWatch::new(turn::START_ROW_GRACE),
         });
         let leases = partitions::start_leases(&shared).await;
         let mut pollers = JoinSet::new();
@@ -355,22 +277,15 @@ impl Drop for WorkerHandle {
         let _ = self.stop.send(true);
         self.leases.abort();
         // The leases are left to expire, but this process no longer processes them.
-        let held = std::mem::take(
-            &mut *self
-                .shared
-                .partitions
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner),
-        );
-        for partition in held.keys() {
-            crate::telemetry::record::lease(*partition, false, false);
+        for partition in self.shared.placement.forget_all() {
+            crate::telemetry::record::lease(partition, false, false);
         }
         let mut sets = [
             std::mem::take(&mut self.pollers),
-            take_set(&self.shared.pollers),
-            take_set(&self.shared.tasks),
+            self.shared.placement.take_pollers(),
+            self.shared.lifecycle.take_tasks(),
         ];
-        self.shared.orphans.abandon_all();
+        self.shared.lifecycle.orphans.abandon_all();
         for set in &mut sets {
             set.abort_all();
         }
@@ -383,46 +298,32 @@ impl Drop for WorkerHandle {
                 for mut set in sets {
                     while set.join_next().await.is_some() {}
                 }
-                give_back_held(&shared).await;
+                give_back_held(
+                    shared.hub.store().as_ref(),
+                    &shared.lifecycle,
+                    &shared.sessions,
+                )
+                .await;
             });
         }
     }
-}
-
-/// Takes a task set out of its mutex, leaving an empty one.
-fn take_set(set: &Mutex<JoinSet<()>>) -> JoinSet<()> {
-    std::mem::take(&mut *set.lock().unwrap_or_else(PoisonError::into_inner))
 }
 
 /// Gives back, visible at once, everything an abandoned worker still held: the work items of
 /// activities it stopped (abandoned: a run cut short counts as a delivery, as at a timed-out
 /// shutdown), and the control deliveries its sessions and pollers dropped or still had
 /// buffered (released: uncounted). Call once its tasks have ended.
-async fn give_back_held(shared: &Shared) {
+async fn give_back_held(queues: &dyn QueueStore, lifecycle: &Lifecycle, sessions: &Sessions) {
     // Dropping the senders drops the batches still queued for sessions (orphans now).
-    shared.orphans.abandon_all();
-    let senders: Vec<_> = shared
-        .sessions
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .drain()
-        .collect();
-    crate::telemetry::record::sessions_left(senders.len());
-    drop(senders);
-    let stopped: Vec<(QueueName, Receipt)> = shared
-        .in_flight
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .drain()
-        .map(|(_, v)| v)
-        .collect();
-    let store = shared.hub.store();
+    lifecycle.orphans.abandon_all();
+    crate::telemetry::record::sessions_left(sessions.drop_all());
+    let stopped = lifecycle.take_in_flight();
     // A stale receipt means the message was finished (or given back) after all.
     for (queue, receipt) in stopped {
-        let _ = store.abandon(queue, &receipt, Duration::ZERO).await;
+        let _ = queues.abandon(queue, &receipt, Duration::ZERO).await;
     }
-    for (queue, receipt) in shared.orphans.take() {
-        let _ = store.release(queue, &receipt, Duration::ZERO).await;
+    for (queue, receipt) in lifecycle.orphans.take() {
+        let _ = queues.release(queue, &receipt, Duration::ZERO).await;
     }
 }
 
@@ -430,19 +331,13 @@ impl WorkerHandle {
     /// This worker's name in lease rows.
     #[must_use]
     pub fn name(&self) -> &str {
-        &self.shared.name
+        &self.shared.placement.name
     }
 
     /// The partitions this worker processes now, with their lease epochs.
     #[must_use]
     pub fn partitions(&self) -> std::collections::BTreeMap<u32, u64> {
-        self.shared
-            .partitions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .map(|(p, a)| (*p, a.epoch))
-            .collect()
+        self.shared.placement.epochs()
     }
 
     /// Counters so far.
@@ -463,11 +358,7 @@ impl WorkerHandle {
     /// Finished instances are not held, so this stays bounded by the active ones.
     #[must_use]
     pub fn active_sessions(&self) -> usize {
-        self.shared
-            .sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .len()
+        self.shared.sessions.count()
     }
 
     /// Stops polling, lets in-flight turns and activities finish for up to the settings'
@@ -475,10 +366,10 @@ impl WorkerHandle {
     /// once), and releases the partitions.
     pub async fn shutdown(mut self) {
         let _ = self.stop.send(true);
-        partitions::stop_pollers(&self.shared);
+        self.shared.placement.stop_pollers();
         while self.pollers.join_next().await.is_some() {}
         let manager = (&mut self.leases).await.ok();
-        let mut control = take_set(&self.shared.pollers);
+        let mut control = self.shared.placement.take_pollers();
         while control.join_next().await.is_some() {}
         let timeout = self.shared.hub.settings().shutdown_timeout;
         let clock = self.shared.hub.clock().clone();
@@ -486,7 +377,7 @@ impl WorkerHandle {
         // Tasks spawned while draining (a turn that committed just now starts its claimed
         // activities, or gives them back) are waited for too, within the same timeout.
         loop {
-            let mut tasks = take_set(&self.shared.tasks);
+            let mut tasks = self.shared.lifecycle.take_tasks();
             if tasks.is_empty() {
                 break;
             }
@@ -498,16 +389,22 @@ impl WorkerHandle {
             };
             if !drained {
                 // What is still running is abandoned: stopped, and its messages given back.
-                self.shared.orphans.abandon_all();
+                self.shared.lifecycle.orphans.abandon_all();
                 tasks.abort_all();
                 while tasks.join_next().await.is_some() {}
-                let mut late = take_set(&self.shared.tasks);
+                let mut late = self.shared.lifecycle.take_tasks();
                 late.abort_all();
                 while late.join_next().await.is_some() {}
                 break;
             }
         }
-        give_back_held(&self.shared).await;
+        let shared = &self.shared;
+        give_back_held(
+            shared.hub.store().as_ref(),
+            &shared.lifecycle,
+            &shared.sessions,
+        )
+        .await;
         if let Some(mut manager) = manager {
             manager
                 .release_all(&mut partitions::Host(self.shared.clone()))

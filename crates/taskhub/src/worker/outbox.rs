@@ -9,9 +9,10 @@ use taskhub_core::{
     Action, EntityId, EventKind, ExecutionId, InstanceId, Message, MessageId, ParentInstance,
     SendOrder, Sender, Timestamp,
 };
-use taskhub_storage::{OutboundMessage, QueueName, StorageError};
+use taskhub_storage::{OutboundMessage, QueueName, QueueStore, StorageError};
 
 use super::Shared;
+use crate::hub::TaskHub;
 
 /// Who is sending, for the envelopes.
 pub(crate) struct Origin<'a> {
@@ -56,11 +57,10 @@ impl Origin<'_> {
 /// message is never visible early) the delay is rounded down to whole units: the message comes
 /// up to one unit early, and the turn waits the rest (`worker/turn`), so the timer fires on
 /// time instead of up to one unit late.
-pub(crate) fn timer_delay(shared: &Shared, fire_at: Timestamp, now: Timestamp) -> Duration {
-    let store = shared.hub.store();
+pub(crate) fn timer_delay(queues: &dyn QueueStore, fire_at: Timestamp, now: Timestamp) -> Duration {
     whole_units(
-        fire_at.saturating_since(now).min(store.max_delay()),
-        store.delay_granularity(),
+        fire_at.saturating_since(now).min(queues.max_delay()),
+        queues.delay_granularity(),
     )
 }
 
@@ -156,7 +156,7 @@ pub(crate) async fn build(
                 (
                     QueueName::Control(origin.partition),
                     m,
-                    timer_delay(shared, *fire_at, origin.now),
+                    timer_delay(shared.hub.store().as_ref(), *fire_at, origin.now),
                 )
             }
             Action::SendEvent {
@@ -219,7 +219,7 @@ pub(crate) async fn build(
                         applied_event_ids: applied_event_ids.clone(),
                     },
                 );
-                out.push(encode(shared, q, &start, Duration::ZERO).await?);
+                out.push(encode(&shared.hub, q, &start, Duration::ZERO).await?);
                 // Addressed to the instance, not to the next execution: if that execution
                 // has itself continued as new before they are applied, they go on to the one
                 // after it instead of being discarded as stale.
@@ -233,25 +233,25 @@ pub(crate) async fn build(
                             input: e.input.clone(),
                         },
                     );
-                    out.push(encode(shared, q, &m, Duration::ZERO).await?);
+                    out.push(encode(&shared.hub, q, &m, Duration::ZERO).await?);
                 }
                 continue;
             }
             _ => continue,
         };
-        out.push(encode(shared, queue, &message, delay).await?);
+        out.push(encode(&shared.hub, queue, &message, delay).await?);
     }
     Ok(out)
 }
 
 /// Encodes one outbound message.
 pub(crate) async fn encode(
-    shared: &Shared,
+    hub: &TaskHub,
     queue: QueueName,
     message: &Message,
     delay: Duration,
 ) -> Result<OutboundMessage, StorageError> {
-    shared.hub.outbound(queue, message, delay).await
+    hub.outbound(queue, message, delay).await
 }
 
 #[cfg(test)]

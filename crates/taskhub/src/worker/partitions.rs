@@ -2,7 +2,7 @@
 //! when the lease is acquired and stopped when it is lost, handed over or released.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -11,32 +11,10 @@ use std::collections::BTreeSet;
 
 use taskhub_storage::PartitionRow;
 
+use super::placement::{Active, Layout, Placement};
 use super::{control, retire, Shared};
+use crate::hub::TaskHub;
 use crate::lease::{LeaseConfig, LeaseManager, PartitionHost, Released};
-
-/// The partition layout as of the last lease pass.
-#[derive(Debug, Default)]
-pub(crate) struct Layout {
-    /// Partitions being removed (or removed).
-    pub retiring: BTreeSet<u32>,
-    /// Partitions below this number are live.
-    pub live_count: Option<u32>,
-}
-
-/// A partition this worker holds.
-pub(crate) struct Active {
-    /// The lease epoch: checkpoints carry it, and messages dequeued under it are processed
-    /// only while it is current.
-    pub epoch: u64,
-    /// Stops the partition's poller.
-    pub stop: watch::Sender<bool>,
-    /// Messages fetched from the partition and not yet finished.
-    pub in_flight: Arc<AtomicUsize>,
-    /// Turns committed under this lease and not yet taken by the lease manager.
-    pub turns: AtomicU64,
-    /// True when its poller moves work away instead of running turns (removed partition).
-    pub retiring: bool,
-}
 
 /// A worker name unique within this process: the configured name for the first worker, then
 /// `name-2`, `name-3`, … (so a row under this name that a worker does not hold can only be
@@ -54,30 +32,20 @@ pub(crate) struct Host(pub Arc<Shared>);
 
 impl PartitionHost for Host {
     fn acquired(&mut self, partition: u32, epoch: u64) {
-        let retiring = self
-            .0
-            .layout
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .retiring
-            .contains(&partition);
+        let placement = &self.0.placement;
+        let retiring = placement.retiring(partition);
         let (stop, stop_rx) = watch::channel(false);
         let in_flight = Arc::new(AtomicUsize::new(0));
-        let previous = self
-            .0
-            .partitions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(
-                partition,
-                Active {
-                    epoch,
-                    stop,
-                    in_flight: in_flight.clone(),
-                    turns: AtomicU64::new(0),
-                    retiring,
-                },
-            );
+        let previous = placement.held().insert(
+            partition,
+            Active {
+                epoch,
+                stop,
+                in_flight: in_flight.clone(),
+                turns: AtomicU64::new(0),
+                retiring,
+            },
+        );
         crate::telemetry::record::lease(
             partition,
             previous.is_none(),
@@ -92,20 +60,15 @@ impl PartitionHost for Host {
             stop: stop_rx,
             in_flight,
         };
-        let mut pollers = self
-            .0
-            .pollers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
         if retiring {
-            pollers.spawn(retire::run(self.0.clone(), lease));
+            placement.spawn_poller(retire::run(self.0.clone(), lease));
         } else {
-            pollers.spawn(control::poll_partition(self.0.clone(), lease));
+            placement.spawn_poller(control::poll_partition(self.0.clone(), lease));
         }
     }
 
     fn observed(&mut self, rows: &[PartitionRow], partition_count: Option<u32>) {
-        self.0.doorbell.observe(rows, &self.0.name);
+        self.0.doorbell.observe(rows, &self.0.placement.name);
         let retiring: BTreeSet<u32> = rows
             .iter()
             .filter(|r| r.retiring)
@@ -130,31 +93,23 @@ impl PartitionHost for Host {
         // Held partitions whose role changed get a poller of the other kind.
         let switch: Vec<(u32, u64)> = self
             .0
-            .partitions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+            .placement
+            .held()
             .iter()
             .filter(|(p, a)| a.retiring != retiring.contains(p))
             .map(|(p, a)| (*p, a.epoch))
             .collect();
-        {
-            let mut layout = self.0.layout.lock().unwrap_or_else(PoisonError::into_inner);
-            layout.retiring = retiring;
-            layout.live_count = live_count.filter(|n| *n > 0);
-        }
+        self.0.placement.set_layout(Layout {
+            retiring,
+            live_count: live_count.filter(|n| *n > 0),
+        });
         for (p, epoch) in switch {
             self.acquired(p, epoch);
         }
     }
 
     fn stop_dequeuing(&mut self, partition: u32) {
-        if let Some(a) = self
-            .0
-            .partitions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&partition)
-        {
+        if let Some(a) = self.0.placement.held().get(&partition) {
             let _ = a.stop.send(true);
         }
     }
@@ -165,37 +120,26 @@ impl PartitionHost for Host {
 
     fn take_turns(&mut self, partition: u32) -> u64 {
         self.0
-            .partitions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+            .placement
+            .held()
             .get(&partition)
             .map_or(0, |a| a.turns.swap(0, Ordering::Relaxed))
     }
 
     fn in_flight(&self, partition: u32) -> usize {
         self.0
-            .partitions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+            .placement
+            .held()
             .get(&partition)
             .map_or(0, |a| a.in_flight.load(Ordering::SeqCst))
     }
 
     fn processing(&self, partition: u32) -> bool {
-        self.0
-            .partitions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .contains_key(&partition)
+        self.0.placement.held().contains_key(&partition)
     }
 
     fn released(&mut self, partition: u32, why: Released) {
-        let removed = self
-            .0
-            .partitions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&partition);
+        let removed = self.0.placement.held().remove(&partition);
         if let Some(a) = removed {
             crate::telemetry::record::lease(partition, false, false);
             let _ = a.stop.send(true);
@@ -204,31 +148,19 @@ impl PartitionHost for Host {
     }
 }
 
-/// Stops every control-queue poller (shutdown).
-pub(crate) fn stop_pollers(shared: &Shared) {
-    for a in shared
-        .partitions
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .values()
-    {
-        let _ = a.stop.send(true);
-    }
-}
-
 /// Runs the first lease pass (so a lone worker holds every free partition when `start`
 /// returns), then keeps passing in the background until the worker stops; the task returns
 /// the manager so that shutdown can release the leases.
 pub(crate) async fn start_leases(shared: &Arc<Shared>) -> JoinHandle<LeaseManager> {
     let settings = shared.hub.settings();
-    let config = LeaseConfig::from_settings(settings, shared.name.clone());
+    let config = LeaseConfig::from_settings(settings, shared.placement.name.clone());
     let store: Arc<dyn taskhub_storage::PartitionStore> = shared.hub.store().clone();
     let clock = shared.hub.clock().clone();
     let mut manager = LeaseManager::new(store, clock.clone(), config);
     let mut host = Host(shared.clone());
     let mut wait = manager.tick(&mut host).await;
-    sample_queues(shared).await;
-    let mut stop = shared.stop.clone();
+    sample_queues(&shared.hub, &shared.placement).await;
+    let mut stop = shared.lifecycle.stop.clone();
     let ring_gap = manager.config().pass_interval();
     tokio::spawn(async move {
         loop {
@@ -238,7 +170,7 @@ pub(crate) async fn start_leases(shared: &Arc<Shared>) -> JoinHandle<LeaseManage
             let due = clock.monotonic() + wait;
             tokio::select! {
                 () = clock.sleep(wait) => {}
-                () = host.0.lease_check.notified() => {}
+                () = host.0.placement.pass_wanted() => {}
                 () = host.0.doorbell.wanted() => {
                     // A ring brings the pass forward, but no sooner than a pass interval after
                     // the last ringing pass (and never later than the pass was due anyway).
@@ -259,23 +191,17 @@ pub(crate) async fn start_leases(shared: &Arc<Shared>) -> JoinHandle<LeaseManage
                 _ = stop.changed() => return manager,
             }
             wait = manager.tick(&mut host).await;
-            sample_queues(&host.0).await;
+            sample_queues(&host.0.hub, &host.0.placement).await;
         }
     })
 }
 
 /// Sets the queue gauges of the held partitions and the work-item queue (if sampling is due:
 /// on, and under `WhileWatched` someone looked lately).
-async fn sample_queues(shared: &Shared) {
-    if !crate::telemetry::sampling::sampling_due(&shared.hub) {
+async fn sample_queues(hub: &TaskHub, placement: &Placement) {
+    if !crate::telemetry::sampling::sampling_due(hub) {
         return;
     }
-    let held: Vec<u32> = shared
-        .partitions
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .keys()
-        .copied()
-        .collect();
-    crate::telemetry::sample(&shared.hub, held).await;
+    let held: Vec<u32> = placement.held().keys().copied().collect();
+    crate::telemetry::sample(hub, held).await;
 }

@@ -1,9 +1,10 @@
 //! Moving messages that cannot be processed to the dead-letter store (never an endless loop).
 
-use taskhub_storage::{DeadLetter, Dequeued, QueueName, StorageError};
+use taskhub_storage::{DeadLetter, DeadLetterStore, Dequeued, QueueName, StorageError};
 use tracing::{debug, error, warn};
 
-use super::Shared;
+use super::lifecycle::Lifecycle;
+use crate::hub::TaskHub;
 
 /// Moves a dequeued message to the dead-letter store with its reason, in one step
 /// ([`move_to_dead_letters`](taskhub_storage::DeadLetterStore::move_to_dead_letters)): the
@@ -11,15 +12,21 @@ use super::Shared;
 /// leaves the message behind to be dead-lettered a second time. If the move fails the message
 /// stays in the queue and is tried again at its next delivery; if the receipt is stale the
 /// message was moved already (the answer was lost) or redelivered, and nothing is stored.
-pub(crate) async fn dead_letter(shared: &Shared, queue: QueueName, msg: &Dequeued, reason: String) {
-    let store = shared.hub.store();
+pub(crate) async fn dead_letter(
+    hub: &TaskHub,
+    lifecycle: &Lifecycle,
+    queue: QueueName,
+    msg: &Dequeued,
+    reason: String,
+) {
+    let store: &dyn DeadLetterStore = hub.store().as_ref();
     let letter = DeadLetter {
         id: String::new(),
         queue,
         body: msg.body.clone(),
         reason: reason.clone(),
         dequeue_count: msg.dequeue_count,
-        dead_lettered_at: shared.hub.clock().now(),
+        dead_lettered_at: hub.clock().now(),
     };
     match store
         .move_to_dead_letters(queue, &msg.receipt, letter)
@@ -27,7 +34,7 @@ pub(crate) async fn dead_letter(shared: &Shared, queue: QueueName, msg: &Dequeue
     {
         Ok(id) => {
             error!(%queue, dead_letter = %id, %reason, "message moved to the dead-letter store");
-            shared.stat(|s| s.dead_lettered += 1);
+            lifecycle.stat(|s| s.dead_lettered += 1);
             crate::telemetry::record::dead_letter(queue);
         }
         Err(StorageError::ReceiptExpired { .. }) => {

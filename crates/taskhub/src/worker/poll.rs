@@ -17,7 +17,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use tracing::warn;
 
 use super::backoff::PollBackoff;
-use super::Shared;
+use crate::hub::TaskHub;
 
 /// What ended a wait besides its timer and the queue's in-process signal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,7 +31,7 @@ pub(crate) enum Interrupt {
 
 /// One poller's queue and back-off.
 pub(crate) struct Poller<'a> {
-    shared: &'a Shared,
+    hub: &'a TaskHub,
     queue: QueueName,
     visibility: Duration,
     backoff: PollBackoff,
@@ -39,13 +39,13 @@ pub(crate) struct Poller<'a> {
 
 impl<'a> Poller<'a> {
     pub(crate) fn new(
-        shared: &'a Shared,
+        hub: &'a TaskHub,
         queue: QueueName,
         visibility: Duration,
         backoff: PollBackoff,
     ) -> Self {
         Self {
-            shared,
+            hub,
             queue,
             visibility,
             backoff,
@@ -59,10 +59,9 @@ impl<'a> Poller<'a> {
         &mut self,
         slots: OwnedSemaphorePermit,
     ) -> Option<(Vec<Dequeued>, OwnedSemaphorePermit)> {
-        let clock = self.shared.hub.clock();
+        let clock = self.hub.clock();
         let started = clock.monotonic();
         let fetched = self
-            .shared
             .hub
             .store()
             .dequeue(self.queue, slots.num_permits(), self.visibility)
@@ -99,8 +98,8 @@ impl<'a> Poller<'a> {
 
     async fn wait(&mut self, wait: Duration, interrupt: impl Future<Output = Interrupt>) {
         tokio::select! {
-            () = self.shared.hub.clock().sleep(wait) => {}
-            () = self.shared.hub.inner.signals.queue(self.queue).notified() => self.backoff.woken(),
+            () = self.hub.clock().sleep(wait) => {}
+            () = self.hub.inner.signals.queue(self.queue).notified() => self.backoff.woken(),
             why = interrupt => if why == Interrupt::Reset {
                 self.backoff.reset();
             },

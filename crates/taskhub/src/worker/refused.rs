@@ -7,7 +7,8 @@ use taskhub_core::{
 };
 use taskhub_storage::{InstanceRow, OutboundMessage, QueueName, StorageError};
 
-use super::{outbox, Shared};
+use super::outbox;
+use crate::hub::TaskHub;
 
 /// The `error_type` of the failure the parent receives.
 pub(crate) const INSTANCE_IN_USE: &str = "SubOrchestrationInstanceInUse";
@@ -33,7 +34,7 @@ fn parent_of(m: &Message) -> Option<(&ParentInstance, &ExecutionId)> {
 /// The failure notice for a refused start `m` of `child`, if it came from a parent.
 /// Its ID is derived from the refused execution, so a re-sent notice is a duplicate.
 pub(crate) async fn notice(
-    shared: &Shared,
+    hub: &TaskHub,
     child: &InstanceId,
     row: Option<&InstanceRow>,
     m: &Message,
@@ -49,7 +50,7 @@ pub(crate) async fn notice(
         ),
         None => format!("sub-orchestration instance '{child}' refused the start"),
     };
-    let partition = shared.hub.partition_of(&parent.instance_id).await?;
+    let partition = hub.partition_of(&parent.instance_id).await?;
     let message = Message {
         id: MessageId::derived(child, execution, "start-refused"),
         target: parent.instance_id.clone(),
@@ -59,7 +60,7 @@ pub(crate) async fn notice(
             execution_id: execution.clone(),
         }),
         episode: 0,
-        enqueued_at: shared.hub.clock().now(),
+        enqueued_at: hub.clock().now(),
         target_partition: Some(partition),
         // The answer joins the trace of the parent's turn that asked for the start.
         traceparent: m.traceparent.clone(),
@@ -70,7 +71,7 @@ pub(crate) async fn notice(
         },
     };
     let queue = QueueName::Control(partition);
-    outbox::encode(shared, queue, &message, std::time::Duration::ZERO)
+    outbox::encode(hub, queue, &message, std::time::Duration::ZERO)
         .await
         .map(Some)
 }

@@ -3,7 +3,6 @@
 //! work item stays hidden meanwhile (its visibility is renewed as while the activity ran), so
 //! a transient error never makes the activity run again (invariant 3).
 
-use std::sync::PoisonError;
 use std::time::Duration;
 
 use taskhub_core::InstanceId;
@@ -12,7 +11,8 @@ use taskhub_storage::{
 };
 use tracing::warn;
 
-use super::Shared;
+use super::lifecycle::Lifecycle;
+use crate::hub::TaskHub;
 use crate::retries;
 
 /// A running work item's delivery: its current receipt and when its visibility was last set.
@@ -27,34 +27,25 @@ pub(crate) struct WorkItemHold {
 
 impl WorkItemHold {
     /// Pushes the work item's visibility out again if half of it has passed.
-    pub(crate) async fn renew_if_due(&mut self, shared: &Shared) {
-        let clock = shared.hub.clock();
-        let visibility = shared.hub.settings().work_item_visibility_timeout;
+    pub(crate) async fn renew_if_due(&mut self, hub: &TaskHub, lifecycle: &Lifecycle) {
+        let clock = hub.clock();
+        let visibility = hub.settings().work_item_visibility_timeout;
         let now = clock.monotonic();
         if now.saturating_sub(self.renewed_at) < visibility / 2 {
             return;
         }
-        self.renew(shared).await;
+        self.renew(hub, lifecycle).await;
     }
 
     /// Pushes the work item's visibility out to a full timeout from now.
-    pub(crate) async fn renew(&mut self, shared: &Shared) {
-        let visibility = shared.hub.settings().work_item_visibility_timeout;
+    pub(crate) async fn renew(&mut self, hub: &TaskHub, lifecycle: &Lifecycle) {
+        let visibility = hub.settings().work_item_visibility_timeout;
         let queue = QueueName::WorkItems;
-        match shared
-            .hub
-            .store()
-            .extend(queue, &self.receipt, visibility)
-            .await
-        {
+        match hub.store().extend(queue, &self.receipt, visibility).await {
             Ok(r) => {
-                self.renewed_at = shared.hub.clock().monotonic();
+                self.renewed_at = hub.clock().monotonic();
                 self.receipt = r.clone();
-                shared
-                    .in_flight
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .insert(self.flight, (queue, r));
+                lifecycle.renewed(self.flight, queue, r);
             }
             Err(e) => warn!(error = %e, "could not extend the work item's visibility"),
         }
@@ -64,12 +55,13 @@ impl WorkItemHold {
 /// Commits `reply` and the work item's delete, retrying retryable errors (with growing waits
 /// on the hub's clock, renewing the work item meanwhile) until it succeeds or fails for good.
 pub(crate) async fn commit(
-    shared: &Shared,
+    hub: &TaskHub,
+    lifecycle: &Lifecycle,
     instance: &InstanceId,
     reply: OutboundMessage,
     hold: &mut WorkItemHold,
 ) -> Result<CheckpointOutcome, StorageError> {
-    let clock = shared.hub.clock();
+    let clock = hub.clock();
     let started = clock.monotonic();
     let mut waits = retries::ACTIVITY_RESULT.waits();
     loop {
@@ -81,14 +73,14 @@ pub(crate) async fn commit(
             outbound: vec![reply.clone()],
             consumed: vec![(QueueName::WorkItems, hold.receipt.clone())],
         };
-        match shared.hub.store().checkpoint(request).await {
+        match hub.store().checkpoint(request).await {
             Err(e) if e.is_retryable() => {
                 let Some(wait) = waits.next_retry(clock.monotonic().saturating_sub(started)) else {
                     return Err(e);
                 };
                 warn!(error = %e, %instance, "could not commit an activity result; retrying");
                 clock.sleep(wait).await;
-                hold.renew_if_due(shared).await;
+                hold.renew_if_due(hub, lifecycle).await;
             }
             other => return other,
         }

@@ -11,14 +11,15 @@ use std::time::Duration;
 
 use taskhub_core::InstanceId;
 use taskhub_storage::{
-    Dequeued, Expect, InstanceQuery, InstanceRow, NewQueueMessage, PartitionRow, QueueName,
-    StorageError,
+    Dequeued, Expect, InstanceQuery, InstanceRow, InstanceStore, NewQueueMessage, PartitionRow,
+    QueueName, StorageError,
 };
 use tracing::{info, warn};
 
 use super::control::Lease;
 use super::{poison, Shared};
 use crate::codec::{self, DecodeError};
+use crate::hub::TaskHub;
 
 /// Moves the work of retiring `lease.partition` until it is retired or the lease ends.
 pub(crate) async fn run(shared: Arc<Shared>, mut lease: Lease) {
@@ -28,14 +29,14 @@ pub(crate) async fn run(shared: Arc<Shared>, mut lease: Lease) {
     let clock = shared.hub.clock().clone();
     let store = shared.hub.store().clone();
     let pause = (settings.partition_retire_grace / 4).min(Duration::from_secs(1));
-    let mut stop = shared.stop.clone();
+    let mut stop = shared.lifecycle.stop.clone();
     let mut empty_since: Option<Duration> = None;
     let mut scanned = false;
     info!(
         partition = p,
         "partition is being removed: moving its instances and messages"
     );
-    while !shared.stopping() && !*lease.stop.borrow() {
+    while !shared.lifecycle.stopping() && !*lease.stop.borrow() {
         if !scanned {
             scanned = rehome_all(&shared, p).await;
         }
@@ -66,7 +67,7 @@ pub(crate) async fn run(shared: Arc<Shared>, mut lease: Lease) {
                         Some(since)
                             if now.saturating_sub(since) >= settings.partition_retire_grace =>
                         {
-                            retire(&shared, p).await;
+                            retire(&shared.hub, p).await;
                             return;
                         }
                         Some(_) => {}
@@ -92,7 +93,14 @@ async fn forward(shared: &Shared, p: u32, m: Dequeued) {
     let message = match codec::decode(store.as_ref(), &m.body).await {
         Ok(message) => message,
         Err(DecodeError::Malformed(why)) => {
-            poison::dead_letter(shared, queue, &m, format!("malformed message: {why}")).await;
+            poison::dead_letter(
+                &shared.hub,
+                &shared.lifecycle,
+                queue,
+                &m,
+                format!("malformed message: {why}"),
+            )
+            .await;
             return;
         }
         Err(DecodeError::Storage(e)) => {
@@ -103,7 +111,14 @@ async fn forward(shared: &Shared, p: u32, m: Dequeued) {
             return;
         }
     };
-    let to = match rehome(shared, &message.target, p).await {
+    let to = match rehome(
+        store.as_ref(),
+        shared.live_partition_count(),
+        &message.target,
+        p,
+    )
+    .await
+    {
         Ok(to) => to,
         Err(e) => {
             warn!(instance = %message.target, error = %e, "could not re-home instance; retrying later");
@@ -139,10 +154,14 @@ async fn forward(shared: &Shared, p: u32, m: Dequeued) {
     }
 }
 
-/// The live partition of `instance`, moving its row off retiring partition `p` if needed.
-async fn rehome(shared: &Shared, instance: &InstanceId, p: u32) -> Result<u32, StorageError> {
-    let store = shared.hub.store();
-    let live = shared.live_partition_count();
+/// The live partition of `instance` among the first `live` partitions, moving its row off
+/// retiring partition `p` if needed.
+async fn rehome(
+    store: &dyn InstanceStore,
+    live: u32,
+    instance: &InstanceId,
+    p: u32,
+) -> Result<u32, StorageError> {
     for _ in 0..5 {
         let Some(row) = store.get_instance(instance).await? else {
             return Ok(instance.partition(live));
@@ -187,7 +206,14 @@ async fn rehome_all(shared: &Shared, p: u32) -> bool {
             }
         };
         for row in page.instances.iter().filter(|r| r.partition == p) {
-            match rehome(shared, &row.instance_id, p).await {
+            match rehome(
+                store.as_ref(),
+                shared.live_partition_count(),
+                &row.instance_id,
+                p,
+            )
+            .await
+            {
                 Ok(_) => moved += 1,
                 Err(e) => {
                     warn!(instance = %row.instance_id, error = %e, "could not re-home instance");
@@ -211,9 +237,8 @@ async fn rehome_all(shared: &Shared, p: u32) -> bool {
 
 /// Marks the partition retired (retiring and offline): its owner releases it, nobody
 /// claims it, and its queue is no longer used.
-async fn retire(shared: &Shared, p: u32) {
-    let result = shared
-        .hub
+async fn retire(hub: &TaskHub, p: u32) {
+    let result = hub
         .admin()
         .update(p, |row| PartitionRow {
             offline: true,

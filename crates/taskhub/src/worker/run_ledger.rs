@@ -167,7 +167,7 @@ pub(crate) async fn screen(shared: &Shared, m: &Dequeued, id: &MessageId) -> Opt
         dequeue_count: m.dequeue_count,
         enqueued_at: m.enqueued_at,
     };
-    match shared.runs.begin(id, delivery) {
+    match shared.watches.runs.begin(id, delivery) {
         Ok(mark) => Some(mark),
         Err(Verdict::Defer) => {
             debug!(message = %id, "a work item that runs here now came again; looking again later");
@@ -180,7 +180,7 @@ pub(crate) async fn screen(shared: &Shared, m: &Dequeued, id: &MessageId) -> Opt
         Err(_) => {
             info!(message = %id, "dropped a copy of a work item this worker runs or ran");
             match store.delete(queue, &m.receipt).await {
-                Ok(()) => shared.stat(|s| s.work_item_copies_dropped += 1),
+                Ok(()) => shared.lifecycle.stat(|s| s.work_item_copies_dropped += 1),
                 Err(e) => {
                     debug!(error = %e, "could not delete a copy of a work item; it is screened again when it reappears");
                 }

@@ -3,13 +3,13 @@
 //! newer idle sessions push it out (see [`idle`](super::idle)), or until it has completed,
 //! failed or been terminated: then it leaves at once.
 
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 
 use taskhub_core::{EntityId, ExecutionId, InstanceId, OrchestrationSession, OrchestrationStatus};
 use taskhub_storage::{ETag, InstanceRow, LeaseFence};
-use tokio::sync::mpsc;
 
 use super::delivery::Delivery;
+use super::sessions::Inbox;
 use super::{turn, Shared};
 
 /// An orchestration replayed into memory, and the history it was replayed from.
@@ -54,13 +54,13 @@ pub(crate) async fn run(
     shared: Arc<Shared>,
     instance: InstanceId,
     first: Vec<Delivery>,
-    mut rx: mpsc::UnboundedReceiver<Vec<Delivery>>,
+    mut rx: Inbox,
 ) {
     let settings = shared.hub.settings().clone();
     let clock = shared.hub.clock().clone();
     let mut cached = Cached::default();
     let mut batch = first;
-    let mut stop = shared.stop.clone();
+    let mut stop = shared.lifecycle.stop.clone();
     loop {
         // Join everything that arrived meanwhile into this batch.
         while let Ok(more) = rx.try_recv() {
@@ -86,16 +86,16 @@ pub(crate) async fn run(
             // More arrived during the turn: not idle at all (and no older idle session has to
             // leave for this one).
             Some(b)
-        } else if keep && !shared.stopping() {
+        } else if keep && !shared.lifecycle.stopping() {
             let idle = clock.sleep(settings.extended_session_idle_timeout);
-            let waiting = shared.idle.enter(&instance);
+            let waiting = shared.sessions.idle.enter(&instance);
             let next = tokio::select! {
                 b = rx.recv() => b,
                 () = idle => None,
                 () = waiting.evicted() => None,
                 _ = stop.changed() => None,
             };
-            shared.idle.leave(&waiting);
+            shared.sessions.idle.leave(&waiting);
             next
         } else {
             None
@@ -105,21 +105,9 @@ pub(crate) async fn run(
             Some(b) => batch = b,
             None => {
                 // Leave only if nothing raced in: the dispatcher sends under the same lock.
-                let mut sessions = shared
-                    .sessions
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner);
-                match rx.try_recv() {
-                    Ok(b) => {
-                        drop(sessions);
-                        batch = b;
-                    }
-                    Err(_) => {
-                        if sessions.remove(&instance).is_some() {
-                            crate::telemetry::record::session(false);
-                        }
-                        return;
-                    }
+                match shared.sessions.leave(&instance, &mut rx) {
+                    Some(b) => batch = b,
+                    None => return,
                 }
             }
         }

@@ -33,6 +33,7 @@ use super::delivery::Delivery;
 use super::session::Cached;
 use super::turn::{abandon, admit, commit, give_back, Admitted};
 use super::Shared;
+use crate::hub::TaskHub;
 
 /// The execution ID every entity row carries (an entity has no executions).
 pub(crate) const ENTITY_EXECUTION: &str = "entity";
@@ -97,7 +98,14 @@ pub(crate) async fn process(
         Ok(e) => e,
         Err(e) => {
             for d in &deliveries {
-                super::poison::dead_letter(shared, d.queue, &d.raw, e.to_string()).await;
+                super::poison::dead_letter(
+                    &shared.hub,
+                    &shared.lifecycle,
+                    d.queue,
+                    &d.raw,
+                    e.to_string(),
+                )
+                .await;
             }
             return;
         }
@@ -105,7 +113,7 @@ pub(crate) async fn process(
     let Some(partition) = deliveries.first().map(|d| d.partition) else {
         return;
     };
-    let Some(fence) = shared.fence(partition) else {
+    let Some(fence) = shared.placement.fence(partition) else {
         give_back(shared, &deliveries, Duration::ZERO).await;
         return;
     };
@@ -133,10 +141,10 @@ pub(crate) async fn process(
         return;
     };
     let (messages, ignored) = decode(&deliveries);
-    let now = wait_for_due_signals(shared, &messages).await;
+    let now = wait_for_due_signals(&shared.hub, &messages).await;
     if ignored > 0 {
         debug!(%instance, ignored, "messages for an entity that are no entity requests");
-        shared.stat(|s| s.discarded += ignored);
+        shared.lifecycle.stat(|s| s.discarded += ignored);
     }
     let mut state = loaded.state.clone();
     let mut record = loaded.record.clone();
@@ -164,7 +172,7 @@ pub(crate) async fn process(
         warn!(%instance, operations = outcome.failed, "entity is not registered on this worker: its operations fail");
     }
     if outcome.duplicates > 0 {
-        shared.stat(|s| s.discarded += outcome.duplicates);
+        shared.lifecycle.stat(|s| s.discarded += outcome.duplicates);
     }
     let home = shared.home(instance, partition);
     let mut outbound: Vec<OutboundMessage> = pending.iter().map(from_entry).collect();
@@ -175,7 +183,7 @@ pub(crate) async fn process(
         epoch: record.outgoing.epoch.as_deref(),
     };
     for effect in &outcome.effects {
-        match send::outbound(shared, &from, effect).await {
+        match send::outbound(&shared.hub, &from, effect).await {
             Ok(o) => outbound.push(o),
             Err(e) => {
                 warn!(%instance, error = %e, "could not prepare an entity's messages; the batch will be retried");
@@ -223,25 +231,25 @@ pub(crate) async fn process(
             consumed.clone()
         },
     };
-    let etag = match commit(shared, first).await {
+    let etag = match commit(&shared.hub, first).await {
         Ok(o) => o.instance_etag,
         Err(e) => {
             failed_commit(shared, instance, cached, &deliveries, fence, e).await;
             return;
         }
     };
-    shared.stat(|s| {
+    shared.lifecycle.stat(|s| {
         s.entity_batches += 1;
         s.entity_operations += outcome.operations;
     });
-    shared.count_turn(fence.partition);
+    shared.placement.count_turn(fence.partition);
     cached.entity = Some(Loaded {
         state: state.clone(),
         record: record.clone(),
         row: Some(InstanceRow { etag, ..row }),
     });
     if !two_steps {
-        wake(shared, &outbound);
+        wake(&shared.hub, &outbound);
         return;
     }
     send_outbox(shared, instance, cached, &deliveries, outbound, consumed).await;
@@ -263,7 +271,10 @@ async fn send_outbox(
     let Some(row) = loaded.row.clone() else {
         return;
     };
-    let Some(fence) = deliveries.first().and_then(|d| shared.fence(d.partition)) else {
+    let Some(fence) = deliveries
+        .first()
+        .and_then(|d| shared.placement.fence(d.partition))
+    else {
         cached.entity = None;
         give_back(shared, deliveries, Duration::ZERO).await;
         return;
@@ -293,14 +304,14 @@ async fn send_outbox(
         outbound: outbound.clone(),
         consumed,
     };
-    match commit(shared, request).await {
+    match commit(&shared.hub, request).await {
         Ok(o) => {
             loaded.record = record;
             loaded.row = Some(InstanceRow {
                 etag: o.instance_etag,
                 ..cleared
             });
-            wake(shared, &outbound);
+            wake(&shared.hub, &outbound);
         }
         Err(e) => {
             // The batch is committed with its outbox; the consumed messages come back, are
@@ -320,11 +331,11 @@ async fn failed_commit(
 ) {
     cached.entity = None;
     if e.is_conflict() {
-        shared.stat(|s| s.checkpoint_conflicts += 1);
+        shared.lifecycle.stat(|s| s.checkpoint_conflicts += 1);
     }
     warn!(%instance, error = %e, "entity checkpoint failed; the batch will be redelivered");
     if let StorageError::Fenced { .. } = e {
-        shared.lease_lost(fence.partition, fence.epoch);
+        shared.placement.lease_lost(fence.partition, fence.epoch);
         give_back(shared, deliveries, Duration::ZERO).await;
         return;
     }
@@ -337,22 +348,18 @@ async fn failed_commit(
 }
 
 /// Wakes this process's pollers of the queues `outbound` went to.
-fn wake(shared: &Shared, outbound: &[OutboundMessage]) {
+fn wake(hub: &TaskHub, outbound: &[OutboundMessage]) {
     for o in outbound {
-        shared
-            .hub
-            .inner
-            .signals
-            .enqueued_after(o.queue, o.message.delay);
+        hub.inner.signals.enqueued_after(o.queue, o.message.delay);
     }
 }
 
 /// Scheduled signals the backend delivered early by less than its delay unit (delays are
 /// rounded down to whole units): wait out the remainder, as a turn does for timers. Returns
 /// the batch's time.
-async fn wait_for_due_signals(shared: &Shared, messages: &[BatchMessage]) -> Timestamp {
-    let clock = shared.hub.clock();
-    let unit = shared.hub.store().delay_granularity();
+async fn wait_for_due_signals(hub: &TaskHub, messages: &[BatchMessage]) -> Timestamp {
+    let clock = hub.clock();
+    let unit = hub.store().delay_granularity();
     let now = clock.now();
     let remainder = messages
         .iter()

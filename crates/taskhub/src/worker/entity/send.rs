@@ -11,8 +11,8 @@ use taskhub_core::{
 use taskhub_storage::{OutboundMessage, QueueName, StorageError};
 
 use super::entity_execution;
+use crate::hub::TaskHub;
 use crate::worker::outbox;
-use crate::worker::Shared;
 
 /// The sending entity.
 #[derive(Clone, Copy)]
@@ -29,7 +29,7 @@ pub(super) struct From<'a> {
 
 /// The outbound message of one effect.
 pub(super) async fn outbound(
-    shared: &Shared,
+    hub: &TaskHub,
     from: &From<'_>,
     effect: &EntityEffect,
 ) -> Result<OutboundMessage, StorageError> {
@@ -63,7 +63,7 @@ pub(super) async fn outbound(
             response,
             purpose,
         } => {
-            let partition = shared.hub.partition_of(&caller.instance_id).await?;
+            let partition = hub.partition_of(&caller.instance_id).await?;
             let event = EventKind::EventRaised {
                 name: request_id.clone(),
                 input: payload(response, "entity response")?,
@@ -83,7 +83,7 @@ pub(super) async fn outbound(
             order,
             purpose,
         } => {
-            let partition = shared.hub.partition_of(target.instance_id()).await?;
+            let partition = hub.partition_of(target.instance_id()).await?;
             let event = EventKind::EventRaised {
                 name: ENTITY_REQUEST_EVENT.to_owned(),
                 input: payload(request, "entity request")?,
@@ -106,7 +106,9 @@ pub(super) async fn outbound(
                 });
                 m.order = Some(*order);
             }
-            let delay = at.map_or(Duration::ZERO, |at| outbox::timer_delay(shared, at, now));
+            let delay = at.map_or(Duration::ZERO, |at| {
+                outbox::timer_delay(hub.store().as_ref(), at, now)
+            });
             (partition, m, delay)
         }
         EntityEffect::Defer {
@@ -124,7 +126,7 @@ pub(super) async fn outbound(
                 instance_id,
                 execution_id: execution.clone(),
             });
-            (home, m, outbox::timer_delay(shared, *at, now))
+            (home, m, outbox::timer_delay(hub.store().as_ref(), *at, now))
         }
         EntityEffect::Start {
             instance_id,
@@ -132,7 +134,7 @@ pub(super) async fn outbound(
             input,
             purpose,
         } => {
-            let partition = shared.hub.partition_of(instance_id).await?;
+            let partition = hub.partition_of(instance_id).await?;
             let id = MessageId::derived(me, &execution, purpose);
             let child = ExecutionId::new(id.as_str()).unwrap_or_else(|_| ExecutionId::random());
             let mut m = message(
@@ -153,7 +155,7 @@ pub(super) async fn outbound(
             (partition, m, Duration::ZERO)
         }
     };
-    outbox::encode(shared, QueueName::Control(partition), &m, delay).await
+    outbox::encode(hub, QueueName::Control(partition), &m, delay).await
 }
 
 fn payload<T: serde::Serialize>(value: &T, what: &str) -> Result<Payload, StorageError> {

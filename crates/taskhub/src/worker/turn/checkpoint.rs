@@ -75,7 +75,7 @@ pub(super) async fn commit_turn(shared: &Arc<Shared>, cached: &mut Cached, cp: T
         consumed,
     };
     let started = shared.hub.clock().monotonic();
-    let committed = commit(shared, request).await;
+    let committed = commit(&shared.hub, request).await;
     telemetry::record::checkpoint(shared.hub.clock().monotonic().saturating_sub(started));
     match committed {
         Ok(outcome) => {
@@ -91,8 +91,8 @@ pub(super) async fn commit_turn(shared: &Arc<Shared>, cached: &mut Cached, cp: T
             if let Some(RowWrite { row: mut r, .. }) = row {
                 r.etag = outcome.instance_etag;
                 // Counted before the change is published, so a waiter sees the turn counted.
-                shared.stat(|s| s.turns += 1);
-                shared.count_turn(fence.partition);
+                shared.lifecycle.stat(|s| s.turns += 1);
+                shared.placement.count_turn(fence.partition);
                 if let Some(name) = &name {
                     telemetry::record::turn(name);
                 }
@@ -112,7 +112,7 @@ pub(super) async fn commit_turn(shared: &Arc<Shared>, cached: &mut Cached, cp: T
         }
         Err(e) => {
             if e.is_conflict() {
-                shared.stat(|s| s.checkpoint_conflicts += 1);
+                shared.lifecycle.stat(|s| s.checkpoint_conflicts += 1);
             }
             warn!(%instance, error = %e, "checkpoint failed; the batch will be redelivered");
             cached.session = None;
@@ -122,7 +122,7 @@ pub(super) async fn commit_turn(shared: &Arc<Shared>, cached: &mut Cached, cp: T
                 // this worker stops processing the partition under the old epoch at once
                 // (else it would redeliver them to itself, fenced each time, until its lease
                 // manager noticed, and dead-letter live messages).
-                shared.lease_lost(fence.partition, fence.epoch);
+                shared.placement.lease_lost(fence.partition, fence.epoch);
                 give_back(shared, batch, Duration::ZERO).await;
                 return;
             }

@@ -15,7 +15,7 @@ use tracing::{debug, warn};
 use super::super::delivery::Delivery;
 use super::super::{outbox, Shared};
 use super::redeliver::{retry_later, wait_for_start};
-use crate::client::prestart;
+use crate::rows;
 
 /// How long a message for the next execution of an instance that continued as new waits
 /// before it is delivered again (its start is already queued ahead of it).
@@ -79,7 +79,7 @@ fn waiting(row: Option<&InstanceRow>, now: Timestamp) -> Waiting {
         Some(r) if r.status == OrchestrationStatus::Suspended => {
             Waiting::ResendAfter(WAITING_RETRY)
         }
-        Some(r) if prestart::terminated_before_start(r) => Waiting::Drop,
+        Some(r) if rows::terminated_before_start(r) => Waiting::Drop,
         _ => Waiting::ForStart,
     }
 }
@@ -141,7 +141,9 @@ pub(super) async fn route(shared: &Shared, req: RouteRequest<'_>) -> Routed {
     }
     if !result.discarded.is_empty() {
         debug!(%instance, discarded = ?result.discarded, "messages not applied");
-        shared.stat(|s| s.discarded += result.discarded.len() as u64);
+        shared
+            .lifecycle
+            .stat(|s| s.discarded += result.discarded.len() as u64);
     }
     routed
 }
@@ -155,7 +157,7 @@ async fn resend(
     delay: Duration,
     instance: &InstanceId,
 ) {
-    match outbox::encode(shared, d.home(), &d.message, delay).await {
+    match outbox::encode(&shared.hub, d.home(), &d.message, delay).await {
         Ok(o) => {
             routed.outbound.push(o);
             routed.consumed.push((d.queue, d.receipt.clone()));

@@ -13,6 +13,7 @@ use super::super::outbox;
 use super::super::session::Cached;
 use super::super::Shared;
 use super::redeliver::{commit, give_back};
+use crate::hub::TaskHub;
 
 /// A batch admitted for processing.
 pub(crate) struct Admitted<'a> {
@@ -30,7 +31,7 @@ pub(crate) async fn admit<'a>(
     cached: &mut Cached,
     deliveries: Vec<Delivery>,
 ) -> Option<Admitted<'a>> {
-    let Ok(slot) = shared.orchestration_slots.acquire().await else {
+    let Ok(slot) = shared.slots.orchestrations.acquire().await else {
         give_back(shared, &deliveries, Duration::ZERO).await;
         return None;
     };
@@ -48,7 +49,7 @@ async fn under_current_lease(
     deliveries: Vec<Delivery>,
 ) -> Option<Vec<Delivery>> {
     let partition = deliveries.first().map(|d| d.partition)?;
-    let current = shared.fence(partition).map(|f| f.epoch);
+    let current = shared.placement.fence(partition).map(|f| f.epoch);
     let (valid, stale): (Vec<Delivery>, Vec<Delivery>) = deliveries
         .into_iter()
         .partition(|d| Some(d.epoch) == current);
@@ -72,17 +73,17 @@ async fn under_current_lease(
 /// unit (its delay was rounded down to whole units, see `outbox::timer_delay`) is waited for
 /// here; one that came earlier still (a chunked long timer) goes back with the rest of its
 /// delay.
-pub(super) async fn due_now(shared: &Shared, deliveries: Vec<Delivery>) -> Vec<Delivery> {
-    let unit = shared.hub.store().delay_granularity();
-    let mut now = shared.hub.clock().now();
+pub(super) async fn due_now(hub: &TaskHub, deliveries: Vec<Delivery>) -> Vec<Delivery> {
+    let unit = hub.store().delay_granularity();
+    let mut now = hub.clock().now();
     if let Some(wait) = short_remainder(&deliveries, now, unit) {
-        shared.hub.clock().sleep(wait).await;
-        now = shared.hub.clock().now();
+        hub.clock().sleep(wait).await;
+        now = hub.clock().now();
     }
     let (early, due): (Vec<Delivery>, Vec<Delivery>) =
         deliveries.into_iter().partition(|d| fires_after(d, now));
     if !early.is_empty() {
-        reschedule_early_timers(shared, early).await;
+        reschedule_early_timers(hub, early).await;
     }
     due
 }
@@ -108,14 +109,14 @@ fn fires_after(d: &Delivery, now: Timestamp) -> bool {
 
 /// Timer messages that arrived before their time (chunked long timers) go back with the rest
 /// of their delay.
-async fn reschedule_early_timers(shared: &Shared, early: Vec<Delivery>) {
-    let now = shared.hub.clock().now();
+async fn reschedule_early_timers(hub: &TaskHub, early: Vec<Delivery>) {
+    let now = hub.clock().now();
     for d in early {
         let EventKind::TimerFired { fire_at, .. } = d.message.event else {
             continue;
         };
-        let delay = outbox::timer_delay(shared, fire_at, now);
-        let Ok(o) = outbox::encode(shared, d.home(), &d.message, delay).await else {
+        let delay = outbox::timer_delay(hub.store().as_ref(), fire_at, now);
+        let Ok(o) = outbox::encode(hub, d.home(), &d.message, delay).await else {
             continue;
         };
         let req = CheckpointRequest {
@@ -126,7 +127,7 @@ async fn reschedule_early_timers(shared: &Shared, early: Vec<Delivery>) {
             outbound: vec![o],
             consumed: vec![(d.queue, d.receipt.clone())],
         };
-        if let Err(e) = commit(shared, req).await {
+        if let Err(e) = commit(hub, req).await {
             warn!(error = %e, "could not re-schedule an early timer message");
         }
     }

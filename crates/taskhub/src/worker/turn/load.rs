@@ -15,6 +15,8 @@ use super::super::session::{Cached, Live};
 use super::super::Shared;
 use super::redeliver::{abandon, commit, give_back};
 use super::row_repair::{self, RowRepair};
+use crate::hub::TaskHub;
+use crate::settings::Settings;
 
 /// Loads `instance` into `cached` (its session, its row, the row repaired if it must be) for a
 /// turn over `due`. False: it could not be loaded now, and `due` went back to its queue.
@@ -27,7 +29,7 @@ pub(super) async fn into_cache(
     let Some(partition) = due.first().map(|d| d.partition) else {
         return false;
     };
-    let Some(fence) = shared.fence(partition) else {
+    let Some(fence) = shared.placement.fence(partition) else {
         // The lease ended: never write (a torn checkpoint's re-send) without one.
         give_back(shared, due, Duration::ZERO).await;
         return false;
@@ -57,7 +59,7 @@ pub(super) async fn into_cache(
                     partition,
                     shared.hub.clock().now(),
                 );
-                if let Err(e) = row_repair::write(shared, instance, cached, row).await {
+                if let Err(e) = row_repair::write(&shared.hub, instance, cached, row).await {
                     // These deliveries are what brings the instance back to a loader.
                     // Consuming them with the row still behind would leave a finished
                     // instance looking Running forever: give them back and repair on
@@ -73,7 +75,7 @@ pub(super) async fn into_cache(
         Err(StorageError::Fenced { .. }) => {
             // Re-sending a torn checkpoint's outbox found the lease gone: not the
             // messages' fault (as for a fenced turn, below).
-            shared.lease_lost(fence.partition, fence.epoch);
+            shared.placement.lease_lost(fence.partition, fence.epoch);
             give_back(shared, due, Duration::ZERO).await;
             return false;
         }
@@ -115,8 +117,8 @@ enum Loaded {
 /// another worker (a handover whose drain timed out, a lease taken from a stalled worker, a
 /// removed partition's last turn): re-sending it would send its messages twice, and an
 /// activity would run twice.
-fn outbox_grace(shared: &Shared) -> Duration {
-    shared.hub.settings().lease_interval
+fn outbox_grace(settings: &Settings) -> Duration {
+    settings.lease_interval
 }
 
 /// Loads history (re-sending a torn checkpoint's outbox, see [`resend_outbox`]) and the
@@ -135,16 +137,20 @@ async fn load(
                 // Timed by this worker's own clock from its first sighting of this outbox,
                 // never by the writer's wall-clock `pending_since` (see `outbox_watch`).
                 let now = shared.hub.clock().monotonic();
-                let watched = shared.outbox_watch.watched(instance, &s.etag, now);
-                let grace = outbox_grace(shared);
+                let watched = shared.watches.outbox.watched(instance, &s.etag, now);
+                let grace = outbox_grace(shared.hub.settings());
                 if watched < grace {
                     return Ok(Loaded::Deferred(grace - watched));
                 }
             }
-            let etag = resend_outbox(shared, instance, fence, &s).await?;
-            shared.outbox_watch.forget(instance, &s.etag);
-            let session =
-                OrchestrationSession::load(shared.registry.clone(), instance.clone(), &s.events);
+            let etag = resend_outbox(&shared.hub, instance, fence, &s).await?;
+            shared.watches.outbox.forget(instance, &s.etag);
+            let session = OrchestrationSession::load_with(
+                shared.registry.clone(),
+                instance.clone(),
+                &s.events,
+                shared.executor.is_some(),
+            );
             let repair = row_repair::judge(
                 &session,
                 row.as_ref(),
@@ -159,7 +165,11 @@ async fn load(
             }
         }
         None => LoadedInstance {
-            session: OrchestrationSession::new(shared.registry.clone(), instance.clone()),
+            session: OrchestrationSession::new_with(
+                shared.registry.clone(),
+                instance.clone(),
+                shared.executor.is_some(),
+            ),
             history_etag: None,
             row,
             repair: RowRepair::NotNeeded,
@@ -173,7 +183,7 @@ async fn load(
 /// (the driver commits it as pending, sends it, then clears it). Returns the history's ETag
 /// afterwards. Receivers de-duplicate the copies by message ID.
 async fn resend_outbox(
-    shared: &Shared,
+    hub: &TaskHub,
     instance: &InstanceId,
     fence: LeaseFence,
     loaded: &HistorySnapshot,
@@ -199,14 +209,10 @@ async fn resend_outbox(
             .collect(),
         consumed: Vec::new(),
     };
-    let outcome = commit(shared, request).await?;
+    let outcome = commit(hub, request).await?;
     info!(%instance, messages = loaded.pending_outbox.len(), "re-sent the outbox of a torn checkpoint");
     for o in &loaded.pending_outbox {
-        shared
-            .hub
-            .inner
-            .signals
-            .enqueued_after(o.queue, o.message.delay);
+        hub.inner.signals.enqueued_after(o.queue, o.message.delay);
     }
     Ok(outcome.history_etag.unwrap_or_else(|| loaded.etag.clone()))
 }

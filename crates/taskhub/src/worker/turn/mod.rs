@@ -9,6 +9,7 @@ mod intake;
 mod load;
 pub(crate) mod plan;
 mod redeliver;
+mod remote;
 pub(crate) mod row_repair;
 mod start_accept;
 mod trace;
@@ -18,7 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use taskhub_core::{
-    EventKind, InstanceId, Message, OrchestrationSession, OrchestrationStatus, TurnInput,
+    EventKind, InstanceId, Message, OrchestrationSession, OrchestrationStatus, TurnInput, TurnStep,
 };
 use tracing::{info, warn, Instrument as _};
 
@@ -31,6 +32,7 @@ use super::Shared;
 pub(crate) use intake::{admit, Admitted};
 use redeliver::consume;
 pub(crate) use redeliver::{abandon, commit, give_back, START_ROW_GRACE};
+pub(crate) use remote::{counts_as_failed_delivery, EXECUTOR_RETRY};
 use start_accept::{judge_start, start_execution, Verdict};
 use version_gate::Gate;
 
@@ -48,7 +50,7 @@ pub(crate) async fn process(
     else {
         return;
     };
-    let due = intake::due_now(shared, deliveries).await;
+    let due = intake::due_now(&shared.hub, deliveries).await;
     if due.is_empty() {
         return;
     }
@@ -137,7 +139,7 @@ async fn start_new_execution(
             if start_execution(&d.message) == loaded {
                 continue;
             }
-            match refused::notice(shared, instance, row.as_ref(), &d.message).await {
+            match refused::notice(&shared.hub, instance, row.as_ref(), &d.message).await {
                 Ok(Some(n)) => notices.push(n),
                 Ok(None) => {}
                 Err(e) => {
@@ -151,8 +153,10 @@ async fn start_new_execution(
         if !notices.is_empty() {
             warn!(%instance, parents = notices.len(), "sub-orchestration start refused: the instance is in use");
         }
-        shared.stat(|s| s.discarded += rejected.len() as u64);
-        consume(shared, instance, &rejected, notices).await;
+        shared
+            .lifecycle
+            .stat(|s| s.discarded += rejected.len() as u64);
+        consume(&shared.hub, instance, &rejected, notices).await;
     }
     let mut batch = accepted;
     let fresh = !batch.is_empty();
@@ -160,7 +164,11 @@ async fn start_new_execution(
     if fresh {
         let etag = cached.session.take().and_then(|l| l.history_etag);
         cached.session = Some(Live::new(
-            OrchestrationSession::new(shared.registry.clone(), instance.clone()),
+            OrchestrationSession::new_with(
+                shared.registry.clone(),
+                instance.clone(),
+                shared.executor.is_some(),
+            ),
             etag,
         ));
     }
@@ -188,7 +196,7 @@ async fn run(
             instance,
             messages: &messages,
             partition,
-            epoch: shared.fence(partition).map(|f| f.epoch),
+            epoch: shared.placement.fence(partition).map(|f| f.epoch),
         })
     });
     drop(messages);
@@ -222,7 +230,7 @@ async fn run_traced(
     let Some(partition) = batch.first().map(|d| d.partition) else {
         return;
     };
-    let Some(fence) = shared.fence(partition) else {
+    let Some(fence) = shared.placement.fence(partition) else {
         // The lease ended: never commit without one.
         cached.session = None;
         give_back(shared, &batch, Duration::ZERO).await;
@@ -238,25 +246,40 @@ async fn run_traced(
         give_back(shared, &batch, Duration::ZERO).await;
         return;
     };
-    if version_gate::check_version(shared, session, &batch, new_execution) == Gate::Reject {
+    if version_gate::check_version(shared.hub.settings(), session, &batch, new_execution)
+        == Gate::Reject
+    {
         // Another worker's version: the messages go back, uncounted, for it.
         cached.session = None;
         give_back(shared, &batch, versioning::REJECT_DELAY).await;
         return;
     }
+    let mut batch = batch;
+    let now = shared.hub.clock().now();
+    let result = match session.start_turn(TurnInput {
+        now,
+        messages: batch.iter().map(|d| d.message.clone()).collect(),
+    }) {
+        TurnStep::Done(result) => result,
+        // Remote code decides (see `remote`): the session is dropped if no answer comes.
+        TurnStep::Decide(pending) => {
+            match remote::decide(shared, instance, fence, session, pending, &mut batch).await {
+                Ok(result) => result,
+                Err(why) => {
+                    cached.session = None;
+                    remote::redeliver(shared, instance, &batch, why).await;
+                    return;
+                }
+            }
+        }
+    };
     // Handed-over results: their work items stop being renewed now (a renewal would replace
     // the receipt), and the checkpoint deletes them with their current receipts.
-    let mut batch = batch;
     for d in &mut batch {
         if let Some(held) = &d.held {
             d.receipt = held.take().await;
         }
     }
-    let now = shared.hub.clock().now();
-    let result = session.turn(TurnInput {
-        now,
-        messages: batch.iter().map(|d| d.message.clone()).collect(),
-    });
     trace::emit_logs(instance, &result);
     if let Some(t) = trace {
         t.timers_fired(&batch, &result);

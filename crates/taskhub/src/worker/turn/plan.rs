@@ -11,7 +11,7 @@ use taskhub_storage::{
     ETag, ExecutionRecord, Expect, HistoryWrite, InstanceRow, MAX_EXECUTION_RECORDS,
 };
 
-use crate::client::prestart;
+use crate::rows;
 
 /// What a turn's plan is made from.
 pub(super) struct PlanInput<'a> {
@@ -74,7 +74,7 @@ pub(super) fn plan(input: &PlanInput<'_>) -> TurnWrites {
     let execution = session.execution_id();
     // A client that started a new execution (restart, terminate-and-restart) already wrote
     // its row: this turn of the old execution must not overwrite it.
-    let ahead = !new_execution && known_row.is_some_and(|r| prestart::row_is_ahead(r, &execution));
+    let ahead = !new_execution && known_row.is_some_and(|r| rows::row_is_ahead(r, &execution));
     let row = (!ahead).then(|| RowWrite {
         row: build_row(known_row, session, result, partition, now),
         // No row known (a sub-orchestration's first turn, a start taken before the client's

@@ -5,11 +5,14 @@
 use std::time::Duration;
 
 use taskhub_core::{InstanceId, Timestamp};
-use taskhub_storage::{CheckpointRequest, OutboundMessage, QueueName, StorageError};
+use taskhub_storage::{
+    CheckpointRequest, CheckpointStore, Clock, OutboundMessage, QueueName, StorageError,
+};
 use tracing::{debug, warn};
 
 use super::super::delivery::Delivery;
 use super::super::{local, poison, Shared};
+use crate::hub::TaskHub;
 use crate::retries;
 
 /// How long a message waits, uncounted, for the start of an instance that has not started
@@ -20,23 +23,23 @@ const NOT_STARTED_RETRY: Duration = Duration::from_secs(1);
 
 /// Commits with a few retries on transient errors.
 pub(crate) async fn commit(
-    shared: &Shared,
+    hub: &TaskHub,
     request: CheckpointRequest,
 ) -> Result<taskhub_storage::CheckpointOutcome, StorageError> {
-    retry_transient(shared, || shared.hub.store().checkpoint(request.clone())).await
+    let store: &dyn CheckpointStore = hub.store().as_ref();
+    retry_transient(hub.clock().as_ref(), || store.checkpoint(request.clone())).await
 }
 
 /// Runs `op`, retrying it a few times (with growing waits on the clock) while it fails with a
 /// retryable error.
 pub(crate) async fn retry_transient<T, F, Fut>(
-    shared: &Shared,
+    clock: &dyn Clock,
     mut op: F,
 ) -> Result<T, StorageError>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<T, StorageError>>,
 {
-    let clock = shared.hub.clock();
     let started = clock.monotonic();
     let mut waits = retries::TURN_RETRY.waits();
     loop {
@@ -55,7 +58,7 @@ where
 /// Deletes messages that were handled without a turn, sending `outbound` in the same
 /// checkpoint.
 pub(super) async fn consume(
-    shared: &Shared,
+    hub: &TaskHub,
     instance: &InstanceId,
     deliveries: &[Delivery],
     outbound: Vec<OutboundMessage>,
@@ -75,10 +78,10 @@ pub(super) async fn consume(
             .map(|d| (d.queue, d.receipt.clone()))
             .collect(),
     };
-    match commit(shared, req).await {
+    match commit(hub, req).await {
         Ok(_) => {
             for (q, delay) in queues {
-                shared.hub.inner.signals.enqueued_after(q, delay);
+                hub.inner.signals.enqueued_after(q, delay);
             }
         }
         Err(e) => {
@@ -101,13 +104,13 @@ pub(crate) async fn abandon(shared: &Shared, deliveries: &[Delivery], delay: Dur
 /// to its queue.
 pub(super) async fn retry_later(shared: &Shared, d: &Delivery, delay: Duration) {
     if d.is_local() {
-        local::fall_back(shared, d, delay).await;
+        local::fall_back(&shared.hub, &shared.lifecycle, d, delay).await;
         return;
     }
     let max = shared.hub.settings().max_dequeue_count;
     if d.raw.dequeue_count > max {
         let reason = poison::too_many_deliveries(d.raw.dequeue_count, max);
-        poison::dead_letter(shared, d.queue, &d.raw, reason).await;
+        poison::dead_letter(&shared.hub, &shared.lifecycle, d.queue, &d.raw, reason).await;
         return;
     }
     // A failed delivery: it counts toward the poison threshold.
@@ -123,7 +126,7 @@ pub(super) async fn retry_later(shared: &Shared, d: &Delivery, delay: Duration) 
 /// an instance that never starts ends in the dead letters rather than circling forever.
 pub(super) async fn wait_for_start(shared: &Shared, d: &Delivery, now: Timestamp) {
     if d.is_local() {
-        local::fall_back(shared, d, NOT_STARTED_RETRY).await;
+        local::fall_back(&shared.hub, &shared.lifecycle, d, NOT_STARTED_RETRY).await;
         return;
     }
     if now.saturating_since(d.raw.enqueued_at) < NOT_STARTED_GRACE {
@@ -161,9 +164,9 @@ pub(super) async fn defer_start(shared: &Shared, start: &Delivery, rest: &[Deliv
     // The worker's own time since it first saw this start, never the store's enqueue time
     // against this worker's wall clock (see `start_watch`).
     let now = shared.hub.clock().monotonic();
-    let age = shared.start_watch.waited(&start.message.id, now);
+    let age = shared.watches.start.waited(&start.message.id, now);
     if age >= START_ROW_GRACE {
-        shared.start_watch.forget(&start.message.id);
+        shared.watches.start.forget(&start.message.id);
         return false;
     }
     let delay = start_retry_delay(age);
@@ -177,7 +180,7 @@ pub(super) async fn defer_start(shared: &Shared, start: &Delivery, rest: &[Deliv
 pub(crate) async fn give_back(shared: &Shared, deliveries: &[Delivery], delay: Duration) {
     for d in deliveries {
         if d.is_local() {
-            local::fall_back(shared, d, delay).await;
+            local::fall_back(&shared.hub, &shared.lifecycle, d, delay).await;
             continue;
         }
         if let Err(e) = shared.hub.store().release(d.queue, &d.receipt, delay).await {

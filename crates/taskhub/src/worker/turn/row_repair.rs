@@ -7,14 +7,14 @@ use taskhub_core::{
     Action, EventKind, HistoryEvent, InstanceId, OrchestrationSession, OrchestrationStatus,
     Timestamp, TurnResult,
 };
-use taskhub_storage::{Expect, InstanceRow, StorageError};
+use taskhub_storage::{Expect, InstanceRow, InstanceStore, StorageError};
 use tracing::info;
 
 use super::super::session::Cached;
-use super::super::Shared;
 use super::plan::build_row;
 use super::redeliver::retry_transient;
-use crate::client::prestart;
+use crate::hub::TaskHub;
+use crate::rows;
 use crate::signals::InstanceChanged;
 
 /// What a loader does with the instance row it read next to the history.
@@ -45,7 +45,7 @@ pub(super) fn judge(
     // A row a client wrote for another execution that has not run (a new start, a restart of
     // a finished instance, one ended before its scheduled start) is ahead of this history,
     // not behind: rewriting it from history would lose it.
-    let ahead = row.is_some_and(|r| prestart::row_is_ahead(r, &execution));
+    let ahead = row.is_some_and(|r| rows::row_is_ahead(r, &execution));
     let behind = row.is_none_or(|r| r.execution_id != execution || r.status != status);
     if status == OrchestrationStatus::Pending || ahead || !(outbox_pending || behind) {
         return RowRepair::NotNeeded;
@@ -99,21 +99,24 @@ pub(super) fn repaired_row(
 
 /// Writes the repaired row (retrying transient errors) and publishes the status change.
 pub(super) async fn write(
-    shared: &Shared,
+    hub: &TaskHub,
     instance: &InstanceId,
     cached: &mut Cached,
     row: InstanceRow,
 ) -> Result<(), StorageError> {
-    let store = shared.hub.store();
+    let store: &dyn InstanceStore = hub.store().as_ref();
     // Only over the row that was judged behind: a row a client wrote meanwhile wins, and the
     // messages come back to judge again.
     let expect = match cached.row.as_ref().and_then(|r| r.etag.clone()) {
         Some(etag) => Expect::ETag(etag),
         None => Expect::Absent,
     };
-    let etag = retry_transient(shared, || store.put_instance(&row, expect.clone())).await?;
+    let etag = retry_transient(hub.clock().as_ref(), || {
+        store.put_instance(&row, expect.clone())
+    })
+    .await?;
     info!(%instance, status = %row.status, "instance row repaired from history after a torn checkpoint");
-    shared.hub.inner.signals.instance_changed(InstanceChanged {
+    hub.inner.signals.instance_changed(InstanceChanged {
         instance_id: instance.clone(),
         status: row.status,
     });

@@ -5,7 +5,7 @@
 use taskhub_core::{EventKind, ExecutionId, Message, OrchestrationStatus};
 use taskhub_storage::InstanceRow;
 
-use crate::client::prestart;
+use crate::rows;
 
 /// The execution a start message begins (`None` for any other message).
 pub(super) fn start_execution(m: &Message) -> Option<ExecutionId> {
@@ -61,7 +61,7 @@ pub(super) fn judge_start(
         return Verdict::Refuse;
     }
     match row {
-        None => verdict(!prestart::is_delayed_client_start(m)),
+        None => verdict(!rows::is_delayed_client_start(m)),
         Some(r) if r.execution_id == execution => {
             verdict(!(r.status.is_terminal() || r.status == OrchestrationStatus::Suspended))
         }

@@ -6,7 +6,7 @@ use tracing::{debug, warn};
 
 use super::super::delivery::Delivery;
 use super::super::versioning::{self, Verdict};
-use super::super::Shared;
+use crate::settings::Settings;
 
 /// What the gate lets through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,7 +22,7 @@ pub(super) enum Gate {
 /// execution, else the loaded one's; a finished or not yet started one is not judged: the
 /// engine discards or holds its messages).
 pub(super) fn check_version(
-    shared: &Shared,
+    settings: &Settings,
     session: &mut OrchestrationSession,
     batch: &[Delivery],
     new_execution: bool,
@@ -42,7 +42,7 @@ pub(super) fn check_version(
     } else {
         return Gate::Run;
     };
-    match versioning::judge(shared.hub.settings(), &name, version.as_deref()) {
+    match versioning::judge(settings, &name, version.as_deref()) {
         Verdict::Run => Gate::Run,
         Verdict::Reject => {
             debug!(orchestration = %name, ?version, "rejecting a turn of another version");

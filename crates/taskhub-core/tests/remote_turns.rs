@@ -1,0 +1,244 @@
+//! Remote turns in the pure core: a session whose orchestration is not in the registry (and
+//! whose runtime has an executor) applies messages with the Rust engine's rules, waits for a
+//! decision, and records it validated; loading its history back rebuilds the same state.
+#![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
+
+use std::sync::Arc;
+
+use taskhub_core::engine::{Decision, OrchestrationDecision};
+use taskhub_core::*;
+
+fn ts(ms: u64) -> Timestamp {
+    Timestamp::from_millis(ms)
+}
+
+fn id() -> InstanceId {
+    InstanceId::new("remote-1").unwrap()
+}
+
+fn msg(n: u64, event: EventKind) -> Message {
+    let mut m = Message::from_client(id(), event, ts(n));
+    m.id = MessageId::from_stored(format!("m{n}"));
+    m
+}
+
+fn start(n: u64) -> Message {
+    msg(
+        n,
+        EventKind::ExecutionStarted {
+            name: "InPython".into(),
+            version: None,
+            input: Payload::null(),
+            execution_id: ExecutionId::new("exec-1").unwrap(),
+            parent: None,
+            scheduled_start: None,
+            applied_event_ids: Vec::new(),
+        },
+    )
+}
+
+fn done(n: u64, task_id: u64) -> Message {
+    msg(
+        n,
+        EventKind::TaskCompleted {
+            task_id,
+            result: Payload::null(),
+        },
+    )
+}
+
+fn schedule(task_id: u64) -> Decision {
+    Decision::ScheduleActivity {
+        task_id,
+        name: "Work".into(),
+        version: None,
+        input: Payload::null(),
+    }
+}
+
+fn session() -> OrchestrationSession {
+    OrchestrationSession::new_with(Arc::new(Registry::new()), id(), true)
+}
+
+fn pending(step: TurnStep) -> PendingTurn {
+    match step {
+        TurnStep::Decide(p) => p,
+        TurnStep::Done(r) => panic!("expected a decision to be asked, got {r:?}"),
+    }
+}
+
+fn turn(s: &mut OrchestrationSession, n: u64, messages: Vec<Message>) -> TurnStep {
+    s.start_turn(TurnInput {
+        now: ts(n),
+        messages,
+    })
+}
+
+#[test]
+fn a_remote_turn_records_the_messages_then_the_decisions() {
+    let mut s = session();
+    let p = pending(turn(&mut s, 10, vec![start(1)]));
+    assert!(s.is_remote());
+    let kinds: Vec<&str> = p.new_events().iter().map(|e| e.event.type_name()).collect();
+    assert_eq!(kinds, ["OrchestratorStarted", "ExecutionStarted"]);
+    assert!(s.remote_history().is_empty());
+    let mut d = OrchestrationDecision::new(vec![schedule(0), schedule(1)]);
+    d.custom_status = Some(Payload::from_json("\"busy\"").unwrap());
+    let r = s.finish_turn(p, d);
+    let kinds: Vec<&str> = r.new_events.iter().map(|e| e.event.type_name()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "OrchestratorStarted",
+            "ExecutionStarted",
+            "TaskScheduled",
+            "TaskScheduled",
+            "OrchestratorCompleted"
+        ]
+    );
+    assert_eq!(r.actions.len(), 2);
+    assert_eq!(r.custom_status.unwrap().as_str(), "\"busy\"");
+    assert_eq!(
+        s.remote_history(),
+        &r.new_events[..],
+        "the session keeps the history"
+    );
+
+    // The same rules as a Rust turn: a repeated completion is a duplicate, one for a task
+    // that was never scheduled is invalid; neither reaches the executor.
+    let p = pending(turn(&mut s, 20, vec![done(2, 0), done(3, 0), done(4, 7)]));
+    let kinds: Vec<&str> = p.new_events().iter().map(|e| e.event.type_name()).collect();
+    assert_eq!(kinds, ["OrchestratorStarted", "TaskCompleted"]);
+    let r = s.finish_turn(p, OrchestrationDecision::default());
+    let reasons: Vec<DiscardReason> = r.discarded.iter().map(|d| d.reason).collect();
+    assert_eq!(reasons, [DiscardReason::Duplicate, DiscardReason::Invalid]);
+
+    // Loading the stored history gives the same state: task 0 is closed, task 1 open.
+    let history = s.remote_history().to_vec();
+    let mut loaded =
+        OrchestrationSession::load_with(Arc::new(Registry::new()), id(), &history, true);
+    assert!(loaded.is_remote());
+    assert_eq!(loaded.remote_history(), &history[..]);
+    let p = pending(turn(&mut loaded, 30, vec![done(5, 0), done(6, 1)]));
+    assert_eq!(p.new_events().len(), 2, "only task 1's completion is new");
+    let r = loaded.finish_turn(
+        p,
+        OrchestrationDecision::new(vec![Decision::Complete {
+            result: Payload::null(),
+        }]),
+    );
+    assert_eq!(r.status, Some(OrchestrationStatus::Completed));
+    assert_eq!(r.discarded[0].reason, DiscardReason::Duplicate);
+}
+
+#[test]
+fn a_terminate_needs_no_decision_and_nothing_new_asks_nothing() {
+    let mut s = session();
+    let p = pending(turn(&mut s, 10, vec![start(1)]));
+    s.finish_turn(p, OrchestrationDecision::default());
+    // Only a duplicate start: nothing to decide.
+    assert!(
+        matches!(turn(&mut s, 20, vec![start(1)]), TurnStep::Done(r) if r.new_events.is_empty())
+    );
+    let terminate = msg(
+        3,
+        EventKind::ExecutionTerminated {
+            reason: "stop".into(),
+        },
+    );
+    match turn(&mut s, 30, vec![terminate]) {
+        TurnStep::Done(r) => assert_eq!(r.status, Some(OrchestrationStatus::Terminated)),
+        TurnStep::Decide(_) => panic!("a terminate is applied without the executor"),
+    }
+}
+
+#[test]
+fn impossible_decisions_fail_with_the_rule_and_record_none_of_them() {
+    let cases: Vec<(Vec<Decision>, &str)> = vec![
+        (vec![schedule(0), schedule(0)], "DuplicateTaskId"),
+        (
+            vec![Decision::SendEvent {
+                task_id: 0,
+                instance_id: InstanceId::new("other").unwrap(),
+                name: String::new(),
+                input: Payload::null(),
+            }],
+            "EmptyName",
+        ),
+        (
+            vec![Decision::CreateTimer {
+                task_id: 0,
+                fire_at: Timestamp::EPOCH,
+            }],
+            "TimerWithoutTime",
+        ),
+        (
+            vec![
+                Decision::Fail {
+                    failure: FailureDetails::new("E", "e"),
+                },
+                schedule(0),
+            ],
+            "DecisionAfterEnd",
+        ),
+        (
+            vec![Decision::StartSubOrchestration {
+                task_id: 0,
+                name: "Child".into(),
+                version: None,
+                instance_id: id(),
+                input: Payload::null(),
+            }],
+            "SubOrchestrationIsSelf",
+        ),
+    ];
+    for (decisions, rule) in cases {
+        let mut s = session();
+        let p = pending(turn(&mut s, 10, vec![start(1)]));
+        let r = s.finish_turn(p, OrchestrationDecision::new(decisions));
+        assert_eq!(r.status, Some(OrchestrationStatus::Failed), "{rule}");
+        let failed = r.new_events.iter().find_map(|e| match &e.event {
+            EventKind::ExecutionFailed { failure } => Some(failure.clone()),
+            _ => None,
+        });
+        assert_eq!(failed.unwrap().error_type, rule);
+        assert!(
+            !r.new_events.iter().any(|e| matches!(
+                e.event,
+                EventKind::TaskScheduled { .. }
+                    | EventKind::TimerCreated { .. }
+                    | EventKind::EventSent { .. }
+                    | EventKind::SubOrchestrationCreated { .. }
+            )),
+            "{rule}: nothing of the refused answer is recorded"
+        );
+    }
+    // A task ID used in an earlier turn is a duplicate too.
+    let mut s = session();
+    let p = pending(turn(&mut s, 10, vec![start(1)]));
+    s.finish_turn(p, OrchestrationDecision::new(vec![schedule(0)]));
+    let p = pending(turn(&mut s, 20, vec![done(2, 0)]));
+    let r = s.finish_turn(p, OrchestrationDecision::new(vec![schedule(0)]));
+    assert_eq!(r.status, Some(OrchestrationStatus::Failed));
+}
+
+#[test]
+fn without_the_fallback_an_unknown_name_fails_as_before_and_turn_refuses_remote_code() {
+    let mut rust = OrchestrationSession::new(Arc::new(Registry::new()), id());
+    let r = rust.turn(TurnInput {
+        now: ts(10),
+        messages: vec![start(1)],
+    });
+    assert_eq!(r.status, Some(OrchestrationStatus::Failed));
+    assert!(!rust.is_remote());
+    let mut remote = session();
+    let r = remote.turn(TurnInput {
+        now: ts(10),
+        messages: vec![start(1)],
+    });
+    let failed = r.new_events.iter().find_map(|e| match &e.event {
+        EventKind::ExecutionFailed { failure } => Some(failure.error_type.clone()),
+        _ => None,
+    });
+    assert_eq!(failed.as_deref(), Some("NoExecutor"));
+}

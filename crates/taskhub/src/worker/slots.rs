@@ -1,0 +1,30 @@
+//! The worker's limits, as semaphores: the control-queue prefetch buffer
+//! (`control_queue_buffer_threshold`), the orchestration turns running at once
+//! (`max_concurrent_orchestrations`) and the activities (`max_concurrent_activities`).
+
+use std::sync::Arc;
+
+use tokio::sync::Semaphore;
+
+use crate::settings::Settings;
+
+/// The permits a step takes before it buffers a message, runs a turn or runs an activity.
+pub(crate) struct Slots {
+    /// Control-queue messages fetched and not yet finished, over all held partitions.
+    pub buffer: Arc<Semaphore>,
+    /// Orchestration turns running at once.
+    pub orchestrations: Arc<Semaphore>,
+    /// Activities running at once (and handed-over results waiting for their turn).
+    pub activities: Arc<Semaphore>,
+}
+
+impl Slots {
+    /// The limits of `settings`.
+    pub(crate) fn new(settings: &Settings) -> Self {
+        Self {
+            buffer: Arc::new(Semaphore::new(settings.control_queue_buffer_threshold)),
+            orchestrations: Arc::new(Semaphore::new(settings.max_concurrent_orchestrations)),
+            activities: Arc::new(Semaphore::new(settings.max_concurrent_activities)),
+        }
+    }
+}

@@ -1,0 +1,115 @@
+//! A turn decided by a remote executor: the session applied the batch
+//! ([`TurnStep::Decide`](taskhub_core::TurnStep)); the executor is asked with the execution's
+//! history and the turn's new events; its answer is recorded by the session (validated there,
+//! `OrchestrationSession::finish_turn`) and committed like any turn.
+//!
+//! What happens to the batch when no answer comes:
+//! - the partition's lease ends (lost, handed over, drained) or the worker stops while the
+//!   question is out: the executor's future is dropped at once (withdrawing the work item) and
+//!   the messages go back uncounted, at once: nothing was wrong with them, and nothing is
+//!   committed under the ended lease (a checkpoint would be fenced anyway);
+//! - [`ExecutorError::Unavailable`] (no connected worker): back uncounted after
+//!   [`EXECUTOR_RETRY`]: a missing worker says nothing about the messages, and they must not
+//!   end in the dead letters because no SDK was connected for a while;
+//! - [`ExecutorError::TimedOut`] and [`ExecutorError::Abandoned`] (a worker took the work and
+//!   did not answer, gave it back or died with it): back after [`EXECUTOR_RETRY`], counted as
+//!   a failed delivery, so a turn that hangs or kills every worker it reaches ends in the dead
+//!   letters after `max_dequeue_count` deliveries instead of circling forever.
+//!
+//! In every case the session is dropped: it applied the batch, and is loaded again from
+//! storage for the next one.
+//!
+//! The wait holds nothing other instances need: no lock, no prefetch-buffer slot (the batch's
+//! are freed: the poller may fetch more meanwhile), no activity slot (a handed-over result's
+//! is freed too), and its processing slot is lent (see
+//! [`remote_watch`](super::super::remote_watch)). So the number of turns waiting on the
+//! executor is bounded by the executor (its workers' concurrency and its timeout), not by
+//! `max_concurrent_orchestrations` or the buffer.
+
+use std::time::Duration;
+
+use taskhub_core::{InstanceId, OrchestrationSession, PendingTurn, TurnResult};
+use taskhub_storage::LeaseFence;
+use tracing::{debug, warn};
+
+use super::super::delivery::Delivery;
+use super::super::remote_watch::{until_cut, Cut};
+use super::super::Shared;
+use super::redeliver::{abandon, give_back};
+use crate::executor::{ExecutorError, OrchestrationWork};
+
+/// How long a batch waits before it is tried again after an executor error.
+pub(crate) const EXECUTOR_RETRY: Duration = Duration::from_secs(1);
+
+/// Why a remote turn was not decided.
+pub(super) enum Undecided {
+    /// The wait was cut (lease ended, worker stopping).
+    Cut(Cut),
+    /// The executor could not answer.
+    Failed(ExecutorError),
+}
+
+/// Asks the executor to decide `pending` (made of `batch`) and records its answer in
+/// `session`. The batch's buffer slots (a handed-over result's: the activity slot it ran in)
+/// are freed for the wait, and its processing slot is lent.
+pub(super) async fn decide(
+    shared: &Shared,
+    instance: &InstanceId,
+    fence: LeaseFence,
+    session: &mut OrchestrationSession,
+    pending: PendingTurn,
+    batch: &mut [Delivery],
+) -> Result<TurnResult, Undecided> {
+    for d in batch.iter_mut() {
+        d._slot.free();
+    }
+    let Some(executor) = shared.executor.clone() else {
+        // A session is remote only on a worker with an executor.
+        return Err(Undecided::Failed(ExecutorError::Unavailable {
+            what: format!("orchestration '{}' (instance '{instance}')", session.name()),
+        }));
+    };
+    let mut work = OrchestrationWork::new(
+        instance.clone(),
+        session.execution_id(),
+        session.name(),
+        session.remote_history().to_vec(),
+        pending.new_events().to_vec(),
+    );
+    work.traceparent = session.start_trace().map(str::to_owned);
+    let asked = executor.orchestrate(work);
+    match until_cut(shared, fence, Some(&shared.slots.orchestrations), asked).await {
+        Ok(Ok(decision)) => Ok(session.finish_turn(pending, decision)),
+        Ok(Err(e)) => Err(Undecided::Failed(e)),
+        Err(cut) => Err(Undecided::Cut(cut)),
+    }
+}
+
+/// Returns `batch` to its queues as the module documentation says.
+pub(super) async fn redeliver(
+    shared: &Shared,
+    instance: &InstanceId,
+    batch: &[Delivery],
+    why: Undecided,
+) {
+    match why {
+        Undecided::Cut(cut) => {
+            debug!(%instance, ?cut, "a remote turn was withdrawn; its messages go back");
+            give_back(shared, batch, Duration::ZERO).await;
+        }
+        Undecided::Failed(e) => {
+            warn!(%instance, error = %e, "the executor did not decide a turn; it will be retried");
+            if counts_as_failed_delivery(&e) {
+                abandon(shared, batch, EXECUTOR_RETRY).await;
+            } else {
+                give_back(shared, batch, EXECUTOR_RETRY).await;
+            }
+        }
+    }
+}
+
+/// True if an executor error counts toward the poison threshold (see the module
+/// documentation): a worker took the work and failed with it.
+pub(crate) fn counts_as_failed_delivery(e: &ExecutorError) -> bool {
+    !matches!(e, ExecutorError::Unavailable { .. })
+}
