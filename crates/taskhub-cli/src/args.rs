@@ -86,9 +86,9 @@ pub enum Command {
         http: Option<String>,
         /// Also serve the Durable Task gRPC endpoint on this address, e.g. `127.0.0.1:4001`
         /// (the SDKs' default port): the client calls of the Durable Task SDKs (Python,
-        /// JavaScript, .NET, Java, Go) start and manage this worker's orchestrations. SDK
-        /// workers are not served yet. Off loopback it needs the `http_token` setting, sent
-        /// as the metadata `authorization: Bearer <token>`.
+        /// JavaScript, .NET, Java, Go), and SDK workers, which run every orchestration and
+        /// activity the demo registry does not name. Off loopback it needs the `http_token`
+        /// setting, sent as the metadata `authorization: Bearer <token>`.
         #[arg(long, value_name = "ADDR")]
         grpc: Option<String>,
     },

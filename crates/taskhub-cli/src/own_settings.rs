@@ -1,10 +1,15 @@
 //! The `taskhub` binary's own settings, beside the runtime's: `backend` (which backend the
-//! hub lives on), `http_token` (the HTTP API's and gRPC endpoint's bearer token) and
-//! `otlp_endpoint` (where spans go). Top-level keys of `taskhub.toml`, `TASKHUB_<NAME>`
+//! hub lives on), `http_token` (the HTTP API's and gRPC endpoint's bearer token),
+//! `otlp_endpoint` (where spans go) and the `grpc_*` timeouts of SDK workers
+//! (`taskhub worker --grpc`). Top-level keys of `taskhub.toml`, `TASKHUB_<NAME>`
 //! variables, `--set name=value`, and `--backend`; the README's table of them is checked
 //! against [`CliSettings::default`] by the test below.
 
 use std::fmt;
+use std::time::Duration;
+
+use taskhub::settings::parse_duration;
+use taskhub_grpc::DispatcherSettings;
 
 /// A secret value: `Debug` never shows it.
 #[derive(Clone, Default, PartialEq, Eq)]
@@ -40,10 +45,26 @@ pub struct CliSettings {
     /// Where the binary built with its `otlp` feature sends its spans (an OTLP/HTTP collector
     /// such as `http://127.0.0.1:4318`); empty for no export. Default: none.
     pub otlp_endpoint: String,
+    /// How long an SDK worker connected to `taskhub worker --grpc` may take over one
+    /// orchestration turn before it is taken back and retried. Default 5 minutes.
+    pub grpc_orchestration_timeout: Duration,
+    /// How long an SDK worker may take over one activity before it is taken back and
+    /// retried. Default 30 minutes.
+    pub grpc_activity_timeout: Duration,
+    /// How long a work item for SDK workers waits while none is connected before the turn
+    /// or activity is given back to be tried again later. Default 30 seconds.
+    pub grpc_worker_wait: Duration,
 }
 
 /// The names of the binary's settings.
-pub const NAMES: [&str; 3] = ["backend", "http_token", "otlp_endpoint"];
+pub const NAMES: [&str; 6] = [
+    "backend",
+    "http_token",
+    "otlp_endpoint",
+    "grpc_orchestration_timeout",
+    "grpc_activity_timeout",
+    "grpc_worker_wait",
+];
 
 impl Default for CliSettings {
     fn default() -> Self {
@@ -51,7 +72,20 @@ impl Default for CliSettings {
             backend: taskhub_backends::default_name().to_owned(),
             http_token: Secret::default(),
             otlp_endpoint: String::new(),
+            grpc_orchestration_timeout: DispatcherSettings::default().orchestration_timeout,
+            grpc_activity_timeout: DispatcherSettings::default().activity_timeout,
+            grpc_worker_wait: DispatcherSettings::default().no_worker_wait,
         }
+    }
+}
+
+/// A positive duration (`30`, `30s`, `5m`, `1h 30m`).
+fn positive_duration(value: &str) -> Result<Duration, String> {
+    match parse_duration(value) {
+        Some(d) if !d.is_zero() => Ok(d),
+        _ => Err(format!(
+            "expected a positive duration such as 30s, 5m or 1h, got {value:?}"
+        )),
     }
 }
 
@@ -84,9 +118,23 @@ impl CliSettings {
                 }
                 value.clone_into(&mut self.otlp_endpoint);
             }
+            "grpc_orchestration_timeout" => {
+                self.grpc_orchestration_timeout = positive_duration(value)?;
+            }
+            "grpc_activity_timeout" => self.grpc_activity_timeout = positive_duration(value)?,
+            "grpc_worker_wait" => self.grpc_worker_wait = positive_duration(value)?,
             _ => return Err(format!("unknown setting (known: {})", NAMES.join(", "))),
         }
         Ok(())
+    }
+
+    /// The dispatcher's settings for SDK workers (`taskhub worker --grpc`).
+    pub fn dispatcher(&self) -> DispatcherSettings {
+        let mut d = DispatcherSettings::default();
+        d.orchestration_timeout = self.grpc_orchestration_timeout;
+        d.activity_timeout = self.grpc_activity_timeout;
+        d.no_worker_wait = self.grpc_worker_wait;
+        d
     }
 
     /// The current value of a setting as text (a secret as `<redacted>` when set).
@@ -97,8 +145,24 @@ impl CliSettings {
             "http_token" if self.http_token.0.is_empty() => String::new(),
             "http_token" => "<redacted>".to_owned(),
             "otlp_endpoint" => self.otlp_endpoint.clone(),
+            "grpc_orchestration_timeout" => humantime_text(self.grpc_orchestration_timeout),
+            "grpc_activity_timeout" => humantime_text(self.grpc_activity_timeout),
+            "grpc_worker_wait" => humantime_text(self.grpc_worker_wait),
             _ => return None,
         })
+    }
+}
+
+/// A duration as the README writes it (`5m`, `30s`).
+#[cfg(test)]
+fn humantime_text(d: Duration) -> String {
+    let secs = d.as_secs();
+    if secs.is_multiple_of(3600) {
+        format!("{}h", secs / 3600)
+    } else if secs.is_multiple_of(60) {
+        format!("{}m", secs / 60)
+    } else {
+        format!("{secs}s")
     }
 }
 
@@ -129,6 +193,15 @@ mod tests {
             .unwrap_err()
             .contains("http://"));
         assert!(s.set("bogus", "1").is_err());
+        s.set("grpc_activity_timeout", "2h").unwrap();
+        s.set("grpc_worker_wait", "5").unwrap();
+        assert_eq!(s.dispatcher().activity_timeout, Duration::from_secs(7200));
+        assert_eq!(s.dispatcher().no_worker_wait, Duration::from_secs(5));
+        assert!(s
+            .set("grpc_orchestration_timeout", "0s")
+            .unwrap_err()
+            .contains("positive duration"));
+        assert!(s.set("grpc_worker_wait", "soon").is_err());
     }
 
     /// The rows of the README's table of the binary's settings: name → (default, variable).

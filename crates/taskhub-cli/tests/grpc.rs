@@ -83,6 +83,83 @@ async fn a_worker_with_grpc_runs_what_an_sdk_client_starts() {
     stop(child);
 }
 
+/// An orchestration the demo registry does not name goes to the SDK worker connected to
+/// `worker --grpc` (a Rust client plays it here): its turn arrives on `GetWorkItems`, its
+/// answer completes the instance.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_with_grpc_hands_unknown_orchestrations_to_sdk_workers() {
+    use taskhub_grpc::proto::orchestrator_action::OrchestratorActionType as A;
+    use taskhub_grpc::proto::{
+        work_item, CompleteOrchestrationAction, GetWorkItemsRequest, OrchestratorAction,
+        OrchestratorResponse,
+    };
+    let dir = TempDir::new("grpc-sdk-worker");
+    let (child, addr, _) = spawn(&dir, &["worker", "--grpc", "127.0.0.1:0"]);
+    let mut c = TaskHubSidecarServiceClient::connect(format!("http://{addr}"))
+        .await
+        .unwrap();
+    let mut items = c
+        .get_work_items(GetWorkItemsRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    c.start_instance(CreateInstanceRequest {
+        instance_id: "by-sdk".into(),
+        name: "WrittenInPython".into(),
+        input: Some("21".into()),
+        ..CreateInstanceRequest::default()
+    })
+    .await
+    .unwrap();
+    let item = tokio::time::timeout(std::time::Duration::from_secs(60), async {
+        loop {
+            let item = items.message().await.unwrap().expect("the stream is open");
+            if matches!(
+                item.request,
+                Some(work_item::Request::OrchestratorRequest(_))
+            ) {
+                return item;
+            }
+        }
+    })
+    .await
+    .expect("an orchestration work item within 60 s");
+    c.complete_orchestrator_task(OrchestratorResponse {
+        instance_id: "by-sdk".into(),
+        actions: vec![OrchestratorAction {
+            id: 0,
+            orchestrator_action_type: Some(A::CompleteOrchestration(CompleteOrchestrationAction {
+                orchestration_status: OrchestrationStatus::Completed as i32,
+                result: Some("42".into()),
+                ..CompleteOrchestrationAction::default()
+            })),
+        }],
+        completion_token: item.completion_token,
+        ..OrchestratorResponse::default()
+    })
+    .await
+    .unwrap();
+    let mut request = tonic_request(GetInstanceRequest {
+        instance_id: "by-sdk".into(),
+        get_inputs_and_outputs: true,
+    });
+    request.set_timeout(std::time::Duration::from_secs(60));
+    let done = c
+        .wait_for_instance_completion(request)
+        .await
+        .unwrap()
+        .into_inner()
+        .orchestration_state
+        .unwrap();
+    assert_eq!(
+        done.orchestration_status,
+        OrchestrationStatus::Completed as i32
+    );
+    assert_eq!(done.output.as_deref(), Some("42"));
+    // The open stream does not hold up a graceful stop.
+    stop(child);
+}
+
 fn tonic_request<T>(m: T) -> taskhub_grpc::tonic::Request<T> {
     taskhub_grpc::tonic::Request::new(m)
 }

@@ -1,6 +1,7 @@
 //! Serving the Durable Task gRPC endpoint (`taskhub serve --grpc`, `taskhub worker --grpc`):
-//! the client calls of the Durable Task SDKs, with the HTTP API's rules (loopback, or the
-//! `http_token` off loopback, sent as `authorization: Bearer <token>` metadata).
+//! the client calls of the Durable Task SDKs and, on a worker, their worker calls (through a
+//! [`Dispatcher`]), with the HTTP API's rules (loopback, or the `http_token` off loopback,
+//! sent as `authorization: Bearer <token>` metadata).
 
 use std::net::SocketAddr;
 
@@ -8,7 +9,7 @@ use anyhow::Context as _;
 use taskhub::TaskHub;
 
 use crate::own_settings::CliSettings;
-use taskhub_grpc::GrpcConfig;
+use taskhub_grpc::{Dispatcher, GrpcConfig};
 
 /// Where to listen, checked against the token rule before anything is opened.
 pub struct GrpcListen {
@@ -28,24 +29,45 @@ impl GrpcListen {
         Ok(Self { addr, token })
     }
 
-    /// Binds and serves in the background; prints the address.
-    pub async fn start(self, hub: &TaskHub) -> anyhow::Result<GrpcRunning> {
+    /// Binds and serves in the background; prints the address. With `workers`, SDK workers
+    /// are served too (`GetWorkItems` and the completions).
+    pub async fn start(
+        self,
+        hub: &TaskHub,
+        workers: Option<Dispatcher>,
+    ) -> anyhow::Result<GrpcRunning> {
         let listener = tokio::net::TcpListener::bind(self.addr)
             .await
             .with_context(|| format!("cannot listen on {}", self.addr))?;
         let local = listener
             .local_addr()
             .context("cannot read the bound address")?;
-        let config = GrpcConfig::new(hub.clone()).with_token(self.token.clone());
+        let mut config = GrpcConfig::new(hub.clone()).with_token(self.token.clone());
+        let what = if workers.is_some() {
+            "SDK clients and SDK workers"
+        } else {
+            "SDK client calls; SDK workers connect to `taskhub worker --grpc`"
+        };
+        if let Some(d) = &workers {
+            config = config.with_workers(std::sync::Arc::new(d.clone()));
+        }
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(taskhub_grpc::serve(listener, config, async move {
             let _ = stopped.await;
         }));
         crate::outln!(
-            "Durable Task gRPC endpoint on {local} (SDK client calls; SDK workers are not served yet){}",
-            if self.token.is_some() { "; calls need the metadata authorization: Bearer <token>" } else { "" }
+            "Durable Task gRPC endpoint on {local} ({what}){}",
+            if self.token.is_some() {
+                "; calls need the metadata authorization: Bearer <token>"
+            } else {
+                ""
+            }
         );
-        Ok(GrpcRunning { stop, task })
+        Ok(GrpcRunning {
+            stop,
+            task,
+            workers,
+        })
     }
 }
 
@@ -53,11 +75,16 @@ impl GrpcListen {
 pub struct GrpcRunning {
     stop: tokio::sync::oneshot::Sender<()>,
     task: tokio::task::JoinHandle<Result<(), taskhub_grpc::GrpcError>>,
+    workers: Option<Dispatcher>,
 }
 
 impl GrpcRunning {
     /// Stops accepting and finishes the calls in flight (a long wait is cut after 5 s).
     pub async fn stop(self) {
+        // The SDK workers' streams end first: the graceful stop waits for open streams.
+        if let Some(d) = &self.workers {
+            d.close();
+        }
         let _ = self.stop.send(());
         match tokio::time::timeout(std::time::Duration::from_secs(5), self.task).await {
             Ok(Ok(Err(e))) => eprintln!("warning: the gRPC endpoint stopped with an error: {e}"),

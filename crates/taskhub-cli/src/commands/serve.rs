@@ -33,7 +33,7 @@ pub async fn run(
         _ => None,
     };
     let grpc = match grpc {
-        Some(g) => Some(g.start(&hub).await?),
+        Some(g) => Some(g.start(&hub, None).await?),
         None => None,
     };
     let _ = std::io::stdout().flush();

@@ -1,12 +1,17 @@
 //! `taskhub worker`: runs the demo registry on `--db` until SIGINT or SIGTERM, then shuts down
 //! gracefully (in-flight work finishes or is abandoned for another worker; partitions are
 //! released). With `--http ADDR` it also serves the management API and the dashboard; with
-//! `--grpc ADDR` the Durable Task gRPC endpoint (the SDKs' client calls).
+//! `--grpc ADDR` the Durable Task gRPC endpoint: the SDKs' client calls, and SDK workers
+//! (Python, JavaScript, ...) that run every orchestration and activity the demo registry does
+//! not name.
 
 use std::io::Write as _;
 
+use std::sync::Arc;
+
 use anyhow::Context as _;
 use taskhub::Worker;
+use taskhub_grpc::Dispatcher;
 
 use crate::args::GlobalArgs;
 use crate::demo::workloads;
@@ -31,9 +36,17 @@ pub async fn run(
         .map(|_| crate::metrics::install())
         .transpose()?;
     let hub = resolved.open_hub(false).await?;
-    let worker = Worker::start(&hub, workloads::registry())
-        .await
-        .context("cannot start the worker")?;
+    // With --grpc, what the registry does not name goes to the connected SDK workers.
+    let dispatcher = grpc
+        .as_ref()
+        .map(|_| Dispatcher::new(Arc::clone(hub.clock()), resolved.own.dispatcher()));
+    let worker = match &dispatcher {
+        Some(d) => {
+            Worker::start_with_executor(&hub, workloads::registry(), Arc::new(d.clone())).await
+        }
+        None => Worker::start(&hub, workloads::registry()).await,
+    }
+    .context("cannot start the worker")?;
     let server = match (http, metrics) {
         (Some(listen), Some(metrics)) => Some(
             listen
@@ -43,7 +56,7 @@ pub async fn run(
         _ => None,
     };
     let grpc = match grpc {
-        Some(g) => Some(g.start(&hub).await?),
+        Some(g) => Some(g.start(&hub, dispatcher).await?),
         None => None,
     };
     let worker_id = worker.name().to_owned();
@@ -55,14 +68,16 @@ pub async fn run(
     let _ = std::io::stdout().flush();
     let signal = signals.recv().await?;
     eprintln!("{signal}: shutting down");
-    if let Some(grpc) = grpc {
-        grpc.stop().await;
-    }
     if let Some(server) = server {
         server.stop().await;
     }
     let stats = worker.stats();
+    // The gRPC endpoint stays up while the worker drains, so connected SDK workers can still
+    // answer the turns and activities they hold; then their streams end.
     worker.shutdown().await;
+    if let Some(grpc) = grpc {
+        grpc.stop().await;
+    }
     crate::outln!(
         "taskhub worker {worker_id} stopped: {} turns, {} activities, {} dead-lettered",
         stats.turns,
