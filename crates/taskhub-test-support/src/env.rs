@@ -1,5 +1,5 @@
 //! The variables of the test environment: each is set by a script under `scripts/` that
-//! provides what the tests need (an Azurite, a Chromium, the Python SDK), and each reader
+//! provides what the tests need (an Azurite, a Chromium, the Python and JavaScript SDKs), and each reader
 //! panics with how to run the test when its variable is unset.
 
 /// The connection string of the Azure account the Azure tests use (Azurite), exported by
@@ -15,6 +15,10 @@ pub const PLAYWRIGHT_DIR: &str = "TASKHUB_PLAYWRIGHT_DIR";
 /// The Python of the venv that holds the pinned Durable Task Python SDK, exported by
 /// `scripts/with-python-sdk.sh`.
 pub const PYTHON_SDK: &str = "TASKHUB_PYTHON_SDK";
+
+/// The `node_modules` folder that holds the pinned Durable Task JavaScript SDK, exported by
+/// `scripts/with-js-sdk.sh`.
+pub const JS_SDK: &str = "TASKHUB_JS_SDK";
 
 /// The value of `var`; panics, when it is unset, saying that `needs` and how to run `command`
 /// under `script`.
@@ -62,6 +66,17 @@ pub fn python_sdk(command: &str) -> String {
         PYTHON_SDK,
         "the Durable Task Python SDK (the pinned `durabletask` in .venv-sdk/)",
         "scripts/with-python-sdk.sh",
+        command,
+    )
+}
+
+/// The `node_modules` folder with the Durable Task JavaScript SDK (for `NODE_PATH`);
+/// `command` is how to run the test.
+pub fn js_sdk(command: &str) -> String {
+    required(
+        JS_SDK,
+        "the Durable Task JavaScript SDK (the pinned `@microsoft/durabletask-js` in .js-sdk/)",
+        "scripts/with-js-sdk.sh",
         command,
     )
 }

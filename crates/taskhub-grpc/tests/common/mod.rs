@@ -23,6 +23,17 @@ pub use taskhub_test_support::{Backend, TempDir};
 /// A deadline only a stuck test reaches.
 pub const STUCK: Duration = Duration::from_secs(60);
 
+/// A hub name no other test uses, for Azure.
+fn unique_hub_name() -> String {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    format!("grpc{}x{n}x{nanos}", std::process::id())
+}
+
 pub async fn open_hub(backend: Backend, dir: &TempDir) -> TaskHub {
     let store: Arc<dyn taskhub_storage::TaskHubStore> = match backend {
         Backend::Memory => Arc::new(taskhub_storage::memory::MemoryStore::new(Arc::new(
@@ -33,7 +44,24 @@ pub async fn open_hub(backend: Backend, dir: &TempDir) -> TaskHub {
                 .with_clock(Arc::new(SystemClock::new()));
             Arc::new(taskhub_sqlite::SqliteStore::open(opts).unwrap())
         }
-        Backend::Azure => panic!("the gRPC tests run on memory and SQLite"),
+        Backend::Azure => {
+            let text = taskhub_test_support::env::azure_connection_string(
+                "cargo test -p taskhub-grpc --test python_sdk_worker",
+            );
+            let config = taskhub_backends::BackendConfig {
+                overrides: vec![taskhub_backends::OptionValue::new(
+                    "azure.storage_connection_string",
+                    text,
+                    taskhub_test_support::env::AZURE_CONNECTION_STRING,
+                )],
+                hub_name: unique_hub_name(),
+                ..taskhub_backends::BackendConfig::default()
+            };
+            taskhub_backends::create_store("azure", &config)
+                .await
+                .expect("open the Azure test hub")
+                .store
+        }
     };
     let settings = Settings {
         max_queue_polling_interval: Duration::from_millis(200),

@@ -171,3 +171,69 @@ pub fn first_turn(instance_id: &str, name: &str) -> OrchestrationWork {
         ],
     )
 }
+
+/// A Taskhub worker whose registry is empty: every orchestration and activity goes to the
+/// SDK workers connected to its gRPC endpoint (through the [`Dispatcher`]).
+pub struct SdkServer {
+    pub addr: SocketAddr,
+    pub hub: taskhub::TaskHub,
+    pub dispatcher: Dispatcher,
+    worker: Option<taskhub::WorkerHandle>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+    _dir: TempDir,
+}
+
+impl SdkServer {
+    pub async fn start(backend: Backend) -> Self {
+        let dir = TempDir::new("grpc-sdk");
+        let hub = open_hub(backend, &dir).await;
+        let dispatcher = Dispatcher::new(Arc::clone(hub.clock()), DispatcherSettings::default());
+        let worker = taskhub::Worker::start_with_executor(
+            &hub,
+            taskhub::Registry::new(),
+            Arc::new(dispatcher.clone()),
+        )
+        .await
+        .unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let config = GrpcConfig::new(hub.clone()).with_workers(Arc::new(dispatcher.clone()));
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            taskhub_grpc::serve(listener, config, async move {
+                let _ = stopped.await;
+            })
+            .await
+            .unwrap();
+        });
+        Self {
+            addr,
+            hub,
+            dispatcher,
+            worker: Some(worker),
+            stop: Some(stop),
+            task: Some(task),
+            _dir: dir,
+        }
+    }
+
+    pub async fn client(&self) -> Client {
+        Client::connect(format!("http://{}", self.addr))
+            .await
+            .unwrap()
+    }
+
+    pub async fn stop(mut self) {
+        self.dispatcher.close();
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.task.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(5), t).await;
+        }
+        if let Some(w) = self.worker.take() {
+            w.shutdown().await;
+        }
+    }
+}

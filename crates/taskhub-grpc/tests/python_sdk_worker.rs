@@ -1,0 +1,150 @@
+//! The official Durable Task Python SDK (`durabletask`, pinned in scripts/with-python-sdk.sh)
+//! as a WORKER: a Taskhub worker with an empty registry hands every orchestration turn and
+//! activity to the SDK workers connected to its gRPC endpoint.
+//!
+//! * tests/python/worker_scenarios.py runs orchestrations written with the SDK (sequence,
+//!   fan-out/fan-in, sub-orchestration, timers, events before and after the wait, when_any
+//!   with a timer, continue-as-new keeping events, retries, failures, custom status,
+//!   version and tags, suspend/resume, terminate, query with paging, restart, purge) on
+//!   SQLite and on Azurite, and asserts every result.
+//! * SIGKILL of an SDK worker mid-orchestration: the activity it held goes to another
+//!   connected worker at once, which finishes the orchestration.
+//!
+//! Run as `scripts/with-python-sdk.sh scripts/with-azurite.sh cargo test -p taskhub-grpc
+//! --test python_sdk_worker` (scripts/test.sh does).
+#![allow(
+    clippy::disallowed_methods,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code"
+)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::calls;
+use common::sdk::SdkServer;
+use common::Backend;
+use taskhub_grpc::proto::OrchestrationStatus;
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+const COMMAND: &str = "scripts/with-azurite.sh cargo test -p taskhub-grpc --test python_sdk_worker";
+
+fn python() -> String {
+    taskhub_test_support::env::python_sdk(COMMAND)
+}
+
+fn script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/python")
+        .join(name)
+}
+
+async fn run_scenarios(backend: Backend) {
+    let python = python();
+    let server = SdkServer::start(backend).await;
+    let run = tokio::process::Command::new(&python)
+        .arg(script("worker_scenarios.py"))
+        .arg(server.addr.to_string())
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(600), run)
+        .await
+        .expect("the Python script did not finish within 10 minutes")
+        .expect("cannot run the venv's python");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the Python SDK worker script failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        out.status
+    );
+    assert!(
+        stdout.contains("Python SDK worker checks passed"),
+        "{stdout}"
+    );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_sdk_workers_run_orchestrations_on_sqlite() {
+    run_scenarios(Backend::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_sdk_workers_run_orchestrations_on_azurite() {
+    run_scenarios(Backend::Azure).await;
+}
+
+/// An SDK worker process (tests/python/worker_process.py) named `name`.
+fn worker_process(python: &str, addr: &str, name: &str) -> tokio::process::Child {
+    tokio::process::Command::new(python)
+        .arg(script("worker_process.py"))
+        .arg(addr)
+        .arg(name)
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("cannot start the Python worker")
+}
+
+async fn until(what: &str, mut probe: impl AsyncFnMut() -> bool) {
+    let start = Instant::now();
+    while !probe().await {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_sdk_workers_activity_is_finished_by_another_worker() {
+    let python = python();
+    let server = SdkServer::start(Backend::Sqlite).await;
+    let addr = server.addr.to_string();
+    let mut a = worker_process(&python, &addr, "A");
+    let mut c = server.client().await;
+    calls::start(&mut c, "two_steps", "kill-me", None).await;
+    // Worker A runs the slow step (it says so on its stdout).
+    let mut lines = BufReader::new(a.stdout.take().unwrap()).lines();
+    tokio::time::timeout(Duration::from_secs(60), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if line == "slow step started by A" {
+                return;
+            }
+        }
+        panic!("worker A ended before the slow step");
+    })
+    .await
+    .expect("worker A started the slow step within 60 s");
+    let mut b = worker_process(&python, &addr, "B");
+    let dispatcher = server.dispatcher.clone();
+    until("worker B connected", async || {
+        dispatcher.connected_workers() == 2
+    })
+    .await;
+    a.start_kill().unwrap();
+    a.wait().await.unwrap();
+    let killed = Instant::now();
+    let st = calls::wait_done(&mut c, "kill-me").await;
+    assert_eq!(
+        st.orchestration_status,
+        OrchestrationStatus::Completed as i32,
+        "{st:?}"
+    );
+    let output: Vec<String> = serde_json::from_str(st.output.as_deref().unwrap()).unwrap();
+    assert_eq!(output, ["step 1 by A", "slow step by B"], "{st:?}");
+    // Handed over at once: well under the activity timeout (30 minutes).
+    assert!(
+        killed.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        killed.elapsed()
+    );
+    b.start_kill().unwrap();
+    let _ = b.wait().await;
+    server.stop().await;
+}
