@@ -1,0 +1,186 @@
+//! Several Taskhub processes serving SDK workers (issue 21, item 4): two `taskhub worker
+//! --grpc` processes on one SQLite hub, an official Python SDK worker connected to each. A
+//! SIGKILL of one Taskhub process while orchestrations run: its partitions move to the other,
+//! and the SDK worker connected to the survivor finishes every orchestration.
+//!
+//! Needs the Python SDK: `scripts/with-python-sdk.sh cargo test -p taskhub-cli --test
+//! grpc_sdk_failover` (scripts/test.sh does).
+#![allow(
+    clippy::disallowed_methods,
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code"
+)]
+
+mod common;
+
+use std::collections::HashSet;
+use std::io::{BufRead as _, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{json, taskhub, TempDir};
+use taskhub_grpc::proto::task_hub_sidecar_service_client::TaskHubSidecarServiceClient;
+use taskhub_grpc::proto::{CreateInstanceRequest, GetInstanceRequest, OrchestrationStatus};
+
+/// Short leases and visibility timeouts: what a dead process held comes back in seconds.
+const FAST: [&str; 12] = [
+    "--set",
+    "lease_interval=2s",
+    "--set",
+    "lease_renew_interval=500ms",
+    "--set",
+    "lease_acquire_interval=1s",
+    "--set",
+    "work_item_visibility_timeout=3s",
+    "--set",
+    "control_queue_visibility_timeout=3s",
+    "--set",
+    "max_queue_polling_interval=100ms",
+];
+
+/// Kills and reaps the child on drop (a failing test leaves no process behind).
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A `taskhub worker --grpc 127.0.0.1:0` on `dir`'s hub; returns it and its endpoint.
+#[expect(
+    clippy::zombie_processes,
+    reason = "the child is reaped by `Reaped` (or when it exits early, by the test failing)"
+)]
+fn taskhub_worker(dir: &TempDir) -> (Reaped, String) {
+    let mut child = taskhub(&dir.0)
+        .arg("--db")
+        .arg(dir.db())
+        .args(FAST)
+        .args(["worker", "--grpc", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    loop {
+        let line = lines.next().expect("exited before listening").unwrap();
+        if let Some(rest) = line.strip_prefix("Durable Task gRPC endpoint on ") {
+            let addr = rest.split(' ').next().unwrap().to_owned();
+            std::thread::spawn(move || for _ in lines {});
+            return (Reaped(child), addr);
+        }
+    }
+}
+
+/// A Python SDK worker process (taskhub-grpc's tests/python/worker_process.py) named `name`;
+/// its stdout lines go to `lines`.
+fn sdk_worker(
+    python: &str,
+    addr: &str,
+    name: &str,
+    lines: std::sync::mpsc::Sender<String>,
+) -> Reaped {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../taskhub-grpc/tests/python/worker_process.py");
+    let mut child = Command::new(python)
+        .arg(script)
+        .arg(addr)
+        .arg(name)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("cannot start the Python SDK worker");
+    let out = BufReader::new(child.stdout.take().unwrap());
+    std::thread::spawn(move || {
+        for line in out.lines().map_while(Result::ok) {
+            let _ = lines.send(line);
+        }
+    });
+    Reaped(child)
+}
+
+fn owners(dir: &TempDir) -> HashSet<String> {
+    json(dir, &["partitions", "--json"])["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["owner"].as_str().map(str::to_owned))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_taskhub_process_leaves_its_work_to_the_sdk_workers_of_the_other() {
+    let python =
+        taskhub_test_support::env::python_sdk("cargo test -p taskhub-cli --test grpc_sdk_failover");
+    let dir = TempDir::new("grpc-failover");
+    let (mut first, addr1) = taskhub_worker(&dir);
+    let (mut second, addr2) = taskhub_worker(&dir);
+    // Both hold partitions (the second takes its share through leases).
+    let start = Instant::now();
+    while owners(&dir).len() < 2 {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the partitions never spread"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (tx, said) = std::sync::mpsc::channel();
+    let _w1 = sdk_worker(&python, &addr1, "W1", tx.clone());
+    let _w2 = sdk_worker(&python, &addr2, "W2", tx);
+    let mut c = TaskHubSidecarServiceClient::connect(format!("http://{addr2}"))
+        .await
+        .unwrap();
+    let ids: Vec<String> = (0..8).map(|i| format!("fo-{i}")).collect();
+    for id in &ids {
+        c.start_instance(CreateInstanceRequest {
+            instance_id: id.clone(),
+            name: "two_steps".into(),
+            ..CreateInstanceRequest::default()
+        })
+        .await
+        .unwrap();
+    }
+    // Kill the first Taskhub process once its SDK worker runs a slow step.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = said
+            .recv_timeout(left)
+            .expect("W1 started a slow step within 60 s");
+        if line == "slow step started by W1" {
+            break;
+        }
+    }
+    first.0.kill().unwrap();
+    first.0.wait().unwrap();
+    // Every orchestration completes, through the survivor and W2.
+    for id in &ids {
+        let mut request = taskhub_grpc::tonic::Request::new(GetInstanceRequest {
+            instance_id: id.clone(),
+            get_inputs_and_outputs: true,
+        });
+        request.set_timeout(Duration::from_secs(120));
+        let st = c
+            .wait_for_instance_completion(request)
+            .await
+            .unwrap()
+            .into_inner()
+            .orchestration_state
+            .unwrap();
+        assert_eq!(
+            st.orchestration_status,
+            OrchestrationStatus::Completed as i32,
+            "{st:?}"
+        );
+        let out: Vec<String> = serde_json::from_str(st.output.as_deref().unwrap()).unwrap();
+        assert_eq!(out.len(), 2, "{out:?}");
+    }
+    let _ = Command::new("kill")
+        .args(["-INT", &second.0.id().to_string()])
+        .status();
+    let _ = second.0.wait();
+}
