@@ -122,6 +122,10 @@ pub enum ScenarioArg {
     /// Starts raised from a second hub handle (no in-process wake-up, as from another
     /// process), `--pickup-gap` apart: start call returned to the orchestration running.
     Pickup,
+    /// `hello5` (1,000 orchestrations) and a 1,000-activity fan-out in process and over the
+    /// Durable Task gRPC protocol (a stand-in SDK worker in Rust, in a child process): the
+    /// gRPC share of the in-process throughput and the server's CPU per work item.
+    Grpc,
     /// Every scenario above, in turn (on `azure`: the ones that make sense on an emulator).
     All,
 }
@@ -150,6 +154,7 @@ impl ScenarioArg {
                 Self::Timers,
                 Self::Latency,
                 Self::History,
+                Self::Grpc,
                 // Last: the memory it holds stays in the process (RSS) after it ends.
                 Self::Idle,
             ],

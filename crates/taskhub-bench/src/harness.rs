@@ -178,6 +178,10 @@ pub struct Bench {
     pub workers: Vec<WorkerHandle>,
     /// A client of the hub.
     pub client: TaskHubClient,
+    /// The hub.
+    pub hub: TaskHub,
+    /// The dispatcher the workers hand SDK work to, if any (`grpc` scenario).
+    pub dispatcher: Option<taskhub_grpc::Dispatcher>,
     /// The store's call counters.
     pub metrics: StoreMetrics,
     /// The store as opened, for its backend's own counters (SQLite's writer, Azure's
@@ -199,6 +203,17 @@ impl Bench {
         config: &Config,
         settings: Settings,
         registry: Registry,
+    ) -> anyhow::Result<Self> {
+        Self::open_with(config, settings, registry, |_| None).await
+    }
+
+    /// As [`open`](Self::open); when `dispatcher` gives one for the hub, the workers hand
+    /// what `registry` does not name to it (SDK workers over gRPC).
+    pub async fn open_with(
+        config: &Config,
+        settings: Settings,
+        registry: Registry,
+        dispatcher: impl FnOnce(&TaskHub) -> Option<taskhub_grpc::Dispatcher>,
     ) -> anyhow::Result<Self> {
         let dir = TempDir::new(&config.dir)?;
         let nanos = std::time::SystemTime::now()
@@ -226,18 +241,23 @@ impl Bench {
         let hub = TaskHub::open(store.clone(), settings.clone())
             .await
             .context("cannot open the task hub")?;
+        let dispatcher = dispatcher(&hub);
         let mut workers = Vec::new();
         for _ in 0..config.workers {
-            workers.push(
-                Worker::start(&hub, registry.clone())
-                    .await
-                    .context("cannot start a worker")?,
-            );
+            let worker = match &dispatcher {
+                Some(d) => {
+                    Worker::start_with_executor(&hub, registry.clone(), Arc::new(d.clone())).await
+                }
+                None => Worker::start(&hub, registry.clone()).await,
+            };
+            workers.push(worker.context("cannot start a worker")?);
         }
         let client = hub.client();
         Ok(Self {
             workers,
             client,
+            hub,
+            dispatcher,
             metrics,
             opened,
             location,

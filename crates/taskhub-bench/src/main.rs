@@ -19,14 +19,30 @@ mod procstats;
 mod progress;
 mod report;
 mod scenarios;
+mod sdk_worker;
 mod stats;
 mod workloads;
 
+use anyhow::Context as _;
 use clap::Parser;
 
 use args::Args;
 
 fn main() -> anyhow::Result<()> {
+    // `taskhub-bench sdk-worker ADDR`: the `grpc` scenario's stand-in SDK worker (a child
+    // process of the scenario; not a scenario itself).
+    let argv: Vec<String> = std::env::args().collect();
+    if argv.get(1).map(String::as_str) == Some("sdk-worker") {
+        let addr = argv
+            .get(2)
+            .context("sdk-worker needs the endpoint's ADDR")?
+            .clone();
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()?;
+        return runtime.block_on(sdk_worker::run(&addr));
+    }
     let args = Args::parse();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(args.threads.max(1))

@@ -36,6 +36,11 @@ fn all_scenarios_emit_json_on_the_memory_backend() {
             "latency",
             "history",
             "history",
+            "grpc",
+            "grpc",
+            "grpc",
+            "grpc",
+            "grpc",
             "idle"
         ]
     );

@@ -3,6 +3,7 @@
 mod entities;
 mod events;
 mod fanout;
+mod grpc;
 mod hello5;
 mod history;
 mod idle;
@@ -44,6 +45,7 @@ pub async fn run(scenario: ScenarioArg, config: &Config) -> anyhow::Result<Vec<R
         ScenarioArg::History => history::run(config).await,
         ScenarioArg::IdleOps => idle_ops::run(config).await,
         ScenarioArg::Pickup => pickup::run(config).await,
+        ScenarioArg::Grpc => grpc::run(config).await,
         ScenarioArg::All => Ok(Vec::new()),
     }
 }

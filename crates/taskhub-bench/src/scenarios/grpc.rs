@@ -1,0 +1,260 @@
+//! `grpc`: `hello5` (1,000 orchestrations of five sequential activities) and a 1,000-activity
+//! fan-out, each run twice in one sitting: in process (Rust orchestrations in the worker's
+//! registry) and over the Durable Task gRPC protocol (an empty registry; every turn and
+//! activity goes through the endpoint's dispatcher to a stand-in SDK worker written in Rust,
+//! in a child process: `sdk_worker.rs`). The records give the gRPC throughput as a share of
+//! the in-process one and the server's CPU per work item (turns + activities; this process
+//! only, the stand-in's CPU is its own).
+
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use taskhub::Registry;
+use taskhub_grpc::{Dispatcher, DispatcherSettings, GrpcConfig};
+
+use crate::harness::{start_many, wait_all, wait_one, Bench, Config};
+use crate::progress;
+use crate::report::{round1, round3, Record};
+use crate::workloads::{registry, Stamps};
+
+use super::{Measured, Span, TIMEOUT};
+
+/// The workloads compared.
+#[derive(Clone, Copy)]
+enum Workload {
+    Hello5,
+    FanOut,
+}
+
+impl Workload {
+    fn label(self) -> &'static str {
+        match self {
+            Self::Hello5 => "hello5",
+            Self::FanOut => "fanout-1000",
+        }
+    }
+}
+
+/// The endpoint and the stand-in SDK worker of a gRPC run.
+struct Remote {
+    dispatcher: Dispatcher,
+    stop: tokio::sync::oneshot::Sender<()>,
+    server: tokio::task::JoinHandle<Result<(), taskhub_grpc::GrpcError>>,
+    child: tokio::process::Child,
+}
+
+impl Remote {
+    async fn start(bench: &Bench, dispatcher: Dispatcher) -> anyhow::Result<Self> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let config = GrpcConfig::new(bench.hub.clone()).with_workers(Arc::new(dispatcher.clone()));
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(taskhub_grpc::serve(listener, config, async move {
+            let _ = stopped.await;
+        }));
+        let child = tokio::process::Command::new(std::env::current_exe()?)
+            .arg("sdk-worker")
+            .arg(addr.to_string())
+            .stdin(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .context("cannot start the stand-in SDK worker")?;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while dispatcher.connected_workers() == 0 {
+            anyhow::ensure!(
+                Instant::now() < deadline,
+                "the stand-in SDK worker did not connect within 30 s"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        Ok(Self {
+            dispatcher,
+            stop,
+            server,
+            child,
+        })
+    }
+
+    async fn stop(mut self) {
+        self.dispatcher.close();
+        let _ = self.stop.send(());
+        let _ = tokio::time::timeout(Duration::from_secs(5), self.server).await;
+        let _ = self.child.start_kill();
+        let _ = self.child.wait().await;
+    }
+}
+
+/// Runs `workload` once; returns its measurements, its work items (turns + activities),
+/// its unit count, and over gRPC the most orchestration and activity items that were out
+/// at once.
+async fn measure(
+    config: &Config,
+    workload: Workload,
+    over_grpc: bool,
+) -> anyhow::Result<(Measured, u64, u64, Option<[usize; 2]>)> {
+    let settings = config.settings(&[])?;
+    let (bench, remote) = if over_grpc {
+        let bench = Bench::open_with(config, settings, Registry::new(), |hub| {
+            Some(Dispatcher::new(
+                Arc::clone(hub.clock()),
+                DispatcherSettings::default(),
+            ))
+        })
+        .await?;
+        let dispatcher = bench
+            .dispatcher
+            .clone()
+            .context("the bench has a dispatcher")?;
+        let remote = Remote::start(&bench, dispatcher).await?;
+        (bench, Some(remote))
+    } else {
+        (
+            Bench::open(config, settings, registry(&Stamps::default())).await?,
+            None,
+        )
+    };
+    let before = bench.stats();
+    let span = Span::begin(&bench);
+    let label = format!(
+        "grpc {} {}",
+        workload.label(),
+        if over_grpc { "gRPC" } else { "in-process" }
+    );
+    let n = match workload {
+        Workload::Hello5 => {
+            let n = config.count(1_000);
+            let work = async {
+                let started = start_many(&bench.client, "Hello5", "hello", (), n).await?;
+                wait_all(
+                    &bench.client,
+                    started.into_iter().map(|(id, _)| id),
+                    TIMEOUT,
+                )
+                .await
+            };
+            progress::drive(&label, n * 5, work, || bench.stats().activities).await?;
+            n
+        }
+        Workload::FanOut => {
+            let n = config.count(1_000);
+            let work = async {
+                let started = start_many(&bench.client, "FanOut", "fan", n, 1).await?;
+                wait_one(&bench.client, &started[0].0, TIMEOUT).await
+            };
+            progress::drive(&label, n, work, || bench.stats().activities).await?;
+            n
+        }
+    };
+    let m = span.end();
+    let after = bench.stats();
+    let items = (after.turns - before.turns) + (after.activities - before.activities);
+    let peak = bench.dispatcher.as_ref().map(Dispatcher::peak_items);
+    if let Some(r) = remote {
+        r.stop().await;
+    }
+    bench.close().await;
+    Ok((m, items, n, peak))
+}
+
+/// The dispatcher and the protocol alone, without the runtime: `n` activities through
+/// `RemoteExecutor::run_activity`, 1,000 in flight, answered by the stand-in. The ceiling the
+/// gRPC path could reach if storage and queues cost nothing.
+async fn dispatcher_only(config: &Config) -> anyhow::Result<Record> {
+    use taskhub::executor::{ActivityWork, RemoteExecutor as _};
+    use taskhub::{ExecutionId, InstanceId, Payload};
+    let n = config.count(10_000);
+    let bench = Bench::open_with(config, config.settings(&[])?, Registry::new(), |hub| {
+        Some(Dispatcher::new(
+            Arc::clone(hub.clock()),
+            DispatcherSettings::default(),
+        ))
+    })
+    .await?;
+    let dispatcher = bench
+        .dispatcher
+        .clone()
+        .context("the bench has a dispatcher")?;
+    let remote = Remote::start(&bench, dispatcher.clone()).await?;
+    let instance = InstanceId::new("bench")?;
+    let execution = ExecutionId::new("e")?;
+    let span = Span::begin(&bench);
+    let semaphore = Arc::new(tokio::sync::Semaphore::new(1_000));
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..n {
+        let permit = Arc::clone(&semaphore).acquire_owned().await?;
+        let d = dispatcher.clone();
+        let work = ActivityWork::new(instance.clone(), execution.clone(), i, "Noop".into())
+            .with_input(Payload::from_json(i.to_string())?);
+        tasks.spawn(async move {
+            let _permit = permit;
+            d.run_activity(work).await
+        });
+    }
+    while let Some(r) = tasks.join_next().await {
+        r?.map_err(|e| anyhow::anyhow!("{e}"))?
+            .map_err(|f| anyhow::anyhow!("{f}"))?;
+    }
+    let m = span.end();
+    remote.stop().await;
+    bench.close().await;
+    let mut record = m
+        .record("grpc", config, n, n)
+        .variant("dispatcher only (no runtime)")
+        .rate("activities/s")
+        .extra("work_items", n);
+    if let Some(cpu) = m.cpu {
+        record = record.extra(
+            "server_cpu_us_per_work_item",
+            round1(cpu.as_secs_f64() * 1e6 / n as f64),
+        );
+    }
+    Ok(record)
+}
+
+pub async fn run(config: &Config) -> anyhow::Result<Vec<Record>> {
+    let mut out = vec![dispatcher_only(config).await?];
+    for workload in [Workload::Hello5, Workload::FanOut] {
+        let mut throughput = [0.0f64; 2];
+        for (i, over_grpc) in [false, true].into_iter().enumerate() {
+            let (m, items, n, peak) = measure(config, workload, over_grpc).await?;
+            let unit = match workload {
+                Workload::Hello5 => "orchestrations/s",
+                Workload::FanOut => "activities/s",
+            };
+            let mut record = m
+                .record("grpc", config, n, items)
+                .variant(format!(
+                    "{} {}",
+                    workload.label(),
+                    if over_grpc { "over gRPC" } else { "in process" }
+                ))
+                .rate(unit)
+                .extra("work_items", items)
+                .settings(config.changed_settings(&[]));
+            if let (Some(cpu), true) = (m.cpu, items > 0) {
+                record = record.extra(
+                    "server_cpu_us_per_work_item",
+                    round1(cpu.as_secs_f64() * 1e6 / items as f64),
+                );
+            }
+            if let Some([orchestrations, activities]) = peak {
+                record = record
+                    .extra("peak_orchestration_items_out", orchestrations as u64)
+                    .extra("peak_activity_items_out", activities as u64);
+            }
+            if let Some(slot) = throughput.get_mut(i) {
+                *slot = record.throughput.unwrap_or(0.0);
+            }
+            if over_grpc && throughput[0] > 0.0 {
+                let share = throughput[1] / throughput[0];
+                record = record
+                    .extra("share_of_in_process", round3(share))
+                    .target(">= 0.5 of the in-process throughput", share >= 0.5);
+            }
+            out.push(record);
+        }
+    }
+    Ok(out)
+}
