@@ -90,9 +90,13 @@ pub async fn serve(
         .max_encoding_message_size(MAX_MESSAGE_BYTES);
     let service =
         tonic::service::interceptor::InterceptedService::new(server, move |r| auth.check(r));
+    // TCP_NODELAY: a work item and an answer are small writes; with Nagle's algorithm each
+    // waits for the peer's delayed ACK (about 40 ms), which capped SDK workers at a few
+    // hundred round trips per second (tests/sdk_dispatch.rs measures it).
+    let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
     Server::builder()
         .add_service(service)
-        .serve_with_incoming_shutdown(TcpIncoming::from(listener), shutdown)
+        .serve_with_incoming_shutdown(incoming, shutdown)
         .await?;
     Ok(())
 }
