@@ -52,7 +52,10 @@ fn all_scenarios_emit_json_on_the_memory_backend() {
             r.get("durability").is_none(),
             "memory has no durability: {r}"
         );
-        assert!(r["storage_ops_per_step"].as_f64().unwrap() > 0.0, "{r}");
+        // The dispatcher alone uses no storage (only an idle worker's polls, if any).
+        if r["variant"] != "dispatcher only (no runtime)" {
+            assert!(r["storage_ops_per_step"].as_f64().unwrap() > 0.0, "{r}");
+        }
     }
     assert!(records[9]["p99_ms"].is_number(), "timers report lateness");
     assert!(
