@@ -213,7 +213,8 @@ fn impossible_decisions_fail_with_the_rule_and_record_none_of_them() {
             "{rule}: nothing of the refused answer is recorded"
         );
     }
-    // A task ID used in an earlier turn is a duplicate too.
+    // A task ID used in an earlier turn is a duplicate too (only a failed activity's may be
+    // used again, as its retry: `a_retry_under_a_closed_task_id_is_the_next_attempt`).
     let mut s = session();
     let p = pending(turn(&mut s, 10, vec![start(1)]));
     s.finish_turn(p, OrchestrationDecision::new(vec![schedule(0)]));
@@ -241,4 +242,122 @@ fn without_the_fallback_an_unknown_name_fails_as_before_and_turn_refuses_remote_
         _ => None,
     });
     assert_eq!(failed.as_deref(), Some("NoExecutor"));
+}
+
+fn failed(n: u64, task_id: u64) -> Message {
+    msg(
+        n,
+        EventKind::TaskFailed {
+            task_id,
+            failure: FailureDetails::new("Flaky", "try again"),
+        },
+    )
+}
+
+fn attempt_of(r: &TurnResult) -> Vec<u32> {
+    r.actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::ScheduleActivity { attempt, .. } => Some(*attempt),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The SDKs retry an activity under its first attempt's task ID once the failure is in: the
+/// runtime takes it as attempt 2 (its messages then differ from attempt 1's), takes attempt
+/// 2's result, and still knows attempt 1's result as a duplicate, also after a reload.
+#[test]
+fn a_retry_under_a_closed_task_id_is_the_next_attempt() {
+    let mut s = session();
+    let p = pending(turn(&mut s, 10, vec![start(1)]));
+    let r = s.finish_turn(p, OrchestrationDecision::new(vec![schedule(1)]));
+    assert_eq!(attempt_of(&r), [1]);
+
+    // Still open: scheduling it again is refused.
+    let mut open = session();
+    let p = pending(turn(&mut open, 10, vec![start(1)]));
+    let _ = open.finish_turn(p, OrchestrationDecision::new(vec![schedule(1)]));
+    let p = pending(turn(
+        &mut open,
+        11,
+        vec![msg(
+            9,
+            EventKind::EventRaised {
+                name: "Poke".into(),
+                input: Payload::null(),
+            },
+        )],
+    ));
+    let r = open.finish_turn(p, OrchestrationDecision::new(vec![schedule(1)]));
+    assert_eq!(r.status, Some(OrchestrationStatus::Failed));
+
+    // Failed: the retry (after a timer, as the SDKs do) reuses ID 1 as attempt 2.
+    let p = pending(turn(&mut s, 20, vec![failed(2, 1)]));
+    let r = s.finish_turn(
+        p,
+        OrchestrationDecision::new(vec![Decision::CreateTimer {
+            task_id: 2,
+            fire_at: ts(25),
+        }]),
+    );
+    assert!(r.discarded.is_empty());
+    let p = pending(turn(
+        &mut s,
+        30,
+        vec![msg(
+            3,
+            EventKind::TimerFired {
+                task_id: 2,
+                fire_at: ts(25),
+            },
+        )],
+    ));
+    let r = s.finish_turn(p, OrchestrationDecision::new(vec![schedule(1)]));
+    assert_eq!(attempt_of(&r), [2]);
+    assert_eq!(r.status, Some(OrchestrationStatus::Running));
+
+    // Attempt 1's failure delivered again: a duplicate; attempt 2's result is taken.
+    let history = s.remote_history().to_vec();
+    for s in [
+        &mut s,
+        &mut OrchestrationSession::load_with(Arc::new(Registry::new()), id(), &history, true),
+    ] {
+        let p = pending(turn(s, 40, vec![failed(2, 1), done(4, 1)]));
+        let kinds: Vec<&str> = p.new_events().iter().map(|e| e.event.type_name()).collect();
+        assert_eq!(kinds, ["OrchestratorStarted", "TaskCompleted"]);
+        let r = s.finish_turn(
+            p,
+            OrchestrationDecision::new(vec![Decision::Complete {
+                result: Payload::null(),
+            }]),
+        );
+        assert_eq!(r.discarded.len(), 1);
+        assert_eq!(r.discarded[0].reason, DiscardReason::Duplicate);
+        assert_eq!(r.status, Some(OrchestrationStatus::Completed));
+    }
+
+    // A timer's ID is never an activity's retry, nor is a completed activity's.
+    let mut t = session();
+    let p = pending(turn(&mut t, 10, vec![start(1)]));
+    let _ = t.finish_turn(
+        p,
+        OrchestrationDecision::new(vec![Decision::CreateTimer {
+            task_id: 5,
+            fire_at: ts(15),
+        }]),
+    );
+    let p = pending(turn(
+        &mut t,
+        20,
+        vec![msg(
+            3,
+            EventKind::TimerFired {
+                task_id: 5,
+                fire_at: ts(15),
+            },
+        )],
+    ));
+    let r = t.finish_turn(p, OrchestrationDecision::new(vec![schedule(5)]));
+    assert_eq!(r.status, Some(OrchestrationStatus::Failed));
 }

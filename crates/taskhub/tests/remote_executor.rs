@@ -938,3 +938,65 @@ async fn a_remote_timer_fires_at_its_time_on_a_manual_clock() {
     .expect("the timer fired at its time");
     worker.shutdown().await;
 }
+
+/// An executor that never answers: the runtime's own deadline (half the control queue's
+/// visibility timeout, so the batch never reappears while the question is out) drops the
+/// question, the batch goes back counted, and the next ask finishes the instance. On a
+/// `ManualClock` (memory backend, paused Tokio time).
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_decision_that_never_comes_times_out_before_its_messages_reappear() {
+    use taskhub_storage::memory::MemoryStore;
+    use taskhub_storage::ManualClock;
+    let clock = Arc::new(ManualClock::new(Timestamp::from_millis(1_700_000_000_000)));
+    let store = Arc::new(MemoryStore::new(clock.clone()));
+    let settings = common::fast_settings();
+    let half = settings.control_queue_visibility_timeout / 2;
+    let hub = TaskHub::open_with_clock(store, settings, clock.clone())
+        .await
+        .unwrap();
+    let (stalls, dropped) = stalls();
+    let worker = Worker::start_with_executor(&hub, rust_registry(), stalls.clone())
+        .await
+        .unwrap();
+    let client = hub.client();
+    let i = client.start("Sequence", ()).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while stalls.asked.load(Ordering::SeqCst) < 1 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the decision is asked for");
+    clock.advance(half - Duration::from_secs(1));
+    wait::idle().await;
+    assert_eq!(dropped.load(Ordering::SeqCst), 0, "not a second early");
+    assert_eq!(stalls.asked.load(Ordering::SeqCst), 1);
+    clock.advance(Duration::from_secs(1));
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while dropped.load(Ordering::SeqCst) < 1 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the question is dropped at the deadline");
+    // Back after EXECUTOR_RETRY (1 s), asked again; the SDK answers this time.
+    clock.advance(Duration::from_secs(2));
+    let status = || async {
+        client
+            .get_status(&i, StatusOptions::default())
+            .await
+            .unwrap()
+            .unwrap()
+            .status()
+    };
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while status().await != OrchestrationStatus::Completed {
+            clock.advance(Duration::from_millis(100));
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the next ask finishes it");
+    assert!(stalls.asked.load(Ordering::SeqCst) >= 2);
+    worker.shutdown().await;
+}

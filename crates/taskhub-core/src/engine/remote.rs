@@ -18,7 +18,7 @@
 //! turn. A dropped [`PendingTurn`] leaves the session half-applied: the caller must drop the
 //! session too and load it again from storage.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use crate::engine::decision::{Decision, OrchestrationDecision};
 use crate::engine::output::{TurnInput, TurnResult};
@@ -37,6 +37,33 @@ pub(crate) struct RemoteCode {
     pub(crate) history: Vec<HistoryEvent>,
     /// The task IDs the code used (scheduled work, timers, sends).
     pub(crate) used: HashSet<u64>,
+    /// The last attempt of each activity task ID. The SDKs schedule a retry under the first
+    /// attempt's task ID once its failure is in; each attempt's work item and result then
+    /// carry the attempt in their message IDs (the runtime's outbox derives them so).
+    pub(crate) attempts: HashMap<u64, u32>,
+    /// The message IDs of the completions applied, so an earlier attempt's result that comes
+    /// again is a duplicate rather than the result of a later attempt under the same task ID.
+    pub(crate) results: HashSet<crate::ids::MessageId>,
+    /// Activity task IDs whose last attempt failed: the only IDs the code may use again.
+    pub(crate) failed: HashSet<u64>,
+}
+
+impl RemoteCode {
+    /// True if `task_id` was an activity whose last attempt failed (and is not open again):
+    /// the code may schedule it again, as a retry.
+    fn may_retry(&self, task_id: u64, open: &HashSet<u64>) -> bool {
+        self.failed.contains(&task_id) && !open.contains(&task_id)
+    }
+
+    /// Notes an applied completion (as it is recorded, or replayed from history).
+    pub(crate) fn completed(&mut self, event: &HistoryEvent) {
+        if let Some(id) = &event.message_id {
+            self.results.insert(id.clone());
+        }
+        if let EventKind::TaskFailed { task_id, .. } = &event.event {
+            self.failed.insert(*task_id);
+        }
+    }
 }
 
 /// The first half of a turn: done, or waiting for a remote decision.
@@ -132,8 +159,8 @@ impl OrchestrationSession {
     ) -> TurnResult {
         let mut out = pending.out;
         let instance = self.instance_id();
-        let used = self.remote.as_ref().map(|r| &r.used);
-        match check(&decision.decisions, used, &instance) {
+        let open: HashSet<u64> = lock(&self.state).open.keys().copied().collect();
+        match check(&decision.decisions, self.remote.as_ref(), &open, &instance) {
             Err(failure) => self.code_result = Some(CodeResult::Failed(failure)),
             Ok(()) => self.apply_decisions(decision, &mut out),
         }
@@ -174,17 +201,25 @@ impl OrchestrationSession {
                         name,
                         version,
                         input,
-                    } => (
-                        task_id,
-                        Some(TaskKind::Activity),
-                        Emitted::Activity {
+                    } => {
+                        let attempt = self.remote.as_mut().map_or(1, |r| {
+                            r.failed.remove(&task_id);
+                            let a = r.attempts.entry(task_id).or_insert(0);
+                            *a = a.saturating_add(1);
+                            *a
+                        });
+                        (
                             task_id,
-                            name,
-                            version,
-                            input,
-                            attempt: 1,
-                        },
-                    ),
+                            Some(TaskKind::Activity),
+                            Emitted::Activity {
+                                task_id,
+                                name,
+                                version,
+                                input,
+                                attempt,
+                            },
+                        )
+                    }
                     Decision::StartSubOrchestration {
                         task_id,
                         name,
@@ -315,7 +350,16 @@ impl OrchestrationSession {
                 self.resume();
                 return Ok(());
             }
-            EventKind::TaskScheduled { task_id, .. } => (*task_id, Some(TaskKind::Activity)),
+            EventKind::TaskScheduled {
+                task_id, attempt, ..
+            } => {
+                if let Some(remote) = self.remote.as_mut() {
+                    remote.failed.remove(task_id);
+                    let a = remote.attempts.entry(*task_id).or_insert(0);
+                    *a = (*a).max(*attempt);
+                }
+                (*task_id, Some(TaskKind::Activity))
+            }
             EventKind::SubOrchestrationCreated { task_id, .. } => {
                 (*task_id, Some(TaskKind::SubOrchestration))
             }
@@ -324,6 +368,9 @@ impl OrchestrationSession {
             other => {
                 if completion_task_id(other).is_none() {
                     return Err(corrupt(pos, other.type_name()));
+                }
+                if let Some(remote) = self.remote.as_mut() {
+                    remote.completed(ev);
                 }
                 self.deliver(ev.clone());
                 return Ok(());
@@ -353,7 +400,8 @@ impl OrchestrationSession {
 /// Checks a decision list against the rules, before any of it is recorded.
 fn check(
     decisions: &[Decision],
-    used: Option<&HashSet<u64>>,
+    remote: Option<&RemoteCode>,
+    open: &HashSet<u64>,
     instance: &InstanceId,
 ) -> Result<(), FailureDetails> {
     let mut seen = HashSet::new();
@@ -401,7 +449,10 @@ fn check(
             }
         }
         if let Some(id) = task_id {
-            if used.is_some_and(|u| u.contains(&id)) || !seen.insert(id) {
+            let retry = matches!(d, Decision::ScheduleActivity { .. })
+                && remote.is_some_and(|r| r.may_retry(id, open));
+            let reused = remote.is_some_and(|r| r.used.contains(&id)) && !retry;
+            if reused || !seen.insert(id) {
                 return fail(
                     DecisionRule::DuplicateTaskId,
                     format!("task ID {id} is already used in this execution"),

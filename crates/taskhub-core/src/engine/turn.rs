@@ -299,7 +299,12 @@ impl OrchestrationSession {
             Some(remote) => remote.used.contains(&task_id),
             None => task_id < next_id,
         };
-        if self.deferred_tasks.contains(&task_id) || (open_kind.is_none() && used) {
+        // A retried task's earlier result, come again (remote code reuses the task ID).
+        let seen = self
+            .remote
+            .as_ref()
+            .is_some_and(|r| r.results.contains(&m.id));
+        if seen || self.deferred_tasks.contains(&task_id) || (open_kind.is_none() && used) {
             return out.discard(
                 m,
                 DiscardReason::Duplicate,
@@ -318,6 +323,9 @@ impl OrchestrationSession {
             );
         }
         out.record(Some(m), m.event.clone());
+        if let (Some(remote), Some(recorded)) = (self.remote.as_mut(), out.events.last()) {
+            remote.completed(recorded);
+        }
         self.deliver(
             out.events
                 .last()

@@ -7,8 +7,9 @@ use std::time::Duration;
 #[non_exhaustive]
 pub struct DispatcherSettings {
     /// How long a worker may hold an orchestration work item before it is taken back and the
-    /// turn is retried (`ExecutorError::TimedOut`). Default 5 minutes: a turn only replays
-    /// code, it does no I/O.
+    /// turn is retried (`ExecutorError::TimedOut`). Default 2 minutes: a turn only replays
+    /// code, it does no I/O (and the runtime waits at most half the control queue's
+    /// visibility timeout, 2.5 minutes by default, whatever this says).
     pub orchestration_timeout: Duration,
     /// How long a worker may hold an activity before it is taken back and retried. Default
     /// 30 minutes; raise it for longer activities.
@@ -33,7 +34,7 @@ pub struct DispatcherSettings {
 impl Default for DispatcherSettings {
     fn default() -> Self {
         Self {
-            orchestration_timeout: Duration::from_secs(5 * 60),
+            orchestration_timeout: Duration::from_secs(2 * 60),
             activity_timeout: Duration::from_secs(30 * 60),
             no_worker_wait: Duration::from_secs(30),
             default_orchestration_capacity: 100,

@@ -293,7 +293,11 @@ async fn run_one(
     // The instance may have moved off a partition that is being removed.
     let partition = shared.route(&message.target, hint).await.unwrap_or(hint);
     let reply = Message {
-        id: MessageId::derived(&message.target, &execution, &format!("result:{task_id}")),
+        id: MessageId::derived(
+            &message.target,
+            &execution,
+            &outbox::attempt_purpose("result", *task_id, *attempt),
+        ),
         target: message.target.clone(),
         execution_id: Some(execution.clone()),
         sender: Some(Sender {

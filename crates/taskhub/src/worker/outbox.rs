@@ -73,6 +73,18 @@ pub(crate) fn whole_units(delay: Duration, unit: Duration) -> Duration {
     unit * u32::try_from(n).unwrap_or(u32::MAX)
 }
 
+/// The purpose (see [`MessageId::derived`]) of an activity's work item (`kind` `task`) or
+/// result (`result`): the task ID, and the attempt after the first. Remote code schedules a
+/// retry under the first attempt's task ID, and each attempt's messages must differ from the
+/// last's, or the retry would be taken for a re-sent copy.
+pub(crate) fn attempt_purpose(kind: &str, task_id: u64, attempt: u32) -> String {
+    if attempt <= 1 {
+        format!("{kind}:{task_id}")
+    } else {
+        format!("{kind}:{task_id}#{attempt}")
+    }
+}
+
 /// Builds the outbound messages of `actions`.
 pub(crate) async fn build(
     shared: &Shared,
@@ -90,7 +102,7 @@ pub(crate) async fn build(
                 attempt,
             } => {
                 let mut m = origin.message(
-                    &format!("task:{task_id}"),
+                    &attempt_purpose("task", *task_id, *attempt),
                     origin.instance.clone(),
                     Some(origin.execution.clone()),
                     EventKind::TaskScheduled {

@@ -12,7 +12,9 @@
 //!   [`EXECUTOR_RETRY`]: a missing worker says nothing about the messages, and they must not
 //!   end in the dead letters because no SDK was connected for a while;
 //! - [`ExecutorError::TimedOut`] and [`ExecutorError::Abandoned`] (a worker took the work and
-//!   did not answer, gave it back or died with it): back after [`EXECUTOR_RETRY`], counted as
+//!   did not answer, gave it back or died with it; or no answer came within
+//!   [`decision_deadline`], half the control queue's visibility timeout, the runtime's own
+//!   limit whatever the executor's): back after [`EXECUTOR_RETRY`], counted as
 //!   a failed delivery, so a turn that hangs or kills every worker it reaches ends in the dead
 //!   letters after `max_dequeue_count` deliveries instead of circling forever.
 //!
@@ -40,6 +42,14 @@ use crate::executor::{ExecutorError, OrchestrationWork};
 
 /// How long a batch waits before it is tried again after an executor error.
 pub(crate) const EXECUTOR_RETRY: Duration = Duration::from_secs(1);
+
+/// The longest the runtime waits for a decision, whatever the executor's own timeout: half
+/// the control queue's visibility timeout. The batch's messages are not renewed while the
+/// question is out, so a longer wait would let them reappear (and be fetched again, each
+/// time counted as a delivery); past it the turn is [`ExecutorError::TimedOut`].
+pub(crate) fn decision_deadline(settings: &crate::Settings) -> Duration {
+    settings.control_queue_visibility_timeout / 2
+}
 
 /// Why a remote turn was not decided.
 pub(super) enum Undecided {
@@ -77,7 +87,19 @@ pub(super) async fn decide(
         pending.new_events().to_vec(),
     );
     work.traceparent = session.start_trace().map(str::to_owned);
-    let asked = executor.orchestrate(work);
+    let clock = shared.hub.clock().clone();
+    let deadline = decision_deadline(shared.hub.settings());
+    let what = format!("orchestration '{}' (instance '{instance}')", session.name());
+    let question = executor.orchestrate(work);
+    let asked = async move {
+        tokio::select! {
+            answer = question => answer,
+            () = clock.sleep(deadline) => Err(ExecutorError::TimedOut {
+                what,
+                seconds: deadline.as_secs(),
+            }),
+        }
+    };
     match until_cut(shared, fence, Some(&shared.slots.orchestrations), asked).await {
         Ok(Ok(decision)) => Ok(session.finish_turn(pending, decision)),
         Ok(Err(e)) => Err(Undecided::Failed(e)),
