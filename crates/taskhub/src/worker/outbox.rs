@@ -192,8 +192,8 @@ pub(crate) async fn build(
                 // with every action, so they number the execution's messages).
                 if EntityId::is_entity_instance(instance_id) {
                     m.order = Some(SendOrder {
-                        n: task_id + 1,
-                        prev: after.map(|a| a + 1),
+                        n: task_id.saturating_add(1),
+                        prev: after.map(|a| a.saturating_add(1)),
                     });
                 }
                 (QueueName::Control(partition), m, Duration::ZERO)
