@@ -147,6 +147,9 @@ macro_rules! forward_seam {
             fn atomic_checkpoints(&self) -> bool {
                 self.inner.atomic_checkpoints()
             }
+            fn stats_count_held_messages(&self) -> bool {
+                self.inner.stats_count_held_messages()
+            }
         }
     };
 

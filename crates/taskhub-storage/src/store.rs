@@ -40,4 +40,13 @@ pub trait TaskHubStore:
     fn atomic_checkpoints(&self) -> bool {
         false
     }
+
+    /// True when [`QueueStats::oldest_enqueued_at`](crate::QueueStats) counts held (invisible)
+    /// messages too. By default a backend that keeps time itself is taken to peek at visible
+    /// messages only (Azure Storage); one that owns time and sees every message (PostgreSQL,
+    /// on the server's clock) says so. The conformance case `stats_reports_oldest_enqueue_time`
+    /// asks it.
+    fn stats_count_held_messages(&self) -> bool {
+        !self.owns_time()
+    }
 }

@@ -1,0 +1,181 @@
+//! [`PostgresStore`]: the pool, and opening, creating and deleting a hub's schema.
+
+use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
+use taskhub_storage::{StorageError, StorageResult, TaskHubStore};
+
+use crate::errors::{map_pool, PgResultExt};
+use crate::options::{redact, PostgresOptions};
+use crate::schema::{exists, migrate, schema_name};
+
+/// Whether opening may create the hub's schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Create {
+    /// The schema must exist ([`StorageError::NotFound`] otherwise; nothing is created).
+    No,
+    /// Create it if missing.
+    IfMissing,
+}
+
+/// Pool metrics: what [`PostgresStore::pool_status`] reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolStatus {
+    /// The most connections the pool opens.
+    pub max_size: usize,
+    /// Connections open now.
+    pub size: usize,
+    /// Of those, idle in the pool.
+    pub available: usize,
+    /// Callers waiting for a connection.
+    pub waiting: usize,
+}
+
+/// A task hub in one schema of a PostgreSQL database, shared by any number of worker
+/// processes on any number of machines.
+pub struct PostgresStore {
+    pub(crate) pool: Pool,
+    pub(crate) schema: String,
+    place: String,
+    schema_version: i64,
+}
+
+impl std::fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresStore")
+            .field("place", &self.place)
+            .field("schema", &self.schema)
+            .field("schema_version", &self.schema_version)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The pool of a hub: each connection's `search_path` is the hub's schema.
+pub(crate) fn pool(options: &PostgresOptions, schema: &str) -> StorageResult<Pool> {
+    let url = options.url.as_deref().ok_or_else(|| {
+        StorageError::InvalidArgument(
+            "postgres.url is not set (TASKHUB_POSTGRES_URL=postgres://user:password@host:port/database)"
+                .into(),
+        )
+    })?;
+    let mut config: tokio_postgres::Config = url.parse().map_err(|_| {
+        StorageError::InvalidArgument("postgres.url is not a PostgreSQL connection URL".into())
+    })?;
+    config.options(format!("-c search_path={schema}"));
+    config.connect_timeout(options.connect_timeout);
+    if config.get_application_name().is_none() {
+        config.application_name("taskhub");
+    }
+    let tls = crate::tls::connector(options.tls_ca_file.as_deref())?;
+    let manager = Manager::from_config(
+        config,
+        tls,
+        ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        },
+    );
+    Pool::builder(manager)
+        .max_size(options.pool_size)
+        .runtime(Runtime::Tokio1)
+        .create_timeout(Some(options.connect_timeout))
+        .build()
+        .map_err(|e| StorageError::InvalidArgument(format!("connection pool: {e}")))
+}
+
+impl PostgresStore {
+    /// Opens the hub called `hub` (schema `taskhub_<hub>`) on the server `options.url` names,
+    /// creating it if `create` allows, and migrates its schema.
+    ///
+    /// # Errors
+    /// `NotFound` for a missing hub under [`Create::No`]; `Corrupt` naming both versions for a
+    /// hub made by a newer build; `Unavailable` if the server does not answer;
+    /// `InvalidArgument` for a bad URL, hub name or CA file.
+    pub async fn open(options: &PostgresOptions, hub: &str, create: Create) -> StorageResult<Self> {
+        let schema = schema_name(hub)?;
+        let pool = pool(options, &schema)?;
+        let place = options.url.as_deref().map(redact).unwrap_or_default();
+        let mut client = pool.get().await.map_err(map_pool)?;
+        if create == Create::No && !exists(&client, &schema).await? {
+            return Err(StorageError::NotFound {
+                what: format!("task hub '{hub}' (schema {schema}) on {place}"),
+            });
+        }
+        let schema_version = migrate(&mut client, &schema, create == Create::IfMissing).await?;
+        drop(client);
+        Ok(Self {
+            pool,
+            schema,
+            place,
+            schema_version,
+        })
+    }
+
+    /// Drops the hub's schema and everything in it; true if it existed.
+    ///
+    /// # Errors
+    /// As any statement.
+    pub async fn delete_hub(options: &PostgresOptions, hub: &str) -> StorageResult<bool> {
+        let schema = schema_name(hub)?;
+        let pool = pool(options, &schema)?;
+        let client = pool.get().await.map_err(map_pool)?;
+        let existed = exists(&client, &schema).await?;
+        client
+            .batch_execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE"))
+            .await
+            .ctx("task hub schema")?;
+        Ok(existed)
+    }
+
+    /// The schema of this hub.
+    #[must_use]
+    pub fn schema(&self) -> &str {
+        &self.schema
+    }
+
+    /// The schema version (after migration).
+    #[must_use]
+    pub fn schema_version(&self) -> i64 {
+        self.schema_version
+    }
+
+    /// Where the hub is, without secrets: `user@host:port/database`.
+    #[must_use]
+    pub fn place(&self) -> &str {
+        &self.place
+    }
+
+    /// The pool's metrics now.
+    #[must_use]
+    pub fn pool_status(&self) -> PoolStatus {
+        let s = self.pool.status();
+        PoolStatus {
+            max_size: s.max_size,
+            size: s.size,
+            available: s.available,
+            waiting: s.waiting,
+        }
+    }
+
+    /// A pooled connection.
+    pub(crate) async fn client(&self) -> StorageResult<Object> {
+        self.pool.get().await.map_err(map_pool)
+    }
+}
+
+impl TaskHubStore for PostgresStore {
+    fn backend_name(&self) -> &'static str {
+        "postgres"
+    }
+
+    /// Visibility timeouts, delays and enqueue times run on the server's clock.
+    fn owns_time(&self) -> bool {
+        true
+    }
+
+    fn atomic_checkpoints(&self) -> bool {
+        true
+    }
+
+    /// `stats` counts held messages too (one `SELECT` over the table).
+    fn stats_count_held_messages(&self) -> bool {
+        true
+    }
+}
