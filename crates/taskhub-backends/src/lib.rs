@@ -34,6 +34,7 @@ pub use taskhub_storage::backend::{
 pub static BACKENDS: &[&dyn Backend] = &[
     &taskhub_sqlite::SqliteBackend,
     &taskhub_azure::AzureBackend,
+    &taskhub_postgres::PostgresBackend,
     &taskhub_storage::memory::MemoryBackend,
 ];
 

@@ -27,6 +27,8 @@ mod payloads;
 mod queues;
 pub mod schema;
 mod store;
+#[cfg(feature = "testing")]
+mod testing;
 mod tls;
 
 pub use backend::PostgresBackend;

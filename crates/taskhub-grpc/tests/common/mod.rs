@@ -33,7 +33,7 @@ pub async fn open_hub(backend: Backend, dir: &TempDir) -> TaskHub {
                 .with_clock(Arc::new(SystemClock::new()));
             Arc::new(taskhub_sqlite::SqliteStore::open(opts).unwrap())
         }
-        Backend::Azure => panic!("the gRPC tests run on memory and SQLite"),
+        Backend::Azure | Backend::Postgres => panic!("the gRPC tests run on memory and SQLite"),
     };
     let settings = Settings {
         max_queue_polling_interval: Duration::from_millis(200),
