@@ -6,14 +6,16 @@
 //! database itself, with no window between check and write. Then, in the lock order of
 //! [`schema`](crate::schema): the history (its ETag checked in the statement that moves the
 //! head; the event rows' key (instance, execution, sequence) is a second guard), the
-//! instance row with its condition, the outbound messages (one statement; a claimed one
-//! inserted as held, its receipt returned) and the deletes of the consumed messages (one
-//! statement; a stale receipt is ignored). Nothing is left in a pending outbox.
+//! outbound messages (one statement for the plain ones, new rows that lock nothing; a claimed
+//! one inserted as held, its receipt returned), the instance row with its condition, and the
+//! deletes of the consumed messages (one statement; a stale receipt is ignored). Nothing is
+//! left in a pending outbox.
 
 use async_trait::async_trait;
 use deadpool_postgres::{GenericClient, Transaction};
 use taskhub_storage::{
-    CheckpointOutcome, CheckpointRequest, CheckpointStore, LeaseFence, StorageError, StorageResult,
+    CheckpointOutcome, CheckpointRequest, CheckpointStep, CheckpointStore, LeaseFence, NoObserver,
+    StepObserver, StorageError, StorageResult,
 };
 
 use crate::errors::PgResultExt;
@@ -50,18 +52,36 @@ async fn check_fence(tx: &Transaction<'_>, fence: LeaseFence) -> StorageResult<(
     Ok(())
 }
 
-/// Applies a checkpoint inside `tx` (the caller commits).
+/// Applies a checkpoint inside `tx` (the caller commits), telling `observer` after each step
+/// (all inside the transaction: nothing is visible before the commit, and an observer error
+/// rolls everything back).
 pub(crate) async fn checkpoint_in(
     tx: &Transaction<'_>,
     request: &CheckpointRequest,
+    observer: &dyn StepObserver,
 ) -> StorageResult<CheckpointOutcome> {
     if let Some(fence) = request.fence {
         check_fence(tx, fence).await?;
     }
+    observer.after(CheckpointStep::FenceChecked, request)?;
     let history_etag = match &request.history {
         Some(write) => Some(write_in(tx, &request.instance_id, write).await?),
         None => head_etag(tx, &request.instance_id).await?,
     };
+    observer.after(CheckpointStep::HistoryCommitted, request)?;
+    // New rows only: inserting them locks nothing another transaction waits for.
+    let mut inserts = Inserts::default();
+    let mut claimed = Vec::new();
+    for out in &request.outbound {
+        match out.claim {
+            Some(visibility) => {
+                claimed.push(enqueue_claimed(tx, out.queue, &out.message, visibility).await?);
+            }
+            None => inserts.push(out.queue, &out.message),
+        }
+    }
+    inserts.run(tx).await?;
+    observer.after(CheckpointStep::OutboundSent, request)?;
     let instance_etag = match &request.instance {
         Some((row, expect)) => {
             if row.instance_id != request.instance_id {
@@ -74,19 +94,10 @@ pub(crate) async fn checkpoint_in(
         }
         None => None,
     };
-    let mut inserts = Inserts::default();
-    let mut claimed = Vec::new();
-    for out in &request.outbound {
-        match out.claim {
-            Some(visibility) => {
-                claimed.push(enqueue_claimed(tx, out.queue, &out.message, visibility).await?);
-            }
-            None => inserts.push(out.queue, &out.message),
-        }
-    }
-    inserts.run(tx).await?;
+    observer.after(CheckpointStep::InstanceWritten, request)?;
     // A stale receipt: the message was redelivered; the engine discards the duplicate.
     delete_many(tx, &request.consumed).await?;
+    observer.after(CheckpointStep::ConsumedDeleted, request)?;
     Ok(CheckpointOutcome {
         history_etag,
         instance_etag,
@@ -97,14 +108,28 @@ pub(crate) async fn checkpoint_in(
 #[async_trait]
 impl CheckpointStore for PostgresStore {
     async fn checkpoint(&self, request: CheckpointRequest) -> StorageResult<CheckpointOutcome> {
+        self.checkpoint_observed(request, &NoObserver).await
+    }
+
+    /// The steps of the ordered checkpoint, all inside one transaction (`OutboxCleared`: after
+    /// the commit). A worker stopped at any of them holds the fence `FOR SHARE` until the
+    /// server ends its idle transaction (see [`IDLE_IN_TRANSACTION_TIMEOUT`](crate::store::IDLE_IN_TRANSACTION_TIMEOUT)),
+    /// so a new owner's lease waits at most that long, and the stopped worker's commit fails.
+    async fn checkpoint_observed(
+        &self,
+        request: CheckpointRequest,
+        observer: &dyn StepObserver,
+    ) -> StorageResult<CheckpointOutcome> {
         for out in &request.outbound {
             check_messages(out.queue, std::iter::once(&out.message))?;
         }
         taskhub_storage::checkpoint::check_claims(&request)?;
+        observer.after(CheckpointStep::Validated, &request)?;
         let mut client = self.client().await?;
         let tx = client.transaction().await.ctx(WHAT)?;
-        let outcome = checkpoint_in(&tx, &request).await?;
+        let outcome = checkpoint_in(&tx, &request, observer).await?;
         tx.commit().await.ctx(WHAT)?;
+        observer.after(CheckpointStep::OutboxCleared, &request)?;
         Ok(outcome)
     }
 }

@@ -34,4 +34,4 @@ mod tls;
 pub use backend::PostgresBackend;
 pub use instances::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};
 pub use options::{PostgresConfigError, PostgresOptions};
-pub use store::{Create, PoolStatus, PostgresStore};
+pub use store::{Create, PoolStatus, PostgresStore, IDLE_IN_TRANSACTION_TIMEOUT};

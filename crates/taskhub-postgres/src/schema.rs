@@ -9,8 +9,10 @@
 //! Lock order (READ COMMITTED; every transaction takes row locks in this order, so none waits
 //! in a cycle): `fences` (a checkpoint's `FOR SHARE`; a lease write that changes the epoch
 //! updates it after its `partitions` row, and nothing else locks `partitions`), `histories`,
-//! `history_events`, `instances`, `queue_messages` (claims with `FOR UPDATE SKIP LOCKED`
-//! never wait), then `dead_letters` and `payloads`, which no checkpoint touches.
+//! `history_events`, `instances`, `queue_messages` (a checkpoint inserts its outbound
+//! messages, new rows nobody else can lock, before its instance row, and deletes the consumed
+//! ones last; claims with `FOR UPDATE SKIP LOCKED` never wait), then `dead_letters` and
+//! `payloads`, which no checkpoint touches.
 
 use deadpool_postgres::Object;
 use taskhub_storage::{StorageError, StorageResult};

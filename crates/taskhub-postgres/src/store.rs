@@ -16,6 +16,13 @@ pub enum Create {
     IfMissing,
 }
 
+/// How long the server lets a transaction sit idle (its client neither sends the next
+/// statement nor commits) before it ends the session and rolls it back. A worker process
+/// stopped in the middle of a checkpoint holds its partition's fence `FOR SHARE`; the new
+/// owner's lease write waits for it at most this long. A live worker's checkpoint is never
+/// idle for more than a round trip.
+pub const IDLE_IN_TRANSACTION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Pool metrics: what [`PostgresStore::pool_status`] reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PoolStatus {
@@ -59,7 +66,10 @@ pub(crate) fn pool(options: &PostgresOptions, schema: &str) -> StorageResult<Poo
     let mut config: tokio_postgres::Config = url.parse().map_err(|_| {
         StorageError::InvalidArgument("postgres.url is not a PostgreSQL connection URL".into())
     })?;
-    config.options(format!("-c search_path={schema}"));
+    config.options(format!(
+        "-c search_path={schema} -c idle_in_transaction_session_timeout={}",
+        IDLE_IN_TRANSACTION_TIMEOUT.as_millis()
+    ));
     config.connect_timeout(options.connect_timeout);
     if config.get_application_name().is_none() {
         config.application_name("taskhub");
