@@ -77,6 +77,7 @@ impl Backend for PostgresBackend {
             .map(|&name| {
                 let default = match name {
                     "pool_size" => defaults.pool_size.to_string(),
+                    "notify" => defaults.notify.to_string(),
                     "connect_timeout" => {
                         humantime::format_duration(defaults.connect_timeout).to_string()
                     }

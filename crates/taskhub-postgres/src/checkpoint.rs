@@ -129,6 +129,11 @@ impl CheckpointStore for PostgresStore {
         let tx = client.transaction().await.ctx(WHAT)?;
         let outcome = checkpoint_in(&tx, &request, observer).await?;
         tx.commit().await.ctx(WHAT)?;
+        for out in &request.outbound {
+            if out.claim.is_none() && out.message.delay.is_zero() {
+                self.announce(out.queue);
+            }
+        }
         observer.after(CheckpointStep::OutboxCleared, &request)?;
         Ok(outcome)
     }

@@ -21,6 +21,7 @@ mod dead_letters;
 mod errors;
 mod history;
 mod instances;
+mod notify;
 pub mod options;
 mod partitions;
 mod payloads;

@@ -27,7 +27,13 @@ use std::time::Duration;
 pub const TABLE: &str = "postgres";
 
 /// Every option name under `[postgres]`.
-pub const KNOWN: [&str; 4] = ["url", "pool_size", "connect_timeout", "tls_ca_file"];
+pub const KNOWN: [&str; 5] = [
+    "url",
+    "pool_size",
+    "connect_timeout",
+    "tls_ca_file",
+    "notify",
+];
 
 /// The default pool size (connections per store).
 pub const DEFAULT_POOL_SIZE: usize = 16;
@@ -49,6 +55,9 @@ pub struct PostgresOptions {
     /// of the Mozilla roots. TLS itself is chosen by the URL's `sslmode` (`prefer`, the
     /// default, uses it when the server offers it; `require` insists).
     pub tls_ca_file: Option<PathBuf>,
+    /// Wake other processes' pollers with `LISTEN/NOTIFY` when messages are written (one
+    /// extra connection per store; on by default).
+    pub notify: bool,
 }
 
 impl Default for PostgresOptions {
@@ -58,6 +67,7 @@ impl Default for PostgresOptions {
             pool_size: DEFAULT_POOL_SIZE,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             tls_ca_file: None,
+            notify: true,
         }
     }
 }
@@ -69,6 +79,7 @@ impl std::fmt::Debug for PostgresOptions {
             .field("pool_size", &self.pool_size)
             .field("connect_timeout", &self.connect_timeout)
             .field("tls_ca_file", &self.tls_ca_file)
+            .field("notify", &self.notify)
             .finish()
     }
 }
@@ -181,6 +192,13 @@ impl PostgresOptions {
                         "expected a duration such as 10, 10s or 500ms, got {value:?}"
                     ))
                 })?;
+            }
+            "notify" => {
+                self.notify = match value.trim().to_ascii_lowercase().as_str() {
+                    "true" | "on" | "1" | "yes" => true,
+                    "false" | "off" | "0" | "no" => false,
+                    _ => return Err(invalid(format!("expected true or false, got {value:?}"))),
+                }
             }
             "tls_ca_file" if value.trim().is_empty() => self.tls_ca_file = None,
             "tls_ca_file" => self.tls_ca_file = Some(PathBuf::from(value.trim())),
@@ -300,7 +318,7 @@ mod tests {
         let file = dir.join("taskhub.toml");
         std::fs::write(
             &file,
-            "[postgres]\npool_size = 4\nconnect_timeout = \"2s\"\n",
+            "[postgres]\npool_size = 4\nconnect_timeout = \"2s\"\nnotify = false\n",
         )
         .unwrap();
         let env = HashMap::from([(
@@ -310,6 +328,7 @@ mod tests {
         let o = PostgresOptions::from_config(Some(&file), &env).unwrap();
         assert_eq!(o.pool_size, 4);
         assert_eq!(o.connect_timeout, Duration::from_secs(2));
+        assert!(!o.notify);
         let shown = format!("{o:?}");
         assert!(
             !shown.contains("hunter2") && shown.contains("u@db:5433/x"),

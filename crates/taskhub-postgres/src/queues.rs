@@ -222,7 +222,11 @@ impl QueueStore for PostgresStore {
             inserts.push(queue, m);
         }
         let client = self.client().await?;
-        inserts.run(&client).await
+        inserts.run(&client).await?;
+        if messages.iter().any(|m| m.delay.is_zero()) {
+            self.announce(queue);
+        }
+        Ok(())
     }
 
     async fn dequeue(
@@ -293,7 +297,12 @@ impl QueueStore for PostgresStore {
             .update_held(queue, receipt, &set, Some(ms(delay)))
             .await?
         {
-            Some(_) => Ok(()),
+            Some(_) => {
+                if delay.is_zero() {
+                    self.announce(queue);
+                }
+                Ok(())
+            }
             None => Err(expired(queue)),
         }
     }
@@ -312,7 +321,12 @@ impl QueueStore for PostgresStore {
             .update_held(queue, receipt, &set, Some(ms(delay)))
             .await?
         {
-            Some(_) => Ok(()),
+            Some(_) => {
+                if delay.is_zero() {
+                    self.announce(queue);
+                }
+                Ok(())
+            }
             None => Err(expired(queue)),
         }
     }

@@ -1,9 +1,13 @@
 //! [`PostgresStore`]: the pool, and opening, creating and deleting a hub's schema.
 
+use std::sync::Arc;
+
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
-use taskhub_storage::{StorageError, StorageResult, TaskHubStore};
+use taskhub_storage::{QueueName, QueueWake, StorageError, StorageResult, TaskHubStore};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use crate::errors::{map_pool, PgResultExt};
+use crate::notify::{listen_loop, send_loop, Publisher, Watchers};
 use crate::options::{redact, PostgresOptions};
 use crate::schema::{exists, migrate, schema_name};
 
@@ -41,6 +45,8 @@ pub struct PoolStatus {
 pub struct PostgresStore {
     pub(crate) pool: Pool,
     pub(crate) schema: String,
+    publisher: Option<Arc<Publisher>>,
+    watchers: Arc<Watchers>,
     place: String,
     schema_version: i64,
 }
@@ -55,8 +61,12 @@ impl std::fmt::Debug for PostgresStore {
     }
 }
 
-/// The pool of a hub: each connection's `search_path` is the hub's schema.
-pub(crate) fn pool(options: &PostgresOptions, schema: &str) -> StorageResult<Pool> {
+/// A connection's settings and TLS connector, and the pool of a hub made of them: each
+/// connection's `search_path` is the hub's schema.
+pub(crate) fn pool(
+    options: &PostgresOptions,
+    schema: &str,
+) -> StorageResult<(Pool, tokio_postgres::Config, MakeRustlsConnect)> {
     let url = options.url.as_deref().ok_or_else(|| {
         StorageError::InvalidArgument(
             "postgres.url is not set (TASKHUB_POSTGRES_URL=postgres://user:password@host:port/database)"
@@ -76,18 +86,19 @@ pub(crate) fn pool(options: &PostgresOptions, schema: &str) -> StorageResult<Poo
     }
     let tls = crate::tls::connector(options.tls_ca_file.as_deref())?;
     let manager = Manager::from_config(
-        config,
-        tls,
+        config.clone(),
+        tls.clone(),
         ManagerConfig {
             recycling_method: RecyclingMethod::Fast,
         },
     );
-    Pool::builder(manager)
+    let pool = Pool::builder(manager)
         .max_size(options.pool_size)
         .runtime(Runtime::Tokio1)
         .create_timeout(Some(options.connect_timeout))
         .build()
-        .map_err(|e| StorageError::InvalidArgument(format!("connection pool: {e}")))
+        .map_err(|e| StorageError::InvalidArgument(format!("connection pool: {e}")))?;
+    Ok((pool, config, tls))
 }
 
 impl PostgresStore {
@@ -100,7 +111,7 @@ impl PostgresStore {
     /// `InvalidArgument` for a bad URL, hub name or CA file.
     pub async fn open(options: &PostgresOptions, hub: &str, create: Create) -> StorageResult<Self> {
         let schema = schema_name(hub)?;
-        let pool = pool(options, &schema)?;
+        let (pool, config, tls) = pool(options, &schema)?;
         let place = options.url.as_deref().map(redact).unwrap_or_default();
         let mut client = pool.get().await.map_err(map_pool)?;
         if create == Create::No && !exists(&client, &schema).await? {
@@ -110,9 +121,23 @@ impl PostgresStore {
         }
         let schema_version = migrate(&mut client, &schema, create == Create::IfMissing).await?;
         drop(client);
+        let watchers = Arc::new(Watchers::default());
+        let publisher = options.notify.then(|| {
+            let publisher = Arc::new(Publisher::default());
+            tokio::spawn(send_loop(publisher.clone(), pool.clone(), schema.clone()));
+            tokio::spawn(listen_loop(
+                Arc::downgrade(&watchers),
+                config,
+                tls,
+                schema.clone(),
+            ));
+            publisher
+        });
         Ok(Self {
             pool,
             schema,
+            publisher,
+            watchers,
             place,
             schema_version,
         })
@@ -124,7 +149,7 @@ impl PostgresStore {
     /// As any statement.
     pub async fn delete_hub(options: &PostgresOptions, hub: &str) -> StorageResult<bool> {
         let schema = schema_name(hub)?;
-        let pool = pool(options, &schema)?;
+        let (pool, _, _) = pool(options, &schema)?;
         let client = pool.get().await.map_err(map_pool)?;
         let existed = exists(&client, &schema).await?;
         client
@@ -164,6 +189,13 @@ impl PostgresStore {
         }
     }
 
+    /// Tells other processes (`NOTIFY`) that `queue` has new visible messages.
+    pub(crate) fn announce(&self, queue: QueueName) {
+        if let Some(p) = &self.publisher {
+            p.mark(queue);
+        }
+    }
+
     /// A pooled connection.
     pub(crate) async fn client(&self) -> StorageResult<Object> {
         self.pool.get().await.map_err(map_pool)
@@ -187,5 +219,18 @@ impl TaskHubStore for PostgresStore {
     /// `stats` counts held messages too (one `SELECT` over the table).
     fn stats_count_held_messages(&self) -> bool {
         true
+    }
+
+    /// Other processes' writes arrive by `LISTEN/NOTIFY` (unless `notify` is off).
+    fn watch_queues(&self, wake: QueueWake) {
+        self.watchers.add(wake);
+    }
+}
+
+impl Drop for PostgresStore {
+    fn drop(&mut self) {
+        if let Some(p) = &self.publisher {
+            p.close();
+        }
     }
 }

@@ -150,6 +150,9 @@ macro_rules! forward_seam {
             fn stats_count_held_messages(&self) -> bool {
                 self.inner.stats_count_held_messages()
             }
+            fn watch_queues(&self, wake: $crate::store::QueueWake) {
+                self.inner.watch_queues(wake)
+            }
         }
     };
 
