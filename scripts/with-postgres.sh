@@ -11,8 +11,9 @@
 # * Starts it on 127.0.0.1 on a FREE port (several sessions may run at once; retried if the
 #   port is taken meanwhile), with its unix socket in the temp dir, and exports
 #   TASKHUB_TEST_POSTGRES_URL (a postgres:// URL with a password) and
-#   TASKHUB_TEST_POSTGRES_DATA (the data dir, for tests that restart the server) for the
-#   command.
+#   TASKHUB_TEST_POSTGRES_DATA, TASKHUB_TEST_POSTGRES_BIN and TASKHUB_TEST_POSTGRES_RUN_AS (the
+#   data dir, the binaries and the OS user the server runs as, for tests that restart the
+#   server) for the command.
 # * Stops the cluster (fast shutdown, then immediate, then kill -9 by PID) and deletes the temp
 #   dir even when the command fails or is interrupted.
 # * If PostgreSQL cannot be installed or started, this fails loudly: the PostgreSQL tests are
@@ -43,6 +44,7 @@ fi
 
 # Run the server as an unprivileged user when we are root.
 RUN=()
+PGUSER_OS=""
 if [ "$(id -u)" = 0 ]; then
   if id postgres >/dev/null 2>&1; then PGUSER_OS=postgres; else PGUSER_OS=nobody; fi
   RUN=(runuser -u "$PGUSER_OS" --)
@@ -102,5 +104,6 @@ done
 export TASKHUB_TEST_POSTGRES_URL="postgres://taskhub:$PASSWORD@127.0.0.1:$PORT/postgres"
 export TASKHUB_TEST_POSTGRES_DATA="$DATA"
 export TASKHUB_TEST_POSTGRES_BIN="$PGBIN"
+export TASKHUB_TEST_POSTGRES_RUN_AS="${PGUSER_OS:-}"
 echo "with-postgres: PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}') on 127.0.0.1:$PORT (data $DATA)" >&2
 "$@"

@@ -137,6 +137,33 @@ pub fn run_azure_child(dir: &std::path::Path, settings: Settings, registry: Regi
     });
 }
 
+/// The file in a child's directory that names the PostgreSQL hub it works on.
+pub const POSTGRES_HUB_FILE: &str = "postgres-hub";
+
+/// The child side of the multi-process tests on PostgreSQL: as [`run_azure_child`], on the
+/// hub named in `dir/postgres-hub` of the test server.
+pub fn run_postgres_child(dir: &std::path::Path, settings: Settings, registry: Registry) {
+    let hub_name = std::fs::read_to_string(dir.join(POSTGRES_HUB_FILE)).unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async move {
+        let store = postgres_store(hub_name.trim()).await;
+        let hub = TaskHub::open(store, settings).await.unwrap();
+        let worker = Worker::start(&hub, registry).await.unwrap();
+        println!("ready {}", worker.name());
+        tokio::task::spawn_blocking(|| {
+            let mut sink = String::new();
+            while std::io::stdin().read_line(&mut sink).is_ok_and(|n| n > 0) {}
+        })
+        .await
+        .unwrap();
+        worker.shutdown().await;
+    });
+}
+
 enum Kind {
     Memory,
     Sqlite { _dir: TempDir, path: PathBuf },
