@@ -133,7 +133,8 @@ impl Config {
     /// Where a fresh hub of the backend is: a file in `dir` (SQLite) or the hub `hub_name`
     /// (Azure: on the account of `--set azure.storage_connection_string=…`, else
     /// `TASKHUB_AZURE_STORAGE_CONNECTION_STRING`, else `TASKHUB_TEST_AZURE_CONNECTION_STRING`,
-    /// else `UseDevelopmentStorage=true`).
+    /// else `UseDevelopmentStorage=true`; PostgreSQL: a schema of its own on the server of
+    /// `TASKHUB_POSTGRES_URL`, else `TASKHUB_TEST_POSTGRES_URL`).
     fn backend_config(&self, dir: &std::path::Path, hub_name: String) -> BackendConfig {
         const ORIGIN: &str = "the bench's defaults";
         let account = std::env::var("TASKHUB_TEST_AZURE_CONNECTION_STRING")
@@ -157,12 +158,21 @@ impl Config {
                 overrides.push(OptionValue::new(key, v, "--set"));
             }
         }
+        let mut defaults = vec![OptionValue::new(
+            "azure.storage_connection_string",
+            account,
+            ORIGIN,
+        )];
+        // PostgreSQL: `TASKHUB_POSTGRES_URL` (read by the backend) wins over the test server's
+        // URL that `scripts/with-postgres.sh` exports.
+        if let Some(url) = std::env::var("TASKHUB_TEST_POSTGRES_URL")
+            .ok()
+            .filter(|s| !s.trim().is_empty())
+        {
+            defaults.push(OptionValue::new("postgres.url", url, ORIGIN));
+        }
         BackendConfig {
-            defaults: vec![OptionValue::new(
-                "azure.storage_connection_string",
-                account,
-                ORIGIN,
-            )],
+            defaults,
             env: std::env::vars().collect(),
             overrides,
             hub_name,
