@@ -35,4 +35,7 @@ mod tls;
 pub use backend::PostgresBackend;
 pub use instances::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};
 pub use options::{PostgresConfigError, PostgresOptions};
-pub use store::{Create, PoolStatus, PostgresStore, IDLE_IN_TRANSACTION_TIMEOUT};
+pub use store::{
+    Create, PoolStatus, PostgresStore, IDLE_IN_TRANSACTION_TIMEOUT, POOL_CONNECTIONS, POOL_IDLE,
+    POOL_WAITING,
+};

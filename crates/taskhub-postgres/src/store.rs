@@ -27,6 +27,13 @@ pub enum Create {
 /// idle for more than a round trip.
 pub const IDLE_IN_TRANSACTION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// Gauge: connections the store's pool holds open.
+pub const POOL_CONNECTIONS: &str = "taskhub_postgres_pool_connections";
+/// Gauge: of those, idle in the pool.
+pub const POOL_IDLE: &str = "taskhub_postgres_pool_idle_connections";
+/// Gauge: callers waiting for a connection.
+pub const POOL_WAITING: &str = "taskhub_postgres_pool_waiting";
+
 /// Pool metrics: what [`PostgresStore::pool_status`] reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PoolStatus {
@@ -196,9 +203,27 @@ impl PostgresStore {
         }
     }
 
-    /// A pooled connection.
+    /// A pooled connection; records the pool's gauges.
     pub(crate) async fn client(&self) -> StorageResult<Object> {
-        self.pool.get().await.map_err(map_pool)
+        let got = self.pool.get().await.map_err(map_pool);
+        self.record_pool();
+        got
+    }
+
+    /// Sets the pool's gauges ([`POOL_CONNECTIONS`], [`POOL_IDLE`], [`POOL_WAITING`]),
+    /// labelled with the hub's schema.
+    fn record_pool(&self) {
+        let s = self.pool.status();
+        let hub = self.schema.clone();
+        #[expect(
+            clippy::cast_precision_loss,
+            reason = "connection counts stay far below 2^52"
+        )]
+        {
+            metrics::gauge!(POOL_CONNECTIONS, "hub" => hub.clone()).set(s.size as f64);
+            metrics::gauge!(POOL_IDLE, "hub" => hub.clone()).set(s.available as f64);
+            metrics::gauge!(POOL_WAITING, "hub" => hub).set(s.waiting as f64);
+        }
     }
 }
 
