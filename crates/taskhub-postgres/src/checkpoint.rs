@@ -14,13 +14,14 @@
 use async_trait::async_trait;
 use deadpool_postgres::{GenericClient, Transaction};
 use taskhub_storage::{
-    CheckpointOutcome, CheckpointRequest, CheckpointStep, CheckpointStore, LeaseFence, NoObserver,
+    CheckpointOutcome, CheckpointRequest, CheckpointStep, CheckpointStore, LeaseFence,
     StepObserver, StorageError, StorageResult,
 };
 
 use crate::errors::PgResultExt;
 use crate::history::{head_etag, write_in};
 use crate::instances::put_in;
+use crate::pipeline::checkpoint_pipelined;
 use crate::queues::{check_messages, delete_many, enqueue_claimed, Inserts};
 use crate::store::PostgresStore;
 
@@ -105,10 +106,45 @@ pub(crate) async fn checkpoint_in(
     })
 }
 
+impl PostgresStore {
+    /// Rejects what the transaction could not carry out, before it starts.
+    fn validate(&self, request: &CheckpointRequest) -> StorageResult<()> {
+        for out in &request.outbound {
+            check_messages(out.queue, std::iter::once(&out.message))?;
+        }
+        if let Some((row, _)) = &request.instance {
+            if row.instance_id != request.instance_id {
+                return Err(StorageError::InvalidArgument(format!(
+                    "checkpoint of instance '{}' writes the row of instance '{}'",
+                    request.instance_id, row.instance_id
+                )));
+            }
+        }
+        taskhub_storage::checkpoint::check_claims(request)
+    }
+
+    /// Wakes other processes for the plain outbound messages visible at once.
+    fn announce_outbound(&self, request: &CheckpointRequest) {
+        for out in &request.outbound {
+            if out.claim.is_none() && out.message.delay.is_zero() {
+                self.announce(out.queue);
+            }
+        }
+    }
+}
+
 #[async_trait]
 impl CheckpointStore for PostgresStore {
+    /// The same transaction as [`checkpoint_observed`](Self::checkpoint_observed), pipelined
+    /// (see [`pipeline`](crate::pipeline)): two round trips.
     async fn checkpoint(&self, request: CheckpointRequest) -> StorageResult<CheckpointOutcome> {
-        self.checkpoint_observed(request, &NoObserver).await
+        self.validate(&request)?;
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.ctx(WHAT)?;
+        let outcome = checkpoint_pipelined(&tx, &request).await?;
+        tx.commit().await.ctx(WHAT)?;
+        self.announce_outbound(&request);
+        Ok(outcome)
     }
 
     /// The steps of the ordered checkpoint, all inside one transaction (`OutboxCleared`: after
@@ -120,20 +156,13 @@ impl CheckpointStore for PostgresStore {
         request: CheckpointRequest,
         observer: &dyn StepObserver,
     ) -> StorageResult<CheckpointOutcome> {
-        for out in &request.outbound {
-            check_messages(out.queue, std::iter::once(&out.message))?;
-        }
-        taskhub_storage::checkpoint::check_claims(&request)?;
+        self.validate(&request)?;
         observer.after(CheckpointStep::Validated, &request)?;
         let mut client = self.client().await?;
         let tx = client.transaction().await.ctx(WHAT)?;
         let outcome = checkpoint_in(&tx, &request, observer).await?;
         tx.commit().await.ctx(WHAT)?;
-        for out in &request.outbound {
-            if out.claim.is_none() && out.message.delay.is_zero() {
-                self.announce(out.queue);
-            }
-        }
+        self.announce_outbound(&request);
         observer.after(CheckpointStep::OutboxCleared, &request)?;
         Ok(outcome)
     }

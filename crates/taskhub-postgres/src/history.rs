@@ -16,15 +16,55 @@ use crate::store::PostgresStore;
 
 const WHAT: &str = "history";
 
+/// The ETag of a history.
+pub(crate) const HEAD_ETAG_SQL: &str = "SELECT etag FROM histories WHERE instance_id = $1";
+
+/// The first checkpoint of an instance: the head must not exist. Returns (etag, first seq).
+pub(crate) const FIRST_HEAD_SQL: &str =
+    "INSERT INTO histories (instance_id, execution_id, etag, event_count)
+     VALUES ($1, $2, nextval('versions'), $3)
+     ON CONFLICT (instance_id) DO NOTHING
+     RETURNING etag, 0::bigint";
+
+/// A new execution: the head must be at the expected ETag (`$4`).
+pub(crate) const NEW_EXECUTION_HEAD_SQL: &str = "UPDATE histories
+     SET execution_id = $2, etag = nextval('versions'), event_count = $3
+     WHERE instance_id = $1 AND etag = $4
+     RETURNING etag, 0::bigint";
+
+/// Events appended to the current execution: the head must be at the expected ETag (`$4`) and
+/// of that execution.
+pub(crate) const APPEND_HEAD_SQL: &str = "UPDATE histories
+     SET etag = nextval('versions'), event_count = event_count + $3
+     WHERE instance_id = $1 AND etag = $4 AND execution_id = $2
+     RETURNING etag, event_count - $3";
+
+/// Every event of an instance.
+pub(crate) const DELETE_EVENTS_SQL: &str = "DELETE FROM history_events WHERE instance_id = $1";
+
+/// The statement that moves the head for `write`.
+pub(crate) fn head_sql(write: &HistoryWrite) -> &'static str {
+    match (&write.expected, write.new_execution) {
+        (None, _) => FIRST_HEAD_SQL,
+        (Some(_), true) => NEW_EXECUTION_HEAD_SQL,
+        (Some(_), false) => APPEND_HEAD_SQL,
+    }
+}
+
+/// The events of a write (`$4`, `$3` of them), numbered after the head's new count: the one
+/// statement a pipelined checkpoint sends right after the head's, without its answer.
+pub(crate) const EVENTS_AFTER_HEAD_SQL: &str =
+    "INSERT INTO history_events (instance_id, execution_id, seq, event)
+     SELECT $1, $2, h.event_count - $3 + t.i - 1, t.e
+     FROM histories h CROSS JOIN unnest($4::text[]) WITH ORDINALITY AS t(e, i)
+     WHERE h.instance_id = $1";
+
 /// The ETag of an instance's history, if it has one.
 pub(crate) async fn head_etag(
     client: &impl GenericClient,
     instance: &InstanceId,
 ) -> StorageResult<Option<ETag>> {
-    let stmt = client
-        .prepare_cached("SELECT etag FROM histories WHERE instance_id = $1")
-        .await
-        .ctx(WHAT)?;
+    let stmt = client.prepare_cached(HEAD_ETAG_SQL).await.ctx(WHAT)?;
     let row = client
         .query_opt(&stmt, &[&instance.as_str()])
         .await
@@ -48,15 +88,7 @@ pub(crate) async fn write_in(
     let execution = write.execution_id.as_str();
     let row = match &write.expected {
         None => {
-            let stmt = client
-                .prepare_cached(
-                    "INSERT INTO histories (instance_id, execution_id, etag, event_count)
-                     VALUES ($1, $2, nextval('versions'), $3)
-                     ON CONFLICT (instance_id) DO NOTHING
-                     RETURNING etag, 0::bigint",
-                )
-                .await
-                .ctx(WHAT)?;
+            let stmt = client.prepare_cached(FIRST_HEAD_SQL).await.ctx(WHAT)?;
             client
                 .query_opt(&stmt, &[&id, &execution, &count])
                 .await
@@ -68,12 +100,7 @@ pub(crate) async fn write_in(
             };
             if write.new_execution {
                 let stmt = client
-                    .prepare_cached(
-                        "UPDATE histories
-                         SET execution_id = $2, etag = nextval('versions'), event_count = $3
-                         WHERE instance_id = $1 AND etag = $4
-                         RETURNING etag, 0::bigint",
-                    )
+                    .prepare_cached(NEW_EXECUTION_HEAD_SQL)
                     .await
                     .ctx(WHAT)?;
                 let row = client
@@ -81,23 +108,12 @@ pub(crate) async fn write_in(
                     .await
                     .ctx(WHAT)?;
                 if row.is_some() {
-                    let stmt = client
-                        .prepare_cached("DELETE FROM history_events WHERE instance_id = $1")
-                        .await
-                        .ctx(WHAT)?;
+                    let stmt = client.prepare_cached(DELETE_EVENTS_SQL).await.ctx(WHAT)?;
                     client.execute(&stmt, &[&id]).await.ctx(WHAT)?;
                 }
                 row
             } else {
-                let stmt = client
-                    .prepare_cached(
-                        "UPDATE histories
-                         SET etag = nextval('versions'), event_count = event_count + $3
-                         WHERE instance_id = $1 AND etag = $4 AND execution_id = $2
-                         RETURNING etag, event_count - $3",
-                    )
-                    .await
-                    .ctx(WHAT)?;
+                let stmt = client.prepare_cached(APPEND_HEAD_SQL).await.ctx(WHAT)?;
                 client
                     .query_opt(&stmt, &[&id, &execution, &count, &version])
                     .await

@@ -42,7 +42,7 @@ const SET_ALL: &str = "name = excluded.name, version = excluded.version, \
      tags = excluded.tags, executions = excluded.executions, etag = excluded.etag";
 
 /// The statement for a condition; `$17` is its argument where it has one.
-fn put_sql(expect: &Expect) -> String {
+pub(crate) fn put_sql(expect: &Expect) -> String {
     match expect {
         Expect::Any => {
             format!("{INSERT} ON CONFLICT (instance_id) DO UPDATE SET {SET_ALL} RETURNING etag")

@@ -25,6 +25,7 @@ mod notify;
 pub mod options;
 mod partitions;
 mod payloads;
+mod pipeline;
 mod queues;
 pub mod schema;
 mod store;

@@ -72,13 +72,7 @@ impl Inserts {
         if self.is_empty() {
             return Ok(());
         }
-        let sql = format!(
-            "INSERT INTO queue_messages (queue, body, visible_at, dequeue_count, enqueued_at)
-             SELECT q, b, {NOW_MS} + d, 0, {NOW_MS}
-             FROM unnest($1::bigint[], $2::text[], $3::bigint[]) WITH ORDINALITY AS t(q, b, d, i)
-             ORDER BY i"
-        );
-        let stmt = client.prepare_cached(&sql).await.ctx(WHAT)?;
+        let stmt = client.prepare_cached(&inserts_sql()).await.ctx(WHAT)?;
         client
             .execute(&stmt, &[&self.queues, &self.bodies, &self.delays])
             .await
@@ -86,6 +80,30 @@ impl Inserts {
         Ok(())
     }
 }
+
+/// The statement of [`Inserts::run`].
+pub(crate) fn inserts_sql() -> String {
+    format!(
+        "INSERT INTO queue_messages (queue, body, visible_at, dequeue_count, enqueued_at)
+         SELECT q, b, {NOW_MS} + d, 0, {NOW_MS}
+         FROM unnest($1::bigint[], $2::text[], $3::bigint[]) WITH ORDINALITY AS t(q, b, d, i)
+         ORDER BY i"
+    )
+}
+
+/// The statement of [`enqueue_claimed`].
+pub(crate) fn claimed_sql() -> String {
+    format!(
+        "INSERT INTO queue_messages (queue, body, visible_at, dequeue_count, enqueued_at, receipt)
+         VALUES ($1, $2, {NOW_MS} + $3, 1, {NOW_MS}, nextval('versions'))
+         RETURNING id, receipt, enqueued_at"
+    )
+}
+
+/// The statement of [`delete_many`].
+pub(crate) const DELETE_MANY_SQL: &str = "DELETE FROM queue_messages m
+     USING unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS t(id, receipt, queue)
+     WHERE m.id = t.id AND m.receipt = t.receipt AND m.queue = t.queue";
 
 /// Inserts one message as held by its sender for `visibility`: a claim, counted as its first
 /// delivery, returned with its receipt.
@@ -95,12 +113,7 @@ pub(crate) async fn enqueue_claimed(
     message: &NewQueueMessage,
     visibility: Duration,
 ) -> StorageResult<Dequeued> {
-    let sql = format!(
-        "INSERT INTO queue_messages (queue, body, visible_at, dequeue_count, enqueued_at, receipt)
-         VALUES ($1, $2, {NOW_MS} + $3, 1, {NOW_MS}, nextval('versions'))
-         RETURNING id, receipt, enqueued_at"
-    );
-    let stmt = client.prepare_cached(&sql).await.ctx(WHAT)?;
+    let stmt = client.prepare_cached(&claimed_sql()).await.ctx(WHAT)?;
     let row = client
         .query_one(
             &stmt,
@@ -134,14 +147,7 @@ pub(crate) async fn delete_many(
     if ids.is_empty() {
         return Ok(0);
     }
-    let stmt = client
-        .prepare_cached(
-            "DELETE FROM queue_messages m
-             USING unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS t(id, receipt, queue)
-             WHERE m.id = t.id AND m.receipt = t.receipt AND m.queue = t.queue",
-        )
-        .await
-        .ctx(WHAT)?;
+    let stmt = client.prepare_cached(DELETE_MANY_SQL).await.ctx(WHAT)?;
     client
         .execute(&stmt, &[&ids, &tokens, &queues])
         .await
