@@ -78,6 +78,7 @@ impl Backend for PostgresBackend {
                 let default = match name {
                     "pool_size" => defaults.pool_size.to_string(),
                     "notify" => defaults.notify.to_string(),
+                    "max_batch" => defaults.max_batch.to_string(),
                     "connect_timeout" => {
                         humantime::format_duration(defaults.connect_timeout).to_string()
                     }

@@ -21,7 +21,7 @@ use taskhub_storage::{
 use crate::errors::PgResultExt;
 use crate::history::{head_etag, write_in};
 use crate::instances::put_in;
-use crate::pipeline::checkpoint_pipelined;
+
 use crate::queues::{check_messages, delete_many, enqueue_claimed, Inserts};
 use crate::store::PostgresStore;
 
@@ -136,14 +136,21 @@ impl PostgresStore {
 #[async_trait]
 impl CheckpointStore for PostgresStore {
     /// The same transaction as [`checkpoint_observed`](Self::checkpoint_observed), pipelined
-    /// (see [`pipeline`](crate::pipeline)): two round trips.
+    /// (see [`pipeline`](crate::pipeline)) and group-committed with the checkpoints queued at
+    /// the same time (see [`writer`](crate::writer)).
     async fn checkpoint(&self, request: CheckpointRequest) -> StorageResult<CheckpointOutcome> {
         self.validate(&request)?;
-        let mut client = self.client().await?;
-        let tx = client.transaction().await.ctx(WHAT)?;
-        let outcome = checkpoint_pipelined(&tx, &request).await?;
-        tx.commit().await.ctx(WHAT)?;
-        self.announce_outbound(&request);
+        self.record_pool();
+        let outbound: Vec<_> = request
+            .outbound
+            .iter()
+            .filter(|o| o.claim.is_none() && o.message.delay.is_zero())
+            .map(|o| o.queue)
+            .collect();
+        let outcome = crate::writer::submit(&self.writer, request).await?;
+        for queue in outbound {
+            self.announce(queue);
+        }
         Ok(outcome)
     }
 

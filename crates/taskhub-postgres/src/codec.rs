@@ -6,8 +6,11 @@ use taskhub_storage::{ETag, QueueName, StorageError, StorageResult, MAX_PARTITIO
 use crate::errors::corrupt;
 
 /// The server's time in stored milliseconds: every visibility timeout and enqueue time is
-/// judged by the server's clock, never a worker's.
-pub(crate) const NOW_MS: &str = "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint";
+/// judged by the server's clock, never a worker's. `statement_timestamp()` (the start of the
+/// current statement) is stable within a statement, so a dequeue's `visible_at <= now` is an
+/// index bound; `clock_timestamp()` is volatile and turns it into a filter over every row of
+/// the queue.
+pub(crate) const NOW_MS: &str = "(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::bigint";
 
 /// A timestamp as stored (milliseconds since the epoch; saturates at `i64::MAX`).
 pub(crate) fn ts_to_sql(t: Timestamp) -> i64 {

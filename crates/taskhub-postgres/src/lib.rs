@@ -32,6 +32,9 @@ mod store;
 #[cfg(feature = "testing")]
 mod testing;
 mod tls;
+mod writer;
+
+pub use writer::WriterStats;
 
 pub use backend::PostgresBackend;
 pub use instances::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};

@@ -27,13 +27,17 @@ use std::time::Duration;
 pub const TABLE: &str = "postgres";
 
 /// Every option name under `[postgres]`.
-pub const KNOWN: [&str; 5] = [
+pub const KNOWN: [&str; 6] = [
     "url",
     "pool_size",
     "connect_timeout",
     "tls_ca_file",
     "notify",
+    "max_batch",
 ];
+
+/// The default of `max_batch`: the most checkpoints committed in one transaction.
+pub const DEFAULT_MAX_BATCH: usize = 64;
 
 /// The default pool size (connections per store).
 pub const DEFAULT_POOL_SIZE: usize = 16;
@@ -58,6 +62,8 @@ pub struct PostgresOptions {
     /// Wake other processes' pollers with `LISTEN/NOTIFY` when messages are written (one
     /// extra connection per store; on by default).
     pub notify: bool,
+    /// The most checkpoints group-committed in one transaction (1: each alone).
+    pub max_batch: usize,
 }
 
 impl Default for PostgresOptions {
@@ -68,6 +74,7 @@ impl Default for PostgresOptions {
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             tls_ca_file: None,
             notify: true,
+            max_batch: DEFAULT_MAX_BATCH,
         }
     }
 }
@@ -80,6 +87,7 @@ impl std::fmt::Debug for PostgresOptions {
             .field("connect_timeout", &self.connect_timeout)
             .field("tls_ca_file", &self.tls_ca_file)
             .field("notify", &self.notify)
+            .field("max_batch", &self.max_batch)
             .finish()
     }
 }
@@ -177,6 +185,17 @@ impl PostgresOptions {
             }
             "pool_size" => {
                 self.pool_size = match value.trim().parse::<usize>() {
+                    Ok(0) => return Err(invalid("must be at least 1".into())),
+                    Ok(n) => n,
+                    Err(e) => {
+                        return Err(invalid(format!(
+                            "expected a whole number, got {value:?}: {e}"
+                        )))
+                    }
+                }
+            }
+            "max_batch" => {
+                self.max_batch = match value.trim().parse::<usize>() {
                     Ok(0) => return Err(invalid("must be at least 1".into())),
                     Ok(n) => n,
                     Err(e) => {

@@ -10,7 +10,7 @@
 //! before the commit. The first failure in statement order is the one reported, so a stale
 //! epoch is `Fenced` even when a later statement failed because of it.
 
-use deadpool_postgres::{GenericClient, Transaction};
+use deadpool_postgres::GenericClient;
 use taskhub_core::format::encode_event;
 use taskhub_storage::{
     CheckpointOutcome, CheckpointRequest, Dequeued, StorageError, StorageResult,
@@ -30,7 +30,10 @@ const WHAT: &str = "checkpoint";
 
 /// Prepares (or finds in the connection's cache) every statement `request` sends, so that
 /// none of the pipelined requests waits for a `Parse` round trip and they go out in order.
-async fn warm(tx: &Transaction<'_>, request: &CheckpointRequest) -> StorageResult<()> {
+pub(crate) async fn warm<C: GenericClient>(
+    tx: &C,
+    request: &CheckpointRequest,
+) -> StorageResult<()> {
     let mut texts: Vec<String> = vec![FENCE_SQL.to_owned(), HEAD_ETAG_SQL.to_owned()];
     if let Some(write) = &request.history {
         texts.push(head_sql(write).to_owned());
@@ -52,7 +55,7 @@ async fn warm(tx: &Transaction<'_>, request: &CheckpointRequest) -> StorageResul
 /// What the history part answered: the head's row (`None`: its guard failed).
 type HeadAnswer = StorageResult<Option<i64>>;
 
-async fn head(tx: &Transaction<'_>, request: &CheckpointRequest) -> HeadAnswer {
+async fn head<C: GenericClient>(tx: &C, request: &CheckpointRequest) -> HeadAnswer {
     let id = request.instance_id.as_str();
     let Some(write) = &request.history else {
         let stmt = tx.prepare_cached(HEAD_ETAG_SQL).await.ctx(WHAT)?;
@@ -71,7 +74,7 @@ async fn head(tx: &Transaction<'_>, request: &CheckpointRequest) -> HeadAnswer {
     Ok(row.map(|r| r.get(0)))
 }
 
-async fn events(tx: &Transaction<'_>, request: &CheckpointRequest) -> StorageResult<()> {
+async fn events<C: GenericClient>(tx: &C, request: &CheckpointRequest) -> StorageResult<()> {
     let Some(write) = &request.history else {
         return Ok(());
     };
@@ -93,7 +96,10 @@ async fn events(tx: &Transaction<'_>, request: &CheckpointRequest) -> StorageRes
     Ok(())
 }
 
-async fn fence(tx: &Transaction<'_>, request: &CheckpointRequest) -> StorageResult<Option<i64>> {
+async fn fence<C: GenericClient>(
+    tx: &C,
+    request: &CheckpointRequest,
+) -> StorageResult<Option<i64>> {
     let Some(fence) = request.fence else {
         return Ok(None);
     };
@@ -105,7 +111,10 @@ async fn fence(tx: &Transaction<'_>, request: &CheckpointRequest) -> StorageResu
     Ok(Some(row.map_or(-1, |r| r.get(0))))
 }
 
-async fn claims(tx: &Transaction<'_>, request: &CheckpointRequest) -> StorageResult<Vec<Dequeued>> {
+async fn claims<C: GenericClient>(
+    tx: &C,
+    request: &CheckpointRequest,
+) -> StorageResult<Vec<Dequeued>> {
     let mut out = Vec::new();
     for m in &request.outbound {
         if let Some(visibility) = m.claim {
@@ -115,12 +124,12 @@ async fn claims(tx: &Transaction<'_>, request: &CheckpointRequest) -> StorageRes
     Ok(out)
 }
 
-/// Sends the whole checkpoint at once inside `tx`; the caller commits on `Ok`.
-pub(crate) async fn checkpoint_pipelined(
-    tx: &Transaction<'_>,
+/// Sends the whole checkpoint at once inside the transaction `tx` is in; the caller commits
+/// on `Ok`. Every statement must be prepared already ([`warm`]), or they may go out of order.
+pub(crate) async fn send<C: GenericClient>(
+    tx: &C,
     request: &CheckpointRequest,
 ) -> StorageResult<CheckpointOutcome> {
-    warm(tx, request).await?;
     let mut inserts = Inserts::default();
     for m in &request.outbound {
         if m.claim.is_none() {

@@ -91,6 +91,23 @@ pub(crate) fn inserts_sql() -> String {
     )
 }
 
+/// A dequeue: claims up to `$2` visible messages of queue `$1` (skipping rows other
+/// dequeues hold) and hides them for `$3` ms.
+pub(crate) fn dequeue_sql() -> String {
+    format!(
+        "WITH c AS (
+             SELECT id FROM queue_messages
+             WHERE queue = $1 AND visible_at <= {NOW_MS}
+             ORDER BY visible_at, id LIMIT $2
+             FOR UPDATE SKIP LOCKED)
+         UPDATE queue_messages m
+         SET visible_at = {NOW_MS} + $3, dequeue_count = m.dequeue_count + 1,
+             receipt = nextval('versions')
+         FROM c WHERE m.id = c.id
+         RETURNING m.id, m.receipt, m.body, m.dequeue_count, m.enqueued_at"
+    )
+}
+
 /// The statement of [`enqueue_claimed`].
 pub(crate) fn claimed_sql() -> String {
     format!(
@@ -247,18 +264,7 @@ impl QueueStore for PostgresStore {
                 "dequeue of {max} messages: the batch size must be 1 to {MAX_DEQUEUE_BATCH}"
             )));
         }
-        let sql = format!(
-            "WITH c AS (
-                 SELECT id FROM queue_messages
-                 WHERE queue = $1 AND visible_at <= {NOW_MS}
-                 ORDER BY visible_at, id LIMIT $2
-                 FOR UPDATE SKIP LOCKED)
-             UPDATE queue_messages m
-             SET visible_at = {NOW_MS} + $3, dequeue_count = m.dequeue_count + 1,
-                 receipt = nextval('versions')
-             FROM c WHERE m.id = c.id
-             RETURNING m.id, m.receipt, m.body, m.dequeue_count, m.enqueued_at"
-        );
+        let sql = dequeue_sql();
         let client = self.client().await?;
         let stmt = client.prepare_cached(&sql).await.ctx(WHAT)?;
         let limit = i64::try_from(max).unwrap_or(i64::MAX);

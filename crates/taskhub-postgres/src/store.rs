@@ -53,6 +53,9 @@ pub struct PostgresStore {
     pub(crate) pool: Pool,
     pub(crate) schema: String,
     publisher: Option<Arc<Publisher>>,
+    /// The queue of the group-committing checkpoint writer (see [`writer`](crate::writer)).
+    pub(crate) writer: tokio::sync::mpsc::UnboundedSender<crate::writer::Job>,
+    writer_stats: Arc<crate::writer::Counters>,
     watchers: Arc<Watchers>,
     place: String,
     schema_version: i64,
@@ -140,9 +143,19 @@ impl PostgresStore {
             ));
             publisher
         });
+        let (writer, jobs) = tokio::sync::mpsc::unbounded_channel();
+        let writer_stats = Arc::new(crate::writer::Counters::default());
+        tokio::spawn(crate::writer::run(
+            pool.clone(),
+            jobs,
+            options.max_batch,
+            writer_stats.clone(),
+        ));
         Ok(Self {
             pool,
             schema,
+            writer,
+            writer_stats,
             publisher,
             watchers,
             place,
@@ -184,6 +197,12 @@ impl PostgresStore {
         &self.place
     }
 
+    /// How many checkpoints the group-committing writer ran, in how many transactions.
+    #[must_use]
+    pub fn writer_stats(&self) -> crate::writer::WriterStats {
+        self.writer_stats.snapshot()
+    }
+
     /// The pool's metrics now.
     #[must_use]
     pub fn pool_status(&self) -> PoolStatus {
@@ -212,7 +231,7 @@ impl PostgresStore {
 
     /// Sets the pool's gauges ([`POOL_CONNECTIONS`], [`POOL_IDLE`], [`POOL_WAITING`]),
     /// labelled with the hub's schema.
-    fn record_pool(&self) {
+    pub(crate) fn record_pool(&self) {
         let s = self.pool.status();
         let hub = self.schema.clone();
         #[expect(

@@ -35,6 +35,26 @@ impl PostgresStore {
         }
     }
 
+    /// The server's plan of a dequeue (`EXPLAIN`), one line per node.
+    ///
+    /// # Errors
+    /// As any statement.
+    pub async fn explain_dequeue(&self) -> StorageResult<String> {
+        let client = self.client().await?;
+        let rows = client
+            .query(
+                &format!("EXPLAIN {}", crate::queues::dequeue_sql()),
+                &[&0_i64, &32_i64, &1000_i64],
+            )
+            .await
+            .ctx("queue messages")?;
+        Ok(rows
+            .iter()
+            .map(|r| r.get::<_, String>(0))
+            .collect::<Vec<_>>()
+            .join("\n"))
+    }
+
     /// A connection of the store's pool (its `search_path` is the hub's schema), for tests
     /// that drive transactions by hand.
     ///

@@ -77,11 +77,18 @@ struct PauseAt {
     seen: AtomicU64,
     target: Mutex<Option<InstanceId>>,
     done: AtomicBool,
+    /// Set once the process has said it is ready: on PostgreSQL the worker's first
+    /// checkpoints come within milliseconds of its start, and a process stopped before its
+    /// `ready` line would leave the test waiting for that line.
+    armed: AtomicBool,
 }
 
 impl StepObserver for PauseAt {
     fn after(&self, step: CheckpointStep, request: &CheckpointRequest) -> StorageResult<()> {
-        if self.done.load(Ordering::SeqCst) || request.fence.is_none() {
+        if !self.armed.load(Ordering::SeqCst)
+            || self.done.load(Ordering::SeqCst)
+            || request.fence.is_none()
+        {
             return Ok(());
         }
         // `nth` 0: the first turn of a sub-orchestration (a `Chain` started by a `Family`).
@@ -140,6 +147,7 @@ fn paused_checkpoint_process() {
                 seen: AtomicU64::new(0),
                 target: Mutex::new(None),
                 done: AtomicBool::new(false),
+                armed: AtomicBool::new(false),
             })
         });
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -150,14 +158,17 @@ fn paused_checkpoint_process() {
     rt.block_on(async move {
         let pg = backends::postgres_store(hub_name.trim()).await;
         let mut store = FaultyStore::new(pg, Arc::new(SystemClock::new()), FaultPlan::none());
-        if let Some(pause) = pause {
-            store = store.observe_steps(pause);
+        if let Some(pause) = &pause {
+            store = store.observe_steps(pause.clone());
         }
         let hub = TaskHub::open(Arc::new(store), settings()).await.unwrap();
         let worker = Worker::start(&hub, child::registry(log, SEQ, FAN))
             .await
             .unwrap();
         println!("ready {}", worker.name());
+        if let Some(pause) = &pause {
+            pause.armed.store(true, Ordering::SeqCst);
+        }
         tokio::task::spawn_blocking(|| {
             let mut sink = String::new();
             while std::io::stdin().read_line(&mut sink).is_ok_and(|n| n > 0) {}
