@@ -16,6 +16,8 @@
 #   server) for the command.
 # * Stops the cluster (fast shutdown, then immediate, then kill -9 by PID) and deletes the temp
 #   dir even when the command fails or is interrupted.
+# * TASKHUB_TEST_POSTGRES_SERVER_OPTIONS, if set, is added to the server's options (e.g.
+#   `-c shared_preload_libraries=pg_stat_statements` to count statements in a benchmark).
 # * If PostgreSQL cannot be installed or started, this fails loudly: the PostgreSQL tests are
 #   never silently skipped.
 set -euo pipefail
@@ -92,7 +94,7 @@ started=0
 for attempt in 1 2 3; do
   PORT="$(free_port)"
   if "${RUN[@]}" "$PGBIN/pg_ctl" -D "$DATA" -l "$LOG" -w -t 30 \
-      -o "-p $PORT -k $DIR -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=on" \
+      -o "-p $PORT -k $DIR -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=on ${TASKHUB_TEST_POSTGRES_SERVER_OPTIONS:-}" \
       start >/dev/null 2>&1; then
     started=1; break
   fi

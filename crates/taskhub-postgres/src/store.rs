@@ -145,12 +145,15 @@ impl PostgresStore {
         });
         let (writer, jobs) = tokio::sync::mpsc::unbounded_channel();
         let writer_stats = Arc::new(crate::writer::Counters::default());
-        tokio::spawn(crate::writer::run(
-            pool.clone(),
-            jobs,
-            options.max_batch,
-            writer_stats.clone(),
-        ));
+        let jobs = Arc::new(tokio::sync::Mutex::new(jobs));
+        for _ in 0..crate::writer::WRITERS {
+            tokio::spawn(crate::writer::run(
+                pool.clone(),
+                jobs.clone(),
+                options.max_batch,
+                writer_stats.clone(),
+            ));
+        }
         Ok(Self {
             pool,
             schema,
