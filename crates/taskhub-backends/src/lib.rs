@@ -152,7 +152,7 @@ mod tests {
         assert_eq!(backend(" Azure ").unwrap().name(), "azure");
         let err = backend("cosmos").unwrap_err().to_string();
         assert!(
-            err.contains("sqlite, azure, memory") && err.contains("backend"),
+            err.contains("sqlite, azure, postgres, memory") && err.contains("backend"),
             "{err}"
         );
     }
