@@ -16,7 +16,9 @@ pub struct Args {
     /// the end; the account: `--set azure.storage_connection_string=...`, else the
     /// environment variable `TASKHUB_AZURE_STORAGE_CONNECTION_STRING`, else
     /// `TASKHUB_TEST_AZURE_CONNECTION_STRING` (what `scripts/with-azurite.sh` exports), else
-    /// `UseDevelopmentStorage=true`).
+    /// `UseDevelopmentStorage=true`), or `postgres` (a fresh hub, a schema, on the server of
+    /// `TASKHUB_POSTGRES_URL`, else `TASKHUB_TEST_POSTGRES_URL`, what `scripts/with-postgres.sh`
+    /// exports; deleted at the end).
     #[arg(long, default_value = "sqlite", value_parser = backend_name)]
     pub backend: &'static str,
     /// SQLite durability (`synchronous` = NORMAL or FULL; the SQLite option
