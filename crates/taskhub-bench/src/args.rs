@@ -60,6 +60,12 @@ pub struct Args {
     /// nobody looks during the scenario).
     #[arg(long, value_enum, default_value_t = QueueSamplingArg::Off)]
     pub queue_sampling: QueueSamplingArg,
+    /// Workers in processes of their own (this binary run again as a worker on the scenario's
+    /// hub, `--workers` workers each) instead of in this process, which then only starts and
+    /// awaits instances: worker scaling across processes. 0: in this process. For the hub's
+    /// default settings only (`hello5`, `fanout`, `sequential`).
+    #[arg(long, default_value_t = 0)]
+    pub worker_processes: usize,
 }
 
 /// When workers sample queue depths (`taskhub::telemetry::QueueSampling`).
