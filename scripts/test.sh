@@ -8,10 +8,13 @@
 # apt-get and the pinned playwright-core from npm when missing) for the dashboard's browser
 # test (crates/taskhub-http/tests/browser.rs), and with the official Durable Task Python SDK
 # in a local venv (scripts/with-python-sdk.sh: .venv-sdk/, the pinned `durabletask` from PyPI)
-# for the gRPC endpoint's SDK tests (crates/taskhub-grpc/tests/python_sdk*.rs), and with the
+# for the gRPC endpoint's SDK tests (crates/taskhub-grpc/tests/python_sdk*.rs), with the
 # official Durable Task JavaScript SDK in a local node_modules (scripts/with-js-sdk.sh:
 # .js-sdk/, the pinned `@microsoft/durabletask-js` from npm) for its JavaScript worker test
-# (crates/taskhub-grpc/tests/js_sdk_worker.rs); any of them failing to install fails the run.
+# (crates/taskhub-grpc/tests/js_sdk_worker.rs), and with a throwaway PostgreSQL cluster up
+# (scripts/with-postgres.sh: installs Debian's postgresql with apt-get when initdb is missing, a
+# free port, fsync on, stopped and deleted at the end) for the PostgreSQL backend; any of them
+# failing to install fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo fmt --all -- --check
@@ -19,7 +22,8 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 # The CLI's optional OTLP export (feature `otlp`, off by default): lints and its unit test.
 cargo clippy -p taskhub-cli --all-targets --features otlp --locked -- -D warnings
 cargo test -p taskhub-cli --features otlp --locked --bin taskhub otlp
-./scripts/with-python-sdk.sh ./scripts/with-js-sdk.sh ./scripts/with-chromium.sh ./scripts/with-azurite.sh bash -c '
+./scripts/with-python-sdk.sh ./scripts/with-js-sdk.sh ./scripts/with-chromium.sh \
+  ./scripts/with-azurite.sh ./scripts/with-postgres.sh bash -c '
   set -euo pipefail
   cargo test --workspace --all-targets --locked
   cargo test --workspace --doc --locked

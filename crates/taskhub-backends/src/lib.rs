@@ -34,6 +34,7 @@ pub use taskhub_storage::backend::{
 pub static BACKENDS: &[&dyn Backend] = &[
     &taskhub_sqlite::SqliteBackend,
     &taskhub_azure::AzureBackend,
+    &taskhub_postgres::PostgresBackend,
     &taskhub_storage::memory::MemoryBackend,
 ];
 
@@ -151,7 +152,7 @@ mod tests {
         assert_eq!(backend(" Azure ").unwrap().name(), "azure");
         let err = backend("cosmos").unwrap_err().to_string();
         assert!(
-            err.contains("sqlite, azure, memory") && err.contains("backend"),
+            err.contains("sqlite, azure, postgres, memory") && err.contains("backend"),
             "{err}"
         );
     }

@@ -16,7 +16,9 @@ pub struct Args {
     /// the end; the account: `--set azure.storage_connection_string=...`, else the
     /// environment variable `TASKHUB_AZURE_STORAGE_CONNECTION_STRING`, else
     /// `TASKHUB_TEST_AZURE_CONNECTION_STRING` (what `scripts/with-azurite.sh` exports), else
-    /// `UseDevelopmentStorage=true`).
+    /// `UseDevelopmentStorage=true`), or `postgres` (a fresh hub, a schema, on the server of
+    /// `TASKHUB_POSTGRES_URL`, else `TASKHUB_TEST_POSTGRES_URL`, what `scripts/with-postgres.sh`
+    /// exports; deleted at the end).
     #[arg(long, default_value = "sqlite", value_parser = backend_name)]
     pub backend: &'static str,
     /// SQLite durability (`synchronous` = NORMAL or FULL; the SQLite option
@@ -58,6 +60,12 @@ pub struct Args {
     /// nobody looks during the scenario).
     #[arg(long, value_enum, default_value_t = QueueSamplingArg::Off)]
     pub queue_sampling: QueueSamplingArg,
+    /// Workers in processes of their own (this binary run again as a worker on the scenario's
+    /// hub, `--workers` workers each) instead of in this process, which then only starts and
+    /// awaits instances: worker scaling across processes. 0: in this process. For the hub's
+    /// default settings only (`hello5`, `fanout`, `sequential`).
+    #[arg(long, default_value_t = 0)]
+    pub worker_processes: usize,
 }
 
 /// When workers sample queue depths (`taskhub::telemetry::QueueSampling`).

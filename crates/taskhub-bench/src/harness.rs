@@ -45,6 +45,8 @@ pub struct Config {
     pub pickup_gap: Duration,
     /// `idle-ops`: queue sampling as with the dashboard on.
     pub queue_sampling: crate::args::QueueSamplingArg,
+    /// Worker processes (0: the workers run in this process).
+    pub worker_processes: usize,
 }
 
 impl Config {
@@ -73,6 +75,7 @@ impl Config {
             idle_window: positive_secs(args.idle_window, "--idle-window")?,
             pickup_gap: positive_secs(args.pickup_gap, "--pickup-gap")?,
             queue_sampling: args.queue_sampling,
+            worker_processes: args.worker_processes,
         };
         config.settings(&[])?;
         Ok(config)
@@ -133,7 +136,8 @@ impl Config {
     /// Where a fresh hub of the backend is: a file in `dir` (SQLite) or the hub `hub_name`
     /// (Azure: on the account of `--set azure.storage_connection_string=…`, else
     /// `TASKHUB_AZURE_STORAGE_CONNECTION_STRING`, else `TASKHUB_TEST_AZURE_CONNECTION_STRING`,
-    /// else `UseDevelopmentStorage=true`).
+    /// else `UseDevelopmentStorage=true`; PostgreSQL: a schema of its own on the server of
+    /// `TASKHUB_POSTGRES_URL`, else `TASKHUB_TEST_POSTGRES_URL`).
     fn backend_config(&self, dir: &std::path::Path, hub_name: String) -> BackendConfig {
         const ORIGIN: &str = "the bench's defaults";
         let account = std::env::var("TASKHUB_TEST_AZURE_CONNECTION_STRING")
@@ -157,12 +161,21 @@ impl Config {
                 overrides.push(OptionValue::new(key, v, "--set"));
             }
         }
+        let mut defaults = vec![OptionValue::new(
+            "azure.storage_connection_string",
+            account,
+            ORIGIN,
+        )];
+        // PostgreSQL: `TASKHUB_POSTGRES_URL` (read by the backend) wins over the test server's
+        // URL that `scripts/with-postgres.sh` exports.
+        if let Some(url) = std::env::var("TASKHUB_TEST_POSTGRES_URL")
+            .ok()
+            .filter(|s| !s.trim().is_empty())
+        {
+            defaults.push(OptionValue::new("postgres.url", url, ORIGIN));
+        }
         BackendConfig {
-            defaults: vec![OptionValue::new(
-                "azure.storage_connection_string",
-                account,
-                ORIGIN,
-            )],
+            defaults,
             env: std::env::vars().collect(),
             overrides,
             hub_name,
@@ -193,7 +206,67 @@ pub struct Bench {
     pub store: Arc<dyn TaskHubStore>,
     /// The settings the hub was opened with.
     pub settings: Settings,
+    /// Worker processes (`--worker-processes`), stopped by closing their stdin.
+    children: Vec<std::process::Child>,
     _dir: TempDir,
+}
+
+/// The variables that make this binary a worker process on a bench's hub.
+pub const CHILD_HUB_VAR: &str = "TASKHUB_BENCH_CHILD_HUB";
+/// The bench's temp dir (its SQLite file), for a worker process.
+pub const CHILD_DIR_VAR: &str = "TASKHUB_BENCH_CHILD_DIR";
+
+/// Starts one worker process on the hub `hub_name` and waits for its `ready` line.
+fn spawn_child(hub_name: &str, dir: &std::path::Path) -> anyhow::Result<std::process::Child> {
+    use std::io::BufRead as _;
+    let mut child = std::process::Command::new(std::env::current_exe()?)
+        .args(std::env::args().skip(1))
+        .env(CHILD_HUB_VAR, hub_name)
+        .env(CHILD_DIR_VAR, dir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .context("cannot start a worker process")?;
+    let stdout = child.stdout.take().context("the worker's stdout")?;
+    let mut line = String::new();
+    std::io::BufReader::new(stdout).read_line(&mut line)?;
+    if !line.starts_with("ready") {
+        bail!("a worker process did not start: {line:?}");
+    }
+    Ok(child)
+}
+
+/// The worker-process side of `--worker-processes`: opens the bench's hub, runs `--workers`
+/// workers with the scenarios' registry, says `ready`, and shuts them down when stdin closes.
+pub async fn run_child(args: &Args, hub_name: String, dir: PathBuf) -> anyhow::Result<()> {
+    let config = Config::from_args(args)?;
+    let location = taskhub_backends::locate(config.backend, &config.backend_config(&dir, hub_name))
+        .context("the backend's options")?;
+    let opened = location
+        .open(OpenMode::Existing, false)
+        .await
+        .context("cannot open the bench's hub")?;
+    let hub = TaskHub::open(opened.store.clone(), config.settings(&[])?).await?;
+    let mut workers = Vec::new();
+    for _ in 0..config.workers {
+        workers.push(
+            Worker::start(
+                &hub,
+                crate::workloads::registry(&crate::workloads::Stamps::default()),
+            )
+            .await?,
+        );
+    }
+    println!("ready");
+    tokio::task::spawn_blocking(|| {
+        let mut sink = String::new();
+        while std::io::stdin().read_line(&mut sink).is_ok_and(|n| n > 0) {}
+    })
+    .await?;
+    for w in workers {
+        w.shutdown().await;
+    }
+    Ok(())
 }
 
 impl Bench {
@@ -220,9 +293,11 @@ impl Bench {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
         let hub_name = format!("Bench{}x{nanos:x}", std::process::id());
-        let location =
-            taskhub_backends::locate(config.backend, &config.backend_config(&dir.0, hub_name))
-                .context("the backend's options")?;
+        let location = taskhub_backends::locate(
+            config.backend,
+            &config.backend_config(&dir.0, hub_name.clone()),
+        )
+        .context("the backend's options")?;
         let opened = location
             .open(OpenMode::CreateIfMissing, true)
             .await
@@ -243,7 +318,16 @@ impl Bench {
             .context("cannot open the task hub")?;
         let dispatcher = dispatcher(&hub);
         let mut workers = Vec::new();
-        for _ in 0..config.workers {
+        let mut children = Vec::new();
+        for _ in 0..config.worker_processes {
+            children.push(spawn_child(&hub_name, &dir.0)?);
+        }
+        let in_process = if config.worker_processes > 0 {
+            0
+        } else {
+            config.workers
+        };
+        for _ in 0..in_process {
             let worker = match &dispatcher {
                 Some(d) => {
                     Worker::start_with_executor(&hub, registry.clone(), Arc::new(d.clone())).await
@@ -263,6 +347,7 @@ impl Bench {
             location,
             store,
             settings,
+            children,
             _dir: dir,
         })
     }
@@ -308,6 +393,10 @@ impl Bench {
     pub async fn close(mut self) {
         for w in self.workers.drain(..) {
             w.shutdown().await;
+        }
+        for mut child in self.children.drain(..) {
+            drop(child.stdin.take());
+            let _ = tokio::task::spawn_blocking(move || child.wait()).await;
         }
         let Self {
             client,

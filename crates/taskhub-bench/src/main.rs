@@ -48,6 +48,13 @@ fn main() -> anyhow::Result<()> {
         .worker_threads(args.threads.max(1))
         .enable_all()
         .build()?;
+    // A worker process of `--worker-processes`, started by the bench on its hub.
+    if let (Ok(hub), Ok(dir)) = (
+        std::env::var(harness::CHILD_HUB_VAR),
+        std::env::var(harness::CHILD_DIR_VAR),
+    ) {
+        return runtime.block_on(harness::run_child(&args, hub, dir.into()));
+    }
     runtime.block_on(run(args))
 }
 

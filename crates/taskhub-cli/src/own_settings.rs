@@ -35,7 +35,8 @@ impl fmt::Debug for Secret {
 /// The binary's settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CliSettings {
-    /// Where the task hub lives: a name of `taskhub_backends::BACKENDS` (`sqlite`, `azure`).
+    /// Where the task hub lives: a name of `taskhub_backends::BACKENDS` (`sqlite`, `azure`,
+    /// `postgres`).
     /// Default `sqlite`.
     pub backend: String,
     /// The bearer token of the HTTP management API, the dashboard and the gRPC endpoint

@@ -423,7 +423,7 @@ async fn list_and_purge(b: Backend) {
 }
 
 taskhub_test_support::backend_matrix!(
-    [memory, sqlite, azure]
+    [memory, sqlite, azure, postgres]
     start_status_and_history,
     raise_terminate_suspend_resume_restart,
     list_and_purge

@@ -318,7 +318,7 @@ async fn instance_lists_leave_entities_out_unless_asked(b: Backend) {
 }
 
 taskhub_test_support::backend_matrix!(
-    [memory, sqlite, azure]
+    [memory, sqlite, azure, postgres]
     durable_functions_entity_routes,
     own_entity_routes,
     instance_lists_leave_entities_out_unless_asked

@@ -147,6 +147,12 @@ macro_rules! forward_seam {
             fn atomic_checkpoints(&self) -> bool {
                 self.inner.atomic_checkpoints()
             }
+            fn stats_count_held_messages(&self) -> bool {
+                self.inner.stats_count_held_messages()
+            }
+            fn watch_queues(&self, wake: $crate::store::QueueWake) {
+                self.inner.watch_queues(wake)
+            }
         }
     };
 

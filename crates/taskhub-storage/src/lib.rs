@@ -61,7 +61,7 @@ pub use queue::{
     Dequeued, NewQueueMessage, QueueName, QueueStats, QueueStore, Receipt, MAX_DEQUEUE_BATCH,
     MAX_MESSAGE_BYTES, MAX_PARTITIONS,
 };
-pub use store::TaskHubStore;
+pub use store::{QueueWake, TaskHubStore};
 
 /// Re-exports for the expansion of [`conformance_tests!`] in a backend's test crate, so that a
 /// backend needs only `taskhub-storage` (feature `testing`) as a dev-dependency.

@@ -6,7 +6,11 @@ use crate::history::HistoryStore;
 use crate::instances::InstanceStore;
 use crate::partitions::PartitionStore;
 use crate::payloads::PayloadStore;
-use crate::queue::QueueStore;
+use crate::queue::{QueueName, QueueStore};
+
+/// What a backend calls when messages may have become visible in a queue because another
+/// process wrote them (see [`TaskHubStore::watch_queues`]): it wakes that queue's idle poller.
+pub type QueueWake = std::sync::Arc<dyn Fn(QueueName) + Send + Sync>;
 
 /// Every task hub object of one backend. Code that needs only part of it should bound on the
 /// narrow trait instead (`QueueStore`, `HistoryStore`, ...).
@@ -39,5 +43,23 @@ pub trait TaskHubStore:
     /// (the ordered checkpoint sends before it writes the row).
     fn atomic_checkpoints(&self) -> bool {
         false
+    }
+
+    /// True when [`QueueStats::oldest_enqueued_at`](crate::QueueStats) counts held (invisible)
+    /// messages too. By default a backend that keeps time itself is taken to peek at visible
+    /// messages only (Azure Storage); one that owns time and sees every message (PostgreSQL,
+    /// on the server's clock) says so. The conformance case `stats_reports_oldest_enqueue_time`
+    /// asks it.
+    fn stats_count_held_messages(&self) -> bool {
+        !self.owns_time()
+    }
+
+    /// Registers `wake`, which a backend that hears of other processes' writes (PostgreSQL's
+    /// `LISTEN/NOTIFY`) calls with a queue that may have new visible messages, so a message
+    /// from another process is picked up at once rather than at the next poll. A hint only:
+    /// it may come late, twice or not at all, and polling stays the fallback. The runtime
+    /// registers one per opened task hub. The default never calls it.
+    fn watch_queues(&self, wake: QueueWake) {
+        let _ = wake;
     }
 }

@@ -80,3 +80,18 @@ pub fn js_sdk(command: &str) -> String {
         command,
     )
 }
+
+/// The URL of the throwaway PostgreSQL server the PostgreSQL tests use, exported by
+/// `scripts/with-postgres.sh`.
+pub const POSTGRES_URL: &str = "TASKHUB_TEST_POSTGRES_URL";
+
+/// The PostgreSQL tests' server URL; `command` is how to run the test (e.g.
+/// `cargo test -p taskhub-postgres`), for the message when it is unset.
+pub fn postgres_url(command: &str) -> String {
+    required(
+        POSTGRES_URL,
+        "a PostgreSQL server (a private, throwaway cluster on a free port)",
+        "scripts/with-postgres.sh",
+        command,
+    )
+}

@@ -13,6 +13,9 @@ pub enum Backend {
     /// Azure Storage: a fresh hub on the account `TASKHUB_TEST_AZURE_CONNECTION_STRING` names
     /// (Azurite under `scripts/with-azurite.sh`).
     Azure,
+    /// PostgreSQL: a fresh hub (schema) on the server `TASKHUB_TEST_POSTGRES_URL` names (a
+    /// throwaway cluster under `scripts/with-postgres.sh`).
+    Postgres,
 }
 
 impl Backend {
@@ -22,12 +25,13 @@ impl Backend {
             Self::Memory => "memory",
             Self::Sqlite => "sqlite",
             Self::Azure => "azure",
+            Self::Postgres => "postgres",
         }
     }
 }
 
 /// Runs each named `async fn name(backend: Backend)` of the calling module on each listed
-/// backend (`memory`, `sqlite`, `azure`), as a multi-thread `#[tokio::test]` in a module named
+/// backend (`memory`, `sqlite`, `azure`, `postgres`), as a multi-thread `#[tokio::test]` in a module named
 /// after the backend:
 ///
 /// ```ignore
@@ -38,6 +42,7 @@ macro_rules! backend_matrix {
     (@variant memory) => { $crate::Backend::Memory };
     (@variant sqlite) => { $crate::Backend::Sqlite };
     (@variant azure) => { $crate::Backend::Azure };
+    (@variant postgres) => { $crate::Backend::Postgres };
     (@module $backend:ident $($name:ident),+) => {
         mod $backend {
             $(

@@ -115,10 +115,14 @@ impl TaskHub {
                 settings.partition_count,
             );
         }
+        let signals = Signals::new(clock.clone());
+        // Another process's messages wake this process's pollers where the backend hears of
+        // them (PostgreSQL's LISTEN/NOTIFY).
+        store.watch_queues(signals.remote_waker());
         Ok(Self {
             inner: Arc::new(HubInner {
                 store,
-                signals: Signals::new(clock.clone()),
+                signals,
                 clock,
                 settings,
                 partition_count: std::sync::atomic::AtomicU32::new(info.partition_count),

@@ -65,6 +65,18 @@ impl Signals {
         self.queues.get(queue)
     }
 
+    /// A waker for the store to call when another process made messages visible
+    /// ([`TaskHubStore::watch_queues`](taskhub_storage::TaskHubStore::watch_queues)). It holds
+    /// the notifiers weakly: once the hub is gone it does nothing.
+    pub(crate) fn remote_waker(&self) -> taskhub_storage::QueueWake {
+        let queues = Arc::downgrade(&self.queues);
+        Arc::new(move |queue| {
+            if let Some(queues) = queues.upgrade() {
+                queues.get(queue).notify_one();
+            }
+        })
+    }
+
     /// Wakes the poller of `queue` (or stores a permit if it is not waiting).
     pub(crate) fn enqueued(&self, queue: QueueName) {
         self.queue(queue).notify_one();

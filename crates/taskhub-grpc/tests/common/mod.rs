@@ -62,6 +62,7 @@ pub async fn open_hub(backend: Backend, dir: &TempDir) -> TaskHub {
                 .expect("open the Azure test hub")
                 .store
         }
+        Backend::Postgres => panic!("the gRPC tests run on memory, SQLite and Azure"),
     };
     let settings = Settings {
         max_queue_polling_interval: Duration::from_millis(200),

@@ -25,7 +25,10 @@ pub use taskhub_test_support::{wait, Backend, TempDir};
 /// The environment variable naming the Azure test account.
 pub use taskhub_test_support::env::AZURE_CONNECTION_STRING as AZURE_ENV;
 
-/// A hub name no other test uses, for Azure.
+/// The environment variable naming the PostgreSQL test server.
+pub use taskhub_test_support::env::POSTGRES_URL as POSTGRES_ENV;
+
+/// A hub name no other test uses, for Azure and PostgreSQL.
 fn unique_hub_name() -> String {
     static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -37,7 +40,7 @@ fn unique_hub_name() -> String {
 }
 
 /// Where `backend` puts a fresh hub: `dir/hub.db`, or a hub of its own on the Azure test
-/// account.
+/// account or the PostgreSQL test server.
 fn backend_config(backend: Backend, dir: &TempDir) -> taskhub_backends::BackendConfig {
     use taskhub_backends::OptionValue;
     let overrides = match backend {
@@ -55,6 +58,13 @@ fn backend_config(backend: Backend, dir: &TempDir) -> taskhub_backends::BackendC
                 text,
                 AZURE_ENV,
             )]
+        }
+        Backend::Postgres => {
+            let url = taskhub_test_support::env::postgres_url("cargo test -p taskhub-http");
+            vec![
+                OptionValue::new("postgres.url", url, POSTGRES_ENV),
+                OptionValue::new("postgres.pool_size", "8", "the test"),
+            ]
         }
     };
     taskhub_backends::BackendConfig {

@@ -479,7 +479,11 @@ pub async fn stats_reports_oldest_enqueue_time(store: Arc<dyn TaskHubStore>, clo
         .await
         .expect("abandon");
     // Azure Storage can only peek at visible messages (see `QueueStats`).
-    let oldest_held = if s.owns_time() { second_at } else { first_at };
+    let oldest_held = if s.stats_count_held_messages() {
+        first_at
+    } else {
+        second_at
+    };
     assert_store_time(
         s,
         s.stats(Q).await.expect("stats").oldest_enqueued_at,

@@ -19,6 +19,7 @@ use std::time::Duration;
 use taskhub::*;
 use taskhub_azure::{AzureStore, StorageAccount};
 use taskhub_backends::{BackendConfig, OptionValue};
+use taskhub_postgres::PostgresStore;
 use taskhub_storage::TaskHubStore;
 
 use crate::common::{fast_settings, TempDir};
@@ -53,12 +54,34 @@ pub fn backend_config(backend: Backend, dir: &std::path::Path, hub_name: &str) -
             azure_connection_string(),
             AZURE_ENV,
         )],
+        Backend::Postgres => vec![
+            OptionValue::new("postgres.url", postgres_url(), POSTGRES_ENV),
+            OptionValue::new("postgres.pool_size", "8", "the test"),
+        ],
     };
     BackendConfig {
         overrides,
         hub_name: hub_name.to_owned(),
         ..BackendConfig::default()
     }
+}
+
+/// The environment variable naming the server the PostgreSQL tests run against.
+pub use taskhub_test_support::env::POSTGRES_URL as POSTGRES_ENV;
+
+/// The test server's URL; panics with how to run the tests when it is unset.
+pub fn postgres_url() -> String {
+    taskhub_test_support::env::postgres_url("cargo test -p taskhub")
+}
+
+/// Opens (creating it on first use) the PostgreSQL hub `name` on the test server.
+pub async fn postgres_store(name: &str) -> Arc<PostgresStore> {
+    let config = backend_config(Backend::Postgres, std::path::Path::new("."), name);
+    taskhub_backends::create_store("postgres", &config)
+        .await
+        .expect("open the hub on the test server")
+        .downcast_arc::<PostgresStore>()
+        .expect("a PostgresStore")
 }
 
 /// A hub name no other test uses.
@@ -114,10 +137,38 @@ pub fn run_azure_child(dir: &std::path::Path, settings: Settings, registry: Regi
     });
 }
 
+/// The file in a child's directory that names the PostgreSQL hub it works on.
+pub const POSTGRES_HUB_FILE: &str = "postgres-hub";
+
+/// The child side of the multi-process tests on PostgreSQL: as [`run_azure_child`], on the
+/// hub named in `dir/postgres-hub` of the test server.
+pub fn run_postgres_child(dir: &std::path::Path, settings: Settings, registry: Registry) {
+    let hub_name = std::fs::read_to_string(dir.join(POSTGRES_HUB_FILE)).unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async move {
+        let store = postgres_store(hub_name.trim()).await;
+        let hub = TaskHub::open(store, settings).await.unwrap();
+        let worker = Worker::start(&hub, registry).await.unwrap();
+        println!("ready {}", worker.name());
+        tokio::task::spawn_blocking(|| {
+            let mut sink = String::new();
+            while std::io::stdin().read_line(&mut sink).is_ok_and(|n| n > 0) {}
+        })
+        .await
+        .unwrap();
+        worker.shutdown().await;
+    });
+}
+
 enum Kind {
     Memory,
     Sqlite { _dir: TempDir, path: PathBuf },
     Azure(Arc<AzureStore>),
+    Postgres(Arc<PostgresStore>),
 }
 
 /// A store on a fresh, empty hub, and what keeps it alive (the temp dir).
@@ -167,6 +218,14 @@ impl TestStore {
                     kind: Kind::Azure(azure),
                 }
             }
+            Backend::Postgres => {
+                let pg = postgres_store(&unique_hub_name()).await;
+                Self {
+                    backend,
+                    store: pg.clone(),
+                    kind: Kind::Postgres(pg),
+                }
+            }
         }
     }
 
@@ -186,6 +245,7 @@ impl TestStore {
                 assert_eq!(changed, 1);
             }
             Kind::Azure(store) => store.corrupt_history_event(id, seq).await.unwrap(),
+            Kind::Postgres(store) => store.corrupt_history_event(id, seq).await.unwrap(),
         }
     }
 }

@@ -1,0 +1,409 @@
+//! The instances table: one status row per instance, conditional writes judged in the same
+//! statement as the write, filtered and paged listing (keyset pagination, as on SQLite).
+
+use async_trait::async_trait;
+use deadpool_postgres::GenericClient;
+use taskhub_core::{ExecutionId, FailureDetails, InstanceId, OrchestrationStatus};
+use taskhub_storage::{
+    CreatedCursor, ETag, Expect, InstancePage, InstanceQuery, InstanceRow, InstanceStore,
+    ListOrder, StorageError, StorageResult,
+};
+use tokio_postgres::types::ToSql;
+use tokio_postgres::Row;
+
+use crate::codec::{etag_in, etag_out, payload_from_sql, ts_from_sql, ts_to_sql, u32_from_sql};
+use crate::errors::{corrupt, PgResultExt};
+use crate::store::PostgresStore;
+
+const WHAT: &str = "instances";
+
+/// The page size when a query gives 0.
+pub const DEFAULT_PAGE_SIZE: usize = 100;
+
+/// The largest page size a query may ask for.
+pub const MAX_PAGE_SIZE: usize = 1000;
+
+const COLUMNS: &str = "instance_id, name, version, execution_id, status, input, output, failure, \
+     custom_status, created_at, updated_at, completed_at, scheduled_start, partition, etag, \
+     tags::text, executions";
+
+const INSERT: &str = "INSERT INTO instances (instance_id, name, version, execution_id, status, \
+     input, output, failure, custom_status, created_at, updated_at, completed_at, \
+     scheduled_start, partition, tags, executions, etag)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15::text::jsonb, $16,
+             nextval('versions'))";
+
+const SET_ALL: &str = "name = excluded.name, version = excluded.version, \
+     execution_id = excluded.execution_id, status = excluded.status, input = excluded.input, \
+     output = excluded.output, failure = excluded.failure, \
+     custom_status = excluded.custom_status, created_at = excluded.created_at, \
+     updated_at = excluded.updated_at, completed_at = excluded.completed_at, \
+     scheduled_start = excluded.scheduled_start, partition = excluded.partition, \
+     tags = excluded.tags, executions = excluded.executions, etag = excluded.etag";
+
+/// The statement for a condition; `$17` is its argument where it has one.
+pub(crate) fn put_sql(expect: &Expect) -> String {
+    match expect {
+        Expect::Any => {
+            format!("{INSERT} ON CONFLICT (instance_id) DO UPDATE SET {SET_ALL} RETURNING etag")
+        }
+        Expect::Absent => format!("{INSERT} ON CONFLICT (instance_id) DO NOTHING RETURNING etag"),
+        Expect::AbsentOrPending(_) => format!(
+            "{INSERT} ON CONFLICT (instance_id) DO UPDATE SET {SET_ALL}
+             WHERE instances.status = 'Pending' AND instances.execution_id = $17 RETURNING etag"
+        ),
+        Expect::ETag(_) => "UPDATE instances SET name = $2, version = $3, execution_id = $4, \
+             status = $5, input = $6, output = $7, failure = $8, custom_status = $9, \
+             created_at = $10, updated_at = $11, completed_at = $12, scheduled_start = $13, \
+             partition = $14, tags = $15::text::jsonb, executions = $16, \
+             etag = nextval('versions')
+             WHERE instance_id = $1 AND etag = $17 RETURNING etag"
+            .to_owned(),
+    }
+}
+
+/// Writes a row under its condition; returns the new ETag.
+pub(crate) async fn put_in(
+    client: &impl GenericClient,
+    row: &InstanceRow,
+    expect: &Expect,
+) -> StorageResult<ETag> {
+    let id = row.instance_id.as_str();
+    let conflict = || StorageError::Conflict {
+        what: format!("instance '{id}'"),
+    };
+    let json = |what: &str, v: Result<String, serde_json::Error>| {
+        v.map_err(|e| StorageError::InvalidArgument(format!("{what} of instance '{id}': {e}")))
+    };
+    let failure = row
+        .failure
+        .as_ref()
+        .map(|f| json("failure", serde_json::to_string(f)))
+        .transpose()?;
+    let tags = (!row.tags.is_empty())
+        .then(|| json("tags", serde_json::to_string(&row.tags)))
+        .transpose()?;
+    let executions = (!row.executions.is_empty())
+        .then(|| json("executions", serde_json::to_string(&row.executions)))
+        .transpose()?;
+    debug_assert_eq!(
+        OrchestrationStatus::Pending.as_str(),
+        "Pending",
+        "put_sql names the Pending status"
+    );
+    let name = row.name.as_str();
+    let version = row.version.as_deref();
+    let execution = row.execution_id.as_str();
+    let status = row.status.as_str();
+    let input = row.input.as_str();
+    let output = row.output.as_ref().map(|p| p.as_str());
+    let custom = row.custom_status.as_ref().map(|p| p.as_str());
+    let created = ts_to_sql(row.created_at);
+    let updated = ts_to_sql(row.updated_at);
+    let completed = row.completed_at.map(ts_to_sql);
+    let scheduled = row.scheduled_start.map(ts_to_sql);
+    let partition = i64::from(row.partition);
+    let mut params: Vec<&(dyn ToSql + Sync)> = vec![
+        &id,
+        &name,
+        &version,
+        &execution,
+        &status,
+        &input,
+        &output,
+        &failure,
+        &custom,
+        &created,
+        &updated,
+        &completed,
+        &scheduled,
+        &partition,
+        &tags,
+        &executions,
+    ];
+    let etag_arg: i64;
+    let execution_arg: String;
+    match expect {
+        Expect::ETag(expected) => {
+            let Some(v) = etag_in(expected) else {
+                return Err(conflict());
+            };
+            etag_arg = v;
+            params.push(&etag_arg);
+        }
+        Expect::AbsentOrPending(e) => {
+            execution_arg = e.as_str().to_owned();
+            params.push(&execution_arg);
+        }
+        _ => {}
+    }
+    let stmt = client.prepare_cached(&put_sql(expect)).await.ctx(WHAT)?;
+    match client.query_opt(&stmt, &params).await.ctx(WHAT)? {
+        Some(r) => Ok(etag_out(r.get(0))),
+        None => Err(conflict()),
+    }
+}
+
+fn decode(r: &Row) -> StorageResult<InstanceRow> {
+    let instance_id: String = r.get(0);
+    let what = format!("instance row '{instance_id}'");
+    let bad = |e: &dyn std::fmt::Display| corrupt(&what, e);
+    let failure = r
+        .get::<_, Option<String>>(7)
+        .map(|f| serde_json::from_str::<FailureDetails>(&f))
+        .transpose()
+        .map_err(|e| bad(&e))?;
+    Ok(InstanceRow {
+        instance_id: InstanceId::new(instance_id.clone()).map_err(|e| bad(&e))?,
+        name: r.get(1),
+        version: r.get(2),
+        execution_id: ExecutionId::new(r.get::<_, String>(3)).map_err(|e| bad(&e))?,
+        status: r
+            .get::<_, String>(4)
+            .parse::<OrchestrationStatus>()
+            .map_err(|e| bad(&e))?,
+        input: payload_from_sql(&what, r.get(5))?,
+        output: r
+            .get::<_, Option<String>>(6)
+            .map(|p| payload_from_sql(&what, p))
+            .transpose()?,
+        failure,
+        custom_status: r
+            .get::<_, Option<String>>(8)
+            .map(|p| payload_from_sql(&what, p))
+            .transpose()?,
+        created_at: ts_from_sql(&what, r.get(9))?,
+        updated_at: ts_from_sql(&what, r.get(10))?,
+        completed_at: r
+            .get::<_, Option<i64>>(11)
+            .map(|t| ts_from_sql(&what, t))
+            .transpose()?,
+        scheduled_start: r
+            .get::<_, Option<i64>>(12)
+            .map(|t| ts_from_sql(&what, t))
+            .transpose()?,
+        partition: u32_from_sql(&what, r.get(13))?,
+        etag: Some(etag_out(r.get(14))),
+        tags: r
+            .get::<_, Option<String>>(15)
+            .map(|t| serde_json::from_str(&t))
+            .transpose()
+            .map_err(|e| bad(&e))?
+            .unwrap_or_default(),
+        executions: r
+            .get::<_, Option<String>>(16)
+            .map(|t| serde_json::from_str(&t))
+            .transpose()
+            .map_err(|e| bad(&e))?
+            .unwrap_or_default(),
+    })
+}
+
+/// The smallest string greater than every string that starts with `prefix` (by code point,
+/// the `"C"` collation of the key), or `None` if there is none.
+fn prefix_upper_bound(prefix: &str) -> Option<String> {
+    let mut chars: Vec<char> = prefix.chars().collect();
+    while let Some(last) = chars.pop() {
+        let mut next = u32::from(last) + 1;
+        if (0xD800..0xE000).contains(&next) {
+            next = 0xE000;
+        }
+        if let Some(c) = char::from_u32(next) {
+            chars.push(c);
+            return Some(chars.into_iter().collect());
+        }
+    }
+    None
+}
+
+type Param = Box<dyn ToSql + Sync + Send>;
+
+/// Adds a parameter; returns its placeholder.
+fn bind(v: Param, values: &mut Vec<Param>) -> String {
+    values.push(v);
+    format!("${}", values.len())
+}
+
+/// The statement and its parameters for one page (`limit` rows).
+fn page_sql(query: &InstanceQuery, limit: usize) -> StorageResult<(String, Vec<Param>)> {
+    let mut values: Vec<Param> = Vec::new();
+    let mut clauses: Vec<String> = Vec::new();
+    if !query.statuses.is_empty() {
+        let list: Vec<String> = query
+            .statuses
+            .iter()
+            .map(|s| s.as_str().to_owned())
+            .collect();
+        let m = bind(Box::new(list), &mut values);
+        clauses.push(format!("status = ANY({m}::text[])"));
+    }
+    if let Some(name) = &query.name {
+        let m = bind(Box::new(name.clone()), &mut values);
+        clauses.push(format!("name = {m}"));
+    }
+    for (bound, column, op) in [
+        (query.created_from, "created_at", ">="),
+        (query.created_to, "created_at", "<"),
+        (query.completed_from, "completed_at", ">="),
+        (query.completed_to, "completed_at", "<"),
+        (query.updated_from, "updated_at", ">="),
+        (query.updated_to, "updated_at", "<"),
+    ] {
+        if let Some(t) = bound {
+            let m = bind(Box::new(ts_to_sql(t)), &mut values);
+            clauses.push(format!("{column} {op} {m}"));
+        }
+    }
+    if let Some(prefix) = query
+        .instance_id_prefix
+        .as_deref()
+        .filter(|p| !p.is_empty())
+    {
+        let m = bind(Box::new(prefix.to_owned()), &mut values);
+        clauses.push(format!("instance_id >= {m}"));
+        if let Some(upper) = prefix_upper_bound(prefix) {
+            let m = bind(Box::new(upper), &mut values);
+            clauses.push(format!("instance_id < {m}"));
+        }
+    }
+    // Entities (IDs starting with '@') are left out unless asked for: two key ranges.
+    if !query.include_entities {
+        clauses.push("(instance_id < '@' OR instance_id >= 'A')".to_owned());
+    }
+    if !query.tags.is_empty() {
+        let text = serde_json::to_string(&query.tags)
+            .map_err(|e| StorageError::InvalidArgument(format!("tag filter: {e}")))?;
+        let m = bind(Box::new(text), &mut values);
+        clauses.push(format!("tags @> {m}::text::jsonb"));
+    }
+    let (order_by, after) = match query.order {
+        ListOrder::NewestFirst => ("created_at DESC, instance_id DESC", "<"),
+        ListOrder::OldestFirst => ("created_at ASC, instance_id ASC", ">"),
+        _ => ("instance_id", ">"),
+    };
+    if let Some(token) = &query.continuation {
+        if query.order == ListOrder::InstanceId {
+            let m = bind(Box::new(token.clone()), &mut values);
+            clauses.push(format!("instance_id > {m}"));
+        } else {
+            let c = CreatedCursor::parse(token)?;
+            let t = bind(Box::new(ts_to_sql(c.created_at)), &mut values);
+            let id = bind(Box::new(c.instance_id), &mut values);
+            clauses.push(format!("(created_at, instance_id) {after} ({t}, {id})"));
+        }
+    }
+    let filter = if clauses.is_empty() {
+        String::new()
+    } else {
+        format!("WHERE {}", clauses.join(" AND "))
+    };
+    let m = bind(
+        Box::new(i64::try_from(limit).unwrap_or(i64::MAX)),
+        &mut values,
+    );
+    Ok((
+        format!("SELECT {COLUMNS} FROM instances {filter} ORDER BY {order_by} LIMIT {m}"),
+        values,
+    ))
+}
+
+#[async_trait]
+impl InstanceStore for PostgresStore {
+    async fn get_instance(&self, instance: &InstanceId) -> StorageResult<Option<InstanceRow>> {
+        let client = self.client().await?;
+        let stmt = client
+            .prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM instances WHERE instance_id = $1"
+            ))
+            .await
+            .ctx(WHAT)?;
+        let row = client
+            .query_opt(&stmt, &[&instance.as_str()])
+            .await
+            .ctx(WHAT)?;
+        row.as_ref().map(decode).transpose()
+    }
+
+    async fn put_instance(&self, row: &InstanceRow, expect: Expect) -> StorageResult<ETag> {
+        let client = self.client().await?;
+        put_in(&client, row, &expect).await
+    }
+
+    async fn list_instances(&self, query: &InstanceQuery) -> StorageResult<InstancePage> {
+        let page_size = match query.page_size {
+            0 => DEFAULT_PAGE_SIZE,
+            n if n > MAX_PAGE_SIZE => {
+                return Err(StorageError::InvalidArgument(format!(
+                    "page size {n}: it must be 1 to {MAX_PAGE_SIZE} (0 means {DEFAULT_PAGE_SIZE})"
+                )))
+            }
+            n => n,
+        };
+        // One row more than the page tells whether another page exists.
+        let (sql, values) = page_sql(query, page_size + 1)?;
+        let params: Vec<&(dyn ToSql + Sync)> =
+            values.iter().map(|v| &**v as &(dyn ToSql + Sync)).collect();
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(&sql).await.ctx(WHAT)?;
+        let rows = client.query(&stmt, &params).await.ctx(WHAT)?;
+        let more = rows.len() > page_size;
+        let instances = rows
+            .iter()
+            .take(page_size)
+            .map(decode)
+            .collect::<StorageResult<Vec<_>>>()?;
+        let continuation = if more {
+            instances.last().map(|r| match query.order {
+                ListOrder::InstanceId => r.instance_id.as_str().to_owned(),
+                _ => CreatedCursor::of(r).token(),
+            })
+        } else {
+            None
+        };
+        Ok(InstancePage {
+            instances,
+            continuation,
+        })
+    }
+
+    async fn delete_instance(&self, instance: &InstanceId) -> StorageResult<bool> {
+        let client = self.client().await?;
+        let stmt = client
+            .prepare_cached("DELETE FROM instances WHERE instance_id = $1")
+            .await
+            .ctx(WHAT)?;
+        let n = client
+            .execute(&stmt, &[&instance.as_str()])
+            .await
+            .ctx(WHAT)?;
+        Ok(n > 0)
+    }
+
+    async fn delete_instance_if(&self, instance: &InstanceId, etag: &ETag) -> StorageResult<bool> {
+        let Some(version) = etag_in(etag) else {
+            return Ok(false);
+        };
+        let client = self.client().await?;
+        let stmt = client
+            .prepare_cached("DELETE FROM instances WHERE instance_id = $1 AND etag = $2")
+            .await
+            .ctx(WHAT)?;
+        let n = client
+            .execute(&stmt, &[&instance.as_str(), &version])
+            .await
+            .ctx(WHAT)?;
+        Ok(n > 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+    use super::*;
+
+    #[test]
+    fn prefix_bounds() {
+        assert_eq!(prefix_upper_bound("ab").as_deref(), Some("ac"));
+        assert_eq!(prefix_upper_bound("\u{10FFFF}"), None);
+    }
+}

@@ -1,0 +1,380 @@
+//! The PostgreSQL backend's options: from code, or from configuration — the `[postgres]` table
+//! of `taskhub.toml`, `TASKHUB_POSTGRES_<NAME>` environment variables, and explicit values such
+//! as `--set postgres.pool_size=32` (later sources win).
+//!
+//! The connection URL holds a password: keep it in the environment
+//! (`TASKHUB_POSTGRES_URL`); it is never printed (`Debug` and every message show the host,
+//! port, database and user only).
+//!
+//! ```
+//! # fn main() -> Result<(), taskhub_postgres::PostgresConfigError> {
+//! use taskhub_postgres::PostgresOptions;
+//!
+//! let mut options = PostgresOptions::default();
+//! options.set("url", "postgres://app:secret@db.example:5432/jobs", "my flag")?;
+//! options.set("pool_size", "32", "my flag")?;
+//! assert!(!format!("{options:?}").contains("secret"));
+//! let err = options.set("pool_size", "0", "TASKHUB_POSTGRES_POOL_SIZE").unwrap_err();
+//! assert!(err.to_string().contains("postgres.pool_size"));
+//! # Ok(()) }
+//! ```
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The table of `taskhub.toml` these options live in.
+pub const TABLE: &str = "postgres";
+
+/// Every option name under `[postgres]`.
+pub const KNOWN: [&str; 6] = [
+    "url",
+    "pool_size",
+    "connect_timeout",
+    "tls_ca_file",
+    "notify",
+    "max_batch",
+];
+
+/// The default of `max_batch`: the most checkpoints committed in one transaction.
+pub const DEFAULT_MAX_BATCH: usize = 64;
+
+/// The default pool size (connections per store).
+pub const DEFAULT_POOL_SIZE: usize = 16;
+
+/// The default connect timeout.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How to reach the server and how many connections to keep.
+#[derive(Clone)]
+pub struct PostgresOptions {
+    /// The connection URL (`postgres://user:password@host:port/database?sslmode=require`) or
+    /// key-value string. A secret: never printed.
+    pub url: Option<String>,
+    /// The most connections the store's pool opens.
+    pub pool_size: usize,
+    /// How long opening one connection may take.
+    pub connect_timeout: Duration,
+    /// A PEM file of extra root certificates to trust (a managed server's private CA), on top
+    /// of the Mozilla roots. TLS itself is chosen by the URL's `sslmode` (`prefer`, the
+    /// default, uses it when the server offers it; `require` insists).
+    pub tls_ca_file: Option<PathBuf>,
+    /// Wake other processes' pollers with `LISTEN/NOTIFY` when messages are written (one
+    /// extra connection per store; on by default).
+    pub notify: bool,
+    /// The most checkpoints group-committed in one transaction (1: each alone).
+    pub max_batch: usize,
+}
+
+impl Default for PostgresOptions {
+    fn default() -> Self {
+        Self {
+            url: None,
+            pool_size: DEFAULT_POOL_SIZE,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            tls_ca_file: None,
+            notify: true,
+            max_batch: DEFAULT_MAX_BATCH,
+        }
+    }
+}
+
+impl std::fmt::Debug for PostgresOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresOptions")
+            .field("url", &self.url.as_deref().map(redact))
+            .field("pool_size", &self.pool_size)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("tls_ca_file", &self.tls_ca_file)
+            .field("notify", &self.notify)
+            .field("max_batch", &self.max_batch)
+            .finish()
+    }
+}
+
+/// The URL with what it says about where to connect, and nothing secret: `user@host:port/db`.
+#[must_use]
+pub fn redact(url: &str) -> String {
+    match url.parse::<tokio_postgres::Config>() {
+        Ok(c) => {
+            let host = c
+                .get_hosts()
+                .first()
+                .map(|h| match h {
+                    tokio_postgres::config::Host::Tcp(h) => h.clone(),
+                    tokio_postgres::config::Host::Unix(p) => p.display().to_string(),
+                })
+                .unwrap_or_else(|| "localhost".to_owned());
+            let port = c.get_ports().first().copied().unwrap_or(5432);
+            format!(
+                "{}@{host}:{port}/{}",
+                c.get_user().unwrap_or("?"),
+                c.get_dbname().unwrap_or("?")
+            )
+        }
+        Err(_) => "(an unreadable connection URL)".to_owned(),
+    }
+}
+
+/// A PostgreSQL option that cannot be applied, or a missing one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PostgresConfigError {
+    /// The settings file could not be read or parsed.
+    #[error("cannot read settings file {path}: {reason}")]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        reason: String,
+    },
+    /// An option is unknown, malformed or out of range.
+    #[error("invalid setting {TABLE}.{name} (from {origin}): {reason}")]
+    Invalid {
+        /// The option, without the `postgres.` prefix.
+        name: String,
+        /// Where its value came from.
+        origin: String,
+        /// What is wrong (never the value of `url`).
+        reason: String,
+    },
+    /// No URL was given.
+    #[error(
+        "missing setting {TABLE}.url: set TASKHUB_POSTGRES_URL (postgres://user:password@host:port/database)"
+    )]
+    MissingUrl,
+}
+
+impl PostgresOptions {
+    /// Options for `url`, the rest default.
+    #[must_use]
+    pub fn new(url: impl Into<String>) -> Self {
+        Self {
+            url: Some(url.into()),
+            ..Self::default()
+        }
+    }
+
+    /// Sets one option from its text form; `origin` is named in the error.
+    ///
+    /// # Errors
+    /// [`PostgresConfigError::Invalid`] naming `postgres.<name>` and `origin`.
+    pub fn set(
+        &mut self,
+        name: &str,
+        value: &str,
+        origin: &str,
+    ) -> Result<(), PostgresConfigError> {
+        let invalid = |reason: String| PostgresConfigError::Invalid {
+            name: name.to_owned(),
+            origin: origin.to_owned(),
+            reason,
+        };
+        match name {
+            "url" => {
+                let url = value.trim();
+                // The parser's message may quote the value: say only that it is unreadable.
+                url.parse::<tokio_postgres::Config>().map_err(|_| {
+                    invalid(
+                        "not a PostgreSQL connection URL (postgres://user:password@host:port/database) \
+                         or key=value string"
+                            .into(),
+                    )
+                })?;
+                self.url = Some(url.to_owned());
+            }
+            "pool_size" => {
+                self.pool_size = match value.trim().parse::<usize>() {
+                    Ok(0) => return Err(invalid("must be at least 1".into())),
+                    Ok(n) => n,
+                    Err(e) => {
+                        return Err(invalid(format!(
+                            "expected a whole number, got {value:?}: {e}"
+                        )))
+                    }
+                }
+            }
+            "max_batch" => {
+                self.max_batch = match value.trim().parse::<usize>() {
+                    Ok(0) => return Err(invalid("must be at least 1".into())),
+                    Ok(n) => n,
+                    Err(e) => {
+                        return Err(invalid(format!(
+                            "expected a whole number, got {value:?}: {e}"
+                        )))
+                    }
+                }
+            }
+            "connect_timeout" => {
+                self.connect_timeout = parse_duration(value).ok_or_else(|| {
+                    invalid(format!(
+                        "expected a duration such as 10, 10s or 500ms, got {value:?}"
+                    ))
+                })?;
+            }
+            "notify" => {
+                self.notify = match value.trim().to_ascii_lowercase().as_str() {
+                    "true" | "on" | "1" | "yes" => true,
+                    "false" | "off" | "0" | "no" => false,
+                    _ => return Err(invalid(format!("expected true or false, got {value:?}"))),
+                }
+            }
+            "tls_ca_file" if value.trim().is_empty() => self.tls_ca_file = None,
+            "tls_ca_file" => self.tls_ca_file = Some(PathBuf::from(value.trim())),
+            _ => {
+                return Err(invalid(format!(
+                    "unknown option (known: {})",
+                    KNOWN.join(", ")
+                )))
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies the `[postgres]` table of a settings file; a file that does not exist, or has no
+    /// such table, changes nothing.
+    ///
+    /// # Errors
+    /// [`PostgresConfigError::File`] or [`PostgresConfigError::Invalid`].
+    pub fn apply_file(&mut self, path: &Path) -> Result<(), PostgresConfigError> {
+        if !path.exists() {
+            return Ok(());
+        }
+        let file_error = |reason: String| PostgresConfigError::File {
+            path: path.to_owned(),
+            reason,
+        };
+        let text =
+            std::fs::read_to_string(path).map_err(|e| file_error(format!("cannot read: {e}")))?;
+        let mut table: toml::Table = text
+            .parse()
+            .map_err(|e: toml::de::Error| file_error(e.message().to_owned()))?;
+        let origin = path.display().to_string();
+        let Some(section) = table.remove(TABLE) else {
+            return Ok(());
+        };
+        let toml::Value::Table(section) = section else {
+            return Err(PostgresConfigError::Invalid {
+                name: String::new(),
+                origin,
+                reason: format!("expected a table [{TABLE}]"),
+            });
+        };
+        for (key, value) in section {
+            let text = match value {
+                toml::Value::String(v) => v,
+                toml::Value::Integer(i) => i.to_string(),
+                toml::Value::Float(f) => f.to_string(),
+                toml::Value::Boolean(b) => b.to_string(),
+                _ => {
+                    return Err(PostgresConfigError::Invalid {
+                        name: key,
+                        origin,
+                        reason: "expected a string, number or boolean".into(),
+                    })
+                }
+            };
+            self.set(&key, &text, &origin)?;
+        }
+        Ok(())
+    }
+
+    /// Applies every `TASKHUB_POSTGRES_<NAME>` variable of `env`; unknown names are errors,
+    /// other variables are ignored.
+    ///
+    /// # Errors
+    /// [`PostgresConfigError::Invalid`] naming the option and the variable.
+    pub fn apply_env(&mut self, env: &HashMap<String, String>) -> Result<(), PostgresConfigError> {
+        let mut vars: Vec<(&String, &String)> = env
+            .iter()
+            .filter(|(k, _)| k.starts_with("TASKHUB_POSTGRES_"))
+            .collect();
+        vars.sort();
+        for (key, value) in vars {
+            let name = key.trim_start_matches("TASKHUB_POSTGRES_").to_lowercase();
+            self.set(&name, value, key)?;
+        }
+        Ok(())
+    }
+
+    /// The defaults with the `[postgres]` table of `file` (if given) and `env` applied.
+    ///
+    /// # Errors
+    /// As [`apply_file`](Self::apply_file) and [`apply_env`](Self::apply_env).
+    pub fn from_config(
+        file: Option<&Path>,
+        env: &HashMap<String, String>,
+    ) -> Result<Self, PostgresConfigError> {
+        let mut options = Self::default();
+        if let Some(file) = file {
+            options.apply_file(file)?;
+        }
+        options.apply_env(env)?;
+        Ok(options)
+    }
+}
+
+/// Seconds as a plain number (`5`, `0.5`), else humantime's format (`500ms`, `5s`).
+fn parse_duration(text: &str) -> Option<Duration> {
+    let t = text.trim();
+    if let Ok(secs) = t.parse::<f64>() {
+        return (secs.is_finite() && secs >= 0.0)
+            .then(|| Duration::try_from_secs_f64(secs).ok())
+            .flatten();
+    }
+    humantime::parse_duration(t).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+    use super::*;
+
+    #[test]
+    fn file_then_env_and_errors_name_the_option_without_the_secret() {
+        let dir = std::env::temp_dir().join(format!("taskhub-pg-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("taskhub.toml");
+        std::fs::write(
+            &file,
+            "[postgres]\npool_size = 4\nconnect_timeout = \"2s\"\nnotify = false\n",
+        )
+        .unwrap();
+        let env = HashMap::from([(
+            "TASKHUB_POSTGRES_URL".to_owned(),
+            "postgres://u:hunter2@db:5433/x".to_owned(),
+        )]);
+        let o = PostgresOptions::from_config(Some(&file), &env).unwrap();
+        assert_eq!(o.pool_size, 4);
+        assert_eq!(o.connect_timeout, Duration::from_secs(2));
+        assert!(!o.notify);
+        let shown = format!("{o:?}");
+        assert!(
+            !shown.contains("hunter2") && shown.contains("u@db:5433/x"),
+            "{shown}"
+        );
+
+        let env = HashMap::from([(
+            "TASKHUB_POSTGRES_URL".to_owned(),
+            "postgres://u:hunter2@db:notaport/x".to_owned(),
+        )]);
+        let err = PostgresOptions::from_config(None, &env)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("postgres.url")
+                && err.contains("TASKHUB_POSTGRES_URL")
+                && !err.contains("hunter2"),
+            "{err}"
+        );
+        std::fs::write(&file, "[postgres]\nbogus = 1\n").unwrap();
+        let err = PostgresOptions::from_config(Some(&file), &HashMap::new())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("postgres.bogus") && err.contains("unknown option"),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}

@@ -1,0 +1,66 @@
+//! Test hooks (feature `testing`): damage a stored event, run a statement on the hub's schema,
+//! for the runtime's tests of a corrupt store and the backend's own fence tests.
+
+use taskhub_core::InstanceId;
+use taskhub_storage::{StorageError, StorageResult};
+
+use crate::errors::PgResultExt;
+use crate::store::PostgresStore;
+
+impl PostgresStore {
+    /// Overwrites event `seq` of the instance's current execution with text that is not an
+    /// event.
+    ///
+    /// # Errors
+    /// `NotFound` if there is no such event; as any statement otherwise.
+    pub async fn corrupt_history_event(&self, id: &InstanceId, seq: u64) -> StorageResult<()> {
+        let seq = i64::try_from(seq).map_err(|_| StorageError::InvalidArgument("seq".into()))?;
+        let client = self.client().await?;
+        let n = client
+            .execute(
+                "UPDATE history_events e SET event = '{\"v\":1,\"garbage'
+                 FROM histories h
+                 WHERE e.instance_id = $1 AND e.seq = $2
+                   AND h.instance_id = e.instance_id AND h.execution_id = e.execution_id",
+                &[&id.as_str(), &seq],
+            )
+            .await
+            .ctx("history")?;
+        if n == 1 {
+            Ok(())
+        } else {
+            Err(StorageError::NotFound {
+                what: format!("event {seq} of instance '{id}'"),
+            })
+        }
+    }
+
+    /// The server's plan of a dequeue (`EXPLAIN`), one line per node.
+    ///
+    /// # Errors
+    /// As any statement.
+    pub async fn explain_dequeue(&self) -> StorageResult<String> {
+        let client = self.client().await?;
+        let rows = client
+            .query(
+                &format!("EXPLAIN {}", crate::queues::dequeue_sql()),
+                &[&0_i64, &32_i64, &1000_i64],
+            )
+            .await
+            .ctx("queue messages")?;
+        Ok(rows
+            .iter()
+            .map(|r| r.get::<_, String>(0))
+            .collect::<Vec<_>>()
+            .join("\n"))
+    }
+
+    /// A connection of the store's pool (its `search_path` is the hub's schema), for tests
+    /// that drive transactions by hand.
+    ///
+    /// # Errors
+    /// As any checkout from the pool.
+    pub async fn raw_client(&self) -> StorageResult<deadpool_postgres::Object> {
+        self.client().await
+    }
+}
