@@ -49,6 +49,8 @@ async fn durable_functions_entity_routes(b: Backend) {
     assert_eq!(r.status, 202);
     let state = wait_json(&s, &format!("{DF}/entities/Counter/a"), |v| *v == json!(5)).await;
     assert_eq!(state, json!(5));
+    // Every signal applied before the list is read (a backend may apply them in any order).
+    wait_json(&s, &format!("{DF}/entities/Counter/b"), |v| *v == json!(2)).await;
     wait_json(&s, &format!("{DF}/entities/Counter/c"), |v| *v == json!(3)).await;
     assert_eq!(
         s.get(&format!("{DF}/entities/Counter/nobody")).await.status,
