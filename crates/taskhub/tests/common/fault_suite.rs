@@ -18,9 +18,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use taskhub::*;
-use taskhub_storage::faults::{FaultPlan, InjectedFault, Op, TearAfter, Trigger};
+use taskhub_storage::faults::{FaultPlan, InjectedFault, TearAfter};
 use taskhub_storage::faulty::FaultyStore;
-use taskhub_storage::{NewQueueMessage, QueueName, StorageError, SystemClock, TaskHubStore};
+use taskhub_storage::{
+    CheckpointRequest, CheckpointStep, NewQueueMessage, QueueName, StepObserver, StorageError,
+    StorageResult, SystemClock, TaskHubStore,
+};
 
 /// A stuck instance fails the test after this long rather than hang it.
 const STUCK_AFTER: Duration = Duration::from_secs(180);
@@ -299,22 +302,55 @@ pub async fn torn_outbox_is_resent_once(backend: Arc<dyn TaskHubStore>, settings
     assert!(history.pending_outbox.is_empty());
 }
 
+/// Fails the first `fail` row repairs (checkpoints of no events and no messages that write
+/// the instance row) before they write anything, counting every repair.
+struct FailRepairs {
+    fail: AtomicU32,
+    seen: AtomicU32,
+}
+
+impl StepObserver for FailRepairs {
+    fn after(&self, step: CheckpointStep, request: &CheckpointRequest) -> StorageResult<()> {
+        let repair = request
+            .history
+            .as_ref()
+            .is_some_and(|h| h.events.is_empty())
+            && request.instance.is_some()
+            && request.outbound.is_empty()
+            && request.consumed.is_empty();
+        if step != CheckpointStep::Validated || !repair {
+            return Ok(());
+        }
+        self.seen.fetch_add(1, Ordering::SeqCst);
+        let left = self.fail.load(Ordering::SeqCst);
+        if left > 0 {
+            self.fail.store(left - 1, Ordering::SeqCst);
+            return Err(StorageError::Unavailable("injected: row repair".into()));
+        }
+        Ok(())
+    }
+}
+
 /// The last turn's checkpoint is torn right after its history commit (the row still says
 /// Running) and every attempt to repair the row on reload fails. The redelivered messages must
 /// not be consumed until the row is repaired: the next delivery repairs it. (Once an instance
 /// got stuck here under load: the failed repair was given up while the messages that had
 /// brought the instance back were consumed, so a Completed history kept a Running row.)
 pub async fn failed_row_repair_keeps_the_messages(backend: Arc<dyn TaskHubStore>) {
-    let unavailable = || StorageError::Unavailable("injected".into());
     // Checkpoints: 1 the client's start, 2 the first turn, 3 the last turn (the activity's
-    // result is handed to the session in process and committed with it). The repair is the
-    // only `put_instance`; 1 to 4 are its first try and 3 retries.
-    let mut plan = FaultPlan::none().tear_checkpoint(3, TearAfter::HistoryCommitted);
-    for n in 1..=4 {
-        plan = plan.fail(Trigger::nth_of(Op::PutInstance, n), unavailable());
-    }
-    let store = faulty(backend);
-    store.faults().set_plan(plan);
+    // result is handed to the session in process and committed with it). The repair is a
+    // checkpoint of its own; its first try and 3 retries fail.
+    let repairs = Arc::new(FailRepairs {
+        fail: AtomicU32::new(4),
+        seen: AtomicU32::new(0),
+    });
+    let store = Arc::new(
+        FaultyStore::new(backend, Arc::new(SystemClock::new()), FaultPlan::none())
+            .observe_steps(repairs.clone()),
+    );
+    store
+        .faults()
+        .set_plan(FaultPlan::none().tear_checkpoint(3, TearAfter::HistoryCommitted));
     let hub = TaskHub::open(store.clone(), crate::common::fast_settings())
         .await
         .unwrap();
@@ -337,7 +373,7 @@ pub async fn failed_row_repair_keeps_the_messages(backend: Arc<dyn TaskHubStore>
         "the last turn was not torn: {injected:?}"
     );
     assert_eq!(
-        store.faults().calls(Op::PutInstance),
+        repairs.seen.load(Ordering::SeqCst),
         5,
         "four failed repairs, then one that worked"
     );

@@ -51,7 +51,10 @@ pub(super) async fn into_cache(
                 repair,
             } = *loaded;
             cached.row = row;
-            if let RowRepair::FromHistory { last_event } = repair {
+            let mut etag = etag;
+            if let (RowRepair::FromHistory { last_event }, Some(history_etag)) =
+                (repair, etag.as_ref())
+            {
                 let row = row_repair::repaired_row(
                     cached.row.as_ref(),
                     &session,
@@ -59,15 +62,21 @@ pub(super) async fn into_cache(
                     partition,
                     shared.hub.clock().now(),
                 );
-                if let Err(e) = row_repair::write(&shared.hub, instance, cached, row).await {
-                    // These deliveries are what brings the instance back to a loader.
-                    // Consuming them with the row still behind would leave a finished
-                    // instance looking Running forever: give them back and repair on
-                    // their redelivery.
-                    warn!(%instance, error = %e, "could not repair the instance row; messages will be retried");
-                    cached.row = None;
-                    abandon(shared, due, Duration::from_secs(1)).await;
-                    return false;
+                let guard = row_repair::RepairGuard {
+                    fence,
+                    history_etag,
+                };
+                match row_repair::write(&shared.hub, instance, cached, row, &guard).await {
+                    Ok(moved) => etag = Some(moved),
+                    Err(e) => {
+                        // These deliveries are what brings the instance back to a loader.
+                        // Consuming them with the row still behind would leave a finished
+                        // instance looking Running forever: give them back and repair (or
+                        // find the row in step) on their redelivery.
+                        cached.row = None;
+                        repair_failed(shared, instance, fence, due, &e).await;
+                        return false;
+                    }
                 }
             }
             cached.session = Some(Live::new(session, etag));
@@ -86,6 +95,32 @@ pub(super) async fn into_cache(
         }
     }
     true
+}
+
+/// Gives `due` back after a row repair failed: uncounted when the lease ended (`Fenced`) or
+/// the history moved since it was loaded (`Conflict`: another writer, whose row the repair
+/// must not overwrite), counted otherwise.
+async fn repair_failed(
+    shared: &Shared,
+    instance: &InstanceId,
+    fence: LeaseFence,
+    due: &[Delivery],
+    error: &StorageError,
+) {
+    match error {
+        StorageError::Fenced { .. } => {
+            shared.placement.lease_lost(fence.partition, fence.epoch);
+            give_back(shared, due, Duration::ZERO).await;
+        }
+        StorageError::Conflict { .. } => {
+            debug!(%instance, "the history moved before its row was repaired; reloading");
+            give_back(shared, due, Duration::from_millis(100)).await;
+        }
+        e => {
+            warn!(%instance, error = %e, "could not repair the instance row; messages will be retried");
+            abandon(shared, due, Duration::from_secs(1)).await;
+        }
+    }
 }
 
 /// An instance as [`load`] found it.

@@ -1,18 +1,20 @@
 //! Row repair: a torn checkpoint (its history committed, its instance row not) leaves the row
 //! behind the history. A loader judges the row against the loaded history ([`judge`], pure)
-//! and rewrites it from history ([`repaired_row`], pure; [`write`], conditional on the row it
-//! judged), so a finished instance never looks running forever.
+//! and rewrites it from history ([`repaired_row`], pure; [`write`], fenced and conditional on
+//! the history and the row it judged), so a finished instance never looks running forever.
 
 use taskhub_core::{
     Action, EventKind, HistoryEvent, InstanceId, OrchestrationSession, OrchestrationStatus,
     Timestamp, TurnResult,
 };
-use taskhub_storage::{Expect, InstanceRow, InstanceStore, StorageError};
+use taskhub_storage::{
+    CheckpointRequest, ETag, Expect, HistoryWrite, InstanceRow, LeaseFence, StorageError,
+};
 use tracing::info;
 
 use super::super::session::Cached;
 use super::plan::build_row;
-use super::redeliver::retry_transient;
+use super::redeliver::commit;
 use crate::hub::TaskHub;
 use crate::rows;
 use crate::signals::InstanceChanged;
@@ -97,34 +99,62 @@ pub(super) fn repaired_row(
     build_row(known_row, session, &synthetic, partition, now)
 }
 
-/// Writes the repaired row (retrying transient errors) and publishes the status change.
+/// What a repair is written under: the lease and the history the row was judged against.
+pub(super) struct RepairGuard<'a> {
+    /// The loader's lease on the instance's partition.
+    pub fence: LeaseFence,
+    /// The history the row was judged against (its ETag after any outbox re-send).
+    pub history_etag: &'a ETag,
+}
+
+/// Writes the repaired row (retrying transient errors) and publishes the status change;
+/// returns the history's ETag afterwards.
+///
+/// The row is written by a checkpoint of no events, fenced by the loader's lease and
+/// conditional on the history it judged (and on the row it judged): a loader that read the
+/// history, stalled, and read the row after a newer owner had finished the instance would
+/// otherwise "repair" the Completed row back to the Running status of its old history. With
+/// the guard, that write fails (`Fenced`, or `Conflict` on the moved history) and the row
+/// stays as the newer owner left it.
 pub(super) async fn write(
     hub: &TaskHub,
     instance: &InstanceId,
     cached: &mut Cached,
     row: InstanceRow,
-) -> Result<(), StorageError> {
-    let store: &dyn InstanceStore = hub.store().as_ref();
+    guard: &RepairGuard<'_>,
+) -> Result<ETag, StorageError> {
     // Only over the row that was judged behind: a row a client wrote meanwhile wins, and the
     // messages come back to judge again.
     let expect = match cached.row.as_ref().and_then(|r| r.etag.clone()) {
         Some(etag) => Expect::ETag(etag),
         None => Expect::Absent,
     };
-    let etag = retry_transient(hub.clock().as_ref(), || {
-        store.put_instance(&row, expect.clone())
-    })
-    .await?;
+    let request = CheckpointRequest {
+        instance_id: instance.clone(),
+        fence: Some(guard.fence),
+        history: Some(HistoryWrite {
+            execution_id: row.execution_id.clone(),
+            expected: Some(guard.history_etag.clone()),
+            new_execution: false,
+            events: Vec::new(),
+        }),
+        instance: Some((row.clone(), expect)),
+        outbound: Vec::new(),
+        consumed: Vec::new(),
+    };
+    let outcome = commit(hub, request).await?;
     info!(%instance, status = %row.status, "instance row repaired from history after a torn checkpoint");
     hub.inner.signals.instance_changed(InstanceChanged {
         instance_id: instance.clone(),
         status: row.status,
     });
     cached.row = Some(InstanceRow {
-        etag: Some(etag),
+        etag: outcome.instance_etag,
         ..row
     });
-    Ok(())
+    Ok(outcome
+        .history_etag
+        .unwrap_or_else(|| guard.history_etag.clone()))
 }
 
 #[cfg(test)]
