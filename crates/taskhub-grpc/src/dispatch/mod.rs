@@ -24,6 +24,7 @@
 mod actions;
 mod calls;
 mod entity;
+mod entity_actions;
 mod request;
 mod settings;
 mod state;
@@ -134,7 +135,11 @@ impl RemoteExecutor for Dispatcher {
             );
             let request = Request::OrchestratorRequest(request::orchestrator_request(&work));
             match self.run(Kind::Orchestration, request, what.clone()).await? {
-                Reply::Orchestrator(r) => Ok(actions::orchestration_decision(&work.instance, &r)),
+                Reply::Orchestrator(r) => Ok(actions::orchestration_decision(
+                    &work.instance,
+                    &work.execution_id,
+                    &r,
+                )),
                 Reply::GivenUp(reason) => Err(ExecutorError::Abandoned { what, reason }),
                 Reply::Activity(_) => Err(ExecutorError::Abandoned {
                     what,

@@ -1,0 +1,75 @@
+//! Durable entities written with the official Durable Task Python SDK (`durabletask`, pinned
+//! in scripts/with-python-sdk.sh): a Taskhub worker with an empty registry hands every entity
+//! batch (and orchestration turn) to the SDK workers connected to its gRPC endpoint.
+//!
+//! tests/python/entity_scenarios.py runs, on SQLite and on Azurite, function-based and
+//! class-based entities: signals from a client and get state, a failing operation (rolled
+//! back), an entity signalling another, calls from an orchestration (result and failure),
+//! signals from an orchestration, and critical sections over two entities from concurrent
+//! orchestrations (no money created or lost), and asserts every result.
+//!
+//! Run as `scripts/with-python-sdk.sh scripts/with-azurite.sh cargo test -p taskhub-grpc
+//! --test python_sdk_entities` (scripts/test.sh does).
+#![allow(
+    clippy::disallowed_methods,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code"
+)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use common::sdk::SdkServer;
+use common::Backend;
+
+const COMMAND: &str =
+    "scripts/with-azurite.sh cargo test -p taskhub-grpc --test python_sdk_entities";
+
+fn python() -> String {
+    taskhub_test_support::env::python_sdk(COMMAND)
+}
+
+fn script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/python")
+        .join(name)
+}
+
+async fn run_scenarios(backend: Backend) {
+    let python = python();
+    let server = SdkServer::start(backend).await;
+    let run = tokio::process::Command::new(&python)
+        .arg(script("entity_scenarios.py"))
+        .arg(server.addr.to_string())
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(600), run)
+        .await
+        .expect("the Python script did not finish within 10 minutes")
+        .expect("cannot run the venv's python");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the Python SDK entity script failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        out.status
+    );
+    assert!(
+        stdout.contains("all 7 Python SDK entity checks passed"),
+        "{stdout}"
+    );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_sdk_entities_on_sqlite() {
+    run_scenarios(Backend::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_sdk_entities_on_azurite() {
+    run_scenarios(Backend::Azure).await;
+}
