@@ -165,6 +165,44 @@ pub(super) async fn run(
         state,
         record,
     } = batch;
+    let mut plan = match record_batch(entity, now, state, record, &messages) {
+        Recorded::Local(outcome) => return Ok(outcome),
+        Recorded::Remote(plan) => plan,
+    };
+    for stretch in &mut plan.stretches {
+        let answer = ask(shared, entity, fence, stretch).await?;
+        stretch.take(answer);
+    }
+    let (outcome, missing) = replay(plan, entity, now, state, record, messages);
+    if missing > 0 {
+        tracing::warn!(entity = %entity, missing, "the SDK worker's answer lacked results: those operations failed");
+    }
+    Ok(outcome)
+}
+
+/// What the recording pass found.
+enum Recorded {
+    /// No operation runs: the batch is done (state and record updated).
+    Local(BatchOutcome),
+    /// Operations run: ask the executor for each stretch, then [`replay`].
+    Remote(Plan),
+}
+
+/// The stretches to ask for, and whether the batch ends with a delete.
+struct Plan {
+    stretches: Vec<Stretch>,
+    trailing_delete: bool,
+}
+
+/// The recording pass (step 1), on copies of `state` and `record`; a batch with no operation
+/// is applied to them at once.
+fn record_batch(
+    entity: &EntityId,
+    now: Timestamp,
+    state: &mut Option<Payload>,
+    record: &mut EntityRecord,
+    messages: &[BatchMessage],
+) -> Recorded {
     let mut recorder = Recorder::default();
     let (mut state_copy, mut record_copy) = (state.clone(), record.clone());
     let recorded = run_batch_with(
@@ -173,7 +211,7 @@ pub(super) async fn run(
         now,
         &mut state_copy,
         &mut record_copy,
-        messages.clone(),
+        messages.to_vec(),
     );
     if !recorder
         .steps
@@ -183,44 +221,51 @@ pub(super) async fn run(
         // Locks, releases, deletes, duplicates only: nothing for the executor.
         *state = state_copy;
         *record = record_copy;
-        return Ok(recorded);
+        return Recorded::Local(recorded);
     }
     let trailing_delete = matches!(recorder.steps.last(), Some(Step::Deleted));
-    let mut stretches = stretches(state.clone(), recorder.steps);
-    for stretch in &mut stretches {
-        let answer = ask(shared, entity, fence, stretch).await?;
-        stretch.last_success = answer
-            .results
-            .iter()
-            .take(stretch.operations.len())
-            .rposition(Result::is_ok);
-        stretch.results = answer
-            .results
-            .iter()
-            .take(stretch.operations.len())
-            .cloned()
-            .collect();
-        stretch.answer = Some(answer);
-    }
-    let final_state = if trailing_delete {
+    Recorded::Remote(Plan {
+        stretches: stretches(state.clone(), recorder.steps),
+        trailing_delete,
+    })
+}
+
+/// The replaying pass (step 3) on the real `state` and `record`, once every stretch has its
+/// answer. Returns the outcome and how many operations had no result.
+fn replay(
+    plan: Plan,
+    entity: &EntityId,
+    now: Timestamp,
+    state: &mut Option<Payload>,
+    record: &mut EntityRecord,
+    messages: Vec<BatchMessage>,
+) -> (BatchOutcome, usize) {
+    let final_state = if plan.trailing_delete {
         None
     } else {
-        stretches
+        plan.stretches
             .last()
             .and_then(|s| s.answer.as_ref())
             .and_then(|a| a.state.clone())
     };
     let mut replayer = Replayer {
-        stretches: stretches.into(),
+        stretches: plan.stretches.into(),
         done: 0,
         missing: 0,
     };
     let outcome = run_batch_with(&mut replayer, entity, now, state, record, messages);
-    if replayer.missing > 0 {
-        tracing::warn!(entity = %entity, missing = replayer.missing, "the SDK worker's answer lacked results: those operations failed");
-    }
     *state = final_state;
-    Ok(outcome)
+    (outcome, replayer.missing)
+}
+
+impl Stretch {
+    /// Takes the executor's answer for this stretch.
+    fn take(&mut self, answer: EntityBatchOutcome) {
+        let n = self.operations.len();
+        self.last_success = answer.results.iter().take(n).rposition(Result::is_ok);
+        self.results = answer.results.iter().take(n).cloned().collect();
+        self.answer = Some(answer);
+    }
 }
 
 /// The recorded steps as stretches of operations between deletes.
@@ -288,3 +333,7 @@ async fn ask(
         Err(cut) => Err(Undecided::Cut(cut)),
     }
 }
+
+#[cfg(test)]
+#[path = "remote_tests.rs"]
+mod tests;
