@@ -6,7 +6,9 @@
 //! class-based entities: signals from a client and get state, a failing operation (rolled
 //! back), an entity signalling another, calls from an orchestration (result and failure),
 //! signals from an orchestration, and critical sections over two entities from concurrent
-//! orchestrations (no money created or lost), and asserts every result.
+//! orchestrations (no money created or lost), and a Python orchestration calling an entity
+//! written in Rust (registered in the worker, so its batches run there), and asserts every
+//! result.
 //!
 //! Run as `scripts/with-python-sdk.sh scripts/with-azurite.sh cargo test -p taskhub-grpc
 //! --test python_sdk_entities` (scripts/test.sh does).
@@ -38,9 +40,30 @@ fn script(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// An entity written in Rust, `rustcounter` (the Python SDK lowercases entity names): its
+/// batches run in this worker, its callers are Python orchestrations.
+fn rust_entities() -> taskhub::Registry {
+    let mut reg = taskhub::Registry::new();
+    reg.entity("rustcounter", |ctx: &mut taskhub::entity::EntityContext| {
+        let value: i64 = ctx.get_state_or_default()?;
+        match ctx.operation_name() {
+            "add" => {
+                let n: i64 = ctx.input()?;
+                ctx.set_state(&(value + n))?;
+                Ok(value + n)
+            }
+            "get" => Ok(value),
+            other => Err(taskhub::entity::EntityError::new(format!(
+                "rustcounter has no operation '{other}'"
+            ))),
+        }
+    });
+    reg
+}
+
 async fn run_scenarios(backend: Backend) {
     let python = python();
-    let server = SdkServer::start(backend).await;
+    let server = SdkServer::start_with(backend, rust_entities()).await;
     let run = tokio::process::Command::new(&python)
         .arg(script("entity_scenarios.py"))
         .arg(server.addr.to_string())
@@ -58,7 +81,7 @@ async fn run_scenarios(backend: Backend) {
         out.status
     );
     assert!(
-        stdout.contains("all 7 Python SDK entity checks passed"),
+        stdout.contains("all 8 Python SDK entity checks passed"),
         "{stdout}"
     );
     server.stop().await;

@@ -124,10 +124,22 @@ def transfer(ctx: task.OrchestrationContext, args):
     return "moved"
 
 
+def call_rust(ctx: task.OrchestrationContext, key: str):
+    """Calls `rustcounter`, an entity written in Rust and run by Taskhub itself."""
+    e = EntityInstanceId("rustcounter", key)
+    ctx.signal_entity(e, "add", 1)
+    total = yield ctx.call_entity(e, "add", 41)
+    try:
+        yield ctx.call_entity(e, "nope")
+        return "no failure"
+    except task.TaskFailedError as err:
+        return {"total": total, "error": str(err)}
+
+
 w = worker.TaskHubGrpcWorker(host_address=ADDR)
 w.add_entity(counter)
 w.add_entity(Account)
-for fn in [call_counter, call_failing, signal_counter, transfer]:
+for fn in [call_counter, call_failing, signal_counter, transfer, call_rust]:
     w.add_orchestrator(fn)
 w.start()
 c = TaskHubGrpcClient(host_address=ADDR)
@@ -212,10 +224,19 @@ def t_locks():
     until(lambda: state_of(a) + state_of(b) == 101, "a signal after the critical sections")
 
 
+def t_rust_entity():
+    import json
+    out = json.loads(wait_done("call-rust").serialized_output)
+    assert out["total"] == 42, out
+    assert "rustcounter has no operation 'nope'" in out["error"], out
+    assert state_of(EntityInstanceId("rustcounter", "r")) == 42
+
+
 try:
     c.schedule_new_orchestration(call_counter, input="called", instance_id="call-counter")
     c.schedule_new_orchestration(call_failing, input="failing", instance_id="call-failing")
     c.schedule_new_orchestration(signal_counter, input="signaled", instance_id="signal-counter")
+    c.schedule_new_orchestration(call_rust, input="r", instance_id="call-rust")
     scenario("function entity: signals from a client, get state, failed operation", t_signal_and_get)
     scenario("class entity: signals, a failing method, get state", t_class_entity)
     scenario("an entity signals another entity", t_entity_signals_entity)
@@ -223,6 +244,7 @@ try:
     scenario("call an entity from an orchestration (failure)", t_call_failure)
     scenario("signal an entity from an orchestration", t_signal_from_orchestration)
     scenario("critical section over two entities from orchestrations", t_locks)
+    scenario("a Python orchestration calls an entity written in Rust", t_rust_entity)
 finally:
     w.stop()
     c.close()
