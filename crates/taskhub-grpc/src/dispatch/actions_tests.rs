@@ -446,6 +446,44 @@ mod entities {
     }
 
     #[test]
+    fn a_scheduled_call_or_signal_keeps_its_time() {
+        let at = prost_types::Timestamp {
+            seconds: 1_800_000_000,
+            nanos: 0,
+        };
+        let r = response(vec![
+            entity_action(
+                0,
+                M::EntityOperationCalled(EntityOperationCalledEvent {
+                    request_id: "c1".into(),
+                    operation: "add".into(),
+                    scheduled_time: Some(at),
+                    target_instance_id: Some("@counter@k".into()),
+                    ..EntityOperationCalledEvent::default()
+                }),
+            ),
+            entity_action(
+                1,
+                M::EntityOperationSignaled(EntityOperationSignaledEvent {
+                    request_id: "s1".into(),
+                    operation: "add".into(),
+                    scheduled_time: Some(at),
+                    target_instance_id: Some("@counter@k".into()),
+                    ..EntityOperationSignaledEvent::default()
+                }),
+            ),
+        ]);
+        let d = orchestration_decision(&instance(), &execution(), &r);
+        let want = Timestamp::from_millis(1_800_000_000_000);
+        for (_, request) in sent(&d) {
+            assert!(
+                matches!(request, EntityRequest::Operation { at: Some(t), .. } if t == want),
+                "{request:?}"
+            );
+        }
+    }
+
+    #[test]
     fn a_malformed_entity_message_fails_the_orchestration_naming_the_field() {
         let cases = [
             (

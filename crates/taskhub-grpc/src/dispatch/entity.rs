@@ -76,7 +76,7 @@ pub(crate) fn entity_outcome(work: &EntityWork, r: &EntityBatchResult) -> Entity
     };
     let mut actions = Vec::with_capacity(r.actions.len());
     for (n, a) in r.actions.iter().enumerate() {
-        match action(a) {
+        match action(a, || derived_instance(work, n)) {
             Ok(action) => actions.push(action),
             Err(e) => {
                 return whole(invalid(format!(
@@ -101,7 +101,25 @@ fn result((n, r): (usize, &proto::OperationResult)) -> Result<Payload, FailureDe
     }
 }
 
-fn action(a: &proto::OperationAction) -> Result<EntityAction, ConvertError> {
+/// The instance ID of the orchestration that action `n` of the answer to `work` starts without
+/// naming one: derived from the entity, the batch's request IDs and `n`, so the batch run again
+/// (its commit failed) starts the same instance, once.
+fn derived_instance(work: &EntityWork, n: usize) -> String {
+    let mut seed = format!("{}\0", work.entity);
+    for op in &work.operations {
+        seed.push_str(&op.request_id);
+        seed.push('\0');
+    }
+    seed.push_str(&n.to_string());
+    uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_OID, seed.as_bytes())
+        .simple()
+        .to_string()
+}
+
+fn action(
+    a: &proto::OperationAction,
+    unnamed: impl FnOnce() -> String,
+) -> Result<EntityAction, ConvertError> {
     match &a.operation_action_type {
         None => Err(ConvertError::field("operationActionType", "missing")),
         Some(A::SendSignal(s)) => {
@@ -126,7 +144,7 @@ fn action(a: &proto::OperationAction) -> Result<EntityAction, ConvertError> {
                 return Err(ConvertError::field("startNewOrchestration.name", "missing"));
             }
             let id = if s.instance_id.is_empty() {
-                uuid::Uuid::new_v4().simple().to_string()
+                unnamed()
             } else {
                 s.instance_id.clone()
             };

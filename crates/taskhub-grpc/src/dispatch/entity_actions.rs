@@ -77,7 +77,11 @@ pub(super) fn entity_message(
                 op: required(&c.operation, "entityOperationCalled.operation")?,
                 input: payload_from_proto(c.input.as_deref(), "entityOperationCalled.input")?,
                 caller: Some(me()),
-                at: None,
+                at: c
+                    .scheduled_time
+                    .as_ref()
+                    .map(|t| timestamp_from_proto(t, "entityOperationCalled.scheduledTime"))
+                    .transpose()?,
             },
         ),
         Some(M::EntityLockRequested(l)) => {

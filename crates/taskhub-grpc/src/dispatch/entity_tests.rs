@@ -186,3 +186,33 @@ fn an_answer_that_cannot_be_taken_fails_every_operation_and_keeps_the_state() {
         .message
         .contains("results[1].resultType"));
 }
+
+#[test]
+fn a_start_without_an_instance_id_gets_one_derived_from_the_batch() {
+    let start = |n: i32| OperationAction {
+        id: n,
+        operation_action_type: Some(A::StartNewOrchestration(StartNewOrchestrationAction {
+            name: "Greet".into(),
+            ..StartNewOrchestrationAction::default()
+        })),
+    };
+    let r = EntityBatchResult {
+        results: vec![ok("1"), ok("2")],
+        actions: vec![start(0), start(1)],
+        ..EntityBatchResult::default()
+    };
+    let ids = |out: &EntityBatchOutcome| -> Vec<String> {
+        out.actions
+            .iter()
+            .map(|a| match a {
+                EntityAction::StartOrchestration { instance_id, .. } => instance_id.to_string(),
+                other => panic!("{other:?}"),
+            })
+            .collect()
+    };
+    let first = ids(&entity_outcome(&work(), &r));
+    // The same batch answered again: the same instances; two starts: two instances.
+    assert_eq!(first, ids(&entity_outcome(&work(), &r)));
+    assert_ne!(first[0], first[1]);
+    assert!(!first[0].is_empty());
+}
