@@ -5,9 +5,10 @@
 //! tests/js/entity_scenarios.js runs a function-style and a class-based entity (signals from a
 //! client, get state, a failed operation rolled back), calls and a signal from an
 //! orchestration (result and failure), and critical sections over two entities from
-//! concurrent orchestrations, and asserts every result, on SQLite.
+//! concurrent orchestrations, and asserts every result, on SQLite and on Azurite.
 //!
-//! Run as `scripts/with-js-sdk.sh cargo test -p taskhub-grpc --test js_sdk_entities`
+//! Run as `scripts/with-js-sdk.sh scripts/with-azurite.sh cargo test -p taskhub-grpc --test
+//! js_sdk_entities`
 //! (scripts/test.sh does); without it, it fails saying so.
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
@@ -20,9 +21,18 @@ use common::Backend;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn javascript_sdk_entities_on_sqlite() {
+    run_scenarios(Backend::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn javascript_sdk_entities_on_azurite() {
+    run_scenarios(Backend::Azure).await;
+}
+
+async fn run_scenarios(backend: Backend) {
     let node_path =
         taskhub_test_support::env::js_sdk("cargo test -p taskhub-grpc --test js_sdk_entities");
-    let server = SdkServer::start(Backend::Sqlite).await;
+    let server = SdkServer::start(backend).await;
     let script =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/js/entity_scenarios.js");
     let run = tokio::process::Command::new("node")
