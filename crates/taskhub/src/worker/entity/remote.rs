@@ -124,8 +124,8 @@ fn missing_result(op: &str, answered: usize) -> FailureDetails {
     let mut f = FailureDetails::new(
         "MissingOperationResult",
         format!(
-            "the SDK worker answered {answered} result(s) and none for operation '{op}' of the \
-             batch; the operation did not run"
+            "the SDK worker answered {answered} result(s) for the batch and none for operation \
+             '{op}': it counts as failed (its caller gets this failure)"
         ),
     );
     f.non_retryable = true;
