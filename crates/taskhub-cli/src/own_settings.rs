@@ -52,18 +52,22 @@ pub struct CliSettings {
     /// How long an SDK worker may take over one activity before it is taken back and
     /// retried. Default 30 minutes.
     pub grpc_activity_timeout: Duration,
+    /// How long an SDK worker may take over one entity batch before it is taken back and
+    /// retried. Default 2 minutes.
+    pub grpc_entity_timeout: Duration,
     /// How long a work item for SDK workers waits while none is connected before the turn
     /// or activity is given back to be tried again later. Default 30 seconds.
     pub grpc_worker_wait: Duration,
 }
 
 /// The names of the binary's settings.
-pub const NAMES: [&str; 6] = [
+pub const NAMES: [&str; 7] = [
     "backend",
     "http_token",
     "otlp_endpoint",
     "grpc_orchestration_timeout",
     "grpc_activity_timeout",
+    "grpc_entity_timeout",
     "grpc_worker_wait",
 ];
 
@@ -75,6 +79,7 @@ impl Default for CliSettings {
             otlp_endpoint: String::new(),
             grpc_orchestration_timeout: DispatcherSettings::default().orchestration_timeout,
             grpc_activity_timeout: DispatcherSettings::default().activity_timeout,
+            grpc_entity_timeout: DispatcherSettings::default().entity_timeout,
             grpc_worker_wait: DispatcherSettings::default().no_worker_wait,
         }
     }
@@ -123,6 +128,7 @@ impl CliSettings {
                 self.grpc_orchestration_timeout = positive_duration(value)?;
             }
             "grpc_activity_timeout" => self.grpc_activity_timeout = positive_duration(value)?,
+            "grpc_entity_timeout" => self.grpc_entity_timeout = positive_duration(value)?,
             "grpc_worker_wait" => self.grpc_worker_wait = positive_duration(value)?,
             _ => return Err(format!("unknown setting (known: {})", NAMES.join(", "))),
         }
@@ -134,6 +140,7 @@ impl CliSettings {
         let mut d = DispatcherSettings::default();
         d.orchestration_timeout = self.grpc_orchestration_timeout;
         d.activity_timeout = self.grpc_activity_timeout;
+        d.entity_timeout = self.grpc_entity_timeout;
         d.no_worker_wait = self.grpc_worker_wait;
         d
     }
@@ -148,6 +155,7 @@ impl CliSettings {
             "otlp_endpoint" => self.otlp_endpoint.clone(),
             "grpc_orchestration_timeout" => humantime_text(self.grpc_orchestration_timeout),
             "grpc_activity_timeout" => humantime_text(self.grpc_activity_timeout),
+            "grpc_entity_timeout" => humantime_text(self.grpc_entity_timeout),
             "grpc_worker_wait" => humantime_text(self.grpc_worker_wait),
             _ => return None,
         })
@@ -198,6 +206,8 @@ mod tests {
         s.set("grpc_worker_wait", "5").unwrap();
         assert_eq!(s.dispatcher().activity_timeout, Duration::from_secs(7200));
         assert_eq!(s.dispatcher().no_worker_wait, Duration::from_secs(5));
+        s.set("grpc_entity_timeout", "45s").unwrap();
+        assert_eq!(s.dispatcher().entity_timeout, Duration::from_secs(45));
         assert!(s
             .set("grpc_orchestration_timeout", "0s")
             .unwrap_err()

@@ -44,7 +44,7 @@ pub mod server;
 pub mod service;
 
 pub use auth::check_bind;
-pub use dispatch::{Dispatcher, DispatcherSettings, INVALID_ACTION};
+pub use dispatch::{Dispatcher, DispatcherSettings, INVALID_ACTION, INVALID_ENTITY_RESULT};
 pub use error::GrpcError;
 pub use server::{serve, GrpcConfig, MAX_MESSAGE_BYTES};
 pub use service::{Sidecar, WorkItemStream, WorkerCalls};

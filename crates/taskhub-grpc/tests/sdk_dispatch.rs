@@ -401,13 +401,14 @@ async fn bad_worker_calls_get_a_status_naming_what_is_wrong() {
         .await
         .unwrap();
     assert_eq!(call.await.unwrap().unwrap().unwrap().as_str(), "3");
-    // Entity work items are not served.
+    // An entity completion needs its token too.
     let e = w
         .client
         .complete_entity_task(taskhub_grpc::proto::EntityBatchResult::default())
         .await
         .unwrap_err();
-    assert_eq!(e.code(), Code::Unimplemented);
+    assert_eq!(e.code(), Code::InvalidArgument, "{e:?}");
+    assert!(e.message().contains("completionToken"), "{e:?}");
 }
 
 /// Small answers are not held back by Nagle's algorithm (the endpoint sets `TCP_NODELAY`):

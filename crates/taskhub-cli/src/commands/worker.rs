@@ -2,7 +2,7 @@
 //! gracefully (in-flight work finishes or is abandoned for another worker; partitions are
 //! released). With `--http ADDR` it also serves the management API and the dashboard; with
 //! `--grpc ADDR` the Durable Task gRPC endpoint: the SDKs' client calls, and SDK workers
-//! (Python, JavaScript, ...) that run every orchestration and activity the demo registry does
+//! (Python, JavaScript, ...) that run every orchestration, activity and entity the demo registry does
 //! not name.
 
 use std::io::Write as _;

@@ -116,7 +116,56 @@ pub struct BatchOutcome {
     pub applied: usize,
 }
 
-/// Runs `messages` against `state` and `record` (both updated in place).
+/// What runs a batch's operations: the [`Registry`]'s entity functions, or (for an entity whose
+/// code runs elsewhere) a runner that records the operations or replays a remote worker's
+/// results (see the runtime's `worker/entity/remote.rs`).
+pub trait OperationRunner {
+    /// Runs one operation in `ctx` (its state is the entity's before the operation; on
+    /// success the context's state and actions are taken, on failure neither). `request_id` is
+    /// the request's ID (a call's caller waits for it).
+    fn run(&mut self, request_id: &str, ctx: &mut EntityContext)
+        -> Result<Payload, FailureDetails>;
+
+    /// The batch deleted the entity's state between operations (a client's delete).
+    fn state_deleted(&mut self) {}
+}
+
+/// The built-in runner: the registry's entity functions (a panic fails the operation).
+struct Registered<'a>(&'a Registry);
+
+impl OperationRunner for Registered<'_> {
+    fn run(&mut self, _: &str, ctx: &mut EntityContext) -> Result<Payload, FailureDetails> {
+        let name = ctx.entity_id().name().to_owned();
+        let op = ctx.operation_name().to_owned();
+        match self.0.entity_function(&name) {
+            Some(f) => catch_unwind(AssertUnwindSafe(|| f(ctx))).unwrap_or_else(|panic| {
+                let text = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "panic".to_owned());
+                Err(FailureDetails::new(
+                    "Panic",
+                    format!("operation '{op}' panicked: {text}"),
+                ))
+            }),
+            None => {
+                let mut f = FailureDetails::new(
+                    "EntityNotFound",
+                    format!(
+                        "entity '{name}' is not registered on this worker (registered: {})",
+                        self.0.entity_names().join(", ")
+                    ),
+                );
+                f.non_retryable = true;
+                Err(f)
+            }
+        }
+    }
+}
+
+/// Runs `messages` against `state` and `record` (both updated in place) with the registry's
+/// entity functions.
 pub fn run_batch(
     registry: &Registry,
     entity: &EntityId,
@@ -125,8 +174,29 @@ pub fn run_batch(
     record: &mut EntityRecord,
     messages: Vec<BatchMessage>,
 ) -> BatchOutcome {
+    run_batch_with(
+        &mut Registered(registry),
+        entity,
+        now,
+        state,
+        record,
+        messages,
+    )
+}
+
+/// Runs `messages` against `state` and `record` (both updated in place), each operation by
+/// `runner`. Everything else is the same as [`run_batch`]: de-duplication, send order, locks
+/// and their queue, scheduled signals, responses.
+pub fn run_batch_with(
+    runner: &mut dyn OperationRunner,
+    entity: &EntityId,
+    now: Timestamp,
+    state: &mut Option<Payload>,
+    record: &mut EntityRecord,
+    messages: Vec<BatchMessage>,
+) -> BatchOutcome {
     let mut run = Run {
-        registry,
+        runner,
         entity,
         now,
         state,
@@ -185,7 +255,7 @@ pub fn run_batch(
 }
 
 struct Run<'a> {
-    registry: &'a Registry,
+    runner: &'a mut dyn OperationRunner,
     entity: &'a EntityId,
     now: Timestamp,
     state: &'a mut Option<Payload>,
@@ -345,6 +415,7 @@ impl Run<'_> {
             EntityRequest::DeleteState => {
                 self.out.operations += 1;
                 *self.state = None;
+                self.runner.state_deleted();
             }
             // It only made this batch run (see `wake_for_overdue`).
             EntityRequest::Wake => {}
@@ -397,31 +468,7 @@ impl Run<'_> {
             now: self.now,
             origin: message_id.to_string(),
         });
-        let result = match self.registry.entity_function(self.entity.name()) {
-            Some(f) => catch_unwind(AssertUnwindSafe(|| f(&mut ctx))).unwrap_or_else(|panic| {
-                let text = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| (*s).to_owned())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "panic".to_owned());
-                Err(FailureDetails::new(
-                    "Panic",
-                    format!("operation '{op}' panicked: {text}"),
-                ))
-            }),
-            None => {
-                let mut f = FailureDetails::new(
-                    "EntityNotFound",
-                    format!(
-                        "entity '{}' is not registered on this worker (registered: {})",
-                        self.entity.name(),
-                        self.registry.entity_names().join(", ")
-                    ),
-                );
-                f.non_retryable = true;
-                Err(f)
-            }
-        };
+        let result = self.runner.run(&request_id, &mut ctx);
         let response = match result {
             Ok(output) => {
                 let (state, actions) = ctx.into_parts();

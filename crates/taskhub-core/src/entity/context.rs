@@ -240,6 +240,13 @@ impl EntityContext {
         Ok(instance_id)
     }
 
+    /// Records `action` as is, as if the operation had asked for it (for an
+    /// [`OperationRunner`](crate::entity::OperationRunner) whose operations ran elsewhere and
+    /// reported their actions).
+    pub fn push_action(&mut self, action: EntityAction) {
+        self.actions.push(action);
+    }
+
     pub(crate) fn into_parts(self) -> (Option<Payload>, Vec<EntityAction>) {
         (self.state, self.actions)
     }

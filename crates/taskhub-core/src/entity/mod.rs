@@ -17,7 +17,9 @@ pub mod protocol;
 pub mod record;
 pub mod typed;
 
-pub use batch::{run_batch, BatchMessage, BatchOutcome, EntityEffect};
+pub use batch::{
+    run_batch, run_batch_with, BatchMessage, BatchOutcome, EntityEffect, OperationRunner,
+};
 pub use context::{EntityAction, EntityContext, EntityError};
 pub use id::EntityId;
 pub use protocol::{Caller, EntityRequest, EntityResponse, ENTITY_REQUEST_EVENT};

@@ -5,6 +5,7 @@
 //! An absent value, or an empty string (what the JavaScript SDK sends for "no input"), is JSON
 //! `null`, and `null` goes out as absent (what the SDKs send and expect for `None`).
 
+mod entity_events;
 mod error;
 mod failure;
 mod history;
@@ -13,6 +14,7 @@ mod state;
 mod status;
 mod time;
 
+pub use entity_events::{event_to_proto_with_entities, EntityRequests};
 pub use error::ConvertError;
 pub use failure::{failure_from_proto, failure_to_proto};
 pub use history::{event_from_proto, event_to_proto};

@@ -9,7 +9,9 @@
 //! after the end).
 
 use taskhub::executor::{ActivityOutcome, Decision, OrchestrationDecision};
-use taskhub::{CarriedEvent, FailureDetails, InstanceId};
+use taskhub::{CarriedEvent, ExecutionId, FailureDetails, InstanceId};
+
+use super::entity_actions;
 
 use crate::convert::{failure_from_proto, payload_from_proto, timestamp_from_proto, ConvertError};
 use crate::proto::{
@@ -37,9 +39,10 @@ pub(crate) fn activity_outcome(r: &ActivityResponse) -> ActivityOutcome {
 #[must_use]
 pub(crate) fn orchestration_decision(
     instance: &InstanceId,
+    execution: &ExecutionId,
     r: &OrchestratorResponse,
 ) -> OrchestrationDecision {
-    match convert(instance, r) {
+    match convert(instance, execution, r) {
         Ok(d) => d,
         Err(e) => OrchestrationDecision::new(vec![Decision::Fail {
             failure: FailureDetails {
@@ -62,11 +65,12 @@ struct Invalid {
 
 fn convert(
     instance: &InstanceId,
+    execution: &ExecutionId,
     r: &OrchestratorResponse,
 ) -> Result<OrchestrationDecision, Invalid> {
     let mut decisions = Vec::with_capacity(r.actions.len());
     for (n, a) in r.actions.iter().enumerate() {
-        let (kind, decision) = action(instance, a);
+        let (kind, decision) = action(instance, execution, a);
         decisions.push(decision.map_err(|error| Invalid {
             place: format!("actions[{n}].{kind}"),
             error,
@@ -119,6 +123,7 @@ fn target(id: &str, f: &'static str) -> Result<InstanceId, ConvertError> {
 /// One action: its kind's name and the decision.
 fn action(
     instance: &InstanceId,
+    execution: &ExecutionId,
     a: &proto::OrchestratorAction,
 ) -> (&'static str, Result<Decision, ConvertError>) {
     let Some(kind) = &a.orchestrator_action_type else {
@@ -189,11 +194,9 @@ fn action(
                 "terminating another instance from an orchestration",
             )),
         ),
-        A::SendEntityMessage(_) => (
+        A::SendEntityMessage(m) => (
             "sendEntityMessage",
-            Err(unsupported(
-                "entities from an orchestration run by an SDK worker",
-            )),
+            task_id(a.id).and_then(|id| entity_actions::entity_message(instance, execution, id, m)),
         ),
         A::RewindOrchestration(_) => ("rewindOrchestration", Err(unsupported("rewind"))),
     }

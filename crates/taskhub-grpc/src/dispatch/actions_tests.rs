@@ -13,6 +13,10 @@ fn instance() -> InstanceId {
     InstanceId::new("parent").unwrap()
 }
 
+fn execution() -> ExecutionId {
+    ExecutionId::new("e1").unwrap()
+}
+
 fn act(id: i32, kind: A) -> OrchestratorAction {
     OrchestratorAction {
         id,
@@ -94,7 +98,7 @@ fn every_supported_action_becomes_its_decision() {
         ),
     ]);
     r.custom_status = Some("\"busy\"".into());
-    let d = orchestration_decision(&instance(), &r);
+    let d = orchestration_decision(&instance(), &execution(), &r);
     assert_eq!(d.custom_status, Some(json("\"busy\"")));
     assert_eq!(
         d.decisions,
@@ -135,6 +139,7 @@ fn each_ending_status_becomes_its_decision() {
     let one = |c: CompleteOrchestrationAction| {
         orchestration_decision(
             &instance(),
+            &execution(),
             &response(vec![act(0, A::CompleteOrchestration(c))]),
         )
         .decisions
@@ -251,7 +256,7 @@ fn a_malformed_action_fails_the_orchestration_naming_the_action_and_field() {
         ),
     ];
     for (r, expected) in cases {
-        let d = orchestration_decision(&instance(), &r);
+        let d = orchestration_decision(&instance(), &execution(), &r);
         let f = failure_of(&d);
         assert_eq!(f.error_type, INVALID_ACTION);
         assert!(f.non_retryable);
@@ -293,4 +298,233 @@ fn an_activity_answer_is_its_result_or_its_failure() {
     let f = activity_outcome(&bad).unwrap_err();
     assert_eq!(f.error_type, "InvalidActivityResult");
     assert!(f.message.contains("result: not JSON"), "{}", f.message);
+}
+
+mod entities {
+    use taskhub::entity::{EntityRequest, ENTITY_REQUEST_EVENT};
+
+    use super::*;
+    use crate::proto::{
+        send_entity_message_action::EntityMessageType as M, EntityLockRequestedEvent,
+        EntityOperationCalledEvent, EntityOperationSignaledEvent, EntityUnlockSentEvent,
+        SendEntityMessageAction,
+    };
+
+    fn entity_action(id: i32, m: M) -> OrchestratorAction {
+        act(
+            id,
+            A::SendEntityMessage(SendEntityMessageAction {
+                entity_message_type: Some(m),
+            }),
+        )
+    }
+
+    /// The (target, request) of each decision, all of them entity messages.
+    fn sent(d: &OrchestrationDecision) -> Vec<(String, EntityRequest)> {
+        d.decisions
+            .iter()
+            .map(|d| match d {
+                Decision::SendEvent {
+                    instance_id,
+                    name,
+                    input,
+                    ..
+                } => {
+                    assert_eq!(name, ENTITY_REQUEST_EVENT);
+                    (instance_id.to_string(), input.parse("request").unwrap())
+                }
+                other => panic!("not an entity message: {other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn calls_signals_locks_and_unlocks_become_entity_requests() {
+        let r = response(vec![
+            entity_action(
+                0,
+                M::EntityOperationCalled(EntityOperationCalledEvent {
+                    request_id: "c1".into(),
+                    operation: "add".into(),
+                    input: Some("5".into()),
+                    // Not trusted: the caller is always this execution.
+                    parent_instance_id: Some("someone-else".into()),
+                    target_instance_id: Some("@counter@k".into()),
+                    ..EntityOperationCalledEvent::default()
+                }),
+            ),
+            entity_action(
+                1,
+                M::EntityOperationSignaled(EntityOperationSignaledEvent {
+                    request_id: "s1".into(),
+                    operation: "reset".into(),
+                    target_instance_id: Some("@counter@k".into()),
+                    ..EntityOperationSignaledEvent::default()
+                }),
+            ),
+            entity_action(
+                2,
+                M::EntityLockRequested(EntityLockRequestedEvent {
+                    critical_section_id: "l1".into(),
+                    lock_set: vec![
+                        "@counter@k".into(),
+                        "@account@a".into(),
+                        "@counter@k".into(),
+                    ],
+                    ..EntityLockRequestedEvent::default()
+                }),
+            ),
+            entity_action(
+                3,
+                M::EntityUnlockSent(EntityUnlockSentEvent {
+                    critical_section_id: "l1".into(),
+                    target_instance_id: Some("@account@a".into()),
+                    ..EntityUnlockSentEvent::default()
+                }),
+            ),
+        ]);
+        let d = orchestration_decision(&instance(), &execution(), &r);
+        let got = sent(&d);
+        assert_eq!(got.len(), 4, "{d:?}");
+        match &got[0] {
+            (
+                to,
+                EntityRequest::Operation {
+                    id,
+                    op,
+                    input,
+                    caller: Some(c),
+                    at: None,
+                },
+            ) => {
+                assert_eq!(
+                    (to.as_str(), id.as_str(), op.as_str()),
+                    ("@counter@k", "c1", "add")
+                );
+                assert_eq!(input.as_str(), "5");
+                assert_eq!(
+                    (&c.instance_id, &c.execution_id),
+                    (&instance(), &execution())
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            matches!(&got[1], (_, EntityRequest::Operation { caller: None, op, .. }) if op == "reset")
+        );
+        match &got[2] {
+            (
+                to,
+                EntityRequest::Lock {
+                    id,
+                    owner,
+                    lockset,
+                    position: 0,
+                },
+            ) => {
+                // Sorted and de-duplicated; sent to the first.
+                assert_eq!(to, "@account@a");
+                assert_eq!(id, "l1");
+                assert_eq!(owner.instance_id, instance());
+                let ids: Vec<String> = lockset.iter().map(ToString::to_string).collect();
+                assert_eq!(ids, ["@account@a", "@counter@k"]);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            matches!(&got[3], (to, EntityRequest::Release { id, owner }) if to == "@account@a" && id == "l1" && *owner == instance())
+        );
+        let ids: Vec<u64> = d
+            .decisions
+            .iter()
+            .filter_map(|d| match d {
+                Decision::SendEvent { task_id, .. } => Some(*task_id),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ids, [0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn a_scheduled_call_or_signal_keeps_its_time() {
+        let at = prost_types::Timestamp {
+            seconds: 1_800_000_000,
+            nanos: 0,
+        };
+        let r = response(vec![
+            entity_action(
+                0,
+                M::EntityOperationCalled(EntityOperationCalledEvent {
+                    request_id: "c1".into(),
+                    operation: "add".into(),
+                    scheduled_time: Some(at),
+                    target_instance_id: Some("@counter@k".into()),
+                    ..EntityOperationCalledEvent::default()
+                }),
+            ),
+            entity_action(
+                1,
+                M::EntityOperationSignaled(EntityOperationSignaledEvent {
+                    request_id: "s1".into(),
+                    operation: "add".into(),
+                    scheduled_time: Some(at),
+                    target_instance_id: Some("@counter@k".into()),
+                    ..EntityOperationSignaledEvent::default()
+                }),
+            ),
+        ]);
+        let d = orchestration_decision(&instance(), &execution(), &r);
+        let want = Timestamp::from_millis(1_800_000_000_000);
+        for (_, request) in sent(&d) {
+            assert!(
+                matches!(request, EntityRequest::Operation { at: Some(t), .. } if t == want),
+                "{request:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_malformed_entity_message_fails_the_orchestration_naming_the_field() {
+        let cases = [
+            (
+                M::EntityOperationCalled(EntityOperationCalledEvent {
+                    request_id: "c1".into(),
+                    operation: "add".into(),
+                    target_instance_id: Some("not-an-entity".into()),
+                    ..EntityOperationCalledEvent::default()
+                }),
+                "entityOperationCalled.targetInstanceId",
+            ),
+            (
+                M::EntityOperationSignaled(EntityOperationSignaledEvent {
+                    operation: "add".into(),
+                    target_instance_id: Some("@counter@k".into()),
+                    ..EntityOperationSignaledEvent::default()
+                }),
+                "entityOperationSignaled.requestId",
+            ),
+            (
+                M::EntityLockRequested(EntityLockRequestedEvent {
+                    critical_section_id: "l1".into(),
+                    ..EntityLockRequestedEvent::default()
+                }),
+                "entityLockRequested.lockSet",
+            ),
+        ];
+        for (m, field) in cases {
+            let d = orchestration_decision(
+                &instance(),
+                &execution(),
+                &response(vec![entity_action(0, m)]),
+            );
+            let f = failure_of(&d);
+            assert_eq!(f.error_type, INVALID_ACTION);
+            assert!(
+                f.message
+                    .contains(&format!("actions[0].sendEntityMessage: {field}")),
+                "{}",
+                f.message
+            );
+        }
+    }
 }

@@ -55,13 +55,6 @@ fn refused(e: &TokenError, token: &str, kind: Kind) -> Status {
     }
 }
 
-fn entities_not_served(rpc: &str) -> Status {
-    Status::unimplemented(format!(
-        "{rpc}: entity work items are not served to SDK workers yet; entities run on a \
-         Taskhub worker in Rust"
-    ))
-}
-
 impl Dispatcher {
     fn deliver(&self, token: &str, kind: Kind, reply: Reply) -> Result<(), Status> {
         let now = self.inner.clock.monotonic();
@@ -104,16 +97,26 @@ impl WorkerCalls for Dispatcher {
                 "maxConcurrentActivityWorkItems",
                 s.default_activity_capacity,
             )?,
+            capacity(
+                r.max_concurrent_entity_work_items,
+                "maxConcurrentEntityWorkItems",
+                s.default_entity_capacity,
+            )?,
         ];
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         let now = self.inner.clock.monotonic();
-        let worker = self.inner.lock().connect(tx, caps, now).ok_or_else(|| {
-            Status::unavailable("the gRPC endpoint is shutting down: connect to another one")
-        })?;
+        let worker = self
+            .inner
+            .lock()
+            .connect_all(tx, caps, now)
+            .ok_or_else(|| {
+                Status::unavailable("the gRPC endpoint is shutting down: connect to another one")
+            })?;
         tracing::info!(
             worker,
             orchestrations = caps[0],
             activities = caps[1],
+            entities = caps[2],
             "SDK worker connected"
         );
         tokio::spawn(ping(Arc::clone(&self.inner), worker));
@@ -154,9 +157,12 @@ impl WorkerCalls for Dispatcher {
 
     async fn complete_entity_task(
         &self,
-        _: Request<EntityBatchResult>,
+        request: Request<EntityBatchResult>,
     ) -> Result<Response<CompleteTaskResponse>, Status> {
-        Err(entities_not_served("CompleteEntityTask"))
+        let r = request.into_inner();
+        let token = token_of(&r.completion_token)?.to_owned();
+        self.deliver(&token, Kind::Entity, Reply::Entity(r))?;
+        Ok(Response::new(CompleteTaskResponse {}))
     }
 
     async fn abandon_orchestrator(
@@ -177,8 +183,9 @@ impl WorkerCalls for Dispatcher {
 
     async fn abandon_entity(
         &self,
-        _: Request<AbandonEntityTaskRequest>,
+        request: Request<AbandonEntityTaskRequest>,
     ) -> Result<Response<AbandonEntityTaskResponse>, Status> {
-        Err(entities_not_served("AbandonTaskEntityWorkItem"))
+        self.give_back(&request.get_ref().completion_token, Kind::Entity)?;
+        Ok(Response::new(AbandonEntityTaskResponse {}))
     }
 }

@@ -23,6 +23,8 @@
 
 mod actions;
 mod calls;
+mod entity;
+mod entity_actions;
 mod request;
 mod settings;
 mod state;
@@ -32,12 +34,13 @@ mod wait;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use taskhub::executor::{
-    ActivityOutcome, ActivityWork, ExecutorError, ExecutorFuture, OrchestrationDecision,
-    OrchestrationWork, RemoteExecutor,
+    ActivityOutcome, ActivityWork, EntityBatchOutcome, EntityWork, ExecutorError, ExecutorFuture,
+    OrchestrationDecision, OrchestrationWork, RemoteExecutor,
 };
 use taskhub_storage::Clock;
 
 pub use actions::INVALID_ACTION;
+pub use entity::INVALID_ENTITY_RESULT;
 pub use settings::DispatcherSettings;
 
 use crate::proto::work_item::Request;
@@ -132,11 +135,19 @@ impl RemoteExecutor for Dispatcher {
             );
             let request = Request::OrchestratorRequest(request::orchestrator_request(&work));
             match self.run(Kind::Orchestration, request, what.clone()).await? {
-                Reply::Orchestrator(r) => Ok(actions::orchestration_decision(&work.instance, &r)),
+                Reply::Orchestrator(r) => Ok(actions::orchestration_decision(
+                    &work.instance,
+                    &work.execution_id,
+                    &r,
+                )),
                 Reply::GivenUp(reason) => Err(ExecutorError::Abandoned { what, reason }),
                 Reply::Activity(_) => Err(ExecutorError::Abandoned {
                     what,
                     reason: "answered as an activity".into(),
+                }),
+                Reply::Entity(_) => Err(ExecutorError::Abandoned {
+                    what,
+                    reason: "answered as an entity batch".into(),
                 }),
             }
         })
@@ -155,6 +166,33 @@ impl RemoteExecutor for Dispatcher {
                 Reply::Orchestrator(_) => Err(ExecutorError::Abandoned {
                     what,
                     reason: "answered as an orchestration".into(),
+                }),
+                Reply::Entity(_) => Err(ExecutorError::Abandoned {
+                    what,
+                    reason: "answered as an entity batch".into(),
+                }),
+            }
+        })
+    }
+
+    fn runs_entities(&self) -> bool {
+        true
+    }
+
+    fn run_entity(&self, work: EntityWork) -> ExecutorFuture<'_, EntityBatchOutcome> {
+        Box::pin(async move {
+            let what = format!(
+                "entity batch of '{}' ({} operations)",
+                work.entity,
+                work.operations.len()
+            );
+            let request = Request::EntityRequest(entity::entity_request(&work));
+            match self.run(Kind::Entity, request, what.clone()).await? {
+                Reply::Entity(r) => Ok(entity::entity_outcome(&work, &r)),
+                Reply::GivenUp(reason) => Err(ExecutorError::Abandoned { what, reason }),
+                Reply::Orchestrator(_) | Reply::Activity(_) => Err(ExecutorError::Abandoned {
+                    what,
+                    reason: "answered as another kind of work item".into(),
                 }),
             }
         })

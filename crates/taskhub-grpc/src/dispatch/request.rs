@@ -6,24 +6,25 @@ use std::collections::HashMap;
 
 use taskhub::executor::{ActivityWork, OrchestrationWork};
 
-use crate::convert::{event_to_proto, payload_to_proto};
+use crate::convert::{event_to_proto_with_entities, payload_to_proto, EntityRequests};
 use crate::proto::{ActivityRequest, OrchestrationInstance, OrchestratorRequest, TraceContext};
 
 /// The protocol's request for one orchestration turn.
 #[must_use]
 pub(crate) fn orchestrator_request(work: &OrchestrationWork) -> OrchestratorRequest {
+    let requests = EntityRequests::of(work.past.iter().chain(&work.new));
     OrchestratorRequest {
         instance_id: work.instance.to_string(),
         execution_id: Some(work.execution_id.to_string()),
         past_events: work
             .past
             .iter()
-            .map(|e| event_to_proto(e, &work.instance))
+            .map(|e| event_to_proto_with_entities(e, &work.instance, &requests))
             .collect(),
         new_events: work
             .new
             .iter()
-            .map(|e| event_to_proto(e, &work.instance))
+            .map(|e| event_to_proto_with_entities(e, &work.instance, &requests))
             .collect(),
         ..OrchestratorRequest::default()
     }

@@ -14,6 +14,10 @@ pub struct DispatcherSettings {
     /// How long a worker may hold an activity before it is taken back and retried. Default
     /// 30 minutes; raise it for longer activities.
     pub activity_timeout: Duration,
+    /// How long a worker may hold an entity batch before it is taken back and the batch is
+    /// retried. Default 2 minutes (the runtime waits at most half the control queue's
+    /// visibility timeout, whatever this says).
+    pub entity_timeout: Duration,
     /// How long a work item waits while no SDK worker is connected before the call answers
     /// `ExecutorError::Unavailable` (the runtime tries again later). Default 30 seconds.
     pub no_worker_wait: Duration,
@@ -22,6 +26,9 @@ pub struct DispatcherSettings {
     pub default_orchestration_capacity: usize,
     /// The activity work items a worker may hold when it declares 0. Default 100.
     pub default_activity_capacity: usize,
+    /// The entity batches a worker may hold when its `GetWorkItems` declares 0 (the Python
+    /// SDK 1.12.0 declares nothing). Default 100.
+    pub default_entity_capacity: usize,
     /// How often a health ping goes down each worker's stream (the Python SDK reconnects
     /// after 120 s of silence). Default 30 seconds.
     pub health_ping_interval: Duration,
@@ -36,9 +43,11 @@ impl Default for DispatcherSettings {
         Self {
             orchestration_timeout: Duration::from_secs(2 * 60),
             activity_timeout: Duration::from_secs(30 * 60),
+            entity_timeout: Duration::from_secs(2 * 60),
             no_worker_wait: Duration::from_secs(30),
             default_orchestration_capacity: 100,
             default_activity_capacity: 100,
+            default_entity_capacity: 100,
             health_ping_interval: Duration::from_secs(30),
             give_back_limit: 5,
         }

@@ -10,7 +10,9 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use tonic::Status;
 
-use crate::proto::{work_item, ActivityResponse, OrchestratorResponse, WorkItem};
+use crate::proto::{
+    work_item, ActivityResponse, EntityBatchResult, OrchestratorResponse, WorkItem,
+};
 
 /// The kinds of work item the dispatcher hands out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,13 +21,19 @@ pub(crate) enum Kind {
     Orchestration,
     /// An activity (`ActivityRequest`).
     Activity,
+    /// An entity batch (`EntityBatchRequest`).
+    Entity,
 }
+
+/// How many kinds of work item there are.
+const KINDS: usize = 3;
 
 impl Kind {
     fn index(self) -> usize {
         match self {
             Self::Orchestration => 0,
             Self::Activity => 1,
+            Self::Entity => 2,
         }
     }
 
@@ -34,6 +42,7 @@ impl Kind {
         match self {
             Self::Orchestration => "orchestration",
             Self::Activity => "activity",
+            Self::Entity => "entity",
         }
     }
 }
@@ -45,6 +54,8 @@ pub(crate) enum Reply {
     Orchestrator(OrchestratorResponse),
     /// `CompleteActivityTask`.
     Activity(ActivityResponse),
+    /// `CompleteEntityTask`.
+    Entity(EntityBatchResult),
     /// Given back (abandoned, or its worker went away) too often: why.
     GivenUp(String),
 }
@@ -57,9 +68,9 @@ pub(crate) type WorkerTx = mpsc::UnboundedSender<Result<WorkItem, Status>>;
 struct Worker {
     tx: WorkerTx,
     /// The most items of each kind it may hold.
-    capacity: [usize; 2],
+    capacity: [usize; KINDS],
     /// The items of each kind it holds.
-    held: [usize; 2],
+    held: [usize; KINDS],
 }
 
 /// Who holds an item that is out.
@@ -120,7 +131,7 @@ pub(crate) struct State {
     next_worker: u64,
     workers: BTreeMap<u64, Worker>,
     /// Items waiting for a worker, per kind, oldest first.
-    queues: [VecDeque<u64>; 2],
+    queues: [VecDeque<u64>; KINDS],
     items: HashMap<u64, Item>,
     tokens: HashMap<String, u64>,
     /// Since when no worker has been connected (`None`: one is).
@@ -130,9 +141,9 @@ pub(crate) struct State {
     /// After this many give-backs an item is answered [`Reply::GivenUp`].
     give_back_limit: u32,
     /// Items waiting or out now, per kind.
-    open: [usize; 2],
+    open: [usize; KINDS],
     /// The most items waiting or out at once, per kind, since the start (for benchmarks).
-    peak: [usize; 2],
+    peak: [usize; KINDS],
     closed: bool,
 }
 
@@ -145,14 +156,14 @@ impl State {
             next_item: 0,
             next_worker: 0,
             workers: BTreeMap::new(),
-            queues: [VecDeque::new(), VecDeque::new()],
+            queues: [VecDeque::new(), VecDeque::new(), VecDeque::new()],
             items: HashMap::new(),
             tokens: HashMap::new(),
             no_worker_since: Some(now),
             cursor: 0,
             give_back_limit: 5,
-            open: [0, 0],
-            peak: [0, 0],
+            open: [0; KINDS],
+            peak: [0; KINDS],
             closed: false,
         }
     }
@@ -199,11 +210,24 @@ impl State {
     }
 
     /// A worker connects with room for `capacity` items of each kind (orchestration,
-    /// activity); it gets the waiting items at once. `None` once closed.
+    /// activity) and none for entities; it gets the waiting items at once. `None` once closed.
+    #[cfg(test)]
     pub(crate) fn connect(
         &mut self,
         tx: WorkerTx,
         capacity: [usize; 2],
+        now: Duration,
+    ) -> Option<u64> {
+        let [orchestrations, activities] = capacity;
+        self.connect_all(tx, [orchestrations, activities, 0], now)
+    }
+
+    /// A worker connects with room for `capacity` items of each kind (orchestration,
+    /// activity, entity); it gets the waiting items at once. `None` once closed.
+    pub(crate) fn connect_all(
+        &mut self,
+        tx: WorkerTx,
+        capacity: [usize; KINDS],
         now: Duration,
     ) -> Option<u64> {
         if self.closed {
@@ -216,7 +240,7 @@ impl State {
             Worker {
                 tx,
                 capacity,
-                held: [0, 0],
+                held: [0; KINDS],
             },
         );
         self.no_worker_since = None;
@@ -329,13 +353,13 @@ impl State {
         self.workers.clear();
         self.items.clear();
         self.tokens.clear();
-        self.queues = [VecDeque::new(), VecDeque::new()];
-        self.open = [0, 0];
+        self.queues = [VecDeque::new(), VecDeque::new(), VecDeque::new()];
+        self.open = [0; KINDS];
     }
 
     /// The most orchestration and activity items waiting or out at once so far.
     pub(crate) fn peak(&self) -> [usize; 2] {
-        self.peak
+        [self.peak[0], self.peak[1]]
     }
 
     /// How many workers are connected.
@@ -346,13 +370,22 @@ impl State {
     /// How many items of each kind `worker` holds (tests).
     #[cfg(test)]
     pub(crate) fn held(&self, worker: u64) -> [usize; 2] {
-        self.workers.get(&worker).map_or([0, 0], |w| w.held)
+        self.workers
+            .get(&worker)
+            .map_or([0, 0], |w| [w.held[0], w.held[1]])
+    }
+
+    /// How many entity items `worker` holds (tests).
+    #[cfg(test)]
+    pub(crate) fn held_entities(&self, worker: u64) -> usize {
+        self.workers.get(&worker).map_or(0, |w| w.held[2])
     }
 
     fn queue_mut(&mut self, kind: Kind) -> &mut VecDeque<u64> {
         match kind {
             Kind::Orchestration => &mut self.queues[0],
             Kind::Activity => &mut self.queues[1],
+            Kind::Entity => &mut self.queues[2],
         }
     }
 
@@ -415,7 +448,7 @@ impl State {
 
     /// Hands out waiting items to workers with room, round robin, `avoid` last.
     fn dispatch(&mut self, now: Duration, avoid: Option<u64>) {
-        for kind in [Kind::Orchestration, Kind::Activity] {
+        for kind in [Kind::Orchestration, Kind::Activity, Kind::Entity] {
             while let Some(&id) = self.queue_mut(kind).front() {
                 let Some(worker) = self.worker_with_room(kind, avoid) else {
                     break;

@@ -62,7 +62,7 @@ fn a_worker_never_holds_more_than_it_asked_for() {
     assert_eq!(s.held(w), [0, 2]);
     // Four were open at once; three are now.
     assert_eq!(s.peak(), [0, 4]);
-    assert_eq!(s.open, [0, 3]);
+    assert_eq!(s.open, [0, 3, 0]);
 }
 
 #[test]
@@ -216,7 +216,54 @@ fn an_item_given_back_too_often_is_given_up() {
         Reply::GivenUp(why) => assert!(why.contains("given back 3 times"), "{why}"),
         other => panic!("{other:?}"),
     }
-    assert_eq!(s.open, [0, 0]);
+    assert_eq!(s.open, [0, 0, 0]);
     let (_w2, mut rx2) = worker(&mut s, [5, 5]);
     assert!(received(&mut rx2).is_empty());
+}
+
+fn entity_item() -> work_item::Request {
+    work_item::Request::EntityRequest(crate::proto::EntityBatchRequest {
+        instance_id: "@counter@k".into(),
+        ..crate::proto::EntityBatchRequest::default()
+    })
+}
+
+#[test]
+fn entity_batches_have_their_own_capacity_and_tokens() {
+    let mut s = State::new(T0);
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let w = s.connect_all(tx, [1, 1, 2], T0).unwrap();
+    let mut replies = Vec::new();
+    for _ in 0..3 {
+        let (tx, reply) = oneshot::channel();
+        s.submit(Kind::Entity, entity_item(), tx, T0).unwrap();
+        replies.push(reply);
+    }
+    // Two handed out (its entity capacity), the third waits; activities are not held back.
+    let mut tokens = Vec::new();
+    while let Ok(item) = rx.try_recv() {
+        let item = item.unwrap();
+        assert!(matches!(
+            item.request,
+            Some(work_item::Request::EntityRequest(_))
+        ));
+        tokens.push(item.completion_token);
+    }
+    assert_eq!(tokens.len(), 2);
+    assert_eq!(s.held_entities(w), 2);
+    assert_eq!(s.held(w), [0, 0]);
+    // An entity token is no activity's.
+    assert_eq!(
+        s.complete(&tokens[0], Kind::Activity, T0).unwrap_err(),
+        TokenError::WrongKind(Kind::Entity)
+    );
+    // Abandoned: it goes back to the front and, the worker having room again, out at once.
+    s.abandon(&tokens[0], Kind::Entity, T0).unwrap();
+    let again: Vec<_> = std::iter::from_fn(|| rx.try_recv().ok()).collect();
+    assert_eq!(again.len(), 1);
+    assert_eq!(s.held_entities(w), 2);
+    // A completion makes room for the third.
+    s.complete(&tokens[1], Kind::Entity, T0).unwrap();
+    assert_eq!(std::iter::from_fn(|| rx.try_recv().ok()).count(), 1);
+    assert_eq!(s.open, [0, 0, 2]);
 }

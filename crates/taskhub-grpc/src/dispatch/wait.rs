@@ -78,6 +78,7 @@ fn next_step(inner: &Inner, kind: Kind, id: u64, what: &str) -> Next {
             let limit = match kind {
                 Kind::Orchestration => s.orchestration_timeout,
                 Kind::Activity => s.activity_timeout,
+                Kind::Entity => s.entity_timeout,
             };
             (
                 since.saturating_add(limit),

@@ -186,16 +186,18 @@ pub struct SdkServer {
 
 impl SdkServer {
     pub async fn start(backend: Backend) -> Self {
+        Self::start_with(backend, taskhub::Registry::new()).await
+    }
+
+    /// As [`start`](Self::start), with what `registry` names running in Rust.
+    pub async fn start_with(backend: Backend, registry: taskhub::Registry) -> Self {
         let dir = TempDir::new("grpc-sdk");
         let hub = open_hub(backend, &dir).await;
         let dispatcher = Dispatcher::new(Arc::clone(hub.clock()), DispatcherSettings::default());
-        let worker = taskhub::Worker::start_with_executor(
-            &hub,
-            taskhub::Registry::new(),
-            Arc::new(dispatcher.clone()),
-        )
-        .await
-        .unwrap();
+        let worker =
+            taskhub::Worker::start_with_executor(&hub, registry, Arc::new(dispatcher.clone()))
+                .await
+                .unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let config = GrpcConfig::new(hub.clone()).with_workers(Arc::new(dispatcher.clone()));

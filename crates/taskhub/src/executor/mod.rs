@@ -15,12 +15,14 @@
 //! completion that arrives for it later is refused.
 
 mod decision;
+mod entity;
 mod work;
 
 use std::future::Future;
 use std::pin::Pin;
 
 pub use decision::{Decision, OrchestrationDecision};
+pub use entity::{EntityBatchOutcome, EntityOperation, EntityWork};
 /// The rule an impossible decision list broke: the `error_type` of the failure it ends in.
 pub use taskhub_core::DecisionRule;
 pub use work::{ActivityOutcome, ActivityWork, OrchestrationWork};
@@ -37,6 +39,24 @@ pub trait RemoteExecutor: Send + Sync + 'static {
 
     /// Runs one activity.
     fn run_activity(&self, work: ActivityWork) -> ExecutorFuture<'_, ActivityOutcome>;
+
+    /// True if this executor runs entities ([`run_entity`](Self::run_entity)). The runtime
+    /// asks it for the batches of entities not registered in Rust only then; otherwise their
+    /// operations fail as unregistered. Default false.
+    fn runs_entities(&self) -> bool {
+        false
+    }
+
+    /// Runs one batch of an entity's operations. Default: no worker can
+    /// ([`ExecutorError::Unavailable`]); an executor that overrides it says so in
+    /// [`runs_entities`](Self::runs_entities).
+    fn run_entity(&self, work: EntityWork) -> ExecutorFuture<'_, EntityBatchOutcome> {
+        Box::pin(async move {
+            Err(ExecutorError::Unavailable {
+                what: format!("entity '{}' (this executor runs no entities)", work.entity),
+            })
+        })
+    }
 }
 
 /// Why an executor could not answer. The runtime gives the work back to be tried again after

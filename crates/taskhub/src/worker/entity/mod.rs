@@ -11,6 +11,7 @@
 //! outbox and deletes the consumed messages. A crash between the two: the messages come back,
 //! are skipped as already applied (their IDs are in the record), and the outbox is sent then.
 
+mod remote;
 mod send;
 
 use std::sync::Arc;
@@ -31,7 +32,7 @@ use tracing::{debug, warn};
 
 use super::delivery::Delivery;
 use super::session::Cached;
-use super::turn::{abandon, admit, commit, give_back, Admitted};
+use super::turn::{abandon, admit, commit, give_back, redeliver_undecided, Admitted};
 use super::Shared;
 use crate::hub::TaskHub;
 
@@ -89,7 +90,7 @@ pub(crate) async fn process(
 ) {
     let Some(Admitted {
         slot: _slot,
-        deliveries,
+        mut deliveries,
     }) = admit(shared, cached, deliveries).await
     else {
         return;
@@ -149,14 +150,35 @@ pub(crate) async fn process(
     let mut state = loaded.state.clone();
     let mut record = loaded.record.clone();
     let pending = std::mem::take(&mut record.outbox);
-    let outcome = run_batch(
-        &shared.registry,
-        &entity,
-        now,
-        &mut state,
-        &mut record,
-        messages,
-    );
+    let outcome = if remote::is_remote(shared, &entity) {
+        // The wait for the executor holds no buffer slot (see `turn/remote.rs`).
+        for d in &mut deliveries {
+            d._slot.free();
+        }
+        let batch = remote::RemoteBatch {
+            entity: &entity,
+            now,
+            fence,
+            state: &mut state,
+            record: &mut record,
+        };
+        match remote::run(shared, batch, messages).await {
+            Ok(outcome) => outcome,
+            Err(why) => {
+                redeliver_undecided(shared, instance, &deliveries, why).await;
+                return;
+            }
+        }
+    } else {
+        run_batch(
+            &shared.registry,
+            &entity,
+            now,
+            &mut state,
+            &mut record,
+            messages,
+        )
+    };
     let atomic = shared.hub.store().atomic_checkpoints();
     if atomic {
         // One transaction commits the batch and deletes its messages: a message comes back
@@ -168,7 +190,10 @@ pub(crate) async fn process(
         // this batch's messages may come back (see `EntityRecord::suspect`).
         record.unconfirmed = outcome.applied;
     }
-    if outcome.failed > 0 && !shared.registry.has_entity(entity.name()) {
+    if outcome.failed > 0
+        && !shared.registry.has_entity(entity.name())
+        && shared.executor.as_ref().is_none_or(|e| !e.runs_entities())
+    {
         warn!(%instance, operations = outcome.failed, "entity is not registered on this worker: its operations fail");
     }
     if outcome.duplicates > 0 {

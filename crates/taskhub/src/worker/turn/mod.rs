@@ -33,6 +33,7 @@ pub(crate) use intake::{admit, Admitted};
 use redeliver::consume;
 pub(crate) use redeliver::{abandon, commit, give_back, START_ROW_GRACE};
 pub(crate) use remote::{counts_as_failed_delivery, EXECUTOR_RETRY};
+pub(crate) use remote::{decision_deadline, redeliver as redeliver_undecided, Undecided};
 use start_accept::{judge_start, start_execution, Verdict};
 use version_gate::Gate;
 

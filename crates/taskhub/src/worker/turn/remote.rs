@@ -52,7 +52,7 @@ pub(crate) fn decision_deadline(settings: &crate::Settings) -> Duration {
 }
 
 /// Why a remote turn was not decided.
-pub(super) enum Undecided {
+pub(crate) enum Undecided {
     /// The wait was cut (lease ended, worker stopping).
     Cut(Cut),
     /// The executor could not answer.
@@ -108,7 +108,7 @@ pub(super) async fn decide(
 }
 
 /// Returns `batch` to its queues as the module documentation says.
-pub(super) async fn redeliver(
+pub(crate) async fn redeliver(
     shared: &Shared,
     instance: &InstanceId,
     batch: &[Delivery],

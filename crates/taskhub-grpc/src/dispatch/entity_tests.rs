@@ -1,0 +1,218 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
+
+use taskhub::entity::{EntityAction, EntityId};
+use taskhub::executor::{EntityOperation, EntityWork};
+use taskhub::Payload;
+
+use super::*;
+use crate::proto::{
+    OperationAction, OperationResult, OperationResultFailure, OperationResultSuccess,
+    SendSignalAction, StartNewOrchestrationAction, TaskFailureDetails,
+};
+
+fn work() -> EntityWork {
+    EntityWork::new(
+        EntityId::new("counter", "k").unwrap(),
+        Some(Payload::from_json("5").unwrap()),
+        vec![
+            EntityOperation::new("r1".into(), "add".into(), Payload::from_json("2").unwrap()),
+            EntityOperation::new("r2".into(), "get".into(), Payload::null()),
+        ],
+    )
+}
+
+fn ok(text: &str) -> OperationResult {
+    OperationResult {
+        result_type: Some(ResultType::Success(OperationResultSuccess {
+            result: Some(text.into()),
+            ..OperationResultSuccess::default()
+        })),
+    }
+}
+
+#[test]
+fn the_request_carries_the_entity_its_state_and_its_operations_in_order() {
+    let r = entity_request(&work());
+    assert_eq!(r.instance_id, "@counter@k");
+    assert_eq!(r.entity_state.as_deref(), Some("5"));
+    let ops: Vec<_> = r
+        .operations
+        .iter()
+        .map(|o| {
+            (
+                o.request_id.as_str(),
+                o.operation.as_str(),
+                o.input.as_deref(),
+            )
+        })
+        .collect();
+    assert_eq!(ops, [("r1", "add", Some("2")), ("r2", "get", None)]);
+    let none = entity_request(&EntityWork::new(
+        EntityId::new("counter", "k").unwrap(),
+        None,
+        Vec::new(),
+    ));
+    assert_eq!(none.entity_state, None);
+}
+
+#[test]
+fn results_state_and_actions_come_back() {
+    let r = EntityBatchResult {
+        results: vec![
+            ok("7"),
+            OperationResult {
+                result_type: Some(ResultType::Failure(OperationResultFailure {
+                    failure_details: Some(TaskFailureDetails {
+                        error_type: "ValueError".into(),
+                        error_message: "no".into(),
+                        ..TaskFailureDetails::default()
+                    }),
+                    ..OperationResultFailure::default()
+                })),
+            },
+        ],
+        actions: vec![
+            OperationAction {
+                id: 0,
+                operation_action_type: Some(A::SendSignal(SendSignalAction {
+                    instance_id: "@other@x".into(),
+                    name: "ping".into(),
+                    input: Some("1".into()),
+                    ..SendSignalAction::default()
+                })),
+            },
+            OperationAction {
+                id: 1,
+                operation_action_type: Some(A::StartNewOrchestration(
+                    StartNewOrchestrationAction {
+                        instance_id: "child".into(),
+                        name: "Greet".into(),
+                        ..StartNewOrchestrationAction::default()
+                    },
+                )),
+            },
+        ],
+        entity_state: Some("7".into()),
+        ..EntityBatchResult::default()
+    };
+    let out = entity_outcome(&work(), &r);
+    assert_eq!(out.results[0], Ok(Payload::from_json("7").unwrap()));
+    let failure = out.results[1].clone().unwrap_err();
+    assert_eq!(
+        (failure.error_type.as_str(), failure.message.as_str()),
+        ("ValueError", "no")
+    );
+    assert_eq!(out.state, Some(Payload::from_json("7").unwrap()));
+    assert_eq!(out.actions.len(), 2);
+    assert!(
+        matches!(&out.actions[0], EntityAction::Signal { target, op, .. } if target.to_string() == "@other@x" && op == "ping")
+    );
+    assert!(
+        matches!(&out.actions[1], EntityAction::StartOrchestration { instance_id, name, .. } if instance_id.as_str() == "child" && name == "Greet")
+    );
+    // No state: the entity has none (deleted).
+    let deleted = entity_outcome(&work(), &EntityBatchResult::default());
+    assert_eq!(deleted.state, None);
+}
+
+#[test]
+fn an_answer_that_cannot_be_taken_fails_every_operation_and_keeps_the_state() {
+    let bad_signal = EntityBatchResult {
+        results: vec![ok("1"), ok("2")],
+        actions: vec![OperationAction {
+            id: 0,
+            operation_action_type: Some(A::SendSignal(SendSignalAction {
+                instance_id: "not-an-entity".into(),
+                name: "ping".into(),
+                ..SendSignalAction::default()
+            })),
+        }],
+        entity_state: Some("9".into()),
+        ..EntityBatchResult::default()
+    };
+    for r in [
+        bad_signal,
+        EntityBatchResult {
+            results: vec![ok("1"), ok("2")],
+            entity_state: Some("{nope".into()),
+            ..EntityBatchResult::default()
+        },
+    ] {
+        let out = entity_outcome(&work(), &r);
+        assert_eq!(out.state, Some(Payload::from_json("5").unwrap()), "{out:?}");
+        assert!(out.actions.is_empty());
+        assert_eq!(out.results.len(), 2);
+        for res in &out.results {
+            let f = res.clone().unwrap_err();
+            assert_eq!(f.error_type, INVALID_ENTITY_RESULT);
+            assert!(
+                f.message.contains("actions[0].sendSignal.instanceId")
+                    || f.message.contains("entityState"),
+                "{}",
+                f.message
+            );
+        }
+    }
+    // A batch-level failure fails every operation with it.
+    let out = entity_outcome(
+        &work(),
+        &EntityBatchResult {
+            failure_details: Some(TaskFailureDetails {
+                error_type: "Crash".into(),
+                error_message: "the batch crashed".into(),
+                ..TaskFailureDetails::default()
+            }),
+            ..EntityBatchResult::default()
+        },
+    );
+    assert_eq!(out.results.len(), 2);
+    assert!(out
+        .results
+        .iter()
+        .all(|r| r.as_ref().unwrap_err().error_type == "Crash"));
+    // A result of no kind fails that operation only.
+    let out = entity_outcome(
+        &work(),
+        &EntityBatchResult {
+            results: vec![ok("1"), OperationResult { result_type: None }],
+            entity_state: Some("6".into()),
+            ..EntityBatchResult::default()
+        },
+    );
+    assert!(out.results[0].is_ok());
+    assert!(out.results[1]
+        .as_ref()
+        .unwrap_err()
+        .message
+        .contains("results[1].resultType"));
+}
+
+#[test]
+fn a_start_without_an_instance_id_gets_one_derived_from_the_batch() {
+    let start = |n: i32| OperationAction {
+        id: n,
+        operation_action_type: Some(A::StartNewOrchestration(StartNewOrchestrationAction {
+            name: "Greet".into(),
+            ..StartNewOrchestrationAction::default()
+        })),
+    };
+    let r = EntityBatchResult {
+        results: vec![ok("1"), ok("2")],
+        actions: vec![start(0), start(1)],
+        ..EntityBatchResult::default()
+    };
+    let ids = |out: &EntityBatchOutcome| -> Vec<String> {
+        out.actions
+            .iter()
+            .map(|a| match a {
+                EntityAction::StartOrchestration { instance_id, .. } => instance_id.to_string(),
+                other => panic!("{other:?}"),
+            })
+            .collect()
+    };
+    let first = ids(&entity_outcome(&work(), &r));
+    // The same batch answered again: the same instances; two starts: two instances.
+    assert_eq!(first, ids(&entity_outcome(&work(), &r)));
+    assert_ne!(first[0], first[1]);
+    assert!(!first[0].is_empty());
+}

@@ -1,0 +1,60 @@
+//! Durable entities written with the official Durable Task JavaScript SDK
+//! (`@microsoft/durabletask-js` 0.4.0, pinned in scripts/with-js-sdk.sh, which serves entity
+//! work items): a Taskhub worker with an empty registry hands every entity batch and
+//! orchestration turn to the SDK worker connected to its gRPC endpoint.
+//! tests/js/entity_scenarios.js runs a function-style and a class-based entity (signals from a
+//! client, get state, a failed operation rolled back), calls and a signal from an
+//! orchestration (result and failure), and critical sections over two entities from
+//! concurrent orchestrations, and asserts every result, on SQLite and on Azurite.
+//!
+//! Run as `scripts/with-js-sdk.sh scripts/with-azurite.sh cargo test -p taskhub-grpc --test
+//! js_sdk_entities`
+//! (scripts/test.sh does); without it, it fails saying so.
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
+
+mod common;
+
+use std::time::Duration;
+
+use common::sdk::SdkServer;
+use common::Backend;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn javascript_sdk_entities_on_sqlite() {
+    run_scenarios(Backend::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn javascript_sdk_entities_on_azurite() {
+    run_scenarios(Backend::Azure).await;
+}
+
+async fn run_scenarios(backend: Backend) {
+    let node_path =
+        taskhub_test_support::env::js_sdk("cargo test -p taskhub-grpc --test js_sdk_entities");
+    let server = SdkServer::start(backend).await;
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/js/entity_scenarios.js");
+    let run = tokio::process::Command::new("node")
+        .arg(&script)
+        .arg(server.addr.to_string())
+        .env("NODE_PATH", &node_path)
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(300), run)
+        .await
+        .expect("the JavaScript script did not finish within 5 minutes")
+        .expect("cannot run node");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the JavaScript SDK entity script failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        out.status
+    );
+    assert!(
+        stdout.contains("all 4 JavaScript SDK entity checks passed"),
+        "{stdout}"
+    );
+    server.stop().await;
+}

@@ -1,0 +1,175 @@
+//! Durable entities written with the official Durable Task Python SDK (`durabletask`, pinned
+//! in scripts/with-python-sdk.sh): a Taskhub worker with an empty registry hands every entity
+//! batch (and orchestration turn) to the SDK workers connected to its gRPC endpoint.
+//!
+//! tests/python/entity_scenarios.py runs, on SQLite and on Azurite, function-based and
+//! class-based entities: signals from a client and get state, a failing operation (rolled
+//! back), an entity signalling another, calls from an orchestration (result and failure),
+//! signals from an orchestration, and critical sections over two entities from concurrent
+//! orchestrations (no money created or lost), and a Python orchestration calling an entity
+//! written in Rust (registered in the worker, so its batches run there), and asserts every
+//! result. Plus SIGKILL of the SDK worker running an entity batch: another connected worker
+//! runs it at once, and only its run is committed.
+//!
+//! Run as `scripts/with-python-sdk.sh scripts/with-azurite.sh cargo test -p taskhub-grpc
+//! --test python_sdk_entities` (scripts/test.sh does).
+#![allow(
+    clippy::disallowed_methods,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code"
+)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use common::sdk::SdkServer;
+use common::Backend;
+
+const COMMAND: &str =
+    "scripts/with-azurite.sh cargo test -p taskhub-grpc --test python_sdk_entities";
+
+fn python() -> String {
+    taskhub_test_support::env::python_sdk(COMMAND)
+}
+
+fn script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/python")
+        .join(name)
+}
+
+/// An entity written in Rust, `rustcounter` (the Python SDK lowercases entity names): its
+/// batches run in this worker, its callers are Python orchestrations.
+fn rust_entities() -> taskhub::Registry {
+    let mut reg = taskhub::Registry::new();
+    reg.entity("rustcounter", |ctx: &mut taskhub::entity::EntityContext| {
+        let value: i64 = ctx.get_state_or_default()?;
+        match ctx.operation_name() {
+            "add" => {
+                let n: i64 = ctx.input()?;
+                ctx.set_state(&(value + n))?;
+                Ok(value + n)
+            }
+            "get" => Ok(value),
+            other => Err(taskhub::entity::EntityError::new(format!(
+                "rustcounter has no operation '{other}'"
+            ))),
+        }
+    });
+    reg
+}
+
+async fn run_scenarios(backend: Backend) {
+    let python = python();
+    let server = SdkServer::start_with(backend, rust_entities()).await;
+    let run = tokio::process::Command::new(&python)
+        .arg(script("entity_scenarios.py"))
+        .arg(server.addr.to_string())
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(600), run)
+        .await
+        .expect("the Python script did not finish within 10 minutes")
+        .expect("cannot run the venv's python");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the Python SDK entity script failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        out.status
+    );
+    assert!(
+        stdout.contains("all 8 Python SDK entity checks passed"),
+        "{stdout}"
+    );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_sdk_entities_on_sqlite() {
+    run_scenarios(Backend::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_sdk_entities_on_azurite() {
+    run_scenarios(Backend::Azure).await;
+}
+
+/// An SDK worker process (tests/python/entity_worker_process.py) named `name`.
+fn worker_process(python: &str, addr: &str, name: &str) -> tokio::process::Child {
+    tokio::process::Command::new(python)
+        .arg(script("entity_worker_process.py"))
+        .arg(addr)
+        .arg(name)
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("cannot start the Python worker")
+}
+
+/// SIGKILL of the SDK worker running an entity batch: the batch goes to the other connected
+/// worker at once (well under the entity timeout), which runs it; the killed worker's run left
+/// nothing behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_sdk_workers_entity_batch_is_run_by_another_worker() {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+
+    let python = python();
+    let server = SdkServer::start(Backend::Sqlite).await;
+    let addr = server.addr.to_string();
+    let mut a = worker_process(&python, &addr, "A");
+    let client = server.hub.client();
+    let entity = taskhub::entity::EntityId::new("marks", "k").unwrap();
+    let mut lines = BufReader::new(a.stdout.take().unwrap()).lines();
+    tokio::time::timeout(Duration::from_secs(60), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if line == "worker A started" {
+                return;
+            }
+        }
+        panic!("worker A ended before it started");
+    })
+    .await
+    .expect("worker A started within 60 s");
+    client.signal_entity(&entity, "mark", "slow").await.unwrap();
+    tokio::time::timeout(Duration::from_secs(60), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if line == "slow mark started by A" {
+                return;
+            }
+        }
+        panic!("worker A ended before the slow mark");
+    })
+    .await
+    .expect("worker A started the slow mark within 60 s");
+    let mut b = worker_process(&python, &addr, "B");
+    let start = std::time::Instant::now();
+    while server.dispatcher.connected_workers() < 2 {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "worker B never connected"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    a.start_kill().unwrap();
+    a.wait().await.unwrap();
+    let killed = std::time::Instant::now();
+    loop {
+        let state: Option<Vec<String>> = client.read_entity_state(&entity).await.unwrap();
+        if let Some(state) = state {
+            assert_eq!(state, ["B"], "only B's run was committed");
+            break;
+        }
+        assert!(
+            killed.elapsed() < Duration::from_secs(30),
+            "the batch was not run by B within 30 s (the entity timeout is 2 minutes)"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    b.start_kill().unwrap();
+    let _ = b.wait().await;
+    server.stop().await;
+}

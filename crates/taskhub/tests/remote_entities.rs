@@ -1,0 +1,386 @@
+//! The executor seam for entities: the batches of entities not registered in the worker's
+//! registry run in a `RemoteExecutor` (here an in-process fake SDK running a counter), with
+//! everything else the runtime's: signals from a client in order, a failed operation rolled
+//! back, an entity's signal to another, calls and a critical section from a Rust
+//! orchestration; executor errors give the batch back (counted or not, by kind, so a batch
+//! that hangs every worker ends in the dead letters); a lease lost while a batch is out drops
+//! the executor's future and commits nothing. On the memory backend and SQLite; the first on
+//! Azure Storage too (Azurite: `scripts/with-azurite.sh`, as `scripts/test.sh` runs them).
+#![allow(
+    clippy::disallowed_methods,
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests"
+)]
+
+#[path = "common/backends.rs"]
+mod backends;
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use backends::{settings, Backend, TestStore};
+use taskhub::entity::{EntityAction, EntityId};
+use taskhub::executor::{
+    ActivityOutcome, ActivityWork, EntityBatchOutcome, EntityWork, ExecutorError, ExecutorFuture,
+    OrchestrationDecision, OrchestrationWork, RemoteExecutor,
+};
+use taskhub::*;
+use taskhub_test_support::wait;
+
+taskhub_test_support::backend_matrix!(
+    [memory, sqlite]
+    remote_entities_run_signals_calls_and_critical_sections,
+    executor_errors_give_the_batch_back_counted_by_kind,
+    a_lease_lost_while_a_batch_is_out_commits_nothing,
+);
+
+mod on_azure {
+    use super::*;
+    taskhub_test_support::backend_matrix!(
+        [azure]
+        remote_entities_run_signals_calls_and_critical_sections,
+    );
+}
+
+const STUCK: Duration = Duration::from_secs(60);
+
+fn counter(key: &str) -> EntityId {
+    EntityId::new("counter", key).unwrap()
+}
+
+/// What the fake SDK does with a batch before running it: `Some` answers instead.
+type Interpose =
+    Box<dyn Fn(&EntityWork) -> Option<Result<EntityBatchOutcome, ExecutorError>> + Send + Sync>;
+
+/// A fake SDK worker running one entity, `counter` (add, get, fail, forward), the way the SDKs
+/// do: operations one after the other against the state, a failed one rolled back.
+struct FakeSdk {
+    asked: AtomicUsize,
+    interpose: Option<Interpose>,
+    /// Stall (never answer) the first batch; counts its future's drop.
+    stall_first: bool,
+    dropped: Arc<AtomicUsize>,
+}
+
+impl FakeSdk {
+    fn new() -> Self {
+        Self {
+            asked: AtomicUsize::new(0),
+            interpose: None,
+            stall_first: false,
+            dropped: Arc::new(AtomicUsize::new(0)),
+        }
+    }
+}
+
+fn run_counter(work: &EntityWork) -> EntityBatchOutcome {
+    let mut state: i64 = work.state.as_ref().map_or(0, |s| s.parse("state").unwrap());
+    let mut results = Vec::new();
+    let mut actions = Vec::new();
+    for op in &work.operations {
+        let input: Option<i64> = op.input.parse("input").ok();
+        let result = match op.name.as_str() {
+            "add" => {
+                state += input.unwrap_or(0);
+                Ok(Payload::to_payload(&state, "out").unwrap())
+            }
+            "get" => Ok(Payload::to_payload(&state, "out").unwrap()),
+            "forward" => {
+                let to: String = op.input.parse("input").unwrap();
+                actions.push(EntityAction::Signal {
+                    target: counter(&to),
+                    op: "add".into(),
+                    input: Payload::to_payload(&10, "in").unwrap(),
+                    at: None,
+                });
+                state += 1;
+                Ok(Payload::null())
+            }
+            other => Err(FailureDetails::new(
+                "ValueError",
+                format!("counter refuses '{other}'"),
+            )),
+        };
+        results.push(result);
+    }
+    EntityBatchOutcome::new(results, Some(Payload::to_payload(&state, "state").unwrap()))
+        .with_actions(actions)
+}
+
+struct CountDrop(Arc<AtomicUsize>);
+
+impl Drop for CountDrop {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+impl RemoteExecutor for FakeSdk {
+    fn orchestrate(&self, work: OrchestrationWork) -> ExecutorFuture<'_, OrchestrationDecision> {
+        Box::pin(async move {
+            Err(ExecutorError::Unavailable {
+                what: format!("orchestration {}", work.name),
+            })
+        })
+    }
+
+    fn run_activity(&self, work: ActivityWork) -> ExecutorFuture<'_, ActivityOutcome> {
+        Box::pin(async move {
+            Err(ExecutorError::Unavailable {
+                what: format!("activity {}", work.name),
+            })
+        })
+    }
+
+    fn runs_entities(&self) -> bool {
+        true
+    }
+
+    fn run_entity(&self, work: EntityWork) -> ExecutorFuture<'_, EntityBatchOutcome> {
+        let n = self.asked.fetch_add(1, Ordering::SeqCst);
+        if self.stall_first && n == 0 {
+            let guard = CountDrop(self.dropped.clone());
+            return Box::pin(async move {
+                let _guard = guard;
+                std::future::pending::<()>().await;
+                Ok(EntityBatchOutcome::new(Vec::new(), None))
+            });
+        }
+        let answer = self
+            .interpose
+            .as_ref()
+            .and_then(|f| f(&work))
+            .unwrap_or_else(|| Ok(run_counter(&work)));
+        Box::pin(async move { answer })
+    }
+}
+
+/// Rust orchestrations calling the remote entity.
+fn registry() -> Registry {
+    let mut reg = Registry::new();
+    reg.orchestration(
+        "Caller",
+        |ctx: OrchestrationContext, key: String| async move {
+            let e = counter(&key);
+            let a: i64 = ctx.call_entity(&e, "add", &5).await?;
+            let b: i64 = ctx.call_entity(&e, "get", &()).await?;
+            let failed = match ctx.call_entity::<_, i64>(&e, "explode", &()).await {
+                Ok(_) => "no failure".to_owned(),
+                Err(err) => err.to_string(),
+            };
+            let after: i64 = ctx.call_entity(&e, "get", &()).await?;
+            Ok::<_, OrchestrationError>((a, b, failed, after))
+        },
+    );
+    reg.orchestration(
+        "Locker",
+        |ctx: OrchestrationContext, keys: (String, String)| async move {
+            let (x, y) = (counter(&keys.0), counter(&keys.1));
+            let section = ctx.lock_entities(&[x.clone(), y.clone()]).await?;
+            let a: i64 = ctx.call_entity(&x, "add", &1).await?;
+            let b: i64 = ctx.call_entity(&y, "add", &1).await?;
+            section.release();
+            Ok::<_, OrchestrationError>(a + b)
+        },
+    );
+    reg
+}
+
+struct Env {
+    hub: TaskHub,
+    client: TaskHubClient,
+    worker: Option<WorkerHandle>,
+    _store: TestStore,
+}
+
+async fn env(backend: Backend, sdk: Arc<FakeSdk>, settings: Settings) -> Env {
+    let store = TestStore::fresh(backend, "remote-entities").await;
+    let hub = TaskHub::open(store.store.clone(), settings).await.unwrap();
+    let worker = Worker::start_with_executor(&hub, registry(), sdk)
+        .await
+        .unwrap();
+    Env {
+        client: hub.client(),
+        hub,
+        worker: Some(worker),
+        _store: store,
+    }
+}
+
+impl Env {
+    async fn state(&self, e: &EntityId) -> Option<i64> {
+        self.client.read_entity_state(e).await.unwrap()
+    }
+
+    async fn until_state(&self, e: &EntityId, want: i64) {
+        wait::until_some(&format!("{e} at {want}"), || async move {
+            (self.state(e).await == Some(want)).then_some(())
+        })
+        .await;
+    }
+
+    async fn run(
+        &self,
+        name: &str,
+        instance: &str,
+        input: impl serde::Serialize,
+    ) -> InstanceStatus {
+        let options = StartOptions {
+            instance_id: Some(InstanceId::new(instance).unwrap()),
+            ..StartOptions::default()
+        };
+        let i = self.client.start_with(name, input, options).await.unwrap();
+        self.client.wait_for_completion(&i, STUCK).await.unwrap()
+    }
+
+    async fn shutdown(mut self) {
+        if let Some(w) = self.worker.take() {
+            w.shutdown().await;
+        }
+    }
+}
+
+async fn remote_entities_run_signals_calls_and_critical_sections(backend: Backend) {
+    let sdk = Arc::new(FakeSdk::new());
+    let env = env(backend, sdk.clone(), settings(backend)).await;
+    let a = counter("a");
+    for n in 1..=3 {
+        env.client.signal_entity(&a, "add", &n).await.unwrap();
+    }
+    env.client.signal_entity(&a, "explode", &()).await.unwrap();
+    env.client.signal_entity(&a, "add", &10).await.unwrap();
+    env.until_state(&a, 16).await;
+    // An entity's signal to another.
+    env.client.signal_entity(&a, "forward", "b").await.unwrap();
+    env.until_state(&counter("b"), 10).await;
+    env.until_state(&a, 17).await;
+    // Calls from a Rust orchestration: results, and a failure (rolled back).
+    let done = env.run("Caller", "caller", "c").await;
+    assert_eq!(done.status(), OrchestrationStatus::Completed, "{done:?}");
+    let (x, y, failed, after): (i64, i64, String, i64) =
+        done.row.output.as_ref().unwrap().parse("out").unwrap();
+    assert_eq!((x, y, after), (5, 5, 5));
+    assert!(failed.contains("counter refuses 'explode'"), "{failed}");
+    // A critical section over two remote entities.
+    let done = env.run("Locker", "locker", ("x", "y")).await;
+    assert_eq!(done.status(), OrchestrationStatus::Completed, "{done:?}");
+    // The release reaches both entities: a signal then runs.
+    for key in ["x", "y"] {
+        env.client
+            .signal_entity(&counter(key), "add", &100)
+            .await
+            .unwrap();
+        env.until_state(&counter(key), 101).await;
+        let meta = env.client.get_entity(&counter(key)).await.unwrap().unwrap();
+        assert_eq!(meta.locked_by, None, "released");
+    }
+    assert!(sdk.asked.load(Ordering::SeqCst) >= 5);
+    env.shutdown().await;
+}
+
+async fn executor_errors_give_the_batch_back_counted_by_kind(backend: Backend) {
+    let flaky = Arc::new(AtomicUsize::new(0));
+    let f = flaky.clone();
+    let mut sdk = FakeSdk::new();
+    sdk.interpose = Some(Box::new(move |w: &EntityWork| match w.entity.key() {
+        // No worker connected, four times: more than max_dequeue_count deliveries, and none
+        // counted.
+        "flaky" if f.fetch_add(1, Ordering::SeqCst) < 4 => Some(Err(ExecutorError::Unavailable {
+            what: "flaky".into(),
+        })),
+        // Taken and never answered: each delivery counts.
+        "hangs" => Some(Err(ExecutorError::TimedOut {
+            what: "hangs".into(),
+            seconds: 0,
+        })),
+        _ => None,
+    }));
+    let settings = Settings {
+        max_dequeue_count: 2,
+        ..settings(backend)
+    };
+    let env = env(backend, Arc::new(sdk), settings).await;
+    env.client
+        .signal_entity(&counter("flaky"), "add", &3)
+        .await
+        .unwrap();
+    env.client
+        .signal_entity(&counter("hangs"), "add", &3)
+        .await
+        .unwrap();
+    env.until_state(&counter("flaky"), 3).await;
+    assert!(
+        flaky.load(Ordering::SeqCst) >= 5,
+        "asked again after each error"
+    );
+    let letter = wait::until_some("the hanging signal dead-lettered", || async {
+        let letters = env.client.list_dead_letters(None, 100).await.unwrap();
+        letters
+            .into_iter()
+            .find(|l| l.body.contains("@counter@hangs"))
+    })
+    .await;
+    assert!(letter.reason.contains("deliver"), "{}", letter.reason);
+    assert_eq!(env.state(&counter("hangs")).await, None);
+    env.shutdown().await;
+}
+
+fn lease_settings(backend: Backend) -> Settings {
+    Settings {
+        partition_count: 1,
+        lease_interval: Duration::from_secs(2),
+        lease_renew_interval: Duration::from_millis(300),
+        lease_acquire_interval: Duration::from_millis(300),
+        ..settings(backend)
+    }
+}
+
+async fn a_lease_lost_while_a_batch_is_out_commits_nothing(backend: Backend) {
+    let mut sdk = FakeSdk::new();
+    sdk.stall_first = true;
+    let dropped = sdk.dropped.clone();
+    let sdk = Arc::new(sdk);
+    let env = env(backend, sdk.clone(), lease_settings(backend)).await;
+    let e = counter("stalled");
+    env.client.signal_entity(&e, "add", &7).await.unwrap();
+    wait::until(
+        "the batch is out",
+        || sdk.asked.load(Ordering::SeqCst) >= 1,
+        || sdk.asked.load(Ordering::SeqCst),
+    )
+    .await;
+    // Another owner takes the lease under a higher epoch.
+    let store = env.hub.store();
+    let mut row = store.list_partitions().await.unwrap().remove(0);
+    let stolen = row.epoch + 1;
+    row.owner = Some("thief".into());
+    row.epoch = stolen;
+    store.put_partition(&row, row.etag.as_ref()).await.unwrap();
+    wait::until(
+        "the executor's future is dropped",
+        || dropped.load(Ordering::SeqCst) == 1,
+        || dropped.load(Ordering::SeqCst),
+    )
+    .await;
+    assert!(
+        env.client.get_entity(&e).await.unwrap().is_none(),
+        "nothing committed under the old epoch"
+    );
+    let worker = env.worker.as_ref().unwrap();
+    assert_eq!(
+        worker.stats().checkpoint_conflicts,
+        0,
+        "no checkpoint was even tried"
+    );
+    // The thief never renews: the worker takes the partition back and the SDK answers.
+    env.until_state(&e, 7).await;
+    assert!(
+        worker.partitions()[&0] > stolen,
+        "committed under a newer lease"
+    );
+    env.shutdown().await;
+}
