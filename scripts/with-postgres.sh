@@ -10,7 +10,9 @@
 #   user if it exists, else `nobody`.
 # * Starts it on 127.0.0.1 on a FREE port (several sessions may run at once; retried if the
 #   port is taken meanwhile), with its unix socket in the temp dir, and exports
-#   TASKHUB_TEST_POSTGRES_URL (a postgres:// URL with a password) and
+#   TASKHUB_TEST_POSTGRES_URL (a postgres:// URL with a password, `sslmode=disable`),
+#   TASKHUB_TEST_POSTGRES_TLS_CA (the CA file of the server's certificate: the server offers
+#   TLS, for crates/taskhub-postgres/tests/tls.rs) and
 #   TASKHUB_TEST_POSTGRES_DATA, TASKHUB_TEST_POSTGRES_BIN and TASKHUB_TEST_POSTGRES_RUN_AS (the
 #   data dir, the binaries and the OS user the server runs as, for tests that restart the
 #   server) for the command.
@@ -90,11 +92,36 @@ printf '%s\n' "$PASSWORD" >"$DIR/pw"
   -E UTF8 --locale=C >"$DIR/initdb.log" 2>&1 || { cat "$DIR/initdb.log" >&2; die "initdb failed"; }
 rm -f "$DIR/pw"
 
+# TLS: a throwaway CA and a server certificate for 127.0.0.1 it signs, so that the TLS test
+# (crates/taskhub-postgres/tests/tls.rs) connects with `sslmode=require` and the CA file, as to
+# a managed server. Every other test connects with `sslmode=disable` (the exported URL).
+if ! command -v openssl >/dev/null 2>&1; then
+  SUDO=""
+  [ "$(id -u)" = 0 ] || SUDO="sudo"
+  echo "with-postgres: installing openssl (apt-get install openssl) for the test server's certificate" >&2
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq openssl >&2 || die "apt-get install openssl failed"
+fi
+TLS="$DIR/tls"
+mkdir -p "$TLS"
+{
+  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=taskhub test CA" \
+    -keyout "$TLS/ca.key" -out "$TLS/ca.crt" \
+    -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign"
+  openssl req -newkey rsa:2048 -nodes -subj "/CN=127.0.0.1" \
+    -keyout "$TLS/server.key" -out "$TLS/server.csr"
+  printf '%s\n' "subjectAltName=IP:127.0.0.1,DNS:localhost" "basicConstraints=CA:FALSE" \
+    "extendedKeyUsage=serverAuth" >"$TLS/server.ext"
+  openssl x509 -req -in "$TLS/server.csr" -CA "$TLS/ca.crt" -CAkey "$TLS/ca.key" \
+    -CAcreateserial -days 2 -extfile "$TLS/server.ext" -out "$TLS/server.crt"
+} >"$DIR/tls.log" 2>&1 || { cat "$DIR/tls.log" >&2; die "could not make the test server's TLS certificate"; }
+chmod 600 "$TLS/server.key"
+[ ${#RUN[@]} -eq 0 ] || chown -R "$PGUSER_OS" "$TLS"
+
 started=0
 for attempt in 1 2 3; do
   PORT="$(free_port)"
   if "${RUN[@]}" "$PGBIN/pg_ctl" -D "$DATA" -l "$LOG" -w -t 30 \
-      -o "-p $PORT -k $DIR -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=on ${TASKHUB_TEST_POSTGRES_SERVER_OPTIONS:-}" \
+      -o "-p $PORT -k $DIR -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=on -c ssl=on -c ssl_cert_file=$TLS/server.crt -c ssl_key_file=$TLS/server.key ${TASKHUB_TEST_POSTGRES_SERVER_OPTIONS:-}" \
       start >/dev/null 2>&1; then
     started=1; break
   fi
@@ -103,7 +130,8 @@ for attempt in 1 2 3; do
 done
 [ "$started" = 1 ] || die "PostgreSQL did not start; the PostgreSQL tests cannot run"
 
-export TASKHUB_TEST_POSTGRES_URL="postgres://taskhub:$PASSWORD@127.0.0.1:$PORT/postgres"
+export TASKHUB_TEST_POSTGRES_URL="postgres://taskhub:$PASSWORD@127.0.0.1:$PORT/postgres?sslmode=disable"
+export TASKHUB_TEST_POSTGRES_TLS_CA="$TLS/ca.crt"
 export TASKHUB_TEST_POSTGRES_DATA="$DATA"
 export TASKHUB_TEST_POSTGRES_BIN="$PGBIN"
 export TASKHUB_TEST_POSTGRES_RUN_AS="${PGUSER_OS:-}"

@@ -64,7 +64,7 @@ pub(crate) fn map_pg(what: &str, err: &tokio_postgres::Error) -> StorageError {
             StorageError::Backend(format!("{what}: {detail} (SQLSTATE {})", code.code()))
         };
     }
-    let text = err.to_string();
+    let text = with_causes(err);
     if text.starts_with("error deserializing") || text.starts_with("error serializing") {
         return StorageError::Corrupt {
             what: what.to_owned(),
@@ -73,6 +73,22 @@ pub(crate) fn map_pg(what: &str, err: &tokio_postgres::Error) -> StorageError {
     }
     // Closed connections, I/O and timeouts: the server or the network.
     StorageError::Unavailable(format!("{what}: {text}"))
+}
+
+/// The error's message followed by its causes' (`error performing TLS handshake: invalid peer
+/// certificate: UnknownIssuer`): the client's own message often says only which step failed.
+fn with_causes(err: &tokio_postgres::Error) -> String {
+    let mut text = err.to_string();
+    let mut cause = std::error::Error::source(err);
+    while let Some(c) = cause {
+        let more = c.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        cause = c.source();
+    }
+    text
 }
 
 /// Maps an error of the pool (waiting for or opening a connection).

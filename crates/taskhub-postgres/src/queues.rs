@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
+use taskhub_core::Timestamp;
 use taskhub_storage::{
     Dequeued, NewQueueMessage, QueueName, QueueStats, QueueStore, Receipt, StorageError,
     StorageResult, MAX_DEQUEUE_BATCH, MAX_MESSAGE_BYTES,
@@ -238,6 +239,17 @@ impl PostgresStore {
 
 #[async_trait]
 impl QueueStore for PostgresStore {
+    /// The server's `statement_timestamp()`, the clock every visibility and delay runs on.
+    async fn server_now(&self) -> StorageResult<Option<Timestamp>> {
+        let client = self.client().await?;
+        let stmt = client
+            .prepare_cached(&format!("SELECT {NOW_MS}"))
+            .await
+            .ctx("server time")?;
+        let row = client.query_one(&stmt, &[]).await.ctx("server time")?;
+        ts_from_sql("server time", row.get(0)).map(Some)
+    }
+
     async fn enqueue(&self, queue: QueueName, messages: Vec<NewQueueMessage>) -> StorageResult<()> {
         check_messages(queue, &messages)?;
         let mut inserts = Inserts::default();

@@ -76,6 +76,11 @@ macro_rules! forward_seam {
             fn delay_granularity(&self) -> std::time::Duration {
                 self.inner.delay_granularity()
             }
+            async fn server_now(
+                &self,
+            ) -> $crate::error::StorageResult<Option<taskhub_core::Timestamp>> {
+                self.inner.server_now().await
+            }
         });
 
         forward_seam!(@impl $wrapper [$(?$sized)?] $around $crate::history::HistoryStore {

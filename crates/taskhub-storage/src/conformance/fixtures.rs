@@ -58,18 +58,26 @@ pub(crate) fn just_before(store: &dyn TaskHubStore, d: Duration) -> Duration {
     }
 }
 
-/// The test's notion of now: the manual clock, or the wall clock on a backend that owns time.
-pub(crate) fn now(store: &dyn TaskHubStore, clock: &ManualClock) -> Timestamp {
-    if store.owns_time() {
-        #[expect(
-            clippy::disallowed_methods,
-            reason = "a backend that owns time (Azure) stamps rows with the real time"
-        )]
-        let now = std::time::SystemTime::now();
-        Timestamp::from_system_time(now)
-    } else {
-        clock.now()
+/// The test's notion of now: the manual clock; on a backend that owns time, the store's own
+/// clock when it can tell it ([`server_now`](crate::QueueStore::server_now): a database
+/// server's), else the wall clock (Azure Storage stamps rows with the real time).
+pub(crate) async fn now(store: &dyn TaskHubStore, clock: &ManualClock) -> Timestamp {
+    if !store.owns_time() {
+        return clock.now();
     }
+    if let Some(now) = store
+        .server_now()
+        .await
+        .expect("the store tells the time on its clock")
+    {
+        return now;
+    }
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "a backend that owns time and cannot tell it (Azure) stamps rows with the real time"
+    )]
+    let now = std::time::SystemTime::now();
+    Timestamp::from_system_time(now)
 }
 
 /// Asserts a time the store reported: exactly `expected` on the manual clock; within the

@@ -464,10 +464,10 @@ pub async fn stats_counts_visible_and_invisible_messages(
 /// `stats` reports the enqueue time of the oldest message (the `QueueStats` field docs).
 pub async fn stats_reports_oldest_enqueue_time(store: Arc<dyn TaskHubStore>, clock: ManualClock) {
     let s = &*store;
-    let first_at = now(s, &clock);
+    let first_at = now(s, &clock).await;
     enqueue(s, Q, &["first"]).await;
     advance(s, &clock, Duration::from_secs(5)).await;
-    let second_at = now(s, &clock);
+    let second_at = now(s, &clock).await;
     enqueue(s, Q, &["second"]).await;
     let stats = s.stats(Q).await.expect("stats");
     assert_store_time(s, stats.oldest_enqueued_at, first_at, "oldest");
@@ -507,7 +507,7 @@ pub async fn dequeued_message_reports_body_count_and_enqueue_time(
 ) {
     let s = &*store;
     advance(s, &clock, Duration::from_millis(1_123)).await;
-    let enqueued_at = now(s, &clock);
+    let enqueued_at = now(s, &clock).await;
     let body = "{\"v\":1,\"text\":\"h\u{e9}llo \u{6771}\u{4eac} \\\"quoted\\\"\\n\"}\n\ttrailing ";
     enqueue(s, Q, &[body]).await;
     advance(s, &clock, Duration::from_secs(2)).await;
