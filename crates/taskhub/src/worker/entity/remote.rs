@@ -120,9 +120,18 @@ impl OperationRunner for Replayer {
         self.done += 1;
         let answered = front.answer.as_ref().map_or(0, |a| a.results.len());
         let Some(result) = front.results.pop_front() else {
+            // A partial answer fails the operations it left out rather than asking again: the
+            // SDK may have run them (the answer's state has their effects), and running them
+            // twice would be worse than a failure their callers see.
             self.missing += 1;
             return Err(missing_result(ctx.operation_name(), answered));
         };
+        // The SDK answers a stretch's actions as one list, not per operation: they all go
+        // out with the stretch's last successful operation, in the SDK's order, after the
+        // responses of the operations before it (a response and a signal of one earlier
+        // operation may so reach their targets in another order than the SDK ran them; both
+        // are sent, once, with stable message IDs). A careful batch asks one operation at a
+        // time, so there each operation's actions go with it.
         if result.is_ok() && front.last_success == Some(index) {
             if let Some(answer) = front.answer.as_mut() {
                 for action in std::mem::take(&mut answer.actions) {
@@ -362,9 +371,25 @@ fn replay(
 }
 
 impl Stretch {
-    /// Takes the executor's answer for this stretch.
+    /// Takes the executor's answer for this stretch. An answer with more results than
+    /// operations cannot be matched to them: every operation fails
+    /// (`InvalidEntityBatchResult`) and the state stays as it was.
     fn take(&mut self, answer: EntityBatchOutcome) {
         let n = self.operations.len();
+        let answer = if answer.results.len() > n {
+            let mut f = FailureDetails::new(
+                "InvalidEntityBatchResult",
+                format!(
+                    "the SDK worker's entity batch result cannot be taken: results: {} for {n} \
+                     operation(s)",
+                    answer.results.len()
+                ),
+            );
+            f.non_retryable = true;
+            EntityBatchOutcome::new(vec![Err(f); n], self.state.clone())
+        } else {
+            answer
+        };
         self.last_success = answer.results.iter().take(n).rposition(Result::is_ok);
         self.results = answer.results.iter().take(n).cloned().collect();
         self.answer = Some(answer);
