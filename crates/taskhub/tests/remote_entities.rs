@@ -3,7 +3,10 @@
 //! everything else the runtime's: signals from a client in order, a failed operation rolled
 //! back, an entity's signal to another, calls and a critical section from a Rust
 //! orchestration; executor errors give the batch back (counted or not, by kind, so a batch
-//! that hangs every worker ends in the dead letters); a lease lost while a batch is out drops
+//! that hangs every worker ends in the dead letters, but takes none of its batch-mates with
+//! it: a batch delivered before asks one operation at a time and only the failing one's
+//! message is counted; one held in the record fails at the last delivery; all of a batch's
+//! questions share one deadline); a lease lost while a batch is out drops
 //! the executor's future and commits nothing. On the memory backend and SQLite; the first on
 //! Azure Storage too (Azurite: `scripts/with-azurite.sh`, as `scripts/test.sh` runs them).
 #![allow(
@@ -36,6 +39,7 @@ taskhub_test_support::backend_matrix!(
     remote_entities_run_signals_calls_and_critical_sections,
     executor_errors_give_the_batch_back_counted_by_kind,
     a_hanging_operation_takes_none_of_its_batch_mates_to_the_dead_letters,
+    a_hanging_operation_held_in_the_record_fails_at_the_last_delivery,
     a_lease_lost_while_a_batch_is_out_commits_nothing,
 );
 
@@ -186,6 +190,17 @@ fn registry() -> Registry {
             let b: i64 = ctx.call_entity(&y, "add", &1).await?;
             section.release();
             Ok::<_, OrchestrationError>(a + b)
+        },
+    );
+    // Locks one entity and holds it until the event `go`.
+    reg.orchestration(
+        "Hold",
+        |ctx: OrchestrationContext, key: String| async move {
+            let section = ctx.lock_entities(&[counter(&key)]).await?;
+            ctx.set_custom_status(&"inside");
+            let () = ctx.wait_for_event("go").await?;
+            section.release();
+            Ok::<_, OrchestrationError>(())
         },
     );
     reg
@@ -417,6 +432,62 @@ async fn a_hanging_operation_takes_none_of_its_batch_mates_to_the_dead_letters(b
             l.body
         );
     }
+    env.shutdown().await;
+}
+
+/// Operations that waited in the record for a critical section (no message of their own) run
+/// in the batch of the section's release; one of them never answered by the SDK fails with
+/// `OperationNotAnswered` at that batch's last delivery, so the release is not dead-lettered:
+/// the entity is unlocked and the other operation runs.
+async fn a_hanging_operation_held_in_the_record_fails_at_the_last_delivery(backend: Backend) {
+    let mut sdk = FakeSdk::new();
+    sdk.interpose = Some(Box::new(|w: &EntityWork| {
+        w.operations.iter().any(|o| o.name == "hang").then(|| {
+            Err(ExecutorError::TimedOut {
+                what: "hang".into(),
+                seconds: 0,
+            })
+        })
+    }));
+    let settings = Settings {
+        max_dequeue_count: 2,
+        ..settings(backend)
+    };
+    let env = env(backend, Arc::new(sdk), settings).await;
+    let e = counter("held");
+    let options = StartOptions {
+        instance_id: Some(InstanceId::new("holder").unwrap()),
+        ..StartOptions::default()
+    };
+    let holder = env
+        .client
+        .start_with("Hold", "held", options)
+        .await
+        .unwrap();
+    wait::until_some("the section is held", || async {
+        let meta = env.client.get_entity(&e).await.unwrap()?;
+        meta.locked_by.map(|_| ())
+    })
+    .await;
+    env.client.signal_entity(&e, "add", &1).await.unwrap();
+    env.client.signal_entity(&e, "hang", &()).await.unwrap();
+    wait::until_some("both wait in the record", || async {
+        let meta = env.client.get_entity(&e).await.unwrap()?;
+        (meta.queued >= 2).then_some(())
+    })
+    .await;
+    env.client.raise_event(&holder, "go", &()).await.unwrap();
+    let done = env
+        .client
+        .wait_for_completion(&holder, STUCK)
+        .await
+        .unwrap();
+    assert_eq!(done.status(), OrchestrationStatus::Completed, "{done:?}");
+    env.until_state(&e, 1).await;
+    let meta = env.client.get_entity(&e).await.unwrap().unwrap();
+    assert_eq!(meta.locked_by, None, "released");
+    let letters = env.client.list_dead_letters(None, 100).await.unwrap();
+    assert!(letters.is_empty(), "{letters:?}");
     env.shutdown().await;
 }
 
