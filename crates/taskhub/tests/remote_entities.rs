@@ -197,7 +197,7 @@ fn registry() -> Registry {
         "Hold",
         |ctx: OrchestrationContext, key: String| async move {
             let section = ctx.lock_entities(&[counter(&key)]).await?;
-            ctx.set_custom_status(&"inside");
+            ctx.set_custom_status(&"inside")?;
             let () = ctx.wait_for_event("go").await?;
             section.release();
             Ok::<_, OrchestrationError>(())
