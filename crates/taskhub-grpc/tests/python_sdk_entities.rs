@@ -7,8 +7,9 @@
 //! back), an entity signalling another, calls from an orchestration (result and failure),
 //! signals from an orchestration, and critical sections over two entities from concurrent
 //! orchestrations (no money created or lost), and a Python orchestration calling an entity
-//! written in Rust (registered in the worker, so its batches run there), and asserts every
-//! result. Plus SIGKILL of the SDK worker running an entity batch: another connected worker
+//! written in Rust (registered in the worker, so its batches run there), and a client's
+//! terminate of an orchestration inside a critical section (its entities then run later
+//! signals: the runtime released them), and asserts every result. Plus SIGKILL of the SDK worker running an entity batch: another connected worker
 //! runs it at once, and only its run is committed.
 //!
 //! Run as `scripts/with-python-sdk.sh scripts/with-azurite.sh cargo test -p taskhub-grpc
@@ -82,7 +83,7 @@ async fn run_scenarios(backend: Backend) {
         out.status
     );
     assert!(
-        stdout.contains("all 8 Python SDK entity checks passed"),
+        stdout.contains("all 9 Python SDK entity checks passed"),
         "{stdout}"
     );
     server.stop().await;

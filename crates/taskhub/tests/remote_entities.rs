@@ -3,7 +3,10 @@
 //! everything else the runtime's: signals from a client in order, a failed operation rolled
 //! back, an entity's signal to another, calls and a critical section from a Rust
 //! orchestration; executor errors give the batch back (counted or not, by kind, so a batch
-//! that hangs every worker ends in the dead letters); a lease lost while a batch is out drops
+//! that hangs every worker ends in the dead letters, but takes none of its batch-mates with
+//! it: a batch delivered before asks one operation at a time and only the failing one's
+//! message is counted; one held in the record fails at the last delivery; all of a batch's
+//! questions share one deadline); a lease lost while a batch is out drops
 //! the executor's future and commits nothing. On the memory backend and SQLite; the first on
 //! Azure Storage too (Azurite: `scripts/with-azurite.sh`, as `scripts/test.sh` runs them).
 #![allow(
@@ -18,7 +21,7 @@
 mod backends;
 mod common;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -35,6 +38,8 @@ taskhub_test_support::backend_matrix!(
     [memory, sqlite]
     remote_entities_run_signals_calls_and_critical_sections,
     executor_errors_give_the_batch_back_counted_by_kind,
+    a_hanging_operation_takes_none_of_its_batch_mates_to_the_dead_letters,
+    a_hanging_operation_held_in_the_record_fails_at_the_last_delivery,
     a_lease_lost_while_a_batch_is_out_commits_nothing,
 );
 
@@ -187,6 +192,17 @@ fn registry() -> Registry {
             Ok::<_, OrchestrationError>(a + b)
         },
     );
+    // Locks one entity and holds it until the event `go`.
+    reg.orchestration(
+        "Hold",
+        |ctx: OrchestrationContext, key: String| async move {
+            let section = ctx.lock_entities(&[counter(&key)]).await?;
+            ctx.set_custom_status(&"inside")?;
+            let () = ctx.wait_for_event("go").await?;
+            section.release();
+            Ok::<_, OrchestrationError>(())
+        },
+    );
     reg
 }
 
@@ -329,6 +345,152 @@ async fn executor_errors_give_the_batch_back_counted_by_kind(backend: Backend) {
     env.shutdown().await;
 }
 
+/// A batch mixing client signals, a Rust orchestration's lock request (and later its calls
+/// and release) and one operation the SDK never answers (`hang`, always timed out): the first
+/// delivery fails as a whole (counted), the next ones ask one operation at a time, so only
+/// `hang`'s message is counted again and reaches the dead letters; every other message runs,
+/// the section's calls are answered and its release unlocks the entity.
+async fn a_hanging_operation_takes_none_of_its_batch_mates_to_the_dead_letters(backend: Backend) {
+    let open = Arc::new(AtomicBool::new(false));
+    let gate = open.clone();
+    let mut sdk = FakeSdk::new();
+    sdk.interpose = Some(Box::new(move |w: &EntityWork| {
+        if !gate.load(Ordering::SeqCst) {
+            // Until the test opens the gate no worker is connected (uncounted): the messages
+            // gather into one batch.
+            return Some(Err(ExecutorError::Unavailable {
+                what: "closed".into(),
+            }));
+        }
+        w.operations.iter().any(|o| o.name == "hang").then(|| {
+            Err(ExecutorError::TimedOut {
+                what: "hang".into(),
+                seconds: 0,
+            })
+        })
+    }));
+    let sdk = Arc::new(sdk);
+    let settings = Settings {
+        max_dequeue_count: 2,
+        ..settings(backend)
+    };
+    let env = env(backend, sdk.clone(), settings).await;
+    let mix = counter("mix");
+    env.client.signal_entity(&mix, "add", &1).await.unwrap();
+    env.client.signal_entity(&mix, "hang", &()).await.unwrap();
+    env.client.signal_entity(&mix, "add", &2).await.unwrap();
+    let options = StartOptions {
+        instance_id: Some(InstanceId::new("mix-locker").unwrap()),
+        ..StartOptions::default()
+    };
+    let locker = env
+        .client
+        .start_with("Locker", ("mix", "mix2"), options)
+        .await
+        .unwrap();
+    wait::until_some("the lock request is sent", || async {
+        let status = env
+            .client
+            .get_status(&locker, StatusOptions { history: true })
+            .await
+            .unwrap()?;
+        status
+            .history?
+            .iter()
+            .any(|e| matches!(e.event, EventKind::EventSent { .. }))
+            .then_some(())
+    })
+    .await;
+    // Two more closed rounds: the lock request is in the batch (or granted alone).
+    let asked = sdk.asked.load(Ordering::SeqCst);
+    wait::until(
+        "two more rounds",
+        || sdk.asked.load(Ordering::SeqCst) >= asked + 2,
+        || sdk.asked.load(Ordering::SeqCst),
+    )
+    .await;
+    open.store(true, Ordering::SeqCst);
+
+    let done = env
+        .client
+        .wait_for_completion(&locker, STUCK)
+        .await
+        .unwrap();
+    assert_eq!(done.status(), OrchestrationStatus::Completed, "{done:?}");
+    env.until_state(&mix, 4).await;
+    env.until_state(&counter("mix2"), 1).await;
+    for e in [&mix, &counter("mix2")] {
+        let meta = env.client.get_entity(e).await.unwrap().unwrap();
+        assert_eq!(meta.locked_by, None, "{e} released");
+    }
+    // Only the hanging operation may be in the dead letters.
+    let letters = env.client.list_dead_letters(None, 100).await.unwrap();
+    for l in &letters {
+        assert!(
+            l.body.contains("hang"),
+            "a batch-mate was dead-lettered: {}",
+            l.body
+        );
+    }
+    env.shutdown().await;
+}
+
+/// Operations that waited in the record for a critical section (no message of their own) run
+/// in the batch of the section's release; one of them never answered by the SDK fails with
+/// `OperationNotAnswered` at that batch's last delivery, so the release is not dead-lettered:
+/// the entity is unlocked and the other operation runs.
+async fn a_hanging_operation_held_in_the_record_fails_at_the_last_delivery(backend: Backend) {
+    let mut sdk = FakeSdk::new();
+    sdk.interpose = Some(Box::new(|w: &EntityWork| {
+        w.operations.iter().any(|o| o.name == "hang").then(|| {
+            Err(ExecutorError::TimedOut {
+                what: "hang".into(),
+                seconds: 0,
+            })
+        })
+    }));
+    let settings = Settings {
+        max_dequeue_count: 2,
+        ..settings(backend)
+    };
+    let env = env(backend, Arc::new(sdk), settings).await;
+    let e = counter("held");
+    let options = StartOptions {
+        instance_id: Some(InstanceId::new("holder").unwrap()),
+        ..StartOptions::default()
+    };
+    let holder = env
+        .client
+        .start_with("Hold", "held", options)
+        .await
+        .unwrap();
+    wait::until_some("the section is held", || async {
+        let meta = env.client.get_entity(&e).await.unwrap()?;
+        meta.locked_by.map(|_| ())
+    })
+    .await;
+    env.client.signal_entity(&e, "add", &1).await.unwrap();
+    env.client.signal_entity(&e, "hang", &()).await.unwrap();
+    wait::until_some("both wait in the record", || async {
+        let meta = env.client.get_entity(&e).await.unwrap()?;
+        (meta.queued >= 2).then_some(())
+    })
+    .await;
+    env.client.raise_event(&holder, "go", &()).await.unwrap();
+    let done = env
+        .client
+        .wait_for_completion(&holder, STUCK)
+        .await
+        .unwrap();
+    assert_eq!(done.status(), OrchestrationStatus::Completed, "{done:?}");
+    env.until_state(&e, 1).await;
+    let meta = env.client.get_entity(&e).await.unwrap().unwrap();
+    assert_eq!(meta.locked_by, None, "released");
+    let letters = env.client.list_dead_letters(None, 100).await.unwrap();
+    assert!(letters.is_empty(), "{letters:?}");
+    env.shutdown().await;
+}
+
 fn lease_settings(backend: Backend) -> Settings {
     Settings {
         partition_count: 1,
@@ -383,4 +545,117 @@ async fn a_lease_lost_while_a_batch_is_out_commits_nothing(backend: Backend) {
         "committed under a newer lease"
     );
     env.shutdown().await;
+}
+
+/// An executor whose first question takes `first` (on the hub's clock) and whose second never
+/// answers (counting its future's drop).
+struct SlowThenStuck {
+    clock: Arc<dyn taskhub_storage::Clock>,
+    first: Duration,
+    asked: AtomicUsize,
+    dropped: Arc<AtomicUsize>,
+}
+
+impl RemoteExecutor for SlowThenStuck {
+    fn orchestrate(&self, work: OrchestrationWork) -> ExecutorFuture<'_, OrchestrationDecision> {
+        Box::pin(async move {
+            Err(ExecutorError::Unavailable {
+                what: format!("orchestration {}", work.name),
+            })
+        })
+    }
+
+    fn run_activity(&self, work: ActivityWork) -> ExecutorFuture<'_, ActivityOutcome> {
+        Box::pin(async move {
+            Err(ExecutorError::Unavailable {
+                what: format!("activity {}", work.name),
+            })
+        })
+    }
+
+    fn runs_entities(&self) -> bool {
+        true
+    }
+
+    fn run_entity(&self, work: EntityWork) -> ExecutorFuture<'_, EntityBatchOutcome> {
+        let n = self.asked.fetch_add(1, Ordering::SeqCst);
+        if n == 0 {
+            let sleep = self.clock.sleep(self.first);
+            return Box::pin(async move {
+                sleep.await;
+                Ok(run_counter(&work))
+            });
+        }
+        let guard = CountDrop(self.dropped.clone());
+        Box::pin(async move {
+            let _guard = guard;
+            std::future::pending::<()>().await;
+            Ok(EntityBatchOutcome::new(Vec::new(), None))
+        })
+    }
+}
+
+/// A batch split by a delete asks twice, and both questions together wait no longer than
+/// the runtime's one deadline (half the control queue's visibility timeout): the second
+/// question gets what the first left of it. On a `ManualClock` (memory backend, paused Tokio
+/// time).
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_batch_split_by_a_delete_waits_one_deadline_in_all() {
+    use taskhub_storage::memory::MemoryStore;
+    use taskhub_storage::ManualClock;
+    let clock = Arc::new(ManualClock::new(Timestamp::from_millis(1_700_000_000_000)));
+    let store = Arc::new(MemoryStore::new(clock.clone()));
+    let settings = common::fast_settings();
+    let half = settings.control_queue_visibility_timeout / 2;
+    let hub = TaskHub::open_with_clock(store, settings, clock.clone())
+        .await
+        .unwrap();
+    let client = hub.client();
+    // One batch: an operation, a delete, an operation.
+    let e = counter("split");
+    client.signal_entity(&e, "add", &1).await.unwrap();
+    client.delete_entity(&e).await.unwrap();
+    client.signal_entity(&e, "add", &2).await.unwrap();
+    let ten = Duration::from_secs(10);
+    let dropped = Arc::new(AtomicUsize::new(0));
+    let sdk = Arc::new(SlowThenStuck {
+        clock: clock.clone(),
+        first: half - ten,
+        asked: AtomicUsize::new(0),
+        dropped: dropped.clone(),
+    });
+    let worker = Worker::start_with_executor(&hub, registry(), sdk.clone())
+        .await
+        .unwrap();
+    let asked = |n: usize| {
+        let sdk = sdk.clone();
+        async move {
+            tokio::time::timeout(Duration::from_secs(10), async {
+                while sdk.asked.load(Ordering::SeqCst) < n {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            })
+            .await
+            .expect("asked");
+        }
+    };
+    asked(1).await;
+    clock.advance(half - ten);
+    asked(2).await;
+    clock.advance(ten - Duration::from_secs(1));
+    wait::idle().await;
+    assert_eq!(dropped.load(Ordering::SeqCst), 0, "not a second early");
+    clock.advance(Duration::from_secs(1));
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while dropped.load(Ordering::SeqCst) < 1 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the second question is dropped at the batch's deadline");
+    assert!(
+        client.get_entity(&e).await.unwrap().is_none(),
+        "nothing committed"
+    );
+    worker.shutdown().await;
 }

@@ -7,6 +7,7 @@ mod applied_ids;
 mod decision;
 mod output;
 pub(crate) mod remote;
+mod remote_locks;
 mod replay;
 mod session;
 mod turn;

@@ -313,7 +313,9 @@ impl OrchestrationSession {
             }
         }
         if let Some(reason) = terminate {
-            // As a client's terminate: what the code did before it is recorded, then the end.
+            // As a client's terminate: what the code did before it is recorded, then the
+            // releases of the locks it still holds, then the end.
+            self.release_remote_locks(out);
             self.flush_emitted(out);
             out.record(
                 None,

@@ -107,6 +107,10 @@ impl OrchestrationSession {
             // now lets a critical section or a lock request it still holds send its releases
             // in this turn.
             self.future = None;
+            if self.finished.is_none() {
+                // Remote code has no guards: the runtime releases what it still holds.
+                self.release_remote_locks(&out);
+            }
         }
         self.flush_emitted(&mut out);
         self.record_finish(&mut out);
@@ -529,6 +533,7 @@ impl OrchestrationSession {
             st.emitted
                 .retain(|e| matches!(e, Emitted::SendEvent { .. }));
         }
+        self.release_remote_locks(out);
         self.flush_emitted(out);
     }
 

@@ -6,8 +6,9 @@
 //! An answer the runtime cannot take does not fail the worker and is not a gRPC error: a
 //! batch-level `failureDetails`, a state that is not JSON, or an action that cannot be taken
 //! (a signal to something that is no entity ID, an action of no kind) fails every operation
-//! of the batch with a failure naming the field, and the state stays as it was. One result
-//! that cannot be taken (not JSON, no kind) fails that operation only.
+//! of the batch with a failure naming the field, and the state stays as it was; so do more
+//! results than operations, and a start whose instance ID is reserved (`@`: entities). One
+//! result that cannot be taken (not JSON, no kind) fails that operation only.
 
 use taskhub::entity::{EntityAction, EntityId};
 use taskhub::executor::{EntityBatchOutcome, EntityWork};
@@ -62,6 +63,17 @@ pub(crate) fn entity_outcome(work: &EntityWork, r: &EntityBatchResult) -> Entity
     if let Some(f) = &r.failure_details {
         return whole(failure_from_proto(f));
     }
+    if r.results.len() > work.operations.len() {
+        return whole(invalid(format!(
+            "the SDK worker's entity batch result cannot be taken: results: {} for {} \
+             operation(s)",
+            r.results.len(),
+            work.operations.len()
+        )));
+    }
+    // Fewer results than operations: the runtime fails those left without one
+    // (`MissingOperationResult`) rather than running them again, since the SDK may have run
+    // them (their effects on the state are in `entityState`).
     let state = match r.entity_state.as_deref() {
         None => None,
         Some(text) => match payload_from_proto(Some(text), "entityState") {
@@ -148,10 +160,17 @@ fn action(
             } else {
                 s.instance_id.clone()
             };
+            let instance_id = InstanceId::new(id).map_err(|e| {
+                ConvertError::field("startNewOrchestration.instanceId", e.to_string())
+            })?;
+            if EntityId::is_entity_instance(&instance_id) {
+                return Err(ConvertError::field(
+                    "startNewOrchestration.instanceId",
+                    "IDs starting with '@' are reserved for entities",
+                ));
+            }
             Ok(EntityAction::StartOrchestration {
-                instance_id: InstanceId::new(id).map_err(|e| {
-                    ConvertError::field("startNewOrchestration.instanceId", e.to_string())
-                })?,
+                instance_id,
                 name: s.name.clone(),
                 input: payload_from_proto(s.input.as_deref(), "startNewOrchestration.input")?,
             })

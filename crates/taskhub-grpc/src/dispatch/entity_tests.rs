@@ -216,3 +216,45 @@ fn a_start_without_an_instance_id_gets_one_derived_from_the_batch() {
     assert_ne!(first[0], first[1]);
     assert!(!first[0].is_empty());
 }
+
+#[test]
+fn more_results_than_operations_or_a_reserved_start_id_fail_every_operation() {
+    let reserved = OperationAction {
+        id: 0,
+        operation_action_type: Some(A::StartNewOrchestration(StartNewOrchestrationAction {
+            name: "Greet".into(),
+            instance_id: "@counter@x".into(),
+            ..StartNewOrchestrationAction::default()
+        })),
+    };
+    let cases = [
+        (
+            EntityBatchResult {
+                results: vec![ok("1"), ok("2"), ok("3")],
+                entity_state: Some("9".into()),
+                ..EntityBatchResult::default()
+            },
+            "results: 3 for 2 operation(s)",
+        ),
+        (
+            EntityBatchResult {
+                results: vec![ok("1"), ok("2")],
+                actions: vec![reserved],
+                entity_state: Some("9".into()),
+                ..EntityBatchResult::default()
+            },
+            "actions[0].startNewOrchestration.instanceId",
+        ),
+    ];
+    for (r, field) in cases {
+        let out = entity_outcome(&work(), &r);
+        assert_eq!(out.state, Some(Payload::from_json("5").unwrap()), "{field}");
+        assert!(out.actions.is_empty());
+        assert_eq!(out.results.len(), 2);
+        for res in &out.results {
+            let f = res.clone().unwrap_err();
+            assert_eq!(f.error_type, INVALID_ENTITY_RESULT);
+            assert!(f.message.contains(field), "{}", f.message);
+        }
+    }
+}

@@ -124,6 +124,15 @@ def transfer(ctx: task.OrchestrationContext, args):
     return "moved"
 
 
+def hold_lock(ctx: task.OrchestrationContext, key: str):
+    """Locks two counters and waits inside the critical section until terminated."""
+    es = [EntityInstanceId("counter", f"{key}-1"), EntityInstanceId("counter", f"{key}-2")]
+    with (yield ctx.lock_entities(es)):
+        ctx.set_custom_status("inside")
+        yield ctx.wait_for_external_event("never")
+    return "left"
+
+
 def call_rust(ctx: task.OrchestrationContext, key: str):
     """Calls `rustcounter`, an entity written in Rust and run by Taskhub itself."""
     e = EntityInstanceId("rustcounter", key)
@@ -139,7 +148,7 @@ def call_rust(ctx: task.OrchestrationContext, key: str):
 w = worker.TaskHubGrpcWorker(host_address=ADDR)
 w.add_entity(counter)
 w.add_entity(Account)
-for fn in [call_counter, call_failing, signal_counter, transfer, call_rust]:
+for fn in [call_counter, call_failing, signal_counter, transfer, hold_lock, call_rust]:
     w.add_orchestrator(fn)
 w.start()
 c = TaskHubGrpcClient(host_address=ADDR)
@@ -224,6 +233,24 @@ def t_locks():
     until(lambda: state_of(a) + state_of(b) == 101, "a signal after the critical sections")
 
 
+def t_terminate_inside_section():
+    # The SDK is not asked when a client terminates its orchestration: Taskhub releases the
+    # locks the orchestration held, so the entities run later signals.
+    iid = c.schedule_new_orchestration(hold_lock, input="held", instance_id="hold-lock")
+
+    def inside():
+        st = c.get_orchestration_state(iid)
+        return st is not None and st.serialized_custom_status == '"inside"'
+    until(inside, "hold-lock inside its critical section")
+    c.terminate_orchestration(iid, output="stop")
+    st = c.wait_for_orchestration_completion(iid, timeout=60)
+    assert st.runtime_status == OrchestrationStatus.TERMINATED, st.runtime_status
+    for n in (1, 2):
+        e = EntityInstanceId("counter", f"held-{n}")
+        c.signal_entity(e, "add", 5)
+        until(lambda: state_of(e) == 5, f"a signal to counter 'held-{n}' after the terminate")
+
+
 def t_rust_entity():
     import json
     out = json.loads(wait_done("call-rust").serialized_output)
@@ -245,6 +272,7 @@ try:
     scenario("signal an entity from an orchestration", t_signal_from_orchestration)
     scenario("critical section over two entities from orchestrations", t_locks)
     scenario("a Python orchestration calls an entity written in Rust", t_rust_entity)
+    scenario("a terminated orchestration's critical section is released", t_terminate_inside_section)
 finally:
     w.stop()
     c.close()

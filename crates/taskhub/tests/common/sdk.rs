@@ -61,6 +61,8 @@ pub struct Replay {
     pub input: Payload,
     /// The time of the execution's first turn.
     pub started_at: Timestamp,
+    /// The execution (from its `ExecutionStarted`).
+    pub execution: Option<ExecutionId>,
     results: HashMap<u64, Result<Payload, FailureDetails>>,
     fired: HashSet<u64>,
     events: Vec<(String, Payload, bool)>,
@@ -80,6 +82,7 @@ impl Replay {
             instance: work.instance.clone(),
             input: Payload::null(),
             started_at: Timestamp::EPOCH,
+            execution: None,
             results: HashMap::new(),
             fired: HashSet::new(),
             events: Vec::new(),
@@ -94,7 +97,14 @@ impl Replay {
                 EventKind::OrchestratorStarted if r.started_at == Timestamp::EPOCH => {
                     r.started_at = e.timestamp;
                 }
-                EventKind::ExecutionStarted { input, .. } => r.input = input.clone(),
+                EventKind::ExecutionStarted {
+                    input,
+                    execution_id,
+                    ..
+                } => {
+                    r.input = input.clone();
+                    r.execution = Some(execution_id.clone());
+                }
                 EventKind::TaskScheduled { task_id, .. }
                 | EventKind::TimerCreated { task_id, .. }
                 | EventKind::SubOrchestrationCreated { task_id, .. }

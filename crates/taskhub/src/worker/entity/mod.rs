@@ -32,7 +32,9 @@ use tracing::{debug, warn};
 
 use super::delivery::Delivery;
 use super::session::Cached;
-use super::turn::{abandon, admit, commit, give_back, redeliver_undecided, Admitted};
+use super::turn::{
+    abandon, admit, commit, give_back, redeliver_undecided, Admitted, EXECUTOR_RETRY,
+};
 use super::Shared;
 use crate::hub::TaskHub;
 
@@ -155,17 +157,31 @@ pub(crate) async fn process(
         for d in &mut deliveries {
             d._slot.free();
         }
+        let max = shared.hub.settings().max_dequeue_count;
         let batch = remote::RemoteBatch {
             entity: &entity,
             now,
             fence,
             state: &mut state,
             record: &mut record,
+            careful: deliveries.iter().any(|d| d.raw.dequeue_count > 1),
+            delivered: messages
+                .iter()
+                .filter_map(|m| match &m.request {
+                    EntityRequest::Operation { id, .. } => Some(id.clone()),
+                    _ => None,
+                })
+                .collect(),
+            last_chance: deliveries.iter().any(|d| d.raw.dequeue_count >= max),
         };
         match remote::run(shared, batch, messages).await {
             Ok(outcome) => outcome,
-            Err(why) => {
+            Err(remote::NotRun::Batch(why)) => {
                 redeliver_undecided(shared, instance, &deliveries, why).await;
+                return;
+            }
+            Err(remote::NotRun::Operation { request_id, error }) => {
+                blame(shared, instance, &deliveries, &request_id, &error).await;
                 return;
             }
         }
@@ -402,6 +418,30 @@ async fn wait_for_due_signals(hub: &TaskHub, messages: &[BatchMessage]) -> Times
             clock.now()
         }
         None => now,
+    }
+}
+
+/// One operation of a careful remote batch failed alone (`remote::NotRun::Operation`): its
+/// message goes back counted (to the dead letters past `max_dequeue_count`), after
+/// `EXECUTOR_RETRY`; its batch-mates (other callers, locks, releases) go back uncounted at
+/// once, so they run without it and never reach the dead letters for its sake.
+async fn blame(
+    shared: &Shared,
+    instance: &InstanceId,
+    deliveries: &[Delivery],
+    request_id: &str,
+    error: &crate::executor::ExecutorError,
+) {
+    warn!(%instance, request_id, %error, "an entity operation failed alone in the executor; its message is retried without its batch");
+    let (guilty, mates): (Vec<&Delivery>, Vec<&Delivery>) =
+        deliveries.iter().partition(|d| {
+            matches!(request_of(&d.message), Some(EntityRequest::Operation { id, .. }) if id == request_id)
+        });
+    for d in guilty {
+        abandon(shared, std::slice::from_ref(d), EXECUTOR_RETRY).await;
+    }
+    for d in mates {
+        give_back(shared, std::slice::from_ref(d), Duration::ZERO).await;
     }
 }
 

@@ -7,7 +7,8 @@
 //! 1. a recording pass (on copies of the state and record) learns which operations run, in
 //!    order, and where a client's delete falls between them;
 //! 2. the executor runs those operations, one question per stretch between deletes (almost
-//!    always one), with the state before the stretch;
+//!    always one), with the state before the stretch; all the questions of a batch share one
+//!    deadline (half the control queue's visibility timeout), as a turn's one question does;
 //! 3. a replaying pass on the real state and record takes the executor's results in order:
 //!    each call's response carries its operation's result or failure, the successful
 //!    operations' signals and starts are sent (the answer's actions are taken with the last
@@ -18,8 +19,18 @@
 //! An answer with fewer results than operations fails the operations left without one. When
 //! no answer comes (lease ended, no worker, timeout, abandoned), nothing is committed and the
 //! batch goes back as a remote orchestration turn's does (`turn/remote.rs`).
+//!
+//! An entity batch mixes many senders' requests (and locks and releases, which need no
+//! executor), so one operation that hangs or crashes the SDK worker must not take the others
+//! to the dead letters. A batch with a message delivered before (a counted failure) is
+//! *careful*: it asks one operation at a time, each with the state the previous answer left.
+//! When one operation's question fails with a counted error, only its message goes back
+//! counted (to the dead letters past `max_dequeue_count`); the others go back uncounted at
+//! once and run without it. An operation waiting in the record (no message of its own) that
+//! fails so in a batch at its last delivery fails (`OperationNotAnswered`) instead.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
+use std::time::Duration;
 
 use taskhub_core::entity::{
     run_batch_with, BatchMessage, BatchOutcome, EntityContext, EntityId, EntityRecord,
@@ -29,7 +40,7 @@ use taskhub_core::{FailureDetails, Payload, Timestamp};
 use taskhub_storage::LeaseFence;
 
 use super::super::remote_watch::until_cut;
-use super::super::turn::{decision_deadline, Undecided};
+use super::super::turn::{counts_as_failed_delivery, decision_deadline, Undecided};
 use super::super::Shared;
 use crate::executor::{EntityBatchOutcome, EntityOperation, EntityWork, ExecutorError};
 
@@ -76,6 +87,9 @@ struct Stretch {
     answer: Option<EntityBatchOutcome>,
     /// The index of its last successful operation (its actions are taken there).
     last_success: Option<usize>,
+    /// Asked one operation at a time (see [`RemoteBatch::careful`]): its state is the one the
+    /// previous question's answer left, not known before it.
+    chained: bool,
 }
 
 /// The replaying pass: hands out the executor's results in order.
@@ -106,9 +120,18 @@ impl OperationRunner for Replayer {
         self.done += 1;
         let answered = front.answer.as_ref().map_or(0, |a| a.results.len());
         let Some(result) = front.results.pop_front() else {
+            // A partial answer fails the operations it left out rather than asking again: the
+            // SDK may have run them (the answer's state has their effects), and running them
+            // twice would be worse than a failure their callers see.
             self.missing += 1;
             return Err(missing_result(ctx.operation_name(), answered));
         };
+        // The SDK answers a stretch's actions as one list, not per operation: they all go
+        // out with the stretch's last successful operation, in the SDK's order, after the
+        // responses of the operations before it (a response and a signal of one earlier
+        // operation may so reach their targets in another order than the SDK ran them; both
+        // are sent, once, with stable message IDs). A careful batch asks one operation at a
+        // time, so there each operation's actions go with it.
         if result.is_ok() && front.last_success == Some(index) {
             if let Some(answer) = front.answer.as_mut() {
                 for action in std::mem::take(&mut answer.actions) {
@@ -144,6 +167,29 @@ pub(super) struct RemoteBatch<'a> {
     pub state: &'a mut Option<Payload>,
     /// The record, updated in place when the executor answered.
     pub record: &'a mut EntityRecord,
+    /// Some of the batch's messages were delivered before and not consumed (a counted
+    /// failure, most likely the executor's): ask one operation at a time, so the one that
+    /// fails is known and only its message is counted (see [`NotRun::Operation`]).
+    pub careful: bool,
+    /// The request IDs of the operations this batch's deliveries carry (the others wait in
+    /// the record).
+    pub delivered: HashSet<String>,
+    /// A message of the batch is at its last delivery before the dead letters.
+    pub last_chance: bool,
+}
+
+/// Why a remote entity batch was not run.
+pub(super) enum NotRun {
+    /// The batch as a whole (as a remote turn: `turn/remote.rs`).
+    Batch(Undecided),
+    /// One operation, asked alone (a careful batch), failed with a counted executor error:
+    /// the message carrying request `request_id` is to blame, not its batch-mates.
+    Operation {
+        /// The operation's request ID.
+        request_id: String,
+        /// What the executor said.
+        error: ExecutorError,
+    },
 }
 
 /// True if `entity`'s batches go to the remote executor.
@@ -152,25 +198,62 @@ pub(super) fn is_remote(shared: &Shared, entity: &EntityId) -> bool {
         && shared.executor.as_ref().is_some_and(|e| e.runs_entities())
 }
 
-/// Runs `messages` for a remote entity (see the module documentation).
+/// Runs `messages` for a remote entity (see the module documentation). Every question of the
+/// batch shares one deadline ([`decision_deadline`]): the batch's messages are not renewed
+/// while it waits, however many questions it asks.
 pub(super) async fn run(
     shared: &Shared,
     batch: RemoteBatch<'_>,
     messages: Vec<BatchMessage>,
-) -> Result<BatchOutcome, Undecided> {
+) -> Result<BatchOutcome, NotRun> {
     let RemoteBatch {
         entity,
         now,
         fence,
         state,
         record,
+        careful,
+        delivered,
+        last_chance,
     } = batch;
     let mut plan = match record_batch(entity, now, state, record, &messages) {
         Recorded::Local(outcome) => return Ok(outcome),
         Recorded::Remote(plan) => plan,
     };
+    if careful {
+        plan.stretches = one_at_a_time(plan.stretches);
+    }
+    let clock = shared.hub.clock().clone();
+    let until = clock
+        .monotonic()
+        .saturating_add(decision_deadline(shared.hub.settings()));
+    let mut before: Option<Option<Payload>> = None;
     for stretch in &mut plan.stretches {
-        let answer = ask(shared, entity, fence, stretch).await?;
+        if stretch.chained {
+            if let Some(s) = before.take() {
+                stretch.state = s;
+            }
+        }
+        let left = until.saturating_sub(clock.monotonic());
+        let answer = match ask(shared, entity, fence, stretch, left).await {
+            Ok(answer) => answer,
+            Err(Undecided::Failed(error)) if careful && counts_as_failed_delivery(&error) => {
+                let request_id = stretch
+                    .operations
+                    .first()
+                    .map(|o| o.request_id.clone())
+                    .unwrap_or_default();
+                if delivered.contains(&request_id) || !last_chance {
+                    return Err(NotRun::Operation { request_id, error });
+                }
+                // Held in the record (no message of its own to count) and the batch is at its
+                // last delivery: the operation fails rather than taking its batch-mates to
+                // the dead letters.
+                EntityBatchOutcome::new(vec![Err(not_answered(&error))], stretch.state.clone())
+            }
+            Err(why) => return Err(NotRun::Batch(why)),
+        };
+        before = Some(answer.state.clone());
         stretch.take(answer);
     }
     let (outcome, missing) = replay(plan, entity, now, state, record, messages);
@@ -178,6 +261,35 @@ pub(super) async fn run(
         tracing::warn!(entity = %entity, missing, "the SDK worker's answer lacked results: those operations failed");
     }
     Ok(outcome)
+}
+
+/// The failure of an operation the executor never answered, at its batch's last delivery.
+fn not_answered(error: &ExecutorError) -> FailureDetails {
+    let mut f = FailureDetails::new(
+        "OperationNotAnswered",
+        format!("the SDK worker did not run the operation ({error}) on any of its deliveries"),
+    );
+    f.non_retryable = true;
+    f
+}
+
+/// The stretches as one question per operation, each after the first of a stretch taking
+/// the state the previous answer left.
+fn one_at_a_time(stretches: Vec<Stretch>) -> Vec<Stretch> {
+    let mut out = Vec::new();
+    for s in stretches {
+        for (i, op) in s.operations.into_iter().enumerate() {
+            out.push(Stretch {
+                state: if i == 0 { s.state.clone() } else { None },
+                operations: vec![op],
+                results: VecDeque::new(),
+                answer: None,
+                last_success: None,
+                chained: i > 0,
+            });
+        }
+    }
+    out
 }
 
 /// What the recording pass found.
@@ -259,9 +371,25 @@ fn replay(
 }
 
 impl Stretch {
-    /// Takes the executor's answer for this stretch.
+    /// Takes the executor's answer for this stretch. An answer with more results than
+    /// operations cannot be matched to them: every operation fails
+    /// (`InvalidEntityBatchResult`) and the state stays as it was.
     fn take(&mut self, answer: EntityBatchOutcome) {
         let n = self.operations.len();
+        let answer = if answer.results.len() > n {
+            let mut f = FailureDetails::new(
+                "InvalidEntityBatchResult",
+                format!(
+                    "the SDK worker's entity batch result cannot be taken: results: {} for {n} \
+                     operation(s)",
+                    answer.results.len()
+                ),
+            );
+            f.non_retryable = true;
+            EntityBatchOutcome::new(vec![Err(f); n], self.state.clone())
+        } else {
+            answer
+        };
         self.last_success = answer.results.iter().take(n).rposition(Result::is_ok);
         self.results = answer.results.iter().take(n).cloned().collect();
         self.answer = Some(answer);
@@ -281,6 +409,7 @@ fn stretches(initial: Option<Payload>, steps: Vec<Step>) -> Vec<Stretch> {
                 results: VecDeque::new(),
                 answer: None,
                 last_success: None,
+                chained: false,
             });
         }
     };
@@ -296,13 +425,14 @@ fn stretches(initial: Option<Payload>, steps: Vec<Step>) -> Vec<Stretch> {
     out
 }
 
-/// Asks the executor to run one stretch, within the runtime's deadline and while the lease
-/// holds.
+/// Asks the executor to run one stretch, within `left` of the batch's deadline and while the
+/// lease holds.
 async fn ask(
     shared: &Shared,
     entity: &EntityId,
     fence: LeaseFence,
     stretch: &Stretch,
+    left: Duration,
 ) -> Result<EntityBatchOutcome, Undecided> {
     let Some(executor) = shared.executor.clone() else {
         return Err(Undecided::Failed(ExecutorError::Unavailable {
@@ -315,16 +445,13 @@ async fn ask(
         stretch.operations.clone(),
     );
     let clock = shared.hub.clock().clone();
-    let deadline = decision_deadline(shared.hub.settings());
+    let seconds = decision_deadline(shared.hub.settings()).as_secs();
     let what = format!("entity '{entity}'");
     let question = executor.run_entity(work);
     let asked = async move {
         tokio::select! {
             answer = question => answer,
-            () = clock.sleep(deadline) => Err(ExecutorError::TimedOut {
-                what,
-                seconds: deadline.as_secs(),
-            }),
+            () = clock.sleep(left) => Err(ExecutorError::TimedOut { what, seconds }),
         }
     };
     match until_cut(shared, fence, Some(&shared.slots.orchestrations), asked).await {

@@ -236,3 +236,31 @@ fn a_trailing_delete_leaves_no_state_and_a_batch_without_operations_asks_nothing
         Recorded::Remote(_) => panic!("a lock needs no executor"),
     }
 }
+
+#[test]
+fn more_results_than_operations_fail_every_operation_and_keep_the_state() {
+    let mut state = Some(json("5"));
+    let mut record = EntityRecord::default();
+    let messages = vec![op("a", "add", "1", Some(caller()))];
+    let mut plan = plan_of(record_batch(
+        &counter(),
+        now(),
+        &mut state,
+        &mut record,
+        &messages,
+    ));
+    plan.stretches[0].take(EntityBatchOutcome::new(
+        vec![Ok(json("6")), Ok(json("7"))],
+        Some(json("7")),
+    ));
+    let (outcome, _) = replay(plan, &counter(), now(), &mut state, &mut record, messages);
+    assert_eq!(state, Some(json("5")));
+    assert_eq!((outcome.operations, outcome.failed), (1, 1));
+    let r = responses(&outcome);
+    assert!(
+        matches!(&r[0], (id, EntityResponse::Failed { failure })
+            if id == "a" && failure.error_type == "InvalidEntityBatchResult"
+                && failure.message.contains("results: 2 for 1")),
+        "{r:?}"
+    );
+}
