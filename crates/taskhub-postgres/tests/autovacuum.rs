@@ -113,15 +113,13 @@ async fn the_queue_tables_dead_rows_are_vacuumed_while_the_hub_runs() {
         "every message went through"
     );
     let start = Instant::now();
-    let mut last = (vacuums_before, 0);
     let outcome = loop {
-        last = stats(&store).await;
-        let (vacuums, dead) = last;
+        let (vacuums, dead) = stats(&store).await;
         if vacuums > vacuums_before && dead < 500 {
             break Ok(());
         }
         if start.elapsed() > Duration::from_secs(60) {
-            break Err(last);
+            break Err((vacuums, dead));
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
     };
@@ -132,5 +130,4 @@ async fn the_queue_tables_dead_rows_are_vacuumed_while_the_hub_runs() {
              {vacuums_before}) and {dead} dead rows in queue_messages after 60 s"
         );
     }
-    assert!(last.0 > vacuums_before);
 }
