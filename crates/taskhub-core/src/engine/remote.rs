@@ -19,6 +19,7 @@
 //! session too and load it again from storage.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use crate::engine::decision::{Decision, OrchestrationDecision};
 use crate::engine::output::{TurnInput, TurnResult};
@@ -33,8 +34,9 @@ use crate::time::Timestamp;
 /// What a session whose code runs elsewhere keeps.
 #[derive(Debug, Default)]
 pub(crate) struct RemoteCode {
-    /// The execution's history as committed (and as of the last turn).
-    pub(crate) history: Vec<HistoryEvent>,
+    /// The execution's history as committed (and as of the last turn); shared with the
+    /// executor for the turn's question instead of copied.
+    pub(crate) history: Arc<Vec<HistoryEvent>>,
     /// The task IDs the code used (scheduled work, timers, sends).
     pub(crate) used: HashSet<u64>,
     /// The last attempt of each activity task ID. The SDKs schedule a retry under the first
@@ -135,6 +137,15 @@ impl OrchestrationSession {
     #[must_use]
     pub fn remote_history(&self) -> &[HistoryEvent] {
         self.remote.as_ref().map_or(&[], |r| r.history.as_slice())
+    }
+
+    /// [`remote_history`](Self::remote_history) shared, not copied: a turn's question holds
+    /// it while the session waits (the next turn appends in place once it is dropped).
+    #[must_use]
+    pub fn remote_history_shared(&self) -> Arc<Vec<HistoryEvent>> {
+        self.remote
+            .as_ref()
+            .map_or_else(|| Arc::new(Vec::new()), |r| Arc::clone(&r.history))
     }
 
     /// Applies `input`'s messages. A Rust execution runs its code and the turn is

@@ -127,7 +127,8 @@ impl OrchestrationSession {
         }
         self.history_len += new_events.len() as u64;
         if let Some(remote) = self.remote.as_mut() {
-            remote.history.extend(new_events.iter().cloned());
+            // Not copied unless an executor still holds the last turn's history.
+            std::sync::Arc::make_mut(&mut remote.history).extend(new_events.iter().cloned());
         }
         TurnResult {
             new_events,
