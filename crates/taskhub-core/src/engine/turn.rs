@@ -368,6 +368,7 @@ impl OrchestrationSession {
                     version,
                     instance_id,
                     input,
+                    attempt,
                 } => (
                     EventKind::SubOrchestrationCreated {
                         task_id,
@@ -382,6 +383,7 @@ impl OrchestrationSession {
                         version,
                         instance_id,
                         input,
+                        attempt,
                     },
                 ),
                 Emitted::Timer { task_id, fire_at } => (
