@@ -403,6 +403,10 @@ mod tests {
     /// After the thread group-commits several writes, writes run inline again only once
     /// `INLINE_AFTER_SINGLE_BATCHES` of its batches in a row held one write.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[allow(
+        clippy::await_holding_lock,
+        reason = "the held connection keeps the writer thread waiting; the writes only try it"
+    )]
     async fn writes_run_inline_again_only_after_several_single_batches() {
         let path = std::env::temp_dir().join(format!("taskhub-singles-{}.db", std::process::id()));
         let writer = Arc::new(writer(&path));
