@@ -23,7 +23,16 @@ pub fn reset_peak() -> bool {
 
 /// User + system CPU time of this process so far (10 ms resolution).
 pub fn cpu_time() -> Option<Duration> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    stat_cpu("/proc/self/stat")
+}
+
+/// User + system CPU time of process `pid` so far (a child: the `grpc` scenario's stand-in).
+pub fn cpu_time_of(pid: u32) -> Option<Duration> {
+    stat_cpu(&format!("/proc/{pid}/stat"))
+}
+
+fn stat_cpu(path: &str) -> Option<Duration> {
+    let stat = std::fs::read_to_string(path).ok()?;
     // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
     let rest = &stat[stat.rfind(')')? + 1..];
     let fields: Vec<&str> = rest.split_whitespace().collect();
@@ -53,6 +62,7 @@ mod tests {
             assert!(peak > 0.0 && now > 0.0 && peak >= now - 1.0, "{peak} {now}");
             let spent = cpu_time();
             assert!(spent.is_some());
+            assert!(cpu_time_of(std::process::id()).is_some());
         }
     }
 }

@@ -361,3 +361,161 @@ fn a_retry_under_a_closed_task_id_is_the_next_attempt() {
     let r = t.finish_turn(p, OrchestrationDecision::new(vec![schedule(5)]));
     assert_eq!(r.status, Some(OrchestrationStatus::Failed));
 }
+
+fn sub(task_id: u64, child: &str) -> Decision {
+    Decision::StartSubOrchestration {
+        task_id,
+        name: "Child".into(),
+        version: None,
+        instance_id: InstanceId::new(child).unwrap(),
+        input: Payload::null(),
+    }
+}
+
+fn sub_failed(n: u64, task_id: u64) -> Message {
+    msg(
+        n,
+        EventKind::SubOrchestrationFailed {
+            task_id,
+            failure: FailureDetails::new("ChildFailed", "try again"),
+        },
+    )
+}
+
+fn sub_done(n: u64, task_id: u64) -> Message {
+    msg(
+        n,
+        EventKind::SubOrchestrationCompleted {
+            task_id,
+            result: Payload::null(),
+        },
+    )
+}
+
+/// The (task ID, child instance, attempt) of each sub-orchestration start of a turn.
+fn sub_starts(r: &TurnResult) -> Vec<(u64, String, u32)> {
+    r.actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::StartSubOrchestration {
+                task_id,
+                instance_id,
+                attempt,
+                ..
+            } => Some((*task_id, instance_id.as_str().to_owned(), *attempt)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn fired(n: u64, task_id: u64, at: u64) -> Message {
+    msg(
+        n,
+        EventKind::TimerFired {
+            task_id,
+            fire_at: ts(at),
+        },
+    )
+}
+
+fn timer(task_id: u64, at: u64) -> Decision {
+    Decision::CreateTimer {
+        task_id,
+        fire_at: ts(at),
+    }
+}
+
+/// The SDKs retry a failed sub-orchestration as an activity: under its first attempt's task
+/// ID, with the child instance ID they choose (the Python SDK: the same one). The runtime takes
+/// it as attempt 2 (the outbox derives the start's message ID and the child's execution ID
+/// with the attempt, so the start is not a re-sent copy of attempt 1's), takes attempt 2's
+/// result, and still knows attempt 1's failure as a duplicate, also after a reload.
+#[test]
+fn a_failed_sub_orchestration_is_retried_under_its_task_id_as_the_next_attempt() {
+    let mut s = session();
+    let p = pending(turn(&mut s, 10, vec![start(1)]));
+    let r = s.finish_turn(p, OrchestrationDecision::new(vec![sub(1, "child")]));
+    assert_eq!(sub_starts(&r), [(1, "child".to_owned(), 1)]);
+
+    // While it runs, starting task 1 again is refused (an open task).
+    let mut open = session();
+    let p = pending(turn(&mut open, 10, vec![start(1)]));
+    let _ = open.finish_turn(p, OrchestrationDecision::new(vec![sub(1, "child")]));
+    let poke = msg(
+        9,
+        EventKind::EventRaised {
+            name: "Poke".into(),
+            input: Payload::null(),
+        },
+    );
+    let p = pending(turn(&mut open, 11, vec![poke]));
+    let r = open.finish_turn(p, OrchestrationDecision::new(vec![sub(1, "child")]));
+    assert_eq!(r.status, Some(OrchestrationStatus::Failed));
+
+    // Failed: the retry, after a timer, reuses task 1 (and here the child's ID) as attempt 2.
+    let p = pending(turn(&mut s, 20, vec![sub_failed(2, 1)]));
+    let r = s.finish_turn(p, OrchestrationDecision::new(vec![timer(2, 25)]));
+    assert!(r.discarded.is_empty());
+    let p = pending(turn(&mut s, 30, vec![fired(3, 2, 25)]));
+    let r = s.finish_turn(p, OrchestrationDecision::new(vec![sub(1, "child")]));
+    assert_eq!(sub_starts(&r), [(1, "child".to_owned(), 2)]);
+    assert_eq!(r.status, Some(OrchestrationStatus::Running));
+
+    // A reload counts the attempts from history: a third attempt after another failure is 3.
+    let history = s.remote_history().to_vec();
+    let mut again =
+        OrchestrationSession::load_with(Arc::new(Registry::new()), id(), &history, true);
+    let p = pending(turn(&mut again, 35, vec![sub_failed(5, 1)]));
+    let _ = again.finish_turn(p, OrchestrationDecision::new(vec![timer(3, 36)]));
+    let p = pending(turn(&mut again, 37, vec![fired(6, 3, 36)]));
+    let r = again.finish_turn(p, OrchestrationDecision::new(vec![sub(1, "child-3")]));
+    assert_eq!(sub_starts(&r), [(1, "child-3".to_owned(), 3)]);
+
+    // Attempt 1's failure delivered again: a duplicate; attempt 2's result is taken.
+    for s in [
+        &mut s,
+        &mut OrchestrationSession::load_with(Arc::new(Registry::new()), id(), &history, true),
+    ] {
+        let p = pending(turn(s, 40, vec![sub_failed(2, 1), sub_done(4, 1)]));
+        let kinds: Vec<&str> = p.new_events().iter().map(|e| e.event.type_name()).collect();
+        assert_eq!(kinds, ["OrchestratorStarted", "SubOrchestrationCompleted"]);
+        let r = s.finish_turn(
+            p,
+            OrchestrationDecision::new(vec![Decision::Complete {
+                result: Payload::null(),
+            }]),
+        );
+        assert_eq!(r.discarded.len(), 1);
+        assert_eq!(r.discarded[0].reason, DiscardReason::Duplicate);
+        assert_eq!(r.status, Some(OrchestrationStatus::Completed));
+    }
+}
+
+/// A task ID is retried only as its own kind, and never a completed one's or a timer's.
+#[test]
+fn only_a_failed_sub_orchestrations_id_is_a_sub_orchestration_retry() {
+    // (what ran under task 1, how it ended, the retry asked for)
+    let cases: Vec<(Decision, Message, Decision)> = vec![
+        // A completed child's ID.
+        (sub(1, "c"), sub_done(2, 1), sub(1, "c")),
+        // A failed activity's ID, as a sub-orchestration.
+        (schedule(1), failed(2, 1), sub(1, "c")),
+        // A failed child's ID, as an activity.
+        (sub(1, "c"), sub_failed(2, 1), schedule(1)),
+        // A timer's ID.
+        (timer(1, 15), fired(2, 1, 15), sub(1, "c")),
+    ];
+    for (i, (first, end, retry)) in cases.into_iter().enumerate() {
+        let mut s = session();
+        let p = pending(turn(&mut s, 10, vec![start(1)]));
+        let _ = s.finish_turn(p, OrchestrationDecision::new(vec![first]));
+        let p = pending(turn(&mut s, 20, vec![end]));
+        let r = s.finish_turn(p, OrchestrationDecision::new(vec![retry]));
+        assert_eq!(r.status, Some(OrchestrationStatus::Failed), "case {i}");
+        let failure = r.new_events.iter().find_map(|e| match &e.event {
+            EventKind::ExecutionFailed { failure } => Some(failure.error_type.clone()),
+            _ => None,
+        });
+        assert_eq!(failure.as_deref(), Some("DuplicateTaskId"), "case {i}");
+    }
+}

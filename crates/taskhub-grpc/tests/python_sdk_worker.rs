@@ -4,7 +4,8 @@
 //!
 //! * tests/python/worker_scenarios.py runs orchestrations written with the SDK (sequence,
 //!   fan-out/fan-in, sub-orchestration, timers, events before and after the wait, when_any
-//!   with a timer, continue-as-new keeping events, retries, failures, custom status,
+//!   with a timer, continue-as-new keeping events, retries of activities and
+//!   sub-orchestrations, failures, custom status,
 //!   version and tags, suspend/resume, terminate, query with paging, restart, purge) on
 //!   SQLite and on Azurite, and asserts every result.
 //! * SIGKILL of an SDK worker mid-orchestration: the activity it held goes to another

@@ -77,6 +77,11 @@ impl Remote {
         })
     }
 
+    /// The stand-in's CPU time so far.
+    fn worker_cpu(&self) -> Option<Duration> {
+        crate::procstats::cpu_time_of(self.child.id()?)
+    }
+
     async fn stop(mut self) {
         self.dispatcher.close();
         let _ = self.stop.send(());
@@ -86,14 +91,21 @@ impl Remote {
     }
 }
 
-/// Runs `workload` once; returns its measurements, its work items (turns + activities),
-/// its unit count, and over gRPC the most orchestration and activity items that were out
-/// at once.
-async fn measure(
-    config: &Config,
-    workload: Workload,
-    over_grpc: bool,
-) -> anyhow::Result<(Measured, u64, u64, Option<[usize; 2]>)> {
+/// One run of a workload.
+struct Run {
+    m: Measured,
+    /// Its work items (turns + activities).
+    items: u64,
+    /// Its unit count.
+    n: u64,
+    /// Over gRPC: the most orchestration and activity items that were out at once.
+    peak: Option<[usize; 2]>,
+    /// Over gRPC: the stand-in SDK worker's CPU time over the measured part.
+    worker_cpu: Option<Duration>,
+}
+
+/// Runs `workload` once.
+async fn measure(config: &Config, workload: Workload, over_grpc: bool) -> anyhow::Result<Run> {
     let settings = config.settings(&[])?;
     let (bench, remote) = if over_grpc {
         let bench = Bench::open_with(config, settings, Registry::new(), |hub| {
@@ -116,6 +128,7 @@ async fn measure(
         )
     };
     let before = bench.stats();
+    let worker_before = remote.as_ref().and_then(Remote::worker_cpu);
     let span = Span::begin(&bench);
     let label = format!(
         "grpc {} {}",
@@ -148,6 +161,7 @@ async fn measure(
         }
     };
     let m = span.end();
+    let worker_after = remote.as_ref().and_then(Remote::worker_cpu);
     let after = bench.stats();
     let items = (after.turns - before.turns) + (after.activities - before.activities);
     let peak = bench.dispatcher.as_ref().map(Dispatcher::peak_items);
@@ -155,7 +169,15 @@ async fn measure(
         r.stop().await;
     }
     bench.close().await;
-    Ok((m, items, n, peak))
+    Ok(Run {
+        m,
+        items,
+        n,
+        peak,
+        worker_cpu: worker_before
+            .zip(worker_after)
+            .map(|(b, a)| a.saturating_sub(b)),
+    })
 }
 
 /// The dispatcher and the protocol alone, without the runtime: `n` activities through
@@ -219,7 +241,13 @@ pub async fn run(config: &Config) -> anyhow::Result<Vec<Record>> {
     for workload in [Workload::Hello5, Workload::FanOut] {
         let mut throughput = [0.0f64; 2];
         for (i, over_grpc) in [false, true].into_iter().enumerate() {
-            let (m, items, n, peak) = measure(config, workload, over_grpc).await?;
+            let Run {
+                m,
+                items,
+                n,
+                peak,
+                worker_cpu,
+            } = measure(config, workload, over_grpc).await?;
             let unit = match workload {
                 Workload::Hello5 => "orchestrations/s",
                 Workload::FanOut => "activities/s",
@@ -237,6 +265,12 @@ pub async fn run(config: &Config) -> anyhow::Result<Vec<Record>> {
             if let (Some(cpu), true) = (m.cpu, items > 0) {
                 record = record.extra(
                     "server_cpu_us_per_work_item",
+                    round1(cpu.as_secs_f64() * 1e6 / items as f64),
+                );
+            }
+            if let (Some(cpu), true) = (worker_cpu, items > 0) {
+                record = record.extra(
+                    "sdk_worker_cpu_us_per_work_item",
                     round1(cpu.as_secs_f64() * 1e6 / items as f64),
                 );
             }

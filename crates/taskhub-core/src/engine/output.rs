@@ -46,6 +46,9 @@ pub enum Action {
         instance_id: InstanceId,
         /// The child's input.
         input: Payload,
+        /// Attempt number: 1, or the retry's under a failed attempt's task ID (remote code
+        /// retries a sub-orchestration under its first attempt's task ID).
+        attempt: u32,
     },
     /// Deliver `TimerFired` to this instance at `fire_at`.
     CreateTimer {

@@ -19,6 +19,7 @@
 //! session too and load it again from storage.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use crate::engine::decision::{Decision, OrchestrationDecision};
 use crate::engine::output::{TurnInput, TurnResult};
@@ -33,26 +34,38 @@ use crate::time::Timestamp;
 /// What a session whose code runs elsewhere keeps.
 #[derive(Debug, Default)]
 pub(crate) struct RemoteCode {
-    /// The execution's history as committed (and as of the last turn).
-    pub(crate) history: Vec<HistoryEvent>,
+    /// The execution's history as committed (and as of the last turn); shared with the
+    /// executor for the turn's question instead of copied.
+    pub(crate) history: Arc<Vec<HistoryEvent>>,
     /// The task IDs the code used (scheduled work, timers, sends).
     pub(crate) used: HashSet<u64>,
-    /// The last attempt of each activity task ID. The SDKs schedule a retry under the first
-    /// attempt's task ID once its failure is in; each attempt's work item and result then
-    /// carry the attempt in their message IDs (the runtime's outbox derives them so).
+    /// The last attempt of each activity and sub-orchestration task ID. The SDKs schedule a
+    /// retry under the first attempt's task ID once its failure is in; each attempt's
+    /// messages then carry the attempt in their message IDs (the runtime's outbox derives
+    /// them so, and a sub-orchestration's child execution ID with them).
     pub(crate) attempts: HashMap<u64, u32>,
     /// The message IDs of the completions applied, so an earlier attempt's result that comes
     /// again is a duplicate rather than the result of a later attempt under the same task ID.
     pub(crate) results: HashSet<crate::ids::MessageId>,
-    /// Activity task IDs whose last attempt failed: the only IDs the code may use again.
-    pub(crate) failed: HashSet<u64>,
+    /// Activity and sub-orchestration task IDs whose last attempt failed, with their kind:
+    /// the only IDs the code may use again, each for its own kind.
+    pub(crate) failed: HashMap<u64, TaskKind>,
 }
 
 impl RemoteCode {
-    /// True if `task_id` was an activity whose last attempt failed (and is not open again):
-    /// the code may schedule it again, as a retry.
-    fn may_retry(&self, task_id: u64, open: &HashSet<u64>) -> bool {
-        self.failed.contains(&task_id) && !open.contains(&task_id)
+    /// True if `task_id` was a task of `kind` whose last attempt failed (and is not open
+    /// again): the code may schedule it again, as a retry of the same kind.
+    fn may_retry(&self, task_id: u64, kind: TaskKind, open: &HashSet<u64>) -> bool {
+        self.failed.get(&task_id) == Some(&kind) && !open.contains(&task_id)
+    }
+
+    /// Notes an attempt of task `task_id` (decided, or replayed from history; `at_least`: the
+    /// attempt the history names, if it does) and returns its number.
+    fn attempt(&mut self, task_id: u64, at_least: u32) -> u32 {
+        self.failed.remove(&task_id);
+        let a = self.attempts.entry(task_id).or_insert(0);
+        *a = a.saturating_add(1).max(at_least);
+        *a
     }
 
     /// Notes an applied completion (as it is recorded, or replayed from history).
@@ -60,8 +73,14 @@ impl RemoteCode {
         if let Some(id) = &event.message_id {
             self.results.insert(id.clone());
         }
-        if let EventKind::TaskFailed { task_id, .. } = &event.event {
-            self.failed.insert(*task_id);
+        match &event.event {
+            EventKind::TaskFailed { task_id, .. } => {
+                self.failed.insert(*task_id, TaskKind::Activity);
+            }
+            EventKind::SubOrchestrationFailed { task_id, .. } => {
+                self.failed.insert(*task_id, TaskKind::SubOrchestration);
+            }
+            _ => {}
         }
     }
 }
@@ -137,6 +156,15 @@ impl OrchestrationSession {
         self.remote.as_ref().map_or(&[], |r| r.history.as_slice())
     }
 
+    /// [`remote_history`](Self::remote_history) shared, not copied: a turn's question holds
+    /// it while the session waits (the next turn appends in place once it is dropped).
+    #[must_use]
+    pub fn remote_history_shared(&self) -> Arc<Vec<HistoryEvent>> {
+        self.remote
+            .as_ref()
+            .map_or_else(|| Arc::new(Vec::new()), |r| Arc::clone(&r.history))
+    }
+
     /// Applies `input`'s messages. A Rust execution runs its code and the turn is
     /// [`Done`](TurnStep::Done) (as [`turn`](Self::turn)); a remote one whose code has
     /// something new to see waits for its decision ([`TurnStep::Decide`]).
@@ -202,12 +230,7 @@ impl OrchestrationSession {
                         version,
                         input,
                     } => {
-                        let attempt = self.remote.as_mut().map_or(1, |r| {
-                            r.failed.remove(&task_id);
-                            let a = r.attempts.entry(task_id).or_insert(0);
-                            *a = a.saturating_add(1);
-                            *a
-                        });
+                        let attempt = self.remote.as_mut().map_or(1, |r| r.attempt(task_id, 0));
                         (
                             task_id,
                             Some(TaskKind::Activity),
@@ -226,17 +249,21 @@ impl OrchestrationSession {
                         version,
                         instance_id,
                         input,
-                    } => (
-                        task_id,
-                        Some(TaskKind::SubOrchestration),
-                        Emitted::SubOrchestration {
+                    } => {
+                        let attempt = self.remote.as_mut().map_or(1, |r| r.attempt(task_id, 0));
+                        (
                             task_id,
-                            name,
-                            version,
-                            instance_id,
-                            input,
-                        },
-                    ),
+                            Some(TaskKind::SubOrchestration),
+                            Emitted::SubOrchestration {
+                                task_id,
+                                name,
+                                version,
+                                instance_id,
+                                input,
+                                attempt,
+                            },
+                        )
+                    }
                     Decision::CreateTimer { task_id, fire_at } => (
                         task_id,
                         Some(TaskKind::Timer),
@@ -356,13 +383,15 @@ impl OrchestrationSession {
                 task_id, attempt, ..
             } => {
                 if let Some(remote) = self.remote.as_mut() {
-                    remote.failed.remove(task_id);
-                    let a = remote.attempts.entry(*task_id).or_insert(0);
-                    *a = (*a).max(*attempt);
+                    remote.attempt(*task_id, *attempt);
                 }
                 (*task_id, Some(TaskKind::Activity))
             }
             EventKind::SubOrchestrationCreated { task_id, .. } => {
+                // The event names no attempt: each one under the task ID is the next.
+                if let Some(remote) = self.remote.as_mut() {
+                    remote.attempt(*task_id, 0);
+                }
                 (*task_id, Some(TaskKind::SubOrchestration))
             }
             EventKind::TimerCreated { task_id, .. } => (*task_id, Some(TaskKind::Timer)),
@@ -451,8 +480,12 @@ fn check(
             }
         }
         if let Some(id) = task_id {
-            let retry = matches!(d, Decision::ScheduleActivity { .. })
-                && remote.is_some_and(|r| r.may_retry(id, open));
+            let kind = match d {
+                Decision::ScheduleActivity { .. } => Some(TaskKind::Activity),
+                Decision::StartSubOrchestration { .. } => Some(TaskKind::SubOrchestration),
+                _ => None,
+            };
+            let retry = kind.is_some_and(|k| remote.is_some_and(|r| r.may_retry(id, k, open)));
             let reused = remote.is_some_and(|r| r.used.contains(&id)) && !retry;
             if reused || !seen.insert(id) {
                 return fail(

@@ -36,7 +36,7 @@ impl OrchestrationSession {
             }
         }
         if let Some(remote) = self.remote.as_mut() {
-            remote.history = history.to_vec();
+            remote.history = std::sync::Arc::new(history.to_vec());
         }
         lock(&self.state).replaying = false;
     }

@@ -131,7 +131,8 @@ impl OrchestrationSession {
         }
         self.history_len += new_events.len() as u64;
         if let Some(remote) = self.remote.as_mut() {
-            remote.history.extend(new_events.iter().cloned());
+            // Not copied unless an executor still holds the last turn's history.
+            std::sync::Arc::make_mut(&mut remote.history).extend(new_events.iter().cloned());
         }
         TurnResult {
             new_events,
@@ -371,6 +372,7 @@ impl OrchestrationSession {
                     version,
                     instance_id,
                     input,
+                    attempt,
                 } => (
                     EventKind::SubOrchestrationCreated {
                         task_id,
@@ -385,6 +387,7 @@ impl OrchestrationSession {
                         version,
                         instance_id,
                         input,
+                        attempt,
                     },
                 ),
                 Emitted::Timer { task_id, fire_at } => (

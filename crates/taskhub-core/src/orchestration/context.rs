@@ -366,6 +366,8 @@ impl OrchestrationContext {
                     .clone()
                     .unwrap_or_else(|| child_id(&parent, task_id)),
                 input,
+                // A Rust retry starts under a new task ID.
+                attempt: 1,
             },
             Some(TaskKind::SubOrchestration),
         );

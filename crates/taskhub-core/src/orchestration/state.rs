@@ -25,6 +25,7 @@ pub(crate) enum Emitted {
         version: Option<String>,
         instance_id: InstanceId,
         input: Payload,
+        attempt: u32,
     },
     Timer {
         task_id: u64,

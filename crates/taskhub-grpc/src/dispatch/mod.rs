@@ -104,17 +104,24 @@ impl Dispatcher {
         self.inner.lock().close();
     }
 
-    /// Submits a work item and waits for its answer.
+    /// Submits a work item and waits for its answer. `request` goes out at the first
+    /// hand-out, `rebuild` makes it again after a give-back; `what` names the work in errors
+    /// (built only for one).
     async fn run(
         &self,
         kind: Kind,
         request: Request,
-        what: String,
+        rebuild: state::Rebuild,
+        what: &(dyn Fn() -> String + Sync),
     ) -> Result<Reply, ExecutorError> {
         let (tx, rx) = tokio::sync::oneshot::channel();
         let now = self.inner.clock.monotonic();
-        let Some(id) = self.inner.lock().submit(kind, request, tx, now) else {
-            return Err(ExecutorError::Unavailable { what });
+        let Some(id) = self
+            .inner
+            .lock()
+            .submit_once(kind, request, rebuild, tx, now)
+        else {
+            return Err(ExecutorError::Unavailable { what: what() });
         };
         wait::answer(&self.inner, kind, id, rx, what).await
     }
@@ -129,24 +136,37 @@ impl Inner {
 impl RemoteExecutor for Dispatcher {
     fn orchestrate(&self, work: OrchestrationWork) -> ExecutorFuture<'_, OrchestrationDecision> {
         Box::pin(async move {
-            let what = format!(
-                "orchestration '{}' (instance '{}')",
-                work.name, work.instance
-            );
+            let work = Arc::new(work);
+            let what = || {
+                format!(
+                    "orchestration '{}' (instance '{}')",
+                    work.name, work.instance
+                )
+            };
             let request = Request::OrchestratorRequest(request::orchestrator_request(&work));
-            match self.run(Kind::Orchestration, request, what.clone()).await? {
+            let source = Arc::clone(&work);
+            let rebuild: state::Rebuild = Box::new(move || {
+                Request::OrchestratorRequest(request::orchestrator_request(&source))
+            });
+            match self
+                .run(Kind::Orchestration, request, rebuild, &what)
+                .await?
+            {
                 Reply::Orchestrator(r) => Ok(actions::orchestration_decision(
                     &work.instance,
                     &work.execution_id,
                     &r,
                 )),
-                Reply::GivenUp(reason) => Err(ExecutorError::Abandoned { what, reason }),
+                Reply::GivenUp(reason) => Err(ExecutorError::Abandoned {
+                    what: what(),
+                    reason,
+                }),
                 Reply::Activity(_) => Err(ExecutorError::Abandoned {
-                    what,
+                    what: what(),
                     reason: "answered as an activity".into(),
                 }),
                 Reply::Entity(_) => Err(ExecutorError::Abandoned {
-                    what,
+                    what: what(),
                     reason: "answered as an entity batch".into(),
                 }),
             }
@@ -155,20 +175,29 @@ impl RemoteExecutor for Dispatcher {
 
     fn run_activity(&self, work: ActivityWork) -> ExecutorFuture<'_, ActivityOutcome> {
         Box::pin(async move {
-            let what = format!(
-                "activity '{}' (task {} of instance '{}')",
-                work.name, work.task_id, work.instance
-            );
+            let work = Arc::new(work);
+            let what = || {
+                format!(
+                    "activity '{}' (task {} of instance '{}')",
+                    work.name, work.task_id, work.instance
+                )
+            };
             let request = Request::ActivityRequest(request::activity_request(&work));
-            match self.run(Kind::Activity, request, what.clone()).await? {
+            let source = Arc::clone(&work);
+            let rebuild: state::Rebuild =
+                Box::new(move || Request::ActivityRequest(request::activity_request(&source)));
+            match self.run(Kind::Activity, request, rebuild, &what).await? {
                 Reply::Activity(r) => Ok(actions::activity_outcome(&r)),
-                Reply::GivenUp(reason) => Err(ExecutorError::Abandoned { what, reason }),
+                Reply::GivenUp(reason) => Err(ExecutorError::Abandoned {
+                    what: what(),
+                    reason,
+                }),
                 Reply::Orchestrator(_) => Err(ExecutorError::Abandoned {
-                    what,
+                    what: what(),
                     reason: "answered as an orchestration".into(),
                 }),
                 Reply::Entity(_) => Err(ExecutorError::Abandoned {
-                    what,
+                    what: what(),
                     reason: "answered as an entity batch".into(),
                 }),
             }
@@ -181,17 +210,26 @@ impl RemoteExecutor for Dispatcher {
 
     fn run_entity(&self, work: EntityWork) -> ExecutorFuture<'_, EntityBatchOutcome> {
         Box::pin(async move {
-            let what = format!(
-                "entity batch of '{}' ({} operations)",
-                work.entity,
-                work.operations.len()
-            );
+            let work = Arc::new(work);
+            let what = || {
+                format!(
+                    "entity batch of '{}' ({} operations)",
+                    work.entity,
+                    work.operations.len()
+                )
+            };
             let request = Request::EntityRequest(entity::entity_request(&work));
-            match self.run(Kind::Entity, request, what.clone()).await? {
+            let source = Arc::clone(&work);
+            let rebuild: state::Rebuild =
+                Box::new(move || Request::EntityRequest(entity::entity_request(&source)));
+            match self.run(Kind::Entity, request, rebuild, &what).await? {
                 Reply::Entity(r) => Ok(entity::entity_outcome(&work, &r)),
-                Reply::GivenUp(reason) => Err(ExecutorError::Abandoned { what, reason }),
+                Reply::GivenUp(reason) => Err(ExecutorError::Abandoned {
+                    what: what(),
+                    reason,
+                }),
                 Reply::Orchestrator(_) | Reply::Activity(_) => Err(ExecutorError::Abandoned {
-                    what,
+                    what: what(),
                     reason: "answered as another kind of work item".into(),
                 }),
             }

@@ -81,11 +81,37 @@ struct Held {
     since: Duration,
 }
 
+/// Builds an item's request again (see [`Source::Once`]).
+pub(crate) type Rebuild = Box<dyn Fn() -> work_item::Request + Send>;
+
+/// An item's request: built once by the executor call and moved into the first hand-out (a
+/// turn's request carries its whole history: a copy per hand-out cost as much as building
+/// it); a later hand-out (after a give-back) builds it again with `rebuild`.
+struct Source {
+    pending: Option<work_item::Request>,
+    rebuild: Rebuild,
+}
+
+impl Source {
+    /// The request for a hand-out.
+    fn take(&mut self) -> work_item::Request {
+        self.pending.take().unwrap_or_else(|| (self.rebuild)())
+    }
+}
+
+impl std::fmt::Debug for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Source")
+            .field("pending", &self.pending)
+            .finish_non_exhaustive()
+    }
+}
+
 /// One work item, from the executor call that made it to its answer.
 #[derive(Debug)]
 struct Item {
     kind: Kind,
-    request: work_item::Request,
+    source: Source,
     reply: Option<oneshot::Sender<Reply>>,
     /// When it was queued last (monotonic).
     queued_at: Duration,
@@ -173,11 +199,26 @@ impl State {
         self.give_back_limit = limit.max(1);
     }
 
-    /// Queues a work item and hands it out if a worker has room. `None` once closed.
+    /// [`submit_once`](Self::submit_once) with a copy of `request` for every hand-out.
+    #[cfg(test)]
     pub(crate) fn submit(
         &mut self,
         kind: Kind,
         request: work_item::Request,
+        reply: oneshot::Sender<Reply>,
+        now: Duration,
+    ) -> Option<u64> {
+        let copy = request.clone();
+        self.submit_once(kind, request, Box::new(move || copy.clone()), reply, now)
+    }
+
+    /// Queues a work item whose `request` moves into its first hand-out; `rebuild` makes it
+    /// again for a later one (after a give-back). `None` once closed.
+    pub(crate) fn submit_once(
+        &mut self,
+        kind: Kind,
+        request: work_item::Request,
+        rebuild: Rebuild,
         reply: oneshot::Sender<Reply>,
         now: Duration,
     ) -> Option<u64> {
@@ -190,7 +231,10 @@ impl State {
             id,
             Item {
                 kind,
-                request,
+                source: Source {
+                    pending: Some(request),
+                    rebuild,
+                },
                 reply: Some(reply),
                 queued_at: now,
                 holder: None,
@@ -500,10 +544,18 @@ impl State {
             return false;
         };
         let sent = w.tx.send(Ok(WorkItem {
-            request: Some(item.request.clone()),
+            request: Some(item.source.take()),
             completion_token: token.clone(),
         }));
-        if sent.is_err() {
+        if let Err(unsent) = sent {
+            if let Ok(WorkItem {
+                request: Some(request),
+                ..
+            }) = unsent.0
+            {
+                // Not sent: the next hand-out sends it.
+                item.source.pending = Some(request);
+            }
             return false;
         }
         if let Some(n) = w.held.get_mut(item.kind.index()) {

@@ -267,3 +267,35 @@ fn entity_batches_have_their_own_capacity_and_tokens() {
     assert_eq!(std::iter::from_fn(|| rx.try_recv().ok()).count(), 1);
     assert_eq!(s.open, [0, 0, 2]);
 }
+
+#[test]
+fn a_request_is_built_once_and_again_only_after_a_give_back() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let mut s = State::new(T0);
+    let rebuilt = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&rebuilt);
+    let rebuild: Rebuild = Box::new(move || {
+        counter.fetch_add(1, Ordering::SeqCst);
+        activity("a")
+    });
+    // A worker whose stream is gone: the hand-out fails, and the request stays for the next.
+    let (gone, gone_rx) = worker(&mut s, [5, 5]);
+    drop(gone_rx);
+    let (tx, _ra) = oneshot::channel();
+    s.submit_once(Kind::Activity, activity("a"), rebuild, tx, T0)
+        .unwrap();
+    assert_eq!(s.connected(), 0, "the worker with no stream was dropped");
+    assert_eq!(rebuilt.load(Ordering::SeqCst), 0);
+    // The first hand-out that reaches a worker moves the request built by the call.
+    let (w1, mut rx1) = worker(&mut s, [5, 5]);
+    assert_ne!(w1, gone);
+    let first = received(&mut rx1);
+    assert_eq!(names(&first), ["a"]);
+    assert_eq!(rebuilt.load(Ordering::SeqCst), 0);
+    // Given back: the next hand-out builds it again, the same request.
+    let (_w2, mut rx2) = worker(&mut s, [5, 5]);
+    s.abandon(&first[0].1, Kind::Activity, T0).unwrap();
+    assert_eq!(names(&received(&mut rx2)), ["a"]);
+    assert_eq!(rebuilt.load(Ordering::SeqCst), 1);
+}

@@ -38,7 +38,7 @@ pub(super) async fn answer(
     kind: Kind,
     id: u64,
     mut rx: oneshot::Receiver<Reply>,
-    what: String,
+    what: &(dyn Fn() -> String + Sync),
 ) -> Result<Reply, ExecutorError> {
     let mut guard = Withdraw {
         inner,
@@ -46,7 +46,7 @@ pub(super) async fn answer(
         armed: true,
     };
     loop {
-        let next = next_step(inner, kind, id, &what);
+        let next = next_step(inner, kind, id, what);
         let pause = match next {
             Next::Sleep(d) => d,
             Next::Fail(e) => {
@@ -58,7 +58,7 @@ pub(super) async fn answer(
             reply = &mut rx => {
                 guard.armed = false;
                 return reply.map_err(|_| ExecutorError::Abandoned {
-                    what,
+                    what: what(),
                     reason: "the gRPC endpoint is closing".into(),
                 });
             }
@@ -69,42 +69,41 @@ pub(super) async fn answer(
 
 /// Checks the item's deadlines: fails it if one passed, else says how long to sleep before
 /// looking again.
-fn next_step(inner: &Inner, kind: Kind, id: u64, what: &str) -> Next {
+fn next_step(inner: &Inner, kind: Kind, id: u64, what: &(dyn Fn() -> String + Sync)) -> Next {
     let s = &inner.settings;
     let now = inner.clock.monotonic();
     let standing = inner.lock().standing(id);
-    let (deadline, error) = match standing {
-        Standing::Held { since } => {
-            let limit = match kind {
-                Kind::Orchestration => s.orchestration_timeout,
-                Kind::Activity => s.activity_timeout,
-                Kind::Entity => s.entity_timeout,
-            };
-            (
-                since.saturating_add(limit),
-                ExecutorError::TimedOut {
-                    what: what.to_owned(),
-                    seconds: limit.as_secs(),
-                },
-            )
-        }
+    // The deadline, and whether passing it is a timeout (else: no worker came).
+    let (deadline, timed_out) = match standing {
+        Standing::Held { since } => (since.saturating_add(hold_limit(s, kind)), true),
         Standing::Queued {
             idle_since: Some(since),
-        } => (
-            since.saturating_add(s.no_worker_wait),
-            ExecutorError::Unavailable {
-                what: what.to_owned(),
-            },
-        ),
+        } => (since.saturating_add(s.no_worker_wait), false),
         // Workers are connected but busy: look again later (a worker may go away).
         Standing::Queued { idle_since: None } => return Next::Sleep(s.no_worker_wait),
         // The answer is on its way (or the endpoint closed): the channel tells.
         Standing::Gone => return Next::Sleep(s.no_worker_wait),
     };
-    if now >= deadline {
-        Next::Fail(error)
-    } else {
+    if now < deadline {
         // Never longer than `no_worker_wait`: the item may go back to the queue meanwhile.
-        Next::Sleep(deadline.saturating_sub(now).min(s.no_worker_wait))
+        return Next::Sleep(deadline.saturating_sub(now).min(s.no_worker_wait));
+    }
+    // The error (and the name of the work in it) is built only now, off the hot path.
+    Next::Fail(if timed_out {
+        ExecutorError::TimedOut {
+            what: what(),
+            seconds: hold_limit(s, kind).as_secs(),
+        }
+    } else {
+        ExecutorError::Unavailable { what: what() }
+    })
+}
+
+/// How long a worker may hold an item of `kind`.
+fn hold_limit(s: &super::DispatcherSettings, kind: Kind) -> Duration {
+    match kind {
+        Kind::Orchestration => s.orchestration_timeout,
+        Kind::Activity => s.activity_timeout,
+        Kind::Entity => s.entity_timeout,
     }
 }

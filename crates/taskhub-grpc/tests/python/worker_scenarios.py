@@ -71,6 +71,17 @@ def flaky(ctx: task.ActivityContext, key: str) -> int:
     return ATTEMPTS[key]
 
 
+FAILED_ONCE: set = set()
+
+
+def fails_once(ctx: task.ActivityContext, key: str) -> str:
+    """Fails the first call per key, then answers."""
+    if key not in FAILED_ONCE:
+        FAILED_ONCE.add(key)
+        raise RuntimeError(f"first call for {key} fails")
+    return f"ok: {key}"
+
+
 # Orchestrations.
 
 def sequence(ctx: task.OrchestrationContext, _):
@@ -134,6 +145,22 @@ def retrying(ctx: task.OrchestrationContext, _):
     return (yield ctx.call_activity(flaky, input=ctx.instance_id, retry_policy=policy))
 
 
+def flaky_child(ctx: task.OrchestrationContext, key: str):
+    """Fails its first execution (its activity fails, without a retry), succeeds the next."""
+    return (yield ctx.call_activity(fails_once, input=key))
+
+
+def retrying_parent(ctx: task.OrchestrationContext, _):
+    """Retries a failing sub-orchestration: the SDK schedules the retry under the first
+    attempt's task ID, with the same child instance ID."""
+    policy = task.RetryPolicy(first_retry_interval=timedelta(milliseconds=200),
+                              max_number_of_attempts=3)
+    child = yield ctx.call_sub_orchestrator(flaky_child, input=ctx.instance_id,
+                                            instance_id=f"{ctx.instance_id}:child",
+                                            retry_policy=policy)
+    return {"child": child}
+
+
 def failing(ctx: task.OrchestrationContext, _):
     yield ctx.call_activity(boom)
 
@@ -151,9 +178,9 @@ def versioned(ctx: task.OrchestrationContext, _):
 
 w = worker.TaskHubGrpcWorker(host_address=ADDR)
 for fn in [sequence, fan_out, parent, tree, sleeper, waiter, late_waiter, approval, adder,
-           retrying, failing, statuses, versioned]:
+           retrying, flaky_child, retrying_parent, failing, statuses, versioned]:
     w.add_orchestrator(fn)
-for fn in [hello, double, boom, flaky]:
+for fn in [hello, double, boom, flaky, fails_once]:
     w.add_activity(fn)
 w.start()
 c = TaskHubGrpcClient(host_address=ADDR)
@@ -228,6 +255,16 @@ def t_retry():
     assert st.runtime_status == OrchestrationStatus.COMPLETED, (st.runtime_status,
                                                                 st.failure_details)
     assert st.get_output() == 3, st.get_output()
+
+
+def t_sub_retry():
+    # The retry reuses the failed child's task ID and instance ID: the runtime takes it as
+    # the child's next attempt (a new execution of the same instance), not as a copy.
+    st = finish("sub-retry")
+    assert st.runtime_status == OrchestrationStatus.COMPLETED, (st.runtime_status,
+                                                                st.failure_details)
+    assert st.get_output() == {"child": "ok: sub-retry"}, st.get_output()
+    assert completed("sub-retry:child").get_output() == "ok: sub-retry"
 
 
 def t_failure():
@@ -308,6 +345,7 @@ try:
     c.schedule_new_orchestration(approval, input=30.0, instance_id="approve-yes")
     c.schedule_new_orchestration(approval, input=1.0, instance_id="approve-no")
     c.schedule_new_orchestration(retrying, instance_id="retry")
+    c.schedule_new_orchestration(retrying_parent, instance_id="sub-retry")
     c.schedule_new_orchestration(failing, instance_id="fail")
     c.schedule_new_orchestration(statuses, instance_id="status")
     c.schedule_new_orchestration(versioned, instance_id="ver", version="2.0",
@@ -321,6 +359,8 @@ try:
     scenario("when_any with a timer (event first, timer first)", t_when_any)
     scenario("continue-as-new keeping unread events", t_continue_as_new)
     scenario("activity retries with a policy (two failures, then success)", t_retry)
+    scenario("sub-orchestration retries with a policy (fails once, then succeeds)",
+             t_sub_retry)
     scenario("failure with its details", t_failure)
     scenario("custom status", t_status)
     scenario("version and tags", t_version_tags)

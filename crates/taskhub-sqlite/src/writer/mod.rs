@@ -18,7 +18,9 @@
 //! that finds nothing queued and the writer thread idle runs on the caller's thread instead:
 //! the hand-over to the thread and back costs more than a small transaction. Only while writes
 //! come one at a time, though (the thread's last batch held one write): concurrent writes are
-//! cheaper group-committed, each commit writing the pages they share once. It takes the write
+//! cheaper group-committed, each commit writing the pages they share once (after a batch of
+//! several, the thread's next few batches must hold one write each before writes run inline
+//! again: see [`INLINE_AFTER_SINGLE_BATCHES`]). It takes the write
 //! lock with no busy timeout, so it never waits on the caller's (async) thread: if another
 //! process holds the lock, the write is queued for the writer thread after all, which waits
 //! with the busy timeout. Under load the thread is busy, writes queue up, and group commit
@@ -85,14 +87,25 @@ struct WriteConn {
     unsynced: bool,
 }
 
+/// Writes run inline again only after this many of the thread's batches in a row held one
+/// write. One was not enough: with writes arriving close together but not at once (each after
+/// a network round trip, as an SDK worker's answers), an inline write holds the connection
+/// while the next arrive, they go to the thread as one batch, its next batch holds one, and
+/// the following writes ran inline again, each in a transaction of its own: over gRPC a
+/// third of the checkpoints ran so, in more than twice the transactions (`taskhub-bench grpc`,
+/// `sqlite_write_transactions`).
+const INLINE_AFTER_SINGLE_BATCHES: usize = 4;
+
 /// What the handle and the writer thread share.
 struct Shared {
     conn: Mutex<WriteConn>,
     /// Jobs sent to the thread and not yet taken by it.
     queued: AtomicUsize,
-    /// The size of the thread's last batch: more than one means writes are arriving
-    /// concurrently, and they are cheaper group-committed than each in its own transaction.
-    last_batch: AtomicUsize,
+    /// How many of the thread's last batches in a row held one write (at most
+    /// [`INLINE_AFTER_SINGLE_BATCHES`]; a batch of more resets it): a batch of more means
+    /// writes are arriving concurrently, and they are cheaper group-committed than each in its
+    /// own transaction.
+    single_batches: AtomicUsize,
     /// The WAL's size (pages) after the last commit.
     wal_pages: Arc<AtomicI32>,
     counters: Counters,
@@ -111,7 +124,7 @@ impl Shared {
     fn idle(&self) -> Option<MutexGuard<'_, WriteConn>> {
         if self.durability != Durability::Normal
             || self.queued.load(Ordering::SeqCst) != 0
-            || self.last_batch.load(Ordering::Relaxed) > 1
+            || self.single_batches.load(Ordering::Relaxed) < INLINE_AFTER_SINGLE_BATCHES
             || self.wal_pages.load(Ordering::Relaxed) >= WRITER_CHECKPOINTS_AFTER_PAGES - 1_000
         {
             return None;
@@ -171,7 +184,8 @@ impl Writer {
                 unsynced: false,
             }),
             queued: AtomicUsize::new(0),
-            last_batch: AtomicUsize::new(1),
+            // A fresh writer has seen no concurrency: its first write may run inline.
+            single_batches: AtomicUsize::new(INLINE_AFTER_SINGLE_BATCHES),
             wal_pages,
             counters: Counters::default(),
             clock: setup.clock,
@@ -302,7 +316,12 @@ fn run(shared: &Shared, receiver: &Receiver<Box<dyn Job>>) {
         // thread (and the batch it holds) waiting.
         let mut conn = shared.lock();
         shared.queued.fetch_sub(batch.len(), Ordering::SeqCst);
-        shared.last_batch.store(batch.len(), Ordering::Relaxed);
+        let singles = if batch.len() > 1 {
+            0
+        } else {
+            (shared.single_batches.load(Ordering::Relaxed) + 1).min(INLINE_AFTER_SINGLE_BATCHES)
+        };
+        shared.single_batches.store(singles, Ordering::Relaxed);
         set_sync(shared.durability, &mut conn, &batch);
         let mut jobs: Vec<&mut dyn Job> =
             batch.iter_mut().map(|j| &mut **j as &mut dyn Job).collect();
@@ -369,6 +388,71 @@ mod tests {
             checkpoint_conn: open().unwrap(),
         })
         .unwrap()
+    }
+
+    fn insert(tx: &Tx<'_>) -> StorageResult<()> {
+        tx.conn
+            .execute(
+                "INSERT INTO payloads (instance_id, name, data) VALUES ('i', hex(randomblob(8)), x'00')",
+                [],
+            )
+            .ctx("insert")
+            .map(drop)
+    }
+
+    /// After the thread group-commits several writes, writes run inline again only once
+    /// `INLINE_AFTER_SINGLE_BATCHES` of its batches in a row held one write.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[allow(
+        clippy::await_holding_lock,
+        reason = "the held connection keeps the writer thread waiting; the writes only try it"
+    )]
+    async fn writes_run_inline_again_only_after_several_single_batches() {
+        let path = std::env::temp_dir().join(format!("taskhub-singles-{}.db", std::process::id()));
+        let writer = Arc::new(writer(&path));
+        let inline = |w: &Writer| w.stats().inline_requests;
+        // A fresh writer runs a lone write inline.
+        writer.write(false, insert).await.unwrap();
+        assert_eq!(inline(&writer), 1);
+        // Holding the connection, four writes queue for the thread: it takes one or more
+        // (then waits for the connection), then the rest as one batch: at least one of its
+        // batches holds several, and at most the last one holds one.
+        let held = writer.shared.lock();
+        let mut writes = Vec::new();
+        for _ in 0..4 {
+            let w = Arc::clone(&writer);
+            writes.push(tokio::spawn(async move { w.write(false, insert).await }));
+        }
+        while writer.shared.queued.load(Ordering::SeqCst) < 4 {
+            tokio::task::yield_now().await;
+        }
+        drop(held);
+        for w in writes {
+            w.await.unwrap().unwrap();
+        }
+        assert_eq!(inline(&writer), 1);
+        assert!(writer.shared.single_batches.load(Ordering::SeqCst) <= 1);
+        // Lone writes now go to the thread until enough of its batches in a row held one.
+        let mut queued = 0;
+        while inline(&writer) == 1 {
+            assert!(queued <= INLINE_AFTER_SINGLE_BATCHES, "never inline again");
+            writer.write(false, insert).await.unwrap();
+            queued += 1;
+        }
+        // The last of those ran inline.
+        assert!(
+            queued > INLINE_AFTER_SINGLE_BATCHES - 1,
+            "inline again after {} lone writes",
+            queued - 1
+        );
+        assert_eq!(
+            writer.write(false, count).await.unwrap(),
+            5 + i64::try_from(queued).unwrap()
+        );
+        drop(writer);
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+        }
     }
 
     fn count(tx: &Tx<'_>) -> StorageResult<i64> {

@@ -1,5 +1,7 @@
 //! The work a [`RemoteExecutor`](super::RemoteExecutor) is handed.
 
+use std::sync::Arc;
+
 use taskhub_core::{ExecutionId, FailureDetails, HistoryEvent, InstanceId, Payload};
 
 /// One orchestration turn for a remote executor.
@@ -13,8 +15,9 @@ pub struct OrchestrationWork {
     /// The orchestration's name (from its `ExecutionStarted`), for routing and logs.
     pub name: String,
     /// The execution's history before this turn, oldest first (starts with `ExecutionStarted`
-    /// unless this turn starts the execution).
-    pub past: Vec<HistoryEvent>,
+    /// unless this turn starts the execution). Shared with the session, which waits for the
+    /// answer: a turn's question copies no history.
+    pub past: Arc<Vec<HistoryEvent>>,
     /// The events this turn adds, in order: `OrchestratorStarted`, then each applied message
     /// (`ExecutionStarted`, task and timer results, raised events, suspend/resume ...).
     pub new: Vec<HistoryEvent>,
@@ -29,14 +32,14 @@ impl OrchestrationWork {
         instance: InstanceId,
         execution_id: ExecutionId,
         name: String,
-        past: Vec<HistoryEvent>,
+        past: impl Into<Arc<Vec<HistoryEvent>>>,
         new: Vec<HistoryEvent>,
     ) -> Self {
         Self {
             instance,
             execution_id,
             name,
-            past,
+            past: past.into(),
             new,
             traceparent: None,
         }

@@ -74,9 +74,10 @@ pub(crate) fn whole_units(delay: Duration, unit: Duration) -> Duration {
 }
 
 /// The purpose (see [`MessageId::derived`]) of an activity's work item (`kind` `task`) or
-/// result (`result`): the task ID, and the attempt after the first. Remote code schedules a
-/// retry under the first attempt's task ID, and each attempt's messages must differ from the
-/// last's, or the retry would be taken for a re-sent copy.
+/// result (`result`), or of a sub-orchestration's start (`sub`, also the child's execution
+/// ID): the task ID, and the attempt after the first. Remote code schedules a retry under
+/// the first attempt's task ID, and each attempt's messages must differ from the last's, or
+/// the retry would be taken for a re-sent copy.
 pub(crate) fn attempt_purpose(kind: &str, task_id: u64, attempt: u32) -> String {
     if attempt <= 1 {
         format!("{kind}:{task_id}")
@@ -122,10 +123,13 @@ pub(crate) async fn build(
                 version,
                 instance_id,
                 input,
+                attempt,
             } => {
                 let partition =
                     shared.home(instance_id, shared.hub.partition_of(instance_id).await?);
-                let purpose = format!("sub:{task_id}");
+                // A retry under the same task ID (remote code) is a new start of a new child
+                // execution: the attempt is in the purpose, so in both IDs.
+                let purpose = attempt_purpose("sub", *task_id, *attempt);
                 let child_execution = ExecutionId::new(
                     MessageId::derived(origin.instance, origin.execution, &purpose).as_str(),
                 )

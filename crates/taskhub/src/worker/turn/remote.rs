@@ -83,7 +83,7 @@ pub(super) async fn decide(
         instance.clone(),
         session.execution_id(),
         session.name(),
-        session.remote_history().to_vec(),
+        session.remote_history_shared(),
         pending.new_events().to_vec(),
     );
     work.traceparent = session.start_trace().map(str::to_owned);
