@@ -5,7 +5,7 @@
 //! fan-out/fan-in, sub-orchestration, timer, external events before and after the wait,
 //! whenAny with a timer, continue-as-new keeping events, activity and sub-orchestration
 //! retries, failure details, custom status, version and tags, suspend/resume, recursive
-//! terminate, query with paging, history, restart, rewind refused, purge) and asserts every
+//! terminate, query and list IDs with paging, scheduled start, history, restart, rewind refused, purge) and asserts every
 //! result, on SQLite and on Azurite.
 //!
 //! Run as `scripts/with-js-sdk.sh scripts/with-azurite.sh cargo test -p taskhub-grpc --test
@@ -54,7 +54,7 @@ async fn run_scenarios(backend: Backend) {
         out.status
     );
     assert!(
-        stdout.contains("all 20 JavaScript SDK worker checks passed"),
+        stdout.contains("all 22 JavaScript SDK worker checks passed"),
         "{stdout}"
     );
     server.stop().await;

@@ -303,6 +303,38 @@ async function main() {
       assert.deepEqual(all.map((s) => s.instanceId).sort(), [0, 1, 2, 3, 4].map((i) => `js-q-${i}`));
       assert.ok(all.every((s) => JSON.parse(s.serializedOutput).length === 3));
     });
+    await scenario("list instance IDs with paging", async () => {
+      const ids = [];
+      let pages = 0;
+      let key;
+      for (;;) {
+        const page = await c.listInstanceIds({
+          runtimeStatus: [OrchestrationStatus.COMPLETED],
+          pageSize: 2,
+          lastInstanceKey: key,
+        });
+        pages += 1;
+        assert.ok(page.values.length <= 2, `a page of ${page.values.length}`);
+        ids.push(...page.values);
+        if (!page.hasMoreResults) break;
+        key = page.continuationToken;
+        assert.ok(pages < 100, "paging never ends");
+      }
+      assert.ok(pages >= 3, `${pages} pages`);
+      assert.equal(new Set(ids).size, ids.length, `an ID twice: ${ids}`);
+      for (let i = 0; i < 5; i++) assert.ok(ids.includes(`js-q-${i}`), `js-q-${i} in ${ids}`);
+      assert.ok(!ids.includes("js-fail"), "a FAILED instance listed as COMPLETED");
+    });
+    await scenario("scheduled start time", async () => {
+      const startAt = new Date(Date.now() + 1500);
+      await c.scheduleNewOrchestration(sequence, undefined, { instanceId: "js-later", startAt });
+      const early = await c.getOrchestrationState("js-later");
+      assert.equal(early.runtimeStatus, OrchestrationStatus.PENDING);
+      assert.deepEqual(await output("js-later"), HELLO);
+      const history = await c.getOrchestrationHistory("js-later");
+      const firstTurn = history.find((e) => e.type === HistoryEventType.OrchestratorStarted);
+      assert.ok(firstTurn.timestamp.getTime() >= startAt.getTime() - 50, `${firstTurn.timestamp} < ${startAt}`);
+    });
     await scenario("history of an instance", async () => {
       const history = await c.getOrchestrationHistory("js-seq");
       const types = history.map((e) => e.type);
