@@ -4,9 +4,9 @@
 //! tests/js/worker_scenarios.js runs orchestrations written with the SDK (sequence,
 //! fan-out/fan-in, sub-orchestration, timer, external events before and after the wait,
 //! whenAny with a timer, continue-as-new keeping events, activity and sub-orchestration
-//! retries, failure details, custom status, version and tags, suspend/resume, recursive
-//! terminate, query and list IDs with paging, scheduled start, history, restart, rewind refused, purge) and asserts every
-//! result, on SQLite and on Azurite.
+//! retries, failure details, custom status, version and tags, suspend/resume, terminate
+//! (recursive and not), query and list IDs with paging, scheduled start, history, restart,
+//! rewind refused, purge) and asserts every result, on SQLite and on Azurite.
 //!
 //! Run as `scripts/with-js-sdk.sh scripts/with-azurite.sh cargo test -p taskhub-grpc --test
 //! js_sdk_worker`

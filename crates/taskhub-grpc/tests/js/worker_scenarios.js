@@ -252,6 +252,7 @@ async function main() {
     await scenario("sub-orchestration retries with a policy (fails once, then succeeds)", async () => {
       assert.deepEqual(await output("js-sub-retry"), { child: "ok: js-sub-retry" });
       assert.equal(await output("js-sub-retry:child"), "ok: js-sub-retry");
+      assert.ok(FAILED_ONCE.has("js-sub-retry"), "the child's first attempt never ran");
     });
     await scenario("failure with its details", async () => {
       const st = await finish("js-fail");
@@ -290,6 +291,15 @@ async function main() {
       assert.equal(st.runtimeStatus, OrchestrationStatus.TERMINATED);
       assert.equal(JSON.parse(st.serializedOutput), "stop");
       assert.equal((await finish("js-term:child")).runtimeStatus, OrchestrationStatus.TERMINATED);
+      // Not recursive: the parent ends, its child keeps running and can still finish.
+      await c.scheduleNewOrchestration(tree, undefined, "js-term1");
+      await waiting("js-term1:child");
+      await c.terminateOrchestration("js-term1", terminateOptions({ output: "stop", recursive: false }));
+      assert.equal((await finish("js-term1")).runtimeStatus, OrchestrationStatus.TERMINATED);
+      assert.equal(await status("js-term1:child"), OrchestrationStatus.RUNNING);
+      await c.raiseOrchestrationEvent("js-term1:child", "Go", "alone");
+      assert.equal(await output("js-term1:child"), "alone");
+      assert.equal((await finish("js-term1")).runtimeStatus, OrchestrationStatus.TERMINATED);
     });
     await scenario("query with paging", async () => {
       for (let i = 0; i < 5; i++) await c.scheduleNewOrchestration(sequence, undefined, `js-q-${i}`);
