@@ -2,10 +2,14 @@
 //! scripts/with-js-sdk.sh) as a WORKER: a Taskhub worker with an empty registry hands every
 //! orchestration turn and activity to the SDK worker connected to its gRPC endpoint.
 //! tests/js/worker_scenarios.js runs orchestrations written with the SDK (sequence,
-//! fan-out/fan-in, sub-orchestration, timer, external event, failure) and asserts every
-//! result, on SQLite.
+//! fan-out/fan-in, sub-orchestration, timer, external events before and after the wait,
+//! whenAny with a timer, continue-as-new keeping events, activity and sub-orchestration
+//! retries, failure details, custom status, version and tags, suspend/resume, terminate
+//! (recursive and not), query and list IDs with paging, scheduled start, history, restart,
+//! rewind refused, purge) and asserts every result, on SQLite and on Azurite.
 //!
-//! Run as `scripts/with-js-sdk.sh cargo test -p taskhub-grpc --test js_sdk_worker`
+//! Run as `scripts/with-js-sdk.sh scripts/with-azurite.sh cargo test -p taskhub-grpc --test
+//! js_sdk_worker`
 //! (scripts/test.sh does); without it, it fails saying so.
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
@@ -18,9 +22,18 @@ use common::Backend;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn javascript_sdk_workers_run_orchestrations_on_sqlite() {
+    run_scenarios(Backend::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn javascript_sdk_workers_run_orchestrations_on_azurite() {
+    run_scenarios(Backend::Azure).await;
+}
+
+async fn run_scenarios(backend: Backend) {
     let node_path =
         taskhub_test_support::env::js_sdk("cargo test -p taskhub-grpc --test js_sdk_worker");
-    let server = SdkServer::start(Backend::Sqlite).await;
+    let server = SdkServer::start(backend).await;
     let script =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/js/worker_scenarios.js");
     let run = tokio::process::Command::new("node")
@@ -41,7 +54,7 @@ async fn javascript_sdk_workers_run_orchestrations_on_sqlite() {
         out.status
     );
     assert!(
-        stdout.contains("JavaScript SDK worker checks passed"),
+        stdout.contains("all 22 JavaScript SDK worker checks passed"),
         "{stdout}"
     );
     server.stop().await;
