@@ -33,28 +33,13 @@ async fn run_scenarios(backend: Backend) {
     let node_path =
         taskhub_test_support::env::js_sdk("cargo test -p taskhub-grpc --test js_sdk_entities");
     let server = SdkServer::start(backend).await;
-    let script =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/js/entity_scenarios.js");
-    let run = tokio::process::Command::new("node")
-        .arg(&script)
-        .arg(server.addr.to_string())
-        .env("NODE_PATH", &node_path)
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(Duration::from_secs(300), run)
-        .await
-        .expect("the JavaScript script did not finish within 5 minutes")
-        .expect("cannot run node");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "the JavaScript SDK entity script failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
-        out.status
-    );
-    assert!(
-        stdout.contains("all 4 JavaScript SDK entity checks passed"),
-        "{stdout}"
-    );
+    let scenarios = common::script::Script {
+        program: "node",
+        path: std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/js/entity_scenarios.js"),
+        env: vec![("NODE_PATH", node_path)],
+        passed: "all 4 JavaScript SDK entity checks passed",
+        within: Duration::from_secs(300),
+    };
+    common::script::run(scenarios, &server.addr.to_string()).await;
     server.stop().await;
 }

@@ -26,6 +26,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use common::script::Script;
 use common::sdk::SdkServer;
 use common::Backend;
 
@@ -66,26 +67,14 @@ fn rust_entities() -> taskhub::Registry {
 async fn run_scenarios(backend: Backend) {
     let python = python();
     let server = SdkServer::start_with(backend, rust_entities()).await;
-    let run = tokio::process::Command::new(&python)
-        .arg(script("entity_scenarios.py"))
-        .arg(server.addr.to_string())
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(Duration::from_secs(600), run)
-        .await
-        .expect("the Python script did not finish within 10 minutes")
-        .expect("cannot run the venv's python");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "the Python SDK entity script failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
-        out.status
-    );
-    assert!(
-        stdout.contains("all 9 Python SDK entity checks passed"),
-        "{stdout}"
-    );
+    let scenarios = Script {
+        program: &python,
+        path: script("entity_scenarios.py"),
+        env: Vec::new(),
+        passed: "all 9 Python SDK entity checks passed",
+        within: Duration::from_secs(600),
+    };
+    common::script::run(scenarios, &server.addr.to_string()).await;
     server.stop().await;
 }
 

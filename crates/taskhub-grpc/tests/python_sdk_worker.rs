@@ -26,6 +26,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use common::calls;
+use common::script::Script;
 use common::sdk::SdkServer;
 use common::Backend;
 use taskhub_grpc::proto::OrchestrationStatus;
@@ -46,26 +47,14 @@ fn script(name: &str) -> PathBuf {
 async fn run_scenarios(backend: Backend) {
     let python = python();
     let server = SdkServer::start(backend).await;
-    let run = tokio::process::Command::new(&python)
-        .arg(script("worker_scenarios.py"))
-        .arg(server.addr.to_string())
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(Duration::from_secs(600), run)
-        .await
-        .expect("the Python script did not finish within 10 minutes")
-        .expect("cannot run the venv's python");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "the Python SDK worker script failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
-        out.status
-    );
-    assert!(
-        stdout.contains("Python SDK worker checks passed"),
-        "{stdout}"
-    );
+    let scenarios = Script {
+        program: &python,
+        path: script("worker_scenarios.py"),
+        env: Vec::new(),
+        passed: "Python SDK worker checks passed",
+        within: Duration::from_secs(600),
+    };
+    common::script::run(scenarios, &server.addr.to_string()).await;
     server.stop().await;
 }
 

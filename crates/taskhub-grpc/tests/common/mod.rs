@@ -218,4 +218,5 @@ impl Server {
     }
 }
 pub mod calls;
+pub mod script;
 pub mod sdk;
