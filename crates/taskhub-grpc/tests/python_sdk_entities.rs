@@ -90,14 +90,7 @@ async fn python_sdk_entities_on_azurite() {
 
 /// An SDK worker process (tests/python/entity_worker_process.py) named `name`.
 fn worker_process(python: &str, addr: &str, name: &str) -> tokio::process::Child {
-    tokio::process::Command::new(python)
-        .arg(script("entity_worker_process.py"))
-        .arg(addr)
-        .arg(name)
-        .stdout(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("cannot start the Python worker")
+    common::script::spawn_worker(python, script("entity_worker_process.py"), addr, name)
 }
 
 /// SIGKILL of the SDK worker running an entity batch: the batch goes to the other connected

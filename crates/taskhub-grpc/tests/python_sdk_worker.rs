@@ -70,14 +70,7 @@ async fn python_sdk_workers_run_orchestrations_on_azurite() {
 
 /// An SDK worker process (tests/python/worker_process.py) named `name`.
 fn worker_process(python: &str, addr: &str, name: &str) -> tokio::process::Child {
-    tokio::process::Command::new(python)
-        .arg(script("worker_process.py"))
-        .arg(addr)
-        .arg(name)
-        .stdout(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("cannot start the Python worker")
+    common::script::spawn_worker(python, script("worker_process.py"), addr, name)
 }
 
 async fn until(what: &str, mut probe: impl AsyncFnMut() -> bool) {

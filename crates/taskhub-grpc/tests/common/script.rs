@@ -40,3 +40,16 @@ pub async fn run(script: Script<'_>, addr: &str) {
     );
     assert!(stdout.contains(script.passed), "{name}:\n{stdout}");
 }
+
+/// Starts an SDK worker process: `program path addr name`, its stdout piped (it prints a line
+/// when it has connected), killed when dropped.
+pub fn spawn_worker(program: &str, path: PathBuf, addr: &str, name: &str) -> tokio::process::Child {
+    tokio::process::Command::new(program)
+        .arg(&path)
+        .arg(addr)
+        .arg(name)
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start the SDK worker {}: {e}", path.display()))
+}
