@@ -4,6 +4,16 @@
 //! then every blob of the container (payloads and the overflow of rows and outboxes). The
 //! Partitions table and the container itself (which marks the hub as existing) stay. ETags
 //! and pop receipts are the service's, never repeated.
+//!
+//! The order narrows what a worker running meanwhile can leave behind: the queues first, so no
+//! message is taken after its instance is gone (a start taken then would create an instance
+//! whose later messages the clear removes: Running for ever); then History before Instances,
+//! so a turn or row repair in flight finds its history ETag gone and conflicts (a row without
+//! history is never repaired back), where a history left without its row would be repaired
+//! into an instance again. A turn that commits before the History table is cleared may leave
+//! messages it sent: they find no instance and wait for a start that never comes, then go to
+//! the dead letters as any message for an unknown instance does (a sub-orchestration start
+//! among them creates its child, whole).
 
 use std::collections::BTreeMap;
 
