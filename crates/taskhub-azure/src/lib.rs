@@ -34,6 +34,7 @@ pub mod admin;
 pub mod backend;
 mod blobs;
 mod checkpoint;
+mod clear;
 pub mod config;
 pub mod counters;
 pub mod credential;

@@ -9,7 +9,9 @@ use std::process::{Child, Stdio};
 
 use common::{taskhub, TempDir};
 use taskhub_grpc::proto::task_hub_sidecar_service_client::TaskHubSidecarServiceClient;
-use taskhub_grpc::proto::{CreateInstanceRequest, GetInstanceRequest, OrchestrationStatus};
+use taskhub_grpc::proto::{
+    CreateInstanceRequest, DeleteTaskHubRequest, GetInstanceRequest, OrchestrationStatus,
+};
 
 /// Starts the command; returns it with the address of its "Durable Task gRPC endpoint on" line
 /// and the lines it printed before.
@@ -80,6 +82,55 @@ async fn a_worker_with_grpc_runs_what_an_sdk_client_starts() {
         OrchestrationStatus::Completed as i32
     );
     assert!(done.output.unwrap().contains("Tokyo"));
+    stop(child);
+}
+
+/// `DeleteTaskHub` to a real `worker --grpc` process empties its hub in place: the finished
+/// instance is gone, and the same process runs a new start under the same ID at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_task_hub_empties_the_hub_of_a_running_worker() {
+    let dir = TempDir::new("grpc-wipe");
+    let (child, addr, _) = spawn(&dir, &["worker", "--grpc", "127.0.0.1:0"]);
+    let mut c = TaskHubSidecarServiceClient::connect(format!("http://{addr}"))
+        .await
+        .unwrap();
+    let run = async |c: &mut TaskHubSidecarServiceClient<_>| {
+        c.start_instance(CreateInstanceRequest {
+            instance_id: "wiped".into(),
+            name: "HelloCities".into(),
+            ..CreateInstanceRequest::default()
+        })
+        .await
+        .unwrap();
+        let mut request = tonic_request(GetInstanceRequest {
+            instance_id: "wiped".into(),
+            get_inputs_and_outputs: true,
+        });
+        request.set_timeout(std::time::Duration::from_secs(60));
+        let done = c
+            .wait_for_instance_completion(request)
+            .await
+            .unwrap()
+            .into_inner()
+            .orchestration_state
+            .unwrap();
+        assert_eq!(
+            done.orchestration_status,
+            OrchestrationStatus::Completed as i32
+        );
+    };
+    run(&mut c).await;
+    c.delete_task_hub(DeleteTaskHubRequest {}).await.unwrap();
+    let gone = c
+        .get_instance(GetInstanceRequest {
+            instance_id: "wiped".into(),
+            get_inputs_and_outputs: false,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!gone.exists, "the instance is gone");
+    run(&mut c).await;
     stop(child);
 }
 

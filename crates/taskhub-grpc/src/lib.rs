@@ -3,8 +3,9 @@
 //! Go) talks to a backend. This first slice serves the calls of an SDK's *client* — start
 //! (scheduled start, tags, version, ID reuse policy), get, wait for start and completion,
 //! raise, terminate (recursive too), suspend, resume, query with paging, list IDs, purge (one,
-//! batch, filter, recursive), restart, history, entities (signal, get, query, clean) — and
-//! `Hello`. The worker calls (`GetWorkItems`, `Complete*`, `Abandon*`) answer `UNIMPLEMENTED`
+//! batch, filter, recursive), restart, history, entities (signal, get, query, clean), create
+//! and delete the hub (`DeleteTaskHub` and `CreateTaskHub{recreateIfExists}` empty it in place:
+//! see `service::admin`) — and `Hello`. The worker calls (`GetWorkItems`, `Complete*`, `Abandon*`) answer `UNIMPLEMENTED`
 //! until a [`WorkerCalls`] is plugged in ([`GrpcConfig::with_workers`]).
 //!
 //! * [`proto`]: the generated messages, client and server (`build.rs`, from the vendored

@@ -1,4 +1,4 @@
-//! Entities, the calls Taskhub does not serve (rewind, worker calls, hub deletion), bad
+//! Entities, the calls Taskhub does not serve (rewind, worker calls), bad
 //! requests, and the token over gRPC.
 #![allow(
     clippy::disallowed_methods,
@@ -15,9 +15,9 @@ use std::time::Duration;
 use common::{Backend, Server};
 use taskhub_grpc::proto::task_hub_sidecar_service_client::TaskHubSidecarServiceClient;
 use taskhub_grpc::proto::{
-    CleanEntityStorageRequest, CreateInstanceRequest, CreateTaskHubRequest, DeleteTaskHubRequest,
-    EntityQuery, GetEntityRequest, GetInstanceRequest, GetWorkItemsRequest, QueryEntitiesRequest,
-    RewindInstanceRequest, SignalEntityRequest,
+    CleanEntityStorageRequest, CreateInstanceRequest, EntityQuery, GetEntityRequest,
+    GetInstanceRequest, GetWorkItemsRequest, QueryEntitiesRequest, RewindInstanceRequest,
+    SignalEntityRequest,
 };
 use tonic::metadata::MetadataValue;
 use tonic::{Code, Request};
@@ -214,28 +214,6 @@ async fn unserved_calls_say_why(backend: Backend) {
     assert!(
         e.message()
             .contains("SDK workers are not served by this endpoint"),
-        "{}",
-        e.message()
-    );
-    c.create_task_hub(CreateTaskHubRequest {
-        recreate_if_exists: false,
-    })
-    .await
-    .unwrap();
-    let e = c
-        .create_task_hub(CreateTaskHubRequest {
-            recreate_if_exists: true,
-        })
-        .await
-        .unwrap_err();
-    assert_eq!(e.code(), Code::Unimplemented);
-    let e = c
-        .delete_task_hub(DeleteTaskHubRequest {})
-        .await
-        .unwrap_err();
-    assert_eq!(e.code(), Code::Unimplemented);
-    assert!(
-        e.message().contains("taskhub hub delete"),
         "{}",
         e.message()
     );

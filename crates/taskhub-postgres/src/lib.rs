@@ -16,6 +16,7 @@
 
 pub mod backend;
 pub mod checkpoint;
+mod clear;
 mod codec;
 mod dead_letters;
 mod errors;

@@ -21,6 +21,7 @@
 pub mod backend;
 mod checkpoint;
 mod checkpointer;
+mod clear;
 mod codec;
 pub mod config;
 mod dead_letters;

@@ -137,6 +137,10 @@ macro_rules! forward_seam {
             ) -> String;
         } {});
 
+        forward_seam!(@impl $wrapper [$(?$sized)?] $around $crate::clear::ClearStore {
+            ClearHub => clear_hub() -> $crate::clear::Cleared;
+        } {});
+
         forward_seam!(@partitions $wrapper [$(?$sized)?] $around $lease);
         forward_seam!(@checkpoint $wrapper [$(?$sized)?] $around $checkpoint);
 

@@ -16,6 +16,7 @@ mod forward;
 pub mod backend;
 pub mod backoff;
 pub mod checkpoint;
+pub mod clear;
 pub mod clock;
 pub mod dead_letters;
 pub mod error;
@@ -41,6 +42,7 @@ pub use checkpoint::{
     CheckpointOutcome, CheckpointRequest, CheckpointStore, HistoryWrite, LeaseFence,
     OutboundMessage,
 };
+pub use clear::{ClearStore, Cleared};
 pub use clock::{Clock, ManualClock, Sleep, SystemClock};
 pub use dead_letters::{DeadLetter, DeadLetterStore};
 pub use error::{StorageError, StorageResult};

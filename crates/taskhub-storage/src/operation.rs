@@ -67,11 +67,13 @@ pub enum Operation {
     RenewPartitions,
     /// `CheckpointStore::checkpoint`.
     Checkpoint,
+    /// `ClearStore::clear_hub`.
+    ClearHub,
 }
 
 impl Operation {
     /// Every operation, in declaration order.
-    pub const ALL: [Self; 30] = [
+    pub const ALL: [Self; 31] = [
         Self::Enqueue,
         Self::Dequeue,
         Self::Delete,
@@ -102,6 +104,7 @@ impl Operation {
         Self::LeaseTable,
         Self::RenewPartitions,
         Self::Checkpoint,
+        Self::ClearHub,
     ];
 
     /// The snake-case method name (`enqueue`, `load_history`, ...).
@@ -138,6 +141,7 @@ impl Operation {
             Self::LeaseTable => "lease_table",
             Self::RenewPartitions => "renew_partitions",
             Self::Checkpoint => "checkpoint",
+            Self::ClearHub => "clear_hub",
         }
     }
 

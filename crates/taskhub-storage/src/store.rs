@@ -1,6 +1,7 @@
 //! The whole task hub as one trait object.
 
 use crate::checkpoint::CheckpointStore;
+use crate::clear::ClearStore;
 use crate::dead_letters::DeadLetterStore;
 use crate::history::HistoryStore;
 use crate::instances::InstanceStore;
@@ -22,6 +23,7 @@ pub trait TaskHubStore:
     + DeadLetterStore
     + PartitionStore
     + CheckpointStore
+    + ClearStore
 {
     /// A short backend name for logs and benchmark output (`memory`, `sqlite`, `azure`).
     fn backend_name(&self) -> &'static str;

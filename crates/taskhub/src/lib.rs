@@ -35,6 +35,6 @@ pub use settings::Settings;
 pub use signals::InstanceChanged;
 pub use taskhub_core::*;
 pub use taskhub_storage::{
-    ExecutionRecord, InstancePage, InstanceQuery, InstanceRow, ListOrder, Tags,
+    Cleared, ExecutionRecord, InstancePage, InstanceQuery, InstanceRow, ListOrder, Tags,
 };
 pub use worker::{Worker, WorkerHandle, WorkerStats};

@@ -224,14 +224,14 @@ impl TaskHubSidecarService for Sidecar {
         &self,
         r: Request<CreateTaskHubRequest>,
     ) -> Answer<CreateTaskHubResponse> {
-        ok(admin::create_hub(r.get_ref()))
+        ok(admin::create_hub(&self.client, r.get_ref()).await)
     }
 
     async fn delete_task_hub(
         &self,
         _: Request<DeleteTaskHubRequest>,
     ) -> Answer<DeleteTaskHubResponse> {
-        Err(admin::delete_hub())
+        ok(admin::delete_hub(&self.client).await)
     }
 
     async fn signal_entity(&self, r: Request<SignalEntityRequest>) -> Answer<SignalEntityResponse> {

@@ -29,6 +29,7 @@
 
 pub mod checkpoint;
 pub mod claims;
+pub mod clear;
 pub mod conditional_delete;
 pub mod dead_letters;
 pub mod entity_filter;
@@ -179,6 +180,9 @@ macro_rules! conformance_tests {
             conditional_delete {
                 delete_instance_if_deletes_only_the_row_at_that_etag,
             }
+            clear {
+                clear_hub_empties_the_hub_and_keeps_its_partitions,
+            }
         }
     };
     // "module::case" names, for the crate's own check that the list is complete.
@@ -217,7 +221,7 @@ mod tests {
     use std::collections::BTreeSet;
 
     /// Every area file with its cases.
-    const SOURCES: [(&str, &str); 12] = [
+    const SOURCES: [(&str, &str); 13] = [
         ("queues", include_str!("queues.rs")),
         ("history", include_str!("history.rs")),
         ("instances", include_str!("instances.rs")),
@@ -230,6 +234,7 @@ mod tests {
         ("tags", include_str!("tags.rs")),
         ("entity_filter", include_str!("entity_filter.rs")),
         ("conditional_delete", include_str!("conditional_delete.rs")),
+        ("clear", include_str!("clear.rs")),
     ];
 
     /// Files of this directory that hold no cases.

@@ -19,6 +19,7 @@
 
 mod backend;
 mod checkpoint;
+mod clear;
 mod history;
 mod queues;
 mod state;

@@ -20,6 +20,16 @@ pub(super) struct QueueState {
     messages: BTreeMap<u64, StoredMessage>,
 }
 
+impl QueueState {
+    /// Removes every message (the sequence goes on, so no receipt is issued twice); returns
+    /// how many.
+    pub(super) fn clear(&mut self) -> u64 {
+        let count = self.messages.len() as u64;
+        self.messages.clear();
+        count
+    }
+}
+
 #[derive(Debug)]
 struct StoredMessage {
     body: String,

@@ -1,5 +1,6 @@
 //! The client: start and manage orchestration instances.
 
+mod clear;
 mod control;
 mod dead_letters;
 mod entities;
