@@ -88,37 +88,48 @@ impl Container {
     /// Names of every blob starting with `prefix`, following continuation markers.
     pub(crate) async fn list(&self, prefix: &str) -> StorageResult<Vec<String>> {
         let mut names = Vec::new();
-        let mut marker = String::new();
+        let mut marker = None;
         loop {
-            let mut req = Req::new(Service::Blob, "GET", format!("/{}", self.name))
-                .query("restype", "container")
-                .query("comp", "list")
-                .query("prefix", prefix);
-            if !marker.is_empty() {
-                req = req.query("marker", marker.clone());
-            }
-            let resp = self.http.send(&req).await?;
-            if resp.status == 404 {
-                return Ok(names);
-            }
-            if !resp.ok() {
-                return Err(status_error(
-                    &resp,
-                    &format!("listing container {}", self.name),
-                ));
-            }
-            let text = resp.text();
-            let blobs = xml::elements(&text, "Blob");
-            for blob in blobs {
-                if let Some(name) = xml::first(blob, "Name") {
-                    names.push(name);
-                }
-            }
-            match xml::first(&text, "NextMarker") {
-                Some(next) if !next.is_empty() => marker = next,
-                _ => return Ok(names),
+            let (page, next) = self.list_page(prefix, marker.as_deref()).await?;
+            names.extend(page);
+            match next {
+                Some(next) => marker = Some(next),
+                None => return Ok(names),
             }
         }
+    }
+
+    /// One page (up to 5,000 names, the service's cap) of the blobs starting with `prefix`,
+    /// from `marker`; the marker of the next page, if any.
+    pub(crate) async fn list_page(
+        &self,
+        prefix: &str,
+        marker: Option<&str>,
+    ) -> StorageResult<(Vec<String>, Option<String>)> {
+        let mut req = Req::new(Service::Blob, "GET", format!("/{}", self.name))
+            .query("restype", "container")
+            .query("comp", "list")
+            .query("prefix", prefix);
+        if let Some(marker) = marker.filter(|m| !m.is_empty()) {
+            req = req.query("marker", marker.to_owned());
+        }
+        let resp = self.http.send(&req).await?;
+        if resp.status == 404 {
+            return Ok((Vec::new(), None));
+        }
+        if !resp.ok() {
+            return Err(status_error(
+                &resp,
+                &format!("listing container {}", self.name),
+            ));
+        }
+        let text = resp.text();
+        let names = xml::elements(&text, "Blob")
+            .into_iter()
+            .filter_map(|blob| xml::first(blob, "Name"))
+            .collect();
+        let next = xml::first(&text, "NextMarker").filter(|n| !n.is_empty());
+        Ok((names, next))
     }
 
     /// Deletes every blob starting with `prefix`; returns how many.

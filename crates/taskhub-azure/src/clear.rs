@@ -22,7 +22,7 @@ use taskhub_storage::{ClearStore, Cleared, QueueName, QueueStore, StorageResult,
 
 use crate::http::{status_error, Req, Service};
 use crate::store::AzureStore;
-use crate::tables::{BatchOp, Row};
+use crate::tables::BatchOp;
 
 /// Matches every row (PartitionKeys are never below the empty string).
 const EVERY_ROW: &str = "PartitionKey ge ''";
@@ -42,30 +42,73 @@ impl AzureStore {
         }
     }
 
-    /// Deletes every row of `table`, in batches of one PartitionKey; returns the rows by
-    /// PartitionKey as they were.
-    async fn clear_table(&self, table: &str) -> StorageResult<BTreeMap<String, Vec<String>>> {
-        let rows: Vec<Row> = self
-            .tables
-            .query_all_of(table, EVERY_ROW, Some("PartitionKey,RowKey"))
-            .await?;
-        let mut by_key: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for row in &rows {
-            by_key
-                .entry(row.str("PartitionKey").to_owned())
-                .or_default()
-                .push(row.str("RowKey").to_owned());
-        }
-        for (pk, rks) in &by_key {
-            let ops = rks
-                .iter()
-                .map(|rk| BatchOp::Delete(pk.clone(), rk.clone()))
-                .collect();
-            for batch in self.tables.split(table, ops)? {
-                self.tables.delete_all(table, &batch).await?;
+    /// Deletes every row of `table`, a page of the query at a time (memory stays bounded
+    /// however large the hub), each page in batches of one PartitionKey. Returns how many
+    /// PartitionKeys it saw (rows come sorted by them, so a key split over two pages counts
+    /// once) and how many rows `counted` picked.
+    async fn clear_table(
+        &self,
+        table: &str,
+        counted: impl Fn(&str) -> bool + Send + Sync,
+    ) -> StorageResult<(u64, u64)> {
+        let (mut keys, mut rows_counted) = (0u64, 0u64);
+        let mut last_key: Option<String> = None;
+        let mut next = None;
+        loop {
+            let (rows, cont) = self
+                .tables
+                .query_page_of(
+                    table,
+                    EVERY_ROW,
+                    Some("PartitionKey,RowKey"),
+                    None,
+                    next.as_ref(),
+                )
+                .await?;
+            let mut by_key: BTreeMap<String, Vec<BatchOp>> = BTreeMap::new();
+            for row in &rows {
+                let (pk, rk) = (row.str("PartitionKey"), row.str("RowKey"));
+                if last_key.as_deref() != Some(pk) {
+                    keys += 1;
+                    last_key = Some(pk.to_owned());
+                }
+                if counted(rk) {
+                    rows_counted += 1;
+                }
+                by_key
+                    .entry(pk.to_owned())
+                    .or_default()
+                    .push(BatchOp::Delete(pk.to_owned(), rk.to_owned()));
+            }
+            for ops in by_key.into_values() {
+                for batch in self.tables.split(table, ops)? {
+                    self.tables.delete_all(table, &batch).await?;
+                }
+            }
+            match cont {
+                Some(c) => next = Some(c),
+                None => return Ok((keys, rows_counted)),
             }
         }
-        Ok(by_key)
+    }
+
+    /// Deletes every blob of the container, a page of the listing at a time; returns how many
+    /// payloads were among them.
+    async fn clear_blobs(&self) -> StorageResult<u64> {
+        let mut payloads = 0;
+        let mut marker = None;
+        loop {
+            let (names, next) = self.blobs.list_page("", marker.as_deref()).await?;
+            for blob in names {
+                if self.blobs.delete(&blob).await? && blob.starts_with("payloads/") {
+                    payloads += 1;
+                }
+            }
+            match next {
+                Some(next) => marker = Some(next),
+                None => return Ok(payloads),
+            }
+        }
     }
 }
 
@@ -79,23 +122,16 @@ impl ClearStore for AzureStore {
             cleared.messages += self.clear_queue(q).await?;
         }
         let history = self.names.history.clone();
-        cleared.histories = self.clear_table(&history).await?.len() as u64;
+        cleared.histories = self.clear_table(&history, |_| false).await?.0;
         let instances = self.names.instances.clone();
-        cleared.instances = self.clear_table(&instances).await?.len() as u64;
+        cleared.instances = self.clear_table(&instances, |_| false).await?.0;
         let dead_letters = self.names.dead_letters.clone();
         // Letter rows only: their index rows (`m-...`) name them.
         cleared.dead_letters = self
-            .clear_table(&dead_letters)
+            .clear_table(&dead_letters, |rk| !rk.starts_with('m'))
             .await?
-            .values()
-            .flatten()
-            .filter(|rk| !rk.starts_with('m'))
-            .count() as u64;
-        for blob in self.blobs.list("").await? {
-            if self.blobs.delete(&blob).await? && blob.starts_with("payloads/") {
-                cleared.payloads += 1;
-            }
-        }
+            .1;
+        cleared.payloads = self.clear_blobs().await?;
         Ok(cleared)
     }
 }

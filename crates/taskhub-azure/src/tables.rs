@@ -292,7 +292,7 @@ impl Tables {
 
     /// [`query_page`](Self::query_page) returning only the `select`ed properties (e.g.
     /// `PartitionKey,CreatedTime`), when given.
-    async fn query_page_of(
+    pub(crate) async fn query_page_of(
         &self,
         table: &str,
         filter: &str,

@@ -15,9 +15,9 @@ use std::time::Duration;
 use common::{Backend, Server};
 use taskhub_grpc::proto::task_hub_sidecar_service_client::TaskHubSidecarServiceClient;
 use taskhub_grpc::proto::{
-    CleanEntityStorageRequest, CreateInstanceRequest, EntityQuery, GetEntityRequest,
-    GetInstanceRequest, GetWorkItemsRequest, QueryEntitiesRequest, RewindInstanceRequest,
-    SignalEntityRequest,
+    CleanEntityStorageRequest, CreateInstanceRequest, CreateTaskHubRequest, DeleteTaskHubRequest,
+    EntityQuery, GetEntityRequest, GetInstanceRequest, GetWorkItemsRequest, QueryEntitiesRequest,
+    RewindInstanceRequest, SignalEntityRequest,
 };
 use tonic::metadata::MetadataValue;
 use tonic::{Code, Request};
@@ -288,6 +288,19 @@ async fn a_token_is_required_when_set(backend: Backend) {
         .await
         .unwrap_err();
     assert_eq!(e.code(), Code::Unauthenticated, "{e:?}");
+    // The calls that empty the hub are refused like every other.
+    let e = plain
+        .delete_task_hub(DeleteTaskHubRequest {})
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::Unauthenticated, "DeleteTaskHub: {e:?}");
+    let e = plain
+        .create_task_hub(CreateTaskHubRequest {
+            recreate_if_exists: true,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::Unauthenticated, "CreateTaskHub: {e:?}");
     let channel = tonic::transport::Endpoint::from_shared(server.url())
         .unwrap()
         .connect()

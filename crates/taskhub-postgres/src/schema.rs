@@ -12,7 +12,8 @@
 //! `history_events`, `instances`, `queue_messages` (a checkpoint inserts its outbound
 //! messages, new rows nobody else can lock, before its instance row, and deletes the consumed
 //! ones last; claims with `FOR UPDATE SKIP LOCKED` never wait), then `dead_letters` and
-//! `payloads`, which no checkpoint touches.
+//! `payloads`, which no checkpoint touches. The hub's clear (`clear.rs`) takes the data tables
+//! whole before it deletes anything.
 
 use deadpool_postgres::Object;
 use taskhub_storage::{StorageError, StorageResult};

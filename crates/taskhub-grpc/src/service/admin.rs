@@ -6,8 +6,8 @@
 //! it ([`TaskHubClient::clear_hub`]): every instance row (orchestrations and entities), history,
 //! queued message (pending timers and scheduled starts with them), large payload and dead
 //! letter is removed; the partitions, their leases and epochs and the hub's metadata stay, so
-//! every serving process carries on and the hub is usable at once. Calls racing the emptying
-//! may survive it. To remove the storage itself, stop the hub's workers and run
+//! every serving process carries on and the hub is usable at once. It is meant for a hub at
+//! rest: work under way (calls racing it, messages workers already fetched) may survive it. To remove the storage itself, stop the hub's workers and run
 //! `taskhub hub delete`.
 
 use taskhub::TaskHubClient;

@@ -1,6 +1,7 @@
 //! Cases for `ClearStore::clear_hub`: the hub is emptied in place, its partitions kept.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use taskhub_core::OrchestrationStatus::{Pending, Running};
 
@@ -15,6 +16,9 @@ use crate::dead_letters::DeadLetter;
 use crate::instances::{Expect, InstanceQuery};
 use crate::queue::{QueueName, MAX_PARTITIONS};
 use crate::store::TaskHubStore;
+
+/// Rounds of writes after the clear, each checking that the stale ETags and receipt still fail.
+const ROUNDS: u64 = 12;
 
 /// `clear_hub` MUST remove every instance row, history, queue message (visible, held and
 /// delayed), payload and dead letter; MUST keep the hub info and partition rows as they were;
@@ -121,38 +125,103 @@ pub async fn clear_hub_empties_the_hub_and_keeps_its_partitions(
     );
     assert_eq!(partition_row(s, 0).await.epoch, epoch);
 
-    // What was read before the clear is stale.
-    let stale = s
-        .checkpoint(history_request(
+    // What was read before the clear is stale, even against the same object made again and
+    // written over and over: no ETag or receipt is handed out twice. Each kind is written
+    // right after a clear of its own, so a backend that restarted its counters at the clear
+    // would hand the old value to that very object within these rounds.
+    let mut current = start_history(s, "orch-a", "exec-1", Vec::new()).await;
+    for round in 0..ROUNDS {
+        let stale = s
+            .checkpoint(history_request(
+                "orch-a",
+                "exec-1",
+                Some(&history),
+                false,
+                vec![super::fixtures::raised(5, "late")],
+            ))
+            .await
+            .expect_err("a checkpoint on history read before the clear");
+        assert!(
+            stale.is_conflict(),
+            "round {round}: Conflict, got {stale:?}"
+        );
+        assert_eq!(
+            load(s, "orch-a").await.events,
+            current.events,
+            "round {round}: the history made after the clear is untouched"
+        );
+        s.checkpoint(history_request(
             "orch-a",
             "exec-1",
-            Some(&history),
+            Some(&current),
             false,
-            vec![super::fixtures::raised(5, "late")],
+            vec![super::fixtures::raised(10 + round, "again")],
         ))
         .await
-        .expect_err("a checkpoint on history read before the clear");
-    assert!(stale.is_conflict(), "Conflict, got {stale:?}");
-    assert_eq!(s.load_history(&iid("orch-a")).await.expect("load"), None);
-    let stale_row = s
+        .expect("a checkpoint on the new history");
+        current = load(s, "orch-a").await;
+    }
+
+    s.clear_hub().await.expect("clear_hub, again");
+    let mut row_etag = s
         .put_instance(
-            &row("orch-a", "Conformance", Running, at(0)),
-            Expect::ETag(orch_etag),
+            &row("orch-a", "Conformance", Running, at(3)),
+            Expect::Absent,
         )
         .await
-        .expect_err("a row write at an ETag read before the clear");
-    assert!(stale_row.is_conflict(), "Conflict, got {stale_row:?}");
+        .expect("put_instance after the clear");
+    for round in 0..ROUNDS {
+        let stale_row = s
+            .put_instance(
+                &row("orch-a", "Conformance", Pending, at(0)),
+                Expect::ETag(orch_etag.clone()),
+            )
+            .await
+            .expect_err("a row write at an ETag read before the clear");
+        assert!(
+            stale_row.is_conflict(),
+            "round {round}: Conflict, got {stale_row:?}"
+        );
+        let kept = s
+            .get_instance(&iid("orch-a"))
+            .await
+            .expect("get_instance")
+            .expect("the row made after the clear");
+        assert_eq!(
+            kept.status, Running,
+            "round {round}: the row made after the clear is untouched"
+        );
+        row_etag = s
+            .put_instance(
+                &row("orch-a", "Conformance", Running, at(3 + round)),
+                Expect::ETag(row_etag),
+            )
+            .await
+            .expect("a row write at the new row's ETag");
+    }
+
+    s.clear_hub().await.expect("clear_hub, a third time");
     enqueue(s, QueueName::WorkItems, &["after"]).await;
     let old_receipt = held.first().map(|d| d.receipt.clone()).expect("held");
-    assert!(
-        s.delete(QueueName::WorkItems, &old_receipt).await.is_err(),
-        "a receipt from before the clear deletes nothing"
-    );
+    for round in 0..ROUNDS {
+        let after = dequeue(s, QueueName::WorkItems, 1).await;
+        let after_receipt = match after.as_slice() {
+            [d] if d.body == "after" => d.receipt.clone(),
+            other => panic!("round {round}: the new work item: {other:?}"),
+        };
+        assert!(
+            s.delete(QueueName::WorkItems, &old_receipt).await.is_err(),
+            "round {round}: a receipt from before the clear deletes nothing"
+        );
+        s.release(QueueName::WorkItems, &after_receipt, Duration::ZERO)
+            .await
+            .expect("the new message was still there for its own receipt");
+    }
 
     // The store works: a checkpoint fenced by the lease held before the clear commits.
     let outcome = s
         .checkpoint(CheckpointRequest {
-            instance_id: iid("orch-a"),
+            instance_id: iid("orch-b"),
             fence: Some(LeaseFence {
                 partition: 0,
                 epoch,
@@ -160,13 +229,13 @@ pub async fn clear_hub_empties_the_hub_and_keeps_its_partitions(
             instance: Some((
                 crate::instances::InstanceRow {
                     input: json("{\"n\":2}"),
-                    ..row("orch-a", "Conformance", Pending, at(10))
+                    ..row("orch-b", "Conformance", Pending, at(10))
                 },
                 Expect::Absent,
             )),
             outbound: vec![outbound(QueueName::Control(1), "next")],
             ..history_request(
-                "orch-a",
+                "orch-b",
                 "exec-2",
                 None,
                 true,
@@ -176,9 +245,9 @@ pub async fn clear_hub_empties_the_hub_and_keeps_its_partitions(
         .await
         .expect("a fenced checkpoint after the clear");
     assert!(outcome.instance_etag.is_some());
-    assert_eq!(load(s, "orch-a").await.events.len(), 1);
+    assert_eq!(load(s, "orch-b").await.events.len(), 1);
     let got = s
-        .get_instance(&iid("orch-a"))
+        .get_instance(&iid("orch-b"))
         .await
         .expect("get_instance")
         .expect("the new row");
@@ -189,14 +258,4 @@ pub async fn clear_hub_empties_the_hub_and_keeps_its_partitions(
         .map(|d| d.body)
         .collect();
     assert_eq!(bodies, vec!["next".to_owned()]);
-    let work: Vec<String> = dequeue(s, QueueName::WorkItems, 32)
-        .await
-        .into_iter()
-        .map(|d| d.body)
-        .collect();
-    assert_eq!(
-        work,
-        vec!["after".to_owned()],
-        "the new message survived the old receipt"
-    );
 }

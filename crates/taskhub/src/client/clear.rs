@@ -14,11 +14,13 @@ impl TaskHubClient {
     /// workers serving it (in this process or others) carry on and the hub is usable at once:
     /// a new start, even under an instance ID used before, runs normally.
     ///
-    /// Not atomic with other calls: a start, signal or turn racing the clear may survive it
-    /// (a turn in flight on an instance that was removed fails its checkpoint's ETag check and
-    /// does not bring the instance back; one that was starting the instance may create it
-    /// again, whole). To remove the storage itself, stop every worker of the hub and run
-    /// `taskhub hub delete`.
+    /// Meant for a hub at rest: not atomic with other calls, so work under way may survive it.
+    /// A turn in flight on an instance that was removed fails its checkpoint's ETag check and
+    /// does not bring the instance back; but a start sent meanwhile, a turn that was starting
+    /// an instance, and the messages workers had already fetched into their buffers and not yet
+    /// run are processed after the clear (a start among them creates its instance again,
+    /// whole; an event or an activity result may reach a new instance of the same ID). To
+    /// remove the storage itself, stop every worker of the hub and run `taskhub hub delete`.
     ///
     /// # Errors
     /// A storage error; part of the hub may have been emptied then (call again).
