@@ -10,7 +10,8 @@ use std::process::{Child, Stdio};
 use common::{taskhub, TempDir};
 use taskhub_grpc::proto::task_hub_sidecar_service_client::TaskHubSidecarServiceClient;
 use taskhub_grpc::proto::{
-    CreateInstanceRequest, DeleteTaskHubRequest, GetInstanceRequest, OrchestrationStatus,
+    CreateInstanceRequest, DeleteTaskHubRequest, GetInstanceRequest, OrchestrationState,
+    OrchestrationStatus,
 };
 
 /// Starts the command; returns it with the address of its "Durable Task gRPC endpoint on" line
@@ -50,23 +51,18 @@ fn stop(mut child: Child) {
     assert!(status.success(), "{status:?}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_worker_with_grpc_runs_what_an_sdk_client_starts() {
-    let dir = TempDir::new("grpc-worker");
-    let (child, addr, _) = spawn(&dir, &["worker", "--grpc", "127.0.0.1:0"]);
-    let mut c = TaskHubSidecarServiceClient::connect(format!("http://{addr}"))
+type Client = TaskHubSidecarServiceClient<taskhub_grpc::tonic::transport::Channel>;
+
+async fn connect(addr: &str) -> Client {
+    TaskHubSidecarServiceClient::connect(format!("http://{addr}"))
         .await
-        .unwrap();
-    c.hello(()).await.unwrap();
-    c.start_instance(CreateInstanceRequest {
-        instance_id: "from-grpc".into(),
-        name: "HelloCities".into(),
-        ..CreateInstanceRequest::default()
-    })
-    .await
-    .unwrap();
-    let mut request = tonic_request(GetInstanceRequest {
-        instance_id: "from-grpc".into(),
+        .unwrap()
+}
+
+/// Waits (up to 60 s) for `id` to finish; asserts it completed and returns its state.
+async fn completed(c: &mut Client, id: &str) -> OrchestrationState {
+    let mut request = taskhub_grpc::tonic::Request::new(GetInstanceRequest {
+        instance_id: id.into(),
         get_inputs_and_outputs: true,
     });
     request.set_timeout(std::time::Duration::from_secs(60));
@@ -79,8 +75,31 @@ async fn a_worker_with_grpc_runs_what_an_sdk_client_starts() {
         .unwrap();
     assert_eq!(
         done.orchestration_status,
-        OrchestrationStatus::Completed as i32
+        OrchestrationStatus::Completed as i32,
+        "{done:?}"
     );
+    done
+}
+
+/// Starts the demo's `HelloCities` as `id` and waits for it to complete.
+async fn run_hello_cities(c: &mut Client, id: &str) -> OrchestrationState {
+    c.start_instance(CreateInstanceRequest {
+        instance_id: id.into(),
+        name: "HelloCities".into(),
+        ..CreateInstanceRequest::default()
+    })
+    .await
+    .unwrap();
+    completed(c, id).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_with_grpc_runs_what_an_sdk_client_starts() {
+    let dir = TempDir::new("grpc-worker");
+    let (child, addr, _) = spawn(&dir, &["worker", "--grpc", "127.0.0.1:0"]);
+    let mut c = connect(&addr).await;
+    c.hello(()).await.unwrap();
+    let done = run_hello_cities(&mut c, "from-grpc").await;
     assert!(done.output.unwrap().contains("Tokyo"));
     stop(child);
 }
@@ -91,35 +110,8 @@ async fn a_worker_with_grpc_runs_what_an_sdk_client_starts() {
 async fn delete_task_hub_empties_the_hub_of_a_running_worker() {
     let dir = TempDir::new("grpc-wipe");
     let (child, addr, _) = spawn(&dir, &["worker", "--grpc", "127.0.0.1:0"]);
-    let mut c = TaskHubSidecarServiceClient::connect(format!("http://{addr}"))
-        .await
-        .unwrap();
-    let run = async |c: &mut TaskHubSidecarServiceClient<_>| {
-        c.start_instance(CreateInstanceRequest {
-            instance_id: "wiped".into(),
-            name: "HelloCities".into(),
-            ..CreateInstanceRequest::default()
-        })
-        .await
-        .unwrap();
-        let mut request = tonic_request(GetInstanceRequest {
-            instance_id: "wiped".into(),
-            get_inputs_and_outputs: true,
-        });
-        request.set_timeout(std::time::Duration::from_secs(60));
-        let done = c
-            .wait_for_instance_completion(request)
-            .await
-            .unwrap()
-            .into_inner()
-            .orchestration_state
-            .unwrap();
-        assert_eq!(
-            done.orchestration_status,
-            OrchestrationStatus::Completed as i32
-        );
-    };
-    run(&mut c).await;
+    let mut c = connect(&addr).await;
+    run_hello_cities(&mut c, "wiped").await;
     c.delete_task_hub(DeleteTaskHubRequest {}).await.unwrap();
     let gone = c
         .get_instance(GetInstanceRequest {
@@ -130,7 +122,7 @@ async fn delete_task_hub_empties_the_hub_of_a_running_worker() {
         .unwrap()
         .into_inner();
     assert!(!gone.exists, "the instance is gone");
-    run(&mut c).await;
+    run_hello_cities(&mut c, "wiped").await;
     stop(child);
 }
 
@@ -146,9 +138,7 @@ async fn a_worker_with_grpc_hands_unknown_orchestrations_to_sdk_workers() {
     };
     let dir = TempDir::new("grpc-sdk-worker");
     let (child, addr, _) = spawn(&dir, &["worker", "--grpc", "127.0.0.1:0"]);
-    let mut c = TaskHubSidecarServiceClient::connect(format!("http://{addr}"))
-        .await
-        .unwrap();
+    let mut c = connect(&addr).await;
     let mut items = c
         .get_work_items(GetWorkItemsRequest::default())
         .await
@@ -190,29 +180,10 @@ async fn a_worker_with_grpc_hands_unknown_orchestrations_to_sdk_workers() {
     })
     .await
     .unwrap();
-    let mut request = tonic_request(GetInstanceRequest {
-        instance_id: "by-sdk".into(),
-        get_inputs_and_outputs: true,
-    });
-    request.set_timeout(std::time::Duration::from_secs(60));
-    let done = c
-        .wait_for_instance_completion(request)
-        .await
-        .unwrap()
-        .into_inner()
-        .orchestration_state
-        .unwrap();
-    assert_eq!(
-        done.orchestration_status,
-        OrchestrationStatus::Completed as i32
-    );
+    let done = completed(&mut c, "by-sdk").await;
     assert_eq!(done.output.as_deref(), Some("42"));
     // The open stream does not hold up a graceful stop.
     stop(child);
-}
-
-fn tonic_request<T>(m: T) -> taskhub_grpc::tonic::Request<T> {
-    taskhub_grpc::tonic::Request::new(m)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -223,9 +194,7 @@ async fn serve_grpc_only_and_the_address_rule() {
         !before.iter().any(|l| l.contains("dashboard and API on")),
         "{before:?}"
     );
-    let mut c = TaskHubSidecarServiceClient::connect(format!("http://{addr}"))
-        .await
-        .unwrap();
+    let mut c = connect(&addr).await;
     let r = c
         .get_instance(GetInstanceRequest {
             instance_id: "nobody".into(),

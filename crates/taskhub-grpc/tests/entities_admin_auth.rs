@@ -12,6 +12,7 @@ mod common;
 
 use std::time::Duration;
 
+use common::calls::until_state;
 use common::{Backend, Server};
 use taskhub_grpc::proto::task_hub_sidecar_service_client::TaskHubSidecarServiceClient;
 use taskhub_grpc::proto::{
@@ -29,29 +30,6 @@ taskhub_test_support::backend_matrix!(
     bad_requests_name_the_field,
     a_token_is_required_when_set
 );
-
-/// Polls (bounded) until the entity's state is `want`.
-async fn until_state(c: &mut common::calls::Client, id: &str, want: &str) {
-    let started = std::time::Instant::now();
-    loop {
-        let r = c
-            .get_entity(GetEntityRequest {
-                instance_id: id.into(),
-                include_state: true,
-            })
-            .await
-            .unwrap()
-            .into_inner();
-        if r.exists && r.entity.as_ref().unwrap().serialized_state.as_deref() == Some(want) {
-            return;
-        }
-        assert!(
-            started.elapsed() < common::STUCK,
-            "{id} never reached {want}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
 
 async fn entities_signal_get_query_clean(backend: Backend) {
     let server = Server::start(backend).await;

@@ -12,12 +12,13 @@ mod common;
 
 use std::time::{Duration, SystemTime};
 
-use common::calls::{self, get, start, status, until_status, wait_done, Client};
+use common::calls::{
+    self, entity_state, get, start, status, until_state, until_status, wait_done, Client,
+};
 use common::{Backend, Server};
 use taskhub_grpc::proto::{
-    CreateInstanceRequest, CreateTaskHubRequest, DeleteTaskHubRequest, EntityQuery,
-    GetEntityRequest, InstanceQuery, OrchestrationStatus as S, QueryEntitiesRequest,
-    QueryInstancesRequest, SignalEntityRequest,
+    CreateInstanceRequest, CreateTaskHubRequest, DeleteTaskHubRequest, EntityQuery, InstanceQuery,
+    OrchestrationStatus as S, QueryEntitiesRequest, QueryInstancesRequest, SignalEntityRequest,
 };
 
 taskhub_test_support::backend_matrix!(
@@ -59,31 +60,6 @@ async fn signal_add(c: &mut Client, id: &str, n: i64) {
     })
     .await
     .unwrap();
-}
-
-async fn entity_state(c: &mut Client, id: &str) -> Option<String> {
-    let r = c
-        .get_entity(GetEntityRequest {
-            instance_id: id.into(),
-            include_state: true,
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    r.exists
-        .then(|| r.entity.unwrap().serialized_state.unwrap_or_default())
-}
-
-/// Polls (bounded) until the entity's state is `want`.
-async fn until_state(c: &mut Client, id: &str, want: &str) {
-    let started = std::time::Instant::now();
-    while entity_state(c, id).await.as_deref() != Some(want) {
-        assert!(
-            started.elapsed() < common::STUCK,
-            "{id} never reached {want}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 /// A finished instance, one waiting for an event (its session cached by the worker), one

@@ -10,65 +10,16 @@ mod common;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
-use taskhub_core::{EventKind, ExecutionId, HistoryEvent, InstanceId, Payload, Timestamp};
-use taskhub_storage::{
-    CheckpointRequest, CheckpointStore, ClearStore, HistoryStore, HistoryWrite, LeaseFence,
-    NewQueueMessage, OutboundMessage, PartitionRow, PartitionStore, QueueName,
-};
+use taskhub_core::InstanceId;
+use taskhub_storage::{CheckpointStore, ClearStore, HistoryStore};
 
 /// Instances the writers keep appending to.
 const INSTANCES: usize = 48;
 
-fn append(instance: &InstanceId, expected: Option<taskhub_storage::ETag>) -> CheckpointRequest {
-    CheckpointRequest {
-        instance_id: instance.clone(),
-        fence: Some(LeaseFence {
-            partition: 0,
-            epoch: 1,
-        }),
-        history: Some(HistoryWrite {
-            execution_id: ExecutionId::new("e1").unwrap(),
-            new_execution: expected.is_none(),
-            expected,
-            events: vec![HistoryEvent::new(
-                Timestamp::from_millis(1),
-                EventKind::EventRaised {
-                    name: "x".into(),
-                    input: Payload::from_json("null").unwrap(),
-                },
-            )],
-        }),
-        instance: None,
-        outbound: vec![OutboundMessage::new(
-            QueueName::WorkItems,
-            NewQueueMessage {
-                body: instance.to_string(),
-                delay: Duration::ZERO,
-            },
-        )],
-        consumed: Vec::new(),
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clears_racing_group_committed_checkpoints_all_succeed() {
-    let store = common::fresh_store(taskhub_storage::conformance::start_clock()).await;
-    store
-        .create_hub(1, Timestamp::from_millis(1))
-        .await
-        .unwrap();
-    let row = store.list_partitions().await.unwrap().remove(0);
-    let leased = PartitionRow {
-        owner: Some("w".into()),
-        epoch: 1,
-        ..row.clone()
-    };
-    store
-        .put_partition(&leased, row.etag.as_ref())
-        .await
-        .unwrap();
+    let store = common::leased_store("w").await;
 
     // Writers: each instance appended to over and over (made again after a clear took it).
     let stop = Arc::new(AtomicBool::new(false));
@@ -80,7 +31,10 @@ async fn clears_racing_group_committed_checkpoints_all_succeed() {
             let id = InstanceId::new(format!("i{i}")).unwrap();
             while !stop.load(Ordering::Relaxed) {
                 let expected = s.load_history(&id).await.unwrap().map(|h| h.etag);
-                match s.checkpoint(append(&id, expected)).await {
+                match s
+                    .checkpoint(common::append_request(id.as_str(), expected, 1))
+                    .await
+                {
                     Ok(_) => {
                         commits.fetch_add(1, Ordering::Relaxed);
                     }
@@ -119,6 +73,9 @@ async fn clears_racing_group_committed_checkpoints_all_succeed() {
         assert!(store.load_history(&id).await.unwrap().is_none(), "{id}");
     }
     let id = InstanceId::new("after").unwrap();
-    store.checkpoint(append(&id, None)).await.unwrap();
+    store
+        .checkpoint(common::append_request(id.as_str(), None, 1))
+        .await
+        .unwrap();
     assert!(store.load_history(&id).await.unwrap().is_some());
 }

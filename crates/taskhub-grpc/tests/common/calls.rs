@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use taskhub_grpc::proto::task_hub_sidecar_service_client::TaskHubSidecarServiceClient;
 use taskhub_grpc::proto::{
-    CreateInstanceRequest, GetInstanceRequest, OrchestrationState, OrchestrationStatus,
+    CreateInstanceRequest, GetEntityRequest, GetInstanceRequest, OrchestrationState,
+    OrchestrationStatus,
 };
 use tonic::transport::Channel;
 use tonic::Request;
@@ -92,4 +93,30 @@ pub async fn until_status(
 
 pub fn status(s: &OrchestrationState) -> OrchestrationStatus {
     OrchestrationStatus::try_from(s.orchestration_status).unwrap()
+}
+
+/// The entity's serialized state (empty for none), or `None` if it does not exist.
+pub async fn entity_state(c: &mut Client, id: &str) -> Option<String> {
+    let r = c
+        .get_entity(GetEntityRequest {
+            instance_id: id.into(),
+            include_state: true,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    r.exists
+        .then(|| r.entity.unwrap().serialized_state.unwrap_or_default())
+}
+
+/// Polls (bounded) until the entity's state is `want`.
+pub async fn until_state(c: &mut Client, id: &str, want: &str) {
+    let started = std::time::Instant::now();
+    while entity_state(c, id).await.as_deref() != Some(want) {
+        assert!(
+            started.elapsed() < super::STUCK,
+            "{id} never reached {want}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
