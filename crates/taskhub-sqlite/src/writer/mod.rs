@@ -12,7 +12,10 @@
 //! to survive a power loss: losing it makes the messages visible again, which at-least-once
 //! delivery allows. Under `FULL`, a batch of relaxed writes only commits with
 //! `synchronous = NORMAL` (no fsync); the next synced commit syncs the WAL up to and including
-//! it, so what survives a power loss is always a prefix of the commits.
+//! it, so what survives a power loss is always a prefix of the commits. A batch that holds both
+//! commits its relaxed writes first, in a transaction of their own, and answers them before the
+//! synced rest waits for the disk: a poller's dequeue (a timer firing) does not wait for other
+//! instances' fsyncs.
 //!
 //! *Inline writes.* Under `NORMAL` durability (a commit does not wait for the disk), a write
 //! that finds nothing queued and the writer thread idle runs on the caller's thread instead:
@@ -322,17 +325,49 @@ fn run(shared: &Shared, receiver: &Receiver<Box<dyn Job>>) {
             (shared.single_batches.load(Ordering::Relaxed) + 1).min(INLINE_AFTER_SINGLE_BATCHES)
         };
         shared.single_batches.store(singles, Ordering::Relaxed);
-        set_sync(shared.durability, &mut conn, &batch);
-        let mut jobs: Vec<&mut dyn Job> =
-            batch.iter_mut().map(|j| &mut **j as &mut dyn Job).collect();
-        let outcome = begin(&conn.conn)
-            .and_then(|()| apply_and_commit(&conn.conn, shared.clock.as_ref(), &mut jobs));
+        // Under `FULL`, the relaxed writes of a mixed batch commit first, in a transaction of
+        // their own without an fsync, and are answered before the synced rest waits for the
+        // disk: a dequeue (a timer firing, say) does not wait for other instances' fsyncs.
+        // The requests of one batch were all in flight together, so any order is theirs.
+        let (relaxed, synced): (Vec<_>, Vec<_>) = if shared.durability == Durability::Full {
+            batch.into_iter().partition(|j| j.relaxed())
+        } else {
+            (Vec::new(), batch)
+        };
+        let last = if relaxed.is_empty() || synced.is_empty() {
+            if synced.is_empty() {
+                relaxed
+            } else {
+                synced
+            }
+        } else {
+            let done = commit(shared, &mut conn, relaxed);
+            answer(done);
+            synced
+        };
+        let done = commit(shared, &mut conn, last);
         drop(conn);
-        shared.counters.count(batch.len(), outcome == Ok(true));
-        let outcome = outcome.map(drop);
-        for job in batch {
-            job.finish(outcome.clone());
-        }
+        answer(done);
+    }
+}
+
+/// A committed (or failed) batch, to answer.
+type Done = (Vec<Box<dyn Job>>, Result<(), StorageError>);
+
+/// Applies `batch` in one transaction and commits it.
+fn commit(shared: &Shared, conn: &mut WriteConn, mut batch: Vec<Box<dyn Job>>) -> Done {
+    set_sync(shared.durability, conn, &batch);
+    let mut jobs: Vec<&mut dyn Job> = batch.iter_mut().map(|j| &mut **j as &mut dyn Job).collect();
+    let outcome = begin(&conn.conn)
+        .and_then(|()| apply_and_commit(&conn.conn, shared.clock.as_ref(), &mut jobs));
+    shared.counters.count(batch.len(), outcome == Ok(true));
+    (batch, outcome.map(drop))
+}
+
+/// Answers each caller of a batch.
+fn answer((batch, outcome): Done) {
+    for job in batch {
+        job.finish(outcome.clone());
     }
 }
 
@@ -368,14 +403,11 @@ mod tests {
     use crate::schema::{connect, migrate, Role};
 
     fn writer(path: &std::path::Path) -> Writer {
-        let open = || {
-            connect(
-                path,
-                Role::Writer,
-                Durability::Normal,
-                Duration::from_secs(1),
-            )
-        };
+        writer_with(path, Durability::Normal)
+    }
+
+    fn writer_with(path: &std::path::Path, durability: Durability) -> Writer {
+        let open = || connect(path, Role::Writer, durability, Duration::from_secs(1));
         let conn = open().unwrap();
         migrate(&conn, path, Duration::from_secs(1)).unwrap();
         Writer::start(WriterSetup {
@@ -383,7 +415,7 @@ mod tests {
             clock: Arc::new(SystemClock::new()),
             max_batch: 64,
             name: "test-writer".into(),
-            durability: Durability::Normal,
+            durability,
             busy_timeout: Duration::from_secs(1),
             checkpoint_conn: open().unwrap(),
         })
@@ -398,6 +430,76 @@ mod tests {
             )
             .ctx("insert")
             .map(drop)
+    }
+
+    /// Inserts a payload row named `name`.
+    fn insert_named(name: &'static str) -> impl Fn(&Tx<'_>) -> StorageResult<()> + Send {
+        move |tx| {
+            tx.conn
+                .execute(
+                    "INSERT INTO payloads (instance_id, name, data) VALUES ('i', ?1, x'00')",
+                    [name],
+                )
+                .ctx("insert")
+                .map(drop)
+        }
+    }
+
+    /// Under `FULL`, the relaxed writes of a batch commit before its synced ones, in a
+    /// transaction of their own (no fsync to wait for): queued after a synced write, a relaxed
+    /// one still lands first, and the batch takes two transactions.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[allow(
+        clippy::await_holding_lock,
+        reason = "the held connection keeps the writer thread waiting; the writes only queue"
+    )]
+    async fn under_full_a_batchs_relaxed_writes_commit_first_on_their_own() {
+        let path = std::env::temp_dir().join(format!("taskhub-split-{}.db", std::process::id()));
+        let writer = Arc::new(writer_with(&path, Durability::Full));
+        let held = writer.shared.lock();
+        // The first write is the thread's batch alone (taken before it waits for the
+        // connection); the next two, queued meanwhile, are its next batch.
+        let mut writes = Vec::new();
+        for (name, relaxed) in [("first", false), ("synced", false), ("relaxed", true)] {
+            let w = Arc::clone(&writer);
+            writes.push(tokio::spawn(async move {
+                w.write(relaxed, insert_named(name)).await
+            }));
+            let queued = writes.len();
+            while writer.shared.queued.load(Ordering::SeqCst) < queued {
+                tokio::task::yield_now().await;
+            }
+        }
+        let before = writer.stats().transactions;
+        drop(held);
+        for w in writes {
+            w.await.unwrap().unwrap();
+        }
+        assert_eq!(
+            writer.stats().transactions - before,
+            3,
+            "first; relaxed; synced"
+        );
+        let order: Vec<String> = writer
+            .write(false, |tx| {
+                let mut stmt = tx
+                    .conn
+                    .prepare("SELECT name FROM payloads ORDER BY rowid")
+                    .ctx("select")?;
+                let names = stmt
+                    .query_map([], |r| r.get(0))
+                    .ctx("select")?
+                    .collect::<Result<Vec<String>, _>>()
+                    .ctx("select")?;
+                Ok(names)
+            })
+            .await
+            .unwrap();
+        assert_eq!(order, ["first", "relaxed", "synced"]);
+        drop(writer);
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+        }
     }
 
     /// After the thread group-commits several writes, writes run inline again only once
