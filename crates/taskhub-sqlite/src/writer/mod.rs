@@ -317,7 +317,7 @@ fn run(shared: &Shared, receiver: &Receiver<Box<dyn Job>>) {
         // Only once the thread holds the connection do its jobs stop counting as queued: until
         // then no write may start on a caller's thread, so a stream of those cannot keep the
         // thread (and the batch it holds) waiting.
-        let mut conn = shared.lock();
+        let conn = shared.lock();
         shared.queued.fetch_sub(batch.len(), Ordering::SeqCst);
         let singles = if batch.len() > 1 {
             0
@@ -325,30 +325,35 @@ fn run(shared: &Shared, receiver: &Receiver<Box<dyn Job>>) {
             (shared.single_batches.load(Ordering::Relaxed) + 1).min(INLINE_AFTER_SINGLE_BATCHES)
         };
         shared.single_batches.store(singles, Ordering::Relaxed);
-        // Under `FULL`, the relaxed writes of a mixed batch commit first, in a transaction of
-        // their own without an fsync, and are answered before the synced rest waits for the
-        // disk: a dequeue (a timer firing, say) does not wait for other instances' fsyncs.
-        // The requests of one batch were all in flight together, so any order is theirs.
-        let (relaxed, synced): (Vec<_>, Vec<_>) = if shared.durability == Durability::Full {
-            batch.into_iter().partition(|j| j.relaxed())
-        } else {
-            (Vec::new(), batch)
-        };
-        let last = if relaxed.is_empty() || synced.is_empty() {
-            if synced.is_empty() {
-                relaxed
-            } else {
-                synced
-            }
-        } else {
-            let done = commit(shared, &mut conn, relaxed);
-            answer(done);
-            synced
-        };
-        let done = commit(shared, &mut conn, last);
-        drop(conn);
-        answer(done);
+        commit_drained(shared, conn, batch);
     }
+}
+
+/// Commits a batch the thread drained, on the connection it holds, and answers its callers.
+/// Under `FULL`, the relaxed writes of a mixed batch commit first, in a transaction of their
+/// own without an fsync, and are answered before the synced rest waits for the disk: a dequeue
+/// (a timer firing, say) does not wait for other instances' fsyncs. The requests of one batch
+/// were all in flight together, so any order is theirs.
+fn commit_drained(shared: &Shared, mut conn: MutexGuard<'_, WriteConn>, batch: Vec<Box<dyn Job>>) {
+    let (relaxed, synced): (Vec<_>, Vec<_>) = if shared.durability == Durability::Full {
+        batch.into_iter().partition(|j| j.relaxed())
+    } else {
+        (Vec::new(), batch)
+    };
+    let last = if relaxed.is_empty() || synced.is_empty() {
+        if synced.is_empty() {
+            relaxed
+        } else {
+            synced
+        }
+    } else {
+        let done = commit(shared, &mut conn, relaxed);
+        answer(done);
+        synced
+    };
+    let done = commit(shared, &mut conn, last);
+    drop(conn);
+    answer(done);
 }
 
 /// A committed (or failed) batch, to answer.
@@ -446,40 +451,30 @@ mod tests {
     }
 
     /// Under `FULL`, the relaxed writes of a batch commit before its synced ones, in a
-    /// transaction of their own (no fsync to wait for): queued after a synced write, a relaxed
+    /// transaction of their own (no fsync to wait for): drained after a synced write, a relaxed
     /// one still lands first, and the batch takes two transactions.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    #[allow(
-        clippy::await_holding_lock,
-        reason = "the held connection keeps the writer thread waiting; the writes only queue"
-    )]
     async fn under_full_a_batchs_relaxed_writes_commit_first_on_their_own() {
         let path = std::env::temp_dir().join(format!("taskhub-split-{}.db", std::process::id()));
         let writer = Arc::new(writer_with(&path, Durability::Full));
-        let held = writer.shared.lock();
-        // The first write is the thread's batch alone (taken before it waits for the
-        // connection); the next two, queued meanwhile, are its next batch.
-        let mut writes = Vec::new();
-        for (name, relaxed) in [("first", false), ("synced", false), ("relaxed", true)] {
-            let w = Arc::clone(&writer);
-            writes.push(tokio::spawn(async move {
-                w.write(relaxed, insert_named(name)).await
-            }));
-            let queued = writes.len();
-            while writer.shared.queued.load(Ordering::SeqCst) < queued {
-                tokio::task::yield_now().await;
-            }
-        }
+        let job = |name: &'static str, relaxed: bool| {
+            let (reply, answer) = oneshot::channel();
+            let job: Box<dyn Job> = Box::new(TypedJob {
+                relaxed,
+                work: insert_named(name),
+                result: None,
+                reply: Some(reply),
+            });
+            (job, answer)
+        };
+        let (synced, synced_answer) = job("synced", false);
+        let (relaxed, relaxed_answer) = job("relaxed", true);
         let before = writer.stats().transactions;
-        drop(held);
-        for w in writes {
-            w.await.unwrap().unwrap();
-        }
-        assert_eq!(
-            writer.stats().transactions - before,
-            3,
-            "first; relaxed; synced"
-        );
+        // As the writer thread does with a batch it drained, in the order it was queued.
+        commit_drained(&writer.shared, writer.shared.lock(), vec![synced, relaxed]);
+        synced_answer.await.unwrap().unwrap();
+        relaxed_answer.await.unwrap().unwrap();
+        assert_eq!(writer.stats().transactions - before, 2, "relaxed; synced");
         let order: Vec<String> = writer
             .write(false, |tx| {
                 let mut stmt = tx
@@ -495,7 +490,7 @@ mod tests {
             })
             .await
             .unwrap();
-        assert_eq!(order, ["first", "relaxed", "synced"]);
+        assert_eq!(order, ["relaxed", "synced"]);
         drop(writer);
         for suffix in ["", "-wal", "-shm"] {
             let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
