@@ -340,15 +340,12 @@ fn commit_drained(shared: &Shared, mut conn: MutexGuard<'_, WriteConn>, batch: V
     } else {
         (Vec::new(), batch)
     };
-    let last = if relaxed.is_empty() || synced.is_empty() {
-        if synced.is_empty() {
-            relaxed
-        } else {
-            synced
-        }
+    let last = if synced.is_empty() {
+        relaxed
     } else {
-        let done = commit(shared, &mut conn, relaxed);
-        answer(done);
+        if !relaxed.is_empty() {
+            answer(commit(shared, &mut conn, relaxed));
+        }
         synced
     };
     let done = commit(shared, &mut conn, last);
