@@ -45,6 +45,7 @@ use crate::error::TaskhubError;
 use crate::executor::RemoteExecutor;
 use crate::hub::TaskHub;
 use lifecycle::Lifecycle;
+pub use outbox::TIMER_LEAD;
 use sessions::Sessions;
 pub use versioning::VERSION_MISMATCH;
 

@@ -52,16 +52,42 @@ impl Origin<'_> {
     }
 }
 
-/// A durable timer message: delivered at `fire_at`, or re-sent in chunks when the backend caps
-/// the delay. On a backend that counts delays in whole units (Azure: seconds, rounded up so a
-/// message is never visible early) the delay is rounded down to whole units: the message comes
-/// up to one unit early, and the turn waits the rest (`worker/turn`), so the timer fires on
-/// time instead of up to one unit late.
+/// How long before its time a durable timer's message becomes visible. The worker that
+/// dequeues it holds it until `fire_at` (`worker/turn` sleeps on the clock, outside any
+/// processing slot) and runs the turn then, so the dequeue's path (the wake-up after the
+/// creating checkpoint committed, a dequeue waiting behind another batch's fsync under `FULL`,
+/// the poller's round) happens before the timer is due instead of after it. The message stays
+/// in the store, locked, until the turn's checkpoint consumes it: a crash while it is held
+/// redelivers it as any other.
+pub const TIMER_LEAD: Duration = Duration::from_millis(50);
+
+/// A durable timer message: delivered [`TIMER_LEAD`] before `fire_at`, or re-sent in chunks
+/// when the backend caps the delay. On a backend that counts delays in whole units (Azure:
+/// seconds, rounded up so a message is never visible early) the delay is rounded down to
+/// whole units as well: the message comes up to one unit and the lead early, and the turn
+/// waits the rest (`worker/turn`), so the timer fires on time instead of late.
 pub(crate) fn timer_delay(queues: &dyn QueueStore, fire_at: Timestamp, now: Timestamp) -> Duration {
-    whole_units(
-        fire_at.saturating_since(now).min(queues.max_delay()),
-        queues.delay_granularity(),
+    scheduled_delay(
+        queues,
+        fire_at.saturating_since(now).saturating_sub(TIMER_LEAD),
     )
+}
+
+/// How early a timer message may come and still be held for its time rather than sent back:
+/// the lead and the backend's delay unit.
+pub(crate) fn timer_hold_window(queues: &dyn QueueStore) -> Duration {
+    TIMER_LEAD + queues.delay_granularity()
+}
+
+/// The delay of a message scheduled for `at` (an entity's scheduled signal, held by the
+/// entity's batch for the rest of a unit): capped at the backend's longest delay and rounded
+/// down to its unit.
+pub(crate) fn signal_delay(queues: &dyn QueueStore, at: Timestamp, now: Timestamp) -> Duration {
+    scheduled_delay(queues, at.saturating_since(now))
+}
+
+fn scheduled_delay(queues: &dyn QueueStore, delay: Duration) -> Duration {
+    whole_units(delay.min(queues.max_delay()), queues.delay_granularity())
 }
 
 /// `delay` rounded down to a whole number of `unit`s (unchanged for a zero unit).

@@ -16,7 +16,15 @@ pub(crate) struct Slots {
     pub orchestrations: Arc<Semaphore>,
     /// Activities running at once (and handed-over results waiting for their turn).
     pub activities: Arc<Semaphore>,
+    /// Timer messages fetched ahead of their time and held until it (each gives its buffer
+    /// slot back while it waits, so the buffer keeps fetching what is due).
+    pub held_timers: Arc<Semaphore>,
 }
+
+/// The most timer messages a worker holds ahead of their time without a buffer slot: a clump
+/// of timers falling due together does not stall the control queues, and memory stays bounded
+/// (past it a held timer keeps its buffer slot).
+pub(crate) const MAX_HELD_TIMERS: usize = 4_096;
 
 impl Slots {
     /// The limits of `settings`.
@@ -25,6 +33,7 @@ impl Slots {
             buffer: Arc::new(Semaphore::new(settings.control_queue_buffer_threshold)),
             orchestrations: Arc::new(Semaphore::new(settings.max_concurrent_orchestrations)),
             activities: Arc::new(Semaphore::new(settings.max_concurrent_activities)),
+            held_timers: Arc::new(Semaphore::new(MAX_HELD_TIMERS)),
         }
     }
 }

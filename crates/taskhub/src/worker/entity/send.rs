@@ -107,7 +107,7 @@ pub(super) async fn outbound(
                 m.order = Some(*order);
             }
             let delay = at.map_or(Duration::ZERO, |at| {
-                outbox::timer_delay(hub.store().as_ref(), at, now)
+                outbox::signal_delay(hub.store().as_ref(), at, now)
             });
             (partition, m, delay)
         }
@@ -126,7 +126,11 @@ pub(super) async fn outbound(
                 instance_id,
                 execution_id: execution.clone(),
             });
-            (home, m, outbox::timer_delay(hub.store().as_ref(), *at, now))
+            (
+                home,
+                m,
+                outbox::signal_delay(hub.store().as_ref(), *at, now),
+            )
         }
         EntityEffect::Start {
             instance_id,

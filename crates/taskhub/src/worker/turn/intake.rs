@@ -8,7 +8,7 @@ use taskhub_storage::{CheckpointRequest, LeaseFence};
 use tokio::sync::SemaphorePermit;
 use tracing::{debug, warn};
 
-use super::super::delivery::Delivery;
+use super::super::delivery::{BufferSlot, Delivery};
 use super::super::outbox;
 use super::super::session::Cached;
 use super::super::Shared;
@@ -69,14 +69,55 @@ async fn under_current_lease(
     (!valid.is_empty()).then_some(valid)
 }
 
-/// The deliveries that are due now. A timer the backend delivered early by less than its delay
-/// unit (its delay was rounded down to whole units, see `outbox::timer_delay`) is waited for
-/// here; one that came earlier still (a chunked long timer) goes back with the rest of its
-/// delay.
+/// Splits off the timers among `deliveries` that came before their time but within
+/// [`outbox::timer_hold_window`] of it (sent [`outbox::TIMER_LEAD`] early, or rounded down to
+/// the backend's delay unit): the caller processes the rest at once and these at their time
+/// ([`hold_until_due`]). Returns (held, the rest).
+/// Each held timer trades its buffer slot for one of the worker's
+/// [`MAX_HELD_TIMERS`](super::super::slots::MAX_HELD_TIMERS) while there are any.
+pub(super) fn hold_back(
+    shared: &Shared,
+    deliveries: Vec<Delivery>,
+) -> (Vec<Delivery>, Vec<Delivery>) {
+    let hub = &shared.hub;
+    let now = hub.clock().now();
+    let window = outbox::timer_hold_window(hub.store().as_ref());
+    let (mut held, rest): (Vec<Delivery>, Vec<Delivery>) = deliveries
+        .into_iter()
+        .partition(|d| remainder(d, now).is_some_and(|r| r <= window));
+    for d in &mut held {
+        if let Ok(permit) = shared.slots.held_timers.clone().try_acquire_owned() {
+            d._slot = BufferSlot::new(permit);
+        }
+    }
+    (held, rest)
+}
+
+/// Sleeps on the hub's clock until every timer in `held` is due.
+pub(super) async fn hold_until_due(hub: &TaskHub, held: &[Delivery]) {
+    let clock = hub.clock();
+    while let Some(wait) = held.iter().filter_map(|d| remainder(d, clock.now())).max() {
+        clock.sleep(wait).await;
+    }
+}
+
+/// How long until `d`, a timer, is due (`None`: not a timer, or due).
+fn remainder(d: &Delivery, now: Timestamp) -> Option<Duration> {
+    match d.message.event {
+        EventKind::TimerFired { fire_at, .. } if fire_at > now => {
+            Some(fire_at.saturating_since(now))
+        }
+        _ => None,
+    }
+}
+
+/// The deliveries that are due now. A timer still short of its time by at most the hold
+/// window (see [`hold_back`]) is waited for here; one that came earlier still (a chunked long
+/// timer) goes back with the rest of its delay.
 pub(super) async fn due_now(hub: &TaskHub, deliveries: Vec<Delivery>) -> Vec<Delivery> {
-    let unit = hub.store().delay_granularity();
+    let window = outbox::timer_hold_window(hub.store().as_ref());
     let mut now = hub.clock().now();
-    if let Some(wait) = short_remainder(&deliveries, now, unit) {
+    if let Some(wait) = short_remainder(&deliveries, now, window) {
         hub.clock().sleep(wait).await;
         now = hub.clock().now();
     }
@@ -88,17 +129,12 @@ pub(super) async fn due_now(hub: &TaskHub, deliveries: Vec<Delivery>) -> Vec<Del
     due
 }
 
-/// The longest wait, at most `unit`, until a timer among `deliveries` is due.
-fn short_remainder(deliveries: &[Delivery], now: Timestamp, unit: Duration) -> Option<Duration> {
+/// The longest wait, at most `window`, until a timer among `deliveries` is due.
+fn short_remainder(deliveries: &[Delivery], now: Timestamp, window: Duration) -> Option<Duration> {
     deliveries
         .iter()
-        .filter_map(|d| match d.message.event {
-            EventKind::TimerFired { fire_at, .. } if fire_at > now => {
-                Some(fire_at.saturating_since(now))
-            }
-            _ => None,
-        })
-        .filter(|r| *r <= unit)
+        .filter_map(|d| remainder(d, now))
+        .filter(|r| *r <= window)
         .max()
 }
 
