@@ -36,27 +36,6 @@ fn registry() -> Registry {
     reg
 }
 
-/// Waits until `f` holds; with paused time the bound only runs out once the runtime is idle
-/// without `f` holding.
-async fn until(what: &str, mut f: impl FnMut() -> bool) {
-    tokio::time::timeout(BOUND, async {
-        while !f() {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await
-    .unwrap_or_else(|_| panic!("timed out waiting for {what}"));
-}
-
-async fn status(client: &TaskHubClient, id: &InstanceId) -> OrchestrationStatus {
-    client
-        .get_status(id, StatusOptions::default())
-        .await
-        .unwrap()
-        .unwrap()
-        .status()
-}
-
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn ten_day_timer_fires_on_time_through_a_seven_day_cap() {
     let clock = Arc::new(ManualClock::new(Timestamp::from_millis(1_700_000_000_000)));
@@ -69,7 +48,7 @@ async fn ten_day_timer_fires_on_time_through_a_seven_day_cap() {
     let client = hub.client();
     let id = client.start("TenDays", ()).await.unwrap();
     let queue = QueueName::Control(id.partition(hub.partition_count()));
-    until("the first turn", || worker.stats().turns == 1).await;
+    until_paused("the first turn", BOUND, || worker.stats().turns == 1).await;
     let first_turn_checkpoints = store.faults().calls(Op::Checkpoint);
 
     // Just before the first chunk is due: once the worker has woken at the new time and gone
@@ -91,7 +70,7 @@ async fn ten_day_timer_fires_on_time_through_a_seven_day_cap() {
     // The 7-day chunk arrives early and is re-sent for the remaining 3 days (one checkpoint
     // that sends the copy and deletes the original); the instance keeps waiting.
     clock.advance(Duration::from_secs(1));
-    until("the early chunk to be re-sent", || {
+    until_paused("the early chunk to be re-sent", BOUND, || {
         store.faults().calls(Op::Checkpoint) > first_turn_checkpoints
     })
     .await;
@@ -100,7 +79,7 @@ async fn ten_day_timer_fires_on_time_through_a_seven_day_cap() {
         1,
         "the timer fired at the first chunk"
     );
-    assert_eq!(status(&client, &id).await, OrchestrationStatus::Running);
+    assert_eq!(status_of(&client, &id).await, OrchestrationStatus::Running);
     assert_eq!(
         store.stats(queue).await.unwrap().length,
         1,
@@ -123,7 +102,7 @@ async fn ten_day_timer_fires_on_time_through_a_seven_day_cap() {
         .await
         .unwrap()
         .is_empty());
-    assert_eq!(status(&client, &id).await, OrchestrationStatus::Running);
+    assert_eq!(status_of(&client, &id).await, OrchestrationStatus::Running);
 
     // Due: it fires, and the orchestration sees exactly ten days pass.
     clock.advance(Duration::from_secs(1));

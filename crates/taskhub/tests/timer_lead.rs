@@ -43,25 +43,6 @@ fn registry() -> Registry {
     reg
 }
 
-async fn until(what: &str, mut f: impl FnMut() -> bool) {
-    tokio::time::timeout(BOUND, async {
-        while !f() {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await
-    .unwrap_or_else(|_| panic!("timed out waiting for {what}"));
-}
-
-async fn status(client: &TaskHubClient, id: &InstanceId) -> OrchestrationStatus {
-    client
-        .get_status(id, StatusOptions::default())
-        .await
-        .unwrap()
-        .unwrap()
-        .status()
-}
-
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn a_timer_is_fetched_its_lead_early_held_without_a_buffer_slot_and_fires_on_time() {
     let t0 = Timestamp::from_millis(1_700_000_000_000);
@@ -84,7 +65,7 @@ async fn a_timer_is_fetched_its_lead_early_held_without_a_buffer_slot_and_fires_
     let client = hub.client();
     let queue = QueueName::Control(0);
     let id = client.start("Sleep", ()).await.unwrap();
-    until("the first turn", || worker.stats().turns == 1).await;
+    until_paused("the first turn", BOUND, || worker.stats().turns == 1).await;
 
     // Just before the lead: the timer message is not visible yet.
     clock.advance(DELAY - TIMER_LEAD - MS);
@@ -117,21 +98,21 @@ async fn a_timer_is_fetched_its_lead_early_held_without_a_buffer_slot_and_fires_
         wait::idle().await;
     }
     assert_eq!(
-        status(&client, &quick).await,
+        status_of(&client, &quick).await,
         OrchestrationStatus::Completed
     );
-    assert_eq!(status(&client, &id).await, OrchestrationStatus::Running);
+    assert_eq!(status_of(&client, &id).await, OrchestrationStatus::Running);
 
     // A millisecond before the due time: still held, not fired.
     clock.advance(due.saturating_since(clock.now()) - MS);
     wait::idle().await;
-    assert_eq!(status(&client, &id).await, OrchestrationStatus::Running);
+    assert_eq!(status_of(&client, &id).await, OrchestrationStatus::Running);
 
     // Due: the turn runs at the due time exactly.
     clock.advance(MS);
     wait::idle().await;
     assert_eq!(
-        status(&client, &id).await,
+        status_of(&client, &id).await,
         OrchestrationStatus::Completed,
         "the held timer did not fire at its due time"
     );

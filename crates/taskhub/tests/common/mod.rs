@@ -31,3 +31,25 @@ pub fn sqlite_store(dir: &std::path::Path) -> Arc<dyn TaskHubStore> {
         .with_clock(Arc::new(SystemClock::new()));
     Arc::new(taskhub_sqlite::SqliteStore::open(opts).unwrap())
 }
+
+/// Under paused tokio time: waits until `f` holds; `bound` (tokio time) runs out only once the
+/// runtime has been idle without `f` holding.
+pub async fn until_paused(what: &str, bound: Duration, mut f: impl FnMut() -> bool) {
+    tokio::time::timeout(bound, async {
+        while !f() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("timed out waiting for {what}"));
+}
+
+/// The status of an instance that exists.
+pub async fn status_of(client: &TaskHubClient, id: &InstanceId) -> OrchestrationStatus {
+    client
+        .get_status(id, StatusOptions::default())
+        .await
+        .unwrap()
+        .unwrap()
+        .status()
+}
