@@ -11,7 +11,7 @@
 
 mod common;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use common::*;
 use taskhub::worker::TIMER_LEAD;
@@ -19,11 +19,22 @@ use taskhub::*;
 use taskhub_storage::memory::{FaultPlan, MemoryStore, Op, Trigger};
 use taskhub_storage::{Clock, ManualClock, QueueName, QueueStore};
 
+const T0: u64 = 1_700_000_000_000;
 const BOUND: Duration = Duration::from_secs(10);
 const DELAY: Duration = Duration::from_secs(1);
 const MS: Duration = Duration::from_millis(1);
 /// How long each dequeue takes once the timer's lead has begun.
 const SLOW: Duration = Duration::from_millis(10);
+/// The gap between the two timers of `Two`.
+const APART: Duration = Duration::from_millis(30);
+
+/// How late `now` is after `due`, in ms (negative: early).
+fn late_ms(now: SystemTime, due: SystemTime) -> i64 {
+    match now.duration_since(due) {
+        Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
+        Err(e) => -i64::try_from(e.duration().as_millis()).unwrap_or(i64::MAX),
+    }
+}
 
 fn registry() -> Registry {
     let mut reg = Registry::new();
@@ -31,11 +42,29 @@ fn registry() -> Registry {
     reg.orchestration("Sleep", |ctx: OrchestrationContext, _: ()| async move {
         let due = ctx.now() + DELAY;
         ctx.create_timer(due).await;
-        let late = match ctx.now().duration_since(due) {
-            Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
-            Err(e) => -i64::try_from(e.duration().as_millis()).unwrap_or(i64::MAX),
+        Ok::<_, OrchestrationError>(late_ms(ctx.now(), due))
+    });
+    // An approval or the timer, whichever comes first.
+    reg.orchestration("Race", |ctx: OrchestrationContext, _: ()| async move {
+        let won = match when_any2(
+            ctx.wait_for_event::<()>("approve"),
+            ctx.create_timer(ctx.now() + DELAY),
+        )
+        .await
+        {
+            Either::Left(_) => "event",
+            Either::Right(()) => "timer",
         };
-        Ok::<_, OrchestrationError>(late)
+        Ok::<_, OrchestrationError>(won.to_owned())
+    });
+    // Two timers set in one turn, 30 ms apart: how late each turn after them ran (ms).
+    reg.orchestration("Two", |ctx: OrchestrationContext, _: ()| async move {
+        let (first, second) = (ctx.now() + DELAY, ctx.now() + DELAY + APART);
+        let (a, b) = (ctx.create_timer(first), ctx.create_timer(second));
+        a.await;
+        let late_a = late_ms(ctx.now(), first);
+        b.await;
+        Ok::<_, OrchestrationError>((late_a, late_ms(ctx.now(), second)))
     });
     reg.orchestration("Quick", |_: OrchestrationContext, _: ()| async move {
         Ok::<_, OrchestrationError>(7u32)
@@ -45,8 +74,8 @@ fn registry() -> Registry {
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn a_timer_is_fetched_its_lead_early_held_without_a_buffer_slot_and_fires_on_time() {
-    let t0 = Timestamp::from_millis(1_700_000_000_000);
-    let due = Timestamp::from_millis(1_700_000_001_000);
+    let t0 = Timestamp::from_millis(T0);
+    let due = Timestamp::from_millis(T0 + 1_000);
     assert_eq!(due.saturating_since(t0), DELAY);
     let clock = Arc::new(ManualClock::new(t0));
     let store = Arc::new(MemoryStore::new(clock.clone()));
@@ -121,5 +150,74 @@ async fn a_timer_is_fetched_its_lead_early_held_without_a_buffer_slot_and_fires_
     // Dequeues already waiting out their delay need the clock to move to end.
     store.faults().set_plan(FaultPlan::none());
     clock.advance(SLOW);
+    worker.shutdown().await;
+}
+
+/// A hub on a manual clock at `T0` with one partition, and its worker.
+async fn hub_at_t0() -> (Arc<ManualClock>, TaskHub, WorkerHandle) {
+    let clock = Arc::new(ManualClock::new(Timestamp::from_millis(T0)));
+    let store = Arc::new(MemoryStore::new(clock.clone()));
+    let settings = Settings {
+        partition_count: 1,
+        ..fast_settings()
+    };
+    let hub = TaskHub::open_with_clock(store, settings, clock.clone())
+        .await
+        .unwrap();
+    let worker = Worker::start(&hub, registry()).await.unwrap();
+    (clock, hub, worker)
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn an_event_that_comes_while_the_timer_is_held_still_comes_first() {
+    let (clock, hub, worker) = hub_at_t0().await;
+    let client = hub.client();
+    let id = client.start("Race", ()).await.unwrap();
+    until_paused("the first turn", BOUND, || worker.stats().turns == 1).await;
+    // Inside the timer's lead: the worker holds the timer message.
+    clock.advance(DELAY - TIMER_LEAD + 10 * MS);
+    wait::idle().await;
+    assert_eq!(worker.stats().turns, 1, "the timer fired inside its lead");
+    // The approval comes 40 ms before the timer's time: it wins, as it did before the lead.
+    client.raise_event(&id, "approve", &()).await.unwrap();
+    until_paused("the event's turn", BOUND, || worker.stats().turns == 2).await;
+    assert_eq!(
+        status_of(&client, &id).await,
+        OrchestrationStatus::Completed,
+        "the event waited for the held timer"
+    );
+    let done = client.wait_for_completion(&id, BOUND).await.unwrap();
+    assert_eq!(done.output::<String>().unwrap().as_deref(), Some("event"));
+    worker.shutdown().await;
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn two_held_timers_of_one_instance_each_fire_at_their_own_time() {
+    let (clock, hub, worker) = hub_at_t0().await;
+    let client = hub.client();
+    let id = client.start("Two", ()).await.unwrap();
+    until_paused("the first turn", BOUND, || worker.stats().turns == 1).await;
+    // Both timers inside the lead of the first (the second is fetched with it).
+    clock.advance(DELAY - TIMER_LEAD + APART);
+    wait::idle().await;
+    assert_eq!(worker.stats().turns, 1, "a timer fired inside its lead");
+    // The first fires at its time, not at the second's.
+    clock.advance(TIMER_LEAD - APART);
+    wait::idle().await;
+    assert_eq!(
+        worker.stats().turns,
+        2,
+        "the first timer did not fire at its time"
+    );
+    clock.advance(APART);
+    let done = tokio::time::timeout(BOUND, client.wait_for_completion(&id, BOUND))
+        .await
+        .expect("the second timer did not fire at its time")
+        .unwrap();
+    assert_eq!(
+        done.output::<(i64, i64)>().unwrap(),
+        Some((0, 0)),
+        "lateness in ms"
+    );
     worker.shutdown().await;
 }

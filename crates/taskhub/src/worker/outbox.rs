@@ -52,13 +52,14 @@ impl Origin<'_> {
     }
 }
 
-/// How long before its time a durable timer's message becomes visible. The worker that
-/// dequeues it holds it until `fire_at` (`worker/turn` sleeps on the clock, outside any
-/// processing slot) and runs the turn then, so the dequeue's path (the wake-up after the
-/// creating checkpoint committed, a dequeue waiting behind another batch's fsync under `FULL`,
-/// the poller's round) happens before the timer is due instead of after it. The message stays
-/// in the store, locked, until the turn's checkpoint consumes it: a crash while it is held
-/// redelivers it as any other.
+/// How long before its time a durable timer's message becomes visible. The instance's session
+/// on the worker that dequeues it holds it until `fire_at` (`worker/session.rs`, without a
+/// prefetch-buffer slot or a processing slot) and runs the turn then, so the dequeue's path
+/// (the wake-up after the creating checkpoint committed, a dequeue waiting behind another
+/// batch's fsync under `FULL`, the poller's round) happens before the timer is due instead of
+/// after it. Messages that arrive meanwhile are processed as they come, ahead of the timer.
+/// The message stays in the store, locked, until the turn's checkpoint consumes it: a crash
+/// while it is held redelivers it as any other.
 pub const TIMER_LEAD: Duration = Duration::from_millis(50);
 
 /// A durable timer message: delivered [`TIMER_LEAD`] before `fire_at`, or re-sent in chunks

@@ -4,6 +4,7 @@
 //! failed or been terminated: then it leaves at once.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use taskhub_core::{EntityId, ExecutionId, InstanceId, OrchestrationSession, OrchestrationStatus};
 use taskhub_storage::{ETag, InstanceRow, LeaseFence};
@@ -61,15 +62,25 @@ pub(crate) async fn run(
     let mut cached = Cached::default();
     let mut batch = first;
     let mut stop = shared.lifecycle.stop.clone();
+    // Timers fetched ahead of their time (`outbox::TIMER_LEAD`), processed when due; what
+    // arrives meanwhile is processed as it comes, so an event that comes before a timer's
+    // time still comes before the timer.
+    let mut held: Vec<Delivery> = Vec::new();
+    let entity = EntityId::is_entity_instance(&instance);
     loop {
         // Join everything that arrived meanwhile into this batch.
         while let Ok(more) = rx.try_recv() {
             batch.extend(more);
         }
-        if EntityId::is_entity_instance(&instance) {
+        if entity {
             super::entity::process(&shared, &instance, &mut cached, batch).await;
         } else {
-            turn::process(&shared, &instance, &mut cached, batch).await;
+            let (early, mut ready) = turn::hold_back(&shared, batch);
+            held.extend(early);
+            ready.extend(turn::take_due(&mut held, clock.now()));
+            if !ready.is_empty() {
+                turn::process(&shared, &instance, &mut cached, ready).await;
+            }
         }
         // A completed, failed or terminated instance will not run again by itself: leave at
         // once rather than hold it in memory for the idle timeout, so memory does not grow
@@ -86,6 +97,25 @@ pub(crate) async fn run(
             // More arrived during the turn: not idle at all (and no older idle session has to
             // leave for this one).
             Some(b)
+        } else if let Some(wait) = turn::next_due(&held, clock.now()) {
+            // Timers are held: wait for the earliest or for more messages, whichever is first.
+            if shared.lifecycle.stopping() {
+                turn::give_back(&shared, &held, Duration::ZERO).await;
+                held.clear();
+                batch = Vec::new();
+                continue;
+            }
+            tokio::select! {
+                b = rx.recv() => match b {
+                    Some(b) => Some(b),
+                    None => {
+                        clock.sleep(wait).await;
+                        Some(Vec::new())
+                    }
+                },
+                () = clock.sleep(wait) => Some(Vec::new()),
+                _ = stop.changed() => Some(Vec::new()),
+            }
         } else if keep && !shared.lifecycle.stopping() {
             let idle = clock.sleep(settings.extended_session_idle_timeout);
             let waiting = shared.sessions.idle.enter(&instance);

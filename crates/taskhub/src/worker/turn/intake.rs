@@ -71,11 +71,11 @@ async fn under_current_lease(
 
 /// Splits off the timers among `deliveries` that came before their time but within
 /// [`outbox::timer_hold_window`] of it (sent [`outbox::TIMER_LEAD`] early, or rounded down to
-/// the backend's delay unit): the caller processes the rest at once and these at their time
-/// ([`hold_until_due`]). Returns (held, the rest).
-/// Each held timer trades its buffer slot for one of the worker's
-/// [`MAX_HELD_TIMERS`](super::super::slots::MAX_HELD_TIMERS) while there are any.
-pub(super) fn hold_back(
+/// the backend's delay unit): the instance's session keeps them and processes them when they
+/// are due ([`take_due`]), while the rest and whatever else arrives meanwhile are processed as
+/// they come. Returns (held, the rest). Each held timer trades its buffer slot for one of the
+/// worker's [`MAX_HELD_TIMERS`](super::super::slots::MAX_HELD_TIMERS) while there are any.
+pub(crate) fn hold_back(
     shared: &Shared,
     deliveries: Vec<Delivery>,
 ) -> (Vec<Delivery>, Vec<Delivery>) {
@@ -93,12 +93,20 @@ pub(super) fn hold_back(
     (held, rest)
 }
 
-/// Sleeps on the hub's clock until every timer in `held` is due.
-pub(super) async fn hold_until_due(hub: &TaskHub, held: &[Delivery]) {
-    let clock = hub.clock();
-    while let Some(wait) = held.iter().filter_map(|d| remainder(d, clock.now())).max() {
-        clock.sleep(wait).await;
-    }
+/// Takes the held timers that are due at `now` out of `held`.
+pub(crate) fn take_due(held: &mut Vec<Delivery>, now: Timestamp) -> Vec<Delivery> {
+    let (due, later): (Vec<Delivery>, Vec<Delivery>) = std::mem::take(held)
+        .into_iter()
+        .partition(|d| remainder(d, now).is_none());
+    *held = later;
+    due
+}
+
+/// How long until the earliest of the held timers is due (zero if one is; `None`: none held).
+pub(crate) fn next_due(held: &[Delivery], now: Timestamp) -> Option<Duration> {
+    held.iter()
+        .map(|d| remainder(d, now).unwrap_or(Duration::ZERO))
+        .min()
 }
 
 /// How long until `d`, a timer, is due (`None`: not a timer, or due).

@@ -29,7 +29,7 @@ use super::refused;
 use super::session::{Cached, Live};
 use super::versioning;
 use super::Shared;
-pub(crate) use intake::{admit, Admitted};
+pub(crate) use intake::{admit, hold_back, next_due, take_due, Admitted};
 use redeliver::consume;
 pub(crate) use redeliver::{abandon, commit, give_back, START_ROW_GRACE};
 pub(crate) use remote::{counts_as_failed_delivery, EXECUTOR_RETRY};
@@ -37,26 +37,8 @@ pub(crate) use remote::{decision_deadline, redeliver as redeliver_undecided, Und
 use start_accept::{judge_start, start_execution, Verdict};
 use version_gate::Gate;
 
-/// Processes one batch for `instance`: its timers that came ahead of their time (see
-/// `outbox::TIMER_LEAD`) after the rest, once they are due.
+/// Processes one batch for `instance`.
 pub(crate) async fn process(
-    shared: &Arc<Shared>,
-    instance: &InstanceId,
-    cached: &mut Cached,
-    deliveries: Vec<Delivery>,
-) {
-    let (held, now) = intake::hold_back(shared, deliveries);
-    if !now.is_empty() {
-        process_due(shared, instance, cached, now).await;
-    }
-    if !held.is_empty() {
-        intake::hold_until_due(&shared.hub, &held).await;
-        process_due(shared, instance, cached, held).await;
-    }
-}
-
-/// Processes deliveries that are due (or within the hold window of it).
-async fn process_due(
     shared: &Arc<Shared>,
     instance: &InstanceId,
     cached: &mut Cached,
