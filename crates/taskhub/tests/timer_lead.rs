@@ -77,20 +77,14 @@ async fn a_timer_is_fetched_its_lead_early_held_without_a_buffer_slot_and_fires_
     let t0 = Timestamp::from_millis(T0);
     let due = Timestamp::from_millis(T0 + 1_000);
     assert_eq!(due.saturating_since(t0), DELAY);
-    let clock = Arc::new(ManualClock::new(t0));
-    let store = Arc::new(MemoryStore::new(clock.clone()));
     // One partition and a prefetch buffer of one message: a held timer that kept its buffer
     // slot would keep every other message of the hub from being fetched.
-    let settings = Settings {
-        partition_count: 1,
+    let (clock, store, hub, worker) = hub_at_t0(Settings {
         control_queue_batch_size: 1,
         control_queue_buffer_threshold: 1,
         ..fast_settings()
-    };
-    let hub = TaskHub::open_with_clock(store.clone(), settings, clock.clone())
-        .await
-        .unwrap();
-    let worker = Worker::start(&hub, registry()).await.unwrap();
+    })
+    .await;
     let client = hub.client();
     let queue = QueueName::Control(0);
     let id = client.start("Sleep", ()).await.unwrap();
@@ -153,24 +147,26 @@ async fn a_timer_is_fetched_its_lead_early_held_without_a_buffer_slot_and_fires_
     worker.shutdown().await;
 }
 
-/// A hub on a manual clock at `T0` with one partition, and its worker.
-async fn hub_at_t0() -> (Arc<ManualClock>, TaskHub, WorkerHandle) {
+/// A hub of one partition on a manual clock at `T0`, its store and its worker.
+async fn hub_at_t0(
+    settings: Settings,
+) -> (Arc<ManualClock>, Arc<MemoryStore>, TaskHub, WorkerHandle) {
     let clock = Arc::new(ManualClock::new(Timestamp::from_millis(T0)));
     let store = Arc::new(MemoryStore::new(clock.clone()));
     let settings = Settings {
         partition_count: 1,
-        ..fast_settings()
+        ..settings
     };
-    let hub = TaskHub::open_with_clock(store, settings, clock.clone())
+    let hub = TaskHub::open_with_clock(store.clone(), settings, clock.clone())
         .await
         .unwrap();
     let worker = Worker::start(&hub, registry()).await.unwrap();
-    (clock, hub, worker)
+    (clock, store, hub, worker)
 }
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn an_event_that_comes_while_the_timer_is_held_still_comes_first() {
-    let (clock, hub, worker) = hub_at_t0().await;
+    let (clock, _store, hub, worker) = hub_at_t0(fast_settings()).await;
     let client = hub.client();
     let id = client.start("Race", ()).await.unwrap();
     until_paused("the first turn", BOUND, || worker.stats().turns == 1).await;
@@ -193,7 +189,7 @@ async fn an_event_that_comes_while_the_timer_is_held_still_comes_first() {
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn two_held_timers_of_one_instance_each_fire_at_their_own_time() {
-    let (clock, hub, worker) = hub_at_t0().await;
+    let (clock, _store, hub, worker) = hub_at_t0(fast_settings()).await;
     let client = hub.client();
     let id = client.start("Two", ()).await.unwrap();
     until_paused("the first turn", BOUND, || worker.stats().turns == 1).await;

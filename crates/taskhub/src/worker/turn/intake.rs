@@ -82,9 +82,13 @@ pub(crate) fn hold_back(
     let hub = &shared.hub;
     let now = hub.clock().now();
     let window = outbox::timer_hold_window(hub.store().as_ref());
+    // A timer fetched under a lease that has ended is not held: it goes back at once with the
+    // rest (`admit`), for the partition's new owner.
+    let current =
+        |d: &Delivery| shared.placement.fence(d.partition).map(|f| f.epoch) == Some(d.epoch);
     let (mut held, rest): (Vec<Delivery>, Vec<Delivery>) = deliveries
         .into_iter()
-        .partition(|d| remainder(d, now).is_some_and(|r| r <= window));
+        .partition(|d| remainder(d, now).is_some_and(|r| r <= window) && current(d));
     for d in &mut held {
         if let Ok(permit) = shared.slots.held_timers.clone().try_acquire_owned() {
             d._slot = BufferSlot::new(permit);
