@@ -49,6 +49,7 @@ async fn under_current_lease(
     deliveries: Vec<Delivery>,
 ) -> Option<Vec<Delivery>> {
     let partition = deliveries.first().map(|d| d.partition)?;
+    // Read once: the batch is judged, and the cache keyed, by one reading of the lease.
     let current = shared.placement.fence(partition).map(|f| f.epoch);
     let (valid, stale): (Vec<Delivery>, Vec<Delivery>) = deliveries
         .into_iter()
@@ -69,6 +70,11 @@ async fn under_current_lease(
     (!valid.is_empty()).then_some(valid)
 }
 
+/// Whether `d` was fetched under its partition's current lease.
+fn fetched_under_current_lease(shared: &Shared, d: &Delivery) -> bool {
+    shared.placement.fence(d.partition).map(|f| f.epoch) == Some(d.epoch)
+}
+
 /// Splits off the timers among `deliveries` that came before their time but within
 /// [`outbox::timer_hold_window`] of it (sent [`outbox::TIMER_LEAD`] early, or rounded down to
 /// the backend's delay unit): the instance's session keeps them and processes them when they
@@ -84,11 +90,9 @@ pub(crate) fn hold_back(
     let window = outbox::timer_hold_window(hub.store().as_ref());
     // A timer fetched under a lease that has ended is not held: it goes back at once with the
     // rest (`admit`), for the partition's new owner.
-    let current =
-        |d: &Delivery| shared.placement.fence(d.partition).map(|f| f.epoch) == Some(d.epoch);
-    let (mut held, rest): (Vec<Delivery>, Vec<Delivery>) = deliveries
-        .into_iter()
-        .partition(|d| remainder(d, now).is_some_and(|r| r <= window) && current(d));
+    let (mut held, rest): (Vec<Delivery>, Vec<Delivery>) = deliveries.into_iter().partition(|d| {
+        remainder(d, now).is_some_and(|r| r <= window) && fetched_under_current_lease(shared, d)
+    });
     for d in &mut held {
         if let Ok(permit) = shared.slots.held_timers.clone().try_acquire_owned() {
             d._slot = BufferSlot::new(permit);
@@ -133,8 +137,9 @@ pub(super) async fn due_now(hub: &TaskHub, deliveries: Vec<Delivery>) -> Vec<Del
         hub.clock().sleep(wait).await;
         now = hub.clock().now();
     }
-    let (early, due): (Vec<Delivery>, Vec<Delivery>) =
-        deliveries.into_iter().partition(|d| fires_after(d, now));
+    let (early, due): (Vec<Delivery>, Vec<Delivery>) = deliveries
+        .into_iter()
+        .partition(|d| remainder(d, now).is_some());
     if !early.is_empty() {
         reschedule_early_timers(hub, early).await;
     }
@@ -148,11 +153,6 @@ fn short_remainder(deliveries: &[Delivery], now: Timestamp, window: Duration) ->
         .filter_map(|d| remainder(d, now))
         .filter(|r| *r <= window)
         .max()
-}
-
-/// Whether `d` is a timer not yet due at `now`.
-fn fires_after(d: &Delivery, now: Timestamp) -> bool {
-    matches!(d.message.event, EventKind::TimerFired { fire_at, .. } if fire_at > now)
 }
 
 /// Timer messages that arrived before their time (chunked long timers) go back with the rest
