@@ -14,7 +14,9 @@
 //! * [`convert`]: Taskhub's types ↔ the protocol's, in one place;
 //! * [`service`]: [`Sidecar`], one module per group of calls;
 //! * [`auth`]: loopback by default, a bearer token off loopback;
-//! * [`server`]: [`serve`] on a listener.
+//! * [`server`]: [`serve`] on a listener (`route`: `GetWorkItems` served with
+//!   [`wire::OutgoingWorkItem`], every other call by the generated service);
+//! * [`wire`]: a work item whose turn's past events go out already encoded.
 //!
 //! # Dependencies
 //!
@@ -41,8 +43,10 @@ pub mod convert;
 pub mod dispatch;
 mod error;
 pub mod proto;
+mod route;
 pub mod server;
 pub mod service;
+pub mod wire;
 
 pub use auth::check_bind;
 pub use dispatch::{Dispatcher, DispatcherSettings, INVALID_ACTION, INVALID_ENTITY_RESULT};

@@ -12,6 +12,7 @@ use tonic::transport::Server;
 use crate::auth::{check_bind, Auth};
 use crate::error::GrpcError;
 use crate::proto::task_hub_sidecar_service_server::TaskHubSidecarServiceServer;
+use crate::route::Routed;
 use crate::service::{Sidecar, WorkerCalls};
 
 /// The largest message accepted and sent (histories and inputs travel whole; gRPC's default
@@ -85,9 +86,10 @@ pub async fn serve(
         sidecar = sidecar.with_workers(w);
     }
     let auth = Auth::new(config.token.as_deref());
-    let server = TaskHubSidecarServiceServer::new(sidecar)
+    let server = TaskHubSidecarServiceServer::new(sidecar.clone())
         .max_decoding_message_size(MAX_MESSAGE_BYTES)
         .max_encoding_message_size(MAX_MESSAGE_BYTES);
+    let server = Routed::new(server, sidecar);
     let service =
         tonic::service::interceptor::InterceptedService::new(server, move |r| auth.check(r));
     // TCP_NODELAY: a work item and an answer are small writes; with Nagle's algorithm each

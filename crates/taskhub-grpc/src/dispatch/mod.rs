@@ -19,12 +19,14 @@
 //!
 //! Module map: `state` (the bookkeeping, synchronous), `wait` (an executor call's wait),
 //! `calls` (the worker half of the gRPC service), `stream` (a worker's stream), `request`
-//! and `actions` (the conversions out and in).
+//! and `actions` (the conversions out and in), `past` (each instance's past events kept
+//! encoded between turns).
 
 mod actions;
 mod calls;
 mod entity;
 mod entity_actions;
+mod past;
 mod request;
 mod settings;
 mod state;
@@ -34,8 +36,8 @@ mod wait;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use taskhub::executor::{
-    ActivityOutcome, ActivityWork, EntityBatchOutcome, EntityWork, ExecutorError, ExecutorFuture,
-    OrchestrationDecision, OrchestrationWork, RemoteExecutor,
+    ActivityOutcome, ActivityWork, Decision, EntityBatchOutcome, EntityWork, ExecutorError,
+    ExecutorFuture, OrchestrationDecision, OrchestrationWork, RemoteExecutor,
 };
 use taskhub_storage::Clock;
 
@@ -44,7 +46,8 @@ pub use entity::INVALID_ENTITY_RESULT;
 pub use settings::DispatcherSettings;
 
 use crate::proto::work_item::Request;
-use state::{Kind, Reply, State};
+use past::PastCache;
+use state::{Kind, Outgoing, Reply, State};
 
 /// Hands the runtime's work to connected SDK workers. Cheap to clone; plug the same one into
 /// the runtime (as its [`RemoteExecutor`]) and into the endpoint
@@ -57,6 +60,8 @@ pub struct Dispatcher {
 #[derive(Debug)]
 struct Inner {
     state: Mutex<State>,
+    /// The past events of recent turns, encoded (a separate lock: encoding is not quick).
+    past: Mutex<PastCache>,
     clock: Arc<dyn Clock>,
     settings: DispatcherSettings,
 }
@@ -72,6 +77,7 @@ impl Dispatcher {
                     state.set_give_back_limit(settings.give_back_limit);
                     state
                 }),
+                past: Mutex::new(PastCache::new(settings.history_cache_bytes)),
                 clock,
                 settings,
             }),
@@ -110,7 +116,7 @@ impl Dispatcher {
     async fn run(
         &self,
         kind: Kind,
-        request: Request,
+        request: Outgoing,
         rebuild: state::Rebuild,
         what: &(dyn Fn() -> String + Sync),
     ) -> Result<Reply, ExecutorError> {
@@ -125,6 +131,19 @@ impl Dispatcher {
         };
         wait::answer(&self.inner, kind, id, rx, what).await
     }
+}
+
+/// Whether a turn's decision ends its execution (its encoded past is of no more use).
+fn ends_execution(d: &OrchestrationDecision) -> bool {
+    d.decisions.iter().any(|d| {
+        matches!(
+            d,
+            Decision::Complete { .. }
+                | Decision::Fail { .. }
+                | Decision::Terminate { .. }
+                | Decision::ContinueAsNew { .. }
+        )
+    })
 }
 
 impl Inner {
@@ -143,20 +162,27 @@ impl RemoteExecutor for Dispatcher {
                     work.name, work.instance
                 )
             };
-            let request = Request::OrchestratorRequest(request::orchestrator_request(&work));
+            let request = request::orchestrator_request(&work, &self.inner.past);
             let source = Arc::clone(&work);
-            let rebuild: state::Rebuild = Box::new(move || {
-                Request::OrchestratorRequest(request::orchestrator_request(&source))
-            });
+            let inner = Arc::clone(&self.inner);
+            let rebuild: state::Rebuild =
+                Box::new(move || request::orchestrator_request(&source, &inner.past));
             match self
                 .run(Kind::Orchestration, request, rebuild, &what)
                 .await?
             {
-                Reply::Orchestrator(r) => Ok(actions::orchestration_decision(
-                    &work.instance,
-                    &work.execution_id,
-                    &r,
-                )),
+                Reply::Orchestrator(r) => {
+                    let decision =
+                        actions::orchestration_decision(&work.instance, &work.execution_id, &r);
+                    if ends_execution(&decision) {
+                        self.inner
+                            .past
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .forget(&work.instance);
+                    }
+                    Ok(decision)
+                }
                 Reply::GivenUp(reason) => Err(ExecutorError::Abandoned {
                     what: what(),
                     reason,
@@ -182,10 +208,11 @@ impl RemoteExecutor for Dispatcher {
                     work.name, work.task_id, work.instance
                 )
             };
-            let request = Request::ActivityRequest(request::activity_request(&work));
+            let request = Request::ActivityRequest(request::activity_request(&work)).into();
             let source = Arc::clone(&work);
-            let rebuild: state::Rebuild =
-                Box::new(move || Request::ActivityRequest(request::activity_request(&source)));
+            let rebuild: state::Rebuild = Box::new(move || {
+                Request::ActivityRequest(request::activity_request(&source)).into()
+            });
             match self.run(Kind::Activity, request, rebuild, &what).await? {
                 Reply::Activity(r) => Ok(actions::activity_outcome(&r)),
                 Reply::GivenUp(reason) => Err(ExecutorError::Abandoned {
@@ -218,10 +245,10 @@ impl RemoteExecutor for Dispatcher {
                     work.operations.len()
                 )
             };
-            let request = Request::EntityRequest(entity::entity_request(&work));
+            let request = Request::EntityRequest(entity::entity_request(&work)).into();
             let source = Arc::clone(&work);
             let rebuild: state::Rebuild =
-                Box::new(move || Request::EntityRequest(entity::entity_request(&source)));
+                Box::new(move || Request::EntityRequest(entity::entity_request(&source)).into());
             match self.run(Kind::Entity, request, rebuild, &what).await? {
                 Reply::Entity(r) => Ok(entity::entity_outcome(&work, &r)),
                 Reply::GivenUp(reason) => Err(ExecutorError::Abandoned {

@@ -1,32 +1,41 @@
 //! Work going out: an [`OrchestrationWork`] as an `OrchestratorRequest`, an [`ActivityWork`]
 //! as an `ActivityRequest`. History goes whole in `pastEvents`/`newEvents` (the worker's
-//! `requiresHistoryStreaming` is never asked for).
+//! `requiresHistoryStreaming` is never asked for); the past events go encoded, from the
+//! [`PastCache`].
 
 use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
 
 use taskhub::executor::{ActivityWork, OrchestrationWork};
 
+use super::past::PastCache;
+use super::state::Outgoing;
 use crate::convert::{event_to_proto_with_entities, payload_to_proto, EntityRequests};
-use crate::proto::{ActivityRequest, OrchestrationInstance, OrchestratorRequest, TraceContext};
+use crate::proto::{
+    work_item, ActivityRequest, OrchestrationInstance, OrchestratorRequest, TraceContext,
+};
 
-/// The protocol's request for one orchestration turn.
+/// The protocol's request for one orchestration turn, its past events encoded by `cache`.
 #[must_use]
-pub(crate) fn orchestrator_request(work: &OrchestrationWork) -> OrchestratorRequest {
+pub(crate) fn orchestrator_request(work: &OrchestrationWork, cache: &Mutex<PastCache>) -> Outgoing {
     let requests = EntityRequests::of(work.past.iter().chain(&work.new));
-    OrchestratorRequest {
+    let past = cache
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .past_of(work, &requests);
+    let request = OrchestratorRequest {
         instance_id: work.instance.to_string(),
         execution_id: Some(work.execution_id.to_string()),
-        past_events: work
-            .past
-            .iter()
-            .map(|e| event_to_proto_with_entities(e, &work.instance, &requests))
-            .collect(),
         new_events: work
             .new
             .iter()
             .map(|e| event_to_proto_with_entities(e, &work.instance, &requests))
             .collect(),
         ..OrchestratorRequest::default()
+    };
+    Outgoing {
+        request: work_item::Request::OrchestratorRequest(request),
+        past,
     }
 }
 

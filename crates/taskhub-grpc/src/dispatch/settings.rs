@@ -36,6 +36,11 @@ pub struct DispatcherSettings {
     /// before its call answers `ExecutorError::Abandoned` and the runtime counts a failed
     /// delivery (poison handling). Default 5.
     pub give_back_limit: u32,
+    /// How many bytes of encoded history the dispatcher keeps between an instance's turns,
+    /// so that a turn encodes only the events that are new to it (the least recently used
+    /// instances' go first past this; 0 keeps none and encodes every turn's history whole).
+    /// Default 64 MiB.
+    pub history_cache_bytes: usize,
 }
 
 impl Default for DispatcherSettings {
@@ -50,6 +55,7 @@ impl Default for DispatcherSettings {
             default_entity_capacity: 100,
             health_ping_interval: Duration::from_secs(30),
             give_back_limit: 5,
+            history_cache_bytes: 64 * 1024 * 1024,
         }
     }
 }

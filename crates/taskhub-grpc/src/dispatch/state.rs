@@ -13,6 +13,7 @@ use tonic::Status;
 use crate::proto::{
     work_item, ActivityResponse, EntityBatchResult, OrchestratorResponse, WorkItem,
 };
+use crate::wire::{EncodedEvents, OutgoingWorkItem};
 
 /// The kinds of work item the dispatcher hands out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,7 +62,23 @@ pub(crate) enum Reply {
 }
 
 /// The sending half of a connected worker's stream.
-pub(crate) type WorkerTx = mpsc::UnboundedSender<Result<WorkItem, Status>>;
+pub(crate) type WorkerTx = mpsc::UnboundedSender<Result<OutgoingWorkItem, Status>>;
+
+/// What an item sends: its request, and for a turn the past events already encoded.
+#[derive(Debug, Clone)]
+pub(crate) struct Outgoing {
+    pub(crate) request: work_item::Request,
+    pub(crate) past: EncodedEvents,
+}
+
+impl From<work_item::Request> for Outgoing {
+    fn from(request: work_item::Request) -> Self {
+        Self {
+            request,
+            past: EncodedEvents::new(),
+        }
+    }
+}
 
 /// A connected worker.
 #[derive(Debug)]
@@ -82,19 +99,19 @@ struct Held {
 }
 
 /// Builds an item's request again (see [`Source::Once`]).
-pub(crate) type Rebuild = Box<dyn Fn() -> work_item::Request + Send>;
+pub(crate) type Rebuild = Box<dyn Fn() -> Outgoing + Send>;
 
 /// An item's request: built once by the executor call and moved into the first hand-out (a
 /// turn's request carries its whole history: a copy per hand-out cost as much as building
 /// it); a later hand-out (after a give-back) builds it again with `rebuild`.
 struct Source {
-    pending: Option<work_item::Request>,
+    pending: Option<Outgoing>,
     rebuild: Rebuild,
 }
 
 impl Source {
     /// The request for a hand-out.
-    fn take(&mut self) -> work_item::Request {
+    fn take(&mut self) -> Outgoing {
         self.pending.take().unwrap_or_else(|| (self.rebuild)())
     }
 }
@@ -208,8 +225,14 @@ impl State {
         reply: oneshot::Sender<Reply>,
         now: Duration,
     ) -> Option<u64> {
-        let copy = request.clone();
-        self.submit_once(kind, request, Box::new(move || copy.clone()), reply, now)
+        let copy = Outgoing::from(request);
+        self.submit_once(
+            kind,
+            copy.clone(),
+            Box::new(move || copy.clone()),
+            reply,
+            now,
+        )
     }
 
     /// Queues a work item whose `request` moves into its first hand-out; `rebuild` makes it
@@ -217,7 +240,7 @@ impl State {
     pub(crate) fn submit_once(
         &mut self,
         kind: Kind,
-        request: work_item::Request,
+        request: Outgoing,
         rebuild: Rebuild,
         reply: oneshot::Sender<Reply>,
         now: Duration,
@@ -382,10 +405,10 @@ impl State {
     /// A health ping to `worker`; false if it is gone.
     pub(crate) fn ping(&self, worker: u64) -> bool {
         self.workers.get(&worker).is_some_and(|w| {
-            w.tx.send(Ok(WorkItem {
+            w.tx.send(Ok(OutgoingWorkItem::from(WorkItem {
                 request: Some(work_item::Request::HealthPing(crate::proto::HealthPing {})),
                 completion_token: String::new(),
-            }))
+            })))
             .is_ok()
         })
     }
@@ -543,18 +566,26 @@ impl State {
         let Some(w) = self.workers.get_mut(&worker) else {
             return false;
         };
-        let sent = w.tx.send(Ok(WorkItem {
-            request: Some(item.source.take()),
-            completion_token: token.clone(),
+        let Outgoing { request, past } = item.source.take();
+        let sent = w.tx.send(Ok(OutgoingWorkItem {
+            item: WorkItem {
+                request: Some(request),
+                completion_token: token.clone(),
+            },
+            past,
         }));
         if let Err(unsent) = sent {
-            if let Ok(WorkItem {
-                request: Some(request),
-                ..
+            if let Ok(OutgoingWorkItem {
+                item:
+                    WorkItem {
+                        request: Some(request),
+                        ..
+                    },
+                past,
             }) = unsent.0
             {
                 // Not sent: the next hand-out sends it.
-                item.source.pending = Some(request);
+                item.source.pending = Some(Outgoing { request, past });
             }
             return false;
         }

@@ -3,7 +3,7 @@
 use super::*;
 use crate::proto::ActivityRequest;
 
-type Rx = mpsc::UnboundedReceiver<Result<WorkItem, Status>>;
+type Rx = mpsc::UnboundedReceiver<Result<OutgoingWorkItem, Status>>;
 
 const T0: Duration = Duration::from_secs(1);
 
@@ -33,7 +33,7 @@ fn submit(state: &mut State, name: &str) -> (u64, oneshot::Receiver<Reply>) {
 fn received(rx: &mut Rx) -> Vec<(String, String)> {
     let mut out = Vec::new();
     while let Ok(item) = rx.try_recv() {
-        let item = item.unwrap();
+        let item = item.unwrap().item;
         if let Some(work_item::Request::ActivityRequest(a)) = item.request {
             out.push((a.name, item.completion_token));
         }
@@ -242,7 +242,7 @@ fn entity_batches_have_their_own_capacity_and_tokens() {
     // Two handed out (its entity capacity), the third waits; activities are not held back.
     let mut tokens = Vec::new();
     while let Ok(item) = rx.try_recv() {
-        let item = item.unwrap();
+        let item = item.unwrap().item;
         assert!(matches!(
             item.request,
             Some(work_item::Request::EntityRequest(_))
@@ -277,13 +277,13 @@ fn a_request_is_built_once_and_again_only_after_a_give_back() {
     let counter = Arc::clone(&rebuilt);
     let rebuild: Rebuild = Box::new(move || {
         counter.fetch_add(1, Ordering::SeqCst);
-        activity("a")
+        activity("a").into()
     });
     // A worker whose stream is gone: the hand-out fails, and the request stays for the next.
     let (gone, gone_rx) = worker(&mut s, [5, 5]);
     drop(gone_rx);
     let (tx, _ra) = oneshot::channel();
-    s.submit_once(Kind::Activity, activity("a"), rebuild, tx, T0)
+    s.submit_once(Kind::Activity, activity("a").into(), rebuild, tx, T0)
         .unwrap();
     assert_eq!(s.connected(), 0, "the worker with no stream was dropped");
     assert_eq!(rebuilt.load(Ordering::SeqCst), 0);

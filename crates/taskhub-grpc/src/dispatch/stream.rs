@@ -11,17 +11,17 @@ use tokio::sync::mpsc;
 use tonic::Status;
 
 use super::Inner;
-use crate::proto::WorkItem;
+use crate::wire::OutgoingWorkItem;
 
 /// The stream `GetWorkItems` answers with.
 pub(super) struct WorkerStream {
-    pub(super) rx: mpsc::UnboundedReceiver<Result<WorkItem, Status>>,
+    pub(super) rx: mpsc::UnboundedReceiver<Result<OutgoingWorkItem, Status>>,
     pub(super) inner: Arc<Inner>,
     pub(super) worker: u64,
 }
 
 impl Stream for WorkerStream {
-    type Item = Result<WorkItem, Status>;
+    type Item = Result<OutgoingWorkItem, Status>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         self.rx.poll_recv(cx)

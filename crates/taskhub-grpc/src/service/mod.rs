@@ -20,7 +20,7 @@ pub mod worker;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use futures_util::Stream;
+use futures_util::{Stream, StreamExt as _};
 use taskhub::{TaskHub, TaskHubClient};
 use taskhub_storage::Clock;
 use tonic::{Request, Response, Status};
@@ -43,6 +43,10 @@ use crate::proto::{
     TerminateResponse,
 };
 pub use worker::{WorkItemStream, WorkerCalls};
+
+/// `GetWorkItems`' stream as the generated service has it: plain `WorkItem`s.
+pub type PlainWorkItems =
+    Pin<Box<dyn Stream<Item = Result<crate::proto::WorkItem, Status>> + Send>>;
 
 /// The stream of history chunks of `StreamInstanceHistory`.
 pub type HistoryStream = Pin<Box<dyn Stream<Item = Result<HistoryChunk, Status>> + Send>>;
@@ -81,6 +85,15 @@ impl Sidecar {
     pub fn with_workers(mut self, workers: Arc<dyn WorkerCalls>) -> Self {
         self.workers = Some(workers);
         self
+    }
+
+    /// `GetWorkItems`: the connected worker's stream, each turn's past events encoded as the
+    /// dispatcher keeps them ([`serve`](crate::serve) routes the call here).
+    ///
+    /// # Errors
+    /// `UNIMPLEMENTED` without worker calls; the [`WorkerCalls`]' refusal.
+    pub async fn work_items(&self, r: Request<GetWorkItemsRequest>) -> Answer<WorkItemStream> {
+        self.workers("GetWorkItems")?.get_work_items(r).await
     }
 
     fn workers(&self, rpc: &str) -> Result<&Arc<dyn WorkerCalls>, Status> {
@@ -178,10 +191,19 @@ impl TaskHubSidecarService for Sidecar {
         ok(purge::purge(&self.client, r.into_inner()).await)
     }
 
-    type GetWorkItemsStream = WorkItemStream;
+    type GetWorkItemsStream = PlainWorkItems;
 
-    async fn get_work_items(&self, r: Request<GetWorkItemsRequest>) -> Answer<WorkItemStream> {
-        self.workers("GetWorkItems")?.get_work_items(r).await
+    /// Not reached through [`serve`](crate::serve), which routes `GetWorkItems` to
+    /// [`Sidecar::work_items`] (the encoded past events go out as they are); here for a
+    /// server built on the generated one alone: the same items, decoded into plain
+    /// `WorkItem`s.
+    async fn get_work_items(&self, r: Request<GetWorkItemsRequest>) -> Answer<PlainWorkItems> {
+        let items = self.work_items(r).await?.into_inner();
+        Ok(Response::new(Box::pin(items.map(|item| {
+            item?
+                .into_work_item()
+                .map_err(|e| Status::internal(format!("a work item does not encode: {e}")))
+        }))))
     }
 
     async fn complete_activity_task(

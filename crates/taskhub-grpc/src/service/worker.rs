@@ -13,11 +13,13 @@ use crate::proto::{
     AbandonActivityTaskRequest, AbandonActivityTaskResponse, AbandonEntityTaskRequest,
     AbandonEntityTaskResponse, AbandonOrchestrationTaskRequest, AbandonOrchestrationTaskResponse,
     ActivityResponse, CompleteTaskResponse, EntityBatchResult, GetWorkItemsRequest,
-    OrchestratorResponse, WorkItem,
+    OrchestratorResponse,
 };
+use crate::wire::OutgoingWorkItem;
 
-/// The stream of work items of one connected SDK worker.
-pub type WorkItemStream = Pin<Box<dyn Stream<Item = Result<WorkItem, Status>> + Send>>;
+/// The stream of work items of one connected SDK worker (a turn's past events may go
+/// encoded: see [`crate::wire`]).
+pub type WorkItemStream = Pin<Box<dyn Stream<Item = Result<OutgoingWorkItem, Status>> + Send>>;
 
 /// What serves connected SDK workers.
 #[tonic::async_trait]
