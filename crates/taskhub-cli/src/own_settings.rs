@@ -58,10 +58,13 @@ pub struct CliSettings {
     /// How long a work item for SDK workers waits while none is connected before the turn
     /// or activity is given back to be tried again later. Default 30 seconds.
     pub grpc_worker_wait: Duration,
+    /// How many MiB of encoded history the gRPC endpoint keeps between an instance's turns,
+    /// so that a turn encodes only the events new to it; 0 keeps none. Default 64.
+    pub grpc_history_cache_mib: usize,
 }
 
 /// The names of the binary's settings.
-pub const NAMES: [&str; 7] = [
+pub const NAMES: [&str; 8] = [
     "backend",
     "http_token",
     "otlp_endpoint",
@@ -69,6 +72,7 @@ pub const NAMES: [&str; 7] = [
     "grpc_activity_timeout",
     "grpc_entity_timeout",
     "grpc_worker_wait",
+    "grpc_history_cache_mib",
 ];
 
 impl Default for CliSettings {
@@ -81,9 +85,13 @@ impl Default for CliSettings {
             grpc_activity_timeout: DispatcherSettings::default().activity_timeout,
             grpc_entity_timeout: DispatcherSettings::default().entity_timeout,
             grpc_worker_wait: DispatcherSettings::default().no_worker_wait,
+            grpc_history_cache_mib: DispatcherSettings::default().history_cache_bytes / MIB,
         }
     }
 }
+
+/// Bytes in a MiB.
+const MIB: usize = 1024 * 1024;
 
 /// A positive duration (`30`, `30s`, `5m`, `1h 30m`).
 fn positive_duration(value: &str) -> Result<Duration, String> {
@@ -130,6 +138,17 @@ impl CliSettings {
             "grpc_activity_timeout" => self.grpc_activity_timeout = positive_duration(value)?,
             "grpc_entity_timeout" => self.grpc_entity_timeout = positive_duration(value)?,
             "grpc_worker_wait" => self.grpc_worker_wait = positive_duration(value)?,
+            "grpc_history_cache_mib" => {
+                self.grpc_history_cache_mib = value
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|m| m.checked_mul(MIB).is_some())
+                    .ok_or_else(|| {
+                        format!(
+                            "expected a whole number of MiB such as 64 (0: none), got {value:?}"
+                        )
+                    })?;
+            }
             _ => return Err(format!("unknown setting (known: {})", NAMES.join(", "))),
         }
         Ok(())
@@ -142,6 +161,7 @@ impl CliSettings {
         d.activity_timeout = self.grpc_activity_timeout;
         d.entity_timeout = self.grpc_entity_timeout;
         d.no_worker_wait = self.grpc_worker_wait;
+        d.history_cache_bytes = self.grpc_history_cache_mib.saturating_mul(MIB);
         d
     }
 
@@ -157,6 +177,7 @@ impl CliSettings {
             "grpc_activity_timeout" => humantime_text(self.grpc_activity_timeout),
             "grpc_entity_timeout" => humantime_text(self.grpc_entity_timeout),
             "grpc_worker_wait" => humantime_text(self.grpc_worker_wait),
+            "grpc_history_cache_mib" => self.grpc_history_cache_mib.to_string(),
             _ => return None,
         })
     }
@@ -213,6 +234,17 @@ mod tests {
             .unwrap_err()
             .contains("positive duration"));
         assert!(s.set("grpc_worker_wait", "soon").is_err());
+        assert_eq!(s.dispatcher().history_cache_bytes, 64 * MIB);
+        s.set("grpc_history_cache_mib", "0").unwrap();
+        assert_eq!(s.dispatcher().history_cache_bytes, 0);
+        s.set("grpc_history_cache_mib", " 256 ").unwrap();
+        assert_eq!(s.dispatcher().history_cache_bytes, 256 * MIB);
+        for bad in ["-1", "64MiB", "1.5", ""] {
+            assert!(s
+                .set("grpc_history_cache_mib", bad)
+                .unwrap_err()
+                .contains("whole number of MiB"));
+        }
     }
 
     /// The rows of the README's table of the binary's settings: name → (default, variable).

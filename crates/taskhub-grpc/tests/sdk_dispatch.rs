@@ -444,3 +444,78 @@ async fn sequential_round_trips_are_not_held_back_by_nagle() {
         "20 round trips took {took:?} (Nagle's delay would be about 40 ms each)"
     );
 }
+
+/// The turn after `first_turn`'s: its events are past, `n` tasks scheduled after them, one
+/// completed.
+fn later_turn(
+    first: &taskhub::executor::OrchestrationWork,
+    n: u64,
+) -> taskhub::executor::OrchestrationWork {
+    use taskhub::{EventKind, HistoryEvent};
+    let t = Timestamp::from_millis(1_700_000_000_100);
+    let mut past: Vec<HistoryEvent> = first.past.iter().chain(&first.new).cloned().collect();
+    past.extend((0..n).map(|task_id| {
+        HistoryEvent::new(
+            t,
+            EventKind::TaskScheduled {
+                task_id,
+                name: "SayHello".into(),
+                version: None,
+                input: Payload::from_json(format!("\"city {task_id}\"")).unwrap(),
+                attempt: 1,
+            },
+        )
+    }));
+    taskhub::executor::OrchestrationWork::new(
+        first.instance.clone(),
+        first.execution_id.clone(),
+        first.name.clone(),
+        past,
+        vec![HistoryEvent::new(
+            t,
+            EventKind::TaskCompleted {
+                task_id: 0,
+                result: Payload::from_json("\"hi\"").unwrap(),
+            },
+        )],
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_turn_carries_the_whole_history_in_order_as_converted_afresh() {
+    let server = real_server().await;
+    let mut w = server.worker(0, 0).await;
+    let first = first_turn("o1", "Greet");
+    // Three turns of one execution, the history growing (the later ones reuse what the
+    // endpoint kept encoded), then the first history again (shorter: encoded anew).
+    let turns = [
+        later_turn(&first, 2),
+        later_turn(&first, 7),
+        later_turn(&first, 30),
+        later_turn(&first, 1),
+    ];
+    for work in turns {
+        let expected: Vec<_> = work
+            .past
+            .iter()
+            .map(|e| taskhub_grpc::convert::event_to_proto(e, &work.instance))
+            .collect();
+        let d = server.dispatcher.clone();
+        let call = tokio::spawn(async move { d.orchestrate(work).await });
+        let item = w.expect().await;
+        let Some(work_item::Request::OrchestratorRequest(r)) = &item.request else {
+            panic!("{item:?}")
+        };
+        assert_eq!(r.past_events, expected);
+        assert_eq!(r.new_events.len(), 1);
+        w.client
+            .complete_orchestrator_task(OrchestratorResponse {
+                instance_id: "o1".into(),
+                completion_token: item.completion_token.clone(),
+                ..OrchestratorResponse::default()
+            })
+            .await
+            .unwrap();
+        call.await.unwrap().unwrap();
+    }
+}
