@@ -89,6 +89,8 @@ pub async fn serve(
     let server = TaskHubSidecarServiceServer::new(sidecar.clone())
         .max_decoding_message_size(MAX_MESSAGE_BYTES)
         .max_encoding_message_size(MAX_MESSAGE_BYTES);
+    // `GetWorkItems` is served by `Routed` with its own codec: a compression or message-size
+    // setting added here must be set in `route.rs` too.
     let server = Routed::new(server, sidecar);
     let service =
         tonic::service::interceptor::InterceptedService::new(server, move |r| auth.check(r));

@@ -61,7 +61,7 @@ pub struct Dispatcher {
 struct Inner {
     state: Mutex<State>,
     /// The past events of recent turns, encoded (a separate lock: encoding is not quick).
-    past: Mutex<PastCache>,
+    past: Arc<Mutex<PastCache>>,
     clock: Arc<dyn Clock>,
     settings: DispatcherSettings,
 }
@@ -77,7 +77,7 @@ impl Dispatcher {
                     state.set_give_back_limit(settings.give_back_limit);
                     state
                 }),
-                past: Mutex::new(PastCache::new(settings.history_cache_bytes)),
+                past: Arc::new(Mutex::new(PastCache::new(settings.history_cache_bytes))),
                 clock,
                 settings,
             }),
@@ -164,9 +164,9 @@ impl RemoteExecutor for Dispatcher {
             };
             let request = request::orchestrator_request(&work, &self.inner.past);
             let source = Arc::clone(&work);
-            let inner = Arc::clone(&self.inner);
+            let cache = Arc::clone(&self.inner.past);
             let rebuild: state::Rebuild =
-                Box::new(move || request::orchestrator_request(&source, &inner.past));
+                Box::new(move || request::orchestrator_request(&source, &cache));
             match self
                 .run(Kind::Orchestration, request, rebuild, &what)
                 .await?

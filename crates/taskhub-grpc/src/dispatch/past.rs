@@ -4,8 +4,9 @@
 //! a millisecond a turn). Here a turn converts and encodes only the past events the previous
 //! request of the same execution did not carry.
 //!
-//! A history only grows within an execution, so what was encoded for an execution is a
-//! prefix of its later pasts. Before reusing it the cache checks that the execution is the
+//! A history only grows within an execution (a turn's `past` holds only committed events:
+//! a session whose checkpoint fails is dropped and its history loaded again), so what was
+//! encoded for an execution is a prefix of its later pasts. Before reusing it the cache checks that the execution is the
 //! same and that the first and last events it encoded are the ones at those places now; on
 //! any difference it encodes the history anew. An execution's conversion of a past event
 //! does not depend on later events (an entity's answer arrives after the request it answers),
@@ -13,8 +14,12 @@
 //!
 //! Memory is bounded: past `max_bytes` of encoded history the least recently used quarter
 //! of the instances is dropped; an instance whose turn ends its execution is dropped at once.
+//! The lock is held only to look up and to store; the encoding is done outside it.
+//! Not done: the entity requests of the history (`EntityRequests::of`) are still gathered
+//! from the whole history each turn (a scan that parses only `$entity` sends).
 
 use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
 
 use taskhub::executor::OrchestrationWork;
 use taskhub::{ExecutionId, HistoryEvent, InstanceId};
@@ -57,73 +62,37 @@ impl PastCache {
         }
     }
 
-    /// `work.past`, encoded as `pastEvents` entries. `requests` are the entity requests of the
-    /// whole history (`past` and `new`).
-    pub(crate) fn past_of(
-        &mut self,
-        work: &OrchestrationWork,
-        requests: &EntityRequests,
-    ) -> EncodedEvents {
-        let past = work.past.as_slice();
-        let convert = |events: &[HistoryEvent]| {
-            let protos: Vec<_> = events
-                .iter()
-                .map(|e| event_to_proto_with_entities(e, &work.instance, requests))
-                .collect();
-            let mut out = EncodedEvents::new();
-            out.extend(&protos);
-            out
-        };
-        if self.max_bytes == 0 {
-            return convert(past);
-        }
+    /// What is kept of `work.past`, if it is a prefix of it: the encoded events (their
+    /// chunks shared). Marks the instance used.
+    fn prefix_of(&mut self, work: &OrchestrationWork) -> Option<EncodedEvents> {
         self.tick += 1;
-        let reusable = self
+        let tick = self.tick;
+        let entry = self
             .entries
-            .get(&work.instance)
-            .filter(|e| e.reusable_for(&work.execution_id, past))
-            .map(|e| e.encoded.len());
-        let entry = match reusable {
-            Some(done) => {
-                let Some(entry) = self.entries.get_mut(&work.instance) else {
-                    return convert(past);
-                };
-                let rest = past.get(done..).unwrap_or_default();
-                if !rest.is_empty() {
-                    let before = entry.encoded.encoded_bytes();
-                    entry.encoded.append(&convert(rest));
-                    if entry.encoded.chunks() > MAX_CHUNKS {
-                        entry.encoded.compact();
-                    }
-                    self.bytes += entry.encoded.encoded_bytes() - before;
-                    if entry.first.is_none() {
-                        entry.first = past.first().cloned();
-                    }
-                    entry.last = past.last().cloned();
-                }
-                entry
-            }
-            None => {
-                self.forget(&work.instance);
-                let encoded = convert(past);
-                self.bytes += encoded.encoded_bytes();
-                self.entries
-                    .entry(work.instance.clone())
-                    .or_insert_with(|| Entry {
-                        execution: work.execution_id.clone(),
-                        first: past.first().cloned(),
-                        last: past.last().cloned(),
-                        encoded,
-                        used: 0,
-                    })
-            }
-        };
-        entry.used = self.tick;
-        let out = entry.encoded.clone();
+            .get_mut(&work.instance)
+            .filter(|e| e.reusable_for(&work.execution_id, &work.past))?;
+        entry.used = tick;
+        Some(entry.encoded.clone())
+    }
+
+    /// Keeps `encoded`, the whole of `work.past`, for the instance's next turn (in place of
+    /// what was kept), then drops the least recently used instances past the size.
+    fn keep(&mut self, work: &OrchestrationWork, encoded: &EncodedEvents) {
+        self.forget(&work.instance);
+        self.bytes += encoded.encoded_bytes();
+        self.entries.insert(
+            work.instance.clone(),
+            Entry {
+                execution: work.execution_id.clone(),
+                first: work.past.first().cloned(),
+                last: work.past.last().cloned(),
+                encoded: encoded.clone(),
+                used: self.tick,
+            },
+        );
         if self.bytes > self.max_bytes {
             self.evict();
         }
-        out
     }
 
     /// Drops `instance`'s encoded past (its execution ended, or it must be encoded anew).
@@ -158,6 +127,50 @@ impl PastCache {
     pub(crate) fn bytes(&self) -> usize {
         self.bytes
     }
+}
+
+/// `work.past`, encoded as `pastEvents` entries, from what `cache` kept of the instance's
+/// earlier turns and the events new since. `requests` are the entity requests of the whole
+/// history (`past` and `new`). The lock is held only to look up and to store: the new
+/// events are converted and encoded (and a long history's chunks joined) outside it.
+pub(crate) fn past_of(
+    cache: &Mutex<PastCache>,
+    work: &OrchestrationWork,
+    requests: &EntityRequests,
+) -> EncodedEvents {
+    let lock = || cache.lock().unwrap_or_else(PoisonError::into_inner);
+    let convert = |events: &[HistoryEvent]| {
+        let protos: Vec<_> = events
+            .iter()
+            .map(|e| event_to_proto_with_entities(e, &work.instance, requests))
+            .collect();
+        let mut out = EncodedEvents::new();
+        out.extend(&protos);
+        out
+    };
+    let past = work.past.as_slice();
+    let prefix = {
+        let mut cache = lock();
+        if cache.max_bytes == 0 {
+            None
+        } else {
+            Some(cache.prefix_of(work))
+        }
+    };
+    let Some(prefix) = prefix else {
+        return convert(past);
+    };
+    let mut encoded = prefix.unwrap_or_default();
+    let rest = past.get(encoded.len()..).unwrap_or_default();
+    if rest.is_empty() {
+        return encoded;
+    }
+    encoded.append(&convert(rest));
+    if encoded.chunks() > MAX_CHUNKS {
+        encoded.compact();
+    }
+    lock().keep(work, &encoded);
+    encoded
 }
 
 impl Entry {

@@ -4,11 +4,11 @@
 //! [`PastCache`].
 
 use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 
 use taskhub::executor::{ActivityWork, OrchestrationWork};
 
-use super::past::PastCache;
+use super::past::{self, PastCache};
 use super::state::Outgoing;
 use crate::convert::{event_to_proto_with_entities, payload_to_proto, EntityRequests};
 use crate::proto::{
@@ -19,10 +19,7 @@ use crate::proto::{
 #[must_use]
 pub(crate) fn orchestrator_request(work: &OrchestrationWork, cache: &Mutex<PastCache>) -> Outgoing {
     let requests = EntityRequests::of(work.past.iter().chain(&work.new));
-    let past = cache
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .past_of(work, &requests);
+    let past = past::past_of(cache, work, &requests);
     let request = OrchestratorRequest {
         instance_id: work.instance.to_string(),
         execution_id: Some(work.execution_id.to_string()),
