@@ -152,13 +152,10 @@ pub(crate) fn past_of(
     let prefix = {
         let mut cache = lock();
         if cache.max_bytes == 0 {
-            None
-        } else {
-            Some(cache.prefix_of(work))
+            drop(cache);
+            return convert(past);
         }
-    };
-    let Some(prefix) = prefix else {
-        return convert(past);
+        cache.prefix_of(work)
     };
     let mut encoded = prefix.unwrap_or_default();
     let rest = past.get(encoded.len()..).unwrap_or_default();
