@@ -28,6 +28,12 @@ use clap::Parser;
 
 use args::Args;
 
+/// The allocator: mimalloc, not the C library's. glibc's `malloc` made a quarter of the CPU of
+/// a `hello5` turn over gRPC, where memory allocated on one thread is freed on another
+/// (bench/README.md, "The allocator").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> anyhow::Result<()> {
     // `taskhub-bench sdk-worker ADDR`: the `grpc` scenario's stand-in SDK worker (a child
     // process of the scenario; not a scenario itself).

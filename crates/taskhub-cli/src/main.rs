@@ -36,6 +36,12 @@ use clap::Parser;
 
 use args::{Cli, Command};
 
+/// The allocator: mimalloc, not the C library's. glibc's `malloc` made a quarter of the CPU of
+/// a `hello5` turn over gRPC, where memory allocated on one thread is freed on another
+/// (bench/README.md, "The allocator").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     #[cfg(feature = "otlp")]
