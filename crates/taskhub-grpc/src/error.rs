@@ -21,9 +21,6 @@ pub enum GrpcError {
         /// The address asked for.
         addr: SocketAddr,
     },
-    /// The server failed.
-    #[error("the gRPC server failed: {0}")]
-    Transport(#[from] tonic::transport::Error),
 }
 
 /// `INVALID_ARGUMENT` naming the field.

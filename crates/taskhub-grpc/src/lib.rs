@@ -42,6 +42,7 @@ pub mod auth;
 pub mod convert;
 pub mod dispatch;
 mod error;
+mod listen;
 pub mod proto;
 mod route;
 pub mod server;

@@ -6,11 +6,10 @@ use std::sync::Arc;
 
 use taskhub::TaskHub;
 use tokio::net::TcpListener;
-use tonic::transport::server::TcpIncoming;
-use tonic::transport::Server;
 
 use crate::auth::{check_bind, Auth};
 use crate::error::GrpcError;
+use crate::listen::serve_connections;
 use crate::proto::task_hub_sidecar_service_server::TaskHubSidecarServiceServer;
 use crate::route::Routed;
 use crate::service::{Sidecar, WorkerCalls};
@@ -71,8 +70,8 @@ impl GrpcConfig {
 /// flight (a wait for completion ends when its client goes away or its deadline passes).
 ///
 /// # Errors
-/// [`GrpcError::TokenRequired`] if the listener is not on loopback and there is no token;
-/// [`GrpcError::Transport`] if the server fails.
+/// [`GrpcError::TokenRequired`] if the listener is not on loopback and there is no token. A
+/// failed accept or connection is logged (`debug`) and does not end the server.
 pub async fn serve(
     listener: TcpListener,
     config: GrpcConfig,
@@ -94,13 +93,6 @@ pub async fn serve(
     let server = Routed::new(server, sidecar);
     let service =
         tonic::service::interceptor::InterceptedService::new(server, move |r| auth.check(r));
-    // TCP_NODELAY: a work item and an answer are small writes; with Nagle's algorithm each
-    // waits for the peer's delayed ACK (about 40 ms), which capped SDK workers at a few
-    // hundred round trips per second (tests/sdk_dispatch.rs measures it).
-    let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
-    Server::builder()
-        .add_service(service)
-        .serve_with_incoming_shutdown(incoming, shutdown)
-        .await?;
+    serve_connections(listener, service, Arc::clone(config.hub.clock()), shutdown).await;
     Ok(())
 }

@@ -9,9 +9,9 @@ use tonic::metadata::MetadataMap;
 pub(crate) const NO_DEADLINE_WAIT: Duration = Duration::from_secs(24 * 3600);
 
 /// How long a wait may last: the call's `grpc-timeout` (`<up to 8 digits><H|M|S|m|u|n>`), if
-/// it sent a valid one, less a tenth (at most 250 ms). The server's own deadline guard
-/// (tonic's) answers a call still running at its deadline `CANCELLED`; ending the wait a
-/// little earlier answers it `DEADLINE_EXCEEDED`, the code the SDKs turn into a timeout.
+/// it sent a valid one, less a tenth (at most 250 ms). At its deadline the client gives up on
+/// the call itself; ending the wait a little earlier answers it `DEADLINE_EXCEEDED` from the
+/// server, the code the SDKs turn into a timeout.
 pub(crate) fn wait_budget(metadata: &MetadataMap) -> Option<Duration> {
     parse(metadata.get("grpc-timeout")?.to_str().ok()?).map(budget)
 }
