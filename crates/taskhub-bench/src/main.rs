@@ -13,6 +13,7 @@
 )]
 
 mod args;
+mod h2_channel;
 mod harness;
 mod median;
 mod procstats;

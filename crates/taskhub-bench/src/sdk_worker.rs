@@ -6,26 +6,29 @@
 //! so out of the figure.
 
 use anyhow::Context as _;
+use futures_util::stream::{FuturesUnordered, StreamExt as _};
 use taskhub_grpc::proto::history_event::EventType as E;
 use taskhub_grpc::proto::orchestrator_action::OrchestratorActionType as A;
 use taskhub_grpc::proto::task_hub_sidecar_service_client::TaskHubSidecarServiceClient;
 use taskhub_grpc::proto::{
     work_item, ActivityRequest, ActivityResponse, CompleteOrchestrationAction, GetWorkItemsRequest,
     OrchestrationStatus, OrchestratorAction, OrchestratorRequest, OrchestratorResponse,
-    ScheduleTaskAction,
+    ScheduleTaskAction, WorkItem,
 };
-use taskhub_grpc::tonic::transport::Channel;
 
-type Client = TaskHubSidecarServiceClient<Channel>;
+use crate::h2_channel::H2Channel;
+
+type Client = TaskHubSidecarServiceClient<H2Channel>;
 
 /// How many work items of each kind the stand-in takes at once.
 const CAPACITY: i32 = 1_000;
 
 /// Runs the stand-in until its stream ends.
 pub async fn run(addr: &str) -> anyhow::Result<()> {
-    let client = Client::connect(format!("http://{addr}"))
-        .await
-        .with_context(|| format!("cannot connect to {addr}"))?
+    let origin = format!("http://{addr}")
+        .parse()
+        .with_context(|| format!("not an address: {addr}"))?;
+    let client = Client::with_origin(H2Channel::connect(addr).await?, origin)
         .max_decoding_message_size(taskhub_grpc::MAX_MESSAGE_BYTES)
         .max_encoding_message_size(taskhub_grpc::MAX_MESSAGE_BYTES);
     let mut stream = client
@@ -38,29 +41,38 @@ pub async fn run(addr: &str) -> anyhow::Result<()> {
         .await
         .context("GetWorkItems")?
         .into_inner();
-    while let Some(item) = stream.message().await.context("the work item stream")? {
-        let mut client = client.clone();
-        let token = item.completion_token;
-        match item.request {
-            Some(work_item::Request::OrchestratorRequest(r)) => {
-                tokio::spawn(async move {
-                    let response = decide(&r, token);
-                    if let Err(e) = client.complete_orchestrator_task(response).await {
-                        eprintln!("sdk-worker: CompleteOrchestratorTask: {e}");
-                    }
-                });
-            }
-            Some(work_item::Request::ActivityRequest(r)) => {
-                tokio::spawn(async move {
-                    if let Err(e) = client.complete_activity_task(noop(&r, token)).await {
-                        eprintln!("sdk-worker: CompleteActivityTask: {e}");
-                    }
-                });
-            }
-            _ => {}
+    // The answers in flight, polled by this one task (a task each would cost a spawn and
+    // a copy of the call's future per work item).
+    let mut answers = FuturesUnordered::new();
+    loop {
+        tokio::select! {
+            item = stream.message() => match item.context("the work item stream")? {
+                Some(item) => answers.push(answer(client.clone(), item)),
+                None => break,
+            },
+            Some(()) = answers.next(), if !answers.is_empty() => {}
         }
     }
     Ok(())
+}
+
+/// Answers one work item (nothing for a kind the stand-in does not take).
+async fn answer(mut client: Client, item: WorkItem) {
+    let token = item.completion_token;
+    let outcome = match item.request {
+        Some(work_item::Request::OrchestratorRequest(r)) => client
+            .complete_orchestrator_task(decide(&r, token))
+            .await
+            .map_err(|e| ("CompleteOrchestratorTask", e)),
+        Some(work_item::Request::ActivityRequest(r)) => client
+            .complete_activity_task(noop(&r, token))
+            .await
+            .map_err(|e| ("CompleteActivityTask", e)),
+        _ => return,
+    };
+    if let Err((call, e)) = outcome {
+        eprintln!("sdk-worker: {call}: {e}");
+    }
 }
 
 /// `Noop`: answers its input.
