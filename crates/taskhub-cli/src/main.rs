@@ -38,7 +38,7 @@ use args::{Cli, Command};
 
 /// The allocator: mimalloc, not the C library's. glibc's `malloc` made a quarter of the CPU of
 /// a `hello5` turn over gRPC, where memory allocated on one thread is freed on another
-/// (bench/README.md, "The allocator").
+/// (bench/README.md, "Over gRPC": "The allocator, the accept loop, the stand-in").
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -3,7 +3,7 @@
 //! through an axum router and a stack of tower layers (error recovery, its deadline guard,
 //! connection info, boxing) that a single service with its own routing (`route.rs`) and its own
 //! deadlines (`service/deadline.rs`) does not use: a tenth of a work item's server CPU over
-//! gRPC (bench/README.md, "The accept loop").
+//! gRPC (bench/README.md, "Over gRPC": "The allocator, the accept loop, the stand-in").
 
 use std::convert::Infallible;
 use std::future::Future;
