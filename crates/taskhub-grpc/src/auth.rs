@@ -40,8 +40,8 @@ impl Auth {
     /// Lets the call through, or refuses it.
     ///
     /// # Errors
-    /// `UNAUTHENTICATED` without the right token, `PERMISSION_DENIED` from a remote peer when
-    /// no token is set.
+    /// `UNAUTHENTICATED` without the right token, `PERMISSION_DENIED` from a remote peer (or
+    /// one whose address is unknown) when no token is set.
     pub fn check(&self, request: Request<()>) -> Result<Request<()>, Status> {
         self.check_parts(
             request
@@ -60,11 +60,16 @@ impl Auth {
     ) -> Result<(), Status> {
         match &self.token {
             None => match peer {
-                Some(p) if !p.ip().is_loopback() => Err(Status::permission_denied(format!(
+                Some(p) if p.ip().is_loopback() => Ok(()),
+                Some(p) => Err(Status::permission_denied(format!(
                     "call from {}: without a token this endpoint answers only clients on this machine (set http_token to serve others)",
                     p.ip()
                 ))),
-                _ => Ok(()),
+                // The accept loop puts every connection's peer into its requests: a call
+                // without one did not come through it, and is not known to be local.
+                None => Err(Status::permission_denied(
+                    "call from an unknown address: without a token this endpoint answers only clients on this machine (set http_token to serve others)",
+                )),
             },
             Some(token) => {
                 let given = authorization.and_then(bearer).unwrap_or("");
@@ -148,6 +153,9 @@ mod tests {
             .check_parts(None, Some(addr("192.168.1.9:5000")))
             .unwrap_err();
         assert_eq!(e.code(), Code::PermissionDenied);
+        let e = auth.check_parts(None, None).unwrap_err();
+        assert_eq!(e.code(), Code::PermissionDenied);
+        assert!(e.message().contains("unknown address"), "{}", e.message());
         assert!(
             Auth::new(Some("")).token.is_none(),
             "an empty token is no token"

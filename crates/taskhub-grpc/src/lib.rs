@@ -52,6 +52,7 @@ pub mod wire;
 pub use auth::check_bind;
 pub use dispatch::{Dispatcher, DispatcherSettings, INVALID_ACTION, INVALID_ENTITY_RESULT};
 pub use error::GrpcError;
+pub use listen::SHUTDOWN_GRACE;
 pub use server::{serve, GrpcConfig, MAX_MESSAGE_BYTES};
 pub use service::{Sidecar, WorkItemStream, WorkerCalls};
 /// The tonic the generated code is built with (for callers that name its types).

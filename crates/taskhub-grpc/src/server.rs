@@ -66,8 +66,10 @@ impl GrpcConfig {
     }
 }
 
-/// Serves the endpoint on `listener` until `shutdown` completes, then finishes the calls in
-/// flight (a wait for completion ends when its client goes away or its deadline passes).
+/// Serves the endpoint on `listener` until `shutdown` completes, then lets the calls in flight
+/// finish for at most [`SHUTDOWN_GRACE`](crate::SHUTDOWN_GRACE) (a wait for completion ends when
+/// its client goes away or its deadline passes; one still waiting then has its connection
+/// closed).
 ///
 /// # Errors
 /// [`GrpcError::TokenRequired`] if the listener is not on loopback and there is no token. A
@@ -93,6 +95,6 @@ pub async fn serve(
     let server = Routed::new(server, sidecar);
     let service =
         tonic::service::interceptor::InterceptedService::new(server, move |r| auth.check(r));
-    serve_connections(listener, service, Arc::clone(config.hub.clock()), shutdown).await;
+    serve_connections(listener, service, shutdown).await;
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! The endpoint's own accept loop (`listen.rs`): a shutdown lets the calls in flight finish and
-//! refuses new connections; a call to a service or method the endpoint does not serve is
+//! refuses new connections, and closes the connections of calls still running after
+//! `SHUTDOWN_GRACE`; a call to a service or method the endpoint does not serve is
 //! answered `UNIMPLEMENTED`, and an HTTP/1 request gets no gRPC answer.
 #![allow(
     clippy::disallowed_methods,
@@ -93,6 +94,52 @@ async fn a_shutdown_finishes_the_calls_in_flight_and_refuses_new_connections() {
         .expect("the server ends once its calls are done")
         .unwrap()
         .unwrap();
+    worker.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_call_still_running_after_the_grace_has_its_connection_closed() {
+    let dir = TempDir::new("grpc-serving-grace");
+    let hub = open_hub(Backend::Memory, &dir).await;
+    let worker = Worker::start(&hub, registry()).await.unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(taskhub_grpc::serve(
+        listener,
+        GrpcConfig::new(hub.clone()),
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+    let mut c = Client::connect(format!("http://{addr}")).await.unwrap();
+    let id = start(&mut c, "Waiter", "never-answered", None).await;
+    // A wait without a deadline on an instance nobody finishes.
+    let wait = tokio::spawn(async move {
+        c.wait_for_instance_completion(GetInstanceRequest {
+            instance_id: id,
+            get_inputs_and_outputs: false,
+        })
+        .await
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let stopping = std::time::Instant::now();
+    stop.send(()).unwrap();
+    tokio::time::timeout(taskhub_grpc::SHUTDOWN_GRACE + STUCK, server)
+        .await
+        .expect("the server ends after the grace")
+        .unwrap()
+        .unwrap();
+    let waited = stopping.elapsed();
+    assert!(
+        waited >= taskhub_grpc::SHUTDOWN_GRACE,
+        "the call had its grace: {waited:?}"
+    );
+    let cut = tokio::time::timeout(STUCK, wait)
+        .await
+        .expect("the cut call ends")
+        .unwrap();
+    assert!(cut.is_err(), "the call's connection was closed: {cut:?}");
     worker.shutdown().await;
 }
 

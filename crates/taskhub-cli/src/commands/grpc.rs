@@ -79,14 +79,16 @@ pub struct GrpcRunning {
 }
 
 impl GrpcRunning {
-    /// Stops accepting and finishes the calls in flight (a long wait is cut after 5 s).
+    /// Stops accepting and finishes the calls in flight (the endpoint closes the connections
+    /// of those still running after `taskhub_grpc::SHUTDOWN_GRACE`).
     pub async fn stop(self) {
         // The SDK workers' streams end first: the graceful stop waits for open streams.
         if let Some(d) = &self.workers {
             d.close();
         }
         let _ = self.stop.send(());
-        match tokio::time::timeout(std::time::Duration::from_secs(5), self.task).await {
+        let backstop = taskhub_grpc::SHUTDOWN_GRACE + std::time::Duration::from_secs(5);
+        match tokio::time::timeout(backstop, self.task).await {
             Ok(Ok(Err(e))) => eprintln!("warning: the gRPC endpoint stopped with an error: {e}"),
             Ok(Err(e)) => eprintln!("warning: the gRPC endpoint task failed: {e}"),
             Ok(Ok(Ok(()))) => {}
