@@ -22,22 +22,53 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tonic::codegen::http::uri::PathAndQuery;
 use tonic::Code;
 
+/// A worker and the endpoint over a memory hub, with the endpoint's task and its stop signal in
+/// the test's hands (`common::Server` keeps them to itself).
+struct Serving {
+    addr: std::net::SocketAddr,
+    hub: taskhub::TaskHub,
+    worker: taskhub::WorkerHandle,
+    stop: tokio::sync::oneshot::Sender<()>,
+    server: tokio::task::JoinHandle<Result<(), taskhub_grpc::GrpcError>>,
+    _dir: TempDir,
+}
+
+impl Serving {
+    async fn start() -> Self {
+        let dir = TempDir::new("grpc-serving");
+        let hub = open_hub(Backend::Memory, &dir).await;
+        let worker = Worker::start(&hub, registry()).await.unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(taskhub_grpc::serve(
+            listener,
+            GrpcConfig::new(hub.clone()),
+            async move {
+                let _ = stopped.await;
+            },
+        ));
+        Self {
+            addr,
+            hub,
+            worker,
+            stop,
+            server,
+            _dir: dir,
+        }
+    }
+
+    async fn client(&self) -> Client {
+        Client::connect(format!("http://{}", self.addr))
+            .await
+            .unwrap()
+    }
+}
+
 #[tokio::test]
 async fn a_shutdown_finishes_the_calls_in_flight_and_refuses_new_connections() {
-    let dir = TempDir::new("grpc-serving");
-    let hub = open_hub(Backend::Memory, &dir).await;
-    let worker = Worker::start(&hub, registry()).await.unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(taskhub_grpc::serve(
-        listener,
-        GrpcConfig::new(hub.clone()),
-        async move {
-            let _ = stopped.await;
-        },
-    ));
-    let mut c = Client::connect(format!("http://{addr}")).await.unwrap();
+    let serving = Serving::start().await;
+    let mut c = serving.client().await;
     let id = start(&mut c, "Waiter", "in-flight", None).await;
 
     // A wait for completion is in flight when the shutdown comes.
@@ -57,12 +88,12 @@ async fn a_shutdown_finishes_the_calls_in_flight_and_refuses_new_connections() {
     // Give the call time to reach the server (a call not yet received when the server says
     // GOAWAY would be refused, which is not what this test is about).
     tokio::time::sleep(Duration::from_millis(300)).await;
-    stop.send(()).unwrap();
+    serving.stop.send(()).unwrap();
 
     // New connections are refused once the listener is closed.
     let refused = async {
         loop {
-            if tokio::net::TcpStream::connect(addr).await.is_err() {
+            if tokio::net::TcpStream::connect(serving.addr).await.is_err() {
                 return;
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
@@ -71,10 +102,12 @@ async fn a_shutdown_finishes_the_calls_in_flight_and_refuses_new_connections() {
     tokio::time::timeout(STUCK, refused)
         .await
         .expect("the listening socket closes after the shutdown");
-    assert!(!server.is_finished(), "a call is still in flight");
+    assert!(!serving.server.is_finished(), "a call is still in flight");
 
     // The instance completes; the call in flight gets its answer over its old connection.
-    hub.client()
+    serving
+        .hub
+        .client()
         .raise_event(&taskhub::InstanceId::new(&id).unwrap(), "Go", &"done")
         .await
         .unwrap();
@@ -89,30 +122,18 @@ async fn a_shutdown_finishes_the_calls_in_flight_and_refuses_new_connections() {
     assert_eq!(state.output.as_deref(), Some("\"done\""));
 
     // With no call left, the server ends.
-    tokio::time::timeout(STUCK, server)
+    tokio::time::timeout(STUCK, serving.server)
         .await
         .expect("the server ends once its calls are done")
         .unwrap()
         .unwrap();
-    worker.shutdown().await;
+    serving.worker.shutdown().await;
 }
 
 #[tokio::test]
 async fn a_call_still_running_after_the_grace_has_its_connection_closed() {
-    let dir = TempDir::new("grpc-serving-grace");
-    let hub = open_hub(Backend::Memory, &dir).await;
-    let worker = Worker::start(&hub, registry()).await.unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(taskhub_grpc::serve(
-        listener,
-        GrpcConfig::new(hub.clone()),
-        async move {
-            let _ = stopped.await;
-        },
-    ));
-    let mut c = Client::connect(format!("http://{addr}")).await.unwrap();
+    let serving = Serving::start().await;
+    let mut c = serving.client().await;
     let id = start(&mut c, "Waiter", "never-answered", None).await;
     // A wait without a deadline on an instance nobody finishes.
     let wait = tokio::spawn(async move {
@@ -124,8 +145,8 @@ async fn a_call_still_running_after_the_grace_has_its_connection_closed() {
     });
     tokio::time::sleep(Duration::from_millis(300)).await;
     let stopping = std::time::Instant::now();
-    stop.send(()).unwrap();
-    tokio::time::timeout(taskhub_grpc::SHUTDOWN_GRACE + STUCK, server)
+    serving.stop.send(()).unwrap();
+    tokio::time::timeout(taskhub_grpc::SHUTDOWN_GRACE + STUCK, serving.server)
         .await
         .expect("the server ends after the grace")
         .unwrap()
@@ -140,7 +161,7 @@ async fn a_call_still_running_after_the_grace_has_its_connection_closed() {
         .expect("the cut call ends")
         .unwrap();
     assert!(cut.is_err(), "the call's connection was closed: {cut:?}");
-    worker.shutdown().await;
+    serving.worker.shutdown().await;
 }
 
 #[tokio::test]
