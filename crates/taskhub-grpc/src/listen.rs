@@ -1,9 +1,10 @@
 //! The accept loop: every TCP connection is served as HTTP/2 (gRPC needs nothing else) by
 //! hyper, straight into the endpoint's one service. tonic's `Server` would route each call
 //! through an axum router and a stack of tower layers (error recovery, its deadline guard,
-//! connection info, boxing) that a single service with its own routing (`route.rs`) and its own
-//! deadlines (`service/deadline.rs`) does not use: a tenth of a work item's server CPU over
-//! gRPC (bench/README.md, "Over gRPC": "The allocator, the accept loop, the stand-in").
+//! boxing) that a single service with its own routing (`route.rs`) and its own deadlines
+//! (`service/deadline.rs`) does not need; the connection's addresses, which `auth.rs` reads, are
+//! put into each request here. About a tenth of a work item's server CPU over gRPC
+//! (bench/README.md, "Over gRPC": "The allocator, the accept loop, the stand-in").
 
 use std::convert::Infallible;
 use std::future::Future;
