@@ -4,6 +4,7 @@ orchestrations/s and the CPU seconds of this Python process (the SDK worker and 
 the Taskhub process over the same span.
 
     cargo build --release -p taskhub-cli
+    rm -f /tmp/h5.db*   # a fresh hub: the IDs h5-N of an earlier run are refused ALREADY_EXISTS
     ./target/release/taskhub --db /tmp/h5.db worker --grpc 127.0.0.1:4001 &
     scripts/with-python-sdk.sh sh -c '$TASKHUB_PYTHON_SDK bench/python_hello5.py 127.0.0.1:4001 $(pgrep -f "taskhub --db /tmp/h5.db") 500'
 """
