@@ -22,7 +22,7 @@ fn delete_all(tx: &Tx<'_>, table: &'static str) -> StorageResult<u64> {
 impl ClearStore for SqliteStore {
     async fn clear_hub(&self) -> StorageResult<Cleared> {
         self.write(|tx| {
-            delete_all(tx, "history_events")?;
+            delete_all(tx, "history_chunks")?;
             Ok(Cleared {
                 histories: delete_all(tx, "histories")?,
                 instances: delete_all(tx, "instances")?,

@@ -1,5 +1,8 @@
 //! The history table: a sentinel row per instance (`histories`: current execution, ETag, event
-//! count) and one row per event (`history_events`), encoded with the versioned core format.
+//! count) and the events in chunks (`history_chunks`), one row per write holding that write's
+//! events in the versioned core format, one event per line. Chunks are numbered in the order
+//! they were written, so a commit's chunks fill the table's last pages instead of growing a
+//! page wherever each instance's earlier events are (schema version 6).
 
 use async_trait::async_trait;
 use rusqlite::{params, Connection, OptionalExtension};
@@ -75,25 +78,7 @@ pub(crate) fn write_in(
         }
         _ => return Err(conflict()),
     };
-    let mut insert = tx
-        .conn
-        .prepare_cached(
-            "INSERT INTO history_events (instance_id, seq, execution_id, event)
-             VALUES (?1, ?2, ?3, ?4)",
-        )
-        .ctx(WHAT)?;
-    let mut seq = next_seq;
-    for event in &write.events {
-        insert
-            .execute(params![
-                instance.as_str(),
-                seq,
-                write.execution_id.as_str(),
-                encode_event(event)
-            ])
-            .ctx(WHAT)?;
-        seq += 1;
-    }
+    let seq = append_chunk(tx.conn, instance, write, next_seq)?;
     let etag = tx.next_version();
     tx.conn
         .prepare_cached(
@@ -116,8 +101,51 @@ pub(crate) fn write_in(
     Ok(etag_out(etag))
 }
 
+/// Stores `write`'s events as one chunk starting at event `first_seq`; returns the event count
+/// after it. No chunk for no events.
+fn append_chunk(
+    conn: &Connection,
+    instance: &InstanceId,
+    write: &HistoryWrite,
+    first_seq: i64,
+) -> StorageResult<i64> {
+    if write.events.is_empty() {
+        return Ok(first_seq);
+    }
+    let mut chunk = String::new();
+    for event in &write.events {
+        let line = encode_event(event);
+        // Compact JSON escapes every control character inside strings: a line break can only
+        // be the separator. Checked all the same, so a chunk always splits back as written.
+        if line.contains('\n') {
+            return Err(StorageError::InvalidArgument(format!(
+                "history of instance '{instance}': an encoded event holds a line break"
+            )));
+        }
+        if !chunk.is_empty() {
+            chunk.push('\n');
+        }
+        chunk.push_str(&line);
+    }
+    conn.prepare_cached(
+        "INSERT INTO history_chunks (instance_id, first_seq, execution_id, events)
+         VALUES (?1, ?2, ?3, ?4)",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            instance.as_str(),
+            first_seq,
+            write.execution_id.as_str(),
+            chunk
+        ])
+    })
+    .ctx(WHAT)?;
+    let added = i64::try_from(write.events.len()).unwrap_or(i64::MAX);
+    Ok(first_seq.saturating_add(added))
+}
+
 fn delete_events(conn: &Connection, instance: &InstanceId) -> StorageResult<()> {
-    conn.prepare_cached("DELETE FROM history_events WHERE instance_id = ?1")
+    conn.prepare_cached("DELETE FROM history_chunks WHERE instance_id = ?1")
         .and_then(|mut s| s.execute([instance.as_str()]))
         .ctx(WHAT)?;
     Ok(())
@@ -129,27 +157,43 @@ fn load(conn: &Connection, instance: &InstanceId) -> StorageResult<Option<Histor
     };
     let what = format!("history of instance '{instance}'");
     let execution_id = ExecutionId::new(head.execution_id).map_err(|e| corrupt(&what, e))?;
-    let rows: Vec<(i64, String)> = conn
-        .prepare_cached("SELECT seq, event FROM history_events WHERE instance_id = ?1 ORDER BY seq")
+    let chunks: Vec<(i64, String)> = conn
+        .prepare_cached(
+            "SELECT first_seq, events FROM history_chunks WHERE instance_id = ?1
+             ORDER BY first_seq",
+        )
         .and_then(|mut s| {
             s.query_map([instance.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))?
                 .collect()
         })
         .ctx(WHAT)?;
-    if i64::try_from(rows.len()).ok() != Some(head.event_count) {
+    let mut events = Vec::with_capacity(usize::try_from(head.event_count).unwrap_or(0));
+    for (first_seq, text) in chunks {
+        if i64::try_from(events.len()).ok() != Some(first_seq) {
+            return Err(corrupt(
+                &what,
+                format!(
+                    "a chunk starts at event {first_seq}, after {} events",
+                    events.len()
+                ),
+            ));
+        }
+        for line in text.split('\n') {
+            let seq = events.len();
+            let event =
+                decode_event(line).map_err(|e| corrupt(format!("{what}, event {seq}"), e))?;
+            events.push(event);
+        }
+    }
+    if i64::try_from(events.len()).ok() != Some(head.event_count) {
         return Err(corrupt(
             &what,
             format!(
                 "{} events stored, sentinel says {}",
-                rows.len(),
+                events.len(),
                 head.event_count
             ),
         ));
-    }
-    let mut events = Vec::with_capacity(rows.len());
-    for (seq, text) in rows {
-        let event = decode_event(&text).map_err(|e| corrupt(format!("{what}, event {seq}"), e))?;
-        events.push(event);
     }
     Ok(Some(HistorySnapshot {
         execution_id,

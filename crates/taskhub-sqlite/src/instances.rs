@@ -28,22 +28,44 @@ const COLUMNS: &str = "instance_id, name, version, execution_id, status, input, 
      custom_status, created_at, updated_at, completed_at, scheduled_start, partition, etag, tags, \
      executions";
 
+/// What a row holds before a write: what its condition is checked against, and the indexed
+/// columns an update leaves alone when they keep their value.
+struct Current {
+    etag: i64,
+    status: String,
+    execution_id: String,
+    name: String,
+    created_at: i64,
+}
+
 /// Writes a row under its condition; returns the new ETag.
 pub(crate) fn put_in(tx: &Tx<'_>, row: &InstanceRow, expect: &Expect) -> StorageResult<ETag> {
     let id = row.instance_id.as_str();
-    let current: Option<(i64, String, String)> = tx
+    let current: Option<Current> = tx
         .conn
-        .prepare_cached("SELECT etag, status, execution_id FROM instances WHERE instance_id = ?1")
+        .prepare_cached(
+            "SELECT etag, status, execution_id, name, created_at FROM instances
+             WHERE instance_id = ?1",
+        )
         .and_then(|mut s| {
-            s.query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-                .optional()
+            s.query_row([id], |r| {
+                Ok(Current {
+                    etag: r.get(0)?,
+                    status: r.get(1)?,
+                    execution_id: r.get(2)?,
+                    name: r.get(3)?,
+                    created_at: r.get(4)?,
+                })
+            })
+            .optional()
         })
         .ctx(WHAT)?;
-    let allowed = match (expect, current) {
+    let allowed = match (expect, &current) {
         (Expect::Any, _) | (Expect::Absent | Expect::AbsentOrPending(_), None) => true,
-        (Expect::ETag(expected), Some((found, _, _))) => etag_in(expected) == Some(found),
-        (Expect::AbsentOrPending(execution), Some((_, status, found))) => {
-            status == OrchestrationStatus::Pending.as_str() && found == execution.as_str()
+        (Expect::ETag(expected), Some(found)) => etag_in(expected) == Some(found.etag),
+        (Expect::AbsentOrPending(execution), Some(found)) => {
+            found.status == OrchestrationStatus::Pending.as_str()
+                && found.execution_id == execution.as_str()
         }
         _ => false,
     };
@@ -68,23 +90,20 @@ pub(crate) fn put_in(tx: &Tx<'_>, row: &InstanceRow, expect: &Expect) -> Storage
         .then(|| json("executions", serde_json::to_string(&row.executions)))
         .transpose()?;
     let etag = tx.next_version();
-    tx.conn
-        .prepare_cached(&format!(
-            // An upsert updates the row in place and touches only the indexes whose columns
-            // changed (`INSERT OR REPLACE` deletes and re-inserts the row and all four index
-            // entries: several more dirty pages per checkpoint).
+    let created_at = ts_to_sql(row.created_at);
+    let sql = match &current {
+        None => format!(
             "INSERT INTO instances ({COLUMNS})
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
-             ON CONFLICT (instance_id) DO UPDATE SET
-                 name = excluded.name, version = excluded.version,
-                 execution_id = excluded.execution_id, status = excluded.status,
-                 input = excluded.input, output = excluded.output, failure = excluded.failure,
-                 custom_status = excluded.custom_status, created_at = excluded.created_at,
-                 updated_at = excluded.updated_at, completed_at = excluded.completed_at,
-                 scheduled_start = excluded.scheduled_start, partition = excluded.partition,
-                 etag = excluded.etag, tags = excluded.tags,
-                 executions = excluded.executions"
-        ))
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
+        ),
+        Some(found) => update_sql(&IndexedChanges {
+            name: found.name != row.name,
+            status: found.status != row.status.as_str(),
+            created_at: found.created_at != created_at,
+        }),
+    };
+    tx.conn
+        .prepare_cached(&sql)
         .and_then(|mut s| {
             s.execute(params![
                 id,
@@ -96,7 +115,7 @@ pub(crate) fn put_in(tx: &Tx<'_>, row: &InstanceRow, expect: &Expect) -> Storage
                 row.output.as_ref().map(|p| p.as_str()),
                 failure,
                 row.custom_status.as_ref().map(|p| p.as_str()),
-                ts_to_sql(row.created_at),
+                created_at,
                 ts_to_sql(row.updated_at),
                 row.completed_at.map(ts_to_sql),
                 row.scheduled_start.map(ts_to_sql),
@@ -108,6 +127,34 @@ pub(crate) fn put_in(tx: &Tx<'_>, row: &InstanceRow, expect: &Expect) -> Storage
         })
         .ctx(WHAT)?;
     Ok(etag_out(etag))
+}
+
+/// Which indexed columns an update changes.
+struct IndexedChanges {
+    name: bool,
+    status: bool,
+    created_at: bool,
+}
+
+/// The `UPDATE` of an existing row (parameters numbered as in [`COLUMNS`]). An indexed column
+/// that keeps its value is left out of the `SET` list: SQLite rewrites the index entries of
+/// every column it assigns, even to the same value, and each one is a dirty page to commit.
+fn update_sql(changes: &IndexedChanges) -> String {
+    let mut set = String::from(
+        "version = ?3, execution_id = ?4, input = ?6, output = ?7, failure = ?8, \
+         custom_status = ?9, updated_at = ?11, completed_at = ?12, scheduled_start = ?13, \
+         partition = ?14, etag = ?15, tags = ?16, executions = ?17",
+    );
+    if changes.name {
+        set.push_str(", name = ?2");
+    }
+    if changes.status {
+        set.push_str(", status = ?5");
+    }
+    if changes.created_at {
+        set.push_str(", created_at = ?10");
+    }
+    format!("UPDATE instances SET {set} WHERE instance_id = ?1")
 }
 
 /// The raw column values of one row, decoded outside rusqlite's row callback so that decode

@@ -15,6 +15,26 @@ use taskhub_storage::{StorageError, StorageResult};
 use crate::errors::{map_sql, SqlResultExt};
 use crate::options::Durability;
 
+/// Version 6: history events in chunks, one row per write (a turn's events), numbered in the
+/// order they were written, with a small index by (instance, first event). Rows keyed by
+/// (instance, event) grew every instance's leaf page at random places: B-tree pages split and
+/// rebalanced with their siblings on most turns, and history pages were most of the WAL.
+/// Appended chunks fill the table's last page; only the index's small entries go where the
+/// instance is. The events of an old row become a chunk of one.
+const V6: &str = "
+CREATE TABLE history_chunks (
+    id           INTEGER PRIMARY KEY,
+    instance_id  TEXT NOT NULL,
+    first_seq    INTEGER NOT NULL,
+    execution_id TEXT NOT NULL,
+    events       TEXT NOT NULL
+);
+CREATE UNIQUE INDEX history_chunks_by_instance ON history_chunks (instance_id, first_seq);
+INSERT INTO history_chunks (instance_id, first_seq, execution_id, events)
+    SELECT instance_id, seq, execution_id, event FROM history_events ORDER BY instance_id, seq;
+DROP TABLE history_events;
+";
+
 /// Version 5: each partition's work-item doorbell (rung by its owner when it leaves work items
 /// unclaimed on the shared queue).
 const V5: &str = "
@@ -137,7 +157,7 @@ CREATE TABLE dead_letters (
 ";
 
 /// The migrations, in order: applying the first `n` gives schema version `n`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6];
 
 /// The schema version this build writes (and the newest it opens).
 #[must_use]

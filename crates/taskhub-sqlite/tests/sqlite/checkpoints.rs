@@ -171,10 +171,38 @@ async fn a_corrupt_event_is_reported_not_panicked() {
     store.checkpoint(first_checkpoint("i1")).await.unwrap();
     {
         let conn = rusqlite::Connection::open(&path).unwrap();
-        conn.execute("UPDATE history_events SET event = '{\"v\":99}'", [])
+        conn.execute("UPDATE history_chunks SET events = '{\"v\":99}'", [])
             .unwrap();
     }
     let err = store.load_history(&iid("i1")).await.unwrap_err();
     assert!(matches!(err, StorageError::Corrupt { .. }), "{err}");
     assert!(err.to_string().contains("i1"), "{err}");
+}
+
+#[tokio::test]
+async fn events_with_line_breaks_in_their_payloads_come_back_as_written() {
+    // A turn's events are stored as one chunk, one encoded event per line: line breaks
+    // inside payloads and names must not split an event.
+    use taskhub_core::{EventKind, HistoryEvent, Payload};
+    use taskhub_storage::{CheckpointStore, HistoryStore};
+    let dir = TestDir::new();
+    let store = open(&dir.file("c.db"), &clock());
+    let mut req = first_checkpoint("i1");
+    let scheduled = HistoryEvent::new(
+        Timestamp::from_millis(2),
+        EventKind::TaskScheduled {
+            task_id: 0,
+            name: "line\nbreak".into(),
+            version: None,
+            input: Payload::from_json("\"a\\nb\\r\\n\"").unwrap(),
+            attempt: 1,
+        },
+    );
+    let events = vec![event(1), scheduled, event(3)];
+    if let Some(h) = req.history.as_mut() {
+        h.events = events.clone();
+    }
+    store.checkpoint(req).await.unwrap();
+    let loaded = store.load_history(&iid("i1")).await.unwrap().unwrap();
+    assert_eq!(loaded.events, events);
 }

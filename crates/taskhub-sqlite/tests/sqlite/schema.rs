@@ -156,3 +156,81 @@ fn two_stores_opening_a_new_file_at_once_both_succeed() {
         t.join().unwrap().unwrap();
     }
 }
+
+#[tokio::test]
+async fn a_version_5_history_of_one_row_per_event_loads_the_same_after_migration() {
+    // Version 5 kept one row per event; version 6 keeps chunks. Events written before the
+    // upgrade load in order, and a turn after it appends to them.
+    use taskhub_core::format::encode_event;
+    use taskhub_core::InstanceId;
+    use taskhub_storage::{CheckpointRequest, CheckpointStore, HistoryStore, HistoryWrite};
+
+    let dir = TestDir::new();
+    let path = dir.file("hub.db");
+    let old: Vec<_> = (1..=3).map(crate::common::event).collect();
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        for script in &MIGRATIONS[..5] {
+            conn.execute_batch(script).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 5).unwrap();
+        conn.execute(
+            "INSERT INTO histories (instance_id, execution_id, etag, event_count)
+             VALUES ('i1', 'e1', 42, 3)",
+            [],
+        )
+        .unwrap();
+        // Inserted out of order: the migration keeps the order of `seq`.
+        for seq in [2_usize, 0, 1] {
+            conn.execute(
+                "INSERT INTO history_events (instance_id, seq, execution_id, event)
+                 VALUES ('i1', ?1, 'e1', ?2)",
+                rusqlite::params![seq as i64, encode_event(&old[seq])],
+            )
+            .unwrap();
+        }
+    }
+    let store = open(&path, &clock());
+    assert_eq!(store.schema_version(), latest_version());
+    let id = InstanceId::new("i1").unwrap();
+    let loaded = store.load_history(&id).await.unwrap().unwrap();
+    assert_eq!(loaded.events, old);
+    let more: Vec<_> = (4..=5).map(crate::common::event).collect();
+    store
+        .checkpoint(CheckpointRequest {
+            instance_id: id.clone(),
+            fence: None,
+            history: Some(HistoryWrite {
+                execution_id: loaded.execution_id.clone(),
+                expected: Some(loaded.etag.clone()),
+                new_execution: false,
+                events: more.clone(),
+            }),
+            instance: None,
+            outbound: Vec::new(),
+            consumed: Vec::new(),
+        })
+        .await
+        .unwrap();
+    let after = store.load_history(&id).await.unwrap().unwrap();
+    let mut all = old;
+    all.extend(more);
+    assert_eq!(after.events, all);
+    drop(store);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let gone: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE name = 'history_events'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(gone, 0, "the old table is dropped");
+    let chunks: i64 = conn
+        .query_row("SELECT COUNT(*) FROM history_chunks", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(
+        chunks, 4,
+        "three migrated one-event chunks and the new turn's chunk"
+    );
+}

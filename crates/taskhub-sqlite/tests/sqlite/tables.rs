@@ -53,6 +53,66 @@ async fn instance_rows_are_conditional_and_round_trip() {
     assert_ne!(e3, e2);
 }
 
+#[tokio::test]
+async fn an_update_moves_the_index_entries_of_the_columns_it_changes() {
+    // An update names an indexed column only when its value changes: listings by status,
+    // name and creation time must still follow every change, and only it.
+    let dir = TestDir::new();
+    let store = open(&dir.file("t.db"), &clock());
+    let ids = |page: taskhub_storage::InstancePage| -> Vec<String> {
+        page.instances
+            .into_iter()
+            .map(|r| r.instance_id.to_string())
+            .collect()
+    };
+    let by =
+        |statuses: Vec<OrchestrationStatus>, name: Option<&str>, from: Option<u64>| InstanceQuery {
+            statuses,
+            name: name.map(str::to_owned),
+            created_from: from.map(Timestamp::from_millis),
+            ..InstanceQuery::default()
+        };
+    let mut r = row("i1", "A", OrchestrationStatus::Pending, 10);
+    let mut etag = store.put_instance(&r, Expect::Absent).await.unwrap();
+    // Only updated_at changes: every index still finds the row under its old values.
+    r.updated_at = Timestamp::from_millis(11);
+    etag = store.put_instance(&r, Expect::ETag(etag)).await.unwrap();
+    let q = by(vec![OrchestrationStatus::Pending], Some("A"), Some(10));
+    assert_eq!(ids(store.list_instances(&q).await.unwrap()), ["i1"]);
+    // Each indexed column in turn.
+    r.status = OrchestrationStatus::Running;
+    etag = store.put_instance(&r, Expect::ETag(etag)).await.unwrap();
+    let pending = by(vec![OrchestrationStatus::Pending], None, None);
+    assert!(ids(store.list_instances(&pending).await.unwrap()).is_empty());
+    let running = by(vec![OrchestrationStatus::Running], Some("A"), None);
+    assert_eq!(ids(store.list_instances(&running).await.unwrap()), ["i1"]);
+    r.name = "B".into();
+    etag = store.put_instance(&r, Expect::ETag(etag)).await.unwrap();
+    assert!(ids(store
+        .list_instances(&by(vec![], Some("A"), None))
+        .await
+        .unwrap())
+    .is_empty());
+    assert_eq!(
+        ids(store
+            .list_instances(&by(vec![], Some("B"), None))
+            .await
+            .unwrap()),
+        ["i1"]
+    );
+    r.created_at = Timestamp::from_millis(20);
+    store.put_instance(&r, Expect::ETag(etag)).await.unwrap();
+    assert_eq!(
+        ids(store
+            .list_instances(&by(vec![], None, Some(15)))
+            .await
+            .unwrap()),
+        ["i1"]
+    );
+    let got = store.get_instance(&iid("i1")).await.unwrap().unwrap();
+    assert_eq!(InstanceRowEq(got), InstanceRowEq(r));
+}
+
 /// Compares rows without their ETags.
 #[derive(Debug)]
 struct InstanceRowEq(taskhub_storage::InstanceRow);
