@@ -23,8 +23,10 @@ impl ClearStore for SqliteStore {
     async fn clear_hub(&self) -> StorageResult<Cleared> {
         self.write(|tx| {
             delete_all(tx, "history_chunks")?;
+            let histories = crate::history::delete_all_heads(tx.conn)?;
+            delete_all(tx, "history_index")?;
             Ok(Cleared {
-                histories: delete_all(tx, "histories")?,
+                histories,
                 instances: delete_all(tx, "instances")?,
                 messages: delete_all(tx, "queue_messages")?,
                 payloads: delete_all(tx, "payloads")?,

@@ -1,8 +1,10 @@
-//! The history table: a sentinel row per instance (`histories`: current execution, ETag, event
-//! count) and the events in chunks (`history_chunks`), one row per write holding that write's
-//! events in the versioned core format, one event per line. Chunks are numbered in the order
-//! they were written, so a commit's chunks fill the table's last pages instead of growing a
-//! page wherever each instance's earlier events are (schema version 6).
+//! The history table (schema version 6). Events are stored in chunks (`history_chunks`), one
+//! row per write holding that write's events in the versioned core format, one event per line,
+//! numbered in the order written: a commit's chunks fill the table's last pages instead of
+//! growing a page wherever each instance's earlier events are. `history_index` holds, per
+//! instance and side by side, the head (`seq` -1: current execution, ETag, event
+//! count) and one entry per chunk (`seq`: its first event; `chunk`: its row), so a turn's head
+//! update and its new chunk entry dirty one small page.
 
 use async_trait::async_trait;
 use rusqlite::{params, Connection, OptionalExtension};
@@ -19,7 +21,7 @@ use crate::writer::Tx;
 
 const WHAT: &str = "history";
 
-/// The sentinel row of an instance's history.
+/// The head (sentinel) of an instance's history.
 pub(crate) struct Sentinel {
     /// Current execution.
     pub(crate) execution_id: String,
@@ -29,25 +31,38 @@ pub(crate) struct Sentinel {
     pub(crate) event_count: i64,
 }
 
-/// Reads the sentinel row.
+/// Reads the head row.
 pub(crate) fn sentinel(
     conn: &Connection,
     instance: &InstanceId,
 ) -> StorageResult<Option<Sentinel>> {
     conn.prepare_cached(
-        "SELECT execution_id, etag, event_count FROM histories WHERE instance_id = ?1",
+        "SELECT execution_id, etag, event_count FROM history_index
+         WHERE instance_id = ?1 AND seq = -1",
     )
     .and_then(|mut s| {
         s.query_row([instance.as_str()], |r| {
-            Ok(Sentinel {
-                execution_id: r.get(0)?,
-                etag: r.get(1)?,
-                event_count: r.get(2)?,
-            })
+            Ok((
+                r.get::<_, Option<String>>(0)?,
+                r.get::<_, Option<i64>>(1)?,
+                r.get::<_, Option<i64>>(2)?,
+            ))
         })
         .optional()
     })
-    .ctx(WHAT)
+    .ctx(WHAT)?
+    .map(|row| match row {
+        (Some(execution_id), Some(etag), Some(event_count)) => Ok(Sentinel {
+            execution_id,
+            etag,
+            event_count,
+        }),
+        _ => Err(corrupt(
+            format!("history of instance '{instance}'"),
+            "its head row lacks the execution, ETag or event count",
+        )),
+    })
+    .transpose()
 }
 
 /// Applies a history write after checking its expected ETag; returns the new ETag.
@@ -78,13 +93,13 @@ pub(crate) fn write_in(
         }
         _ => return Err(conflict()),
     };
-    let seq = append_chunk(tx.conn, instance, write, next_seq)?;
+    let event_count = append_chunk(tx.conn, instance, write, next_seq)?;
     let etag = tx.next_version();
     tx.conn
         .prepare_cached(
-            "INSERT INTO histories (instance_id, execution_id, etag, event_count)
-             VALUES (?1, ?2, ?3, ?4)
-             ON CONFLICT (instance_id) DO UPDATE SET
+            "INSERT INTO history_index (instance_id, seq, execution_id, etag, event_count)
+             VALUES (?1, -1, ?2, ?3, ?4)
+             ON CONFLICT (instance_id, seq) DO UPDATE SET
                  execution_id = excluded.execution_id,
                  etag = excluded.etag,
                  event_count = excluded.event_count",
@@ -94,7 +109,7 @@ pub(crate) fn write_in(
                 instance.as_str(),
                 write.execution_id.as_str(),
                 etag,
-                seq
+                event_count
             ])
         })
         .ctx(WHAT)?;
@@ -127,28 +142,38 @@ fn append_chunk(
         }
         chunk.push_str(&line);
     }
-    conn.prepare_cached(
-        "INSERT INTO history_chunks (instance_id, first_seq, execution_id, events)
-         VALUES (?1, ?2, ?3, ?4)",
-    )
-    .and_then(|mut s| {
-        s.execute(params![
-            instance.as_str(),
-            first_seq,
-            write.execution_id.as_str(),
-            chunk
-        ])
-    })
-    .ctx(WHAT)?;
+    conn.prepare_cached("INSERT INTO history_chunks (events) VALUES (?1)")
+        .and_then(|mut s| s.execute([chunk]))
+        .ctx(WHAT)?;
+    let id = conn.last_insert_rowid();
+    conn.prepare_cached("INSERT INTO history_index (instance_id, seq, chunk) VALUES (?1, ?2, ?3)")
+        .and_then(|mut s| s.execute(params![instance.as_str(), first_seq, id]))
+        .ctx(WHAT)?;
     let added = i64::try_from(write.events.len()).unwrap_or(i64::MAX);
     Ok(first_seq.saturating_add(added))
 }
 
+/// Deletes an instance's events (its chunks and their entries), keeping its head.
 fn delete_events(conn: &Connection, instance: &InstanceId) -> StorageResult<()> {
-    conn.prepare_cached("DELETE FROM history_chunks WHERE instance_id = ?1")
+    conn.prepare_cached(
+        "DELETE FROM history_chunks WHERE id IN
+             (SELECT chunk FROM history_index WHERE instance_id = ?1 AND seq >= 0)",
+    )
+    .and_then(|mut s| s.execute([instance.as_str()]))
+    .ctx(WHAT)?;
+    conn.prepare_cached("DELETE FROM history_index WHERE instance_id = ?1 AND seq >= 0")
         .and_then(|mut s| s.execute([instance.as_str()]))
         .ctx(WHAT)?;
     Ok(())
+}
+
+/// Deletes every history head; returns how many (the number of histories).
+pub(crate) fn delete_all_heads(conn: &Connection) -> StorageResult<u64> {
+    let n = conn
+        .prepare_cached("DELETE FROM history_index WHERE seq = -1")
+        .and_then(|mut s| s.execute([]))
+        .ctx(WHAT)?;
+    Ok(n as u64)
 }
 
 fn load(conn: &Connection, instance: &InstanceId) -> StorageResult<Option<HistorySnapshot>> {
@@ -157,10 +182,11 @@ fn load(conn: &Connection, instance: &InstanceId) -> StorageResult<Option<Histor
     };
     let what = format!("history of instance '{instance}'");
     let execution_id = ExecutionId::new(head.execution_id).map_err(|e| corrupt(&what, e))?;
-    let chunks: Vec<(i64, String)> = conn
+    let chunks: Vec<(i64, Option<String>)> = conn
         .prepare_cached(
-            "SELECT first_seq, events FROM history_chunks WHERE instance_id = ?1
-             ORDER BY first_seq",
+            "SELECT i.seq, c.events FROM history_index i
+             LEFT JOIN history_chunks c ON c.id = i.chunk
+             WHERE i.instance_id = ?1 AND i.seq >= 0 ORDER BY i.seq",
         )
         .and_then(|mut s| {
             s.query_map([instance.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))?
@@ -169,6 +195,12 @@ fn load(conn: &Connection, instance: &InstanceId) -> StorageResult<Option<Histor
         .ctx(WHAT)?;
     let mut events = Vec::with_capacity(usize::try_from(head.event_count).unwrap_or(0));
     for (first_seq, text) in chunks {
+        let Some(text) = text else {
+            return Err(corrupt(
+                &what,
+                format!("the chunk of event {first_seq} is missing"),
+            ));
+        };
         if i64::try_from(events.len()).ok() != Some(first_seq) {
             return Err(corrupt(
                 &what,
@@ -189,7 +221,7 @@ fn load(conn: &Connection, instance: &InstanceId) -> StorageResult<Option<Histor
         return Err(corrupt(
             &what,
             format!(
-                "{} events stored, sentinel says {}",
+                "{} events stored, the head says {}",
                 events.len(),
                 head.event_count
             ),
@@ -216,7 +248,7 @@ impl HistoryStore for SqliteStore {
         self.write(move |tx| {
             delete_events(tx.conn, &instance)?;
             tx.conn
-                .prepare_cached("DELETE FROM histories WHERE instance_id = ?1")
+                .prepare_cached("DELETE FROM history_index WHERE instance_id = ?1")
                 .and_then(|mut s| s.execute([instance.as_str()]))
                 .ctx(WHAT)?;
             Ok(())

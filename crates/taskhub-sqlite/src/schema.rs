@@ -15,24 +15,35 @@ use taskhub_storage::{StorageError, StorageResult};
 use crate::errors::{map_sql, SqlResultExt};
 use crate::options::Durability;
 
-/// Version 6: history events in chunks, one row per write (a turn's events), numbered in the
-/// order they were written, with a small index by (instance, first event). Rows keyed by
-/// (instance, event) grew every instance's leaf page at random places: B-tree pages split and
-/// rebalanced with their siblings on most turns, and history pages were most of the WAL.
-/// Appended chunks fill the table's last page; only the index's small entries go where the
-/// instance is. The events of an old row become a chunk of one.
+/// Version 6: history events in chunks, one row per write (a turn's events) numbered in the
+/// order written, and one small index table per instance key range holding the history's head
+/// (`seq` -1: current execution, ETag, event count) next to where each chunk is. Rows keyed by
+/// (instance, event) grew every instance's leaf page at a random place: B-tree pages split and
+/// rebalanced with their siblings on most turns, and history pages were most of the WAL. Now a
+/// commit's chunks fill the chunk table's last pages, and a turn's head update and new chunk
+/// entry share one small page. Each old event row becomes a chunk of one event.
 const V6: &str = "
 CREATE TABLE history_chunks (
-    id           INTEGER PRIMARY KEY,
-    instance_id  TEXT NOT NULL,
-    first_seq    INTEGER NOT NULL,
-    execution_id TEXT NOT NULL,
-    events       TEXT NOT NULL
+    id     INTEGER PRIMARY KEY,
+    events TEXT NOT NULL
 );
-CREATE UNIQUE INDEX history_chunks_by_instance ON history_chunks (instance_id, first_seq);
-INSERT INTO history_chunks (instance_id, first_seq, execution_id, events)
-    SELECT instance_id, seq, execution_id, event FROM history_events ORDER BY instance_id, seq;
+CREATE TABLE history_index (
+    instance_id  TEXT NOT NULL,
+    seq          INTEGER NOT NULL,
+    chunk        INTEGER,
+    execution_id TEXT,
+    etag         INTEGER,
+    event_count  INTEGER,
+    PRIMARY KEY (instance_id, seq)
+) WITHOUT ROWID;
+INSERT INTO history_chunks (id, events)
+    SELECT ROW_NUMBER() OVER (ORDER BY instance_id, seq), event FROM history_events;
+INSERT INTO history_index (instance_id, seq, chunk)
+    SELECT instance_id, seq, ROW_NUMBER() OVER (ORDER BY instance_id, seq) FROM history_events;
+INSERT INTO history_index (instance_id, seq, execution_id, etag, event_count)
+    SELECT instance_id, -1, execution_id, etag, event_count FROM histories;
 DROP TABLE history_events;
+DROP TABLE histories;
 ";
 
 /// Version 5: each partition's work-item doorbell (rung by its owner when it leaves work items
