@@ -17,23 +17,37 @@ pub(super) trait Job: Send {
     fn finish(self: Box<Self>, commit: Result<(), StorageError>);
 }
 
+/// Where a queued write's answer goes: the answer, and the work itself, so that what the work
+/// owns (a checkpoint's events and messages, allocated on the caller's thread) is freed there
+/// too. Freed on the writer thread, each block would go back to the caller thread's allocator
+/// pages as a cross-thread free, which that thread has to collect before reusing them.
+pub(super) type Reply<T, F> = oneshot::Sender<(StorageResult<T>, F)>;
+
 /// A write returning `T`, and where its answer goes (none when it runs on the caller's thread).
 pub(super) struct TypedJob<T, F> {
     pub(super) relaxed: bool,
     pub(super) work: F,
     pub(super) result: Option<StorageResult<T>>,
-    pub(super) reply: Option<oneshot::Sender<StorageResult<T>>>,
+    pub(super) reply: Option<Reply<T, F>>,
 }
 
 impl<T, F> TypedJob<T, F> {
     /// The caller's answer: its own error, else the batch's.
     pub(super) fn answer(self, commit: Result<(), StorageError>) -> StorageResult<T> {
-        match (self.result, commit) {
-            (Some(Err(own)), _) => Err(own),
-            (Some(Ok(value)), Ok(())) => Ok(value),
-            (_, Err(batch)) => Err(batch),
-            (None, Ok(())) => Err(StorageError::Backend("a write was never run".into())),
-        }
+        answer_of(self.result, commit)
+    }
+}
+
+/// A job's answer from its own result and its batch's commit.
+fn answer_of<T>(
+    result: Option<StorageResult<T>>,
+    commit: Result<(), StorageError>,
+) -> StorageResult<T> {
+    match (result, commit) {
+        (Some(Err(own)), _) => Err(own),
+        (Some(Ok(value)), Ok(())) => Ok(value),
+        (_, Err(batch)) => Err(batch),
+        (None, Ok(())) => Err(StorageError::Backend("a write was never run".into())),
     }
 }
 
@@ -53,12 +67,17 @@ where
         self.relaxed
     }
 
-    fn finish(mut self: Box<Self>, commit: Result<(), StorageError>) {
-        let reply = self.reply.take();
-        let answer = self.answer(commit);
+    fn finish(self: Box<Self>, commit: Result<(), StorageError>) {
+        let TypedJob {
+            work,
+            result,
+            reply,
+            ..
+        } = *self;
+        let answer = answer_of(result, commit);
         // The caller may have stopped waiting; the write stands either way.
         if let Some(reply) = reply {
-            let _ = reply.send(answer);
+            let _ = reply.send((answer, work));
         }
     }
 }

@@ -240,7 +240,9 @@ impl Writer {
             self.shared.queued.fetch_sub(1, Ordering::SeqCst);
             return Err(stopped());
         }
-        answer.await.map_err(|_| stopped())?
+        let (answer, work) = answer.await.map_err(|_| stopped())?;
+        drop(work);
+        answer
     }
 
     /// The counters so far.
@@ -469,8 +471,8 @@ mod tests {
         let before = writer.stats().transactions;
         // As the writer thread does with a batch it drained, in the order it was queued.
         commit_drained(&writer.shared, writer.shared.lock(), vec![synced, relaxed]);
-        synced_answer.await.unwrap().unwrap();
-        relaxed_answer.await.unwrap().unwrap();
+        synced_answer.await.unwrap().0.unwrap();
+        relaxed_answer.await.unwrap().0.unwrap();
         assert_eq!(writer.stats().transactions - before, 2, "relaxed; synced");
         let order: Vec<String> = writer
             .write(false, |tx| {
