@@ -269,3 +269,88 @@ async fn a_result_waiting_for_a_slow_turn_keeps_its_work_item_hidden() {
         .await
         .expect("no renewer outlives its work item");
 }
+
+/// A handed-over result waiting for its turn gives its activity slot back: with one activity
+/// slot, an instance whose result's turn is stuck (its history load waits on a clock that
+/// stands still) does not stop another instance's activities. While the result kept the slot,
+/// the other instance's work items could not be claimed, and its poller waited for the slot
+/// as long as the stuck turn did.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_waiting_for_its_turn_leaves_its_activity_slot_to_others() {
+    use taskhub_storage::memory::{FaultPlan, Op, Trigger};
+    use taskhub_storage::ManualClock;
+
+    let clock = ManualClock::new(Timestamp::from_millis(1_700_000_000_000));
+    let store = Arc::new(MemoryStore::new(Arc::new(clock.clone())));
+    let stuck_runs = Arc::new(AtomicUsize::new(0));
+    let settings = Settings {
+        partition_count: 1,
+        max_concurrent_activities: 1,
+        // Every batch loads the history, so the stuck result's turn waits for its load.
+        extended_sessions_enabled: false,
+        ..fast_settings()
+    };
+    let hub = TaskHub::open_with_clock(store.clone(), settings, Arc::new(clock.clone()))
+        .await
+        .unwrap();
+    let mut reg = sequence(Arc::new(AtomicUsize::new(0)));
+    {
+        let (runs, store) = (stuck_runs.clone(), store.clone());
+        reg.activity("Stall", move |_ctx: ActivityContext, x: u64| {
+            let (runs, store) = (runs.clone(), store.clone());
+            async move {
+                // The next history load (this result's turn) waits an hour on the clock.
+                store.faults().set_plan(FaultPlan::none().delay(
+                    Trigger::nth_of(Op::LoadHistory, 1),
+                    Duration::from_secs(3600),
+                ));
+                runs.fetch_add(1, Ordering::SeqCst);
+                Ok::<_, ActivityError>(x)
+            }
+        });
+    }
+    reg.orchestration("Stuck", |ctx: OrchestrationContext, x: u64| async move {
+        let y: u64 = ctx.call_activity("Stall", x).await?;
+        Ok::<_, OrchestrationError>(y)
+    });
+    let worker = Worker::start(&hub, reg).await.unwrap();
+    let client = hub.client();
+    let stuck = client.start("Stuck", 7u64).await.unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while stuck_runs.load(Ordering::SeqCst) == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the stalling activity never ran"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let other = client.start("Seq", STEPS).await.unwrap();
+    let done = tokio::time::timeout(
+        Duration::from_secs(30),
+        client.wait_for_completion(&other, Duration::from_secs(3600)),
+    )
+    .await
+    .expect("the other instance's activities ran beside the stuck result")
+    .unwrap();
+    assert_eq!(done.output::<u64>().unwrap(), Some(STEPS));
+    let waiting = client
+        .get_status(&stuck, StatusOptions::default())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(waiting.status(), OrchestrationStatus::Running);
+    // Let the stuck turn's load finish: the instance completes, its activity run once.
+    clock.advance(Duration::from_secs(3600));
+    let done = tokio::time::timeout(
+        Duration::from_secs(30),
+        client.wait_for_completion(&stuck, Duration::from_secs(3600)),
+    )
+    .await
+    .expect("the stuck instance completes once its load does")
+    .unwrap();
+    assert_eq!(done.output::<u64>().unwrap(), Some(7));
+    assert_eq!(stuck_runs.load(Ordering::SeqCst), 1);
+    tokio::time::timeout(Duration::from_secs(30), worker.shutdown())
+        .await
+        .expect("shuts down");
+}

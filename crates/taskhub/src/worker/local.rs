@@ -40,9 +40,10 @@ pub(crate) struct LocalResult {
     pub partition: u32,
     /// The work item as dequeued (its receipt is replaced by the hold's current one).
     pub work_item: Dequeued,
-    /// The activity slot the result was produced in. A handed-over result keeps it until its
-    /// turn is done, so results waiting for a turn hold back new work items (at most
-    /// `max_concurrent_activities` results wait in memory) instead of piling up.
+    /// The activity slot the result was produced in. A handed-over result trades it for a
+    /// slot of the waiting results ([`Slots::results`](super::slots::Slots::results)) and
+    /// keeps that until its turn is done; when those are all taken it keeps the activity slot
+    /// instead, so results waiting for turns hold back new work items rather than pile up.
     pub slot: OwnedSemaphorePermit,
     /// The work item's mark in the run ledger: the held item keeps it until its result is
     /// recorded (or not).
@@ -84,7 +85,16 @@ pub(crate) fn try_deliver(
             receipt: receipt.clone(),
             partition: result.partition,
             epoch: active.epoch,
-            _slot: BufferSlot::new(result.slot),
+            // The activity has run: its slot goes to the next work item if a waiting
+            // result's slot is free (the activity slot drops with `result.slot` here).
+            _slot: BufferSlot::new(
+                shared
+                    .slots
+                    .results
+                    .clone()
+                    .try_acquire_owned()
+                    .unwrap_or(result.slot),
+            ),
             _in_flight: InFlightSlot::new(active.in_flight.clone()),
             _orphan: OrphanGuard::new(
                 shared.lifecycle.orphans.clone(),

@@ -14,8 +14,12 @@ pub(crate) struct Slots {
     pub buffer: Arc<Semaphore>,
     /// Orchestration turns running at once.
     pub orchestrations: Arc<Semaphore>,
-    /// Activities running at once (and handed-over results waiting for their turn).
+    /// Activities running at once (and handed-over results waiting for their turn once
+    /// [`results`](Self::results) is full).
     pub activities: Arc<Semaphore>,
+    /// Handed-over activity results waiting for their turn: a result moves from its activity
+    /// slot to one of these, so the activity slot runs the next work item at once.
+    pub results: Arc<Semaphore>,
     /// Timer messages fetched ahead of their time and held until it (each gives its buffer
     /// slot back while it waits, so the buffer keeps fetching what is due).
     pub held_timers: Arc<Semaphore>,
@@ -26,6 +30,14 @@ pub(crate) struct Slots {
 /// (past it a held timer keeps its buffer slot).
 pub(crate) const MAX_HELD_TIMERS: usize = 4_096;
 
+/// The most handed-over activity results a worker keeps waiting for their turns without an
+/// activity slot. While results held their activity slots, a burst of instances (2,000
+/// `hello5` at once) filled all of them with results waiting behind other instances' turns:
+/// new work items could not be claimed, went to the shared queue and waited for its poller,
+/// tens of milliseconds per step. Memory stays bounded: past it a result keeps its activity
+/// slot, and new work items wait as before.
+pub(crate) const MAX_WAITING_RESULTS: usize = 4_096;
+
 impl Slots {
     /// The limits of `settings`.
     pub(crate) fn new(settings: &Settings) -> Self {
@@ -33,6 +45,7 @@ impl Slots {
             buffer: Arc::new(Semaphore::new(settings.control_queue_buffer_threshold)),
             orchestrations: Arc::new(Semaphore::new(settings.max_concurrent_orchestrations)),
             activities: Arc::new(Semaphore::new(settings.max_concurrent_activities)),
+            results: Arc::new(Semaphore::new(MAX_WAITING_RESULTS)),
             held_timers: Arc::new(Semaphore::new(MAX_HELD_TIMERS)),
         }
     }
