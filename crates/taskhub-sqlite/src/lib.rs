@@ -36,6 +36,8 @@ mod queues;
 mod reader;
 pub mod schema;
 mod store;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod writer;
 
 pub use backend::SqliteBackend;

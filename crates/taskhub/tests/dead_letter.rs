@@ -58,15 +58,7 @@ async fn message_failing_every_delivery_is_dead_lettered_after_max_dequeue_count
     .await;
 
     // Corrupt one stored event of the instance.
-    let db = rusqlite::Connection::open(&path).unwrap();
-    let changed = db
-        .execute(
-            "UPDATE history_events SET event = '{\"v\":1,\"garbage' WHERE instance_id = ?1 AND seq = 1",
-            [id.as_str()],
-        )
-        .unwrap();
-    assert_eq!(changed, 1);
-    drop(db);
+    taskhub_sqlite::testing::corrupt_history_event(&path, &id, 1).unwrap();
 
     client.raise_event(&id, "go", &1u64).await.unwrap();
     // Each failed load gives the message back with a delay of one second: move time on until

@@ -234,15 +234,7 @@ impl TestStore {
         match &self.kind {
             Kind::Memory => panic!("corrupting a stored event is not supported on memory"),
             Kind::Sqlite { path, .. } => {
-                let db = rusqlite::Connection::open(path).unwrap();
-                let changed = db
-                    .execute(
-                        "UPDATE history_events SET event = '{\"v\":1,\"garbage' \
-                         WHERE instance_id = ?1 AND seq = ?2",
-                        rusqlite::params![id.as_str(), i64::try_from(seq).unwrap()],
-                    )
-                    .unwrap();
-                assert_eq!(changed, 1);
+                taskhub_sqlite::testing::corrupt_history_event(path, id, seq).unwrap();
             }
             Kind::Azure(store) => store.corrupt_history_event(id, seq).await.unwrap(),
             Kind::Postgres(store) => store.corrupt_history_event(id, seq).await.unwrap(),

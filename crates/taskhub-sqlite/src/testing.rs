@@ -1,0 +1,47 @@
+//! Test hooks (feature `testing`): damage a stored event, for the runtime's tests of a corrupt
+//! store.
+
+use std::path::Path;
+
+use rusqlite::{params, Connection, OptionalExtension};
+use taskhub_core::InstanceId;
+use taskhub_storage::{StorageError, StorageResult};
+
+use crate::errors::SqlResultExt;
+
+/// Overwrites event `seq` of the instance's stored history, in the hub file at `path`, with
+/// text that is not an event (the rest of its chunk stays as it was).
+///
+/// # Errors
+/// `NotFound` if there is no such event; as any statement otherwise.
+pub fn corrupt_history_event(path: &Path, id: &InstanceId, seq: u64) -> StorageResult<()> {
+    let seq = i64::try_from(seq).map_err(|_| StorageError::InvalidArgument("seq".into()))?;
+    let not_found = || StorageError::NotFound {
+        what: format!("event {seq} of instance '{id}'"),
+    };
+    let conn = Connection::open(path).ctx("test hook")?;
+    conn.busy_timeout(std::time::Duration::from_secs(10))
+        .ctx("test hook")?;
+    let chunk: Option<(i64, i64, String)> = conn
+        .query_row(
+            "SELECT c.id, i.seq, c.events FROM history_index i
+             JOIN history_chunks c ON c.id = i.chunk
+             WHERE i.instance_id = ?1 AND i.seq >= 0 AND i.seq <= ?2
+             ORDER BY i.seq DESC LIMIT 1",
+            params![id.as_str(), seq],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()
+        .ctx("history")?;
+    let (chunk, first, events) = chunk.ok_or_else(not_found)?;
+    let at = usize::try_from(seq - first).map_err(|_| not_found())?;
+    let mut lines: Vec<&str> = events.split('\n').collect();
+    let line = lines.get_mut(at).ok_or_else(not_found)?;
+    *line = "{\"v\":1,\"garbage";
+    conn.execute(
+        "UPDATE history_chunks SET events = ?1 WHERE id = ?2",
+        params![lines.join("\n"), chunk],
+    )
+    .ctx("history")?;
+    Ok(())
+}
