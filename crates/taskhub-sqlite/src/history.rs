@@ -176,10 +176,42 @@ pub(crate) fn delete_all_heads(conn: &Connection) -> StorageResult<u64> {
     Ok(n as u64)
 }
 
+/// Histories of at most this many events load on the calling thread, as a point read: most
+/// loads are of an instance's first turn (no history yet) or a short history, and handing
+/// them to a blocking thread and back cost more than the read. Longer ones go to a blocking
+/// thread.
+const INLINE_LOAD_EVENTS: i64 = 64;
+
+/// A load tried on the calling thread.
+enum Quick {
+    /// No history, or a short one.
+    Done(Option<HistorySnapshot>),
+    /// A long history: load it on a blocking thread.
+    Long,
+}
+
+fn load_short(conn: &Connection, instance: &InstanceId) -> StorageResult<Quick> {
+    match sentinel(conn, instance)? {
+        None => Ok(Quick::Done(None)),
+        Some(head) if head.event_count <= INLINE_LOAD_EVENTS => {
+            load_from(conn, instance, head).map(|h| Quick::Done(Some(h)))
+        }
+        Some(_) => Ok(Quick::Long),
+    }
+}
+
 fn load(conn: &Connection, instance: &InstanceId) -> StorageResult<Option<HistorySnapshot>> {
-    let Some(head) = sentinel(conn, instance)? else {
-        return Ok(None);
-    };
+    match sentinel(conn, instance)? {
+        None => Ok(None),
+        Some(head) => load_from(conn, instance, head).map(Some),
+    }
+}
+
+fn load_from(
+    conn: &Connection,
+    instance: &InstanceId,
+    head: Sentinel,
+) -> StorageResult<HistorySnapshot> {
     let what = format!("history of instance '{instance}'");
     let execution_id = ExecutionId::new(head.execution_id).map_err(|e| corrupt(&what, e))?;
     let chunks: Vec<(i64, Option<String>)> = conn
@@ -227,20 +259,26 @@ fn load(conn: &Connection, instance: &InstanceId) -> StorageResult<Option<Histor
             ),
         ));
     }
-    Ok(Some(HistorySnapshot {
+    Ok(HistorySnapshot {
         execution_id,
         events,
         etag: etag_out(head.etag),
         pending_outbox: Vec::new(),
         pending_since: None,
-    }))
+    })
 }
 
 #[async_trait]
 impl HistoryStore for SqliteStore {
     async fn load_history(&self, instance: &InstanceId) -> StorageResult<Option<HistorySnapshot>> {
-        let instance = instance.clone();
-        self.read(move |tx| load(tx, &instance)).await
+        let id = instance.clone();
+        match self.read_point(move |conn| load_short(conn, &id)).await? {
+            Quick::Done(history) => Ok(history),
+            Quick::Long => {
+                let instance = instance.clone();
+                self.read(move |conn| load(conn, &instance)).await
+            }
+        }
     }
 
     async fn delete_history(&self, instance: &InstanceId) -> StorageResult<()> {
