@@ -128,6 +128,8 @@ fn append_chunk(
         return Ok(first_seq);
     }
     let mut chunk = String::new();
+    let mut chunk_seq = first_seq;
+    let mut seq = first_seq;
     for event in &write.events {
         let line = encode_event(event);
         // Compact JSON escapes every control character inside strings: a line break can only
@@ -137,11 +139,28 @@ fn append_chunk(
                 "history of instance '{instance}': an encoded event holds a line break"
             )));
         }
+        if !chunk.is_empty() && chunk.len() + 1 + line.len() > MAX_CHUNK_BYTES {
+            insert_chunk(conn, instance, chunk_seq, &chunk)?;
+            chunk.clear();
+            chunk_seq = seq;
+        }
         if !chunk.is_empty() {
             chunk.push('\n');
         }
         chunk.push_str(&line);
+        seq += 1;
     }
+    insert_chunk(conn, instance, chunk_seq, &chunk)?;
+    Ok(seq)
+}
+
+/// Stores one chunk whose first event is `first_seq`, and its index entry.
+fn insert_chunk(
+    conn: &Connection,
+    instance: &InstanceId,
+    first_seq: i64,
+    chunk: &str,
+) -> StorageResult<()> {
     conn.prepare_cached("INSERT INTO history_chunks (events) VALUES (?1)")
         .and_then(|mut s| s.execute([chunk]))
         .ctx(WHAT)?;
@@ -149,8 +168,7 @@ fn append_chunk(
     conn.prepare_cached("INSERT INTO history_index (instance_id, seq, chunk) VALUES (?1, ?2, ?3)")
         .and_then(|mut s| s.execute(params![instance.as_str(), first_seq, id]))
         .ctx(WHAT)?;
-    let added = i64::try_from(write.events.len()).unwrap_or(i64::MAX);
-    Ok(first_seq.saturating_add(added))
+    Ok(())
 }
 
 /// Deletes an instance's events (its chunks and their entries), keeping its head.
@@ -182,6 +200,13 @@ pub(crate) fn delete_all_heads(conn: &Connection) -> StorageResult<u64> {
 /// thread.
 const INLINE_LOAD_EVENTS: i64 = 64;
 
+/// And of at most this many bytes of encoded events.
+const INLINE_LOAD_BYTES: i64 = 64 * 1024;
+
+/// A chunk holds a write's events up to about this many bytes; a larger write is stored as
+/// several chunks (SQLite refuses values over 1 GB, and a chunk is read whole).
+const MAX_CHUNK_BYTES: usize = 16 * 1024 * 1024;
+
 /// A load tried on the calling thread.
 enum Quick {
     /// No history, or a short one.
@@ -193,11 +218,25 @@ enum Quick {
 fn load_short(conn: &Connection, instance: &InstanceId) -> StorageResult<Quick> {
     match sentinel(conn, instance)? {
         None => Ok(Quick::Done(None)),
-        Some(head) if head.event_count <= INLINE_LOAD_EVENTS => {
+        Some(head) if head.event_count <= INLINE_LOAD_EVENTS && short_in_bytes(conn, instance)? => {
             load_from(conn, instance, head).map(|h| Quick::Done(Some(h)))
         }
         Some(_) => Ok(Quick::Long),
     }
+}
+
+/// Whether the instance's stored events are at most [`INLINE_LOAD_BYTES`] long (a few large
+/// payloads make a short history slow to decode).
+fn short_in_bytes(conn: &Connection, instance: &InstanceId) -> StorageResult<bool> {
+    let bytes: i64 = conn
+        .prepare_cached(
+            "SELECT COALESCE(SUM(length(c.events)), 0) FROM history_index i
+             JOIN history_chunks c ON c.id = i.chunk
+             WHERE i.instance_id = ?1 AND i.seq >= 0",
+        )
+        .and_then(|mut s| s.query_row([instance.as_str()], |r| r.get(0)))
+        .ctx(WHAT)?;
+    Ok(bytes <= INLINE_LOAD_BYTES)
 }
 
 fn load(conn: &Connection, instance: &InstanceId) -> StorageResult<Option<HistorySnapshot>> {
@@ -225,7 +264,8 @@ fn load_from(
                 .collect()
         })
         .ctx(WHAT)?;
-    let mut events = Vec::with_capacity(usize::try_from(head.event_count).unwrap_or(0));
+    // The stored count only sizes the first allocation: a damaged one must not abort it.
+    let mut events = Vec::with_capacity(usize::try_from(head.event_count).unwrap_or(0).min(4096));
     for (first_seq, text) in chunks {
         let Some(text) = text else {
             return Err(corrupt(

@@ -396,12 +396,24 @@ mod tests {
     fn the_dequeue_query_is_not_re_prepared_per_call() {
         let path = std::env::temp_dir().join(format!("taskhub-qpsg-{}.db", std::process::id()));
         let conn = connect(&path, Role::Writer, Durability::Normal, Duration::ZERO).unwrap();
-        migrate(&conn, &path, Duration::ZERO).unwrap();
+        migrate(
+            &conn,
+            &path,
+            Duration::ZERO,
+            taskhub_core::Timestamp::from_millis(0),
+        )
+        .unwrap();
         assert_eq!(re_prepares(&conn), 0);
         // What the connection's settings avoid (a parse per dequeue), so this test notices if
         // they stop mattering.
         let plain = Connection::open_in_memory().unwrap();
-        migrate(&plain, &path, Duration::ZERO).unwrap();
+        migrate(
+            &plain,
+            &path,
+            Duration::ZERO,
+            taskhub_core::Timestamp::from_millis(0),
+        )
+        .unwrap();
         assert!(re_prepares(&plain) > 0);
         drop(conn);
         for suffix in ["", "-wal", "-shm"] {

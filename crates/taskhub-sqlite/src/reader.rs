@@ -209,7 +209,13 @@ mod tests {
     fn pool(dir: &std::path::Path) -> Arc<ReadPool> {
         let path = dir.join("points.db");
         let conn = connect(&path, Role::Writer, Durability::Normal, Duration::ZERO).unwrap();
-        crate::schema::migrate(&conn, &path, Duration::ZERO).unwrap();
+        crate::schema::migrate(
+            &conn,
+            &path,
+            Duration::ZERO,
+            taskhub_core::Timestamp::from_millis(0),
+        )
+        .unwrap();
         Arc::new(ReadPool::new(path, Duration::from_secs(1), 2))
     }
 

@@ -10,8 +10,10 @@ use std::time::{Duration, Instant};
 
 use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags};
+use taskhub_core::Timestamp;
 use taskhub_storage::{StorageError, StorageResult};
 
+use crate::codec::ts_to_sql;
 use crate::errors::{map_sql, SqlResultExt};
 use crate::options::Durability;
 
@@ -270,11 +272,13 @@ pub(crate) fn exec_cached(conn: &Connection, sql: &str) -> rusqlite::Result<()> 
     conn.prepare_cached(sql)?.execute([]).map(drop)
 }
 
-/// Brings the schema to [`latest_version`], in one transaction.
+/// Brings the schema to [`latest_version`], in one transaction. `now` (the store's clock)
+/// tells live leases from stale ones (see [`check_no_live_workers`]).
 pub(crate) fn migrate(
     conn: &Connection,
     path: &Path,
     busy_timeout: Duration,
+    now: Timestamp,
 ) -> StorageResult<u32> {
     let what = describe(path);
     let found = retry_busy(busy_timeout, || user_version(conn)).map_err(|e| open_err(&what, e))?;
@@ -284,7 +288,7 @@ pub(crate) fn migrate(
     }
     retry_busy(busy_timeout, || conn.execute_batch("BEGIN IMMEDIATE"))
         .map_err(|e| open_err(&what, e))?;
-    let result = apply_migrations(conn, &what);
+    let result = apply_migrations(conn, &what, now);
     if result.is_err() && !conn.is_autocommit() {
         let _ = conn.execute_batch("ROLLBACK");
     }
@@ -293,10 +297,13 @@ pub(crate) fn migrate(
 
 /// The body of the migration transaction (`BEGIN IMMEDIATE` is open): applies the missing
 /// scripts, sets the version and commits.
-fn apply_migrations(conn: &Connection, what: &str) -> StorageResult<u32> {
+fn apply_migrations(conn: &Connection, what: &str, now: Timestamp) -> StorageResult<u32> {
     // Re-read under the write lock: another process may have migrated meanwhile.
     let found = user_version(conn).map_err(|e| open_err(what, e))?;
     check_known(what, found)?;
+    if (1..REPLACES_HISTORY_TABLES).contains(&found) {
+        check_no_live_workers(conn, what, now)?;
+    }
     let start = usize::try_from(found).unwrap_or(usize::MAX);
     for (i, script) in MIGRATIONS.iter().enumerate().skip(start) {
         conn.execute_batch(script)
@@ -306,6 +313,44 @@ fn apply_migrations(conn: &Connection, what: &str) -> StorageResult<u32> {
     conn.pragma_update(None, "user_version", latest).ctx(what)?;
     conn.execute_batch("COMMIT").ctx(what)?;
     Ok(latest)
+}
+
+/// The schema version that replaces the tables older builds keep histories in (version 6).
+const REPLACES_HISTORY_TABLES: u32 = 6;
+
+/// How recently a partition lease must have been renewed for its owner to count as running
+/// (the default renewal interval is 10 s, the lease 30 s).
+const LIVE_LEASE_WINDOW: Duration = Duration::from_secs(60);
+
+/// Refuses to replace the history tables while a process of an older build may still use the
+/// file: one that already had it open would not notice the new schema, and every turn it
+/// loads would fail until its messages were dead-lettered. A lease renewed within
+/// [`LIVE_LEASE_WINDOW`] means a running worker; stop every process of the hub first (a
+/// crashed one's lease stops counting after the window).
+fn check_no_live_workers(conn: &Connection, what: &str, now: Timestamp) -> StorageResult<()> {
+    let window = i64::try_from(LIVE_LEASE_WINDOW.as_millis()).unwrap_or(i64::MAX);
+    let since = ts_to_sql(now).saturating_sub(window);
+    let owners: Vec<String> = conn
+        .prepare(
+            "SELECT DISTINCT owner FROM partitions
+             WHERE owner IS NOT NULL AND updated_at > ?1 ORDER BY owner",
+        )
+        .and_then(|mut s| {
+            s.query_map([since], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()
+        })
+        .ctx(what)?;
+    if owners.is_empty() {
+        return Ok(());
+    }
+    Err(StorageError::Unavailable(format!(
+        "{what}: this build moves the history to new tables (schema version \
+         {REPLACES_HISTORY_TABLES}), and workers of an older build hold partitions of this hub \
+         (leases renewed within the last {} s by {}): stop every process of the hub, then start \
+         it again with this build",
+        LIVE_LEASE_WINDOW.as_secs(),
+        owners.join(", ")
+    )))
 }
 
 /// The schema version stored in the file.

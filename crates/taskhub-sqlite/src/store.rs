@@ -84,7 +84,7 @@ impl SqliteStore {
             options.durability,
             options.busy_timeout,
         )?;
-        let schema_version = migrate(&conn, &path, options.busy_timeout)?;
+        let schema_version = migrate(&conn, &path, options.busy_timeout, options.clock.now())?;
         let readers = Arc::new(ReadPool::new(
             path.clone(),
             options.busy_timeout,

@@ -413,7 +413,13 @@ mod tests {
     fn writer_with(path: &std::path::Path, durability: Durability) -> Writer {
         let open = || connect(path, Role::Writer, durability, Duration::from_secs(1));
         let conn = open().unwrap();
-        migrate(&conn, path, Duration::from_secs(1)).unwrap();
+        migrate(
+            &conn,
+            path,
+            Duration::from_secs(1),
+            taskhub_core::Timestamp::from_millis(0),
+        )
+        .unwrap();
         Writer::start(WriterSetup {
             conn,
             clock: Arc::new(SystemClock::new()),

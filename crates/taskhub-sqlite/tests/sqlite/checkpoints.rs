@@ -211,7 +211,7 @@ async fn events_with_line_breaks_in_their_payloads_come_back_as_written() {
 async fn short_and_long_histories_load_the_same_on_either_thread() {
     // A history of up to 64 events loads on the calling thread, a longer one on a blocking
     // thread: both give back every event in order, across several chunks.
-    use taskhub_storage::{CheckpointRequest, CheckpointStore, HistoryStore, HistoryWrite};
+    use taskhub_storage::{CheckpointStore, HistoryStore};
     let dir = TestDir::new();
     let store = open(&dir.file("c.db"), &clock());
     let mut req = first_checkpoint("i1");
@@ -225,19 +225,11 @@ async fn short_and_long_histories_load_the_same_on_either_thread() {
         assert_eq!(loaded.events, all, "after {chunk} more chunks");
         let more: Vec<_> = (0..5).map(|k| event(1 + chunk * 5 + k)).collect();
         store
-            .checkpoint(CheckpointRequest {
-                instance_id: iid("i1"),
-                fence: None,
-                history: Some(HistoryWrite {
-                    execution_id: loaded.execution_id,
-                    expected: Some(loaded.etag),
-                    new_execution: false,
-                    events: more.clone(),
-                }),
-                instance: None,
-                outbound: Vec::new(),
-                consumed: Vec::new(),
-            })
+            .checkpoint(crate::common::append_checkpoint(
+                "i1",
+                &loaded,
+                more.clone(),
+            ))
             .await
             .unwrap();
         all.extend(more);

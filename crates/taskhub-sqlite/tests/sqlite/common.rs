@@ -116,6 +116,28 @@ pub fn first_checkpoint(id: &str) -> taskhub_storage::CheckpointRequest {
     }
 }
 
+/// A checkpoint that appends `events` to the history `loaded` was read as (its execution,
+/// under its ETag), and writes nothing else.
+pub fn append_checkpoint(
+    id: &str,
+    loaded: &taskhub_storage::HistorySnapshot,
+    events: Vec<taskhub_core::HistoryEvent>,
+) -> taskhub_storage::CheckpointRequest {
+    taskhub_storage::CheckpointRequest {
+        instance_id: iid(id),
+        fence: None,
+        history: Some(taskhub_storage::HistoryWrite {
+            execution_id: loaded.execution_id.clone(),
+            expected: Some(loaded.etag.clone()),
+            new_execution: false,
+            events,
+        }),
+        instance: None,
+        outbound: Vec::new(),
+        consumed: Vec::new(),
+    }
+}
+
 /// SQLite's write lock on a file, taken by another connection and held until released: a
 /// test decides when it ends (after the state it needs), not a timer.
 pub struct WriteLock(rusqlite::Connection);

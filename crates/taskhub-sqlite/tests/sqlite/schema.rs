@@ -163,7 +163,7 @@ async fn a_version_5_history_of_one_row_per_event_loads_the_same_after_migration
     // upgrade load in order, and a turn after it appends to them.
     use taskhub_core::format::encode_event;
     use taskhub_core::InstanceId;
-    use taskhub_storage::{CheckpointRequest, CheckpointStore, HistoryStore, HistoryWrite};
+    use taskhub_storage::{CheckpointStore, HistoryStore};
 
     let dir = TestDir::new();
     let path = dir.file("hub.db");
@@ -197,19 +197,11 @@ async fn a_version_5_history_of_one_row_per_event_loads_the_same_after_migration
     assert_eq!(loaded.events, old);
     let more: Vec<_> = (4..=5).map(crate::common::event).collect();
     store
-        .checkpoint(CheckpointRequest {
-            instance_id: id.clone(),
-            fence: None,
-            history: Some(HistoryWrite {
-                execution_id: loaded.execution_id.clone(),
-                expected: Some(loaded.etag.clone()),
-                new_execution: false,
-                events: more.clone(),
-            }),
-            instance: None,
-            outbound: Vec::new(),
-            consumed: Vec::new(),
-        })
+        .checkpoint(crate::common::append_checkpoint(
+            "i1",
+            &loaded,
+            more.clone(),
+        ))
         .await
         .unwrap();
     let after = store.load_history(&id).await.unwrap().unwrap();
@@ -233,4 +225,50 @@ async fn a_version_5_history_of_one_row_per_event_loads_the_same_after_migration
         chunks, 4,
         "three migrated one-event chunks and the new turn's chunk"
     );
+}
+
+#[test]
+fn the_history_tables_are_not_replaced_under_a_running_older_worker() {
+    // Schema 6 replaces the tables older builds keep histories in: while a partition lease
+    // was renewed in the last minute (an older worker still running on the file), opening
+    // refuses, names the worker and changes nothing; once the lease is stale it migrates.
+    let dir = TestDir::new();
+    let path = dir.file("hub.db");
+    let c = clock();
+    let now = 1_700_000_000_000_i64; // the test clock's time (`common::clock`)
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        for script in &MIGRATIONS[..5] {
+            conn.execute_batch(script).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 5).unwrap();
+        conn.execute(
+            "INSERT INTO partitions (partition, owner, next_owner, epoch, draining, retiring,
+                                     offline, updated_at, etag)
+             VALUES (0, 'old-worker', NULL, 3, 0, 0, 0, ?1, 1)",
+            [now - 10_000],
+        )
+        .unwrap();
+    }
+    let opened = SqliteStore::open(SqliteOptions::new(&path).with_clock(Arc::new(c.clone())));
+    let Err(err) = opened else {
+        panic!("opened while the older worker runs")
+    };
+    assert!(matches!(err, StorageError::Unavailable(_)), "{err}");
+    assert!(err.to_string().contains("old-worker"), "{err}");
+    let version = |path: &std::path::Path| -> u32 {
+        let conn = rusqlite::Connection::open(path).unwrap();
+        conn.query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap()
+    };
+    assert_eq!(version(&path), 5, "nothing was migrated");
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute("UPDATE partitions SET updated_at = ?1", [now - 120_000])
+            .unwrap();
+    }
+    let store = open(&path, &c);
+    assert_eq!(store.schema_version(), latest_version());
+    drop(store);
+    assert_eq!(version(&path), latest_version());
 }

@@ -18,7 +18,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use taskhub_core::Message;
+use taskhub_core::{EventKind, Message};
 use taskhub_storage::{Dequeued, QueueName};
 use tokio::sync::OwnedSemaphorePermit;
 use tracing::warn;
@@ -40,10 +40,11 @@ pub(crate) struct LocalResult {
     pub partition: u32,
     /// The work item as dequeued (its receipt is replaced by the hold's current one).
     pub work_item: Dequeued,
-    /// The activity slot the result was produced in. A handed-over result trades it for a
-    /// slot of the waiting results ([`Slots::results`](super::slots::Slots::results)) and
-    /// keeps that until its turn is done; when those are all taken it keeps the activity slot
-    /// instead, so results waiting for turns hold back new work items rather than pile up.
+    /// The activity slot the result was produced in. A handed-over result trades it for room
+    /// among the waiting results ([`Slots::results`](super::slots::Slots::results), counted
+    /// in KiB of payload) and keeps that until its turn is done; when there is no room it
+    /// keeps the activity slot instead, so results waiting for turns hold back new work items
+    /// rather than pile up.
     pub slot: OwnedSemaphorePermit,
     /// The work item's mark in the run ledger: the held item keeps it until its result is
     /// recorded (or not).
@@ -85,14 +86,14 @@ pub(crate) fn try_deliver(
             receipt: receipt.clone(),
             partition: result.partition,
             epoch: active.epoch,
-            // The activity has run: its slot goes to the next work item if a waiting
-            // result's slot is free (the activity slot drops with `result.slot` here).
+            // The activity has run: its slot goes to the next work item if the waiting
+            // results have room for this one (the activity slot drops with `result.slot`).
             _slot: BufferSlot::new(
                 shared
                     .slots
                     .results
                     .clone()
-                    .try_acquire_owned()
+                    .try_acquire_many_owned(waiting_kib(&result.reply))
                     .unwrap_or(result.slot),
             ),
             _in_flight: InFlightSlot::new(active.in_flight.clone()),
@@ -115,6 +116,23 @@ pub(crate) fn try_deliver(
     shared.lifecycle.stat(|s| s.activities += 1);
     control::dispatch(shared, instance, vec![delivery]);
     Ok(())
+}
+
+/// What a result waiting for its turn counts against [`Slots::results`]: its payload in KiB,
+/// rounded up, plus one.
+///
+/// [`Slots::results`]: super::slots::Slots::results
+fn waiting_kib(reply: &Message) -> u32 {
+    let bytes = match &reply.event {
+        EventKind::TaskCompleted { result, .. } => result.as_str().len(),
+        EventKind::TaskFailed { failure, .. } => {
+            failure.error_type.len()
+                + failure.message.len()
+                + failure.details.as_ref().map_or(0, String::len)
+        }
+        _ => 0,
+    };
+    u32::try_from(bytes.div_ceil(1024).saturating_add(1)).unwrap_or(u32::MAX)
 }
 
 /// Commits a handed-over result the ordinary way, to be applied after `delay`: the result
@@ -175,4 +193,47 @@ pub(crate) async fn fall_back(hub: &TaskHub, lifecycle: &Lifecycle, d: &Delivery
         }
     }
     lifecycle.landed(flight);
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+
+    use taskhub_core::{EventKind, FailureDetails, InstanceId, Message, Payload, Timestamp};
+
+    use super::waiting_kib;
+
+    fn reply(event: EventKind) -> Message {
+        Message::from_client(
+            InstanceId::new("i").unwrap(),
+            event,
+            Timestamp::from_millis(0),
+        )
+    }
+
+    #[test]
+    fn a_waiting_result_counts_its_payload_in_kib_and_one_more() {
+        let completed = |json: String| {
+            reply(EventKind::TaskCompleted {
+                task_id: 0,
+                result: Payload::from_json(json).unwrap(),
+            })
+        };
+        assert_eq!(waiting_kib(&completed("1".into())), 2);
+        assert_eq!(
+            waiting_kib(&completed(format!("\"{}\"", "x".repeat(3000)))),
+            4
+        );
+        let big = completed(format!("\"{}\"", "x".repeat(20 << 20)));
+        assert!(waiting_kib(&big) as usize > super::super::slots::WAITING_RESULTS_KIB);
+        let failed = reply(EventKind::TaskFailed {
+            task_id: 0,
+            failure: FailureDetails {
+                details: Some("d".repeat(2048)),
+                ..FailureDetails::new("E", "m")
+            },
+        });
+        assert_eq!(waiting_kib(&failed), 4);
+        assert_eq!(waiting_kib(&reply(EventKind::OrchestratorStarted)), 1);
+    }
 }
