@@ -116,8 +116,9 @@ pub(crate) fn write_in(
     Ok(etag_out(etag))
 }
 
-/// Stores `write`'s events as one chunk starting at event `first_seq`; returns the event count
-/// after it. No chunk for no events.
+/// Stores `write`'s events as one chunk starting at event `first_seq` (several, if they are
+/// longer than [`MAX_CHUNK_BYTES`]); returns the event count after them. No chunk for no
+/// events.
 fn append_chunk(
     conn: &Connection,
     instance: &InstanceId,

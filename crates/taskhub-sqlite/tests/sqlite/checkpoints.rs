@@ -238,3 +238,43 @@ async fn short_and_long_histories_load_the_same_on_either_thread() {
     assert_eq!(loaded.events.len(), 101);
     assert_eq!(loaded.events, all);
 }
+
+#[tokio::test]
+async fn a_write_longer_than_a_chunk_is_split_and_loads_whole() {
+    // A chunk holds at most 16 MiB of encoded events (SQLite refuses values over 1 GB): two
+    // events of 9 MiB written together become two chunks, and load back in order.
+    use taskhub_core::{EventKind, HistoryEvent, Payload};
+    use taskhub_storage::{CheckpointStore, HistoryStore};
+    let dir = TestDir::new();
+    let path = dir.file("c.db");
+    let store = open(&path, &clock());
+    let big = |task_id: u64| {
+        HistoryEvent::new(
+            Timestamp::from_millis(2),
+            EventKind::TaskScheduled {
+                task_id,
+                name: "Big".into(),
+                version: None,
+                input: Payload::from_json(format!("\"{}\"", "x".repeat(9 << 20))).unwrap(),
+                attempt: 1,
+            },
+        )
+    };
+    let events = vec![event(1), big(0), big(1)];
+    let mut req = first_checkpoint("i1");
+    if let Some(h) = req.history.as_mut() {
+        h.events = events.clone();
+    }
+    store.checkpoint(req).await.unwrap();
+    let loaded = store.load_history(&iid("i1")).await.unwrap().unwrap();
+    assert_eq!(loaded.events, events);
+    drop(store);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let chunks: i64 = conn
+        .query_row("SELECT COUNT(*) FROM history_chunks", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(
+        chunks, 2,
+        "the first event and a 9 MiB one; the second 9 MiB one"
+    );
+}
