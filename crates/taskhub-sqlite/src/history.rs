@@ -202,7 +202,7 @@ pub(crate) fn delete_all_heads(conn: &Connection) -> StorageResult<u64> {
 const INLINE_LOAD_EVENTS: i64 = 64;
 
 /// And of at most this many bytes of encoded events.
-const INLINE_LOAD_BYTES: i64 = 64 * 1024;
+const INLINE_LOAD_BYTES: usize = 64 * 1024;
 
 /// A chunk holds a write's events up to about this many bytes; a larger write is stored as
 /// several chunks (SQLite refuses values over 1 GB, and a chunk is read whole).
@@ -217,54 +217,57 @@ enum Quick {
 }
 
 fn load_short(conn: &Connection, instance: &InstanceId) -> StorageResult<Quick> {
-    match sentinel(conn, instance)? {
-        None => Ok(Quick::Done(None)),
-        Some(head) if head.event_count <= INLINE_LOAD_EVENTS && short_in_bytes(conn, instance)? => {
-            load_from(conn, instance, head).map(|h| Quick::Done(Some(h)))
-        }
-        Some(_) => Ok(Quick::Long),
+    let Some(head) = sentinel(conn, instance)? else {
+        return Ok(Quick::Done(None));
+    };
+    if head.event_count > INLINE_LOAD_EVENTS {
+        return Ok(Quick::Long);
     }
-}
-
-/// Whether the instance's stored events are at most [`INLINE_LOAD_BYTES`] long (a few large
-/// payloads make a short history slow to decode).
-fn short_in_bytes(conn: &Connection, instance: &InstanceId) -> StorageResult<bool> {
-    let bytes: i64 = conn
-        .prepare_cached(
-            "SELECT COALESCE(SUM(length(c.events)), 0) FROM history_index i
-             JOIN history_chunks c ON c.id = i.chunk
-             WHERE i.instance_id = ?1 AND i.seq >= 0",
-        )
-        .and_then(|mut s| s.query_row([instance.as_str()], |r| r.get(0)))
-        .ctx(WHAT)?;
-    Ok(bytes <= INLINE_LOAD_BYTES)
+    let chunks = chunk_rows(conn, instance)?;
+    // A few large payloads make a short history slow to decode.
+    let bytes: usize = chunks
+        .iter()
+        .map(|(_, text)| text.as_ref().map_or(0, String::len))
+        .sum();
+    if bytes > INLINE_LOAD_BYTES {
+        return Ok(Quick::Long);
+    }
+    decode(instance, head, chunks).map(|h| Quick::Done(Some(h)))
 }
 
 fn load(conn: &Connection, instance: &InstanceId) -> StorageResult<Option<HistorySnapshot>> {
     match sentinel(conn, instance)? {
         None => Ok(None),
-        Some(head) => load_from(conn, instance, head).map(Some),
+        Some(head) => decode(instance, head, chunk_rows(conn, instance)?).map(Some),
     }
 }
 
-fn load_from(
+/// An instance's chunks in event order: each one's first event and its text (`None`: the
+/// index names a chunk that is not there).
+fn chunk_rows(
     conn: &Connection,
     instance: &InstanceId,
+) -> StorageResult<Vec<(i64, Option<String>)>> {
+    conn.prepare_cached(
+        "SELECT i.seq, c.events FROM history_index i
+         LEFT JOIN history_chunks c ON c.id = i.chunk
+         WHERE i.instance_id = ?1 AND i.seq >= 0 ORDER BY i.seq",
+    )
+    .and_then(|mut s| {
+        s.query_map([instance.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect()
+    })
+    .ctx(WHAT)
+}
+
+/// The history of `head` from its chunk rows, checked for gaps and against the head's count.
+fn decode(
+    instance: &InstanceId,
     head: Sentinel,
+    chunks: Vec<(i64, Option<String>)>,
 ) -> StorageResult<HistorySnapshot> {
     let what = format!("history of instance '{instance}'");
     let execution_id = ExecutionId::new(head.execution_id).map_err(|e| corrupt(&what, e))?;
-    let chunks: Vec<(i64, Option<String>)> = conn
-        .prepare_cached(
-            "SELECT i.seq, c.events FROM history_index i
-             LEFT JOIN history_chunks c ON c.id = i.chunk
-             WHERE i.instance_id = ?1 AND i.seq >= 0 ORDER BY i.seq",
-        )
-        .and_then(|mut s| {
-            s.query_map([instance.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))?
-                .collect()
-        })
-        .ctx(WHAT)?;
     // The stored count only sizes the first allocation: a damaged one must not abort it.
     let mut events = Vec::with_capacity(usize::try_from(head.event_count).unwrap_or(0).min(4096));
     for (first_seq, text) in chunks {
