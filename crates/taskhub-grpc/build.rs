@@ -8,6 +8,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     tonic_prost_build::configure()
         .build_client(true)
         .build_server(true)
+        // prost's codec, with a request that does not decode answered INVALID_ARGUMENT.
+        .codec_path("crate::codec::StrictCodec")
         .compile_fds(descriptors)?;
     Ok(())
 }

@@ -9,7 +9,7 @@ use std::fmt;
 use std::time::Duration;
 
 use taskhub::settings::parse_duration;
-use taskhub_grpc::DispatcherSettings;
+use taskhub_grpc::{DispatcherSettings, Limits, RequestCaps};
 
 /// A secret value: `Debug` never shows it.
 #[derive(Clone, Default, PartialEq, Eq)]
@@ -61,10 +61,25 @@ pub struct CliSettings {
     /// How many MiB of encoded history the gRPC endpoint keeps between an instance's turns,
     /// so that a turn encodes only the events new to it; 0 keeps none. Default 64.
     pub grpc_history_cache_mib: usize,
+    /// The most connections the HTTP API and the gRPC endpoint each keep open at once; one
+    /// more is closed as soon as it is accepted. Default 1000.
+    pub http_max_connections: usize,
+    /// How long a new connection to either endpoint may take to send its first request
+    /// before it is closed. Default 10 seconds.
+    pub http_first_request_timeout: Duration,
+    /// How long a connection to either endpoint may stay open with no call in flight.
+    /// Default 2 minutes.
+    pub http_idle_timeout: Duration,
+    /// How often the gRPC endpoint pings an HTTP/2 connection, and how long its peer has to
+    /// answer. Default 30 seconds.
+    pub http_keepalive_interval: Duration,
+    /// The longest orchestration, event or operation name, and version, a gRPC client call
+    /// may send, in bytes. Default 1024.
+    pub grpc_max_name_bytes: usize,
 }
 
 /// The names of the binary's settings.
-pub const NAMES: [&str; 8] = [
+pub const NAMES: [&str; 13] = [
     "backend",
     "http_token",
     "otlp_endpoint",
@@ -73,6 +88,11 @@ pub const NAMES: [&str; 8] = [
     "grpc_entity_timeout",
     "grpc_worker_wait",
     "grpc_history_cache_mib",
+    "http_max_connections",
+    "http_first_request_timeout",
+    "http_idle_timeout",
+    "http_keepalive_interval",
+    "grpc_max_name_bytes",
 ];
 
 impl Default for CliSettings {
@@ -86,12 +106,26 @@ impl Default for CliSettings {
             grpc_entity_timeout: DispatcherSettings::default().entity_timeout,
             grpc_worker_wait: DispatcherSettings::default().no_worker_wait,
             grpc_history_cache_mib: DispatcherSettings::default().history_cache_bytes / MIB,
+            http_max_connections: Limits::default().max_connections,
+            http_first_request_timeout: Limits::default().first_request_timeout,
+            http_idle_timeout: Limits::default().idle_timeout,
+            http_keepalive_interval: Limits::default().keepalive_interval,
+            grpc_max_name_bytes: RequestCaps::default().max_name_bytes,
         }
     }
 }
 
 /// Bytes in a MiB.
 const MIB: usize = 1024 * 1024;
+
+/// A whole number above zero.
+fn positive_count(value: &str) -> Result<usize, String> {
+    value
+        .parse::<usize>()
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| format!("expected a whole number above zero, got {value:?}"))
+}
 
 /// A positive duration (`30`, `30s`, `5m`, `1h 30m`).
 fn positive_duration(value: &str) -> Result<Duration, String> {
@@ -149,6 +183,15 @@ impl CliSettings {
                         )
                     })?;
             }
+            "http_max_connections" => self.http_max_connections = positive_count(value)?,
+            "http_first_request_timeout" => {
+                self.http_first_request_timeout = positive_duration(value)?;
+            }
+            "http_idle_timeout" => self.http_idle_timeout = positive_duration(value)?,
+            "http_keepalive_interval" => {
+                self.http_keepalive_interval = positive_duration(value)?;
+            }
+            "grpc_max_name_bytes" => self.grpc_max_name_bytes = positive_count(value)?,
             _ => return Err(format!("unknown setting (known: {})", NAMES.join(", "))),
         }
         Ok(())
@@ -165,6 +208,23 @@ impl CliSettings {
         d
     }
 
+    /// The connection limits of the HTTP API and the gRPC endpoint.
+    pub fn limits(&self) -> Limits {
+        Limits {
+            max_connections: self.http_max_connections,
+            first_request_timeout: self.http_first_request_timeout,
+            idle_timeout: self.http_idle_timeout,
+            keepalive_interval: self.http_keepalive_interval,
+        }
+    }
+
+    /// The caps of the gRPC endpoint's client calls.
+    pub fn request_caps(&self) -> RequestCaps {
+        RequestCaps {
+            max_name_bytes: self.grpc_max_name_bytes,
+        }
+    }
+
     /// The current value of a setting as text (a secret as `<redacted>` when set).
     #[cfg(test)]
     pub fn get(&self, name: &str) -> Option<String> {
@@ -178,6 +238,11 @@ impl CliSettings {
             "grpc_entity_timeout" => humantime_text(self.grpc_entity_timeout),
             "grpc_worker_wait" => humantime_text(self.grpc_worker_wait),
             "grpc_history_cache_mib" => self.grpc_history_cache_mib.to_string(),
+            "http_max_connections" => self.http_max_connections.to_string(),
+            "http_first_request_timeout" => humantime_text(self.http_first_request_timeout),
+            "http_idle_timeout" => humantime_text(self.http_idle_timeout),
+            "http_keepalive_interval" => humantime_text(self.http_keepalive_interval),
+            "grpc_max_name_bytes" => self.grpc_max_name_bytes.to_string(),
             _ => return None,
         })
     }

@@ -6,6 +6,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use taskhub_listen::ConnectionHandle;
 use tonic::{Request, Status};
 
 use crate::error::GrpcError;
@@ -42,14 +43,24 @@ impl Auth {
     /// # Errors
     /// `UNAUTHENTICATED` without the right token, `PERMISSION_DENIED` from a remote peer (or
     /// one whose address is unknown) when no token is set.
+    ///
+    /// A refused call's connection is closed once it has its answer (`taskhub_listen`'s
+    /// [`ConnectionHandle`]): the token travels with each call, so this is the earliest the
+    /// protocol allows, and a peer without it cannot keep a connection for more tries.
     pub fn check(&self, request: Request<()>) -> Result<Request<()>, Status> {
-        self.check_parts(
+        let checked = self.check_parts(
             request
                 .metadata()
                 .get("authorization")
                 .and_then(|v| v.to_str().ok()),
             request.remote_addr(),
-        )?;
+        );
+        if let Err(refused) = checked {
+            if let Some(connection) = request.extensions().get::<ConnectionHandle>() {
+                connection.close();
+            }
+            return Err(refused);
+        }
         Ok(request)
     }
 

@@ -3,6 +3,7 @@
 use std::net::SocketAddr;
 
 use taskhub::TaskhubError;
+use taskhub_storage::StorageError;
 use tonic::Status;
 
 use crate::convert::ConvertError;
@@ -21,25 +22,64 @@ pub enum GrpcError {
         /// The address asked for.
         addr: SocketAddr,
     },
+    /// A connection limit that cannot be served.
+    #[error("cannot serve the gRPC endpoint: {0}")]
+    Limits(#[from] taskhub_listen::LimitsError),
+}
+
+/// The most characters of a caller's value an error message repeats: a 100 KB tag key echoed
+/// whole would overflow the client's metadata limit (16 KiB in grpc-core) and hide the error.
+pub(crate) const ECHO_CHARS: usize = 120;
+
+/// `value` as an error message may repeat it: at most [`ECHO_CHARS`] characters, and when cut,
+/// how long it was.
+pub(crate) fn bounded(value: &str) -> std::borrow::Cow<'_, str> {
+    match value.char_indices().nth(ECHO_CHARS) {
+        None => std::borrow::Cow::Borrowed(value),
+        Some((end, _)) => std::borrow::Cow::Owned(format!(
+            "{}… ({} bytes in all)",
+            value.get(..end).unwrap_or_default(),
+            value.len()
+        )),
+    }
+}
+
+/// The most characters of a whole error message built from a caller's values (several
+/// [`bounded`] values, or a message of the runtime's that repeats them).
+pub(crate) const MESSAGE_CHARS: usize = 1_000;
+
+/// `message` cut to [`MESSAGE_CHARS`] characters.
+pub(crate) fn bounded_message(message: &str) -> String {
+    match message.char_indices().nth(MESSAGE_CHARS) {
+        None => message.to_owned(),
+        Some((end, _)) => format!(
+            "{}… (message cut; {} bytes in all)",
+            message.get(..end).unwrap_or_default(),
+            message.len()
+        ),
+    }
 }
 
 /// `INVALID_ARGUMENT` naming the field.
 pub(crate) fn invalid(field: &str, reason: impl std::fmt::Display) -> Status {
-    Status::invalid_argument(format!("{field}: {reason}"))
+    Status::invalid_argument(bounded_message(&format!("{field}: {reason}")))
 }
 
 /// A value that could not be converted: `INVALID_ARGUMENT` naming its field.
 pub(crate) fn invalid_value(e: &ConvertError) -> Status {
-    Status::invalid_argument(e.to_string())
+    Status::invalid_argument(bounded_message(&e.to_string()))
 }
 
 /// The gRPC status of a client error: the request's fault (`INVALID_ARGUMENT`, `NOT_FOUND`,
 /// `ALREADY_EXISTS`, `FAILED_PRECONDITION`), a wait that ran out (`DEADLINE_EXCEEDED`), or
 /// storage: `UNAVAILABLE` when trying again may work (`is_retryable`), else `INTERNAL`.
+/// Every value it repeats is the caller's, so the message is cut to [`MESSAGE_CHARS`].
 pub(crate) fn status_of(e: &TaskhubError) -> Status {
-    let message = e.to_string();
+    let message = bounded_message(&e.to_string());
     match e {
-        TaskhubError::Invalid(_) | TaskhubError::InvalidTag { .. } => {
+        TaskhubError::Invalid(_)
+        | TaskhubError::InvalidTag { .. }
+        | TaskhubError::Storage(StorageError::InvalidArgument(_) | StorageError::TooLarge { .. }) => {
             Status::invalid_argument(message)
         }
         TaskhubError::NotFound(_) | TaskhubError::ExecutionNotFound { .. } => {

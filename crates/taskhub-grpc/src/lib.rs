@@ -13,7 +13,9 @@
 //!   `/TaskHubSidecarService/<Rpc>`);
 //! * [`convert`]: Taskhub's types ↔ the protocol's, in one place;
 //! * [`service`]: [`Sidecar`], one module per group of calls;
-//! * [`auth`]: loopback by default, a bearer token off loopback;
+//! * [`auth`]: loopback by default, a bearer token off loopback; `hub_name`: a call whose
+//!   `taskhub` metadata names another hub is refused;
+//! * `codec`: prost's, with a request that does not decode answered `INVALID_ARGUMENT`;
 //! * [`server`]: [`serve`] on a listener (`route`: `GetWorkItems` served with
 //!   [`wire::OutgoingWorkItem`], every other call by the generated service);
 //! * [`wire`]: a work item whose turn's past events go out already encoded.
@@ -39,9 +41,11 @@
 //!   in about 3 s.
 
 pub mod auth;
+mod codec;
 pub mod convert;
 pub mod dispatch;
 mod error;
+mod hub_name;
 mod listen;
 pub mod proto;
 mod route;
@@ -52,8 +56,9 @@ pub mod wire;
 pub use auth::check_bind;
 pub use dispatch::{Dispatcher, DispatcherSettings, INVALID_ACTION, INVALID_ENTITY_RESULT};
 pub use error::GrpcError;
-pub use listen::SHUTDOWN_GRACE;
+pub use hub_name::TASKHUB_METADATA;
 pub use server::{serve, GrpcConfig, MAX_MESSAGE_BYTES};
-pub use service::{Sidecar, WorkItemStream, WorkerCalls};
+pub use service::{RequestCaps, Sidecar, WorkItemStream, WorkerCalls};
+pub use taskhub_listen::{Limits, SHUTDOWN_GRACE};
 /// The tonic the generated code is built with (for callers that name its types).
 pub use tonic;

@@ -10,8 +10,8 @@ use tonic::body::Body;
 use tonic::codegen::{http, BoxFuture, Service};
 use tonic::server::{Grpc, NamedService, ServerStreamingService};
 use tonic::Status;
-use tonic_prost::ProstCodec;
 
+use crate::codec::StrictCodec;
 use crate::proto::GetWorkItemsRequest;
 use crate::server::MAX_MESSAGE_BYTES;
 use crate::service::{Sidecar, WorkItemStream};
@@ -53,7 +53,7 @@ where
         let service = WorkItems(self.sidecar.clone());
         Box::pin(async move {
             let mut grpc =
-                Grpc::new(ProstCodec::<OutgoingWorkItem, GetWorkItemsRequest>::default())
+                Grpc::new(StrictCodec::<OutgoingWorkItem, GetWorkItemsRequest>::default())
                     .apply_max_message_size_config(
                         Some(MAX_MESSAGE_BYTES),
                         Some(MAX_MESSAGE_BYTES),

@@ -5,14 +5,16 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use taskhub::TaskHub;
+use taskhub_listen::Limits;
 use tokio::net::TcpListener;
 
 use crate::auth::{check_bind, Auth};
 use crate::error::GrpcError;
+use crate::hub_name::HubName;
 use crate::listen::serve_connections;
 use crate::proto::task_hub_sidecar_service_server::TaskHubSidecarServiceServer;
 use crate::route::Routed;
-use crate::service::{Sidecar, WorkerCalls};
+use crate::service::{RequestCaps, Sidecar, WorkerCalls};
 
 /// The largest message accepted and sent (histories and inputs travel whole; gRPC's default
 /// is 4 MiB).
@@ -24,6 +26,8 @@ pub struct GrpcConfig {
     hub: TaskHub,
     token: Option<String>,
     workers: Option<Arc<dyn WorkerCalls>>,
+    limits: Limits,
+    caps: RequestCaps,
 }
 
 impl std::fmt::Debug for dyn WorkerCalls {
@@ -40,7 +44,23 @@ impl GrpcConfig {
             hub,
             token: None,
             workers: None,
+            limits: Limits::default(),
+            caps: RequestCaps::default(),
         }
+    }
+
+    /// Refuses client calls over `caps` (default [`RequestCaps::default`]).
+    #[must_use]
+    pub fn with_caps(mut self, caps: RequestCaps) -> Self {
+        self.caps = caps;
+        self
+    }
+
+    /// Serves connections under `limits` (default [`Limits::default`]).
+    #[must_use]
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// Requires `token` (`None` or empty: no token) as `authorization: Bearer <token>`.
@@ -72,7 +92,8 @@ impl GrpcConfig {
 /// closed).
 ///
 /// # Errors
-/// [`GrpcError::TokenRequired`] if the listener is not on loopback and there is no token. A
+/// [`GrpcError::TokenRequired`] if the listener is not on loopback and there is no token;
+/// [`GrpcError::Limits`] for a connection limit of zero. A
 /// failed accept or connection is logged (`debug`) and does not end the server.
 pub async fn serve(
     listener: TcpListener,
@@ -82,19 +103,27 @@ pub async fn serve(
     if let Ok(addr) = listener.local_addr() {
         config.check_bind(addr)?;
     }
-    let mut sidecar = Sidecar::new(&config.hub);
+    config.limits.check()?;
+    let mut sidecar = Sidecar::new(&config.hub).with_caps(config.caps);
     if let Some(w) = config.workers {
         sidecar = sidecar.with_workers(w);
     }
     let auth = Auth::new(config.token.as_deref());
+    let hub = HubName::new(&config.hub.settings().task_hub_name);
     let server = TaskHubSidecarServiceServer::new(sidecar.clone())
         .max_decoding_message_size(MAX_MESSAGE_BYTES)
         .max_encoding_message_size(MAX_MESSAGE_BYTES);
     // `GetWorkItems` is served by `Routed` with its own codec: a compression or message-size
     // setting added here must be set in `route.rs` too.
     let server = Routed::new(server, sidecar);
-    let service =
-        tonic::service::interceptor::InterceptedService::new(server, move |r| auth.check(r));
-    serve_connections(listener, service, shutdown).await;
+    let service = tonic::service::interceptor::InterceptedService::new(
+        server,
+        move |r: tonic::Request<()>| {
+            let r = auth.check(r)?;
+            hub.check(r.metadata())?;
+            Ok(r)
+        },
+    );
+    serve_connections(listener, service, config.limits, shutdown).await;
     Ok(())
 }

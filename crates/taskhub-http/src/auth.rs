@@ -5,6 +5,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use taskhub_listen::ConnectionHandle;
 
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{header, HeaderMap};
@@ -27,7 +28,14 @@ pub(crate) async fn guard(
         .map(|c| c.0);
     match check(&state, req.uri().path(), req.headers(), peer) {
         Ok(()) => next.run(req).await,
-        Err(e) => e.into_response(),
+        Err(e) => {
+            // The connection is closed after this answer (`taskhub_listen`): a peer without the
+            // token cannot keep it open for more tries.
+            if let Some(connection) = req.extensions().get::<ConnectionHandle>() {
+                connection.close();
+            }
+            e.into_response()
+        }
     }
 }
 

@@ -61,6 +61,9 @@ pub enum HttpError {
         /// The address asked for.
         addr: std::net::SocketAddr,
     },
+    /// A connection limit that cannot be served (zero).
+    #[error("cannot serve HTTP: {0}")]
+    InvalidLimits(String),
     /// Listening or serving failed.
     #[error("cannot serve HTTP: {0}")]
     Io(#[from] std::io::Error),
@@ -93,9 +96,10 @@ impl HttpError {
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::Taskhub(e) if e.is_retryable() => StatusCode::SERVICE_UNAVAILABLE,
-            Self::TokenRequired { .. } | Self::Io(_) | Self::Taskhub(_) => {
-                StatusCode::INTERNAL_SERVER_ERROR
-            }
+            Self::TokenRequired { .. }
+            | Self::InvalidLimits(_)
+            | Self::Io(_)
+            | Self::Taskhub(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 
@@ -111,6 +115,7 @@ impl HttpError {
             Self::Forbidden(_) => "forbidden",
             Self::PayloadTooLarge { .. } => "payload_too_large",
             Self::TokenRequired { .. } => "token_required",
+            Self::InvalidLimits(_) => "invalid_limits",
             Self::Io(_) => "io",
             Self::Taskhub(e) if e.is_retryable() => "unavailable",
             Self::Taskhub(_) => "internal",

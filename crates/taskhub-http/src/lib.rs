@@ -50,6 +50,8 @@ use axum::Router;
 pub use config::{check_bind, HttpConfig, MetricsRender, StatsSource, DEFAULT_BODY_LIMIT};
 pub use error::HttpError;
 pub use routes::ROUTES;
+pub use taskhub_listen::Limits;
+use taskhub_listen::Protocol;
 pub use timeline::{timeline, TimelineItem};
 pub use validate::MAX_EVENT_NAME_BYTES;
 
@@ -78,25 +80,72 @@ pub fn router(config: HttpConfig) -> Router {
         .with_state(state)
 }
 
-/// Serves `router` on `listener` until `shutdown` completes. It records each connection's
-/// peer address, so a router without a token answers only clients on loopback, whatever
-/// address the listener is bound to. (Serving the router yourself, without
-/// `into_make_service_with_connect_info::<SocketAddr>()`, leaves only the `Host` check.)
+/// Serves `router` on `listener` until `shutdown` completes, under the default [`Limits`]
+/// (see [`serve_with_limits`]).
 ///
 /// # Errors
-/// [`HttpError::Io`] if serving fails.
+/// [`HttpError::InvalidLimits`] never for the defaults; see [`serve_with_limits`].
 pub async fn serve(
     listener: tokio::net::TcpListener,
     router: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), HttpError> {
-    axum::serve(
-        listener,
-        router.into_make_service_with_connect_info::<std::net::SocketAddr>(),
-    )
-    .with_graceful_shutdown(shutdown)
-    .await?;
+    serve_with_limits(listener, router, Limits::default(), shutdown).await
+}
+
+/// Serves `router` on `listener` as HTTP/1.1 until `shutdown` completes, under `limits`
+/// (`taskhub_listen`: the connection cap, the first request's deadline, the idle timeout; a
+/// request refused for its credentials closes its connection after the answer). Each request
+/// carries its connection's peer address (`ConnectInfo<SocketAddr>`), so a router without a
+/// token answers only clients on loopback, whatever address the listener is bound to.
+///
+/// # Errors
+/// [`HttpError::InvalidLimits`] for a limit of zero.
+pub async fn serve_with_limits(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    limits: Limits,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), HttpError> {
+    limits
+        .check()
+        .map_err(|e| HttpError::InvalidLimits(e.to_string()))?;
+    let make = |peer: taskhub_listen::Peer| WithPeer {
+        router: router.clone(),
+        peer: peer.remote,
+    };
+    taskhub_listen::serve(listener, Protocol::Http1, limits, make, shutdown).await;
     Ok(())
+}
+
+/// The router, with the connection's peer address put into each request.
+#[derive(Clone)]
+struct WithPeer {
+    router: Router,
+    peer: std::net::SocketAddr,
+}
+
+impl tower_service::Service<axum::http::Request<hyper::body::Incoming>> for WithPeer {
+    type Response = Response;
+    type Error = std::convert::Infallible;
+    type Future = axum::routing::future::RouteFuture<std::convert::Infallible>;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        tower_service::Service::<axum::http::Request<axum::body::Body>>::poll_ready(
+            &mut self.router,
+            cx,
+        )
+    }
+
+    fn call(&mut self, req: axum::http::Request<hyper::body::Incoming>) -> Self::Future {
+        let mut req = req.map(axum::body::Body::new);
+        req.extensions_mut()
+            .insert(axum::extract::ConnectInfo(self.peer));
+        self.router.call(req)
+    }
 }
 
 /// `GET /metrics`.

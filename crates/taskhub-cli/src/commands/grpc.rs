@@ -9,12 +9,14 @@ use anyhow::Context as _;
 use taskhub::TaskHub;
 
 use crate::own_settings::CliSettings;
-use taskhub_grpc::{Dispatcher, GrpcConfig};
+use taskhub_grpc::{Dispatcher, GrpcConfig, Limits, RequestCaps};
 
 /// Where to listen, checked against the token rule before anything is opened.
 pub struct GrpcListen {
     addr: SocketAddr,
     token: Option<String>,
+    limits: Limits,
+    caps: RequestCaps,
 }
 
 impl GrpcListen {
@@ -26,7 +28,12 @@ impl GrpcListen {
         })?;
         let token = Some(settings.http_token.expose().to_owned()).filter(|t| !t.is_empty());
         taskhub_grpc::check_bind(addr, token.as_deref())?;
-        Ok(Self { addr, token })
+        Ok(Self {
+            addr,
+            token,
+            limits: settings.limits(),
+            caps: settings.request_caps(),
+        })
     }
 
     /// Binds and serves in the background; prints the address. With `workers`, SDK workers
@@ -42,7 +49,10 @@ impl GrpcListen {
         let local = listener
             .local_addr()
             .context("cannot read the bound address")?;
-        let mut config = GrpcConfig::new(hub.clone()).with_token(self.token.clone());
+        let mut config = GrpcConfig::new(hub.clone())
+            .with_token(self.token.clone())
+            .with_limits(self.limits)
+            .with_caps(self.caps);
         let what = if workers.is_some() {
             "SDK clients and SDK workers"
         } else {

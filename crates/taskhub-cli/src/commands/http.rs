@@ -7,12 +7,13 @@ use anyhow::Context as _;
 use taskhub::TaskHub;
 
 use crate::own_settings::CliSettings;
-use taskhub_http::{HttpConfig, MetricsRender, StatsSource};
+use taskhub_http::{HttpConfig, Limits, MetricsRender, StatsSource};
 
 /// Where to listen, checked against the token rule before anything is opened.
 pub struct Listen {
     addr: SocketAddr,
     token: Option<String>,
+    limits: Limits,
 }
 
 impl Listen {
@@ -24,7 +25,11 @@ impl Listen {
         })?;
         let token = Some(settings.http_token.expose().to_owned()).filter(|t| !t.is_empty());
         taskhub_http::check_bind(addr, token.as_deref())?;
-        Ok(Self { addr, token })
+        Ok(Self {
+            addr,
+            token,
+            limits: settings.limits(),
+        })
     }
 
     /// Binds and serves in the background; prints the URL.
@@ -48,9 +53,14 @@ impl Listen {
         }
         let router = taskhub_http::router(config);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let task = tokio::spawn(taskhub_http::serve(listener, router, async move {
-            let _ = stopped.await;
-        }));
+        let task = tokio::spawn(taskhub_http::serve_with_limits(
+            listener,
+            router,
+            self.limits,
+            async move {
+                let _ = stopped.await;
+            },
+        ));
         crate::outln!(
             "dashboard and API on http://{local}/ (Durable Functions routes under /runtime/webhooks/durabletask/){}",
             if self.token.is_some() { "; requests need Authorization: Bearer <token>" } else { "" }

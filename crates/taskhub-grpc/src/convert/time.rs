@@ -15,10 +15,13 @@ pub fn timestamp_to_proto(t: Timestamp) -> prost_types::Timestamp {
     }
 }
 
+/// The last second `google.protobuf.Timestamp` allows: 9999-12-31T23:59:59Z.
+const LATEST_SECONDS: u64 = 253_402_300_799;
+
 /// A protocol timestamp as a Taskhub one (milliseconds: finer digits are dropped).
 ///
 /// # Errors
-/// [`ConvertError::Field`] (named `field`) for a time before 1970 or out of range.
+/// [`ConvertError::Field`] (named `field`) for a time before 1970 or after 9999.
 pub fn timestamp_from_proto(
     t: &prost_types::Timestamp,
     field: &'static str,
@@ -27,6 +30,12 @@ pub fn timestamp_from_proto(
     t.normalize();
     let seconds = u64::try_from(t.seconds)
         .map_err(|_| ConvertError::field(field, "a time before 1970-01-01"))?;
+    if seconds > LATEST_SECONDS {
+        return Err(ConvertError::field(
+            field,
+            "a time after 9999-12-31T23:59:59Z, outside google.protobuf.Timestamp's range",
+        ));
+    }
     let millis = seconds
         .checked_mul(1000)
         .and_then(|ms| ms.checked_add(u64::try_from(t.nanos / 1_000_000).unwrap_or(0)))
@@ -38,6 +47,21 @@ pub fn timestamp_from_proto(
 mod tests {
     #![allow(clippy::unwrap_used, reason = "test code")]
     use super::*;
+
+    #[test]
+    fn refuses_times_after_the_year_9999_naming_the_field() {
+        let last = prost_types::Timestamp {
+            seconds: 253_402_300_799,
+            nanos: 0,
+        };
+        assert!(timestamp_from_proto(&last, "x").is_ok());
+        let past = prost_types::Timestamp {
+            seconds: 253_402_300_800,
+            nanos: 0,
+        };
+        let e = timestamp_from_proto(&past, "scheduledStartTimestamp").unwrap_err();
+        assert!(e.to_string().contains("scheduledStartTimestamp"), "{e}");
+    }
 
     #[test]
     fn round_trips_milliseconds() {

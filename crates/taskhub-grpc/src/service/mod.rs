@@ -3,6 +3,7 @@
 //! one is plugged in, else they are answered `UNIMPLEMENTED`.
 
 mod admin;
+mod caps;
 mod children;
 mod control;
 mod deadline;
@@ -42,6 +43,7 @@ use crate::proto::{
     StreamInstanceHistoryRequest, SuspendRequest, SuspendResponse, TerminateRequest,
     TerminateResponse,
 };
+pub use caps::RequestCaps;
 pub use worker::{WorkItemStream, WorkerCalls};
 
 /// `GetWorkItems`' stream as the generated service has it: plain `WorkItem`s.
@@ -59,6 +61,7 @@ pub struct Sidecar {
     /// `WaitForInstanceStart`.
     clock: Arc<dyn Clock>,
     workers: Option<Arc<dyn WorkerCalls>>,
+    caps: RequestCaps,
 }
 
 impl std::fmt::Debug for Sidecar {
@@ -77,7 +80,15 @@ impl Sidecar {
             client: hub.client(),
             clock: Arc::clone(hub.clock()),
             workers: None,
+            caps: RequestCaps::default(),
         }
+    }
+
+    /// Refuses client calls over `caps` (default [`RequestCaps::default`]).
+    #[must_use]
+    pub fn with_caps(mut self, caps: RequestCaps) -> Self {
+        self.caps = caps;
+        self
     }
 
     /// Serves the worker calls with `workers`.
@@ -117,6 +128,9 @@ impl TaskHubSidecarService for Sidecar {
         &self,
         r: Request<CreateInstanceRequest>,
     ) -> Answer<CreateInstanceResponse> {
+        self.caps.name(&r.get_ref().name, "name")?;
+        self.caps
+            .name(r.get_ref().version.as_deref().unwrap_or(""), "version")?;
         ok(start::start(&self.client, &*self.clock, r.into_inner()).await)
     }
 
@@ -155,6 +169,7 @@ impl TaskHubSidecarService for Sidecar {
     }
 
     async fn raise_event(&self, r: Request<RaiseEventRequest>) -> Answer<RaiseEventResponse> {
+        self.caps.name(&r.get_ref().name, "name")?;
         ok(control::raise(&self.client, r.into_inner()).await)
     }
 
@@ -257,6 +272,7 @@ impl TaskHubSidecarService for Sidecar {
     }
 
     async fn signal_entity(&self, r: Request<SignalEntityRequest>) -> Answer<SignalEntityResponse> {
+        self.caps.name(&r.get_ref().name, "name")?;
         ok(entities::signal(&self.client, &*self.clock, r.into_inner()).await)
     }
 

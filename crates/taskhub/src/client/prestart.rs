@@ -158,9 +158,9 @@ impl TaskHubClient {
         );
         start.execution_id = Some(row.execution_id.clone());
         start.target_partition = Some(row.partition);
-        let delay = row
-            .scheduled_start
-            .map_or(Duration::ZERO, |at| at.saturating_since(now));
+        let delay = row.scheduled_start.map_or(Duration::ZERO, |at| {
+            at.saturating_since(now).min(self.hub.store().max_delay())
+        });
         let queue = QueueName::Control(row.partition);
         let outbound = vec![self.outbound(queue, &start, delay).await?];
         let pending = InstanceRow {

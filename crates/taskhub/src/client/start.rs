@@ -200,7 +200,11 @@ impl TaskHubClient {
         start.execution_id = Some(execution_id.clone());
         start.target_partition = Some(partition);
         start.traceparent = options.trace_parent.map(|t| t.traceparent());
-        let delay = scheduled_start.map_or(Duration::ZERO, |at| at.saturating_since(now));
+        // A start further ahead than the backend's longest delay comes early and goes round
+        // again until its time (`worker::turn::start_accept::early_start`).
+        let delay = scheduled_start.map_or(Duration::ZERO, |at| {
+            at.saturating_since(now).min(store.max_delay())
+        });
         outbound.push(
             self.outbound(QueueName::Control(partition), &start, delay)
                 .await?,

@@ -12,9 +12,17 @@ pub const MAX_TAG_KEY_CHARS: usize = 64;
 /// The longest tag value, in characters.
 pub const MAX_TAG_VALUE_CHARS: usize = 256;
 
+/// The error, with the key cut to a little over [`MAX_TAG_KEY_CHARS`] (the caller's key may be
+/// 100 KB; an error that repeated it whole could not be sent back in a gRPC status).
 fn bad(key: &str, reason: impl Into<String>) -> TaskhubError {
+    let shown: String = key.chars().take(MAX_TAG_KEY_CHARS + 1).collect();
+    let key = if shown.len() < key.len() {
+        format!("{shown}… ({} bytes)", key.len())
+    } else {
+        shown
+    };
     TaskhubError::InvalidTag {
-        key: key.to_owned(),
+        key,
         reason: reason.into(),
     }
 }
@@ -87,6 +95,13 @@ pub fn parse_tag(text: &str) -> Result<(String, String), TaskhubError> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_huge_key_is_not_repeated_whole_in_the_error() {
+        let key = "k".repeat(100_000);
+        let e = super::validate_tag(&key, "v").unwrap_err().to_string();
+        assert!(e.len() < 300 && e.contains("100000 bytes"), "{}", e.len());
+    }
+
     use super::*;
 
     #[test]

@@ -157,6 +157,8 @@ async fn resend(
     delay: Duration,
     instance: &InstanceId,
 ) {
+    // A message waiting for a start scheduled weeks ahead waits in hops of the longest delay.
+    let delay = delay.min(shared.hub.store().max_delay());
     match outbox::encode(&shared.hub, d.home(), &d.message, delay).await {
         Ok(o) => {
             routed.outbound.push(o);

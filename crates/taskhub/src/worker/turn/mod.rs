@@ -34,7 +34,7 @@ use redeliver::consume;
 pub(crate) use redeliver::{abandon, commit, give_back, START_ROW_GRACE};
 pub(crate) use remote::{counts_as_failed_delivery, EXECUTOR_RETRY};
 pub(crate) use remote::{decision_deadline, redeliver as redeliver_undecided, Undecided};
-use start_accept::{judge_start, start_execution, Verdict};
+use start_accept::{early_start, judge_start, start_execution, Verdict};
 use version_gate::Gate;
 
 /// Processes one batch for `instance`.
@@ -111,12 +111,24 @@ async fn start_new_execution(
         }
     };
     let (mut accepted, mut rejected, mut deferred) = (Vec::new(), Vec::new(), Vec::new());
+    let (now, max_delay) = (shared.hub.clock().now(), shared.hub.store().max_delay());
+    let mut early = Vec::new();
     for d in starts {
-        match judge_start(row.as_ref(), loaded.as_ref(), &d.message) {
+        let verdict = judge_start(row.as_ref(), loaded.as_ref(), &d.message);
+        if verdict == Verdict::Accept {
+            if let Some(delay) = early_start(&d.message, now, max_delay) {
+                early.push((d, delay));
+                continue;
+            }
+        }
+        match verdict {
             Verdict::Accept => accepted.push(d),
             Verdict::Refuse => rejected.push(d),
             Verdict::Defer => deferred.push(d),
         }
+    }
+    if !early.is_empty() {
+        redeliver::send_round_again(shared, instance, early).await;
     }
     // A client's start whose Pending row has not landed waits for it, with the rest of the
     // batch when nothing else starts (those messages may be for the execution it begins).

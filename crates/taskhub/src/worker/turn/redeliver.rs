@@ -11,7 +11,7 @@ use taskhub_storage::{
 use tracing::{debug, warn};
 
 use super::super::delivery::Delivery;
-use super::super::{local, poison, Shared};
+use super::super::{local, outbox, poison, Shared};
 use crate::hub::TaskHub;
 use crate::retries;
 
@@ -174,6 +174,32 @@ pub(super) async fn defer_start(shared: &Shared, start: &Delivery, rest: &[Deliv
     give_back(shared, std::slice::from_ref(start), delay).await;
     give_back(shared, rest, delay).await;
     true
+}
+
+/// Sends fresh copies of starts that came before their scheduled time (each with its delay,
+/// see `start_accept::early_start`) and consumes the deliveries, in one checkpoint; a copy that
+/// cannot be encoded leaves its delivery to come back after a short wait, uncounted.
+pub(super) async fn send_round_again(
+    shared: &Shared,
+    instance: &InstanceId,
+    early: Vec<(Delivery, Duration)>,
+) {
+    let mut copies = Vec::with_capacity(early.len());
+    let mut sent = Vec::with_capacity(early.len());
+    for (d, delay) in early {
+        match outbox::encode(&shared.hub, d.home(), &d.message, delay).await {
+            Ok(o) => {
+                copies.push(o);
+                sent.push(d);
+            }
+            Err(e) => {
+                warn!(%instance, error = %e, "could not send an early start round again; it comes back");
+                give_back(shared, std::slice::from_ref(&d), NOT_STARTED_RETRY).await;
+            }
+        }
+    }
+    debug!(%instance, starts = sent.len(), "starts before their scheduled time go round again");
+    consume(&shared.hub, instance, &sent, copies).await;
 }
 
 /// Returns messages to their queue without counting the delivery (a lease ended).

@@ -2,10 +2,13 @@
 //! the instance row and the execution whose history is loaded (pure; the turn reads the row
 //! and acts on the verdict).
 
-use taskhub_core::{EventKind, ExecutionId, Message, OrchestrationStatus};
+use std::time::Duration;
+
+use taskhub_core::{EventKind, ExecutionId, Message, OrchestrationStatus, Timestamp};
 use taskhub_storage::InstanceRow;
 
 use crate::rows;
+use crate::worker::outbox::TIMER_LEAD;
 
 /// The execution a start message begins (`None` for any other message).
 pub(super) fn start_execution(m: &Message) -> Option<ExecutionId> {
@@ -13,6 +16,23 @@ pub(super) fn start_execution(m: &Message) -> Option<ExecutionId> {
         EventKind::ExecutionStarted { execution_id, .. } => Some(execution_id.clone()),
         _ => None,
     }
+}
+
+/// The delay after which a start that came before its scheduled time is looked at again, or
+/// `None` when it is due (at most [`TIMER_LEAD`] ahead). A start scheduled further ahead than
+/// the backend's longest message delay is sent with that delay (`client::start`) and comes
+/// early: it goes round again, each hop at most `max_delay`, until its time, as a long timer
+/// does.
+pub(super) fn early_start(m: &Message, now: Timestamp, max_delay: Duration) -> Option<Duration> {
+    let EventKind::ExecutionStarted {
+        scheduled_start: Some(at),
+        ..
+    } = &m.event
+    else {
+        return None;
+    };
+    let ahead = at.saturating_since(now);
+    (ahead > TIMER_LEAD).then(|| ahead.min(max_delay))
 }
 
 /// What a turn does with an `ExecutionStarted` message.
@@ -121,6 +141,32 @@ mod tests {
 
     fn row(execution: &ExecutionId, status: OrchestrationStatus) -> InstanceRow {
         super::super::fixtures::row("i", execution.as_str(), status)
+    }
+
+    #[test]
+    fn a_start_before_its_time_goes_round_again_at_most_the_longest_delay_a_hop() {
+        let week = Duration::from_secs(7 * 24 * 3600);
+        let e1 = eid("e-1");
+        let now = Timestamp::from_millis(1_000);
+        // A year ahead: one hop of the longest delay.
+        let year = 365 * 24 * 3600 * 1_000;
+        assert_eq!(
+            early_start(&start(&e1, Some(year), false), now, week),
+            Some(week)
+        );
+        // An hour ahead: the rest of the hour.
+        assert_eq!(
+            early_start(&start(&e1, Some(1_000 + 3_600_000), false), now, week),
+            Some(Duration::from_secs(3_600))
+        );
+        // Due, within the lead, or unscheduled: it starts.
+        for due in [None, Some(900), Some(1_000), Some(1_040)] {
+            assert_eq!(
+                early_start(&start(&e1, due, false), now, week),
+                None,
+                "{due:?}"
+            );
+        }
     }
 
     #[test]
