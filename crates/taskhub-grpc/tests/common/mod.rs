@@ -170,12 +170,20 @@ impl Server {
 
     /// A worker and the endpoint, with `token` if given.
     pub async fn start_with(backend: Backend, token: Option<&str>) -> Self {
+        Self::start_configured(backend, |c| c.with_token(token.map(str::to_owned))).await
+    }
+
+    /// A worker and the endpoint, configured by `configure`.
+    pub async fn start_configured(
+        backend: Backend,
+        configure: impl FnOnce(GrpcConfig) -> GrpcConfig,
+    ) -> Self {
         let dir = TempDir::new("grpc");
         let hub = open_hub(backend, &dir).await;
         let worker = Worker::start(&hub, registry()).await.unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let config = GrpcConfig::new(hub.clone()).with_token(token.map(str::to_owned));
+        let config = configure(GrpcConfig::new(hub.clone()));
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             taskhub_grpc::serve(listener, config, async move {
