@@ -45,6 +45,8 @@ mod codec;
 pub mod convert;
 pub mod dispatch;
 mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 mod hub_name;
 mod listen;
 pub mod proto;

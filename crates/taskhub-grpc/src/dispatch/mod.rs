@@ -22,7 +22,7 @@
 //! and `actions` (the conversions out and in), `past` (each instance's past events kept
 //! encoded between turns).
 
-mod actions;
+pub(crate) mod actions;
 mod calls;
 mod entity;
 mod entity_actions;
