@@ -7,6 +7,7 @@
     clippy::disallowed_methods,
     clippy::unwrap_used,
     clippy::expect_used,
+    clippy::indexing_slicing,
     reason = "test code"
 )]
 
