@@ -1,6 +1,6 @@
 //! The `taskhub` binary's own settings, beside the runtime's: `backend` (which backend the
 //! hub lives on), `http_token` (the HTTP API's and gRPC endpoint's bearer token),
-//! `otlp_endpoint` (where spans go) and the `grpc_*` timeouts of SDK workers
+//! `otlp_endpoint` (where spans go) and the `grpc_*` timeouts and limits of SDK workers
 //! (`taskhub worker --grpc`). Top-level keys of `taskhub.toml`, `TASKHUB_<NAME>`
 //! variables, `--set name=value`, and `--backend`; the README's table of them is checked
 //! against [`CliSettings::default`] by the test below.
@@ -61,10 +61,21 @@ pub struct CliSettings {
     /// How many MiB of encoded history the gRPC endpoint keeps between an instance's turns,
     /// so that a turn encodes only the events new to it; 0 keeps none. Default 64.
     pub grpc_history_cache_mib: usize,
+    /// The most work items that may wait unread on one SDK worker's stream (it gets nothing
+    /// more until it reads). Default 1000.
+    pub grpc_stream_queue_items: usize,
+    /// The most MiB of work items that may wait unread on one SDK worker's stream. Default 16.
+    pub grpc_stream_queue_mib: usize,
+    /// How long an SDK worker's stream may leave work items unread before it is closed and
+    /// its items go to other workers. Default 60 seconds.
+    pub grpc_stream_read_timeout: Duration,
+    /// The most actions one orchestration turn of an SDK worker may answer with (more: the
+    /// execution fails, naming the cap). Default 10000.
+    pub grpc_max_actions_per_turn: usize,
 }
 
 /// The names of the binary's settings.
-pub const NAMES: [&str; 8] = [
+pub const NAMES: [&str; 12] = [
     "backend",
     "http_token",
     "otlp_endpoint",
@@ -73,6 +84,10 @@ pub const NAMES: [&str; 8] = [
     "grpc_entity_timeout",
     "grpc_worker_wait",
     "grpc_history_cache_mib",
+    "grpc_stream_queue_items",
+    "grpc_stream_queue_mib",
+    "grpc_stream_read_timeout",
+    "grpc_max_actions_per_turn",
 ];
 
 impl Default for CliSettings {
@@ -86,12 +101,25 @@ impl Default for CliSettings {
             grpc_entity_timeout: DispatcherSettings::default().entity_timeout,
             grpc_worker_wait: DispatcherSettings::default().no_worker_wait,
             grpc_history_cache_mib: DispatcherSettings::default().history_cache_bytes / MIB,
+            grpc_stream_queue_items: DispatcherSettings::default().stream_queue_items,
+            grpc_stream_queue_mib: DispatcherSettings::default().stream_queue_bytes / MIB,
+            grpc_stream_read_timeout: DispatcherSettings::default().stream_read_timeout,
+            grpc_max_actions_per_turn: DispatcherSettings::default().max_actions_per_turn,
         }
     }
 }
 
 /// Bytes in a MiB.
 const MIB: usize = 1024 * 1024;
+
+/// A whole number of at least 1.
+fn positive_count(value: &str) -> Result<usize, String> {
+    value
+        .parse::<usize>()
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| format!("expected a whole number of at least 1, got {value:?}"))
+}
 
 /// A positive duration (`30`, `30s`, `5m`, `1h 30m`).
 fn positive_duration(value: &str) -> Result<Duration, String> {
@@ -149,6 +177,21 @@ impl CliSettings {
                         )
                     })?;
             }
+            "grpc_stream_queue_items" => self.grpc_stream_queue_items = positive_count(value)?,
+            "grpc_stream_queue_mib" => {
+                self.grpc_stream_queue_mib = positive_count(value)
+                    .ok()
+                    .filter(|m| m.checked_mul(MIB).is_some())
+                    .ok_or_else(|| {
+                        format!("expected a whole number of MiB of at least 1, got {value:?}")
+                    })?;
+            }
+            "grpc_stream_read_timeout" => {
+                self.grpc_stream_read_timeout = positive_duration(value)?;
+            }
+            "grpc_max_actions_per_turn" => {
+                self.grpc_max_actions_per_turn = positive_count(value)?;
+            }
             _ => return Err(format!("unknown setting (known: {})", NAMES.join(", "))),
         }
         Ok(())
@@ -162,6 +205,10 @@ impl CliSettings {
         d.entity_timeout = self.grpc_entity_timeout;
         d.no_worker_wait = self.grpc_worker_wait;
         d.history_cache_bytes = self.grpc_history_cache_mib.saturating_mul(MIB);
+        d.stream_queue_items = self.grpc_stream_queue_items;
+        d.stream_queue_bytes = self.grpc_stream_queue_mib.saturating_mul(MIB);
+        d.stream_read_timeout = self.grpc_stream_read_timeout;
+        d.max_actions_per_turn = self.grpc_max_actions_per_turn;
         d
     }
 
@@ -178,6 +225,10 @@ impl CliSettings {
             "grpc_entity_timeout" => humantime_text(self.grpc_entity_timeout),
             "grpc_worker_wait" => humantime_text(self.grpc_worker_wait),
             "grpc_history_cache_mib" => self.grpc_history_cache_mib.to_string(),
+            "grpc_stream_queue_items" => self.grpc_stream_queue_items.to_string(),
+            "grpc_stream_queue_mib" => self.grpc_stream_queue_mib.to_string(),
+            "grpc_stream_read_timeout" => humantime_text(self.grpc_stream_read_timeout),
+            "grpc_max_actions_per_turn" => self.grpc_max_actions_per_turn.to_string(),
             _ => return None,
         })
     }
@@ -244,6 +295,27 @@ mod tests {
                 .set("grpc_history_cache_mib", bad)
                 .unwrap_err()
                 .contains("whole number of MiB"));
+        }
+        s.set("grpc_stream_queue_items", "50").unwrap();
+        s.set("grpc_stream_queue_mib", "4").unwrap();
+        s.set("grpc_stream_read_timeout", "2m").unwrap();
+        s.set("grpc_max_actions_per_turn", "20000").unwrap();
+        let d = s.dispatcher();
+        assert_eq!(
+            (
+                d.stream_queue_items,
+                d.stream_queue_bytes,
+                d.stream_read_timeout,
+                d.max_actions_per_turn
+            ),
+            (50, 4 * MIB, Duration::from_secs(120), 20_000)
+        );
+        for name in [
+            "grpc_stream_queue_items",
+            "grpc_stream_queue_mib",
+            "grpc_max_actions_per_turn",
+        ] {
+            assert!(s.set(name, "0").unwrap_err().contains("at least 1"), "{name}");
         }
     }
 
