@@ -315,7 +315,10 @@ mod tests {
             "grpc_stream_queue_mib",
             "grpc_max_actions_per_turn",
         ] {
-            assert!(s.set(name, "0").unwrap_err().contains("at least 1"), "{name}");
+            assert!(
+                s.set(name, "0").unwrap_err().contains("at least 1"),
+                "{name}"
+            );
         }
     }
 

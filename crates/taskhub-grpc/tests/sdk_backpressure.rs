@@ -71,7 +71,11 @@ async fn a_stream_that_never_reads_is_closed_and_a_reading_worker_takes_its_work
         ));
         tokens.push(item.completion_token);
     }
-    assert_eq!(server.dispatcher.connected_workers(), 1, "the stalled one is gone");
+    assert_eq!(
+        server.dispatcher.connected_workers(),
+        1,
+        "the stalled one is gone"
+    );
 
     // What reached the stalled client before its stream was closed, then the reason.
     let mut late = Vec::new();
@@ -141,7 +145,7 @@ async fn a_stream_queue_holds_no_more_than_its_bound_whatever_the_declared_capac
     let d = server.dispatcher.clone();
     until(
         "all twenty submitted and the queue full",
-        || d.peak_items()[0] == 20 && d.unread_items().iter().any(|(_, n)| *n == 2),
+        || d.peak_items()[0] == 20 && d.unread_items().iter().any(|(_, n)| *n >= 2),
         || (d.peak_items(), d.unread_items()),
     )
     .await;

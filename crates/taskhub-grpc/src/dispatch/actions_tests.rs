@@ -556,7 +556,8 @@ fn a_turn_over_the_action_cap_fails_naming_the_cap_and_converts_nothing() {
     let f = failure_of(&d);
     assert_eq!(f.error_type, INVALID_ACTION);
     assert!(
-        f.message.contains("4 actions in one turn, over the cap of 3")
+        f.message
+            .contains("4 actions in one turn, over the cap of 3")
             && f.message.contains("grpc_max_actions_per_turn"),
         "{}",
         f.message

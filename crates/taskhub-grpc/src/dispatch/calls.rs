@@ -17,8 +17,8 @@ use std::sync::Arc;
 
 use tonic::{Request, Response, Status};
 
-use super::state::{Kind, Reply, TokenError};
 use super::queue::StreamQueue;
+use super::state::{Kind, Reply, TokenError};
 use super::stream::{watch, WorkerStream};
 use super::Dispatcher;
 use crate::proto::{

@@ -81,11 +81,11 @@ impl StreamQueue {
         item: OutgoingWorkItem,
         id: Option<u64>,
         now: Duration,
-    ) -> Result<(), OutgoingWorkItem> {
+    ) -> Result<(), Box<OutgoingWorkItem>> {
         let bytes = prost::Message::encoded_len(&item);
         let mut q = self.lock();
         if q.closed {
-            return Err(item);
+            return Err(Box::new(item));
         }
         q.bytes = q.bytes.saturating_add(bytes);
         q.items.push_back(Queued { item, bytes, id });
@@ -242,7 +242,10 @@ mod tests {
     #[test]
     fn a_byte_bound_lets_one_large_item_into_an_empty_queue_only() {
         let q = StreamQueue::default();
-        let tiny = Bounds { items: 10, bytes: 1 };
+        let tiny = Bounds {
+            items: 10,
+            bytes: 1,
+        };
         assert!(q.has_room(tiny));
         q.push(item("large"), Some(1), Duration::ZERO).unwrap();
         assert!(!q.has_room(tiny));

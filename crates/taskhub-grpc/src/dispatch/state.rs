@@ -442,7 +442,12 @@ impl State {
 
     /// Closes `worker`'s stream if it has left items unread for `timeout` or longer: the
     /// items it holds go to the other workers at once. True if it was closed (or is gone).
-    pub(crate) fn close_if_stalled(&mut self, worker: u64, timeout: Duration, now: Duration) -> bool {
+    pub(crate) fn close_if_stalled(
+        &mut self,
+        worker: u64,
+        timeout: Duration,
+        now: Duration,
+    ) -> bool {
         let Some(w) = self.workers.get(&worker) else {
             return true;
         };
@@ -554,7 +559,9 @@ impl State {
 
     /// The stream a token of this dispatcher was issued on (`PREFIX-STREAM-N`).
     fn stream_of(&self, token: &str) -> Option<u64> {
-        let rest = token.strip_prefix(self.token_prefix.as_str())?.strip_prefix('-')?;
+        let rest = token
+            .strip_prefix(self.token_prefix.as_str())?
+            .strip_prefix('-')?;
         let (stream, n) = rest.split_once('-')?;
         n.parse::<u64>().ok()?;
         stream.parse().ok()
@@ -692,7 +699,7 @@ impl State {
                         ..
                     },
                 past,
-            } = unsent
+            } = *unsent
             {
                 // Not sent: the next hand-out sends it.
                 item.source.pending = Some(Outgoing { request, past });

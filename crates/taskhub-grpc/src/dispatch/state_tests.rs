@@ -312,7 +312,11 @@ fn a_request_is_built_once_and_again_only_after_a_give_back() {
     let (tx, _ra) = oneshot::channel();
     s.submit_once(Kind::Activity, activity("a").into(), rebuild, tx, T0)
         .unwrap();
-    assert_eq!(s.connected(), 1, "dropped when its stream's drop disconnects it");
+    assert_eq!(
+        s.connected(),
+        1,
+        "dropped when its stream's drop disconnects it"
+    );
     assert_eq!(rebuilt.load(Ordering::SeqCst), 0);
     // The first hand-out that reaches a worker moves the request built by the call.
     let (w1, mut rx1) = worker(&mut s, [5, 5]);
@@ -350,7 +354,11 @@ fn a_full_stream_queue_gets_nothing_more_until_its_stream_reads() {
     let (w, rx) = worker(&mut s, [10, 10]);
     let _items: Vec<_> = ["a", "b", "c"].iter().map(|n| submit(&mut s, n)).collect();
     assert_eq!(s.unread(), [(w, 2)]);
-    assert_eq!(s.held(w), [0, 2], "c waits although the worker declared room for 10");
+    assert_eq!(
+        s.held(w),
+        [0, 2],
+        "c waits although the worker declared room for 10"
+    );
     // The stream reads one from the full queue: the dispatcher is told, and c goes out.
     let mut cx = std::task::Context::from_waker(futures_util::task::noop_waker_ref());
     let bounds = Bounds {
@@ -381,7 +389,11 @@ fn a_stalled_stream_is_closed_and_its_items_go_to_another_worker_at_once() {
     assert!(s.close_if_stalled(stalled, timeout, T0 + timeout));
     assert_eq!(s.connected(), 1);
     let got = received(&mut rx);
-    assert_eq!(names(&got), ["a", "b"], "taken over by the reading worker at once");
+    assert_eq!(
+        names(&got),
+        ["a", "b"],
+        "taken over by the reading worker at once"
+    );
     // A late answer under the closed stream's token is refused, naming the stream; the
     // taker's answer completes the item, once.
     for t in &old_tokens {

@@ -55,7 +55,10 @@ pub(super) async fn watch(inner: Arc<Inner>, worker: u64) {
     let s = &inner.settings;
     let read_timeout = s.stream_read_timeout.max(Duration::from_millis(1));
     // Look at least twice per read timeout, so a stall is caught within 1.5 of it.
-    let tick = s.health_ping_interval.min(read_timeout / 2).max(Duration::from_millis(1));
+    let tick = s
+        .health_ping_interval
+        .min(read_timeout / 2)
+        .max(Duration::from_millis(1));
     let mut last_ping = inner.clock.monotonic();
     loop {
         inner.clock.sleep(tick).await;

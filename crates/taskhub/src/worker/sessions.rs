@@ -161,7 +161,12 @@ impl Sessions {
     /// waits on a remote executor comes back, see the module documentation); `now` is the
     /// monotonic time. If there is none (or it is leaving), registers a new one and returns
     /// the batch and the inbox to start it with.
-    pub(crate) fn hand(&self, instance: &InstanceId, batch: Vec<Delivery>, now: Duration) -> Handed {
+    pub(crate) fn hand(
+        &self,
+        instance: &InstanceId,
+        batch: Vec<Delivery>,
+        now: Duration,
+    ) -> Handed {
         let mut senders = self.senders();
         let batch = match senders.get(instance) {
             Some(e) => {
@@ -302,7 +307,13 @@ mod tests {
         assert_eq!(instance_share(64), 16);
         assert_eq!(instance_share(2), 1);
         assert_eq!(over_share_delay(Duration::ZERO), Duration::from_secs(1));
-        assert_eq!(over_share_delay(Duration::from_secs(7)), Duration::from_secs(7));
-        assert_eq!(over_share_delay(Duration::from_secs(600)), Duration::from_secs(30));
+        assert_eq!(
+            over_share_delay(Duration::from_secs(7)),
+            Duration::from_secs(7)
+        );
+        assert_eq!(
+            over_share_delay(Duration::from_secs(600)),
+            Duration::from_secs(30)
+        );
     }
 }
