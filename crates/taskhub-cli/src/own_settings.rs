@@ -1,6 +1,6 @@
 //! The `taskhub` binary's own settings, beside the runtime's: `backend` (which backend the
 //! hub lives on), `http_token` (the HTTP API's and gRPC endpoint's bearer token),
-//! `otlp_endpoint` (where spans go) and the `grpc_*` timeouts of SDK workers
+//! `otlp_endpoint` (where spans go) and the `grpc_*` timeouts and limits of SDK workers
 //! (`taskhub worker --grpc`). Top-level keys of `taskhub.toml`, `TASKHUB_<NAME>`
 //! variables, `--set name=value`, and `--backend`; the README's table of them is checked
 //! against [`CliSettings::default`] by the test below.
@@ -76,10 +76,21 @@ pub struct CliSettings {
     /// The longest orchestration, event or operation name, and version, a gRPC client call
     /// may send, in bytes. Default 1024.
     pub grpc_max_name_bytes: usize,
+    /// The most work items that may wait unread on one SDK worker's stream (it gets nothing
+    /// more until it reads). Default 1000.
+    pub grpc_stream_queue_items: usize,
+    /// The most MiB of work items that may wait unread on one SDK worker's stream. Default 16.
+    pub grpc_stream_queue_mib: usize,
+    /// How long an SDK worker's stream may leave work items unread before it is closed and
+    /// its items go to other workers. Default 60 seconds.
+    pub grpc_stream_read_timeout: Duration,
+    /// The most actions one orchestration turn of an SDK worker may answer with (more: the
+    /// execution fails, naming the cap). Default 10000.
+    pub grpc_max_actions_per_turn: usize,
 }
 
 /// The names of the binary's settings.
-pub const NAMES: [&str; 13] = [
+pub const NAMES: [&str; 17] = [
     "backend",
     "http_token",
     "otlp_endpoint",
@@ -93,6 +104,10 @@ pub const NAMES: [&str; 13] = [
     "http_idle_timeout",
     "http_keepalive_interval",
     "grpc_max_name_bytes",
+    "grpc_stream_queue_items",
+    "grpc_stream_queue_mib",
+    "grpc_stream_read_timeout",
+    "grpc_max_actions_per_turn",
 ];
 
 impl Default for CliSettings {
@@ -111,6 +126,10 @@ impl Default for CliSettings {
             http_idle_timeout: Limits::default().idle_timeout,
             http_keepalive_interval: Limits::default().keepalive_interval,
             grpc_max_name_bytes: RequestCaps::default().max_name_bytes,
+            grpc_stream_queue_items: DispatcherSettings::default().stream_queue_items,
+            grpc_stream_queue_mib: DispatcherSettings::default().stream_queue_bytes / MIB,
+            grpc_stream_read_timeout: DispatcherSettings::default().stream_read_timeout,
+            grpc_max_actions_per_turn: DispatcherSettings::default().max_actions_per_turn,
         }
     }
 }
@@ -118,13 +137,13 @@ impl Default for CliSettings {
 /// Bytes in a MiB.
 const MIB: usize = 1024 * 1024;
 
-/// A whole number above zero.
+/// A whole number of at least 1.
 fn positive_count(value: &str) -> Result<usize, String> {
     value
         .parse::<usize>()
         .ok()
         .filter(|n| *n > 0)
-        .ok_or_else(|| format!("expected a whole number above zero, got {value:?}"))
+        .ok_or_else(|| format!("expected a whole number of at least 1, got {value:?}"))
 }
 
 /// A positive duration (`30`, `30s`, `5m`, `1h 30m`).
@@ -192,6 +211,21 @@ impl CliSettings {
                 self.http_keepalive_interval = positive_duration(value)?;
             }
             "grpc_max_name_bytes" => self.grpc_max_name_bytes = positive_count(value)?,
+            "grpc_stream_queue_items" => self.grpc_stream_queue_items = positive_count(value)?,
+            "grpc_stream_queue_mib" => {
+                self.grpc_stream_queue_mib = positive_count(value)
+                    .ok()
+                    .filter(|m| m.checked_mul(MIB).is_some())
+                    .ok_or_else(|| {
+                        format!("expected a whole number of MiB of at least 1, got {value:?}")
+                    })?;
+            }
+            "grpc_stream_read_timeout" => {
+                self.grpc_stream_read_timeout = positive_duration(value)?;
+            }
+            "grpc_max_actions_per_turn" => {
+                self.grpc_max_actions_per_turn = positive_count(value)?;
+            }
             _ => return Err(format!("unknown setting (known: {})", NAMES.join(", "))),
         }
         Ok(())
@@ -205,6 +239,10 @@ impl CliSettings {
         d.entity_timeout = self.grpc_entity_timeout;
         d.no_worker_wait = self.grpc_worker_wait;
         d.history_cache_bytes = self.grpc_history_cache_mib.saturating_mul(MIB);
+        d.stream_queue_items = self.grpc_stream_queue_items;
+        d.stream_queue_bytes = self.grpc_stream_queue_mib.saturating_mul(MIB);
+        d.stream_read_timeout = self.grpc_stream_read_timeout;
+        d.max_actions_per_turn = self.grpc_max_actions_per_turn;
         d
     }
 
@@ -243,6 +281,10 @@ impl CliSettings {
             "http_idle_timeout" => humantime_text(self.http_idle_timeout),
             "http_keepalive_interval" => humantime_text(self.http_keepalive_interval),
             "grpc_max_name_bytes" => self.grpc_max_name_bytes.to_string(),
+            "grpc_stream_queue_items" => self.grpc_stream_queue_items.to_string(),
+            "grpc_stream_queue_mib" => self.grpc_stream_queue_mib.to_string(),
+            "grpc_stream_read_timeout" => humantime_text(self.grpc_stream_read_timeout),
+            "grpc_max_actions_per_turn" => self.grpc_max_actions_per_turn.to_string(),
             _ => return None,
         })
     }
@@ -309,6 +351,30 @@ mod tests {
                 .set("grpc_history_cache_mib", bad)
                 .unwrap_err()
                 .contains("whole number of MiB"));
+        }
+        s.set("grpc_stream_queue_items", "50").unwrap();
+        s.set("grpc_stream_queue_mib", "4").unwrap();
+        s.set("grpc_stream_read_timeout", "2m").unwrap();
+        s.set("grpc_max_actions_per_turn", "20000").unwrap();
+        let d = s.dispatcher();
+        assert_eq!(
+            (
+                d.stream_queue_items,
+                d.stream_queue_bytes,
+                d.stream_read_timeout,
+                d.max_actions_per_turn
+            ),
+            (50, 4 * MIB, Duration::from_secs(120), 20_000)
+        );
+        for name in [
+            "grpc_stream_queue_items",
+            "grpc_stream_queue_mib",
+            "grpc_max_actions_per_turn",
+        ] {
+            assert!(
+                s.set(name, "0").unwrap_err().contains("at least 1"),
+                "{name}"
+            );
         }
     }
 

@@ -17,7 +17,8 @@ use crate::proto;
 pub fn decode_and_convert(data: &[u8]) {
     let (instance, execution) = ids();
     if let Ok(r) = proto::OrchestratorResponse::decode(data) {
-        let _ = orchestration_decision(&instance, &execution, &r);
+        let max_actions = crate::DispatcherSettings::default().max_actions_per_turn;
+        let _ = orchestration_decision(&instance, &execution, &r, max_actions);
     }
     if let Ok(r) = proto::ActivityResponse::decode(data) {
         let _ = activity_outcome(&r);

@@ -35,13 +35,29 @@ pub(crate) fn activity_outcome(r: &ActivityResponse) -> ActivityOutcome {
     })
 }
 
-/// A worker's answer to an orchestration turn of `instance`.
+/// A worker's answer to an orchestration turn of `instance`, with at most `max_actions`
+/// actions (more: the execution fails, naming the cap; none of them is converted).
 #[must_use]
 pub(crate) fn orchestration_decision(
     instance: &InstanceId,
     execution: &ExecutionId,
     r: &OrchestratorResponse,
+    max_actions: usize,
 ) -> OrchestrationDecision {
+    if r.actions.len() > max_actions {
+        return OrchestrationDecision::new(vec![Decision::Fail {
+            failure: FailureDetails {
+                error_type: INVALID_ACTION.into(),
+                message: format!(
+                    "the SDK worker's answer cannot be taken: actions: {} actions in one turn, \
+                     over the cap of {max_actions} (grpc_max_actions_per_turn)",
+                    r.actions.len()
+                ),
+                details: None,
+                non_retryable: true,
+            },
+        }]);
+    }
     match convert(instance, execution, r) {
         Ok(d) => d,
         Err(e) => OrchestrationDecision::new(vec![Decision::Fail {

@@ -9,6 +9,9 @@ use crate::proto::{
     TaskFailureDetails, TerminateOrchestrationAction,
 };
 
+/// The default cap on actions per turn.
+const CAP: usize = 10_000;
+
 fn instance() -> InstanceId {
     InstanceId::new("parent").unwrap()
 }
@@ -98,7 +101,7 @@ fn every_supported_action_becomes_its_decision() {
         ),
     ]);
     r.custom_status = Some("\"busy\"".into());
-    let d = orchestration_decision(&instance(), &execution(), &r);
+    let d = orchestration_decision(&instance(), &execution(), &r, CAP);
     assert_eq!(d.custom_status, Some(json("\"busy\"")));
     assert_eq!(
         d.decisions,
@@ -141,6 +144,7 @@ fn each_ending_status_becomes_its_decision() {
             &instance(),
             &execution(),
             &response(vec![act(0, A::CompleteOrchestration(c))]),
+            CAP,
         )
         .decisions
     };
@@ -256,7 +260,7 @@ fn a_malformed_action_fails_the_orchestration_naming_the_action_and_field() {
         ),
     ];
     for (r, expected) in cases {
-        let d = orchestration_decision(&instance(), &execution(), &r);
+        let d = orchestration_decision(&instance(), &execution(), &r, CAP);
         let f = failure_of(&d);
         assert_eq!(f.error_type, INVALID_ACTION);
         assert!(f.non_retryable);
@@ -383,7 +387,7 @@ mod entities {
                 }),
             ),
         ]);
-        let d = orchestration_decision(&instance(), &execution(), &r);
+        let d = orchestration_decision(&instance(), &execution(), &r, CAP);
         let got = sent(&d);
         assert_eq!(got.len(), 4, "{d:?}");
         match &got[0] {
@@ -473,7 +477,7 @@ mod entities {
                 }),
             ),
         ]);
-        let d = orchestration_decision(&instance(), &execution(), &r);
+        let d = orchestration_decision(&instance(), &execution(), &r, CAP);
         let want = Timestamp::from_millis(1_800_000_000_000);
         for (_, request) in sent(&d) {
             assert!(
@@ -516,6 +520,7 @@ mod entities {
                 &instance(),
                 &execution(),
                 &response(vec![entity_action(0, m)]),
+                CAP,
             );
             let f = failure_of(&d);
             assert_eq!(f.error_type, INVALID_ACTION);
@@ -527,4 +532,34 @@ mod entities {
             );
         }
     }
+}
+
+#[test]
+fn a_turn_over_the_action_cap_fails_naming_the_cap_and_converts_nothing() {
+    let timer = |id| {
+        act(
+            id,
+            A::CreateTimer(CreateTimerAction {
+                fire_at: Some(prost_types::Timestamp {
+                    seconds: 10,
+                    nanos: 0,
+                }),
+            }),
+        )
+    };
+    let at_cap = response((0..3).map(timer).collect());
+    let d = orchestration_decision(&instance(), &execution(), &at_cap, 3);
+    assert_eq!(d.decisions.len(), 3, "at the cap: every action is taken");
+    let over = response((0..4).map(timer).collect());
+    let d = orchestration_decision(&instance(), &execution(), &over, 3);
+    assert_eq!(d.decisions.len(), 1, "{:?}", d.decisions);
+    let f = failure_of(&d);
+    assert_eq!(f.error_type, INVALID_ACTION);
+    assert!(
+        f.message
+            .contains("4 actions in one turn, over the cap of 3")
+            && f.message.contains("grpc_max_actions_per_turn"),
+        "{}",
+        f.message
+    );
 }

@@ -1,14 +1,25 @@
 //! The worker half of the gRPC service over the [`Dispatcher`]: `GetWorkItems`,
 //! `Complete*Task`, `Abandon*WorkItem`. A completion or abandon under a token nobody holds
 //! (completed already, withdrawn, timed out, or handed to another worker since) answers
-//! `NOT_FOUND`; under the token of the other kind of item, `FAILED_PRECONDITION`.
+//! `NOT_FOUND` — naming the stream the token was issued on when that stream has been closed
+//! since; under the token of the other kind of item, `FAILED_PRECONDITION`.
+//!
+//! What "a token is bound to its stream" means here: completions are unary calls, not
+//! messages on the `GetWorkItems` stream (an SDK may send them on another HTTP/2 connection,
+//! and nothing in a unary call names a stream), so the caller's stream cannot be checked.
+//! Instead each token names the stream it was issued on, and it is taken only while that
+//! stream is open and still holds the item under that very token: once the stream closes
+//! (disconnected, or closed for not reading) or the item is taken back (timed out, abandoned,
+//! withdrawn), the item goes out again under a new token on another stream, and the old
+//! token is refused — a late answer from the old stream never completes the item twice.
 
 use std::sync::Arc;
 
 use tonic::{Request, Response, Status};
 
+use super::queue::StreamQueue;
 use super::state::{Kind, Reply, TokenError};
-use super::stream::{ping, WorkerStream};
+use super::stream::{watch, WorkerStream};
 use super::Dispatcher;
 use crate::proto::{
     AbandonActivityTaskRequest, AbandonActivityTaskResponse, AbandonEntityTaskRequest,
@@ -41,6 +52,13 @@ fn token_of(token: &str) -> Result<&str, Status> {
 
 fn refused(e: &TokenError, token: &str, kind: Kind) -> Status {
     match e {
+        TokenError::StreamClosed(stream) => Status::not_found(format!(
+            "completionToken '{token}': it was issued on work-item stream {stream}, which has \
+             been closed since (it disconnected, or left its work items unread for \
+             grpc_stream_read_timeout); its {} work item went to another worker, whose \
+             answer counts",
+            kind.name()
+        )),
         TokenError::Unknown => Status::not_found(format!(
             "completionToken '{token}': no {} work item is out under this token (it was \
              answered already, withdrawn because its partition moved, timed out, or given to \
@@ -103,12 +121,12 @@ impl WorkerCalls for Dispatcher {
                 s.default_entity_capacity,
             )?,
         ];
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let queue = Arc::new(StreamQueue::default());
         let now = self.inner.clock.monotonic();
         let worker = self
             .inner
             .lock()
-            .connect_all(tx, caps, now)
+            .connect_all(Arc::clone(&queue), caps, now)
             .ok_or_else(|| {
                 Status::unavailable("the gRPC endpoint is shutting down: connect to another one")
             })?;
@@ -119,9 +137,9 @@ impl WorkerCalls for Dispatcher {
             entities = caps[2],
             "SDK worker connected"
         );
-        tokio::spawn(ping(Arc::clone(&self.inner), worker));
+        tokio::spawn(watch(Arc::clone(&self.inner), worker));
         let stream = WorkerStream {
-            rx,
+            queue,
             inner: Arc::clone(&self.inner),
             worker,
         };

@@ -16,6 +16,17 @@
 //!   instead of circling between workers.
 //! * Dropping the call's future withdraws the item: it is not handed out any more and a
 //!   completion under its token answers `NOT_FOUND`.
+//! * Backpressure: what a worker has not read yet waits in its stream queue (`queue`),
+//!   bounded by [`DispatcherSettings::stream_queue_items`] and `stream_queue_bytes`: a
+//!   worker whose queue is full gets nothing more, whatever capacity it declared. A stream
+//!   that leaves items unread for [`DispatcherSettings::stream_read_timeout`] is closed
+//!   (`UNAVAILABLE`) and its items go to the other workers at once; an item taken back
+//!   unread (timed out, withdrawn, abandoned) leaves the queue, so it is never queued twice
+//!   on one stream.
+//! * A completion token is bound to the stream it was issued on (see `calls`).
+//! * An orchestration turn answered with more than
+//!   [`DispatcherSettings::max_actions_per_turn`] actions fails its execution
+//!   ([`INVALID_ACTION`], naming the cap).
 //!
 //! Module map: `state` (the bookkeeping, synchronous), `wait` (an executor call's wait),
 //! `calls` (the worker half of the gRPC service), `stream` (a worker's stream), `request`
@@ -27,6 +38,7 @@ mod calls;
 mod entity;
 mod entity_actions;
 mod past;
+mod queue;
 mod request;
 mod settings;
 mod state;
@@ -75,6 +87,7 @@ impl Dispatcher {
                 state: Mutex::new({
                     let mut state = State::new(clock.monotonic());
                     state.set_give_back_limit(settings.give_back_limit);
+                    state.set_stream_bounds(settings.stream_bounds());
                     state
                 }),
                 past: Arc::new(Mutex::new(PastCache::new(settings.history_cache_bytes))),
@@ -101,6 +114,14 @@ impl Dispatcher {
     #[must_use]
     pub fn peak_items(&self) -> [usize; 2] {
         self.inner.lock().peak()
+    }
+
+    /// How many work items (health pings included) wait unread on each connected worker's
+    /// stream, by stream number (for tests and diagnostics: a stream that reads nothing for
+    /// [`DispatcherSettings::stream_read_timeout`] is closed).
+    #[must_use]
+    pub fn unread_items(&self) -> Vec<(u64, usize)> {
+        self.inner.lock().unread()
     }
 
     /// Ends every worker's stream and every call waiting for an answer (they answer
@@ -172,8 +193,12 @@ impl RemoteExecutor for Dispatcher {
                 .await?
             {
                 Reply::Orchestrator(r) => {
-                    let decision =
-                        actions::orchestration_decision(&work.instance, &work.execution_id, &r);
+                    let decision = actions::orchestration_decision(
+                        &work.instance,
+                        &work.execution_id,
+                        &r,
+                        self.inner.settings.max_actions_per_turn,
+                    );
                     if ends_execution(&decision) {
                         self.inner
                             .past

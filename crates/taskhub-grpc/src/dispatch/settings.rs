@@ -41,6 +41,24 @@ pub struct DispatcherSettings {
     /// instances' go first past this; 0 keeps none and encodes every turn's history whole).
     /// Default 64 MiB.
     pub history_cache_bytes: usize,
+    /// The most work items (health pings included) that may wait unread on one worker's
+    /// stream: a worker whose stream holds this many gets nothing more until it reads,
+    /// whatever capacity it declared (its items go to other workers meanwhile). Default 1,000.
+    pub stream_queue_items: usize,
+    /// The most bytes of work items that may wait unread on one worker's stream (one item of
+    /// any size still goes to a stream with nothing unread). Default 16 MiB.
+    pub stream_queue_bytes: usize,
+    /// How long a worker's stream may leave work items unread before it is closed
+    /// (`UNAVAILABLE`) and the items it holds go to other workers at once. A live SDK reads
+    /// its stream all the time (it buffers work itself), so this only catches a worker that
+    /// stopped reading. Default 60 seconds: less than the turn timeout, so a stalled stream
+    /// is closed before its items time out and are tried again.
+    pub stream_read_timeout: Duration,
+    /// The most actions one orchestration turn may answer with: past it the answer is not
+    /// taken and the execution fails (`InvalidOrchestratorAction`, naming the cap), so one
+    /// answer cannot make the runtime record and send an unbounded amount. Default 10,000 (a
+    /// fan-out of thousands of activities in one turn is normal).
+    pub max_actions_per_turn: usize,
 }
 
 impl Default for DispatcherSettings {
@@ -56,6 +74,20 @@ impl Default for DispatcherSettings {
             health_ping_interval: Duration::from_secs(30),
             give_back_limit: 5,
             history_cache_bytes: 64 * 1024 * 1024,
+            stream_queue_items: 1_000,
+            stream_queue_bytes: 16 * 1024 * 1024,
+            stream_read_timeout: Duration::from_secs(60),
+            max_actions_per_turn: 10_000,
+        }
+    }
+}
+
+impl DispatcherSettings {
+    /// The bounds of a worker's stream queue.
+    pub(crate) fn stream_bounds(&self) -> super::queue::Bounds {
+        super::queue::Bounds {
+            items: self.stream_queue_items.max(1),
+            bytes: self.stream_queue_bytes.max(1),
         }
     }
 }

@@ -1,14 +1,18 @@
 //! The dispatcher's bookkeeping, behind one lock: the connected workers with their declared
 //! capacity, the work items waiting for a worker, and the items out under a completion token.
 //! Synchronous and clock-free (times are passed in), so every rule here is a plain function
-//! call: hand out only up to a worker's capacity, a fresh token per hand-out, put an item back
-//! at the front of its queue when its worker abandons it or goes away.
+//! call: hand out only up to a worker's capacity and while its stream queue has room, a fresh
+//! token per hand-out (naming the stream it went to), put an item back at the front of its
+//! queue when its worker abandons it or goes away, close a stream that stopped reading.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 use tonic::Status;
+
+use super::queue::{Bounds, StreamQueue};
 
 use crate::proto::{
     work_item, ActivityResponse, EntityBatchResult, OrchestratorResponse, WorkItem,
@@ -61,8 +65,8 @@ pub(crate) enum Reply {
     GivenUp(String),
 }
 
-/// The sending half of a connected worker's stream.
-pub(crate) type WorkerTx = mpsc::UnboundedSender<Result<OutgoingWorkItem, Status>>;
+/// A connected worker's stream queue (the dispatcher fills it, the stream reads it).
+pub(crate) type WorkerTx = Arc<StreamQueue>;
 
 /// What an item sends: its request, and for a turn the past events already encoded.
 #[derive(Debug, Clone)]
@@ -160,6 +164,9 @@ pub(crate) enum Standing {
 pub(crate) enum TokenError {
     /// No item is out under the token.
     Unknown,
+    /// The token was issued on this worker stream, which has been closed since (it
+    /// disconnected, or stopped reading): its items went to other workers.
+    StreamClosed(u64),
     /// The item under the token is of the other kind.
     WrongKind(Kind),
 }
@@ -183,6 +190,8 @@ pub(crate) struct State {
     cursor: u64,
     /// After this many give-backs an item is answered [`Reply::GivenUp`].
     give_back_limit: u32,
+    /// The bounds of each worker's stream queue.
+    bounds: Bounds,
     /// Items waiting or out now, per kind.
     open: [usize; KINDS],
     /// The most items waiting or out at once, per kind, since the start (for benchmarks).
@@ -205,6 +214,10 @@ impl State {
             no_worker_since: Some(now),
             cursor: 0,
             give_back_limit: 5,
+            bounds: Bounds {
+                items: usize::MAX,
+                bytes: usize::MAX,
+            },
             open: [0; KINDS],
             peak: [0; KINDS],
             closed: false,
@@ -214,6 +227,11 @@ impl State {
     /// Gives up on an item after `limit` give-backs (at least 1; default 5).
     pub(crate) fn set_give_back_limit(&mut self, limit: u32) {
         self.give_back_limit = limit.max(1);
+    }
+
+    /// Bounds each worker's stream queue (default: unbounded).
+    pub(crate) fn set_stream_bounds(&mut self, bounds: Bounds) {
+        self.bounds = bounds;
     }
 
     /// [`submit_once`](Self::submit_once) with a copy of `request` for every hand-out.
@@ -318,9 +336,10 @@ impl State {
     /// A worker's stream ended: the items it held go back to the front of their queues and
     /// to the other workers at once.
     pub(crate) fn disconnect(&mut self, worker: u64, now: Duration) {
-        if self.workers.remove(&worker).is_none() {
+        let Some(gone) = self.workers.remove(&worker) else {
             return;
-        }
+        };
+        gone.tx.close(None);
         self.requeue_held_by(worker, now);
         if self.workers.is_empty() {
             self.no_worker_since = Some(now);
@@ -337,7 +356,7 @@ impl State {
         now: Duration,
     ) -> Result<oneshot::Sender<Reply>, TokenError> {
         let id = self.item_of(token, kind)?;
-        let item = self.remove(id).ok_or(TokenError::Unknown)?;
+        let item = self.remove(id, None).ok_or(TokenError::Unknown)?;
         self.dispatch(now, None);
         item.reply.ok_or(TokenError::Unknown)
     }
@@ -352,7 +371,7 @@ impl State {
         now: Duration,
     ) -> Result<(), TokenError> {
         let id = self.item_of(token, kind)?;
-        let worker = self.release(id);
+        let worker = self.release(id, Some(now));
         self.give_back(id, "abandoned by its SDK worker", now);
         self.dispatch(now, worker);
         Ok(())
@@ -369,7 +388,7 @@ impl State {
         item.queued_at = now;
         let (kind, n) = (item.kind, item.give_backs);
         if n >= limit {
-            if let Some(mut item) = self.remove(id) {
+            if let Some(mut item) = self.remove(id, None) {
                 if let Some(tx) = item.reply.take() {
                     let _ = tx.send(Reply::GivenUp(format!(
                         "{why}, given back {n} times (the limit)"
@@ -384,7 +403,7 @@ impl State {
     /// The executor call of `id` gave up on it (its future was dropped, or it timed out): it
     /// is not handed out any more, and a completion under its token is refused.
     pub(crate) fn withdraw(&mut self, id: u64, now: Duration) {
-        if self.remove(id).is_some() {
+        if self.remove(id, Some(now)).is_some() {
             self.dispatch(now, None);
         }
     }
@@ -402,21 +421,83 @@ impl State {
         }
     }
 
-    /// A health ping to `worker`; false if it is gone.
-    pub(crate) fn ping(&self, worker: u64) -> bool {
+    /// A health ping to `worker` (unless items wait unread on its stream: they say as much);
+    /// false if it is gone.
+    pub(crate) fn ping(&self, worker: u64, now: Duration) -> bool {
         self.workers.get(&worker).is_some_and(|w| {
-            w.tx.send(Ok(OutgoingWorkItem::from(WorkItem {
-                request: Some(work_item::Request::HealthPing(crate::proto::HealthPing {})),
-                completion_token: String::new(),
-            })))
+            if w.tx.unread().0 > 0 {
+                return true;
+            }
+            w.tx.push(
+                OutgoingWorkItem::from(WorkItem {
+                    request: Some(work_item::Request::HealthPing(crate::proto::HealthPing {})),
+                    completion_token: String::new(),
+                }),
+                None,
+                now,
+            )
             .is_ok()
         })
+    }
+
+    /// Closes `worker`'s stream if it has left items unread for `timeout` or longer: the
+    /// items it holds go to the other workers at once. True if it was closed (or is gone).
+    pub(crate) fn close_if_stalled(
+        &mut self,
+        worker: u64,
+        timeout: Duration,
+        now: Duration,
+    ) -> bool {
+        let Some(w) = self.workers.get(&worker) else {
+            return true;
+        };
+        let (unread, since) = w.tx.unread();
+        let Some(since) = since.filter(|s| now.saturating_sub(*s) >= timeout) else {
+            return false;
+        };
+        tracing::warn!(
+            worker,
+            unread,
+            seconds = timeout.as_secs(),
+            "an SDK worker's stream read nothing for the stream read timeout; closing it"
+        );
+        if let Some(gone) = self.workers.remove(&worker) {
+            gone.tx.close(Some(Status::unavailable(format!(
+                "GetWorkItems: this stream left {unread} work items unread for {}s (the stream \
+                 read timeout, grpc_stream_read_timeout; unread since {}s ago); it is closed \
+                 and its work items went to other workers: reconnect and read the stream",
+                timeout.as_secs(),
+                now.saturating_sub(since).as_secs()
+            ))));
+        }
+        self.requeue_held_by(worker, now);
+        if self.workers.is_empty() {
+            self.no_worker_since = Some(now);
+        }
+        self.dispatch(now, None);
+        true
+    }
+
+    /// How many items wait unread on each worker's stream.
+    pub(crate) fn unread(&self) -> Vec<(u64, usize)> {
+        self.workers
+            .iter()
+            .map(|(id, w)| (*id, w.tx.unread().0))
+            .collect()
+    }
+
+    /// A worker's stream read an item from a full queue: hand it more.
+    pub(crate) fn made_room(&mut self, now: Duration) {
+        self.dispatch(now, None);
     }
 
     /// Ends every worker's stream and every waiting executor call (their answer channels
     /// close); nothing is handed out any more.
     pub(crate) fn close(&mut self) {
         self.closed = true;
+        for w in self.workers.values() {
+            w.tx.close(None);
+        }
         self.workers.clear();
         self.items.clear();
         self.tokens.clear();
@@ -456,17 +537,40 @@ impl State {
         }
     }
 
+    /// The item out under `token`: only while the stream the token was issued on holds it.
     fn item_of(&self, token: &str, kind: Kind) -> Result<u64, TokenError> {
-        let id = *self.tokens.get(token).ok_or(TokenError::Unknown)?;
+        let Some(&id) = self.tokens.get(token) else {
+            return Err(match self.stream_of(token) {
+                Some(w) if !self.workers.contains_key(&w) => TokenError::StreamClosed(w),
+                _ => TokenError::Unknown,
+            });
+        };
         match self.items.get(&id) {
-            Some(item) if item.kind == kind => Ok(id),
-            Some(item) => Err(TokenError::WrongKind(item.kind)),
-            None => Err(TokenError::Unknown),
+            Some(item) if item.holder.as_ref().is_some_and(|h| h.token == token) => {
+                if item.kind == kind {
+                    Ok(id)
+                } else {
+                    Err(TokenError::WrongKind(item.kind))
+                }
+            }
+            _ => Err(TokenError::Unknown),
         }
     }
 
+    /// The stream a token of this dispatcher was issued on (`PREFIX-STREAM-N`).
+    fn stream_of(&self, token: &str) -> Option<u64> {
+        let rest = token
+            .strip_prefix(self.token_prefix.as_str())?
+            .strip_prefix('-')?;
+        let (stream, n) = rest.split_once('-')?;
+        n.parse::<u64>().ok()?;
+        stream.parse().ok()
+    }
+
     /// Takes item `id` from its holder (who gets room back); returns the holder.
-    fn release(&mut self, id: u64) -> Option<u64> {
+    /// `unread_at`: the time, if the item may still be unread on its stream (it was not
+    /// answered): it is taken out of the stream's queue.
+    fn release(&mut self, id: u64, unread_at: Option<Duration>) -> Option<u64> {
         let item = self.items.get_mut(&id)?;
         let held = item.holder.take()?;
         self.tokens.remove(&held.token);
@@ -475,15 +579,20 @@ impl State {
             if let Some(n) = w.held.get_mut(slot) {
                 *n = n.saturating_sub(1);
             }
+            // Taken back unread (timed out, withdrawn, abandoned): it leaves the stream, so
+            // a later hand-out never queues it twice there.
+            if let Some(now) = unread_at {
+                w.tx.remove(id, now);
+            }
         }
         Some(held.worker)
     }
 
-    /// Removes item `id` wherever it is.
-    fn remove(&mut self, id: u64) -> Option<Item> {
+    /// Removes item `id` wherever it is (`unread_at`: see [`release`](Self::release)).
+    fn remove(&mut self, id: u64, unread_at: Option<Duration>) -> Option<Item> {
         // An item out at a worker is in no queue: only a waiting one needs the (linear) search.
         let waiting = self.items.get(&id).is_some_and(|i| i.holder.is_none());
-        self.release(id);
+        self.release(id, unread_at);
         let item = self.items.remove(&id)?;
         if let Some(open) = self.open.get_mut(item.kind.index()) {
             *open = open.saturating_sub(1);
@@ -532,8 +641,11 @@ impl State {
 
     fn worker_with_room(&mut self, kind: Kind, avoid: Option<u64>) -> Option<u64> {
         let slot = kind.index();
+        let bounds = self.bounds;
+        // Room in its declared capacity, and in its stream queue.
         let has_room = |w: &Worker| {
             w.held.get(slot).copied().unwrap_or(0) < w.capacity.get(slot).copied().unwrap_or(0)
+                && w.tx.has_room(bounds)
         };
         let order = self
             .workers
@@ -558,7 +670,8 @@ impl State {
     }
 
     fn hand_out(&mut self, id: u64, worker: u64, now: Duration) -> bool {
-        let token = format!("{}-{}", self.token_prefix, self.next_token);
+        // The token names the stream it is issued on (see `item_of`).
+        let token = format!("{}-{worker}-{}", self.token_prefix, self.next_token);
         self.next_token += 1;
         let Some(item) = self.items.get_mut(&id) else {
             return true;
@@ -567,22 +680,26 @@ impl State {
             return false;
         };
         let Outgoing { request, past } = item.source.take();
-        let sent = w.tx.send(Ok(OutgoingWorkItem {
-            item: WorkItem {
-                request: Some(request),
-                completion_token: token.clone(),
+        let sent = w.tx.push(
+            OutgoingWorkItem {
+                item: WorkItem {
+                    request: Some(request),
+                    completion_token: token.clone(),
+                },
+                past,
             },
-            past,
-        }));
+            Some(id),
+            now,
+        );
         if let Err(unsent) = sent {
-            if let Ok(OutgoingWorkItem {
+            if let OutgoingWorkItem {
                 item:
                     WorkItem {
                         request: Some(request),
                         ..
                     },
                 past,
-            }) = unsent.0
+            } = *unsent
             {
                 // Not sent: the next hand-out sends it.
                 item.source.pending = Some(Outgoing { request, past });
@@ -603,7 +720,8 @@ impl State {
 
     /// Like [`disconnect`](Self::disconnect) without dispatching (the caller is).
     fn disconnect_quietly(&mut self, worker: u64, now: Duration) {
-        if self.workers.remove(&worker).is_some() {
+        if let Some(gone) = self.workers.remove(&worker) {
+            gone.tx.close(None);
             self.requeue_held_by(worker, now);
             if self.workers.is_empty() {
                 self.no_worker_since = Some(now);

@@ -3,7 +3,34 @@
 use super::*;
 use crate::proto::ActivityRequest;
 
-type Rx = mpsc::UnboundedReceiver<Result<OutgoingWorkItem, Status>>;
+/// A worker's stream as the tests read it; dropping it closes its queue (the stream is gone).
+struct Rx(Arc<StreamQueue>);
+
+impl Rx {
+    fn new() -> (WorkerTx, Self) {
+        let q = Arc::new(StreamQueue::default());
+        (Arc::clone(&q), Self(q))
+    }
+
+    /// The next unread item: `Err` if there is none or the stream ended.
+    fn try_recv(&mut self) -> Result<Result<OutgoingWorkItem, Status>, ()> {
+        let bounds = Bounds {
+            items: usize::MAX,
+            bytes: usize::MAX,
+        };
+        let mut cx = std::task::Context::from_waker(futures_util::task::noop_waker_ref());
+        match self.0.poll_read(&mut cx, bounds, T0) {
+            std::task::Poll::Ready(r) => r.next.ok_or(()),
+            std::task::Poll::Pending => Err(()),
+        }
+    }
+}
+
+impl Drop for Rx {
+    fn drop(&mut self) {
+        self.0.close(None);
+    }
+}
 
 const T0: Duration = Duration::from_secs(1);
 
@@ -15,7 +42,7 @@ fn activity(name: &str) -> work_item::Request {
 }
 
 fn worker(state: &mut State, capacity: [usize; 2]) -> (u64, Rx) {
-    let (tx, rx) = mpsc::unbounded_channel();
+    let (tx, rx) = Rx::new();
     (state.connect(tx, capacity, T0).unwrap(), rx)
 }
 
@@ -105,10 +132,10 @@ fn a_disconnected_workers_items_go_to_another_worker_at_once_oldest_first() {
     let second = received(&mut rx2);
     assert_eq!(names(&second), ["a", "b"]);
     assert_eq!(s.held(w2), [0, 2]);
-    // The old tokens are refused; the new ones work.
+    // The old tokens are refused, naming the closed stream; the new ones work.
     assert_eq!(
         s.complete(&first[0].1, Kind::Activity, T0).unwrap_err(),
-        TokenError::Unknown
+        TokenError::StreamClosed(w1)
     );
     s.complete(&second[0].1, Kind::Activity, T0).unwrap();
 }
@@ -159,7 +186,7 @@ fn standing_tells_queued_with_no_worker_from_held() {
             idle_since: Some(T0)
         }
     );
-    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (tx, mut rx) = Rx::new();
     let later = T0 * 3;
     let w = s.connect(tx, [1, 1], later).unwrap();
     assert_eq!(s.standing(a), Standing::Held { since: later });
@@ -231,7 +258,7 @@ fn entity_item() -> work_item::Request {
 #[test]
 fn entity_batches_have_their_own_capacity_and_tokens() {
     let mut s = State::new(T0);
-    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (tx, mut rx) = Rx::new();
     let w = s.connect_all(tx, [1, 1, 2], T0).unwrap();
     let mut replies = Vec::new();
     for _ in 0..3 {
@@ -285,7 +312,11 @@ fn a_request_is_built_once_and_again_only_after_a_give_back() {
     let (tx, _ra) = oneshot::channel();
     s.submit_once(Kind::Activity, activity("a").into(), rebuild, tx, T0)
         .unwrap();
-    assert_eq!(s.connected(), 0, "the worker with no stream was dropped");
+    assert_eq!(
+        s.connected(),
+        1,
+        "dropped when its stream's drop disconnects it"
+    );
     assert_eq!(rebuilt.load(Ordering::SeqCst), 0);
     // The first hand-out that reaches a worker moves the request built by the call.
     let (w1, mut rx1) = worker(&mut s, [5, 5]);
@@ -298,4 +329,103 @@ fn a_request_is_built_once_and_again_only_after_a_give_back() {
     s.abandon(&first[0].1, Kind::Activity, T0).unwrap();
     assert_eq!(names(&received(&mut rx2)), ["a"]);
     assert_eq!(rebuilt.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn an_item_taken_back_unread_is_never_queued_twice_on_one_stream() {
+    let mut s = State::new(T0);
+    let (w, mut rx) = worker(&mut s, [5, 5]);
+    // Out at the worker, unread; then it times out (its call withdraws it) and the runtime
+    // tries again with a new item, which goes to the same worker.
+    let (a, _ra) = submit(&mut s, "a");
+    s.withdraw(a, T0 * 2);
+    let (_again, _rb) = submit(&mut s, "a");
+    assert_eq!(s.unread(), [(w, 1)], "one copy on the stream, not two");
+    assert_eq!(names(&received(&mut rx)), ["a"]);
+}
+
+#[test]
+fn a_full_stream_queue_gets_nothing_more_until_its_stream_reads() {
+    let mut s = State::new(T0);
+    s.set_stream_bounds(Bounds {
+        items: 2,
+        bytes: usize::MAX,
+    });
+    let (w, rx) = worker(&mut s, [10, 10]);
+    let _items: Vec<_> = ["a", "b", "c"].iter().map(|n| submit(&mut s, n)).collect();
+    assert_eq!(s.unread(), [(w, 2)]);
+    assert_eq!(
+        s.held(w),
+        [0, 2],
+        "c waits although the worker declared room for 10"
+    );
+    // The stream reads one from the full queue: the dispatcher is told, and c goes out.
+    let mut cx = std::task::Context::from_waker(futures_util::task::noop_waker_ref());
+    let bounds = Bounds {
+        items: 2,
+        bytes: usize::MAX,
+    };
+    let std::task::Poll::Ready(read) = rx.0.poll_read(&mut cx, bounds, T0) else {
+        panic!("an item is queued")
+    };
+    assert!(read.made_room);
+    s.made_room(T0);
+    assert_eq!(s.held(w), [0, 3]);
+    assert_eq!(s.unread(), [(w, 2)]);
+}
+
+#[test]
+fn a_stalled_stream_is_closed_and_its_items_go_to_another_worker_at_once() {
+    let mut s = State::new(T0);
+    let timeout = Duration::from_secs(60);
+    let (stalled, _never_read) = worker(&mut s, [5, 5]);
+    let (_a, _ra) = submit(&mut s, "a");
+    let (_b, _rb) = submit(&mut s, "b");
+    let (reader, mut rx) = worker(&mut s, [5, 5]);
+    assert_eq!(s.unread(), [(stalled, 2), (reader, 0)]);
+    // The stalled stream's tokens, as a late answer would send them.
+    let old_tokens: Vec<String> = s.tokens.keys().cloned().collect();
+    assert!(!s.close_if_stalled(stalled, timeout, T0 + timeout - Duration::from_millis(1)));
+    assert!(s.close_if_stalled(stalled, timeout, T0 + timeout));
+    assert_eq!(s.connected(), 1);
+    let got = received(&mut rx);
+    assert_eq!(
+        names(&got),
+        ["a", "b"],
+        "taken over by the reading worker at once"
+    );
+    // A late answer under the closed stream's token is refused, naming the stream; the
+    // taker's answer completes the item, once.
+    for t in &old_tokens {
+        assert_eq!(
+            s.complete(t, Kind::Activity, T0).unwrap_err(),
+            TokenError::StreamClosed(stalled)
+        );
+    }
+    s.complete(&got[0].1, Kind::Activity, T0).unwrap();
+    assert_eq!(
+        s.complete(&got[0].1, Kind::Activity, T0).unwrap_err(),
+        TokenError::Unknown
+    );
+}
+
+#[test]
+fn a_token_names_its_stream_and_a_forged_one_is_unknown() {
+    let mut s = State::new(T0);
+    let (w, mut rx) = worker(&mut s, [5, 5]);
+    let (_a, _ra) = submit(&mut s, "a");
+    let got = received(&mut rx);
+    assert_eq!(s.stream_of(&got[0].1), Some(w));
+    assert_eq!(s.stream_of("someone-else-1-2"), None);
+    let forged = format!("{}-{w}-999", s.token_prefix);
+    assert_eq!(
+        s.complete(&forged, Kind::Activity, T0).unwrap_err(),
+        TokenError::Unknown,
+        "the stream is open: an unknown token is just unknown"
+    );
+    let other_stream = format!("{}-77-0", s.token_prefix);
+    assert_eq!(
+        s.complete(&other_stream, Kind::Activity, T0).unwrap_err(),
+        TokenError::StreamClosed(77)
+    );
 }

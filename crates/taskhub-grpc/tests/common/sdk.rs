@@ -191,9 +191,18 @@ impl SdkServer {
 
     /// As [`start`](Self::start), with what `registry` names running in Rust.
     pub async fn start_with(backend: Backend, registry: taskhub::Registry) -> Self {
+        Self::start_with_settings(backend, registry, DispatcherSettings::default()).await
+    }
+
+    /// As [`start_with`](Self::start_with), with the dispatcher's `settings`.
+    pub async fn start_with_settings(
+        backend: Backend,
+        registry: taskhub::Registry,
+        settings: DispatcherSettings,
+    ) -> Self {
         let dir = TempDir::new("grpc-sdk");
         let hub = open_hub(backend, &dir).await;
-        let dispatcher = Dispatcher::new(Arc::clone(hub.clock()), DispatcherSettings::default());
+        let dispatcher = Dispatcher::new(Arc::clone(hub.clock()), settings);
         let worker =
             taskhub::Worker::start_with_executor(&hub, registry, Arc::new(dispatcher.clone()))
                 .await
@@ -224,6 +233,21 @@ impl SdkServer {
         Client::connect(format!("http://{}", self.addr))
             .await
             .unwrap()
+    }
+
+    /// A fake SDK worker declaring room for `orchestrations` and `activities` items.
+    pub async fn worker(&self, orchestrations: i32, activities: i32) -> FakeWorker {
+        let mut client = self.client().await;
+        let stream = client
+            .get_work_items(GetWorkItemsRequest {
+                max_concurrent_orchestration_work_items: orchestrations,
+                max_concurrent_activity_work_items: activities,
+                ..GetWorkItemsRequest::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        FakeWorker { client, stream }
     }
 
     pub async fn stop(mut self) {

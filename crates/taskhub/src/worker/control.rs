@@ -10,12 +10,13 @@ use std::time::Duration;
 use taskhub_core::InstanceId;
 use taskhub_storage::QueueName;
 use tokio::sync::watch;
-use tracing::warn;
+use tracing::{debug, warn};
 
 use super::backoff::{seed_for, PollBackoff};
 use super::delivery::{BufferSlot, Delivery, InFlightSlot, OrphanGuard};
 use super::poll::{Interrupt, Poller};
-use super::{poison, session, Shared};
+use super::sessions::Handed;
+use super::{poison, session, turn, Shared};
 use crate::codec::{self, DecodeError};
 
 /// The lease a poller works under.
@@ -185,14 +186,33 @@ async fn stopped(stop: &mut watch::Receiver<bool>, lease: &mut watch::Receiver<b
     Interrupt::Recheck
 }
 
-/// Gives a batch to the instance's running session, or starts one.
+/// Gives a batch to the instance's running session, or starts one. What is over the
+/// instance's share while it waits on a remote executor goes back to its queue (see
+/// [`sessions`](super::sessions)).
 pub(crate) fn dispatch(shared: &Arc<Shared>, instance: InstanceId, batch: Vec<Delivery>) {
-    let Some((batch, inbox)) = shared.sessions.hand(&instance, batch) else {
-        return;
-    };
-    shared
-        .lifecycle
-        .spawn(session::run(shared.clone(), instance, batch, inbox));
+    let now = shared.hub.clock().monotonic();
+    match shared.sessions.hand(&instance, batch, now) {
+        Handed::Start(batch, inbox) => {
+            shared
+                .lifecycle
+                .spawn(session::run(shared.clone(), instance, batch, inbox));
+        }
+        Handed::Joined { over, delay } => {
+            if !over.is_empty() {
+                debug!(
+                    %instance,
+                    messages = over.len(),
+                    delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                    "over the instance's share of the buffer while it waits on the executor; \
+                     back to its queue"
+                );
+                let s = shared.clone();
+                shared.lifecycle.spawn(async move {
+                    turn::give_back(&s, &over, delay).await;
+                });
+            }
+        }
+    }
 }
 
 #[cfg(test)]

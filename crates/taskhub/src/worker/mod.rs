@@ -236,7 +236,10 @@ impl Worker {
             slots: slots::Slots::new(&settings),
             lifecycle: lifecycle::Lifecycle::new(stop_rx),
             watches: watches::Watches::new(hub.clock().clone(), &settings),
-            sessions: sessions::Sessions::new(settings.max_extended_sessions),
+            sessions: sessions::Sessions::new(
+                settings.max_extended_sessions,
+                sessions::instance_share(settings.control_queue_buffer_threshold),
+            ),
             doorbell: doorbell::Doorbell::default(),
         });
         let leases = partitions::start_leases(&shared).await;

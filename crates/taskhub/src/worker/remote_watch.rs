@@ -4,6 +4,7 @@
 
 use std::future::Future;
 
+use taskhub_core::InstanceId;
 use taskhub_storage::LeaseFence;
 use tokio::sync::{watch, Semaphore};
 
@@ -21,8 +22,12 @@ pub(crate) enum Cut {
 /// Runs `work` until it answers, or until the lease `fence` ends or the worker stops: then
 /// `work` is dropped at once (withdrawing what it handed out). With `slots`, one permit of it
 /// (the caller holds one) is lent to others for the wait and taken back after it.
+///
+/// Meanwhile the session of `instance` is marked as waiting on the executor, so the messages
+/// that come for it are held to its share of the buffer (see [`sessions`](super::sessions)).
 pub(crate) async fn until_cut<T>(
     shared: &Shared,
+    instance: &InstanceId,
     fence: LeaseFence,
     slots: Option<&Semaphore>,
     work: impl Future<Output = T>,
@@ -30,6 +35,7 @@ pub(crate) async fn until_cut<T>(
     let Some(mut lease) = watch_lease(shared, fence) else {
         return Err(Cut::LeaseEnded);
     };
+    let _waiting = RemoteWait::new(shared, instance);
     let mut stop = shared.lifecycle.stop.clone();
     if let Some(s) = slots {
         s.add_permits(1);
@@ -46,6 +52,26 @@ pub(crate) async fn until_cut<T>(
         }
     }
     outcome
+}
+
+/// Marks a session as waiting on the executor while it lives.
+struct RemoteWait<'a> {
+    shared: &'a Shared,
+    instance: &'a InstanceId,
+}
+
+impl<'a> RemoteWait<'a> {
+    fn new(shared: &'a Shared, instance: &'a InstanceId) -> Self {
+        let now = shared.hub.clock().monotonic();
+        shared.sessions.remote_wait(instance, Some(now));
+        Self { shared, instance }
+    }
+}
+
+impl Drop for RemoteWait<'_> {
+    fn drop(&mut self) {
+        self.shared.sessions.remote_wait(self.instance, None);
+    }
 }
 
 /// A receiver that turns true (or closes) when the partition's processing under `fence`'s

@@ -454,7 +454,15 @@ async fn ask(
             () = clock.sleep(left) => Err(ExecutorError::TimedOut { what, seconds }),
         }
     };
-    match until_cut(shared, fence, Some(&shared.slots.orchestrations), asked).await {
+    match until_cut(
+        shared,
+        entity.instance_id(),
+        fence,
+        Some(&shared.slots.orchestrations),
+        asked,
+    )
+    .await
+    {
         Ok(Ok(answer)) => Ok(answer),
         Ok(Err(e)) => Err(Undecided::Failed(e)),
         Err(cut) => Err(Undecided::Cut(cut)),

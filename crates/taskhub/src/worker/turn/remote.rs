@@ -100,7 +100,15 @@ pub(super) async fn decide(
             }),
         }
     };
-    match until_cut(shared, fence, Some(&shared.slots.orchestrations), asked).await {
+    match until_cut(
+        shared,
+        instance,
+        fence,
+        Some(&shared.slots.orchestrations),
+        asked,
+    )
+    .await
+    {
         Ok(Ok(decision)) => Ok(session.finish_turn(pending, decision)),
         Ok(Err(e)) => Err(Undecided::Failed(e)),
         Err(cut) => Err(Undecided::Cut(cut)),

@@ -1,0 +1,157 @@
+//! Backpressure to SDK workers (issue 33): a worker that opens `GetWorkItems` with a large
+//! capacity and never reads is closed after `stream_read_timeout` and its work is taken over
+//! at once by a reading worker; the stalled stream's late answers are refused naming the
+//! stream, and every item is completed once. Time goes through a manual clock.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code"
+)]
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::sdk::{first_turn, DispatchServer};
+use taskhub::executor::{OrchestrationWork, RemoteExecutor};
+use taskhub::{EventKind, Payload, Timestamp};
+use taskhub_grpc::proto::{work_item, OrchestratorResponse};
+use taskhub_grpc::DispatcherSettings;
+use taskhub_storage::ManualClock;
+use taskhub_test_support::wait::until;
+use tonic::Code;
+
+/// A first turn whose input is `kib` KiB: a few of them fill the HTTP/2 windows of a client
+/// that does not read (hyper's client: 2 MiB a stream) and the server's send buffer; the rest
+/// stay in the dispatcher's stream queue.
+fn large_turn(id: &str, kib: usize) -> OrchestrationWork {
+    let mut work = first_turn(id, "Big");
+    let text = format!("\"{}\"", "x".repeat(kib * 1024));
+    for e in &mut work.new {
+        if let EventKind::ExecutionStarted { input, .. } = &mut e.event {
+            *input = Payload::from_json(&text).unwrap();
+        }
+    }
+    work
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_that_never_reads_is_closed_and_a_reading_worker_takes_its_work_over() {
+    let clock = ManualClock::new(Timestamp::from_millis(1_700_000_000_000));
+    let mut settings = DispatcherSettings::default();
+    settings.stream_read_timeout = Duration::from_secs(10);
+    let server = DispatchServer::start(Arc::new(clock.clone()), settings).await;
+    let mut stalled = server.worker(1_000, 1_000).await;
+    let calls: Vec<_> = (0..8)
+        .map(|n| {
+            let d = server.dispatcher.clone();
+            tokio::spawn(async move { d.orchestrate(large_turn(&format!("o{n}"), 1024)).await })
+        })
+        .collect();
+    // All eight go to the only worker, which reads none: some wait unread in its queue.
+    let d = server.dispatcher.clone();
+    until(
+        "items unread on the stalled stream",
+        || d.unread_items().iter().any(|(_, n)| *n > 0),
+        || d.unread_items(),
+    )
+    .await;
+    let mut reader = server.worker(1_000, 1_000).await;
+    reader.expect_none().await;
+
+    clock.advance(Duration::from_secs(11));
+    let mut tokens = Vec::new();
+    for _ in 0..8 {
+        let item = reader.expect().await;
+        assert!(matches!(
+            item.request,
+            Some(work_item::Request::OrchestratorRequest(_))
+        ));
+        tokens.push(item.completion_token);
+    }
+    assert_eq!(
+        server.dispatcher.connected_workers(),
+        1,
+        "the stalled one is gone"
+    );
+
+    // What reached the stalled client before its stream was closed, then the reason.
+    let mut late = Vec::new();
+    let closed = loop {
+        match tokio::time::timeout(Duration::from_secs(10), stalled.stream.message())
+            .await
+            .expect("the stalled stream ends")
+        {
+            Ok(Some(item)) => late.push(item.completion_token),
+            Ok(None) => panic!("the stream ends with a status naming the timeout"),
+            Err(status) => break status,
+        }
+    };
+    assert_eq!(closed.code(), Code::Unavailable);
+    assert!(
+        closed.message().contains("grpc_stream_read_timeout"),
+        "{}",
+        closed.message()
+    );
+    // Its late answers are refused, naming the stream the token was issued on.
+    for t in late.iter().filter(|t| !t.is_empty()) {
+        let e = stalled
+            .client
+            .complete_orchestrator_task(OrchestratorResponse {
+                completion_token: t.clone(),
+                ..OrchestratorResponse::default()
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Code::NotFound);
+        assert!(e.message().contains("work-item stream"), "{}", e.message());
+    }
+    // The taker's answers complete every call, once each.
+    for t in &tokens {
+        reader
+            .client
+            .complete_orchestrator_task(OrchestratorResponse {
+                completion_token: t.clone(),
+                ..OrchestratorResponse::default()
+            })
+            .await
+            .unwrap();
+    }
+    for call in calls {
+        tokio::time::timeout(Duration::from_secs(10), call)
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_queue_holds_no_more_than_its_bound_whatever_the_declared_capacity() {
+    let clock = ManualClock::new(Timestamp::from_millis(1_700_000_000_000));
+    let mut settings = DispatcherSettings::default();
+    settings.stream_queue_items = 2;
+    let server = DispatchServer::start(Arc::new(clock.clone()), settings).await;
+    let _stalled = server.worker(1_000, 1_000).await;
+    let _calls: Vec<_> = (0..20)
+        .map(|n| {
+            let d = server.dispatcher.clone();
+            tokio::spawn(async move { d.orchestrate(large_turn(&format!("o{n}"), 1024)).await })
+        })
+        .collect();
+    // Every call has submitted its item (a hand-out happens within the submit).
+    let d = server.dispatcher.clone();
+    until(
+        "all twenty submitted and the queue full",
+        || d.peak_items()[0] == 20 && d.unread_items().iter().any(|(_, n)| *n >= 2),
+        || (d.peak_items(), d.unread_items()),
+    )
+    .await;
+    assert_eq!(
+        server.dispatcher.unread_items(),
+        [(0, 2)],
+        "the declared capacity is 1,000, the queue's bound 2"
+    );
+}
