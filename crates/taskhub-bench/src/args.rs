@@ -134,6 +134,10 @@ pub enum ScenarioArg {
     /// Durable Task gRPC protocol (a stand-in SDK worker in Rust, in a child process): the
     /// gRPC share of the in-process throughput and the server's CPU per work item.
     Grpc,
+    /// Twelve 15 MB starts over the gRPC protocol with no SDK worker connected, then a
+    /// stand-in worker completes them: the process's RSS at idle, while the turns wait, and
+    /// after (what is not given back).
+    LargeStarts,
     /// Every scenario above, in turn (on `azure`: the ones that make sense on an emulator).
     All,
 }
@@ -163,6 +167,7 @@ impl ScenarioArg {
                 Self::Latency,
                 Self::History,
                 Self::Grpc,
+                Self::LargeStarts,
                 // Last: the memory it holds stays in the process (RSS) after it ends.
                 Self::Idle,
             ],

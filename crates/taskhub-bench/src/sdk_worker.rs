@@ -1,7 +1,8 @@
 //! A Rust stand-in for an SDK worker, for the `grpc` scenario: `taskhub-bench sdk-worker ADDR`
 //! (a child process the scenario starts, so the parent's CPU time is the server's alone)
 //! connects to the endpoint's `GetWorkItems`, decides each orchestration turn from its
-//! history as an SDK would (the `Hello5` and `FanOut` workloads of `workloads.rs`), runs the
+//! history as an SDK would (the `Hello5` and `FanOut` workloads of `workloads.rs`, and `Big`
+//! of the `large-starts` scenario, which completes with its input's size), runs the
 //! `Noop` activity, and answers each work item at once, concurrently. The SDK's own speed is
 //! so out of the figure.
 
@@ -117,6 +118,7 @@ fn decide(r: &OrchestratorRequest, token: String) -> OrchestratorResponse {
     let all = || r.past_events.iter().chain(&r.new_events);
     let mut name = String::new();
     let mut input = 0u64;
+    let mut input_bytes = 0u64;
     let mut completed = 0u64;
     let mut sum = 0u64;
     for e in all() {
@@ -124,6 +126,7 @@ fn decide(r: &OrchestratorRequest, token: String) -> OrchestratorResponse {
             Some(E::ExecutionStarted(s)) => {
                 name.clone_from(&s.name);
                 input = s.input.as_deref().and_then(|i| i.parse().ok()).unwrap_or(0);
+                input_bytes = s.input.as_ref().map_or(0, |i| i.len() as u64);
             }
             Some(E::TaskCompleted(c)) => {
                 completed += 1;
@@ -146,6 +149,8 @@ fn decide(r: &OrchestratorRequest, token: String) -> OrchestratorResponse {
         "Hello5" if scheduled == completed => vec![schedule(scheduled, scheduled)],
         "FanOut" if scheduled == 0 => (0..input).map(|i| schedule(i, i)).collect(),
         "FanOut" if completed == input => vec![complete(sum)],
+        // `large-starts`: completes at once with the size of its input.
+        "Big" => vec![complete(input_bytes)],
         _ => Vec::new(),
     };
     OrchestratorResponse {

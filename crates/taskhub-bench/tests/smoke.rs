@@ -41,6 +41,7 @@ fn all_scenarios_emit_json_on_the_memory_backend() {
             "grpc",
             "grpc",
             "grpc",
+            "large-starts",
             "idle"
         ]
     );

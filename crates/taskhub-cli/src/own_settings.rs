@@ -87,10 +87,13 @@ pub struct CliSettings {
     /// The most actions one orchestration turn of an SDK worker may answer with (more: the
     /// execution fails, naming the cap). Default 10000.
     pub grpc_max_actions_per_turn: usize,
+    /// The most MiB of work items that may wait for an SDK worker at once (none connected,
+    /// or all full); past it the runtime gives the work back to its queue. Default 64.
+    pub grpc_waiting_mib: usize,
 }
 
 /// The names of the binary's settings.
-pub const NAMES: [&str; 17] = [
+pub const NAMES: [&str; 18] = [
     "backend",
     "http_token",
     "otlp_endpoint",
@@ -108,6 +111,7 @@ pub const NAMES: [&str; 17] = [
     "grpc_stream_queue_mib",
     "grpc_stream_read_timeout",
     "grpc_max_actions_per_turn",
+    "grpc_waiting_mib",
 ];
 
 impl Default for CliSettings {
@@ -130,6 +134,7 @@ impl Default for CliSettings {
             grpc_stream_queue_mib: DispatcherSettings::default().stream_queue_bytes / MIB,
             grpc_stream_read_timeout: DispatcherSettings::default().stream_read_timeout,
             grpc_max_actions_per_turn: DispatcherSettings::default().max_actions_per_turn,
+            grpc_waiting_mib: DispatcherSettings::default().waiting_bytes / MIB,
         }
     }
 }
@@ -144,6 +149,14 @@ fn positive_count(value: &str) -> Result<usize, String> {
         .ok()
         .filter(|n| *n > 0)
         .ok_or_else(|| format!("expected a whole number of at least 1, got {value:?}"))
+}
+
+/// A positive whole number of MiB whose bytes fit a `usize`.
+fn positive_mib(value: &str) -> Result<usize, String> {
+    positive_count(value)
+        .ok()
+        .filter(|m| m.checked_mul(MIB).is_some())
+        .ok_or_else(|| format!("expected a whole number of MiB of at least 1, got {value:?}"))
 }
 
 /// A positive duration (`30`, `30s`, `5m`, `1h 30m`).
@@ -212,14 +225,8 @@ impl CliSettings {
             }
             "grpc_max_name_bytes" => self.grpc_max_name_bytes = positive_count(value)?,
             "grpc_stream_queue_items" => self.grpc_stream_queue_items = positive_count(value)?,
-            "grpc_stream_queue_mib" => {
-                self.grpc_stream_queue_mib = positive_count(value)
-                    .ok()
-                    .filter(|m| m.checked_mul(MIB).is_some())
-                    .ok_or_else(|| {
-                        format!("expected a whole number of MiB of at least 1, got {value:?}")
-                    })?;
-            }
+            "grpc_stream_queue_mib" => self.grpc_stream_queue_mib = positive_mib(value)?,
+            "grpc_waiting_mib" => self.grpc_waiting_mib = positive_mib(value)?,
             "grpc_stream_read_timeout" => {
                 self.grpc_stream_read_timeout = positive_duration(value)?;
             }
@@ -243,6 +250,7 @@ impl CliSettings {
         d.stream_queue_bytes = self.grpc_stream_queue_mib.saturating_mul(MIB);
         d.stream_read_timeout = self.grpc_stream_read_timeout;
         d.max_actions_per_turn = self.grpc_max_actions_per_turn;
+        d.waiting_bytes = self.grpc_waiting_mib.saturating_mul(MIB);
         d
     }
 
@@ -285,6 +293,7 @@ impl CliSettings {
             "grpc_stream_queue_mib" => self.grpc_stream_queue_mib.to_string(),
             "grpc_stream_read_timeout" => humantime_text(self.grpc_stream_read_timeout),
             "grpc_max_actions_per_turn" => self.grpc_max_actions_per_turn.to_string(),
+            "grpc_waiting_mib" => self.grpc_waiting_mib.to_string(),
             _ => return None,
         })
     }
@@ -370,6 +379,7 @@ mod tests {
             "grpc_stream_queue_items",
             "grpc_stream_queue_mib",
             "grpc_max_actions_per_turn",
+            "grpc_waiting_mib",
         ] {
             assert!(
                 s.set(name, "0").unwrap_err().contains("at least 1"),

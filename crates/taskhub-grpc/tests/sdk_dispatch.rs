@@ -306,6 +306,46 @@ async fn with_no_worker_connected_a_call_answers_unavailable_after_the_wait() {
     w.expect_none().await;
 }
 
+/// The items waiting for a worker hold at most `waiting_bytes`: past it a call answers `Busy`
+/// at once, naming the setting, and holds nothing; a worker that connects gets the ones that
+/// wait, and then there is room again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_the_waiting_budget_a_call_answers_busy_at_once() {
+    let clock = ManualClock::new(Timestamp::from_millis(1_700_000_000_000));
+    let mut s = settings();
+    s.waiting_bytes = 150 * 1024;
+    let server = DispatchServer::start(Arc::new(clock.clone()), s).await;
+    let large = |i: &str| {
+        activity(i, "A")
+            .with_input(Payload::from_json(format!("\"{}\"", "x".repeat(100 * 1024))).unwrap())
+    };
+    let d = server.dispatcher.clone();
+    let first = tokio::spawn(async move { d.run_activity(large("o1")).await });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // 100 KiB wait; another 100 KiB would be over 150 KiB: refused at once.
+    let e = tokio::time::timeout(
+        Duration::from_secs(10),
+        server.dispatcher.run_activity(large("o2")),
+    )
+    .await
+    .expect("answered at once, not after the no-worker wait")
+    .unwrap_err();
+    let ExecutorError::Busy { why, .. } = &e else {
+        panic!("{e:?}");
+    };
+    assert!(why.contains("grpc_waiting_mib"), "{why}");
+    // A worker takes the waiting one; the budget is free again.
+    let mut w = server.worker(2, 2).await;
+    let item = w.expect().await;
+    assert!(!item.completion_token.is_empty());
+    let d = server.dispatcher.clone();
+    let second = tokio::spawn(async move { d.run_activity(large("o3")).await });
+    let again = w.expect().await;
+    assert_ne!(again.completion_token, item.completion_token);
+    first.abort();
+    second.abort();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_connected_worker_gets_health_pings() {
     let clock = ManualClock::new(Timestamp::from_millis(1_700_000_000_000));

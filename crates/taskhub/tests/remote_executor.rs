@@ -1000,3 +1000,79 @@ async fn a_decision_that_never_comes_times_out_before_its_messages_reappear() {
     assert!(stalls.asked.load(Ordering::SeqCst) >= 2);
     worker.shutdown().await;
 }
+
+/// An executor whose backlog is full answers `Busy`: the batch goes back uncounted and is
+/// asked again only after `BUSY_RETRY` (5 s), not after the 1 s of other refusals, so work that
+/// cannot wait is not loaded and refused over and over. On a `ManualClock`.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_busy_executor_is_asked_again_after_five_seconds_uncounted() {
+    use taskhub_storage::memory::MemoryStore;
+    use taskhub_storage::ManualClock;
+    let clock = Arc::new(ManualClock::new(Timestamp::from_millis(1_700_000_000_000)));
+    let store = Arc::new(MemoryStore::new(clock.clone()));
+    let settings = Settings {
+        // Three refusals would dead-letter the start if they were counted.
+        max_dequeue_count: 2,
+        ..common::fast_settings()
+    };
+    let hub = TaskHub::open_with_clock(store, settings, clock.clone())
+        .await
+        .unwrap();
+    let asked = Arc::new(AtomicUsize::new(0));
+    let a = asked.clone();
+    let sdk = Arc::new(the_sdk().interpose(move |w: &OrchestrationWork, _| {
+        (w.name == "Sequence" && a.fetch_add(1, Ordering::SeqCst) < 3).then(|| {
+            Err(ExecutorError::Busy {
+                what: "busy".into(),
+                why: "the backlog is full".into(),
+            })
+        })
+    }));
+    let worker = Worker::start_with_executor(&hub, rust_registry(), sdk)
+        .await
+        .unwrap();
+    let client = hub.client();
+    let i = client.start("Sequence", ()).await.unwrap();
+    let asked_times = |n: usize| {
+        let asked = asked.clone();
+        async move {
+            tokio::time::timeout(Duration::from_secs(10), async {
+                while asked.load(Ordering::SeqCst) < n {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            })
+            .await
+            .is_ok()
+        }
+    };
+    assert!(asked_times(1).await, "the first ask");
+    for n in 2..=3 {
+        clock.advance(Duration::from_secs(4));
+        wait::idle().await;
+        assert_eq!(
+            asked.load(Ordering::SeqCst),
+            n - 1,
+            "not asked again within 4 s"
+        );
+        clock.advance(Duration::from_secs(2));
+        assert!(asked_times(n).await, "asked again after 5 s ({n})");
+    }
+    let status = || async {
+        client
+            .get_status(&i, StatusOptions::default())
+            .await
+            .unwrap()
+            .unwrap()
+            .status()
+    };
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while status().await != OrchestrationStatus::Completed {
+            clock.advance(Duration::from_millis(200));
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("completed once the executor takes it, nothing dead-lettered");
+    assert!(client.list_dead_letters(None, 10).await.unwrap().is_empty());
+    worker.shutdown().await;
+}

@@ -42,56 +42,75 @@ impl Workload {
 }
 
 /// The endpoint and the stand-in SDK worker of a gRPC run.
-struct Remote {
+pub(super) struct Remote {
     dispatcher: Dispatcher,
+    /// Where the endpoint listens (`host:port`).
+    pub(super) addr: String,
     stop: tokio::sync::oneshot::Sender<()>,
     server: tokio::task::JoinHandle<Result<(), taskhub_grpc::GrpcError>>,
-    child: tokio::process::Child,
+    child: Option<tokio::process::Child>,
 }
 
 impl Remote {
+    /// The endpoint with the stand-in connected.
     async fn start(bench: &Bench, dispatcher: Dispatcher) -> anyhow::Result<Self> {
+        let mut remote = Self::serve(bench, dispatcher).await?;
+        remote.connect_worker().await?;
+        Ok(remote)
+    }
+
+    /// The endpoint alone, on a free loopback port (no SDK worker connected yet).
+    pub(super) async fn serve(bench: &Bench, dispatcher: Dispatcher) -> anyhow::Result<Self> {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-        let addr = listener.local_addr()?;
+        let addr = listener.local_addr()?.to_string();
         let config = GrpcConfig::new(bench.hub.clone()).with_workers(Arc::new(dispatcher.clone()));
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let server = tokio::spawn(taskhub_grpc::serve(listener, config, async move {
             let _ = stopped.await;
         }));
+        Ok(Self {
+            dispatcher,
+            addr,
+            stop,
+            server,
+            child: None,
+        })
+    }
+
+    /// Starts the stand-in SDK worker (a child process) and waits until it is connected.
+    pub(super) async fn connect_worker(&mut self) -> anyhow::Result<()> {
         let child = tokio::process::Command::new(std::env::current_exe()?)
             .arg("sdk-worker")
-            .arg(addr.to_string())
+            .arg(&self.addr)
             .stdin(Stdio::null())
             .kill_on_drop(true)
             .spawn()
             .context("cannot start the stand-in SDK worker")?;
+        self.child = Some(child);
         let deadline = Instant::now() + Duration::from_secs(30);
-        while dispatcher.connected_workers() == 0 {
+        while self.dispatcher.connected_workers() == 0 {
             anyhow::ensure!(
                 Instant::now() < deadline,
                 "the stand-in SDK worker did not connect within 30 s"
             );
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        Ok(Self {
-            dispatcher,
-            stop,
-            server,
-            child,
-        })
+        Ok(())
     }
 
     /// The stand-in's CPU time so far.
     fn worker_cpu(&self) -> Option<Duration> {
-        crate::procstats::cpu_time_of(self.child.id()?)
+        crate::procstats::cpu_time_of(self.child.as_ref()?.id()?)
     }
 
-    async fn stop(mut self) {
+    pub(super) async fn stop(mut self) {
         self.dispatcher.close();
         let _ = self.stop.send(());
         let _ = tokio::time::timeout(Duration::from_secs(5), self.server).await;
-        let _ = self.child.start_kill();
-        let _ = self.child.wait().await;
+        if let Some(child) = self.child.as_mut() {
+            let _ = child.start_kill();
+            let _ = child.wait().await;
+        }
     }
 }
 

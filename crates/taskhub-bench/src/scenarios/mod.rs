@@ -8,6 +8,7 @@ mod hello5;
 mod history;
 mod idle;
 mod idle_ops;
+mod large_starts;
 mod latency;
 mod pickup;
 mod sequential;
@@ -46,6 +47,7 @@ pub async fn run(scenario: ScenarioArg, config: &Config) -> anyhow::Result<Vec<R
         ScenarioArg::IdleOps => idle_ops::run(config).await,
         ScenarioArg::Pickup => pickup::run(config).await,
         ScenarioArg::Grpc => grpc::run(config).await,
+        ScenarioArg::LargeStarts => large_starts::run(config).await,
         ScenarioArg::All => Ok(Vec::new()),
     }
 }

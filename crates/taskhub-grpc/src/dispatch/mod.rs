@@ -23,6 +23,11 @@
 //!   (`UNAVAILABLE`) and its items go to the other workers at once; an item taken back
 //!   unread (timed out, withdrawn, abandoned) leaves the queue, so it is never queued twice
 //!   on one stream.
+//! * Memory: the work items waiting for a worker (none connected, or all full) hold at most
+//!   [`DispatcherSettings::waiting_bytes`] (one item of any size when none waits); past it a
+//!   call answers [`ExecutorError::Busy`] at once, and its work goes back to its queue
+//!   instead of holding its history and input here (the runtime tries it again after a few
+//!   seconds).
 //! * A completion token is bound to the stream it was issued on (see `calls`).
 //! * An orchestration turn answered with more than
 //!   [`DispatcherSettings::max_actions_per_turn`] actions fails its execution
@@ -59,7 +64,7 @@ pub use settings::DispatcherSettings;
 
 use crate::proto::work_item::Request;
 use past::PastCache;
-use state::{Kind, Outgoing, Reply, State};
+use state::{Kind, Outgoing, Refused, Reply, State};
 
 /// Hands the runtime's work to connected SDK workers. Cheap to clone; plug the same one into
 /// the runtime (as its [`RemoteExecutor`]) and into the endpoint
@@ -88,6 +93,7 @@ impl Dispatcher {
                     let mut state = State::new(clock.monotonic());
                     state.set_give_back_limit(settings.give_back_limit);
                     state.set_stream_bounds(settings.stream_bounds());
+                    state.set_waiting_limit(settings.waiting_bytes.max(1));
                     state
                 }),
                 past: Arc::new(Mutex::new(PastCache::new(settings.history_cache_bytes))),
@@ -143,14 +149,23 @@ impl Dispatcher {
     ) -> Result<Reply, ExecutorError> {
         let (tx, rx) = tokio::sync::oneshot::channel();
         let now = self.inner.clock.monotonic();
-        let Some(id) = self
+        let submitted = self
             .inner
             .lock()
-            .submit_once(kind, request, rebuild, tx, now)
-        else {
-            return Err(ExecutorError::Unavailable { what: what() });
-        };
-        wait::answer(&self.inner, kind, id, rx, what).await
+            .submit_once(kind, request, rebuild, tx, now);
+        match submitted {
+            Ok(id) => wait::answer(&self.inner, kind, id, rx, what).await,
+            Err(Refused::Closed) => Err(ExecutorError::Unavailable { what: what() }),
+            Err(Refused::Backlog { waiting, limit }) => Err(ExecutorError::Busy {
+                what: what(),
+                why: format!(
+                    "{} KiB of work items already wait for the SDK workers \
+                     (`grpc_waiting_mib`: {} KiB)",
+                    waiting / 1024,
+                    limit / 1024
+                ),
+            }),
+        }
     }
 }
 

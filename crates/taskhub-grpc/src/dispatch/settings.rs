@@ -59,6 +59,13 @@ pub struct DispatcherSettings {
     /// answer cannot make the runtime record and send an unbounded amount. Default 10,000 (a
     /// fan-out of thousands of activities in one turn is normal).
     pub max_actions_per_turn: usize,
+    /// The most bytes of work items (their encoded requests: a turn's history, an activity's
+    /// input) that may wait for an SDK worker at once, when none is connected or all are
+    /// full: past it a new item is not queued but answered `ExecutorError::Unavailable` at
+    /// once, and the runtime gives its work back to its queue to be tried again shortly (one
+    /// item of any size is queued when none waits). Each waiting turn also holds its loaded
+    /// history in the runtime, so this bounds that memory too. Default 64 MiB.
+    pub waiting_bytes: usize,
 }
 
 impl Default for DispatcherSettings {
@@ -78,6 +85,7 @@ impl Default for DispatcherSettings {
             stream_queue_bytes: 16 * 1024 * 1024,
             stream_read_timeout: Duration::from_secs(60),
             max_actions_per_turn: 10_000,
+            waiting_bytes: 64 * 1024 * 1024,
         }
     }
 }

@@ -75,6 +75,16 @@ pub(crate) struct Outgoing {
     pub(crate) past: EncodedEvents,
 }
 
+impl Outgoing {
+    /// About how many bytes it holds (its encoded size): what counts toward the waiting
+    /// budget.
+    pub(crate) fn bytes(&self) -> usize {
+        self.request
+            .encoded_len()
+            .saturating_add(self.past.encoded_bytes())
+    }
+}
+
 impl From<work_item::Request> for Outgoing {
     fn from(request: work_item::Request) -> Self {
         Self {
@@ -139,6 +149,8 @@ struct Item {
     holder: Option<Held>,
     /// How often a worker gave it back (abandoned it, or went away with it).
     give_backs: u32,
+    /// Its size (see [`Outgoing::bytes`]), counted in [`State::waiting_bytes`] while it waits.
+    bytes: usize,
 }
 
 /// Where an item stands, for its waiting executor call.
@@ -157,6 +169,21 @@ pub(crate) enum Standing {
     },
     /// No longer here (answered, withdrawn, expired).
     Gone,
+}
+
+/// Why a work item was not queued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refused {
+    /// The dispatcher is closed (the endpoint is stopping).
+    Closed,
+    /// The items already waiting for a worker hold `waiting` bytes: with this one they would
+    /// be over `limit` (see `DispatcherSettings::waiting_bytes`).
+    Backlog {
+        /// See above.
+        waiting: usize,
+        /// See above.
+        limit: usize,
+    },
 }
 
 /// Why a completion or an abandon was refused.
@@ -192,6 +219,10 @@ pub(crate) struct State {
     give_back_limit: u32,
     /// The bounds of each worker's stream queue.
     bounds: Bounds,
+    /// The bytes of the items waiting in `queues` (not out at a worker).
+    waiting_bytes: usize,
+    /// The most bytes that may wait (one item of any size is taken when none waits).
+    waiting_limit: usize,
     /// Items waiting or out now, per kind.
     open: [usize; KINDS],
     /// The most items waiting or out at once, per kind, since the start (for benchmarks).
@@ -218,6 +249,8 @@ impl State {
                 items: usize::MAX,
                 bytes: usize::MAX,
             },
+            waiting_bytes: 0,
+            waiting_limit: usize::MAX,
             open: [0; KINDS],
             peak: [0; KINDS],
             closed: false,
@@ -234,6 +267,17 @@ impl State {
         self.bounds = bounds;
     }
 
+    /// Bounds the bytes of the items waiting for a worker (default: unbounded).
+    pub(crate) fn set_waiting_limit(&mut self, bytes: usize) {
+        self.waiting_limit = bytes;
+    }
+
+    /// The bytes of the items waiting for a worker now.
+    #[cfg(test)]
+    pub(crate) fn waiting_bytes(&self) -> usize {
+        self.waiting_bytes
+    }
+
     /// [`submit_once`](Self::submit_once) with a copy of `request` for every hand-out.
     #[cfg(test)]
     pub(crate) fn submit(
@@ -242,7 +286,7 @@ impl State {
         request: work_item::Request,
         reply: oneshot::Sender<Reply>,
         now: Duration,
-    ) -> Option<u64> {
+    ) -> Result<u64, Refused> {
         let copy = Outgoing::from(request);
         self.submit_once(
             kind,
@@ -254,7 +298,10 @@ impl State {
     }
 
     /// Queues a work item whose `request` moves into its first hand-out; `rebuild` makes it
-    /// again for a later one (after a give-back). `None` once closed.
+    /// again for a later one (after a give-back). Refused once closed, and when the items
+    /// already waiting for a worker would hold more than the waiting limit with it: the
+    /// caller's work goes back to its queue, instead of every turn and activity that finds no
+    /// free worker holding its history and input here meanwhile.
     pub(crate) fn submit_once(
         &mut self,
         kind: Kind,
@@ -262,9 +309,16 @@ impl State {
         rebuild: Rebuild,
         reply: oneshot::Sender<Reply>,
         now: Duration,
-    ) -> Option<u64> {
+    ) -> Result<u64, Refused> {
         if self.closed {
-            return None;
+            return Err(Refused::Closed);
+        }
+        let bytes = request.bytes();
+        if self.waiting_bytes > 0 && self.waiting_bytes.saturating_add(bytes) > self.waiting_limit {
+            return Err(Refused::Backlog {
+                waiting: self.waiting_bytes,
+                limit: self.waiting_limit,
+            });
         }
         let id = self.next_item;
         self.next_item += 1;
@@ -280,9 +334,10 @@ impl State {
                 queued_at: now,
                 holder: None,
                 give_backs: 0,
+                bytes,
             },
         );
-        self.queue_mut(kind).push_back(id);
+        self.enqueue(kind, id, false);
         if let (Some(open), Some(peak)) = (
             self.open.get_mut(kind.index()),
             self.peak.get_mut(kind.index()),
@@ -291,7 +346,7 @@ impl State {
             *peak = (*peak).max(*open);
         }
         self.dispatch(now, None);
-        Some(id)
+        Ok(id)
     }
 
     /// A worker connects with room for `capacity` items of each kind (orchestration,
@@ -396,7 +451,7 @@ impl State {
                 }
             }
         } else {
-            self.queue_mut(kind).push_front(id);
+            self.enqueue(kind, id, true);
         }
     }
 
@@ -529,6 +584,26 @@ impl State {
         self.workers.get(&worker).map_or(0, |w| w.held[2])
     }
 
+    /// Puts item `id` in its queue (at the front: a give-back), counting its bytes.
+    fn enqueue(&mut self, kind: Kind, id: u64, front: bool) {
+        let bytes = self.items.get(&id).map_or(0, |i| i.bytes);
+        self.waiting_bytes = self.waiting_bytes.saturating_add(bytes);
+        let queue = self.queue_mut(kind);
+        if front {
+            queue.push_front(id);
+        } else {
+            queue.push_back(id);
+        }
+    }
+
+    /// Takes the first item of `kind`'s queue out of it (it goes out to a worker).
+    fn dequeue_front(&mut self, kind: Kind) {
+        if let Some(id) = self.queue_mut(kind).pop_front() {
+            let bytes = self.items.get(&id).map_or(0, |i| i.bytes);
+            self.waiting_bytes = self.waiting_bytes.saturating_sub(bytes);
+        }
+    }
+
     fn queue_mut(&mut self, kind: Kind) -> &mut VecDeque<u64> {
         match kind {
             Kind::Orchestration => &mut self.queues[0],
@@ -599,6 +674,7 @@ impl State {
         }
         if waiting {
             self.queue_mut(item.kind).retain(|i| *i != id);
+            self.waiting_bytes = self.waiting_bytes.saturating_sub(item.bytes);
         }
         Some(item)
     }
@@ -629,10 +705,10 @@ impl State {
                 let Some(worker) = self.worker_with_room(kind, avoid) else {
                     break;
                 };
-                self.queue_mut(kind).pop_front();
+                self.dequeue_front(kind);
                 if !self.hand_out(id, worker, now) {
                     // Its stream is gone: put the item back and drop the worker.
-                    self.queue_mut(kind).push_front(id);
+                    self.enqueue(kind, id, true);
                     self.disconnect_quietly(worker, now);
                 }
             }

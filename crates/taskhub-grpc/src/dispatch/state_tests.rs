@@ -221,7 +221,10 @@ fn close_ends_streams_and_waiting_calls() {
     let _ = received(&mut rx);
     assert!(rx.try_recv().is_err(), "the stream ended");
     let (tx, _rx) = oneshot::channel();
-    assert!(s.submit(Kind::Activity, activity("b"), tx, T0).is_none());
+    assert_eq!(
+        s.submit(Kind::Activity, activity("b"), tx, T0),
+        Err(Refused::Closed)
+    );
 }
 
 #[test]
@@ -428,4 +431,67 @@ fn a_token_names_its_stream_and_a_forged_one_is_unknown() {
         s.complete(&other_stream, Kind::Activity, T0).unwrap_err(),
         TokenError::StreamClosed(77)
     );
+}
+
+/// An activity request of about `kib` KiB (its input).
+fn large_activity(name: &str, kib: usize) -> work_item::Request {
+    work_item::Request::ActivityRequest(ActivityRequest {
+        name: name.into(),
+        input: Some("x".repeat(kib * 1024)),
+        ..ActivityRequest::default()
+    })
+}
+
+#[test]
+fn items_waiting_for_a_worker_hold_no_more_than_the_waiting_limit() {
+    let mut s = State::new(T0);
+    s.set_waiting_limit(100 * 1024);
+    let mut replies = Vec::new();
+    let mut submit_large = |s: &mut State, name: &str| {
+        let (tx, rx) = oneshot::channel();
+        let r = s.submit(Kind::Activity, large_activity(name, 40), tx, T0);
+        replies.push(rx);
+        r
+    };
+    // No worker: two of 40 KiB wait; a third would be over 100 KiB and is refused.
+    submit_large(&mut s, "a").unwrap();
+    submit_large(&mut s, "b").unwrap();
+    let waiting = s.waiting_bytes();
+    assert!(waiting > 80 * 1024 && waiting < 100 * 1024, "{waiting}");
+    assert_eq!(
+        submit_large(&mut s, "c"),
+        Err(Refused::Backlog {
+            waiting,
+            limit: 100 * 1024
+        })
+    );
+    // A worker takes one: its bytes no longer wait, and there is room again.
+    let (w, mut rx) = worker(&mut s, [1, 1]);
+    assert_eq!(names(&received(&mut rx)), ["a"]);
+    assert!(s.waiting_bytes() < 50 * 1024);
+    submit_large(&mut s, "c").unwrap();
+    // The worker goes away: what it held waits again, counted again.
+    s.disconnect(w, T0);
+    drop(rx);
+    assert!(s.waiting_bytes() > 100 * 1024, "{}", s.waiting_bytes());
+    assert!(submit_large(&mut s, "d").is_err());
+}
+
+#[test]
+fn one_item_of_any_size_waits_when_none_does() {
+    let mut s = State::new(T0);
+    s.set_waiting_limit(1024);
+    let (tx, _rx) = oneshot::channel();
+    let id = s
+        .submit(Kind::Activity, large_activity("big", 64), tx, T0)
+        .unwrap();
+    let (tx2, _rx2) = oneshot::channel();
+    assert!(s
+        .submit(Kind::Activity, activity("small"), tx2, T0)
+        .is_err());
+    // Withdrawn: nothing waits any more.
+    s.withdraw(id, T0);
+    assert_eq!(s.waiting_bytes(), 0);
+    let (tx3, _rx3) = oneshot::channel();
+    assert!(s.submit(Kind::Activity, activity("small"), tx3, T0).is_ok());
 }

@@ -73,6 +73,17 @@ pub enum ExecutorError {
         /// The work item, e.g. `orchestration 'Greet' (instance 'abc')`.
         what: String,
     },
+    /// The executor already holds as much work waiting for a worker as it may (its backlog
+    /// is full): the work goes back to its queue uncounted, and is tried again after a longer
+    /// pause than for [`Unavailable`](Self::Unavailable), so that it is not loaded and
+    /// refused over and over while the backlog drains.
+    #[error("{what} cannot wait for a worker now: {why}")]
+    Busy {
+        /// The work item.
+        what: String,
+        /// The limit that was reached.
+        why: String,
+    },
     /// The worker that took the work did not answer in time.
     #[error("{what} was not answered within {seconds} s")]
     TimedOut {

@@ -11,7 +11,7 @@ use tracing::warn;
 use super::result_commit::WorkItemHold;
 use super::Shared;
 use crate::executor::{ActivityOutcome, ActivityWork, ExecutorError, RemoteExecutor};
-use crate::worker::turn::{counts_as_failed_delivery, EXECUTOR_RETRY};
+use crate::worker::turn::{counts_as_failed_delivery, retry_delay};
 
 /// The executor that runs activity `name` on this worker, if the registry does not have it.
 pub(crate) fn executor_for(shared: &Shared, name: &str) -> Option<Arc<dyn RemoteExecutor>> {
@@ -62,9 +62,9 @@ pub(crate) async fn give_back(
     let store = shared.hub.store();
     let queue = QueueName::WorkItems;
     let result = if counts_as_failed_delivery(e) {
-        store.abandon(queue, receipt, EXECUTOR_RETRY).await
+        store.abandon(queue, receipt, retry_delay(e)).await
     } else {
-        store.release(queue, receipt, EXECUTOR_RETRY).await
+        store.release(queue, receipt, retry_delay(e)).await
     };
     if let Err(e) = result {
         warn!(error = %e, dequeue_count = m.dequeue_count, "could not give a work item back; it reappears after its visibility timeout");

@@ -32,7 +32,7 @@ use super::Shared;
 pub(crate) use intake::{admit, hold_back, next_due, take_due, Admitted};
 use redeliver::consume;
 pub(crate) use redeliver::{abandon, commit, give_back, START_ROW_GRACE};
-pub(crate) use remote::{counts_as_failed_delivery, EXECUTOR_RETRY};
+pub(crate) use remote::{counts_as_failed_delivery, retry_delay, EXECUTOR_RETRY};
 pub(crate) use remote::{decision_deadline, redeliver as redeliver_undecided, Undecided};
 use start_accept::{early_start, judge_start, start_execution, Verdict};
 use version_gate::Gate;

@@ -11,6 +11,8 @@
 //! - [`ExecutorError::Unavailable`] (no connected worker): back uncounted after
 //!   [`EXECUTOR_RETRY`]: a missing worker says nothing about the messages, and they must not
 //!   end in the dead letters because no SDK was connected for a while;
+//! - [`ExecutorError::Busy`] (the executor's backlog is full): back uncounted after
+//!   [`BUSY_RETRY`];
 //! - [`ExecutorError::TimedOut`] and [`ExecutorError::Abandoned`] (a worker took the work and
 //!   did not answer, gave it back or died with it; or no answer came within
 //!   [`decision_deadline`], half the control queue's visibility timeout, the runtime's own
@@ -42,6 +44,18 @@ use crate::executor::{ExecutorError, OrchestrationWork};
 
 /// How long a batch waits before it is tried again after an executor error.
 pub(crate) const EXECUTOR_RETRY: Duration = Duration::from_secs(1);
+
+/// How long work waits before it is tried again after [`ExecutorError::Busy`]: the executor's
+/// backlog drains in turns' and activities' time, and each try loads the work again.
+pub(crate) const BUSY_RETRY: Duration = Duration::from_secs(5);
+
+/// How long work waits before it is tried again after `e`.
+pub(crate) fn retry_delay(e: &ExecutorError) -> Duration {
+    match e {
+        ExecutorError::Busy { .. } => BUSY_RETRY,
+        _ => EXECUTOR_RETRY,
+    }
+}
 
 /// The longest the runtime waits for a decision, whatever the executor's own timeout: half
 /// the control queue's visibility timeout. The batch's messages are not renewed while the
@@ -130,9 +144,9 @@ pub(crate) async fn redeliver(
         Undecided::Failed(e) => {
             warn!(%instance, error = %e, "the executor did not decide a turn; it will be retried");
             if counts_as_failed_delivery(&e) {
-                abandon(shared, batch, EXECUTOR_RETRY).await;
+                abandon(shared, batch, retry_delay(&e)).await;
             } else {
-                give_back(shared, batch, EXECUTOR_RETRY).await;
+                give_back(shared, batch, retry_delay(&e)).await;
             }
         }
     }
@@ -141,5 +155,8 @@ pub(crate) async fn redeliver(
 /// True if an executor error counts toward the poison threshold (see the module
 /// documentation): a worker took the work and failed with it.
 pub(crate) fn counts_as_failed_delivery(e: &ExecutorError) -> bool {
-    !matches!(e, ExecutorError::Unavailable { .. })
+    !matches!(
+        e,
+        ExecutorError::Unavailable { .. } | ExecutorError::Busy { .. }
+    )
 }
