@@ -31,11 +31,12 @@ fn flag(b: bool) -> String {
     b.to_string()
 }
 
-fn info_entity(info: &HubInfo) -> crate::tables::Entity {
+fn info_entity(info: &HubInfo, layout: u32) -> crate::tables::Entity {
     entity(
         PK,
         INFO,
         &[
+            ("Layout", num(u64::from(layout))),
             ("PartitionCount", info.partition_count.to_string()),
             ("CreatedAt", num(info.created_at.as_millis())),
             (
@@ -114,6 +115,44 @@ pub(crate) fn parse_partition(row: &Row) -> StorageResult<PartitionRow> {
 }
 
 impl AzureStore {
+    /// Refuses a hub of a newer layout (`NewerSchema`); brings an older one to this build's,
+    /// refusing (`OlderProcesses`) while a process of an older build announced in the
+    /// registry is alive. Layout 1 (before the registry) to 2 only adds the registry's rows,
+    /// which older builds never read, so it goes ahead at once.
+    pub(crate) async fn check_layout(&self) -> StorageResult<()> {
+        let Some(row) = self.tables.get(&self.names.partitions, PK, INFO).await? else {
+            return Ok(());
+        };
+        let found = crate::processes::layout_of(&row)?;
+        let supported = crate::processes::AZURE_LAYOUT_VERSION;
+        let what = format!("Azure task hub {}", self.hub);
+        if found > supported {
+            return Err(StorageError::NewerSchema {
+                what,
+                found,
+                supported,
+            });
+        }
+        if found == supported {
+            return Ok(());
+        }
+        if found >= crate::processes::HAS_PROCESS_REGISTRY {
+            let records = self.process_records().await?;
+            taskhub_storage::refuse_older_processes(&what, supported, &records, self.clock.now())?;
+        }
+        let layout = entity(PK, INFO, &[("Layout", num(u64::from(supported)))]);
+        match self
+            .tables
+            .merge(&self.names.partitions, &layout, Some(&row.etag))
+            .await
+        {
+            // Someone else changed the row (another opener upgraded it, or a renewal of the
+            // info): look again.
+            Err(StorageError::Conflict { .. }) => Box::pin(self.check_layout()).await,
+            other => other.map(|_| ()),
+        }
+    }
+
     /// The current lease row of one partition (the checkpoint's fence read).
     pub(crate) async fn partition_row(
         &self,
@@ -140,9 +179,15 @@ impl AzureStore {
                 })?;
             let mut info = parse_info(&row)?;
             change(&mut info);
+            // The layout stays what it is (a newer build's, too).
+            let layout = crate::processes::layout_of(&row)?;
             match self
                 .tables
-                .replace(&self.names.partitions, &info_entity(&info), Some(&row.etag))
+                .replace(
+                    &self.names.partitions,
+                    &info_entity(&info, layout),
+                    Some(&row.etag),
+                )
                 .await
             {
                 Err(StorageError::Conflict { .. }) => {}
@@ -164,7 +209,10 @@ impl PartitionStore for AzureStore {
             created_at: now,
             prohibited_workers: Vec::new(),
         };
-        let mut ops = vec![BatchOp::Insert(info_entity(&info))];
+        let mut ops = vec![BatchOp::Insert(info_entity(
+            &info,
+            crate::processes::AZURE_LAYOUT_VERSION,
+        ))];
         for p in 0..partition_count {
             ops.push(BatchOp::Insert(partition_entity(&PartitionRow::unowned(
                 p, now,

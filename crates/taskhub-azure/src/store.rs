@@ -110,6 +110,7 @@ impl AzureStore {
             }),
             Some(existing) => {
                 store.check_case(&existing)?;
+                store.check_layout().await?;
                 Ok(store)
             }
         }
@@ -141,6 +142,7 @@ impl AzureStore {
                 store.check_case(&existing)?;
             }
         }
+        store.check_layout().await?;
         Ok(store)
     }
 

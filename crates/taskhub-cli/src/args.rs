@@ -127,7 +127,8 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Bar workers from holding partitions, or lift the bar.
+    /// The hub's processes (workers, `serve`, endpoints) with their schema versions and
+    /// heartbeats; bar workers from holding partitions, or lift the bar.
     #[command(subcommand)]
     Workers(WorkersCmd),
     /// The task hub itself.
@@ -259,6 +260,14 @@ pub enum WorkersCmd {
     },
     /// List barred workers.
     List,
+    /// List the processes of the hub from its process registry: kind, host, pid, the schema
+    /// version and build they run, and their last heartbeat (live within 60 s). A migration
+    /// refuses while a live one runs an older schema.
+    Processes {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `taskhub demo`.

@@ -27,6 +27,7 @@ pub mod options;
 mod partitions;
 mod payloads;
 mod pipeline;
+mod processes;
 mod queues;
 pub mod schema;
 mod store;

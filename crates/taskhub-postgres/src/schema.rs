@@ -131,8 +131,28 @@ CREATE TABLE dead_letters (
 );
 "#;
 
+/// Version 2: the process registry. Every process of the hub announces itself with the schema
+/// version its build writes and renews a heartbeat (server time); a later migration refuses
+/// while a process of an older build is alive. Processes of builds before this one cannot
+/// announce; version 2 only adds a table, which they never touch.
+const V2: &str = r#"
+CREATE TABLE processes (
+    id             text COLLATE "C" PRIMARY KEY,
+    kind           text NOT NULL,
+    host           text NOT NULL,
+    pid            bigint NOT NULL,
+    schema_version bigint NOT NULL,
+    build_version  text NOT NULL,
+    started_at     bigint NOT NULL,
+    heartbeat_at   bigint NOT NULL
+);
+"#;
+
+/// The version that brings the process registry.
+const HAS_PROCESS_REGISTRY: i64 = 2;
+
 /// The migrations, in order: applying the first `n` gives schema version `n`.
-pub const MIGRATIONS: &[&str] = &[V1];
+pub const MIGRATIONS: &[&str] = &[V1, V2];
 
 /// The schema version this build writes (and the newest it opens).
 #[must_use]
@@ -170,6 +190,18 @@ pub(crate) async fn exists(client: &Object, schema: &str) -> StorageResult<bool>
 /// Creates the schema if `create`, then brings it to [`latest_version`] in one transaction;
 /// returns the version. Refuses a schema of a newer version.
 pub(crate) async fn migrate(client: &mut Object, schema: &str, create: bool) -> StorageResult<i64> {
+    migrate_with(client, schema, create, MIGRATIONS).await
+}
+
+/// [`migrate`] with the scripts given (a test adds a later one to see a migration the process
+/// registry guards).
+pub(crate) async fn migrate_with(
+    client: &mut Object,
+    schema: &str,
+    create: bool,
+    scripts: &[&str],
+) -> StorageResult<i64> {
+    let latest = i64::try_from(scripts.len()).unwrap_or(i64::MAX);
     let what = format!("task hub schema {schema}");
     let tx = client.transaction().await.ctx(&what)?;
     // One migrator per hub at a time, across processes.
@@ -198,9 +230,21 @@ pub(crate) async fn migrate(client: &mut Object, schema: &str, create: bool) -> 
         .await
         .ctx(&what)?
         .get(0);
-    check_known(&what, found)?;
+    check_known(&what, found, latest)?;
+    if found >= HAS_PROCESS_REGISTRY && found < latest {
+        // Server time, as the heartbeats were written.
+        let now: i64 = tx
+            .query_one(&format!("SELECT {}", crate::codec::NOW_MS), &[])
+            .await
+            .ctx(&what)?
+            .get(0);
+        let records = crate::processes::list(&tx).await?;
+        let target = u32::try_from(latest).unwrap_or(u32::MAX);
+        let now = crate::codec::ts_from_sql("server time", now)?;
+        taskhub_storage::refuse_older_processes(&what, target, &records, now)?;
+    }
     let start = usize::try_from(found).unwrap_or(usize::MAX);
-    for (i, script) in MIGRATIONS.iter().enumerate().skip(start) {
+    for (i, script) in scripts.iter().enumerate().skip(start) {
         let version = i64::try_from(i + 1).unwrap_or(i64::MAX);
         tx.batch_execute(script)
             .await
@@ -213,18 +257,15 @@ pub(crate) async fn migrate(client: &mut Object, schema: &str, create: bool) -> 
         .ctx(&what)?;
     }
     tx.commit().await.ctx(&what)?;
-    Ok(found.max(latest_version()))
+    Ok(found.max(latest))
 }
 
-fn check_known(what: &str, found: i64) -> StorageResult<()> {
-    if found > latest_version() {
-        return Err(StorageError::Corrupt {
+fn check_known(what: &str, found: i64, latest: i64) -> StorageResult<()> {
+    if found > latest {
+        return Err(StorageError::NewerSchema {
             what: what.to_owned(),
-            detail: format!(
-                "the hub is at schema version {found}, written by a newer taskhub-postgres; \
-                 this build supports versions up to {}: open it with a newer taskhub",
-                latest_version()
-            ),
+            found: u32::try_from(found).unwrap_or(u32::MAX),
+            supported: u32::try_from(latest).unwrap_or(u32::MAX),
         });
     }
     Ok(())
@@ -240,12 +281,13 @@ mod tests {
         assert_eq!(schema_name("TaskHub").unwrap(), "taskhub_taskhub");
         assert!(schema_name("bad\"name").is_err());
         assert!(schema_name("").is_err());
-        let err = check_known("hub", latest_version() + 1)
+        let err = check_known("hub", latest_version() + 1, latest_version())
             .unwrap_err()
             .to_string();
         assert!(
-            err.contains(&format!("version {}", latest_version() + 1))
-                && err.contains(&format!("up to {}", latest_version())),
+            err.contains(&format!("schema {}", latest_version() + 1))
+                && err.contains(&format!("up to {}", latest_version()))
+                && err.contains("written by a newer build"),
             "{err}"
         );
     }

@@ -63,4 +63,16 @@ impl PostgresStore {
     pub async fn raw_client(&self) -> StorageResult<deadpool_postgres::Object> {
         self.client().await
     }
+
+    /// Runs this build's migrations plus `next` (a migration of a newer build) on the hub's
+    /// schema, as a newer build opening it would; returns the version reached.
+    ///
+    /// # Errors
+    /// As a migration on open (`OlderProcesses` while an older process is alive).
+    pub async fn migrate_with_next(&self, next: &'static str) -> StorageResult<i64> {
+        let mut scripts = crate::schema::MIGRATIONS.to_vec();
+        scripts.push(next);
+        let mut client = self.client().await?;
+        crate::schema::migrate_with(&mut client, &self.schema, false, &scripts).await
+    }
 }

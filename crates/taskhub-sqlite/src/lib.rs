@@ -32,6 +32,7 @@ mod instances;
 pub mod options;
 mod partitions;
 mod payloads;
+mod processes;
 mod queues;
 mod reader;
 pub mod schema;

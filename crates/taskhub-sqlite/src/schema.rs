@@ -17,6 +17,23 @@ use crate::codec::ts_to_sql;
 use crate::errors::{map_sql, SqlResultExt};
 use crate::options::Durability;
 
+/// Version 7: the process registry. Every process of the hub announces itself here with the
+/// schema version its build writes and renews a heartbeat; a later migration refuses while a
+/// process of an older build is alive (see [`check_no_older_processes`]). Processes of builds
+/// before this one cannot announce: only their leases show them.
+const V7: &str = "
+CREATE TABLE processes (
+    id             TEXT PRIMARY KEY,
+    kind           TEXT NOT NULL,
+    host           TEXT NOT NULL,
+    pid            INTEGER NOT NULL,
+    schema_version INTEGER NOT NULL,
+    build_version  TEXT NOT NULL,
+    started_at     INTEGER NOT NULL,
+    heartbeat_at   INTEGER NOT NULL
+) WITHOUT ROWID;
+";
+
 /// Version 6: history events in chunks, one row per write (a turn's events) numbered in the
 /// order written, and one small index table per instance key range holding the history's head
 /// (`seq` -1: current execution, ETag, event count) next to where each chunk is. Rows keyed by
@@ -170,7 +187,7 @@ CREATE TABLE dead_letters (
 ";
 
 /// The migrations, in order: applying the first `n` gives schema version `n`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7];
 
 /// The schema version this build writes (and the newest it opens).
 #[must_use]
@@ -280,15 +297,28 @@ pub(crate) fn migrate(
     busy_timeout: Duration,
     now: Timestamp,
 ) -> StorageResult<u32> {
+    migrate_with(conn, path, busy_timeout, now, MIGRATIONS)
+}
+
+/// [`migrate`] with the list of scripts given (tests add a later one to see a migration that
+/// the process registry guards).
+fn migrate_with(
+    conn: &Connection,
+    path: &Path,
+    busy_timeout: Duration,
+    now: Timestamp,
+    scripts: &[&str],
+) -> StorageResult<u32> {
     let what = describe(path);
+    let latest = count(scripts);
     let found = retry_busy(busy_timeout, || user_version(conn)).map_err(|e| open_err(&what, e))?;
-    check_known(&what, found)?;
-    if found == latest_version() {
+    check_known(&what, found, latest)?;
+    if found == latest {
         return Ok(found);
     }
     retry_busy(busy_timeout, || conn.execute_batch("BEGIN IMMEDIATE"))
         .map_err(|e| open_err(&what, e))?;
-    let result = apply_migrations(conn, &what, now);
+    let result = apply_migrations(conn, &what, now, scripts);
     if result.is_err() && !conn.is_autocommit() {
         let _ = conn.execute_batch("ROLLBACK");
     }
@@ -297,22 +327,57 @@ pub(crate) fn migrate(
 
 /// The body of the migration transaction (`BEGIN IMMEDIATE` is open): applies the missing
 /// scripts, sets the version and commits.
-fn apply_migrations(conn: &Connection, what: &str, now: Timestamp) -> StorageResult<u32> {
+fn apply_migrations(
+    conn: &Connection,
+    what: &str,
+    now: Timestamp,
+    scripts: &[&str],
+) -> StorageResult<u32> {
+    let latest = count(scripts);
     // Re-read under the write lock: another process may have migrated meanwhile.
     let found = user_version(conn).map_err(|e| open_err(what, e))?;
-    check_known(what, found)?;
+    check_known(what, found, latest)?;
+    if found == latest {
+        conn.execute_batch("COMMIT").ctx(what)?;
+        return Ok(found);
+    }
     if (1..REPLACES_HISTORY_TABLES).contains(&found) {
         check_no_live_workers(conn, what, now)?;
     }
+    if found >= HAS_PROCESS_REGISTRY {
+        check_no_older_processes(conn, what, now, latest)?;
+    }
     let start = usize::try_from(found).unwrap_or(usize::MAX);
-    for (i, script) in MIGRATIONS.iter().enumerate().skip(start) {
+    for (i, script) in scripts.iter().enumerate().skip(start) {
         conn.execute_batch(script)
             .ctx(&format!("{what}: migration to schema version {}", i + 1))?;
     }
-    let latest = latest_version();
     conn.pragma_update(None, "user_version", latest).ctx(what)?;
     conn.execute_batch("COMMIT").ctx(what)?;
     Ok(latest)
+}
+
+/// How many scripts (the version they migrate to).
+fn count(scripts: &[&str]) -> u32 {
+    u32::try_from(scripts.len()).unwrap_or(u32::MAX)
+}
+
+/// The schema version that brings the process registry (version 7). A file at an older
+/// version has none: its processes can only be seen by their leases.
+const HAS_PROCESS_REGISTRY: u32 = 7;
+
+/// Refuses to migrate to `target` while a process of an older build announced in the registry
+/// heartbeat within [`PROCESS_LIVENESS_WINDOW`](taskhub_storage::PROCESS_LIVENESS_WINDOW)
+/// (workers with or without partitions, `serve`, endpoints): it would not notice the new
+/// schema. The error names each one.
+fn check_no_older_processes(
+    conn: &Connection,
+    what: &str,
+    now: Timestamp,
+    target: u32,
+) -> StorageResult<()> {
+    let records = crate::processes::list(conn)?;
+    taskhub_storage::refuse_older_processes(what, target, &records, now)
 }
 
 /// The schema version that replaces the tables older builds keep histories in (version 6).
@@ -343,14 +408,19 @@ fn check_no_live_workers(conn: &Connection, what: &str, now: Timestamp) -> Stora
     if owners.is_empty() {
         return Ok(());
     }
-    Err(StorageError::Unavailable(format!(
-        "{what}: this build moves the history to new tables (schema version \
-         {REPLACES_HISTORY_TABLES}), and workers of an older build hold partitions of this hub \
-         (leases renewed within the last {} s by {}): stop every process of the hub, then start \
-         it again with this build",
-        LIVE_LEASE_WINDOW.as_secs(),
-        owners.join(", ")
-    )))
+    Err(StorageError::OlderProcesses {
+        what: what.to_owned(),
+        target: REPLACES_HISTORY_TABLES,
+        processes: owners
+            .into_iter()
+            .map(|o| {
+                format!(
+                    "worker {o} (holds a partition lease renewed in the last {} s)",
+                    LIVE_LEASE_WINDOW.as_secs()
+                )
+            })
+            .collect(),
+    })
 }
 
 /// The schema version stored in the file.
@@ -358,15 +428,12 @@ pub(crate) fn user_version(conn: &Connection) -> rusqlite::Result<u32> {
     conn.query_row("PRAGMA user_version", [], |r| r.get(0))
 }
 
-fn check_known(what: &str, found: u32) -> StorageResult<()> {
-    if found > latest_version() {
-        return Err(StorageError::Corrupt {
+fn check_known(what: &str, found: u32, latest: u32) -> StorageResult<()> {
+    if found > latest {
+        return Err(StorageError::NewerSchema {
             what: what.to_owned(),
-            detail: format!(
-                "schema version {found} is newer than this build of taskhub-sqlite supports \
-                 (version {}); open it with a newer taskhub",
-                latest_version()
-            ),
+            found,
+            supported: latest,
         });
     }
     Ok(())
@@ -387,5 +454,115 @@ fn open_err(what: &str, err: rusqlite::Error) -> StorageError {
             ),
         },
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
+    use super::*;
+
+    /// A later migration than this build has: what a newer build would run.
+    const NEXT: &str = "CREATE TABLE next_feature (x INTEGER);";
+
+    const NOW: u64 = 1_700_000_000_000;
+
+    fn at(ms: u64) -> Timestamp {
+        Timestamp::from_millis(ms)
+    }
+
+    /// A database at this build's version with one process record of `schema` that last
+    /// heartbeat at `beat`.
+    fn hub_with_process(schema: u32, beat: u64) -> Connection {
+        let conn = Connection::open_in_memory().unwrap();
+        migrate(
+            &conn,
+            Path::new(":memory:"),
+            Duration::from_secs(1),
+            at(NOW),
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO processes (id, kind, host, pid, schema_version, build_version,
+                                    started_at, heartbeat_at)
+             VALUES ('old-serve', 'serve', 'box-1', 321, ?1, '0.9.0', ?2, ?2)",
+            rusqlite::params![schema, i64::try_from(beat).unwrap()],
+        )
+        .unwrap();
+        conn
+    }
+
+    fn next_scripts() -> Vec<&'static str> {
+        let mut scripts = MIGRATIONS.to_vec();
+        scripts.push(NEXT);
+        scripts
+    }
+
+    #[test]
+    fn a_migration_is_refused_while_an_older_process_without_a_lease_is_alive() {
+        // The old process holds no lease: only its registry record shows it.
+        let conn = hub_with_process(latest_version(), NOW - 10_000);
+        let scripts = next_scripts();
+        let err = migrate_with(
+            &conn,
+            Path::new("hub.db"),
+            Duration::from_secs(1),
+            at(NOW),
+            &scripts,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(err, StorageError::OlderProcesses { .. }),
+            "{err:?}"
+        );
+        let text = err.to_string();
+        for part in [
+            "old-serve",
+            "serve",
+            "box-1",
+            "pid 321",
+            &format!("schema {}", latest_version()),
+            "0.9.0",
+        ] {
+            assert!(text.contains(part), "{part} missing from: {text}");
+        }
+        assert_eq!(
+            user_version(&conn).unwrap(),
+            latest_version(),
+            "nothing migrated"
+        );
+        assert!(conn.is_autocommit(), "the transaction was rolled back");
+    }
+
+    #[test]
+    fn a_migration_goes_ahead_once_the_older_process_is_stale() {
+        let conn = hub_with_process(latest_version(), NOW - 10_000);
+        let scripts = next_scripts();
+        let later = NOW - 10_000 + 61_000; // past the liveness window
+        let version = migrate_with(
+            &conn,
+            Path::new("hub.db"),
+            Duration::from_secs(1),
+            at(later),
+            &scripts,
+        )
+        .unwrap();
+        assert_eq!(version, latest_version() + 1);
+        assert_eq!(user_version(&conn).unwrap(), latest_version() + 1);
+    }
+
+    #[test]
+    fn processes_of_the_new_build_do_not_hold_a_migration_back() {
+        let conn = hub_with_process(latest_version() + 1, NOW - 1_000);
+        let scripts = next_scripts();
+        migrate_with(
+            &conn,
+            Path::new("hub.db"),
+            Duration::from_secs(1),
+            at(NOW),
+            &scripts,
+        )
+        .unwrap();
+        assert_eq!(user_version(&conn).unwrap(), latest_version() + 1);
     }
 }

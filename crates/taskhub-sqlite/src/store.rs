@@ -44,8 +44,9 @@ impl SqliteStore {
     /// starts the writer thread. Blocks while it waits for locks (up to the busy timeout).
     ///
     /// # Errors
-    /// `Corrupt` naming the path if the file is not a SQLite database or its schema is newer
-    /// than this build; `Busy` if another process held the write lock past the busy timeout;
+    /// `Corrupt` naming the path if the file is not a SQLite database; `NewerSchema` if its
+    /// schema is newer than this build; `OlderProcesses` if a migration is due while
+    /// processes of an older build are alive on the hub (named); `Busy` if another process held the write lock past the busy timeout;
     /// `Unavailable` for I/O errors.
     pub fn open(options: SqliteOptions) -> StorageResult<Self> {
         Self::open_inner(options, None)
@@ -175,13 +176,41 @@ impl SqliteStore {
         self.read(|tx| user_version(tx).ctx("schema version")).await
     }
 
+    /// How errors name this store's file.
+    pub(crate) fn describe(&self) -> String {
+        crate::schema::describe(&self.path)
+    }
+
+    /// `err`, or `NewerSchema` when it is a table or column this build needs that is gone
+    /// because a newer build migrated the file under this process (so that the runtime stops
+    /// taking work instead of failing every message until it is dead-lettered).
+    async fn explain(&self, err: StorageError) -> StorageError {
+        let missing = matches!(&err, StorageError::Backend(m)
+            if m.contains("no such table") || m.contains("no such column"));
+        if !missing {
+            return err;
+        }
+        let what = self.describe();
+        match self
+            .readers
+            .read(move |conn| crate::processes::check_version(conn, &what))
+            .await
+        {
+            Err(newer @ StorageError::NewerSchema { .. }) => newer,
+            _ => err,
+        }
+    }
+
     /// Runs a write on the writer thread, in the next group-commit batch.
     pub(crate) async fn write<T, F>(&self, work: F) -> StorageResult<T>
     where
         T: Send + 'static,
         F: Fn(&Tx<'_>) -> StorageResult<T> + Send + 'static,
     {
-        self.writer.write(false, work).await
+        match self.writer.write(false, work).await {
+            Err(e) => Err(self.explain(e).await),
+            ok => ok,
+        }
     }
 
     /// Runs a write that need not survive a power loss (see [`writer`](crate::writer)): under
@@ -191,7 +220,10 @@ impl SqliteStore {
         T: Send + 'static,
         F: Fn(&Tx<'_>) -> StorageResult<T> + Send + 'static,
     {
-        self.writer.write(true, work).await
+        match self.writer.write(true, work).await {
+            Err(e) => Err(self.explain(e).await),
+            ok => ok,
+        }
     }
 
     /// Runs a read in one snapshot on a pooled read connection.
@@ -200,7 +232,10 @@ impl SqliteStore {
         T: Send + 'static,
         F: FnOnce(&Connection) -> StorageResult<T> + Send + 'static,
     {
-        self.readers.read(work).await
+        match self.readers.read(work).await {
+            Err(e) => Err(self.explain(e).await),
+            ok => ok,
+        }
     }
 
     /// Runs a point read (one row by key) on the calling thread, falling back to a blocking
@@ -210,7 +245,10 @@ impl SqliteStore {
         T: Send + 'static,
         F: Fn(&Connection) -> StorageResult<T> + Send + Sync + 'static,
     {
-        self.readers.read_point(work).await
+        match self.readers.read_point(work).await {
+            Err(e) => Err(self.explain(e).await),
+            ok => ok,
+        }
     }
 }
 

@@ -45,3 +45,18 @@ pub fn corrupt_history_event(path: &Path, id: &InstanceId, seq: u64) -> StorageR
     .ctx("history")?;
     Ok(())
 }
+
+/// Makes the hub file at `path` look migrated by a newer build under the processes that have
+/// it open: the history index is renamed away and the schema version set past this build's.
+///
+/// # Errors
+/// As any statement.
+pub fn simulate_newer_migration(path: &Path) -> StorageResult<()> {
+    let conn = Connection::open(path).ctx("test hook")?;
+    conn.busy_timeout(std::time::Duration::from_secs(10))
+        .ctx("test hook")?;
+    conn.execute_batch("ALTER TABLE history_index RENAME TO history_index_of_a_newer_build")
+        .ctx("test hook")?;
+    conn.pragma_update(None, "user_version", crate::schema::latest_version() + 1)
+        .ctx("test hook")
+}

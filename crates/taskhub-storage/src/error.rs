@@ -49,7 +49,38 @@ pub enum StorageError {
     /// The caller passed an argument outside the seam's contract.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
-    /// Stored data could not be read back: the store is corrupt or was written by a newer version.
+    /// The hub's schema (or layout) is newer than this build reads: a newer build of taskhub
+    /// created or migrated it. Not retryable: run a newer build.
+    #[error(
+        "{what} was written by a newer build of taskhub (schema {found}; this build reads up \
+         to {supported}): use that build or a newer one"
+    )]
+    NewerSchema {
+        /// The hub or file.
+        what: String,
+        /// The version stored.
+        found: u32,
+        /// The newest version this build reads.
+        supported: u32,
+    },
+    /// A migration was refused: processes of an older build are alive on the hub (their
+    /// heartbeat or lease is recent) and would not notice the new schema. Stop them first.
+    #[error(
+        "{what}: not migrating to schema {target} while processes of an older build are alive: \
+         {}; stop them (a stopped process stops counting {} s after its last heartbeat), then \
+         start this build again",
+        processes.join("; "),
+        crate::processes::PROCESS_LIVENESS_WINDOW.as_secs()
+    )]
+    OlderProcesses {
+        /// The hub or file.
+        what: String,
+        /// The schema version the migration would write.
+        target: u32,
+        /// Each live older process, described (kind, ID, host, pid, versions).
+        processes: Vec<String>,
+    },
+    /// Stored data could not be read back: the store is corrupt (a newer schema is `NewerSchema`).
     #[error("corrupt store: {what}: {detail}")]
     Corrupt {
         /// What could not be read.

@@ -141,6 +141,20 @@ macro_rules! forward_seam {
             ClearHub => clear_hub() -> $crate::clear::Cleared;
         } {});
 
+        forward_seam!(@impl $wrapper [$(?$sized)?] $around $crate::processes::ProcessStore {
+            AnnounceProcess => announce_process(
+                process: &$crate::processes::ProcessAnnouncement
+            ) -> $crate::processes::ProcessRecord;
+            HeartbeatProcess => heartbeat_process(id: &str) -> $crate::processes::ProcessRecord;
+            ListProcesses => list_processes() -> Vec<$crate::processes::ProcessRecord>;
+            ForgetProcess => forget_process(id: &str) -> bool;
+            StoredSchema => stored_schema() -> u32;
+        } {
+            fn schema_supported(&self) -> u32 {
+                self.inner.schema_supported()
+            }
+        });
+
         forward_seam!(@partitions $wrapper [$(?$sized)?] $around $lease);
         forward_seam!(@checkpoint $wrapper [$(?$sized)?] $around $checkpoint);
 

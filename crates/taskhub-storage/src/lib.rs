@@ -32,6 +32,7 @@ mod operation;
 pub mod ordered_checkpoint;
 pub mod partitions;
 pub mod payloads;
+pub mod processes;
 pub mod queue;
 pub mod store;
 
@@ -59,6 +60,10 @@ pub use ordered_checkpoint::{
 };
 pub use partitions::{HubInfo, LeaseTable, PartitionRow, PartitionStore};
 pub use payloads::PayloadStore;
+pub use processes::{
+    check_schema, refuse_older_processes, ProcessAnnouncement, ProcessKind, ProcessRecord,
+    ProcessStore, PROCESS_LIVENESS_WINDOW,
+};
 pub use queue::{
     Dequeued, NewQueueMessage, QueueName, QueueStats, QueueStore, Receipt, MAX_DEQUEUE_BATCH,
     MAX_MESSAGE_BYTES, MAX_PARTITIONS,

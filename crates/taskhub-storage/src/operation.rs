@@ -69,11 +69,21 @@ pub enum Operation {
     Checkpoint,
     /// `ClearStore::clear_hub`.
     ClearHub,
+    /// `ProcessStore::announce_process`.
+    AnnounceProcess,
+    /// `ProcessStore::heartbeat_process`.
+    HeartbeatProcess,
+    /// `ProcessStore::list_processes`.
+    ListProcesses,
+    /// `ProcessStore::forget_process`.
+    ForgetProcess,
+    /// `ProcessStore::stored_schema`.
+    StoredSchema,
 }
 
 impl Operation {
     /// Every operation, in declaration order.
-    pub const ALL: [Self; 31] = [
+    pub const ALL: [Self; 36] = [
         Self::Enqueue,
         Self::Dequeue,
         Self::Delete,
@@ -105,6 +115,11 @@ impl Operation {
         Self::RenewPartitions,
         Self::Checkpoint,
         Self::ClearHub,
+        Self::AnnounceProcess,
+        Self::HeartbeatProcess,
+        Self::ListProcesses,
+        Self::ForgetProcess,
+        Self::StoredSchema,
     ];
 
     /// The snake-case method name (`enqueue`, `load_history`, ...).
@@ -142,6 +157,11 @@ impl Operation {
             Self::RenewPartitions => "renew_partitions",
             Self::Checkpoint => "checkpoint",
             Self::ClearHub => "clear_hub",
+            Self::AnnounceProcess => "announce_process",
+            Self::HeartbeatProcess => "heartbeat_process",
+            Self::ListProcesses => "list_processes",
+            Self::ForgetProcess => "forget_process",
+            Self::StoredSchema => "stored_schema",
         }
     }
 

@@ -7,6 +7,7 @@ use crate::history::HistoryStore;
 use crate::instances::InstanceStore;
 use crate::partitions::PartitionStore;
 use crate::payloads::PayloadStore;
+use crate::processes::ProcessStore;
 use crate::queue::{QueueName, QueueStore};
 
 /// What a backend calls when messages may have become visible in a queue because another
@@ -24,6 +25,7 @@ pub trait TaskHubStore:
     + PartitionStore
     + CheckpointStore
     + ClearStore
+    + ProcessStore
 {
     /// A short backend name for logs and benchmark output (`memory`, `sqlite`, `azure`).
     fn backend_name(&self) -> &'static str;

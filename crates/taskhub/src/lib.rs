@@ -15,6 +15,7 @@ pub mod error;
 pub mod executor;
 pub mod hub;
 pub mod lease;
+pub mod process;
 mod retries;
 mod rows;
 pub mod settings;
@@ -31,10 +32,12 @@ pub use client::{
 };
 pub use error::TaskhubError;
 pub use hub::TaskHub;
+pub use process::Announced;
 pub use settings::Settings;
 pub use signals::InstanceChanged;
 pub use taskhub_core::*;
 pub use taskhub_storage::{
-    Cleared, ExecutionRecord, InstancePage, InstanceQuery, InstanceRow, ListOrder, Tags,
+    Cleared, ExecutionRecord, InstancePage, InstanceQuery, InstanceRow, ListOrder, ProcessKind,
+    ProcessRecord, Tags,
 };
 pub use worker::{Worker, WorkerHandle, WorkerStats};

@@ -1,5 +1,6 @@
 //! The non-demo commands and the argument parsing they share.
 
+mod announce;
 pub mod dead_letters;
 pub mod entities;
 mod grpc;
@@ -9,6 +10,7 @@ pub mod instances;
 pub mod json_input;
 mod json_out;
 pub mod partitions;
+mod processes;
 pub mod serve;
 mod view;
 pub mod worker;

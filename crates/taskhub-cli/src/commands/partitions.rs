@@ -178,6 +178,7 @@ pub async fn workers(global: &GlobalArgs, cmd: WorkersCmd) -> anyhow::Result<()>
         WorkersCmd::Prohibit { name } => admin.set_prohibited(&name, true).await?,
         WorkersCmd::Allow { name } => admin.set_prohibited(&name, false).await?,
         WorkersCmd::List => admin.prohibited().await?,
+        WorkersCmd::Processes { json } => return super::processes::list(&hub, json).await,
     };
     if list.is_empty() {
         crate::outln!("no prohibited workers");

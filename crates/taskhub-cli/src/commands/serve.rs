@@ -32,18 +32,34 @@ pub async fn run(
         (Some(listen), Some(metrics)) => Some(listen.start(&hub, None, metrics).await?),
         _ => None,
     };
+    let mut kinds = vec![taskhub::ProcessKind::Serve];
+    if grpc.is_some() {
+        kinds.push(taskhub::ProcessKind::Grpc);
+    }
     let grpc = match grpc {
         Some(g) => Some(g.start(&hub, None).await?),
         None => None,
     };
+    let announced = super::announce::Announcements::of(&hub, &kinds).await?;
     let _ = std::io::stdout().flush();
-    let signal = signals.recv().await?;
-    eprintln!("{signal}: shutting down");
+    // A newer build's migration under this process stops it with that error, rather than
+    // leave it answering every read with an error.
+    let moved = tokio::select! {
+        signal = signals.recv() => {
+            eprintln!("{}: shutting down", signal?);
+            None
+        }
+        e = announced.schema_moved() => Some(e),
+    };
     if let Some(grpc) = grpc {
         grpc.stop().await;
     }
     if let Some(server) = server {
         server.stop().await;
     }
-    Ok(())
+    announced.retire().await;
+    match moved {
+        Some(e) => Err(anyhow::anyhow!("stopped: {e}")),
+        None => Ok(()),
+    }
 }

@@ -55,10 +55,18 @@ pub async fn run(
         ),
         _ => None,
     };
+    let mut kinds = Vec::new();
+    if server.is_some() {
+        kinds.push(taskhub::ProcessKind::Http);
+    }
+    if grpc.is_some() {
+        kinds.push(taskhub::ProcessKind::Grpc);
+    }
     let grpc = match grpc {
         Some(g) => Some(g.start(&hub, dispatcher).await?),
         None => None,
     };
+    let announced = super::announce::Announcements::of(&hub, &kinds).await?;
     let worker_id = worker.name().to_owned();
     crate::outln!(
         "taskhub worker {worker_id} ready on {} ({} partitions); stop with Ctrl-C or SIGTERM",
@@ -66,8 +74,16 @@ pub async fn run(
         hub.partition_count()
     );
     let _ = std::io::stdout().flush();
-    let signal = signals.recv().await?;
-    eprintln!("{signal}: shutting down");
+    // A newer build's migration under this process stops it with that error, rather than
+    // leave it serving errors.
+    let moved = tokio::select! {
+        signal = signals.recv() => {
+            eprintln!("{}: shutting down", signal?);
+            None
+        }
+        why = super::announce::worker_halted(&hub, &worker) => Some(why),
+        e = announced.schema_moved() => Some(e.to_string()),
+    };
     if let Some(server) = server {
         server.stop().await;
     }
@@ -78,13 +94,17 @@ pub async fn run(
     if let Some(grpc) = grpc {
         grpc.stop().await;
     }
+    announced.retire().await;
     crate::outln!(
         "taskhub worker {worker_id} stopped: {} turns, {} activities, {} dead-lettered",
         stats.turns,
         stats.activities,
         stats.dead_lettered
     );
-    Ok(())
+    match moved {
+        Some(why) => Err(anyhow::anyhow!("the worker stopped taking work: {why}")),
+        None => Ok(()),
+    }
 }
 
 /// The stop signals, listened for from creation on (so a signal that arrives right after the

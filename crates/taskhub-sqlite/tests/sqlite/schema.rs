@@ -6,7 +6,7 @@ use crate::common::{clock, open, TestDir};
 use taskhub_core::Timestamp;
 use taskhub_sqlite::schema::{latest_version, MIGRATIONS};
 use taskhub_sqlite::{SqliteOptions, SqliteStore};
-use taskhub_storage::{PartitionStore, StorageError};
+use taskhub_storage::{Clock, InstanceStore, PartitionStore, ProcessStore, StorageError};
 
 #[tokio::test]
 async fn a_new_file_is_migrated_to_the_latest_version() {
@@ -107,12 +107,22 @@ fn a_newer_schema_is_refused_clearly() {
     }
     let err = SqliteStore::open(SqliteOptions::new(&path)).unwrap_err();
     match &err {
-        StorageError::Corrupt { what, detail } => {
+        StorageError::NewerSchema {
+            what,
+            found,
+            supported,
+        } => {
             assert!(what.contains(&path.display().to_string()), "{err}");
-            assert!(detail.contains("newer"), "{err}");
+            assert_eq!(
+                (*found, *supported),
+                (latest_version() + 1, latest_version())
+            );
         }
-        other => panic!("expected Corrupt, got {other:?}"),
+        other => panic!("expected NewerSchema, got {other:?}"),
     }
+    let text = err.to_string();
+    assert!(text.contains("written by a newer build"), "{text}");
+    assert!(!text.contains("corrupt"), "{text}");
     assert!(!err.is_retryable());
 }
 
@@ -254,7 +264,7 @@ fn the_history_tables_are_not_replaced_under_a_running_older_worker() {
     let Err(err) = opened else {
         panic!("opened while the older worker runs")
     };
-    assert!(matches!(err, StorageError::Unavailable(_)), "{err}");
+    assert!(matches!(err, StorageError::OlderProcesses { .. }), "{err}");
     assert!(err.to_string().contains("old-worker"), "{err}");
     let version = |path: &std::path::Path| -> u32 {
         let conn = rusqlite::Connection::open(path).unwrap();
@@ -271,4 +281,47 @@ fn the_history_tables_are_not_replaced_under_a_running_older_worker() {
     assert_eq!(store.schema_version(), latest_version());
     drop(store);
     assert_eq!(version(&path), latest_version());
+}
+
+#[tokio::test]
+async fn a_table_gone_under_a_running_store_is_a_newer_schema_not_a_backend_error() {
+    // A newer build migrated the file while this store had it open: the table this build
+    // reads is gone. The error says so (the runtime then stops taking work) instead of
+    // failing each message until it is dead-lettered.
+    let dir = TestDir::new();
+    let path = dir.file("hub.db");
+    let c = clock();
+    let store = open(&path, &c);
+    store.create_hub(1, c.now()).await.unwrap();
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch("ALTER TABLE instances RENAME TO instances_v99")
+            .unwrap();
+        conn.pragma_update(None, "user_version", latest_version() + 1)
+            .unwrap();
+    }
+    let id = taskhub_core::InstanceId::new("i1").unwrap();
+    let err = store.get_instance(&id).await.unwrap_err();
+    assert!(
+        matches!(err, StorageError::NewerSchema { found, .. } if found == latest_version() + 1),
+        "{err:?}"
+    );
+    assert_eq!(store.stored_schema().await.unwrap(), latest_version() + 1);
+}
+
+#[tokio::test]
+async fn a_missing_table_at_this_builds_schema_stays_a_backend_error() {
+    // Only a newer stored version turns a missing table into NewerSchema.
+    let dir = TestDir::new();
+    let path = dir.file("hub.db");
+    let c = clock();
+    let store = open(&path, &c);
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch("ALTER TABLE instances RENAME TO elsewhere")
+            .unwrap();
+    }
+    let id = taskhub_core::InstanceId::new("i1").unwrap();
+    let err = store.get_instance(&id).await.unwrap_err();
+    assert!(matches!(err, StorageError::Backend(_)), "{err:?}");
 }

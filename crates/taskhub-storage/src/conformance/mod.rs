@@ -39,6 +39,7 @@ pub mod history;
 pub mod instances;
 pub mod partitions;
 pub mod payloads;
+pub mod processes;
 pub mod queues;
 pub mod tags;
 
@@ -183,6 +184,14 @@ macro_rules! conformance_tests {
             clear {
                 clear_hub_empties_the_hub_and_keeps_its_partitions,
             }
+            processes {
+                announced_processes_are_listed_with_this_builds_schema,
+                announcing_again_replaces_the_record,
+                heartbeat_renews_the_time_and_keeps_the_rest,
+                a_forgotten_process_is_gone_and_its_heartbeat_not_found,
+                a_new_hub_is_at_the_supported_schema,
+                clearing_the_hub_keeps_the_process_records,
+            }
         }
     };
     // "module::case" names, for the crate's own check that the list is complete.
@@ -221,7 +230,7 @@ mod tests {
     use std::collections::BTreeSet;
 
     /// Every area file with its cases.
-    const SOURCES: [(&str, &str); 13] = [
+    const SOURCES: [(&str, &str); 14] = [
         ("queues", include_str!("queues.rs")),
         ("history", include_str!("history.rs")),
         ("instances", include_str!("instances.rs")),
@@ -235,6 +244,7 @@ mod tests {
         ("entity_filter", include_str!("entity_filter.rs")),
         ("conditional_delete", include_str!("conditional_delete.rs")),
         ("clear", include_str!("clear.rs")),
+        ("processes", include_str!("processes.rs")),
     ];
 
     /// Files of this directory that hold no cases.

@@ -21,6 +21,7 @@ mod backend;
 mod checkpoint;
 mod clear;
 mod history;
+mod processes;
 mod queues;
 mod state;
 mod tables;
@@ -30,6 +31,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 pub use crate::faults::{FaultPlan, Faults, Injected, InjectedFault, Op, TearAfter, Trigger};
 pub use backend::MemoryBackend;
+pub use processes::MEMORY_SCHEMA_VERSION;
 
 use crate::clock::Clock;
 use crate::error::StorageResult;
@@ -149,6 +151,13 @@ impl MemoryStore {
     #[must_use]
     pub fn partitions_snapshot(&self) -> Vec<crate::PartitionRow> {
         self.state().partitions.values().cloned().collect()
+    }
+
+    /// Makes the hub look as if a build writing schema `version` had migrated it (the memory
+    /// backend's own is [`MEMORY_SCHEMA_VERSION`]): for tests of what a process
+    /// does when the schema moves under it.
+    pub fn set_stored_schema(&self, version: u32) {
+        self.state().stored_schema = Some(version);
     }
 
     /// The clock this store reads.

@@ -11,6 +11,7 @@ use crate::dead_letters::DeadLetter;
 use crate::history::ETag;
 use crate::instances::InstanceRow;
 use crate::partitions::{HubInfo, PartitionRow};
+use crate::processes::ProcessRecord;
 use crate::queue::QueueName;
 
 /// A reading of the store's clock, taken once per operation.
@@ -36,6 +37,11 @@ pub(super) struct State {
     pub(super) dead_letters: BTreeMap<String, DeadLetter>,
     pub(super) hub: Option<HubInfo>,
     pub(super) partitions: BTreeMap<u32, PartitionRow>,
+    /// Process records by ID.
+    pub(super) processes: BTreeMap<String, ProcessRecord>,
+    /// The schema version "stored" (tests set it to simulate a newer build's migration);
+    /// `None`: the one this build writes.
+    pub(super) stored_schema: Option<u32>,
     next_etag: u64,
     next_dead_letter: u64,
     next_nonce: u64,

@@ -63,6 +63,12 @@ pub struct Settings {
     /// How often a worker looks for leases to take. Default 10 s.
     #[serde(with = "text::duration")]
     pub lease_acquire_interval: Duration,
+    /// How often a process renews its record in the hub's process registry (which the CLI's
+    /// `workers` lists and a migration checks for processes of an older build), and looks
+    /// whether a newer build migrated the hub. Greater than zero and at most a third of the
+    /// registry's 60 s liveness window. Default 10 s.
+    #[serde(with = "text::duration")]
+    pub process_heartbeat_interval: Duration,
     /// The most partitions one worker holds, 1 to 16. Default 16.
     #[serde(deserialize_with = "text::number")]
     pub max_partitions_per_worker: usize,
@@ -145,6 +151,7 @@ impl Default for Settings {
             lease_interval: Duration::from_secs(30),
             lease_renew_interval: Duration::from_secs(10),
             lease_acquire_interval: Duration::from_secs(10),
+            process_heartbeat_interval: Duration::from_secs(10),
             max_partitions_per_worker: 16,
             partition_drain_timeout: Duration::from_secs(60),
             partition_retire_grace: Duration::from_secs(60),
@@ -234,6 +241,14 @@ impl Settings {
             return bad(
                 "lease_renew_interval",
                 "must be shorter than lease_interval",
+            );
+        }
+        if self.process_heartbeat_interval.is_zero()
+            || self.process_heartbeat_interval > taskhub_storage::PROCESS_LIVENESS_WINDOW / 3
+        {
+            return bad(
+                "process_heartbeat_interval",
+                "must be greater than zero and at most 20s (a third of the 60s liveness window)",
             );
         }
         if self.lease_acquire_interval.is_zero() {

@@ -18,6 +18,10 @@ use super::WorkerStats;
 pub(crate) struct Lifecycle {
     /// True once the worker stops.
     pub stop: watch::Receiver<bool>,
+    /// Sends the stop (the handle's shutdown, or a halt).
+    stopper: Arc<watch::Sender<bool>>,
+    /// Why the worker stopped taking work by itself (the hub's schema moved past its build).
+    halted: Mutex<Option<String>>,
     /// Tasks the worker spawned (sessions, activity runs, renewers).
     tasks: Mutex<JoinSet<()>>,
     /// Control deliveries dropped unfinished while the worker is abandoned.
@@ -29,10 +33,12 @@ pub(crate) struct Lifecycle {
 }
 
 impl Lifecycle {
-    /// A worker that runs until `stop` turns true.
-    pub(crate) fn new(stop: watch::Receiver<bool>) -> Self {
+    /// A worker that runs until `stopper` sends true.
+    pub(crate) fn new(stopper: Arc<watch::Sender<bool>>) -> Self {
         Self {
-            stop,
+            stop: stopper.subscribe(),
+            stopper,
+            halted: Mutex::new(None),
             tasks: Mutex::new(JoinSet::new()),
             orphans: Arc::new(Orphans::default()),
             stats: Mutex::new(WorkerStats::default()),
@@ -44,6 +50,27 @@ impl Lifecycle {
     /// True once the worker stops.
     pub(crate) fn stopping(&self) -> bool {
         *self.stop.borrow()
+    }
+
+    /// Stops the worker taking work because of `error` (the hub was migrated by a newer
+    /// build): logged once, kept for [`halted`](Self::halted), and the stop sent. Deliveries
+    /// given back from now on are not counted as failures.
+    pub(crate) fn halt(&self, error: &taskhub_storage::StorageError) {
+        let mut halted = self.halted.lock().unwrap_or_else(PoisonError::into_inner);
+        if halted.is_none() {
+            tracing::error!(error = %error, "the worker stops taking work");
+            *halted = Some(error.to_string());
+            drop(halted);
+            self.stopper.send_replace(true);
+        }
+    }
+
+    /// Why the worker halted, if it did.
+    pub(crate) fn halted(&self) -> Option<String> {
+        self.halted
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// Updates the counters.
@@ -117,8 +144,7 @@ mod tests {
 
     #[test]
     fn work_items_in_flight_are_given_back_under_their_latest_receipt() {
-        let (_tx, rx) = watch::channel(false);
-        let life = Lifecycle::new(rx);
+        let life = Lifecycle::new(Arc::new(watch::channel(false).0));
         let a = life.take_off(QueueName::WorkItems, receipt("a1"));
         let b = life.take_off(QueueName::WorkItems, receipt("b1"));
         assert_ne!(a, b);
@@ -133,13 +159,31 @@ mod tests {
 
     #[test]
     fn stopping_follows_the_stop_signal_and_counters_add_up() {
-        let (tx, rx) = watch::channel(false);
-        let life = Lifecycle::new(rx);
+        let tx = Arc::new(watch::channel(false).0);
+        let life = Lifecycle::new(tx.clone());
         assert!(!life.stopping());
         life.stat(|s| s.turns += 2);
         life.stat(|s| s.turns += 1);
         assert_eq!(life.stats().turns, 3);
         tx.send(true).unwrap_or_default();
         assert!(life.stopping());
+    }
+
+    #[test]
+    fn a_halt_stops_the_worker_once_and_keeps_the_first_reason() {
+        let life = Lifecycle::new(Arc::new(watch::channel(false).0));
+        let newer = taskhub_storage::StorageError::NewerSchema {
+            what: "hub".into(),
+            found: 8,
+            supported: 7,
+        };
+        life.halt(&newer);
+        life.halt(&taskhub_storage::StorageError::Backend("later".into()));
+        assert!(life.stopping());
+        let why = life.halted().unwrap_or_default();
+        assert!(
+            why.contains("newer build") && !why.contains("later"),
+            "{why}"
+        );
     }
 }

@@ -25,6 +25,7 @@ mod remote_watch;
 mod result_commit;
 mod retire;
 mod run_ledger;
+mod schema_watch;
 mod session;
 mod sessions;
 mod slots;
@@ -227,14 +228,15 @@ impl Worker {
         }
         .run(|| hub.store().list_partitions())
         .await?;
-        let (stop_tx, stop_rx) = watch::channel(false);
+        let process = hub.announce(taskhub_storage::ProcessKind::Worker).await?;
+        let stop_tx = Arc::new(watch::channel(false).0);
         let shared = Arc::new(Shared {
             hub: hub.clone(),
             registry: Arc::new(registry),
             executor,
             placement: placement::Placement::new(partitions::unique_name(&settings.worker_id)),
             slots: slots::Slots::new(&settings),
-            lifecycle: lifecycle::Lifecycle::new(stop_rx),
+            lifecycle: lifecycle::Lifecycle::new(stop_tx.clone()),
             watches: watches::Watches::new(hub.clock().clone(), &settings),
             sessions: sessions::Sessions::new(
                 settings.max_extended_sessions,
@@ -245,11 +247,17 @@ impl Worker {
         let leases = partitions::start_leases(&shared).await;
         let mut pollers = JoinSet::new();
         pollers.spawn(activities::poll_work_items(shared.clone()));
+        let process = Arc::new(process);
+        pollers.spawn(schema_watch::halt_when_moved(
+            shared.clone(),
+            process.clone(),
+        ));
         Ok(WorkerHandle {
             shared,
             stop: stop_tx,
             pollers,
             leases,
+            process: Some(process),
         })
     }
 }
@@ -261,9 +269,11 @@ impl Worker {
 /// their deliveries not counted as failures) when a Tokio runtime is there to do it.
 pub struct WorkerHandle {
     shared: Arc<Shared>,
-    stop: watch::Sender<bool>,
+    stop: Arc<watch::Sender<bool>>,
     pollers: JoinSet<()>,
     leases: tokio::task::JoinHandle<crate::lease::LeaseManager>,
+    /// This worker's record in the hub's process registry.
+    process: Option<Arc<crate::process::Announced>>,
 }
 
 impl std::fmt::Debug for WorkerHandle {
@@ -344,6 +354,24 @@ impl WorkerHandle {
         self.shared.placement.epochs()
     }
 
+    /// This worker's record in the hub's process registry (as announced; `None` once shut
+    /// down).
+    #[must_use]
+    pub fn process(&self) -> Option<&taskhub_storage::ProcessRecord> {
+        self.process
+            .as_deref()
+            .map(crate::process::Announced::record)
+    }
+
+    /// Why this worker stopped taking work by itself, if it did: the hub was migrated by a
+    /// newer build under it (the `NewerSchema` error's message). It then dequeues nothing
+    /// more, gives back what it held uncounted, and dead-letters nothing for that reason;
+    /// shut it down and start the newer build.
+    #[must_use]
+    pub fn halted(&self) -> Option<String> {
+        self.shared.lifecycle.halted()
+    }
+
     /// Counters so far.
     #[must_use]
     pub fn stats(&self) -> WorkerStats {
@@ -413,6 +441,10 @@ impl WorkerHandle {
             manager
                 .release_all(&mut partitions::Host(self.shared.clone()))
                 .await;
+        }
+        // Every poller has ended, the schema watch with them: this is the last reference.
+        if let Some(process) = self.process.take().and_then(|p| Arc::try_unwrap(p).ok()) {
+            process.retire().await;
         }
     }
 }

@@ -19,6 +19,15 @@ pub(crate) async fn dead_letter(
     msg: &Dequeued,
     reason: String,
 ) {
+    if super::schema_watch::schema_moved(hub, lifecycle).await {
+        // The hub moved to a newer build's schema: this build may be what fails the message.
+        // It goes back uncounted for a worker of that build, never to the dead letters.
+        let _ = hub
+            .store()
+            .release(queue, &msg.receipt, std::time::Duration::ZERO)
+            .await;
+        return;
+    }
     let store: &dyn DeadLetterStore = hub.store().as_ref();
     let letter = DeadLetter {
         id: String::new(),

@@ -107,6 +107,13 @@ pub(super) async fn retry_later(shared: &Shared, d: &Delivery, delay: Duration) 
         local::fall_back(&shared.hub, &shared.lifecycle, d, delay).await;
         return;
     }
+    if super::super::schema_watch::schema_moved(&shared.hub, &shared.lifecycle).await {
+        // Not the message's fault: back uncounted, for a worker of the newer build.
+        if let Err(e) = shared.hub.store().release(d.queue, &d.receipt, delay).await {
+            debug!(error = %e, "release failed; the message reappears after its visibility timeout");
+        }
+        return;
+    }
     let max = shared.hub.settings().max_dequeue_count;
     if d.raw.dequeue_count > max {
         let reason = poison::too_many_deliveries(d.raw.dequeue_count, max);

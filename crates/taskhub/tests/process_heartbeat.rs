@@ -1,0 +1,87 @@
+//! The process heartbeat runs on the hub's clock: each `process_heartbeat_interval` renews the
+//! record (re-announcing it if it was forgotten), and the beat after a newer build's migration
+//! reports `NewerSchema` through `Announced::schema_moved`.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests"
+)]
+
+mod common;
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use taskhub::*;
+use taskhub_storage::memory::{MemoryStore, MEMORY_SCHEMA_VERSION};
+use taskhub_storage::{ManualClock, ProcessStore, StorageError};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_heartbeat_renews_on_the_clock_and_reports_a_newer_schema() {
+    let start = Timestamp::from_millis(1_700_000_000_000);
+    let clock = Arc::new(ManualClock::new(start));
+    let store = Arc::new(MemoryStore::new(clock.clone()));
+    let settings = Settings {
+        process_heartbeat_interval: Duration::from_secs(5),
+        ..fast_settings()
+    };
+    let hub = TaskHub::open_with_clock(store.clone(), settings, clock.clone())
+        .await
+        .unwrap();
+    let serve = hub.announce(ProcessKind::Serve).await.unwrap();
+    let id = serve.record().id.clone();
+    assert_eq!(serve.record().heartbeat_at, start);
+    let beat_at = |at: Timestamp| {
+        let store = store.clone();
+        let id = id.clone();
+        async move {
+            store
+                .list_processes()
+                .await
+                .unwrap()
+                .iter()
+                .any(|r| r.id == id && r.heartbeat_at == at)
+        }
+    };
+
+    // Nothing before the interval has passed on the clock.
+    clock.advance(Duration::from_secs(4));
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(beat_at(start).await, "no beat before the interval");
+    clock.advance(Duration::from_secs(1));
+    let five = start.saturating_add(Duration::from_secs(5));
+    wait::until_async("the first beat", || beat_at(five), || async {}).await;
+
+    // A forgotten record is announced again at the next beat.
+    assert!(store.forget_process(&id).await.unwrap());
+    clock.advance(Duration::from_secs(5));
+    let ten = start.saturating_add(Duration::from_secs(10));
+    wait::until_async("the re-announcement", || beat_at(ten), || async {}).await;
+
+    // A newer build migrates the hub: the next beat says so.
+    store.set_stored_schema(MEMORY_SCHEMA_VERSION + 1);
+    assert!(serve.moved().is_none());
+    clock.advance(Duration::from_secs(5));
+    let moved = tokio::time::timeout(Duration::from_secs(30), serve.schema_moved())
+        .await
+        .expect("the beat reports the move");
+    assert!(
+        matches!(moved, StorageError::NewerSchema { .. }),
+        "{moved:?}"
+    );
+    assert!(serve.moved().is_some());
+
+    serve.retire().await;
+    assert!(store.list_processes().await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_heartbeat_interval_past_a_third_of_the_liveness_window_is_refused() {
+    let settings = Settings {
+        process_heartbeat_interval: Duration::from_secs(21),
+        ..Settings::default()
+    };
+    let err = settings.validate().unwrap_err().to_string();
+    assert!(err.contains("process_heartbeat_interval"), "{err}");
+}

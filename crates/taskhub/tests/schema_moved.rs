@@ -1,0 +1,116 @@
+//! A worker that finds the hub migrated by a newer build under it (the history tables of its
+//! schema gone, the stored version past its own) stops taking work with one clear error:
+//! the messages it could not process go back uncounted, none is dead-lettered, and its
+//! record in the process registry carries its schema version.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests"
+)]
+
+mod common;
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use taskhub::*;
+use taskhub_storage::{ManualClock, ProcessStore, QueueName, QueueStore};
+
+fn registry() -> Registry {
+    let mut reg = Registry::new();
+    reg.orchestration("Wait", |ctx: OrchestrationContext, _: ()| async move {
+        let v: u64 = ctx.wait_for_event("go").await?;
+        Ok::<_, OrchestrationError>(v)
+    });
+    reg
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_under_a_newer_schema_halts_without_dead_letters() {
+    let dir = TempDir::new("schema-moved");
+    let path = dir.0.join("hub.db");
+    let clock = Arc::new(ManualClock::new(Timestamp::from_millis(1_700_000_000_000)));
+    let store = Arc::new(
+        taskhub_sqlite::SqliteStore::open(
+            taskhub_sqlite::SqliteOptions::new(&path).with_clock(clock.clone()),
+        )
+        .unwrap(),
+    );
+    let settings = Settings {
+        max_dequeue_count: 2,
+        // Every turn loads the history, so the missing table is met.
+        extended_sessions_enabled: false,
+        ..fast_settings()
+    };
+    let hub = TaskHub::open_with_clock(store.clone(), settings, clock.clone())
+        .await
+        .unwrap();
+    let worker = Worker::start(&hub, registry()).await.unwrap();
+    let me = worker.process().unwrap().clone();
+    assert_eq!(me.kind, ProcessKind::Worker);
+    assert_eq!(me.schema_version, taskhub_sqlite::schema::latest_version());
+    assert_eq!(store.list_processes().await.unwrap(), vec![me.clone()]);
+    let client = hub.client();
+    let id = client.start("Wait", ()).await.unwrap();
+    wait::until(
+        "the first turn",
+        || worker.stats().turns == 1,
+        || worker.stats(),
+    )
+    .await;
+
+    taskhub_sqlite::testing::simulate_newer_migration(&path).unwrap();
+    client.raise_event(&id, "go", &1u64).await.unwrap();
+    // Failed deliveries would come back after a second each, and the heartbeat is due after
+    // ten: move time on, well past what dead-lettering would take.
+    let advancing = {
+        let clock = clock.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                clock.advance(Duration::from_millis(500));
+            }
+        })
+    };
+    wait::until("the halt", || worker.halted().is_some(), || worker.stats()).await;
+    let why = worker.halted().unwrap();
+    assert!(why.contains("written by a newer build"), "{why}");
+    // Long enough for several more deliveries, had the worker kept taking work.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    advancing.abort();
+
+    assert_eq!(worker.stats().dead_lettered, 0, "{:?}", worker.stats());
+    assert!(client.list_dead_letters(None, 10).await.unwrap().is_empty());
+    let queue = QueueName::Control(id.partition(hub.partition_count()));
+    assert_eq!(
+        store.stats(queue).await.unwrap().length,
+        1,
+        "the event is kept"
+    );
+    clock.advance(Duration::from_secs(600));
+    let again = store
+        .dequeue(queue, 32, Duration::from_secs(30))
+        .await
+        .unwrap();
+    assert_eq!(again.len(), 1);
+    assert_eq!(
+        again[0].dequeue_count, 1,
+        "the halted worker's deliveries were not counted"
+    );
+    worker.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shut_down_worker_forgets_its_process_record() {
+    let dir = TempDir::new("process-record");
+    let store = sqlite_store(&dir.0);
+    let hub = TaskHub::open(store.clone(), fast_settings()).await.unwrap();
+    let worker = Worker::start(&hub, registry()).await.unwrap();
+    let id = worker.process().unwrap().id.clone();
+    let listed = store.list_processes().await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].id, id);
+    worker.shutdown().await;
+    assert!(store.list_processes().await.unwrap().is_empty());
+}
