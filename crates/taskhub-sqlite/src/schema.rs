@@ -342,7 +342,7 @@ fn apply_migrations(
         return Ok(found);
     }
     if (1..REPLACES_HISTORY_TABLES).contains(&found) {
-        check_no_live_workers(conn, what, now)?;
+        check_no_live_workers(conn, what, now, latest)?;
     }
     if found >= HAS_PROCESS_REGISTRY {
         check_no_older_processes(conn, what, now, latest)?;
@@ -368,8 +368,10 @@ const HAS_PROCESS_REGISTRY: u32 = 7;
 
 /// Refuses to migrate to `target` while a process of an older build announced in the registry
 /// heartbeat within [`PROCESS_LIVENESS_WINDOW`](taskhub_storage::PROCESS_LIVENESS_WINDOW)
-/// (workers with or without partitions, `serve`, endpoints): it would not notice the new
-/// schema. The error names each one.
+/// (workers with or without partitions, `serve`, endpoints), or while a partition lease was
+/// renewed within [`LIVE_LEASE_WINDOW`]: a worker of a build before the registry (it kept
+/// running through the additive v7 migration) shows only by its lease. Either would not
+/// notice the new schema. The error names each one (a registered worker with a lease twice).
 fn check_no_older_processes(
     conn: &Connection,
     what: &str,
@@ -377,7 +379,25 @@ fn check_no_older_processes(
     target: u32,
 ) -> StorageResult<()> {
     let records = crate::processes::list(conn)?;
-    taskhub_storage::refuse_older_processes(what, target, &records, now)
+    let registered = taskhub_storage::refuse_older_processes(what, target, &records, now);
+    let leased = check_no_live_workers(conn, what, now, target);
+    match (registered, leased) {
+        (
+            Err(StorageError::OlderProcesses { mut processes, .. }),
+            Err(StorageError::OlderProcesses {
+                processes: more, ..
+            }),
+        ) => {
+            processes.extend(more);
+            Err(StorageError::OlderProcesses {
+                what: what.to_owned(),
+                target,
+                processes,
+            })
+        }
+        (Err(e), _) | (_, Err(e)) => Err(e),
+        (Ok(()), Ok(())) => Ok(()),
+    }
 }
 
 /// The schema version that replaces the tables older builds keep histories in (version 6).
@@ -392,7 +412,12 @@ const LIVE_LEASE_WINDOW: Duration = Duration::from_secs(60);
 /// loads would fail until its messages were dead-lettered. A lease renewed within
 /// [`LIVE_LEASE_WINDOW`] means a running worker; stop every process of the hub first (a
 /// crashed one's lease stops counting after the window).
-fn check_no_live_workers(conn: &Connection, what: &str, now: Timestamp) -> StorageResult<()> {
+fn check_no_live_workers(
+    conn: &Connection,
+    what: &str,
+    now: Timestamp,
+    target: u32,
+) -> StorageResult<()> {
     let window = i64::try_from(LIVE_LEASE_WINDOW.as_millis()).unwrap_or(i64::MAX);
     let since = ts_to_sql(now).saturating_sub(window);
     let owners: Vec<String> = conn
@@ -410,7 +435,7 @@ fn check_no_live_workers(conn: &Connection, what: &str, now: Timestamp) -> Stora
     }
     Err(StorageError::OlderProcesses {
         what: what.to_owned(),
-        target: REPLACES_HISTORY_TABLES,
+        target,
         processes: owners
             .into_iter()
             .map(|o| {
@@ -549,6 +574,45 @@ mod tests {
         .unwrap();
         assert_eq!(version, latest_version() + 1);
         assert_eq!(user_version(&conn).unwrap(), latest_version() + 1);
+    }
+
+    #[test]
+    fn a_migration_is_refused_while_a_worker_of_a_build_before_the_registry_holds_a_lease() {
+        // A stale registry record, but a lease renewed 10 s ago by a worker that never
+        // announced (its build predates the registry).
+        let conn = hub_with_process(latest_version(), NOW - 600_000);
+        conn.execute(
+            "INSERT INTO partitions (partition, owner, next_owner, epoch, draining, retiring,
+                                     offline, updated_at, etag)
+             VALUES (0, 'pre-registry-worker', NULL, 3, 0, 0, 0, ?1, 1)",
+            [i64::try_from(NOW - 10_000).unwrap()],
+        )
+        .unwrap();
+        let scripts = next_scripts();
+        let migrate_at = |ms: u64| {
+            migrate_with(
+                &conn,
+                Path::new("hub.db"),
+                Duration::from_secs(1),
+                at(ms),
+                &scripts,
+            )
+        };
+        let err = migrate_at(NOW).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            matches!(err, StorageError::OlderProcesses { target, .. }
+                if target == latest_version() + 1),
+            "{err:?}"
+        );
+        assert!(text.contains("pre-registry-worker"), "{text}");
+        assert!(
+            !text.contains("old-serve"),
+            "the stale record is not named: {text}"
+        );
+        assert_eq!(user_version(&conn).unwrap(), latest_version());
+        // Once the lease is stale too, the migration goes ahead.
+        assert_eq!(migrate_at(NOW + 61_000).unwrap(), latest_version() + 1);
     }
 
     #[test]

@@ -141,11 +141,14 @@ async fn run_one(
         }
         Err(DecodeError::Storage(e)) => {
             warn!(error = %e, "could not read a large work item; retrying later");
-            let _ = shared
-                .hub
-                .store()
-                .abandon(queue, &m.receipt, Duration::from_secs(1))
-                .await;
+            super::schema_watch::give_back_failed(
+                &shared.hub,
+                &shared.lifecycle,
+                queue,
+                &m.receipt,
+                Duration::from_secs(1),
+            )
+            .await;
             return;
         }
     };

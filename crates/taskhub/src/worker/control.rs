@@ -154,11 +154,14 @@ pub(crate) async fn poll_partition(shared: Arc<Shared>, mut lease: Lease) {
                 }
                 Err(DecodeError::Storage(e)) => {
                     warn!(%queue, error = %e, "could not read a large message payload; retrying later");
-                    let _ = shared
-                        .hub
-                        .store()
-                        .abandon(queue, &m.receipt, Duration::from_secs(1))
-                        .await;
+                    super::schema_watch::give_back_failed(
+                        &shared.hub,
+                        &shared.lifecycle,
+                        queue,
+                        &m.receipt,
+                        Duration::from_secs(1),
+                    )
+                    .await;
                 }
             }
         }

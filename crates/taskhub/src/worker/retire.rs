@@ -105,9 +105,14 @@ async fn forward(shared: &Shared, p: u32, m: Dequeued) {
         }
         Err(DecodeError::Storage(e)) => {
             warn!(error = %e, "could not read a large message payload; retrying later");
-            let _ = store
-                .abandon(queue, &m.receipt, Duration::from_secs(1))
-                .await;
+            super::schema_watch::give_back_failed(
+                &shared.hub,
+                &shared.lifecycle,
+                queue,
+                &m.receipt,
+                Duration::from_secs(1),
+            )
+            .await;
             return;
         }
     };
@@ -122,9 +127,14 @@ async fn forward(shared: &Shared, p: u32, m: Dequeued) {
         Ok(to) => to,
         Err(e) => {
             warn!(instance = %message.target, error = %e, "could not re-home instance; retrying later");
-            let _ = store
-                .abandon(queue, &m.receipt, Duration::from_secs(1))
-                .await;
+            super::schema_watch::give_back_failed(
+                &shared.hub,
+                &shared.lifecycle,
+                queue,
+                &m.receipt,
+                Duration::from_secs(1),
+            )
+            .await;
             return;
         }
     };
@@ -147,9 +157,14 @@ async fn forward(shared: &Shared, p: u32, m: Dequeued) {
         }
         Err(e) => {
             warn!(error = %e, "could not forward a message; retrying later");
-            let _ = store
-                .abandon(queue, &m.receipt, Duration::from_secs(1))
-                .await;
+            super::schema_watch::give_back_failed(
+                &shared.hub,
+                &shared.lifecycle,
+                queue,
+                &m.receipt,
+                Duration::from_secs(1),
+            )
+            .await;
         }
     }
 }

@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use taskhub_storage::StorageError;
+use std::time::Duration;
+
+use taskhub_storage::{QueueName, Receipt, StorageError};
 
 use super::lifecycle::Lifecycle;
 use super::Shared;
@@ -34,5 +36,26 @@ pub(crate) async fn schema_moved(hub: &TaskHub, lifecycle: &Lifecycle) -> bool {
             true
         }
         _ => false,
+    }
+}
+
+/// Gives back a message whose processing failed, visible again after `delay`: counted toward
+/// the poison threshold, or uncounted when the hub's schema moved past this build (see
+/// [`schema_moved`]), so that a newer build does not find it already over the threshold.
+pub(crate) async fn give_back_failed(
+    hub: &TaskHub,
+    lifecycle: &Lifecycle,
+    queue: QueueName,
+    receipt: &Receipt,
+    delay: Duration,
+) {
+    let store = hub.store();
+    let given = if schema_moved(hub, lifecycle).await {
+        store.release(queue, receipt, delay).await
+    } else {
+        store.abandon(queue, receipt, delay).await
+    };
+    if let Err(e) = given {
+        tracing::debug!(error = %e, "give-back failed; the message reappears after its visibility timeout");
     }
 }

@@ -92,10 +92,18 @@ pub(super) async fn consume(
 
 /// Returns messages whose processing failed to their queue, to be tried again after `delay`;
 /// a message already delivered more than `max_dequeue_count` times goes to the dead-letter
-/// store instead (never an endless loop).
+/// store instead (never an endless loop). When the hub's schema moved past this build, they all
+/// go back uncounted instead (see `schema_watch`).
 pub(crate) async fn abandon(shared: &Shared, deliveries: &[Delivery], delay: Duration) {
+    // One look at the stored schema for the whole batch (none if all are local).
+    if deliveries.iter().any(|d| !d.is_local())
+        && super::super::schema_watch::schema_moved(&shared.hub, &shared.lifecycle).await
+    {
+        give_back(shared, deliveries, delay).await;
+        return;
+    }
     for d in deliveries {
-        retry_later(shared, d, delay).await;
+        count_failure(shared, d, delay).await;
     }
 }
 
@@ -103,15 +111,14 @@ pub(crate) async fn abandon(shared: &Shared, deliveries: &[Delivery], delay: Dur
 /// message delivered too often is dead-lettered instead); one handed over in process falls back
 /// to its queue.
 pub(super) async fn retry_later(shared: &Shared, d: &Delivery, delay: Duration) {
+    abandon(shared, std::slice::from_ref(d), delay).await;
+}
+
+/// [`retry_later`] once the schema was found unmoved: counted, or dead-lettered past the
+/// threshold (a remote delivery).
+async fn count_failure(shared: &Shared, d: &Delivery, delay: Duration) {
     if d.is_local() {
         local::fall_back(&shared.hub, &shared.lifecycle, d, delay).await;
-        return;
-    }
-    if super::super::schema_watch::schema_moved(&shared.hub, &shared.lifecycle).await {
-        // Not the message's fault: back uncounted, for a worker of the newer build.
-        if let Err(e) = shared.hub.store().release(d.queue, &d.receipt, delay).await {
-            debug!(error = %e, "release failed; the message reappears after its visibility timeout");
-        }
         return;
     }
     let max = shared.hub.settings().max_dequeue_count;
