@@ -1,6 +1,7 @@
 //! Processing one batch of an instance's messages: load (or reuse) the session, run the turn,
 //! and commit one checkpoint (history + instance row + outbound messages + consumed receipts).
 
+pub(crate) mod carry;
 mod checkpoint;
 mod discards;
 #[cfg(test)]
@@ -72,7 +73,7 @@ pub(crate) async fn process(
             .partition(|d| start_execution(&d.message) == current);
         let mut batch = others;
         batch.extend(same);
-        run(shared, instance, cached, batch, false).await;
+        run(shared, instance, cached, batch, false, Vec::new()).await;
         if !new.is_empty() {
             start_new_execution(shared, instance, cached, new, Vec::new()).await;
         }
@@ -91,7 +92,7 @@ async fn start_new_execution(
     others: Vec<Delivery>,
 ) {
     if starts.is_empty() {
-        run(shared, instance, cached, others, false).await;
+        run(shared, instance, cached, others, false, Vec::new()).await;
         return;
     }
     // No session means it has to be loaded again (a turn just failed): let the messages come
@@ -171,6 +172,13 @@ async fn start_new_execution(
             .stat(|s| s.discarded += rejected.len() as u64);
         consume(&shared.hub, instance, &rejected, notices).await;
     }
+    // What the execution this one continues carried, applied right after its start.
+    let carried = match (cached.session.as_ref(), accepted.first()) {
+        (Some(previous), Some(start)) => {
+            carry::carried_messages(instance, &previous.session, &start.message)
+        }
+        _ => Vec::new(),
+    };
     let mut batch = accepted;
     let fresh = !batch.is_empty();
     batch.extend(others);
@@ -188,16 +196,18 @@ async fn start_new_execution(
     // The row just read is the one to judge the rest of the batch by (a client may have
     // ended the instance before its start since the session was cached).
     cached.row = row;
-    run(shared, instance, cached, batch, fresh).await;
+    run(shared, instance, cached, batch, fresh, carried).await;
 }
 
-/// Runs one turn over `batch` and commits it, in the turn's span.
+/// Runs one turn over `batch` (and the events `carried` into the execution it starts, see
+/// [`carry`]) and commits it, in the turn's span.
 async fn run(
     shared: &Arc<Shared>,
     instance: &InstanceId,
     cached: &mut Cached,
     batch: Vec<Delivery>,
     new_execution: bool,
+    carried: Vec<Message>,
 ) {
     let Some(partition) = batch.first().map(|d| d.partition) else {
         return;
@@ -222,12 +232,24 @@ async fn run(
                 batch,
                 new_execution,
                 trace.as_ref(),
+                carried,
             )
             .instrument(t.span.clone())
             .await;
         }
         // No session (nothing to trace): the turn gives the batch back or does nothing.
-        None => run_traced(shared, instance, cached, batch, new_execution, None).await,
+        None => {
+            run_traced(
+                shared,
+                instance,
+                cached,
+                batch,
+                new_execution,
+                None,
+                carried,
+            )
+            .await
+        }
     }
 }
 
@@ -239,6 +261,7 @@ async fn run_traced(
     batch: Vec<Delivery>,
     new_execution: bool,
     trace: Option<&trace::TurnTrace>,
+    carried: Vec<Message>,
 ) {
     let Some(partition) = batch.first().map(|d| d.partition) else {
         return;
@@ -271,7 +294,7 @@ async fn run_traced(
     let now = shared.hub.clock().now();
     let result = match session.start_turn(TurnInput {
         now,
-        messages: batch.iter().map(|d| d.message.clone()).collect(),
+        messages: carry::with_carried(batch.iter().map(|d| d.message.clone()).collect(), carried),
     }) {
         TurnStep::Done(result) => result,
         // Remote code decides (see `remote`): the session is dropped if no answer comes.
