@@ -8,10 +8,18 @@
 //! record, right after the start and before anything else of its batch; the messages, when
 //! they come, carry the same IDs and are discarded as duplicates.
 
+use std::time::Duration;
+
 use taskhub_core::{
     EventKind, ExecutionId, InstanceId, Message, MessageId, OrchestrationSession,
     OrchestrationStatus, Sender,
 };
+
+/// How long a session holds a batch that came for the next execution of an instance that
+/// continued as new, waiting for that execution's start (already sent by the checkpoint that
+/// continued), so the batch is applied after the start and in arrival order. Past it the batch
+/// is run as any other: its events are sent again behind the start.
+pub(crate) const START_WAIT: Duration = Duration::from_secs(5);
 
 /// The purpose (in the derived message ID) of the `i`-th event carried into the next
 /// execution.

@@ -38,34 +38,39 @@ pub(crate) use remote::{decision_deadline, redeliver as redeliver_undecided, Und
 use start_accept::{early_start, judge_start, start_execution, Verdict};
 use version_gate::Gate;
 
-/// Processes one batch for `instance`.
+/// Processes one batch for `instance`. With `may_hold`, a batch without a start for an
+/// instance that just continued as new is not run: it is returned, for the session to hand
+/// back with the next batch (see [`carry::START_WAIT`]), so that it is applied in arrival
+/// order after the next execution's start instead of being re-sent behind later events.
 pub(crate) async fn process(
     shared: &Arc<Shared>,
     instance: &InstanceId,
     cached: &mut Cached,
     deliveries: Vec<Delivery>,
-) {
+    may_hold: bool,
+) -> Vec<Delivery> {
     let Some(intake::Admitted {
         slot: _slot,
         deliveries,
     }) = intake::admit(shared, cached, deliveries).await
     else {
-        return;
+        return Vec::new();
     };
     let due = intake::due_now(&shared.hub, deliveries).await;
     if due.is_empty() {
-        return;
+        return Vec::new();
     }
     if cached.session.is_none() && !load::into_cache(shared, instance, cached, &due).await {
-        return;
+        return Vec::new();
     }
-    let open = cached.session.as_ref().is_some_and(|l| {
-        let status = l.session.status();
-        status.is_active() && status != OrchestrationStatus::Pending
-    });
+    let status = cached.session.as_ref().map(|l| l.session.status());
+    let open = status.is_some_and(|s| s.is_active() && s != OrchestrationStatus::Pending);
     let (starts, others): (Vec<Delivery>, Vec<Delivery>) = due
         .into_iter()
         .partition(|d| matches!(d.message.event, EventKind::ExecutionStarted { .. }));
+    if may_hold && starts.is_empty() && status == Some(OrchestrationStatus::ContinuedAsNew) {
+        return others;
+    }
     if open {
         let current = cached.session.as_ref().map(|l| l.session.execution_id());
         let (same, new): (Vec<Delivery>, Vec<Delivery>) = starts
@@ -80,6 +85,7 @@ pub(crate) async fn process(
     } else {
         start_new_execution(shared, instance, cached, starts, others).await;
     }
+    Vec::new()
 }
 
 /// The session is not running: accept the starts the instance row allows, drop the others,
