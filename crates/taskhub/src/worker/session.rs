@@ -91,7 +91,7 @@ pub(crate) async fn run(
                 input.extend(ready);
                 let now = clock.now();
                 let may_hold = !shared.lifecycle.stopping()
-                    && awaiting_since.map_or(true, |s| now.saturating_since(s) < START_WAIT);
+                    && awaiting_since.is_none_or(|s| now.saturating_since(s) < START_WAIT);
                 awaiting = turn::process(&shared, &instance, &mut cached, input, may_hold).await;
                 awaiting_since = if awaiting.is_empty() {
                     None
