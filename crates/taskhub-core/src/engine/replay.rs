@@ -20,6 +20,14 @@ impl OrchestrationSession {
                 self.start_trace.clone_from(&start.trace);
             }
             self.finished = Some(status);
+            if let Some(EventKind::ContinuedAsNew { carried_events, .. }) = history
+                .iter()
+                .rev()
+                .map(|e| &e.event)
+                .find(|e| terminal_status(e).is_some())
+            {
+                self.carried.clone_from(carried_events);
+            }
             self.history_len = history.len() as u64;
             self.episode = count_episodes(history);
             lock(&self.state).replaying = false;

@@ -8,7 +8,7 @@ use std::task::{Context, Poll, Wake, Waker};
 
 use crate::engine::applied_ids::AppliedEventIds;
 use crate::engine::remote::RemoteCode;
-use crate::history::{EventKind, FailureDetails, HistoryEvent, ParentInstance};
+use crate::history::{CarriedEvent, EventKind, FailureDetails, HistoryEvent, ParentInstance};
 use crate::ids::{ExecutionId, InstanceId};
 use crate::orchestration::context::OrchestrationContext;
 use crate::orchestration::state::{lock, ContinueAsNewRequest, SharedState, State};
@@ -90,6 +90,9 @@ pub struct OrchestrationSession {
     /// The execution's code runs elsewhere: what the session keeps for it (see
     /// [`remote`](crate::engine::remote)).
     pub(crate) remote: Option<RemoteCode>,
+    /// The events this execution carried into the next one, once it continued as new (as
+    /// recorded in its `ContinuedAsNew`; empty otherwise).
+    pub(crate) carried: Vec<CarriedEvent>,
 }
 
 impl std::fmt::Debug for OrchestrationSession {
@@ -151,6 +154,7 @@ impl OrchestrationSession {
             start_trace: None,
             remote_fallback,
             remote: None,
+            carried: Vec::new(),
         }
     }
 
@@ -246,6 +250,15 @@ impl OrchestrationSession {
             None if self.suspended => OrchestrationStatus::Suspended,
             None => OrchestrationStatus::Running,
         }
+    }
+
+    /// After this execution continued as new: the external events it carried into the next
+    /// execution, in order (empty otherwise). The runtime applies them right after the next
+    /// execution's start, ahead of any event that arrives later (see the worker's
+    /// `turn::carry`).
+    #[must_use]
+    pub fn carried_events(&self) -> &[CarriedEvent] {
+        &self.carried
     }
 
     /// True once the execution has ended (completed, failed, terminated or continued as new).

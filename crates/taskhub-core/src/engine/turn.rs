@@ -476,6 +476,7 @@ impl OrchestrationSession {
                         dropped_events: dropped,
                     },
                 );
+                self.carried.clone_from(&carried);
                 let execution_id = lock(&self.state).execution_id.next_generation();
                 out.actions.push(Action::ContinueAsNew {
                     execution_id,

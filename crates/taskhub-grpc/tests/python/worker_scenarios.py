@@ -139,6 +139,14 @@ def adder(ctx: task.OrchestrationContext, total: int):
     ctx.continue_as_new(total, save_events=True)
 
 
+def collector(ctx: task.OrchestrationContext, seen: list):
+    """Takes one `Item` event per execution, carrying the unread ones into the next."""
+    seen = seen + [(yield ctx.wait_for_external_event("Item"))]
+    if len(seen) >= 20:
+        return seen
+    ctx.continue_as_new(seen, save_events=True)
+
+
 def retrying(ctx: task.OrchestrationContext, _):
     policy = task.RetryPolicy(first_retry_interval=timedelta(milliseconds=200),
                               max_number_of_attempts=3)
@@ -177,7 +185,7 @@ def versioned(ctx: task.OrchestrationContext, _):
 
 
 w = worker.TaskHubGrpcWorker(host_address=ADDR)
-for fn in [sequence, fan_out, parent, tree, sleeper, waiter, late_waiter, approval, adder,
+for fn in [sequence, fan_out, parent, tree, sleeper, waiter, late_waiter, approval, adder, collector,
            retrying, flaky_child, retrying_parent, failing, statuses, versioned]:
     w.add_orchestrator(fn)
 for fn in [hello, double, boom, flaky, fails_once]:
@@ -246,6 +254,16 @@ def t_continue_as_new():
     for v in [1, 2, 3, 4]:
         c.raise_orchestration_event("adder", "Add", data=v)
     assert completed("adder").get_output() == 10
+
+
+def t_carried_order():
+    # Events raised in order are seen in order across generations (issue 40: on Azure the
+    # carried events used to come behind events raised later).
+    c.schedule_new_orchestration(collector, input=[], instance_id="collector")
+    for v in range(1, 21):
+        c.raise_orchestration_event("collector", "Item", data=v)
+    assert completed("collector").get_output() == list(range(1, 21)), \
+        completed("collector").get_output()
 
 
 def t_retry():
@@ -358,6 +376,7 @@ try:
     scenario("external event raised after the wait", t_event_after)
     scenario("when_any with a timer (event first, timer first)", t_when_any)
     scenario("continue-as-new keeping unread events", t_continue_as_new)
+    scenario("events carried across continue-as-new keep their order", t_carried_order)
     scenario("activity retries with a policy (two failures, then success)", t_retry)
     scenario("sub-orchestration retries with a policy (fails once, then succeeds)",
              t_sub_retry)

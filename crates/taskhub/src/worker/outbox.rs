@@ -268,7 +268,7 @@ pub(crate) async fn build(
                 // after it instead of being discarded as stale.
                 for (i, e) in carried_events.iter().enumerate() {
                     let m = origin.message(
-                        &format!("carried:{i}"),
+                        &super::turn::carry::purpose(i),
                         origin.instance.clone(),
                         None,
                         EventKind::EventRaised {

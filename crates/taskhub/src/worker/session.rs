@@ -6,11 +6,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use taskhub_core::{EntityId, ExecutionId, InstanceId, OrchestrationSession, OrchestrationStatus};
+use taskhub_core::{
+    EntityId, ExecutionId, InstanceId, OrchestrationSession, OrchestrationStatus, Timestamp,
+};
 use taskhub_storage::{ETag, InstanceRow, LeaseFence};
 
 use super::delivery::Delivery;
 use super::sessions::Inbox;
+use super::turn::carry::START_WAIT;
 use super::{turn, Shared};
 
 /// An orchestration replayed into memory, and the history it was replayed from.
@@ -67,6 +70,10 @@ pub(crate) async fn run(
     // time still comes before the timer.
     let mut held: Vec<Delivery> = Vec::new();
     let entity = EntityId::is_entity_instance(&instance);
+    // A batch for the next execution of an instance that continued as new, held until that
+    // execution's start comes (at most `START_WAIT` from `awaiting_since`; see `turn::carry`).
+    let mut awaiting: Vec<Delivery> = Vec::new();
+    let mut awaiting_since: Option<Timestamp> = None;
     loop {
         // Join everything that arrived meanwhile into this batch.
         while let Ok(more) = rx.try_recv() {
@@ -78,8 +85,19 @@ pub(crate) async fn run(
             let (early, mut ready) = turn::hold_back(&shared, batch);
             held.extend(early);
             ready.extend(turn::take_due(&mut held, clock.now()));
-            if !ready.is_empty() {
-                turn::process(&shared, &instance, &mut cached, ready).await;
+            if !ready.is_empty() || !awaiting.is_empty() {
+                // What waited for the next execution's start goes first: it arrived first.
+                let mut input = std::mem::take(&mut awaiting);
+                input.extend(ready);
+                let now = clock.now();
+                let may_hold = !shared.lifecycle.stopping()
+                    && awaiting_since.is_none_or(|s| now.saturating_since(s) < START_WAIT);
+                awaiting = turn::process(&shared, &instance, &mut cached, input, may_hold).await;
+                awaiting_since = if awaiting.is_empty() {
+                    None
+                } else {
+                    Some(awaiting_since.unwrap_or(now))
+                };
             }
         }
         // A completed, failed or terminated instance will not run again by itself: leave at
@@ -97,11 +115,15 @@ pub(crate) async fn run(
             // More arrived during the turn: not idle at all (and no older idle session has to
             // leave for this one).
             Some(b)
-        } else if let Some(wait) = turn::next_due(&held, clock.now()) {
-            // Timers are held: wait for the earliest or for more messages, whichever is first.
+        } else if let Some(wait) = next_wake(&held, awaiting_since, clock.now()) {
+            // Timers or a batch awaiting a start are held: wait for the earliest or for more
+            // messages, whichever is first.
             if shared.lifecycle.stopping() {
                 turn::give_back(&shared, &held, Duration::ZERO).await;
+                turn::give_back(&shared, &awaiting, Duration::ZERO).await;
                 held.clear();
+                awaiting.clear();
+                awaiting_since = None;
                 batch = Vec::new();
                 continue;
             }
@@ -141,5 +163,19 @@ pub(crate) async fn run(
                 }
             }
         }
+    }
+}
+
+/// How long until the session must look at what it holds: the earliest held timer, or the end
+/// of a held batch's wait for its start (`None`: nothing held).
+fn next_wake(
+    held: &[Delivery],
+    awaiting_since: Option<Timestamp>,
+    now: Timestamp,
+) -> Option<Duration> {
+    let awaiting = awaiting_since.map(|s| START_WAIT.saturating_sub(now.saturating_since(s)));
+    match (turn::next_due(held, now), awaiting) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }

@@ -1,6 +1,7 @@
 //! Processing one batch of an instance's messages: load (or reuse) the session, run the turn,
 //! and commit one checkpoint (history + instance row + outbound messages + consumed receipts).
 
+pub(crate) mod carry;
 mod checkpoint;
 mod discards;
 #[cfg(test)]
@@ -37,34 +38,39 @@ pub(crate) use remote::{decision_deadline, redeliver as redeliver_undecided, Und
 use start_accept::{early_start, judge_start, start_execution, Verdict};
 use version_gate::Gate;
 
-/// Processes one batch for `instance`.
+/// Processes one batch for `instance`. With `may_hold`, a batch without a start for an
+/// instance that just continued as new is not run: it is returned, for the session to hand
+/// back with the next batch (see [`carry::START_WAIT`]), so that it is applied in arrival
+/// order after the next execution's start instead of being re-sent behind later events.
 pub(crate) async fn process(
     shared: &Arc<Shared>,
     instance: &InstanceId,
     cached: &mut Cached,
     deliveries: Vec<Delivery>,
-) {
+    may_hold: bool,
+) -> Vec<Delivery> {
     let Some(intake::Admitted {
         slot: _slot,
         deliveries,
     }) = intake::admit(shared, cached, deliveries).await
     else {
-        return;
+        return Vec::new();
     };
     let due = intake::due_now(&shared.hub, deliveries).await;
     if due.is_empty() {
-        return;
+        return Vec::new();
     }
     if cached.session.is_none() && !load::into_cache(shared, instance, cached, &due).await {
-        return;
+        return Vec::new();
     }
-    let open = cached.session.as_ref().is_some_and(|l| {
-        let status = l.session.status();
-        status.is_active() && status != OrchestrationStatus::Pending
-    });
+    let status = cached.session.as_ref().map(|l| l.session.status());
+    let open = status.is_some_and(|s| s.is_active() && s != OrchestrationStatus::Pending);
     let (starts, others): (Vec<Delivery>, Vec<Delivery>) = due
         .into_iter()
         .partition(|d| matches!(d.message.event, EventKind::ExecutionStarted { .. }));
+    if may_hold && starts.is_empty() && status == Some(OrchestrationStatus::ContinuedAsNew) {
+        return others;
+    }
     if open {
         let current = cached.session.as_ref().map(|l| l.session.execution_id());
         let (same, new): (Vec<Delivery>, Vec<Delivery>) = starts
@@ -72,13 +78,14 @@ pub(crate) async fn process(
             .partition(|d| start_execution(&d.message) == current);
         let mut batch = others;
         batch.extend(same);
-        run(shared, instance, cached, batch, false).await;
+        run(shared, instance, cached, batch, false, Vec::new()).await;
         if !new.is_empty() {
             start_new_execution(shared, instance, cached, new, Vec::new()).await;
         }
     } else {
         start_new_execution(shared, instance, cached, starts, others).await;
     }
+    Vec::new()
 }
 
 /// The session is not running: accept the starts the instance row allows, drop the others,
@@ -91,7 +98,7 @@ async fn start_new_execution(
     others: Vec<Delivery>,
 ) {
     if starts.is_empty() {
-        run(shared, instance, cached, others, false).await;
+        run(shared, instance, cached, others, false, Vec::new()).await;
         return;
     }
     // No session means it has to be loaded again (a turn just failed): let the messages come
@@ -171,6 +178,13 @@ async fn start_new_execution(
             .stat(|s| s.discarded += rejected.len() as u64);
         consume(&shared.hub, instance, &rejected, notices).await;
     }
+    // What the execution this one continues carried, applied right after its start.
+    let carried = match (cached.session.as_ref(), accepted.first()) {
+        (Some(previous), Some(start)) => {
+            carry::carried_messages(instance, &previous.session, &start.message)
+        }
+        _ => Vec::new(),
+    };
     let mut batch = accepted;
     let fresh = !batch.is_empty();
     batch.extend(others);
@@ -188,16 +202,18 @@ async fn start_new_execution(
     // The row just read is the one to judge the rest of the batch by (a client may have
     // ended the instance before its start since the session was cached).
     cached.row = row;
-    run(shared, instance, cached, batch, fresh).await;
+    run(shared, instance, cached, batch, fresh, carried).await;
 }
 
-/// Runs one turn over `batch` and commits it, in the turn's span.
+/// Runs one turn over `batch` (and the events `carried` into the execution it starts, see
+/// [`carry`]) and commits it, in the turn's span.
 async fn run(
     shared: &Arc<Shared>,
     instance: &InstanceId,
     cached: &mut Cached,
     batch: Vec<Delivery>,
     new_execution: bool,
+    carried: Vec<Message>,
 ) {
     let Some(partition) = batch.first().map(|d| d.partition) else {
         return;
@@ -222,12 +238,24 @@ async fn run(
                 batch,
                 new_execution,
                 trace.as_ref(),
+                carried,
             )
             .instrument(t.span.clone())
             .await;
         }
         // No session (nothing to trace): the turn gives the batch back or does nothing.
-        None => run_traced(shared, instance, cached, batch, new_execution, None).await,
+        None => {
+            run_traced(
+                shared,
+                instance,
+                cached,
+                batch,
+                new_execution,
+                None,
+                carried,
+            )
+            .await
+        }
     }
 }
 
@@ -239,6 +267,7 @@ async fn run_traced(
     batch: Vec<Delivery>,
     new_execution: bool,
     trace: Option<&trace::TurnTrace>,
+    carried: Vec<Message>,
 ) {
     let Some(partition) = batch.first().map(|d| d.partition) else {
         return;
@@ -271,7 +300,7 @@ async fn run_traced(
     let now = shared.hub.clock().now();
     let result = match session.start_turn(TurnInput {
         now,
-        messages: batch.iter().map(|d| d.message.clone()).collect(),
+        messages: carry::with_carried(batch.iter().map(|d| d.message.clone()).collect(), carried),
     }) {
         TurnStep::Done(result) => result,
         // Remote code decides (see `remote`): the session is dropped if no answer comes.

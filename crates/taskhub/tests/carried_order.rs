@@ -1,0 +1,84 @@
+//! Events carried across continue-as-new keep their order: an orchestration that takes one
+//! event per generation and carries the rest sees N events in the order they were raised,
+//! some raised before it started and the rest while it keeps continuing as new. On every
+//! backend (Azure under `scripts/with-azurite.sh`, PostgreSQL under
+//! `scripts/with-postgres.sh`). Before the carried events were applied with the next start
+//! (`worker/turn/carry.rs`), Azure saw them behind events raised later.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests"
+)]
+
+#[path = "common/backends.rs"]
+mod backends;
+mod common;
+
+use std::time::Duration;
+
+use backends::{settings, Backend, TestStore};
+use taskhub::*;
+
+taskhub_test_support::backend_matrix!(
+    [memory, sqlite, azure, postgres]
+    events_carried_across_continue_as_new_keep_their_order,
+);
+
+/// How many events are raised.
+const N: u32 = 24;
+
+/// Takes one event per generation and carries the unread ones into the next.
+async fn one_per_generation(
+    ctx: OrchestrationContext,
+    seen: Vec<u32>,
+) -> Result<Vec<u32>, OrchestrationError> {
+    if seen.len() == N as usize {
+        return Ok(seen);
+    }
+    let v: u32 = ctx.wait_for_event("e").await?;
+    let mut seen = seen;
+    seen.push(v);
+    let carry = ContinueAsNewOptions {
+        preserve_unprocessed_events: true,
+        ..ContinueAsNewOptions::default()
+    };
+    ctx.continue_as_new_with(seen, carry).await
+}
+
+async fn events_carried_across_continue_as_new_keep_their_order(backend: Backend) {
+    let mut reg = Registry::new();
+    reg.orchestration("OnePerGeneration", one_per_generation);
+    let store = TestStore::fresh(backend, "carried-order").await;
+    let hub = TaskHub::open(store.store.clone(), settings(backend))
+        .await
+        .unwrap();
+    let client = hub.client();
+    let id = client
+        .start("OnePerGeneration", Vec::<u32>::new())
+        .await
+        .unwrap();
+    // Half raised before any worker runs: the first generations carry them.
+    for v in 1..=N / 2 {
+        client.raise_event(&id, "e", &v).await.unwrap();
+    }
+    let worker = Worker::start(&hub, reg).await.unwrap();
+    // The rest while it keeps continuing as new.
+    for v in N / 2 + 1..=N {
+        client.raise_event(&id, "e", &v).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(15)).await;
+    }
+    let done = client
+        .wait_for_completion(&id, Duration::from_secs(120))
+        .await
+        .unwrap();
+    assert_eq!(done.status(), OrchestrationStatus::Completed, "{done:?}");
+    let seen: Vec<u32> = done.output().unwrap().unwrap();
+    assert_eq!(
+        seen,
+        (1..=N).collect::<Vec<_>>(),
+        "the order the generations saw"
+    );
+    worker.shutdown().await;
+}
