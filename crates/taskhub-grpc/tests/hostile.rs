@@ -1,5 +1,6 @@
 //! The endpoint under hostile input (issue 33's probes as tests): silent connections closed
-//! after the first request's deadline, the connection cap answered at once, a delete aimed at
+//! after the first request's deadline, idle ones after the idle timeout though they answer
+//! pings, the connection cap answered at once, a delete aimed at
 //! another hub refused with nothing deleted, undecodable requests and foreign continuation
 //! tokens answered `INVALID_ARGUMENT`, names over the cap refused naming it, echoed values
 //! cut, starts scheduled weeks ahead accepted and absurd ones refused naming the field.
@@ -350,5 +351,140 @@ async fn undecodable_requests_are_invalid_argument() {
             "{path}: {status:?}"
         );
     }
+    server.stop().await;
+}
+
+/// Frame types of HTTP/2 that the idle test reads or writes.
+const HEADERS: u8 = 1;
+const SETTINGS: u8 = 4;
+const PING: u8 = 6;
+const GOAWAY: u8 = 7;
+
+/// One HTTP/2 frame: its header (length, type, flags, stream) and payload.
+fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+    let len = u32::try_from(payload.len()).unwrap().to_be_bytes();
+    let mut f = vec![len[1], len[2], len[3], kind, flags];
+    f.extend_from_slice(&stream.to_be_bytes());
+    f.extend_from_slice(payload);
+    f
+}
+
+/// A header block of literal fields, never indexed and not Huffman-coded (RFC 7541 6.2.2).
+fn literal_headers(fields: &[(&str, &str)]) -> Vec<u8> {
+    let mut block = Vec::new();
+    for (name, value) in fields {
+        block.push(0x10);
+        block.push(u8::try_from(name.len()).unwrap());
+        block.extend_from_slice(name.as_bytes());
+        block.push(u8::try_from(value.len()).unwrap());
+        block.extend_from_slice(value.as_bytes());
+    }
+    block
+}
+
+/// Opens a raw HTTP/2 connection and sends one `Hello` call on it, so the connection is past
+/// its first request and only the idle timeout may close it.
+async fn hello_client(addr: std::net::SocketAddr) -> TcpStream {
+    let mut tcp = TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(PREFACE).await.unwrap();
+    tcp.write_all(EMPTY_SETTINGS).await.unwrap();
+    let block = literal_headers(&[
+        (":method", "POST"),
+        (":scheme", "http"),
+        (":path", "/TaskHubSidecarService/Hello"),
+        (":authority", "localhost"),
+        ("content-type", "application/grpc"),
+        ("te", "trailers"),
+    ]);
+    const END_STREAM: u8 = 1;
+    const END_HEADERS: u8 = 4;
+    tcp.write_all(&frame(HEADERS, END_HEADERS, 1, &block))
+        .await
+        .unwrap();
+    // One gRPC message of zero bytes: not compressed, length 0.
+    tcp.write_all(&frame(0, END_STREAM, 1, &[0, 0, 0, 0, 0]))
+        .await
+        .unwrap();
+    tcp
+}
+
+/// What the server did on an idle connection until it closed it.
+#[derive(Debug, Default)]
+struct Idle {
+    /// The call's response headers arrived.
+    answered: bool,
+    /// Pings the server sent (each answered at once).
+    pings: usize,
+    /// The server said GOAWAY before closing.
+    goaway: bool,
+}
+
+/// Reads frames until the server closes the connection, acknowledging its settings and
+/// answering every ping, as a live but idle client does.
+async fn serve_idle(mut tcp: TcpStream) -> Idle {
+    let mut seen = Idle::default();
+    let mut head = [0u8; 9];
+    loop {
+        if tcp.read_exact(&mut head).await.is_err() {
+            return seen;
+        }
+        let len = usize::from(head[0]) << 16 | usize::from(head[1]) << 8 | usize::from(head[2]);
+        let (kind, flags) = (head[3], head[4]);
+        let mut payload = vec![0u8; len];
+        if tcp.read_exact(&mut payload).await.is_err() {
+            return seen;
+        }
+        const ACK: u8 = 1;
+        let answer = match kind {
+            HEADERS => {
+                seen.answered = true;
+                None
+            }
+            SETTINGS if flags & ACK == 0 => Some(frame(SETTINGS, ACK, 0, &[])),
+            PING if flags & ACK == 0 => {
+                seen.pings += 1;
+                Some(frame(PING, ACK, 0, &payload))
+            }
+            GOAWAY => {
+                seen.goaway = true;
+                None
+            }
+            _ => None,
+        };
+        if let Some(answer) = answer {
+            if tcp.write_all(&answer).await.is_err() {
+                return seen;
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_http2_connection_is_closed_after_the_idle_timeout_though_it_answers_pings() {
+    let idle_timeout = Duration::from_millis(1_500);
+    let server = Server::start_configured(Backend::Memory, |c| {
+        c.with_limits(Limits {
+            idle_timeout,
+            keepalive_interval: Duration::from_millis(200),
+            ..Limits::default()
+        })
+    })
+    .await;
+    let began = std::time::Instant::now();
+    let tcp = hello_client(server.addr).await;
+    let seen = tokio::time::timeout(STUCK, serve_idle(tcp))
+        .await
+        .expect("the server closes the idle connection");
+    let lasted = began.elapsed();
+    assert!(seen.answered, "the call was answered first: {seen:?}");
+    assert!(seen.pings >= 1, "the server pinged the idle peer: {seen:?}");
+    assert!(
+        seen.goaway,
+        "the server said GOAWAY before closing: {seen:?}"
+    );
+    assert!(
+        lasted >= idle_timeout,
+        "closed after {lasted:?}, before the idle timeout of {idle_timeout:?}"
+    );
     server.stop().await;
 }
