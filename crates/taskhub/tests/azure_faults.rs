@@ -1,7 +1,8 @@
 //! The fault suite (`common/fault_suite.rs`) on Azure Storage (Azurite), through the
 //! backend-agnostic `FaultyStore` wrapper: torn checkpoints after each step of Azure's own
 //! ordered checkpoint (stopped by the shared driver), seeded random faults of every call, and
-//! a torn checkpoint's outbox re-sent once and then cleared. Every instance finishes with the
+//! a torn checkpoint's outbox re-sent once, without the work items whose results were seen,
+//! and then cleared. Every instance finishes with the
 //! right output and no event is applied twice. Each test uses fresh hubs and few instances
 //! (Azurite slows down as a queue grows).
 //!
@@ -32,7 +33,8 @@ fn settings() -> Settings {
     Settings {
         control_queue_visibility_timeout: Duration::from_secs(2),
         work_item_visibility_timeout: Duration::from_secs(3),
-        // A torn checkpoint's outbox is re-sent once it is a lease interval old.
+        // A torn checkpoint's outbox is re-sent once it is a work-item visibility timeout and a
+        // poll old.
         lease_interval: Duration::from_secs(3),
         lease_renew_interval: Duration::from_secs(1),
         lease_acquire_interval: Duration::from_secs(1),
@@ -43,6 +45,20 @@ fn settings() -> Settings {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn torn_outbox_is_resent_once() {
     fault_suite::torn_outbox_is_resent_once(backend().await, settings()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn torn_outbox_leaves_out_a_work_item_whose_result_was_seen() {
+    let settings = Settings {
+        work_item_visibility_timeout: Duration::from_secs(4),
+        lease_interval: Duration::from_secs(2),
+        ..settings()
+    };
+    fault_suite::torn_outbox_leaves_out_a_work_item_whose_result_was_seen(
+        backend().await,
+        settings,
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -34,6 +34,8 @@ const SKEW: Duration = Duration::from_secs(20);
 fn settings() -> Settings {
     Settings {
         lease_interval: LEASE,
+        // Under a lease with the work-item poll: the grace is the lease interval.
+        work_item_visibility_timeout: Duration::from_secs(1),
         lease_renew_interval: Duration::from_millis(500),
         lease_acquire_interval: Duration::from_millis(500),
         ..fast_settings()

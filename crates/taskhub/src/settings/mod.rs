@@ -193,6 +193,21 @@ impl Settings {
             .min(self.max_queue_polling_interval.saturating_mul(4))
     }
 
+    /// How long a loader watches a torn checkpoint's pending outbox itself before it sends its
+    /// messages again: a lease interval (after which a live writer that held the lease when it
+    /// committed has stopped working on the partition: it stops on its own when it has not
+    /// renewed for that long), and at least `work_item_visibility_timeout` plus the longest
+    /// work-item poll, so that a work item the writer claimed, hidden when it stopped, has
+    /// surfaced and been picked up by a poller, and its result can be seen and the work item
+    /// left out. Default 6 minutes.
+    #[must_use]
+    pub fn torn_outbox_grace(&self) -> Duration {
+        let claimed_surface = self
+            .work_item_visibility_timeout
+            .saturating_add(self.work_item_polling_cap());
+        self.lease_interval.max(claimed_surface)
+    }
+
     /// Checks every value's range.
     ///
     /// # Errors

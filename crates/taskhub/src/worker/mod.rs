@@ -73,6 +73,9 @@ pub struct WorkerStats {
     /// Copies of a work item this worker ran or runs (same message ID: a torn checkpoint's
     /// outbox re-sent), deleted without running.
     pub work_item_copies_dropped: u64,
+    /// Messages of torn checkpoints' outboxes not sent again: their originals or, for work
+    /// items, their results were seen (delivered or in the history).
+    pub outbox_messages_left_out: u64,
 }
 
 fn stats_of(shared: &Shared) -> WorkerStats {

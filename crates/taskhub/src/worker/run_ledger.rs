@@ -24,8 +24,8 @@
 //!   recorded if its result was recorded, else forgotten (the work item was not deleted and
 //!   comes back to run again, as before).
 //!
-//! A torn outbox is re-sent no sooner than a lease interval after its writer committed it
-//! (see `turn/load.rs`), so recorded IDs are kept for four lease intervals. Memory is bounded
+//! A torn outbox is re-sent no sooner than its grace after its writer committed it (see
+//! `turn/outbox_screen.rs`), so recorded IDs are kept for four graces. Memory is bounded
 //! (DESIGN invariant 5): at most [`CAPACITY`] recorded IDs, plus the running ones (at most one
 //! per activity slot: a handed-over result keeps its slot until its turn).
 
@@ -92,12 +92,12 @@ pub(crate) struct RunLedger {
 }
 
 impl RunLedger {
-    /// An empty ledger that keeps recorded IDs for four `lease_interval`s (by `clock`).
-    pub(crate) fn new(clock: Arc<dyn Clock>, lease_interval: Duration) -> Self {
+    /// An empty ledger that keeps recorded IDs for four `resend_grace`s (by `clock`).
+    pub(crate) fn new(clock: Arc<dyn Clock>, resend_grace: Duration) -> Self {
         Self {
             ids: Mutex::new(Ids {
                 running: HashMap::new(),
-                recorded: Recent::new(CAPACITY, lease_interval.saturating_mul(4)),
+                recorded: Recent::new(CAPACITY, resend_grace.saturating_mul(4)),
             }),
             clock,
         }
@@ -254,7 +254,7 @@ mod tests {
             .begin(&b, delivered(2, 0))
             .expect("a run without a result is forgotten");
         drop(again);
-        // Kept four lease intervals, then forgotten as later results are recorded.
+        // Kept four graces, then forgotten as later results are recorded.
         clock.advance(Duration::from_secs(121));
         let c = ledger.begin(&MessageId::random(), delivered(1, 0)).unwrap();
         c.recorded();

@@ -26,9 +26,10 @@ pub(crate) struct Watches {
 impl Watches {
     /// Empty watches, timed on `clock`, with the grace periods of `settings`.
     pub(crate) fn new(clock: Arc<dyn Clock>, settings: &Settings) -> Self {
+        let resend_grace = settings.torn_outbox_grace();
         Self {
-            runs: Arc::new(RunLedger::new(clock, settings.lease_interval)),
-            outbox: OutboxWatch::new(settings.lease_interval),
+            runs: Arc::new(RunLedger::new(clock, resend_grace)),
+            outbox: OutboxWatch::new(resend_grace),
             start: StartWatch::new(START_ROW_GRACE),
         }
     }

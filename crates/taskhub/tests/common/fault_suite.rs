@@ -221,7 +221,7 @@ pub async fn torn_outbox_is_resent_once(backend: Arc<dyn TaskHubStore>, settings
         extended_sessions_enabled: false,
         ..settings
     };
-    let grace = settings.lease_interval;
+    let grace = settings.torn_outbox_grace();
     let hub = TaskHub::open(store.clone(), settings).await.unwrap();
     let runs = Arc::new(AtomicU32::new(0));
     let gate = Arc::new(AtomicBool::new(false));
@@ -263,12 +263,14 @@ pub async fn torn_outbox_is_resent_once(backend: Arc<dyn TaskHubStore>, settings
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     // The outbox was written after `started`, and a loader re-sends it only once it has seen
-    // it pending for a lease interval (its writer could still be sending it before that).
+    // it pending for its grace (its writer could still be sending it before that, or a claimed
+    // work item still be hidden). The original runs held, so its result is not seen and the
+    // work item is sent again.
     let resent_after = started.elapsed();
     assert!(
         resent_after + Duration::from_millis(100) >= grace,
-        "the outbox was re-sent {resent_after:?} after the worker started, before it was a \
-         lease interval ({grace:?}) old"
+        "the outbox was re-sent {resent_after:?} after the worker started, before its grace \
+         ({grace:?}) passed"
     );
     assert_eq!(
         store.faults().injected().first().map(|i| i.fault.clone()),
@@ -297,6 +299,83 @@ pub async fn torn_outbox_is_resent_once(backend: Arc<dyn TaskHubStore>, settings
         "(activity runs, copies dropped, work items left): the outbox must be sent once more \
          by the first loader, then be gone (the results' loader must not send it a third \
          time), and the copy must not run where the original ran"
+    );
+    let history = hub.store().load_history(&id).await.unwrap().unwrap();
+    assert!(history.pending_outbox.is_empty());
+}
+
+/// A torn checkpoint's work item whose claimed original surfaced and ran before the outbox's
+/// grace passed is left out of the re-send (issue 33, item 8): its result is among the messages
+/// the loader holds. The checkpoint is torn after its enqueue, so the claimed original stays
+/// hidden for the work-item visibility timeout; `settings` should make that longer than the
+/// lease interval, so that only the grace's floor (visibility plus a poll) lets it report
+/// first. One run, no copy ever dequeued, one message counted as left out.
+pub async fn torn_outbox_leaves_out_a_work_item_whose_result_was_seen(
+    backend: Arc<dyn TaskHubStore>,
+    settings: Settings,
+) {
+    let store = faulty(backend);
+    let settings = Settings {
+        extended_sessions_enabled: false,
+        ..settings
+    };
+    let grace = settings.torn_outbox_grace();
+    let hub = TaskHub::open(store.clone(), settings).await.unwrap();
+    let runs = Arc::new(AtomicU32::new(0));
+    let mut reg = Registry::new();
+    {
+        let runs = runs.clone();
+        reg.activity("Quick", move |_c: ActivityContext, x: u64| {
+            let runs = runs.clone();
+            async move {
+                runs.fetch_add(1, Ordering::SeqCst);
+                Ok::<_, ActivityError>(x + 1)
+            }
+        });
+    }
+    reg.orchestration("Once", |ctx: OrchestrationContext, x: u64| async move {
+        Ok::<_, OrchestrationError>(ctx.call_activity::<_, u64>("Quick", x).await?)
+    });
+    let client = hub.client();
+    let id = client.start("Once", 1u64).await.unwrap();
+    store
+        .faults()
+        .set_plan(FaultPlan::none().tear_checkpoint(1, TearAfter::OutboundSent));
+    let started = Instant::now();
+    let worker = Worker::start(&hub, reg).await.unwrap();
+    let stats = worker.stats_source();
+    let done = client
+        .wait_for_completion(&id, STUCK_AFTER)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(done.output::<u64>().unwrap(), Some(2));
+    assert_eq!(
+        store.faults().injected().first().map(|i| i.fault.clone()),
+        Some(InjectedFault::Torn(TearAfter::OutboundSent))
+    );
+    // The turn that applied the result ran only once the outbox was settled.
+    assert!(
+        started.elapsed() + Duration::from_millis(100) >= grace,
+        "finished {:?} after the start, before the outbox's grace ({grace:?})",
+        started.elapsed()
+    );
+    worker.shutdown().await;
+    let left = hub
+        .store()
+        .stats(QueueName::WorkItems)
+        .await
+        .unwrap()
+        .length;
+    assert_eq!(
+        (
+            runs.load(Ordering::SeqCst),
+            stats().work_item_copies_dropped,
+            stats().outbox_messages_left_out,
+            left
+        ),
+        (1, 0, 1, 0),
+        "(activity runs, copies dropped, messages left out, work items left): the work item \
+         whose result the loader held must not be sent again"
     );
     let history = hub.store().load_history(&id).await.unwrap().unwrap();
     assert!(history.pending_outbox.is_empty());

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use taskhub_core::{InstanceId, OrchestrationSession};
+use taskhub_core::{InstanceId, MessageId, OrchestrationSession};
 use taskhub_storage::{
     CheckpointRequest, ETag, HistorySnapshot, HistoryWrite, InstanceRow, LeaseFence,
     OutboundMessage, StorageError,
@@ -13,10 +13,11 @@ use tracing::{debug, info, warn};
 use super::super::delivery::Delivery;
 use super::super::session::{Cached, Live};
 use super::super::Shared;
+use super::outbox_screen::Seen;
 use super::redeliver::{abandon, commit, give_back};
 use super::row_repair::{self, RowRepair};
+use crate::codec;
 use crate::hub::TaskHub;
-use crate::settings::Settings;
 
 /// Loads `instance` into `cached` (its session, its row, the row repaired if it must be) for a
 /// turn over `due`. False: it could not be loaded now, and `due` went back to its queue.
@@ -34,7 +35,7 @@ pub(super) async fn into_cache(
         give_back(shared, due, Duration::ZERO).await;
         return false;
     };
-    match load(shared, instance, fence).await {
+    match load(shared, instance, fence, due).await {
         Ok(Loaded::Deferred(wait)) => {
             // A checkpoint's outbox that its writer may still be sending: neither re-send
             // it (a live writer's messages would go twice) nor run a turn (whose commit
@@ -139,21 +140,10 @@ struct LoadedInstance {
 enum Loaded {
     /// The instance, ready for a turn.
     Ready(Box<LoadedInstance>),
-    /// The history carries a pending outbox this worker has seen for less than
-    /// [`outbox_grace`]: its writer may still be sending it. Retry after this long.
+    /// The history carries a pending outbox this worker has seen for less than the
+    /// [`torn_outbox_grace`](crate::Settings::torn_outbox_grace): its writer may still be sending it, or a work item it
+    /// claimed may still be hidden. Retry after this long.
     Deferred(Duration),
-}
-
-/// How long a loader must have seen a pending outbox itself (on its own clock, from its first
-/// sighting: see [`outbox_watch`](super::super::outbox_watch)) before it takes it for a torn
-/// checkpoint's and re-sends it: a lease interval, after which a live writer that held the
-/// lease when it committed has stopped working on the partition (it stops on its own when it
-/// has not renewed for that long). A younger one is most likely a checkpoint still under way in
-/// another worker (a handover whose drain timed out, a lease taken from a stalled worker, a
-/// removed partition's last turn): re-sending it would send its messages twice, and an
-/// activity would run twice.
-fn outbox_grace(settings: &Settings) -> Duration {
-    settings.lease_interval
 }
 
 /// Loads history (re-sending a torn checkpoint's outbox, see [`resend_outbox`]) and the
@@ -162,6 +152,7 @@ async fn load(
     shared: &Shared,
     instance: &InstanceId,
     fence: LeaseFence,
+    due: &[Delivery],
 ) -> Result<Loaded, StorageError> {
     let store = shared.hub.store();
     let snapshot = store.load_history(instance).await?;
@@ -172,13 +163,20 @@ async fn load(
                 // Timed by this worker's own clock from its first sighting of this outbox,
                 // never by the writer's wall-clock `pending_since` (see `outbox_watch`).
                 let now = shared.hub.clock().monotonic();
-                let watched = shared.watches.outbox.watched(instance, &s.etag, now);
-                let grace = outbox_grace(shared.hub.settings());
+                let held = due.iter().map(|d| &d.message.id);
+                let watched = shared.watches.outbox.watched(instance, &s.etag, now, held);
+                let grace = shared.hub.settings().torn_outbox_grace();
                 if watched < grace {
                     return Ok(Loaded::Deferred(grace - watched));
                 }
             }
-            let etag = resend_outbox(&shared.hub, instance, fence, &s).await?;
+            let torn = TornOutbox {
+                instance,
+                fence,
+                loaded: &s,
+                held: shared.watches.outbox.noted(instance, &s.etag),
+            };
+            let etag = resend_outbox(shared, torn).await?;
             shared.watches.outbox.forget(instance, &s.etag);
             let session = OrchestrationSession::load_with(
                 shared.registry.clone(),
@@ -212,23 +210,34 @@ async fn load(
     })))
 }
 
-/// Re-sends the outbox a torn checkpoint left pending, and clears it in the same step, so that
-/// it is re-sent once and not by every later loader: one checkpoint of no events, fenced by
-/// this worker's lease and conditional on the loaded history ETag, that carries the outbox
-/// (the driver commits it as pending, sends it, then clears it). Returns the history's ETag
-/// afterwards. Receivers de-duplicate the copies by message ID.
-async fn resend_outbox(
-    hub: &TaskHub,
-    instance: &InstanceId,
+/// A torn checkpoint's pending outbox, as a loader found it.
+struct TornOutbox<'a> {
+    instance: &'a InstanceId,
+    /// The loader's lease: the re-send is fenced by it.
     fence: LeaseFence,
-    loaded: &HistorySnapshot,
-) -> Result<ETag, StorageError> {
+    /// The history with the outbox.
+    loaded: &'a HistorySnapshot,
+    /// The IDs of the instance's messages the loader held while it watched the outbox (those
+    /// it holds now among them).
+    held: Vec<MessageId>,
+}
+
+/// Re-sends the outbox a torn checkpoint left pending, less what was sent already (see
+/// [`outbox_screen`](super::outbox_screen)), and clears it in the same step, so that it is re-sent once and not by
+/// every later loader: one checkpoint of no events, fenced by this worker's lease and
+/// conditional on the loaded history ETag, that carries the outbox (the driver commits it as
+/// pending, sends it, then clears it). Returns the history's ETag afterwards. Receivers
+/// de-duplicate the copies by message ID.
+async fn resend_outbox(shared: &Shared, torn: TornOutbox<'_>) -> Result<ETag, StorageError> {
+    let loaded = torn.loaded;
     if loaded.pending_outbox.is_empty() {
         return Ok(loaded.etag.clone());
     }
+    let hub = &shared.hub;
+    let (outbound, left_out) = screen(hub, &torn).await;
     let request = CheckpointRequest {
-        instance_id: instance.clone(),
-        fence: Some(fence),
+        instance_id: torn.instance.clone(),
+        fence: Some(torn.fence),
         history: Some(HistoryWrite {
             execution_id: loaded.execution_id.clone(),
             expected: Some(loaded.etag.clone()),
@@ -236,18 +245,56 @@ async fn resend_outbox(
             events: Vec::new(),
         }),
         instance: None,
-        // A re-sent outbox claims nothing: a claim belongs to the turn that made it.
-        outbound: loaded
-            .pending_outbox
-            .iter()
-            .map(|o| OutboundMessage::new(o.queue, o.message.clone()))
-            .collect(),
+        outbound,
         consumed: Vec::new(),
     };
+    let resent = request.outbound.len();
+    let delays: Vec<_> = request
+        .outbound
+        .iter()
+        .map(|o| (o.queue, o.message.delay))
+        .collect();
     let outcome = commit(hub, request).await?;
-    info!(%instance, messages = loaded.pending_outbox.len(), "re-sent the outbox of a torn checkpoint");
-    for o in &loaded.pending_outbox {
-        hub.inner.signals.enqueued_after(o.queue, o.message.delay);
+    info!(
+        instance = %torn.instance,
+        resent,
+        left_out,
+        "re-sent the outbox of a torn checkpoint, less the messages seen sent"
+    );
+    if left_out > 0 {
+        shared
+            .lifecycle
+            .stat(|s| s.outbox_messages_left_out += left_out);
+    }
+    for (queue, delay) in delays {
+        hub.inner.signals.enqueued_after(queue, delay);
     }
     Ok(outcome.history_etag.unwrap_or_else(|| loaded.etag.clone()))
+}
+
+/// The messages of `torn`'s outbox to send again (plain: a re-sent outbox claims nothing, a
+/// claim belongs to the turn that made it), and how many were left out. A message whose body
+/// cannot be read now is sent again.
+async fn screen(hub: &TaskHub, torn: &TornOutbox<'_>) -> (Vec<OutboundMessage>, u64) {
+    let loaded = torn.loaded;
+    let seen = Seen::new(&loaded.events, &torn.held);
+    let mut outbound = Vec::new();
+    let mut left_out = 0;
+    for o in &loaded.pending_outbox {
+        let verdict = match codec::decode(hub.store().as_ref(), &o.message.body).await {
+            Ok(m) => seen.judge(torn.instance, &loaded.execution_id, o.queue, &m),
+            Err(e) => {
+                debug!(instance = %torn.instance, error = ?e, "a pending message could not be read; sending it again");
+                None
+            }
+        };
+        match verdict {
+            Some(why) => {
+                debug!(instance = %torn.instance, ?why, "left a message of a torn outbox out");
+                left_out += 1;
+            }
+            None => outbound.push(OutboundMessage::new(o.queue, o.message.clone())),
+        }
+    }
+    (outbound, left_out)
 }

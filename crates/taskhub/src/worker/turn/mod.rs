@@ -8,6 +8,7 @@ mod discards;
 mod fixtures;
 mod intake;
 mod load;
+pub(crate) mod outbox_screen;
 pub(crate) mod plan;
 mod redeliver;
 mod remote;
