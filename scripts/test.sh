@@ -25,7 +25,7 @@ cargo test -p taskhub-cli --features otlp --locked --bin taskhub otlp
 ./scripts/with-python-sdk.sh ./scripts/with-js-sdk.sh ./scripts/with-chromium.sh \
   ./scripts/with-azurite.sh ./scripts/with-postgres.sh bash -c '
   set -euo pipefail
-  cargo test --workspace --all-targets --locked
+  cargo test --workspace --all-targets --locked --no-fail-fast
   cargo test --workspace --doc --locked
 '
 # The embedding examples (examples/, run as `cargo run --example NAME`): each checks its own

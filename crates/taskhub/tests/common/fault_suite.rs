@@ -206,16 +206,44 @@ pub fn seeded(seed: u64) -> FaultPlan {
         .random_tears(0.15)
 }
 
-/// A checkpoint torn after step 2 (its activity's work item sent, the pending outbox not
-/// cleared) is re-sent by the instance's next loader once — not before that loader has seen
-/// it pending for a lease interval, when its writer could still be sending it — and then the
-/// outbox is gone: a second load (extended sessions off, so every batch loads the history)
-/// sends nothing. Of the two copies of the work item (the torn turn's claimed original, visible
-/// again once its claim ran out, and the re-sent one) whichever comes second reaches the worker
-/// that runs the first and is dropped there, not run (`worker/run_ledger.rs`): the activity is
-/// held until a copy has been dropped, so both loads happen before anything else writes the
-/// instance's history, and each copy sent shows as one dropped.
-pub async fn torn_outbox_is_resent_once(backend: Arc<dyn TaskHubStore>, settings: Settings) {
+/// The first fault injected was the tear after the enqueue.
+fn assert_torn_after_enqueue(store: &FaultyStore<dyn TaskHubStore>) {
+    assert_eq!(
+        store.faults().injected().first().map(|i| i.fault.clone()),
+        Some(InjectedFault::Torn(TearAfter::OutboundSent))
+    );
+}
+
+/// Work items in the queue, visible or not.
+async fn work_items_left(hub: &TaskHub) -> u64 {
+    hub.store()
+        .stats(QueueName::WorkItems)
+        .await
+        .unwrap()
+        .length
+}
+
+/// An instance of `Once` (one activity, `Held`, that runs once `gate` is open) started on a
+/// faulty `backend` whose next checkpoint is torn after its enqueue, with what the torn-outbox
+/// tests look at.
+struct TornOnce {
+    store: Arc<FaultyStore<dyn TaskHubStore>>,
+    hub: TaskHub,
+    /// The hub's `torn_outbox_grace`.
+    grace: Duration,
+    /// Runs of `Held`.
+    runs: Arc<AtomicU32>,
+    client: TaskHubClient,
+    id: InstanceId,
+    /// The registry for the worker (none started yet).
+    reg: Registry,
+}
+
+async fn torn_once(
+    backend: Arc<dyn TaskHubStore>,
+    settings: Settings,
+    gate: Arc<AtomicBool>,
+) -> TornOnce {
     let store = faulty(backend);
     let settings = Settings {
         extended_sessions_enabled: false,
@@ -224,10 +252,9 @@ pub async fn torn_outbox_is_resent_once(backend: Arc<dyn TaskHubStore>, settings
     let grace = settings.torn_outbox_grace();
     let hub = TaskHub::open(store.clone(), settings).await.unwrap();
     let runs = Arc::new(AtomicU32::new(0));
-    let gate = Arc::new(AtomicBool::new(false));
     let mut reg = Registry::new();
     {
-        let (runs, gate) = (runs.clone(), gate.clone());
+        let runs = runs.clone();
         reg.activity("Held", move |_c: ActivityContext, x: u64| {
             let (runs, gate) = (runs.clone(), gate.clone());
             async move {
@@ -248,6 +275,37 @@ pub async fn torn_outbox_is_resent_once(backend: Arc<dyn TaskHubStore>, settings
     store
         .faults()
         .set_plan(FaultPlan::none().tear_checkpoint(1, TearAfter::OutboundSent));
+    TornOnce {
+        store,
+        hub,
+        grace,
+        runs,
+        client,
+        id,
+        reg,
+    }
+}
+
+/// A checkpoint torn after step 2 (its activity's work item sent, the pending outbox not
+/// cleared) is re-sent by the instance's next loader once — not before that loader has seen
+/// it pending for a lease interval, when its writer could still be sending it — and then the
+/// outbox is gone: a second load (extended sessions off, so every batch loads the history)
+/// sends nothing. Of the two copies of the work item (the torn turn's claimed original, visible
+/// again once its claim ran out, and the re-sent one) whichever comes second reaches the worker
+/// that runs the first and is dropped there, not run (`worker/run_ledger.rs`): the activity is
+/// held until a copy has been dropped, so both loads happen before anything else writes the
+/// instance's history, and each copy sent shows as one dropped.
+pub async fn torn_outbox_is_resent_once(backend: Arc<dyn TaskHubStore>, settings: Settings) {
+    let gate = Arc::new(AtomicBool::new(false));
+    let TornOnce {
+        store,
+        hub,
+        grace,
+        runs,
+        client,
+        id,
+        reg,
+    } = torn_once(backend, settings, gate.clone()).await;
     let worker = Worker::start(&hub, reg).await.unwrap();
     let stats = worker.stats_source();
     // The original work item runs; the copy the first loader re-sent is dropped.
@@ -272,10 +330,7 @@ pub async fn torn_outbox_is_resent_once(backend: Arc<dyn TaskHubStore>, settings
         "the outbox was re-sent {resent_after:?} after the worker started, before its grace \
          ({grace:?}) passed"
     );
-    assert_eq!(
-        store.faults().injected().first().map(|i| i.fault.clone()),
-        Some(InjectedFault::Torn(TearAfter::OutboundSent))
-    );
+    assert_torn_after_enqueue(&store);
     gate.store(true, Ordering::SeqCst);
     let done = client
         .wait_for_completion(&id, STUCK_AFTER)
@@ -283,12 +338,7 @@ pub async fn torn_outbox_is_resent_once(backend: Arc<dyn TaskHubStore>, settings
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(done.output::<u64>().unwrap(), Some(2));
     worker.shutdown().await;
-    let left = hub
-        .store()
-        .stats(QueueName::WorkItems)
-        .await
-        .unwrap()
-        .length;
+    let left = work_items_left(&hub).await;
     assert_eq!(
         (
             runs.load(Ordering::SeqCst),
@@ -314,33 +364,15 @@ pub async fn torn_outbox_leaves_out_a_work_item_whose_result_was_seen(
     backend: Arc<dyn TaskHubStore>,
     settings: Settings,
 ) {
-    let store = faulty(backend);
-    let settings = Settings {
-        extended_sessions_enabled: false,
-        ..settings
-    };
-    let grace = settings.torn_outbox_grace();
-    let hub = TaskHub::open(store.clone(), settings).await.unwrap();
-    let runs = Arc::new(AtomicU32::new(0));
-    let mut reg = Registry::new();
-    {
-        let runs = runs.clone();
-        reg.activity("Quick", move |_c: ActivityContext, x: u64| {
-            let runs = runs.clone();
-            async move {
-                runs.fetch_add(1, Ordering::SeqCst);
-                Ok::<_, ActivityError>(x + 1)
-            }
-        });
-    }
-    reg.orchestration("Once", |ctx: OrchestrationContext, x: u64| async move {
-        Ok::<_, OrchestrationError>(ctx.call_activity::<_, u64>("Quick", x).await?)
-    });
-    let client = hub.client();
-    let id = client.start("Once", 1u64).await.unwrap();
-    store
-        .faults()
-        .set_plan(FaultPlan::none().tear_checkpoint(1, TearAfter::OutboundSent));
+    let TornOnce {
+        store,
+        hub,
+        grace,
+        runs,
+        client,
+        id,
+        reg,
+    } = torn_once(backend, settings, Arc::new(AtomicBool::new(true))).await;
     let started = Instant::now();
     let worker = Worker::start(&hub, reg).await.unwrap();
     let stats = worker.stats_source();
@@ -349,10 +381,7 @@ pub async fn torn_outbox_leaves_out_a_work_item_whose_result_was_seen(
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(done.output::<u64>().unwrap(), Some(2));
-    assert_eq!(
-        store.faults().injected().first().map(|i| i.fault.clone()),
-        Some(InjectedFault::Torn(TearAfter::OutboundSent))
-    );
+    assert_torn_after_enqueue(&store);
     // The turn that applied the result ran only once the outbox was settled.
     assert!(
         started.elapsed() + Duration::from_millis(100) >= grace,
@@ -360,12 +389,7 @@ pub async fn torn_outbox_leaves_out_a_work_item_whose_result_was_seen(
         started.elapsed()
     );
     worker.shutdown().await;
-    let left = hub
-        .store()
-        .stats(QueueName::WorkItems)
-        .await
-        .unwrap()
-        .length;
+    let left = work_items_left(&hub).await;
     assert_eq!(
         (
             runs.load(Ordering::SeqCst),
