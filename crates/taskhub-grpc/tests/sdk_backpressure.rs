@@ -50,12 +50,13 @@ async fn a_stream_that_never_reads_is_closed_and_a_reading_worker_takes_its_work
             tokio::spawn(async move { d.orchestrate(large_turn(&format!("o{n}"), 1024)).await })
         })
         .collect();
-    // All eight go to the only worker, which reads none: some wait unread in its queue.
+    // All eight go to the only worker, which reads none: some wait unread in its queue. (Wait
+    // for all eight calls to be submitted, or a late one would go to the reader below.)
     let d = server.dispatcher.clone();
     until(
-        "items unread on the stalled stream",
-        || d.unread_items().iter().any(|(_, n)| *n > 0),
-        || d.unread_items(),
+        "all eight out, items unread on the stalled stream",
+        || d.peak_items()[0] == 8 && d.unread_items().iter().any(|(_, n)| *n > 0),
+        || (d.peak_items(), d.unread_items()),
     )
     .await;
     let mut reader = server.worker(1_000, 1_000).await;
