@@ -2,10 +2,10 @@
 //!
 //! A loader re-sends a torn checkpoint's outbox only once its writer cannot still be sending
 //! it: a grace after the outbox was committed (a lease interval, and at least a work-item
-//! visibility timeout and a poll: see `turn/outbox_screen.rs`). The time it was committed (`OutboxAt`)
-//! is the writer's wall clock, and comparing it with the loader's compares two machines'
-//! clocks: a loader ahead by a lease re-sends a live writer's outbox (its activities run twice),
-//! one behind stalls. So the loader times the grace itself, as leases are timed (DESIGN
+//! visibility timeout and a poll: see `turn/outbox_screen.rs`). The time it was committed
+//! (`OutboxAt`) is the writer's wall clock, and comparing it with the loader's compares two
+//! machines' clocks: a loader ahead by a lease re-sends a live writer's outbox (its activities
+//! run twice), one behind stalls. So the loader times the grace itself, as leases are timed (DESIGN
 //! invariant 7): the first time it sees a given pending outbox (an instance's history at one
 //! ETag; any write of the history changes the ETag) it notes its own monotonic time, and it
 //! re-sends only once it has seen that same outbox pending for the whole grace. The writer

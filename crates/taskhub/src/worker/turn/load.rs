@@ -223,11 +223,11 @@ struct TornOutbox<'a> {
 }
 
 /// Re-sends the outbox a torn checkpoint left pending, less what was sent already (see
-/// [`outbox_screen`](super::outbox_screen)), and clears it in the same step, so that it is re-sent once and not by
-/// every later loader: one checkpoint of no events, fenced by this worker's lease and
-/// conditional on the loaded history ETag, that carries the outbox (the driver commits it as
-/// pending, sends it, then clears it). Returns the history's ETag afterwards. Receivers
-/// de-duplicate the copies by message ID.
+/// [`outbox_screen`](super::outbox_screen)), and clears it in the same step, so that it is
+/// re-sent once and not by every later loader: one checkpoint of no events, fenced by this
+/// worker's lease and conditional on the loaded history ETag, that carries the outbox (the
+/// driver commits it as pending, sends it, then clears it). Returns the history's ETag
+/// afterwards. Receivers de-duplicate the copies by message ID.
 async fn resend_outbox(shared: &Shared, torn: TornOutbox<'_>) -> Result<ETag, StorageError> {
     let loaded = torn.loaded;
     if loaded.pending_outbox.is_empty() {

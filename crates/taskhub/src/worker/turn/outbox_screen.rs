@@ -14,9 +14,8 @@
 //!   work item in the queue, to run again).
 //!
 //! The loader waits [`Settings::torn_outbox_grace`](crate::Settings::torn_outbox_grace) before
-//! it screens, long enough for a claimed original (hidden
-//! when its writer stopped) to surface, be picked up by a poller and report. What is left out
-//! is counted ([`WorkerStats::outbox_messages_left_out`](crate::WorkerStats)). An original
+//! it screens, long enough for a claimed original (hidden when its writer stopped) to
+//! surface, be picked up by a poller and report. What is left out is counted ([`WorkerStats::outbox_messages_left_out`](crate::WorkerStats)). An original
 //! still running past the grace, unseen, is sent again: the at-least-once case the run ledger
 //! and receivers' de-duplication handle.
 
