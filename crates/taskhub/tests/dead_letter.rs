@@ -11,43 +11,22 @@
 )]
 
 mod common;
-use std::sync::Arc;
-use std::time::Duration;
 
 use common::*;
 use taskhub::*;
-use taskhub_storage::{ManualClock, QueueName, QueueStore};
-
-fn registry() -> Registry {
-    let mut reg = Registry::new();
-    reg.orchestration("Wait", |ctx: OrchestrationContext, _: ()| async move {
-        let v: u64 = ctx.wait_for_event("go").await?;
-        Ok::<_, OrchestrationError>(v)
-    });
-    reg
-}
+use taskhub_storage::{QueueName, QueueStore};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn message_failing_every_delivery_is_dead_lettered_after_max_dequeue_count() {
-    let dir = TempDir::new("dead-letter");
-    let path = dir.0.join("hub.db");
-    let clock = Arc::new(ManualClock::new(Timestamp::from_millis(1_700_000_000_000)));
-    let store = Arc::new(
-        taskhub_sqlite::SqliteStore::open(
-            taskhub_sqlite::SqliteOptions::new(&path).with_clock(clock.clone()),
-        )
-        .unwrap(),
-    );
-    let settings = Settings {
-        max_dequeue_count: 2,
-        // Every turn loads the history, so the corruption is seen.
-        extended_sessions_enabled: false,
-        ..fast_settings()
-    };
-    let hub = TaskHub::open_with_clock(store.clone(), settings, clock.clone())
-        .await
-        .unwrap();
-    let worker = Worker::start(&hub, registry()).await.unwrap();
+    // Every turn loads the history, so what is broken below is met.
+    let ManualSqliteHub {
+        dir: _dir,
+        path,
+        clock,
+        store,
+        hub,
+    } = manual_sqlite_hub("dead-letter").await;
+    let worker = Worker::start(&hub, wait_for_go_registry()).await.unwrap();
     let client = hub.client();
     let id = client.start("Wait", ()).await.unwrap();
     wait::until(
@@ -63,15 +42,7 @@ async fn message_failing_every_delivery_is_dead_lettered_after_max_dequeue_count
     client.raise_event(&id, "go", &1u64).await.unwrap();
     // Each failed load gives the message back with a delay of one second: move time on until
     // the third delivery finds it over the threshold.
-    let advancing = {
-        let clock = clock.clone();
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-                clock.advance(Duration::from_millis(500));
-            }
-        })
-    };
+    let advancing = keep_advancing(clock.clone());
     wait::until(
         "the dead letter",
         || worker.stats().dead_lettered == 1,

@@ -10,43 +10,23 @@
 )]
 
 mod common;
-use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
 use taskhub::*;
-use taskhub_storage::{ManualClock, ProcessStore, QueueName, QueueStore};
-
-fn registry() -> Registry {
-    let mut reg = Registry::new();
-    reg.orchestration("Wait", |ctx: OrchestrationContext, _: ()| async move {
-        let v: u64 = ctx.wait_for_event("go").await?;
-        Ok::<_, OrchestrationError>(v)
-    });
-    reg
-}
+use taskhub_storage::{ProcessStore, QueueName, QueueStore};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worker_under_a_newer_schema_halts_without_dead_letters() {
-    let dir = TempDir::new("schema-moved");
-    let path = dir.0.join("hub.db");
-    let clock = Arc::new(ManualClock::new(Timestamp::from_millis(1_700_000_000_000)));
-    let store = Arc::new(
-        taskhub_sqlite::SqliteStore::open(
-            taskhub_sqlite::SqliteOptions::new(&path).with_clock(clock.clone()),
-        )
-        .unwrap(),
-    );
-    let settings = Settings {
-        max_dequeue_count: 2,
-        // Every turn loads the history, so the missing table is met.
-        extended_sessions_enabled: false,
-        ..fast_settings()
-    };
-    let hub = TaskHub::open_with_clock(store.clone(), settings, clock.clone())
-        .await
-        .unwrap();
-    let worker = Worker::start(&hub, registry()).await.unwrap();
+    // Every turn loads the history, so what is broken below is met.
+    let ManualSqliteHub {
+        dir: _dir,
+        path,
+        clock,
+        store,
+        hub,
+    } = manual_sqlite_hub("schema-moved").await;
+    let worker = Worker::start(&hub, wait_for_go_registry()).await.unwrap();
     let me = worker.process().unwrap().clone();
     assert_eq!(me.kind, ProcessKind::Worker);
     assert_eq!(me.schema_version, taskhub_sqlite::schema::latest_version());
@@ -64,15 +44,7 @@ async fn a_worker_under_a_newer_schema_halts_without_dead_letters() {
     client.raise_event(&id, "go", &1u64).await.unwrap();
     // Failed deliveries would come back after a second each, and the heartbeat is due after
     // ten: move time on, well past what dead-lettering would take.
-    let advancing = {
-        let clock = clock.clone();
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-                clock.advance(Duration::from_millis(500));
-            }
-        })
-    };
+    let advancing = keep_advancing(clock.clone());
     wait::until("the halt", || worker.halted().is_some(), || worker.stats()).await;
     let why = worker.halted().unwrap();
     assert!(why.contains("written by a newer build"), "{why}");
@@ -106,7 +78,7 @@ async fn a_shut_down_worker_forgets_its_process_record() {
     let dir = TempDir::new("process-record");
     let store = sqlite_store(&dir.0);
     let hub = TaskHub::open(store.clone(), fast_settings()).await.unwrap();
-    let worker = Worker::start(&hub, registry()).await.unwrap();
+    let worker = Worker::start(&hub, wait_for_go_registry()).await.unwrap();
     let id = worker.process().unwrap().id.clone();
     let listed = store.list_processes().await.unwrap();
     assert_eq!(listed.len(), 1);

@@ -53,3 +53,67 @@ pub async fn status_of(client: &TaskHubClient, id: &InstanceId) -> Orchestration
         .unwrap()
         .status()
 }
+
+/// A SQLite hub on a manual clock, for tests that break the stored hub under a running worker:
+/// every turn loads the history (no extended sessions), and a message is dead-lettered after
+/// two failed deliveries.
+pub struct ManualSqliteHub {
+    /// Holds the database file.
+    pub dir: TempDir,
+    /// The database file.
+    pub path: std::path::PathBuf,
+    pub clock: Arc<taskhub_storage::ManualClock>,
+    pub store: Arc<taskhub_sqlite::SqliteStore>,
+    pub hub: TaskHub,
+}
+
+/// Opens a [`ManualSqliteHub`] in a fresh directory named after `name`.
+pub async fn manual_sqlite_hub(name: &str) -> ManualSqliteHub {
+    let dir = TempDir::new(name);
+    let path = dir.0.join("hub.db");
+    let clock = Arc::new(taskhub_storage::ManualClock::new(Timestamp::from_millis(
+        1_700_000_000_000,
+    )));
+    let store = Arc::new(
+        taskhub_sqlite::SqliteStore::open(
+            taskhub_sqlite::SqliteOptions::new(&path).with_clock(clock.clone()),
+        )
+        .unwrap(),
+    );
+    let settings = Settings {
+        max_dequeue_count: 2,
+        extended_sessions_enabled: false,
+        ..fast_settings()
+    };
+    let hub = TaskHub::open_with_clock(store.clone(), settings, clock.clone())
+        .await
+        .unwrap();
+    ManualSqliteHub {
+        dir,
+        path,
+        clock,
+        store,
+        hub,
+    }
+}
+
+/// An orchestration `Wait` that returns the `go` event's number.
+pub fn wait_for_go_registry() -> Registry {
+    let mut reg = Registry::new();
+    reg.orchestration("Wait", |ctx: OrchestrationContext, _: ()| async move {
+        let v: u64 = ctx.wait_for_event("go").await?;
+        Ok::<_, OrchestrationError>(v)
+    });
+    reg
+}
+
+/// Moves `clock` on by half a second every 20 ms of real time until aborted, so that delayed
+/// redeliveries and heartbeats come due.
+pub fn keep_advancing(clock: Arc<taskhub_storage::ManualClock>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            clock.advance(Duration::from_millis(500));
+        }
+    })
+}
