@@ -174,7 +174,12 @@ async fn load(
                 instance,
                 fence,
                 loaded: &s,
-                held: shared.watches.outbox.noted(instance, &s.etag),
+                // Only a pending outbox was watched (no lock on the common path).
+                held: if s.pending_outbox.is_empty() {
+                    Vec::new()
+                } else {
+                    shared.watches.outbox.noted(instance, &s.etag)
+                },
             };
             let etag = resend_outbox(shared, torn).await?;
             shared.watches.outbox.forget(instance, &s.etag);
