@@ -51,6 +51,31 @@ impl AzureStore {
             .map(|_| ())
     }
 
+    /// Writes the hub's layout version as another build would: `Some(n)` as a build of
+    /// layout `n` records it (a newer build's migration), `None` as a build from before
+    /// layout versions rewrites the info row (without the property: layout 1).
+    pub async fn set_stored_layout(&self, layout: Option<u32>) -> StorageResult<()> {
+        let (pk, rk) = ("hub", "info");
+        let row = self
+            .tables
+            .get(&self.names.partitions, pk, rk)
+            .await?
+            .ok_or_else(|| StorageError::NotFound {
+                what: "task hub".to_owned(),
+            })?;
+        let mut props: Vec<(&str, String)> = ["PartitionCount", "CreatedAt", "Prohibited"]
+            .into_iter()
+            .map(|name| (name, row.str(name).to_owned()))
+            .collect();
+        if let Some(n) = layout {
+            props.push(("Layout", crate::store::num(u64::from(n))));
+        }
+        self.tables
+            .replace(&self.names.partitions, &entity(pk, rk, &props), None)
+            .await
+            .map(|_| ())
+    }
+
     /// Makes the next `n` checkpoints fail their step 5 (clearing the pending outbox), as a
     /// lost answer or a crash right there would.
     pub fn fail_next_outbox_clears(&self, n: u64) {

@@ -314,3 +314,69 @@ async fn an_endpoint_that_drops_connection_attempts_fails_within_seconds() {
     eprintln!("gave up after {:?}: {text}", started.elapsed());
     drop((held, listener));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_newer_layout_is_named_as_a_newer_build_and_an_older_one_is_brought_up() {
+    use taskhub_storage::{ProcessAnnouncement, ProcessKind, ProcessStore};
+    let hub = common::unique_hub();
+    let store = AzureStore::create(options(common::account(), &hub))
+        .await
+        .unwrap();
+    store.create_hub(2, START).await.unwrap();
+    let supported = taskhub_azure::AZURE_LAYOUT_VERSION;
+    assert_eq!(store.stored_schema().await.unwrap(), supported);
+    store
+        .announce_process(&ProcessAnnouncement {
+            id: "serve-1".into(),
+            kind: ProcessKind::Serve,
+            host: "box".into(),
+            pid: 9,
+            build_version: "0.1.0".into(),
+        })
+        .await
+        .unwrap();
+
+    // A newer build migrated the hub: opening names it; the running process hears of it
+    // at its next heartbeat; changing the hub's info keeps the newer layout.
+    store.set_stored_layout(Some(supported + 1)).await.unwrap();
+    let err = AzureStore::open(options(common::account(), &hub))
+        .await
+        .expect_err("a newer layout is refused");
+    let text = err.to_string();
+    assert!(
+        matches!(&err, AzureError::Open(StorageError::NewerSchema { found, .. }) if *found == supported + 1),
+        "{err:?}"
+    );
+    assert!(
+        text.contains("written by a newer build") && text.contains(hub.as_str()),
+        "{text}"
+    );
+    assert!(!text.contains("corrupt"), "{text}");
+    let beat = store.heartbeat_process("serve-1").await.unwrap_err();
+    assert!(matches!(beat, StorageError::NewerSchema { .. }), "{beat:?}");
+    store
+        .set_prohibited_workers(vec!["w".into()])
+        .await
+        .unwrap();
+    assert_eq!(store.stored_schema().await.unwrap(), supported + 1);
+
+    // A build from before layout versions rewrote the info row without the property: the
+    // next opener brings it to this build's layout (1 to 2 only adds the registry).
+    store.set_stored_layout(None).await.unwrap();
+    assert_eq!(store.stored_schema().await.unwrap(), 1);
+    let reopened = AzureStore::open(options(common::account(), &hub))
+        .await
+        .unwrap();
+    assert_eq!(reopened.stored_schema().await.unwrap(), supported);
+    assert_eq!(
+        reopened
+            .hub_info()
+            .await
+            .unwrap()
+            .unwrap()
+            .prohibited_workers,
+        vec!["w".to_owned()],
+        "the rewrite kept the hub's info"
+    );
+    reopened.heartbeat_process("serve-1").await.unwrap();
+}
