@@ -113,6 +113,18 @@ impl ManualClock {
         }
     }
 
+    /// True while some sleep on this clock waits for the monotonic time `deadline` (it was
+    /// polled and is not yet due): a test can tell that a task is parked until then.
+    #[must_use]
+    pub fn has_sleeper_until(&self, deadline: Duration) -> bool {
+        self.inner
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .sleepers
+            .iter()
+            .any(|(at, _)| *at == deadline)
+    }
+
     /// Sets the wall clock (monotonic time is unaffected), e.g. to simulate clock skew.
     pub fn set_wall(&self, t: Timestamp) {
         self.inner

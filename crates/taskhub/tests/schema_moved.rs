@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use common::*;
 use taskhub::*;
-use taskhub_storage::{ProcessStore, QueueName, QueueStore};
+use taskhub_storage::{Clock as _, ProcessStore, QueueName, QueueStore};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worker_under_a_newer_schema_halts_without_dead_letters() {
@@ -48,8 +48,15 @@ async fn a_worker_under_a_newer_schema_halts_without_dead_letters() {
     wait::until("the halt", || worker.halted().is_some(), || worker.stats()).await;
     let why = worker.halted().unwrap();
     assert!(why.contains("written by a newer build"), "{why}");
-    // Long enough for several more deliveries, had the worker kept taking work.
-    tokio::time::sleep(Duration::from_millis(600)).await;
+    // A minute more on the hub's clock: several more deliveries (a second apart), had the
+    // worker kept taking work.
+    let halted_at = clock.monotonic();
+    wait::until(
+        "a minute more on the clock",
+        || clock.monotonic() >= halted_at + Duration::from_secs(60),
+        || worker.stats(),
+    )
+    .await;
     advancing.abort();
 
     assert_eq!(worker.stats().dead_lettered, 0, "{:?}", worker.stats());
