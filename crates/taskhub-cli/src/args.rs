@@ -262,11 +262,20 @@ pub enum WorkersCmd {
     List,
     /// List the processes of the hub from its process registry: kind, host, pid, the schema
     /// version and build they run, and their last heartbeat (live within 60 s). A migration
-    /// refuses while a live one runs an older schema.
+    /// refuses while a live one runs an older schema. Records of processes that died without
+    /// a clean stop stay listed as stale for a day, then the next process to start forgets
+    /// them; `--forget` and `--forget-stale` remove them at once.
     Processes {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// Remove the record with this ID (repeatable); a live process announces itself
+        /// again at its next heartbeat.
+        #[arg(long, value_name = "ID")]
+        forget: Vec<String>,
+        /// Remove every stale record (no heartbeat within the liveness window).
+        #[arg(long, conflicts_with = "forget")]
+        forget_stale: bool,
     },
 }
 

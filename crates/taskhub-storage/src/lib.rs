@@ -62,7 +62,7 @@ pub use partitions::{HubInfo, LeaseTable, PartitionRow, PartitionStore};
 pub use payloads::PayloadStore;
 pub use processes::{
     check_schema, refuse_older_processes, ProcessAnnouncement, ProcessKind, ProcessRecord,
-    ProcessStore, PROCESS_LIVENESS_WINDOW,
+    ProcessStore, PROCESS_LIVENESS_WINDOW, PROCESS_RECORD_RETENTION,
 };
 pub use queue::{
     Dequeued, NewQueueMessage, QueueName, QueueStats, QueueStore, Receipt, MAX_DEQUEUE_BATCH,

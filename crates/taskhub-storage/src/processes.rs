@@ -17,6 +17,11 @@ use crate::error::{StorageError, StorageResult};
 /// `process_heartbeat_interval` is at most a third of it.
 pub const PROCESS_LIVENESS_WINDOW: Duration = Duration::from_secs(60);
 
+/// How long the record of a process that stopped without forgetting it (a crash, a kill) is
+/// kept: stale but listed, for an operator to see what ran. A process that announces itself
+/// forgets the records whose heartbeat is older than this.
+pub const PROCESS_RECORD_RETENTION: Duration = Duration::from_secs(24 * 3600);
+
 /// What a process does on the hub.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
@@ -108,6 +113,12 @@ impl ProcessRecord {
     #[must_use]
     pub fn is_live(&self, now: Timestamp) -> bool {
         now.saturating_since(self.heartbeat_at) < PROCESS_LIVENESS_WINDOW
+    }
+
+    /// True when its heartbeat is at least `age` older than `now`.
+    #[must_use]
+    pub fn is_older_than(&self, age: Duration, now: Timestamp) -> bool {
+        now.saturating_since(self.heartbeat_at) >= age
     }
 }
 

@@ -32,7 +32,7 @@ pub use client::{
 };
 pub use error::TaskhubError;
 pub use hub::TaskHub;
-pub use process::Announced;
+pub use process::{Announced, ProcessRegistry};
 pub use settings::Settings;
 pub use signals::InstanceChanged;
 pub use taskhub_core::*;

@@ -4,10 +4,15 @@
 //! process: the store answers `NewerSchema`, and [`Announced::schema_moved`] resolves, so
 //! that the process stops taking work with one clear error (a worker does so by itself).
 
-use taskhub_storage::{ProcessAnnouncement, ProcessKind, ProcessRecord, StorageError};
+use std::time::Duration;
+
+use taskhub_core::Timestamp;
+use taskhub_storage::{
+    ProcessAnnouncement, ProcessKind, ProcessRecord, StorageError, PROCESS_RECORD_RETENTION,
+};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
-use tracing::{error, warn};
+use tracing::{error, info, warn};
 
 use crate::error::TaskhubError;
 use crate::hub::TaskHub;
@@ -47,6 +52,20 @@ impl TaskHub {
             async move { store.announce_process(&me).await }
         })
         .await?;
+        // The records of processes that died without forgetting theirs go once they are old.
+        match self
+            .forget_processes_older_than(PROCESS_RECORD_RETENTION)
+            .await
+        {
+            Ok(gone) if !gone.is_empty() => {
+                info!(
+                    count = gone.len(),
+                    "forgot the records of processes stale for a day or more"
+                );
+            }
+            Ok(_) => {}
+            Err(e) => warn!(error = %e, "could not forget old process records"),
+        }
         let (tx, moved) = watch::channel(None);
         // The beats are due at fixed points from now, however late the task starts.
         let origin = self.clock().monotonic();
@@ -56,6 +75,65 @@ impl TaskHub {
             record,
             moved,
             task,
+        })
+    }
+}
+
+/// The hub's process records and the time they are judged by (see
+/// [`TaskHub::processes`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessRegistry {
+    /// Every record, ordered by ID.
+    pub records: Vec<ProcessRecord>,
+    /// "Now" by the clock the records' times come from.
+    pub now: Timestamp,
+}
+
+impl TaskHub {
+    /// Every process record, with "now" by the clock that wrote their times: the store's own
+    /// when it owns time (a database server's), else the hub's. Liveness and age are judged
+    /// against it, never against the caller's clock alone.
+    ///
+    /// # Errors
+    /// A storage error of the listing or of reading the store's time.
+    pub async fn processes(&self) -> Result<ProcessRegistry, TaskhubError> {
+        let records = self.store().list_processes().await?;
+        let now = self.registry_now().await?;
+        Ok(ProcessRegistry { records, now })
+    }
+
+    /// Forgets the record `id`; true if it existed. A live process announces itself again
+    /// at its next heartbeat.
+    ///
+    /// # Errors
+    /// A storage error.
+    pub async fn forget_process(&self, id: &str) -> Result<bool, TaskhubError> {
+        Ok(self.store().forget_process(id).await?)
+    }
+
+    /// Forgets every record whose heartbeat is at least `age` old (by
+    /// [`processes`](Self::processes)' clock); returns them.
+    ///
+    /// # Errors
+    /// A storage error.
+    pub async fn forget_processes_older_than(
+        &self,
+        age: Duration,
+    ) -> Result<Vec<ProcessRecord>, TaskhubError> {
+        let registry = self.processes().await?;
+        let mut gone = Vec::new();
+        for r in registry.records {
+            if r.is_older_than(age, registry.now) && self.forget_process(&r.id).await? {
+                gone.push(r);
+            }
+        }
+        Ok(gone)
+    }
+
+    async fn registry_now(&self) -> Result<Timestamp, TaskhubError> {
+        Ok(match self.store().server_now().await? {
+            Some(now) => now,
+            None => self.clock().now(),
         })
     }
 }
@@ -120,7 +198,7 @@ async fn heartbeat(
         due = due.max(clock.monotonic());
         match hub.store().heartbeat_process(&me.id).await {
             Ok(_) => {}
-            // Forgotten (an operator's `workers --forget`, a cleared registry): announce again.
+            // Forgotten (an operator's `workers processes --forget`, a cleared registry): announce again.
             Err(StorageError::NotFound { .. }) => {
                 if let Err(e) = hub.store().announce_process(&me).await {
                     warn!(process = %me.id, error = %e, "could not announce the process again");

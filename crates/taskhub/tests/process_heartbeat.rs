@@ -8,14 +8,57 @@
     reason = "tests"
 )]
 
+#[path = "common/backends.rs"]
+mod backends;
 mod common;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
+use backends::{settings, Backend, TestStore};
 use common::*;
 use taskhub::*;
 use taskhub_storage::memory::{MemoryStore, MEMORY_SCHEMA_VERSION};
-use taskhub_storage::{ManualClock, ProcessStore, StorageError};
+use taskhub_storage::{ManualClock, ProcessAnnouncement, ProcessStore, StorageError};
+
+taskhub_test_support::backend_matrix!(
+    [postgres]
+    process_records_are_judged_by_the_clock_that_wrote_them,
+);
+
+/// On a store that owns time (PostgreSQL: heartbeats are the server's `now`), a caller whose
+/// clock runs two hours ahead still sees a fresh record as live, and forgetting the "stale"
+/// ones leaves it.
+async fn process_records_are_judged_by_the_clock_that_wrote_them(backend: Backend) {
+    let store = TestStore::fresh(backend, "registry-clock").await;
+    let ahead = SystemTime::now() + Duration::from_secs(2 * 3600);
+    let clock = Arc::new(ManualClock::new(Timestamp::from_system_time(ahead)));
+    let hub = TaskHub::open_with_clock(store.store.clone(), settings(backend), clock)
+        .await
+        .unwrap();
+    store
+        .store
+        .announce_process(&ProcessAnnouncement {
+            id: "fresh".into(),
+            kind: ProcessKind::Serve,
+            host: "box".into(),
+            pid: 1,
+            build_version: "0.1.0".into(),
+        })
+        .await
+        .unwrap();
+    let registry = hub.processes().await.unwrap();
+    assert_eq!(registry.records.len(), 1, "{registry:?}");
+    assert!(
+        registry.records.iter().all(|r| r.is_live(registry.now)),
+        "{registry:?}"
+    );
+    let gone = hub
+        .forget_processes_older_than(taskhub_storage::PROCESS_LIVENESS_WINDOW)
+        .await
+        .unwrap();
+    assert!(gone.is_empty(), "{gone:?}");
+    assert_eq!(hub.processes().await.unwrap().records.len(), 1);
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_heartbeat_renews_on_the_clock_and_reports_a_newer_schema() {
@@ -45,9 +88,15 @@ async fn the_heartbeat_renews_on_the_clock_and_reports_a_newer_schema() {
         }
     };
 
-    // Nothing before the interval has passed on the clock.
+    // Nothing before the interval has passed on the clock: the heartbeat is parked until
+    // the interval's end, and the record is as announced.
     clock.advance(Duration::from_secs(4));
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    wait::until(
+        "the heartbeat parked until the interval's end",
+        || clock.has_sleeper_until(Duration::from_secs(5)),
+        || (),
+    )
+    .await;
     assert!(beat_at(start).await, "no beat before the interval");
     clock.advance(Duration::from_secs(1));
     let five = start.saturating_add(Duration::from_secs(5));

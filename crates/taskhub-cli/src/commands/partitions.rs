@@ -178,7 +178,17 @@ pub async fn workers(global: &GlobalArgs, cmd: WorkersCmd) -> anyhow::Result<()>
         WorkersCmd::Prohibit { name } => admin.set_prohibited(&name, true).await?,
         WorkersCmd::Allow { name } => admin.set_prohibited(&name, false).await?,
         WorkersCmd::List => admin.prohibited().await?,
-        WorkersCmd::Processes { json } => return super::processes::list(&hub, json).await,
+        WorkersCmd::Processes {
+            json,
+            forget,
+            forget_stale,
+        } => {
+            let forgetting = super::processes::Forget {
+                ids: forget,
+                stale: forget_stale,
+            };
+            return super::processes::run(&hub, json, forgetting).await;
+        }
     };
     if list.is_empty() {
         crate::outln!("no prohibited workers");

@@ -1,25 +1,63 @@
 //! `taskhub workers processes`: the hub's process registry (every worker, `serve` and
-//! endpoint announces itself there with its schema version and renews a heartbeat).
+//! endpoint announces itself there with its schema version and renews a heartbeat), and
+//! forgetting records in it.
 
 use serde_json::json;
-use taskhub::{ProcessRecord, TaskHub};
+use taskhub::{ProcessRecord, ProcessRegistry, TaskHub, Timestamp};
+use taskhub_storage::PROCESS_LIVENESS_WINDOW;
 
 use crate::table::Table;
 use crate::timefmt;
 
-/// Prints every process record, as a table or JSON.
-pub async fn list(hub: &TaskHub, json: bool) -> anyhow::Result<()> {
-    let records = hub.store().list_processes().await?;
-    let now = hub.clock().now();
+/// Which records to remove before listing.
+#[derive(Debug, Default)]
+pub struct Forget {
+    /// These IDs.
+    pub ids: Vec<String>,
+    /// Every stale record.
+    pub stale: bool,
+}
+
+/// Removes what `forget` names (an unknown ID is an error naming it), then prints every
+/// remaining record, as a table or JSON.
+pub async fn run(hub: &TaskHub, json: bool, forget: Forget) -> anyhow::Result<()> {
+    for id in &forget.ids {
+        if !hub.forget_process(id).await? {
+            anyhow::bail!("no process record {id:?} (see `taskhub workers processes`)");
+        }
+        crate::outln!("forgot process {id}");
+    }
+    if forget.stale {
+        let gone = hub
+            .forget_processes_older_than(PROCESS_LIVENESS_WINDOW)
+            .await?;
+        crate::outln!("forgot {} stale process record(s)", gone.len());
+    }
+    let registry = hub.processes().await?;
     if json {
-        let rows: Vec<serde_json::Value> = records.iter().map(|r| to_json(r, now)).collect();
-        crate::outln!("{}", serde_json::to_string_pretty(&rows)?);
-        return Ok(());
+        print_json(&registry)
+    } else {
+        print_table(&registry);
+        Ok(())
     }
-    if records.is_empty() {
+}
+
+fn print_json(registry: &ProcessRegistry) -> anyhow::Result<()> {
+    let rows: Vec<serde_json::Value> = registry
+        .records
+        .iter()
+        .map(|r| to_json(r, registry.now))
+        .collect();
+    crate::outln!("{}", serde_json::to_string_pretty(&rows)?);
+    Ok(())
+}
+
+fn print_table(registry: &ProcessRegistry) {
+    if registry.records.is_empty() {
         crate::outln!("no processes announced");
-        return Ok(());
+        return;
     }
+    let now = registry.now;
     let mut t = Table::new(&[
         "ID",
         "KIND",
@@ -30,7 +68,7 @@ pub async fn list(hub: &TaskHub, json: bool) -> anyhow::Result<()> {
         "HEARTBEAT",
         "STATE",
     ]);
-    for r in &records {
+    for r in &registry.records {
         t.row(vec![
             r.id.clone(),
             r.kind.to_string(),
@@ -43,10 +81,9 @@ pub async fn list(hub: &TaskHub, json: bool) -> anyhow::Result<()> {
         ]);
     }
     crate::outln!("{}", t.render());
-    Ok(())
 }
 
-fn state(r: &ProcessRecord, now: taskhub::Timestamp) -> &'static str {
+fn state(r: &ProcessRecord, now: Timestamp) -> &'static str {
     if r.is_live(now) {
         "live"
     } else {
@@ -54,7 +91,7 @@ fn state(r: &ProcessRecord, now: taskhub::Timestamp) -> &'static str {
     }
 }
 
-fn to_json(r: &ProcessRecord, now: taskhub::Timestamp) -> serde_json::Value {
+fn to_json(r: &ProcessRecord, now: Timestamp) -> serde_json::Value {
     json!({
         "id": r.id,
         "kind": r.kind.as_str(),
