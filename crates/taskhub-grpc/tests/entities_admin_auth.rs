@@ -255,10 +255,13 @@ async fn bad_requests_name_the_field(backend: Backend) {
 
 async fn a_token_is_required_when_set(backend: Backend) {
     let server = Server::start_with(backend, Some("s3cret")).await;
-    let mut plain = server.client().await;
-    let e = plain.hello(()).await.unwrap_err();
+    // A refused call's connection is closed once it has its answer, so each refused call
+    // below comes on a connection of its own.
+    let e = server.client().await.hello(()).await.unwrap_err();
     assert_eq!(e.code(), Code::Unauthenticated, "{e:?}");
-    let e = plain
+    let e = server
+        .client()
+        .await
         .get_instance(GetInstanceRequest {
             instance_id: "x".into(),
             get_inputs_and_outputs: false,
@@ -267,12 +270,16 @@ async fn a_token_is_required_when_set(backend: Backend) {
         .unwrap_err();
     assert_eq!(e.code(), Code::Unauthenticated, "{e:?}");
     // The calls that empty the hub are refused like every other.
-    let e = plain
+    let e = server
+        .client()
+        .await
         .delete_task_hub(DeleteTaskHubRequest {})
         .await
         .unwrap_err();
     assert_eq!(e.code(), Code::Unauthenticated, "DeleteTaskHub: {e:?}");
-    let e = plain
+    let e = server
+        .client()
+        .await
         .create_task_hub(CreateTaskHubRequest {
             recreate_if_exists: true,
         })
