@@ -6,7 +6,7 @@
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 
@@ -18,6 +18,8 @@ use tower_service::Service;
 /// What the watchdog and the calls share.
 #[derive(Debug)]
 pub(crate) struct Activity {
+    /// The connection's number in this process (see [`ConnectionHandle::id`]).
+    id: u64,
     requested: AtomicBool,
     in_flight: AtomicUsize,
     idle_since: Mutex<Instant>,
@@ -27,7 +29,10 @@ pub(crate) struct Activity {
 
 impl Activity {
     pub(crate) fn new(now: Instant) -> Arc<Self> {
+        /// The next connection's number: unique for the life of the process.
+        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
         Arc::new(Self {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             requested: AtomicBool::new(false),
             in_flight: AtomicUsize::new(0),
             idle_since: Mutex::new(now),
@@ -96,6 +101,15 @@ pub struct ConnectionHandle(Arc<Activity>);
 impl ConnectionHandle {
     pub(crate) fn new(activity: &Arc<Activity>) -> Self {
         Self(Arc::clone(activity))
+    }
+
+    /// The connection's number, unique among the connections this process accepted: calls
+    /// that carry the same number came on the same connection (the gRPC endpoint matches an
+    /// SDK worker's completions that carry no token to the work items its stream on that
+    /// connection was given).
+    #[must_use]
+    pub fn id(&self) -> u64 {
+        self.0.id
     }
 
     /// Closes the connection once the calls in flight have their answers (a request with wrong

@@ -17,6 +17,8 @@ use std::sync::Arc;
 
 use tonic::{Request, Response, Status};
 
+use super::key::ItemKey;
+use super::profile::profile;
 use super::queue::StreamQueue;
 use super::state::{Kind, Reply, TokenError};
 use super::stream::{watch, WorkerStream};
@@ -29,17 +31,6 @@ use crate::proto::{
 };
 use crate::service::{WorkItemStream, WorkerCalls};
 
-/// A declared concurrency: 0 is the default, a negative one is refused.
-fn capacity(declared: i32, field: &str, default: usize) -> Result<usize, Status> {
-    match usize::try_from(declared) {
-        Ok(0) => Ok(default),
-        Ok(n) => Ok(n),
-        Err(_) => Err(Status::invalid_argument(format!(
-            "{field}: {declared} is negative (0 means the default, {default})"
-        ))),
-    }
-}
-
 fn token_of(token: &str) -> Result<&str, Status> {
     if token.is_empty() {
         Err(Status::invalid_argument(
@@ -48,6 +39,14 @@ fn token_of(token: &str) -> Result<&str, Status> {
     } else {
         Ok(token)
     }
+}
+
+/// The connection a call came on (see `key.rs`).
+fn connection_of<T>(request: &Request<T>) -> Option<u64> {
+    request
+        .extensions()
+        .get::<taskhub_listen::ConnectionHandle>()
+        .map(taskhub_listen::ConnectionHandle::id)
 }
 
 fn refused(e: &TokenError, token: &str, kind: Kind) -> Status {
@@ -86,6 +85,34 @@ impl Dispatcher {
             .map_err(|_| refused(&TokenError::Unknown, token, kind))
     }
 
+    /// The token of the completion `token` (as sent) for `key`: itself, or when empty (a
+    /// worker whose protos have no token: see `key.rs`), the token of the item named `key`
+    /// that a stream on `connection` holds.
+    fn token_or_match(
+        &self,
+        token: &str,
+        connection: Option<u64>,
+        kind: Kind,
+        key: &ItemKey,
+    ) -> Result<String, Status> {
+        if !token.is_empty() {
+            return Ok(token.to_owned());
+        }
+        let Some(connection) = connection else {
+            return token_of(token).map(str::to_owned);
+        };
+        self.inner
+            .lock()
+            .token_on_connection(connection, kind, key)
+            .ok_or_else(|| {
+                Status::not_found(format!(
+                    "completionToken: missing, and no {} work item for {} is out on a                      work-item stream of this connection (it was answered already, timed out,                      or given to another worker; an answer without a token is matched only                      to the items of the streams on the connection it comes on)",
+                    kind.name(),
+                    key.describe()
+                ))
+            })
+    }
+
     fn give_back(&self, token: &str, kind: Kind) -> Result<(), Status> {
         let token = token_of(token)?;
         let now = self.inner.clock.monotonic();
@@ -102,31 +129,21 @@ impl WorkerCalls for Dispatcher {
         &self,
         request: Request<GetWorkItemsRequest>,
     ) -> Result<Response<WorkItemStream>, Status> {
-        let r = request.into_inner();
-        let s = &self.inner.settings;
-        let caps = [
-            capacity(
-                r.max_concurrent_orchestration_work_items,
-                "maxConcurrentOrchestrationWorkItems",
-                s.default_orchestration_capacity,
-            )?,
-            capacity(
-                r.max_concurrent_activity_work_items,
-                "maxConcurrentActivityWorkItems",
-                s.default_activity_capacity,
-            )?,
-            capacity(
-                r.max_concurrent_entity_work_items,
-                "maxConcurrentEntityWorkItems",
-                s.default_entity_capacity,
-            )?,
-        ];
+        let connection = connection_of(&request);
+        let p = profile(
+            request.get_ref(),
+            request.metadata(),
+            connection,
+            &self.inner.settings,
+        )
+        .map_err(Status::invalid_argument)?;
+        let caps = p.capacity;
         let queue = Arc::new(StreamQueue::default());
         let now = self.inner.clock.monotonic();
         let worker = self
             .inner
             .lock()
-            .connect_all(Arc::clone(&queue), caps, now)
+            .connect_all(Arc::clone(&queue), caps, p.info, now)
             .ok_or_else(|| {
                 Status::unavailable("the gRPC endpoint is shutting down: connect to another one")
             })?;
@@ -135,6 +152,7 @@ impl WorkerCalls for Dispatcher {
             orchestrations = caps[0],
             activities = caps[1],
             entities = caps[2],
+            health_pings = p.info.health_pings,
             "SDK worker connected"
         );
         tokio::spawn(watch(Arc::clone(&self.inner), worker));
@@ -150,6 +168,7 @@ impl WorkerCalls for Dispatcher {
         &self,
         request: Request<OrchestratorResponse>,
     ) -> Result<Response<CompleteTaskResponse>, Status> {
+        let connection = connection_of(&request);
         let r = request.into_inner();
         #[expect(deprecated, reason = "refusing the deprecated chunked completions")]
         let partial = r.is_partial;
@@ -158,7 +177,9 @@ impl WorkerCalls for Dispatcher {
                 "isPartial: chunked completions are not supported; send the whole response",
             ));
         }
-        let token = token_of(&r.completion_token)?.to_owned();
+        let key = ItemKey::of_orchestrator_response(&r);
+        let token =
+            self.token_or_match(&r.completion_token, connection, Kind::Orchestration, &key)?;
         self.deliver(&token, Kind::Orchestration, Reply::Orchestrator(r))?;
         Ok(Response::new(CompleteTaskResponse {}))
     }
@@ -167,8 +188,10 @@ impl WorkerCalls for Dispatcher {
         &self,
         request: Request<ActivityResponse>,
     ) -> Result<Response<CompleteTaskResponse>, Status> {
+        let connection = connection_of(&request);
         let r = request.into_inner();
-        let token = token_of(&r.completion_token)?.to_owned();
+        let key = ItemKey::of_activity_response(&r);
+        let token = self.token_or_match(&r.completion_token, connection, Kind::Activity, &key)?;
         self.deliver(&token, Kind::Activity, Reply::Activity(r))?;
         Ok(Response::new(CompleteTaskResponse {}))
     }

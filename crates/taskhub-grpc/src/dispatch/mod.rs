@@ -28,7 +28,10 @@
 //!   call answers [`ExecutorError::Busy`] at once, and its work goes back to its queue
 //!   instead of holding its history and input here (the runtime tries it again after a few
 //!   seconds).
-//! * A completion token is bound to the stream it was issued on (see `calls`).
+//! * A completion token is bound to the stream it was issued on (see `calls`). A worker
+//!   whose protos have no token (the Go SDK) completes by instance (and task) ID, matched to
+//!   the items of the streams on its connection (`key`); what each worker is sent (health
+//!   pings, entity batches) is decided from its request in `profile`.
 //! * An orchestration turn answered with more than
 //!   [`DispatcherSettings::max_actions_per_turn`] actions fails its execution
 //!   ([`INVALID_ACTION`], naming the cap).
@@ -42,7 +45,9 @@ pub(crate) mod actions;
 mod calls;
 mod entity;
 mod entity_actions;
+mod key;
 mod past;
+mod profile;
 mod queue;
 mod request;
 mod settings;

@@ -12,6 +12,7 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 use tonic::Status;
 
+use super::key::ItemKey;
 use super::queue::{Bounds, StreamQueue};
 
 use crate::proto::{
@@ -94,10 +95,31 @@ impl From<work_item::Request> for Outgoing {
     }
 }
 
+/// What the dispatcher knows of a stream beside its capacity (see `profile.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct StreamInfo {
+    /// The connection it runs on ([`taskhub_listen::ConnectionHandle::id`]): completions
+    /// without a token are matched to the items of the streams on their connection.
+    pub(crate) connection: Option<u64>,
+    /// Whether it is sent health pings (a worker whose protos lack them logs each as an
+    /// unknown work item).
+    pub(crate) health_pings: bool,
+}
+
+impl Default for StreamInfo {
+    fn default() -> Self {
+        Self {
+            connection: None,
+            health_pings: true,
+        }
+    }
+}
+
 /// A connected worker.
 #[derive(Debug)]
 struct Worker {
     tx: WorkerTx,
+    info: StreamInfo,
     /// The most items of each kind it may hold.
     capacity: [usize; KINDS],
     /// The items of each kind it holds.
@@ -151,6 +173,8 @@ struct Item {
     give_backs: u32,
     /// Its size (see [`Outgoing::bytes`]), counted in [`State::waiting_bytes`] while it waits.
     bytes: usize,
+    /// What names it to a worker that answers without a token (see `key.rs`).
+    key: Option<ItemKey>,
 }
 
 /// Where an item stands, for its waiting executor call.
@@ -314,6 +338,7 @@ impl State {
             return Err(Refused::Closed);
         }
         let bytes = request.bytes();
+        let key = ItemKey::of_request(&request.request);
         if self.waiting_bytes > 0 && self.waiting_bytes.saturating_add(bytes) > self.waiting_limit {
             return Err(Refused::Backlog {
                 waiting: self.waiting_bytes,
@@ -335,6 +360,7 @@ impl State {
                 holder: None,
                 give_backs: 0,
                 bytes,
+                key,
             },
         );
         self.enqueue(kind, id, false);
@@ -359,7 +385,7 @@ impl State {
         now: Duration,
     ) -> Option<u64> {
         let [orchestrations, activities] = capacity;
-        self.connect_all(tx, [orchestrations, activities, 0], now)
+        self.connect_all(tx, [orchestrations, activities, 0], StreamInfo::default(), now)
     }
 
     /// A worker connects with room for `capacity` items of each kind (orchestration,
@@ -368,6 +394,7 @@ impl State {
         &mut self,
         tx: WorkerTx,
         capacity: [usize; KINDS],
+        info: StreamInfo,
         now: Duration,
     ) -> Option<u64> {
         if self.closed {
@@ -379,6 +406,7 @@ impl State {
             id,
             Worker {
                 tx,
+                info,
                 capacity,
                 held: [0; KINDS],
             },
@@ -480,7 +508,7 @@ impl State {
     /// false if it is gone.
     pub(crate) fn ping(&self, worker: u64, now: Duration) -> bool {
         self.workers.get(&worker).is_some_and(|w| {
-            if w.tx.unread().0 > 0 {
+            if !w.info.health_pings || w.tx.unread().0 > 0 {
                 return true;
             }
             w.tx.push(
@@ -630,6 +658,27 @@ impl State {
             }
             _ => Err(TokenError::Unknown),
         }
+    }
+
+    /// The token of the `kind` item named `key` that a stream on `connection` holds (the
+    /// one handed out first if several are); for a worker that answers without a token.
+    pub(crate) fn token_on_connection(
+        &self,
+        connection: u64,
+        kind: Kind,
+        key: &ItemKey,
+    ) -> Option<String> {
+        self.items
+            .values()
+            .filter(|item| item.kind == kind && item.key.as_ref() == Some(key))
+            .filter_map(|item| item.holder.as_ref())
+            .filter(|h| {
+                self.workers
+                    .get(&h.worker)
+                    .is_some_and(|w| w.info.connection == Some(connection))
+            })
+            .min_by_key(|h| h.since)
+            .map(|h| h.token.clone())
     }
 
     /// The stream a token of this dispatcher was issued on (`PREFIX-STREAM-N`).

@@ -1,0 +1,252 @@
+//! Workers whose protos have no completion token: the Go SDK
+//! (`github.com/microsoft/durabletask-go` v0.6.0). Each case sends what its worker sends
+//! (`client/worker_grpc.go`): `Hello`, an empty `GetWorkItemsRequest{}`, and completions
+//! that carry only the instance ID (`OrchestratorResponse{InstanceId, Actions, CustomStatus}`,
+//! `processOrchestrationWorkItem`) or the instance and task IDs
+//! (`ActivityResponse{InstanceId, TaskId, Result | FailureDetails}`,
+//! `processActivityWorkItem`), from a gRPC-Go client (`user-agent: grpc-go/1.56.3`). A
+//! completion is matched only to an item that a stream on its own connection holds; such a
+//! worker gets no health pings (its `WorkItem` has no such variant) and no entity batches
+//! (it declares none and has no entity support).
+#![allow(
+    clippy::disallowed_methods,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code"
+)]
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::calls::Client;
+use common::sdk::{activity, first_turn, DispatchServer, FakeWorker};
+use taskhub::entity::EntityId;
+use taskhub::executor::{Decision, EntityOperation, EntityWork, RemoteExecutor};
+use taskhub::{Payload, Timestamp};
+use taskhub_grpc::proto::{
+    orchestrator_action::OrchestratorActionType as A, work_item, ActivityResponse,
+    GetWorkItemsRequest, OrchestratorAction, OrchestratorResponse, ScheduleTaskAction,
+};
+use taskhub_grpc::DispatcherSettings;
+use taskhub_storage::{ManualClock, SystemClock};
+use tonic::transport::Endpoint;
+use tonic::Code;
+
+const GO_USER_AGENT: &str = "grpc-go/1.56.3";
+
+/// A client on a connection of its own, with `user_agent`.
+async fn client_as(server: &DispatchServer, user_agent: &str) -> Client {
+    let channel = Endpoint::from_shared(format!("http://{}", server.addr))
+        .unwrap()
+        .user_agent(user_agent)
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    Client::new(channel)
+}
+
+/// A worker as the Go SDK connects one: `Hello`, then `GetWorkItems` with nothing declared.
+async fn go_worker(server: &DispatchServer) -> FakeWorker {
+    let mut client = client_as(server, GO_USER_AGENT).await;
+    client.hello(()).await.unwrap();
+    let stream = client
+        .get_work_items(GetWorkItemsRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    FakeWorker { client, stream }
+}
+
+async fn real_server() -> DispatchServer {
+    DispatchServer::start(Arc::new(SystemClock::new()), DispatcherSettings::default()).await
+}
+
+fn schedule_hello() -> OrchestratorResponse {
+    OrchestratorResponse {
+        instance_id: "o1".into(),
+        actions: vec![OrchestratorAction {
+            id: 0,
+            orchestrator_action_type: Some(A::ScheduleTask(ScheduleTaskAction {
+                name: "SayHello".into(),
+                input: Some("\"Tokyo\"".into()),
+                ..ScheduleTaskAction::default()
+            })),
+        }],
+        custom_status: Some("\"going\"".into()),
+        ..OrchestratorResponse::default()
+    }
+}
+
+fn hello_done(instance: &str, task: i32) -> ActivityResponse {
+    ActivityResponse {
+        instance_id: instance.into(),
+        task_id: task,
+        result: Some("\"Hello Tokyo!\"".into()),
+        ..ActivityResponse::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_go_worker_completes_turns_and_activities_without_a_token() {
+    let server = real_server().await;
+    let mut w = go_worker(&server).await;
+    let d = server.dispatcher.clone();
+    let turn = tokio::spawn(async move { d.orchestrate(first_turn("o1", "Greet")).await });
+    let item = w.expect().await;
+    assert!(matches!(
+        item.request,
+        Some(work_item::Request::OrchestratorRequest(_))
+    ));
+    w.client
+        .complete_orchestrator_task(schedule_hello())
+        .await
+        .unwrap();
+    let decision = turn.await.unwrap().unwrap();
+    assert!(matches!(
+        decision.decisions.as_slice(),
+        [Decision::ScheduleActivity { task_id: 0, name, .. }] if name == "SayHello"
+    ));
+    assert_eq!(
+        decision.custom_status,
+        Some(Payload::from_json("\"going\"").unwrap())
+    );
+
+    let d = server.dispatcher.clone();
+    let act = tokio::spawn(async move { d.run_activity(activity("o1", "SayHello")).await });
+    w.expect().await;
+    w.client
+        .complete_activity_task(hello_done("o1", 0))
+        .await
+        .unwrap();
+    let outcome = act.await.unwrap().unwrap();
+    assert_eq!(outcome.unwrap().as_str(), "\"Hello Tokyo!\"");
+    // The same answer again finds nothing out.
+    let again = w
+        .client
+        .complete_activity_task(hello_done("o1", 0))
+        .await
+        .unwrap_err();
+    assert_eq!(again.code(), Code::NotFound, "{again:?}");
+    assert!(again.message().contains("task 0 of instance 'o1'"), "{again:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_without_a_token_from_another_connection_or_for_another_item_is_refused() {
+    let server = real_server().await;
+    let mut w = go_worker(&server).await;
+    let d = server.dispatcher.clone();
+    let act = tokio::spawn(async move { d.run_activity(activity("o1", "SayHello")).await });
+    w.expect().await;
+
+    // Another connection (a second Go client) did not receive it.
+    let mut stranger = client_as(&server, GO_USER_AGENT).await;
+    let e = stranger
+        .complete_activity_task(hello_done("o1", 0))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::NotFound, "{e:?}");
+    assert!(e.message().contains("this connection"), "{e:?}");
+    // On the right connection: another task, another instance, or the other kind.
+    for wrong in [hello_done("o1", 1), hello_done("o2", 0)] {
+        let e = w.client.complete_activity_task(wrong).await.unwrap_err();
+        assert_eq!(e.code(), Code::NotFound, "{e:?}");
+    }
+    let e = w
+        .client
+        .complete_orchestrator_task(OrchestratorResponse {
+            instance_id: "o1".into(),
+            ..OrchestratorResponse::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::NotFound, "{e:?}");
+    assert!(!act.is_finished(), "the activity is still out");
+
+    w.client
+        .complete_activity_task(hello_done("o1", 0))
+        .await
+        .unwrap();
+    assert!(act.await.unwrap().unwrap().is_ok());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_items_of_a_closed_stream_are_not_matched_on_its_connection_again() {
+    let server = real_server().await;
+    let mut w = go_worker(&server).await;
+    let d = server.dispatcher.clone();
+    let act = tokio::spawn(async move { d.run_activity(activity("o1", "SayHello")).await });
+    w.expect().await;
+    // The Go SDK reconnects its stream on the same channel after a stream error: the item of
+    // the old stream went back and out again, to the new stream.
+    drop(w.stream);
+    let mut again = w
+        .client
+        .get_work_items(GetWorkItemsRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    let item = tokio::time::timeout(Duration::from_secs(10), again.message())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert!(matches!(
+        item.request,
+        Some(work_item::Request::ActivityRequest(_))
+    ));
+    // The answer matches the item the new stream holds: answered once.
+    w.client
+        .complete_activity_task(hello_done("o1", 0))
+        .await
+        .unwrap();
+    assert!(act.await.unwrap().unwrap().is_ok());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_go_worker_gets_no_health_pings_and_no_entity_batches() {
+    let clock = ManualClock::new(Timestamp::from_millis(1_700_000_000_000));
+    let server =
+        DispatchServer::start(Arc::new(clock.clone()), DispatcherSettings::default()).await;
+    let mut go = go_worker(&server).await;
+    let d = server.dispatcher.clone();
+    let batch = tokio::spawn(async move {
+        d.run_entity(EntityWork::new(
+            EntityId::new("counter", "a").unwrap(),
+            None,
+            vec![EntityOperation::new(
+                "r0".to_owned(),
+                "add".to_owned(),
+                Payload::from_json("1").unwrap(),
+            )],
+        ))
+        .await
+    });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    clock.advance(Duration::from_secs(31));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    clock.advance(Duration::from_secs(31));
+    let got = tokio::time::timeout(Duration::from_millis(500), go.stream.message()).await;
+    assert!(got.is_err(), "nothing for the Go worker: {got:?}");
+
+    // A worker of another SDK on the same hub gets the batch, and pings.
+    let mut other = server.worker(1, 1).await;
+    let first = other.expect().await;
+    assert!(
+        matches!(first.request, Some(work_item::Request::EntityRequest(_))),
+        "{first:?}"
+    );
+    clock.advance(Duration::from_secs(31));
+    let ping = tokio::time::timeout(Duration::from_secs(10), other.stream.message())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert!(
+        matches!(ping.request, Some(work_item::Request::HealthPing(_))),
+        "{ping:?}"
+    );
+    batch.abort();
+}
