@@ -66,4 +66,13 @@ pub enum CoreError {
         /// The serializer's explanation.
         detail: String,
     },
+    /// A payload that is not JSON (an SDK's opaque payload, such as a large-payload token)
+    /// was read as a Rust value.
+    #[error("{what} is not JSON (an opaque payload, kept as sent: {text:?}); read its text with Payload::as_str")]
+    NotJson {
+        /// What the payload was for (an activity name, "orchestration input", ...).
+        what: String,
+        /// The start of the payload's text.
+        text: String,
+    },
 }

@@ -1,6 +1,6 @@
 //! Conversions between seam values and column values.
 
-use taskhub_core::{Payload, Timestamp};
+use taskhub_core::Timestamp;
 use taskhub_storage::{ETag, QueueName, StorageError, StorageResult, MAX_PARTITIONS};
 
 use crate::errors::corrupt;
@@ -70,11 +70,6 @@ pub(crate) fn check_queue(queue: QueueName) -> StorageResult<()> {
         }
         _ => Ok(()),
     }
-}
-
-/// A stored payload (JSON text).
-pub(crate) fn payload_from_sql(what: &str, text: String) -> StorageResult<Payload> {
-    Payload::from_json(text).map_err(|e| corrupt(what, e))
 }
 
 /// A stored non-negative integer that must fit a `u32`.

@@ -3,7 +3,7 @@
 
 use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
-use taskhub_core::{ExecutionId, FailureDetails, InstanceId, OrchestrationStatus};
+use taskhub_core::{ExecutionId, FailureDetails, InstanceId, OrchestrationStatus, Payload};
 use taskhub_storage::{
     CreatedCursor, ETag, Expect, InstancePage, InstanceQuery, InstanceRow, InstanceStore,
     ListOrder, StorageError, StorageResult,
@@ -11,7 +11,7 @@ use taskhub_storage::{
 use tokio_postgres::types::ToSql;
 use tokio_postgres::Row;
 
-use crate::codec::{etag_in, etag_out, payload_from_sql, ts_from_sql, ts_to_sql, u32_from_sql};
+use crate::codec::{etag_in, etag_out, ts_from_sql, ts_to_sql, u32_from_sql};
 use crate::errors::{corrupt, PgResultExt};
 use crate::store::PostgresStore;
 
@@ -162,16 +162,10 @@ fn decode(r: &Row) -> StorageResult<InstanceRow> {
             .get::<_, String>(4)
             .parse::<OrchestrationStatus>()
             .map_err(|e| bad(&e))?,
-        input: payload_from_sql(&what, r.get(5))?,
-        output: r
-            .get::<_, Option<String>>(6)
-            .map(|p| payload_from_sql(&what, p))
-            .transpose()?,
+        input: Payload::from_text(r.get::<_, String>(5)),
+        output: r.get::<_, Option<String>>(6).map(Payload::from_text),
         failure,
-        custom_status: r
-            .get::<_, Option<String>>(8)
-            .map(|p| payload_from_sql(&what, p))
-            .transpose()?,
+        custom_status: r.get::<_, Option<String>>(8).map(Payload::from_text),
         created_at: ts_from_sql(&what, r.get(9))?,
         updated_at: ts_from_sql(&what, r.get(10))?,
         completed_at: r

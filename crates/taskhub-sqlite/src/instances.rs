@@ -5,13 +5,13 @@
 use async_trait::async_trait;
 use rusqlite::types::Value;
 use rusqlite::{params, Connection, OptionalExtension, Row};
-use taskhub_core::{ExecutionId, FailureDetails, InstanceId, OrchestrationStatus};
+use taskhub_core::{ExecutionId, FailureDetails, InstanceId, OrchestrationStatus, Payload};
 use taskhub_storage::{
     CreatedCursor, ETag, Expect, InstancePage, InstanceQuery, InstanceRow, InstanceStore,
     ListOrder, StorageError, StorageResult,
 };
 
-use crate::codec::{etag_in, etag_out, payload_from_sql, ts_from_sql, ts_to_sql, u32_from_sql};
+use crate::codec::{etag_in, etag_out, ts_from_sql, ts_to_sql, u32_from_sql};
 use crate::errors::{corrupt, SqlResultExt};
 use crate::store::SqliteStore;
 use crate::writer::Tx;
@@ -218,13 +218,10 @@ fn decode(raw: RawRow) -> StorageResult<InstanceRow> {
             .status
             .parse::<OrchestrationStatus>()
             .map_err(|e| bad(&e))?,
-        input: payload_from_sql(&what, raw.input)?,
-        output: raw.output.map(|p| payload_from_sql(&what, p)).transpose()?,
+        input: Payload::from_text(raw.input),
+        output: raw.output.map(Payload::from_text),
         failure,
-        custom_status: raw
-            .custom_status
-            .map(|p| payload_from_sql(&what, p))
-            .transpose()?,
+        custom_status: raw.custom_status.map(Payload::from_text),
         created_at: ts_from_sql(&what, raw.created_at)?,
         updated_at: ts_from_sql(&what, raw.updated_at)?,
         completed_at: raw

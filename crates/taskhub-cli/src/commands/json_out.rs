@@ -25,9 +25,12 @@ pub enum PayloadJson {
     Raw(Box<RawValue>),
 }
 
-/// A payload as JSON (a string if the stored text is somehow not JSON).
+/// A payload as JSON: a string of its text if it is not JSON (an SDK's opaque payload, such
+/// as a large-payload token), `null` if absent.
 pub fn payload_json(p: &Payload) -> PayloadJson {
-    let text = p.as_str();
+    let Some(text) = p.text() else {
+        return PayloadJson::Value(Value::Null);
+    };
     match serde_json::from_str::<Value>(text) {
         Ok(v) if !has_float(&v) => PayloadJson::Value(v),
         Ok(v) => {
@@ -226,5 +229,14 @@ mod tests {
             r#"{"b":[1,-2,true,null,"x"]}"#
         );
         assert_eq!(shown("18446744073709551615"), "18446744073709551615");
+    }
+
+    #[test]
+    fn opaque_payloads_are_strings_and_absent_ones_null() {
+        let show = |p: &Payload| serde_json::to_string(&payload_json(p)).unwrap();
+        assert_eq!(show(&Payload::from_text("blob:v1:c:b")), "\"blob:v1:c:b\"");
+        assert_eq!(show(&Payload::from_text("{nope")), "\"{nope\"");
+        assert_eq!(show(&Payload::absent()), "null");
+        assert_eq!(show(&Payload::null()), "null");
     }
 }

@@ -155,7 +155,11 @@ pub fn event_json(position: usize, event: &HistoryEvent) -> Value {
 
 /// A one-line description of an event with its most telling fields.
 pub fn describe(event: &EventKind) -> String {
-    let p = |p: &Payload| short(p.as_str(), 60);
+    // An SDK's payload that is not JSON is shown as its text.
+    let p = |p: &Payload| {
+        p.text()
+            .map_or_else(|| "(none)".to_owned(), |t| short(t, 60))
+    };
     match event {
         EventKind::ExecutionStarted {
             name,

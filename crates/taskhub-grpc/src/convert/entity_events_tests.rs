@@ -115,7 +115,7 @@ fn requests_and_answers_go_out_as_the_protocols_entity_events() {
         E::EntityOperationSignaled(s) => {
             assert_eq!(out[1].event_id, 1);
             assert_eq!(s.request_id, "s1");
-            assert_eq!(s.input, None);
+            assert_eq!(s.input.as_deref(), Some("null"));
             assert!(s.scheduled_time.is_some());
         }
         other => panic!("{other:?}"),

@@ -1,28 +1,31 @@
-//! Payloads: JSON text ↔ `google.protobuf.StringValue`.
+//! Payloads: Taskhub's [`Payload`] ↔ `google.protobuf.StringValue`.
+//!
+//! The protocol's payloads are strings, and they pass through unchanged both ways: JSON text,
+//! a JSON `null` sent as the text `"null"` (given back as `"null"`), and text that is not JSON
+//! at all (the SDKs' large-payload tokens such as `blob:v1:<container>:<blob>`). No value is an
+//! absent payload and goes back as no value; the empty string is taken as no value too.
 
 use taskhub::Payload;
 
 use super::ConvertError;
 
-/// A payload going out: JSON `null` is absent, anything else its text as stored.
+/// A payload going out: its text as stored; absent is no value.
 #[must_use]
 pub fn payload_to_proto(p: &Payload) -> Option<String> {
-    (p.as_str() != "null").then(|| p.as_str().to_owned())
+    p.text().map(str::to_owned)
 }
 
-/// A payload coming in: absent or empty is `null`; other text must be JSON (named `field`).
+/// A payload coming in: the text as sent (JSON or not); no value or the empty string is
+/// absent.
 ///
 /// # Errors
-/// [`ConvertError::Field`] if the text is not JSON.
+/// None today (any text is a payload); the `Result` and `field` let a future limit refuse a
+/// payload by the name of its field.
 pub fn payload_from_proto(
     value: Option<&str>,
-    field: &'static str,
+    _field: &'static str,
 ) -> Result<Payload, ConvertError> {
-    match value {
-        None | Some("") => Ok(Payload::null()),
-        Some(text) => Payload::from_json(text)
-            .map_err(|e| ConvertError::field(field, format!("not JSON text: {e}"))),
-    }
+    Ok(value.map_or_else(Payload::absent, Payload::from_text))
 }
 
 #[cfg(test)]
@@ -30,25 +33,40 @@ mod tests {
     #![allow(clippy::unwrap_used, reason = "test code")]
     use super::*;
 
-    #[test]
-    fn null_is_absent_and_text_is_kept_as_sent() {
-        assert_eq!(payload_to_proto(&Payload::null()), None);
-        assert_eq!(payload_from_proto(None, "input").unwrap(), Payload::null());
-        assert_eq!(
-            payload_from_proto(Some(""), "input").unwrap(),
-            Payload::null()
-        );
-        // Digits beyond 64 bits and key order survive both ways.
-        let text = r#"{"b":123456789012345678901234567890,"a":1.50}"#;
-        let p = payload_from_proto(Some(text), "input").unwrap();
-        assert_eq!(p.as_str(), text);
-        assert_eq!(payload_to_proto(&p).as_deref(), Some(text));
+    fn round_trip(value: Option<&str>) -> Option<String> {
+        payload_to_proto(&payload_from_proto(value, "input").unwrap())
     }
 
     #[test]
-    fn text_that_is_not_json_names_the_field() {
-        let e = payload_from_proto(Some("{nope"), "input").unwrap_err();
-        assert_eq!(e.field_name(), Some("input"));
-        assert!(e.to_string().starts_with("input: not JSON"), "{e}");
+    fn absent_stays_absent_and_null_stays_null() {
+        assert_eq!(
+            payload_from_proto(None, "input").unwrap(),
+            Payload::absent()
+        );
+        assert_eq!(
+            payload_from_proto(Some(""), "input").unwrap(),
+            Payload::absent()
+        );
+        assert_eq!(round_trip(None), None);
+        assert_eq!(round_trip(Some("")), None);
+        assert_eq!(
+            payload_from_proto(Some("null"), "input").unwrap(),
+            Payload::null()
+        );
+        assert_eq!(round_trip(Some("null")).as_deref(), Some("null"));
+        // A Rust `()` goes out as the JSON null it is.
+        assert_eq!(payload_to_proto(&Payload::null()).as_deref(), Some("null"));
+    }
+
+    #[test]
+    fn text_is_kept_as_sent_json_or_not() {
+        // Digits beyond 64 bits and key order survive both ways.
+        let json = r#"{"b":123456789012345678901234567890,"a":1.50}"#;
+        assert_eq!(round_trip(Some(json)).as_deref(), Some(json));
+        for opaque in ["blob:v1:payloads:order-1-input", "{nope", "plain text", " "] {
+            let p = payload_from_proto(Some(opaque), "input").unwrap();
+            assert_eq!(p.as_str(), opaque);
+            assert_eq!(round_trip(Some(opaque)).as_deref(), Some(opaque));
+        }
     }
 }

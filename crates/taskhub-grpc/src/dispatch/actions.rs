@@ -2,7 +2,7 @@
 //! [`Decision`]s, an `ActivityResponse` as an [`ActivityOutcome`].
 //!
 //! A response the runtime cannot take (a missing name, a timer without `fireAt`, a negative
-//! task ID, text that is not JSON, an action Taskhub does not offer) does not fail the worker
+//! task ID, an action Taskhub does not offer) does not fail the worker
 //! and is not a gRPC error: the turn becomes one `Decision::Fail` whose failure
 //! (`InvalidOrchestratorAction`) names the action and the field, so the instance fails with
 //! a clear reason. The runtime then checks what only it can (a task ID used twice, actions
@@ -27,6 +27,7 @@ pub(crate) fn activity_outcome(r: &ActivityResponse) -> ActivityOutcome {
     if let Some(f) = &r.failure_details {
         return Err(failure_from_proto(f));
     }
+    // Any text is a result (JSON or an SDK's opaque payload), passed on unchanged.
     payload_from_proto(r.result.as_deref(), "result").map_err(|e| FailureDetails {
         error_type: "InvalidActivityResult".into(),
         message: format!("the activity's result cannot be taken: {e}"),

@@ -4,11 +4,13 @@
 //! [`EntityBatchOutcome`].
 //!
 //! An answer the runtime cannot take does not fail the worker and is not a gRPC error: a
-//! batch-level `failureDetails`, a state that is not JSON, or an action that cannot be taken
+//! batch-level `failureDetails`, or an action that cannot be taken
 //! (a signal to something that is no entity ID, an action of no kind) fails every operation
 //! of the batch with a failure naming the field, and the state stays as it was; so do more
 //! results than operations, and a start whose instance ID is reserved (`@`: entities). One
-//! result that cannot be taken (not JSON, no kind) fails that operation only.
+//! result that cannot be taken (no kind) fails that operation only. States, inputs and
+//! results are passed through as the SDK sent them (JSON or opaque text); a state of no
+//! value or JSON `null` is no state (the entity is deleted).
 
 use taskhub::entity::{EntityAction, EntityId};
 use taskhub::executor::{EntityBatchOutcome, EntityWork};
@@ -77,7 +79,8 @@ pub(crate) fn entity_outcome(work: &EntityWork, r: &EntityBatchResult) -> Entity
     let state = match r.entity_state.as_deref() {
         None => None,
         Some(text) => match payload_from_proto(Some(text), "entityState") {
-            Ok(p) if p.as_str() == "null" => None,
+            // No state, and a JSON `null` state, is no entity (as the SDKs delete one).
+            Ok(p) if p.is_absent() || p.as_str() == "null" => None,
             Ok(p) => Some(p),
             Err(e) => {
                 return whole(invalid(format!(

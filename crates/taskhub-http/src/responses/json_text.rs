@@ -13,9 +13,10 @@ use utoipa::{PartialSchema, ToSchema};
 pub(crate) struct JsonText(Box<RawValue>);
 
 impl JsonText {
-    /// A payload as stored; one that is not valid JSON becomes a JSON string.
+    /// A payload as stored; one that is not valid JSON (an SDK's opaque payload) becomes a
+    /// JSON string of its text; an absent one is `null`.
     pub fn of(payload: &Payload) -> Self {
-        Self::text(payload.as_str())
+        payload.text().map_or_else(Self::null, Self::text)
     }
 
     /// `payload`, or `null` without one.
@@ -60,5 +61,14 @@ mod tests {
             "\"not json\""
         );
         assert_eq!(serde_json::to_string(&JsonText::null()).unwrap(), "null");
+    }
+
+    #[test]
+    fn payloads_show_as_json_or_as_text() {
+        let show = |p: &Payload| serde_json::to_string(&JsonText::of(p)).unwrap();
+        assert_eq!(show(&Payload::from_text("blob:v1:c:b")), "\"blob:v1:c:b\"");
+        assert_eq!(show(&Payload::from_text("{\"a\":1}")), "{\"a\":1}");
+        assert_eq!(show(&Payload::null()), "null");
+        assert_eq!(show(&Payload::absent()), "null");
     }
 }
