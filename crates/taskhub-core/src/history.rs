@@ -48,6 +48,10 @@ pub struct ParentInstance {
     pub execution_id: ExecutionId,
     /// The parent's task ID for the `SubOrchestrationCreated` event.
     pub task_id: u64,
+    /// The parent's orchestration name (`None` in events written before it was recorded).
+    /// A `Box<str>`, not a `String`: it keeps `EventKind` from growing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<Box<str>>,
 }
 
 /// Why something failed, as the orchestration or a caller sees it.
@@ -136,6 +140,11 @@ pub enum EventKind {
     ExecutionTerminated {
         /// The reason given by the client.
         reason: String,
+        /// The output the client gave, when it is more than a reason: an SDK's terminate
+        /// `output` (any JSON, or an opaque payload), which becomes the instance's output as
+        /// given. `None`: the output is the reason as a JSON string.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output: Option<Payload>,
     },
     /// The execution ended by continuing as new; a new execution follows.
     ContinuedAsNew {

@@ -101,6 +101,7 @@ fn events_arriving_after_the_execution_continued_wait_for_the_next_one() {
     let late = op(&mut d, "incr");
     let terminate = d.msg(EventKind::ExecutionTerminated {
         reason: "later".into(),
+        output: None,
     });
     let mut old_timer = d.msg(EventKind::TimerFired {
         task_id: 0,

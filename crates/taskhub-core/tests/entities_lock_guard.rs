@@ -71,6 +71,7 @@ fn a_section_released_in_the_turn_of_a_terminate_sends_its_releases() {
     });
     let terminate = d.msg(EventKind::ExecutionTerminated {
         reason: "stop".into(),
+        output: None,
     });
     let r = d.turn(vec![go, terminate]);
     assert_eq!(requests(&r.actions), vec![("release", id)]);

@@ -65,6 +65,7 @@ fn sample_events() -> Vec<HistoryEvent> {
                 instance_id: id("parent-1"),
                 execution_id: exec.clone(),
                 task_id: 3,
+                name: None,
             }),
             scheduled_start: Some(t),
             applied_event_ids: Vec::new(),
@@ -127,6 +128,7 @@ fn sample_events() -> Vec<HistoryEvent> {
         EventKind::ExecutionFailed { failure },
         EventKind::ExecutionTerminated {
             reason: "operator".into(),
+            output: None,
         },
         EventKind::ContinuedAsNew {
             input: p("7"),

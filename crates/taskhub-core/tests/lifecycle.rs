@@ -196,11 +196,12 @@ fn terminate_ends_instance_and_later_messages_are_discarded() {
     d.start("Two", ());
     let t = d.msg(EventKind::ExecutionTerminated {
         reason: "cancelled by user".into(),
+        output: None,
     });
     d.turn(vec![t]);
     assert_eq!(d.session.status(), OrchestrationStatus::Terminated);
     assert!(
-        matches!(&d.history[d.history.len() - 2].event, EventKind::ExecutionTerminated { reason } if reason == "cancelled by user")
+        matches!(&d.history[d.history.len() - 2].event, EventKind::ExecutionTerminated { reason, .. } if reason == "cancelled by user")
     );
     d.run_one_by_one();
     assert!(d.last.new_events.is_empty());

@@ -163,6 +163,7 @@ fn terminate(n: u64) -> Message {
         n,
         EventKind::ExecutionTerminated {
             reason: "stop".into(),
+            output: None,
         },
     )
 }

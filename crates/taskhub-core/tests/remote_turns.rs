@@ -144,6 +144,7 @@ fn a_terminate_needs_no_decision_and_nothing_new_asks_nothing() {
         3,
         EventKind::ExecutionTerminated {
             reason: "stop".into(),
+            output: None,
         },
     );
     match turn(&mut s, 30, vec![terminate]) {

@@ -88,6 +88,7 @@ fn child_notifies_parent_on_completion_failure_and_termination() {
         instance_id: InstanceId::new("p").unwrap(),
         execution_id: ExecutionId::new("pe").unwrap(),
         task_id: 7,
+        name: None,
     };
     for (name, input, expect_ok) in [("Child", 4, true), ("Child", 0, false)] {
         let mut d = Driver::new(reg.clone(), "p:7");
@@ -135,6 +136,7 @@ fn child_notifies_parent_on_completion_failure_and_termination() {
     d.turn(vec![m]);
     let m = d.msg(EventKind::ExecutionTerminated {
         reason: "operator".into(),
+        output: None,
     });
     d.turn(vec![m]);
     assert_eq!(d.session.status(), OrchestrationStatus::Terminated);

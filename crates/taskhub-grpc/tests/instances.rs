@@ -27,6 +27,8 @@ taskhub_test_support::backend_matrix!(
     raise_event_and_its_refusals,
     terminate_recursively_or_not,
     suspend_and_resume,
+    a_terminate_output_is_kept_as_sent,
+    payloads_are_strings_null_and_absent_kept_apart,
 );
 
 async fn start_get_and_wait(backend: Backend) {
@@ -467,5 +469,83 @@ async fn suspend_and_resume(backend: Backend) {
         .await
         .unwrap_err();
     assert_eq!(e.code(), Code::NotFound, "{e:?}");
+    server.stop().await;
+}
+
+/// Issue 34: a terminate output that is an object read back JSON-encoded twice.
+async fn a_terminate_output_is_kept_as_sent(backend: Backend) {
+    let server = Server::start(backend).await;
+    let mut c = server.client().await;
+    for (id, output, read_back) in [
+        ("t-object", Some("{\"a\":1}"), Some("{\"a\":1}")),
+        ("t-string", Some("\"enough\""), Some("\"enough\"")),
+        ("t-opaque", Some("blob:v1:c:b"), Some("blob:v1:c:b")),
+        ("t-null", Some("null"), Some("null")),
+        // No output: the (empty) reason, as before.
+        ("t-none", None, Some("\"\"")),
+    ] {
+        start(&mut c, "Tree", id, None).await;
+        let child = child_of(&mut c, id).await;
+        c.terminate_instance(TerminateRequest {
+            instance_id: id.into(),
+            output: output.map(str::to_owned),
+            recursive: true,
+        })
+        .await
+        .unwrap();
+        let done = wait_done(&mut c, id).await;
+        assert_eq!(status(&done), S::Terminated, "{id}");
+        assert_eq!(done.output.as_deref(), read_back, "{id}");
+        // The child terminated with it has the same output.
+        let child = wait_done(&mut c, &child).await;
+        assert_eq!(child.output.as_deref(), read_back, "{id}'s child");
+    }
+    server.stop().await;
+}
+
+/// Issue 34: payloads are the protocol's strings. Text that is not JSON is kept as sent (a
+/// Rust orchestration that reads it fails, naming it); "null" is kept as "null"; no value
+/// stays no value.
+async fn payloads_are_strings_null_and_absent_kept_apart(backend: Backend) {
+    let server = Server::start(backend).await;
+    let mut c = server.client().await;
+    // "null" in, "null" out (input, output and custom status).
+    start(&mut c, "Echo", "p-null", Some("null")).await;
+    let done = wait_done(&mut c, "p-null").await;
+    assert_eq!(status(&done), S::Completed);
+    assert_eq!(done.input.as_deref(), Some("null"));
+    assert_eq!(done.output.as_deref(), Some("null"));
+    assert_eq!(done.custom_status.as_deref(), Some("null"));
+    // No input: none is read back; the Rust code read it as null and returned null.
+    start(&mut c, "Echo", "p-none", None).await;
+    let done = wait_done(&mut c, "p-none").await;
+    assert_eq!(status(&done), S::Completed);
+    assert_eq!(done.input, None);
+    assert_eq!(done.output.as_deref(), Some("null"));
+    // An opaque payload is accepted and kept; the Rust orchestration that reads it as a
+    // value fails with an error that names it.
+    let token = "blob:v1:payloads:p-opaque-input";
+    start(&mut c, "Echo", "p-opaque", Some(token)).await;
+    let done = wait_done(&mut c, "p-opaque").await;
+    assert_eq!(status(&done), S::Failed);
+    assert_eq!(done.input.as_deref(), Some(token));
+    let message = done.failure_details.unwrap().error_message;
+    assert!(
+        message.contains("is not JSON") && message.contains(token),
+        "{message}"
+    );
+    // An event's data the same way: "null" is a value the Waiter returns.
+    start(&mut c, "Waiter", "p-event", None).await;
+    until_status(&mut c, "p-event", S::Running).await;
+    c.raise_event(RaiseEventRequest {
+        instance_id: "p-event".into(),
+        name: "Go".into(),
+        input: Some("null".into()),
+    })
+    .await
+    .unwrap();
+    let done = wait_done(&mut c, "p-event").await;
+    assert_eq!(status(&done), S::Completed);
+    assert_eq!(done.output.as_deref(), Some("null"));
     server.stop().await;
 }

@@ -330,8 +330,30 @@ async fn restart_same_or_new_id(backend: Backend) {
         (third.name.as_str(), third.input.as_deref()),
         ("Echo", Some("\"again\""))
     );
-    // Active: FAILED_PRECONDITION; unknown: NOT_FOUND.
-    start(&mut c, "Waiter", "r-active", None).await;
+    // Active, under a new ID (issue 34): the new instance starts, the old one runs on.
+    start(&mut c, "Waiter", "r-active", Some("\"in\"")).await;
+    until_status(&mut c, "r-active", S::Running).await;
+    let fresh = c
+        .restart_instance(RestartInstanceRequest {
+            instance_id: "r-active".into(),
+            restart_with_new_instance_id: true,
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .instance_id;
+    assert_ne!(fresh, "r-active");
+    let fresh = until_status(&mut c, &fresh, S::Running).await;
+    assert_eq!(
+        (fresh.name.as_str(), fresh.input.as_deref()),
+        ("Waiter", Some("\"in\""))
+    );
+    assert_eq!(
+        status(&get(&mut c, "r-active").await.unwrap()),
+        S::Running,
+        "the old instance runs on"
+    );
+    // Active under the same ID: FAILED_PRECONDITION; unknown: NOT_FOUND.
     let e = c
         .restart_instance(RestartInstanceRequest {
             instance_id: "r-active".into(),

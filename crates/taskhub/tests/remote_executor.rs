@@ -458,7 +458,7 @@ async fn suspend_resume_and_terminate(backend: Backend) {
     assert_eq!(done.status(), OrchestrationStatus::Terminated);
     let history = env.history(&q).await;
     assert!(history.iter().any(|e| matches!(&e.event,
-        EventKind::ExecutionTerminated { reason } if reason == "enough")));
+        EventKind::ExecutionTerminated { reason, .. } if reason == "enough")));
     env.shutdown().await;
 }
 

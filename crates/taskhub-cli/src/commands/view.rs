@@ -181,7 +181,7 @@ pub fn describe(event: &EventKind) -> String {
         }
         EventKind::ExecutionCompleted { result } => format!("ExecutionCompleted {}", p(result)),
         EventKind::ExecutionFailed { failure } => format!("ExecutionFailed {failure}"),
-        EventKind::ExecutionTerminated { reason } => format!("ExecutionTerminated: {reason}"),
+        EventKind::ExecutionTerminated { reason, .. } => format!("ExecutionTerminated: {reason}"),
         EventKind::ContinuedAsNew {
             input,
             carried_events,

@@ -311,11 +311,15 @@ impl OrchestrationSession {
                         continue;
                     }
                     Decision::Terminate { reason } => {
-                        terminate = Some(
-                            reason
-                                .parse::<String>("reason")
-                                .unwrap_or_else(|_| reason.as_str().to_owned()),
-                        );
+                        // A JSON string is the reason (and, as a JSON string, the output);
+                        // anything else is kept as the output as given, its text the reason.
+                        terminate = Some(match reason.parse::<String>("reason") {
+                            Ok(text) => (text, None),
+                            Err(_) => (
+                                reason.as_str().to_owned(),
+                                (!reason.is_absent()).then_some(reason),
+                            ),
+                        });
                         continue;
                     }
                 };
@@ -339,7 +343,7 @@ impl OrchestrationSession {
                 remote.used.extend(used);
             }
         }
-        if let Some(reason) = terminate {
+        if let Some((reason, output)) = terminate {
             // As a client's terminate: what the code did before it is recorded, then the
             // releases of the locks it still holds, then the end.
             self.release_remote_locks(out);
@@ -348,6 +352,7 @@ impl OrchestrationSession {
                 None,
                 EventKind::ExecutionTerminated {
                     reason: reason.clone(),
+                    output,
                 },
             );
             self.finish_terminated(&reason, out);

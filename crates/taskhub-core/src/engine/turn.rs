@@ -231,7 +231,7 @@ impl OrchestrationSession {
             );
         }
         match &m.event {
-            EventKind::ExecutionTerminated { reason } => {
+            EventKind::ExecutionTerminated { reason, .. } => {
                 self.give_up_locks(out);
                 out.record(Some(m), m.event.clone());
                 self.finish_terminated(reason, out);

@@ -70,7 +70,7 @@ fn kind_to_proto(k: &EventKind, instance: &InstanceId) -> (i32, E) {
                 }),
                 parent_instance: parent.as_ref().map(|p| proto::ParentInstanceInfo {
                     task_scheduled_id: task(p.task_id),
-                    name: None,
+                    name: p.name.as_deref().map(str::to_owned),
                     version: None,
                     orchestration_instance: Some(proto::OrchestrationInstance {
                         instance_id: p.instance_id.to_string(),
@@ -97,10 +97,10 @@ fn kind_to_proto(k: &EventKind, instance: &InstanceId) -> (i32, E) {
                 failure_details: Some(failure_to_proto(failure)),
             }),
         ),
-        EventKind::ExecutionTerminated { reason } => (
+        EventKind::ExecutionTerminated { reason, output } => (
             NO_TASK,
             E::ExecutionTerminated(proto::ExecutionTerminatedEvent {
-                input: reason_json(reason),
+                input: output.as_ref().map_or_else(|| reason_json(reason), input),
                 recurse: false,
             }),
         ),
@@ -283,6 +283,14 @@ fn reason_text(input: Option<&str>) -> String {
     }
 }
 
+/// A terminate's output as sent, kept as the instance's output; none for no value or a JSON
+/// string (which is the reason, and as a JSON string the output already).
+pub(crate) fn terminate_output(input: Option<&str>) -> Option<Payload> {
+    input
+        .filter(|t| !t.is_empty() && serde_json::from_str::<String>(t).is_err())
+        .map(Payload::from_text)
+}
+
 fn time(
     t: Option<&prost_types::Timestamp>,
     field: &'static str,
@@ -320,6 +328,7 @@ fn kind_from_proto(event_id: i32, k: &E) -> Result<EventKind, ConvertError> {
             },
             Ok(S::Terminated) => EventKind::ExecutionTerminated {
                 reason: reason_text(c.result.as_deref()),
+                output: terminate_output(c.result.as_deref()),
             },
             _ => {
                 return Err(ConvertError::field(
@@ -330,6 +339,7 @@ fn kind_from_proto(event_id: i32, k: &E) -> Result<EventKind, ConvertError> {
         },
         E::ExecutionTerminated(t) => EventKind::ExecutionTerminated {
             reason: reason_text(t.input.as_deref()),
+            output: terminate_output(t.input.as_deref()),
         },
         E::ContinueAsNew(c) => EventKind::ContinuedAsNew {
             input: payload_from_proto(c.input.as_deref(), "continueAsNew.input")?,
@@ -438,6 +448,7 @@ fn parent(p: &proto::ParentInstanceInfo) -> Result<ParentInstance, ConvertError>
             p.task_scheduled_id,
             "executionStarted.parentInstance.taskScheduledId",
         )?,
+        name: p.name.as_deref().filter(|n| !n.is_empty()).map(Into::into),
     })
 }
 

@@ -32,6 +32,7 @@ fn every_kind() -> Vec<EventKind> {
                 instance_id: id("parent"),
                 execution_id: ExecutionId::new("exec-p").unwrap(),
                 task_id: 3,
+                name: Some("Parent".into()),
             }),
             scheduled_start: Some(Timestamp::from_millis(1_700_000_000_500)),
             applied_event_ids: Vec::new(),
@@ -40,6 +41,7 @@ fn every_kind() -> Vec<EventKind> {
         EventKind::ExecutionFailed { failure: failure() },
         EventKind::ExecutionTerminated {
             reason: "stop it".into(),
+            output: None,
         },
         EventKind::ContinuedAsNew {
             input: p("4"),
@@ -129,7 +131,10 @@ fn ids_and_shapes_on_the_wire_are_the_sdks() {
         (o.instance_id.as_str(), o.execution_id.as_deref()),
         ("inst-1", Some("exec-1"))
     );
-    assert_eq!(s.parent_instance.unwrap().task_scheduled_id, 3);
+    let parent = s.parent_instance.unwrap();
+    assert_eq!(parent.task_scheduled_id, 3);
+    // The parent's orchestration name, as the SDKs read it (`ParentInstanceInfo.name`).
+    assert_eq!(parent.name.as_deref(), Some("Parent"));
     // A failure ends with executionCompleted FAILED and its details.
     let E::ExecutionCompleted(c) = wire(kinds[2].clone()).event_type.unwrap() else {
         panic!("not executionCompleted")
@@ -246,7 +251,7 @@ fn a_terminate_reason_sent_as_json_or_as_plain_text_is_kept_as_text() {
         })),
     };
     let reason = |e: HistoryEvent| match e.event {
-        EventKind::ExecutionTerminated { reason } => reason,
+        EventKind::ExecutionTerminated { reason, .. } => reason,
         other => panic!("{other:?}"),
     };
     assert_eq!(reason(event_from_proto(&term("\"done\"")).unwrap()), "done");
@@ -254,4 +259,58 @@ fn a_terminate_reason_sent_as_json_or_as_plain_text_is_kept_as_text() {
         reason(event_from_proto(&term("{\"a\":1}")).unwrap()),
         "{\"a\":1}"
     );
+}
+
+#[test]
+fn a_terminate_output_goes_out_as_given_and_a_reason_alone_as_a_json_string() {
+    let out = |output: Option<Payload>| {
+        let e = HistoryEvent::new(
+            Timestamp::EPOCH,
+            EventKind::ExecutionTerminated {
+                reason: "{\"a\":1}".into(),
+                output,
+            },
+        );
+        match event_to_proto(&e, &id("i")).event_type.unwrap() {
+            E::ExecutionTerminated(t) => t.input,
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(out(Some(p("{\"a\":1}"))).as_deref(), Some("{\"a\":1}"));
+    assert_eq!(out(None).as_deref(), Some("\"{\\\"a\\\":1}\""));
+    // And back: the output as sent is kept beside the reason's text.
+    let wire = proto::HistoryEvent {
+        event_id: -1,
+        timestamp: None,
+        event_type: Some(E::ExecutionTerminated(proto::ExecutionTerminatedEvent {
+            input: Some("blob:v1:c:b".into()),
+            recurse: false,
+        })),
+    };
+    match event_from_proto(&wire).unwrap().event {
+        EventKind::ExecutionTerminated { reason, output } => {
+            assert_eq!(reason, "blob:v1:c:b");
+            assert_eq!(output.unwrap().as_str(), "blob:v1:c:b");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn payloads_pass_through_the_history_both_ways() {
+    for text in [Some("null"), Some("blob:v1:c:b"), Some("{\"a\":1}"), None] {
+        let ours = HistoryEvent::new(
+            Timestamp::EPOCH,
+            EventKind::EventRaised {
+                name: "e".into(),
+                input: text.map_or_else(Payload::absent, Payload::from_text),
+            },
+        );
+        let wire = event_to_proto(&ours, &id("i"));
+        match wire.event_type.as_ref().unwrap() {
+            E::EventRaised(r) => assert_eq!(r.input.as_deref(), text),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(event_from_proto(&wire).unwrap().event, ours.event);
+    }
 }

@@ -18,6 +18,7 @@ pub use entity_events::{event_to_proto_with_entities, EntityRequests};
 pub use error::ConvertError;
 pub use failure::{failure_from_proto, failure_to_proto};
 pub use history::{event_from_proto, event_to_proto};
+pub(crate) use history::terminate_output;
 pub use payload::{payload_from_proto, payload_to_proto};
 pub use state::{state_to_proto, StateOptions};
 pub use status::{status_from_proto, status_to_proto};

@@ -11,7 +11,7 @@ use taskhub::{
 use tonic::Status;
 
 use super::{children, fields};
-use crate::convert::payload_from_proto;
+use crate::convert::{payload_from_proto, terminate_output};
 use crate::error::{invalid_value, status_of};
 use crate::proto::{
     RaiseEventRequest, RaiseEventResponse, ResumeRequest, ResumeResponse, SuspendRequest,
@@ -55,6 +55,19 @@ pub(crate) async fn terminate(
 ) -> Result<TerminateResponse, Status> {
     let id = fields::instance_id(&r.instance_id, "instanceId")?;
     let reason = reason(r.output.as_deref());
+    // The output as sent is the instance's output (`{"a":1}` reads back as that object, an
+    // opaque payload as its text); no output leaves the reason's.
+    let output = terminate_output(r.output.as_deref());
+    let end = |id: InstanceId| {
+        let reason = reason.clone();
+        let output = output.clone();
+        async move {
+            match output {
+                Some(output) => client.terminate_with_output(&id, &reason, output).await,
+                None => client.terminate(&id, &reason).await,
+            }
+        }
+    };
     // Walked before the root is terminated: its history names the children either way.
     let tree = if r.recursive {
         children::descendants(client, &id)
@@ -63,9 +76,9 @@ pub(crate) async fn terminate(
     } else {
         Vec::new()
     };
-    nothing_to_do(client.terminate(&id, &reason).await)?;
+    nothing_to_do(end(id).await)?;
     for child in tree {
-        match client.terminate(&child, &reason).await {
+        match end(child).await {
             Ok(()) | Err(TaskhubError::WrongStatus { .. } | TaskhubError::NotFound(_)) => {}
             Err(e) => return Err(status_of(&e)),
         }

@@ -1,5 +1,6 @@
-//! `RestartInstance`: a finished instance again, with its name, original input, version and
-//! tags, under the same ID or a new one.
+//! `RestartInstance`: an instance again, with its name, original input, version and tags,
+//! under the same ID (a finished instance only) or a new one (any instance: the old one is
+//! left as it is, running or not, as the managed scheduler does).
 
 use taskhub::{StatusOptions, TaskHubClient, TaskhubError};
 use tonic::Status;
@@ -18,8 +19,9 @@ pub(crate) async fn restart(
         .await
         .map_err(|e| status_of(&e))?
         .ok_or_else(|| status_of(&TaskhubError::NotFound(id.clone())))?;
-    // Only a finished instance (the SDKs' contract; Taskhub's client would terminate it).
-    if !status.status().is_terminal() {
+    // Under the same ID, only a finished instance (the SDKs' contract; Taskhub's client would
+    // terminate it). Under a new ID the old instance is not touched.
+    if !status.status().is_terminal() && !r.restart_with_new_instance_id {
         return Err(status_of(&TaskhubError::WrongStatus {
             instance_id: id,
             status: status.status(),

@@ -213,7 +213,7 @@ impl DfHistoryEvent {
                 m.failure_details = Some(failure.into());
                 "ExecutionCompleted"
             }
-            EventKind::ExecutionTerminated { reason } => {
+            EventKind::ExecutionTerminated { reason, .. } => {
                 m.input = Some(JsonText::string(reason));
                 "ExecutionTerminated"
             }

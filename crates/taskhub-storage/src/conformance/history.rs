@@ -176,6 +176,7 @@ fn every_event_kind_with_every_field() -> Vec<HistoryEvent> {
                 instance_id: iid("parent:\u{6771}\u{4eac}"),
                 execution_id: eid("parent-exec"),
                 task_id: 7,
+                name: Some("Parent".into()),
             }),
             scheduled_start: Some(Timestamp::from_millis(1_800_000_000_001)),
             applied_event_ids: Vec::new(),
@@ -261,6 +262,7 @@ fn every_event_kind_with_every_field() -> Vec<HistoryEvent> {
         },
         EventKind::ExecutionTerminated {
             reason: "stopped by \u{1f916}".to_owned(),
+            output: None,
         },
         EventKind::OrchestratorCompleted,
     ];
@@ -332,6 +334,7 @@ fn every_event_kind_with_empty_optionals() -> Vec<HistoryEvent> {
             trace: None,
             event: EventKind::ExecutionTerminated {
                 reason: String::new(),
+                output: None,
             },
         },
     ]

@@ -123,7 +123,34 @@ impl TaskHubClient {
         instance_id: &InstanceId,
         reason: &str,
     ) -> Result<(), TaskhubError> {
-        let row = match self.terminate_before_start(instance_id, reason).await? {
+        self.terminate_with(instance_id, reason, None).await
+    }
+
+    /// Terminates an active instance as [`terminate`](Self::terminate) does, with `output`
+    /// (any payload: JSON or an SDK's opaque text) as the instance's output instead of the
+    /// reason as a JSON string. The Durable Task SDKs' terminate sends an output this way.
+    ///
+    /// # Errors
+    /// `NotFound`, or `WrongStatus` if it already finished.
+    pub async fn terminate_with_output(
+        &self,
+        instance_id: &InstanceId,
+        reason: &str,
+        output: Payload,
+    ) -> Result<(), TaskhubError> {
+        self.terminate_with(instance_id, reason, Some(output)).await
+    }
+
+    async fn terminate_with(
+        &self,
+        instance_id: &InstanceId,
+        reason: &str,
+        output: Option<Payload>,
+    ) -> Result<(), TaskhubError> {
+        let row = match self
+            .terminate_before_start(instance_id, reason, output.as_ref())
+            .await?
+        {
             Outcome::Done => return Ok(()),
             Outcome::NotWaiting(row) => *row,
         };
@@ -138,6 +165,7 @@ impl TaskHubClient {
             &row,
             EventKind::ExecutionTerminated {
                 reason: reason.to_owned(),
+                output,
             },
         )
         .await

@@ -67,13 +67,17 @@ impl TaskHubClient {
     }
 
     /// Terminates an instance before its scheduled start: the row becomes Terminated (output:
-    /// the reason) and the start, when delivered, is discarded.
+    /// `output` if given, else the reason) and the start, when delivered, is discarded.
     pub(crate) async fn terminate_before_start(
         &self,
         instance_id: &InstanceId,
         reason: &str,
+        output: Option<&Payload>,
     ) -> Result<Outcome, TaskhubError> {
-        let output = Payload::to_payload(&reason, "termination reason")?;
+        let output = match output {
+            Some(given) => given.clone(),
+            None => Payload::to_payload(&reason, "termination reason")?,
+        };
         self.rewrite_waiting_row(instance_id, |row, now| {
             row.status = OrchestrationStatus::Terminated;
             row.output = Some(output.clone());
@@ -107,7 +111,7 @@ impl TaskHubClient {
         instance_id: &InstanceId,
     ) -> Result<Outcome, TaskhubError> {
         match self
-            .terminate_before_start(instance_id, "purged before its scheduled start")
+            .terminate_before_start(instance_id, "purged before its scheduled start", None)
             .await?
         {
             Outcome::Done => {}

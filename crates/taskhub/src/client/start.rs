@@ -161,6 +161,7 @@ impl TaskHubClient {
                         instance_id.clone(),
                         EventKind::ExecutionTerminated {
                             reason: "replaced by a new start".into(),
+                            output: None,
                         },
                         now,
                     );

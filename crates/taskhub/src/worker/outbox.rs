@@ -178,6 +178,7 @@ pub(crate) async fn build(
                             instance_id: origin.instance.clone(),
                             execution_id: origin.execution.clone(),
                             task_id: *task_id,
+                            name: Some(origin.name.into()),
                         }),
                         scheduled_start: None,
                         applied_event_ids: Vec::new(),

@@ -124,11 +124,19 @@ pub(super) fn build_row(
     let events = r.new_events.iter().map(|e| &e.event);
     match status {
         OrchestrationStatus::Terminated => {
-            if let Some(EventKind::ExecutionTerminated { reason }) = events
+            if let Some(EventKind::ExecutionTerminated {
+                reason,
+                output: given,
+            }) = events
                 .rev()
                 .find(|e| matches!(e, EventKind::ExecutionTerminated { .. }))
             {
-                output = taskhub_core::Payload::to_payload(reason, "termination reason").ok();
+                // The output a client gave as it is (an SDK's terminate output); else the
+                // reason as a JSON string.
+                output = match given {
+                    Some(given) => Some(given.clone()),
+                    None => taskhub_core::Payload::to_payload(reason, "termination reason").ok(),
+                };
             }
         }
         OrchestrationStatus::Suspended => {
