@@ -90,10 +90,17 @@ pub struct CliSettings {
     /// The most MiB of work items that may wait for an SDK worker at once (none connected,
     /// or all full); past it the runtime gives the work back to its queue. Default 64.
     pub grpc_waiting_mib: usize,
+    /// How long a work item may wait while SDK workers are connected but none has room
+    /// before the runtime gives it back to its queue uncounted and asks again. Default 60
+    /// seconds.
+    pub grpc_busy_wait: Duration,
+    /// The most MiB of the parts of one chunked answer of an SDK worker (`isPartial`).
+    /// Default 64.
+    pub grpc_chunked_answer_mib: usize,
 }
 
 /// The names of the binary's settings.
-pub const NAMES: [&str; 18] = [
+pub const NAMES: [&str; 20] = [
     "backend",
     "http_token",
     "otlp_endpoint",
@@ -112,6 +119,8 @@ pub const NAMES: [&str; 18] = [
     "grpc_stream_read_timeout",
     "grpc_max_actions_per_turn",
     "grpc_waiting_mib",
+    "grpc_busy_wait",
+    "grpc_chunked_answer_mib",
 ];
 
 impl Default for CliSettings {
@@ -135,6 +144,8 @@ impl Default for CliSettings {
             grpc_stream_read_timeout: DispatcherSettings::default().stream_read_timeout,
             grpc_max_actions_per_turn: DispatcherSettings::default().max_actions_per_turn,
             grpc_waiting_mib: DispatcherSettings::default().waiting_bytes / MIB,
+            grpc_busy_wait: DispatcherSettings::default().busy_wait,
+            grpc_chunked_answer_mib: DispatcherSettings::default().chunked_answer_bytes / MIB,
         }
     }
 }
@@ -233,6 +244,8 @@ impl CliSettings {
             "grpc_max_actions_per_turn" => {
                 self.grpc_max_actions_per_turn = positive_count(value)?;
             }
+            "grpc_busy_wait" => self.grpc_busy_wait = positive_duration(value)?,
+            "grpc_chunked_answer_mib" => self.grpc_chunked_answer_mib = positive_mib(value)?,
             _ => return Err(format!("unknown setting (known: {})", NAMES.join(", "))),
         }
         Ok(())
@@ -251,6 +264,8 @@ impl CliSettings {
         d.stream_read_timeout = self.grpc_stream_read_timeout;
         d.max_actions_per_turn = self.grpc_max_actions_per_turn;
         d.waiting_bytes = self.grpc_waiting_mib.saturating_mul(MIB);
+        d.busy_wait = self.grpc_busy_wait;
+        d.chunked_answer_bytes = self.grpc_chunked_answer_mib.saturating_mul(MIB);
         d
     }
 
@@ -294,6 +309,8 @@ impl CliSettings {
             "grpc_stream_read_timeout" => humantime_text(self.grpc_stream_read_timeout),
             "grpc_max_actions_per_turn" => self.grpc_max_actions_per_turn.to_string(),
             "grpc_waiting_mib" => self.grpc_waiting_mib.to_string(),
+            "grpc_busy_wait" => humantime_text(self.grpc_busy_wait),
+            "grpc_chunked_answer_mib" => self.grpc_chunked_answer_mib.to_string(),
             _ => return None,
         })
     }
@@ -365,6 +382,10 @@ mod tests {
         s.set("grpc_stream_queue_mib", "4").unwrap();
         s.set("grpc_stream_read_timeout", "2m").unwrap();
         s.set("grpc_max_actions_per_turn", "20000").unwrap();
+        s.set("grpc_busy_wait", "90s").unwrap();
+        assert_eq!(s.dispatcher().busy_wait, Duration::from_secs(90));
+        s.set("grpc_chunked_answer_mib", "8").unwrap();
+        assert_eq!(s.dispatcher().chunked_answer_bytes, 8 * MIB);
         let d = s.dispatcher();
         assert_eq!(
             (

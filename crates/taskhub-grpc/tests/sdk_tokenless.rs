@@ -5,9 +5,12 @@
 //! `processOrchestrationWorkItem`) or the instance and task IDs
 //! (`ActivityResponse{InstanceId, TaskId, Result | FailureDetails}`,
 //! `processActivityWorkItem`), from a gRPC-Go client (`user-agent: grpc-go/1.56.3`). A
-//! completion is matched only to an item that a stream on its own connection holds; such a
-//! worker gets no health pings (its `WorkItem` has no such variant) and no entity batches
-//! (it declares none and has no entity support).
+//! completion is matched only to an item that a stream on its own connection holds, and one
+//! that matches nothing (late) is answered OK and dropped; such a worker gets no health pings
+//! (its `WorkItem` has no such variant) and no entity batches (it declares none and has no
+//! entity support). The Java SDK 1.5.0 (`com.microsoft:durabletask-client`,
+//! `DurableTaskGrpcWorker.java`, `startAndBlock`) completes the same way and runs its items
+//! one after the other on its stream's thread: it is handed one at a time.
 #![allow(
     clippy::disallowed_methods,
     clippy::unwrap_used,
@@ -23,6 +26,7 @@ use std::time::Duration;
 use common::calls::Client;
 use common::sdk::{activity, first_turn, DispatchServer, FakeWorker};
 use taskhub::entity::EntityId;
+use taskhub::executor::ExecutorError;
 use taskhub::executor::{Decision, EntityOperation, EntityWork, RemoteExecutor};
 use taskhub::{Payload, Timestamp};
 use taskhub_grpc::proto::{
@@ -32,9 +36,9 @@ use taskhub_grpc::proto::{
 use taskhub_grpc::DispatcherSettings;
 use taskhub_storage::{ManualClock, SystemClock};
 use tonic::transport::Endpoint;
-use tonic::Code;
 
 const GO_USER_AGENT: &str = "grpc-go/1.56.3";
+const JAVA_USER_AGENT: &str = "grpc-java-netty/1.59.0";
 
 /// A client on a connection of its own, with `user_agent`.
 async fn client_as(server: &DispatchServer, user_agent: &str) -> Client {
@@ -50,7 +54,12 @@ async fn client_as(server: &DispatchServer, user_agent: &str) -> Client {
 
 /// A worker as the Go SDK connects one: `Hello`, then `GetWorkItems` with nothing declared.
 async fn go_worker(server: &DispatchServer) -> FakeWorker {
-    let mut client = client_as(server, GO_USER_AGENT).await;
+    legacy_worker(server, GO_USER_AGENT).await
+}
+
+/// A worker of a tokenless SDK whose gRPC library says `user_agent`.
+async fn legacy_worker(server: &DispatchServer, user_agent: &str) -> FakeWorker {
+    let mut client = client_as(server, user_agent).await;
     client.hello(()).await.unwrap();
     let stream = client
         .get_work_items(GetWorkItemsRequest::default())
@@ -123,18 +132,15 @@ async fn a_go_worker_completes_turns_and_activities_without_a_token() {
         .unwrap();
     let outcome = act.await.unwrap().unwrap();
     assert_eq!(outcome.unwrap().as_str(), "\"Hello Tokyo!\"");
-    // The same answer again finds nothing out.
-    let again = w
-        .client
+    // The same answer again finds nothing out: taken and dropped (the worker's loop goes on).
+    w.client
         .complete_activity_task(hello_done("o1", 0))
         .await
-        .unwrap_err();
-    assert_eq!(again.code(), Code::NotFound, "{again:?}");
-    assert!(again.message().contains("task 0 of instance 'o1'"), "{again:?}");
+        .unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_answer_without_a_token_from_another_connection_or_for_another_item_is_refused() {
+async fn an_answer_without_a_token_from_another_connection_or_for_another_item_completes_nothing() {
     let server = real_server().await;
     let mut w = go_worker(&server).await;
     let d = server.dispatcher.clone();
@@ -143,26 +149,22 @@ async fn an_answer_without_a_token_from_another_connection_or_for_another_item_i
 
     // Another connection (a second Go client) did not receive it.
     let mut stranger = client_as(&server, GO_USER_AGENT).await;
-    let e = stranger
+    stranger
         .complete_activity_task(hello_done("o1", 0))
         .await
-        .unwrap_err();
-    assert_eq!(e.code(), Code::NotFound, "{e:?}");
-    assert!(e.message().contains("this connection"), "{e:?}");
+        .unwrap();
     // On the right connection: another task, another instance, or the other kind.
     for wrong in [hello_done("o1", 1), hello_done("o2", 0)] {
-        let e = w.client.complete_activity_task(wrong).await.unwrap_err();
-        assert_eq!(e.code(), Code::NotFound, "{e:?}");
+        w.client.complete_activity_task(wrong).await.unwrap();
     }
-    let e = w
-        .client
+    w.client
         .complete_orchestrator_task(OrchestratorResponse {
             instance_id: "o1".into(),
             ..OrchestratorResponse::default()
         })
         .await
-        .unwrap_err();
-    assert_eq!(e.code(), Code::NotFound, "{e:?}");
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(!act.is_finished(), "the activity is still out");
 
     w.client
@@ -224,8 +226,7 @@ async fn a_go_worker_gets_no_health_pings_and_no_entity_batches() {
         ))
         .await
     });
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    clock.advance(Duration::from_secs(31));
+    // Past a ping interval (30 s), within the busy wait (60 s): the batch still waits.
     tokio::time::sleep(Duration::from_millis(100)).await;
     clock.advance(Duration::from_secs(31));
     let got = tokio::time::timeout(Duration::from_millis(500), go.stream.message()).await;
@@ -238,7 +239,9 @@ async fn a_go_worker_gets_no_health_pings_and_no_entity_batches() {
         matches!(first.request, Some(work_item::Request::EntityRequest(_))),
         "{first:?}"
     );
-    clock.advance(Duration::from_secs(31));
+    clock.advance(Duration::from_secs(20));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    clock.advance(Duration::from_secs(20));
     let ping = tokio::time::timeout(Duration::from_secs(10), other.stream.message())
         .await
         .unwrap()
@@ -249,4 +252,106 @@ async fn a_go_worker_gets_no_health_pings_and_no_entity_batches() {
         "{ping:?}"
     );
     batch.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_java_worker_is_handed_one_item_at_a_time() {
+    let server = real_server().await;
+    // Java 1.5.0 sends `GetWorkItemsRequest.newBuilder().build()`: nothing declared.
+    let mut java = legacy_worker(&server, JAVA_USER_AGENT).await;
+    let mut calls = Vec::new();
+    for i in 0..3 {
+        let d = server.dispatcher.clone();
+        calls.push(tokio::spawn(async move {
+            d.run_activity(activity(&format!("a{i}"), "Slow")).await
+        }));
+    }
+    let d = server.dispatcher.clone();
+    let turn = tokio::spawn(async move { d.orchestrate(first_turn("t1", "Greet")).await });
+    let first = java.expect().await;
+    // It runs the first inline: nothing else is handed to it meanwhile.
+    java.expect_none().await;
+    let Some(work_item::Request::ActivityRequest(a)) = &first.request else {
+        panic!("{first:?}")
+    };
+    let instance = a
+        .orchestration_instance
+        .as_ref()
+        .unwrap()
+        .instance_id
+        .clone();
+    java.client
+        .complete_activity_task(hello_done(&instance, 0))
+        .await
+        .unwrap();
+    // Then the next, one by one, each after the answer to the one before.
+    let mut seen = vec![instance];
+    for _ in 0..3 {
+        let item = java.expect().await;
+        java.expect_none().await;
+        match &item.request {
+            Some(work_item::Request::ActivityRequest(a)) => {
+                let id = a
+                    .orchestration_instance
+                    .as_ref()
+                    .unwrap()
+                    .instance_id
+                    .clone();
+                java.client
+                    .complete_activity_task(hello_done(&id, 0))
+                    .await
+                    .unwrap();
+                seen.push(id);
+            }
+            Some(work_item::Request::OrchestratorRequest(o)) => {
+                java.client
+                    .complete_orchestrator_task(OrchestratorResponse {
+                        instance_id: o.instance_id.clone(),
+                        ..OrchestratorResponse::default()
+                    })
+                    .await
+                    .unwrap();
+                seen.push(o.instance_id.clone());
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    seen.sort();
+    assert_eq!(seen, ["a0", "a1", "a2", "t1"]);
+    for c in calls {
+        assert!(c.await.unwrap().unwrap().is_ok());
+    }
+    turn.await.unwrap().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn work_that_no_busy_worker_takes_within_the_busy_wait_goes_back_as_busy() {
+    let clock = ManualClock::new(Timestamp::from_millis(1_700_000_000_000));
+    let server =
+        DispatchServer::start(Arc::new(clock.clone()), DispatcherSettings::default()).await;
+    let mut java = legacy_worker(&server, JAVA_USER_AGENT).await;
+    let d = server.dispatcher.clone();
+    let slow = tokio::spawn(async move { d.run_activity(activity("a0", "Slow")).await });
+    java.expect().await;
+    // A turn behind the running activity: it waits here, not inside the worker.
+    let d = server.dispatcher.clone();
+    let turn = tokio::spawn(async move { d.orchestrate(first_turn("t1", "Greet")).await });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    clock.advance(Duration::from_secs(59));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!turn.is_finished());
+    clock.advance(Duration::from_secs(2));
+    let e = tokio::time::timeout(Duration::from_secs(10), turn)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap_err();
+    assert!(matches!(e, ExecutorError::Busy { .. }), "{e:?}");
+    assert!(e.to_string().contains("grpc_busy_wait"), "{e}");
+    // The activity it held is untouched: its answer still counts.
+    java.client
+        .complete_activity_task(hello_done("a0", 0))
+        .await
+        .unwrap();
+    assert!(slow.await.unwrap().unwrap().is_ok());
 }

@@ -17,10 +17,11 @@ use std::sync::Arc;
 
 use tonic::{Request, Response, Status};
 
+use super::chunks::{self, ChunkError};
 use super::key::ItemKey;
 use super::profile::profile;
 use super::queue::StreamQueue;
-use super::state::{Kind, Reply, TokenError};
+use super::state::{Kind, PartError, Reply, TokenError};
 use super::stream::{watch, WorkerStream};
 use super::Dispatcher;
 use crate::proto::{
@@ -87,29 +88,75 @@ impl Dispatcher {
 
     /// The token of the completion `token` (as sent) for `key`: itself, or when empty (a
     /// worker whose protos have no token: see `key.rs`), the token of the item named `key`
-    /// that a stream on `connection` holds.
+    /// that a stream on `connection` holds. `Ok(None)`: a late answer without a token (its
+    /// item timed out, was withdrawn or went to another stream): such a worker cannot tell one
+    /// attempt from another, and an error would only break its loop (the Java SDK 1.5.0 leaves
+    /// its stream on any error from a completion and reconnects after 5 s), so the answer is
+    /// taken and dropped, and logged.
     fn token_or_match(
         &self,
         token: &str,
         connection: Option<u64>,
         kind: Kind,
         key: &ItemKey,
-    ) -> Result<String, Status> {
+    ) -> Result<Option<String>, Status> {
         if !token.is_empty() {
-            return Ok(token.to_owned());
+            return Ok(Some(token.to_owned()));
         }
-        let Some(connection) = connection else {
-            return token_of(token).map(str::to_owned);
+        let (Some(connection), false) = (connection, key.instance().is_empty()) else {
+            return Err(Status::invalid_argument(
+                "completionToken: missing (send back the token of the work item, or at least \
+                 the instanceId and, for an activity, the taskId it names)",
+            ));
         };
+        let found = self.inner.lock().token_on_connection(connection, kind, key);
+        if found.is_none() {
+            tracing::warn!(
+                connection,
+                "an answer without a completion token for {} matches no {} work item out on                  this connection's streams (late: it timed out, was withdrawn or went to                  another worker); dropped",
+                key.describe(),
+                kind.name()
+            );
+        }
+        Ok(found)
+    }
+
+    /// Delivers `reply` (of `kind`, named `key`, sent under token `sent`: maybe none) to its
+    /// item; a late answer without a token is dropped (see `token_or_match`).
+    fn answer(
+        &self,
+        sent: &str,
+        connection: Option<u64>,
+        (kind, key): (Kind, &ItemKey),
+        reply: Reply,
+    ) -> Result<(), Status> {
+        let Some(token) = self.token_or_match(sent, connection, kind, key)? else {
+            return Ok(());
+        };
+        match self.deliver(&token, kind, reply) {
+            // Its call went between the match and now: late, as above.
+            Err(_) if sent.is_empty() => Ok(()),
+            other => other,
+        }
+    }
+
+    /// Adds a part of a chunked answer to the item out under `token`; the whole answer once
+    /// the last part is in.
+    fn add_part(
+        &self,
+        token: &str,
+        part: OrchestratorResponse,
+    ) -> Result<Option<OrchestratorResponse>, Status> {
+        let limits = self.inner.settings.chunk_limits();
         self.inner
             .lock()
-            .token_on_connection(connection, kind, key)
-            .ok_or_else(|| {
-                Status::not_found(format!(
-                    "completionToken: missing, and no {} work item for {} is out on a                      work-item stream of this connection (it was answered already, timed out,                      or given to another worker; an answer without a token is matched only                      to the items of the streams on the connection it comes on)",
-                    kind.name(),
-                    key.describe()
-                ))
+            .add_part(token, part, limits)
+            .map_err(|e| match e {
+                PartError::Token(e) => refused(&e, token, Kind::Orchestration),
+                PartError::Chunk(e @ ChunkError::TooLarge { .. }) => {
+                    Status::resource_exhausted(e.to_string())
+                }
+                PartError::Chunk(e) => Status::failed_precondition(e.to_string()),
             })
     }
 
@@ -170,17 +217,26 @@ impl WorkerCalls for Dispatcher {
     ) -> Result<Response<CompleteTaskResponse>, Status> {
         let connection = connection_of(&request);
         let r = request.into_inner();
-        #[expect(deprecated, reason = "refusing the deprecated chunked completions")]
-        let partial = r.is_partial;
-        if partial {
-            return Err(Status::unimplemented(
-                "isPartial: chunked completions are not supported; send the whole response",
-            ));
-        }
         let key = ItemKey::of_orchestrator_response(&r);
-        let token =
-            self.token_or_match(&r.completion_token, connection, Kind::Orchestration, &key)?;
-        self.deliver(&token, Kind::Orchestration, Reply::Orchestrator(r))?;
+        let sent = r.completion_token.clone();
+        let r = if chunks::is_part(&r) {
+            let Some(token) = self.token_or_match(&sent, connection, Kind::Orchestration, &key)?
+            else {
+                return Ok(Response::new(CompleteTaskResponse {}));
+            };
+            match self.add_part(&token, r)? {
+                Some(whole) => whole,
+                None => return Ok(Response::new(CompleteTaskResponse {})),
+            }
+        } else {
+            r
+        };
+        self.answer(
+            &sent,
+            connection,
+            (Kind::Orchestration, &key),
+            Reply::Orchestrator(r),
+        )?;
         Ok(Response::new(CompleteTaskResponse {}))
     }
 
@@ -191,8 +247,13 @@ impl WorkerCalls for Dispatcher {
         let connection = connection_of(&request);
         let r = request.into_inner();
         let key = ItemKey::of_activity_response(&r);
-        let token = self.token_or_match(&r.completion_token, connection, Kind::Activity, &key)?;
-        self.deliver(&token, Kind::Activity, Reply::Activity(r))?;
+        let sent = r.completion_token.clone();
+        self.answer(
+            &sent,
+            connection,
+            (Kind::Activity, &key),
+            Reply::Activity(r),
+        )?;
         Ok(Response::new(CompleteTaskResponse {}))
     }
 

@@ -4,7 +4,8 @@
 //! ID and the task ID, as Go's own server matches them (`backend/executor.go`). Such an answer
 //! is matched here to a work item that a stream **on the same connection** holds under that
 //! key (an SDK sends its completions on the channel its stream runs on), never to an item the
-//! stream was not given; the token found then completes it as if the worker had sent it.
+//! stream was not given; the token found then completes it as if the worker had sent it. An
+//! answer that matches nothing (late) is taken and dropped (`calls.rs`).
 
 use crate::proto::{work_item, ActivityResponse, OrchestratorResponse};
 
@@ -57,6 +58,13 @@ impl ItemKey {
         Self::Activity {
             instance: r.instance_id.clone(),
             task: r.task_id,
+        }
+    }
+
+    /// The instance ID it names.
+    pub(crate) fn instance(&self) -> &str {
+        match self {
+            Self::Orchestration { instance } | Self::Activity { instance, .. } => instance,
         }
     }
 

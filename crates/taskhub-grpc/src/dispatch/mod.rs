@@ -23,6 +23,9 @@
 //!   (`UNAVAILABLE`) and its items go to the other workers at once; an item taken back
 //!   unread (timed out, withdrawn, abandoned) leaves the queue, so it is never queued twice
 //!   on one stream.
+//! * An item that waits [`DispatcherSettings::busy_wait`] while workers are connected but
+//!   none has room answers [`ExecutorError::Busy`]: the runtime gives its work back uncounted
+//!   and asks again shortly (a turn never counts as failed for the time it waited).
 //! * Memory: the work items waiting for a worker (none connected, or all full) hold at most
 //!   [`DispatcherSettings::waiting_bytes`] (one item of any size when none waits); past it a
 //!   call answers [`ExecutorError::Busy`] at once, and its work goes back to its queue
@@ -43,6 +46,7 @@
 
 pub(crate) mod actions;
 mod calls;
+mod chunks;
 mod entity;
 mod entity_actions;
 mod key;
@@ -159,7 +163,7 @@ impl Dispatcher {
             .lock()
             .submit_once(kind, request, rebuild, tx, now);
         match submitted {
-            Ok(id) => wait::answer(&self.inner, kind, id, rx, what).await,
+            Ok(id) => wait::answer(&self.inner, kind, id, now, rx, what).await,
             Err(Refused::Closed) => Err(ExecutorError::Unavailable { what: what() }),
             Err(Refused::Backlog { waiting, limit }) => Err(ExecutorError::Busy {
                 what: what(),

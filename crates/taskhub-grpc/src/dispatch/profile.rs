@@ -2,13 +2,22 @@
 //! request and its call's metadata: how many items of each kind it may hold, whether it is
 //! sent health pings, and the connection its completions without a token are matched on.
 //!
-//! The one worker told apart by its metadata is the Go SDK (`github.com/microsoft/durabletask-go`
-//! v0.6.0, `client/worker_grpc.go`): its generated protos predate health pings and entities
-//! (`WorkItem` has only the orchestrator, activity and V1 entity requests, and its loop logs
-//! anything else as an "unknown work item type" and drops it) and its `GetWorkItemsRequest`
-//! has no fields at all. So a stream from a gRPC-Go client (`user-agent` holding `grpc-go/`)
-//! gets no health pings, and entity batches only if it declared entity capacity; every other
-//! client gets both, a capacity of 0 meaning the default.
+//! Two workers are told apart by the `user-agent` of their gRPC library:
+//! * the Go SDK (`github.com/microsoft/durabletask-go` v0.6.0, `client/worker_grpc.go`,
+//!   `grpc-go/`): its generated protos predate health pings and entities (`WorkItem` has only
+//!   the orchestrator, activity and V1 entity requests; its loop logs anything else as an
+//!   "unknown work item type" and drops it) and its `GetWorkItemsRequest` has no fields;
+//! * the Java SDK (`com.microsoft:durabletask-client` 1.5.0, `DurableTaskGrpcWorker.java`,
+//!   `startAndBlock`, `grpc-java-`): the same, and it runs every orchestration turn and
+//!   activity inline on the thread that reads the stream, one after the other.
+//!
+//! So a stream from either gets no health pings, and entity batches only if it declared
+//! entity capacity. A Java stream that declared no orchestration or activity capacity is
+//! handed **one item at a time** (orchestration or activity): anything more would wait inside
+//! the worker behind what it runs, its hold timer running, and a turn queued behind a long
+//! activity would time out there; here it waits for the worker instead, and past
+//! `busy_wait` goes back to its queue uncounted (`wait.rs`). Every other client gets pings and
+//! entities, a capacity of 0 meaning the default.
 
 use tonic::metadata::MetadataMap;
 
@@ -36,12 +45,26 @@ fn capacity(declared: i32, field: &str, default: usize) -> Result<usize, String>
     }
 }
 
-/// Whether the call comes from a gRPC-Go client (see the module docs).
-fn is_grpc_go(metadata: &MetadataMap) -> bool {
-    metadata
+/// The gRPC library a call comes from, as far as the profile cares (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Library {
+    Go,
+    Java,
+    Other,
+}
+
+fn library(metadata: &MetadataMap) -> Library {
+    let ua = metadata
         .get("user-agent")
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|ua| ua.contains("grpc-go/"))
+        .unwrap_or_default();
+    if ua.contains("grpc-go/") {
+        Library::Go
+    } else if ua.contains("grpc-java-") {
+        Library::Java
+    } else {
+        Library::Other
+    }
 }
 
 /// The profile of a worker connecting with `request` and `metadata` on `connection`.
@@ -54,8 +77,12 @@ pub(crate) fn profile(
     connection: Option<u64>,
     s: &DispatcherSettings,
 ) -> Result<Profile, String> {
-    let go = is_grpc_go(metadata);
-    let entity_default = if go { 0 } else { s.default_entity_capacity };
+    let lib = library(metadata);
+    let legacy = lib != Library::Other;
+    let entity_default = if legacy { 0 } else { s.default_entity_capacity };
+    let serial = lib == Library::Java
+        && request.max_concurrent_orchestration_work_items == 0
+        && request.max_concurrent_activity_work_items == 0;
     Ok(Profile {
         capacity: [
             capacity(
@@ -76,7 +103,8 @@ pub(crate) fn profile(
         ],
         info: StreamInfo {
             connection,
-            health_pings: !go,
+            health_pings: !legacy,
+            one_at_a_time: serial,
         },
     })
 }
@@ -102,7 +130,8 @@ mod tests {
             p.info,
             StreamInfo {
                 connection: Some(7),
-                health_pings: false
+                health_pings: false,
+                one_at_a_time: false,
             }
         );
         let declared = GetWorkItemsRequest {
@@ -112,7 +141,29 @@ mod tests {
         assert_eq!(profile(&declared, &go, None, &s).unwrap().capacity[2], 4);
         // An application's own user agent comes first.
         let custom = metadata("my-app/2 grpc-go/1.56.3");
-        assert!(!profile(&declared, &custom, None, &s).unwrap().info.health_pings);
+        assert!(
+            !profile(&declared, &custom, None, &s)
+                .unwrap()
+                .info
+                .health_pings
+        );
+    }
+
+    #[test]
+    fn the_java_sdk_is_handed_one_item_at_a_time_unless_it_declares_capacity() {
+        let s = DispatcherSettings::default();
+        let java = metadata("grpc-java-netty/1.59.0");
+        let p = profile(&GetWorkItemsRequest::default(), &java, None, &s).unwrap();
+        assert!(p.info.one_at_a_time);
+        assert!(!p.info.health_pings);
+        assert_eq!(p.capacity[2], 0);
+        let declared = GetWorkItemsRequest {
+            max_concurrent_activity_work_items: 8,
+            ..GetWorkItemsRequest::default()
+        };
+        let p = profile(&declared, &java, None, &s).unwrap();
+        assert!(!p.info.one_at_a_time);
+        assert_eq!(p.capacity[..2], [100, 8]);
     }
 
     #[test]
@@ -122,8 +173,15 @@ mod tests {
             let p = profile(&GetWorkItemsRequest::default(), &metadata(ua), None, &s).unwrap();
             assert_eq!(p.capacity, [100, 100, 100], "{ua}");
             assert!(p.info.health_pings, "{ua}");
+            assert!(!p.info.one_at_a_time, "{ua}");
         }
-        let p = profile(&GetWorkItemsRequest::default(), &MetadataMap::new(), None, &s).unwrap();
+        let p = profile(
+            &GetWorkItemsRequest::default(),
+            &MetadataMap::new(),
+            None,
+            &s,
+        )
+        .unwrap();
         assert!(p.info.health_pings);
     }
 
@@ -133,8 +191,16 @@ mod tests {
             max_concurrent_activity_work_items: -1,
             ..GetWorkItemsRequest::default()
         };
-        let e = profile(&r, &MetadataMap::new(), None, &DispatcherSettings::default())
-            .unwrap_err();
-        assert!(e.starts_with("maxConcurrentActivityWorkItems: -1 is negative"), "{e}");
+        let e = profile(
+            &r,
+            &MetadataMap::new(),
+            None,
+            &DispatcherSettings::default(),
+        )
+        .unwrap_err();
+        assert!(
+            e.starts_with("maxConcurrentActivityWorkItems: -1 is negative"),
+            "{e}"
+        );
     }
 }

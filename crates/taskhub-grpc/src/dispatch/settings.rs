@@ -66,6 +66,19 @@ pub struct DispatcherSettings {
     /// item of any size is queued when none waits). Each waiting turn also holds its loaded
     /// history in the runtime, so this bounds that memory too. Default 64 MiB.
     pub waiting_bytes: usize,
+    /// How long a work item may wait while SDK workers are connected but none has room for
+    /// it before its call answers `ExecutorError::Busy`: the runtime gives the work back to
+    /// its queue **uncounted** and tries again a few seconds later. Without it a turn queued
+    /// behind a worker's long activity (a worker that runs one item at a time, or that
+    /// declared little capacity) would pass the runtime's own limit for a decision (half the
+    /// control queue's visibility timeout) and count as a failed delivery. Default 60 seconds
+    /// (under that limit, 2.5 minutes by default, with room left for the turn itself).
+    pub busy_wait: Duration,
+    /// The most bytes of the parts of one chunked answer (`isPartial`, `chunkIndex`: a turn's
+    /// answer an SDK sent in parts because it was over its chunk size, 4 MB by default): the
+    /// parts are kept until the last comes; past it they are dropped and the part refused.
+    /// Default 64 MiB.
+    pub chunked_answer_bytes: usize,
 }
 
 impl Default for DispatcherSettings {
@@ -86,11 +99,21 @@ impl Default for DispatcherSettings {
             stream_read_timeout: Duration::from_secs(60),
             max_actions_per_turn: 10_000,
             waiting_bytes: 64 * 1024 * 1024,
+            busy_wait: Duration::from_secs(60),
+            chunked_answer_bytes: 64 * 1024 * 1024,
         }
     }
 }
 
 impl DispatcherSettings {
+    /// The bounds of a chunked answer.
+    pub(crate) fn chunk_limits(&self) -> super::chunks::ChunkLimits {
+        super::chunks::ChunkLimits {
+            actions: self.max_actions_per_turn,
+            bytes: self.chunked_answer_bytes.max(1),
+        }
+    }
+
     /// The bounds of a worker's stream queue.
     pub(crate) fn stream_bounds(&self) -> super::queue::Bounds {
         super::queue::Bounds {

@@ -12,6 +12,7 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 use tonic::Status;
 
+use super::chunks::{Assembly, ChunkError, ChunkLimits};
 use super::key::ItemKey;
 use super::queue::{Bounds, StreamQueue};
 
@@ -104,6 +105,9 @@ pub(crate) struct StreamInfo {
     /// Whether it is sent health pings (a worker whose protos lack them logs each as an
     /// unknown work item).
     pub(crate) health_pings: bool,
+    /// Whether it holds at most one orchestration or activity item at once, whatever its
+    /// capacity (a worker that runs them one after the other on its stream's thread).
+    pub(crate) one_at_a_time: bool,
 }
 
 impl Default for StreamInfo {
@@ -111,6 +115,7 @@ impl Default for StreamInfo {
         Self {
             connection: None,
             health_pings: true,
+            one_at_a_time: false,
         }
     }
 }
@@ -175,6 +180,8 @@ struct Item {
     bytes: usize,
     /// What names it to a worker that answers without a token (see `key.rs`).
     key: Option<ItemKey>,
+    /// The parts of a chunked answer received so far from its holder (see `chunks.rs`).
+    chunks: Assembly,
 }
 
 /// Where an item stands, for its waiting executor call.
@@ -220,6 +227,15 @@ pub(crate) enum TokenError {
     StreamClosed(u64),
     /// The item under the token is of the other kind.
     WrongKind(Kind),
+}
+
+/// Why a part of a chunked answer was not taken.
+#[derive(Debug)]
+pub(crate) enum PartError {
+    /// No item is out under its token.
+    Token(TokenError),
+    /// The part does not fit the parts so far.
+    Chunk(ChunkError),
 }
 
 /// The dispatcher's state.
@@ -361,6 +377,7 @@ impl State {
                 give_backs: 0,
                 bytes,
                 key,
+                chunks: Assembly::default(),
             },
         );
         self.enqueue(kind, id, false);
@@ -385,7 +402,12 @@ impl State {
         now: Duration,
     ) -> Option<u64> {
         let [orchestrations, activities] = capacity;
-        self.connect_all(tx, [orchestrations, activities, 0], StreamInfo::default(), now)
+        self.connect_all(
+            tx,
+            [orchestrations, activities, 0],
+            StreamInfo::default(),
+            now,
+        )
     }
 
     /// A worker connects with room for `capacity` items of each kind (orchestration,
@@ -442,6 +464,25 @@ impl State {
         let item = self.remove(id, None).ok_or(TokenError::Unknown)?;
         self.dispatch(now, None);
         item.reply.ok_or(TokenError::Unknown)
+    }
+
+    /// Adds `part` of a chunked answer to the orchestration item out under `token`:
+    /// `Ok(Some(answer))` when it was the last (complete it with [`complete`](Self::complete)),
+    /// `Ok(None)` while more are to come.
+    pub(crate) fn add_part(
+        &mut self,
+        token: &str,
+        part: OrchestratorResponse,
+        limits: ChunkLimits,
+    ) -> Result<Option<OrchestratorResponse>, PartError> {
+        let id = self
+            .item_of(token, Kind::Orchestration)
+            .map_err(PartError::Token)?;
+        let item = self
+            .items
+            .get_mut(&id)
+            .ok_or(PartError::Token(TokenError::Unknown))?;
+        item.chunks.add(part, limits).map_err(PartError::Chunk)
     }
 
     /// The worker gives the item under `token` back: it goes to the front of its queue and,
@@ -697,6 +738,8 @@ impl State {
     fn release(&mut self, id: u64, unread_at: Option<Duration>) -> Option<u64> {
         let item = self.items.get_mut(&id)?;
         let held = item.holder.take()?;
+        // Parts of an answer from this holder count for nothing now.
+        item.chunks = Assembly::default();
         self.tokens.remove(&held.token);
         let slot = item.kind.index();
         if let Some(w) = self.workers.get_mut(&held.worker) {
@@ -768,8 +811,13 @@ impl State {
         let slot = kind.index();
         let bounds = self.bounds;
         // Room in its declared capacity, and in its stream queue.
+        let serial_kind = matches!(kind, Kind::Orchestration | Kind::Activity);
         let has_room = |w: &Worker| {
-            w.held.get(slot).copied().unwrap_or(0) < w.capacity.get(slot).copied().unwrap_or(0)
+            let busy_in_turn =
+                serial_kind && w.info.one_at_a_time && w.held.iter().take(2).sum::<usize>() > 0;
+            !busy_in_turn
+                && w.held.get(slot).copied().unwrap_or(0)
+                    < w.capacity.get(slot).copied().unwrap_or(0)
                 && w.tx.has_room(bounds)
         };
         let order = self

@@ -32,11 +32,12 @@ enum Next {
     Fail(ExecutorError),
 }
 
-/// Waits for item `id`'s answer on `rx`.
+/// Waits for item `id`'s answer on `rx` (submitted at monotonic time `submitted`).
 pub(super) async fn answer(
     inner: &Inner,
     kind: Kind,
     id: u64,
+    submitted: Duration,
     mut rx: oneshot::Receiver<Reply>,
     what: &(dyn Fn() -> String + Sync),
 ) -> Result<Reply, ExecutorError> {
@@ -46,7 +47,7 @@ pub(super) async fn answer(
         armed: true,
     };
     loop {
-        let next = next_step(inner, kind, id, what);
+        let next = next_step(inner, kind, id, submitted, what);
         let pause = match next {
             Next::Sleep(d) => d,
             Next::Fail(e) => {
@@ -69,7 +70,13 @@ pub(super) async fn answer(
 
 /// Checks the item's deadlines: fails it if one passed, else says how long to sleep before
 /// looking again.
-fn next_step(inner: &Inner, kind: Kind, id: u64, what: &(dyn Fn() -> String + Sync)) -> Next {
+fn next_step(
+    inner: &Inner,
+    kind: Kind,
+    id: u64,
+    submitted: Duration,
+    what: &(dyn Fn() -> String + Sync),
+) -> Next {
     let s = &inner.settings;
     let now = inner.clock.monotonic();
     let standing = inner.lock().standing(id);
@@ -79,8 +86,21 @@ fn next_step(inner: &Inner, kind: Kind, id: u64, what: &(dyn Fn() -> String + Sy
         Standing::Queued {
             idle_since: Some(since),
         } => (since.saturating_add(s.no_worker_wait), false),
-        // Workers are connected but busy: look again later (a worker may go away).
-        Standing::Queued { idle_since: None } => return Next::Sleep(s.no_worker_wait),
+        // Workers are connected but none has room: wait up to `busy_wait`, then the work
+        // goes back to its queue uncounted (a worker may also go away meanwhile).
+        Standing::Queued { idle_since: None } => {
+            let give_up = submitted.saturating_add(s.busy_wait);
+            if now >= give_up {
+                return Next::Fail(ExecutorError::Busy {
+                    what: what(),
+                    why: format!(
+                        "the connected SDK workers had no room for it within {}s                          (`grpc_busy_wait`)",
+                        s.busy_wait.as_secs()
+                    ),
+                });
+            }
+            return Next::Sleep(give_up.saturating_sub(now).min(s.no_worker_wait));
+        }
         // The answer is on its way (or the endpoint closed): the channel tells.
         Standing::Gone => return Next::Sleep(s.no_worker_wait),
     };

@@ -1,0 +1,178 @@
+//! Chunked completions, as the .NET worker sends them when a turn's answer is over its chunk
+//! size (microsoft/durabletask-dotnet, `src/Worker/Grpc/GrpcDurableTaskWorker.Processor.cs`,
+//! `CompleteOrchestratorTaskWithChunkingAsync`, lines 1218-1275 at ec41350: every part carries
+//! `InstanceId`, `CustomStatus`, `CompletionToken`; `IsPartial` on all but the last; a
+//! `ChunkIndex` from 0 on every part once there is more than one; `NumEventsProcessed` null on
+//! part 0 and 0 after), and the Java worker since 1.6 (`DurableTaskGrpcWorker.java`,
+//! `completeOrchestratorTaskWithChunking`, the same shape): the parts make one decision, in
+//! order; a broken sequence is refused naming what was expected; the parts are bounded.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    deprecated,
+    reason = "test code; the deprecated chunking fields"
+)]
+
+mod common;
+
+use std::sync::Arc;
+
+use common::sdk::{first_turn, DispatchServer};
+use taskhub::executor::{Decision, RemoteExecutor};
+use taskhub_grpc::proto::{
+    orchestrator_action::OrchestratorActionType as A, OrchestratorAction, OrchestratorResponse,
+    ScheduleTaskAction,
+};
+use taskhub_grpc::DispatcherSettings;
+use taskhub_storage::SystemClock;
+use tonic::Code;
+
+fn schedule(id: i32) -> OrchestratorAction {
+    OrchestratorAction {
+        id,
+        orchestrator_action_type: Some(A::ScheduleTask(ScheduleTaskAction {
+            name: format!("Step{id}"),
+            input: Some("\"x\"".into()),
+            ..ScheduleTaskAction::default()
+        })),
+    }
+}
+
+/// Part `index` of the answer under `token` with the actions `ids`, as .NET builds it.
+fn part(token: &str, index: i32, ids: std::ops::Range<i32>, last: bool) -> OrchestratorResponse {
+    OrchestratorResponse {
+        instance_id: "o1".into(),
+        completion_token: token.into(),
+        custom_status: Some("\"big\"".into()),
+        actions: ids.map(schedule).collect(),
+        num_events_processed: (index > 0).then_some(0),
+        is_partial: !last,
+        chunk_index: Some(index),
+        ..OrchestratorResponse::default()
+    }
+}
+
+async fn server(settings: DispatcherSettings) -> DispatchServer {
+    DispatchServer::start(Arc::new(SystemClock::new()), settings).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_parts_of_a_chunked_answer_make_one_decision_in_order() {
+    let server = server(DispatcherSettings::default()).await;
+    let mut w = server.worker(1, 1).await;
+    let d = server.dispatcher.clone();
+    let turn = tokio::spawn(async move { d.orchestrate(first_turn("o1", "Big")).await });
+    let token = w.expect().await.completion_token;
+    w.client
+        .complete_orchestrator_task(part(&token, 0, 0..3, false))
+        .await
+        .unwrap();
+    w.client
+        .complete_orchestrator_task(part(&token, 1, 3..5, false))
+        .await
+        .unwrap();
+    assert!(
+        !turn.is_finished(),
+        "the item stays out until the last part"
+    );
+    w.client
+        .complete_orchestrator_task(part(&token, 2, 5..6, true))
+        .await
+        .unwrap();
+    let decision = turn.await.unwrap().unwrap();
+    let names: Vec<String> = decision
+        .decisions
+        .iter()
+        .map(|d| match d {
+            Decision::ScheduleActivity { name, .. } => name.clone(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        names,
+        ["Step0", "Step1", "Step2", "Step3", "Step4", "Step5"]
+    );
+    assert_eq!(decision.custom_status.unwrap().as_str(), "\"big\"");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broken_sequence_is_refused_naming_the_expected_part_and_can_start_over() {
+    let server = server(DispatcherSettings::default()).await;
+    let mut w = server.worker(1, 1).await;
+    let d = server.dispatcher.clone();
+    let turn = tokio::spawn(async move { d.orchestrate(first_turn("o1", "Big")).await });
+    let token = w.expect().await.completion_token;
+    // A part that skips one.
+    w.client
+        .complete_orchestrator_task(part(&token, 0, 0..2, false))
+        .await
+        .unwrap();
+    let e = w
+        .client
+        .complete_orchestrator_task(part(&token, 2, 2..3, true))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::FailedPrecondition, "{e:?}");
+    assert!(
+        e.message()
+            .contains("part 2 came where part 1 was expected"),
+        "{e:?}"
+    );
+    // A sequence that never began.
+    let e = w
+        .client
+        .complete_orchestrator_task(part(&token, 1, 2..3, true))
+        .await
+        .unwrap_err();
+    assert!(e.message().contains("part 0 was expected"), "{e:?}");
+    // Under a token nobody holds.
+    let e = w
+        .client
+        .complete_orchestrator_task(part("nobody", 0, 0..1, false))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::NotFound, "{e:?}");
+    assert!(!turn.is_finished());
+    // Sent again from part 0: taken.
+    w.client
+        .complete_orchestrator_task(part(&token, 0, 0..2, false))
+        .await
+        .unwrap();
+    w.client
+        .complete_orchestrator_task(part(&token, 1, 2..3, true))
+        .await
+        .unwrap();
+    assert_eq!(turn.await.unwrap().unwrap().decisions.len(), 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_parts_are_bounded_in_bytes_and_actions() {
+    let mut settings = DispatcherSettings::default();
+    settings.chunked_answer_bytes = 300;
+    settings.max_actions_per_turn = 4;
+    let server = server(settings).await;
+    let mut w = server.worker(1, 1).await;
+    let d = server.dispatcher.clone();
+    let turn = tokio::spawn(async move { d.orchestrate(first_turn("o1", "Big")).await });
+    let token = w.expect().await.completion_token;
+    w.client
+        .complete_orchestrator_task(part(&token, 0, 0..3, false))
+        .await
+        .unwrap();
+    let e = w
+        .client
+        .complete_orchestrator_task(part(&token, 1, 3..5, true))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::ResourceExhausted, "{e:?}");
+    assert!(e.message().contains("grpc_max_actions_per_turn"), "{e:?}");
+    let big = OrchestratorResponse {
+        custom_status: Some(format!("\"{}\"", "x".repeat(400))),
+        ..part(&token, 0, 0..1, false)
+    };
+    let e = w.client.complete_orchestrator_task(big).await.unwrap_err();
+    assert_eq!(e.code(), Code::ResourceExhausted, "{e:?}");
+    assert!(e.message().contains("grpc_chunked_answer_mib"), "{e:?}");
+    turn.abort();
+}
