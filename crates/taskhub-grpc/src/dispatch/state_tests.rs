@@ -262,7 +262,9 @@ fn entity_item() -> work_item::Request {
 fn entity_batches_have_their_own_capacity_and_tokens() {
     let mut s = State::new(T0);
     let (tx, mut rx) = Rx::new();
-    let w = s.connect_all(tx, [1, 1, 2], StreamInfo::default(), T0).unwrap();
+    let w = s
+        .connect_all(tx, [1, 1, 2], StreamInfo::default(), T0)
+        .unwrap();
     let mut replies = Vec::new();
     for _ in 0..3 {
         let (tx, reply) = oneshot::channel();
