@@ -5,8 +5,10 @@
 //! fan-out/fan-in, sub-orchestration, timer, external events before and after the wait,
 //! whenAny with a timer, continue-as-new keeping events, activity and sub-orchestration
 //! retries, failure details, custom status, version and tags, suspend/resume, terminate
-//! (recursive and not), query and list IDs with paging, scheduled start, history, restart,
-//! rewind refused, purge) and asserts every result, on SQLite and on Azurite.
+//! (recursive and not), a JSON null kept on every path, a terminate output that is an object,
+//! a sub-orchestration's parent name, restart with a new ID while running, query and list IDs
+//! with paging, scheduled start, history, restart, rewind refused, purge) and asserts every
+//! result, on SQLite and on Azurite.
 //!
 //! Run as `scripts/with-js-sdk.sh scripts/with-azurite.sh cargo test -p taskhub-grpc --test
 //! js_sdk_worker`
@@ -38,7 +40,7 @@ async fn run_scenarios(backend: Backend) {
         program: "node",
         path: std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/js/worker_scenarios.js"),
         env: vec![("NODE_PATH", node_path)],
-        passed: "all 22 JavaScript SDK worker checks passed",
+        passed: "all 26 JavaScript SDK worker checks passed",
         within: Duration::from_secs(300),
     };
     common::script::run(scenarios, &server.addr.to_string()).await;

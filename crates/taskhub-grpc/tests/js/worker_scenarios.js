@@ -157,15 +157,36 @@ const versioned = async function* (ctx) {
   return ctx.version;
 };
 
+// Issue 34: a JSON null is a value on every path (input, activity result, event data, output).
+const nothing = async () => null;
+const nulls = async function* (ctx, input) {
+  const fromActivity = yield ctx.callActivity(nothing);
+  const fromEvent = yield ctx.waitForExternalEvent("Go");
+  return [input, fromActivity, fromEvent].map((v) => (v === null ? "null" : typeof v));
+};
+const returnsNull = async function* () {
+  return null;
+};
+
+// Issue 34: a sub-orchestration knows its parent (ParentInstanceInfo.name).
+const childOfNamed = async function* (ctx) {
+  const p = ctx.parent;
+  return p ? { name: p.name, instanceId: p.instanceId } : null;
+};
+const namedParent = async function* (ctx) {
+  return yield ctx.callSubOrchestrator(childOfNamed, undefined, { instanceId: `${ctx.instanceId}:child` });
+};
+
 const HELLO = ["Hello Tokyo!", "Hello Seattle!", "Hello London!"];
 
 async function main() {
   const worker = new TaskHubGrpcWorker({ hostAddress: ADDR });
   for (const fn of [sequence, fanOut, parent, sleeper, waiter, failing, tree, lateWaiter, approval,
-    adder, retrying, flakyChild, retryingParent, statuses, versioned]) {
+    adder, retrying, flakyChild, retryingParent, statuses, versioned, nulls, returnsNull,
+    childOfNamed, namedParent]) {
     worker.addOrchestrator(fn);
   }
-  for (const fn of [hello, double, boom, flaky, failsOnce]) worker.addActivity(fn);
+  for (const fn of [hello, double, boom, flaky, failsOnce, nothing]) worker.addActivity(fn);
   await worker.start();
   const c = new TaskHubGrpcClient({ hostAddress: ADDR });
 
@@ -300,6 +321,47 @@ async function main() {
       await c.raiseOrchestrationEvent("js-term1:child", "Go", "alone");
       assert.equal(await output("js-term1:child"), "alone");
       assert.equal((await finish("js-term1")).runtimeStatus, OrchestrationStatus.TERMINATED);
+    });
+    await scenario("a JSON null input, activity result, event and output stay null", async () => {
+      await c.scheduleNewOrchestration(nulls, null, "js-nulls");
+      await until(async () => (await status("js-nulls")) === OrchestrationStatus.RUNNING, "RUNNING");
+      await c.raiseOrchestrationEvent("js-nulls", "Go", null);
+      assert.deepEqual(await output("js-nulls"), ["null", "null", "null"]);
+      const st = await c.getOrchestrationState("js-nulls", true);
+      assert.equal(st.serializedInput, "null");
+      await c.scheduleNewOrchestration(returnsNull, undefined, "js-returns-null");
+      const done = await finish("js-returns-null");
+      assert.equal(done.runtimeStatus, OrchestrationStatus.COMPLETED);
+      assert.equal(done.serializedOutput, "null");
+    });
+    await scenario("terminate with an object output reads back as the object", async () => {
+      await c.scheduleNewOrchestration(waiter, undefined, "js-term-object");
+      await waiting("js-term-object");
+      await c.terminateOrchestration("js-term-object", terminateOptions({ output: { a: 1 } }));
+      const st = await finish("js-term-object");
+      assert.equal(st.runtimeStatus, OrchestrationStatus.TERMINATED);
+      assert.deepEqual(JSON.parse(st.serializedOutput), { a: 1 });
+    });
+    await scenario("a sub-orchestration sees its parent's name", async () => {
+      await c.scheduleNewOrchestration(namedParent, undefined, "js-named");
+      assert.deepEqual(await output("js-named"), { name: "namedParent", instanceId: "js-named" });
+    });
+    await scenario("restart with a new ID while running", async () => {
+      await c.scheduleNewOrchestration(waiter, undefined, "js-restart-live");
+      await waiting("js-restart-live");
+      const fresh = await c.restartOrchestration("js-restart-live", true);
+      assert.notEqual(fresh, "js-restart-live");
+      await waiting(fresh);
+      assert.equal(await status("js-restart-live"), OrchestrationStatus.RUNNING);
+      await c.raiseOrchestrationEvent(fresh, "Go", "new");
+      await c.raiseOrchestrationEvent("js-restart-live", "Go", "old");
+      assert.equal(await output(fresh), "new");
+      assert.equal(await output("js-restart-live"), "old");
+      // Under the same ID a running instance is still refused.
+      await c.scheduleNewOrchestration(waiter, undefined, "js-restart-same");
+      await waiting("js-restart-same");
+      await assert.rejects(c.restartOrchestration("js-restart-same", false), /cannot be restarted/);
+      await c.terminateOrchestration("js-restart-same", terminateOptions({ output: "done" }));
     });
     await scenario("query with paging", async () => {
       for (let i = 0; i < 5; i++) await c.scheduleNewOrchestration(sequence, undefined, `js-q-${i}`);
