@@ -11,10 +11,13 @@
 # for the gRPC endpoint's SDK tests (crates/taskhub-grpc/tests/python_sdk*.rs), with the
 # official Durable Task JavaScript SDK in a local node_modules (scripts/with-js-sdk.sh:
 # .js-sdk/, the pinned `@microsoft/durabletask-js` from npm) for its JavaScript worker test
-# (crates/taskhub-grpc/tests/js_sdk_worker.rs), and with a throwaway PostgreSQL cluster up
+# (crates/taskhub-grpc/tests/js_sdk_worker.rs), with the official Durable Task Go SDK built into
+# a scenario program (scripts/with-go-sdk.sh: .go-sdk/, the pinned
+# `github.com/microsoft/durabletask-go` from the Go module proxy; needs go) for its Go worker
+# test (crates/taskhub-grpc/tests/go_sdk_worker.rs), and with a throwaway PostgreSQL cluster up
 # (scripts/with-postgres.sh: installs Debian's postgresql with apt-get when initdb is missing, a
 # free port, fsync on, stopped and deleted at the end) for the PostgreSQL backend; any of them
-# failing to install fails the run.
+# failing to install or build fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo fmt --all -- --check
@@ -22,8 +25,8 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 # The CLI's optional OTLP export (feature `otlp`, off by default): lints and its unit test.
 cargo clippy -p taskhub-cli --all-targets --features otlp --locked -- -D warnings
 cargo test -p taskhub-cli --features otlp --locked --bin taskhub otlp
-./scripts/with-python-sdk.sh ./scripts/with-js-sdk.sh ./scripts/with-chromium.sh \
-  ./scripts/with-azurite.sh ./scripts/with-postgres.sh bash -c '
+./scripts/with-python-sdk.sh ./scripts/with-js-sdk.sh ./scripts/with-go-sdk.sh \
+  ./scripts/with-chromium.sh ./scripts/with-azurite.sh ./scripts/with-postgres.sh bash -c '
   set -euo pipefail
   cargo test --workspace --all-targets --locked --no-fail-fast
   cargo test --workspace --doc --locked

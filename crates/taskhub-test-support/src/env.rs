@@ -1,6 +1,6 @@
 //! The variables of the test environment: each is set by a script under `scripts/` that
-//! provides what the tests need (an Azurite, a Chromium, the Python and JavaScript SDKs), and each reader
-//! panics with how to run the test when its variable is unset.
+//! provides what the tests need (an Azurite, a Chromium, the Python, JavaScript and Go SDKs),
+//! and each reader panics with how to run the test when its variable is unset.
 
 /// The connection string of the Azure account the Azure tests use (Azurite), exported by
 /// `scripts/with-azurite.sh`.
@@ -19,6 +19,10 @@ pub const PYTHON_SDK: &str = "TASKHUB_PYTHON_SDK";
 /// The `node_modules` folder that holds the pinned Durable Task JavaScript SDK, exported by
 /// `scripts/with-js-sdk.sh`.
 pub const JS_SDK: &str = "TASKHUB_JS_SDK";
+
+/// The scenario program built with the pinned Durable Task Go SDK, exported by
+/// `scripts/with-go-sdk.sh`.
+pub const GO_SDK: &str = "TASKHUB_GO_SDK";
 
 /// The value of `var`; panics, when it is unset, saying that `needs` and how to run `command`
 /// under `script`.
@@ -77,6 +81,18 @@ pub fn js_sdk(command: &str) -> String {
         JS_SDK,
         "the Durable Task JavaScript SDK (the pinned `@microsoft/durabletask-js` in .js-sdk/)",
         "scripts/with-js-sdk.sh",
+        command,
+    )
+}
+
+/// The scenario program built with the Durable Task Go SDK (crates/taskhub-grpc/tests/go);
+/// `command` is how to run the test.
+pub fn go_sdk(command: &str) -> String {
+    required(
+        GO_SDK,
+        "the Durable Task Go SDK (the pinned `github.com/microsoft/durabletask-go`, built into \
+         .go-sdk/)",
+        "scripts/with-go-sdk.sh",
         command,
     )
 }

@@ -23,6 +23,12 @@
 //   - entities, health pings and declared concurrency: the worker's protos predate them (its
 //     GetWorkItemsRequest is empty, it runs every work item in a goroutine of its own, and it logs
 //     and drops any work item it does not know: the last check asserts it got none).
+//
+// Not asserted: an ID reuse policy with the action ERROR (the default) and a status list. ERROR
+// is 0, which proto3 does not send, so the request is byte for byte what today's protocol reads
+// as "these statuses are replaceable" (field 1, `replaceableStatus`; field 2, the action, is
+// reserved there): the message alone cannot tell it from the Go SDK's "refuse if the status is
+// listed". TERMINATE and IGNORE do reach the server (field 2 = 2 or 1) and are asserted.
 package main
 
 import (
@@ -263,15 +269,16 @@ func adder(ctx *task.OrchestrationContext) (any, error) {
 	return nil, nil
 }
 
-// forgetful continues as new once, after a timer, without keeping unread events: the next
-// execution waits 2 s for `Extra` and says whether one came.
+// forgetful continues as new once, after a 2 s timer (`Extra`, raised at its start, arrives
+// meanwhile and stays unread), without keeping unread events: the next execution waits 2 s for
+// `Extra` and says whether one came.
 func forgetful(ctx *task.OrchestrationContext) (any, error) {
 	var generation int
 	if err := ctx.GetInput(&generation); err != nil {
 		return nil, err
 	}
 	if generation == 0 {
-		if err := ctx.CreateTimer(time.Second).Await(nil); err != nil {
+		if err := ctx.CreateTimer(2 * time.Second).Await(nil); err != nil {
 			return nil, err
 		}
 		ctx.ContinueAsNew(1)
@@ -878,24 +885,9 @@ func run(addr string) error {
 			},
 		)
 	})
-	res.scenario("ID reuse: IGNORE and ERROR keep a running instance", func(ctx context.Context) error {
+	res.scenario("ID reuse: IGNORE keeps a running instance", func(ctx context.Context) error {
 		h.start("Waiter", "go-keep")
 		var before *api.OrchestrationMetadata
-		running := []api.OrchestrationStatus{api.RUNTIME_STATUS_RUNNING}
-		unchanged := func(after string) error {
-			md, err := c.FetchOrchestrationMetadata(ctx, "go-keep")
-			if err != nil {
-				return err
-			}
-			return first(
-				func() error { return equal("the name after "+after, md.Name, "Waiter") },
-				func() error { return equal("the status after "+after, md.RuntimeStatus, api.RUNTIME_STATUS_RUNNING) },
-				func() error {
-					return check(md.CreatedAt.Equal(before.CreatedAt), "created at %v after %s, at %v before",
-						md.CreatedAt, after, before.CreatedAt)
-				},
-			)
-		}
 		err := first(
 			func() error {
 				var err error
@@ -905,22 +897,29 @@ func run(addr string) error {
 			func() error {
 				_, err := c.ScheduleNewOrchestration(ctx, "Sequence", api.WithInstanceID("go-keep"),
 					api.WithOrchestrationIdReusePolicy(&api.OrchestrationIdReusePolicy{
-						Action: api.REUSE_ID_ACTION_IGNORE, OperationStatus: running,
+						Action:          api.REUSE_ID_ACTION_IGNORE,
+						OperationStatus: []api.OrchestrationStatus{api.RUNTIME_STATUS_RUNNING},
 					}))
 				if err != nil {
 					return fmt.Errorf("a start with IGNORE for RUNNING: %w", err)
 				}
 				return nil
 			},
-			func() error { return unchanged("a start with IGNORE for RUNNING") },
 			func() error {
-				_, err := c.ScheduleNewOrchestration(ctx, "Sequence", api.WithInstanceID("go-keep"),
-					api.WithOrchestrationIdReusePolicy(&api.OrchestrationIdReusePolicy{
-						Action: api.REUSE_ID_ACTION_ERROR, OperationStatus: running,
-					}))
-				return check(err != nil, "a start with ERROR for RUNNING was not refused")
+				md, err := c.FetchOrchestrationMetadata(ctx, "go-keep")
+				if err != nil {
+					return err
+				}
+				const after = " after a start with IGNORE for RUNNING"
+				return first(
+					func() error { return equal("the name"+after, md.Name, "Waiter") },
+					func() error { return equal("the status"+after, md.RuntimeStatus, api.RUNTIME_STATUS_RUNNING) },
+					func() error {
+						return check(md.CreatedAt.Equal(before.CreatedAt), "created at %v%s, at %v before",
+							md.CreatedAt, after, before.CreatedAt)
+					},
+				)
 			},
-			func() error { return unchanged("a start with ERROR for RUNNING") },
 		)
 		// Let it end whatever happened.
 		_ = c.TerminateOrchestration(ctx, "go-keep")
