@@ -8,6 +8,8 @@
 //!   sub-orchestrations, failures, custom status,
 //!   version and tags, suspend/resume, terminate, query with paging, restart, purge) on
 //!   SQLite and on Azurite, and asserts every result.
+//! * tests/python/large_payloads.py: the SDK's large-payload option (a payload store whose
+//!   tokens are not JSON) through Taskhub unchanged, on SQLite and on Azurite.
 //! * SIGKILL of an SDK worker mid-orchestration: the activity it held goes to another
 //!   connected worker at once, which finishes the orchestration.
 //!
@@ -66,6 +68,45 @@ async fn python_sdk_workers_run_orchestrations_on_sqlite() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python_sdk_workers_run_orchestrations_on_azurite() {
     run_scenarios(Backend::Azure).await;
+}
+
+/// Issue 34: the SDK's large-payload option replaces every payload over its threshold with a
+/// token that is not JSON (`blob:v1:<container>:<blob>`); Taskhub passes each through
+/// unchanged, so the SDK turns it back into the payload on the other side
+/// (tests/python/large_payloads.py), and holds the tokens as they were sent.
+async fn large_payloads_pass_through_as_tokens(backend: Backend) {
+    let python = python();
+    let server = SdkServer::start(backend).await;
+    let scenarios = Script {
+        program: &python,
+        path: script("large_payloads.py"),
+        env: Vec::new(),
+        passed: "all 2 Python SDK large-payload checks passed",
+        within: Duration::from_secs(300),
+    };
+    common::script::run(scenarios, &server.addr.to_string()).await;
+    let mut c = server.client().await;
+    let big = calls::get(&mut c, "big").await.unwrap();
+    let token = |what: &str, v: Option<&str>| {
+        let v = v.unwrap_or_else(|| panic!("{what}: none"));
+        assert!(v.starts_with("blob:v1:taskhub-test:"), "{what}: {v}");
+    };
+    token("input", big.input.as_deref());
+    token("output", big.output.as_deref());
+    token("custom status", big.custom_status.as_deref());
+    let small = calls::get(&mut c, "small").await.unwrap();
+    assert_eq!(small.input.as_deref(), Some("\"small\""));
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_sdk_large_payloads_pass_through_as_tokens_on_sqlite() {
+    large_payloads_pass_through_as_tokens(Backend::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_sdk_large_payloads_pass_through_as_tokens_on_azurite() {
+    large_payloads_pass_through_as_tokens(Backend::Azure).await;
 }
 
 /// An SDK worker process (tests/python/worker_process.py) named `name`.
