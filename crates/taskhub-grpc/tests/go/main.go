@@ -52,8 +52,12 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// How long one scenario may take, waits included.
-const scenarioDeadline = 60 * time.Second
+// How long one scenario may take, waits included, and all of them together: the test runs this
+// program for at most 300 s, and a run that overran would lose its output.
+const (
+	scenarioDeadline = 60 * time.Second
+	runBudget        = 240 * time.Second
+)
 
 // What the activity sequence answers.
 var hello = []string{"Hello Tokyo!", "Hello Seattle!", "Hello London!"}
@@ -383,12 +387,13 @@ func (l *logger) noted() (completionFails, unknownItems []string) {
 type hub struct {
 	c       *client.TaskHubGrpcClient
 	started map[string]error
+	end     time.Time // when the run's budget is spent
 }
 
 // start starts orchestration `name` as instance `id`, noting a failure for the scenario that
 // reads the instance.
 func (h *hub) start(name, id string, opts ...api.NewOrchestrationOptions) {
-	ctx, cancel := context.WithTimeout(context.Background(), scenarioDeadline)
+	ctx, cancel := within(h.end)
 	defer cancel()
 	opts = append([]api.NewOrchestrationOptions{api.WithInstanceID(api.InstanceID(id))}, opts...)
 	_, err := h.c.ScheduleNewOrchestration(ctx, name, opts...)
@@ -509,14 +514,41 @@ func first(steps ...func() error) error {
 	return nil
 }
 
+// within is a context for one scenario or call: scenarioDeadline, or less if the run's budget
+// ends before.
+func within(end time.Time) (context.Context, context.CancelFunc) {
+	deadline := time.Now().Add(scenarioDeadline)
+	if deadline.After(end) {
+		deadline = end
+	}
+	return context.WithDeadline(context.Background(), deadline)
+}
+
 type results struct {
+	end    time.Time // when the run's budget is spent
 	done   []string
 	failed []string
 }
 
 func (r *results) scenario(name string, body func(ctx context.Context) error) {
-	ctx, cancel := context.WithTimeout(context.Background(), scenarioDeadline)
+	ctx, cancel := within(r.end)
 	defer cancel()
+	if ctx.Err() != nil {
+		r.failed = append(r.failed, name+": not run, the run's budget is spent")
+		fmt.Printf("FAILED: %s: not run, the run's budget (%v) is spent\n", name, runBudget)
+		return
+	}
+	r.run(ctx, name, body)
+}
+
+// last runs a check that does not wait, whatever is left of the run's budget.
+func (r *results) last(name string, body func(ctx context.Context) error) {
+	ctx, cancel := within(time.Now().Add(scenarioDeadline))
+	defer cancel()
+	r.run(ctx, name, body)
+}
+
+func (r *results) run(ctx context.Context, name string, body func(ctx context.Context) error) {
 	err := func() (err error) {
 		defer func() {
 			if p := recover(); p != nil {
@@ -546,6 +578,7 @@ func main() {
 }
 
 func run(addr string) error {
+	res := results{end: time.Now().Add(runBudget)}
 	r := task.NewTaskRegistry()
 	for name, o := range map[string]task.Orchestrator{
 		"Sequence": sequence, "FanOut": fanOut, "Parent": parent, "Sleeper": sleeper,
@@ -580,7 +613,7 @@ func run(addr string) error {
 		return fmt.Errorf("starting the worker: %w", err)
 	}
 
-	h := &hub{c: c, started: map[string]error{}}
+	h := &hub{c: c, started: map[string]error{}, end: res.end}
 	h.start("Sequence", "go-seq")
 	h.start("FanOut", "go-fan", api.WithInput(50))
 	h.start("Parent", "go-par")
@@ -589,7 +622,7 @@ func run(addr string) error {
 	h.start("CatchFailure", "go-catch")
 	h.start("LateWaiter", "go-early-event")
 	if h.started["go-early-event"] == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), scenarioDeadline)
+		ctx, cancel := within(h.end)
 		h.started["go-early-event"] = c.RaiseEvent(ctx, "go-early-event", "Go",
 			api.WithEventPayload("early"))
 		cancel()
@@ -600,7 +633,6 @@ func run(addr string) error {
 	h.start("RetryingParent", "go-sub-retry")
 	h.start("Statuses", "go-status")
 
-	var res results
 	res.scenario("activity sequence", func(ctx context.Context) error {
 		return h.outputIs(ctx, "go-seq", hello)
 	})
@@ -940,7 +972,7 @@ func run(addr string) error {
 			},
 		)
 	})
-	res.scenario("every completion taken, no work item the Go SDK does not know", func(context.Context) error {
+	res.last("every completion taken, no work item the Go SDK does not know", func(context.Context) error {
 		completionFails, unknownItems := log.noted()
 		return first(
 			func() error {
