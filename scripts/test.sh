@@ -14,7 +14,11 @@
 # (crates/taskhub-grpc/tests/js_sdk_worker.rs), with the official Durable Task Go SDK built into
 # a scenario program (scripts/with-go-sdk.sh: .go-sdk/, the pinned
 # `github.com/microsoft/durabletask-go` from the Go module proxy; needs go) for its Go worker
-# test (crates/taskhub-grpc/tests/go_sdk_worker.rs), and with a throwaway PostgreSQL cluster up
+# test (crates/taskhub-grpc/tests/go_sdk_worker.rs), with the official Durable Task Java SDK
+# built into a scenario program (scripts/with-java-sdk.sh: .java-sdk/, the pinned
+# `com.microsoft:durabletask-client` from Maven Central; needs a JDK 17, installs Debian's maven
+# with apt-get when mvn is missing) for its Java worker test
+# (crates/taskhub-grpc/tests/java_sdk_worker.rs), and with a throwaway PostgreSQL cluster up
 # (scripts/with-postgres.sh: installs Debian's postgresql with apt-get when initdb is missing, a
 # free port, fsync on, stopped and deleted at the end) for the PostgreSQL backend; any of them
 # failing to install or build fails the run.
@@ -26,7 +30,8 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo clippy -p taskhub-cli --all-targets --features otlp --locked -- -D warnings
 cargo test -p taskhub-cli --features otlp --locked --bin taskhub otlp
 ./scripts/with-python-sdk.sh ./scripts/with-js-sdk.sh ./scripts/with-go-sdk.sh \
-  ./scripts/with-chromium.sh ./scripts/with-azurite.sh ./scripts/with-postgres.sh bash -c '
+  ./scripts/with-java-sdk.sh ./scripts/with-chromium.sh ./scripts/with-azurite.sh \
+  ./scripts/with-postgres.sh bash -c '
   set -euo pipefail
   cargo test --workspace --all-targets --locked --no-fail-fast
   cargo test --workspace --doc --locked

@@ -1,6 +1,6 @@
 //! The variables of the test environment: each is set by a script under `scripts/` that
-//! provides what the tests need (an Azurite, a Chromium, the Python, JavaScript and Go SDKs),
-//! and each reader panics with how to run the test when its variable is unset.
+//! provides what the tests need (an Azurite, a Chromium, the Python, JavaScript, Go and Java
+//! SDKs), and each reader panics with how to run the test when its variable is unset.
 
 /// The connection string of the Azure account the Azure tests use (Azurite), exported by
 /// `scripts/with-azurite.sh`.
@@ -23,6 +23,10 @@ pub const JS_SDK: &str = "TASKHUB_JS_SDK";
 /// The scenario program built with the pinned Durable Task Go SDK, exported by
 /// `scripts/with-go-sdk.sh`.
 pub const GO_SDK: &str = "TASKHUB_GO_SDK";
+
+/// The classpath of the scenario program built with the pinned Durable Task Java SDK (its
+/// classes, then the SDK's jars), exported by `scripts/with-java-sdk.sh`.
+pub const JAVA_SDK: &str = "TASKHUB_JAVA_SDK";
 
 /// The value of `var`; panics, when it is unset, saying that `needs` and how to run `command`
 /// under `script`.
@@ -93,6 +97,18 @@ pub fn go_sdk(command: &str) -> String {
         "the Durable Task Go SDK (the pinned `github.com/microsoft/durabletask-go`, built into \
          .go-sdk/)",
         "scripts/with-go-sdk.sh",
+        command,
+    )
+}
+
+/// The classpath of the scenario program built with the Durable Task Java SDK
+/// (crates/taskhub-grpc/tests/java), for `CLASSPATH`; `command` is how to run the test.
+pub fn java_sdk(command: &str) -> String {
+    required(
+        JAVA_SDK,
+        "the Durable Task Java SDK (the pinned `com.microsoft:durabletask-client`, built with \
+         Maven into .java-sdk/)",
+        "scripts/with-java-sdk.sh",
         command,
     )
 }
