@@ -6,8 +6,8 @@
 // `go-sdk-scenarios HOST:PORT`, against a Taskhub worker whose registry is empty: every
 // orchestration and activity below runs in this process, on the SDK's own worker
 // (client.TaskHubGrpcClient.StartWorkItemListener), unchanged. Every check is an assertion; each
-// scenario has its own deadline; it prints `ok: NAME` or `FAILED: NAME: why` per scenario, then
-// `all N Go SDK worker checks passed`, and exits non-zero if any failed.
+// scenario has its own deadline (60 s; 240 s for all); it prints `ok: NAME` or `FAILED: NAME: why`
+// per scenario, then `all N Go SDK worker checks passed`, and exits non-zero if any failed.
 //
 // Not covered because the Go SDK v0.6.0 does not offer it:
 //   - a version or tags on start (the start options are functions over an internal proto type,
