@@ -190,7 +190,7 @@ impl WorkerCalls for Dispatcher {
         let worker = self
             .inner
             .lock()
-            .connect_all(Arc::clone(&queue), caps, p.info, now)
+            .connect_all(Arc::clone(&queue), caps, p.info.clone(), now)
             .ok_or_else(|| {
                 Status::unavailable("the gRPC endpoint is shutting down: connect to another one")
             })?;
@@ -200,6 +200,7 @@ impl WorkerCalls for Dispatcher {
             activities = caps[1],
             entities = caps[2],
             health_pings = p.info.health_pings,
+            filtered = p.info.filters.any(),
             "SDK worker connected"
         );
         tokio::spawn(watch(Arc::clone(&self.inner), worker));

@@ -35,6 +35,8 @@
 //!   whose protos have no token (the Go SDK) completes by instance (and task) ID, matched to
 //!   the items of the streams on its connection (`key`); what each worker is sent (health
 //!   pings, entity batches) is decided from its request in `profile`.
+//! * A worker that sends work-item filters gets only the items they name (`filters`); an item
+//!   no connected worker takes waits as if none were connected, and is never failed for it.
 //! * An orchestration turn answered with more than
 //!   [`DispatcherSettings::max_actions_per_turn`] actions fails its execution
 //!   ([`INVALID_ACTION`], naming the cap).
@@ -49,6 +51,7 @@ mod calls;
 mod chunks;
 mod entity;
 mod entity_actions;
+mod filters;
 mod key;
 mod past;
 mod profile;

@@ -21,12 +21,13 @@
 
 use tonic::metadata::MetadataMap;
 
+use super::filters::Filters;
 use super::settings::DispatcherSettings;
 use super::state::StreamInfo;
 use crate::proto::GetWorkItemsRequest;
 
 /// The capacities (orchestration, activity, entity) and the stream's description.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Profile {
     /// The most items of each kind the stream may hold.
     pub(crate) capacity: [usize; 3],
@@ -105,6 +106,7 @@ pub(crate) fn profile(
             connection,
             health_pings: !legacy,
             one_at_a_time: serial,
+            filters: Filters::from_proto(request.work_item_filters.as_ref()),
         },
     })
 }
@@ -132,6 +134,7 @@ mod tests {
                 connection: Some(7),
                 health_pings: false,
                 one_at_a_time: false,
+                filters: Filters::default(),
             }
         );
         let declared = GetWorkItemsRequest {

@@ -7,7 +7,9 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use taskhub::executor::{ActivityWork, OrchestrationWork};
+use taskhub::EventKind;
 
+use super::filters::WorkName;
 use super::past::{self, PastCache};
 use super::state::Outgoing;
 use crate::convert::{event_to_proto_with_entities, payload_to_proto, EntityRequests};
@@ -33,7 +35,19 @@ pub(crate) fn orchestrator_request(work: &OrchestrationWork, cache: &Mutex<PastC
     Outgoing {
         request: work_item::Request::OrchestratorRequest(request),
         past,
+        name: Some(WorkName::new(work.name.clone(), version_of(work))),
     }
+}
+
+/// The version the execution of `work` was started with.
+fn version_of(work: &OrchestrationWork) -> Option<String> {
+    work.past
+        .iter()
+        .chain(&work.new)
+        .find_map(|e| match &e.event {
+            EventKind::ExecutionStarted { version, .. } => version.clone(),
+            _ => None,
+        })
 }
 
 /// The protocol's request for one activity.

@@ -13,6 +13,7 @@ use tokio::sync::oneshot;
 use tonic::Status;
 
 use super::chunks::{Assembly, ChunkError, ChunkLimits};
+use super::filters::{Filters, WorkName};
 use super::key::ItemKey;
 use super::queue::{Bounds, StreamQueue};
 
@@ -70,11 +71,13 @@ pub(crate) enum Reply {
 /// A connected worker's stream queue (the dispatcher fills it, the stream reads it).
 pub(crate) type WorkerTx = Arc<StreamQueue>;
 
-/// What an item sends: its request, and for a turn the past events already encoded.
+/// What an item sends: its request, and for a turn the past events already encoded; and its
+/// name and version, which workers' filters look at.
 #[derive(Debug, Clone)]
 pub(crate) struct Outgoing {
     pub(crate) request: work_item::Request,
     pub(crate) past: EncodedEvents,
+    pub(crate) name: Option<WorkName>,
 }
 
 impl Outgoing {
@@ -90,6 +93,7 @@ impl Outgoing {
 impl From<work_item::Request> for Outgoing {
     fn from(request: work_item::Request) -> Self {
         Self {
+            name: WorkName::of_request(&request),
             request,
             past: EncodedEvents::new(),
         }
@@ -97,7 +101,7 @@ impl From<work_item::Request> for Outgoing {
 }
 
 /// What the dispatcher knows of a stream beside its capacity (see `profile.rs`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct StreamInfo {
     /// The connection it runs on ([`taskhub_listen::ConnectionHandle::id`]): completions
     /// without a token are matched to the items of the streams on their connection.
@@ -108,6 +112,8 @@ pub(crate) struct StreamInfo {
     /// Whether it holds at most one orchestration or activity item at once, whatever its
     /// capacity (a worker that runs them one after the other on its stream's thread).
     pub(crate) one_at_a_time: bool,
+    /// The work-item filters it sent (see `filters.rs`).
+    pub(crate) filters: Filters,
 }
 
 impl Default for StreamInfo {
@@ -116,6 +122,7 @@ impl Default for StreamInfo {
             connection: None,
             health_pings: true,
             one_at_a_time: false,
+            filters: Filters::default(),
         }
     }
 }
@@ -129,6 +136,23 @@ struct Worker {
     capacity: [usize; KINDS],
     /// The items of each kind it holds.
     held: [usize; KINDS],
+}
+
+impl Worker {
+    /// Whether it has room for one more item of `kind`: in its declared capacity (one item
+    /// at a time in all for a worker that runs them one after the other) and in its stream
+    /// queue.
+    fn has_room(&self, kind: Kind, bounds: Bounds) -> bool {
+        let slot = kind.index();
+        // Orchestrations and activities are slots 0 and 1 (`Kind::index`).
+        let busy_in_turn = matches!(kind, Kind::Orchestration | Kind::Activity)
+            && self.info.one_at_a_time
+            && self.held.iter().take(2).sum::<usize>() > 0;
+        !busy_in_turn
+            && self.held.get(slot).copied().unwrap_or(0)
+                < self.capacity.get(slot).copied().unwrap_or(0)
+            && self.tx.has_room(bounds)
+    }
 }
 
 /// Who holds an item that is out.
@@ -182,6 +206,8 @@ struct Item {
     key: Option<ItemKey>,
     /// The parts of a chunked answer received so far from its holder (see `chunks.rs`).
     chunks: Assembly,
+    /// Its name and version, for workers' filters.
+    name: Option<WorkName>,
 }
 
 /// Where an item stands, for its waiting executor call.
@@ -355,6 +381,7 @@ impl State {
         }
         let bytes = request.bytes();
         let key = ItemKey::of_request(&request.request);
+        let name = request.name.clone();
         if self.waiting_bytes > 0 && self.waiting_bytes.saturating_add(bytes) > self.waiting_limit {
             return Err(Refused::Backlog {
                 waiting: self.waiting_bytes,
@@ -378,6 +405,7 @@ impl State {
                 bytes,
                 key,
                 chunks: Assembly::default(),
+                name,
             },
         );
         self.enqueue(kind, id, false);
@@ -540,7 +568,12 @@ impl State {
                 holder: Some(h), ..
             }) => Standing::Held { since: h.since },
             Some(item) => Standing::Queued {
-                idle_since: self.no_worker_since.map(|s| s.max(item.queued_at)),
+                idle_since: match self.no_worker_since {
+                    Some(s) => Some(s.max(item.queued_at)),
+                    // Workers are connected, but none of them takes it: as if none were.
+                    None if !self.someone_takes(item) => Some(item.queued_at),
+                    None => None,
+                },
             },
         }
     }
@@ -600,6 +633,13 @@ impl State {
         }
         self.dispatch(now, None);
         true
+    }
+
+    /// Whether a connected worker's filters take `item`.
+    fn someone_takes(&self, item: &Item) -> bool {
+        self.workers
+            .values()
+            .any(|w| w.info.filters.take(item.kind, item.name.as_ref()))
     }
 
     /// How many items wait unread on each worker's stream.
@@ -665,9 +705,9 @@ impl State {
         }
     }
 
-    /// Takes the first item of `kind`'s queue out of it (it goes out to a worker).
-    fn dequeue_front(&mut self, kind: Kind) {
-        if let Some(id) = self.queue_mut(kind).pop_front() {
+    /// Takes the item at `at` in `kind`'s queue out of it (it goes out to a worker).
+    fn dequeue_at(&mut self, kind: Kind, at: usize) {
+        if let Some(id) = self.queue_mut(kind).remove(at) {
             let bytes = self.items.get(&id).map_or(0, |i| i.bytes);
             self.waiting_bytes = self.waiting_bytes.saturating_sub(bytes);
         }
@@ -790,36 +830,47 @@ impl State {
         }
     }
 
-    /// Hands out waiting items to workers with room, round robin, `avoid` last.
+    /// Hands out waiting items to workers with room, round robin, `avoid` last. An item no
+    /// worker with room takes (their filters) stays, and the ones behind it are looked at.
     fn dispatch(&mut self, now: Duration, avoid: Option<u64>) {
         for kind in [Kind::Orchestration, Kind::Activity, Kind::Entity] {
-            while let Some(&id) = self.queue_mut(kind).front() {
-                let Some(worker) = self.worker_with_room(kind, avoid) else {
-                    break;
+            let mut at = 0;
+            while let Some(&id) = self.queue_mut(kind).get(at) {
+                let name = self.items.get(&id).and_then(|i| i.name.clone());
+                let Some(worker) = self.worker_with_room(kind, avoid, name.as_ref()) else {
+                    if !self.anyone_has_room(kind) {
+                        // Nobody has room: nothing behind it goes out either.
+                        break;
+                    }
+                    // Whoever has room does not take it (filters): look behind it.
+                    at += 1;
+                    continue;
                 };
-                self.dequeue_front(kind);
+                self.dequeue_at(kind, at);
                 if !self.hand_out(id, worker, now) {
                     // Its stream is gone: put the item back and drop the worker.
                     self.enqueue(kind, id, true);
                     self.disconnect_quietly(worker, now);
+                    at = 0;
                 }
             }
         }
     }
 
-    fn worker_with_room(&mut self, kind: Kind, avoid: Option<u64>) -> Option<u64> {
-        let slot = kind.index();
+    /// Whether some worker has room for an item of `kind` (whatever its filters take).
+    fn anyone_has_room(&self, kind: Kind) -> bool {
         let bounds = self.bounds;
-        // Room in its declared capacity, and in its stream queue.
-        let serial_kind = matches!(kind, Kind::Orchestration | Kind::Activity);
-        let has_room = |w: &Worker| {
-            let busy_in_turn =
-                serial_kind && w.info.one_at_a_time && w.held.iter().take(2).sum::<usize>() > 0;
-            !busy_in_turn
-                && w.held.get(slot).copied().unwrap_or(0)
-                    < w.capacity.get(slot).copied().unwrap_or(0)
-                && w.tx.has_room(bounds)
-        };
+        self.workers.values().any(|w| w.has_room(kind, bounds))
+    }
+
+    fn worker_with_room(
+        &mut self,
+        kind: Kind,
+        avoid: Option<u64>,
+        name: Option<&WorkName>,
+    ) -> Option<u64> {
+        let bounds = self.bounds;
+        let takes = |w: &Worker| w.has_room(kind, bounds) && w.info.filters.take(kind, name);
         let order = self
             .workers
             .range(self.cursor..)
@@ -827,7 +878,7 @@ impl State {
         let mut fallback = None;
         let mut found = None;
         for (id, w) in order {
-            if !has_room(w) {
+            if !takes(w) {
                 continue;
             }
             if Some(*id) == avoid {
@@ -852,7 +903,11 @@ impl State {
         let Some(w) = self.workers.get_mut(&worker) else {
             return false;
         };
-        let Outgoing { request, past } = item.source.take();
+        let Outgoing {
+            request,
+            past,
+            name,
+        } = item.source.take();
         let sent = w.tx.push(
             OutgoingWorkItem {
                 item: WorkItem {
@@ -875,7 +930,11 @@ impl State {
             } = *unsent
             {
                 // Not sent: the next hand-out sends it.
-                item.source.pending = Some(Outgoing { request, past });
+                item.source.pending = Some(Outgoing {
+                    request,
+                    past,
+                    name,
+                });
             }
             return false;
         }
