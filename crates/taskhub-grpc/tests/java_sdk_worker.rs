@@ -70,7 +70,7 @@ async fn run_scenarios(backend: Backend) {
         path: "Scenarios".into(),
         env: vec![("CLASSPATH", classpath)],
         passed: "all 24 Java SDK worker checks passed",
-        within: Duration::from_secs(400),
+        within: Duration::from_secs(300),
     };
     common::script::run(scenarios, &server.addr.to_string()).await;
     server.stop().await;

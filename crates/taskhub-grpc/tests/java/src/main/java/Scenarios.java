@@ -70,6 +70,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -83,8 +84,13 @@ import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 
 public final class Scenarios {
-    /** How long one scenario may take, waits included. */
+    /**
+     * How long one scenario may take, waits included, and all of them together: the test runs
+     * this program for at most 300 s, and a run that overran would lose its output.
+     */
     static final Duration DEADLINE = Duration.ofSeconds(60);
+    static final Duration RUN_BUDGET = Duration.ofSeconds(240);
+    static final Instant END = Instant.now().plus(RUN_BUDGET);
     /** How long the slow activity sleeps, and how many orchestrations wait behind it. */
     static final Duration SLOW = Duration.ofSeconds(20);
     static final int BEHIND_SLOW = 50;
@@ -464,8 +470,8 @@ public final class Scenarios {
         void run() throws Exception;
     }
 
-    static final List<String> DONE = new ArrayList<>();
-    static final List<String> FAILED = new ArrayList<>();
+    static final List<String> DONE = new CopyOnWriteArrayList<>();
+    static final List<String> FAILED = new CopyOnWriteArrayList<>();
     static final ExecutorService RUNNER = Executors.newCachedThreadPool(r -> {
         Thread t = new Thread(r, "scenario");
         t.setDaemon(true);
@@ -476,8 +482,24 @@ public final class Scenarios {
         scenario(name, DEADLINE, body);
     }
 
-    /** Runs `body` within `deadline`, noting the outcome. */
+    /** Runs `body` within `deadline`, or what is left of the run's budget, noting the outcome. */
     static void scenario(String name, Duration deadline, Body body) {
+        Duration left = Duration.between(Instant.now(), END);
+        if (left.isNegative() || left.isZero()) {
+            FAILED.add(name + ": not run, the run's budget is spent");
+            System.out.println("FAILED: " + name + ": not run, the run's budget (" + RUN_BUDGET.toSeconds()
+                    + " s) is spent");
+            return;
+        }
+        run(name, left.compareTo(deadline) < 0 ? left : deadline, body);
+    }
+
+    /** Runs a check that does not wait, whatever is left of the run's budget. */
+    static void last(String name, Body body) {
+        run(name, Duration.ofSeconds(10), body);
+    }
+
+    static void run(String name, Duration deadline, Body body) {
         Future<?> f = RUNNER.submit(() -> {
             body.run();
             return null;
@@ -487,7 +509,7 @@ public final class Scenarios {
             f.get(deadline.toMillis(), TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
             f.cancel(true);
-            error = "did not finish within " + deadline.toSeconds() + " s";
+            error = "did not finish within " + deadline.toMillis() / 1000.0 + " s";
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
             error = cause instanceof AssertionError ? cause.getMessage() : String.valueOf(cause);
@@ -517,6 +539,21 @@ public final class Scenarios {
         }
         WorkerLog log = new WorkerLog();
         SDK_LOGGER.addHandler(log);
+        // Whatever blocks (a call outside the scenarios, the worker's shutdown), the run ends in
+        // time to be read.
+        Thread watchdog = new Thread(() -> {
+            try {
+                Thread.sleep(Duration.between(Instant.now(), END.plusSeconds(30)).toMillis());
+            } catch (InterruptedException e) {
+                return;
+            }
+            System.out.println("FAILED: the run overran its budget of " + RUN_BUDGET.toSeconds()
+                    + " s; failed so far:\n" + String.join("\n", FAILED));
+            System.out.flush();
+            Runtime.getRuntime().halt(1);
+        }, "watchdog");
+        watchdog.setDaemon(true);
+        watchdog.start();
 
         DurableTaskGrpcWorkerBuilder builder = new DurableTaskGrpcWorkerBuilder().port(port);
         for (Map.Entry<String, TaskOrchestration> e : ORCHESTRATIONS.entrySet()) {
@@ -550,7 +587,7 @@ public final class Scenarios {
         DurableTaskClient client = new DurableTaskGrpcClientBuilder().port(port).build();
         int code;
         try {
-            run(new Hub(client), log);
+            scenarios(new Hub(client), log);
             code = FAILED.isEmpty() ? 0 : 1;
         } finally {
             worker.stop();
@@ -565,7 +602,7 @@ public final class Scenarios {
         System.exit(code);
     }
 
-    static void run(Hub h, WorkerLog log) throws Exception {
+    static void scenarios(Hub h, WorkerLog log) throws Exception {
         DurableTaskClient c = h.c;
         Instant began = Instant.now();
         h.start("Sequence", "java-seq", null);
@@ -797,7 +834,7 @@ public final class Scenarios {
             }
             check(twice.isEmpty(), "activities not run exactly once: " + twice);
         });
-        scenario("every completion taken, no reconnect, no work item the Java SDK does not know", () -> {
+        last("every completion taken, no reconnect, no work item the Java SDK does not know", () -> {
             List<String> trouble = log.trouble();
             check(trouble.isEmpty(), trouble.size() + " times the worker's stream went wrong, the first: "
                     + (trouble.isEmpty() ? "" : trouble.get(0)));
