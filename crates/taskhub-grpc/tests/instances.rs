@@ -199,6 +199,7 @@ fn with_policy(id: &str, name: &str, replaceable: &[S]) -> CreateInstanceRequest
         name: name.into(),
         orchestration_id_reuse_policy: Some(OrchestrationIdReusePolicy {
             replaceable_status: replaceable.iter().map(|s| *s as i32).collect(),
+            ..OrchestrationIdReusePolicy::default()
         }),
         ..CreateInstanceRequest::default()
     }
@@ -235,6 +236,25 @@ async fn reuse_policy_as_the_sdks_send_it(backend: Backend) {
     // A running instance: refused unless Running is listed, then terminated and replaced.
     start(&mut c, "Waiter", "busy", None).await;
     let running = until_status(&mut c, "busy", S::Running).await;
+    // An older client's IGNORE (the Go SDK v0.6.0: field 2, which the current protocol
+    // reserves) keeps a listed instance and answers with its ID; an unlisted one is refused.
+    #[expect(deprecated, reason = "an older client's action")]
+    let ignore = |listed: &[S]| {
+        let mut r = with_policy("busy", "Echo", listed);
+        if let Some(p) = r.orchestration_id_reuse_policy.as_mut() {
+            p.action = taskhub_grpc::proto::CreateOrchestrationAction::Ignore as i32;
+        }
+        r
+    };
+    let kept = c.start_instance(ignore(&[S::Running])).await.unwrap();
+    assert_eq!(kept.into_inner().instance_id, "busy");
+    let e = c.start_instance(ignore(&[S::Completed])).await.unwrap_err();
+    assert_eq!(e.code(), Code::AlreadyExists, "{e:?}");
+    let still = until_status(&mut c, "busy", S::Running).await;
+    assert_eq!(
+        (still.name.as_str(), &still.execution_id),
+        ("Waiter", &running.execution_id)
+    );
     let finished = [S::Completed, S::Failed, S::Terminated];
     let e = c
         .start_instance(with_policy("busy", "Echo", &finished))
@@ -263,6 +283,7 @@ async fn reuse_policy_as_the_sdks_send_it(backend: Backend) {
     let mut bad = with_policy("x", "Echo", &[]);
     bad.orchestration_id_reuse_policy = Some(OrchestrationIdReusePolicy {
         replaceable_status: vec![42],
+        ..OrchestrationIdReusePolicy::default()
     });
     let e = c.start_instance(bad).await.unwrap_err();
     assert_eq!(e.code(), Code::InvalidArgument);

@@ -7,10 +7,10 @@ use taskhub_storage::Clock;
 use tonic::Status;
 
 use super::fields;
-use super::reuse::{decide, Decision};
+use super::reuse::{decide, Decision, Listed};
 use crate::convert::payload_from_proto;
 use crate::error::{invalid, invalid_value, status_of};
-use crate::proto::{CreateInstanceRequest, CreateInstanceResponse};
+use crate::proto::{CreateInstanceRequest, CreateInstanceResponse, CreateOrchestrationAction};
 
 pub(crate) async fn start(
     client: &TaskHubClient,
@@ -30,6 +30,11 @@ pub(crate) async fn start(
         ));
     }
     let input = payload_from_proto(r.input.as_deref(), "input").map_err(|e| invalid_value(&e))?;
+    let action = match r.orchestration_id_reuse_policy.as_ref() {
+        #[expect(deprecated, reason = "an older client's action (service/reuse.rs)")]
+        Some(p) if p.action == CreateOrchestrationAction::Ignore as i32 => Listed::Keep,
+        _ => Listed::Replace,
+    };
     let replaceable = fields::statuses(
         r.orchestration_id_reuse_policy
             .as_ref()
@@ -59,8 +64,13 @@ pub(crate) async fn start(
         .await
         .map_err(|e| status_of(&e))?
         .map(|s| s.status());
-    let reuse = match decide(existing, &replaceable) {
+    let reuse = match decide(existing, &replaceable, action) {
         Decision::Start(policy) => policy,
+        Decision::Keep => {
+            return Ok(CreateInstanceResponse {
+                instance_id: instance_id.to_string(),
+            })
+        }
         Decision::Refuse(status) => {
             return Err(status_of(&TaskhubError::AlreadyExists {
                 instance_id,
