@@ -27,7 +27,7 @@ use super::Dispatcher;
 use crate::proto::{
     AbandonActivityTaskRequest, AbandonActivityTaskResponse, AbandonEntityTaskRequest,
     AbandonEntityTaskResponse, AbandonOrchestrationTaskRequest, AbandonOrchestrationTaskResponse,
-    ActivityResponse, CompleteTaskResponse, EntityBatchResult, GetWorkItemsRequest,
+    ActivityResponse, CompleteTaskResponse, EntityBatchResult, GetWorkItemsRequest, HistoryChunk,
     OrchestratorResponse,
 };
 use crate::service::{WorkItemStream, WorkerCalls};
@@ -290,5 +290,9 @@ impl WorkerCalls for Dispatcher {
     ) -> Result<Response<AbandonEntityTaskResponse>, Status> {
         self.give_back(&request.get_ref().completion_token, Kind::Entity)?;
         Ok(Response::new(AbandonEntityTaskResponse {}))
+    }
+
+    fn streamed_history(&self, instance: &str) -> Result<Option<Vec<HistoryChunk>>, Status> {
+        self.streamed_chunks(instance)
     }
 }

@@ -26,6 +26,10 @@
 //! * An item that waits [`DispatcherSettings::busy_wait`] while workers are connected but
 //!   none has room answers [`ExecutorError::Busy`]: the runtime gives its work back uncounted
 //!   and asks again shortly (a turn never counts as failed for the time it waited).
+//! * A turn over [`DispatcherSettings::inline_history_bytes`] goes to a worker that streams
+//!   history without its past events (`requiresHistoryStreaming`), which it then reads with
+//!   `StreamInstanceHistory` (`streaming`); with only other workers connected it is refused
+//!   at once, naming its size, instead of killing their streams.
 //! * Memory: the work items waiting for a worker (none connected, or all full) hold at most
 //!   [`DispatcherSettings::waiting_bytes`] (one item of any size when none waits); past it a
 //!   call answers [`ExecutorError::Busy`] at once, and its work goes back to its queue
@@ -60,6 +64,7 @@ mod request;
 mod settings;
 mod state;
 mod stream;
+mod streaming;
 mod wait;
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -106,6 +111,7 @@ impl Dispatcher {
                     state.set_give_back_limit(settings.give_back_limit);
                     state.set_stream_bounds(settings.stream_bounds());
                     state.set_waiting_limit(settings.waiting_bytes.max(1));
+                    state.set_inline_limit(settings.inline_history_bytes.max(1));
                     state
                 }),
                 past: Arc::new(Mutex::new(PastCache::new(settings.history_cache_bytes))),
@@ -168,6 +174,17 @@ impl Dispatcher {
         match submitted {
             Ok(id) => wait::answer(&self.inner, kind, id, now, rx, what).await,
             Err(Refused::Closed) => Err(ExecutorError::Unavailable { what: what() }),
+            Err(Refused::TooLarge { bytes, limit }) => Err(ExecutorError::Abandoned {
+                what: what(),
+                reason: format!(
+                    "its work item is {} KiB with the turn's history, over the {} KiB an SDK \
+                     worker is sent whole, and no connected worker announced history streaming \
+                     (WORKER_CAPABILITY_HISTORY_STREAMING; the .NET SDK does); connect one, or \
+                     keep the orchestration's history smaller (continue-as-new)",
+                    bytes / 1024,
+                    limit / 1024
+                ),
+            }),
             Err(Refused::Backlog { waiting, limit }) => Err(ExecutorError::Busy {
                 what: what(),
                 why: format!(

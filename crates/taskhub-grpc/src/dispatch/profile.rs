@@ -24,7 +24,7 @@ use tonic::metadata::MetadataMap;
 use super::filters::Filters;
 use super::settings::DispatcherSettings;
 use super::state::StreamInfo;
-use crate::proto::GetWorkItemsRequest;
+use crate::proto::{GetWorkItemsRequest, WorkerCapability};
 
 /// The capacities (orchestration, activity, entity) and the stream's description.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,6 +107,9 @@ pub(crate) fn profile(
             health_pings: !legacy,
             one_at_a_time: serial,
             filters: Filters::from_proto(request.work_item_filters.as_ref()),
+            history_streaming: request
+                .capabilities
+                .contains(&(WorkerCapability::HistoryStreaming as i32)),
         },
     })
 }
@@ -135,6 +138,7 @@ mod tests {
                 health_pings: false,
                 one_at_a_time: false,
                 filters: Filters::default(),
+                history_streaming: false,
             }
         );
         let declared = GetWorkItemsRequest {

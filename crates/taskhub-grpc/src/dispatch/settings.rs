@@ -79,6 +79,15 @@ pub struct DispatcherSettings {
     /// parts are kept until the last comes; past it they are dropped and the part refused.
     /// Default 64 MiB.
     pub chunked_answer_bytes: usize,
+    /// The largest orchestration work item (its request with the turn's history) a worker
+    /// is sent whole. A larger one goes only to a worker that announced
+    /// `WORKER_CAPABILITY_HISTORY_STREAMING` (the .NET SDK does), with
+    /// `requiresHistoryStreaming` and no past events, which it reads with
+    /// `StreamInstanceHistory`; while only workers that do not stream are connected, such a
+    /// turn is refused at once (`ExecutorError::Abandoned`, naming the size), never sent to
+    /// kill a stream. Default 4 MiB less 64 KiB: gRPC's default receive limit, which the SDKs
+    /// keep, with room for the message's framing.
+    pub inline_history_bytes: usize,
 }
 
 impl Default for DispatcherSettings {
@@ -101,6 +110,7 @@ impl Default for DispatcherSettings {
             waiting_bytes: 64 * 1024 * 1024,
             busy_wait: Duration::from_secs(60),
             chunked_answer_bytes: 64 * 1024 * 1024,
+            inline_history_bytes: 4 * 1024 * 1024 - 64 * 1024,
         }
     }
 }

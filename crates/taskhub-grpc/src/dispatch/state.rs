@@ -114,6 +114,10 @@ pub(crate) struct StreamInfo {
     pub(crate) one_at_a_time: bool,
     /// The work-item filters it sent (see `filters.rs`).
     pub(crate) filters: Filters,
+    /// Whether it announced `WORKER_CAPABILITY_HISTORY_STREAMING`: a turn whose history is
+    /// over the inline bound goes to it with `requiresHistoryStreaming` and no past events,
+    /// which it then reads with `StreamInstanceHistory` (see `streaming.rs`).
+    pub(crate) history_streaming: bool,
 }
 
 impl Default for StreamInfo {
@@ -123,6 +127,7 @@ impl Default for StreamInfo {
             health_pings: true,
             one_at_a_time: false,
             filters: Filters::default(),
+            history_streaming: false,
         }
     }
 }
@@ -208,6 +213,9 @@ struct Item {
     chunks: Assembly,
     /// Its name and version, for workers' filters.
     name: Option<WorkName>,
+    /// The past events of a turn that went out without them (`requiresHistoryStreaming`),
+    /// for its worker's `StreamInstanceHistory`.
+    streamed: Option<EncodedEvents>,
 }
 
 /// Where an item stands, for its waiting executor call.
@@ -238,6 +246,14 @@ pub(crate) enum Refused {
     Backlog {
         /// See above.
         waiting: usize,
+        /// See above.
+        limit: usize,
+    },
+    /// A turn of `bytes`, over the `limit` a worker receives inline, and none of the
+    /// connected workers streams history.
+    TooLarge {
+        /// See above.
+        bytes: usize,
         /// See above.
         limit: usize,
     },
@@ -289,6 +305,9 @@ pub(crate) struct State {
     waiting_bytes: usize,
     /// The most bytes that may wait (one item of any size is taken when none waits).
     waiting_limit: usize,
+    /// The largest turn a worker gets inline; a larger one goes only to workers that stream
+    /// history, without its past events.
+    inline_limit: usize,
     /// Items waiting or out now, per kind.
     open: [usize; KINDS],
     /// The most items waiting or out at once, per kind, since the start (for benchmarks).
@@ -317,6 +336,7 @@ impl State {
             },
             waiting_bytes: 0,
             waiting_limit: usize::MAX,
+            inline_limit: usize::MAX,
             open: [0; KINDS],
             peak: [0; KINDS],
             closed: false,
@@ -336,6 +356,23 @@ impl State {
     /// Bounds the bytes of the items waiting for a worker (default: unbounded).
     pub(crate) fn set_waiting_limit(&mut self, bytes: usize) {
         self.waiting_limit = bytes;
+    }
+
+    /// Sends turns over `bytes` only to workers that stream history (default: unbounded).
+    pub(crate) fn set_inline_limit(&mut self, bytes: usize) {
+        self.inline_limit = bytes;
+    }
+
+    /// The past events of the turn of `instance` out on a stream without them
+    /// (`requiresHistoryStreaming`): `None` if no such turn is out.
+    pub(crate) fn streamed_past(&self, instance: &str) -> Option<EncodedEvents> {
+        let key = ItemKey::Orchestration {
+            instance: instance.to_owned(),
+        };
+        self.items
+            .values()
+            .filter(|i| i.holder.is_some() && i.key.as_ref() == Some(&key))
+            .find_map(|i| i.streamed.clone())
     }
 
     /// The bytes of the items waiting for a worker now.
@@ -388,6 +425,16 @@ impl State {
                 limit: self.waiting_limit,
             });
         }
+        if kind == Kind::Orchestration
+            && bytes > self.inline_limit
+            && !self.workers.is_empty()
+            && !self.workers.values().any(|w| w.info.history_streaming)
+        {
+            return Err(Refused::TooLarge {
+                bytes,
+                limit: self.inline_limit,
+            });
+        }
         let id = self.next_item;
         self.next_item += 1;
         self.items.insert(
@@ -406,6 +453,7 @@ impl State {
                 key,
                 chunks: Assembly::default(),
                 name,
+                streamed: None,
             },
         );
         self.enqueue(kind, id, false);
@@ -778,8 +826,10 @@ impl State {
     fn release(&mut self, id: u64, unread_at: Option<Duration>) -> Option<u64> {
         let item = self.items.get_mut(&id)?;
         let held = item.holder.take()?;
-        // Parts of an answer from this holder count for nothing now.
+        // Parts of an answer from this holder count for nothing now, and its streamed past
+        // is of no more use (a next hand-out builds the request again).
         item.chunks = Assembly::default();
+        item.streamed = None;
         self.tokens.remove(&held.token);
         let slot = item.kind.index();
         if let Some(w) = self.workers.get_mut(&held.worker) {
@@ -836,8 +886,12 @@ impl State {
         for kind in [Kind::Orchestration, Kind::Activity, Kind::Entity] {
             let mut at = 0;
             while let Some(&id) = self.queue_mut(kind).get(at) {
-                let name = self.items.get(&id).and_then(|i| i.name.clone());
-                let Some(worker) = self.worker_with_room(kind, avoid, name.as_ref()) else {
+                let (name, bytes) = self
+                    .items
+                    .get(&id)
+                    .map_or((None, 0), |i| (i.name.clone(), i.bytes));
+                let Some(worker) = self.worker_with_room(kind, avoid, (name.as_ref(), bytes))
+                else {
                     if !self.anyone_has_room(kind) {
                         // Nobody has room: nothing behind it goes out either.
                         break;
@@ -867,10 +921,15 @@ impl State {
         &mut self,
         kind: Kind,
         avoid: Option<u64>,
-        name: Option<&WorkName>,
+        (name, bytes): (Option<&WorkName>, usize),
     ) -> Option<u64> {
         let bounds = self.bounds;
-        let takes = |w: &Worker| w.has_room(kind, bounds) && w.info.filters.take(kind, name);
+        let inline_limit = self.inline_limit;
+        let takes = |w: &Worker| {
+            w.has_room(kind, bounds)
+                && w.info.filters.take(kind, name)
+                && (bytes <= inline_limit || w.info.history_streaming)
+        };
         let order = self
             .workers
             .range(self.cursor..)
@@ -904,10 +963,18 @@ impl State {
             return false;
         };
         let Outgoing {
-            request,
-            past,
+            mut request,
+            mut past,
             name,
         } = item.source.take();
+        if w.info.history_streaming && item.bytes > self.inline_limit {
+            if let work_item::Request::OrchestratorRequest(r) = &mut request {
+                // Too large to go inline: the worker reads the past with
+                // `StreamInstanceHistory` (`streaming.rs`).
+                r.requires_history_streaming = true;
+                item.streamed = Some(std::mem::take(&mut past));
+            }
+        }
         let sent = w.tx.push(
             OutgoingWorkItem {
                 item: WorkItem {
@@ -923,13 +990,19 @@ impl State {
             if let OutgoingWorkItem {
                 item:
                     WorkItem {
-                        request: Some(request),
+                        request: Some(mut request),
                         ..
                     },
-                past,
+                mut past,
             } = *unsent
             {
-                // Not sent: the next hand-out sends it.
+                // Not sent: the next hand-out sends it, as it was built.
+                if let Some(streamed) = item.streamed.take() {
+                    past = streamed;
+                    if let work_item::Request::OrchestratorRequest(r) = &mut request {
+                        r.requires_history_streaming = false;
+                    }
+                }
                 item.source.pending = Some(Outgoing {
                     request,
                     past,

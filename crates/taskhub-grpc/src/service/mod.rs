@@ -254,7 +254,17 @@ impl TaskHubSidecarService for Sidecar {
         &self,
         r: Request<StreamInstanceHistoryRequest>,
     ) -> Answer<HistoryStream> {
-        ok(history::stream_history(&self.client, r.into_inner()).await)
+        let r = r.into_inner();
+        if r.for_work_item_processing {
+            if let Some(workers) = &self.workers {
+                if let Some(chunks) = workers.streamed_history(&r.instance_id)? {
+                    let chunks: Vec<Result<_, Status>> = chunks.into_iter().map(Ok).collect();
+                    let stream: HistoryStream = Box::pin(futures_util::stream::iter(chunks));
+                    return Ok(Response::new(stream));
+                }
+            }
+        }
+        ok(history::stream_history(&self.client, r).await)
     }
 
     async fn create_task_hub(

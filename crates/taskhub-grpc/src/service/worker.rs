@@ -12,7 +12,7 @@ use tonic::{Request, Response, Status};
 use crate::proto::{
     AbandonActivityTaskRequest, AbandonActivityTaskResponse, AbandonEntityTaskRequest,
     AbandonEntityTaskResponse, AbandonOrchestrationTaskRequest, AbandonOrchestrationTaskResponse,
-    ActivityResponse, CompleteTaskResponse, EntityBatchResult, GetWorkItemsRequest,
+    ActivityResponse, CompleteTaskResponse, EntityBatchResult, GetWorkItemsRequest, HistoryChunk,
     OrchestratorResponse,
 };
 use crate::wire::OutgoingWorkItem;
@@ -59,6 +59,17 @@ pub trait WorkerCalls: Send + Sync + 'static {
         &self,
         request: Request<AbandonEntityTaskRequest>,
     ) -> Result<Response<AbandonEntityTaskResponse>, Status>;
+    /// The past events of the turn of `instance` that went out to a worker without them
+    /// (`requiresHistoryStreaming`), in chunks, for its `StreamInstanceHistory` with
+    /// `forWorkItemProcessing`; `Ok(None)` if no such turn is out here (the stored history is
+    /// streamed then).
+    ///
+    /// # Errors
+    /// A status for the caller.
+    fn streamed_history(&self, instance: &str) -> Result<Option<Vec<HistoryChunk>>, Status> {
+        let _ = instance;
+        Ok(None)
+    }
 }
 
 /// The answer to a worker call while no [`WorkerCalls`] is plugged in.
