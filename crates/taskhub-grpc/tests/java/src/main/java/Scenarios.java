@@ -322,11 +322,10 @@ public final class Scenarios {
             String m = r.getMessage() == null ? "" : r.getMessage();
             if (m.startsWith("Unexpected failure") || m.contains("has disconnected")
                     || m.contains("is unavailable") || m.startsWith("Received and dropped")) {
+                // Its messages quote their placeholders ('{0}'), which MessageFormat leaves as they
+                // are: the parameters go after them.
                 Object[] params = r.getParameters();
-                String text = m;
-                if (params != null) {
-                    text = java.text.MessageFormat.format(m, params);
-                }
+                String text = params == null ? m : m + " " + java.util.Arrays.toString(params);
                 trouble.add(r.getInstant() + " " + r.getLevel() + " " + text);
             }
         }
