@@ -4,7 +4,8 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use taskhub_core::{
-    CarriedEvent, EventKind, FailureDetails, HistoryEvent, MessageId, ParentInstance, Timestamp,
+    CarriedEvent, EventKind, FailureDetails, HistoryEvent, MessageId, ParentInstance, Payload,
+    Timestamp,
 };
 
 use super::fixtures::{
@@ -202,7 +203,8 @@ fn every_event_kind_with_every_field() -> Vec<HistoryEvent> {
             name: "Child".to_owned(),
             version: Some("1".to_owned()),
             instance_id: iid("child-1"),
-            input: json("{}"),
+            // Absent: an SDK sent no input.
+            input: Payload::absent(),
         },
         EventKind::SubOrchestrationCompleted {
             task_id: 2,
@@ -228,7 +230,8 @@ fn every_event_kind_with_every_field() -> Vec<HistoryEvent> {
             task_id: 5,
             instance_id: iid("other instance"),
             name: "ping".to_owned(),
-            input: json("-0.5"),
+            // Not JSON: an SDK's large-payload token.
+            input: Payload::from_text("blob:v1:payloads:ping \"quoted\""),
         },
         EventKind::ExecutionSuspended {
             reason: Some("maintenance".to_owned()),
@@ -262,7 +265,7 @@ fn every_event_kind_with_every_field() -> Vec<HistoryEvent> {
         },
         EventKind::ExecutionTerminated {
             reason: "stopped by \u{1f916}".to_owned(),
-            output: None,
+            output: Some(json("{\"a\":1}")),
         },
         EventKind::OrchestratorCompleted,
     ];

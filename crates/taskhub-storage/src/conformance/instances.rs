@@ -6,7 +6,7 @@ use std::sync::Arc;
 use taskhub_core::OrchestrationStatus::{
     Completed, ContinuedAsNew, Failed, Pending, Running, Suspended, Terminated,
 };
-use taskhub_core::{FailureDetails, OrchestrationStatus, Timestamp};
+use taskhub_core::{FailureDetails, OrchestrationStatus, Payload, Timestamp};
 
 use super::fixtures::{at, eid, iid, json, list_all, list_page, row, without_etag};
 use crate::clock::ManualClock;
@@ -321,6 +321,16 @@ pub async fn instance_row_round_trips_every_field(
     assert_eq!(
         get(s, "sparse").await.map(|r| without_etag(&r)),
         Some(sparse)
+    );
+    // Payloads as an SDK sends them: absent, text that is not JSON, a JSON null.
+    let mut opaque = row("opaque", "O", Completed, Timestamp::EPOCH);
+    opaque.input = Payload::absent();
+    opaque.output = Some(Payload::from_text("blob:v1:payloads:opaque/output"));
+    opaque.custom_status = Some(Payload::null());
+    put(s, &opaque, Expect::Absent).await;
+    assert_eq!(
+        get(s, "opaque").await.map(|r| without_etag(&r)),
+        Some(opaque)
     );
 }
 
