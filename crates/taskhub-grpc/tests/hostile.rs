@@ -2,7 +2,8 @@
 //! after the first request's deadline, idle ones after the idle timeout though they answer
 //! pings, the connection cap answered at once, a delete aimed at
 //! another hub refused with nothing deleted, undecodable requests and foreign continuation
-//! tokens answered `INVALID_ARGUMENT`, names over the cap refused naming it, echoed values
+//! tokens answered `INVALID_ARGUMENT`, names and tags over their caps (the tags' are the hub's
+//! settings) refused naming them, echoed values
 //! cut, starts scheduled weeks ahead accepted and absurd ones refused naming the field.
 #![allow(
     clippy::disallowed_methods,
@@ -230,6 +231,72 @@ async fn names_over_the_cap_and_huge_tag_keys_are_refused_with_short_messages() 
         .unwrap_err();
     assert_eq!(e.code(), Code::InvalidArgument);
     assert!(e.message().len() < 1_000, "{} bytes", e.message().len());
+    server.stop().await;
+}
+
+/// The tag caps are the hub's settings (`max_tags`, `max_tag_key_chars`,
+/// `max_tag_value_chars`): a start over a lowered one is refused with `INVALID_ARGUMENT`
+/// naming the setting, and nothing is started; a raised one lets through what the default
+/// refuses.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tags_over_the_hubs_caps_are_refused_naming_the_setting() {
+    let server = Server::start_with_hub_settings(
+        Backend::Memory,
+        |s| taskhub::Settings {
+            max_tags: 2,
+            max_tag_key_chars: 100,
+            max_tag_value_chars: 8,
+            ..s
+        },
+        |c| c,
+    )
+    .await;
+    let mut c = server.client().await;
+    let pairs = |p: &[(&str, &str)]| {
+        p.iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect::<std::collections::HashMap<_, _>>()
+    };
+    let long_key = "k".repeat(101);
+    for (tags, setting) in [
+        (
+            pairs(&[("a", ""), ("b", ""), ("c", "")]),
+            "3 tags, more than 2 (max_tags)",
+        ),
+        (
+            pairs(&[("a", "123456789")]),
+            "longer than 8 characters (max_tag_value_chars)",
+        ),
+        (
+            pairs(&[(long_key.as_str(), "")]),
+            "longer than 100 characters (max_tag_key_chars)",
+        ),
+    ] {
+        let e = c
+            .start_instance(CreateInstanceRequest {
+                instance_id: "over-a-cap".into(),
+                name: "Echo".into(),
+                tags,
+                ..CreateInstanceRequest::default()
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Code::InvalidArgument, "{e:?}");
+        assert!(e.message().contains(setting), "{}", e.message());
+    }
+    assert!(get(&mut c, "over-a-cap").await.is_none());
+    // A key of 100 characters: over the default cap (64), within this hub's.
+    c.start_instance(CreateInstanceRequest {
+        instance_id: "long-key".into(),
+        name: "Echo".into(),
+        input: Some("1".into()),
+        tags: pairs(&[(&"k".repeat(100), "12345678")]),
+        ..CreateInstanceRequest::default()
+    })
+    .await
+    .expect("a tag within the hub's caps");
+    let state = wait_done(&mut c, "long-key").await;
+    assert_eq!(state.tags[&"k".repeat(100)], "12345678");
     server.stop().await;
 }
 

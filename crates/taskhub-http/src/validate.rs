@@ -149,12 +149,16 @@ pub fn page_size(text: Option<&str>) -> ApiResult<usize> {
 }
 
 /// The `tag=KEY=VALUE` pairs among a request's query parameters (repeatable), each checked
-/// against the tag limits; a 400 naming `tag` for a bad one.
-pub fn tags(pairs: &[(String, String)]) -> ApiResult<taskhub::Tags> {
+/// against the hub's tag caps (`caps`: `TaskHubClient::tag_caps`); a 400 naming `tag` for a
+/// bad one.
+pub fn tags(
+    pairs: &[(String, String)],
+    caps: &taskhub::client::tags::TagCaps,
+) -> ApiResult<taskhub::Tags> {
     let mut tags = taskhub::Tags::new();
     for (_, text) in pairs.iter().filter(|(k, _)| k == "tag") {
         let (key, value) =
-            taskhub::client::tags::parse_tag(text).map_err(|e| HttpError::Invalid {
+            taskhub::client::tags::parse_tag(text, caps).map_err(|e| HttpError::Invalid {
                 field: "tag",
                 message: e.to_string(),
             })?;

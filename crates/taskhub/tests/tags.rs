@@ -1,6 +1,6 @@
 //! Instance tags end to end: set at the start, shown in the status, kept across
 //! continue-as-new and by a restart, filtered on by listings; bad tags are a typed error and
-//! start nothing. On SQLite and on the memory backend.
+//! start nothing. On SQLite and on the memory backend. The caps are the hub's settings.
 #![allow(
     clippy::indexing_slicing,
     clippy::unwrap_used,
@@ -156,4 +156,106 @@ async fn tags_on_sqlite() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tags_on_memory() {
     tags_survive_and_filter(Arc::new(MemoryStore::new(Arc::new(SystemClock::new())))).await;
+}
+
+/// The caps are the hub's settings: a hub with lower caps refuses a start over one, naming its
+/// setting, and starts nothing; raised caps let through what the defaults refuse; caps past
+/// what every backend can store are refused when the hub opens, naming the bound.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tag_caps_are_the_hubs_settings() {
+    let dir = TempDir::new("tag-caps");
+    let store = sqlite_store(&dir.0);
+    let settings = Settings {
+        max_tags: 2,
+        max_tag_key_chars: 100,
+        max_tag_value_chars: 8,
+        ..fast_settings()
+    };
+    let hub = TaskHub::open(Arc::clone(&store), settings.clone())
+        .await
+        .unwrap();
+    let client = hub.client();
+    assert_eq!(client.tag_caps(), settings.tag_caps());
+    let start = |id: &'static str, t: Tags| {
+        let client = client.clone();
+        async move {
+            client
+                .start_with(
+                    "Countdown",
+                    0u32,
+                    StartOptions {
+                        instance_id: Some(InstanceId::new(id).unwrap()),
+                        tags: t,
+                        ..StartOptions::default()
+                    },
+                )
+                .await
+        }
+    };
+    for (bad, setting) in [
+        (
+            tags(&[("a", ""), ("b", ""), ("c", "")]),
+            "3 tags, more than 2 (max_tags)",
+        ),
+        (
+            tags(&[("a", "123456789")]),
+            "longer than 8 characters (max_tag_value_chars)",
+        ),
+        (
+            [("k".repeat(101), String::new())].into_iter().collect(),
+            "longer than 100 characters (max_tag_key_chars)",
+        ),
+    ] {
+        let err = start("over-a-cap", bad).await.unwrap_err();
+        assert!(
+            matches!(&err, TaskhubError::InvalidTag { reason, .. } if reason.contains(setting)),
+            "{err}"
+        );
+    }
+    assert!(client
+        .get_status(
+            &InstanceId::new("over-a-cap").unwrap(),
+            StatusOptions::default()
+        )
+        .await
+        .unwrap()
+        .is_none());
+    // A key of 100 characters: over the default cap (64), within this hub's.
+    start(
+        "long-key",
+        [("k".repeat(100), "12345678".to_owned())]
+            .into_iter()
+            .collect(),
+    )
+    .await
+    .unwrap();
+    let row = client
+        .get_status(
+            &InstanceId::new("long-key").unwrap(),
+            StatusOptions::default(),
+        )
+        .await
+        .unwrap()
+        .unwrap()
+        .row;
+    assert_eq!(row.tags[&"k".repeat(100)], "12345678");
+    drop(hub);
+
+    // Past a bound: refused at open, naming the setting and the bound.
+    for (name, value, bound) in [
+        ("max_tags", "201", "at most 200"),
+        ("max_tag_key_chars", "126", "1 to 125"),
+        ("max_tag_value_chars", "16385", "at most 16384"),
+    ] {
+        let mut settings = fast_settings();
+        settings.set(name, value).unwrap();
+        match TaskHub::open(Arc::clone(&store), settings).await {
+            Err(TaskhubError::InvalidSetting { name: got, reason }) => {
+                assert_eq!(got, name);
+                assert!(reason.contains(bound), "{name}: {reason}");
+            }
+            Err(other) => panic!("{name}: {other}"),
+            Ok(_) => panic!("{name} = {value} was accepted"),
+        }
+    }
 }

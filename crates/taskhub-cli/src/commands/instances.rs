@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context as _};
 use serde_json::Value;
-use taskhub::client::tags::parse_tag;
+use taskhub::client::tags::{parse_tag, TagCaps};
 use taskhub::{
     ExecutionId, InstanceQuery, ListOrder, OrchestrationStatus, Payload, RaiseOptions,
     StartOptions, StatusOptions, Tags, TaskHub,
@@ -46,7 +46,7 @@ pub async fn run(global: &GlobalArgs, cmd: InstancesCmd) -> anyhow::Result<()> {
             let options = StartOptions {
                 instance_id: id.as_deref().map(instance_id).transpose()?,
                 version,
-                tags: parse_tags(&tags)?,
+                tags: parse_tags(&tags, &hub.settings().tag_caps())?,
                 ..StartOptions::default()
             };
             start(&hub, &name, payload, options, wait).await
@@ -109,16 +109,21 @@ fn payload_of(cmd: &InstancesCmd) -> anyhow::Result<Payload> {
     json_arg(arg, what)
 }
 
-/// `--tag KEY=VALUE` values as tags (an error names the bad one).
-fn parse_tags(texts: &[String]) -> anyhow::Result<Tags> {
+/// `--tag KEY=VALUE` values as tags, checked against the hub's caps (an error names the bad
+/// one and the cap's setting).
+fn parse_tags(texts: &[String], caps: &TagCaps) -> anyhow::Result<Tags> {
     texts
         .iter()
-        .map(|t| parse_tag(t).map_err(|e| anyhow::anyhow!("--tag {t:?}: {e}")))
+        .map(|t| parse_tag(t, caps).map_err(|e| anyhow::anyhow!("--tag {t:?}: {e}")))
         .collect()
 }
 
-/// The query of a filter.
-fn query(filter: &InstanceFilter, page_size: usize) -> anyhow::Result<InstanceQuery> {
+/// The query of a filter (its tags checked against `caps`, the hub's).
+fn query(
+    filter: &InstanceFilter,
+    page_size: usize,
+    caps: &TagCaps,
+) -> anyhow::Result<InstanceQuery> {
     if !(1..=1000).contains(&page_size) {
         bail!("--page-size must be 1 to 1000, got {page_size}");
     }
@@ -138,7 +143,7 @@ fn query(filter: &InstanceFilter, page_size: usize) -> anyhow::Result<InstanceQu
         updated_from: time(&filter.updated_from, "--updated-from")?,
         updated_to: time(&filter.updated_to, "--updated-to")?,
         instance_id_prefix: filter.prefix.clone(),
-        tags: parse_tags(&filter.tags)?,
+        tags: parse_tags(&filter.tags, caps)?,
         page_size,
         ..InstanceQuery::default()
     })
@@ -154,7 +159,7 @@ async fn list(hub: &TaskHub, args: ListArgs) -> anyhow::Result<()> {
         include_entities,
         json,
     } = args;
-    let mut q = query(&filter, page_size)?;
+    let mut q = query(&filter, page_size, &hub.settings().tag_caps())?;
     q.include_entities = include_entities;
     q.order = ListOrder::parse(&order)
         .map_err(|_| anyhow::anyhow!("--order must be id, newest or oldest, got {order:?}"))?;
@@ -307,7 +312,7 @@ async fn purge(
     if filter.is_empty() {
         bail!("give an instance ID or at least one filter (--status, --name, --prefix, --created-from/-to, --completed-from/-to, --updated-from/-to, --tag)");
     }
-    let q = query(filter, 1000)?;
+    let q = query(filter, 1000, &hub.settings().tag_caps())?;
     let budget = match budget {
         Some(text) => taskhub::settings::parse_duration(text).ok_or_else(|| {
             anyhow::anyhow!("--time-budget {text:?} is not a duration such as 30s, 500ms or 5m")

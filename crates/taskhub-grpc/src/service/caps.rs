@@ -1,8 +1,8 @@
 //! Caps on what one client call may name: orchestration, event and operation names and
 //! versions are stored in every instance row and history event, so a 100 KB name would be
 //! copied into each of them. A call over a cap is refused with `INVALID_ARGUMENT` naming the
-//! field and the cap. (Tags are capped by the runtime for every surface: `taskhub::client`'s
-//! `MAX_TAGS`, `MAX_TAG_KEY_CHARS`, `MAX_TAG_VALUE_CHARS`.)
+//! field and the cap. (Tags are capped by the runtime for every surface, by the hub's settings
+//! `max_tags`, `max_tag_key_chars`, `max_tag_value_chars`: `taskhub::client::tags`.)
 
 use tonic::Status;
 

@@ -35,6 +35,15 @@ fn unique_hub_name() -> String {
 }
 
 pub async fn open_hub(backend: Backend, dir: &TempDir) -> TaskHub {
+    open_hub_with(backend, dir, |s| s).await
+}
+
+/// As [`open_hub`], with the hub's settings changed by `adjust`.
+pub async fn open_hub_with(
+    backend: Backend,
+    dir: &TempDir,
+    adjust: impl FnOnce(Settings) -> Settings,
+) -> TaskHub {
     let store: Arc<dyn taskhub_storage::TaskHubStore> = match backend {
         Backend::Memory => Arc::new(taskhub_storage::memory::MemoryStore::new(Arc::new(
             SystemClock::new(),
@@ -69,7 +78,7 @@ pub async fn open_hub(backend: Backend, dir: &TempDir) -> TaskHub {
         shutdown_timeout: Duration::from_secs(5),
         ..Settings::default()
     };
-    TaskHub::open(store, settings).await.unwrap()
+    TaskHub::open(store, adjust(settings)).await.unwrap()
 }
 
 async fn say_hello(_ctx: ActivityContext, city: String) -> Result<String, ActivityError> {
@@ -178,8 +187,18 @@ impl Server {
         backend: Backend,
         configure: impl FnOnce(GrpcConfig) -> GrpcConfig,
     ) -> Self {
+        Self::start_with_hub_settings(backend, |s| s, configure).await
+    }
+
+    /// A worker and the endpoint, configured by `configure`, over a hub whose settings
+    /// `adjust` changes.
+    pub async fn start_with_hub_settings(
+        backend: Backend,
+        adjust: impl FnOnce(Settings) -> Settings,
+        configure: impl FnOnce(GrpcConfig) -> GrpcConfig,
+    ) -> Self {
         let dir = TempDir::new("grpc");
-        let hub = open_hub(backend, &dir).await;
+        let hub = open_hub_with(backend, &dir, adjust).await;
         let worker = Worker::start(&hub, registry()).await.unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();

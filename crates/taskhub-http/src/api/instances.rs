@@ -45,7 +45,7 @@ pub(crate) async fn list(
     Query(pairs): Query<Vec<(String, String)>>,
     headers: HeaderMap,
 ) -> ApiResult<Json<InstancePage>> {
-    let tags = validate::tags(&pairs)?;
+    let tags = validate::tags(&pairs, &s.client.tag_caps())?;
     let q: HashMap<String, String> = pairs.into_iter().collect();
     let get = |k: &str| q.get(k).map(String::as_str).filter(|v| !v.is_empty());
     let mut query = InstanceQuery {

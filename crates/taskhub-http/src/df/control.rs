@@ -100,7 +100,7 @@ pub(crate) async fn start_with_id(
         .as_deref()
         .map(validate::instance_id)
         .transpose()?;
-    let tags = validate::tags(&pairs)?;
+    let tags = validate::tags(&pairs, &s.client.tag_caps())?;
     let input = validate::json_body(body, s.body_limit, "the orchestration input")?;
     // The caller's W3C trace context, if it sent one: the instance's turns and activities
     // join the caller's trace. A malformed header is ignored, as W3C asks.

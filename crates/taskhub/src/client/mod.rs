@@ -80,4 +80,11 @@ impl TaskHubClient {
     pub(crate) fn new(hub: TaskHub) -> Self {
         Self { hub }
     }
+
+    /// The caps on tags of the hub's settings, which starts apply: for a caller that checks
+    /// tags itself first (a tag filter, a `KEY=VALUE` argument) with [`tags::parse_tag`].
+    #[must_use]
+    pub fn tag_caps(&self) -> tags::TagCaps {
+        self.hub.settings().tag_caps()
+    }
 }

@@ -41,9 +41,11 @@ pub struct StartOptions {
     /// Do not run before this time.
     pub start_at: Option<SystemTime>,
     /// Tags: string keys and values kept in the instance's status (and across
-    /// continue-as-new), filtered on by listings (`InstanceQuery::tags`). At most 32; keys of
-    /// 1 to 64 ASCII letters, digits and `_ - . : /`; values of at most 256 characters, no
-    /// control characters (else `TaskhubError::InvalidTag`, and nothing is started).
+    /// continue-as-new), filtered on by listings (`InstanceQuery::tags`). At most `max_tags`
+    /// (32); keys of 1 to `max_tag_key_chars` (64) ASCII letters, digits and `_ - . : /`;
+    /// values of at most `max_tag_value_chars` (256) characters, no control characters (the
+    /// hub's settings; else `TaskhubError::InvalidTag` naming the cap's setting, and nothing is
+    /// started).
     pub tags: Tags,
     /// The trace the instance joins: its first turn's span becomes a child of this context
     /// (e.g. an incoming request's W3C `traceparent`). `None` starts a new trace.
@@ -95,7 +97,7 @@ impl TaskHubClient {
             let default = &self.hub.settings().default_version;
             options.version = (!default.is_empty()).then(|| default.clone());
         }
-        super::tags::validate_tags(&options.tags)?;
+        super::tags::validate_tags(&options.tags, &self.tag_caps())?;
         let instance_id = options
             .instance_id
             .clone()

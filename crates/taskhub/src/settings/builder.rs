@@ -282,7 +282,7 @@ mod tests {
 
         // The names are the struct's: every field, nothing else.
         let names = super::names();
-        assert_eq!(names.len(), 29, "{names:?}");
+        assert_eq!(names.len(), 32, "{names:?}");
         for name in ["partition_count", "task_hub_name", "startup_busy_timeout"] {
             assert!(super::is_known(name), "{name}");
         }

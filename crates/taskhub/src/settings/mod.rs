@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::client::tags::{self, TagCaps};
 use crate::error::TaskhubError;
 pub use builder::SettingsBuilder;
 pub use text::parse_duration;
@@ -135,6 +136,19 @@ pub struct Settings {
     /// Storage account) find the hub by it; the HTTP API reports it. Default `TaskHub`.
     #[serde(deserialize_with = "text::trimmed")]
     pub task_hub_name: String,
+    /// The most tags a start may give an instance (`StartOptions::tags`); one more is refused
+    /// with `TaskhubError::InvalidTag` naming `max_tags`. At most 200, and with the two caps
+    /// below at most 768 KiB of tags per instance row (see `client::tags`). Default 32.
+    #[serde(deserialize_with = "text::number")]
+    pub max_tags: usize,
+    /// The longest tag key, in characters, 1 to 125 (in starts and in tag filters); a longer
+    /// one is refused naming `max_tag_key_chars`. Default 64.
+    #[serde(deserialize_with = "text::number")]
+    pub max_tag_key_chars: usize,
+    /// The longest tag value, in characters, at most 16,384 (in starts and in tag filters); a
+    /// longer one is refused naming `max_tag_value_chars`. Default 256.
+    #[serde(deserialize_with = "text::number")]
+    pub max_tag_value_chars: usize,
 }
 
 impl Default for Settings {
@@ -169,6 +183,9 @@ impl Default for Settings {
             version_failure: VersionFailure::Reject,
             default_version: String::new(),
             task_hub_name: DEFAULT_TASK_HUB_NAME.to_owned(),
+            max_tags: tags::DEFAULT_MAX_TAGS,
+            max_tag_key_chars: tags::DEFAULT_MAX_TAG_KEY_CHARS,
+            max_tag_value_chars: tags::DEFAULT_MAX_TAG_VALUE_CHARS,
         }
     }
 }
@@ -206,6 +223,12 @@ impl Settings {
             .work_item_visibility_timeout
             .saturating_add(self.work_item_polling_cap());
         self.lease_interval.max(claimed_surface)
+    }
+
+    /// The caps on an instance's tags: `max_tags`, `max_tag_key_chars`, `max_tag_value_chars`.
+    #[must_use]
+    pub fn tag_caps(&self) -> TagCaps {
+        TagCaps::of(self)
     }
 
     /// Checks every value's range.
@@ -311,6 +334,8 @@ impl Settings {
                 ),
             });
         }
+        // The tag caps: within what every backend can store in an instance row.
+        self.tag_caps().check_bounds()?;
         Ok(())
     }
 
