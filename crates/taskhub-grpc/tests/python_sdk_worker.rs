@@ -6,7 +6,8 @@
 //!   fan-out/fan-in, sub-orchestration, timers, events before and after the wait, when_any
 //!   with a timer, continue-as-new keeping events, retries of activities and
 //!   sub-orchestrations, failures, custom status,
-//!   version and tags, suspend/resume, terminate, query with paging, restart, purge) on
+//!   version and tags, suspend/resume, terminate, a terminate output that is an object, restart
+//!   with a new ID while running, query with paging, restart, purge) on
 //!   SQLite and on Azurite, and asserts every result.
 //! * tests/python/large_payloads.py: the SDK's large-payload option (a payload store whose
 //!   tokens are not JSON) through Taskhub unchanged, on SQLite and on Azurite.

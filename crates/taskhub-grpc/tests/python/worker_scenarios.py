@@ -327,6 +327,40 @@ def t_terminate():
     assert finish("term:child").runtime_status == OrchestrationStatus.TERMINATED
 
 
+def t_terminate_with_an_object():
+    """Issue 34: an object output read back JSON-encoded twice."""
+    c.schedule_new_orchestration(waiter, instance_id="term-object")
+    waiting("term-object")
+    c.terminate_orchestration("term-object", output={"a": 1})
+    st = finish("term-object")
+    assert st.runtime_status == OrchestrationStatus.TERMINATED, st
+    assert st.get_output() == {"a": 1}, st.serialized_output
+
+
+def t_restart_running_with_a_new_id():
+    """Issue 34: the new instance starts, the old one runs on; under the same ID, refused."""
+    c.schedule_new_orchestration(waiter, instance_id="restart-live")
+    waiting("restart-live")
+    fresh = c.restart_orchestration("restart-live", restart_with_new_instance_id=True)
+    assert fresh != "restart-live", fresh
+    waiting(fresh)
+    assert c.get_orchestration_state("restart-live").runtime_status == OrchestrationStatus.RUNNING
+    c.raise_orchestration_event(fresh, "Go", data="new")
+    c.raise_orchestration_event("restart-live", "Go", data="old")
+    assert completed(fresh).get_output() == "new"
+    assert completed("restart-live").get_output() == "old"
+    c.schedule_new_orchestration(waiter, instance_id="restart-same")
+    waiting("restart-same")
+    refused = None
+    try:
+        c.restart_orchestration("restart-same")
+    except Exception as e:  # noqa: BLE001 - the SDK raises grpc's error as it is
+        refused = e
+    assert refused is not None, "a running instance was restarted under its own ID"
+    assert "FAILED_PRECONDITION" in repr(refused), repr(refused)
+    c.terminate_orchestration("restart-same", output="done")
+
+
 def t_query():
     for i in range(5):
         c.schedule_new_orchestration(sequence, instance_id=f"q-{i}")
@@ -385,6 +419,8 @@ try:
     scenario("version and tags", t_version_tags)
     scenario("suspend and resume", t_suspend_resume)
     scenario("terminate (recursive)", t_terminate)
+    scenario("terminate with an object output reads back as the object", t_terminate_with_an_object)
+    scenario("restart with a new ID while running", t_restart_running_with_a_new_id)
     scenario("query with paging", t_query)
     scenario("restart", t_restart)
     scenario("purge", t_purge)
