@@ -20,7 +20,7 @@ use taskhub::entity::EntityId;
 use taskhub::executor::{EntityOperation, EntityWork, ExecutorError, RemoteExecutor};
 use taskhub::{Payload, Timestamp};
 use taskhub_grpc::proto::{
-    operation_result::ResultType, work_item, AbandonEntityTaskRequest, EntityBatchRequest,
+    history_event::EventType, operation_result::ResultType, work_item, AbandonEntityTaskRequest,
     EntityBatchResult, GetWorkItemsRequest, OperationResult, OperationResultSuccess, WorkItem,
 };
 use taskhub_grpc::DispatcherSettings;
@@ -62,10 +62,35 @@ fn batch(key: &str, ops: &[&str]) -> EntityWork {
     )
 }
 
-fn request(item: &WorkItem) -> &EntityBatchRequest {
-    match &item.request {
-        Some(work_item::Request::EntityRequest(r)) => r,
-        other => panic!("not an entity batch: {other:?}"),
+/// The batch an `entityRequestV2` work item carries, as its operations' request IDs and names
+/// (the SDKs read it so: `helpers.convert_to_entity_batch_request` in the Python SDK).
+struct Batch {
+    instance_id: String,
+    entity_state: Option<String>,
+    operations: Vec<(String, String)>,
+}
+
+fn request(item: &WorkItem) -> Batch {
+    let Some(work_item::Request::EntityRequestV2(r)) = &item.request else {
+        panic!("not an entity batch: {item:?}")
+    };
+    let operations = r
+        .operation_requests
+        .iter()
+        .map(|e| match &e.event_type {
+            Some(EventType::EntityOperationSignaled(s)) => {
+                (s.request_id.clone(), s.operation.clone())
+            }
+            Some(EventType::EntityOperationCalled(c)) => {
+                (c.request_id.clone(), c.operation.clone())
+            }
+            other => panic!("not an operation: {other:?}"),
+        })
+        .collect();
+    Batch {
+        instance_id: r.instance_id.clone(),
+        entity_state: r.entity_state.clone(),
+        operations,
     }
 }
 
@@ -100,7 +125,7 @@ async fn an_entity_batch_goes_out_with_its_state_and_operations_and_its_results_
     let ops: Vec<_> = r
         .operations
         .iter()
-        .map(|o| (o.request_id.as_str(), o.operation.as_str()))
+        .map(|(id, op)| (id.as_str(), op.as_str()))
         .collect();
     assert_eq!(ops, [("r0", "add"), ("r1", "get")]);
     w.client

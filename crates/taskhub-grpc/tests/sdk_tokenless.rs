@@ -236,7 +236,7 @@ async fn a_go_worker_gets_no_health_pings_and_no_entity_batches() {
     let mut other = server.worker(1, 1).await;
     let first = other.expect().await;
     assert!(
-        matches!(first.request, Some(work_item::Request::EntityRequest(_))),
+        matches!(first.request, Some(work_item::Request::EntityRequestV2(_))),
         "{first:?}"
     );
     clock.advance(Duration::from_secs(20));

@@ -467,6 +467,7 @@ impl Run<'_> {
             state: self.state.clone(),
             now: self.now,
             origin: message_id.to_string(),
+            caller: caller.clone(),
         });
         let result = self.runner.run(&request_id, &mut ctx);
         let response = match result {

@@ -8,6 +8,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::entity::id::EntityId;
+use crate::entity::protocol::Caller;
 use crate::history::FailureDetails;
 use crate::ids::InstanceId;
 use crate::orchestration::error::failure_from_error;
@@ -55,6 +56,8 @@ pub struct EntityContext {
     /// The message the operation came from (makes the IDs of started orchestrations
     /// deterministic).
     origin: String,
+    /// The orchestration that called it (`None`: a signal).
+    caller: Option<Caller>,
     pub(crate) actions: Vec<EntityAction>,
     /// Set by [`delete_state`](Self::delete_state), cleared by [`set_state`](Self::set_state).
     pub(crate) deleted: bool,
@@ -69,6 +72,7 @@ impl EntityContext {
             state: request.state,
             now: request.now,
             origin: request.origin,
+            caller: request.caller,
             actions: Vec::new(),
             deleted: false,
         }
@@ -85,7 +89,15 @@ impl EntityContext {
             state,
             now: Timestamp::EPOCH,
             origin: "test".to_owned(),
+            caller: None,
         })
+    }
+
+    /// The orchestration that called the operation and waits for its result (`None`: a
+    /// signal, which nobody waits for).
+    #[must_use]
+    pub fn caller(&self) -> Option<&Caller> {
+        self.caller.as_ref()
     }
 
     /// This entity's ID.
@@ -266,6 +278,7 @@ pub(crate) struct OperationRequest {
     pub state: Option<Payload>,
     pub now: Timestamp,
     pub origin: String,
+    pub caller: Option<Caller>,
 }
 
 /// The error an entity operation returns: the state change is rolled back and the caller of a

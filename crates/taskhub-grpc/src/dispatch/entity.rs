@@ -1,7 +1,11 @@
-//! Entity batches over the protocol: an [`EntityWork`] goes out as the `EntityBatchRequest`
-//! the SDKs of today take (`WorkItem.entityRequest`; the Python SDK 1.12.0 reads both it and
-//! `entityRequestV2`), and the worker's `EntityBatchResult` comes back as an
-//! [`EntityBatchOutcome`].
+//! Entity batches over the protocol: an [`EntityWork`] goes out as `WorkItem.entityRequestV2`
+//! (an `EntityRequest`, each operation an `entityOperationCalled` naming its caller or an
+//! `entityOperationSignaled`), which every SDK with entities reads: Python
+//! (`durabletask/worker.py`, `_execute_entity_batch` with
+//! `helpers.convert_to_entity_batch_request`), JavaScript (`task-hub-grpc-worker.ts`,
+//! `_executeEntityV2`) and .NET (`GrpcDurableTaskWorker.Processor.cs`, which completes the older
+//! `entityRequest` path without its completion token but this one with it). The worker's
+//! `EntityBatchResult` comes back as an [`EntityBatchOutcome`].
 //!
 //! An answer the runtime cannot take does not fail the worker and is not a gRPC error: a
 //! batch-level `failureDetails`, or an action that cannot be taken
@@ -13,37 +17,55 @@
 //! value or JSON `null` is no state (the entity is deleted).
 
 use taskhub::entity::{EntityAction, EntityId};
-use taskhub::executor::{EntityBatchOutcome, EntityWork};
+use taskhub::executor::{EntityBatchOutcome, EntityOperation, EntityWork};
 use taskhub::{FailureDetails, InstanceId, Payload};
 
 use crate::convert::{
     failure_from_proto, payload_from_proto, payload_to_proto, timestamp_from_proto, ConvertError,
 };
 use crate::proto::{
-    self, operation_action::OperationActionType as A, operation_result::ResultType,
-    EntityBatchRequest, EntityBatchResult, OperationRequest,
+    self, history_event::EventType, operation_action::OperationActionType as A,
+    operation_result::ResultType, EntityBatchResult, EntityOperationCalledEvent,
+    EntityOperationSignaledEvent, EntityRequest, HistoryEvent,
 };
 
 /// The `errorType` of the failures an answer that cannot be taken turns into.
 pub const INVALID_ENTITY_RESULT: &str = "InvalidEntityBatchResult";
 
-/// The protocol's request for one entity batch.
+/// The protocol's request for one entity batch (`entityRequestV2`).
 #[must_use]
-pub(crate) fn entity_request(work: &EntityWork) -> EntityBatchRequest {
-    EntityBatchRequest {
+pub(crate) fn entity_request(work: &EntityWork) -> EntityRequest {
+    EntityRequest {
         instance_id: work.entity.to_string(),
+        execution_id: String::new(),
         entity_state: work.state.as_ref().and_then(payload_to_proto),
-        operations: work
-            .operations
-            .iter()
-            .map(|op| OperationRequest {
-                operation: op.name.clone(),
-                request_id: op.request_id.clone(),
-                input: payload_to_proto(&op.input),
-                trace_context: None,
-            })
-            .collect(),
-        properties: std::collections::HashMap::new(),
+        operation_requests: work.operations.iter().map(operation_event).collect(),
+    }
+}
+
+/// One operation as the history event `entityRequestV2` carries: a call naming its caller, or
+/// a signal.
+fn operation_event(op: &EntityOperation) -> HistoryEvent {
+    let event_type = match &op.caller {
+        Some(caller) => EventType::EntityOperationCalled(EntityOperationCalledEvent {
+            request_id: op.request_id.clone(),
+            operation: op.name.clone(),
+            input: payload_to_proto(&op.input),
+            parent_instance_id: Some(caller.instance_id.to_string()),
+            parent_execution_id: Some(caller.execution_id.to_string()),
+            ..EntityOperationCalledEvent::default()
+        }),
+        None => EventType::EntityOperationSignaled(EntityOperationSignaledEvent {
+            request_id: op.request_id.clone(),
+            operation: op.name.clone(),
+            input: payload_to_proto(&op.input),
+            ..EntityOperationSignaledEvent::default()
+        }),
+    };
+    HistoryEvent {
+        event_id: -1,
+        event_type: Some(event_type),
+        ..HistoryEvent::default()
     }
 }
 

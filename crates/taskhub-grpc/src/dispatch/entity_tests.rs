@@ -1,6 +1,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
-use taskhub::entity::{EntityAction, EntityId};
+use taskhub::entity::{Caller, EntityAction, EntityId};
 use taskhub::executor::{EntityOperation, EntityWork};
 use taskhub::Payload;
 
@@ -32,27 +32,48 @@ fn ok(text: &str) -> OperationResult {
 
 #[test]
 fn the_request_carries_the_entity_its_state_and_its_operations_in_order() {
-    let r = entity_request(&work());
+    let caller = Caller {
+        instance_id: taskhub::InstanceId::new("orch-1").unwrap(),
+        execution_id: taskhub::ExecutionId::new("e7").unwrap(),
+    };
+    let mut w = work();
+    w.operations[1] = w.operations[1].clone().with_caller(Some(caller));
+    let r = entity_request(&w);
     assert_eq!(r.instance_id, "@counter@k");
     assert_eq!(r.entity_state.as_deref(), Some("5"));
-    let ops: Vec<_> = r
-        .operations
-        .iter()
-        .map(|o| {
-            (
-                o.request_id.as_str(),
-                o.operation.as_str(),
-                o.input.as_deref(),
-            )
-        })
-        .collect();
-    assert_eq!(ops, [("r1", "add", Some("2")), ("r2", "get", Some("null"))]);
+    let Some(EventType::EntityOperationSignaled(signal)) = &r.operation_requests[0].event_type
+    else {
+        panic!("{:?}", r.operation_requests[0])
+    };
+    assert_eq!(
+        (
+            signal.request_id.as_str(),
+            signal.operation.as_str(),
+            signal.input.as_deref()
+        ),
+        ("r1", "add", Some("2"))
+    );
+    let Some(EventType::EntityOperationCalled(call)) = &r.operation_requests[1].event_type else {
+        panic!("{:?}", r.operation_requests[1])
+    };
+    assert_eq!(
+        (call.request_id.as_str(), call.operation.as_str()),
+        ("r2", "get")
+    );
+    assert_eq!(
+        (
+            call.parent_instance_id.as_deref(),
+            call.parent_execution_id.as_deref()
+        ),
+        (Some("orch-1"), Some("e7"))
+    );
     let none = entity_request(&EntityWork::new(
         EntityId::new("counter", "k").unwrap(),
         None,
         Vec::new(),
     ));
     assert_eq!(none.entity_state, None);
+    assert!(none.operation_requests.is_empty());
 }
 
 #[test]

@@ -314,10 +314,10 @@ impl RemoteExecutor for Dispatcher {
                     work.operations.len()
                 )
             };
-            let request = Request::EntityRequest(entity::entity_request(&work)).into();
+            let request = Request::EntityRequestV2(entity::entity_request(&work)).into();
             let source = Arc::clone(&work);
             let rebuild: state::Rebuild =
-                Box::new(move || Request::EntityRequest(entity::entity_request(&source)).into());
+                Box::new(move || Request::EntityRequestV2(entity::entity_request(&source)).into());
             match self.run(Kind::Entity, request, rebuild, &what).await? {
                 Reply::Entity(r) => Ok(entity::entity_outcome(&work, &r)),
                 Reply::GivenUp(reason) => Err(ExecutorError::Abandoned {

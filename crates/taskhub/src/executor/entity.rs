@@ -6,7 +6,7 @@
 //! each operation's result or failure, the state after the batch, and the signals and
 //! orchestration starts the operations asked for (see `worker/entity/remote.rs`).
 
-use taskhub_core::entity::{EntityAction, EntityId};
+use taskhub_core::entity::{Caller, EntityAction, EntityId};
 use taskhub_core::{FailureDetails, Payload};
 
 /// One operation of a remote entity batch.
@@ -19,17 +19,28 @@ pub struct EntityOperation {
     pub name: String,
     /// Its input.
     pub input: Payload,
+    /// The orchestration that called it and waits for its result (`None`: a signal).
+    pub caller: Option<Caller>,
 }
 
 impl EntityOperation {
-    /// Operation `name` with `input`, under request ID `request_id`.
+    /// Operation `name` with `input`, under request ID `request_id`, a signal (see
+    /// [`with_caller`](Self::with_caller)).
     #[must_use]
     pub fn new(request_id: String, name: String, input: Payload) -> Self {
         Self {
             request_id,
             name,
             input,
+            caller: None,
         }
+    }
+
+    /// The same operation, called by `caller` (`None`: signalled).
+    #[must_use]
+    pub fn with_caller(mut self, caller: Option<Caller>) -> Self {
+        self.caller = caller;
+        self
     }
 }
 

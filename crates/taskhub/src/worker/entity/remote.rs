@@ -64,11 +64,14 @@ impl OperationRunner for Recorder {
         request_id: &str,
         ctx: &mut EntityContext,
     ) -> Result<Payload, FailureDetails> {
-        self.steps.push(Step::Operation(EntityOperation::new(
-            request_id.to_owned(),
-            ctx.operation_name().to_owned(),
-            ctx.raw_input().clone(),
-        )));
+        self.steps.push(Step::Operation(
+            EntityOperation::new(
+                request_id.to_owned(),
+                ctx.operation_name().to_owned(),
+                ctx.raw_input().clone(),
+            )
+            .with_caller(ctx.caller().cloned()),
+        ));
         Ok(Payload::null())
     }
 
