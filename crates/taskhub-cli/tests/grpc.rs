@@ -220,3 +220,31 @@ async fn serve_grpc_only_and_the_address_rule() {
         "{err}"
     );
 }
+
+/// Issue 34: a payload an SDK sent that is not JSON (a large-payload token) is kept, and the
+/// CLI shows it as a JSON string of its text; no input shows as `null`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_opaque_payload_shows_as_text_in_the_cli() {
+    let dir = TempDir::new("grpc-opaque");
+    // No worker: the instances stay Pending with their inputs as sent.
+    let (child, addr, _) = spawn(&dir, &["serve", "--no-http", "--grpc", "127.0.0.1:0"]);
+    let mut c = connect(&addr).await;
+    let token = "blob:v1:payloads:opaque-cli/input";
+    for (id, input) in [("opaque-cli", Some(token)), ("absent-cli", None)] {
+        c.start_instance(CreateInstanceRequest {
+            instance_id: id.into(),
+            name: "Anything".into(),
+            input: input.map(str::to_owned),
+            ..CreateInstanceRequest::default()
+        })
+        .await
+        .unwrap();
+    }
+    stop(child);
+    let shown = common::json(&dir, &["instances", "show", "opaque-cli", "--json"]);
+    assert_eq!(shown["input"], serde_json::json!(token), "{shown}");
+    let shown = common::json(&dir, &["instances", "show", "absent-cli", "--json"]);
+    assert_eq!(shown["input"], serde_json::Value::Null, "{shown}");
+    let human = common::ok(&dir, &["instances", "show", "opaque-cli"]);
+    assert!(human.contains(token), "{human}");
+}
