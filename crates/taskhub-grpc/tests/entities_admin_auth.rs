@@ -72,6 +72,19 @@ async fn entities_signal_get_query_clean(backend: Backend) {
         std::time::SystemTime::now() >= at,
         "a scheduled signal ran early"
     );
+    // A scheduled signal takes any payload an SDK sends (issue 34): text that is not JSON (a
+    // large-payload token) and none at all are accepted as they are.
+    for input in [Some("blob:v1:payloads:signal"), None] {
+        c.signal_entity(SignalEntityRequest {
+            instance_id: "@Counter@c".into(),
+            name: "add".into(),
+            input: input.map(str::to_owned),
+            scheduled_time: Some(prost_types::Timestamp::from(at + Duration::from_secs(60))),
+            ..SignalEntityRequest::default()
+        })
+        .await
+        .unwrap();
+    }
 
     let without_state = c
         .get_entity(GetEntityRequest {

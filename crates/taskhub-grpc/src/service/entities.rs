@@ -1,7 +1,6 @@
 //! `SignalEntity`, `GetEntity`, `QueryEntities`, `CleanEntityStorage` over the client's
 //! entity calls. Entity IDs are `@name@key`.
 
-use serde_json::value::RawValue;
 use taskhub::{CleanEntities, EntityMetadata, EntityQuery, TaskHubClient};
 use taskhub_storage::Clock;
 use tonic::Status;
@@ -32,12 +31,8 @@ pub(crate) async fn signal(
         .map(taskhub::Timestamp::to_system_time);
     let sent = match at {
         None => client.signal_entity_payload(&entity, op, input).await,
-        Some(at) => {
-            // The text as it is (a `Value` would round big numbers).
-            let raw = RawValue::from_string(input.as_str().to_owned())
-                .map_err(|e| invalid("input", e))?;
-            client.signal_entity_at(&entity, op, &*raw, at).await
-        }
+        // The text as it is (JSON or an SDK's opaque payload).
+        Some(at) => client.signal_entity_payload_at(&entity, op, input, at).await,
     };
     sent.map_err(|e| status_of(&e))?;
     Ok(SignalEntityResponse {})

@@ -134,6 +134,22 @@ impl TaskHubClient {
             .await
     }
 
+    /// Signals an entity at a later time with an input that is a payload already (JSON text
+    /// kept as it is, or an SDK's payload that is not JSON): `op` runs no earlier than `at`.
+    ///
+    /// # Errors
+    /// A storage error.
+    pub async fn signal_entity_payload_at(
+        &self,
+        entity: &EntityId,
+        op: &str,
+        input: Payload,
+        at: SystemTime,
+    ) -> Result<(), TaskhubError> {
+        self.send_entity_request(entity, op, input, Some(Timestamp::from_system_time(at)))
+            .await
+    }
+
     async fn send_entity_request(
         &self,
         entity: &EntityId,
