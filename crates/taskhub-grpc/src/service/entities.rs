@@ -32,7 +32,11 @@ pub(crate) async fn signal(
     let sent = match at {
         None => client.signal_entity_payload(&entity, op, input).await,
         // The text as it is (JSON or an SDK's opaque payload).
-        Some(at) => client.signal_entity_payload_at(&entity, op, input, at).await,
+        Some(at) => {
+            client
+                .signal_entity_payload_at(&entity, op, input, at)
+                .await
+        }
     };
     sent.map_err(|e| status_of(&e))?;
     Ok(SignalEntityResponse {})
