@@ -8,9 +8,12 @@
 //! * [`record`]: what an entity keeps besides its state (de-duplication, lock, queue, outbox).
 //! * [`order`]: each durable sender's requests applied in send order, each once.
 //! * [`batch`]: running one batch of messages, purely.
+//! * [`dt_core`]: the Durable Task Framework's entity messages (a .NET orchestration's), read
+//!   as requests.
 
 pub mod batch;
 pub mod context;
+pub mod dt_core;
 pub mod id;
 pub mod order;
 pub mod protocol;

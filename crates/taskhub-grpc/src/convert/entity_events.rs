@@ -15,11 +15,13 @@
 //! | `EventRaised <lock request's ID>`, locked         | `entityLockGranted`        |
 //!
 //! An `EventRaised` is an entity's answer only if its name is the ID of a call or lock request
-//! this history sent ([`EntityRequests`]); any other event goes out as it is.
+//! this history sent ([`EntityRequests`]): as above, or as a .NET orchestration sends one in DT
+//! Core's shape (an `EventSent` named `op` to `@name@key`, `taskhub_core::entity::dt_core`),
+//! which itself goes out as it is; any other event goes out as it is.
 
 use std::collections::HashSet;
 
-use taskhub::entity::{EntityRequest, EntityResponse, ENTITY_REQUEST_EVENT};
+use taskhub::entity::{dt_core, EntityRequest, EntityResponse, ENTITY_REQUEST_EVENT};
 use taskhub::{EventKind, HistoryEvent, InstanceId};
 
 use super::{event_to_proto, failure_to_proto, payload_to_proto, timestamp_to_proto};
@@ -47,6 +49,13 @@ impl EntityRequests {
             ) = sent_request(&e.event)
             {
                 ids.insert(id);
+            } else if let EventKind::EventSent { name, input, .. } = &e.event {
+                // A .NET orchestration's call or lock request in DT Core's shape: its event
+                // stays as sent (that worker replays it so), its answer goes out as the
+                // protocol's, which that worker reads as DT Core's response event.
+                if let Some(id) = dt_core::sent_request_id(name, input) {
+                    ids.insert(id);
+                }
             }
         }
         Self { ids }

@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use taskhub_core::entity::order::sender_key;
 use taskhub_core::entity::{
-    run_batch, BatchMessage, EntityRecord, EntityRequest, OutboxEntry, ENTITY_REQUEST_EVENT,
+    run_batch, BatchMessage, Caller, EntityRecord, EntityRequest, OutboxEntry, ENTITY_REQUEST_EVENT,
 };
 use taskhub_core::{
     EntityId, EventKind, ExecutionId, InstanceId, Message, OrchestrationStatus, Payload, Timestamp,
@@ -449,6 +449,14 @@ fn request_of(m: &Message) -> Option<EntityRequest> {
     match &m.event {
         EventKind::EventRaised { name, input } if name == ENTITY_REQUEST_EVENT => {
             input.parse::<EntityRequest>("entity request").ok()
+        }
+        // A .NET orchestration's entity message in DT Core's shape (`op`, `release`).
+        EventKind::EventRaised { name, input } => {
+            let sender = m.sender.as_ref().map(|s| Caller {
+                instance_id: s.instance_id.clone(),
+                execution_id: s.execution_id.clone(),
+            });
+            taskhub_core::entity::dt_core::request_of_event(name, input, sender.as_ref())
         }
         _ => None,
     }
