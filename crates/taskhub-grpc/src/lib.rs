@@ -48,6 +48,7 @@ mod error;
 #[doc(hidden)]
 pub mod fuzzing;
 mod hub_name;
+mod library;
 mod listen;
 pub mod proto;
 mod route;

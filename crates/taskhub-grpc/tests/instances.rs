@@ -570,3 +570,51 @@ async fn payloads_are_strings_null_and_absent_kept_apart(backend: Backend) {
     assert_eq!(done.output.as_deref(), Some("null"));
     server.stop().await;
 }
+
+/// The Java SDK 1.5.0's `restartInstance(id, false)`: a `StartInstance` under the same ID with
+/// no reuse policy (its protos have none), from gRPC-Java. A finished instance is replaced, as
+/// the sidecars it was built against do; a running one is refused; other clients keep the
+/// current protocol's rule (no policy: refused).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_java_clients_start_without_a_policy_replaces_a_finished_instance() {
+    let server = Server::start(Backend::Sqlite).await;
+    let mut c = server.client().await;
+    let channel = tonic::transport::Endpoint::from_shared(server.url())
+        .unwrap()
+        .user_agent("grpc-java-netty/1.59.0")
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut java =
+        taskhub_grpc::proto::task_hub_sidecar_service_client::TaskHubSidecarServiceClient::new(
+            channel,
+        );
+    start(&mut c, "Echo", "again", Some("1")).await;
+    let first = wait_done(&mut c, "again").await;
+    let plain = CreateInstanceRequest {
+        instance_id: "again".into(),
+        name: "Echo".into(),
+        input: Some("2".into()),
+        ..CreateInstanceRequest::default()
+    };
+    let e = c.start_instance(plain.clone()).await.unwrap_err();
+    assert_eq!(e.code(), Code::AlreadyExists, "{e:?}");
+    java.start_instance(plain).await.unwrap();
+    let second = wait_done(&mut c, "again").await;
+    assert_ne!(first.execution_id, second.execution_id);
+    assert_eq!(second.output.as_deref(), Some("2"));
+    // A running instance stays.
+    start(&mut c, "Waiter", "busy-j", None).await;
+    until_status(&mut c, "busy-j", S::Running).await;
+    let e = java
+        .start_instance(CreateInstanceRequest {
+            instance_id: "busy-j".into(),
+            name: "Echo".into(),
+            ..CreateInstanceRequest::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::AlreadyExists, "{e:?}");
+    server.stop().await;
+}

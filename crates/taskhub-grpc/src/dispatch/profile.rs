@@ -2,7 +2,7 @@
 //! request and its call's metadata: how many items of each kind it may hold, whether it is
 //! sent health pings, and the connection its completions without a token are matched on.
 //!
-//! Two workers are told apart by the `user-agent` of their gRPC library:
+//! Two workers are told apart by the `user-agent` of their gRPC library (`crate::library`):
 //! * the Go SDK (`github.com/microsoft/durabletask-go` v0.6.0, `client/worker_grpc.go`,
 //!   `grpc-go/`): its generated protos predate health pings and entities (`WorkItem` has only
 //!   the orchestrator, activity and V1 entity requests; its loop logs anything else as an
@@ -24,6 +24,7 @@ use tonic::metadata::MetadataMap;
 use super::filters::Filters;
 use super::settings::DispatcherSettings;
 use super::state::StreamInfo;
+use crate::library::Library;
 use crate::proto::{GetWorkItemsRequest, WorkerCapability};
 
 /// The capacities (orchestration, activity, entity) and the stream's description.
@@ -46,28 +47,6 @@ fn capacity(declared: i32, field: &str, default: usize) -> Result<usize, String>
     }
 }
 
-/// The gRPC library a call comes from, as far as the profile cares (see the module docs).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Library {
-    Go,
-    Java,
-    Other,
-}
-
-fn library(metadata: &MetadataMap) -> Library {
-    let ua = metadata
-        .get("user-agent")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default();
-    if ua.contains("grpc-go/") {
-        Library::Go
-    } else if ua.contains("grpc-java-") {
-        Library::Java
-    } else {
-        Library::Other
-    }
-}
-
 /// The profile of a worker connecting with `request` and `metadata` on `connection`.
 ///
 /// # Errors
@@ -78,7 +57,7 @@ pub(crate) fn profile(
     connection: Option<u64>,
     s: &DispatcherSettings,
 ) -> Result<Profile, String> {
-    let lib = library(metadata);
+    let lib = Library::of(metadata);
     let legacy = lib != Library::Other;
     let entity_default = if legacy { 0 } else { s.default_entity_capacity };
     let serial = lib == Library::Java

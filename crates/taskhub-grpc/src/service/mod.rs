@@ -131,7 +131,8 @@ impl TaskHubSidecarService for Sidecar {
         self.caps.name(&r.get_ref().name, "name")?;
         self.caps
             .name(r.get_ref().version.as_deref().unwrap_or(""), "version")?;
-        ok(start::start(&self.client, &*self.clock, r.into_inner()).await)
+        let lib = crate::library::Library::of(r.metadata());
+        ok(start::start(&self.client, &*self.clock, lib, r.into_inner()).await)
     }
 
     async fn get_instance(&self, r: Request<GetInstanceRequest>) -> Answer<GetInstanceResponse> {

@@ -16,6 +16,14 @@
 
 use taskhub::{OrchestrationStatus, ReusePolicy};
 
+/// The statuses of a finished instance: what a start with no policy from a client whose
+/// protos have no reuse policy replaces (`crate::library`).
+pub(crate) const FINISHED: [OrchestrationStatus; 3] = [
+    OrchestrationStatus::Completed,
+    OrchestrationStatus::Failed,
+    OrchestrationStatus::Terminated,
+];
+
 /// What a start does with an instance ID whose current status is `existing`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Decision {

@@ -7,14 +7,16 @@ use taskhub_storage::Clock;
 use tonic::Status;
 
 use super::fields;
-use super::reuse::{decide, Decision, Listed};
+use super::reuse::{self, decide, Decision, Listed};
 use crate::convert::payload_from_proto;
 use crate::error::{invalid, invalid_value, status_of};
+use crate::library::Library;
 use crate::proto::{CreateInstanceRequest, CreateInstanceResponse, CreateOrchestrationAction};
 
 pub(crate) async fn start(
     client: &TaskHubClient,
     clock: &dyn Clock,
+    library: Library,
     r: CreateInstanceRequest,
 ) -> Result<CreateInstanceResponse, Status> {
     let name = fields::name(&r.name, "name")?;
@@ -35,12 +37,16 @@ pub(crate) async fn start(
         Some(p) if p.action == CreateOrchestrationAction::Ignore as i32 => Listed::Keep,
         _ => Listed::Replace,
     };
-    let replaceable = fields::statuses(
+    let mut replaceable = fields::statuses(
         r.orchestration_id_reuse_policy
             .as_ref()
             .map_or(&[][..], |p| &p.replaceable_status),
         "orchestrationIdReusePolicy.replaceableStatus",
     )?;
+    if library == Library::Java && r.orchestration_id_reuse_policy.is_none() {
+        // Its protos have no reuse policy: a finished instance is replaced (`crate::library`).
+        replaceable = reuse::FINISHED.to_vec();
+    }
     // The JavaScript SDK sends the epoch for "no start time": any time not after now is now.
     let start_at = fields::time(
         r.scheduled_start_timestamp.as_ref(),
