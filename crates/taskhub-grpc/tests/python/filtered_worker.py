@@ -1,0 +1,54 @@
+"""One Durable Task Python SDK worker process with the SDK's own work-item filters
+(`use_work_item_filters()`: built from what it registered), for the mixed-language hub of
+tests/sdk_mixed_filters.rs: `python filtered_worker.py HOST:PORT ROLE` runs until killed and
+prints "worker ROLE started" once started.
+
+* ROLE `main`: orchestrations `PyGreet` (its activity `PyWhere`) and `PyCross` (`PyWhere`, then
+  the Rust activity `RustWhere` run by Taskhub's own registry, then the JavaScript worker's
+  `JsWhere`), and the activity `PyWhere`, which answers "python: INPUT".
+* ROLE `late`: only the orchestration `PyLater` (which calls `PyWhere`, run by the `main`
+  worker), started before any worker takes it.
+"""
+
+import sys
+import threading
+
+from durabletask import task, worker
+
+ADDR, ROLE = sys.argv[1], sys.argv[2]
+
+
+def PyWhere(ctx: task.ActivityContext, what: str) -> str:  # noqa: N802 (the registered name)
+    return f"python: {what}"
+
+
+def PyGreet(ctx: task.OrchestrationContext, what: str):  # noqa: N802
+    where = yield ctx.call_activity(PyWhere, input=what)
+    return ["python orchestration", where]
+
+
+def PyCross(ctx: task.OrchestrationContext, what: str):  # noqa: N802
+    py = yield ctx.call_activity(PyWhere, input=what)
+    rust = yield ctx.call_activity("RustWhere", input=what)
+    js = yield ctx.call_activity("JsWhere", input=what)
+    return ["python orchestration", py, rust, js]
+
+
+def PyLater(ctx: task.OrchestrationContext, what: str):  # noqa: N802
+    where = yield ctx.call_activity("PyWhere", input=what)
+    return ["python late orchestration", where]
+
+
+w = worker.TaskHubGrpcWorker(host_address=ADDR)
+if ROLE == "main":
+    w.add_orchestrator(PyGreet)
+    w.add_orchestrator(PyCross)
+    w.add_activity(PyWhere)
+elif ROLE == "late":
+    w.add_orchestrator(PyLater)
+else:
+    sys.exit(f"unknown role {ROLE}")
+w.use_work_item_filters()
+w.start()
+print(f"worker {ROLE} started", flush=True)
+threading.Event().wait()

@@ -1,0 +1,256 @@
+//! A filtered mixed-language hub (issue 34, items 4 and 7): one Taskhub worker whose registry
+//! holds a Rust orchestration and activity, a Durable Task Python SDK worker
+//! (tests/python/filtered_worker.py, `use_work_item_filters()`) registered for `Py*`, and a
+//! Durable Task JavaScript SDK worker (tests/js/filtered_worker.js, `workItemFilters: "auto"`)
+//! registered for `Js*`, each SDK sending the work-item filters it builds from what it
+//! registered. Several orchestrations of each language run, each activity answering with its
+//! language, and one orchestration per language calls the activities of the other two (a Python
+//! orchestration calls a Rust and a JavaScript activity, and so on): each item ran in the worker
+//! whose filters name it (a worker given an item it has not registered fails it), and all
+//! complete. An orchestration no connected worker takes (`PyLater`) stays Pending, never
+//! failed, while the rest run (at least 5 s), and completes once a Python worker registered
+//! for it connects. On SQLite and on Azurite.
+//!
+//! Run as `scripts/with-python-sdk.sh scripts/with-js-sdk.sh scripts/with-azurite.sh cargo test
+//! -p taskhub-grpc --test sdk_mixed_filters` (scripts/test.sh does).
+#![allow(
+    clippy::disallowed_methods,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code"
+)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::calls;
+use common::sdk::SdkServer;
+use common::Backend;
+use taskhub::{ActivityContext, ActivityError, OrchestrationContext, OrchestrationError, Registry};
+use taskhub_grpc::proto::OrchestrationStatus;
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+const COMMAND: &str = "scripts/with-js-sdk.sh scripts/with-azurite.sh cargo test -p taskhub-grpc \
+                       --test sdk_mixed_filters";
+
+/// How long the orchestration nobody takes must stay Pending, at least.
+const UNTAKEN_FOR: Duration = Duration::from_secs(5);
+
+fn tests_dir(sub: &str, name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join(sub)
+        .join(name)
+}
+
+/// The Rust side: `RustGreet` (its activity `RustWhere`), `RustCross` (`RustWhere`, then the
+/// Python worker's `PyWhere`, then the JavaScript worker's `JsWhere`), and `RustWhere`, which
+/// answers "rust: INPUT".
+fn rust_registry() -> Registry {
+    let mut reg = Registry::new();
+    reg.orchestration(
+        "RustGreet",
+        |ctx: OrchestrationContext, what: String| async move {
+            let where_: String = ctx.call_activity("RustWhere", &what).await?;
+            Ok::<_, OrchestrationError>(vec!["rust orchestration".to_owned(), where_])
+        },
+    )
+    .orchestration(
+        "RustCross",
+        |ctx: OrchestrationContext, what: String| async move {
+            let rust: String = ctx.call_activity("RustWhere", &what).await?;
+            let py: String = ctx.call_activity("PyWhere", &what).await?;
+            let js: String = ctx.call_activity("JsWhere", &what).await?;
+            Ok::<_, OrchestrationError>(vec!["rust orchestration".to_owned(), rust, py, js])
+        },
+    )
+    .activity(
+        "RustWhere",
+        |_ctx: ActivityContext, what: String| async move {
+            Ok::<_, ActivityError>(format!("rust: {what}"))
+        },
+    );
+    reg
+}
+
+/// Starts an SDK worker process and waits (bounded) for the line it prints once started.
+async fn spawn(program: &str, args: &[String], env: &[(&str, String)], ready: &str) -> Worker {
+    let mut command = tokio::process::Command::new(program);
+    command
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let mut child = command
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {program} {args:?}: {e}"));
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    tokio::time::timeout(Duration::from_secs(60), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if line == ready {
+                return;
+            }
+        }
+        panic!("{program} {args:?} ended before printing {ready:?}");
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{program} {args:?} did not print {ready:?} within 60 s"));
+    // Keep reading its stdout, so it never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    Worker(child)
+}
+
+/// An SDK worker process, killed when dropped.
+struct Worker(tokio::process::Child);
+
+impl Worker {
+    async fn kill(mut self) {
+        self.0.start_kill().unwrap();
+        let _ = self.0.wait().await;
+    }
+}
+
+async fn until_connected(server: &SdkServer, n: usize) {
+    let start = Instant::now();
+    while server.dispatcher.connected_workers() < n {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "{n} SDK workers never connected (now {})",
+            server.dispatcher.connected_workers()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn mixed_hub(backend: Backend) {
+    let python = taskhub_test_support::env::python_sdk(COMMAND);
+    let node_path = taskhub_test_support::env::js_sdk(COMMAND);
+    let server = SdkServer::start_with(backend, rust_registry()).await;
+    let addr = server.addr.to_string();
+    let py = spawn(
+        &python,
+        &[
+            tests_dir("python", "filtered_worker.py")
+                .display()
+                .to_string(),
+            addr.clone(),
+            "main".into(),
+        ],
+        &[],
+        "worker main started",
+    )
+    .await;
+    let js = spawn(
+        "node",
+        &[
+            tests_dir("js", "filtered_worker.js").display().to_string(),
+            addr.clone(),
+        ],
+        &[("NODE_PATH", node_path)],
+        "worker js started",
+    )
+    .await;
+    until_connected(&server, 2).await;
+
+    let mut c = server.client().await;
+    // First: the orchestration no connected worker takes.
+    calls::start(&mut c, "PyLater", "later", Some("\"l\"")).await;
+    let untaken_since = Instant::now();
+    let mut expected: Vec<(String, Vec<String>)> = Vec::new();
+    for i in 0..3 {
+        for (name, lang, activity) in [
+            ("RustGreet", "rust", "rust"),
+            ("PyGreet", "python", "python"),
+            ("JsGreet", "javascript", "javascript"),
+        ] {
+            let id = format!("{lang}-{i}");
+            let input = format!("{lang} {i}");
+            calls::start(&mut c, name, &id, Some(&format!("\"{input}\""))).await;
+            expected.push((
+                id,
+                vec![
+                    format!("{lang} orchestration"),
+                    format!("{activity}: {input}"),
+                ],
+            ));
+        }
+    }
+    for (name, lang, order) in [
+        ("RustCross", "rust", ["rust", "python", "javascript"]),
+        ("PyCross", "python", ["python", "rust", "javascript"]),
+        ("JsCross", "javascript", ["javascript", "rust", "python"]),
+    ] {
+        let id = format!("{lang}-cross");
+        calls::start(&mut c, name, &id, Some("\"x\"")).await;
+        let mut want = vec![format!("{lang} orchestration")];
+        want.extend(order.iter().map(|l| format!("{l}: x")));
+        expected.push((id, want));
+    }
+    for (id, want) in &expected {
+        let st = calls::wait_done(&mut c, id).await;
+        assert_eq!(
+            st.orchestration_status,
+            OrchestrationStatus::Completed as i32,
+            "{id}: {st:?}"
+        );
+        let got: Vec<String> = serde_json::from_str(st.output.as_deref().unwrap())
+            .unwrap_or_else(|e| panic!("{id}: {e}: {st:?}"));
+        assert_eq!(&got, want, "{id}");
+    }
+
+    // `PyLater` waits, Pending, never failed, for at least UNTAKEN_FOR.
+    loop {
+        let st = calls::get(&mut c, "later").await.expect("later exists");
+        assert_eq!(
+            st.orchestration_status,
+            OrchestrationStatus::Pending as i32,
+            "an orchestration no worker takes stays Pending: {st:?}"
+        );
+        if untaken_since.elapsed() >= UNTAKEN_FOR {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // A worker that takes it connects: it completes (its activity run by the main Python
+    // worker).
+    let late = spawn(
+        &python,
+        &[
+            tests_dir("python", "filtered_worker.py")
+                .display()
+                .to_string(),
+            addr.clone(),
+            "late".into(),
+        ],
+        &[],
+        "worker late started",
+    )
+    .await;
+    let st = calls::wait_done(&mut c, "later").await;
+    assert_eq!(
+        st.orchestration_status,
+        OrchestrationStatus::Completed as i32,
+        "{st:?}"
+    );
+    let got: Vec<String> = serde_json::from_str(st.output.as_deref().unwrap()).unwrap();
+    assert_eq!(got, ["python late orchestration", "python: l"]);
+
+    late.kill().await;
+    js.kill().await;
+    py.kill().await;
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_filtered_mixed_language_hub_on_sqlite() {
+    mixed_hub(Backend::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_filtered_mixed_language_hub_on_azurite() {
+    mixed_hub(Backend::Azure).await;
+}
