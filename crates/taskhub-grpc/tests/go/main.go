@@ -567,6 +567,14 @@ func (r *results) run(ctx context.Context, name string, body func(ctx context.Co
 }
 
 func main() {
+	// The worker-only mode (worker_mode.go).
+	if len(os.Args) == 5 && os.Args[1] == "worker" {
+		if err := runWorker(os.Args[2], os.Args[3], os.Args[4]); err != nil {
+			fmt.Println(err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) != 2 {
 		fmt.Fprintln(os.Stderr, "usage: go-sdk-scenarios HOST:PORT")
 		os.Exit(2)

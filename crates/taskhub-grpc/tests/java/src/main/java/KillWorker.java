@@ -1,0 +1,88 @@
+// One Durable Task Java SDK worker (com.microsoft:durabletask-client 1.5.0, pinned in pom.xml),
+// for the SIGKILL test of tests/sdk_kill.rs: `java KillWorker HOST:PORT NAME SLOW_SECONDS` (the
+// classpath in CLASSPATH; HOST a loopback address: 1.5.0 always connects to localhost) runs the
+// SDK's DurableTaskGrpcWorker until killed and prints "worker NAME started" once it is started.
+// Its orchestration `TwoSteps` runs the activity `Step`, then `SlowStep`, which prints "slow
+// step started by NAME" and sleeps SLOW_SECONDS; each activity answers which worker ran it
+// ("WHAT by NAME").
+
+import com.microsoft.durabletask.DurableTaskGrpcWorker;
+import com.microsoft.durabletask.DurableTaskGrpcWorkerBuilder;
+import com.microsoft.durabletask.TaskActivity;
+import com.microsoft.durabletask.TaskActivityFactory;
+import com.microsoft.durabletask.TaskOrchestration;
+import com.microsoft.durabletask.TaskOrchestrationFactory;
+
+import java.util.List;
+
+public final class KillWorker {
+    private KillWorker() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        if (args.length != 3 || !args[0].contains(":")) {
+            System.err.println("usage: java KillWorker HOST:PORT NAME SLOW_SECONDS");
+            System.exit(2);
+        }
+        int port = Integer.parseInt(args[0].substring(args[0].lastIndexOf(':') + 1));
+        String name = args[1];
+        long slowMillis = Long.parseLong(args[2]) * 1000;
+
+        TaskOrchestration twoSteps = ctx -> {
+            String first = ctx.callActivity("Step", "step 1", String.class).await();
+            String second = ctx.callActivity("SlowStep", "slow step", String.class).await();
+            ctx.complete(List.of(first, second));
+        };
+        TaskActivity step = ctx -> ctx.getInput(String.class) + " by " + name;
+        TaskActivity slowStep = ctx -> {
+            System.out.println("slow step started by " + name);
+            System.out.flush();
+            try {
+                Thread.sleep(slowMillis);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted", e);
+            }
+            return ctx.getInput(String.class) + " by " + name;
+        };
+
+        DurableTaskGrpcWorker worker = new DurableTaskGrpcWorkerBuilder()
+                .port(port)
+                .addOrchestration(orchestration("TwoSteps", twoSteps))
+                .addActivity(activity("Step", step))
+                .addActivity(activity("SlowStep", slowStep))
+                .build();
+        worker.start();
+        System.out.println("worker " + name + " started");
+        System.out.flush();
+        Thread.currentThread().join();
+    }
+
+    static TaskOrchestrationFactory orchestration(String name, TaskOrchestration o) {
+        return new TaskOrchestrationFactory() {
+            @Override
+            public String getName() {
+                return name;
+            }
+
+            @Override
+            public TaskOrchestration create() {
+                return o;
+            }
+        };
+    }
+
+    static TaskActivityFactory activity(String name, TaskActivity a) {
+        return new TaskActivityFactory() {
+            @Override
+            public String getName() {
+                return name;
+            }
+
+            @Override
+            public TaskActivity create() {
+                return a;
+            }
+        };
+    }
+}
