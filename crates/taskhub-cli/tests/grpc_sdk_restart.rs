@@ -1,0 +1,183 @@
+//! SIGKILL of a Taskhub process with an SDK worker connected (issue 34, item 7): a `taskhub
+//! worker --grpc` process on a SQLite hub, an official Python SDK worker
+//! (taskhub-grpc's tests/python/worker_process.py) connected to it, orchestrations running. The
+//! Taskhub process is killed with SIGKILL while the SDK worker runs a slow step; a new one starts
+//! on the same file and the same address, the SDK worker reconnects by itself, and every
+//! orchestration completes with exactly the output it would have had without the kill.
+//!
+//! Needs the Python SDK: `scripts/with-python-sdk.sh cargo test -p taskhub-cli --test
+//! grpc_sdk_restart` (scripts/test.sh does).
+#![allow(
+    clippy::disallowed_methods,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code"
+)]
+
+mod common;
+
+use std::io::{BufRead as _, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use common::{taskhub, TempDir};
+use taskhub_grpc::proto::task_hub_sidecar_service_client::TaskHubSidecarServiceClient;
+use taskhub_grpc::proto::{CreateInstanceRequest, GetInstanceRequest, OrchestrationStatus};
+
+/// Short leases and visibility timeouts: what the dead process held comes back in seconds.
+const FAST: [&str; 12] = [
+    "--set",
+    "lease_interval=2s",
+    "--set",
+    "lease_renew_interval=500ms",
+    "--set",
+    "lease_acquire_interval=1s",
+    "--set",
+    "work_item_visibility_timeout=3s",
+    "--set",
+    "control_queue_visibility_timeout=3s",
+    "--set",
+    "max_queue_polling_interval=100ms",
+];
+
+/// How many orchestrations run through the kill.
+const ORCHESTRATIONS: usize = 8;
+
+/// Kills and reaps the child on drop (a failing test leaves no process behind).
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A free port on 127.0.0.1 (bound, then released for the Taskhub process to bind).
+fn free_addr() -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().to_string()
+}
+
+/// A `taskhub worker --grpc ADDR` on `dir`'s hub, once its endpoint listens.
+#[expect(
+    clippy::zombie_processes,
+    reason = "the child is reaped by `Reaped` (or when it exits early, by the test failing)"
+)]
+fn taskhub_worker(dir: &TempDir, addr: &str) -> Reaped {
+    let mut child = taskhub(&dir.0)
+        .arg("--db")
+        .arg(dir.db())
+        .args(FAST)
+        .args(["worker", "--grpc", addr])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    loop {
+        let line = lines.next().expect("exited before listening").unwrap();
+        if let Some(rest) = line.strip_prefix("Durable Task gRPC endpoint on ") {
+            assert!(rest.starts_with(addr), "{line}");
+            std::thread::spawn(move || for _ in lines {});
+            return Reaped(child);
+        }
+    }
+}
+
+/// A Python SDK worker process named `name`; its stdout lines go to `lines`.
+fn sdk_worker(python: &str, addr: &str, name: &str, lines: mpsc::Sender<String>) -> Reaped {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../taskhub-grpc/tests/python/worker_process.py");
+    let mut child = Command::new(python)
+        .arg(script)
+        .arg(addr)
+        .arg(name)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("cannot start the Python SDK worker");
+    let out = BufReader::new(child.stdout.take().unwrap());
+    std::thread::spawn(move || {
+        for line in out.lines().map_while(Result::ok) {
+            let _ = lines.send(line);
+        }
+    });
+    Reaped(child)
+}
+
+fn said(lines: &mpsc::Receiver<String>, want: &str) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = lines
+            .recv_timeout(left)
+            .unwrap_or_else(|_| panic!("the SDK worker did not print {want:?} within 60 s"));
+        if line == want {
+            return;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_taskhub_process_restarted_on_the_same_hub_finishes_every_sdk_orchestration() {
+    let python =
+        taskhub_test_support::env::python_sdk("cargo test -p taskhub-cli --test grpc_sdk_restart");
+    let dir = TempDir::new("grpc-restart");
+    let addr = free_addr();
+    let mut first = taskhub_worker(&dir, &addr);
+    let (tx, lines) = mpsc::channel();
+    let _w = sdk_worker(&python, &addr, "W", tx);
+    said(&lines, "worker W started");
+    let mut c = TaskHubSidecarServiceClient::connect(format!("http://{addr}"))
+        .await
+        .unwrap();
+    let ids: Vec<String> = (0..ORCHESTRATIONS)
+        .map(|i| format!("restart-{i}"))
+        .collect();
+    for id in &ids {
+        c.start_instance(CreateInstanceRequest {
+            instance_id: id.clone(),
+            name: "two_steps".into(),
+            ..CreateInstanceRequest::default()
+        })
+        .await
+        .unwrap();
+    }
+    // Kill the Taskhub process while its SDK worker runs a slow step.
+    said(&lines, "slow step started by W");
+    first.0.kill().unwrap();
+    first.0.wait().unwrap();
+    drop(c);
+    // A new process on the same file and address; the SDK worker reconnects by itself.
+    let mut second = taskhub_worker(&dir, &addr);
+    let mut c = TaskHubSidecarServiceClient::connect(format!("http://{addr}"))
+        .await
+        .unwrap();
+    for id in &ids {
+        let mut request = taskhub_grpc::tonic::Request::new(GetInstanceRequest {
+            instance_id: id.clone(),
+            get_inputs_and_outputs: true,
+        });
+        request.set_timeout(Duration::from_secs(60));
+        let st = c
+            .wait_for_instance_completion(request)
+            .await
+            .unwrap_or_else(|e| panic!("{id} did not complete within 60 s: {e}"))
+            .into_inner()
+            .orchestration_state
+            .unwrap();
+        assert_eq!(
+            st.orchestration_status,
+            OrchestrationStatus::Completed as i32,
+            "{id}: {st:?}"
+        );
+        let out: Vec<String> = serde_json::from_str(st.output.as_deref().unwrap()).unwrap();
+        assert_eq!(out, ["step 1 by W", "slow step by W"], "{id}");
+    }
+    let _ = Command::new("kill")
+        .args(["-INT", &second.0.id().to_string()])
+        .status();
+    let _ = second.0.wait();
+}
