@@ -1,12 +1,13 @@
 //! SIGKILL of a Taskhub process with an SDK worker connected (issue 34, item 7): a `taskhub
 //! worker --grpc` process on a SQLite hub, an official Python SDK worker
-//! (taskhub-grpc's tests/python/worker_process.py) connected to it, orchestrations running. The
+//! (taskhub-grpc's tests/python/worker_process.py) or Go SDK worker (taskhub-grpc's tests/go
+//! program, `worker` mode) connected to it, orchestrations running. The
 //! Taskhub process is killed with SIGKILL while the SDK worker runs a slow step; a new one starts
 //! on the same file and the same address, the SDK worker reconnects by itself, and every
 //! orchestration completes with exactly the output it would have had without the kill.
 //!
-//! Needs the Python SDK: `scripts/with-python-sdk.sh cargo test -p taskhub-cli --test
-//! grpc_sdk_restart` (scripts/test.sh does).
+//! Needs the Python and Go SDKs: `scripts/with-python-sdk.sh scripts/with-go-sdk.sh cargo test -p
+//! taskhub-cli --test grpc_sdk_restart` (scripts/test.sh does).
 #![allow(
     clippy::disallowed_methods,
     clippy::unwrap_used,
@@ -86,18 +87,55 @@ fn taskhub_worker(dir: &TempDir, addr: &str) -> Reaped {
     }
 }
 
-/// A Python SDK worker process named `name`; its stdout lines go to `lines`.
-fn sdk_worker(python: &str, addr: &str, name: &str, lines: mpsc::Sender<String>) -> Reaped {
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../taskhub-grpc/tests/python/worker_process.py");
-    let mut child = Command::new(python)
-        .arg(script)
+/// How to start an SDK worker process: `program args... HOST:PORT NAME [SLOW_SECONDS]`, whose
+/// orchestration `orchestration` runs a quick step, then a 4 s one (printing "slow step started
+/// by NAME"), and answers `["step 1 by NAME", "slow step by NAME"]`.
+struct Sdk {
+    program: String,
+    args: Vec<String>,
+    /// After the name (the Go program takes the slow step's seconds).
+    tail: Vec<String>,
+    orchestration: &'static str,
+}
+
+/// The Python SDK: taskhub-grpc's tests/python/worker_process.py.
+fn python() -> Sdk {
+    Sdk {
+        program: taskhub_test_support::env::python_sdk(
+            "cargo test -p taskhub-cli --test grpc_sdk_restart",
+        ),
+        args: vec![std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../taskhub-grpc/tests/python/worker_process.py")
+            .display()
+            .to_string()],
+        tail: Vec::new(),
+        orchestration: "two_steps",
+    }
+}
+
+/// The Go SDK: taskhub-grpc's tests/go program in its worker-only mode (worker_mode.go).
+fn go() -> Sdk {
+    Sdk {
+        program: taskhub_test_support::env::go_sdk(
+            "scripts/with-go-sdk.sh cargo test -p taskhub-cli --test grpc_sdk_restart",
+        ),
+        args: vec!["worker".into()],
+        tail: vec!["4".into()],
+        orchestration: "TwoSteps",
+    }
+}
+
+/// An SDK worker process named `name`; its stdout lines go to `lines`.
+fn sdk_worker(sdk: &Sdk, addr: &str, name: &str, lines: mpsc::Sender<String>) -> Reaped {
+    let mut child = Command::new(&sdk.program)
+        .args(&sdk.args)
         .arg(addr)
         .arg(name)
+        .args(&sdk.tail)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .expect("cannot start the Python SDK worker");
+        .unwrap_or_else(|e| panic!("cannot start the SDK worker {}: {e}", sdk.program));
     let out = BufReader::new(child.stdout.take().unwrap());
     std::thread::spawn(move || {
         for line in out.lines().map_while(Result::ok) {
@@ -121,14 +159,21 @@ fn said(lines: &mpsc::Receiver<String>, want: &str) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_killed_taskhub_process_restarted_on_the_same_hub_finishes_every_sdk_orchestration() {
-    let python =
-        taskhub_test_support::env::python_sdk("cargo test -p taskhub-cli --test grpc_sdk_restart");
+async fn a_killed_taskhub_process_restarted_on_the_same_hub_finishes_every_python_orchestration() {
+    a_killed_taskhub_process_restarted_on_the_same_hub_finishes_every_orchestration(python()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_taskhub_process_restarted_on_the_same_hub_finishes_every_go_orchestration() {
+    a_killed_taskhub_process_restarted_on_the_same_hub_finishes_every_orchestration(go()).await;
+}
+
+async fn a_killed_taskhub_process_restarted_on_the_same_hub_finishes_every_orchestration(sdk: Sdk) {
     let dir = TempDir::new("grpc-restart");
     let addr = free_addr();
     let mut first = taskhub_worker(&dir, &addr);
     let (tx, lines) = mpsc::channel();
-    let _w = sdk_worker(&python, &addr, "W", tx);
+    let _w = sdk_worker(&sdk, &addr, "W", tx);
     said(&lines, "worker W started");
     let mut c = TaskHubSidecarServiceClient::connect(format!("http://{addr}"))
         .await
@@ -139,7 +184,7 @@ async fn a_killed_taskhub_process_restarted_on_the_same_hub_finishes_every_sdk_o
     for id in &ids {
         c.start_instance(CreateInstanceRequest {
             instance_id: id.clone(),
-            name: "two_steps".into(),
+            name: sdk.orchestration.into(),
             ..CreateInstanceRequest::default()
         })
         .await
