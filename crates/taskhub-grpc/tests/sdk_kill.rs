@@ -6,7 +6,8 @@
 //! Three orchestrations start; once A runs a slow step, a second process B of the same SDK
 //! connects (its slow step is quick) and A is killed with SIGKILL. Every orchestration
 //! completes, its slow step run again by B, within 30 s of the kill (the activity timeout is 30
-//! minutes): no work item A held is lost or waits for a timeout.
+//! minutes), and B ran each slow step once: no work item A held is lost, waits for a timeout, or
+//! is handed out twice.
 //!
 //! Run as `scripts/with-go-sdk.sh scripts/with-java-sdk.sh scripts/with-js-sdk.sh cargo test -p
 //! taskhub-grpc --test sdk_kill` (scripts/test.sh does).
@@ -73,6 +74,8 @@ fn javascript() -> Sdk {
 struct Worker {
     child: tokio::process::Child,
     lines: mpsc::UnboundedReceiver<String>,
+    /// The lines read so far.
+    read: Vec<String>,
 }
 
 impl Sdk {
@@ -98,24 +101,38 @@ impl Sdk {
                 let _ = tx.send(line);
             }
         });
-        Worker { child, lines }
+        Worker {
+            child,
+            lines,
+            read: Vec::new(),
+        }
     }
 }
 
 impl Worker {
-    /// Waits (bounded) until the process prints `want`.
-    async fn said(&mut self, want: &str) {
+    /// Waits (bounded) until the process has printed `want` `n` times in all, then answers how
+    /// many times it printed it by then, more included.
+    async fn said_times(&mut self, want: &str, n: usize) -> usize {
+        let count = |read: &[String]| read.iter().filter(|l| *l == want).count();
         tokio::time::timeout(Duration::from_secs(60), async {
-            loop {
-                match self.lines.recv().await {
-                    Some(line) if line == want => return,
-                    Some(_) => {}
-                    None => panic!("the worker ended before printing {want:?}"),
-                }
+            while count(&self.read) < n {
+                let line = self.lines.recv().await.unwrap_or_else(|| {
+                    panic!("the worker ended before printing {want:?} {n} times")
+                });
+                self.read.push(line);
             }
         })
         .await
-        .unwrap_or_else(|_| panic!("the worker did not print {want:?} within 60 s"));
+        .unwrap_or_else(|_| panic!("the worker did not print {want:?} {n} times within 60 s"));
+        while let Ok(line) = self.lines.try_recv() {
+            self.read.push(line);
+        }
+        count(&self.read)
+    }
+
+    /// Waits (bounded) until the process has printed `want`.
+    async fn said(&mut self, want: &str) {
+        self.said_times(want, 1).await;
     }
 
     async fn kill(mut self) {
@@ -177,6 +194,11 @@ async fn a_killed_workers_orchestrations_finish_on_another(sdk: Sdk) {
         killed.elapsed() < Duration::from_secs(30),
         "{:?}",
         killed.elapsed()
+    );
+    // B ran each slow step once: what A held was handed over once, nothing twice.
+    assert_eq!(
+        b.said_times("slow step started by B", ORCHESTRATIONS).await,
+        ORCHESTRATIONS
     );
     b.kill().await;
     server.stop().await;
