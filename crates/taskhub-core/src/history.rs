@@ -1,10 +1,17 @@
 //! History events: the event-sourced log of one orchestration execution.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::ids::{ExecutionId, InstanceId, MessageId};
 use crate::payload::Payload;
 use crate::time::Timestamp;
+
+/// Tags: string keys and values an instance or a scheduled task carries (an instance's are
+/// set at its start; a task's by the code that schedules it, such as an SDK's
+/// `ScheduleTaskAction.tags`). Written only when not empty.
+pub type Tags = BTreeMap<String, String>;
 
 /// One entry of an instance's history. Its position in the history is its sequence number,
 /// which storage keeps as the row key.
@@ -180,6 +187,11 @@ pub enum EventKind {
         /// Attempt number under a retry policy (1 for the first attempt).
         #[serde(default = "one", skip_serializing_if = "is_one")]
         attempt: u32,
+        /// The tags the code gave the task (an SDK's `ScheduleTaskAction.tags`), passed to
+        /// the worker that runs it; empty (and not written) when none, as in events written
+        /// before tasks carried tags.
+        #[serde(default, skip_serializing_if = "Tags::is_empty")]
+        tags: Tags,
     },
     /// An activity returned successfully.
     TaskCompleted {

@@ -56,7 +56,7 @@ pub use engine::{
 };
 pub use entity::{EntityContext, EntityError, EntityId, EntityType};
 pub use error::CoreError;
-pub use history::{CarriedEvent, EventKind, FailureDetails, HistoryEvent, ParentInstance};
+pub use history::{CarriedEvent, EventKind, FailureDetails, HistoryEvent, ParentInstance, Tags};
 pub use ids::{ExecutionId, InstanceId, MessageId, MAX_EVENT_ID_BYTES};
 pub use message::{Message, SendOrder, Sender};
 pub use orchestration::combinators::{when_all, when_any, when_any2, Either};

@@ -76,6 +76,7 @@ fn sample_events() -> Vec<HistoryEvent> {
             version: Some("1".into()),
             input: p("12.5"),
             attempt: 2,
+            tags: Default::default(),
         },
         EventKind::TaskCompleted {
             task_id: 0,
@@ -194,6 +195,7 @@ fn sample_messages() -> Vec<Message> {
                 version: None,
                 input: p("1"),
                 attempt: 1,
+                tags: Default::default(),
             },
         },
         Message {
@@ -212,6 +214,7 @@ fn sample_messages() -> Vec<Message> {
                 version: None,
                 input: p("2"),
                 attempt: 3,
+                tags: Default::default(),
             },
         },
         // Added with the trace context: the lines above, written before it existed, still
@@ -232,6 +235,32 @@ fn sample_messages() -> Vec<Message> {
                 version: None,
                 input: p("3"),
                 attempt: 1,
+                tags: Default::default(),
+            },
+        },
+        // Added with task tags (an SDK's `ScheduleTaskAction.tags`): the lines above, written
+        // before they existed, still decode (to no tags) and re-encode identically.
+        Message {
+            id: MessageId::from_stored("tagged"),
+            target: id("order-42"),
+            execution_id: Some(exec_tagged()),
+            sender: None,
+            episode: 6,
+            enqueued_at: Timestamp::from_millis(13),
+            target_partition: Some(1),
+            traceparent: None,
+            order: None,
+            event: EventKind::TaskScheduled {
+                task_id: 3,
+                name: "Ship".into(),
+                version: None,
+                input: p("4"),
+                attempt: 1,
+                tags: [
+                    ("team".to_owned(), "ops".to_owned()),
+                    ("tier".to_owned(), "gold".to_owned()),
+                ]
+                .into(),
             },
         },
     ]
@@ -277,6 +306,31 @@ fn golden_files_decode_and_reencode_identically() {
     for (line, m) in MESSAGES.lines().zip(&msgs) {
         assert_eq!(encode_message(m), line);
     }
+}
+
+fn exec_tagged() -> ExecutionId {
+    ExecutionId::new("e2").unwrap()
+}
+
+/// A task's tags are an optional field of `TaskScheduled`: absent in the records written
+/// before them (they decode with none), written only when there are some, and read back as
+/// written.
+#[test]
+fn task_tags_are_an_optional_field_of_task_scheduled() {
+    let scheduled = EVENTS
+        .lines()
+        .map(|l| decode_event(l).unwrap())
+        .find(|e| matches!(e.event, EventKind::TaskScheduled { .. }))
+        .unwrap();
+    let mut tagged = scheduled.clone();
+    if let EventKind::TaskScheduled { tags, .. } = &mut tagged.event {
+        assert!(tags.is_empty());
+        tags.insert("team".into(), "ops".into());
+    }
+    let line = encode_event(&tagged);
+    assert!(line.contains(r#""tags":{"team":"ops"}"#), "{line}");
+    assert_eq!(decode_event(&line).unwrap(), tagged);
+    assert!(!encode_event(&scheduled).contains("tags"));
 }
 
 #[test]

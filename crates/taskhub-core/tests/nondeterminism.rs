@@ -171,6 +171,7 @@ fn corrupt_history_completion_for_unknown_task() {
                 version: None,
                 input: Payload::null(),
                 attempt: 1,
+                tags: Default::default(),
             },
         ),
         HistoryEvent::new(ts(0), EventKind::OrchestratorCompleted),

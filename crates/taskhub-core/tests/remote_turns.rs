@@ -53,6 +53,7 @@ fn schedule(task_id: u64) -> Decision {
         name: "Work".into(),
         version: None,
         input: Payload::null(),
+        tags: Default::default(),
     }
 }
 

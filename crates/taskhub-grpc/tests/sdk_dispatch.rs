@@ -503,6 +503,7 @@ fn later_turn(
                 version: None,
                 input: Payload::from_json(format!("\"city {task_id}\"")).unwrap(),
                 attempt: 1,
+                tags: Default::default(),
             },
         )
     }));

@@ -42,6 +42,7 @@ fn long_turn(id: &str) -> OrchestrationWork {
                 version: None,
                 input: Payload::from_json(format!("\"{}\"", "x".repeat(1024))).unwrap(),
                 attempt: 1,
+                tags: Default::default(),
             },
         ));
         past.push(HistoryEvent::new(

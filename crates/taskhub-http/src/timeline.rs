@@ -130,6 +130,7 @@ mod tests {
                     version: None,
                     input: Payload::null(),
                     attempt: 1,
+                    tags: Default::default(),
                 },
             ),
             ev(
@@ -164,6 +165,7 @@ mod tests {
                     version: None,
                     input: Payload::null(),
                     attempt: 2,
+                    tags: Default::default(),
                 },
             ),
             ev(

@@ -116,6 +116,7 @@ fn turn(chain: &Chain, receipt: taskhub_storage::Receipt) -> CheckpointRequest {
             version: None,
             input: payload("7"),
             attempt: 1,
+            tags: Default::default(),
         },
     ));
     events.push(HistoryEvent::new(now, EventKind::OrchestratorCompleted));

@@ -1,7 +1,5 @@
 //! The instances table: one status row per instance (the read side).
 
-use std::collections::BTreeMap;
-
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use taskhub_core::{
@@ -14,7 +12,7 @@ use crate::list_order::ListOrder;
 
 /// An instance's tags: string keys and values set at its start (see the runtime's
 /// `StartOptions::tags` for their limits), kept across continue-as-new.
-pub type Tags = BTreeMap<String, String>;
+pub type Tags = taskhub_core::Tags;
 
 /// The most [`ExecutionRecord`]s an instance row keeps (the oldest go first).
 pub const MAX_EXECUTION_RECORDS: usize = 32;

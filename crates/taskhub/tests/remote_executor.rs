@@ -468,6 +468,7 @@ fn schedule(task_id: u64, name: &str) -> Decision {
         name: name.into(),
         version: None,
         input: Payload::null(),
+        tags: Default::default(),
     }
 }
 

@@ -2,7 +2,7 @@
 //! Taskhub's types). Task IDs are the executor's: each scheduling decision names the ID its
 //! result is reported under, unique within the execution.
 
-use crate::history::{CarriedEvent, FailureDetails};
+use crate::history::{CarriedEvent, FailureDetails, Tags};
 use crate::ids::InstanceId;
 use crate::payload::Payload;
 use crate::time::Timestamp;
@@ -43,6 +43,8 @@ pub enum Decision {
         version: Option<String>,
         /// Its input.
         input: Payload,
+        /// Its tags (empty: none), recorded in `TaskScheduled` and given to the worker.
+        tags: Tags,
     },
     /// Start a sub-orchestration.
     StartSubOrchestration {

@@ -1,6 +1,6 @@
 //! What one orchestration turn takes in and produces.
 
-use crate::history::{CarriedEvent, EventKind, FailureDetails, HistoryEvent, ParentInstance};
+use crate::history::{CarriedEvent, EventKind, FailureDetails, HistoryEvent, ParentInstance, Tags};
 use crate::ids::{ExecutionId, InstanceId, MessageId};
 use crate::message::Message;
 use crate::orchestration::state::LogRecord;
@@ -33,6 +33,8 @@ pub enum Action {
         input: Payload,
         /// Attempt number under a retry policy.
         attempt: u32,
+        /// The task's tags (empty: none).
+        tags: Tags,
     },
     /// Start a child orchestration.
     StartSubOrchestration {

@@ -229,6 +229,7 @@ impl OrchestrationSession {
                         name,
                         version,
                         input,
+                        tags,
                     } => {
                         let attempt = self.remote.as_mut().map_or(1, |r| r.attempt(task_id, 0));
                         (
@@ -240,6 +241,7 @@ impl OrchestrationSession {
                                 version,
                                 input,
                                 attempt,
+                                tags,
                             },
                         )
                     }

@@ -350,6 +350,7 @@ impl OrchestrationSession {
                     version,
                     input,
                     attempt,
+                    tags,
                 } => (
                     EventKind::TaskScheduled {
                         task_id,
@@ -357,6 +358,7 @@ impl OrchestrationSession {
                         version: version.clone(),
                         input: input.clone(),
                         attempt,
+                        tags: tags.clone(),
                     },
                     Action::ScheduleActivity {
                         task_id,
@@ -364,6 +366,7 @@ impl OrchestrationSession {
                         version,
                         input,
                         attempt,
+                        tags,
                     },
                 ),
                 Emitted::SubOrchestration {

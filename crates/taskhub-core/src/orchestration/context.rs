@@ -7,6 +7,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::descriptor::{ActivityRef, OrchestrationRef};
+use crate::history::Tags;
 use crate::ids::{name_uuid, ExecutionId, InstanceId};
 use crate::orchestration::error::{OrchestrationError, TaskError};
 use crate::orchestration::events::EventFuture;
@@ -289,6 +290,7 @@ impl OrchestrationContext {
                 version: None,
                 input,
                 attempt,
+                tags: Tags::new(),
             },
             Some(TaskKind::Activity),
         );

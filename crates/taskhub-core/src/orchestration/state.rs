@@ -4,7 +4,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::Waker;
 
-use crate::history::{CarriedEvent, FailureDetails};
+use crate::history::{CarriedEvent, FailureDetails, Tags};
 use crate::ids::{ExecutionId, InstanceId};
 use crate::payload::Payload;
 use crate::time::Timestamp;
@@ -18,6 +18,7 @@ pub(crate) enum Emitted {
         version: Option<String>,
         input: Payload,
         attempt: u32,
+        tags: Tags,
     },
     SubOrchestration {
         task_id: u64,

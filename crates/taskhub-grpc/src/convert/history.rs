@@ -121,6 +121,7 @@ fn kind_to_proto(k: &EventKind, instance: &InstanceId) -> (i32, E) {
             name,
             version,
             input: i,
+            tags,
             ..
         } => (
             task(*task_id),
@@ -128,6 +129,7 @@ fn kind_to_proto(k: &EventKind, instance: &InstanceId) -> (i32, E) {
                 name: name.clone(),
                 version: version.clone(),
                 input: input(i),
+                tags: tags.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
                 ..proto::TaskScheduledEvent::default()
             }),
         ),
@@ -355,6 +357,7 @@ fn kind_from_proto(event_id: i32, k: &E) -> Result<EventKind, ConvertError> {
             version: t.version.clone(),
             input: payload_from_proto(t.input.as_deref(), "taskScheduled.input")?,
             attempt: 1,
+            tags: t.tags.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         },
         E::TaskCompleted(t) => EventKind::TaskCompleted {
             task_id: task_id(t.task_scheduled_id, "taskCompleted.taskScheduledId")?,

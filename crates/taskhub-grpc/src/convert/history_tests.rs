@@ -57,6 +57,8 @@ fn every_kind() -> Vec<EventKind> {
             version: None,
             input: p("\"x\""),
             attempt: 1,
+            // An SDK's `ScheduleTaskAction.tags`: replayed to it in `taskScheduled.tags`.
+            tags: [("team".to_owned(), "ops".to_owned())].into(),
         },
         EventKind::TaskCompleted {
             task_id: 1,
@@ -115,6 +117,34 @@ fn every_kind_round_trips() {
         let back = event_from_proto(&wire).unwrap();
         assert_eq!(back, ours, "{}", ours.event.type_name());
     }
+}
+
+#[test]
+fn a_task_s_tags_go_out_in_task_scheduled_and_come_back() {
+    let instance = id("inst-1");
+    let tags: taskhub::Tags = [
+        ("team".to_owned(), "ops".to_owned()),
+        ("tier".to_owned(), "gold".to_owned()),
+    ]
+    .into();
+    let ours = HistoryEvent::new(
+        Timestamp::EPOCH,
+        EventKind::TaskScheduled {
+            task_id: 3,
+            name: "Act".into(),
+            version: None,
+            input: p("1"),
+            attempt: 1,
+            tags: tags.clone(),
+        },
+    );
+    let wire = event_to_proto(&ours, &instance);
+    let Some(proto::history_event::EventType::TaskScheduled(t)) = &wire.event_type else {
+        panic!("{wire:?}");
+    };
+    let sent: taskhub::Tags = t.tags.clone().into_iter().collect();
+    assert_eq!(sent, tags);
+    assert_eq!(event_from_proto(&wire).unwrap(), ours);
 }
 
 #[test]

@@ -155,6 +155,7 @@ fn action(
                     name: name(&t.name, "name")?,
                     version: t.version.clone().filter(|v| !v.is_empty()),
                     input: payload_from_proto(t.input.as_deref(), "input")?,
+                    tags: t.tags.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
                 })
             })(),
         ),

@@ -111,6 +111,7 @@ fn every_supported_action_becomes_its_decision() {
                 name: "SayHello".into(),
                 version: None,
                 input: json("\"Tokyo\""),
+                tags: Default::default(),
             },
             Decision::StartSubOrchestration {
                 task_id: 1,
@@ -570,4 +571,30 @@ fn a_turn_over_the_action_cap_fails_naming_the_cap_and_converts_nothing() {
         "{}",
         f.message
     );
+}
+
+#[test]
+fn a_scheduled_task_s_tags_are_kept() {
+    let r = response(vec![act(
+        0,
+        A::ScheduleTask(ScheduleTaskAction {
+            name: "Ship".into(),
+            tags: [
+                ("team".to_owned(), "ops".to_owned()),
+                ("tier".to_owned(), "gold".to_owned()),
+            ]
+            .into(),
+            ..ScheduleTaskAction::default()
+        }),
+    )]);
+    let d = orchestration_decision(&instance(), &execution(), &r, CAP);
+    let [Decision::ScheduleActivity { tags, .. }] = d.decisions.as_slice() else {
+        panic!("{:?}", d.decisions);
+    };
+    let want: taskhub::Tags = [
+        ("team".to_owned(), "ops".to_owned()),
+        ("tier".to_owned(), "gold".to_owned()),
+    ]
+    .into();
+    assert_eq!(tags, &want);
 }

@@ -34,6 +34,7 @@ fn scheduled(task_id: u64) -> HistoryEvent {
             version: None,
             input: Payload::from_json(task_id.to_string()).unwrap(),
             attempt: 1,
+            tags: Default::default(),
         },
     )
 }

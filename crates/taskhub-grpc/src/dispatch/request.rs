@@ -3,7 +3,6 @@
 //! `requiresHistoryStreaming` is never asked for); the past events go encoded, from the
 //! [`PastCache`].
 
-use std::collections::HashMap;
 use std::sync::Mutex;
 
 use taskhub::executor::{ActivityWork, OrchestrationWork};
@@ -66,6 +65,41 @@ pub(crate) fn activity_request(work: &ActivityWork) -> ActivityRequest {
             trace_parent: t.clone(),
             ..TraceContext::default()
         }),
-        tags: HashMap::new(),
+        tags: work
+            .tags
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "test code")]
+
+    use taskhub::{ExecutionId, InstanceId};
+
+    use super::*;
+
+    #[test]
+    fn an_activity_request_carries_the_task_s_tags() {
+        let mut work = ActivityWork::new(
+            InstanceId::new("i").unwrap(),
+            ExecutionId::new("e").unwrap(),
+            4,
+            "Ship".into(),
+        );
+        work.tags = [("team".to_owned(), "ops".to_owned())].into();
+        let r = activity_request(&work);
+        assert_eq!(r.tags.len(), 1);
+        assert_eq!(r.tags.get("team").map(String::as_str), Some("ops"));
+        assert_eq!(r.task_id, 4);
+        let untagged = activity_request(&ActivityWork::new(
+            InstanceId::new("i").unwrap(),
+            ExecutionId::new("e").unwrap(),
+            5,
+            "Ship".into(),
+        ));
+        assert!(untagged.tags.is_empty());
     }
 }

@@ -196,6 +196,7 @@ async fn events_with_line_breaks_in_their_payloads_come_back_as_written() {
             version: None,
             input: Payload::from_json("\"a\\nb\\r\\n\"").unwrap(),
             attempt: 1,
+            tags: Default::default(),
         },
     );
     let events = vec![event(1), scheduled, event(3)];
@@ -257,6 +258,7 @@ async fn a_write_longer_than_a_chunk_is_split_and_loads_whole() {
                 version: None,
                 input: Payload::from_json(format!("\"{}\"", "x".repeat(9 << 20))).unwrap(),
                 attempt: 1,
+                tags: Default::default(),
             },
         )
     };

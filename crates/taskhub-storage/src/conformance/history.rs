@@ -189,6 +189,11 @@ fn every_event_kind_with_every_field() -> Vec<HistoryEvent> {
             version: Some("v3".to_owned()),
             input: json("\"a string with \\\"escapes\\\" and \\u0000\""),
             attempt: 4,
+            tags: [
+                ("team".to_owned(), "\u{6771}\u{4eac} ops".to_owned()),
+                ("empty".to_owned(), String::new()),
+            ]
+            .into(),
         },
         EventKind::TaskCompleted {
             task_id: 0,
@@ -295,6 +300,7 @@ fn every_event_kind_with_empty_optionals() -> Vec<HistoryEvent> {
                 version: None,
                 input: json("null"),
                 attempt: 1,
+                tags: Default::default(),
             },
         ),
         event(

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use taskhub_core::{ExecutionId, FailureDetails, HistoryEvent, InstanceId, Payload};
+use taskhub_core::{ExecutionId, FailureDetails, HistoryEvent, InstanceId, Payload, Tags};
 
 /// One orchestration turn for a remote executor.
 #[derive(Debug, Clone)]
@@ -66,6 +66,8 @@ pub struct ActivityWork {
     pub task_execution_id: String,
     /// The W3C trace context of the scheduling turn, if any.
     pub traceparent: Option<String>,
+    /// The tags the orchestration gave the task (its `TaskScheduled` event's; empty: none).
+    pub tags: Tags,
 }
 
 impl ActivityWork {
@@ -87,6 +89,7 @@ impl ActivityWork {
             version: None,
             input: Payload::null(),
             traceparent: None,
+            tags: Tags::new(),
         }
     }
 

@@ -158,6 +158,7 @@ async fn run_one(
         version,
         input,
         attempt,
+        tags,
     } = &message.event
     else {
         let what = message.event.type_name();
@@ -240,6 +241,7 @@ async fn run_one(
                     input: input.clone(),
                     task_execution_id: message.id.to_string(),
                     traceparent: Some(trace.traceparent()),
+                    tags: tags.clone(),
                 };
                 let run = remote_activity::run(&shared, executor.as_ref(), work, &mut hold);
                 match run.instrument(span.clone()).await {

@@ -128,6 +128,7 @@ pub(crate) async fn build(
                 version,
                 input,
                 attempt,
+                tags,
             } => {
                 let mut m = origin.message(
                     &attempt_purpose("task", *task_id, *attempt),
@@ -139,6 +140,7 @@ pub(crate) async fn build(
                         version: version.clone(),
                         input: input.clone(),
                         attempt: *attempt,
+                        tags: tags.clone(),
                     },
                 );
                 m.target_partition = Some(origin.partition);

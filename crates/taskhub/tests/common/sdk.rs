@@ -164,6 +164,7 @@ impl Replay {
                 name: name.into(),
                 version: None,
                 input: payload(input),
+                tags: Default::default(),
             },
         );
         self.results.get(&task_id).cloned()

@@ -27,6 +27,7 @@ fn work_item(task_id: u64, attempt: u32) -> Message {
             version: None,
             input: Payload::null(),
             attempt,
+            tags: Default::default(),
         },
         Timestamp::from_millis(0),
     );
