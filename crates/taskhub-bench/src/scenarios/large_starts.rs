@@ -41,10 +41,12 @@ pub async fn run(config: &Config) -> anyhow::Result<Vec<Record>> {
         .time(Duration::from_secs(20))
         .max(Duration::from_secs(1));
     let bench = Bench::open_with(config, config.settings(&[])?, Registry::new(), |hub| {
-        Some(Dispatcher::new(
-            Arc::clone(hub.clock()),
-            DispatcherSettings::default(),
-        ))
+        // The stand-in reads messages up to the protocol's limit and does not stream history:
+        // its turns of a 15 MB input go to it inline (by default a turn over 4 MiB goes only to
+        // a worker that streams history, and would never be handed out here).
+        let mut settings = DispatcherSettings::default();
+        settings.inline_history_bytes = taskhub_grpc::MAX_MESSAGE_BYTES;
+        Some(Dispatcher::new(Arc::clone(hub.clock()), settings))
     })
     .await?;
     let dispatcher = bench
