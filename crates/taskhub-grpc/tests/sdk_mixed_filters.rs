@@ -9,7 +9,9 @@
 //! whose filters name it (a worker given an item it has not registered fails it), and all
 //! complete. An orchestration no connected worker takes (`PyLater`) stays Pending, never
 //! failed, while the rest run (at least 5 s), and completes once a Python worker registered
-//! for it connects. On SQLite and on Azurite.
+//! for it connects. On SQLite and on Azurite. Plus versions through the SDK's own filters: a
+//! Python worker with strict versioning gets only its version; another version waits, Pending,
+//! for a worker of that version (SQLite).
 //!
 //! Run as `scripts/with-python-sdk.sh scripts/with-js-sdk.sh scripts/with-azurite.sh cargo test
 //! -p taskhub-grpc --test sdk_mixed_filters` (scripts/test.sh does).
@@ -242,6 +244,67 @@ async fn mixed_hub(backend: Backend) {
     late.kill().await;
     js.kill().await;
     py.kill().await;
+    server.stop().await;
+}
+
+/// Versions through the SDK's own filters: a Python worker with strict versioning at version 2
+/// (and the failure strategy FAIL: an orchestration of another version that reached it would be
+/// failed) gets version 2 only; version 1 waits, Pending, until a version-1 worker connects.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_strictly_versioned_sdk_worker_gets_only_its_version() {
+    let python = taskhub_test_support::env::python_sdk(COMMAND);
+    let server = SdkServer::start(Backend::Sqlite).await;
+    let addr = server.addr.to_string();
+    let worker = |role: &str| {
+        vec![
+            tests_dir("python", "filtered_worker.py")
+                .display()
+                .to_string(),
+            addr.clone(),
+            role.to_owned(),
+        ]
+    };
+    let v2 = spawn(&python, &worker("v2"), &[], "worker v2 started").await;
+    until_connected(&server, 1).await;
+    let mut c = server.client().await;
+    for (id, version) in [("ver-1", "1"), ("ver-2", "2")] {
+        c.start_instance(taskhub_grpc::proto::CreateInstanceRequest {
+            instance_id: id.into(),
+            name: "PyVersioned".into(),
+            version: Some(version.into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    }
+    let started = Instant::now();
+    let st = calls::wait_done(&mut c, "ver-2").await;
+    assert_eq!(
+        st.output.as_deref(),
+        Some(r#"["python v2", "2"]"#),
+        "{st:?}"
+    );
+    loop {
+        let st = calls::get(&mut c, "ver-1").await.expect("ver-1 exists");
+        assert_eq!(
+            st.orchestration_status,
+            OrchestrationStatus::Pending as i32,
+            "a version no worker takes stays Pending: {st:?}"
+        );
+        if started.elapsed() >= UNTAKEN_FOR {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let v1 = spawn(&python, &worker("v1"), &[], "worker v1 started").await;
+    let st = calls::wait_done(&mut c, "ver-1").await;
+    assert_eq!(
+        st.output.as_deref(),
+        Some(r#"["python v1", "1"]"#),
+        "{st:?}"
+    );
+    v1.kill().await;
+    v2.kill().await;
     server.stop().await;
 }
 

@@ -8,6 +8,10 @@ prints "worker ROLE started" once started.
   `JsWhere`), and the activity `PyWhere`, which answers "python: INPUT".
 * ROLE `late`: only the orchestration `PyLater` (which calls `PyWhere`, run by the `main`
   worker), started before any worker takes it.
+* ROLE `v1` or `v2`: only the orchestration `PyVersioned` (no activities; it answers
+  ["python vN", its version]), with the SDK's strict versioning at version N and the failure
+  strategy FAIL: an orchestration of another version that reached it would be failed, so its
+  filters must keep it away.
 """
 
 import sys
@@ -34,6 +38,10 @@ def PyCross(ctx: task.OrchestrationContext, what: str):  # noqa: N802
     return ["python orchestration", py, rust, js]
 
 
+def PyVersioned(ctx: task.OrchestrationContext, _):  # noqa: N802
+    return [f"python {ROLE}", ctx.version]
+
+
 def PyLater(ctx: task.OrchestrationContext, what: str):  # noqa: N802
     where = yield ctx.call_activity("PyWhere", input=what)
     return ["python late orchestration", where]
@@ -46,6 +54,13 @@ if ROLE == "main":
     w.add_activity(PyWhere)
 elif ROLE == "late":
     w.add_orchestrator(PyLater)
+elif ROLE in ("v1", "v2"):
+    w.add_orchestrator(PyVersioned)
+    w.use_versioning(worker.VersioningOptions(
+        version=ROLE[1:],
+        match_strategy=worker.VersionMatchStrategy.STRICT,
+        failure_strategy=worker.VersionFailureStrategy.FAIL,
+    ))
 else:
     sys.exit(f"unknown role {ROLE}")
 w.use_work_item_filters()
