@@ -419,9 +419,15 @@ async fn a_hanging_operation_takes_none_of_its_batch_mates_to_the_dead_letters(b
     assert_eq!(done.status(), OrchestrationStatus::Completed, "{done:?}");
     env.until_state(&mix, 4).await;
     env.until_state(&counter("mix2"), 1).await;
+    // The release goes out with the locker's completion and is run after it: wait for it
+    // (the states may reach their values before it is applied).
+    let client = &env.client;
     for e in [&mix, &counter("mix2")] {
-        let meta = env.client.get_entity(e).await.unwrap().unwrap();
-        assert_eq!(meta.locked_by, None, "{e} released");
+        wait::until_some(&format!("{e} released"), || async move {
+            let meta = client.get_entity(e).await.unwrap().unwrap();
+            meta.locked_by.is_none().then_some(())
+        })
+        .await;
     }
     // Only the hanging operation may be in the dead letters.
     let letters = env.client.list_dead_letters(None, 100).await.unwrap();
