@@ -1,13 +1,15 @@
 //! SIGKILL of a Taskhub process with an SDK worker connected (issue 34, item 7): a `taskhub
 //! worker --grpc` process on a SQLite hub, an official Python SDK worker
-//! (taskhub-grpc's tests/python/worker_process.py) or Go SDK worker (taskhub-grpc's tests/go
-//! program, `worker` mode) connected to it, orchestrations running. The
+//! (taskhub-grpc's tests/python/worker_process.py), Go SDK worker (taskhub-grpc's tests/go
+//! program, `worker` mode), JavaScript SDK worker (tests/js/kill_worker.js) or Java SDK worker
+//! (tests/java KillWorker) connected to it, orchestrations running. The
 //! Taskhub process is killed with SIGKILL while the SDK worker runs a slow step; a new one starts
 //! on the same file and the same address, the SDK worker reconnects by itself, and every
 //! orchestration completes with exactly the output it would have had without the kill.
 //!
-//! Needs the Python and Go SDKs: `scripts/with-python-sdk.sh scripts/with-go-sdk.sh cargo test -p
-//! taskhub-cli --test grpc_sdk_restart` (scripts/test.sh does).
+//! Needs the SDKs: `scripts/with-python-sdk.sh scripts/with-go-sdk.sh scripts/with-js-sdk.sh
+//! scripts/with-java-sdk.sh cargo test -p taskhub-cli --test grpc_sdk_restart` (scripts/test.sh
+//! does).
 #![allow(
     clippy::disallowed_methods,
     clippy::unwrap_used,
@@ -88,14 +90,15 @@ fn taskhub_worker(dir: &TempDir, addr: &str) -> Reaped {
 }
 
 /// How to start an SDK worker process: `program args... HOST:PORT NAME [SLOW_SECONDS]`, whose
-/// orchestration `orchestration` runs a quick step, then a 4 s one (printing "slow step started
-/// by NAME"), and answers `["step 1 by NAME", "slow step by NAME"]`.
+/// orchestration `orchestration` runs a quick step, then a slow one of a few seconds (printing
+/// "slow step started by NAME"), and answers `["step 1 by NAME", "slow step by NAME"]`.
 struct Sdk {
     program: String,
     args: Vec<String>,
     /// After the name (the Go program takes the slow step's seconds).
     tail: Vec<String>,
     orchestration: &'static str,
+    env: Vec<(&'static str, String)>,
 }
 
 /// The Python SDK: taskhub-grpc's tests/python/worker_process.py.
@@ -110,6 +113,7 @@ fn python() -> Sdk {
             .to_string()],
         tail: Vec::new(),
         orchestration: "two_steps",
+        env: Vec::new(),
     }
 }
 
@@ -122,6 +126,43 @@ fn go() -> Sdk {
         args: vec!["worker".into()],
         tail: vec!["4".into()],
         orchestration: "TwoSteps",
+        env: Vec::new(),
+    }
+}
+
+/// The JavaScript SDK: taskhub-grpc's tests/js/kill_worker.js.
+fn javascript() -> Sdk {
+    Sdk {
+        program: "node".into(),
+        args: vec![std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../taskhub-grpc/tests/js/kill_worker.js")
+            .display()
+            .to_string()],
+        tail: vec!["4".into()],
+        orchestration: "TwoSteps",
+        env: vec![(
+            "NODE_PATH",
+            taskhub_test_support::env::js_sdk(
+                "scripts/with-js-sdk.sh cargo test -p taskhub-cli --test grpc_sdk_restart",
+            ),
+        )],
+    }
+}
+
+/// The Java SDK: taskhub-grpc's tests/java KillWorker.
+fn java() -> Sdk {
+    Sdk {
+        program: "java".into(),
+        args: vec!["KillWorker".into()],
+        // It runs one work item at a time: a shorter slow step keeps the run short.
+        tail: vec!["2".into()],
+        orchestration: "TwoSteps",
+        env: vec![(
+            "CLASSPATH",
+            taskhub_test_support::env::java_sdk(
+                "scripts/with-java-sdk.sh cargo test -p taskhub-cli --test grpc_sdk_restart",
+            ),
+        )],
     }
 }
 
@@ -132,6 +173,7 @@ fn sdk_worker(sdk: &Sdk, addr: &str, name: &str, lines: mpsc::Sender<String>) ->
         .arg(addr)
         .arg(name)
         .args(&sdk.tail)
+        .envs(sdk.env.iter().map(|(k, v)| (k, v)))
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -166,6 +208,18 @@ async fn a_killed_taskhub_process_restarted_on_the_same_hub_finishes_every_pytho
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_taskhub_process_restarted_on_the_same_hub_finishes_every_go_orchestration() {
     a_killed_taskhub_process_restarted_on_the_same_hub_finishes_every_orchestration(go()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_taskhub_process_restarted_on_the_same_hub_finishes_every_javascript_orchestration(
+) {
+    a_killed_taskhub_process_restarted_on_the_same_hub_finishes_every_orchestration(javascript())
+        .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_taskhub_process_restarted_on_the_same_hub_finishes_every_java_orchestration() {
+    a_killed_taskhub_process_restarted_on_the_same_hub_finishes_every_orchestration(java()).await;
 }
 
 async fn a_killed_taskhub_process_restarted_on_the_same_hub_finishes_every_orchestration(sdk: Sdk) {
