@@ -7,10 +7,10 @@
 //! connects (its slow step is quick) and A is killed with SIGKILL. Every orchestration
 //! completes, its slow step run again by B, within 30 s of the kill (the activity timeout is 30
 //! minutes), and B ran each slow step once: no work item A held is lost, waits for a timeout, or
-//! is handed out twice.
+//! is handed out twice. On SQLite and on Azurite.
 //!
-//! Run as `scripts/with-go-sdk.sh scripts/with-java-sdk.sh scripts/with-js-sdk.sh cargo test -p
-//! taskhub-grpc --test sdk_kill` (scripts/test.sh does).
+//! Run as `scripts/with-go-sdk.sh scripts/with-java-sdk.sh scripts/with-js-sdk.sh
+//! scripts/with-azurite.sh cargo test -p taskhub-grpc --test sdk_kill` (scripts/test.sh does).
 #![allow(
     clippy::disallowed_methods,
     clippy::unwrap_used,
@@ -31,7 +31,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::mpsc;
 
 const COMMAND: &str = "scripts/with-go-sdk.sh scripts/with-java-sdk.sh scripts/with-js-sdk.sh \
-                       cargo test -p taskhub-grpc --test sdk_kill";
+                       scripts/with-azurite.sh cargo test -p taskhub-grpc --test sdk_kill";
 
 /// How many orchestrations run through the kill.
 const ORCHESTRATIONS: usize = 3;
@@ -153,8 +153,8 @@ async fn until_connected(server: &SdkServer, n: usize) {
     }
 }
 
-async fn a_killed_workers_orchestrations_finish_on_another(sdk: Sdk) {
-    let server = SdkServer::start(Backend::Sqlite).await;
+async fn a_killed_workers_orchestrations_finish_on_another(sdk: Sdk, backend: Backend) {
+    let server = SdkServer::start(backend).await;
     let addr = server.addr.to_string();
     let mut a = sdk.spawn(&addr, "A", 600);
     a.said("worker A started").await;
@@ -205,16 +205,31 @@ async fn a_killed_workers_orchestrations_finish_on_another(sdk: Sdk) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_killed_go_sdk_workers_orchestrations_finish_on_another() {
-    a_killed_workers_orchestrations_finish_on_another(go()).await;
+async fn a_killed_go_sdk_workers_orchestrations_finish_on_another_on_sqlite() {
+    a_killed_workers_orchestrations_finish_on_another(go(), Backend::Sqlite).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_killed_java_sdk_workers_orchestrations_finish_on_another() {
-    a_killed_workers_orchestrations_finish_on_another(java()).await;
+async fn a_killed_go_sdk_workers_orchestrations_finish_on_another_on_azurite() {
+    a_killed_workers_orchestrations_finish_on_another(go(), Backend::Azure).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_killed_javascript_sdk_workers_orchestrations_finish_on_another() {
-    a_killed_workers_orchestrations_finish_on_another(javascript()).await;
+async fn a_killed_java_sdk_workers_orchestrations_finish_on_another_on_sqlite() {
+    a_killed_workers_orchestrations_finish_on_another(java(), Backend::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_java_sdk_workers_orchestrations_finish_on_another_on_azurite() {
+    a_killed_workers_orchestrations_finish_on_another(java(), Backend::Azure).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_javascript_sdk_workers_orchestrations_finish_on_another_on_sqlite() {
+    a_killed_workers_orchestrations_finish_on_another(javascript(), Backend::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_javascript_sdk_workers_orchestrations_finish_on_another_on_azurite() {
+    a_killed_workers_orchestrations_finish_on_another(javascript(), Backend::Azure).await;
 }
