@@ -51,6 +51,7 @@ fn build(events: u64) -> (OrchestrationSession, Vec<HistoryEvent>, u64) {
             parent: None,
             scheduled_start: None,
             applied_event_ids: Vec::new(),
+            tags: Default::default(),
         },
         Timestamp::EPOCH,
     );

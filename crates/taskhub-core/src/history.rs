@@ -132,6 +132,12 @@ pub enum EventKind {
         /// retried event is not applied again by this one. Empty for a client's start.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         applied_event_ids: Vec<MessageId>,
+        /// The tags a parent gave its sub-orchestration (an SDK's
+        /// `CreateSubOrchestrationAction.tags`): the child's instance tags. Empty (and not
+        /// written) otherwise: a client's start keeps its tags in the instance row, and a
+        /// continue-as-new keeps the row's. Boxed: it keeps `EventKind` from growing.
+        #[serde(default, skip_serializing_if = "Tags::is_empty")]
+        tags: Box<Tags>,
     },
     /// The execution returned successfully.
     ExecutionCompleted {

@@ -27,7 +27,7 @@
 //! let start = Message::from_client(id, EventKind::ExecutionStarted {
 //!     name: "Hello".into(), version: None, input: Payload::to_payload("Tokyo", "input").unwrap(),
 //!     execution_id: ExecutionId::random(), parent: None, scheduled_start: None,
-//!     applied_event_ids: Vec::new(),
+//!     applied_event_ids: Vec::new(), tags: Default::default(),
 //! }, Timestamp::from_millis(0));
 //! let turn = session.turn(TurnInput { now: Timestamp::from_millis(0), messages: vec![start] });
 //! assert!(matches!(&turn.actions[0], Action::ScheduleActivity { name, .. } if name == "SayHello"));

@@ -40,6 +40,7 @@ fn start(d: &mut Driver, input: Payload, execution: &str) -> Message {
         parent: None,
         scheduled_start: None,
         applied_event_ids: Vec::new(),
+        tags: Default::default(),
     });
     m.execution_id = Some(ExecutionId::new(execution).unwrap());
     m

@@ -69,6 +69,7 @@ fn sample_events() -> Vec<HistoryEvent> {
             }),
             scheduled_start: Some(t),
             applied_event_ids: Vec::new(),
+            tags: Default::default(),
         },
         EventKind::TaskScheduled {
             task_id: 0,
@@ -261,6 +262,37 @@ fn sample_messages() -> Vec<Message> {
                     ("tier".to_owned(), "gold".to_owned()),
                 ]
                 .into(),
+            },
+        },
+        // Added with a parent's tags for its child (an SDK's
+        // `CreateSubOrchestrationAction.tags`), carried by the child's start.
+        Message {
+            id: MessageId::from_stored("child"),
+            target: id("order-42:0001"),
+            execution_id: Some(exec_tagged()),
+            sender: Some(Sender {
+                instance_id: id("order-42"),
+                execution_id: exec_tagged(),
+            }),
+            episode: 7,
+            enqueued_at: Timestamp::from_millis(15),
+            target_partition: Some(0),
+            traceparent: None,
+            order: None,
+            event: EventKind::ExecutionStarted {
+                name: "Ship".into(),
+                version: None,
+                input: p("5"),
+                execution_id: exec_tagged(),
+                parent: Some(ParentInstance {
+                    instance_id: id("order-42"),
+                    execution_id: exec_tagged(),
+                    task_id: 1,
+                    name: Some("Checkout".into()),
+                }),
+                scheduled_start: None,
+                applied_event_ids: Vec::new(),
+                tags: Box::new([("team".to_owned(), "ops".to_owned())].into()),
             },
         },
     ]

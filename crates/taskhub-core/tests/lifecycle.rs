@@ -137,6 +137,7 @@ fn versions_select_the_registered_code() {
                 parent: None,
                 scheduled_start: None,
                 applied_event_ids: Vec::new(),
+                tags: Default::default(),
             },
             ts(0),
         );
@@ -221,6 +222,7 @@ fn duplicate_deliveries_are_applied_once() {
         parent: None,
         scheduled_start: None,
         applied_event_ids: Vec::new(),
+        tags: Default::default(),
     });
     d.turn(vec![dup_start]);
     assert!(d.last.new_events.is_empty());

@@ -161,6 +161,7 @@ fn corrupt_history_completion_for_unknown_task() {
                 parent: None,
                 scheduled_start: None,
                 applied_event_ids: Vec::new(),
+                tags: Default::default(),
             },
         ),
         HistoryEvent::new(

@@ -28,6 +28,7 @@ fn run(reg: &Arc<Registry>, name: &str, version: Option<&str>) -> Result<String,
             parent: None,
             scheduled_start: None,
             applied_event_ids: Vec::new(),
+            tags: Default::default(),
         },
         ts(0),
     );

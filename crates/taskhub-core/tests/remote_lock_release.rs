@@ -45,6 +45,7 @@ fn start(n: u64) -> Message {
             parent: None,
             scheduled_start: None,
             applied_event_ids: Vec::new(),
+            tags: Default::default(),
         },
     )
 }

@@ -33,6 +33,7 @@ fn start(n: u64) -> Message {
             parent: None,
             scheduled_start: None,
             applied_event_ids: Vec::new(),
+            tags: Default::default(),
         },
     )
 }
@@ -190,6 +191,7 @@ fn impossible_decisions_fail_with_the_rule_and_record_none_of_them() {
                 version: None,
                 instance_id: id(),
                 input: Payload::null(),
+                tags: Default::default(),
             }],
             "SubOrchestrationIsSelf",
         ),
@@ -371,6 +373,7 @@ fn sub(task_id: u64, child: &str) -> Decision {
         version: None,
         instance_id: InstanceId::new(child).unwrap(),
         input: Payload::null(),
+        tags: Default::default(),
     }
 }
 

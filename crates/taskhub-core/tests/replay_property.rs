@@ -147,6 +147,7 @@ fn simulate(steps: &[Step], seed: u64) -> (Driver, Vec<(usize, Vec<Action>)>) {
             parent: None,
             scheduled_start: None,
             applied_event_ids: Vec::new(),
+            tags: Default::default(),
         });
         record(&mut d, &mut turns, vec![m])
     };

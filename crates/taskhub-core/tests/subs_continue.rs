@@ -100,6 +100,7 @@ fn child_notifies_parent_on_completion_failure_and_termination() {
             parent: Some(parent.clone()),
             scheduled_start: None,
             applied_event_ids: Vec::new(),
+            tags: Default::default(),
         });
         d.turn(vec![m]);
         let notify = d.last.actions.iter().find_map(|a| match a {
@@ -132,6 +133,7 @@ fn child_notifies_parent_on_completion_failure_and_termination() {
         parent: Some(parent),
         scheduled_start: None,
         applied_event_ids: Vec::new(),
+        tags: Default::default(),
     });
     d.turn(vec![m]);
     let m = d.msg(EventKind::ExecutionTerminated {
@@ -258,6 +260,7 @@ fn continue_as_new_carries_unprocessed_events_in_order() {
         parent: None,
         scheduled_start: None,
         applied_event_ids: Vec::new(),
+        tags: Default::default(),
     })];
     for e in carried_events {
         msgs.push(next.msg(EventKind::EventRaised {

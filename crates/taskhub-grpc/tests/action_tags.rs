@@ -1,7 +1,9 @@
 //! What an SDK's actions carry besides their names and inputs, end to end through the runtime
 //! with a fake SDK worker: a `ScheduleTaskAction`'s tags reach the worker that runs the
 //! activity (`ActivityRequest.tags`) and come back to the orchestration in the replayed
-//! `taskScheduled` event (issue 34 item 6).
+//! `taskScheduled` event; a `CreateSubOrchestrationAction`'s tags become the child's
+//! instance tags (its status over gRPC, its `executionStarted`), checked against the hub's
+//! tag caps as a client's start's are (issue 34 item 6).
 #![allow(
     clippy::disallowed_methods,
     clippy::unwrap_used,
@@ -14,13 +16,14 @@ mod common;
 use std::collections::HashMap;
 use std::time::Duration;
 
-use common::calls::{start, wait_done};
+use common::calls::{start, until_status, wait_done};
 use common::sdk::{FakeWorker, SdkServer};
 use common::Backend;
 use taskhub_grpc::proto::{
     history_event::EventType, orchestrator_action::OrchestratorActionType as A, work_item,
-    ActivityResponse, CompleteOrchestrationAction, OrchestrationStatus as S, OrchestratorAction,
-    OrchestratorRequest, OrchestratorResponse, ScheduleTaskAction, WorkItem,
+    ActivityResponse, CompleteOrchestrationAction, CreateSubOrchestrationAction,
+    OrchestrationStatus as S, OrchestratorAction, OrchestratorRequest, OrchestratorResponse,
+    ScheduleTaskAction, WorkItem,
 };
 
 fn turn_of(item: &WorkItem) -> &OrchestratorRequest {
@@ -129,5 +132,91 @@ async fn task_tags(backend: Backend) {
         .unwrap();
     let state = wait_done(&mut c, "tagged").await;
     assert_eq!(state.output.as_deref(), Some("2"));
+    server.stop().await;
+}
+
+fn sub_orchestration(child: &str, tags: HashMap<String, String>) -> OrchestratorAction {
+    OrchestratorAction {
+        id: 0,
+        orchestrator_action_type: Some(A::CreateSubOrchestration(CreateSubOrchestrationAction {
+            instance_id: child.to_owned(),
+            name: "Child".into(),
+            tags,
+            ..CreateSubOrchestrationAction::default()
+        })),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sub_orchestration_s_tags_are_the_child_s_tags_on_memory() {
+    child_tags(Backend::Memory).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sub_orchestration_s_tags_are_the_child_s_tags_on_sqlite() {
+    child_tags(Backend::Sqlite).await;
+}
+
+async fn child_tags(backend: Backend) {
+    let server = SdkServer::start(backend).await;
+    let mut w = server.worker(10, 10).await;
+    let mut c = server.client().await;
+
+    start(&mut c, "Parent", "parent", None).await;
+    let first = next(&mut w).await;
+    w.client
+        .complete_orchestrator_task(answer(&first, vec![sub_orchestration("kid", tags())]))
+        .await
+        .unwrap();
+
+    // The child's first turn: its start carries the tags, as a client's start's would.
+    let turn = next(&mut w).await;
+    let r = turn_of(&turn);
+    assert_eq!(r.instance_id, "kid");
+    let started = r
+        .new_events
+        .iter()
+        .chain(&r.past_events)
+        .find_map(|e| match &e.event_type {
+            Some(EventType::ExecutionStarted(s)) => Some(s.clone()),
+            _ => None,
+        })
+        .expect("an executionStarted");
+    assert_eq!(started.tags, tags(), "{backend:?}: the child's start");
+    w.client
+        .complete_orchestrator_task(answer(&turn, Vec::new()))
+        .await
+        .unwrap();
+    let state = until_status(&mut c, "kid", S::Running).await;
+    assert_eq!(state.tags, tags(), "{backend:?}: the child's status");
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tags_over_the_hub_s_caps_fail_the_orchestration_and_start_nothing() {
+    let server = SdkServer::start(Backend::Memory).await;
+    let mut w = server.worker(10, 10).await;
+    let mut c = server.client().await;
+
+    start(&mut c, "Parent", "greedy", None).await;
+    let first = next(&mut w).await;
+    // One more than the default max_tags (32).
+    let many: HashMap<String, String> = (0..33).map(|n| (format!("k{n:02}"), "v".into())).collect();
+    w.client
+        .complete_orchestrator_task(answer(&first, vec![sub_orchestration("nope", many)]))
+        .await
+        .unwrap();
+    let state = wait_done(&mut c, "greedy").await;
+    assert_eq!(state.orchestration_status, S::Failed as i32);
+    let failure = state.failure_details.expect("a failure");
+    assert_eq!(failure.error_type, "InvalidTags");
+    assert!(
+        failure.error_message.contains("sub-orchestration 'Child'")
+            && failure.error_message.contains("max_tags"),
+        "{}",
+        failure.error_message
+    );
+    w.expect_none().await;
+    assert!(common::calls::get(&mut c, "nope").await.is_none());
     server.stop().await;
 }

@@ -60,6 +60,7 @@ fn started() -> HistoryEvent {
             parent: None,
             scheduled_start: None,
             applied_event_ids: Vec::new(),
+            tags: Default::default(),
         },
     )
 }

@@ -92,6 +92,7 @@ fn turn(chain: &Chain, receipt: taskhub_storage::Receipt) -> CheckpointRequest {
                     parent: None,
                     scheduled_start: None,
                     applied_event_ids: Vec::new(),
+                    tags: Default::default(),
                 },
             ),
         ]

@@ -86,6 +86,7 @@ mod tests {
                 parent: None,
                 scheduled_start,
                 applied_event_ids: Vec::new(),
+                tags: Default::default(),
             },
             enqueued_at,
         )

@@ -34,6 +34,7 @@ fn request(id: &str) -> CheckpointRequest {
                     parent: None,
                     scheduled_start: None,
                     applied_event_ids: Vec::new(),
+                    tags: Default::default(),
                 },
             )],
         }),

@@ -506,6 +506,7 @@ async fn impossible_decisions_fail_the_orchestration_with_their_rule(backend: Ba
                 version: None,
                 instance_id: r.instance.clone(),
                 input: Payload::null(),
+                tags: Default::default(),
             }])
         });
     let env = env(backend, Arc::new(sdk), settings(backend)).await;

@@ -58,6 +58,8 @@ pub enum Decision {
         instance_id: InstanceId,
         /// Its input.
         input: Payload,
+        /// The child's tags (empty: none).
+        tags: Tags,
     },
     /// Create a durable timer.
     CreateTimer {

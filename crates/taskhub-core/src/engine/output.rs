@@ -51,6 +51,8 @@ pub enum Action {
         /// Attempt number: 1, or the retry's under a failed attempt's task ID (remote code
         /// retries a sub-orchestration under its first attempt's task ID).
         attempt: u32,
+        /// The child's tags (empty: none).
+        tags: Tags,
     },
     /// Deliver `TimerFired` to this instance at `fire_at`.
     CreateTimer {

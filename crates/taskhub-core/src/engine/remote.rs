@@ -251,6 +251,7 @@ impl OrchestrationSession {
                         version,
                         instance_id,
                         input,
+                        tags,
                     } => {
                         let attempt = self.remote.as_mut().map_or(1, |r| r.attempt(task_id, 0));
                         (
@@ -263,6 +264,7 @@ impl OrchestrationSession {
                                 instance_id,
                                 input,
                                 attempt,
+                                tags,
                             },
                         )
                     }

@@ -376,6 +376,7 @@ impl OrchestrationSession {
                     instance_id,
                     input,
                     attempt,
+                    tags,
                 } => (
                     EventKind::SubOrchestrationCreated {
                         task_id,
@@ -391,6 +392,7 @@ impl OrchestrationSession {
                         instance_id,
                         input,
                         attempt,
+                        tags,
                     },
                 ),
                 Emitted::Timer { task_id, fire_at } => (

@@ -62,7 +62,7 @@ use crate::time::Timestamp;
 /// let start = message(EventKind::ExecutionStarted {
 ///     name: "ShipWhenApproved".into(), version: None,
 ///     input: Payload::to_payload("order 7", "input")?, execution_id: ExecutionId::random(),
-///     parent: None, scheduled_start: None, applied_event_ids: Vec::new(),
+///     parent: None, scheduled_start: None, applied_event_ids: Vec::new(), tags: Default::default(),
 /// });
 /// let turn = session.turn(TurnInput { now: at(0), messages: vec![start] });
 /// assert!(matches!(turn.actions[..], [Action::CreateTimer { .. }]));
@@ -370,6 +370,7 @@ impl OrchestrationContext {
                 input,
                 // A Rust retry starts under a new task ID.
                 attempt: 1,
+                tags: Tags::new(),
             },
             Some(TaskKind::SubOrchestration),
         );

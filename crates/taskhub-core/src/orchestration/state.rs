@@ -27,6 +27,7 @@ pub(crate) enum Emitted {
         instance_id: InstanceId,
         input: Payload,
         attempt: u32,
+        tags: Tags,
     },
     Timer {
         task_id: u64,

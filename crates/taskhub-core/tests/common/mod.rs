@@ -84,6 +84,7 @@ impl Driver {
             parent: None,
             scheduled_start: None,
             applied_event_ids: Vec::new(),
+            tags: Default::default(),
         });
         self.turn(vec![m])
     }

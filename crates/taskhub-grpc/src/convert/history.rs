@@ -57,6 +57,7 @@ fn kind_to_proto(k: &EventKind, instance: &InstanceId) -> (i32, E) {
             execution_id,
             parent,
             scheduled_start,
+            tags,
             ..
         } => (
             NO_TASK,
@@ -78,6 +79,7 @@ fn kind_to_proto(k: &EventKind, instance: &InstanceId) -> (i32, E) {
                     }),
                 }),
                 scheduled_start_timestamp: scheduled_start.map(timestamp_to_proto),
+                tags: tags.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
                 ..proto::ExecutionStartedEvent::default()
             }),
         ),
@@ -320,6 +322,7 @@ fn kind_from_proto(event_id: i32, k: &E) -> Result<EventKind, ConvertError> {
                 .map(|t| timestamp_from_proto(t, "executionStarted.scheduledStartTimestamp"))
                 .transpose()?,
             applied_event_ids: Vec::new(),
+            tags: Box::new(s.tags.iter().map(|(k, v)| (k.clone(), v.clone())).collect()),
         },
         E::ExecutionCompleted(c) => match S::try_from(c.orchestration_status) {
             Ok(S::Completed) => EventKind::ExecutionCompleted {

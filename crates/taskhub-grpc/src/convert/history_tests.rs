@@ -36,6 +36,8 @@ fn every_kind() -> Vec<EventKind> {
             }),
             scheduled_start: Some(Timestamp::from_millis(1_700_000_000_500)),
             applied_event_ids: Vec::new(),
+            // A parent's tags for its child: sent in `executionStarted.tags`.
+            tags: Box::new([("team".to_owned(), "ops".to_owned())].into()),
         },
         EventKind::ExecutionCompleted { result: p("[1,2]") },
         EventKind::ExecutionFailed { failure: failure() },

@@ -174,6 +174,7 @@ fn action(
                     version: s.version.clone().filter(|v| !v.is_empty()),
                     instance_id: child,
                     input: payload_from_proto(s.input.as_deref(), "input")?,
+                    tags: s.tags.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
                 })
             })(),
         ),

@@ -120,6 +120,7 @@ fn every_supported_action_becomes_its_decision() {
                 // No instance ID given: one derived from the parent's and the task ID.
                 instance_id: InstanceId::new("parent:0001").unwrap(),
                 input: Payload::absent(),
+                tags: Default::default(),
             },
             Decision::CreateTimer {
                 task_id: 2,

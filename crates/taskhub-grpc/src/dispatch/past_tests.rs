@@ -21,6 +21,7 @@ fn started(execution: &str) -> HistoryEvent {
             parent: None,
             scheduled_start: None,
             applied_event_ids: Vec::new(),
+            tags: Default::default(),
         },
     )
 }

@@ -166,6 +166,7 @@ pub fn first_turn(instance_id: &str, name: &str) -> OrchestrationWork {
                     parent: None,
                     scheduled_start: None,
                     applied_event_ids: Vec::new(),
+                    tags: Default::default(),
                 },
             ),
         ],

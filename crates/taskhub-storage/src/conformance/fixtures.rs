@@ -188,6 +188,7 @@ pub(crate) fn started(execution: &str) -> HistoryEvent {
             parent: None,
             scheduled_start: None,
             applied_event_ids: Vec::new(),
+            tags: Default::default(),
         },
     )
 }

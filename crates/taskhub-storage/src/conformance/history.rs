@@ -181,6 +181,7 @@ fn every_event_kind_with_every_field() -> Vec<HistoryEvent> {
             }),
             scheduled_start: Some(Timestamp::from_millis(1_800_000_000_001)),
             applied_event_ids: Vec::new(),
+            tags: Box::new([("child".to_owned(), "\u{e4}".to_owned())].into()),
         },
         EventKind::OrchestratorStarted,
         EventKind::TaskScheduled {

@@ -74,6 +74,7 @@ pub fn started() -> HistoryEvent {
             parent: None,
             scheduled_start: None,
             applied_event_ids: Vec::new(),
+            tags: Default::default(),
         },
     )
 }

@@ -157,6 +157,7 @@ impl TaskHubClient {
                 parent: None,
                 scheduled_start: row.scheduled_start,
                 applied_event_ids: Vec::new(),
+                tags: Default::default(),
             },
             now,
         );

@@ -197,6 +197,7 @@ impl TaskHubClient {
                 parent: None,
                 scheduled_start,
                 applied_event_ids: Vec::new(),
+                tags: Default::default(),
             },
             now,
         );

@@ -153,6 +153,7 @@ pub(crate) async fn build(
                 instance_id,
                 input,
                 attempt,
+                tags,
             } => {
                 let partition =
                     shared.home(instance_id, shared.hub.partition_of(instance_id).await?);
@@ -184,6 +185,7 @@ pub(crate) async fn build(
                         }),
                         scheduled_start: None,
                         applied_event_ids: Vec::new(),
+                        tags: Box::new(tags.clone()),
                     },
                 );
                 m.target_partition = Some(partition);
@@ -263,6 +265,7 @@ pub(crate) async fn build(
                         parent: parent.clone(),
                         scheduled_start: None,
                         applied_event_ids: applied_event_ids.clone(),
+                        tags: Default::default(),
                     },
                 );
                 out.push(encode(&shared.hub, q, &start, Duration::ZERO).await?);

@@ -186,6 +186,7 @@ impl Replay {
                 version: None,
                 instance_id: InstanceId::new(instance).unwrap(),
                 input: payload(input),
+                tags: Default::default(),
             },
         );
         self.results.get(&task_id).cloned()

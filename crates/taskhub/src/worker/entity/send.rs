@@ -153,6 +153,7 @@ pub(super) async fn outbound(
                     parent: None,
                     scheduled_start: None,
                     applied_event_ids: Vec::new(),
+                    tags: Default::default(),
                 },
             );
             m.target_partition = Some(partition);

@@ -171,11 +171,22 @@ pub(super) fn build_row(
         completed_at: status.is_terminal().then_some(now),
         scheduled_start: prev.and_then(|p| p.scheduled_start),
         partition: prev.map_or(partition, |p| p.partition),
-        // Set at the start, kept across continue-as-new.
-        tags: prev.map(|p| p.tags.clone()).unwrap_or_default(),
+        // Set at the start (a client's in its Pending row, a parent's for its child in the
+        // child's `ExecutionStarted`), kept across continue-as-new.
+        tags: started_tags(r)
+            .or_else(|| prev.map(|p| p.tags.clone()))
+            .unwrap_or_default(),
         executions,
         etag: None,
     }
+}
+
+/// The tags a parent gave the child this turn starts (its `ExecutionStarted`'s), if any.
+fn started_tags(r: &TurnResult) -> Option<taskhub_core::Tags> {
+    r.new_events.iter().find_map(|e| match &e.event {
+        EventKind::ExecutionStarted { tags, .. } if !tags.is_empty() => Some((**tags).clone()),
+        _ => None,
+    })
 }
 
 /// The row's execution records after a turn: the previous row's, plus this execution's when
@@ -276,6 +287,7 @@ mod tests {
                 parent: None,
                 scheduled_start: None,
                 applied_event_ids: Vec::new(),
+                tags: Default::default(),
             },
             at(0),
         );

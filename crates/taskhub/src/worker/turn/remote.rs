@@ -32,7 +32,8 @@
 
 use std::time::Duration;
 
-use taskhub_core::{InstanceId, OrchestrationSession, PendingTurn, TurnResult};
+use taskhub_core::engine::{Decision, OrchestrationDecision};
+use taskhub_core::{FailureDetails, InstanceId, OrchestrationSession, PendingTurn, TurnResult};
 use taskhub_storage::LeaseFence;
 use tracing::{debug, warn};
 
@@ -40,6 +41,7 @@ use super::super::delivery::Delivery;
 use super::super::remote_watch::{until_cut, Cut};
 use super::super::Shared;
 use super::redeliver::{abandon, give_back};
+use crate::client::tags::{validate_tags, TagCaps};
 use crate::executor::{ExecutorError, OrchestrationWork};
 
 /// How long a batch waits before it is tried again after an executor error.
@@ -123,9 +125,46 @@ pub(super) async fn decide(
     )
     .await
     {
-        Ok(Ok(decision)) => Ok(session.finish_turn(pending, decision)),
+        Ok(Ok(decision)) => {
+            let decision = screen_tags(decision, &TagCaps::of(shared.hub.settings()));
+            Ok(session.finish_turn(pending, decision))
+        }
         Ok(Err(e)) => Err(Undecided::Failed(e)),
         Err(cut) => Err(Undecided::Cut(cut)),
+    }
+}
+
+/// The `errorType` of the failure a decision with bad tags turns into.
+pub(crate) const INVALID_TAGS: &str = "InvalidTags";
+
+/// `decision`, or, when a task or child it starts carries tags a client's start could not
+/// (over the hub's caps: `max_tags`, `max_tag_key_chars`, `max_tag_value_chars`), one
+/// `Fail` naming the decision and the tag: the execution fails with a clear reason, and
+/// nothing it decided is carried out.
+pub(crate) fn screen_tags(
+    decision: OrchestrationDecision,
+    caps: &TagCaps,
+) -> OrchestrationDecision {
+    let bad = decision.decisions.iter().enumerate().find_map(|(i, d)| {
+        let (what, name, tags) = match d {
+            Decision::ScheduleActivity { name, tags, .. } => ("activity", name, tags),
+            Decision::StartSubOrchestration { name, tags, .. } => ("sub-orchestration", name, tags),
+            _ => return None,
+        };
+        validate_tags(tags, caps)
+            .err()
+            .map(|e| format!("decision {i} ({what} '{name}'): {e}"))
+    });
+    match bad {
+        None => decision,
+        Some(message) => OrchestrationDecision::new(vec![Decision::Fail {
+            failure: FailureDetails {
+                error_type: INVALID_TAGS.into(),
+                message,
+                details: None,
+                non_retryable: true,
+            },
+        }]),
     }
 }
 
@@ -159,4 +198,54 @@ pub(crate) fn counts_as_failed_delivery(e: &ExecutorError) -> bool {
         e,
         ExecutorError::Unavailable { .. } | ExecutorError::Busy { .. }
     )
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "test code")]
+
+    use taskhub_core::{InstanceId, Payload, Tags};
+
+    use super::*;
+
+    fn child(tags: Tags) -> Decision {
+        Decision::StartSubOrchestration {
+            task_id: 1,
+            name: "Child".into(),
+            version: None,
+            instance_id: InstanceId::new("c").unwrap(),
+            input: Payload::null(),
+            tags,
+        }
+    }
+
+    #[test]
+    fn tags_within_the_caps_pass_and_tags_over_them_fail_the_turn_naming_the_decision() {
+        let caps = TagCaps {
+            max_tags: 1,
+            ..TagCaps::default()
+        };
+        let one: Tags = [("team".to_owned(), "ops".to_owned())].into();
+        let ok = screen_tags(OrchestrationDecision::new(vec![child(one.clone())]), &caps);
+        assert_eq!(ok.decisions, vec![child(one)]);
+
+        let two: Tags = [
+            ("a".to_owned(), "1".to_owned()),
+            ("b".to_owned(), "2".to_owned()),
+        ]
+        .into();
+        let bad = screen_tags(OrchestrationDecision::new(vec![child(two)]), &caps);
+        let [Decision::Fail { failure }] = bad.decisions.as_slice() else {
+            panic!("{:?}", bad.decisions);
+        };
+        assert_eq!(failure.error_type, INVALID_TAGS);
+        assert!(
+            failure
+                .message
+                .contains("decision 0 (sub-orchestration 'Child')")
+                && failure.message.contains("max_tags"),
+            "{}",
+            failure.message
+        );
+    }
 }

@@ -21,6 +21,10 @@ use crate::signals::InstanceChanged;
 
 /// What a loader does with the instance row it read next to the history.
 #[derive(Debug, Clone, PartialEq)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one short-lived value per instance load, never stored or queued"
+)]
 pub(super) enum RowRepair {
     /// Nothing: the row matches the history, or is ahead of it (a client's row for an
     /// execution that has not run), or the execution has not started.
@@ -205,6 +209,7 @@ mod tests {
                 parent: None,
                 scheduled_start: None,
                 applied_event_ids: Vec::new(),
+                tags: Default::default(),
             },
             at(0),
         );

@@ -127,6 +127,7 @@ mod tests {
                 parent: None,
                 scheduled_start: scheduled.map(Timestamp::from_millis),
                 applied_event_ids: Vec::new(),
+                tags: Default::default(),
             },
             Timestamp::from_millis(1_000),
         );
