@@ -281,7 +281,7 @@ async fn a_strictly_versioned_sdk_worker_gets_only_its_version() {
     let st = calls::wait_done(&mut c, "ver-2").await;
     assert_eq!(
         st.output.as_deref(),
-        Some(r#"["python v2", "2"]"#),
+        Some(r#"["python v2", "2", "activity v2"]"#),
         "{st:?}"
     );
     loop {
@@ -300,7 +300,7 @@ async fn a_strictly_versioned_sdk_worker_gets_only_its_version() {
     let st = calls::wait_done(&mut c, "ver-1").await;
     assert_eq!(
         st.output.as_deref(),
-        Some(r#"["python v1", "1"]"#),
+        Some(r#"["python v1", "1", "activity v1"]"#),
         "{st:?}"
     );
     v1.kill().await;

@@ -8,12 +8,23 @@
 //!   versions, one without versions any version;
 //! * entities are named by the `name` of `@name@key`, without regard to case (entity names
 //!   are case-insensitive).
+//! * an activity scheduled without a version is matched by the version of the orchestration
+//!   that scheduled it (the SDKs put a worker's orchestration version on its activity filters
+//!   too: Python 1.12.0 `WorkItemFilters._from_registry`, JavaScript 0.4.0
+//!   `generateWorkItemFiltersFromRegistry`, .NET `FromDurableTaskRegistry`; but schedule
+//!   activities without one: Python's `call_activity`, JavaScript's `callActivity` without
+//!   `options.version`), so a version 1 orchestration's activity runs where version 1 runs.
+//!   That version is known here when the orchestration's turn went out from this process
+//!   ([`OrchestrationVersions`]); when it is not (another process scheduled it), the activity
+//!   matches a listed name whatever versions are listed, rather than wait for ever.
 //!
 //! An item no connected worker's filters take waits, as while no worker is connected
 //! (`wait.rs`: after `no_worker_wait` the runtime gives its work back uncounted and asks again);
 //! it is never failed for want of a worker.
 
-use super::state::Kind;
+use std::collections::HashMap;
+
+use super::state::{Kind, Outgoing};
 use crate::proto::{work_item, WorkItemFilters};
 
 /// What a filter looks at: an item's name and version.
@@ -66,12 +77,53 @@ impl WorkName {
     }
 }
 
+/// The version of each orchestration instance whose turn went out from here (bounded: past
+/// [`OrchestrationVersions::MAX`] instances, one is forgotten for each new one).
+#[derive(Debug, Default)]
+pub(crate) struct OrchestrationVersions(HashMap<String, String>);
+
+impl OrchestrationVersions {
+    /// The most instances remembered.
+    const MAX: usize = 100_000;
+
+    /// The name (and version) of an item of `kind` going out as `request`; an orchestration's
+    /// version is noted for its activities, and an activity without a version takes its
+    /// orchestration's.
+    pub(crate) fn name_of(&mut self, kind: Kind, request: &Outgoing) -> Option<WorkName> {
+        let mut name = request.name.clone()?;
+        match (&request.request, kind) {
+            (work_item::Request::OrchestratorRequest(r), Kind::Orchestration) => {
+                if let Some(v) = &name.version {
+                    if self.0.len() >= Self::MAX && !self.0.contains_key(&r.instance_id) {
+                        let forget = self.0.keys().next().cloned();
+                        if let Some(k) = forget {
+                            self.0.remove(&k);
+                        }
+                    }
+                    self.0.insert(r.instance_id.clone(), v.clone());
+                }
+            }
+            (work_item::Request::ActivityRequest(a), Kind::Activity) if name.version.is_none() => {
+                let instance = a
+                    .orchestration_instance
+                    .as_ref()
+                    .map(|i| i.instance_id.as_str());
+                name.version = instance.and_then(|i| self.0.get(i)).cloned();
+            }
+            _ => {}
+        }
+        Some(name)
+    }
+}
+
 /// One kind's names, each with the versions it takes (none: any).
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Names(Vec<(String, Vec<String>)>);
 
 impl Names {
-    fn takes(&self, w: &WorkName, any_case: bool) -> bool {
+    /// Whether a listed name takes `w`: `any_case` compares names without regard to case;
+    /// `unversioned_any` lets an item without a version match whatever versions are listed.
+    fn takes(&self, w: &WorkName, (any_case, unversioned_any): (bool, bool)) -> bool {
         self.0.iter().any(|(name, versions)| {
             let same_name = if any_case {
                 name.eq_ignore_ascii_case(&w.name)
@@ -80,6 +132,7 @@ impl Names {
             };
             same_name
                 && (versions.is_empty()
+                    || (unversioned_any && w.version.is_none())
                     || versions
                         .iter()
                         .any(|v| Some(v.as_str()) == w.version.as_deref()))
@@ -135,12 +188,12 @@ impl Filters {
         let Some(name) = name else {
             return false;
         };
-        let (names, any_case) = match kind {
-            Kind::Orchestration => (&lists.orchestrations, false),
-            Kind::Activity => (&lists.activities, false),
-            Kind::Entity => (&lists.entities, true),
+        let (names, rules) = match kind {
+            Kind::Orchestration => (&lists.orchestrations, (false, false)),
+            Kind::Activity => (&lists.activities, (false, true)),
+            Kind::Entity => (&lists.entities, (true, false)),
         };
-        names.takes(name, any_case)
+        names.takes(name, rules)
     }
 
     /// Whether the worker sent filters.

@@ -72,3 +72,58 @@ fn an_empty_list_takes_nothing_of_its_kind_and_entities_match_their_name_in_any_
     assert!(e.take(Kind::Entity, Some(&name)));
     assert!(!e.take(Kind::Orchestration, Some(&n("Greet", None))));
 }
+
+#[test]
+fn an_activity_without_a_version_matches_a_versioned_activity_filter() {
+    // What the SDKs send with strict versioning: the worker's version on its activities too.
+    let f = Filters::from_proto(Some(&WorkItemFilters {
+        activities: vec![ActivityFilter {
+            name: "PyAct".into(),
+            versions: vec!["2".into()],
+        }],
+        ..WorkItemFilters::default()
+    }));
+    assert!(f.take(Kind::Activity, Some(&n("PyAct", None))));
+    assert!(f.take(Kind::Activity, Some(&n("PyAct", Some("2")))));
+    assert!(!f.take(Kind::Activity, Some(&n("PyAct", Some("1")))));
+    assert!(!f.take(Kind::Activity, Some(&n("Other", None))));
+}
+
+#[test]
+fn an_activity_without_a_version_is_matched_by_its_orchestrations_version() {
+    let mut versions = OrchestrationVersions::default();
+    let turn = work_item::Request::OrchestratorRequest(crate::proto::OrchestratorRequest {
+        instance_id: "o1".into(),
+        ..Default::default()
+    });
+    let out = Outgoing {
+        request: turn,
+        past: crate::wire::EncodedEvents::new(),
+        name: Some(n("Pay", Some("1"))),
+    };
+    assert_eq!(
+        versions.name_of(Kind::Orchestration, &out),
+        Some(n("Pay", Some("1")))
+    );
+    let activity = |instance: &str| {
+        Outgoing::from(work_item::Request::ActivityRequest(
+            crate::proto::ActivityRequest {
+                name: "Charge".into(),
+                orchestration_instance: Some(crate::proto::OrchestrationInstance {
+                    instance_id: instance.into(),
+                    execution_id: None,
+                }),
+                ..Default::default()
+            },
+        ))
+    };
+    assert_eq!(
+        versions.name_of(Kind::Activity, &activity("o1")),
+        Some(n("Charge", Some("1")))
+    );
+    // An orchestration not seen here: no version, so it matches by name.
+    assert_eq!(
+        versions.name_of(Kind::Activity, &activity("o2")),
+        Some(n("Charge", None))
+    );
+}

@@ -13,7 +13,7 @@ use tokio::sync::oneshot;
 use tonic::Status;
 
 use super::chunks::{Assembly, ChunkError, ChunkLimits};
-use super::filters::{Filters, WorkName};
+use super::filters::{Filters, OrchestrationVersions, WorkName};
 use super::key::ItemKey;
 use super::queue::{Bounds, StreamQueue};
 
@@ -308,6 +308,8 @@ pub(crate) struct State {
     /// The largest turn a worker gets inline; a larger one goes only to workers that stream
     /// history, without its past events.
     inline_limit: usize,
+    /// The versions of the orchestrations whose turns went out, for their activities' filters.
+    versions: OrchestrationVersions,
     /// Items waiting or out now, per kind.
     open: [usize; KINDS],
     /// The most items waiting or out at once, per kind, since the start (for benchmarks).
@@ -337,6 +339,7 @@ impl State {
             waiting_bytes: 0,
             waiting_limit: usize::MAX,
             inline_limit: usize::MAX,
+            versions: OrchestrationVersions::default(),
             open: [0; KINDS],
             peak: [0; KINDS],
             closed: false,
@@ -418,7 +421,7 @@ impl State {
         }
         let bytes = request.bytes();
         let key = ItemKey::of_request(&request.request);
-        let name = request.name.clone();
+        let name = self.versions.name_of(kind, &request);
         if self.waiting_bytes > 0 && self.waiting_bytes.saturating_add(bytes) > self.waiting_limit {
             return Err(Refused::Backlog {
                 waiting: self.waiting_bytes,

@@ -8,8 +8,8 @@ prints "worker ROLE started" once started.
   `JsWhere`), and the activity `PyWhere`, which answers "python: INPUT".
 * ROLE `late`: only the orchestration `PyLater` (which calls `PyWhere`, run by the `main`
   worker), started before any worker takes it.
-* ROLE `v1` or `v2`: only the orchestration `PyVersioned` (no activities; it answers
-  ["python vN", its version]), with the SDK's strict versioning at version N and the failure
+* ROLE `v1` or `v2`: only the orchestration `PyVersioned` and its activity `PyVersionedAct`
+  (it answers ["python vN", its version, "activity vN"]), with the SDK's strict versioning at version N and the failure
   strategy FAIL: an orchestration of another version that reached it would be failed, so its
   filters must keep it away.
 """
@@ -38,8 +38,15 @@ def PyCross(ctx: task.OrchestrationContext, what: str):  # noqa: N802
     return ["python orchestration", py, rust, js]
 
 
+def PyVersionedAct(ctx: task.ActivityContext, _) -> str:  # noqa: N802
+    return f"activity {ROLE}"
+
+
 def PyVersioned(ctx: task.OrchestrationContext, _):  # noqa: N802
-    return [f"python {ROLE}", ctx.version]
+    # The SDK puts the worker's version on its activity filters but schedules the activity
+    # without one: Taskhub lets it match (dispatch/filters.rs).
+    act = yield ctx.call_activity(PyVersionedAct)
+    return [f"python {ROLE}", ctx.version, act]
 
 
 def PyLater(ctx: task.OrchestrationContext, what: str):  # noqa: N802
@@ -56,6 +63,7 @@ elif ROLE == "late":
     w.add_orchestrator(PyLater)
 elif ROLE in ("v1", "v2"):
     w.add_orchestrator(PyVersioned)
+    w.add_activity(PyVersionedAct)
     w.use_versioning(worker.VersioningOptions(
         version=ROLE[1:],
         match_strategy=worker.VersionMatchStrategy.STRICT,
