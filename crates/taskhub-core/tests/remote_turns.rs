@@ -55,6 +55,7 @@ fn schedule(task_id: u64) -> Decision {
         version: None,
         input: Payload::null(),
         tags: Default::default(),
+        traceparent: None,
     }
 }
 
@@ -192,6 +193,7 @@ fn impossible_decisions_fail_with_the_rule_and_record_none_of_them() {
                 instance_id: id(),
                 input: Payload::null(),
                 tags: Default::default(),
+                traceparent: None,
             }],
             "SubOrchestrationIsSelf",
         ),
@@ -374,6 +376,7 @@ fn sub(task_id: u64, child: &str) -> Decision {
         instance_id: InstanceId::new(child).unwrap(),
         input: Payload::null(),
         tags: Default::default(),
+        traceparent: None,
     }
 }
 

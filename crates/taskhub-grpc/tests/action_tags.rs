@@ -3,7 +3,8 @@
 //! activity (`ActivityRequest.tags`) and come back to the orchestration in the replayed
 //! `taskScheduled` event; a `CreateSubOrchestrationAction`'s tags become the child's
 //! instance tags (its status over gRPC, its `executionStarted`), checked against the hub's
-//! tag caps as a client's start's are (issue 34 item 6).
+//! tag caps as a client's start's are; an action's `parentTraceContext` is the trace the
+//! activity or the child joins (issue 34 item 6).
 #![allow(
     clippy::disallowed_methods,
     clippy::unwrap_used,
@@ -23,7 +24,7 @@ use taskhub_grpc::proto::{
     history_event::EventType, orchestrator_action::OrchestratorActionType as A, work_item,
     ActivityResponse, CompleteOrchestrationAction, CreateSubOrchestrationAction,
     OrchestrationStatus as S, OrchestratorAction, OrchestratorRequest, OrchestratorResponse,
-    ScheduleTaskAction, WorkItem,
+    ScheduleTaskAction, TraceContext, WorkItem,
 };
 
 fn turn_of(item: &WorkItem) -> &OrchestratorRequest {
@@ -218,5 +219,140 @@ async fn tags_over_the_hub_s_caps_fail_the_orchestration_and_start_nothing() {
     );
     w.expect_none().await;
     assert!(common::calls::get(&mut c, "nope").await.is_none());
+    server.stop().await;
+}
+
+/// The SDK's span that took an action (its trace ID and span ID).
+const SDK_TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+const SDK_SPAN: &str = "00f067aa0ba902b7";
+
+fn sdk_context() -> Option<TraceContext> {
+    Some(TraceContext {
+        trace_parent: format!("00-{SDK_TRACE}-{SDK_SPAN}-01"),
+        ..TraceContext::default()
+    })
+}
+
+/// The trace ID of a `traceparent`.
+fn trace_id(tp: &str) -> &str {
+    tp.split('-').nth(1).unwrap_or_default()
+}
+
+fn activity_trace(item: &WorkItem) -> String {
+    let Some(work_item::Request::ActivityRequest(a)) = &item.request else {
+        panic!("not an activity: {item:?}");
+    };
+    a.parent_trace_context
+        .as_ref()
+        .expect("a parentTraceContext")
+        .trace_parent
+        .clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_action_s_parent_trace_context_is_the_trace_its_activity_and_child_join() {
+    let server = SdkServer::start(Backend::Memory).await;
+    let mut w = server.worker(10, 10).await;
+    let mut c = server.client().await;
+
+    start(&mut c, "Parent", "traced", None).await;
+    let first = next(&mut w).await;
+    let task = OrchestratorAction {
+        id: 0,
+        orchestrator_action_type: Some(A::ScheduleTask(ScheduleTaskAction {
+            name: "Ship".into(),
+            parent_trace_context: sdk_context(),
+            ..ScheduleTaskAction::default()
+        })),
+    };
+    let child = OrchestratorAction {
+        id: 1,
+        orchestrator_action_type: Some(A::CreateSubOrchestration(CreateSubOrchestrationAction {
+            instance_id: "traced-kid".into(),
+            name: "Child".into(),
+            parent_trace_context: sdk_context(),
+            ..CreateSubOrchestrationAction::default()
+        })),
+    };
+    w.client
+        .complete_orchestrator_task(answer(&first, vec![task, child]))
+        .await
+        .unwrap();
+
+    // The activity and the child's turn, in either order.
+    let mut seen_activity = false;
+    let mut kid_turn = None;
+    while !seen_activity || kid_turn.is_none() {
+        let item = next(&mut w).await;
+        match &item.request {
+            Some(work_item::Request::ActivityRequest(_)) => {
+                let tp = activity_trace(&item);
+                assert_eq!(
+                    trace_id(&tp),
+                    SDK_TRACE,
+                    "the activity joins the SDK's trace"
+                );
+                assert!(
+                    !tp.contains(SDK_SPAN),
+                    "under Taskhub's activity span: {tp}"
+                );
+                seen_activity = true;
+            }
+            Some(work_item::Request::OrchestratorRequest(r)) if r.instance_id == "traced-kid" => {
+                kid_turn = Some(item);
+            }
+            other => panic!("unexpected: {other:?}"),
+        }
+    }
+    // The child's own activity (scheduled with no context) is in the SDK's trace too.
+    let kid_turn = kid_turn.unwrap();
+    let kid_task = OrchestratorAction {
+        id: 0,
+        orchestrator_action_type: Some(A::ScheduleTask(ScheduleTaskAction {
+            name: "Pack".into(),
+            ..ScheduleTaskAction::default()
+        })),
+    };
+    w.client
+        .complete_orchestrator_task(answer(&kid_turn, vec![kid_task]))
+        .await
+        .unwrap();
+    let item = next(&mut w).await;
+    assert_eq!(
+        trace_id(&activity_trace(&item)),
+        SDK_TRACE,
+        "the child's trace"
+    );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_parent_trace_context_an_activity_joins_the_turn_s_trace() {
+    let server = SdkServer::start(Backend::Memory).await;
+    let mut w = server.worker(10, 10).await;
+    let mut c = server.client().await;
+
+    start(&mut c, "Parent", "untraced", None).await;
+    let first = next(&mut w).await;
+    let bad = OrchestratorAction {
+        id: 0,
+        orchestrator_action_type: Some(A::ScheduleTask(ScheduleTaskAction {
+            name: "Ship".into(),
+            // Not a traceparent: ignored.
+            parent_trace_context: Some(TraceContext {
+                trace_parent: "junk".into(),
+                ..TraceContext::default()
+            }),
+            ..ScheduleTaskAction::default()
+        })),
+    };
+    w.client
+        .complete_orchestrator_task(answer(&first, vec![bad]))
+        .await
+        .unwrap();
+    let item = next(&mut w).await;
+    let tp = activity_trace(&item);
+    assert_eq!(tp.split('-').count(), 4, "{tp}");
+    assert_ne!(trace_id(&tp), SDK_TRACE);
     server.stop().await;
 }

@@ -469,6 +469,7 @@ fn schedule(task_id: u64, name: &str) -> Decision {
         version: None,
         input: Payload::null(),
         tags: Default::default(),
+        traceparent: None,
     }
 }
 
@@ -507,6 +508,7 @@ async fn impossible_decisions_fail_the_orchestration_with_their_rule(backend: Ba
                 instance_id: r.instance.clone(),
                 input: Payload::null(),
                 tags: Default::default(),
+                traceparent: None,
             }])
         });
     let env = env(backend, Arc::new(sdk), settings(backend)).await;

@@ -45,6 +45,9 @@ pub enum Decision {
         input: Payload,
         /// Its tags (empty: none), recorded in `TaskScheduled` and given to the worker.
         tags: Tags,
+        /// The W3C `traceparent` the activity's trace joins (an SDK's span that scheduled it);
+        /// `None`: the turn's.
+        traceparent: Option<String>,
     },
     /// Start a sub-orchestration.
     StartSubOrchestration {
@@ -60,6 +63,9 @@ pub enum Decision {
         input: Payload,
         /// The child's tags (empty: none).
         tags: Tags,
+        /// The W3C `traceparent` the child's trace joins (an SDK's span that started it);
+        /// `None`: the turn's.
+        traceparent: Option<String>,
     },
     /// Create a durable timer.
     CreateTimer {

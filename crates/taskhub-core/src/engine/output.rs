@@ -35,6 +35,8 @@ pub enum Action {
         attempt: u32,
         /// The task's tags (empty: none).
         tags: Tags,
+        /// The trace its work item carries (`None`: the turn's).
+        traceparent: Option<String>,
     },
     /// Start a child orchestration.
     StartSubOrchestration {
@@ -53,6 +55,8 @@ pub enum Action {
         attempt: u32,
         /// The child's tags (empty: none).
         tags: Tags,
+        /// The trace its start carries (`None`: the turn's).
+        traceparent: Option<String>,
     },
     /// Deliver `TimerFired` to this instance at `fire_at`.
     CreateTimer {

@@ -230,6 +230,7 @@ impl OrchestrationSession {
                         version,
                         input,
                         tags,
+                        traceparent,
                     } => {
                         let attempt = self.remote.as_mut().map_or(1, |r| r.attempt(task_id, 0));
                         (
@@ -242,6 +243,7 @@ impl OrchestrationSession {
                                 input,
                                 attempt,
                                 tags,
+                                traceparent,
                             },
                         )
                     }
@@ -252,6 +254,7 @@ impl OrchestrationSession {
                         instance_id,
                         input,
                         tags,
+                        traceparent,
                     } => {
                         let attempt = self.remote.as_mut().map_or(1, |r| r.attempt(task_id, 0));
                         (
@@ -265,6 +268,7 @@ impl OrchestrationSession {
                                 input,
                                 attempt,
                                 tags,
+                                traceparent,
                             },
                         )
                     }

@@ -351,6 +351,7 @@ impl OrchestrationSession {
                     input,
                     attempt,
                     tags,
+                    traceparent,
                 } => (
                     EventKind::TaskScheduled {
                         task_id,
@@ -367,6 +368,7 @@ impl OrchestrationSession {
                         input,
                         attempt,
                         tags,
+                        traceparent,
                     },
                 ),
                 Emitted::SubOrchestration {
@@ -377,6 +379,7 @@ impl OrchestrationSession {
                     input,
                     attempt,
                     tags,
+                    traceparent,
                 } => (
                     EventKind::SubOrchestrationCreated {
                         task_id,
@@ -393,6 +396,7 @@ impl OrchestrationSession {
                         input,
                         attempt,
                         tags,
+                        traceparent,
                     },
                 ),
                 Emitted::Timer { task_id, fire_at } => (

@@ -291,6 +291,7 @@ impl OrchestrationContext {
                 input,
                 attempt,
                 tags: Tags::new(),
+                traceparent: None,
             },
             Some(TaskKind::Activity),
         );
@@ -371,6 +372,7 @@ impl OrchestrationContext {
                 // A Rust retry starts under a new task ID.
                 attempt: 1,
                 tags: Tags::new(),
+                traceparent: None,
             },
             Some(TaskKind::SubOrchestration),
         );

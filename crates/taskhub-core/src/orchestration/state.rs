@@ -19,6 +19,7 @@ pub(crate) enum Emitted {
         input: Payload,
         attempt: u32,
         tags: Tags,
+        traceparent: Option<String>,
     },
     SubOrchestration {
         task_id: u64,
@@ -28,6 +29,7 @@ pub(crate) enum Emitted {
         input: Payload,
         attempt: u32,
         tags: Tags,
+        traceparent: Option<String>,
     },
     Timer {
         task_id: u64,

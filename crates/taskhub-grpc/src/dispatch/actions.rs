@@ -137,6 +137,14 @@ fn target(id: &str, f: &'static str) -> Result<InstanceId, ConvertError> {
     InstanceId::new(id).map_err(|e| field(f, e.to_string()))
 }
 
+/// The `traceparent` of an action's `parentTraceContext` (the SDK's span that took the
+/// action), if it has one; the runtime ignores one that is not a valid W3C `traceparent`.
+fn traceparent(c: Option<&proto::TraceContext>) -> Option<String> {
+    c.map(|c| c.trace_parent.trim())
+        .filter(|t| !t.is_empty())
+        .map(str::to_owned)
+}
+
 /// One action: its kind's name and the decision.
 fn action(
     instance: &InstanceId,
@@ -156,6 +164,7 @@ fn action(
                     version: t.version.clone().filter(|v| !v.is_empty()),
                     input: payload_from_proto(t.input.as_deref(), "input")?,
                     tags: t.tags.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                    traceparent: traceparent(t.parent_trace_context.as_ref()),
                 })
             })(),
         ),
@@ -175,6 +184,7 @@ fn action(
                     instance_id: child,
                     input: payload_from_proto(s.input.as_deref(), "input")?,
                     tags: s.tags.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                    traceparent: traceparent(s.parent_trace_context.as_ref()),
                 })
             })(),
         ),

@@ -112,6 +112,7 @@ fn every_supported_action_becomes_its_decision() {
                 version: None,
                 input: json("\"Tokyo\""),
                 tags: Default::default(),
+                traceparent: None,
             },
             Decision::StartSubOrchestration {
                 task_id: 1,
@@ -121,6 +122,7 @@ fn every_supported_action_becomes_its_decision() {
                 instance_id: InstanceId::new("parent:0001").unwrap(),
                 input: Payload::absent(),
                 tags: Default::default(),
+                traceparent: None,
             },
             Decision::CreateTimer {
                 task_id: 2,
@@ -598,4 +600,41 @@ fn a_scheduled_task_s_tags_are_kept() {
     ]
     .into();
     assert_eq!(tags, &want);
+}
+
+#[test]
+fn an_action_s_parent_trace_context_is_kept_and_an_empty_one_is_none() {
+    let tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let r = response(vec![
+        act(
+            0,
+            A::ScheduleTask(ScheduleTaskAction {
+                name: "Ship".into(),
+                parent_trace_context: Some(crate::proto::TraceContext {
+                    trace_parent: tp.into(),
+                    ..crate::proto::TraceContext::default()
+                }),
+                ..ScheduleTaskAction::default()
+            }),
+        ),
+        act(
+            1,
+            A::CreateSubOrchestration(CreateSubOrchestrationAction {
+                name: "Child".into(),
+                parent_trace_context: Some(crate::proto::TraceContext::default()),
+                ..CreateSubOrchestrationAction::default()
+            }),
+        ),
+    ]);
+    let d = orchestration_decision(&instance(), &execution(), &r, CAP);
+    let [Decision::ScheduleActivity {
+        traceparent: task, ..
+    }, Decision::StartSubOrchestration {
+        traceparent: child, ..
+    }] = d.decisions.as_slice()
+    else {
+        panic!("{:?}", d.decisions);
+    };
+    assert_eq!(task.as_deref(), Some(tp));
+    assert_eq!(child, &None);
 }

@@ -13,6 +13,7 @@ use taskhub_storage::{OutboundMessage, QueueName, QueueStore, StorageError};
 
 use super::Shared;
 use crate::hub::TaskHub;
+use crate::telemetry::TraceContext;
 
 /// Who is sending, for the envelopes.
 pub(crate) struct Origin<'a> {
@@ -113,6 +114,16 @@ pub(crate) fn attempt_purpose(kind: &str, task_id: u64, attempt: u32) -> String 
     }
 }
 
+/// Makes `m` carry `traceparent` instead of the turn's trace, when the code gave a valid one
+/// for the work it starts (an SDK's `parentTraceContext`: its span that scheduled the
+/// activity or started the child, so Taskhub's spans join the SDK's trace). An invalid one
+/// is ignored: the turn's trace stays.
+fn joined(m: &mut Message, traceparent: Option<&str>) {
+    if let Some(tp) = traceparent.filter(|tp| TraceContext::parse(tp).is_some()) {
+        m.traceparent = Some(tp.to_owned());
+    }
+}
+
 /// Builds the outbound messages of `actions`.
 pub(crate) async fn build(
     shared: &Shared,
@@ -129,6 +140,7 @@ pub(crate) async fn build(
                 input,
                 attempt,
                 tags,
+                traceparent,
             } => {
                 let mut m = origin.message(
                     &attempt_purpose("task", *task_id, *attempt),
@@ -144,6 +156,7 @@ pub(crate) async fn build(
                     },
                 );
                 m.target_partition = Some(origin.partition);
+                joined(&mut m, traceparent.as_deref());
                 (QueueName::WorkItems, m, Duration::ZERO)
             }
             Action::StartSubOrchestration {
@@ -154,6 +167,7 @@ pub(crate) async fn build(
                 input,
                 attempt,
                 tags,
+                traceparent,
             } => {
                 let partition =
                     shared.home(instance_id, shared.hub.partition_of(instance_id).await?);
@@ -189,6 +203,7 @@ pub(crate) async fn build(
                     },
                 );
                 m.target_partition = Some(partition);
+                joined(&mut m, traceparent.as_deref());
                 (QueueName::Control(partition), m, Duration::ZERO)
             }
             Action::CreateTimer { task_id, fire_at } => {

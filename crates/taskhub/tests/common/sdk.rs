@@ -165,6 +165,7 @@ impl Replay {
                 version: None,
                 input: payload(input),
                 tags: Default::default(),
+                traceparent: None,
             },
         );
         self.results.get(&task_id).cloned()
@@ -187,6 +188,7 @@ impl Replay {
                 instance_id: InstanceId::new(instance).unwrap(),
                 input: payload(input),
                 tags: Default::default(),
+                traceparent: None,
             },
         );
         self.results.get(&task_id).cloned()

@@ -216,6 +216,7 @@ mod tests {
             instance_id: InstanceId::new("c").unwrap(),
             input: Payload::null(),
             tags,
+            traceparent: None,
         }
     }
 
