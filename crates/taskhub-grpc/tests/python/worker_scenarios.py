@@ -10,7 +10,7 @@ import sys
 import time
 from datetime import timedelta
 
-from durabletask import task, worker
+from durabletask import history, task, worker
 from durabletask.client import (OrchestrationQuery, OrchestrationStatus,
                                 TaskHubGrpcClient)
 
@@ -184,9 +184,13 @@ def versioned(ctx: task.OrchestrationContext, _):
     return ctx.version
 
 
+def tagged(ctx: task.OrchestrationContext, _):
+    return (yield ctx.call_activity(hello, input="Oslo", tags={"team": "ops", "tier": "gold"}))
+
+
 w = worker.TaskHubGrpcWorker(host_address=ADDR)
 for fn in [sequence, fan_out, parent, tree, sleeper, waiter, late_waiter, approval, adder, collector,
-           retrying, flaky_child, retrying_parent, failing, statuses, versioned]:
+           retrying, flaky_child, retrying_parent, failing, statuses, versioned, tagged]:
     w.add_orchestrator(fn)
 for fn in [hello, double, boom, flaky, fails_once]:
     w.add_activity(fn)
@@ -305,6 +309,14 @@ def t_version_tags():
         assert st.tags.get("team") == "blue", st.tags
 
 
+def t_task_tags():
+    completed("tagged")
+    scheduled = [e for e in c.get_orchestration_history("tagged")
+                 if isinstance(e, history.TaskScheduledEvent)]
+    assert len(scheduled) == 1, scheduled
+    assert scheduled[0].tags == {"team": "ops", "tier": "gold"}, scheduled[0].tags
+
+
 def t_suspend_resume():
     c.schedule_new_orchestration(waiter, instance_id="susp")
     waiting("susp")
@@ -402,6 +414,7 @@ try:
     c.schedule_new_orchestration(statuses, instance_id="status")
     c.schedule_new_orchestration(versioned, instance_id="ver", version="2.0",
                                  tags={"team": "blue"})
+    c.schedule_new_orchestration(tagged, instance_id="tagged")
     scenario("activity sequence", t_sequence)
     scenario("fan-out/fan-in (50 activities)", t_fan_out)
     scenario("sub-orchestration", t_sub)
@@ -417,6 +430,7 @@ try:
     scenario("failure with its details", t_failure)
     scenario("custom status", t_status)
     scenario("version and tags", t_version_tags)
+    scenario("an activity's tags (call_activity tags=) are kept in its taskScheduled", t_task_tags)
     scenario("suspend and resume", t_suspend_resume)
     scenario("terminate (recursive)", t_terminate)
     scenario("terminate with an object output reads back as the object", t_terminate_with_an_object)
