@@ -40,7 +40,7 @@ async fn run_scenarios(backend: Backend) {
         program: "node",
         path: std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/js/worker_scenarios.js"),
         env: vec![("NODE_PATH", node_path)],
-        passed: "all 26 JavaScript SDK worker checks passed",
+        passed: "all 27 JavaScript SDK worker checks passed",
         within: Duration::from_secs(300),
     };
     common::script::run(scenarios, &server.addr.to_string()).await;

@@ -177,13 +177,23 @@ const namedParent = async function* (ctx) {
   return yield ctx.callSubOrchestrator(childOfNamed, undefined, { instanceId: `${ctx.instanceId}:child` });
 };
 
+// Issue 34: an action's tags (TaskOptions.tags): a child started with tags carries them.
+const taggedParent = async function* (ctx) {
+  const hi = yield ctx.callActivity(hello, "Oslo", { tags: { team: "ops" } });
+  const child = yield ctx.callSubOrchestrator(sequence, undefined, {
+    instanceId: `${ctx.instanceId}:child`,
+    tags: { team: "ops", tier: "gold" },
+  });
+  return { hi, child };
+};
+
 const HELLO = ["Hello Tokyo!", "Hello Seattle!", "Hello London!"];
 
 async function main() {
   const worker = new TaskHubGrpcWorker({ hostAddress: ADDR });
   for (const fn of [sequence, fanOut, parent, sleeper, waiter, failing, tree, lateWaiter, approval,
     adder, retrying, flakyChild, retryingParent, statuses, versioned, nulls, returnsNull,
-    childOfNamed, namedParent]) {
+    childOfNamed, namedParent, taggedParent]) {
     worker.addOrchestrator(fn);
   }
   for (const fn of [hello, double, boom, flaky, failsOnce, nothing]) worker.addActivity(fn);
@@ -243,6 +253,12 @@ async function main() {
     await scenario("sub-orchestration", async () => {
       assert.deepEqual(await output("js-par"), { child: HELLO });
       assert.deepEqual(await output("js-par:child"), HELLO);
+    });
+    await scenario("a sub-orchestration's tags are the child's tags", async () => {
+      await c.scheduleNewOrchestration(taggedParent, undefined, "js-tagged");
+      assert.deepEqual(await output("js-tagged"), { hi: "Hello Oslo!", child: HELLO });
+      const st = await c.getOrchestrationState("js-tagged:child");
+      assert.deepEqual(st.tags, { team: "ops", tier: "gold" });
     });
     await scenario("durable timer", async () => {
       assert.ok((await output("js-sleep")) >= 1);
