@@ -356,3 +356,54 @@ async fn without_a_parent_trace_context_an_activity_joins_the_turn_s_trace() {
     assert_ne!(trace_id(&tp), SDK_TRACE);
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_orchestration_trace_context_is_echoed_in_the_execution_s_next_turn() {
+    let server = SdkServer::start(Backend::Memory).await;
+    let mut w = server.worker(10, 10).await;
+    let mut c = server.client().await;
+
+    start(&mut c, "Spanned", "spanned", None).await;
+    let first = next(&mut w).await;
+    assert_eq!(turn_of(&first).orchestration_trace_context, None);
+    let context = taskhub_grpc::proto::OrchestrationTraceContext {
+        span_id: Some(SDK_SPAN.into()),
+        span_start_time: Some(prost_types::Timestamp {
+            seconds: 1_700_000_000,
+            nanos: 0,
+        }),
+    };
+    let task = OrchestratorAction {
+        id: 0,
+        orchestrator_action_type: Some(A::ScheduleTask(ScheduleTaskAction {
+            name: "Ship".into(),
+            ..ScheduleTaskAction::default()
+        })),
+    };
+    let mut r = answer(&first, vec![task]);
+    r.orchestration_trace_context = Some(context.clone());
+    w.client.complete_orchestrator_task(r).await.unwrap();
+
+    let item = next(&mut w).await;
+    let Some(work_item::Request::ActivityRequest(a)) = &item.request else {
+        panic!("not an activity: {item:?}");
+    };
+    w.client
+        .complete_activity_task(ActivityResponse {
+            instance_id: "spanned".into(),
+            task_id: a.task_id,
+            result: Some("1".into()),
+            completion_token: item.completion_token.clone(),
+            ..ActivityResponse::default()
+        })
+        .await
+        .unwrap();
+    // The next turn of the execution carries the SDK's span back.
+    let second = next(&mut w).await;
+    assert_eq!(
+        turn_of(&second).orchestration_trace_context,
+        Some(context),
+        "echoed"
+    );
+    server.stop().await;
+}

@@ -16,6 +16,22 @@ pub struct OrchestrationDecision {
     pub decisions: Vec<Decision>,
     /// The custom status the code set (`None`: unchanged).
     pub custom_status: Option<Payload>,
+    /// The executor's span of the whole execution (an SDK's `orchestrationTraceContext`),
+    /// given back with the execution's next turn (`None`: unchanged).
+    pub span: Option<OrchestrationSpan>,
+}
+
+/// A remote executor's span of a whole execution (an SDK's `orchestrationTraceContext`):
+/// kept by the session in memory and handed back with the execution's next turn, so that the
+/// executor can emit one span for the orchestration. Best effort: a session loaded again
+/// (after eviction, a restart or a move to another worker) has none until the executor gives
+/// it again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OrchestrationSpan {
+    /// The span's ID, as the executor sent it.
+    pub span_id: String,
+    /// When the span started, if the executor said.
+    pub start: Option<Timestamp>,
 }
 
 impl OrchestrationDecision {
@@ -25,6 +41,7 @@ impl OrchestrationDecision {
         Self {
             decisions,
             custom_status: None,
+            span: None,
         }
     }
 }

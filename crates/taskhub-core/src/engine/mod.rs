@@ -13,7 +13,7 @@ mod session;
 mod turn;
 
 pub use applied_ids::CARRIED_EVENT_IDS;
-pub use decision::{Decision, OrchestrationDecision};
+pub use decision::{Decision, OrchestrationDecision, OrchestrationSpan};
 pub use output::{Action, DiscardReason, Discarded, TurnInput, TurnResult};
 pub use remote::{DecisionRule, PendingTurn, TurnStep};
 pub use session::OrchestrationSession;

@@ -187,6 +187,9 @@ impl OrchestrationSession {
     ) -> TurnResult {
         let mut out = pending.out;
         let instance = self.instance_id();
+        if let Some(span) = &decision.span {
+            self.span = Some((self.execution_id(), span.clone()));
+        }
         let open: HashSet<u64> = lock(&self.state).open.keys().copied().collect();
         match check(&decision.decisions, self.remote.as_ref(), &open, &instance) {
             Err(failure) => self.code_result = Some(CodeResult::Failed(failure)),

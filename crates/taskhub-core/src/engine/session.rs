@@ -93,6 +93,9 @@ pub struct OrchestrationSession {
     /// The events this execution carried into the next one, once it continued as new (as
     /// recorded in its `ContinuedAsNew`; empty otherwise).
     pub(crate) carried: Vec<CarriedEvent>,
+    /// The remote executor's span of an execution, as its last decision gave it, and that
+    /// execution (a continue-as-new's next one starts without).
+    pub(crate) span: Option<(ExecutionId, crate::engine::OrchestrationSpan)>,
 }
 
 impl std::fmt::Debug for OrchestrationSession {
@@ -116,6 +119,14 @@ impl OrchestrationSession {
     #[must_use]
     pub fn start_trace(&self) -> Option<&str> {
         self.start_trace.as_deref()
+    }
+
+    /// The remote executor's span of this execution (see
+    /// [`OrchestrationSpan`](crate::engine::OrchestrationSpan)), if its last decision gave one.
+    #[must_use]
+    pub fn span(&self) -> Option<&crate::engine::OrchestrationSpan> {
+        let (execution, span) = self.span.as_ref()?;
+        (*execution == self.execution_id()).then_some(span)
     }
 
     /// A session for an instance with no history yet.
@@ -155,6 +166,7 @@ impl OrchestrationSession {
             remote_fallback,
             remote: None,
             carried: Vec::new(),
+            span: None,
         }
     }
 

@@ -8,7 +8,7 @@
 //! a clear reason. The runtime then checks what only it can (a task ID used twice, actions
 //! after the end).
 
-use taskhub::executor::{ActivityOutcome, Decision, OrchestrationDecision};
+use taskhub::executor::{ActivityOutcome, Decision, OrchestrationDecision, OrchestrationSpan};
 use taskhub::{CarriedEvent, ExecutionId, FailureDetails, InstanceId};
 
 use super::entity_actions;
@@ -104,7 +104,27 @@ fn convert(
         })?;
     let mut d = OrchestrationDecision::new(decisions);
     d.custom_status = custom_status;
+    d.span = span(r.orchestration_trace_context.as_ref());
     Ok(d)
+}
+
+/// The SDK's span of the whole orchestration (`orchestrationTraceContext`), kept to be echoed
+/// in the execution's next request; one without a span ID is none. A start time that is not a
+/// time is dropped, not an error: the span is only a hint for the SDK's tracing.
+fn span(c: Option<&proto::OrchestrationTraceContext>) -> Option<OrchestrationSpan> {
+    let c = c?;
+    let span_id = c
+        .span_id
+        .as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())?;
+    Some(OrchestrationSpan {
+        span_id: span_id.to_owned(),
+        start: c
+            .span_start_time
+            .as_ref()
+            .and_then(|t| timestamp_from_proto(t, "orchestrationTraceContext.spanStartTime").ok()),
+    })
 }
 
 fn field(name: &'static str, reason: impl Into<String>) -> ConvertError {

@@ -638,3 +638,24 @@ fn an_action_s_parent_trace_context_is_kept_and_an_empty_one_is_none() {
     assert_eq!(task.as_deref(), Some(tp));
     assert_eq!(child, &None);
 }
+
+#[test]
+fn an_orchestration_trace_context_is_kept_and_one_without_a_span_id_is_none() {
+    let mut r = response(Vec::new());
+    r.orchestration_trace_context = Some(crate::proto::OrchestrationTraceContext {
+        span_id: Some("00f067aa0ba902b7".into()),
+        span_start_time: Some(prost_types::Timestamp {
+            seconds: 10,
+            nanos: 0,
+        }),
+    });
+    let d = orchestration_decision(&instance(), &execution(), &r, CAP);
+    let span = d.span.expect("a span");
+    assert_eq!(span.span_id, "00f067aa0ba902b7");
+    assert_eq!(span.start, Some(Timestamp::from_millis(10_000)));
+    r.orchestration_trace_context = Some(crate::proto::OrchestrationTraceContext::default());
+    assert_eq!(
+        orchestration_decision(&instance(), &execution(), &r, CAP).span,
+        None
+    );
+}

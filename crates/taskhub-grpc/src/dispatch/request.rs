@@ -11,9 +11,12 @@ use taskhub::EventKind;
 use super::filters::WorkName;
 use super::past::{self, PastCache};
 use super::state::Outgoing;
-use crate::convert::{event_to_proto_with_entities, payload_to_proto, EntityRequests};
+use crate::convert::{
+    event_to_proto_with_entities, payload_to_proto, timestamp_to_proto, EntityRequests,
+};
 use crate::proto::{
-    work_item, ActivityRequest, OrchestrationInstance, OrchestratorRequest, TraceContext,
+    work_item, ActivityRequest, OrchestrationInstance, OrchestrationTraceContext,
+    OrchestratorRequest, TraceContext,
 };
 
 /// The protocol's request for one orchestration turn, its past events encoded by `cache`.
@@ -29,6 +32,11 @@ pub(crate) fn orchestrator_request(work: &OrchestrationWork, cache: &Mutex<PastC
             .iter()
             .map(|e| event_to_proto_with_entities(e, &work.instance, &requests))
             .collect(),
+        // The SDK's span of the execution, as its last answer gave it (best effort).
+        orchestration_trace_context: work.span.as_ref().map(|s| OrchestrationTraceContext {
+            span_id: Some(s.span_id.clone()),
+            span_start_time: s.start.map(timestamp_to_proto),
+        }),
         ..OrchestratorRequest::default()
     };
     Outgoing {

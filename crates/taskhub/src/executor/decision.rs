@@ -3,4 +3,4 @@
 //! and turns them into history (`OrchestrationSession::finish_turn`); they are re-exported here
 //! under their executor-seam names.
 
-pub use taskhub_core::engine::{Decision, OrchestrationDecision};
+pub use taskhub_core::engine::{Decision, OrchestrationDecision, OrchestrationSpan};

@@ -21,7 +21,7 @@ mod work;
 use std::future::Future;
 use std::pin::Pin;
 
-pub use decision::{Decision, OrchestrationDecision};
+pub use decision::{Decision, OrchestrationDecision, OrchestrationSpan};
 pub use entity::{EntityBatchOutcome, EntityOperation, EntityWork};
 /// The rule an impossible decision list broke: the `error_type` of the failure it ends in.
 pub use taskhub_core::DecisionRule;

@@ -23,6 +23,9 @@ pub struct OrchestrationWork {
     pub new: Vec<HistoryEvent>,
     /// The W3C trace context of the execution's start, if any.
     pub traceparent: Option<String>,
+    /// The executor's span of the whole execution, as its last answer for the execution gave
+    /// it (an SDK's `orchestrationTraceContext`); best effort, kept in memory only.
+    pub span: Option<super::OrchestrationSpan>,
 }
 
 impl OrchestrationWork {
@@ -42,6 +45,7 @@ impl OrchestrationWork {
             past: past.into(),
             new,
             traceparent: None,
+            span: None,
         }
     }
 }

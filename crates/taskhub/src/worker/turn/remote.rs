@@ -103,6 +103,7 @@ pub(super) async fn decide(
         pending.new_events().to_vec(),
     );
     work.traceparent = session.start_trace().map(str::to_owned);
+    work.span = session.span().cloned();
     let clock = shared.hub.clock().clone();
     let deadline = decision_deadline(shared.hub.settings());
     let what = format!("orchestration '{}' (instance '{instance}')", session.name());
