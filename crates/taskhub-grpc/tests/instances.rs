@@ -618,3 +618,39 @@ async fn a_java_clients_start_without_a_policy_replaces_a_finished_instance() {
     assert_eq!(e.code(), Code::AlreadyExists, "{e:?}");
     server.stop().await;
 }
+
+/// The Go SDK v0.6.0's reuse policy with its default action `ERROR` (0): an existing instance
+/// is refused whatever its status, as the Go SDK's own backend does; other clients' list with
+/// no action is the current protocol's replaceable statuses.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_go_clients_error_action_refuses_an_existing_instance() {
+    let server = Server::start(Backend::Sqlite).await;
+    let mut c = server.client().await;
+    let channel = tonic::transport::Endpoint::from_shared(server.url())
+        .unwrap()
+        .user_agent("grpc-go/1.56.3")
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut go =
+        taskhub_grpc::proto::task_hub_sidecar_service_client::TaskHubSidecarServiceClient::new(
+            channel,
+        );
+    start(&mut c, "Echo", "go-err", Some("1")).await;
+    let first = wait_done(&mut c, "go-err").await;
+    let e = go
+        .start_instance(with_policy("go-err", "Echo", &[S::Completed]))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::AlreadyExists, "{e:?}");
+    assert_eq!(
+        wait_done(&mut c, "go-err").await.execution_id,
+        first.execution_id
+    );
+    // The same list from another client replaces it.
+    c.start_instance(with_policy("go-err", "Echo", &[S::Completed]))
+        .await
+        .unwrap();
+    server.stop().await;
+}

@@ -176,3 +176,31 @@ async fn the_parts_are_bounded_in_bytes_and_actions() {
     assert!(e.message().contains("grpc_chunked_answer_mib"), "{e:?}");
     turn.abort();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_parts_of_a_worker_that_went_away_count_for_nothing_for_the_next_holder() {
+    let server = server(DispatcherSettings::default()).await;
+    let mut first = server.worker(1, 1).await;
+    let d = server.dispatcher.clone();
+    let turn = tokio::spawn(async move { d.orchestrate(first_turn("o1", "Big")).await });
+    let token = first.expect().await.completion_token;
+    first
+        .client
+        .complete_orchestrator_task(part(&token, 0, 0..2, false))
+        .await
+        .unwrap();
+    // The first worker goes away mid-sequence; the item goes to the next one, whose own
+    // sequence starts at part 0.
+    drop(first);
+    let mut next = server.worker(1, 1).await;
+    let token = next.expect().await.completion_token;
+    next.client
+        .complete_orchestrator_task(part(&token, 0, 0..1, false))
+        .await
+        .unwrap();
+    next.client
+        .complete_orchestrator_task(part(&token, 1, 1..2, true))
+        .await
+        .unwrap();
+    assert_eq!(turn.await.unwrap().unwrap().decisions.len(), 2);
+}

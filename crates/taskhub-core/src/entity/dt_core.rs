@@ -98,6 +98,13 @@ pub fn request_of_event(
     sender: Option<&Caller>,
 ) -> Option<EntityRequest> {
     let m = parse(name, input)?;
+    // A message sent by an orchestration speaks for that orchestration only: one that names
+    // another as its parent is not taken (it could hold a lock in another's name).
+    if let (Some(sender), Some(parent)) = (sender, m.parent.as_deref()) {
+        if sender.instance_id.as_str() != parent {
+            return None;
+        }
+    }
     if name == "release" {
         let owner = m
             .parent

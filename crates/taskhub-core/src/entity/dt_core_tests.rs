@@ -105,3 +105,11 @@ fn other_events_are_not_entity_messages() {
     );
     assert_eq!(sent_request_id("opx", &m), None);
 }
+
+#[test]
+fn a_message_that_names_another_parent_than_its_sender_is_not_taken() {
+    let m = json(r#"{"op":null,"id":"cs1","lockset":["@account@a"],"pos":0,"parent":"victim"}"#);
+    assert_eq!(request_of_event("op", &m, Some(&sender())), None);
+    let call = json(r#"{"op":"add","id":"x","parent":"victim","parentExecution":"e1"}"#);
+    assert_eq!(request_of_event("op", &call, Some(&sender())), None);
+}

@@ -111,13 +111,17 @@ fn convert(
 /// The SDK's span of the whole orchestration (`orchestrationTraceContext`), kept to be echoed
 /// in the execution's next request; one without a span ID is none. A start time that is not a
 /// time is dropped, not an error: the span is only a hint for the SDK's tracing.
+/// The longest span ID kept (a W3C span ID is 16 hex digits; some tracers use 32).
+const MAX_SPAN_ID: usize = 64;
+
 fn span(c: Option<&proto::OrchestrationTraceContext>) -> Option<OrchestrationSpan> {
     let c = c?;
     let span_id = c
         .span_id
         .as_deref()
         .map(str::trim)
-        .filter(|s| !s.is_empty())?;
+        // A span ID is 16 hex digits (W3C); anything far longer is not kept and echoed.
+        .filter(|s| !s.is_empty() && s.len() <= MAX_SPAN_ID)?;
     Some(OrchestrationSpan {
         span_id: span_id.to_owned(),
         start: c

@@ -113,7 +113,9 @@ impl Dispatcher {
         if found.is_none() {
             tracing::warn!(
                 connection,
-                "an answer without a completion token for {} matches no {} work item out on                  this connection's streams (late: it timed out, was withdrawn or went to                  another worker); dropped",
+                "an answer without a completion token for {} matches no {} work item out on this \
+                 connection's streams (late: it timed out, was withdrawn or went to another \
+                 worker); dropped",
                 key.describe(),
                 kind.name()
             );
@@ -292,7 +294,11 @@ impl WorkerCalls for Dispatcher {
         Ok(Response::new(AbandonEntityTaskResponse {}))
     }
 
-    fn streamed_history(&self, instance: &str) -> Result<Option<Vec<HistoryChunk>>, Status> {
-        self.streamed_chunks(instance)
+    fn streamed_history(
+        &self,
+        instance: &str,
+        execution: Option<&str>,
+    ) -> Result<Option<Vec<HistoryChunk>>, Status> {
+        self.streamed_chunks(instance, execution)
     }
 }

@@ -93,6 +93,11 @@ impl OrchestrationVersions {
         let mut name = request.name.clone()?;
         match (&request.request, kind) {
             (work_item::Request::OrchestratorRequest(r), Kind::Orchestration) => {
+                // A turn without a version (a later execution, a re-created instance) leaves
+                // none behind for its activities.
+                if name.version.is_none() {
+                    self.0.remove(&r.instance_id);
+                }
                 if let Some(v) = &name.version {
                     if self.0.len() >= Self::MAX && !self.0.contains_key(&r.instance_id) {
                         let forget = self.0.keys().next().cloned();

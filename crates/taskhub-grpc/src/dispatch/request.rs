@@ -1,7 +1,7 @@
 //! Work going out: an [`OrchestrationWork`] as an `OrchestratorRequest`, an [`ActivityWork`]
-//! as an `ActivityRequest`. History goes whole in `pastEvents`/`newEvents` (the worker's
-//! `requiresHistoryStreaming` is never asked for); the past events go encoded, from the
-//! [`PastCache`].
+//! as an `ActivityRequest`. History goes whole in `pastEvents`/`newEvents`, the past events
+//! encoded, from the [`PastCache`] (a turn too large to go whole is sent without them to a
+//! worker that streams history: `state.rs`, `streaming.rs`).
 
 use std::sync::Mutex;
 

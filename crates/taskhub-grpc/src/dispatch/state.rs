@@ -160,6 +160,13 @@ impl Worker {
     }
 }
 
+/// The past events of a turn that went out without them, with the execution they belong to.
+#[derive(Debug)]
+struct Streamed {
+    execution: Option<String>,
+    past: EncodedEvents,
+}
+
 /// Who holds an item that is out.
 #[derive(Debug)]
 struct Held {
@@ -215,7 +222,7 @@ struct Item {
     name: Option<WorkName>,
     /// The past events of a turn that went out without them (`requiresHistoryStreaming`),
     /// for its worker's `StreamInstanceHistory`.
-    streamed: Option<EncodedEvents>,
+    streamed: Option<Streamed>,
 }
 
 /// Where an item stands, for its waiting executor call.
@@ -226,6 +233,10 @@ pub(crate) enum Standing {
     Queued {
         /// See above.
         idle_since: Option<Duration>,
+        /// Whether a worker gave it back before (abandoned, or went away with it): such an
+        /// item is not answered `Busy` (uncounted) for waiting, so that one that kills every
+        /// worker it reaches is still counted toward the give-back limit.
+        given_back: bool,
     },
     /// Out at a worker since this time.
     Held {
@@ -368,14 +379,22 @@ impl State {
 
     /// The past events of the turn of `instance` out on a stream without them
     /// (`requiresHistoryStreaming`): `None` if no such turn is out.
-    pub(crate) fn streamed_past(&self, instance: &str) -> Option<EncodedEvents> {
+    /// `execution`: the execution asked for, if the caller named one (another one's turn is
+    /// not it).
+    pub(crate) fn streamed_past(
+        &self,
+        instance: &str,
+        execution: Option<&str>,
+    ) -> Option<EncodedEvents> {
         let key = ItemKey::Orchestration {
             instance: instance.to_owned(),
         };
         self.items
             .values()
             .filter(|i| i.holder.is_some() && i.key.as_ref() == Some(&key))
-            .find_map(|i| i.streamed.clone())
+            .filter_map(|i| i.streamed.as_ref())
+            .find(|s| execution.is_none() || s.execution.as_deref() == execution)
+            .map(|s| s.past.clone())
     }
 
     /// The bytes of the items waiting for a worker now.
@@ -428,15 +447,21 @@ impl State {
                 limit: self.waiting_limit,
             });
         }
-        if kind == Kind::Orchestration
-            && bytes > self.inline_limit
-            && !self.workers.is_empty()
-            && !self.workers.values().any(|w| w.info.history_streaming)
-        {
-            return Err(Refused::TooLarge {
-                bytes,
-                limit: self.inline_limit,
-            });
+        if kind == Kind::Orchestration && bytes > self.inline_limit {
+            // Too large to go whole: only a worker that streams history (and whose filters
+            // take it) can have it, and only if what is left without the past events fits.
+            let rest = request.request.encoded_len();
+            let no_streamer = !self.workers.is_empty()
+                && !self
+                    .workers
+                    .values()
+                    .any(|w| w.info.history_streaming && w.info.filters.take(kind, name.as_ref()));
+            if rest > self.inline_limit || no_streamer {
+                return Err(Refused::TooLarge {
+                    bytes,
+                    limit: self.inline_limit,
+                });
+            }
         }
         let id = self.next_item;
         self.next_item += 1;
@@ -619,6 +644,7 @@ impl State {
                 holder: Some(h), ..
             }) => Standing::Held { since: h.since },
             Some(item) => Standing::Queued {
+                given_back: item.give_backs > 0,
                 idle_since: match self.no_worker_since {
                     Some(s) => Some(s.max(item.queued_at)),
                     // Workers are connected, but none of them takes it: as if none were.
@@ -878,6 +904,9 @@ impl State {
                 if let Some(h) = item.holder.take() {
                     self.tokens.remove(&h.token);
                 }
+                // As `release`: its holder's parts and streamed past count for nothing now.
+                item.chunks = Assembly::default();
+                item.streamed = None;
             }
             self.give_back(id, "its SDK worker went away while it held it", now);
         }
@@ -975,7 +1004,10 @@ impl State {
                 // Too large to go inline: the worker reads the past with
                 // `StreamInstanceHistory` (`streaming.rs`).
                 r.requires_history_streaming = true;
-                item.streamed = Some(std::mem::take(&mut past));
+                item.streamed = Some(Streamed {
+                    execution: r.execution_id.clone(),
+                    past: std::mem::take(&mut past),
+                });
             }
         }
         let sent = w.tx.push(
@@ -1001,7 +1033,7 @@ impl State {
             {
                 // Not sent: the next hand-out sends it, as it was built.
                 if let Some(streamed) = item.streamed.take() {
-                    past = streamed;
+                    past = streamed.past;
                     if let work_item::Request::OrchestratorRequest(r) = &mut request {
                         r.requires_history_streaming = false;
                     }

@@ -183,7 +183,8 @@ fn standing_tells_queued_with_no_worker_from_held() {
     assert_eq!(
         s.standing(a),
         Standing::Queued {
-            idle_since: Some(T0)
+            idle_since: Some(T0),
+            given_back: false,
         }
     );
     let (tx, mut rx) = Rx::new();
@@ -195,7 +196,8 @@ fn standing_tells_queued_with_no_worker_from_held() {
     assert_eq!(
         s.standing(a),
         Standing::Queued {
-            idle_since: Some(later * 2)
+            idle_since: Some(later * 2),
+            given_back: true,
         }
     );
 }

@@ -21,11 +21,13 @@ impl Dispatcher {
     ///
     /// # Errors
     /// `INTERNAL` if the kept events do not decode (they were encoded here).
+    /// `execution`: the execution the caller asks for, if it named one.
     pub(crate) fn streamed_chunks(
         &self,
         instance: &str,
+        execution: Option<&str>,
     ) -> Result<Option<Vec<HistoryChunk>>, Status> {
-        let Some(past) = self.inner.lock().streamed_past(instance) else {
+        let Some(past) = self.inner.lock().streamed_past(instance, execution) else {
             return Ok(None);
         };
         let events = past.decode().map_err(|e| {

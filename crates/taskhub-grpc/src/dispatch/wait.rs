@@ -85,16 +85,25 @@ fn next_step(
         Standing::Held { since } => (since.saturating_add(hold_limit(s, kind)), true),
         Standing::Queued {
             idle_since: Some(since),
+            ..
         } => (since.saturating_add(s.no_worker_wait), false),
+        // Given back before and waiting for room: the runtime's own limit (counted) applies.
+        Standing::Queued {
+            idle_since: None,
+            given_back: true,
+        } => return Next::Sleep(s.no_worker_wait),
         // Workers are connected but none has room: wait up to `busy_wait`, then the work
         // goes back to its queue uncounted (a worker may also go away meanwhile).
-        Standing::Queued { idle_since: None } => {
+        Standing::Queued {
+            idle_since: None,
+            given_back: false,
+        } => {
             let give_up = submitted.saturating_add(s.busy_wait);
             if now >= give_up {
                 return Next::Fail(ExecutorError::Busy {
                     what: what(),
                     why: format!(
-                        "the connected SDK workers had no room for it within {}s                          (`grpc_busy_wait`)",
+                        "the connected SDK workers had no room for it within {}s (`grpc_busy_wait`)",
                         s.busy_wait.as_secs()
                     ),
                 });

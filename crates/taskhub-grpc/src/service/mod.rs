@@ -258,7 +258,8 @@ impl TaskHubSidecarService for Sidecar {
         let r = r.into_inner();
         if r.for_work_item_processing {
             if let Some(workers) = &self.workers {
-                if let Some(chunks) = workers.streamed_history(&r.instance_id)? {
+                let execution = r.execution_id.as_deref().filter(|e| !e.is_empty());
+                if let Some(chunks) = workers.streamed_history(&r.instance_id, execution)? {
                     let chunks: Vec<Result<_, Status>> = chunks.into_iter().map(Ok).collect();
                     let stream: HistoryStream = Box::pin(futures_util::stream::iter(chunks));
                     return Ok(Response::new(stream));

@@ -47,6 +47,18 @@ pub(crate) async fn start(
         // Its protos have no reuse policy: a finished instance is replaced (`crate::library`).
         replaceable = reuse::FINISHED.to_vec();
     }
+    if library == Library::Go && action == Listed::Replace {
+        #[expect(deprecated, reason = "an older client's action (service/reuse.rs)")]
+        let terminate = r
+            .orchestration_id_reuse_policy
+            .as_ref()
+            .is_some_and(|p| p.action == CreateOrchestrationAction::Terminate as i32);
+        if !terminate {
+            // The Go SDK's `ERROR` (0): an existing instance is refused whatever its status,
+            // as its own backend does (`handleInstanceExists`).
+            replaceable.clear();
+        }
+    }
     // The JavaScript SDK sends the epoch for "no start time": any time not after now is now.
     let start_at = fields::time(
         r.scheduled_start_timestamp.as_ref(),

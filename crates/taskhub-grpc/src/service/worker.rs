@@ -59,15 +59,19 @@ pub trait WorkerCalls: Send + Sync + 'static {
         &self,
         request: Request<AbandonEntityTaskRequest>,
     ) -> Result<Response<AbandonEntityTaskResponse>, Status>;
-    /// The past events of the turn of `instance` that went out to a worker without them
-    /// (`requiresHistoryStreaming`), in chunks, for its `StreamInstanceHistory` with
+    /// The past events of the turn of `instance` (of `execution`, if named) that went out to a
+    /// worker without them (`requiresHistoryStreaming`), in chunks, for its `StreamInstanceHistory` with
     /// `forWorkItemProcessing`; `Ok(None)` if no such turn is out here (the stored history is
     /// streamed then).
     ///
     /// # Errors
     /// A status for the caller.
-    fn streamed_history(&self, instance: &str) -> Result<Option<Vec<HistoryChunk>>, Status> {
-        let _ = instance;
+    fn streamed_history(
+        &self,
+        instance: &str,
+        execution: Option<&str>,
+    ) -> Result<Option<Vec<HistoryChunk>>, Status> {
+        let _ = (instance, execution);
         Ok(None)
     }
 }
