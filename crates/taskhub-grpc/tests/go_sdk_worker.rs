@@ -25,7 +25,6 @@ use std::time::Duration;
 
 use common::sdk::SdkServer;
 use common::Backend;
-use taskhub::entity::EntityId;
 use taskhub::{InstanceId, OrchestrationStatus, StatusOptions};
 use taskhub_grpc::DispatcherSettings;
 
@@ -43,18 +42,9 @@ async fn run_scenarios(backend: Backend) {
     let program = taskhub_test_support::env::go_sdk(
         "scripts/with-azurite.sh cargo test -p taskhub-grpc --test go_sdk_worker",
     );
-    let mut settings = DispatcherSettings::default();
-    settings.health_ping_interval = Duration::from_secs(1);
-    let server = SdkServer::start_with_settings(backend, taskhub::Registry::new(), settings).await;
-    // An entity batch waiting for a worker: the Go worker declared no entity support, so it
-    // must not be given it.
-    let entity = EntityId::new("counter", "go").unwrap();
-    server
-        .hub
-        .client()
-        .signal_entity(&entity, "add", &1)
-        .await
-        .unwrap();
+    // The Go worker declared no entity support: no ping and no entity batch may reach it.
+    let server =
+        SdkServer::start_without_entities(backend, DispatcherSettings::default(), "go").await;
     // `env PROGRAM HOST:PORT`: the script runner passes a path, then the address.
     let scenarios = common::script::Script {
         program: "env",

@@ -31,7 +31,6 @@ use std::time::Duration;
 
 use common::sdk::SdkServer;
 use common::Backend;
-use taskhub::entity::EntityId;
 use taskhub_grpc::DispatcherSettings;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -49,20 +48,11 @@ async fn run_scenarios(backend: Backend) {
         "scripts/with-azurite.sh cargo test -p taskhub-grpc --test java_sdk_worker",
     );
     let mut settings = DispatcherSettings::default();
-    settings.health_ping_interval = Duration::from_secs(1);
     settings.orchestration_timeout = Duration::from_secs(10);
     settings.stream_read_timeout = Duration::from_secs(10);
     settings.busy_wait = Duration::from_secs(5);
-    let server = SdkServer::start_with_settings(backend, taskhub::Registry::new(), settings).await;
-    // An entity batch waiting for a worker: the Java worker declared no entity support, so it
-    // must not be given it.
-    let entity = EntityId::new("counter", "java").unwrap();
-    server
-        .hub
-        .client()
-        .signal_entity(&entity, "add", &1)
-        .await
-        .unwrap();
+    // The Java worker declared no entity support: no ping and no entity batch may reach it.
+    let server = SdkServer::start_without_entities(backend, settings, "java").await;
     // `java Scenarios HOST:PORT`, the classpath in CLASSPATH: the script runner passes the
     // main class where a script's path goes, then the address.
     let scenarios = common::script::Script {

@@ -18,7 +18,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::sdk::{first_turn, DispatchServer};
+use common::sdk::{first_turn, DispatchServer, FakeWorker};
 use taskhub::executor::{Decision, RemoteExecutor};
 use taskhub_grpc::proto::{
     orchestrator_action::OrchestratorActionType as A, OrchestratorAction, OrchestratorResponse,
@@ -57,13 +57,25 @@ async fn server(settings: DispatcherSettings) -> DispatchServer {
     DispatchServer::start(Arc::new(SystemClock::new()), settings).await
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_parts_of_a_chunked_answer_make_one_decision_in_order() {
-    let server = server(DispatcherSettings::default()).await;
+/// The turn the answer's parts are for.
+type Turn = tokio::task::JoinHandle<
+    Result<taskhub::executor::OrchestrationDecision, taskhub::executor::ExecutorError>,
+>;
+
+/// A server with `settings`, a worker with room for one turn, and a turn out at it under the
+/// returned token.
+async fn turn_out(settings: DispatcherSettings) -> (DispatchServer, FakeWorker, Turn, String) {
+    let server = server(settings).await;
     let mut w = server.worker(1, 1).await;
     let d = server.dispatcher.clone();
     let turn = tokio::spawn(async move { d.orchestrate(first_turn("o1", "Big")).await });
     let token = w.expect().await.completion_token;
+    (server, w, turn, token)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_parts_of_a_chunked_answer_make_one_decision_in_order() {
+    let (_server, mut w, turn, token) = turn_out(DispatcherSettings::default()).await;
     w.client
         .complete_orchestrator_task(part(&token, 0, 0..3, false))
         .await
@@ -98,11 +110,7 @@ async fn the_parts_of_a_chunked_answer_make_one_decision_in_order() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_broken_sequence_is_refused_naming_the_expected_part_and_can_start_over() {
-    let server = server(DispatcherSettings::default()).await;
-    let mut w = server.worker(1, 1).await;
-    let d = server.dispatcher.clone();
-    let turn = tokio::spawn(async move { d.orchestrate(first_turn("o1", "Big")).await });
-    let token = w.expect().await.completion_token;
+    let (_server, mut w, turn, token) = turn_out(DispatcherSettings::default()).await;
     // A part that skips one.
     w.client
         .complete_orchestrator_task(part(&token, 0, 0..2, false))
@@ -151,11 +159,7 @@ async fn the_parts_are_bounded_in_bytes_and_actions() {
     let mut settings = DispatcherSettings::default();
     settings.chunked_answer_bytes = 300;
     settings.max_actions_per_turn = 4;
-    let server = server(settings).await;
-    let mut w = server.worker(1, 1).await;
-    let d = server.dispatcher.clone();
-    let turn = tokio::spawn(async move { d.orchestrate(first_turn("o1", "Big")).await });
-    let token = w.expect().await.completion_token;
+    let (_server, mut w, turn, token) = turn_out(settings).await;
     w.client
         .complete_orchestrator_task(part(&token, 0, 0..3, false))
         .await

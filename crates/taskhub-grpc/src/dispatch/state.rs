@@ -918,12 +918,12 @@ impl State {
         for kind in [Kind::Orchestration, Kind::Activity, Kind::Entity] {
             let mut at = 0;
             while let Some(&id) = self.queue_mut(kind).get(at) {
-                let (name, bytes) = self
-                    .items
-                    .get(&id)
-                    .map_or((None, 0), |i| (i.name.clone(), i.bytes));
-                let Some(worker) = self.worker_with_room(kind, avoid, (name.as_ref(), bytes))
-                else {
+                let Some(item) = self.items.get(&id) else {
+                    // Not an item any more (never left behind by `remove`): drop its place.
+                    self.dequeue_at(kind, at);
+                    continue;
+                };
+                let Some(worker) = self.worker_with_room(kind, avoid, item) else {
                     if !self.anyone_has_room(kind) {
                         // Nobody has room: nothing behind it goes out either.
                         break;
@@ -932,6 +932,7 @@ impl State {
                     at += 1;
                     continue;
                 };
+                self.cursor = worker + 1;
                 self.dequeue_at(kind, at);
                 if !self.hand_out(id, worker, now) {
                     // Its stream is gone: put the item back and drop the worker.
@@ -949,18 +950,16 @@ impl State {
         self.workers.values().any(|w| w.has_room(kind, bounds))
     }
 
-    fn worker_with_room(
-        &mut self,
-        kind: Kind,
-        avoid: Option<u64>,
-        (name, bytes): (Option<&WorkName>, usize),
-    ) -> Option<u64> {
+    /// The worker that gets `item` of `kind` next (round robin from the cursor, `avoid`
+    /// last): room, filters that take it, and history streaming if it is too large to go
+    /// whole. The caller moves the cursor past the one it hands the item to.
+    fn worker_with_room(&self, kind: Kind, avoid: Option<u64>, item: &Item) -> Option<u64> {
         let bounds = self.bounds;
         let inline_limit = self.inline_limit;
         let takes = |w: &Worker| {
             w.has_room(kind, bounds)
-                && w.info.filters.take(kind, name)
-                && (bytes <= inline_limit || w.info.history_streaming)
+                && w.info.filters.take(kind, item.name.as_ref())
+                && (item.bytes <= inline_limit || w.info.history_streaming)
         };
         let order = self
             .workers
@@ -979,9 +978,7 @@ impl State {
             found = Some(*id);
             break;
         }
-        let chosen = found.or(fallback)?;
-        self.cursor = chosen + 1;
-        Some(chosen)
+        found.or(fallback)
     }
 
     fn hand_out(&mut self, id: u64, worker: u64, now: Duration) -> bool {

@@ -186,6 +186,26 @@ pub struct SdkServer {
 }
 
 impl SdkServer {
+    /// A server for an SDK without entities (Go, Java) whose worker must get neither health
+    /// pings nor entity batches: pings every second (besides `settings`) and an entity batch of
+    /// `@counter@KEY` waiting, so that either reaching the worker shows in its log.
+    pub async fn start_without_entities(
+        backend: Backend,
+        mut settings: DispatcherSettings,
+        key: &str,
+    ) -> Self {
+        settings.health_ping_interval = Duration::from_secs(1);
+        let server = Self::start_with_settings(backend, taskhub::Registry::new(), settings).await;
+        let entity = taskhub::entity::EntityId::new("counter", key).unwrap();
+        server
+            .hub
+            .client()
+            .signal_entity(&entity, "add", &1)
+            .await
+            .unwrap();
+        server
+    }
+
     pub async fn start(backend: Backend) -> Self {
         Self::start_with(backend, taskhub::Registry::new()).await
     }
