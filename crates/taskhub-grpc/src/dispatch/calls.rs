@@ -123,6 +123,53 @@ impl Dispatcher {
         Ok(found)
     }
 
+    /// The token of the entity batch an answer without a token `r` completes: the one a
+    /// stream on `connection` holds (among several, the one whose operations `r`'s
+    /// `operationInfos` name); `Ok(None)` when none is held there (late: dropped, as above).
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` when the call's connection is unknown, or when its streams hold
+    /// several batches and nothing in `r` tells which it answers.
+    fn entity_token_or_match(
+        &self,
+        connection: Option<u64>,
+        r: &EntityBatchResult,
+    ) -> Result<Option<String>, Status> {
+        let Some(connection) = connection else {
+            return Err(Status::invalid_argument(
+                "completionToken: missing (send back the token of the entity work item)",
+            ));
+        };
+        let answered: Vec<String> = r
+            .operation_infos
+            .iter()
+            .map(|i| i.request_id.clone())
+            .collect();
+        let found = self
+            .inner
+            .lock()
+            .entity_token_on_connection(connection, &answered)
+            .map_err(|held| {
+                Status::invalid_argument(format!(
+                    "completionToken: missing, and the work-item streams of this connection \
+                     hold {held} entity batches: an EntityBatchResult names no entity, and \
+                     this one lists no operationInfos (request IDs) that tell which batch it \
+                     answers; send back the work item's completionToken (entityRequestV2 \
+                     carries one), or hold one entity batch at a time \
+                     (maxConcurrentEntityWorkItems: 1)"
+                ))
+            })?;
+        if found.is_none() {
+            tracing::warn!(
+                connection,
+                "an entity batch result without a completion token matches no entity batch out \
+                 on this connection's streams (late: it timed out, was withdrawn or went to \
+                 another worker); dropped"
+            );
+        }
+        Ok(found)
+    }
+
     /// Delivers `reply` (of `kind`, named `key`, sent under token `sent`: maybe none) to its
     /// item; a late answer without a token is dropped (see `token_or_match`).
     fn answer(
@@ -264,9 +311,19 @@ impl WorkerCalls for Dispatcher {
         &self,
         request: Request<EntityBatchResult>,
     ) -> Result<Response<CompleteTaskResponse>, Status> {
+        let connection = connection_of(&request);
         let r = request.into_inner();
-        let token = token_of(&r.completion_token)?.to_owned();
-        self.deliver(&token, Kind::Entity, Reply::Entity(r))?;
+        if !r.completion_token.is_empty() {
+            let token = r.completion_token.clone();
+            self.deliver(&token, Kind::Entity, Reply::Entity(r))?;
+            return Ok(Response::new(CompleteTaskResponse {}));
+        }
+        // Without a token (the .NET worker's older `entityRequest` path: see `key.rs`).
+        let Some(token) = self.entity_token_or_match(connection, &r)? else {
+            return Ok(Response::new(CompleteTaskResponse {}));
+        };
+        // Its call may have gone between the match and now: late, dropped.
+        let _ = self.deliver(&token, Kind::Entity, Reply::Entity(r));
         Ok(Response::new(CompleteTaskResponse {}))
     }
 

@@ -839,6 +839,39 @@ impl State {
             .map(|h| h.token.clone())
     }
 
+    /// The token of the entity batch that a stream on `connection` holds, for an answer
+    /// without a token whose `operationInfos` list `answered` (see `key.rs`): `Ok(None)` if
+    /// the connection's streams hold none that fits (late), `Err(n)` if `n` (two or more) fit
+    /// and nothing tells them apart.
+    pub(crate) fn entity_token_on_connection(
+        &self,
+        connection: u64,
+        answered: &[String],
+    ) -> Result<Option<String>, usize> {
+        let mut fits = self
+            .items
+            .values()
+            .filter(|item| item.kind == Kind::Entity)
+            .filter(|item| {
+                item.key
+                    .as_ref()
+                    .is_some_and(|k| k.answers_entity(answered))
+            })
+            .filter_map(|item| item.holder.as_ref())
+            .filter(|h| {
+                self.workers
+                    .get(&h.worker)
+                    .is_some_and(|w| w.info.connection == Some(connection))
+            });
+        let Some(first) = fits.next() else {
+            return Ok(None);
+        };
+        match fits.count() {
+            0 => Ok(Some(first.token.clone())),
+            more => Err(more + 1),
+        }
+    }
+
     /// The stream a token of this dispatcher was issued on (`PREFIX-STREAM-N`).
     fn stream_of(&self, token: &str) -> Option<u64> {
         let rest = token
