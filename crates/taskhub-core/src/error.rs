@@ -4,6 +4,12 @@
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CoreError {
+    /// Only a Failed execution can be rewound.
+    #[error("only a Failed instance can be rewound; this one is {status}")]
+    NotRewindable {
+        /// The status the instance is in.
+        status: String,
+    },
     /// An instance ID was rejected; the message says which rule it broke.
     #[error("invalid instance ID {id:?}: {reason}")]
     InvalidInstanceId {

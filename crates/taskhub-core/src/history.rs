@@ -285,6 +285,18 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
     },
+    /// A failed execution was rewound: recorded in place of what rewind dropped (see
+    /// [`engine::rewind`](crate::engine::rewind)); the execution runs again from here. As a
+    /// message (a client's or a parent's rewind request) `rewound_tasks` is empty.
+    ExecutionRewound {
+        /// The reason given by whoever asked for the rewind.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+        /// The task IDs whose scheduling events the rewind dropped: the code schedules them
+        /// again, and replay lets it (they are recorded again after this event).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        rewound_tasks: Vec<u64>,
+    },
 }
 
 fn one() -> u32 {
@@ -323,6 +335,7 @@ impl EventKind {
             Self::EventSent { .. } => "EventSent",
             Self::ExecutionSuspended { .. } => "ExecutionSuspended",
             Self::ExecutionResumed { .. } => "ExecutionResumed",
+            Self::ExecutionRewound { .. } => "ExecutionRewound",
         }
     }
 

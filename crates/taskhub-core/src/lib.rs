@@ -51,8 +51,8 @@ pub mod time;
 pub use activity::{ActivityContext, ActivityError, ActivityInvocation};
 pub use descriptor::{ActivityRef, OrchestrationRef};
 pub use engine::{
-    run_turn, Action, DecisionRule, DiscardReason, Discarded, OrchestrationSession, PendingTurn,
-    TurnInput, TurnResult, TurnStep,
+    run_turn, Action, DecisionRule, DiscardReason, Discarded, OpenChild, OrchestrationSession,
+    PendingTurn, RewindPlan, TurnInput, TurnResult, TurnStep,
 };
 pub use entity::{EntityContext, EntityError, EntityId, EntityType};
 pub use error::CoreError;

@@ -9,6 +9,7 @@ mod output;
 pub(crate) mod remote;
 mod remote_locks;
 mod replay;
+pub mod rewind;
 mod session;
 mod turn;
 
@@ -16,6 +17,7 @@ pub use applied_ids::CARRIED_EVENT_IDS;
 pub use decision::{Decision, OrchestrationDecision, OrchestrationSpan};
 pub use output::{Action, DiscardReason, Discarded, TurnInput, TurnResult};
 pub use remote::{DecisionRule, PendingTurn, TurnStep};
+pub use rewind::{OpenChild, RewindPlan};
 pub use session::OrchestrationSession;
 
 use std::sync::Arc;

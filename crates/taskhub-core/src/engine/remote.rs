@@ -383,7 +383,9 @@ impl OrchestrationSession {
                 lock(&self.state).now = ev.timestamp;
                 return Ok(());
             }
-            EventKind::OrchestratorCompleted | EventKind::EventRaised { .. } => return Ok(()),
+            EventKind::OrchestratorCompleted
+            | EventKind::EventRaised { .. }
+            | EventKind::ExecutionRewound { .. } => return Ok(()),
             EventKind::ExecutionStarted { .. } => {
                 return Err(corrupt(pos, "a second ExecutionStarted"))
             }

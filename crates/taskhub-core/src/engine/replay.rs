@@ -1,5 +1,6 @@
 //! Replaying recorded history, with nondeterminism detection.
 
+use crate::engine::rewind::rewound_tasks;
 use crate::engine::session::{completion_task_id, CodeResult, OrchestrationSession};
 use crate::history::{EventKind, FailureDetails, HistoryEvent};
 use crate::orchestration::state::{lock, Emitted, TaskKind};
@@ -9,6 +10,13 @@ impl OrchestrationSession {
     /// Replays `history` into this (fresh) session.
     pub(crate) fn replay(&mut self, history: &[HistoryEvent]) {
         lock(&self.state).replaying = true;
+        self.rewind.tasks.extend(rewound_tasks(history));
+        self.rewind.count = history
+            .iter()
+            .filter(|e| matches!(e.event, EventKind::ExecutionRewound { .. }))
+            .count()
+            .try_into()
+            .unwrap_or(u32::MAX);
         // A finished execution is not re-run: its outcome is already recorded.
         if let Some(status) = history.iter().rev().find_map(|e| terminal_status(&e.event)) {
             // The start is not the first event: an OrchestratorStarted precedes it.
@@ -46,7 +54,40 @@ impl OrchestrationSession {
         if let Some(remote) = self.remote.as_mut() {
             remote.history = std::sync::Arc::new(history.to_vec());
         }
+        self.release_held();
         lock(&self.state).replaying = false;
+    }
+
+    /// After replay: the actions of rewound tasks the code took and history has not recorded
+    /// again are the code's next actions, recorded by the next turn (in task ID order, ahead
+    /// of what the code does then).
+    fn release_held(&mut self) {
+        let held = std::mem::take(&mut self.rewind.held);
+        if held.is_empty() {
+            return;
+        }
+        let mut st = lock(&self.state);
+        for (_, emitted) in held.into_iter().rev() {
+            st.emitted.push_front(emitted);
+        }
+    }
+
+    /// Sets aside the code's actions of rewound tasks that history does not record here.
+    fn hold_rewound(&mut self, except: Option<u64>) {
+        if self.rewind.tasks.is_empty() {
+            return;
+        }
+        let mut st = lock(&self.state);
+        let mut kept = std::collections::VecDeque::with_capacity(st.emitted.len());
+        for e in st.emitted.drain(..) {
+            let id = e.task_id();
+            if Some(id) != except && self.rewind.tasks.contains(&id) {
+                self.rewind.held.insert(id, e);
+            } else {
+                kept.push_back(e);
+            }
+        }
+        st.emitted = kept;
     }
 
     fn record_start_fields(&mut self, event: &EventKind) {
@@ -98,6 +139,7 @@ impl OrchestrationSession {
             EventKind::ExecutionSuspended { .. } => self.suspended = true,
             EventKind::ExecutionResumed { .. } => self.resume(),
             EventKind::EventRaised { .. } => self.deliver(ev.clone()),
+            EventKind::ExecutionRewound { .. } => {}
             other => {
                 let Some(task_id) = completion_task_id(other) else {
                     // Terminal events are handled before the loop; nothing else exists.
@@ -120,7 +162,13 @@ impl OrchestrationSession {
 
     /// A recorded action must be the next action the code took, of the same kind and name.
     fn match_emitted(&mut self, pos: usize, recorded: &EventKind) -> Result<(), FailureDetails> {
-        let next = lock(&self.state).emitted.pop_front();
+        let recorded_id = recorded_task(recorded);
+        // A rewound task recorded again after its rewind: the code took it earlier.
+        let held = recorded_id.and_then(|id| self.rewind.held.remove(&id));
+        if held.is_none() {
+            self.hold_rewound(recorded_id);
+        }
+        let next = held.or_else(|| lock(&self.state).emitted.pop_front());
         let Some(emitted) = next else {
             let code = match &self.code_result {
                 Some(r) => r.describe().to_owned(),
@@ -172,6 +220,7 @@ impl OrchestrationSession {
     /// At the end of a recorded turn the code must have no unrecorded actions and must not
     /// have finished (a finish is recorded before `OrchestratorCompleted`).
     fn check_episode_end(&mut self, pos: usize) -> Result<(), FailureDetails> {
+        self.hold_rewound(None);
         let extra = lock(&self.state).emitted.front().map(Emitted::describe);
         if let Some(extra) = extra {
             return Err(nondeterminism(pos, "OrchestratorCompleted", &extra));
@@ -184,6 +233,17 @@ impl OrchestrationSession {
             ));
         }
         Ok(())
+    }
+}
+
+/// The task ID a scheduling event records.
+fn recorded_task(event: &EventKind) -> Option<u64> {
+    match event {
+        EventKind::TaskScheduled { task_id, .. }
+        | EventKind::SubOrchestrationCreated { task_id, .. }
+        | EventKind::TimerCreated { task_id, .. }
+        | EventKind::EventSent { task_id, .. } => Some(*task_id),
+        _ => None,
     }
 }
 

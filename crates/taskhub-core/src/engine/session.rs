@@ -7,10 +7,14 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
 
 use crate::engine::applied_ids::AppliedEventIds;
+use crate::engine::output::Action;
 use crate::engine::remote::RemoteCode;
+use crate::engine::rewind::{self, RewindPlan};
+use crate::error::CoreError;
 use crate::history::{CarriedEvent, EventKind, FailureDetails, HistoryEvent, ParentInstance};
 use crate::ids::{ExecutionId, InstanceId};
 use crate::orchestration::context::OrchestrationContext;
+use crate::orchestration::state::Emitted;
 use crate::orchestration::state::{lock, ContinueAsNewRequest, SharedState, State};
 use crate::payload::Payload;
 use crate::registry::{OrchestrationFuture, Registry};
@@ -96,6 +100,8 @@ pub struct OrchestrationSession {
     /// The remote executor's span of an execution, as its last decision gave it, and that
     /// execution (a continue-as-new's next one starts without).
     pub(crate) span: Option<(ExecutionId, crate::engine::OrchestrationSpan)>,
+    /// What rewinds let the code schedule again (see [`rewind`](crate::engine::rewind)).
+    pub(crate) rewind: RewindState,
 }
 
 impl std::fmt::Debug for OrchestrationSession {
@@ -167,6 +173,7 @@ impl OrchestrationSession {
             remote: None,
             carried: Vec::new(),
             span: None,
+            rewind: RewindState::default(),
         }
     }
 
@@ -197,6 +204,48 @@ impl OrchestrationSession {
         let mut session = Self::new_with(registry, instance_id, remote_fallback);
         session.replay(history);
         session
+    }
+
+    /// Rebuilds a failed execution's session rewound (see [`rewind`](crate::engine::rewind)):
+    /// replays the kept history of `history`'s [`rewind::plan`]. The session's next turn
+    /// applies the rewind request (an `ExecutionRewound` message): it records the event and
+    /// sends again what the plan reopens, and the code schedules again what it dropped. The
+    /// runtime replaces the stored history with `plan.kept` followed by that turn's events.
+    ///
+    /// # Errors
+    /// [`CoreError::NotRewindable`] when `history` does not end in a failure.
+    pub fn load_rewound(
+        registry: Arc<Registry>,
+        instance_id: InstanceId,
+        history: &[HistoryEvent],
+        remote_fallback: bool,
+    ) -> Result<(Self, RewindPlan), CoreError> {
+        let plan = rewind::plan(history)?;
+        let mut session = Self::new_with(registry, instance_id, remote_fallback);
+        session
+            .rewind
+            .tasks
+            .extend(plan.rewound_tasks.iter().copied());
+        session.rewind.pending = Some(PendingRewind {
+            rewound_tasks: plan.rewound_tasks.clone(),
+            reopened: plan.reopened.clone(),
+        });
+        session.replay(&plan.kept);
+        Ok((session, plan))
+    }
+
+    /// True while a rewind request waits to be applied (see [`load_rewound`](Self::load_rewound)).
+    #[must_use]
+    pub fn is_rewinding(&self) -> bool {
+        self.rewind.pending.is_some()
+    }
+
+    /// How many times this execution was rewound (its `ExecutionRewound` events). The runtime
+    /// gives the work items it sends after a rewind new message IDs with it, so that a task
+    /// scheduled again is not taken for a copy of the attempt that failed.
+    #[must_use]
+    pub fn rewinds(&self) -> u32 {
+        self.rewind.count
     }
 
     /// The instance ID.
@@ -415,6 +464,29 @@ impl OrchestrationSession {
             self.deliver_now(&ev.event);
         }
     }
+}
+
+/// What rewinds let the code schedule again, and a rewind waiting to be applied.
+#[derive(Debug, Default)]
+pub(crate) struct RewindState {
+    /// Task IDs whose scheduling events a rewind dropped: replay lets the code schedule them
+    /// out of order (they are recorded again after the `ExecutionRewound`).
+    pub(crate) tasks: HashSet<u64>,
+    /// Actions of such tasks the code took in replay before they were recorded again.
+    pub(crate) held: std::collections::BTreeMap<u64, Emitted>,
+    /// The rewind the next turn applies.
+    pub(crate) pending: Option<PendingRewind>,
+    /// How many rewinds the execution's history records.
+    pub(crate) count: u32,
+}
+
+/// A rewind the next turn applies.
+#[derive(Debug)]
+pub(crate) struct PendingRewind {
+    /// Recorded in its `ExecutionRewound`.
+    pub(crate) rewound_tasks: Vec<u64>,
+    /// Sent again by it.
+    pub(crate) reopened: Vec<Action>,
 }
 
 /// The task ID a completion event refers to.

@@ -76,6 +76,16 @@ impl OrchestrationSession {
         let mut messages = input.messages;
         // ExecutionStarted goes first, so events raised in the same batch find a started instance.
         messages.sort_by_key(|m| !matches!(m.event, EventKind::ExecutionStarted { .. }));
+        // A rewound session's first turn applies the rewind before anything else.
+        if self.rewind.pending.is_some() {
+            let request = messages
+                .iter()
+                .position(|m| matches!(m.event, EventKind::ExecutionRewound { .. }));
+            if let Some(i) = request {
+                let m = messages.remove(i);
+                self.apply_rewind(&m, &mut out);
+            }
+        }
 
         if self.started && self.finished.is_none() {
             if let Some(refusal) = self.refusal.take() {
@@ -158,6 +168,9 @@ impl OrchestrationSession {
                 DiscardReason::InstanceFinished,
                 format!("instance is {status}"),
             );
+        }
+        if matches!(m.event, EventKind::ExecutionRewound { .. }) {
+            return self.apply_rewind(m, out);
         }
         if let Some(CodeResult::ContinueAsNew(req)) = &self.code_result {
             // Arrived in the turn that continued as new: unprocessed by this execution.
@@ -286,6 +299,34 @@ impl OrchestrationSession {
                 ),
             },
         }
+    }
+
+    /// Applies a rewind request: in a session loaded rewound, records `ExecutionRewound` and
+    /// sends again the work the rewind reopened; anywhere else the request is discarded.
+    fn apply_rewind(&mut self, m: &Message, out: &mut TurnOut) {
+        let Some(pending) = self.rewind.pending.take() else {
+            return out.discard(
+                m,
+                DiscardReason::Invalid,
+                format!(
+                    "only a Failed instance can be rewound; this one is {}",
+                    self.status()
+                ),
+            );
+        };
+        let reason = match &m.event {
+            EventKind::ExecutionRewound { reason, .. } => reason.clone(),
+            _ => None,
+        };
+        out.record(
+            Some(m),
+            EventKind::ExecutionRewound {
+                reason,
+                rewound_tasks: pending.rewound_tasks,
+            },
+        );
+        out.actions.extend(pending.reopened);
+        self.rewind.count = self.rewind.count.saturating_add(1);
     }
 
     fn apply_completion(&mut self, m: &Message, task_id: u64, out: &mut TurnOut) {

@@ -46,6 +46,16 @@ pub(crate) enum Emitted {
 }
 
 impl Emitted {
+    /// The task ID the action was given.
+    pub(crate) fn task_id(&self) -> u64 {
+        match self {
+            Self::Activity { task_id, .. }
+            | Self::SubOrchestration { task_id, .. }
+            | Self::Timer { task_id, .. }
+            | Self::SendEvent { task_id, .. } => *task_id,
+        }
+    }
+
     /// How the code's action reads in a nondeterminism error: "scheduled activity 'Refund'".
     pub(crate) fn describe(&self) -> String {
         match self {

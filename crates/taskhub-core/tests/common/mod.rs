@@ -208,6 +208,26 @@ impl Driver {
         }
     }
 
+    /// Rewinds the failed instance as the runtime does: loads it rewound, replaces the history
+    /// with the kept events, and runs the turn that applies the rewind request.
+    pub fn rewind(&mut self, reason: Option<&str>) -> (RewindPlan, TurnResult) {
+        let (session, plan) = OrchestrationSession::load_rewound(
+            self.registry.clone(),
+            self.id.clone(),
+            &self.history,
+            false,
+        )
+        .unwrap();
+        self.session = session;
+        self.history = plan.kept.clone();
+        let m = self.msg(EventKind::ExecutionRewound {
+            reason: reason.map(str::to_owned),
+            rewound_tasks: Vec::new(),
+        });
+        let r = self.turn(vec![m]);
+        (plan, r)
+    }
+
     pub fn failure(&self) -> FailureDetails {
         match self
             .history

@@ -8,6 +8,7 @@ mod executions;
 pub(crate) mod prestart;
 mod purge;
 mod query;
+mod rewind;
 mod start;
 pub mod tags;
 mod typed;

@@ -27,6 +27,9 @@ pub const LEASES_HELD: &str = "taskhub_partition_leases_held";
 pub const EPOCH_CHANGES: &str = "taskhub_partition_epoch_changes_total";
 /// Counter: messages moved to the dead-letter store, by `queue`.
 pub const DEAD_LETTERS: &str = "taskhub_dead_letters_total";
+/// Counter: failed executions rewound (the rewind's checkpoint committed), by
+/// `orchestration` (name).
+pub const REWINDS: &str = "taskhub_rewinds_total";
 /// Gauge: orchestration sessions held in memory (running or idle extended sessions).
 pub const SESSIONS: &str = "taskhub_sessions_in_memory";
 /// Counter: storage calls, by `operation` (recorded by
@@ -36,7 +39,7 @@ pub const STORAGE_CALLS: &str = taskhub_storage::instrumented::STORAGE_CALLS;
 pub const STORAGE_ERRORS: &str = taskhub_storage::instrumented::STORAGE_ERRORS;
 
 /// Every metric name, for documentation and tests.
-pub const ALL: [&str; 14] = [
+pub const ALL: [&str; 15] = [
     TURNS,
     ACTIVITIES_STARTED,
     ACTIVITIES_COMPLETED,
@@ -48,6 +51,7 @@ pub const ALL: [&str; 14] = [
     LEASES_HELD,
     EPOCH_CHANGES,
     DEAD_LETTERS,
+    REWINDS,
     SESSIONS,
     STORAGE_CALLS,
     STORAGE_ERRORS,

@@ -13,6 +13,11 @@ pub(crate) fn turn(orchestration: &str) {
     counter!(names::TURNS, "orchestration" => orchestration.to_owned()).increment(1);
 }
 
+/// A failed execution of `orchestration` was rewound (its checkpoint committed).
+pub(crate) fn rewind(orchestration: &str) {
+    counter!(names::REWINDS, "orchestration" => orchestration.to_owned()).increment(1);
+}
+
 /// A checkpoint commit took `took`.
 pub(crate) fn checkpoint(took: Duration) {
     histogram!(names::CHECKPOINT_DURATION).record(took.as_secs_f64());

@@ -124,3 +124,38 @@ pub(crate) fn timer(t: &TimerSpan<'_>) {
     );
     drop(span);
 }
+
+/// What a rewind's span names.
+pub(crate) struct RewindSpan<'a> {
+    pub name: &'a str,
+    pub instance: &'a InstanceId,
+    pub execution: &'a ExecutionId,
+    pub reason: Option<&'a str>,
+    pub rewound_tasks: &'a [u64],
+    pub reopened: usize,
+    pub children: usize,
+}
+
+/// A span marking a failed execution loaded rewound by its worker (closed at once; the turn
+/// that applies the rewind has its own `orchestration` span).
+pub(crate) fn rewind(r: &RewindSpan<'_>) {
+    let context = TraceContext::new_root();
+    let span = tracing::info_span!(
+        parent: None,
+        "rewind",
+        otel.name = %format_args!("rewind||{}", r.name),
+        otel.kind = "internal",
+        durabletask.type = "orchestration",
+        durabletask.task.name = %r.name,
+        durabletask.task.instance_id = %r.instance,
+        durabletask.task.execution_id = %r.execution,
+        taskhub.rewind.reason = r.reason.unwrap_or_default(),
+        taskhub.rewind.tasks = ?r.rewound_tasks,
+        taskhub.rewind.reopened = r.reopened,
+        taskhub.rewind.children = r.children,
+        trace_id = %context.trace_id_hex(),
+        span_id = %context.span_id_hex(),
+        parent_span_id = "",
+    );
+    drop(span);
+}

@@ -25,10 +25,13 @@ pub(crate) struct Origin<'a> {
     pub name: &'a str,
     /// The sending turn's trace context, carried by every message it sends.
     pub traceparent: Option<&'a str>,
+    /// How many times the execution was rewound: a work item sent after a rewind gets a new
+    /// message ID (a task scheduled again must not be taken for a copy of the failed attempt).
+    pub rewinds: u32,
 }
 
 impl Origin<'_> {
-    fn message(
+    pub(crate) fn message(
         &self,
         purpose: &str,
         target: InstanceId,
@@ -142,8 +145,12 @@ pub(crate) async fn build(
                 tags,
                 traceparent,
             } => {
+                let mut purpose = attempt_purpose("task", *task_id, *attempt);
+                if origin.rewinds > 0 {
+                    purpose = format!("{purpose}@rewind{}", origin.rewinds);
+                }
                 let mut m = origin.message(
-                    &attempt_purpose("task", *task_id, *attempt),
+                    &purpose,
                     origin.instance.clone(),
                     Some(origin.execution.clone()),
                     EventKind::TaskScheduled {

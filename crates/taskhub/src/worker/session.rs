@@ -22,6 +22,9 @@ pub(crate) struct Live {
     pub session: OrchestrationSession,
     /// The ETag of its history as last loaded or committed (`None`: no history yet).
     pub history_etag: Option<ETag>,
+    /// Loaded rewound: what its next turn's checkpoint writes besides the turn (see
+    /// [`turn::rewind`](super::turn)).
+    pub rewinding: Option<turn::Rewinding>,
 }
 
 impl Live {
@@ -30,6 +33,7 @@ impl Live {
         Self {
             session,
             history_etag,
+            rewinding: None,
         }
     }
 

@@ -34,6 +34,8 @@ pub(super) struct TurnCheckpoint<'a> {
     pub(super) consumed: Vec<(QueueName, Receipt)>,
     /// The messages it sends.
     pub(super) outbound: Vec<OutboundMessage>,
+    /// The turn rewinds its execution (counted once committed).
+    pub(super) rewinds: bool,
 }
 
 /// Commits a turn's checkpoint (nothing, if it has nothing to write) and applies the outcome
@@ -46,6 +48,7 @@ pub(super) async fn commit_turn(shared: &Arc<Shared>, cached: &mut Cached, cp: T
         writes,
         consumed,
         mut outbound,
+        rewinds,
     } = cp;
     let TurnWrites { history, row, .. } = writes;
     if history.is_none() && outbound.is_empty() && consumed.is_empty() {
@@ -95,6 +98,9 @@ pub(super) async fn commit_turn(shared: &Arc<Shared>, cached: &mut Cached, cp: T
                 shared.placement.count_turn(fence.partition);
                 if let Some(name) = &name {
                     telemetry::record::turn(name);
+                    if rewinds {
+                        telemetry::record::rewind(name);
+                    }
                 }
                 let changed = cached.row.as_ref().is_none_or(|old| old.status != r.status);
                 if changed {

@@ -12,6 +12,7 @@ pub(crate) mod outbox_screen;
 pub(crate) mod plan;
 mod redeliver;
 mod remote;
+mod rewind;
 pub(crate) mod row_repair;
 mod start_accept;
 mod trace;
@@ -36,6 +37,7 @@ use redeliver::consume;
 pub(crate) use redeliver::{abandon, commit, give_back, START_ROW_GRACE};
 pub(crate) use remote::{counts_as_failed_delivery, retry_delay, EXECUTOR_RETRY};
 pub(crate) use remote::{decision_deadline, redeliver as redeliver_undecided, Undecided};
+pub(crate) use rewind::Rewinding;
 use start_accept::{early_start, judge_start, start_execution, Verdict};
 use version_gate::Gate;
 
@@ -62,6 +64,9 @@ pub(crate) async fn process(
         return Vec::new();
     }
     if cached.session.is_none() && !load::into_cache(shared, instance, cached, &due).await {
+        return Vec::new();
+    }
+    if !rewind::prepare(shared, instance, cached, &due).await {
         return Vec::new();
     }
     let status = cached.session.as_ref().map(|l| l.session.status());
@@ -284,6 +289,7 @@ async fn run_traced(
     let Some(Live {
         session,
         history_etag,
+        rewinding,
     }) = cached.session.as_mut()
     else {
         give_back(shared, &batch, Duration::ZERO).await;
@@ -341,7 +347,7 @@ async fn run_traced(
         },
     )
     .await;
-    let writes = plan::plan(&plan::PlanInput {
+    let mut writes = plan::plan(&plan::PlanInput {
         session,
         result: &result,
         known_row: cached.row.as_ref(),
@@ -350,6 +356,11 @@ async fn run_traced(
         partition,
         now,
     });
+    // Loaded rewound: this checkpoint replaces the history (once: a failed commit reloads).
+    let rewinding = rewinding.take();
+    if let Some(r) = &rewinding {
+        rewind::replace_history(&mut writes, r);
+    }
     if writes.send_actions {
         let execution = session.execution_id();
         let name = session.name();
@@ -361,8 +372,19 @@ async fn run_traced(
             now,
             name: &name,
             traceparent: trace.map(|t| t.traceparent.as_str()),
+            rewinds: session.rewinds(),
         };
-        match outbox::build(shared, &origin, &result.actions).await {
+        let built = match &rewinding {
+            Some(r) => match outbox::build(shared, &origin, &result.actions).await {
+                Ok(mut o) => rewind::children(shared, &origin, r).await.map(|mut c| {
+                    o.append(&mut c);
+                    o
+                }),
+                Err(e) => Err(e),
+            },
+            None => outbox::build(shared, &origin, &result.actions).await,
+        };
+        match built {
             Ok(mut o) => outbound.append(&mut o),
             Err(e) => {
                 warn!(%instance, error = %e, "could not prepare outbound messages; turn will be retried");
@@ -382,6 +404,7 @@ async fn run_traced(
             writes,
             consumed,
             outbound,
+            rewinds: rewinding.is_some(),
         },
     )
     .await;

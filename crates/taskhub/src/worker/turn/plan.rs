@@ -114,6 +114,13 @@ pub(super) fn build_row(
         .filter(|p| p.status == status)
         .and_then(|p| p.output.clone());
     let mut failure = same_execution.and_then(|p| p.failure.clone());
+    // A rewind forgets the failure (unless the turn fails again, below).
+    if r.new_events
+        .iter()
+        .any(|e| matches!(e.event, EventKind::ExecutionRewound { .. }))
+    {
+        failure = None;
+    }
     for a in &r.actions {
         match a {
             Action::Complete { result } => output = Some(result.clone()),
