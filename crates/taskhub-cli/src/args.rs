@@ -126,6 +126,11 @@ pub enum Command {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// Also show the work that the SDK workers of the process serving its HTTP API at
+        /// this address (`taskhub worker --grpc ... --http ADDR`) leave waiting because none of
+        /// their work-item filters take it (held in that process's memory, not in storage).
+        #[arg(long, value_name = "ADDR")]
+        api: Option<String>,
     },
     /// The hub's processes (workers, `serve`, endpoints) with their schema versions and
     /// heartbeats; bar workers from holding partitions, or lift the bar.
@@ -142,6 +147,10 @@ pub enum Command {
         /// Time between samples, e.g. `1s` or `500ms`.
         #[arg(long, default_value = "1s", value_name = "DURATION")]
         interval: String,
+        /// Ask the process serving its HTTP API at this address (`GET /api/scale`) instead:
+        /// it also sees the work its SDK workers' filters leave waiting (never scaled in for).
+        #[arg(long, value_name = "ADDR")]
+        api: Option<String>,
     },
 }
 

@@ -149,13 +149,15 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Instances(cmd) => commands::instances::run(&cli.global, *cmd).await,
         Command::Entities(cmd) => commands::entities::run(&cli.global, cmd).await,
         Command::DeadLetters(cmd) => commands::dead_letters::run(&cli.global, cmd).await,
-        Command::Partitions { cmd, json } => {
-            commands::partitions::run(&cli.global, cmd, json).await
+        Command::Partitions { cmd, json, api } => {
+            commands::partitions::run(&cli.global, cmd, json, api.as_deref()).await
         }
         Command::Workers(cmd) => commands::partitions::workers(&cli.global, cmd).await,
         Command::Hub(cmd) => commands::hub::run(&cli.global, cmd).await,
-        Command::Scale { samples, interval } => {
-            commands::partitions::scale(&cli.global, samples, &interval).await
-        }
+        Command::Scale {
+            samples,
+            interval,
+            api,
+        } => commands::partitions::scale(&cli.global, samples, &interval, api.as_deref()).await,
     }
 }

@@ -3,6 +3,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use taskhub::admin::UnmatchedSource;
 use taskhub::{TaskHub, WorkerStats};
 
 use crate::error::HttpError;
@@ -33,6 +34,11 @@ pub struct HttpConfig {
     pub metrics: Option<MetricsRender>,
     /// A worker in this process, for the throughput chart; `None` when only the API runs.
     pub worker_stats: Option<StatsSource>,
+    /// The work that the SDK workers served in this process leave waiting because none of
+    /// their work-item filters take it (`taskhub_grpc::Dispatcher::unmatched_source`): shown by
+    /// `/api/stats`, `/api/scale` and the dashboard's partitions page; `None` when no SDK
+    /// workers are served here.
+    pub unmatched: Option<UnmatchedSource>,
 }
 
 impl HttpConfig {
@@ -45,6 +51,7 @@ impl HttpConfig {
             body_limit: DEFAULT_BODY_LIMIT,
             metrics: None,
             worker_stats: None,
+            unmatched: None,
         }
     }
 
@@ -68,6 +75,14 @@ impl HttpConfig {
         self.worker_stats = Some(stats);
         self
     }
+
+    /// With a reader of the work waiting for an SDK worker whose filters take it (see
+    /// [`HttpConfig::unmatched`]).
+    #[must_use]
+    pub fn with_unmatched(mut self, unmatched: UnmatchedSource) -> Self {
+        self.unmatched = Some(unmatched);
+        self
+    }
 }
 
 impl std::fmt::Debug for HttpConfig {
@@ -77,6 +92,7 @@ impl std::fmt::Debug for HttpConfig {
             .field("body_limit", &self.body_limit)
             .field("metrics", &self.metrics.is_some())
             .field("worker_stats", &self.worker_stats.is_some())
+            .field("unmatched", &self.unmatched.is_some())
             .finish_non_exhaustive()
     }
 }

@@ -1,6 +1,6 @@
 //! The state every handler shares.
 
-use taskhub::admin::HubAdmin;
+use taskhub::admin::{HubAdmin, UnmatchedSource};
 use taskhub::{TaskHub, TaskHubClient};
 
 use crate::config::{HttpConfig, MetricsRender, StatsSource};
@@ -14,6 +14,7 @@ pub(crate) struct AppState {
     pub body_limit: usize,
     pub metrics: Option<MetricsRender>,
     pub worker_stats: Option<StatsSource>,
+    pub unmatched: Option<UnmatchedSource>,
 }
 
 impl AppState {
@@ -26,6 +27,7 @@ impl AppState {
             body_limit: config.body_limit,
             metrics: config.metrics,
             worker_stats: config.worker_stats,
+            unmatched: config.unmatched,
         }
     }
 }

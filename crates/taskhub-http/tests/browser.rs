@@ -2,7 +2,8 @@
 //! its timeline and parent/child links, values holding `<script>` shown as text, a confirmed
 //! terminate changing the status, partitions and dead letters, entities (left out of the
 //! instance list unless asked for; the Entities view with its name filter, an entity's state,
-//! a confirmed signal changing it), the token prompt. Screenshots
+//! a confirmed signal changing it), the work SDK workers' filters leave waiting (on the
+//! partitions page), the token prompt. Screenshots
 //! go to the test's temp dir (printed), and with `TASKHUB_DOCS_SCREENSHOT=<png>` one of the
 //! instance page is saved there for the README.
 //!
@@ -25,7 +26,33 @@ async fn dashboard_in_headless_chromium() {
         binary: chromium,
         playwright_dir: playwright,
     } = taskhub_test_support::env::chromium("cargo test -p taskhub-http --test browser");
-    let s = Server::start(Backend::Sqlite).await;
+    // The work an SDK worker's filters leave waiting, as a `taskhub-grpc` dispatcher reports
+    // it (`Dispatcher::unmatched_source`; its counting is tested with real filtered streams in
+    // taskhub-grpc/tests/sdk_filter_waiting.rs): shown on the partitions page.
+    let s = Server::start_with(Backend::Sqlite, true, |c| {
+        c.with_unmatched(std::sync::Arc::new(|| taskhub::admin::UnmatchedWork {
+            workers: 1,
+            orchestrations: 2,
+            activities: 1,
+            entities: 0,
+            names: vec![
+                taskhub::admin::UnmatchedName {
+                    kind: taskhub::admin::WorkKind::Orchestration,
+                    name: "Unwanted".into(),
+                    version: None,
+                    items: 2,
+                },
+                taskhub::admin::UnmatchedName {
+                    kind: taskhub::admin::WorkKind::Activity,
+                    name: "Charge".into(),
+                    version: Some("2".into()),
+                    items: 1,
+                },
+            ],
+            omitted: 0,
+        }))
+    })
+    .await;
     for (name, id, input) in [
         ("Parent", "parent-1", "null"),
         ("Hello", "hello-1", "null"),

@@ -56,8 +56,13 @@ pub struct HistoryWrite {
     pub execution_id: ExecutionId,
     /// The ETag the history had when it was loaded; `None` if it had no history.
     pub expected: Option<ETag>,
-    /// True when `events` start a new execution (start, restart, continue-as-new): the
-    /// previous execution's events are replaced. False appends after the loaded events.
+    /// True when `events` replace the stored history: they start a new execution (start,
+    /// restart, continue-as-new) and the previous execution's events are replaced; or, under
+    /// the same `execution_id` as the stored history, they replace the current execution's
+    /// events (a rewind: the kept events and the rewind turn's). Either way the replace is one
+    /// checkpoint, fenced and conditional on `expected` like any other: after it,
+    /// `load_history` returns exactly `events` (fewer or more than before) under a new ETag,
+    /// and a failed one changes nothing. False appends after the loaded events.
     pub new_execution: bool,
     /// The events to append, in order.
     pub events: Vec<HistoryEvent>,
@@ -149,7 +154,8 @@ pub fn check_claims(request: &CheckpointRequest) -> StorageResult<()> {
 ///   everything unchanged; two checkpoints made from the same loaded history MUST NOT both
 ///   commit.
 /// * After success, `load_history` MUST return the old events plus the new ones (or only the
-///   new ones for `new_execution`), the outbound messages MUST be dequeueable, the consumed
+///   new ones for `new_execution`, also when it keeps the stored execution ID: a rewind), the
+///   outbound messages MUST be dequeueable, the consumed
 ///   messages MUST be gone and the instance row MUST be written.
 /// * `pending_outbox` MUST be empty after a checkpoint that ran to completion.
 /// * A claimed outbound message MUST NOT be dequeued by anyone before its claim's visibility

@@ -4,6 +4,7 @@
 use std::net::SocketAddr;
 
 use anyhow::Context as _;
+use taskhub::admin::UnmatchedSource;
 use taskhub::TaskHub;
 
 use crate::own_settings::CliSettings;
@@ -32,11 +33,13 @@ impl Listen {
         })
     }
 
-    /// Binds and serves in the background; prints the URL.
+    /// Binds and serves in the background; prints the URL. `stats`: the in-process worker's
+    /// counters; `unmatched`: the work its SDK workers' filters leave waiting (with `--grpc`).
     pub async fn start(
         self,
         hub: &TaskHub,
         stats: Option<StatsSource>,
+        unmatched: Option<UnmatchedSource>,
         metrics: MetricsRender,
     ) -> anyhow::Result<Running> {
         let listener = tokio::net::TcpListener::bind(self.addr)
@@ -50,6 +53,9 @@ impl Listen {
             .with_metrics(metrics);
         if let Some(s) = stats {
             config = config.with_worker_stats(s);
+        }
+        if let Some(u) = unmatched {
+            config = config.with_unmatched(u);
         }
         let router = taskhub_http::router(config);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

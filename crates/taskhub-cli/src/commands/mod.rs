@@ -1,6 +1,7 @@
 //! The non-demo commands and the argument parsing they share.
 
 mod announce;
+mod api_read;
 pub mod dead_letters;
 pub mod entities;
 mod grpc;

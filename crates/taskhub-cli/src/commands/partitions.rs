@@ -107,26 +107,101 @@ fn table(rows: &[PartitionStatus]) -> String {
     t.render()
 }
 
-/// Runs `taskhub partitions [SUBCOMMAND]`.
+/// The bearer token the CLI's settings give for the HTTP API (`http_token`), if any.
+fn api_token(global: &GlobalArgs) -> anyhow::Result<Option<String>> {
+    let resolved = settings::resolve(global, &[])?;
+    Ok(Some(resolved.own.http_token.expose().to_owned()).filter(|t| !t.is_empty()))
+}
+
+/// The line under the partitions table for the `unmatched` report of `/api/stats` at `api`.
+fn unmatched_text(api: &str, u: &serde_json::Value) -> String {
+    if u.is_null() {
+        return format!(
+            "the process at {api} serves no SDK workers (no --grpc): no work waits there for \
+             a worker's filters"
+        );
+    }
+    let n = |k: &str| u.get(k).and_then(serde_json::Value::as_u64).unwrap_or(0);
+    let (o, a, e) = (n("orchestrations"), n("activities"), n("entities"));
+    if o + a + e == 0 {
+        return format!("no work waits for an SDK worker whose filters take it (at {api})");
+    }
+    let mut names: Vec<String> = u
+        .get("names")
+        .and_then(serde_json::Value::as_array)
+        .map(|names| {
+            names
+                .iter()
+                .map(|x| {
+                    let s = |k: &str| x.get(k).and_then(serde_json::Value::as_str).unwrap_or("");
+                    let version = x
+                        .get("version")
+                        .and_then(serde_json::Value::as_str)
+                        .map_or_else(String::new, |v| format!(" version '{v}'"));
+                    let items = x
+                        .get("items")
+                        .and_then(serde_json::Value::as_u64)
+                        .unwrap_or(0);
+                    format!("{} '{}'{version} ({items})", s("kind"), s("name"))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    if n("omitted") > 0 {
+        names.push(format!("{} more", n("omitted")));
+    }
+    let workers = n("workers");
+    let who = if workers == 0 {
+        "no SDK worker is connected".to_owned()
+    } else {
+        format!("none of the {workers} connected SDK worker(s) has filters that take them")
+    };
+    format!(
+        "waiting for an SDK worker whose filters take them (at {api}; Pending, not failed): \
+         {o} orchestration(s), {a} activity(ies), {e} entity batch(es); {who}: {}",
+        names.join(", ")
+    )
+}
+
+/// Runs `taskhub partitions [SUBCOMMAND]`; `api`: the address of the HTTP API of the process
+/// serving the SDK workers, whose work waiting for matching filters is shown too.
 pub async fn run(
     global: &GlobalArgs,
     cmd: Option<PartitionsCmd>,
     json: bool,
+    api: Option<&str>,
 ) -> anyhow::Result<()> {
     let hub = hub(global).await?;
     let admin = hub.admin();
     let changed = match cmd {
         None => {
             let rows = admin.partitions().await?;
+            // Held in the serving process's memory, not in storage: only its API knows.
+            let unmatched = match api {
+                Some(addr) => {
+                    let stats = super::api_read::get_json(
+                        addr,
+                        "/api/stats",
+                        api_token(global)?.as_deref(),
+                    )
+                    .await?;
+                    Some(stats.get("unmatched").cloned().unwrap_or_default())
+                }
+                None => None,
+            };
             if json {
                 let out = json!({
                     "partition_count": counts_json(&hub),
                     "partitions": rows.iter().map(as_json).collect::<Vec<_>>(),
+                    "unmatched": unmatched.clone().unwrap_or_default(),
                 });
                 crate::outln!("{}", serde_json::to_string_pretty(&out)?);
             } else {
                 crate::outln!("{}", counts_text(&hub));
                 crate::out!("{}", table(&rows));
+                if let (Some(addr), Some(u)) = (api, &unmatched) {
+                    crate::outln!("{}", unmatched_text(addr, u));
+                }
             }
             return Ok(());
         }
@@ -200,12 +275,28 @@ pub async fn workers(global: &GlobalArgs, cmd: WorkersCmd) -> anyhow::Result<()>
     Ok(())
 }
 
-/// Runs `taskhub scale`: prints the recommendation as JSON.
-pub async fn scale(global: &GlobalArgs, samples: usize, interval: &str) -> anyhow::Result<()> {
+/// Runs `taskhub scale`: prints the recommendation as JSON. With `api`, the process serving
+/// its HTTP API there makes it (`GET /api/scale`), seeing the work its SDK workers' filters
+/// leave waiting; from storage alone that is unknown (`"unmatched": null`).
+pub async fn scale(
+    global: &GlobalArgs,
+    samples: usize,
+    interval: &str,
+    api: Option<&str>,
+) -> anyhow::Result<()> {
     if samples == 0 {
         bail!("--samples must be at least 1");
     }
     let interval = duration(interval, "--interval")?;
+    if let Some(addr) = api {
+        let path = format!(
+            "/api/scale?samples={samples}&intervalMs={}",
+            interval.as_millis()
+        );
+        let rec = super::api_read::get_json(addr, &path, api_token(global)?.as_deref()).await?;
+        crate::outln!("{}", serde_json::to_string_pretty(&rec)?);
+        return Ok(());
+    }
     let hub = hub(global).await?;
     let rec = hub.admin().scale(samples, interval).await?;
     crate::outln!("{}", serde_json::to_string_pretty(&rec)?);

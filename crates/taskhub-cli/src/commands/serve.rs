@@ -29,7 +29,7 @@ pub async fn run(
         .transpose()?;
     let hub = resolved.open_hub(false).await?;
     let server = match (listen, metrics) {
-        (Some(listen), Some(metrics)) => Some(listen.start(&hub, None, metrics).await?),
+        (Some(listen), Some(metrics)) => Some(listen.start(&hub, None, None, metrics).await?),
         _ => None,
     };
     let mut kinds = vec![taskhub::ProcessKind::Serve];

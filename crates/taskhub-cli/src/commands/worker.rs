@@ -50,7 +50,12 @@ pub async fn run(
     let server = match (http, metrics) {
         (Some(listen), Some(metrics)) => Some(
             listen
-                .start(&hub, Some(worker.stats_source()), metrics)
+                .start(
+                    &hub,
+                    Some(worker.stats_source()),
+                    dispatcher.as_ref().map(Dispatcher::unmatched_source),
+                    metrics,
+                )
                 .await?,
         ),
         _ => None,

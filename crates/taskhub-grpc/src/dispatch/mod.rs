@@ -70,6 +70,7 @@ mod wait;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use taskhub::executor::{
+use taskhub::admin::{UnmatchedSource, UnmatchedWork};
     ActivityOutcome, ActivityWork, Decision, EntityBatchOutcome, EntityWork, ExecutorError,
     ExecutorFuture, OrchestrationDecision, OrchestrationWork, RemoteExecutor,
 };
@@ -142,6 +143,26 @@ impl Dispatcher {
 
     /// How many work items (health pings included) wait unread on each connected worker's
     /// stream, by stream number (for tests and diagnostics: a stream that reads nothing for
+    /// The work items waiting because no connected SDK worker's work-item filters take them
+    /// (every waiting item while no worker is connected), by kind, with the names they wait for
+    /// (bounded): what the HTTP API's stats, partitions page and scale recommendation show
+    /// (`HttpConfig::with_unmatched` in `taskhub-http`, [`HubAdmin::scale_seeing`]). Such an
+    /// item waits here `no_worker_wait` at a time, then goes back to its queue for about a
+    /// second and comes back: the count is of those here now.
+    ///
+    /// [`HubAdmin::scale_seeing`]: taskhub::admin::HubAdmin::scale_seeing
+    #[must_use]
+    pub fn unmatched(&self) -> UnmatchedWork {
+        self.inner.lock().unmatched()
+    }
+
+    /// A reader of [`unmatched`](Self::unmatched) to hand to the HTTP API.
+    #[must_use]
+    pub fn unmatched_source(&self) -> UnmatchedSource {
+        let me = self.clone();
+        Arc::new(move || me.unmatched())
+    }
+
     /// [`DispatcherSettings::stream_read_timeout`] is closed).
     #[must_use]
     pub fn unread_items(&self) -> Vec<(u64, usize)> {

@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
+use taskhub::admin::{UnmatchedName, UnmatchedWork, WorkKind};
 use tokio::sync::oneshot;
 use tonic::Status;
 
@@ -42,6 +43,15 @@ impl Kind {
             Self::Orchestration => 0,
             Self::Activity => 1,
             Self::Entity => 2,
+        }
+    }
+
+    /// The runtime's name of the kind.
+    pub(crate) fn work_kind(self) -> WorkKind {
+        match self {
+            Self::Orchestration => WorkKind::Orchestration,
+            Self::Activity => WorkKind::Activity,
+            Self::Entity => WorkKind::Entity,
         }
     }
 
@@ -717,6 +727,60 @@ impl State {
         self.workers
             .values()
             .any(|w| w.info.filters.take(item.kind, item.name.as_ref()))
+    }
+
+    /// The items waiting because no connected worker's filters take them (every waiting item
+    /// when no worker is connected), by kind, with the names they wait for (most items first,
+    /// bounded). Walks the queues: for the surfaces that show it, not the hand-out path.
+    pub(crate) fn unmatched(&self) -> UnmatchedWork {
+        let mut out = UnmatchedWork {
+            workers: self.workers.len(),
+            ..UnmatchedWork::default()
+        };
+        let mut names: HashMap<(WorkKind, &str, Option<&str>), usize> = HashMap::new();
+        for kind in [Kind::Orchestration, Kind::Activity, Kind::Entity] {
+            let Some(queue) = self.queues.get(kind.index()) else {
+                continue;
+            };
+            let waiting = queue
+                .iter()
+                .filter_map(|id| self.items.get(id))
+                .filter(|item| item.holder.is_none() && !self.someone_takes(item));
+            let mut n = 0usize;
+            for item in waiting {
+                n += 1;
+                let (name, version) = item
+                    .name
+                    .as_ref()
+                    .map_or(("", None), |w| (w.name.as_str(), w.version.as_deref()));
+                *names.entry((kind.work_kind(), name, version)).or_default() += 1;
+            }
+            match kind {
+                Kind::Orchestration => out.orchestrations = n,
+                Kind::Activity => out.activities = n,
+                Kind::Entity => out.entities = n,
+            }
+        }
+        let mut listed: Vec<UnmatchedName> = names
+            .into_iter()
+            .map(|((kind, name, version), items)| UnmatchedName {
+                kind,
+                name: name.to_owned(),
+                version: version.map(str::to_owned),
+                items,
+            })
+            .collect();
+        listed.sort_by(|a, b| {
+            b.items
+                .cmp(&a.items)
+                .then(a.kind.cmp(&b.kind))
+                .then_with(|| a.name.cmp(&b.name))
+                .then_with(|| a.version.cmp(&b.version))
+        });
+        out.omitted = listed.len().saturating_sub(UnmatchedWork::MAX_NAMES);
+        listed.truncate(UnmatchedWork::MAX_NAMES);
+        out.names = listed;
+        out
     }
 
     /// How many items wait unread on each worker's stream.

@@ -164,7 +164,8 @@ pub(crate) async fn allow(
 }
 
 /// `GET /api/scale?samples=1&intervalMs=1000`: the recommendation (samples 1 to 10, interval
-/// up to 10 s).
+/// up to 10 s); with SDK workers served in this process, it sees the work waiting for one
+/// whose filters take it (no scaling in while any waits).
 #[utoipa::path(get, path = "/api/scale", tag = "taskhub",
     summary = "Scale recommendation",
     params(
@@ -195,5 +196,10 @@ pub(crate) async fn scale(
     };
     let samples = usize::try_from(num("samples", 1, 10)?.max(1)).unwrap_or(1);
     let interval = Duration::from_millis(num("intervalMs", 1000, 10_000)?);
-    Ok(Json(s.admin.scale(samples, interval).await?.into()))
+    Ok(Json(
+        s.admin
+            .scale_seeing(samples, interval, s.unmatched.as_ref())
+            .await?
+            .into(),
+    ))
 }

@@ -28,7 +28,8 @@ pub(crate) async fn hub(State(s): State<Arc<AppState>>) -> ApiResult<Json<HubInf
 
 /// `GET /api/stats`: queue depths now, the turns every worker has committed (the sum of the
 /// partitions' counts, which their owners add to at each lease renewal: the dashboard turns
-/// its change into the hub's throughput) and, with a worker in this process, its counters.
+/// its change into the hub's throughput) and, with a worker in this process, its counters;
+/// with SDK workers served here, the work waiting for one whose filters take it.
 #[utoipa::path(get, path = "/api/stats", tag = "taskhub",
     summary = "Queue depths and in-process worker counters (for the live chart)",
     responses((status = 200, description = "The statistics", body = Stats)))]
@@ -73,5 +74,6 @@ pub(crate) async fn stats(State(s): State<Arc<AppState>>) -> ApiResult<Json<Stat
         oldest_message_age_ms: oldest,
         turns,
         worker,
+        unmatched: s.unmatched.as_ref().map(|f| f().into()),
     }))
 }

@@ -526,7 +526,7 @@ async function operationsView(view) {
   const workers = el('table', { id: 'workers-table' });
   const scale = el('p', { id: 'scale', class: 'muted' });
   const chart = el('div', { id: 'chart' });
-  append(view, [el('h2', {}, 'Partitions'), parts, el('h3', {}, 'Workers'), workers,
+  append(view, [el('h2', {}, 'Partitions'), parts, unmatched, el('h3', {}, 'Workers'), workers,
     el('h3', {}, 'Scale recommendation'), scale,
     el('h3', {}, 'Live: ', el('span', { class: 'legend-depth' }, 'queue depth'), ' and ', el('span', { class: 'legend-rate' }, 'throughput (orchestration turns per second, all workers, over 20 s)')),
     chart]);
@@ -534,6 +534,7 @@ async function operationsView(view) {
     if (!confirm(what + '?')) return;
     try { await api('POST', path); show(what + ': done'); refresh(); } catch (e) { if (!(e instanceof NeedToken)) show(e.message, true); }
   } }, label);
+  const unmatched = el('p', { id: 'unmatched' });
   async function refresh() {
     const p = (await api('GET', '/api/partitions')).data;
     clear(parts);
@@ -564,6 +565,7 @@ async function operationsView(view) {
     // default): the rate is taken over the last 20 s so those steps average out.
     const base = samples.find((p) => s.timeMs - p.t <= 20000);
     let rate = null;
+    showUnmatched(unmatched, sc.unmatched);
     if (base && s.timeMs > base.t) rate = Math.max(0, s.turns - base.turns) / ((s.timeMs - base.t) / 1000);
     samples.push({ t: s.timeMs, depth: s.controlQueueLength + s.workItemQueueLength, rate, turns: s.turns });
     if (samples.length > 60) samples.shift();
@@ -583,6 +585,24 @@ function drawChart(holder, samples) {
   const rates = samples.map((p) => p.rate).filter((r) => r !== null);
   const maxRate = Math.max(1, ...rates);
   const x = (i) => pad + (i / 59) * (w - 2 * pad);
+// The work the SDK workers served here leave waiting because none of their work-item filters
+// take it (null: this process serves no SDK workers, so nothing is shown).
+function showUnmatched(holder, u) {
+  clear(holder);
+  if (!u) return;
+  const total = u.orchestrations + u.activities + u.entities;
+  if (!total) {
+    holder.className = 'muted';
+    holder.textContent = 'No work waits for an SDK worker whose filters take it.';
+    return;
+  }
+  holder.className = 'warn';
+  const names = u.names.map((n) => n.kind + ' ' + n.name + (n.version ? ' (version ' + n.version + ')' : '') + ' × ' + n.items);
+  if (u.omitted) names.push(u.omitted + ' more');
+  holder.textContent = 'Waiting for an SDK worker whose filters take them (Pending, not failed): ' + u.orchestrations + ' orchestration(s), ' + u.activities + ' activity(ies), ' + u.entities + ' entity batch(es); ' +
+    (u.workers ? 'none of the ' + u.workers + ' connected SDK worker(s) takes them' : 'no SDK worker is connected') + ' — ' + names.join(', ');
+}
+
   s.appendChild(svg('line', { class: 'axis', x1: pad, x2: w - pad, y1: h - pad, y2: h - pad }));
   s.appendChild(svg('text', { x: 4, y: 14 }, 'depth ≤ ' + maxDepth));
   s.appendChild(svg('text', { x: w - 4, y: 14, 'text-anchor': 'end' }, rates.length ? 'rate ≤ ' + maxRate.toFixed(1) + '/s' : 'rate: after the next sample'));

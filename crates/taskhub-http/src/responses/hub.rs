@@ -49,4 +49,7 @@ pub(crate) struct Stats {
     pub turns: u64,
     /// The worker in this process, if any.
     pub worker: Option<WorkerCounters>,
+    /// The work this process holds for an SDK worker whose filters take it; `null` when it
+    /// serves no SDK workers.
+    pub unmatched: Option<super::UnmatchedView>,
 }

@@ -26,5 +26,5 @@ pub(crate) use instances::{
 };
 pub(crate) use json_text::JsonText;
 pub(crate) use partitions::{
-    PartitionChanged, PartitionView, Prohibited, Scale, WorkerView, Workers,
+    PartitionChanged, PartitionView, Prohibited, Scale, UnmatchedView, WorkerView, Workers,
 };

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use serde::Serialize;
-use taskhub::admin::{PartitionStatus, ScaleAction, ScaleRecommendation};
+use taskhub::admin::{PartitionStatus, ScaleAction, ScaleRecommendation, UnmatchedWork};
 use taskhub_storage::PartitionRow;
 use utoipa::ToSchema;
 
@@ -138,6 +138,60 @@ pub(crate) struct QueueSampleView {
     pub oldest_age_ms: Option<u64>,
 }
 
+/// A name (and version) that work waits for an SDK worker to take.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct UnmatchedNameView {
+    /// `orchestration`, `activity` or `entity`.
+    pub kind: &'static str,
+    /// The orchestration's or activity's name, or the entity's (`name` of `@name@key`).
+    pub name: String,
+    /// Its version, if any.
+    pub version: Option<String>,
+    /// How many items of it wait.
+    pub items: usize,
+}
+
+/// The work items this process holds because none of the connected SDK workers' work-item
+/// filters take them (every waiting one while no SDK worker is connected): they wait, Pending,
+/// for a worker whose filters do.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct UnmatchedView {
+    /// SDK workers connected now.
+    pub workers: usize,
+    /// Orchestration turns waiting.
+    pub orchestrations: usize,
+    /// Activities waiting.
+    pub activities: usize,
+    /// Entity batches waiting.
+    pub entities: usize,
+    /// What they wait for, most items first (at most 20).
+    pub names: Vec<UnmatchedNameView>,
+    /// How many more names wait than `names` lists.
+    pub omitted: usize,
+}
+
+impl From<UnmatchedWork> for UnmatchedView {
+    fn from(w: UnmatchedWork) -> Self {
+        Self {
+            workers: w.workers,
+            orchestrations: w.orchestrations,
+            activities: w.activities,
+            entities: w.entities,
+            names: w
+                .names
+                .into_iter()
+                .map(|n| UnmatchedNameView {
+                    kind: n.kind.as_str(),
+                    name: n.name,
+                    version: n.version,
+                    items: n.items,
+                })
+                .collect(),
+            omitted: w.omitted,
+        }
+    }
+}
+
 /// The scale recommendation (snake_case, as the autoscaler reads it).
 #[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct Scale {
@@ -151,6 +205,10 @@ pub(crate) struct Scale {
     pub reason: String,
     /// The last sample of each queue.
     pub queues: Vec<QueueSampleView>,
+    /// The work waiting for an SDK worker whose filters take it (the sample that saw the
+    /// most); `null` when this process serves no SDK workers (`taskhub serve`, or a worker
+    /// without `--grpc`) and so cannot know.
+    pub unmatched: Option<UnmatchedView>,
 }
 
 impl From<ScaleRecommendation> for Scale {
@@ -173,6 +231,7 @@ impl From<ScaleRecommendation> for Scale {
                     oldest_age_ms: q.oldest_age_ms,
                 })
                 .collect(),
+            unmatched: r.unmatched.map(UnmatchedView::from),
         }
     }
 }

@@ -41,6 +41,7 @@ pub mod partitions;
 pub mod payloads;
 pub mod processes;
 pub mod queues;
+pub mod rewind;
 pub mod tags;
 
 pub use fixtures::START;
@@ -161,6 +162,13 @@ macro_rules! conformance_tests {
                 stale_consumed_receipt_does_not_fail_checkpoint,
                 checkpoint_outcome_reports_stored_etags,
             }
+            rewind {
+                replace_under_the_same_execution_id_leaves_exactly_the_new_events,
+                replace_with_a_stale_etag_conflicts_and_changes_nothing,
+                replace_under_an_old_lease_epoch_is_fenced_and_changes_nothing,
+                append_after_a_replace_continues_from_the_new_events,
+                racing_replace_and_append_from_the_same_history_commit_once,
+            }
             entity_rows {
                 checkpoint_without_history_commits_by_the_row_condition,
                 atomic_checkpoint_with_a_failed_row_condition_changes_nothing,
@@ -230,7 +238,7 @@ mod tests {
     use std::collections::BTreeSet;
 
     /// Every area file with its cases.
-    const SOURCES: [(&str, &str); 14] = [
+    const SOURCES: [(&str, &str); 15] = [
         ("queues", include_str!("queues.rs")),
         ("history", include_str!("history.rs")),
         ("instances", include_str!("instances.rs")),
@@ -238,6 +246,7 @@ mod tests {
         ("dead_letters", include_str!("dead_letters.rs")),
         ("partitions", include_str!("partitions.rs")),
         ("checkpoint", include_str!("checkpoint.rs")),
+        ("rewind", include_str!("rewind.rs")),
         ("entity_rows", include_str!("entity_rows.rs")),
         ("claims", include_str!("claims.rs")),
         ("tags", include_str!("tags.rs")),

@@ -5,9 +5,11 @@
 mod partitions;
 mod resize;
 mod scale;
+mod unmatched;
 
 pub use partitions::PartitionStatus;
 pub use scale::{QueueSample, ScaleAction, ScaleRecommendation};
+pub use unmatched::{UnmatchedName, UnmatchedSource, UnmatchedWork, WorkKind};
 
 use crate::hub::TaskHub;
 
