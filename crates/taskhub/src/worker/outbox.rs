@@ -31,6 +31,18 @@ pub(crate) struct Origin<'a> {
 }
 
 impl Origin<'_> {
+    /// The purpose of a work item or a child's start, told apart from the same task's before
+    /// each rewind of the execution: a task scheduled again (or a child started again) must
+    /// not be taken for a copy of the attempt that failed (`run_ledger`), nor a child started
+    /// again get the execution ID its purged predecessor had.
+    fn after_rewinds(&self, purpose: String) -> String {
+        if self.rewinds == 0 {
+            purpose
+        } else {
+            format!("{purpose}@rewind{}", self.rewinds)
+        }
+    }
+
     pub(crate) fn message(
         &self,
         purpose: &str,
@@ -145,12 +157,8 @@ pub(crate) async fn build(
                 tags,
                 traceparent,
             } => {
-                let mut purpose = attempt_purpose("task", *task_id, *attempt);
-                if origin.rewinds > 0 {
-                    purpose = format!("{purpose}@rewind{}", origin.rewinds);
-                }
                 let mut m = origin.message(
-                    &purpose,
+                    &origin.after_rewinds(attempt_purpose("task", *task_id, *attempt)),
                     origin.instance.clone(),
                     Some(origin.execution.clone()),
                     EventKind::TaskScheduled {
@@ -180,7 +188,7 @@ pub(crate) async fn build(
                     shared.home(instance_id, shared.hub.partition_of(instance_id).await?);
                 // A retry under the same task ID (remote code) is a new start of a new child
                 // execution: the attempt is in the purpose, so in both IDs.
-                let purpose = attempt_purpose("sub", *task_id, *attempt);
+                let purpose = origin.after_rewinds(attempt_purpose("sub", *task_id, *attempt));
                 let child_execution = ExecutionId::new(
                     MessageId::derived(origin.instance, origin.execution, &purpose).as_str(),
                 )

@@ -189,12 +189,15 @@ async fn load(
                 &s.events,
                 shared.executor.is_some(),
             );
-            let repair = row_repair::judge(
+            let mut repair = row_repair::judge(
                 &session,
                 row.as_ref(),
                 &s.events,
                 !s.pending_outbox.is_empty(),
             );
+            if super::rewind::row_is_the_request(&session, row.as_ref(), due) {
+                repair = RowRepair::NotNeeded;
+            }
             LoadedInstance {
                 session,
                 history_etag: Some(etag),

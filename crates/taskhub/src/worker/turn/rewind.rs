@@ -43,6 +43,21 @@ fn request(due: &[Delivery]) -> Option<Option<String>> {
     })
 }
 
+/// Is `row` the Running row a rewind request wrote (the client turns the Failed row Running as
+/// it sends the request), with that request in `due`? Then it is ahead of the failed history,
+/// not behind it: a loader must not repair it back to Failed (the rewind's turn writes it).
+pub(super) fn row_is_the_request(
+    session: &OrchestrationSession,
+    row: Option<&InstanceRow>,
+    due: &[Delivery],
+) -> bool {
+    session.status() == OrchestrationStatus::Failed
+        && row.is_some_and(|r| {
+            r.status == OrchestrationStatus::Running && r.execution_id == session.execution_id()
+        })
+        && request(due).is_some()
+}
+
 /// If `due` asks to rewind a Failed instance, loads it rewound into `cached`. False: it could
 /// not be read now, and `due` went back to its queue. A request for an instance that is not
 /// Failed is left to the turn, which discards it naming the status.
