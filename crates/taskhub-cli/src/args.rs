@@ -490,6 +490,16 @@ pub enum InstancesCmd {
         #[arg(long)]
         reason: Option<String>,
     },
+    /// Rewind a Failed instance: its failed activities and the failure are dropped from its
+    /// history, what succeeded is kept, and it runs again from where it failed (Running at
+    /// once; a worker replays it). See docs/REWIND.md.
+    Rewind {
+        /// The instance ID.
+        id: String,
+        /// Why (recorded in the history's ExecutionRewound event).
+        #[arg(long)]
+        reason: Option<String>,
+    },
     /// Delete finished instances (history, payloads and row): one by ID, or all matching filters.
     #[command(group = clap::ArgGroup::new("target").required(true).multiple(true)
         .args(["id", "statuses", "name", "prefix", "created_from", "created_to",

@@ -1,4 +1,5 @@
-//! `taskhub instances ...`: list, show, history, start, raise, terminate, suspend, resume, purge.
+//! `taskhub instances ...`: list, show, history, start, raise, terminate, suspend, resume, rewind,
+//! purge.
 
 use std::time::Duration;
 
@@ -82,6 +83,12 @@ pub async fn run(global: &GlobalArgs, cmd: InstancesCmd) -> anyhow::Result<()> {
             let id = instance_id(&id)?;
             hub.client().resume(&id, reason.as_deref()).await?;
             crate::outln!("resume requested for {id}");
+            Ok(())
+        }
+        InstancesCmd::Rewind { id, reason } => {
+            let id = instance_id(&id)?;
+            hub.client().rewind(&id, reason.as_deref()).await?;
+            crate::outln!("rewind requested for {id}");
             Ok(())
         }
         InstancesCmd::Purge {

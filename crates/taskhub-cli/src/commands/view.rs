@@ -260,6 +260,17 @@ pub fn describe(event: &EventKind) -> String {
         EventKind::ExecutionResumed { reason } => {
             format!("ExecutionResumed{}", reason_suffix(reason.as_deref()))
         }
+        EventKind::ExecutionRewound {
+            reason,
+            rewound_tasks,
+        } => {
+            let mut text = format!("ExecutionRewound{}", reason_suffix(reason.as_deref()));
+            if !rewound_tasks.is_empty() {
+                let ids: Vec<String> = rewound_tasks.iter().map(|t| format!("#{t}")).collect();
+                text.push_str(&format!(" (rewound tasks {})", ids.join(", ")));
+            }
+            text
+        }
         other => other.describe(),
     }
 }
