@@ -47,7 +47,8 @@ pub enum HttpError {
         /// The cap in bytes.
         limit: usize,
     },
-    /// The Durable Functions operation exists but Taskhub does not offer it (501): rewind.
+    /// The Durable Functions operation exists but Taskhub does not offer it (501); none is
+    /// left today (rewind was the last).
     #[error("{0}")]
     NotImplemented(String),
     /// No route has this method and path (404).

@@ -287,13 +287,7 @@ async fn raise_terminate_suspend_resume_restart(b: Backend) {
             .status,
         400
     );
-    // Rewind is not offered; an unknown operation is no route.
-    assert_eq!(
-        s.post(&format!("{DF}/instances/r-1/rewind"), "")
-            .await
-            .status,
-        501
-    );
+    // An unknown operation is no route.
     let r = s.post(&format!("{DF}/instances/r-1/explode"), "").await;
     assert_eq!(
         (r.status, r.json()["code"].as_str()),
@@ -422,9 +416,100 @@ async fn list_and_purge(b: Backend) {
     s.stop().await;
 }
 
+/// `POST …/instances/{id}/rewind?reason=`: 202 with no body (as Durable Functions), the
+/// instance Running at once, then completed with what succeeded kept; the status's history
+/// shows `ExecutionRewound` with the reason and the rewound task; 404 unknown, 410 finished,
+/// 409 active, each naming the status; the operation's name in any case.
+async fn rewind(b: Backend) {
+    let s = Server::start(b).await;
+    // The gate's key: gates are open for the whole test binary, so one per backend.
+    let key = format!("g-{}", b.name());
+    start(&s, "Gated", "g-1", &format!("\"{key}\"")).await;
+    start(&s, "Waiter", "g-w", "null").await;
+    s.wait_status("g-1", |st| st == S::Failed).await;
+    s.wait_status("g-w", |st| st == S::Running).await;
+    let url = format!("{DF}/instances/g-1");
+    let st = s.get(&url).await.json();
+    assert_eq!(st["runtimeStatus"], "Failed");
+    assert!(
+        st["output"]
+            .to_string()
+            .contains(&format!("gate {key} is closed")),
+        "{st}"
+    );
+
+    // Refusals name the status.
+    let r = s.post(&format!("{DF}/instances/nobody/rewind"), "").await;
+    assert_eq!(
+        (r.status, r.json()["code"].as_str()),
+        (404, Some("not_found"))
+    );
+    let r = s
+        .post(&format!("{DF}/instances/g-w/rewind?reason=x"), "")
+        .await;
+    assert_eq!(r.status, 409, "{}", r.body);
+    assert_eq!(
+        r.json()["error"],
+        "instance 'g-w' is Running: cannot rewind"
+    );
+    let r = s.post(&format!("{DF}/instances/bad%01id/rewind"), "").await;
+    assert_eq!(
+        (r.status, r.json()["field"].as_str()),
+        (400, Some("instanceId"))
+    );
+
+    // The rewind: 202, no body, no Location (as Durable Functions); Running at once.
+    common::open_gate(&key);
+    let r = s
+        .post(&format!("{url}/rewind?reason=gate%20fixed"), "")
+        .await;
+    assert_eq!(r.status, 202, "{}", r.body);
+    assert_eq!(r.body, "");
+    assert!(r.header("location").is_none());
+    s.wait_status("g-1", |st| st == S::Completed).await;
+    let st = s
+        .get(&format!("{url}?showHistory=true&showHistoryOutput=true"))
+        .await
+        .json();
+    assert_eq!(st["runtimeStatus"], "Completed");
+    assert_eq!(st["output"], format!("Hello {key}! passed {key}"));
+    let events = st["historyEvents"].as_array().unwrap();
+    let types: Vec<&str> = events
+        .iter()
+        .map(|e| e["EventType"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "ExecutionStarted",
+            "TaskCompleted",
+            "ExecutionRewound",
+            "TaskCompleted",
+            "ExecutionCompleted"
+        ],
+        "{st}"
+    );
+    let rewound = &events[2];
+    assert_eq!(rewound["Reason"], "gate fixed", "{rewound}");
+    assert_eq!(rewound["RewoundTasks"], serde_json::json!([1]), "{rewound}");
+    assert_eq!(events[3]["FunctionName"], "Gate");
+    assert_eq!(events[3]["Result"], format!("passed {key}"));
+    assert_eq!(events[4]["OrchestrationStatus"], "Completed");
+
+    // Completed now: 410, as Durable Functions; any case of the name.
+    let r = s.post(&format!("{url}/Rewind"), "").await;
+    assert_eq!(r.status, 410, "{}", r.body);
+    assert_eq!(
+        r.json()["error"],
+        "instance 'g-1' is Completed: cannot rewind"
+    );
+    s.stop().await;
+}
+
 taskhub_test_support::backend_matrix!(
     [memory, sqlite, azure, postgres]
     start_status_and_history,
     raise_terminate_suspend_resume_restart,
-    list_and_purge
+    list_and_purge,
+    rewind
 );

@@ -81,7 +81,13 @@ fn requests(method: &str, path: &str, filled: &Filled) -> Vec<(String, &'static 
             (df("/instances/h-1/restart"), ""),
             (df("/instances/nobody/restart"), ""),
         ],
-        ("POST", "/instances/{instanceId}/rewind") => vec![(df("/instances/h-1/rewind"), "")],
+        ("POST", "/instances/{instanceId}/rewind") => vec![
+            (df("/instances/f-2/rewind?reason=schema"), ""),
+            (df("/instances/h-1/rewind"), ""),
+            (df("/instances/t-2/rewind"), ""),
+            (df("/instances/nobody/rewind"), ""),
+            (df("/instances/@Counter@c/rewind"), ""),
+        ],
         ("GET", "/entities") => vec![(df("/entities?fetchState=true"), "")],
         ("GET", "/entities/{entityName}") => vec![
             (df("/entities/Counter?fetchState=true"), ""),
@@ -180,6 +186,7 @@ async fn fill(s: &Server) -> Filled {
         ("Hello", "h-1"),
         ("Parent", "p-1"),
         ("Fails", "f-1"),
+        ("Fails", "f-2"),
         ("Waiter", "w-1"),
         ("Waiter", "t-1"),
         ("Waiter", "t-2"),
@@ -199,7 +206,9 @@ async fn fill(s: &Server) -> Filled {
     for id in ["h-1", "p-1", "e-1", "x-1"] {
         s.wait_status(id, |st| st == S::Completed).await;
     }
-    s.wait_status("f-1", |st| st == S::Failed).await;
+    for id in ["f-1", "f-2"] {
+        s.wait_status(id, |st| st == S::Failed).await;
+    }
     let r = s.post(&format!("{DF}/instances/t-1/terminate"), "").await;
     assert_eq!(r.status, 202, "{}", r.body);
     s.wait_status("t-1", |st| st == S::Terminated).await;

@@ -1,4 +1,4 @@
-//! Start, raise event, terminate, suspend, resume, restart.
+//! Start, raise event, terminate, suspend, resume, restart, rewind.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -327,14 +327,23 @@ pub(crate) async fn restart(
     run((s, id, q, headers, original), Operation::Restart).await
 }
 
-/// `POST instances/{instanceId}/rewind`: 501, Taskhub does not rewind.
+/// `POST instances/{instanceId}/rewind[?reason=..]`: a Failed instance runs again from where
+/// it failed, keeping what succeeded (docs/REWIND.md). 202 with no body, as Durable Functions
+/// (the instance is Running at once); 404 unknown, 410 Completed or Terminated (as Durable
+/// Functions), 409 Pending, Running or Suspended, 400 an entity; the error names the status.
 #[utoipa::path(post, path = "/runtime/webhooks/durabletask/instances/{instanceId}/rewind", tag = "durable-functions",
-    summary = "Rewind (not supported)",
+    summary = "Rewind a Failed instance",
     params(
         ("instanceId" = String, Path, description = "The instance ID."),
-        ("reason" = Option<String>, Query, description = "Why.")
+        ("reason" = Option<String>, Query, description = "Why (recorded in the history's ExecutionRewound event).")
     ),
-    responses((status = 501, description = "Not implemented: restart instead", body = ErrorBody)))]
+    responses(
+        (status = 202, description = "Accepted (no body): the instance is Running again"),
+        (status = 400, description = "An invalid instance ID, or an entity", body = ErrorBody),
+        (status = 404, description = "Unknown instance", body = ErrorBody),
+        (status = 409, description = "Pending, Running or Suspended: only a Failed instance can be rewound", body = ErrorBody),
+        (status = 410, description = "Completed or Terminated instance", body = ErrorBody)
+    ))]
 pub(crate) async fn rewind(
     s: State<Arc<AppState>>,
     id: Path<String>,
@@ -345,8 +354,8 @@ pub(crate) async fn rewind(
     run((s, id, q, headers, original), Operation::Rewind).await
 }
 
-/// Runs `op`: 202, 404 unknown, 410 finished (terminate, suspend, resume); `restart`
-/// answers like a start.
+/// Runs `op`: 202, 404 unknown, 410 finished (terminate, suspend, resume; rewind: unless
+/// Failed); `restart` answers like a start.
 async fn run(args: OperationArgs, op: Operation) -> ApiResult<Response> {
     let (State(s), Path(id), Query(q), headers, OriginalUri(original)) = args;
     let id = validate::instance_id(&id)?;
@@ -388,9 +397,8 @@ async fn run(args: OperationArgs, op: Operation) -> ApiResult<Response> {
             return Ok(check_status_response(&headers, prefix, &new));
         }
         Operation::Rewind => {
-            return Err(HttpError::NotImplemented(
-                "rewind is not supported by Taskhub: restart the instance instead".to_owned(),
-            ))
+            // NotFound: 404; WrongStatus: 410 for a finished status, 409 otherwise.
+            s.client.rewind(&id, reason.as_deref()).await?;
         }
     }
     Ok(StatusCode::ACCEPTED.into_response())

@@ -156,10 +156,14 @@ pub(crate) struct DfHistoryEvent {
     /// An event's name.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    /// A suspension's or resumption's reason (`null` without one).
+    /// A suspension's, resumption's or rewind's reason (`null` without one).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<String>)]
     pub reason: Option<Option<String>>,
+    /// On `ExecutionRewound` (Taskhub's extension): the task IDs the rewind dropped, which the
+    /// code schedules again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rewound_tasks: Option<Vec<u64>>,
 }
 
 /// Scheduled tasks by (sub-orchestration?, task ID): name and time.
@@ -268,6 +272,14 @@ impl DfHistoryEvent {
             EventKind::ExecutionResumed { reason } => {
                 m.reason = Some(reason.clone());
                 "ExecutionResumed"
+            }
+            EventKind::ExecutionRewound {
+                reason,
+                rewound_tasks,
+            } => {
+                m.reason = Some(reason.clone());
+                m.rewound_tasks = Some(rewound_tasks.clone());
+                "ExecutionRewound"
             }
             other => other.type_name(),
         };

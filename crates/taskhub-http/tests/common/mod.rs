@@ -96,9 +96,20 @@ async fn say_hello(_ctx: ActivityContext, city: String) -> Result<String, Activi
     Ok(format!("Hello {city}!"))
 }
 
+/// The gates `Gate` passes: a key is added by [`open_gate`].
+static OPEN_GATES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Lets `Gate` with this key succeed from now on (an instance that failed on it stays Failed
+/// until it is rewound or restarted).
+pub fn open_gate(key: &str) {
+    OPEN_GATES.lock().unwrap().push(key.to_owned());
+}
+
 /// `Hello`: three activities. `Waiter`: custom status, then waits for `Go`. `Parent`: a
 /// sub-orchestration and a timer. `Fails`: a failing activity. `Echo`: returns its input and
-/// shows it as custom status.
+/// shows it as custom status. `Gated`: `SayHello` with its input (a key), then `Gate`, which
+/// fails until [`open_gate`] opens that key (for rewind). `GatedWait`: the same, then waits
+/// for `Go`.
 pub fn registry() -> Registry {
     let mut reg = Registry::new();
     reg.orchestration(
@@ -141,9 +152,33 @@ pub fn registry() -> Registry {
             Ok::<_, OrchestrationError>(input)
         },
     )
+    .orchestration(
+        "Gated",
+        |ctx: OrchestrationContext, key: String| async move {
+            let hello: String = ctx.call_activity("SayHello", &key).await?;
+            let passed: String = ctx.call_activity("Gate", &key).await?;
+            Ok::<_, OrchestrationError>(format!("{hello} {passed}"))
+        },
+    )
+    .orchestration(
+        "GatedWait",
+        |ctx: OrchestrationContext, key: String| async move {
+            let hello: String = ctx.call_activity("SayHello", &key).await?;
+            let passed: String = ctx.call_activity("Gate", &key).await?;
+            let () = ctx.wait_for_event("Go").await?;
+            Ok::<_, OrchestrationError>(format!("{hello} {passed}"))
+        },
+    )
     .activity("SayHello", say_hello)
     .activity("Boom", |_c: ActivityContext, _: ()| async move {
         Err::<(), _>(ActivityError::new("boom <b>bad</b>"))
+    })
+    .activity("Gate", |_c: ActivityContext, key: String| async move {
+        if OPEN_GATES.lock().unwrap().contains(&key) {
+            Ok(format!("passed {key}"))
+        } else {
+            Err(ActivityError::new(format!("gate {key} is closed")))
+        }
     });
     entities(&mut reg);
     reg
