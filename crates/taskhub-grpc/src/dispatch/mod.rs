@@ -69,8 +69,8 @@ mod wait;
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use taskhub::executor::{
 use taskhub::admin::{UnmatchedSource, UnmatchedWork};
+use taskhub::executor::{
     ActivityOutcome, ActivityWork, Decision, EntityBatchOutcome, EntityWork, ExecutorError,
     ExecutorFuture, OrchestrationDecision, OrchestrationWork, RemoteExecutor,
 };
@@ -141,8 +141,6 @@ impl Dispatcher {
         self.inner.lock().peak()
     }
 
-    /// How many work items (health pings included) wait unread on each connected worker's
-    /// stream, by stream number (for tests and diagnostics: a stream that reads nothing for
     /// The work items waiting because no connected SDK worker's work-item filters take them
     /// (every waiting item while no worker is connected), by kind, with the names they wait for
     /// (bounded): what the HTTP API's stats, partitions page and scale recommendation show
@@ -163,6 +161,8 @@ impl Dispatcher {
         Arc::new(move || me.unmatched())
     }
 
+    /// How many work items (health pings included) wait unread on each connected worker's
+    /// stream, by stream number (for tests and diagnostics: a stream that reads nothing for
     /// [`DispatcherSettings::stream_read_timeout`] is closed).
     #[must_use]
     pub fn unread_items(&self) -> Vec<(u64, usize)> {

@@ -525,6 +525,7 @@ async function operationsView(view) {
   const parts = el('table', { id: 'partitions-table' });
   const workers = el('table', { id: 'workers-table' });
   const scale = el('p', { id: 'scale', class: 'muted' });
+  const unmatched = el('p', { id: 'unmatched' });
   const chart = el('div', { id: 'chart' });
   append(view, [el('h2', {}, 'Partitions'), parts, unmatched, el('h3', {}, 'Workers'), workers,
     el('h3', {}, 'Scale recommendation'), scale,
@@ -534,7 +535,6 @@ async function operationsView(view) {
     if (!confirm(what + '?')) return;
     try { await api('POST', path); show(what + ': done'); refresh(); } catch (e) { if (!(e instanceof NeedToken)) show(e.message, true); }
   } }, label);
-  const unmatched = el('p', { id: 'unmatched' });
   async function refresh() {
     const p = (await api('GET', '/api/partitions')).data;
     clear(parts);
@@ -556,6 +556,7 @@ async function operationsView(view) {
       : el('tr', {}, el('td', { colspan: 4, class: 'muted' }, 'No worker holds a partition.')))]);
     const sc = (await api('GET', '/api/scale')).data;
     scale.textContent = 'Recommended workers: ' + sc.recommended_workers + ' (now ' + sc.current_workers + ', ' + sc.action + ') — ' + sc.reason;
+    showUnmatched(unmatched, sc.unmatched);
   }
   await refresh();
   const samples = [];
@@ -565,7 +566,6 @@ async function operationsView(view) {
     // default): the rate is taken over the last 20 s so those steps average out.
     const base = samples.find((p) => s.timeMs - p.t <= 20000);
     let rate = null;
-    showUnmatched(unmatched, sc.unmatched);
     if (base && s.timeMs > base.t) rate = Math.max(0, s.turns - base.turns) / ((s.timeMs - base.t) / 1000);
     samples.push({ t: s.timeMs, depth: s.controlQueueLength + s.workItemQueueLength, rate, turns: s.turns });
     if (samples.length > 60) samples.shift();
@@ -576,15 +576,6 @@ async function operationsView(view) {
   every(10000, () => refresh().catch(() => {}));
 }
 
-function drawChart(holder, samples) {
-  clear(holder);
-  const w = 1000, h = 180, pad = 30;
-  const s = svg('svg', { class: 'chart', id: 'live-chart', viewBox: '0 0 ' + w + ' ' + h, role: 'img' });
-  s.appendChild(svg('title', {}, 'Queue depth and throughput'));
-  const maxDepth = Math.max(1, ...samples.map((p) => p.depth));
-  const rates = samples.map((p) => p.rate).filter((r) => r !== null);
-  const maxRate = Math.max(1, ...rates);
-  const x = (i) => pad + (i / 59) * (w - 2 * pad);
 // The work the SDK workers served here leave waiting because none of their work-item filters
 // take it (null: this process serves no SDK workers, so nothing is shown).
 function showUnmatched(holder, u) {
@@ -603,6 +594,15 @@ function showUnmatched(holder, u) {
     (u.workers ? 'none of the ' + u.workers + ' connected SDK worker(s) takes them' : 'no SDK worker is connected') + ' — ' + names.join(', ');
 }
 
+function drawChart(holder, samples) {
+  clear(holder);
+  const w = 1000, h = 180, pad = 30;
+  const s = svg('svg', { class: 'chart', id: 'live-chart', viewBox: '0 0 ' + w + ' ' + h, role: 'img' });
+  s.appendChild(svg('title', {}, 'Queue depth and throughput'));
+  const maxDepth = Math.max(1, ...samples.map((p) => p.depth));
+  const rates = samples.map((p) => p.rate).filter((r) => r !== null);
+  const maxRate = Math.max(1, ...rates);
+  const x = (i) => pad + (i / 59) * (w - 2 * pad);
   s.appendChild(svg('line', { class: 'axis', x1: pad, x2: w - pad, y1: h - pad, y2: h - pad }));
   s.appendChild(svg('text', { x: 4, y: 14 }, 'depth ≤ ' + maxDepth));
   s.appendChild(svg('text', { x: w - 4, y: 14, 'text-anchor': 'end' }, rates.length ? 'rate ≤ ' + maxRate.toFixed(1) + '/s' : 'rate: after the next sample'));

@@ -133,6 +133,15 @@ async function main() {
     await page.waitForSelector('#partitions-table tbody tr[data-partition]');
     await page.waitForSelector('#live-chart');
     check(await page.locator('#partitions-table tbody tr[data-partition]').count() === 4, 'four partitions are listed');
+    // The server's SDK workers leave 2 orchestrations and 1 activity waiting for a worker whose
+    // filters take them: shown under the partitions, and named in the scale recommendation.
+    await page.waitForFunction(() => (document.querySelector('#unmatched') || {}).textContent);
+    const unmatched = await page.locator('#unmatched').textContent();
+    check(unmatched.includes('2 orchestration(s), 1 activity(ies), 0 entity batch(es)')
+      && unmatched.includes('orchestration Unwanted × 2') && unmatched.includes('activity Charge (version 2) × 1')
+      && unmatched.includes('none of the 1 connected SDK worker(s) takes them'), 'the work waiting for a matching SDK worker is shown: ' + unmatched);
+    const scaleText = await page.locator('#scale').textContent();
+    check(scaleText.includes('not for capacity') && !scaleText.includes('scale_in'), 'the scale recommendation says it waits for matching filters, not capacity: ' + scaleText);
     await shot(page, 'operations.png');
     await page.goto(base + '/#/dead-letters');
     await page.waitForSelector('#dead-letters-table tbody tr');
@@ -167,15 +176,6 @@ async function main() {
     await page.click('#entity-action-signal');
     await page.waitForFunction(() => {
       const p = document.getElementById('entity-state');
-    // The server's SDK workers leave 2 orchestrations and 1 activity waiting for a worker whose
-    // filters take them: shown under the partitions, and named in the scale recommendation.
-    await page.waitForFunction(() => (document.querySelector('#unmatched') || {}).textContent);
-    const unmatched = await page.locator('#unmatched').textContent();
-    check(unmatched.includes('2 orchestration(s), 1 activity(ies), 0 entity batch(es)')
-      && unmatched.includes('orchestration Unwanted × 2') && unmatched.includes('activity Charge (version 2) × 1')
-      && unmatched.includes('none of the 1 connected SDK worker(s) takes them'), 'the work waiting for a matching SDK worker is shown: ' + unmatched);
-    const scaleText = await page.locator('#scale').textContent();
-    check(scaleText.includes('not for capacity') && !scaleText.includes('scale_in'), 'the scale recommendation says it waits for matching filters, not capacity: ' + scaleText);
       return p && p.textContent.trim() === '7';
     }, null, { timeout: 30000 });
     check(true, 'a confirmed signal from the dashboard changes the state to 7');
