@@ -71,6 +71,7 @@ async fn dashboard_in_headless_chromium() {
     for id in ["wait-1", "wait-2"] {
         s.wait_status(id, |st| st == S::Running).await;
     }
+    fail_gated(&s).await;
     // An entity with state 5, for the Entities view (signalled there to 7).
     let r = s
         .post(&format!("{DF}/entities/Counter/browser?op=add"), "5")
@@ -133,6 +134,8 @@ async fn dashboard_in_headless_chromium() {
     assert!(stdout.contains("browser test passed"), "{stdout}");
     // wait-2 was terminated through the dashboard.
     s.wait_status("wait-2", |st| st == S::Terminated).await;
+    // gated-1 was rewound through the dashboard, then completed.
+    s.wait_status("gated-1", |st| st == S::Completed).await;
     // The entity was signalled through the dashboard: add 2.
     assert_eq!(
         client.read_entity_state::<i64>(&counter).await.unwrap(),
@@ -140,6 +143,21 @@ async fn dashboard_in_headless_chromium() {
     );
     token_server.stop().await;
     s.stop().await;
+}
+
+/// `gated-1` (`GatedWait`): Failed on its `Gate` activity, whose gate is then opened, so that
+/// the dashboard's Rewind (a button only on a Failed instance, asking for the reason) runs it
+/// again to its wait for `Go`, with the rewind in its history (`rewindSteps` in the script).
+async fn fail_gated(s: &Server) {
+    let r = s
+        .post(
+            &format!("{DF}/orchestrators/GatedWait/gated-1"),
+            "\"gated-1\"",
+        )
+        .await;
+    assert_eq!(r.status, 202, "{}", r.body);
+    s.wait_status("gated-1", |st| st == S::Failed).await;
+    common::open_gate("gated-1");
 }
 
 /// Percent-encodes an instance ID for a URL path.

@@ -317,6 +317,7 @@ async function instanceView(view, id) {
       if (!confirm('Resume ' + id + '?')) return false;
       await api('POST', base + '/resume?reason=' + encodeURIComponent('resumed from the dashboard'));
     }),
+    inst.runtimeStatus === 'Failed' && action('Rewind', 'secondary', () => rewindInstance(id, base)),
     action('Restart', 'secondary', async () => {
       if (!confirm('Restart ' + id + ' under the same ID with its original input?')) return false;
       await api('POST', base + '/restart?restartWithNewInstanceId=false');
@@ -360,6 +361,14 @@ async function instanceView(view, id) {
   });
 }
 
+// Rewind (a Failed instance only): asks for a reason (optional; Cancel does nothing), then
+// the instance runs again from where it failed, keeping what succeeded (docs/REWIND.md).
+async function rewindInstance(id, base) {
+  const reason = prompt('Rewind ' + id + ': it runs again from where it failed, keeping what succeeded.\nReason (optional):', '');
+  if (reason === null) return false;
+  await api('POST', base + '/rewind' + (reason ? '?reason=' + encodeURIComponent(reason) : ''));
+}
+
 function timelineSvg(items, history) {
   if (!items.length) return el('p', { class: 'muted', id: 'timeline-empty' }, 'No activities, timers or sub-orchestrations.');
   const t0 = Math.min(...items.map((i) => i.startMs), history.length ? Date.parse(history[0].time) : Infinity);
@@ -397,7 +406,7 @@ function timelineSvg(items, history) {
 function historyTable(history) {
   return el('table', { id: 'history-table' },
     el('thead', {}, el('tr', {}, el('th', {}, '#'), el('th', {}, 'Time'), el('th', {}, 'Event'), el('th', {}, 'Details'))),
-    el('tbody', {}, history.map((h) => el('tr', {},
+    el('tbody', {}, history.map((h) => el('tr', h.eventType === 'ExecutionRewound' ? { class: 'rewound' } : {},
       el('td', {}, h.seq), el('td', { class: 'mono' }, time(h.time)), el('td', {}, h.eventType),
       el('td', { class: 'clip mono', title: short(h.fields, 2000) }, short(h.fields, 200))))));
 }

@@ -26,6 +26,39 @@ async function shot(page, name) {
   console.log('screenshot: ' + file);
 }
 
+// Rewind: no button unless Failed; on gated-1 (Failed on its `Gate` activity, whose gate the
+// test opened since), Rewind with a reason: Running again, the history shows ExecutionRewound
+// with the reason, the failure is gone; then `Go` completes it.
+async function rewindSteps(page) {
+  for (const other of ['wait-1', 'hello-1']) {
+    await page.goto(base + '/#/instance/' + other);
+    await page.waitForSelector('#action-restart');
+    check(await page.locator('#action-rewind').count() === 0, 'no Rewind button on ' + other + ' (not Failed)');
+  }
+  await page.goto(base + '/#/instance/gated-1');
+  await page.waitForSelector('#action-rewind');
+  check((await page.getAttribute('#instance-status [data-status]', 'data-status')) === 'Failed', 'gated-1 is Failed, with a Rewind button');
+  check((await page.textContent('#instance-failure')).includes('gate gated-1 is closed'), 'gated-1 shows its failure');
+  promptAnswers.push('gate fixed from the dashboard');
+  await page.click('#action-rewind');
+  await page.waitForSelector('#instance-status [data-status="Running"]', { timeout: 30000 });
+  check(true, 'gated-1 is Running after the rewind');
+  await page.waitForFunction(() => [...document.querySelectorAll('#history-table tbody tr')]
+    .some((r) => r.children[2].textContent === 'TaskCompleted' && r.children[3].textContent.includes('passed gated-1')), null, { timeout: 30000 });
+  const rewound = await page.locator('#history-table tbody tr.rewound').evaluateAll((rows) => rows.map((r) => r.children[2].textContent + ' ' + r.children[3].textContent));
+  check(rewound.length === 1 && rewound[0].startsWith('ExecutionRewound') && rewound[0].includes('gate fixed from the dashboard'),
+    'the history shows the rewind with its reason: ' + rewound.join(' | '));
+  const types = await page.locator('#history-table tbody tr').evaluateAll((rows) => rows.map((r) => r.children[2].textContent));
+  check(!types.includes('TaskFailed') && !types.includes('ExecutionFailed'), 'the failure is gone from the history: ' + types.join(','));
+  check((await page.textContent('#instance-failure')).trim() === '—', 'no failure is shown');
+  await shot(page, 'rewound.png');
+  promptAnswers.push('Go', 'null');
+  await page.click('#action-raise-event');
+  await page.waitForSelector('#instance-status [data-status="Completed"]', { timeout: 30000 });
+  check((await page.textContent('#instance-output')).includes('Hello gated-1! passed gated-1'), 'gated-1 completed after the rewind, keeping its first activity');
+  check(await page.locator('#action-rewind').count() === 0, 'no Rewind button once Completed');
+}
+
 async function main() {
   const browser = await chromium.launch({ executablePath: process.env.TASKHUB_CHROMIUM, args: ['--no-sandbox'] });
   const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
@@ -127,6 +160,7 @@ async function main() {
     await page.waitForSelector('#instance-status [data-status="Terminated"]', { timeout: 30000 });
     check(true, 'wait-2 shows Terminated after the confirmed terminate');
     await shot(page, 'terminated.png');
+    await rewindSteps(page);
 
     // Partitions, workers and the live chart; dead letters.
     await page.goto(base + '/#/operations');
