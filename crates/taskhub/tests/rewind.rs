@@ -28,6 +28,7 @@ taskhub_test_support::backend_matrix!(
     a_failed_child_is_rewound_with_its_parent_and_a_purged_one_started_again,
     a_child_rewound_first_answers_its_parent_when_the_parent_is_rewound,
     what_cannot_be_rewound_is_refused_by_name,
+    a_critical_section_open_at_the_failure_takes_its_locks_again,
 );
 
 const WAIT: Duration = Duration::from_secs(120);
@@ -80,6 +81,33 @@ fn registry(board: &Board) -> Registry {
             let r: String = ctx.call_activity("Reserve", &key).await?;
             let p: String = ctx.call_activity("Pay", &key).await?;
             Ok::<_, OrchestrationError>(format!("{r} {p}"))
+        },
+    );
+    reg.entity("Cell", |ctx: &mut EntityContext| {
+        let n: u64 = ctx.get_state_or_default()?;
+        ctx.set_state(&(n + 1))?;
+        Ok(n + 1)
+    });
+    // Pays inside a critical section over its cell.
+    reg.orchestration(
+        "Locked",
+        |ctx: OrchestrationContext, key: String| async move {
+            let cell = EntityId::new("Cell", &key).unwrap();
+            let section = ctx.lock_entities(std::slice::from_ref(&cell)).await?;
+            let n: u64 = ctx.call_entity(&cell, "add", &()).await?;
+            let p: String = ctx.call_activity("Pay", &key).await?;
+            drop(section);
+            Ok::<_, OrchestrationError>(format!("{n} {p}"))
+        },
+    );
+    // Takes the cell's lock and touches it.
+    reg.orchestration(
+        "Toucher",
+        |ctx: OrchestrationContext, key: String| async move {
+            let cell = EntityId::new("Cell", &key).unwrap();
+            let _section = ctx.lock_entities(std::slice::from_ref(&cell)).await?;
+            let n: u64 = ctx.call_entity(&cell, "touch", &()).await?;
+            Ok::<_, OrchestrationError>(n)
         },
     );
     reg.orchestration(
@@ -307,4 +335,49 @@ async fn what_cannot_be_rewound_is_refused_by_name(backend: Backend) {
     let unknown = InstanceId::new("no-such-instance").unwrap();
     let err = client.rewind(&unknown, None).await.unwrap_err();
     assert!(matches!(err, TaskhubError::NotFound(_)), "{err}");
+}
+
+async fn a_critical_section_open_at_the_failure_takes_its_locks_again(backend: Backend) {
+    let board = Board::default();
+    let s = setup(backend, "rewind-locks", &board).await;
+    let client = s.hub.client();
+    let key = format!("l-{backend:?}");
+    let id = client.start("Locked", &key).await.unwrap();
+    wait_status(&s.hub, &id, OrchestrationStatus::Failed).await;
+    // The failure released the lock: another section over the cell is granted.
+    let other = client.start("Toucher", &key).await.unwrap();
+    let touched = client.wait_for_completion(&other, WAIT).await.unwrap();
+    assert_eq!(
+        touched.status(),
+        OrchestrationStatus::Completed,
+        "{touched:?}"
+    );
+    assert_eq!(touched.output::<u64>().unwrap().unwrap(), 2);
+
+    board.fix(&key);
+    client.rewind(&id, None).await.unwrap();
+    let done = client.wait_for_completion(&id, WAIT).await.unwrap();
+    assert_eq!(done.status(), OrchestrationStatus::Completed, "{done:?}");
+    // The section ran again from its start: locked again, its call made again (3rd add).
+    assert_eq!(done.output::<String>().unwrap().unwrap(), "3 paid");
+    let history = events(&s.hub, &id).await;
+    let rewound_at = history
+        .iter()
+        .position(|e| matches!(e, EventKind::ExecutionRewound { .. }))
+        .unwrap();
+    let lock_requests = history
+        .iter()
+        .filter(|e| matches!(e, EventKind::EventSent { input, .. } if input.as_str().contains("\"lock\"")))
+        .count();
+    assert_eq!(
+        lock_requests, 1,
+        "the dropped lock request is not kept beside the new one"
+    );
+    assert!(history[rewound_at..].iter().any(
+        |e| matches!(e, EventKind::EventSent { input, .. } if input.as_str().contains("\"lock\""))
+    ));
+    // And the section released its lock at the end.
+    let later = client.start("Toucher", &key).await.unwrap();
+    let touched = client.wait_for_completion(&later, WAIT).await.unwrap();
+    assert_eq!(touched.output::<u64>().unwrap().unwrap(), 4);
 }

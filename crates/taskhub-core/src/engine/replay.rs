@@ -139,7 +139,7 @@ impl OrchestrationSession {
             EventKind::ExecutionSuspended { .. } => self.suspended = true,
             EventKind::ExecutionResumed { .. } => self.resume(),
             EventKind::EventRaised { .. } => self.deliver(ev.clone()),
-            EventKind::ExecutionRewound { .. } => {}
+            EventKind::ExecutionRewound { .. } => lock(&self.state).forget_sends(),
             other => {
                 let Some(task_id) = completion_task_id(other) else {
                     // Terminal events are handled before the loop; nothing else exists.

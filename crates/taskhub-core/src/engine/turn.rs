@@ -327,6 +327,7 @@ impl OrchestrationSession {
         );
         out.actions.extend(pending.reopened);
         self.rewind.count = self.rewind.count.saturating_add(1);
+        lock(&self.state).forget_sends();
     }
 
     fn apply_completion(&mut self, m: &Message, task_id: u64, out: &mut TurnOut) {

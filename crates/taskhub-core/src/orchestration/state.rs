@@ -295,6 +295,18 @@ impl State {
             .map(|(t, _)| t)
     }
 
+    /// After a rewind: sends before it name no successor (a send the rewind dropped goes
+    /// again under new numbers, see the runtime's outbox), so the send-order memory starts
+    /// afresh and the pending sends name no predecessor.
+    pub(crate) fn forget_sends(&mut self) {
+        self.last_sent.clear();
+        for e in &mut self.emitted {
+            if let Emitted::SendEvent { after, .. } = e {
+                *after = None;
+            }
+        }
+    }
+
     /// Records a new durable action and opens its completion slot.
     pub(crate) fn emit(
         &mut self,

@@ -35,6 +35,13 @@ impl Origin<'_> {
     /// each rewind of the execution: a task scheduled again (or a child started again) must
     /// not be taken for a copy of the attempt that failed (`run_ledger`), nor a child started
     /// again get the execution ID its purged predecessor had.
+    /// The first send-order number after the execution's rewinds: an entity skips a number
+    /// it applied, so the sends after a rewind count on above any before it (a rewind makes
+    /// the code's sends name no predecessor from before it, see the core's `forget_sends`).
+    fn send_order_base(&self) -> u64 {
+        u64::from(self.rewinds) << 40
+    }
+
     fn after_rewinds(&self, purpose: String) -> String {
         if self.rewinds == 0 {
             purpose
@@ -246,7 +253,7 @@ pub(crate) async fn build(
             } => {
                 let partition = shared.hub.partition_of(instance_id).await?;
                 let mut m = origin.message(
-                    &format!("send:{task_id}"),
+                    &origin.after_rewinds(format!("send:{task_id}")),
                     instance_id.clone(),
                     None,
                     EventKind::EventRaised {
@@ -257,9 +264,10 @@ pub(crate) async fn build(
                 // An entity applies one execution's requests in send order (task IDs grow
                 // with every action, so they number the execution's messages).
                 if EntityId::is_entity_instance(instance_id) {
+                    let base = origin.send_order_base();
                     m.order = Some(SendOrder {
-                        n: task_id.saturating_add(1),
-                        prev: after.map(|a| a.saturating_add(1)),
+                        n: base.saturating_add(*task_id).saturating_add(1),
+                        prev: after.map(|a| base.saturating_add(a).saturating_add(1)),
                     });
                 }
                 (QueueName::Control(partition), m, Duration::ZERO)
