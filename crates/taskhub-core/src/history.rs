@@ -26,7 +26,9 @@ pub struct HistoryEvent {
     pub message_id: Option<MessageId>,
     /// The W3C trace context (`traceparent`) of the message an `ExecutionStarted` was applied
     /// from: the trace the execution's later turns join when the message that wakes them
-    /// carries none (a client's event, terminate, suspend or resume). `None` on other events.
+    /// carries none (a client's event, terminate, suspend or resume). On a `TaskScheduled` or
+    /// `SubOrchestrationCreated`: the context the code gave the work it started (an SDK's
+    /// `parentTraceContext`), sent back to it with the history. `None` on other events.
     #[serde(rename = "tp", default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<String>,
     /// What happened.

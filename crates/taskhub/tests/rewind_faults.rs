@@ -9,6 +9,9 @@
 //! * failed before it wrote anything, with a storage error the runtime does not retry,
 //! * or committed whole with its answer lost (a retryable error: the retry finds the history
 //!   moved on),
+//! * or refused by its fence: another owner takes the partition's lease once the checkpoint is
+//!   validated (memory, Azure, PostgreSQL), and the worker rewinds the instance once it holds
+//!   the lease again,
 //!
 //! on memory, SQLite (one transaction without steps: never torn, only failed or answered
 //! wrongly), Azure and PostgreSQL (`scripts/with-azurite.sh scripts/with-postgres.sh cargo test
@@ -44,8 +47,8 @@ use taskhub_storage::faults::{FaultPlan, Op, Trigger};
 use taskhub_storage::faulty::FaultyStore;
 use taskhub_storage::memory::MemoryStore;
 use taskhub_storage::{
-    CheckpointRequest, CheckpointStep, ManualClock, QueueName, StepObserver, StorageError,
-    StorageResult, TaskHubStore,
+    CheckpointRequest, CheckpointStep, ManualClock, PartitionRow, QueueName, StepObserver,
+    StorageError, StorageResult, TaskHubStore,
 };
 
 /// Real time any one wait of this test may take.
@@ -81,6 +84,10 @@ enum Fault {
     Failed,
     /// Commits whole, then reports a retryable error (a lost answer).
     AnswerLost,
+    /// Its partition's lease is taken by another owner once it is validated: the fence check
+    /// refuses it (`Fenced`), and the worker gets the lease back only once the thief's has
+    /// expired.
+    Fenced,
 }
 
 impl Fault {
@@ -91,7 +98,7 @@ impl Fault {
                 step == CheckpointStep::OutboxCleared
             }
             Self::TornAfter(step) => step >= CheckpointStep::HistoryCommitted,
-            Self::Failed => false,
+            Self::Failed | Self::Fenced => false,
             Self::AnswerLost => true,
         }
     }
@@ -167,6 +174,52 @@ struct TearRewind {
     rewinds: AtomicU32,
     /// A rewind checkpoint ran to its last step.
     completed: AtomicBool,
+    /// For [`Fault::Fenced`]: the store through which the lease is taken away.
+    thief: Option<Arc<dyn TaskHubStore>>,
+    /// The epoch the rewind ran under and the one the thief took, once it did.
+    stolen: Mutex<Option<(u64, u64)>>,
+}
+
+impl TearRewind {
+    fn new(step: Option<CheckpointStep>, thief: Option<Arc<dyn TaskHubStore>>) -> Self {
+        Self {
+            step,
+            torn: Mutex::new(None),
+            rewinds: AtomicU32::new(0),
+            completed: AtomicBool::new(false),
+            thief,
+            stolen: Mutex::new(None),
+        }
+    }
+
+    /// Takes the lease of the rewind's partition for another owner (bumping its epoch), from
+    /// inside the checkpoint, before its fence is checked.
+    fn steal(&self, request: &CheckpointRequest) {
+        let (Some(thief), Some(fence)) = (self.thief.clone(), request.fence) else {
+            return;
+        };
+        let mut stolen = self.stolen.lock().unwrap();
+        if stolen.is_some() {
+            return;
+        }
+        let epoch = tokio::task::block_in_place(|| {
+            tokio::runtime::Handle::current().block_on(async move {
+                let rows = thief.list_partitions().await.unwrap();
+                let row = rows
+                    .into_iter()
+                    .find(|r| r.partition == fence.partition)
+                    .unwrap();
+                let next = PartitionRow {
+                    owner: Some("thief".to_owned()),
+                    epoch: row.epoch + 1,
+                    ..row.clone()
+                };
+                thief.put_partition(&next, row.etag.as_ref()).await.unwrap();
+                next.epoch
+            })
+        });
+        *stolen = Some((fence.epoch, epoch));
+    }
 }
 
 impl StepObserver for TearRewind {
@@ -176,6 +229,7 @@ impl StepObserver for TearRewind {
         }
         if step == CheckpointStep::Validated {
             self.rewinds.fetch_add(1, Ordering::SeqCst);
+            self.steal(request);
         }
         if step == CheckpointStep::OutboxCleared {
             self.completed.store(true, Ordering::SeqCst);
@@ -271,15 +325,13 @@ async fn rewind_under(kind: Backend, fault: Fault, then: Then) {
     let clock = Arc::new(ManualClock::new(Timestamp::from_millis(1_700_000_000_000)));
     let dir = TempDir::new("rewind-faults");
     let inner = backend(kind, &clock, &dir).await;
-    let tear = Arc::new(TearRewind {
-        step: match fault {
+    let tear = Arc::new(TearRewind::new(
+        match fault {
             Fault::TornAfter(step) => Some(step),
             _ => None,
         },
-        torn: Mutex::new(None),
-        rewinds: AtomicU32::new(0),
-        completed: AtomicBool::new(false),
-    });
+        (fault == Fault::Fenced).then(|| inner.clone()),
+    ));
     let store = Arc::new(
         FaultyStore::new(inner.clone(), clock.clone(), FaultPlan::none())
             .observe_steps(tear.clone()),
@@ -312,7 +364,7 @@ async fn rewind_under(kind: Backend, fault: Fault, then: Then) {
     // The rewind: the client's write is checkpoint 1 of the plan, the rewind turn's is 2.
     probe.healed.store(true, Ordering::SeqCst);
     match fault {
-        Fault::TornAfter(_) => {}
+        Fault::TornAfter(_) | Fault::Fenced => {}
         Fault::Failed => store.faults().set_plan(FaultPlan::none().fail(
             Trigger::nth_of(Op::Checkpoint, 2),
             StorageError::Backend("injected: the rewind's checkpoint failed".into()),
@@ -329,6 +381,10 @@ async fn rewind_under(kind: Backend, fault: Fault, then: Then) {
         match fault {
             Fault::TornAfter(_) => tear.torn.lock().unwrap().is_some(),
             Fault::Failed => !store.faults().injected().is_empty(),
+            // Refused: counted once the worker has given its batch back.
+            Fault::Fenced => {
+                tear.stolen.lock().unwrap().is_some() && worker.stats().checkpoint_conflicts > 0
+            }
             Fault::AnswerLost => {
                 !store.faults().injected().is_empty()
                     && (tear.completed.load(Ordering::SeqCst)
@@ -345,6 +401,17 @@ async fn rewind_under(kind: Backend, fault: Fault, then: Then) {
         (store.faults().injected(), worker.stats())
     })
     .await;
+    if let Some((ran_under, taken)) = *tear.stolen.lock().unwrap() {
+        assert_eq!(
+            taken,
+            ran_under + 1,
+            "{label}: the rewind ran under the current epoch"
+        );
+        assert!(
+            store.faults().injected().is_empty(),
+            "{label}: refused by the fence alone"
+        );
+    }
     if let Fault::Failed | Fault::AnswerLost = fault {
         let injected = store.faults().injected();
         assert_eq!(
@@ -495,6 +562,20 @@ async fn rewind_under(kind: Backend, fault: Fault, then: Then) {
         }
     }
     assert!(last.pending_outbox.is_empty(), "{label}: outbox left");
+    let stolen = *tear.stolen.lock().unwrap();
+    if let Some((_, taken)) = stolen {
+        let lease = inner
+            .list_partitions()
+            .await
+            .unwrap()
+            .into_iter()
+            .find(|r| r.partition == 0)
+            .unwrap();
+        assert!(
+            lease.epoch > taken && lease.owner.as_deref() == Some(worker.name()),
+            "{label}: the worker took the lease back from the thief: {lease:?}"
+        );
+    }
     let letters = client.list_dead_letters(None, 10).await.unwrap();
     assert!(letters.is_empty(), "{label}: dead letters: {letters:?}");
     eprintln!(
@@ -553,12 +634,7 @@ async fn sqlite_rewind_is_never_torn() {
         let clock = Arc::new(ManualClock::new(Timestamp::from_millis(1_700_000_000_000)));
         let dir = TempDir::new("rewind-faults");
         let inner = backend(Backend::Sqlite, &clock, &dir).await;
-        let tear = Arc::new(TearRewind {
-            step: Some(step),
-            torn: Mutex::new(None),
-            rewinds: AtomicU32::new(0),
-            completed: AtomicBool::new(false),
-        });
+        let tear = Arc::new(TearRewind::new(Some(step), None));
         let store = Arc::new(
             FaultyStore::new(inner.clone(), clock.clone(), FaultPlan::none())
                 .observe_steps(tear.clone()),
@@ -637,4 +713,21 @@ async fn postgres_rewind_checkpoint_failed_or_answer_lost() {
     for fault in [Fault::Failed, Fault::AnswerLost] {
         rewind_under(Backend::Postgres, fault, Then::SameWorker).await;
     }
+}
+
+/// The lease is taken away while the rewind's checkpoint is on its way: refused by the fence,
+/// it changes nothing, and the worker rewinds the instance once it holds the partition again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_rewind_under_a_lost_lease_is_fenced() {
+    rewind_under(Backend::Memory, Fault::Fenced, Then::SameWorker).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn azure_rewind_under_a_lost_lease_is_fenced() {
+    rewind_under(Backend::Azure, Fault::Fenced, Then::SameWorker).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_rewind_under_a_lost_lease_is_fenced() {
+    rewind_under(Backend::Postgres, Fault::Fenced, Then::SameWorker).await;
 }

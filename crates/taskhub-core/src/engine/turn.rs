@@ -385,6 +385,13 @@ impl OrchestrationSession {
     pub(crate) fn flush_emitted(&mut self, out: &mut TurnOut) {
         let emitted: Vec<Emitted> = lock(&self.state).emitted.drain(..).collect();
         for e in emitted {
+            // The trace context the code gave the work it starts (an SDK's
+            // `parentTraceContext`), kept with the event so that a replay sends it back.
+            let trace = match &e {
+                Emitted::Activity { traceparent, .. }
+                | Emitted::SubOrchestration { traceparent, .. } => traceparent.clone(),
+                _ => None,
+            };
             let (event, action) = match e {
                 Emitted::Activity {
                     task_id,
@@ -468,6 +475,9 @@ impl OrchestrationSession {
                 ),
             };
             out.record(None, event);
+            if let Some(last) = out.events.last_mut() {
+                last.trace = trace;
+            }
             out.actions.push(action);
         }
     }
