@@ -135,6 +135,59 @@ impl EncodedEvents {
     }
 }
 
+/// The field number of `HistoryEvent.executionRewound`.
+const EXECUTION_REWOUND_FIELD: u32 = 30;
+
+impl EncodedEvents {
+    /// These events less every one of the `HistoryEvent` oneof case `field`, or `None` when
+    /// none is (nothing copied). Reads only each event's field keys, skipping their values.
+    fn without_case(&self, field: u32) -> Option<Self> {
+        let mut kept = Vec::new();
+        let mut n = 0;
+        let mut dropped = false;
+        for c in &self.chunks {
+            let mut rest: &[u8] = c;
+            while !rest.is_empty() {
+                let before = rest;
+                let has = entry_has_case(&mut rest, field)?;
+                let entry = before.get(..before.len() - rest.len())?;
+                if has {
+                    dropped = true;
+                } else {
+                    kept.extend_from_slice(entry);
+                    n += 1;
+                }
+            }
+        }
+        if !dropped {
+            return None;
+        }
+        let mut out = Self::new();
+        out.push_chunk(Bytes::from(kept), n);
+        Some(out)
+    }
+}
+
+/// Reads one `pastEvents` entry off `buf`: whether its event is of the oneof case `field`
+/// (`None` if the bytes are not an entry, which they always are when made here).
+fn entry_has_case(buf: &mut &[u8], field: u32) -> Option<bool> {
+    let ctx = prost::encoding::DecodeContext::default;
+    let (_, wire_type) = prost::encoding::decode_key(buf).ok()?;
+    if wire_type != WireType::LengthDelimited {
+        return None;
+    }
+    let len = usize::try_from(prost::encoding::decode_varint(buf).ok()?).ok()?;
+    let mut event = buf.get(..len)?;
+    *buf = buf.get(len..)?;
+    let mut has = false;
+    while !event.is_empty() {
+        let (tag, wire_type) = prost::encoding::decode_key(&mut event).ok()?;
+        has |= tag == field;
+        prost::encoding::skip_field(wire_type, tag, &mut event, ctx()).ok()?;
+    }
+    Some(has)
+}
+
 /// A work item going out: `item`, and for an orchestrator request the past events that go
 /// before the ones in `item` (normally all of them: the request's own `past_events` is then
 /// empty).
@@ -170,6 +223,23 @@ impl OutgoingWorkItem {
             }
         }
         Ok(item)
+    }
+
+    /// Leaves out every `executionRewound` event of an orchestrator request (past and new
+    /// events), for a worker whose protos predate it: the Go SDK v0.6.0 and the Java SDK 1.5.0
+    /// fail a turn on an event they do not know. The event only marks the rewind (the history
+    /// sent is already the rewound one), so their replay is the same without it.
+    pub(crate) fn strip_rewinds(&mut self) {
+        use crate::proto::history_event::EventType;
+        let Some(work_item::Request::OrchestratorRequest(r)) = &mut self.item.request else {
+            return;
+        };
+        let keep = |e: &HistoryEvent| !matches!(e.event_type, Some(EventType::ExecutionRewound(_)));
+        r.new_events.retain(keep);
+        r.past_events.retain(keep);
+        if let Some(past) = self.past.without_case(EXECUTION_REWOUND_FIELD) {
+            self.past = past;
+        }
     }
 
     /// The encoded length of the orchestrator request with the past events, when there are

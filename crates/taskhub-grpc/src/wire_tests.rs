@@ -127,3 +127,61 @@ fn other_work_items_and_empty_pasts_encode_as_the_plain_item() {
     };
     assert_eq!(ping.encode_to_vec(), ping.item.encode_to_vec());
 }
+
+fn rewound(reason: &str) -> HistoryEvent {
+    HistoryEvent {
+        event_id: -1,
+        event_type: Some(E::ExecutionRewound(crate::proto::ExecutionRewoundEvent {
+            reason: Some(reason.into()),
+            ..crate::proto::ExecutionRewoundEvent::default()
+        })),
+        ..HistoryEvent::default()
+    }
+}
+
+#[test]
+fn rewinds_are_left_out_for_a_worker_that_cannot_read_them() {
+    // Two rewinds in the encoded past (in both chunks), one in the new events.
+    let past = vec![
+        scheduled(0),
+        rewound("first"),
+        completed(0),
+        scheduled(1),
+        rewound("second"),
+        completed(1),
+    ];
+    let mut item = turn(Vec::new());
+    if let Some(work_item::Request::OrchestratorRequest(r)) = &mut item.request {
+        r.new_events.insert(0, rewound("third"));
+    }
+    let mut outgoing = OutgoingWorkItem {
+        item,
+        past: encoded(&past),
+    };
+    outgoing.strip_rewinds();
+    assert_eq!(outgoing.past.len(), 4);
+    let plain = outgoing.into_work_item().unwrap();
+    let Some(work_item::Request::OrchestratorRequest(r)) = plain.request else {
+        panic!("not a turn");
+    };
+    assert_eq!(
+        r.past_events,
+        vec![scheduled(0), completed(0), scheduled(1), completed(1)]
+    );
+    assert_eq!(r.new_events, vec![completed(7), completed(8)]);
+}
+
+#[test]
+fn a_past_without_rewinds_is_kept_as_it_is() {
+    let past: Vec<_> = (0..6).map(scheduled).collect();
+    let enc = encoded(&past);
+    assert!(enc.without_case(EXECUTION_REWOUND_FIELD).is_none());
+    let mut outgoing = OutgoingWorkItem {
+        item: turn(Vec::new()),
+        past: enc.clone(),
+    };
+    outgoing.strip_rewinds();
+    // The same chunks, shared: nothing was copied.
+    assert_eq!(outgoing.past, enc);
+    assert_eq!(outgoing.past.chunks(), 2);
+}

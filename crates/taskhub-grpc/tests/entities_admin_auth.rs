@@ -1,4 +1,4 @@
-//! Entities, the calls Taskhub does not serve (rewind, worker calls), bad
+//! Entities, the calls Taskhub does not serve (worker calls) and rewind's refusals, bad
 //! requests, and the token over gRPC.
 #![allow(
     clippy::disallowed_methods,
@@ -188,6 +188,8 @@ async fn unserved_calls_say_why(backend: Backend) {
     let server = Server::start(backend).await;
     let mut c = server.client().await;
     c.hello(()).await.unwrap();
+    // Rewind is served (tests/sdk_rewind.rs): an unknown instance is NOT_FOUND, no ID is
+    // INVALID_ARGUMENT naming the field.
     let e = c
         .rewind_instance(RewindInstanceRequest {
             instance_id: "x".into(),
@@ -195,8 +197,16 @@ async fn unserved_calls_say_why(backend: Backend) {
         })
         .await
         .unwrap_err();
-    assert_eq!(e.code(), Code::Unimplemented);
-    assert!(e.message().contains("restart"), "{}", e.message());
+    assert_eq!(e.code(), Code::NotFound, "{}", e.message());
+    let e = c
+        .rewind_instance(RewindInstanceRequest {
+            instance_id: String::new(),
+            reason: Some("why".into()),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument);
+    assert!(e.message().starts_with("instanceId: "), "{}", e.message());
     let e = c
         .get_work_items(GetWorkItemsRequest::default())
         .await

@@ -7,7 +7,7 @@
 //! retries, failure details, custom status, version and tags, suspend/resume, terminate
 //! (recursive and not), a JSON null kept on every path, a terminate output that is an object,
 //! a sub-orchestration's parent name, restart with a new ID while running, query and list IDs
-//! with paging, scheduled start, history, restart, rewind refused, purge) and asserts every
+//! with paging, scheduled start, history, restart, rewind of an instance that did not fail refused, purge) and asserts every
 //! result, on SQLite and on Azurite.
 //!
 //! Run as `scripts/with-js-sdk.sh scripts/with-azurite.sh cargo test -p taskhub-grpc --test

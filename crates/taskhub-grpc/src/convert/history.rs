@@ -7,7 +7,9 @@
 //! the first two go out as `executionCompleted` with the status, the others as
 //! `executionTerminated` and `continueAsNew`. What Taskhub does not keep (a continue-as-new's
 //! carried events, a task's attempt number) is not sent, and the protocol's kinds Taskhub has no
-//! equivalent for (generic, history state, the entity kinds, rewound) are refused on the way in.
+//! equivalent for (generic, history state, the entity kinds) are refused on the way in.
+//! `ExecutionRewound` is `executionRewound` with its reason (the task IDs it lists have no
+//! field in the protocol; they are not sent and come back empty).
 
 use taskhub::{
     EventKind, ExecutionId, FailureDetails, HistoryEvent, InstanceId, ParentInstance, Payload,
@@ -224,6 +226,16 @@ fn kind_to_proto(k: &EventKind, instance: &InstanceId) -> (i32, E) {
                 input: reason.clone(),
             }),
         ),
+        // The rewind turn's first event after `orchestratorStarted` (the SDKs read it as a
+        // jump-start: they replay the rewound history and schedule the dropped tasks again).
+        // The task IDs it lists are Taskhub's bookkeeping: the protocol has no field for them.
+        EventKind::ExecutionRewound { reason, .. } => (
+            NO_TASK,
+            E::ExecutionRewound(proto::ExecutionRewoundEvent {
+                reason: reason.clone(),
+                ..proto::ExecutionRewoundEvent::default()
+            }),
+        ),
         // A kind added to Taskhub later: a generic event naming it, which the SDKs ignore.
         other => (
             NO_TASK,
@@ -435,7 +447,12 @@ fn kind_from_proto(event_id: i32, k: &E) -> Result<EventKind, ConvertError> {
         E::EntityLockRequested(_) => return Err(ConvertError::Unsupported("entityLockRequested")),
         E::EntityLockGranted(_) => return Err(ConvertError::Unsupported("entityLockGranted")),
         E::EntityUnlockSent(_) => return Err(ConvertError::Unsupported("entityUnlockSent")),
-        E::ExecutionRewound(_) => return Err(ConvertError::Unsupported("executionRewound")),
+        // The fields for a sub-orchestration's parent and the DTS backend's are not kept: a
+        // rewind keeps the execution's start as it was.
+        E::ExecutionRewound(r) => EventKind::ExecutionRewound {
+            reason: r.reason.clone(),
+            rewound_tasks: Vec::new(),
+        },
     })
 }
 

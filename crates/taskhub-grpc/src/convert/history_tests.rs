@@ -107,6 +107,14 @@ fn every_kind() -> Vec<EventKind> {
             reason: Some("maintenance".into()),
         },
         EventKind::ExecutionResumed { reason: None },
+        EventKind::ExecutionRewound {
+            reason: Some("the payment service is back".into()),
+            rewound_tasks: Vec::new(),
+        },
+        EventKind::ExecutionRewound {
+            reason: None,
+            rewound_tasks: Vec::new(),
+        },
     ]
 }
 
@@ -345,4 +353,32 @@ fn payloads_pass_through_the_history_both_ways() {
         }
         assert_eq!(event_from_proto(&wire).unwrap().event, ours.event);
     }
+}
+
+#[test]
+fn a_rewind_goes_out_as_execution_rewound_with_its_reason_and_no_task_ids() {
+    let instance = id("inst-1");
+    let ours = HistoryEvent::new(
+        Timestamp::from_millis(1_700_000_000_000),
+        EventKind::ExecutionRewound {
+            reason: Some("retry the card".into()),
+            rewound_tasks: vec![0, 3],
+        },
+    );
+    let wire = event_to_proto(&ours, &instance);
+    assert_eq!(wire.event_id, -1);
+    let Some(E::ExecutionRewound(r)) = &wire.event_type else {
+        panic!("not executionRewound: {wire:?}");
+    };
+    assert_eq!(r.reason.as_deref(), Some("retry the card"));
+    assert_eq!(r.parent_execution_id, None);
+    assert_eq!(r.instance_id, None);
+    // The task IDs have no field in the protocol: they come back empty.
+    assert_eq!(
+        event_from_proto(&wire).unwrap().event,
+        EventKind::ExecutionRewound {
+            reason: Some("retry the card".into()),
+            rewound_tasks: Vec::new(),
+        }
+    );
 }

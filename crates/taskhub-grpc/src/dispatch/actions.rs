@@ -251,7 +251,16 @@ fn action(
             "sendEntityMessage",
             task_id(a.id).and_then(|id| entity_actions::entity_message(instance, execution, id, m)),
         ),
-        A::RewindOrchestration(_) => ("rewindOrchestration", Err(unsupported("rewind"))),
+        // Checked against the history sent before the answer gets here (`rewind.rs`): a
+        // rewind answer taken is asked again, so one reaching here is never a decision.
+        A::RewindOrchestration(_) => (
+            "rewindOrchestration",
+            Err(field(
+                "newHistory",
+                "a rewind answer is checked against the history the worker was sent, \
+                 and is never a decision of its own",
+            )),
+        ),
     }
 }
 

@@ -24,6 +24,7 @@ use super::queue::StreamQueue;
 use super::state::{Kind, PartError, Reply, TokenError};
 use super::stream::{watch, WorkerStream};
 use super::Dispatcher;
+use crate::library::Library;
 use crate::proto::{
     AbandonActivityTaskRequest, AbandonActivityTaskResponse, AbandonEntityTaskRequest,
     AbandonEntityTaskResponse, AbandonOrchestrationTaskRequest, AbandonOrchestrationTaskResponse,
@@ -257,6 +258,7 @@ impl WorkerCalls for Dispatcher {
             queue,
             inner: Arc::clone(&self.inner),
             worker,
+            no_rewind_events: Library::of(request.metadata()) != Library::Other,
         };
         Ok(Response::new(Box::pin(stream)))
     }

@@ -61,6 +61,7 @@ mod past;
 mod profile;
 mod queue;
 mod request;
+mod rewind;
 mod settings;
 mod state;
 mod stream;
@@ -82,6 +83,7 @@ pub use settings::DispatcherSettings;
 
 use crate::proto::work_item::Request;
 use past::PastCache;
+use rewind::RewindAnswer;
 use state::{Kind, Outgoing, Refused, Reply, State};
 
 /// Hands the runtime's work to connected SDK workers. Cheap to clone; plug the same one into
@@ -258,6 +260,14 @@ impl RemoteExecutor for Dispatcher {
                 .await?
             {
                 Reply::Orchestrator(r) => {
+                    let r = match rewind::rewind_answer(&work, &r) {
+                        RewindAnswer::None => r,
+                        RewindAnswer::Accepted => match self.ask_again(&work, &what).await? {
+                            Ok(r) => r,
+                            Err(failure) => return Ok(rewind::failed(failure)),
+                        },
+                        RewindAnswer::Refused(failure) => return Ok(rewind::failed(failure)),
+                    };
                     let decision = actions::orchestration_decision(
                         &work.instance,
                         &work.execution_id,

@@ -21,6 +21,9 @@ pub(super) struct WorkerStream {
     pub(super) queue: Arc<StreamQueue>,
     pub(super) inner: Arc<Inner>,
     pub(super) worker: u64,
+    /// Whether its protos predate `executionRewound` (the Go and Java SDKs, which fail a turn
+    /// on an event they do not know): its turns go without it ([`OutgoingWorkItem::strip_rewinds`]).
+    pub(super) no_rewind_events: bool,
 }
 
 impl Stream for WorkerStream {
@@ -36,7 +39,13 @@ impl Stream for WorkerStream {
             // The queue had no room: items may be waiting for this worker.
             self.inner.lock().made_room(now);
         }
-        Poll::Ready(read.next)
+        let mut next = read.next;
+        if self.no_rewind_events {
+            if let Some(Ok(item)) = &mut next {
+                item.strip_rewinds();
+            }
+        }
+        Poll::Ready(next)
     }
 }
 

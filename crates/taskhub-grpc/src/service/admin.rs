@@ -1,5 +1,5 @@
-//! The calls about the hub itself and the ones Taskhub answers without a client operation:
-//! `Hello`, `CreateTaskHub`, `DeleteTaskHub` and `RewindInstance`.
+//! The calls about the hub itself (`Hello`, `CreateTaskHub`, `DeleteTaskHub`), and
+//! `RewindInstance`.
 //!
 //! The hub is open in the serving process (and maybe in others, holding leases), so neither
 //! call removes its storage: `DeleteTaskHub` and `CreateTaskHub{recreateIfExists}` **empty**
@@ -13,8 +13,12 @@
 use taskhub::TaskHubClient;
 use tonic::Status;
 
+use super::fields;
 use crate::error::status_of;
-use crate::proto::{CreateTaskHubRequest, CreateTaskHubResponse, DeleteTaskHubResponse};
+use crate::proto::{
+    CreateTaskHubRequest, CreateTaskHubResponse, DeleteTaskHubResponse, RewindInstanceRequest,
+    RewindInstanceResponse,
+};
 
 /// `CreateTaskHub`: the hub exists already (the serving process opened it), so this does
 /// nothing; with `recreateIfExists` it empties the hub (see the [module docs](self)).
@@ -34,7 +38,19 @@ pub(crate) async fn delete_hub(client: &TaskHubClient) -> Result<DeleteTaskHubRe
     Ok(DeleteTaskHubResponse {})
 }
 
-/// `RewindInstance`: Taskhub has no rewind (as its HTTP route answers).
-pub(crate) fn rewind() -> Status {
-    Status::unimplemented("rewind is not supported by Taskhub: restart the instance instead")
+/// `RewindInstance`: [`TaskHubClient::rewind`] (what a rewind drops and keeps:
+/// `taskhub_core::engine::rewind`). An unknown instance is `NOT_FOUND`; one that is not Failed
+/// is `FAILED_PRECONDITION` naming its status; the reason is optional (none, or the empty
+/// string, records none).
+pub(crate) async fn rewind(
+    client: &TaskHubClient,
+    r: RewindInstanceRequest,
+) -> Result<RewindInstanceResponse, Status> {
+    let id = fields::instance_id(&r.instance_id, "instanceId")?;
+    let reason = r.reason.as_deref().filter(|reason| !reason.is_empty());
+    client
+        .rewind(&id, reason)
+        .await
+        .map_err(|e| status_of(&e))?;
+    Ok(RewindInstanceResponse {})
 }

@@ -141,9 +141,9 @@ impl TaskHubSidecarService for Sidecar {
 
     async fn rewind_instance(
         &self,
-        _: Request<RewindInstanceRequest>,
+        r: Request<RewindInstanceRequest>,
     ) -> Answer<RewindInstanceResponse> {
-        Err(admin::rewind())
+        ok(admin::rewind(&self.client, r.into_inner()).await)
     }
 
     async fn restart_instance(

@@ -190,13 +190,19 @@ found = c.get_all_entities()
 assert [str(m.id) for m in found] == ["@counter@py"], [str(m.id) for m in found]
 check("entities")
 
-# Rewind is not offered: UNIMPLEMENTED with a message.
+# Only a Failed instance can be rewound: FAILED_PRECONDITION naming the status; an unknown
+# one is NOT_FOUND (rewinds that run: tests/python/rewind_scenarios.py).
 try:
     c.rewind_orchestration("py-echo")
     raise AssertionError("rewind was accepted")
 except grpc.RpcError as e:
-    assert e.code() == grpc.StatusCode.UNIMPLEMENTED, e
-    assert "restart" in e.details(), e.details()
+    assert e.code() == grpc.StatusCode.FAILED_PRECONDITION, e
+    assert "Completed" in e.details(), e.details()
+try:
+    c.rewind_orchestration("py-nobody", reason="why")
+    raise AssertionError("rewind was accepted")
+except grpc.RpcError as e:
+    assert e.code() == grpc.StatusCode.NOT_FOUND, e
 check("rewind refused")
 
 c.close()

@@ -1,0 +1,333 @@
+//! Rewind over gRPC with the official SDKs (issue 35): `RewindInstance`, the
+//! `executionRewound` event both ways, and SDK workers replaying the history Taskhub rewound.
+//!
+//! * tests/python/rewind_scenarios.py: the Python SDK's own rewind tests
+//!   (`tests/durabletask/test_rewind_e2e.py` of microsoft/durabletask-python, copied unchanged
+//!   into tests/python/sdk_tests/, run against Taskhub instead of the SDK's in-memory backend:
+//!   a failed activity, successful results kept, not found, not failed, a failed
+//!   sub-orchestration, no reason, a purged sub-orchestration, twice), then Taskhub's own
+//!   checks (runs counted, the rewind and its reason in the history, the refusals' codes).
+//! * tests/js/rewind_scenarios.js: the same scenarios with the JavaScript SDK, and the SDK's
+//!   own rewind tests that need a backend (its `test/e2e-azuremanaged/rewind.spec.ts`,
+//!   translated from jest).
+//!
+//! * The dispatcher's side, with a Rust gRPC client playing the SDK worker: a rewind turn goes
+//!   out with `executionRewound` (and its reason) in its new events and earlier rewinds in its
+//!   past, and without any to the Go and Java SDKs (whose protos predate it and fail a turn on
+//!   it); a `rewindOrchestration` answer whose new history is the history sent less what a
+//!   rewind drops is asked again without the rewind event, one that is not fails the
+//!   execution naming the first event that differs.
+//!
+//! The SDK scenarios run on SQLite and on Azurite. Run as `scripts/with-python-sdk.sh scripts/with-js-sdk.sh
+//! scripts/with-azurite.sh cargo test -p taskhub-grpc --test sdk_rewind` (scripts/test.sh
+//! does).
+#![allow(
+    clippy::disallowed_methods,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code"
+)]
+
+mod common;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::script::Script;
+use common::sdk::SdkServer;
+use common::sdk::{execution, first_turn, instance, DispatchServer, FakeWorker};
+use common::Backend;
+use taskhub::executor::{Decision, OrchestrationWork, RemoteExecutor};
+use taskhub::{EventKind, HistoryEvent, Timestamp};
+use taskhub_grpc::convert::event_to_proto;
+use taskhub_grpc::proto::task_hub_sidecar_service_client::TaskHubSidecarServiceClient as Client;
+use taskhub_grpc::proto::{
+    history_event::EventType as E, orchestrator_action::OrchestratorActionType as A, work_item,
+    GetWorkItemsRequest, OrchestratorAction, OrchestratorRequest, OrchestratorResponse,
+    RewindOrchestrationAction, ScheduleTaskAction, WorkItem,
+};
+use taskhub_grpc::{DispatcherSettings, INVALID_ACTION};
+use taskhub_storage::SystemClock;
+use tonic::transport::Endpoint;
+
+const COMMAND: &str = "scripts/with-azurite.sh cargo test -p taskhub-grpc --test sdk_rewind";
+
+async fn python_sdk_rewinds(backend: Backend) {
+    let python = taskhub_test_support::env::python_sdk(COMMAND);
+    let server = SdkServer::start(backend).await;
+    let scenarios = Script {
+        program: &python,
+        path: Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/rewind_scenarios.py"),
+        env: Vec::new(),
+        passed: "all 11 Python SDK rewind checks passed",
+        within: Duration::from_secs(600),
+    };
+    common::script::run(scenarios, &server.addr.to_string()).await;
+    server.stop().await;
+}
+
+async fn javascript_sdk_rewinds(backend: Backend) {
+    let node_path = taskhub_test_support::env::js_sdk(COMMAND);
+    let server = SdkServer::start(backend).await;
+    let scenarios = Script {
+        program: "node",
+        path: Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/js/rewind_scenarios.js"),
+        env: vec![("NODE_PATH", node_path)],
+        passed: "all 9 JavaScript SDK rewind checks passed",
+        within: Duration::from_secs(600),
+    };
+    common::script::run(scenarios, &server.addr.to_string()).await;
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_sdk_rewinds_on_sqlite() {
+    python_sdk_rewinds(Backend::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_sdk_rewinds_on_azurite() {
+    python_sdk_rewinds(Backend::Azure).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn javascript_sdk_rewinds_on_sqlite() {
+    javascript_sdk_rewinds(Backend::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn javascript_sdk_rewinds_on_azurite() {
+    javascript_sdk_rewinds(Backend::Azure).await;
+}
+
+// -- The dispatcher's side ----------------------------------------------------------------
+
+fn at(ms: u64, event: EventKind) -> HistoryEvent {
+    HistoryEvent::new(Timestamp::from_millis(1_700_000_000_000 + ms), event)
+}
+
+fn rewound(reason: &str) -> EventKind {
+    EventKind::ExecutionRewound {
+        reason: Some(reason.to_owned()),
+        rewound_tasks: vec![0],
+    }
+}
+
+/// A second rewind's turn of `o1`: a past with the start and a first rewind, and the new
+/// events Taskhub sends for a rewind.
+fn rewind_turn() -> OrchestrationWork {
+    let start = first_turn("o1", "Order");
+    let mut past = start.new.clone();
+    past.push(at(1, EventKind::OrchestratorCompleted));
+    past.push(at(2, EventKind::OrchestratorStarted));
+    past.push(at(3, rewound("first")));
+    past.push(at(4, EventKind::OrchestratorCompleted));
+    OrchestrationWork::new(
+        instance("o1"),
+        execution(),
+        "Order".to_owned(),
+        past,
+        vec![
+            at(5, EventKind::OrchestratorStarted),
+            at(6, rewound("second")),
+        ],
+    )
+}
+
+fn turn_of(item: &WorkItem) -> &OrchestratorRequest {
+    match &item.request {
+        Some(work_item::Request::OrchestratorRequest(r)) => r,
+        other => panic!("not a turn: {other:?}"),
+    }
+}
+
+fn rewind_reasons(events: &[taskhub_grpc::proto::HistoryEvent]) -> Vec<Option<String>> {
+    events
+        .iter()
+        .filter_map(|e| match &e.event_type {
+            Some(E::ExecutionRewound(r)) => Some(r.reason.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn schedule_ship(token: &str) -> OrchestratorResponse {
+    OrchestratorResponse {
+        instance_id: "o1".into(),
+        actions: vec![OrchestratorAction {
+            id: 0,
+            orchestrator_action_type: Some(A::ScheduleTask(ScheduleTaskAction {
+                name: "Ship".into(),
+                input: Some("1".into()),
+                ..ScheduleTaskAction::default()
+            })),
+        }],
+        completion_token: token.to_owned(),
+        ..OrchestratorResponse::default()
+    }
+}
+
+async fn dispatch_server() -> DispatchServer {
+    DispatchServer::start(Arc::new(SystemClock::new()), DispatcherSettings::default()).await
+}
+
+/// A worker whose gRPC library says `user_agent`, declaring nothing (as the Go and Java SDKs).
+async fn worker_as(server: &DispatchServer, user_agent: &str) -> FakeWorker {
+    let channel = Endpoint::from_shared(format!("http://{}", server.addr))
+        .unwrap()
+        .user_agent(user_agent)
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut client = Client::new(channel);
+    let stream = client
+        .get_work_items(GetWorkItemsRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    FakeWorker { client, stream }
+}
+
+fn assert_schedules_ship(decision: &taskhub::executor::OrchestrationDecision) {
+    assert!(
+        matches!(
+            decision.decisions.as_slice(),
+            [Decision::ScheduleActivity { task_id: 0, name, .. }] if name == "Ship"
+        ),
+        "{decision:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rewind_turn_carries_execution_rewound_with_its_reason() {
+    let server = dispatch_server().await;
+    let mut w = server.worker(1, 1).await;
+    let d = server.dispatcher.clone();
+    let call = tokio::spawn(async move { d.orchestrate(rewind_turn()).await });
+    let item = w.expect().await;
+    let r = turn_of(&item);
+    assert_eq!(r.past_events.len(), 6);
+    assert_eq!(rewind_reasons(&r.past_events), [Some("first".to_owned())]);
+    assert!(matches!(
+        r.new_events.first().and_then(|e| e.event_type.as_ref()),
+        Some(E::OrchestratorStarted(_))
+    ));
+    assert_eq!(rewind_reasons(&r.new_events), [Some("second".to_owned())]);
+    assert_eq!(r.new_events.len(), 2);
+    w.client
+        .complete_orchestrator_task(schedule_ship(&item.completion_token))
+        .await
+        .unwrap();
+    assert_schedules_ship(&call.await.unwrap().unwrap());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_go_and_java_sdks_get_rewind_turns_without_the_event_they_cannot_read() {
+    for user_agent in ["grpc-java-netty/1.59.0", "grpc-go/1.56.3"] {
+        let server = dispatch_server().await;
+        let mut w = worker_as(&server, user_agent).await;
+        let d = server.dispatcher.clone();
+        let call = tokio::spawn(async move { d.orchestrate(rewind_turn()).await });
+        let item = w.expect().await;
+        let r = turn_of(&item);
+        assert!(rewind_reasons(&r.past_events).is_empty(), "{user_agent}");
+        assert!(rewind_reasons(&r.new_events).is_empty(), "{user_agent}");
+        // Only the rewinds are left out.
+        assert_eq!(r.past_events.len(), 5, "{user_agent}");
+        assert_eq!(r.new_events.len(), 1, "{user_agent}");
+        // Their answers carry no token: matched by the connection and the instance.
+        w.client
+            .complete_orchestrator_task(schedule_ship(""))
+            .await
+            .unwrap();
+        assert_schedules_ship(&call.await.unwrap().unwrap());
+    }
+}
+
+/// What the history sent for `work` converts to, as a worker sees it.
+fn sent(work: &OrchestrationWork) -> Vec<taskhub_grpc::proto::HistoryEvent> {
+    work.past
+        .iter()
+        .chain(&work.new)
+        .map(|e| event_to_proto(e, &work.instance))
+        .collect()
+}
+
+fn rewind_answer(
+    token: &str,
+    new_history: Vec<taskhub_grpc::proto::HistoryEvent>,
+) -> OrchestratorResponse {
+    OrchestratorResponse {
+        instance_id: "o1".into(),
+        actions: vec![OrchestratorAction {
+            id: -1,
+            orchestrator_action_type: Some(A::RewindOrchestration(RewindOrchestrationAction {
+                new_history,
+            })),
+        }],
+        completion_token: token.to_owned(),
+        ..OrchestratorResponse::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rewind_answer_that_keeps_the_history_sent_is_asked_again_without_the_rewind() {
+    let server = dispatch_server().await;
+    let mut w = server.worker(1, 1).await;
+    let d = server.dispatcher.clone();
+    let call = tokio::spawn(async move { d.orchestrate(rewind_turn()).await });
+    let item = w.expect().await;
+    // As the Python and JavaScript workers build it: the history sent, with a new execution
+    // ID in its start (nothing else to drop: Taskhub had rewound it).
+    let mut history = sent(&rewind_turn());
+    if let Some(E::ExecutionStarted(s)) = &mut history[1].event_type {
+        s.orchestration_instance.as_mut().unwrap().execution_id = Some("0123abcd".into());
+    }
+    w.client
+        .complete_orchestrator_task(rewind_answer(&item.completion_token, history))
+        .await
+        .unwrap();
+    // Asked again: the same past, the new events less the rewind.
+    let again = w.expect().await;
+    let r = turn_of(&again);
+    assert_eq!(r.past_events.len(), 6);
+    assert_eq!(r.new_events.len(), 1);
+    assert!(rewind_reasons(&r.new_events).is_empty());
+    w.client
+        .complete_orchestrator_task(schedule_ship(&again.completion_token))
+        .await
+        .unwrap();
+    assert_schedules_ship(&call.await.unwrap().unwrap());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rewind_answer_that_changes_the_history_fails_naming_the_first_event_that_differs() {
+    let server = dispatch_server().await;
+    let mut w = server.worker(1, 1).await;
+    let d = server.dispatcher.clone();
+    let call = tokio::spawn(async move { d.orchestrate(rewind_turn()).await });
+    let item = w.expect().await;
+    // The first rewind's marker left out: a rewind keeps it.
+    let mut history = sent(&rewind_turn());
+    history.remove(4);
+    w.client
+        .complete_orchestrator_task(rewind_answer(&item.completion_token, history))
+        .await
+        .unwrap();
+    let decision = call.await.unwrap().unwrap();
+    let [Decision::Fail { failure }] = decision.decisions.as_slice() else {
+        panic!("{decision:?}")
+    };
+    assert_eq!(failure.error_type, INVALID_ACTION);
+    assert!(
+        failure.message.contains(
+            "actions[0].rewindOrchestration.newHistory: event 4 is orchestratorCompleted where \
+             the history sent has executionRewound (its event 4)"
+        ),
+        "{}",
+        failure.message
+    );
+    w.expect_none().await;
+}
