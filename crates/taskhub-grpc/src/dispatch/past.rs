@@ -6,7 +6,8 @@
 //!
 //! A history only grows within an execution (a turn's `past` holds only committed events:
 //! a session whose checkpoint fails is dropped and its history loaded again), so what was
-//! encoded for an execution is a prefix of its later pasts. Before reusing it the cache checks that the execution is the
+//! encoded for an execution is a prefix of its later pasts — except after a rewind, which
+//! rewrites it: the turn that carries `ExecutionRewound` drops what was kept. Before reusing it the cache checks that the execution is the
 //! same and that the first and last events it encoded are the ones at those places now; on
 //! any difference it encodes the history anew. An execution's conversion of a past event
 //! does not depend on later events (an entity's answer arrives after the request it answers),
@@ -155,6 +156,10 @@ pub(crate) fn past_of(
             drop(cache);
             return convert(past);
         }
+        if is_rewind(work) {
+            // The history was rewritten: what was kept of it is no one's prefix.
+            cache.forget(&work.instance);
+        }
         cache.prefix_of(work)
     };
     let mut encoded = prefix.unwrap_or_default();
@@ -168,6 +173,13 @@ pub(crate) fn past_of(
     }
     lock().keep(work, &encoded);
     encoded
+}
+
+/// Is `work` the turn of a rewind (its history was rewritten, not grown)?
+fn is_rewind(work: &OrchestrationWork) -> bool {
+    work.new
+        .iter()
+        .any(|e| matches!(e.event, taskhub::EventKind::ExecutionRewound { .. }))
 }
 
 impl Entry {

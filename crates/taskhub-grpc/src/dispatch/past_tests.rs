@@ -250,3 +250,27 @@ fn an_entity_call_and_its_answer_in_later_turns_encode_as_a_fresh_conversion_doe
         Some(crate::proto::history_event::EventType::EntityOperationCompleted(_))
     ));
 }
+
+#[test]
+fn a_rewind_drops_what_was_kept_of_the_history_it_rewrote() {
+    let cache = cache(1 << 20);
+    let before = work("i", "e1", history("e1", 10));
+    past(&cache, &before);
+    // Rewound: task 1 dropped, and (a contrived worst case) the event at the old last place
+    // is the same as before, so the prefix check alone would take the old bytes.
+    let h = history("e1", 10);
+    let mut rewritten = vec![h[0].clone(), h[2].clone(), h[2].clone()];
+    rewritten.extend(h[3..8].iter().cloned());
+    rewritten.push(h[9].clone());
+    rewritten.push(h[9].clone());
+    let rewound = HistoryEvent::new(
+        Timestamp::from_millis(1_700_000_001_000),
+        EventKind::ExecutionRewound {
+            reason: None,
+            rewound_tasks: vec![1],
+        },
+    );
+    let mut after = work("i", "e1", rewritten);
+    after.new = vec![rewound];
+    assert_eq!(past(&cache, &after).decode().unwrap(), fresh(&after));
+}
