@@ -51,6 +51,10 @@ async fn start_status_and_history(b: Backend) {
         format!("{status_url}/resume?reason={{text}}")
     );
     assert_eq!(m["restartPostUri"], format!("{status_url}/restart"));
+    assert_eq!(
+        m["rewindPostUri"],
+        format!("{status_url}/rewind?reason={{text}}")
+    );
 
     s.wait_status(&id, S::is_terminal).await;
     let r = s.get(&format!("{DF}/instances/{id}")).await;

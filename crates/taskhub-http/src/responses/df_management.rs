@@ -17,6 +17,8 @@ pub(crate) struct ManagementPayload {
     pub send_event_post_uri: String,
     /// `POST`: terminate.
     pub terminate_post_uri: String,
+    /// `POST`: rewind a Failed instance.
+    pub rewind_post_uri: String,
     /// `DELETE`: purge.
     pub purge_history_delete_uri: String,
     /// `POST`: restart.
@@ -36,6 +38,7 @@ impl ManagementPayload {
             status_query_get_uri: url.clone(),
             send_event_post_uri: format!("{url}/raiseEvent/{{eventName}}"),
             terminate_post_uri: format!("{url}/terminate?reason={{text}}"),
+            rewind_post_uri: format!("{url}/rewind?reason={{text}}"),
             purge_history_delete_uri: url.clone(),
             restart_post_uri: format!("{url}/restart"),
             suspend_post_uri: format!("{url}/suspend?reason={{text}}"),
