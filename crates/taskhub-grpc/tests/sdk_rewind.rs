@@ -18,7 +18,15 @@
 //!   rewind drops is asked again without the rewind event, one that is not fails the
 //!   execution naming the first event that differs.
 //!
-//! The SDK scenarios run on SQLite and on Azurite. Run as `scripts/with-python-sdk.sh scripts/with-js-sdk.sh
+//! * The Go SDK v0.6.0 and the Java SDK 1.5.0 have no rewind call in their clients, but their
+//!   workers' orchestrations are rewound all the same (by Taskhub's `RewindInstance`, here a
+//!   Rust gRPC client): the worker programs of tests/go/worker_mode.go and
+//!   tests/java/src/main/java/KillWorker.java run `RewindMe`, whose second activity fails its
+//!   first run; rewound, it runs again, the first is not run again, and the orchestration
+//!   completes, its history holding the rewind.
+//!
+//! The SDK scenarios run on SQLite and on Azurite. Run as `scripts/with-python-sdk.sh
+//! scripts/with-js-sdk.sh scripts/with-go-sdk.sh scripts/with-java-sdk.sh
 //! scripts/with-azurite.sh cargo test -p taskhub-grpc --test sdk_rewind` (scripts/test.sh
 //! does).
 #![allow(
@@ -330,4 +338,142 @@ async fn a_rewind_answer_that_changes_the_history_fails_naming_the_first_event_t
         failure.message
     );
     w.expect_none().await;
+}
+
+// -- The Go and Java SDKs' workers, rewound by Taskhub's RewindInstance ---------------------
+
+/// A worker program of the Go or Java SDK: `program prefix... HOST:PORT NAME SLOW_SECONDS`.
+struct WorkerProgram {
+    program: String,
+    prefix: &'static str,
+    env: Vec<(&'static str, String)>,
+}
+
+fn go() -> WorkerProgram {
+    WorkerProgram {
+        program: taskhub_test_support::env::go_sdk(COMMAND),
+        prefix: "worker",
+        env: Vec::new(),
+    }
+}
+
+fn java() -> WorkerProgram {
+    WorkerProgram {
+        program: "java".into(),
+        prefix: "KillWorker",
+        env: vec![("CLASSPATH", taskhub_test_support::env::java_sdk(COMMAND))],
+    }
+}
+
+/// Every line the process printed until `until` was seen `n` times in all (60 s at most).
+async fn lines_until(
+    lines: &mut tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+    seen: &mut Vec<String>,
+    until: &str,
+    n: usize,
+) {
+    tokio::time::timeout(Duration::from_secs(60), async {
+        while seen.iter().filter(|l| *l == until).count() < n {
+            let line =
+                lines.next_line().await.unwrap().unwrap_or_else(|| {
+                    panic!("the worker ended before printing {until:?}: {seen:?}")
+                });
+            seen.push(line);
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("the worker did not print {until:?} {n} times: {seen:?}"));
+}
+
+async fn legacy_worker_rewound(sdk: WorkerProgram, backend: Backend) {
+    use tokio::io::AsyncBufReadExt as _;
+    let server = SdkServer::start(backend).await;
+    let addr = server.addr.to_string();
+    let mut command = tokio::process::Command::new(&sdk.program);
+    command
+        .arg(sdk.prefix)
+        .arg(&addr)
+        .arg("W")
+        .arg("0")
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    for (k, v) in &sdk.env {
+        command.env(k, v);
+    }
+    let mut child = command.spawn().unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    lines_until(&mut lines, &mut seen, "worker W started", 1).await;
+    let mut c = server.client().await;
+    common::calls::start(&mut c, "RewindMe", "legacy-rewind", None).await;
+    let failed = common::calls::wait_done(&mut c, "legacy-rewind").await;
+    assert_eq!(
+        failed.orchestration_status,
+        taskhub_grpc::proto::OrchestrationStatus::Failed as i32,
+        "{failed:?}"
+    );
+    c.rewind_instance(taskhub_grpc::proto::RewindInstanceRequest {
+        instance_id: "legacy-rewind".into(),
+        reason: Some("the carrier is back".into()),
+    })
+    .await
+    .unwrap();
+    let done = common::calls::wait_done(&mut c, "legacy-rewind").await;
+    assert_eq!(
+        done.orchestration_status,
+        taskhub_grpc::proto::OrchestrationStatus::Completed as i32,
+        "{done:?}"
+    );
+    assert_eq!(
+        serde_json::from_str::<Vec<String>>(done.output.as_deref().unwrap()).unwrap(),
+        ["charge by W", "ship by W"]
+    );
+    // The failed activity ran twice, the one that succeeded once.
+    lines_until(&mut lines, &mut seen, "fails once ran by W", 2).await;
+    assert_eq!(
+        seen.iter().filter(|l| *l == "charge ran by W").count(),
+        1,
+        "{seen:?}"
+    );
+    // The history (as any client reads it) holds the rewind with its reason.
+    let mut stream = c
+        .stream_instance_history(taskhub_grpc::proto::StreamInstanceHistoryRequest {
+            instance_id: "legacy-rewind".into(),
+            execution_id: done.execution_id.clone(),
+            for_work_item_processing: false,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut events = Vec::new();
+    while let Some(chunk) = stream.message().await.unwrap() {
+        events.extend(chunk.events);
+    }
+    assert_eq!(
+        rewind_reasons(&events),
+        [Some("the carrier is back".to_owned())]
+    );
+    child.start_kill().unwrap();
+    let _ = child.wait().await;
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_go_sdk_workers_orchestration_is_rewound_on_sqlite() {
+    legacy_worker_rewound(go(), Backend::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_go_sdk_workers_orchestration_is_rewound_on_azurite() {
+    legacy_worker_rewound(go(), Backend::Azure).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_java_sdk_workers_orchestration_is_rewound_on_sqlite() {
+    legacy_worker_rewound(java(), Backend::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_java_sdk_workers_orchestration_is_rewound_on_azurite() {
+    legacy_worker_rewound(java(), Backend::Azure).await;
 }

@@ -4,7 +4,9 @@ package main
 // `go-sdk-scenarios worker HOST:PORT NAME SLOW_SECONDS` runs the SDK's worker until killed
 // (it prints "worker NAME started" once its listener is started). Its orchestration `TwoSteps`
 // runs the activity `Step`, then `SlowStep`, which prints "slow step started by NAME" and sleeps
-// SLOW_SECONDS; each activity answers which worker ran it ("WHAT by NAME").
+// SLOW_SECONDS; each activity answers which worker ran it ("WHAT by NAME"). Its orchestration
+// `RewindMe` (for tests/sdk_rewind.rs) runs `Charge`, then `FailsOnce`, which fails its first
+// run; both print "ACTIVITY ran by NAME" ("charge", "fails once") each time they run.
 
 import (
 	"context"
@@ -45,6 +47,37 @@ func runWorker(addr, name, slowSeconds string) error {
 		return err
 	}
 	if err := r.AddActivityN("Step", func(ctx task.ActivityContext) (any, error) {
+		return by(ctx)
+	}); err != nil {
+		return err
+	}
+	// For tests/sdk_rewind.rs: `RewindMe` runs `Charge`, then `FailsOnce`, which fails its
+	// first run in this process; each prints that it ran, so the test counts the runs.
+	if err := r.AddOrchestratorN("RewindMe", func(ctx *task.OrchestrationContext) (any, error) {
+		var charged, shipped string
+		if err := ctx.CallActivity("Charge", task.WithActivityInput("charge")).Await(&charged); err != nil {
+			return nil, err
+		}
+		if err := ctx.CallActivity("FailsOnce", task.WithActivityInput("ship")).Await(&shipped); err != nil {
+			return nil, err
+		}
+		return []string{charged, shipped}, nil
+	}); err != nil {
+		return err
+	}
+	if err := r.AddActivityN("Charge", func(ctx task.ActivityContext) (any, error) {
+		fmt.Printf("charge ran by %s\n", name)
+		return by(ctx)
+	}); err != nil {
+		return err
+	}
+	failed := false
+	if err := r.AddActivityN("FailsOnce", func(ctx task.ActivityContext) (any, error) {
+		fmt.Printf("fails once ran by %s\n", name)
+		if !failed {
+			failed = true
+			return nil, fmt.Errorf("the carrier is down")
+		}
 		return by(ctx)
 	}); err != nil {
 		return err

@@ -4,7 +4,9 @@
 // SDK's DurableTaskGrpcWorker until killed and prints "worker NAME started" once it is started.
 // Its orchestration `TwoSteps` runs the activity `Step`, then `SlowStep`, which prints "slow
 // step started by NAME" and sleeps SLOW_SECONDS; each activity answers which worker ran it
-// ("WHAT by NAME").
+// ("WHAT by NAME"). Its orchestration `RewindMe` (for tests/sdk_rewind.rs) runs `Charge`,
+// then `FailsOnce`, which fails its first run; both print "ACTIVITY ran by NAME" ("charge",
+// "fails once") each time they run.
 
 import com.microsoft.durabletask.DurableTaskGrpcWorker;
 import com.microsoft.durabletask.DurableTaskGrpcWorkerBuilder;
@@ -46,11 +48,36 @@ public final class KillWorker {
             return ctx.getInput(String.class) + " by " + name;
         };
 
+        // For tests/sdk_rewind.rs: `RewindMe` runs `Charge`, then `FailsOnce`, which fails its
+        // first run in this process; each prints that it ran, so the test counts the runs.
+        TaskOrchestration rewindMe = ctx -> {
+            String charged = ctx.callActivity("Charge", "charge", String.class).await();
+            String shipped = ctx.callActivity("FailsOnce", "ship", String.class).await();
+            ctx.complete(List.of(charged, shipped));
+        };
+        TaskActivity charge = ctx -> {
+            System.out.println("charge ran by " + name);
+            System.out.flush();
+            return ctx.getInput(String.class) + " by " + name;
+        };
+        java.util.concurrent.atomic.AtomicBoolean failed = new java.util.concurrent.atomic.AtomicBoolean();
+        TaskActivity failsOnce = ctx -> {
+            System.out.println("fails once ran by " + name);
+            System.out.flush();
+            if (!failed.getAndSet(true)) {
+                throw new IllegalStateException("the carrier is down");
+            }
+            return ctx.getInput(String.class) + " by " + name;
+        };
+
         DurableTaskGrpcWorker worker = new DurableTaskGrpcWorkerBuilder()
                 .port(port)
                 .addOrchestration(orchestration("TwoSteps", twoSteps))
                 .addActivity(activity("Step", step))
                 .addActivity(activity("SlowStep", slowStep))
+                .addOrchestration(orchestration("RewindMe", rewindMe))
+                .addActivity(activity("Charge", charge))
+                .addActivity(activity("FailsOnce", failsOnce))
                 .build();
         worker.start();
         System.out.println("worker " + name + " started");
