@@ -340,6 +340,38 @@ async fn a_rewind_answer_that_changes_the_history_fails_naming_the_first_event_t
     w.expect_none().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_rewind_answer_to_the_turn_asked_again_fails_the_execution() {
+    let server = dispatch_server().await;
+    let mut w = server.worker(1, 1).await;
+    let d = server.dispatcher.clone();
+    let call = tokio::spawn(async move { d.orchestrate(rewind_turn()).await });
+    let item = w.expect().await;
+    w.client
+        .complete_orchestrator_task(rewind_answer(&item.completion_token, sent(&rewind_turn())))
+        .await
+        .unwrap();
+    let again = w.expect().await;
+    // The history sent the second time: the same past, the new events less the rewind.
+    let mut second = rewind_turn();
+    second.new.pop();
+    w.client
+        .complete_orchestrator_task(rewind_answer(&again.completion_token, sent(&second)))
+        .await
+        .unwrap();
+    let decision = call.await.unwrap().unwrap();
+    let [Decision::Fail { failure }] = decision.decisions.as_slice() else {
+        panic!("{decision:?}")
+    };
+    assert_eq!(failure.error_type, INVALID_ACTION);
+    assert!(
+        failure.message.contains("answered with a rewind again"),
+        "{}",
+        failure.message
+    );
+    w.expect_none().await;
+}
+
 // -- The Go and Java SDKs' workers, rewound by Taskhub's RewindInstance ---------------------
 
 /// A worker program of the Go or Java SDK: `program prefix... HOST:PORT NAME SLOW_SECONDS`.
