@@ -10,14 +10,12 @@
 //! * tests/js/rewind_scenarios.js: the same scenarios with the JavaScript SDK, and the SDK's
 //!   own rewind tests that need a backend (its `test/e2e-azuremanaged/rewind.spec.ts`,
 //!   translated from jest).
-//!
 //! * The dispatcher's side, with a Rust gRPC client playing the SDK worker: a rewind turn goes
 //!   out with `executionRewound` (and its reason) in its new events and earlier rewinds in its
-//!   past, and without any to the Go and Java SDKs (whose protos predate it and fail a turn on
-//!   it); a `rewindOrchestration` answer whose new history is the history sent less what a
+//!   past, and without any to the Go and Java SDKs (whose protos predate it; the Go worker
+//!   fails a turn on an event it does not know); a `rewindOrchestration` answer whose new history is the history sent less what a
 //!   rewind drops is asked again without the rewind event, one that is not fails the
-//!   execution naming the first event that differs.
-//!
+//!   execution naming the first event that differs (and so does a second rewind answer).
 //! * The Go SDK v0.6.0 and the Java SDK 1.5.0 have no rewind call in their clients, but their
 //!   workers' orchestrations are rewound all the same (by Taskhub's `RewindInstance`, here a
 //!   Rust gRPC client): the worker programs of tests/go/worker_mode.go and
