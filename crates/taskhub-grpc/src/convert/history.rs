@@ -27,7 +27,19 @@ const NO_TASK: i32 = -1;
 /// A Taskhub history event of `instance` as the protocol's.
 #[must_use]
 pub fn event_to_proto(e: &HistoryEvent, instance: &InstanceId) -> proto::HistoryEvent {
-    let (event_id, kind) = kind_to_proto(&e.event, instance);
+    let (event_id, mut kind) = kind_to_proto(&e.event, instance);
+    // The trace context the SDK gave the work it started goes back with the history.
+    if let Some(traceparent) = &e.trace {
+        let context = || proto::TraceContext {
+            trace_parent: traceparent.clone(),
+            ..proto::TraceContext::default()
+        };
+        match &mut kind {
+            E::TaskScheduled(t) => t.parent_trace_context = Some(context()),
+            E::SubOrchestrationInstanceCreated(s) => s.parent_trace_context = Some(context()),
+            _ => {}
+        }
+    }
     proto::HistoryEvent {
         event_id,
         timestamp: Some(timestamp_to_proto(e.timestamp)),
@@ -260,10 +272,16 @@ pub fn event_from_proto(p: &proto::HistoryEvent) -> Result<HistoryEvent, Convert
         .event_type
         .as_ref()
         .ok_or_else(|| ConvertError::field("eventType", "missing"))?;
-    Ok(HistoryEvent::new(
-        timestamp,
-        kind_from_proto(p.event_id, kind)?,
-    ))
+    let mut event = HistoryEvent::new(timestamp, kind_from_proto(p.event_id, kind)?);
+    let context = match kind {
+        E::TaskScheduled(t) => t.parent_trace_context.as_ref(),
+        E::SubOrchestrationInstanceCreated(s) => s.parent_trace_context.as_ref(),
+        _ => None,
+    };
+    event.trace = context
+        .map(|c| c.trace_parent.trim().to_owned())
+        .filter(|t| !t.is_empty());
+    Ok(event)
 }
 
 fn task_id(id: i32, field: &'static str) -> Result<u64, ConvertError> {

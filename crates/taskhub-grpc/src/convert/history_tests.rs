@@ -382,3 +382,52 @@ fn a_rewind_goes_out_as_execution_rewound_with_its_reason_and_no_task_ids() {
         }
     );
 }
+
+#[test]
+fn the_trace_context_of_a_task_or_child_an_sdk_started_goes_back_with_the_history() {
+    let me = InstanceId::new("parent").unwrap();
+    let tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    let mut scheduled = HistoryEvent::new(
+        Timestamp::from_millis(5),
+        EventKind::TaskScheduled {
+            task_id: 3,
+            name: "Pay".into(),
+            version: None,
+            input: Payload::null(),
+            attempt: 1,
+            tags: Default::default(),
+        },
+    );
+    scheduled.trace = Some(tp.to_owned());
+    let out = event_to_proto(&scheduled, &me);
+    let Some(E::TaskScheduled(t)) = &out.event_type else {
+        panic!("{out:?}")
+    };
+    assert_eq!(t.parent_trace_context.as_ref().unwrap().trace_parent, tp);
+    assert_eq!(event_from_proto(&out).unwrap(), scheduled);
+
+    let mut created = HistoryEvent::new(
+        Timestamp::from_millis(6),
+        EventKind::SubOrchestrationCreated {
+            task_id: 4,
+            name: "Child".into(),
+            version: None,
+            instance_id: InstanceId::new("kid").unwrap(),
+            input: Payload::null(),
+        },
+    );
+    created.trace = Some(tp.to_owned());
+    let out = event_to_proto(&created, &me);
+    let Some(E::SubOrchestrationInstanceCreated(s)) = &out.event_type else {
+        panic!("{out:?}")
+    };
+    assert_eq!(s.parent_trace_context.as_ref().unwrap().trace_parent, tp);
+    assert_eq!(event_from_proto(&out).unwrap(), created);
+    // None kept: none sent.
+    created.trace = None;
+    let Some(E::SubOrchestrationInstanceCreated(s)) = event_to_proto(&created, &me).event_type
+    else {
+        panic!()
+    };
+    assert!(s.parent_trace_context.is_none());
+}
