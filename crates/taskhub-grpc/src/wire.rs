@@ -228,9 +228,9 @@ impl OutgoingWorkItem {
     /// Leaves out every `executionRewound` event of an orchestrator request (past and new
     /// events), for a worker whose protos predate it: the Go SDK v0.6.0 and the Java SDK 1.5.0
     /// (the Go worker fails a turn on an event it does not know, `processEvent`; the Java
-    /// executor's `processEvent` throws on a case it has none for). The event only marks the
-    /// rewind (the history sent is already the rewound one), so their replay is the same
-    /// without it.
+    /// executor's `processEvent` throws on a case it has none for, which its `await` happens to
+    /// swallow while the code waits on a task). The event only marks the rewind (the history
+    /// sent is already the rewound one), so their replay is the same without it.
     pub(crate) fn strip_rewinds(&mut self) {
         use crate::proto::history_event::EventType;
         let Some(work_item::Request::OrchestratorRequest(r)) = &mut self.item.request else {
