@@ -228,6 +228,11 @@ pub enum EventKind {
         instance_id: InstanceId,
         /// The child's input.
         input: Payload,
+        /// The tags the code gave the child (an SDK's `CreateSubOrchestrationAction.tags`),
+        /// sent back with the history; empty (and not written) when none, as in events
+        /// written before they were kept. Boxed: it keeps `EventKind` from growing.
+        #[serde(default, skip_serializing_if = "Tags::is_empty")]
+        tags: Box<Tags>,
     },
     /// A sub-orchestration completed successfully.
     SubOrchestrationCompleted {

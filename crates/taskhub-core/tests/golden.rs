@@ -93,6 +93,7 @@ fn sample_events() -> Vec<HistoryEvent> {
             version: None,
             instance_id: id("order-42:2"),
             input: p("null"),
+            tags: Default::default(),
         },
         EventKind::SubOrchestrationCompleted {
             task_id: 2,

@@ -148,6 +148,7 @@ mod tests {
                     version: None,
                     instance_id: InstanceId::new("c1").unwrap(),
                     input: Payload::null(),
+                    tags: Default::default(),
                 },
             ),
             ev(

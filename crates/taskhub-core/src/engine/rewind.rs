@@ -61,6 +61,8 @@ pub struct OpenChild {
     pub version: Option<String>,
     /// The child's input, as recorded when it was started.
     pub input: Payload,
+    /// The tags the parent gave it.
+    pub tags: crate::history::Tags,
     /// The failure the rewind dropped (the child failed, or was terminated), if any.
     pub failure: Option<FailureDetails>,
 }
@@ -293,12 +295,14 @@ fn open_work(kept: &[HistoryEvent], history: &[HistoryEvent]) -> (Vec<Action>, V
                 version,
                 instance_id,
                 input,
+                tags,
             } if !answered.contains(task_id) => children.push(OpenChild {
                 task_id: *task_id,
                 instance_id: instance_id.clone(),
                 name: name.clone(),
                 version: version.clone(),
                 input: input.clone(),
+                tags: (**tags).clone(),
                 failure: history.iter().find_map(|h| match &h.event {
                     EventKind::SubOrchestrationFailed {
                         task_id: t,

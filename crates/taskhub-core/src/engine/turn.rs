@@ -436,6 +436,7 @@ impl OrchestrationSession {
                         version: version.clone(),
                         instance_id: instance_id.clone(),
                         input: input.clone(),
+                        tags: Box::new(tags.clone()),
                     },
                     Action::StartSubOrchestration {
                         task_id,

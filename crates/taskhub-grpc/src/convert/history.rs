@@ -169,6 +169,7 @@ fn kind_to_proto(k: &EventKind, instance: &InstanceId) -> (i32, E) {
             version,
             instance_id,
             input: i,
+            tags,
         } => (
             task(*task_id),
             E::SubOrchestrationInstanceCreated(proto::SubOrchestrationInstanceCreatedEvent {
@@ -176,6 +177,7 @@ fn kind_to_proto(k: &EventKind, instance: &InstanceId) -> (i32, E) {
                 name: name.clone(),
                 version: version.clone(),
                 input: input(i),
+                tags: tags.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
                 ..proto::SubOrchestrationInstanceCreatedEvent::default()
             }),
         ),
@@ -406,6 +408,7 @@ fn kind_from_proto(event_id: i32, k: &E) -> Result<EventKind, ConvertError> {
             version: s.version.clone(),
             instance_id: instance_id(&s.instance_id, "subOrchestrationInstanceCreated.instanceId")?,
             input: payload_from_proto(s.input.as_deref(), "subOrchestrationInstanceCreated.input")?,
+            tags: Box::new(s.tags.iter().map(|(k, v)| (k.clone(), v.clone())).collect()),
         },
         E::SubOrchestrationInstanceCompleted(s) => EventKind::SubOrchestrationCompleted {
             task_id: task_id(

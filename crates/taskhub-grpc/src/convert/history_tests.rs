@@ -76,6 +76,7 @@ fn every_kind() -> Vec<EventKind> {
             version: Some("1".into()),
             instance_id: id("child-1"),
             input: Payload::absent(),
+            tags: Box::new([("team".to_owned(), "billing".to_owned())].into()),
         },
         EventKind::SubOrchestrationCompleted {
             task_id: 4,
@@ -414,6 +415,7 @@ fn the_trace_context_of_a_task_or_child_an_sdk_started_goes_back_with_the_histor
             version: None,
             instance_id: InstanceId::new("kid").unwrap(),
             input: Payload::null(),
+            tags: Default::default(),
         },
     );
     created.trace = Some(tp.to_owned());

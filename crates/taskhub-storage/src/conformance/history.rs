@@ -211,6 +211,7 @@ fn every_event_kind_with_every_field() -> Vec<HistoryEvent> {
             instance_id: iid("child-1"),
             // Absent: an SDK sent no input.
             input: Payload::absent(),
+            tags: Box::new([("team".to_owned(), "billing".to_owned())].into()),
         },
         EventKind::SubOrchestrationCompleted {
             task_id: 2,
@@ -319,6 +320,7 @@ fn every_event_kind_with_empty_optionals() -> Vec<HistoryEvent> {
                 version: None,
                 instance_id: iid("b"),
                 input: json("null"),
+                tags: Default::default(),
             },
         ),
         event(4, EventKind::ExecutionSuspended { reason: None }),

@@ -156,7 +156,7 @@ pub(super) async fn children(
                 instance_id: child.instance_id.clone(),
                 input: child.input.clone(),
                 attempt: 1,
-                tags: taskhub_core::Tags::default(),
+                tags: child.tags.clone(),
                 traceparent: None,
             };
             out.extend(outbox::build(shared, origin, &[start]).await?);
