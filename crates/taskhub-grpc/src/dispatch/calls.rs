@@ -129,8 +129,9 @@ impl Dispatcher {
     /// `operationInfos` name); `Ok(None)` when none is held there (late: dropped, as above).
     ///
     /// # Errors
-    /// `INVALID_ARGUMENT` when the call's connection is unknown, or when its streams hold
-    /// several batches and nothing in `r` tells which it answers.
+    /// `INVALID_ARGUMENT` when the call's connection is unknown, when `r` answers no
+    /// operation, or when its streams hold several batches and nothing in `r` tells which it
+    /// answers.
     fn entity_token_or_match(
         &self,
         connection: Option<u64>,
@@ -141,6 +142,13 @@ impl Dispatcher {
                 "completionToken: missing (send back the token of the entity work item)",
             ));
         };
+        // A batch has at least one operation: an answer with neither a token nor a result
+        // answers nothing (as an orchestration's answer with neither token nor instance).
+        if r.results.is_empty() && r.operation_infos.is_empty() {
+            return Err(Status::invalid_argument(
+                "completionToken: missing, and the result answers no operation (no results, no                  operationInfos): send back the token of the entity work item",
+            ));
+        }
         let answered: Vec<String> = r
             .operation_infos
             .iter()
