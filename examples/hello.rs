@@ -1,4 +1,4 @@
-//! The README's hello world, end to end: open a task hub in a SQLite file, start a worker,
+//! The README's whole program, end to end: open a task hub in a SQLite file, start a worker,
 //! start an instance and wait for its output.
 //!
 //! Run: `cargo run --example hello`

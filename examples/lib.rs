@@ -1,6 +1,6 @@
 //! What the examples in this directory share. Run them from the repository root:
 //!
-//! * `cargo run --example hello`: the README's hello world, end to end;
+//! * `cargo run --example hello`: the README's whole program, end to end;
 //! * `cargo run --example worker_and_client`: a worker and a client in two processes;
 //! * `cargo run --example retries_and_compensation`: retries with a predicate, and a saga
 //!   that undoes its bookings when a step fails for good.

@@ -159,7 +159,7 @@ impl AzureStore {
         partition: u32,
     ) -> StorageResult<Option<PartitionRow>> {
         // The lease client's short bound: a fence read that hangs would widen the window between
-        // the epoch it saw and the commit it guards (README, "Scale-out").
+        // the epoch it saw and the commit it guards (docs/OPERATIONS.md, "Scale-out").
         let row = self
             .lease_tables
             .get(&self.names.partitions, PK, &partition_key(partition))

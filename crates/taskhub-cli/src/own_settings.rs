@@ -2,8 +2,8 @@
 //! hub lives on), `http_token` (the HTTP API's and gRPC endpoint's bearer token),
 //! `otlp_endpoint` (where spans go) and the `grpc_*` timeouts and limits of SDK workers
 //! (`taskhub worker --grpc`). Top-level keys of `taskhub.toml`, `TASKHUB_<NAME>`
-//! variables, `--set name=value`, and `--backend`; the README's table of them is checked
-//! against [`CliSettings::default`] by the test below.
+//! variables, `--set name=value`, and `--backend`; their table in `docs/SETTINGS.md` is
+//! checked against [`CliSettings::default`] by the test below.
 
 use std::fmt;
 use std::time::Duration;
@@ -316,7 +316,7 @@ impl CliSettings {
     }
 }
 
-/// A duration as the README writes it (`5m`, `30s`).
+/// A duration as `docs/SETTINGS.md` writes it (`5m`, `30s`).
 #[cfg(test)]
 fn humantime_text(d: Duration) -> String {
     let secs = d.as_secs();
@@ -335,7 +335,7 @@ mod tests {
 
     use super::*;
 
-    const README: &str = include_str!("../../../README.md");
+    const SETTINGS_DOC: &str = include_str!("../../../docs/SETTINGS.md");
 
     #[test]
     fn values_are_checked_and_the_token_is_never_printed() {
@@ -409,12 +409,13 @@ mod tests {
         }
     }
 
-    /// The rows of the README's table of the binary's settings: name → (default, variable).
-    fn readme_rows() -> Vec<(String, String, String)> {
-        let section = README
-            .split("\n**Settings of the `taskhub` binary**")
+    /// The rows of the table of the binary's settings in `docs/SETTINGS.md`: name → (default,
+    /// variable).
+    fn documented_rows() -> Vec<(String, String, String)> {
+        let section = SETTINGS_DOC
+            .split("\n## Settings of the `taskhub` binary\n")
             .nth(1)
-            .expect("the README has the binary's settings table");
+            .expect("docs/SETTINGS.md has the binary's settings table");
         section
             .lines()
             .skip_while(|l| !l.starts_with('|'))
@@ -445,12 +446,12 @@ mod tests {
     }
 
     #[test]
-    fn the_readme_lists_every_setting_with_its_real_default_and_variable() {
-        let rows = readme_rows();
+    fn the_settings_doc_lists_every_setting_with_its_real_default_and_variable() {
+        let rows = documented_rows();
         let names: Vec<&str> = rows.iter().map(|(n, _, _)| n.as_str()).collect();
         assert_eq!(
             names, NAMES,
-            "the README's table must list exactly these settings"
+            "the table in docs/SETTINGS.md must list exactly these settings"
         );
         for (name, default, env) in &rows {
             check(name, default).unwrap();

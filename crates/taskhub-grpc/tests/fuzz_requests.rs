@@ -3,7 +3,7 @@
 //! `taskhub_grpc::fuzzing::decode_and_convert` (every request type's decoding and the
 //! conversion the endpoint runs on it) without a panic. The coverage-guided run, for longer:
 //! `cargo +nightly fuzz run requests -- -max_total_time=60` in `crates/taskhub-grpc/fuzz`
-//! (README, "Security").
+//! (docs/OTHER_LANGUAGES.md, "How it runs": "Limits against hostile clients").
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "test code")]
 
 use proptest::prelude::*;

@@ -5,7 +5,7 @@
 //! a confirmed signal changing it), the work SDK workers' filters leave waiting (on the
 //! partitions page), the token prompt. Screenshots
 //! go to the test's temp dir (printed), and with `TASKHUB_DOCS_SCREENSHOT=<png>` one of the
-//! instance page is saved there for the README.
+//! instance page is saved there for `docs/HTTP.md`.
 //!
 //! Needs `TASKHUB_CHROMIUM` and `TASKHUB_PLAYWRIGHT_DIR`, which `scripts/with-chromium.sh` sets
 //! (`scripts/test.sh` runs the tests under it); without them it fails and says how to run it

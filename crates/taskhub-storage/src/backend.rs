@@ -119,7 +119,7 @@ impl BackendConfig {
     }
 }
 
-/// One option of a backend as the documentation lists it: checked against the README by
+/// One option of a backend as the documentation lists it: checked against `docs/SETTINGS.md` by
 /// `crates/taskhub/tests/settings_docs.rs`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OptionDoc {

@@ -1,5 +1,5 @@
-//! The settings have one source of truth, `Settings` and its `Default`: the README's settings
-//! table has exactly one row per setting, with the right environment variable and the real
+//! The settings have one source of truth, `Settings` and its `Default`: the settings table of
+//! `docs/SETTINGS.md` has exactly one row per setting, with the right environment variable and the real
 //! default, and every "Default …" a field's rustdoc states is the real default too. A default
 //! changed in code but not in the docs (or the reverse) fails here.
 //!
@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use taskhub::settings::names;
 use taskhub::Settings;
 
-const README: &str = include_str!("../../../README.md");
+const SETTINGS_DOC: &str = include_str!("../../../docs/SETTINGS.md");
 const SOURCE: &str = include_str!("../src/settings/mod.rs");
 
 /// One documented default: where it was written, and its text.
@@ -29,13 +29,14 @@ struct Documented {
     text: String,
 }
 
-/// The rows of the README's settings table (the first table after `## Settings`): each name in
+/// The rows of the runtime's settings table in `docs/SETTINGS.md` (the first table after
+/// `## Runtime settings`): each name in
 /// the first cell, with the default and environment-variable cells.
 fn readme_rows() -> BTreeMap<String, (String, String)> {
-    let section = README
-        .split("\n## Settings\n")
+    let section = SETTINGS_DOC
+        .split("\n## Runtime settings\n")
         .nth(1)
-        .expect("README has a Settings section");
+        .expect("docs/SETTINGS.md has a Runtime settings section");
     let mut rows = BTreeMap::new();
     let mut in_table = false;
     for line in section.lines() {
@@ -57,7 +58,7 @@ fn readme_rows() -> BTreeMap<String, (String, String)> {
             let previous = rows.insert(name.clone(), (cells[1].to_owned(), env));
             assert!(
                 previous.is_none(),
-                "setting {name} has two rows in the README"
+                "setting {name} has two rows in docs/SETTINGS.md"
             );
         }
     }
@@ -152,24 +153,24 @@ fn check(name: &str, documented: &Documented, failures: &mut Vec<String>) {
 }
 
 #[test]
-fn the_readme_table_has_one_row_per_setting_with_its_real_default() {
+fn the_settings_doc_table_has_one_row_per_setting_with_its_real_default() {
     let rows = readme_rows();
     let documented: Vec<&String> = rows.keys().collect();
     let known: Vec<&String> = names().iter().collect();
     assert_eq!(
         documented, known,
-        "the README's settings table must list exactly the settings"
+        "the settings table of docs/SETTINGS.md must list exactly the settings"
     );
     let mut failures = Vec::new();
     for (name, (default, env)) in &rows {
         let want_env = format!("TASKHUB_{}", name.to_uppercase());
         if env.trim_matches('`') != want_env {
             failures.push(format!(
-                "README: {name}'s variable is {env}, not {want_env}"
+                "docs/SETTINGS.md: {name}'s variable is {env}, not {want_env}"
             ));
         }
         let documented = Documented {
-            place: "README",
+            place: "docs/SETTINGS.md",
             text: default.clone(),
         };
         check(name, &documented, &mut failures);
@@ -196,13 +197,14 @@ fn every_default_a_field_doc_states_is_the_real_default() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// The rows of the README's table `| `[<table>]` option | …`: name → (default, variables).
+/// The rows of the table `| `[<table>]` option | …` in `docs/SETTINGS.md`: name → (default,
+/// variables).
 fn backend_rows(table: &str) -> BTreeMap<String, (String, Vec<String>)> {
     let header = format!("| `[{table}]` option |");
-    let section = README
+    let section = SETTINGS_DOC
         .split(&header)
         .nth(1)
-        .unwrap_or_else(|| panic!("the README has no table of [{table}] options"));
+        .unwrap_or_else(|| panic!("docs/SETTINGS.md has no table of [{table}] options"));
     let mut rows = BTreeMap::new();
     for line in section.lines().skip(1).take_while(|l| l.starts_with('|')) {
         let cells: Vec<&str> = line.trim_matches('|').split(" | ").map(str::trim).collect();
@@ -230,20 +232,20 @@ fn check_option(
     failures: &mut Vec<String>,
 ) {
     let Some((default, env)) = documented else {
-        failures.push(format!("README: no row for {table}.{}", doc.name));
+        failures.push(format!("docs/SETTINGS.md: no row for {table}.{}", doc.name));
         return;
     };
     let want = normalized(default).unwrap_or_default();
     let real = normalized(&doc.default).unwrap_or_default();
     if want != real {
         failures.push(format!(
-            "README: {table}.{} is documented with default {default:?}, but the default is {:?}",
+            "docs/SETTINGS.md: {table}.{} is documented with default {default:?}, but the default is {:?}",
             doc.name, doc.default
         ));
     }
     if env != &doc.env {
         failures.push(format!(
-            "README: {table}.{}'s variables are {env:?}, not {:?}",
+            "docs/SETTINGS.md: {table}.{}'s variables are {env:?}, not {:?}",
             doc.name, doc.env
         ));
     }
@@ -266,7 +268,7 @@ fn every_backend_option_has_a_row_with_its_real_default_and_variables() {
         assert_eq!(
             documented,
             real.iter().collect::<Vec<_>>(),
-            "the README's [{table}] table must list exactly its options"
+            "the [{table}] table of docs/SETTINGS.md must list exactly its options"
         );
         for doc in &options {
             check_option(table, doc, rows.get(doc.name), &mut failures);

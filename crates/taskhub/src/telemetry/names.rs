@@ -1,6 +1,6 @@
 //! The names of the metrics the runtime records (through the `metrics` facade), one constant
 //! each. Every name starts with `taskhub_` and ends with its unit (`_total` for counters,
-//! `_seconds` for durations and ages); the README has the table.
+//! `_seconds` for durations and ages); `docs/OPERATIONS.md` has the table.
 
 /// Counter: orchestration turns committed, by `orchestration` (name).
 pub const TURNS: &str = "taskhub_orchestration_turns_total";
