@@ -4,7 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-/// Durable orchestrations on a SQLite task hub: run the demo, a worker, or admin commands.
+/// Durable orchestrations on a task hub in SQLite, Azure Storage or PostgreSQL: run the demo, a
+/// worker (with the HTTP API or the Durable Task gRPC endpoint), or admin commands.
 #[derive(Debug, Parser)]
 #[command(
     name = "taskhub",
