@@ -422,8 +422,8 @@ async fn list_and_purge(b: Backend) {
 
 /// `POST …/instances/{id}/rewind?reason=`: 202 with no body (as Durable Functions), the
 /// instance Running at once, then completed with what succeeded kept; the status's history
-/// shows `ExecutionRewound` with the reason and the rewound task; 404 unknown, 410 finished,
-/// 409 active, each naming the status; the operation's name in any case.
+/// shows `ExecutionRewound` with the reason and the rewound task; 404 unknown, 409 for Running
+/// and for Completed, each naming the status; the operation's name in any case.
 async fn rewind(b: Backend) {
     let s = Server::start(b).await;
     // The gate's key: gates are open for the whole test binary, so one per backend.
@@ -500,9 +500,10 @@ async fn rewind(b: Backend) {
     assert_eq!(events[3]["Result"], format!("passed {key}"));
     assert_eq!(events[4]["OrchestrationStatus"], "Completed");
 
-    // Completed now: 410, as Durable Functions; any case of the name.
+    // Completed now: 409 naming the status, as for every status but Failed; any case of the
+    // name.
     let r = s.post(&format!("{url}/Rewind"), "").await;
-    assert_eq!(r.status, 410, "{}", r.body);
+    assert_eq!(r.status, 409, "{}", r.body);
     assert_eq!(
         r.json()["error"],
         "instance 'g-1' is Completed: cannot rewind"

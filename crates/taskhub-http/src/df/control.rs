@@ -329,8 +329,8 @@ pub(crate) async fn restart(
 
 /// `POST instances/{instanceId}/rewind[?reason=..]`: a Failed instance runs again from where
 /// it failed, keeping what succeeded (docs/REWIND.md). 202 with no body, as Durable Functions
-/// (the instance is Running at once); 404 unknown, 410 Completed or Terminated (as Durable
-/// Functions), 409 Pending, Running or Suspended, 400 an entity; the error names the status.
+/// (the instance is Running at once); 404 unknown, 409 any status but Failed, 400 an entity;
+/// the error names the status.
 #[utoipa::path(post, path = "/runtime/webhooks/durabletask/instances/{instanceId}/rewind", tag = "durable-functions",
     summary = "Rewind a Failed instance",
     params(
@@ -341,8 +341,7 @@ pub(crate) async fn restart(
         (status = 202, description = "Accepted (no body): the instance is Running again"),
         (status = 400, description = "An invalid instance ID, or an entity", body = ErrorBody),
         (status = 404, description = "Unknown instance", body = ErrorBody),
-        (status = 409, description = "Pending, Running or Suspended: only a Failed instance can be rewound", body = ErrorBody),
-        (status = 410, description = "Completed or Terminated instance", body = ErrorBody)
+        (status = 409, description = "Not Failed (the error names the status): only a Failed instance can be rewound", body = ErrorBody)
     ))]
 pub(crate) async fn rewind(
     s: State<Arc<AppState>>,
@@ -354,7 +353,7 @@ pub(crate) async fn rewind(
     run((s, id, q, headers, original), Operation::Rewind).await
 }
 
-/// Runs `op`: 202, 404 unknown, 410 finished (terminate, suspend, resume; rewind: unless
+/// Runs `op`: 202, 404 unknown, 410 finished (terminate, suspend, resume; rewind: 409 unless
 /// Failed); `restart` answers like a start.
 async fn run(args: OperationArgs, op: Operation) -> ApiResult<Response> {
     let (State(s), Path(id), Query(q), headers, OriginalUri(original)) = args;
@@ -396,10 +395,13 @@ async fn run(args: OperationArgs, op: Operation) -> ApiResult<Response> {
             let prefix = payload::mount_prefix(&original);
             return Ok(check_status_response(&headers, prefix, &new));
         }
-        Operation::Rewind => {
-            // NotFound: 404; WrongStatus: 410 for a finished status, 409 otherwise.
-            s.client.rewind(&id, reason.as_deref()).await?;
-        }
+        Operation::Rewind => match s.client.rewind(&id, reason.as_deref()).await {
+            // Only a Failed instance can be rewound: 409 naming the status, whatever it is.
+            Err(e @ taskhub::TaskhubError::WrongStatus { .. }) => {
+                return Err(HttpError::Conflict(e.to_string()))
+            }
+            other => other?,
+        },
     }
     Ok(StatusCode::ACCEPTED.into_response())
 }
