@@ -1,6 +1,6 @@
 //! Replaying recorded history, with nondeterminism detection.
 
-use crate::engine::rewind::rewound_tasks;
+use crate::engine::rewind::{rewound_tasks, scheduled_task};
 use crate::engine::session::{completion_task_id, CodeResult, OrchestrationSession};
 use crate::history::{EventKind, FailureDetails, HistoryEvent};
 use crate::orchestration::state::{lock, Emitted, TaskKind};
@@ -162,7 +162,7 @@ impl OrchestrationSession {
 
     /// A recorded action must be the next action the code took, of the same kind and name.
     fn match_emitted(&mut self, pos: usize, recorded: &EventKind) -> Result<(), FailureDetails> {
-        let recorded_id = recorded_task(recorded);
+        let recorded_id = scheduled_task(recorded);
         // A rewound task recorded again after its rewind: the code took it earlier.
         let held = recorded_id.and_then(|id| self.rewind.held.remove(&id));
         if held.is_none() {
@@ -233,17 +233,6 @@ impl OrchestrationSession {
             ));
         }
         Ok(())
-    }
-}
-
-/// The task ID a scheduling event records.
-fn recorded_task(event: &EventKind) -> Option<u64> {
-    match event {
-        EventKind::TaskScheduled { task_id, .. }
-        | EventKind::SubOrchestrationCreated { task_id, .. }
-        | EventKind::TimerCreated { task_id, .. }
-        | EventKind::EventSent { task_id, .. } => Some(*task_id),
-        _ => None,
     }
 }
 

@@ -25,6 +25,7 @@
 use std::collections::{BTreeSet, HashSet};
 
 use crate::engine::output::Action;
+use crate::engine::session::completion_task_id;
 use crate::entity::{EntityRequest, ENTITY_REQUEST_EVENT};
 use crate::error::CoreError;
 use crate::history::{EventKind, FailureDetails, HistoryEvent};
@@ -130,7 +131,7 @@ pub fn plan(history: &[HistoryEvent]) -> Result<RewindPlan, CoreError> {
         let drop = match &e.event {
             EventKind::TaskFailed { .. } | EventKind::SubOrchestrationFailed { .. } => true,
             EventKind::EventRaised { name, .. } => dropped_requests.contains(name),
-            other => completion_of(other).is_some_and(|id| rewound.contains(&id)),
+            other => completion_task_id(other).is_some_and(|id| rewound.contains(&id)),
         };
         if drop {
             if let Some(slot) = dropped.get_mut(pos) {
@@ -214,24 +215,12 @@ fn cut_point(history: &[HistoryEvent], end: usize) -> usize {
 }
 
 /// The task ID a scheduling event (activity, child, timer, send) records.
-fn scheduled_task(event: &EventKind) -> Option<u64> {
+pub(crate) fn scheduled_task(event: &EventKind) -> Option<u64> {
     match event {
         EventKind::TaskScheduled { task_id, .. }
         | EventKind::SubOrchestrationCreated { task_id, .. }
         | EventKind::TimerCreated { task_id, .. }
         | EventKind::EventSent { task_id, .. } => Some(*task_id),
-        _ => None,
-    }
-}
-
-/// The task ID a result event answers.
-fn completion_of(event: &EventKind) -> Option<u64> {
-    match event {
-        EventKind::TaskCompleted { task_id, .. }
-        | EventKind::TaskFailed { task_id, .. }
-        | EventKind::SubOrchestrationCompleted { task_id, .. }
-        | EventKind::SubOrchestrationFailed { task_id, .. }
-        | EventKind::TimerFired { task_id, .. } => Some(*task_id),
         _ => None,
     }
 }
@@ -261,7 +250,7 @@ fn entity_request_id(event: &EventKind) -> Option<String> {
 fn open_work(kept: &[HistoryEvent], history: &[HistoryEvent]) -> (Vec<Action>, Vec<OpenChild>) {
     let answered: HashSet<u64> = kept
         .iter()
-        .filter_map(|e| completion_of(&e.event))
+        .filter_map(|e| completion_task_id(&e.event))
         .collect();
     let mut reopened = Vec::new();
     let mut children = Vec::new();
