@@ -22,7 +22,9 @@
 //!
 //! Run as `scripts/with-java-sdk.sh scripts/with-azurite.sh cargo test -p taskhub-grpc --test
 //! java_sdk_worker`
-//! (scripts/test.sh does); without it, it fails saying so.
+//! (scripts/test.sh does); without it, it fails saying so. The full size (a 3-minute
+//! activity, 200 orchestrations, the endpoint's default timeouts): the same with
+//! `TASKHUB_SLOW_SECONDS=180 TASKHUB_BEHIND_SLOW=200` (about 4 minutes a backend).
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
 mod common;
@@ -47,10 +49,24 @@ async fn run_scenarios(backend: Backend) {
     let classpath = taskhub_test_support::env::java_sdk(
         "scripts/with-azurite.sh cargo test -p taskhub-grpc --test java_sdk_worker",
     );
+    // TASKHUB_SLOW_SECONDS (and TASKHUB_BEHIND_SLOW) run the slow-activity case at full size
+    // with the endpoint's default timeouts: `TASKHUB_SLOW_SECONDS=180 TASKHUB_BEHIND_SLOW=200`
+    // is the case. Unset: scaled (20 s, 50) with timeouts scaled alike.
+    let full_size: Option<u64> = std::env::var("TASKHUB_SLOW_SECONDS")
+        .ok()
+        .and_then(|v| v.trim().parse().ok());
     let mut settings = DispatcherSettings::default();
-    settings.orchestration_timeout = Duration::from_secs(10);
-    settings.stream_read_timeout = Duration::from_secs(10);
-    settings.busy_wait = Duration::from_secs(5);
+    if full_size.is_none() {
+        settings.orchestration_timeout = Duration::from_secs(10);
+        settings.stream_read_timeout = Duration::from_secs(10);
+        settings.busy_wait = Duration::from_secs(5);
+    }
+    let mut env = vec![("CLASSPATH", classpath)];
+    for name in ["TASKHUB_SLOW_SECONDS", "TASKHUB_BEHIND_SLOW"] {
+        if let Ok(v) = std::env::var(name) {
+            env.push((name, v));
+        }
+    }
     // The Java worker declared no entity support: no ping and no entity batch may reach it.
     let server = SdkServer::start_without_entities(backend, settings, "java").await;
     // `java Scenarios HOST:PORT`, the classpath in CLASSPATH: the script runner passes the
@@ -58,9 +74,9 @@ async fn run_scenarios(backend: Backend) {
     let scenarios = common::script::Script {
         program: "java",
         path: "Scenarios".into(),
-        env: vec![("CLASSPATH", classpath)],
+        env,
         passed: "all 24 Java SDK worker checks passed",
-        within: Duration::from_secs(300),
+        within: Duration::from_secs(300 + 4 * full_size.unwrap_or(0)),
     };
     common::script::run(scenarios, &server.addr.to_string()).await;
     server.stop().await;
