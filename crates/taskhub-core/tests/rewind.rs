@@ -416,3 +416,109 @@ fn a_generation_after_continue_as_new_is_rewound_alone() {
     d.run_one_by_one();
     assert_eq!(d.output::<String>(), "paid 1");
 }
+
+#[test]
+fn a_success_kept_after_the_failure_may_lead_the_code_further_than_it_went() {
+    let (fixed, a_runs, done_runs) = (Rc::default(), Rc::default(), Rc::default());
+    let mut reg = Registry::new();
+    reg.orchestration("Race", |ctx: OrchestrationContext, _: ()| async move {
+        let a = ctx.call_activity::<_, String>("A", 1);
+        let b = ctx.call_activity::<_, String>("B", 2);
+        match when_any2(a, b).await {
+            Either::Left(Ok(a)) => Ok::<_, OrchestrationError>(format!("a won: {a}")),
+            Either::Left(Err(_)) => {
+                let f: String = ctx.call_activity("Fallback", ()).await?;
+                Ok(format!("fallback: {f}"))
+            }
+            Either::Right(b) => {
+                let b = b?;
+                let s: String = ctx.call_activity("Ship", &b).await?;
+                let e: String = ctx.call_activity("Email", &b).await?;
+                Ok(format!("b won: {s} {e}"))
+            }
+        }
+    });
+    let mut d = Driver::new(reg, "r10")
+        .activity("A", flaky(&fixed, &a_runs))
+        .activity("B", |_, _| Ok(payload("b")))
+        .activity("Fallback", |_, _| {
+            Err(FailureDetails::new("Down", "no fallback"))
+        })
+        .activity("Ship", counted(&done_runs, "shipped"))
+        .activity("Email", counted(&done_runs, "emailed"));
+    d.start("Race", ());
+    // A's failure comes first (Left): the code falls back; B's result comes next, then the
+    // fallback's failure fails the execution.
+    d.run_one_by_one();
+    assert_eq!(d.session.status(), OrchestrationStatus::Failed);
+    assert!(
+        kinds(&d.history).contains(&"TaskCompleted"),
+        "B's result is recorded"
+    );
+    fixed.set(true);
+    // Rewound: A's failure is forgotten, so B's kept result wins the race now and the code
+    // goes on to Ship and Email, which it never reached: task IDs no rewind dropped.
+    let (_, r) = d.rewind(None);
+    assert_eq!(r.status, Some(OrchestrationStatus::Running));
+    d.run_one_by_one();
+    assert_eq!(d.output::<String>(), "b won: shipped emailed");
+    assert_eq!(done_runs.get(), 2);
+}
+
+#[test]
+fn a_timer_of_work_the_rewind_dropped_does_not_fire_the_timer_now_under_its_task_id() {
+    let fixed = Rc::new(Cell::new(false));
+    let mut reg = Registry::new();
+    reg.orchestration("Deadline", |ctx: OrchestrationContext, _: ()| async move {
+        match ctx.call_activity::<_, String>("Pay", 1).await {
+            Err(e) => {
+                // A reaction to the failure: a timer set (and left) as the code fails.
+                drop(ctx.sleep(Duration::from_secs(5)));
+                Err(e.into())
+            }
+            Ok(paid) => {
+                ctx.sleep(Duration::from_secs(24 * 3600)).await;
+                Ok(paid)
+            }
+        }
+    });
+    let f = fixed.clone();
+    let mut d = Driver::new(reg, "r11").activity("Pay", move |_, _| {
+        if f.get() {
+            Ok(payload("paid"))
+        } else {
+            Err(FailureDetails::new("Down", "x"))
+        }
+    });
+    d.start("Deadline", ());
+    d.run_one_by_one();
+    assert_eq!(d.session.status(), OrchestrationStatus::Failed);
+    let (stale_task, stale_at) = d.timers.pop().expect("the 5 s timer was set");
+    let stale_episode = d.session.episode();
+    fixed.set(true);
+    d.rewind(None);
+    d.run_one_by_one();
+    let (task, at) = *d.timers.last().expect("the 24 h timer");
+    assert_eq!(
+        task, stale_task,
+        "the code gives the new timer the dropped one's task ID"
+    );
+    // The dropped timer's message comes now: stale, discarded.
+    let mut m = d.msg(EventKind::TimerFired {
+        task_id: stale_task,
+        fire_at: stale_at,
+    });
+    m.episode = stale_episode;
+    let r = d.turn(vec![m]);
+    assert_eq!(r.discarded.len(), 1, "{:?}", r.discarded);
+    assert_eq!(r.discarded[0].reason, DiscardReason::StaleExecution);
+    assert_eq!(d.session.status(), OrchestrationStatus::Running);
+    // Its own fires it.
+    let mut m = d.msg(EventKind::TimerFired {
+        task_id: task,
+        fire_at: at,
+    });
+    m.episode = d.session.episode();
+    d.turn(vec![m]);
+    assert_eq!(d.output::<String>(), "paid");
+}

@@ -29,6 +29,7 @@ taskhub_test_support::backend_matrix!(
     a_child_rewound_first_answers_its_parent_when_the_parent_is_rewound,
     what_cannot_be_rewound_is_refused_by_name,
     a_critical_section_open_at_the_failure_takes_its_locks_again,
+    a_rewind_request_delivered_again_does_not_rewind_a_later_failure,
 );
 
 const WAIT: Duration = Duration::from_secs(120);
@@ -380,4 +381,71 @@ async fn a_critical_section_open_at_the_failure_takes_its_locks_again(backend: B
     let later = client.start("Toucher", &key).await.unwrap();
     let touched = client.wait_for_completion(&later, WAIT).await.unwrap();
     assert_eq!(touched.output::<u64>().unwrap().unwrap(), 4);
+}
+
+async fn a_rewind_request_delivered_again_does_not_rewind_a_later_failure(backend: Backend) {
+    let board = Board::default();
+    let s = setup(backend, "rewind-once", &board).await;
+    let client = s.hub.client();
+    let key = format!("o-{backend:?}");
+    let id = client.start("Checkout", &key).await.unwrap();
+    wait_status(&s.hub, &id, OrchestrationStatus::Failed).await;
+    client.rewind(&id, Some("once")).await.unwrap();
+    // Still broken: it fails again.
+    wait_status(&s.hub, &id, OrchestrationStatus::Failed).await;
+    assert_eq!(board.runs(&key), 2);
+    // The same request comes again (a torn checkpoint's redelivery, a retried send).
+    let history = s.hub.store().load_history(&id).await.unwrap().unwrap();
+    let applied = history
+        .events
+        .iter()
+        .find(|e| matches!(e.event, EventKind::ExecutionRewound { .. }))
+        .and_then(|e| e.message_id.clone())
+        .expect("the request's ID is recorded with the rewind");
+    let row = client
+        .get_status(&id, StatusOptions::default())
+        .await
+        .unwrap()
+        .unwrap();
+    let mut again = Message::from_client(
+        id.clone(),
+        EventKind::ExecutionRewound {
+            reason: Some("once".to_owned()),
+            rewound_tasks: Vec::new(),
+        },
+        Timestamp::from_system_time(std::time::SystemTime::now()),
+    );
+    again.id = applied;
+    again.execution_id = Some(row.row.execution_id.clone());
+    let partition = row.row.partition;
+    s.hub
+        .store()
+        .enqueue(
+            taskhub_storage::QueueName::Control(partition),
+            vec![taskhub_storage::NewQueueMessage {
+                body: taskhub_core::format::encode_message(&again),
+                delay: Duration::ZERO,
+            }],
+        )
+        .await
+        .unwrap();
+    // Once it is taken (the queue empties), it has rewound nothing: still Failed, Pay not run
+    // again.
+    let queue = taskhub_storage::QueueName::Control(partition);
+    let deadline = std::time::Instant::now() + WAIT;
+    while s.hub.store().stats(queue).await.unwrap().length > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the request was never taken"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let now = client
+        .get_status(&id, StatusOptions::default())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(now.status(), OrchestrationStatus::Failed, "{now:?}");
+    assert_eq!(board.runs(&key), 2);
+    assert_eq!(count(&events(&s.hub, &id).await, "ExecutionRewound"), 1);
 }

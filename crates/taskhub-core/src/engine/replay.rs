@@ -1,6 +1,6 @@
 //! Replaying recorded history, with nondeterminism detection.
 
-use crate::engine::rewind::{rewound_tasks, scheduled_task};
+use crate::engine::rewind::scheduled_task;
 use crate::engine::session::{completion_task_id, CodeResult, OrchestrationSession};
 use crate::history::{EventKind, FailureDetails, HistoryEvent};
 use crate::orchestration::state::{lock, Emitted, TaskKind};
@@ -10,7 +10,7 @@ impl OrchestrationSession {
     /// Replays `history` into this (fresh) session.
     pub(crate) fn replay(&mut self, history: &[HistoryEvent]) {
         lock(&self.state).replaying = true;
-        self.rewind.tasks.extend(rewound_tasks(history));
+        self.rewind.prepare_replay(history);
         self.rewind.count = history
             .iter()
             .filter(|e| matches!(e.event, EventKind::ExecutionRewound { .. }))
@@ -72,16 +72,18 @@ impl OrchestrationSession {
         }
     }
 
-    /// Sets aside the code's actions of rewound tasks that history does not record here.
-    fn hold_rewound(&mut self, except: Option<u64>) {
-        if self.rewind.tasks.is_empty() {
+    /// Before the last rewind (see [`RewindState::may_hold`]): sets aside the code's actions
+    /// that history did not record there (what the rewind dropped, and what the code does
+    /// differently now that it dropped them); they are recorded after the rewind.
+    fn hold_rewound(&mut self, pos: usize, except: Option<u64>) {
+        if !self.rewind.before_last(pos) {
             return;
         }
         let mut st = lock(&self.state);
         let mut kept = std::collections::VecDeque::with_capacity(st.emitted.len());
         for e in st.emitted.drain(..) {
             let id = e.task_id();
-            if Some(id) != except && self.rewind.tasks.contains(&id) {
+            if Some(id) != except && self.rewind.may_hold(id) {
                 self.rewind.held.insert(id, e);
             } else {
                 kept.push_back(e);
@@ -166,7 +168,7 @@ impl OrchestrationSession {
         // A rewound task recorded again after its rewind: the code took it earlier.
         let held = recorded_id.and_then(|id| self.rewind.held.remove(&id));
         if held.is_none() {
-            self.hold_rewound(recorded_id);
+            self.hold_rewound(pos, recorded_id);
         }
         let next = held.or_else(|| lock(&self.state).emitted.pop_front());
         let Some(emitted) = next else {
@@ -220,7 +222,7 @@ impl OrchestrationSession {
     /// At the end of a recorded turn the code must have no unrecorded actions and must not
     /// have finished (a finish is recorded before `OrchestratorCompleted`).
     fn check_episode_end(&mut self, pos: usize) -> Result<(), FailureDetails> {
-        self.hold_rewound(None);
+        self.hold_rewound(pos, None);
         let extra = lock(&self.state).emitted.front().map(Emitted::describe);
         if let Some(extra) = extra {
             return Err(nondeterminism(pos, "OrchestratorCompleted", &extra));

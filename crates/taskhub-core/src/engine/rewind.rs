@@ -139,19 +139,15 @@ pub fn plan(history: &[HistoryEvent]) -> Result<RewindPlan, CoreError> {
             }
         }
     }
-    let mut kept: Vec<HistoryEvent> = history
+    let kept: Vec<HistoryEvent> = history
         .iter()
         .zip(&dropped)
         .filter(|(_, d)| !**d)
         .map(|(e, _)| e.clone())
         .collect();
-    // A turn left with nothing but its start is no turn.
-    if kept
-        .last()
-        .is_some_and(|e| matches!(e.event, EventKind::OrchestratorStarted))
-    {
-        kept.pop();
-    }
+    // The turn that failed keeps its start even when nothing else of it is kept: the count of
+    // turns (the episode every message carries) never goes back, so the rewind's turn is
+    // later than every message sent before it.
     let (reopened, children) = open_work(&kept, history);
     Ok(RewindPlan {
         kept,
@@ -304,19 +300,6 @@ fn open_work(kept: &[HistoryEvent], history: &[HistoryEvent]) -> (Vec<Action>, V
         }
     }
     (reopened, children)
-}
-
-/// The task IDs every rewind recorded in `history` let the code schedule again.
-pub(crate) fn rewound_tasks(history: &[HistoryEvent]) -> HashSet<u64> {
-    history
-        .iter()
-        .filter_map(|e| match &e.event {
-            EventKind::ExecutionRewound { rewound_tasks, .. } => Some(rewound_tasks.iter()),
-            _ => None,
-        })
-        .flatten()
-        .copied()
-        .collect()
 }
 
 #[cfg(test)]

@@ -222,10 +222,6 @@ impl OrchestrationSession {
     ) -> Result<(Self, RewindPlan), CoreError> {
         let plan = rewind::plan(history)?;
         let mut session = Self::new_with(registry, instance_id, remote_fallback);
-        session
-            .rewind
-            .tasks
-            .extend(plan.rewound_tasks.iter().copied());
         session.rewind.pending = Some(PendingRewind {
             rewound_tasks: plan.rewound_tasks.clone(),
             reopened: plan.reopened.clone(),
@@ -466,18 +462,70 @@ impl OrchestrationSession {
     }
 }
 
-/// What rewinds let the code schedule again, and a rewind waiting to be applied.
+/// What rewinds let the code do differently in replay, and a rewind waiting to be applied.
 #[derive(Debug, Default)]
 pub(crate) struct RewindState {
-    /// Task IDs whose scheduling events a rewind dropped: replay lets the code schedule them
-    /// out of order (they are recorded again after the `ExecutionRewound`).
-    pub(crate) tasks: HashSet<u64>,
-    /// Actions of such tasks the code took in replay before they were recorded again.
+    /// Actions the code took in replay before the last rewind that history records only after
+    /// it (what the rewind dropped, or what the code reaches now that it dropped them).
     pub(crate) held: std::collections::BTreeMap<u64, Emitted>,
     /// The rewind the next turn applies.
     pub(crate) pending: Option<PendingRewind>,
     /// How many rewinds the execution's history records.
     pub(crate) count: u32,
+    /// The position of the last rewind in the history replayed (the end, for a session loaded
+    /// rewound): before it, replay may set actions aside; from it on, history is the truth.
+    pub(crate) last_at: Option<usize>,
+    /// The task IDs the history records before the last rewind.
+    pub(crate) recorded: HashSet<u64>,
+    /// The episode of the last rewind's turn: work sent before it (a result or a timer of
+    /// work the rewind dropped, whose task ID the code may give other work now) is stale.
+    pub(crate) episode: Option<u64>,
+}
+
+impl RewindState {
+    /// Before replaying `history`: where its last rewind is and what it records before it.
+    pub(crate) fn prepare_replay(&mut self, history: &[HistoryEvent]) {
+        let last = history
+            .iter()
+            .rposition(|e| matches!(e.event, EventKind::ExecutionRewound { .. }));
+        self.last_at = match (last, self.pending.is_some()) {
+            (_, true) => Some(history.len()),
+            (Some(at), false) => Some(at),
+            (None, false) => None,
+        };
+        if let Some(at) = self.last_at {
+            self.recorded = history
+                .iter()
+                .take(at)
+                .filter_map(|e| crate::engine::rewind::scheduled_task(&e.event))
+                .collect();
+        }
+        if let Some(at) = last {
+            let episode = history
+                .iter()
+                .take(at)
+                .filter(|e| matches!(e.event, EventKind::OrchestratorStarted))
+                .count();
+            self.episode = Some(u64::try_from(episode).unwrap_or(u64::MAX));
+        }
+    }
+
+    /// Replaying position `pos`, before the last rewind?
+    pub(crate) fn before_last(&self, pos: usize) -> bool {
+        self.last_at.is_some_and(|at| pos < at)
+    }
+
+    /// May replay set aside the code's action of task `id` there: history does not record
+    /// it before the last rewind.
+    pub(crate) fn may_hold(&self, id: u64) -> bool {
+        !self.recorded.contains(&id)
+    }
+
+    /// Is a result or timer of task `task_id` sent in `episode` stale: the task is one the
+    /// code scheduled after the last rewind, and the message was sent before it?
+    pub(crate) fn is_stale(&self, task_id: u64, episode: u64) -> bool {
+        self.episode.is_some_and(|at| episode < at) && !self.recorded.contains(&task_id)
+    }
 }
 
 /// A rewind the next turn applies.

@@ -327,6 +327,9 @@ impl OrchestrationSession {
         );
         out.actions.extend(pending.reopened);
         self.rewind.count = self.rewind.count.saturating_add(1);
+        // This turn's episode: what was sent before it is stale for the tasks it reopens to
+        // the code (`RewindState::is_stale`).
+        self.rewind.episode = Some(self.episode.saturating_add(1));
         lock(&self.state).forget_sends();
     }
 
@@ -351,6 +354,20 @@ impl OrchestrationSession {
             .remote
             .as_ref()
             .is_some_and(|r| r.results.contains(&m.id));
+        // A result or timer of work a rewind dropped, whose task ID the code gave other work.
+        let own = matches!(
+            m.event,
+            EventKind::TaskCompleted { .. }
+                | EventKind::TaskFailed { .. }
+                | EventKind::TimerFired { .. }
+        );
+        if own && m.episode > 0 && self.rewind.is_stale(task_id, m.episode) {
+            return out.discard(
+                m,
+                DiscardReason::StaleExecution,
+                format!("task {task_id}'s message was sent before the execution was rewound"),
+            );
+        }
         if seen || self.deferred_tasks.contains(&task_id) || (open_kind.is_none() && used) {
             return out.discard(
                 m,

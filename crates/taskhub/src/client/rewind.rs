@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use taskhub_core::{EntityId, EventKind, InstanceId, Message, OrchestrationStatus};
+use taskhub_core::{EntityId, EventKind, InstanceId, Message, MessageId, OrchestrationStatus};
 use taskhub_storage::{CheckpointRequest, Expect, QueueName, StorageError};
 
 use super::TaskHubClient;
@@ -82,6 +82,14 @@ impl TaskHubClient {
             },
             now,
         );
+        // One ID per failure (the Failed row's version): a request sent twice for it (a retry
+        // after a conflict whose write had sent it already, two callers at once) is applied
+        // once by the worker.
+        request.id = MessageId::derived(
+            instance_id,
+            &row.execution_id,
+            &format!("rewind:{}", etag.0),
+        );
         request.execution_id = Some(row.execution_id.clone());
         request.target_partition = Some(row.partition);
         let queue = QueueName::Control(row.partition);
@@ -93,7 +101,8 @@ impl TaskHubClient {
         running.completed_at = None;
         running.updated_at = now;
         running.etag = None;
-        store
+        let execution = running.execution_id.clone();
+        let written = store
             .checkpoint(CheckpointRequest {
                 instance_id: instance_id.clone(),
                 fence: None,
@@ -102,7 +111,22 @@ impl TaskHubClient {
                 outbound,
                 consumed: Vec::new(),
             })
-            .await?;
+            .await;
+        if let Err(StorageError::Conflict { what }) = written {
+            // The row moved. A backend without transactions may have sent the request before
+            // the row write failed, and the worker may have rewound the instance already: a
+            // row of the same execution that is not Failed any more is a rewind under way.
+            self.hub.inner.signals.enqueued(queue);
+            return match store.get_instance(instance_id).await? {
+                Some(r)
+                    if r.execution_id == execution && r.status != OrchestrationStatus::Failed =>
+                {
+                    Ok(())
+                }
+                _ => Err(StorageError::Conflict { what }.into()),
+            };
+        }
+        written?;
         self.hub.inner.signals.enqueued(queue);
         Ok(())
     }

@@ -195,7 +195,7 @@ async fn load(
                 &s.events,
                 !s.pending_outbox.is_empty(),
             );
-            if super::rewind::row_is_the_request(&session, row.as_ref(), due) {
+            if super::rewind::row_is_the_request(&session, row.as_ref(), &s.events, due) {
                 repair = RowRepair::NotNeeded;
             }
             LoadedInstance {

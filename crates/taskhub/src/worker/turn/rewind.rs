@@ -35,27 +35,49 @@ pub(crate) struct Rewinding {
     reason: Option<String>,
 }
 
-/// The reason of the first rewind request in `due`, if any (`Some(None)`: no reason given).
-fn request(due: &[Delivery]) -> Option<Option<String>> {
-    due.iter().find_map(|d| match &d.message.event {
-        EventKind::ExecutionRewound { reason, .. } => Some(reason.clone()),
+/// The first rewind request in `due`, if any.
+fn request(due: &[Delivery]) -> Option<&taskhub_core::Message> {
+    due.iter()
+        .map(|d| &d.message)
+        .find(|m| matches!(m.event, EventKind::ExecutionRewound { .. }))
+}
+
+/// The reason a rewind request gives.
+fn reason_of(m: &taskhub_core::Message) -> Option<String> {
+    match &m.event {
+        EventKind::ExecutionRewound { reason, .. } => reason.clone(),
         _ => None,
-    })
+    }
 }
 
 /// Is `row` the Running row a rewind request wrote (the client turns the Failed row Running as
-/// it sends the request), with that request in `due`? Then it is ahead of the failed history,
-/// not behind it: a loader must not repair it back to Failed (the rewind's turn writes it).
+/// it sends the request)? Then it is ahead of the failed history, not behind it: a loader must
+/// not repair it back to Failed (the rewind's turn writes it). It is when the request is in
+/// `due`, or when the row was written well after the failure (a message that comes before the
+/// request loads the instance too). A row a torn checkpoint left Running was written before.
 pub(super) fn row_is_the_request(
     session: &OrchestrationSession,
     row: Option<&InstanceRow>,
+    events: &[HistoryEvent],
     due: &[Delivery],
 ) -> bool {
-    session.status() == OrchestrationStatus::Failed
-        && row.is_some_and(|r| {
-            r.status == OrchestrationStatus::Running && r.execution_id == session.execution_id()
-        })
-        && request(due).is_some()
+    let Some(r) = row.filter(|r| {
+        session.status() == OrchestrationStatus::Failed
+            && r.status == OrchestrationStatus::Running
+            && r.execution_id == session.execution_id()
+            && r.failure.is_none()
+    }) else {
+        return false;
+    };
+    let failed_at = events
+        .iter()
+        .rev()
+        .find(|e| matches!(e.event, EventKind::ExecutionFailed { .. }))
+        .map(|e| e.timestamp);
+    // A second's margin: a torn row written by another worker whose clock runs ahead is
+    // still repaired (a rewind comes long after the failure it forgets).
+    request(due).is_some()
+        || failed_at.is_some_and(|at| r.updated_at > at.saturating_add(Duration::from_secs(1)))
 }
 
 /// If `due` asks to rewind a Failed instance, loads it rewound into `cached`. False: it could
@@ -67,16 +89,21 @@ pub(super) async fn prepare(
     cached: &mut Cached,
     due: &[Delivery],
 ) -> bool {
-    let Some(reason) = request(due) else {
+    let Some(m) = request(due) else {
         return true;
     };
-    let failed = cached
-        .session
-        .as_ref()
-        .is_some_and(|l| l.session.status() == OrchestrationStatus::Failed);
+    // Only a Failed execution, and only the one the request names (a parent's request for
+    // an earlier execution of its child that failed too does not rewind a later one).
+    let failed = cached.session.as_ref().is_some_and(|l| {
+        l.session.status() == OrchestrationStatus::Failed
+            && m.execution_id
+                .as_ref()
+                .is_none_or(|e| *e == l.session.execution_id())
+    });
     if !failed {
         return true;
     }
+    let reason = reason_of(m);
     let store = shared.hub.store();
     let (snapshot, row) = match (
         store.load_history(instance).await,
@@ -91,6 +118,15 @@ pub(super) async fn prepare(
             return false;
         }
     };
+    // A request applied before (redelivered after a torn checkpoint, re-sent by a parent's
+    // outbox or a client's retry) does not rewind a later failure: the turn discards it.
+    let applied = snapshot.events.iter().any(|e| {
+        matches!(e.event, EventKind::ExecutionRewound { .. })
+            && e.message_id.as_ref() == Some(&m.id)
+    });
+    if applied {
+        return true;
+    }
     match OrchestrationSession::load_rewound(
         shared.registry.clone(),
         instance.clone(),
