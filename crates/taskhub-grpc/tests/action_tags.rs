@@ -57,15 +57,11 @@ fn tags() -> HashMap<String, String> {
     .into()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_scheduled_task_s_tags_reach_its_worker_and_its_replayed_history_on_memory() {
-    task_tags(Backend::Memory).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_scheduled_task_s_tags_reach_its_worker_and_its_replayed_history_on_sqlite() {
-    task_tags(Backend::Sqlite).await;
-}
+common::on_backends!(
+    task_tags,
+    a_scheduled_task_s_tags_reach_its_worker_and_its_replayed_history_on_memory = Memory,
+    a_scheduled_task_s_tags_reach_its_worker_and_its_replayed_history_on_sqlite = Sqlite
+);
 
 async fn task_tags(backend: Backend) {
     let server = SdkServer::start(backend).await;
@@ -148,15 +144,11 @@ fn sub_orchestration(child: &str, tags: HashMap<String, String>) -> Orchestrator
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_sub_orchestration_s_tags_are_the_child_s_tags_on_memory() {
-    child_tags(Backend::Memory).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_sub_orchestration_s_tags_are_the_child_s_tags_on_sqlite() {
-    child_tags(Backend::Sqlite).await;
-}
+common::on_backends!(
+    child_tags,
+    a_sub_orchestration_s_tags_are_the_child_s_tags_on_memory = Memory,
+    a_sub_orchestration_s_tags_are_the_child_s_tags_on_sqlite = Sqlite
+);
 
 async fn child_tags(backend: Backend) {
     let server = SdkServer::start(backend).await;

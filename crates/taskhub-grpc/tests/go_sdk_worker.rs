@@ -28,15 +28,11 @@ use common::Backend;
 use taskhub::{InstanceId, OrchestrationStatus, StatusOptions};
 use taskhub_grpc::DispatcherSettings;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn go_sdk_workers_run_orchestrations_on_sqlite() {
-    run_scenarios(Backend::Sqlite).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn go_sdk_workers_run_orchestrations_on_azurite() {
-    run_scenarios(Backend::Azure).await;
-}
+common::on_backends!(
+    run_scenarios,
+    go_sdk_workers_run_orchestrations_on_sqlite = Sqlite,
+    go_sdk_workers_run_orchestrations_on_azurite = Azure
+);
 
 async fn run_scenarios(backend: Backend) {
     let program = taskhub_test_support::env::go_sdk(

@@ -35,15 +35,11 @@ use common::sdk::SdkServer;
 use common::Backend;
 use taskhub_grpc::DispatcherSettings;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn java_sdk_workers_run_orchestrations_on_sqlite() {
-    run_scenarios(Backend::Sqlite).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn java_sdk_workers_run_orchestrations_on_azurite() {
-    run_scenarios(Backend::Azure).await;
-}
+common::on_backends!(
+    run_scenarios,
+    java_sdk_workers_run_orchestrations_on_sqlite = Sqlite,
+    java_sdk_workers_run_orchestrations_on_azurite = Azure
+);
 
 async fn run_scenarios(backend: Backend) {
     let classpath = taskhub_test_support::env::java_sdk(

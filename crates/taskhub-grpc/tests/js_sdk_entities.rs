@@ -19,15 +19,11 @@ use std::time::Duration;
 use common::sdk::SdkServer;
 use common::Backend;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn javascript_sdk_entities_on_sqlite() {
-    run_scenarios(Backend::Sqlite).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn javascript_sdk_entities_on_azurite() {
-    run_scenarios(Backend::Azure).await;
-}
+common::on_backends!(
+    run_scenarios,
+    javascript_sdk_entities_on_sqlite = Sqlite,
+    javascript_sdk_entities_on_azurite = Azure
+);
 
 async fn run_scenarios(backend: Backend) {
     let node_path =

@@ -41,12 +41,8 @@ async fn run_script(backend: Backend) {
     server.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_python_sdk_client_on_sqlite() {
-    run_script(Backend::Sqlite).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_python_sdk_client_on_memory() {
-    run_script(Backend::Memory).await;
-}
+common::on_backends!(
+    run_script,
+    the_python_sdk_client_on_sqlite = Sqlite,
+    the_python_sdk_client_on_memory = Memory
+);

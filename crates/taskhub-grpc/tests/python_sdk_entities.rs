@@ -47,7 +47,7 @@ fn script(name: &str) -> PathBuf {
 /// batches run in this worker, its callers are Python orchestrations.
 fn rust_entities() -> taskhub::Registry {
     let mut reg = taskhub::Registry::new();
-    reg.entity("rustcounter", |ctx: &mut taskhub::entity::EntityContext| {
+    reg.entity("rustcounter", |ctx: &mut taskhub::EntityContext| {
         let value: i64 = ctx.get_state_or_default()?;
         match ctx.operation_name() {
             "add" => {
@@ -56,7 +56,7 @@ fn rust_entities() -> taskhub::Registry {
                 Ok(value + n)
             }
             "get" => Ok(value),
-            other => Err(taskhub::entity::EntityError::new(format!(
+            other => Err(taskhub::EntityError::new(format!(
                 "rustcounter has no operation '{other}'"
             ))),
         }
@@ -78,15 +78,11 @@ async fn run_scenarios(backend: Backend) {
     server.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn python_sdk_entities_on_sqlite() {
-    run_scenarios(Backend::Sqlite).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn python_sdk_entities_on_azurite() {
-    run_scenarios(Backend::Azure).await;
-}
+common::on_backends!(
+    run_scenarios,
+    python_sdk_entities_on_sqlite = Sqlite,
+    python_sdk_entities_on_azurite = Azure
+);
 
 /// An SDK worker process (tests/python/entity_worker_process.py) named `name`.
 fn worker_process(python: &str, addr: &str, name: &str) -> tokio::process::Child {
@@ -105,7 +101,7 @@ async fn a_killed_sdk_workers_entity_batch_is_run_by_another_worker() {
     let addr = server.addr.to_string();
     let mut a = worker_process(&python, &addr, "A");
     let client = server.hub.client();
-    let entity = taskhub::entity::EntityId::new("marks", "k").unwrap();
+    let entity = taskhub::EntityId::new("marks", "k").unwrap();
     let mut lines = BufReader::new(a.stdout.take().unwrap()).lines();
     tokio::time::timeout(Duration::from_secs(60), async {
         while let Some(line) = lines.next_line().await.unwrap() {

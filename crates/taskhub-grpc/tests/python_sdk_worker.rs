@@ -61,15 +61,11 @@ async fn run_scenarios(backend: Backend) {
     server.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn python_sdk_workers_run_orchestrations_on_sqlite() {
-    run_scenarios(Backend::Sqlite).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn python_sdk_workers_run_orchestrations_on_azurite() {
-    run_scenarios(Backend::Azure).await;
-}
+common::on_backends!(
+    run_scenarios,
+    python_sdk_workers_run_orchestrations_on_sqlite = Sqlite,
+    python_sdk_workers_run_orchestrations_on_azurite = Azure
+);
 
 /// Issue 34: the SDK's large-payload option replaces every payload over its threshold with a
 /// token that is not JSON (`blob:v1:<container>:<blob>`); Taskhub passes each through
@@ -100,15 +96,11 @@ async fn large_payloads_pass_through_as_tokens(backend: Backend) {
     server.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn python_sdk_large_payloads_pass_through_as_tokens_on_sqlite() {
-    large_payloads_pass_through_as_tokens(Backend::Sqlite).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn python_sdk_large_payloads_pass_through_as_tokens_on_azurite() {
-    large_payloads_pass_through_as_tokens(Backend::Azure).await;
-}
+common::on_backends!(
+    large_payloads_pass_through_as_tokens,
+    python_sdk_large_payloads_pass_through_as_tokens_on_sqlite = Sqlite,
+    python_sdk_large_payloads_pass_through_as_tokens_on_azurite = Azure
+);
 
 /// An SDK worker process (tests/python/worker_process.py) named `name`.
 fn worker_process(python: &str, addr: &str, name: &str) -> tokio::process::Child {

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::sdk::{DispatchServer, FakeWorker};
-use taskhub::entity::EntityId;
+use taskhub::EntityId;
 use taskhub::executor::{EntityOperation, EntityWork, ExecutorError, RemoteExecutor};
 use taskhub::{Payload, Timestamp};
 use taskhub_grpc::proto::{

@@ -26,7 +26,7 @@ use std::time::Duration;
 
 use common::calls::Client;
 use common::sdk::{DispatchServer, FakeWorker};
-use taskhub::entity::EntityId;
+use taskhub::EntityId;
 use taskhub::executor::RemoteExecutor;
 use taskhub::executor::{EntityBatchOutcome, EntityOperation, EntityWork, ExecutorError};
 use taskhub::Payload;

@@ -72,15 +72,11 @@ async fn next_turn(w: &mut FakeWorker) -> WorkItem {
         .expect("a turn within 60 s")
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_instance_that_floods_itself_does_not_hold_back_the_others_turns_on_memory() {
-    flood_and_others(Backend::Memory).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_instance_that_floods_itself_does_not_hold_back_the_others_turns_on_sqlite() {
-    flood_and_others(Backend::Sqlite).await;
-}
+common::on_backends!(
+    flood_and_others,
+    an_instance_that_floods_itself_does_not_hold_back_the_others_turns_on_memory = Memory,
+    an_instance_that_floods_itself_does_not_hold_back_the_others_turns_on_sqlite = Sqlite
+);
 
 async fn flood_and_others(backend: Backend) {
     // The unanswered turn would be taken back only after an hour (and the runtime's own

@@ -20,7 +20,7 @@ use common::calls::{get, start, Client};
 use common::sdk::{FakeWorker, SdkServer};
 use common::Backend;
 use taskhub::admin::{ScaleAction, UnmatchedName, UnmatchedWork, WorkKind};
-use taskhub::entity::EntityId;
+use taskhub::EntityId;
 use taskhub_grpc::proto::{
     orchestrator_action::OrchestratorActionType as A, work_item, CreateInstanceRequest,
     GetWorkItemsRequest, OrchestrationFilter, OrchestrationStatus, OrchestratorAction,

@@ -308,12 +308,8 @@ async fn a_strictly_versioned_sdk_worker_gets_only_its_version() {
     server.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_filtered_mixed_language_hub_on_sqlite() {
-    mixed_hub(Backend::Sqlite).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_filtered_mixed_language_hub_on_azurite() {
-    mixed_hub(Backend::Azure).await;
-}
+common::on_backends!(
+    mixed_hub,
+    a_filtered_mixed_language_hub_on_sqlite = Sqlite,
+    a_filtered_mixed_language_hub_on_azurite = Azure
+);

@@ -87,25 +87,17 @@ async fn javascript_sdk_rewinds(backend: Backend) {
     server.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn python_sdk_rewinds_on_sqlite() {
-    python_sdk_rewinds(Backend::Sqlite).await;
-}
+common::on_backends!(
+    python_sdk_rewinds,
+    python_sdk_rewinds_on_sqlite = Sqlite,
+    python_sdk_rewinds_on_azurite = Azure
+);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn python_sdk_rewinds_on_azurite() {
-    python_sdk_rewinds(Backend::Azure).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn javascript_sdk_rewinds_on_sqlite() {
-    javascript_sdk_rewinds(Backend::Sqlite).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn javascript_sdk_rewinds_on_azurite() {
-    javascript_sdk_rewinds(Backend::Azure).await;
-}
+common::on_backends!(
+    javascript_sdk_rewinds,
+    javascript_sdk_rewinds_on_sqlite = Sqlite,
+    javascript_sdk_rewinds_on_azurite = Azure
+);
 
 // -- The dispatcher's side ----------------------------------------------------------------
 

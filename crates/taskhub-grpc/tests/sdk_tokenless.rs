@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use common::calls::Client;
 use common::sdk::{activity, first_turn, DispatchServer, FakeWorker};
-use taskhub::entity::EntityId;
+use taskhub::EntityId;
 use taskhub::executor::ExecutorError;
 use taskhub::executor::{Decision, EntityOperation, EntityWork, RemoteExecutor};
 use taskhub::{Payload, Timestamp};

@@ -18,6 +18,11 @@ use taskhub_grpc::GrpcConfig;
 use taskhub_storage::SystemClock;
 use tonic::transport::Channel;
 
+#[allow(
+    unused_imports,
+    reason = "not every test file runs a body on several backends"
+)]
+pub(crate) use backends::on_backends;
 pub use taskhub_test_support::{Backend, TempDir};
 
 /// A deadline only a stuck test reaches.
@@ -244,6 +249,7 @@ impl Server {
         }
     }
 }
+pub mod backends;
 pub mod calls;
 pub mod script;
 pub mod sdk;

@@ -196,7 +196,7 @@ impl SdkServer {
     ) -> Self {
         settings.health_ping_interval = Duration::from_secs(1);
         let server = Self::start_with_settings(backend, taskhub::Registry::new(), settings).await;
-        let entity = taskhub::entity::EntityId::new("counter", key).unwrap();
+        let entity = taskhub::EntityId::new("counter", key).unwrap();
         server
             .hub
             .client()
