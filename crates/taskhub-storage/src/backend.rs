@@ -7,7 +7,8 @@
 //! A backend's options live in its own table of `taskhub.toml` (`[sqlite]`, `[azure]`) and
 //! in `TASKHUB_<BACKEND>_<NAME>` variables; [`BackendConfig`] carries those sources, plus a
 //! command's defaults (before the file) and explicit values such as flags (after the
-//! environment), each value keyed `<backend>.<name>`.
+//! environment), each value keyed `<backend>.<name>`. A backend's options struct implements
+//! [`BackendOptions`] (its `set()`); [`crate::options`] reads every source for it.
 
 use std::any::Any;
 use std::collections::HashMap;
@@ -20,6 +21,8 @@ use crate::clock::{Clock, SystemClock};
 use crate::error::StorageError;
 use crate::instrumented::{Instrumented, StoreMetrics};
 use crate::store::TaskHubStore;
+
+pub use crate::options::{parse, BackendOptions, OptionError};
 
 /// The default task hub name: what a backend that holds several hubs in one place (the
 /// tables of an Azure Storage account) calls the hub when none is named.

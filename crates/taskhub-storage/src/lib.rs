@@ -29,6 +29,7 @@ pub mod instrumented;
 pub mod list_order;
 pub mod memory;
 mod operation;
+pub mod options;
 pub mod ordered_checkpoint;
 pub mod partitions;
 pub mod payloads;
