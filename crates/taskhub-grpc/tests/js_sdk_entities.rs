@@ -16,6 +16,7 @@ mod common;
 
 use std::time::Duration;
 
+use common::script::Script;
 use common::sdk::SdkServer;
 use common::Backend;
 
@@ -28,14 +29,11 @@ common::on_backends!(
 async fn run_scenarios(backend: Backend) {
     let node_path =
         taskhub_test_support::env::js_sdk("cargo test -p taskhub-grpc --test js_sdk_entities");
-    let server = SdkServer::start(backend).await;
-    let scenarios = common::script::Script {
-        program: "node",
-        path: std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/js/entity_scenarios.js"),
-        env: vec![("NODE_PATH", node_path)],
-        passed: "all 4 JavaScript SDK entity checks passed",
-        within: Duration::from_secs(300),
-    };
-    common::script::run(scenarios, &server.addr.to_string()).await;
-    server.stop().await;
+    let scenarios = Script::node(
+        node_path,
+        "js/entity_scenarios.js",
+        "all 4 JavaScript SDK entity checks passed",
+    )
+    .within(Duration::from_secs(300));
+    common::script::run_and_stop(scenarios, SdkServer::start(backend).await).await;
 }

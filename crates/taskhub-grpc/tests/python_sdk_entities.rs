@@ -23,10 +23,9 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::script::Script;
+use common::script::{test_file, until_line, Script};
 use common::sdk::SdkServer;
 use common::Backend;
 
@@ -35,12 +34,6 @@ const COMMAND: &str =
 
 fn python() -> String {
     taskhub_test_support::env::python_sdk(COMMAND)
-}
-
-fn script(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/python")
-        .join(name)
 }
 
 /// An entity written in Rust, `rustcounter` (the Python SDK lowercases entity names): its
@@ -66,16 +59,13 @@ fn rust_entities() -> taskhub::Registry {
 
 async fn run_scenarios(backend: Backend) {
     let python = python();
+    let scenarios = Script::python(
+        &python,
+        "python/entity_scenarios.py",
+        "all 9 Python SDK entity checks passed",
+    );
     let server = SdkServer::start_with(backend, rust_entities()).await;
-    let scenarios = Script {
-        program: &python,
-        path: script("entity_scenarios.py"),
-        env: Vec::new(),
-        passed: "all 9 Python SDK entity checks passed",
-        within: Duration::from_secs(600),
-    };
-    common::script::run(scenarios, &server.addr.to_string()).await;
-    server.stop().await;
+    common::script::run_and_stop(scenarios, server).await;
 }
 
 common::on_backends!(
@@ -86,7 +76,12 @@ common::on_backends!(
 
 /// An SDK worker process (tests/python/entity_worker_process.py) named `name`.
 fn worker_process(python: &str, addr: &str, name: &str) -> tokio::process::Child {
-    common::script::spawn_worker(python, script("entity_worker_process.py"), addr, name)
+    common::script::spawn_worker(
+        python,
+        test_file("python/entity_worker_process.py"),
+        addr,
+        name,
+    )
 }
 
 /// SIGKILL of the SDK worker running an entity batch: the batch goes to the other connected
@@ -103,36 +98,11 @@ async fn a_killed_sdk_workers_entity_batch_is_run_by_another_worker() {
     let client = server.hub.client();
     let entity = taskhub::EntityId::new("marks", "k").unwrap();
     let mut lines = BufReader::new(a.stdout.take().unwrap()).lines();
-    tokio::time::timeout(Duration::from_secs(60), async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            if line == "worker A started" {
-                return;
-            }
-        }
-        panic!("worker A ended before it started");
-    })
-    .await
-    .expect("worker A started within 60 s");
+    until_line(&mut lines, "worker A", "worker A started").await;
     client.signal_entity(&entity, "mark", "slow").await.unwrap();
-    tokio::time::timeout(Duration::from_secs(60), async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            if line == "slow mark started by A" {
-                return;
-            }
-        }
-        panic!("worker A ended before the slow mark");
-    })
-    .await
-    .expect("worker A started the slow mark within 60 s");
+    until_line(&mut lines, "worker A", "slow mark started by A").await;
     let mut b = worker_process(&python, &addr, "B");
-    let start = std::time::Instant::now();
-    while server.dispatcher.connected_workers() < 2 {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "worker B never connected"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    server.until_connected(2).await;
     a.start_kill().unwrap();
     a.wait().await.unwrap();
     let killed = std::time::Instant::now();

@@ -25,11 +25,10 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use common::calls;
-use common::script::Script;
+use common::script::{test_file, until_line, Script};
 use common::sdk::SdkServer;
 use common::Backend;
 use taskhub_grpc::proto::OrchestrationStatus;
@@ -41,24 +40,14 @@ fn python() -> String {
     taskhub_test_support::env::python_sdk(COMMAND)
 }
 
-fn script(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/python")
-        .join(name)
-}
-
 async fn run_scenarios(backend: Backend) {
     let python = python();
-    let server = SdkServer::start(backend).await;
-    let scenarios = Script {
-        program: &python,
-        path: script("worker_scenarios.py"),
-        env: Vec::new(),
-        passed: "Python SDK worker checks passed",
-        within: Duration::from_secs(600),
-    };
-    common::script::run(scenarios, &server.addr.to_string()).await;
-    server.stop().await;
+    let scenarios = Script::python(
+        &python,
+        "python/worker_scenarios.py",
+        "Python SDK worker checks passed",
+    );
+    common::script::run_and_stop(scenarios, SdkServer::start(backend).await).await;
 }
 
 common::on_backends!(
@@ -74,13 +63,12 @@ common::on_backends!(
 async fn large_payloads_pass_through_as_tokens(backend: Backend) {
     let python = python();
     let server = SdkServer::start(backend).await;
-    let scenarios = Script {
-        program: &python,
-        path: script("large_payloads.py"),
-        env: Vec::new(),
-        passed: "all 2 Python SDK large-payload checks passed",
-        within: Duration::from_secs(300),
-    };
+    let scenarios = Script::python(
+        &python,
+        "python/large_payloads.py",
+        "all 2 Python SDK large-payload checks passed",
+    )
+    .within(Duration::from_secs(300));
     common::script::run(scenarios, &server.addr.to_string()).await;
     let mut c = server.client().await;
     let big = calls::get(&mut c, "big").await.unwrap();
@@ -104,18 +92,7 @@ common::on_backends!(
 
 /// An SDK worker process (tests/python/worker_process.py) named `name`.
 fn worker_process(python: &str, addr: &str, name: &str) -> tokio::process::Child {
-    common::script::spawn_worker(python, script("worker_process.py"), addr, name)
-}
-
-async fn until(what: &str, mut probe: impl AsyncFnMut() -> bool) {
-    let start = Instant::now();
-    while !probe().await {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    common::script::spawn_worker(python, test_file("python/worker_process.py"), addr, name)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -128,22 +105,9 @@ async fn a_killed_sdk_workers_activity_is_finished_by_another_worker() {
     calls::start(&mut c, "two_steps", "kill-me", None).await;
     // Worker A runs the slow step (it says so on its stdout).
     let mut lines = BufReader::new(a.stdout.take().unwrap()).lines();
-    tokio::time::timeout(Duration::from_secs(60), async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            if line == "slow step started by A" {
-                return;
-            }
-        }
-        panic!("worker A ended before the slow step");
-    })
-    .await
-    .expect("worker A started the slow step within 60 s");
+    until_line(&mut lines, "worker A", "slow step started by A").await;
     let mut b = worker_process(&python, &addr, "B");
-    let dispatcher = server.dispatcher.clone();
-    until("worker B connected", async || {
-        dispatcher.connected_workers() == 2
-    })
-    .await;
+    server.until_connected(2).await;
     a.start_kill().unwrap();
     a.wait().await.unwrap();
     let killed = Instant::now();

@@ -11,15 +11,13 @@
 
 mod common;
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use common::sdk::{first_turn, DispatchServer};
+use common::sdk::{answer_of, first_turn, DispatchServer};
 use taskhub::executor::{OrchestrationWork, RemoteExecutor};
-use taskhub::{EventKind, Payload, Timestamp};
+use taskhub::{EventKind, Payload};
 use taskhub_grpc::proto::{work_item, OrchestratorResponse};
 use taskhub_grpc::DispatcherSettings;
-use taskhub_storage::ManualClock;
 use taskhub_test_support::wait::until;
 use tonic::Code;
 
@@ -39,10 +37,9 @@ fn large_turn(id: &str, kib: usize) -> OrchestrationWork {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stream_that_never_reads_is_closed_and_a_reading_worker_takes_its_work_over() {
-    let clock = ManualClock::new(Timestamp::from_millis(1_700_000_000_000));
     let mut settings = DispatcherSettings::default();
     settings.stream_read_timeout = Duration::from_secs(10);
-    let server = DispatchServer::start(Arc::new(clock.clone()), settings).await;
+    let (server, clock) = DispatchServer::on_manual_clock(settings).await;
     let mut stalled = server.worker(1_000, 1_000).await;
     let calls: Vec<_> = (0..8)
         .map(|n| {
@@ -121,20 +118,15 @@ async fn a_stream_that_never_reads_is_closed_and_a_reading_worker_takes_its_work
             .unwrap();
     }
     for call in calls {
-        tokio::time::timeout(Duration::from_secs(10), call)
-            .await
-            .unwrap()
-            .unwrap()
-            .unwrap();
+        answer_of(call).await.unwrap();
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stream_queue_holds_no_more_than_its_bound_whatever_the_declared_capacity() {
-    let clock = ManualClock::new(Timestamp::from_millis(1_700_000_000_000));
     let mut settings = DispatcherSettings::default();
     settings.stream_queue_items = 2;
-    let server = DispatchServer::start(Arc::new(clock.clone()), settings).await;
+    let (server, _clock) = DispatchServer::on_manual_clock(settings).await;
     let _stalled = server.worker(1_000, 1_000).await;
     let _calls: Vec<_> = (0..20)
         .map(|n| {

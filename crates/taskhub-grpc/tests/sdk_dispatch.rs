@@ -15,7 +15,9 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::sdk::{activity, activity_name, first_turn, DispatchServer};
+use common::sdk::{
+    activity, activity_name, error_of, first_turn, held_past_the_timeout, DispatchServer,
+};
 use taskhub::executor::{Decision, ExecutorError, RemoteExecutor};
 use taskhub::{Payload, Timestamp};
 use taskhub_grpc::proto::{
@@ -24,7 +26,7 @@ use taskhub_grpc::proto::{
     OrchestratorResponse, ScheduleTaskAction,
 };
 use taskhub_grpc::{DispatcherSettings, INVALID_ACTION};
-use taskhub_storage::{ManualClock, SystemClock};
+use taskhub_storage::SystemClock;
 use tonic::Code;
 
 fn settings() -> DispatcherSettings {
@@ -254,25 +256,12 @@ async fn a_withdrawn_item_is_refused_when_its_answer_comes_late() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_item_held_past_its_timeout_times_out_and_its_late_answer_is_refused() {
-    let clock = ManualClock::new(Timestamp::from_millis(1_700_000_000_000));
-    let server = DispatchServer::start(Arc::new(clock.clone()), settings()).await;
+    let (server, clock) = DispatchServer::on_manual_clock(settings()).await;
     let mut w = server.worker(1, 1).await;
     let d = server.dispatcher.clone();
     let call = tokio::spawn(async move { d.orchestrate(first_turn("o1", "Greet")).await });
     let item = w.expect().await;
-    clock.advance(Duration::from_secs(110));
-    tokio::task::yield_now().await;
-    assert!(!call.is_finished(), "not yet: the timeout is 2 minutes");
-    clock.advance(Duration::from_secs(11));
-    let e = tokio::time::timeout(Duration::from_secs(10), call)
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap_err();
-    assert!(
-        matches!(e, ExecutorError::TimedOut { seconds: 120, .. }),
-        "{e:?}"
-    );
+    held_past_the_timeout(&clock, call).await;
     let late = w
         .client
         .complete_orchestrator_task(OrchestratorResponse {
@@ -286,8 +275,7 @@ async fn an_item_held_past_its_timeout_times_out_and_its_late_answer_is_refused(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_no_worker_connected_a_call_answers_unavailable_after_the_wait() {
-    let clock = ManualClock::new(Timestamp::from_millis(1_700_000_000_000));
-    let server = DispatchServer::start(Arc::new(clock.clone()), settings()).await;
+    let (server, clock) = DispatchServer::on_manual_clock(settings()).await;
     let d = server.dispatcher.clone();
     let call = tokio::spawn(async move { d.run_activity(activity("o1", "A")).await });
     tokio::time::sleep(Duration::from_millis(100)).await;
@@ -295,11 +283,7 @@ async fn with_no_worker_connected_a_call_answers_unavailable_after_the_wait() {
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(!call.is_finished());
     clock.advance(Duration::from_secs(2));
-    let e = tokio::time::timeout(Duration::from_secs(10), call)
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap_err();
+    let e = error_of(call).await;
     assert!(matches!(e, ExecutorError::Unavailable { .. }), "{e:?}");
     // A worker that connects later does not get the withdrawn item.
     let mut w = server.worker(1, 1).await;
@@ -311,10 +295,9 @@ async fn with_no_worker_connected_a_call_answers_unavailable_after_the_wait() {
 /// wait, and then there is room again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn past_the_waiting_budget_a_call_answers_busy_at_once() {
-    let clock = ManualClock::new(Timestamp::from_millis(1_700_000_000_000));
     let mut s = settings();
     s.waiting_bytes = 150 * 1024;
-    let server = DispatchServer::start(Arc::new(clock.clone()), s).await;
+    let (server, _clock) = DispatchServer::on_manual_clock(s).await;
     let large = |i: &str| {
         activity(i, "A")
             .with_input(Payload::from_json(format!("\"{}\"", "x".repeat(100 * 1024))).unwrap())
@@ -348,8 +331,7 @@ async fn past_the_waiting_budget_a_call_answers_busy_at_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_connected_worker_gets_health_pings() {
-    let clock = ManualClock::new(Timestamp::from_millis(1_700_000_000_000));
-    let server = DispatchServer::start(Arc::new(clock.clone()), settings()).await;
+    let (server, clock) = DispatchServer::on_manual_clock(settings()).await;
     let mut w = server.worker(1, 1).await;
     tokio::time::sleep(Duration::from_millis(100)).await;
     clock.advance(Duration::from_secs(30));

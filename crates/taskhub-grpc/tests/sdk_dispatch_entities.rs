@@ -13,18 +13,17 @@
 mod common;
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use common::sdk::{DispatchServer, FakeWorker};
+use common::sdk::{held_past_the_timeout, DispatchServer, FakeWorker};
+use taskhub::executor::{EntityOperation, EntityWork, RemoteExecutor};
 use taskhub::EntityId;
-use taskhub::executor::{EntityOperation, EntityWork, ExecutorError, RemoteExecutor};
-use taskhub::{Payload, Timestamp};
+use taskhub::Payload;
 use taskhub_grpc::proto::{
     history_event::EventType, operation_result::ResultType, work_item, AbandonEntityTaskRequest,
     EntityBatchResult, GetWorkItemsRequest, OperationResult, OperationResultSuccess, WorkItem,
 };
 use taskhub_grpc::DispatcherSettings;
-use taskhub_storage::{ManualClock, SystemClock};
+use taskhub_storage::SystemClock;
 use tonic::Code;
 
 async fn real_server() -> DispatchServer {
@@ -234,26 +233,12 @@ async fn a_withdrawn_entity_batch_is_refused_when_its_answer_comes_late() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_entity_batch_held_past_its_timeout_times_out_and_its_late_answer_is_refused() {
-    let clock = ManualClock::new(Timestamp::from_millis(1_700_000_000_000));
-    let server =
-        DispatchServer::start(Arc::new(clock.clone()), DispatcherSettings::default()).await;
+    let (server, clock) = DispatchServer::on_manual_clock(DispatcherSettings::default()).await;
     let mut w = entity_worker(&server, 1).await;
     let d = server.dispatcher.clone();
     let call = tokio::spawn(async move { d.run_entity(batch("k", &["add"])).await });
     let item = w.expect().await;
-    clock.advance(Duration::from_secs(110));
-    tokio::task::yield_now().await;
-    assert!(!call.is_finished(), "not yet: the timeout is 2 minutes");
-    clock.advance(Duration::from_secs(11));
-    let e = tokio::time::timeout(Duration::from_secs(10), call)
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap_err();
-    assert!(
-        matches!(e, ExecutorError::TimedOut { seconds: 120, .. }),
-        "{e:?}"
-    );
+    held_past_the_timeout(&clock, call).await;
     let late = w
         .client
         .complete_entity_task(answer(&item.completion_token, &["3"], "3"))

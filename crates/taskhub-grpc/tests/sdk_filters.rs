@@ -16,15 +16,14 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::sdk::{activity, first_turn, DispatchServer, FakeWorker};
+use common::sdk::{activity, error_of, first_turn, DispatchServer, FakeWorker};
 use taskhub::executor::{ExecutorError, RemoteExecutor};
-use taskhub::Timestamp;
 use taskhub_grpc::proto::{
     work_item, ActivityFilter, ActivityResponse, GetWorkItemsRequest, OrchestrationFilter,
     WorkItem, WorkItemFilters,
 };
 use taskhub_grpc::DispatcherSettings;
-use taskhub_storage::{ManualClock, SystemClock};
+use taskhub_storage::SystemClock;
 
 async fn filtered_worker(server: &DispatchServer, filters: WorkItemFilters) -> FakeWorker {
     let mut client = server.client().await;
@@ -126,9 +125,7 @@ async fn each_worker_gets_only_what_its_filters_name() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_item_nobody_takes_waits_without_holding_back_the_ones_behind_it_and_is_never_failed() {
-    let clock = ManualClock::new(Timestamp::from_millis(1_700_000_000_000));
-    let server =
-        DispatchServer::start(Arc::new(clock.clone()), DispatcherSettings::default()).await;
+    let (server, clock) = DispatchServer::on_manual_clock(DispatcherSettings::default()).await;
     let mut w = filtered_worker(&server, orchestrations(&[("Greet", &["2"])])).await;
     // First in line: an orchestration no worker takes; behind it, one this worker takes.
     let d = server.dispatcher.clone();
@@ -145,11 +142,7 @@ async fn an_item_nobody_takes_waits_without_holding_back_the_ones_behind_it_and_
     tokio::time::sleep(Duration::from_millis(100)).await;
     clock.advance(Duration::from_secs(31));
     for call in [unmatched, matched] {
-        let e = tokio::time::timeout(Duration::from_secs(10), call)
-            .await
-            .unwrap()
-            .unwrap()
-            .unwrap_err();
+        let e = error_of(call).await;
         assert!(matches!(e, ExecutorError::Unavailable { .. }), "{e:?}");
     }
     // A worker that takes any version of Greet gets the next one, past an unmatched one.

@@ -24,10 +24,10 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use common::calls;
+use common::script::{test_file, until_line};
 use common::sdk::SdkServer;
 use common::Backend;
 use taskhub::{ActivityContext, ActivityError, OrchestrationContext, OrchestrationError, Registry};
@@ -39,13 +39,6 @@ const COMMAND: &str = "scripts/with-js-sdk.sh scripts/with-azurite.sh cargo test
 
 /// How long the orchestration nobody takes must stay Pending, at least.
 const UNTAKEN_FOR: Duration = Duration::from_secs(5);
-
-fn tests_dir(sub: &str, name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests")
-        .join(sub)
-        .join(name)
-}
 
 /// The Rust side: `RustGreet` (its activity `RustWhere`), `RustCross` (`RustWhere`, then the
 /// Python worker's `PyWhere`, then the JavaScript worker's `JsWhere`), and `RustWhere`, which
@@ -91,16 +84,7 @@ async fn spawn(program: &str, args: &[String], env: &[(&str, String)], ready: &s
         .spawn()
         .unwrap_or_else(|e| panic!("cannot start {program} {args:?}: {e}"));
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    tokio::time::timeout(Duration::from_secs(60), async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            if line == ready {
-                return;
-            }
-        }
-        panic!("{program} {args:?} ended before printing {ready:?}");
-    })
-    .await
-    .unwrap_or_else(|_| panic!("{program} {args:?} did not print {ready:?} within 60 s"));
+    until_line(&mut lines, &format!("{program} {args:?}"), ready).await;
     // Keep reading its stdout, so it never blocks on a full pipe.
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     Worker(child)
@@ -116,18 +100,6 @@ impl Worker {
     }
 }
 
-async fn until_connected(server: &SdkServer, n: usize) {
-    let start = Instant::now();
-    while server.dispatcher.connected_workers() < n {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "{n} SDK workers never connected (now {})",
-            server.dispatcher.connected_workers()
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 async fn mixed_hub(backend: Backend) {
     let python = taskhub_test_support::env::python_sdk(COMMAND);
     let node_path = taskhub_test_support::env::js_sdk(COMMAND);
@@ -136,9 +108,7 @@ async fn mixed_hub(backend: Backend) {
     let py = spawn(
         &python,
         &[
-            tests_dir("python", "filtered_worker.py")
-                .display()
-                .to_string(),
+            test_file("python/filtered_worker.py").display().to_string(),
             addr.clone(),
             "main".into(),
         ],
@@ -149,14 +119,14 @@ async fn mixed_hub(backend: Backend) {
     let js = spawn(
         "node",
         &[
-            tests_dir("js", "filtered_worker.js").display().to_string(),
+            test_file("js/filtered_worker.js").display().to_string(),
             addr.clone(),
         ],
         &[("NODE_PATH", node_path)],
         "worker js started",
     )
     .await;
-    until_connected(&server, 2).await;
+    server.until_connected(2).await;
 
     let mut c = server.client().await;
     // First: the orchestration no connected worker takes.
@@ -222,9 +192,7 @@ async fn mixed_hub(backend: Backend) {
     let late = spawn(
         &python,
         &[
-            tests_dir("python", "filtered_worker.py")
-                .display()
-                .to_string(),
+            test_file("python/filtered_worker.py").display().to_string(),
             addr.clone(),
             "late".into(),
         ],
@@ -257,15 +225,13 @@ async fn a_strictly_versioned_sdk_worker_gets_only_its_version() {
     let addr = server.addr.to_string();
     let worker = |role: &str| {
         vec![
-            tests_dir("python", "filtered_worker.py")
-                .display()
-                .to_string(),
+            test_file("python/filtered_worker.py").display().to_string(),
             addr.clone(),
             role.to_owned(),
         ]
     };
     let v2 = spawn(&python, &worker("v2"), &[], "worker v2 started").await;
-    until_connected(&server, 1).await;
+    server.until_connected(1).await;
     let mut c = server.client().await;
     for (id, version) in [("ver-1", "1"), ("ver-2", "2")] {
         c.start_instance(taskhub_grpc::proto::CreateInstanceRequest {

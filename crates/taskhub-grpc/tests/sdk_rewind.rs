@@ -36,7 +36,6 @@
 
 mod common;
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -61,30 +60,22 @@ const COMMAND: &str = "scripts/with-azurite.sh cargo test -p taskhub-grpc --test
 
 async fn python_sdk_rewinds(backend: Backend) {
     let python = taskhub_test_support::env::python_sdk(COMMAND);
-    let server = SdkServer::start(backend).await;
-    let scenarios = Script {
-        program: &python,
-        path: Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/rewind_scenarios.py"),
-        env: Vec::new(),
-        passed: "all 11 Python SDK rewind checks passed",
-        within: Duration::from_secs(600),
-    };
-    common::script::run(scenarios, &server.addr.to_string()).await;
-    server.stop().await;
+    let scenarios = Script::python(
+        &python,
+        "python/rewind_scenarios.py",
+        "all 11 Python SDK rewind checks passed",
+    );
+    common::script::run_and_stop(scenarios, SdkServer::start(backend).await).await;
 }
 
 async fn javascript_sdk_rewinds(backend: Backend) {
     let node_path = taskhub_test_support::env::js_sdk(COMMAND);
-    let server = SdkServer::start(backend).await;
-    let scenarios = Script {
-        program: "node",
-        path: Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/js/rewind_scenarios.js"),
-        env: vec![("NODE_PATH", node_path)],
-        passed: "all 9 JavaScript SDK rewind checks passed",
-        within: Duration::from_secs(600),
-    };
-    common::script::run(scenarios, &server.addr.to_string()).await;
-    server.stop().await;
+    let scenarios = Script::node(
+        node_path,
+        "js/rewind_scenarios.js",
+        "all 9 JavaScript SDK rewind checks passed",
+    );
+    common::script::run_and_stop(scenarios, SdkServer::start(backend).await).await;
 }
 
 common::on_backends!(

@@ -25,16 +25,16 @@ use std::time::Duration;
 
 use common::calls::Client;
 use common::sdk::{activity, first_turn, DispatchServer, FakeWorker};
-use taskhub::EntityId;
 use taskhub::executor::ExecutorError;
 use taskhub::executor::{Decision, EntityOperation, EntityWork, RemoteExecutor};
-use taskhub::{Payload, Timestamp};
+use taskhub::EntityId;
+use taskhub::Payload;
 use taskhub_grpc::proto::{
     orchestrator_action::OrchestratorActionType as A, work_item, ActivityResponse,
     GetWorkItemsRequest, OrchestratorAction, OrchestratorResponse, ScheduleTaskAction,
 };
 use taskhub_grpc::DispatcherSettings;
-use taskhub_storage::{ManualClock, SystemClock};
+use taskhub_storage::SystemClock;
 use tonic::transport::Endpoint;
 
 const GO_USER_AGENT: &str = "grpc-go/1.56.3";
@@ -209,9 +209,7 @@ async fn the_items_of_a_closed_stream_are_not_matched_on_its_connection_again() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_go_worker_gets_no_health_pings_and_no_entity_batches() {
-    let clock = ManualClock::new(Timestamp::from_millis(1_700_000_000_000));
-    let server =
-        DispatchServer::start(Arc::new(clock.clone()), DispatcherSettings::default()).await;
+    let (server, clock) = DispatchServer::on_manual_clock(DispatcherSettings::default()).await;
     let mut go = go_worker(&server).await;
     let d = server.dispatcher.clone();
     let batch = tokio::spawn(async move {
@@ -326,9 +324,7 @@ async fn a_java_worker_is_handed_one_item_at_a_time() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn work_that_no_busy_worker_takes_within_the_busy_wait_goes_back_as_busy() {
-    let clock = ManualClock::new(Timestamp::from_millis(1_700_000_000_000));
-    let server =
-        DispatchServer::start(Arc::new(clock.clone()), DispatcherSettings::default()).await;
+    let (server, clock) = DispatchServer::on_manual_clock(DispatcherSettings::default()).await;
     let mut java = legacy_worker(&server, JAVA_USER_AGENT).await;
     let d = server.dispatcher.clone();
     let slow = tokio::spawn(async move { d.run_activity(activity("a0", "Slow")).await });

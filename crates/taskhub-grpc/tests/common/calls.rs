@@ -1,11 +1,4 @@
 //! Small helpers over the generated client.
-#![allow(
-    clippy::disallowed_methods,
-    dead_code,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "test code"
-)]
 
 use std::time::Duration;
 

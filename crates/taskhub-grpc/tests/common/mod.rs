@@ -13,10 +13,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use taskhub::*;
-use taskhub_grpc::proto::task_hub_sidecar_service_client::TaskHubSidecarServiceClient;
 use taskhub_grpc::GrpcConfig;
 use taskhub_storage::SystemClock;
-use tonic::transport::Channel;
 
 #[allow(
     unused_imports,
@@ -76,7 +74,7 @@ pub async fn open_hub_with(
                 .expect("open the Azure test hub")
                 .store
         }
-        Backend::Postgres => panic!("the gRPC tests run on memory, SQLite and Azure"),
+        other => panic!("the gRPC tests run on memory, SQLite and Azure, not {other:?}"),
     };
     let settings = Settings {
         max_queue_polling_interval: Duration::from_millis(200),
@@ -170,9 +168,8 @@ fn counter(ctx: &mut EntityContext) -> Result<i64, EntityError> {
 pub struct Server {
     pub addr: SocketAddr,
     pub hub: TaskHub,
-    worker: Option<WorkerHandle>,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    task: Option<tokio::task::JoinHandle<()>>,
+    worker: WorkerHandle,
+    serving: serving::Serving,
     _dir: TempDir,
 }
 
@@ -205,23 +202,12 @@ impl Server {
         let dir = TempDir::new("grpc");
         let hub = open_hub_with(backend, &dir, adjust).await;
         let worker = Worker::start(&hub, registry()).await.unwrap();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let config = configure(GrpcConfig::new(hub.clone()));
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            taskhub_grpc::serve(listener, config, async move {
-                let _ = stopped.await;
-            })
-            .await
-            .unwrap();
-        });
+        let serving = serving::Serving::start(configure(GrpcConfig::new(hub.clone()))).await;
         Self {
-            addr,
+            addr: serving.addr,
             hub,
-            worker: Some(worker),
-            stop: Some(stop),
-            task: Some(task),
+            worker,
+            serving,
             _dir: dir,
         }
     }
@@ -231,25 +217,17 @@ impl Server {
     }
 
     /// The generated client, connected.
-    pub async fn client(&self) -> TaskHubSidecarServiceClient<Channel> {
-        TaskHubSidecarServiceClient::connect(self.url())
-            .await
-            .unwrap()
+    pub async fn client(&self) -> calls::Client {
+        serving::client(self.addr).await
     }
 
-    pub async fn stop(mut self) {
-        if let Some(s) = self.stop.take() {
-            let _ = s.send(());
-        }
-        if let Some(t) = self.task.take() {
-            let _ = tokio::time::timeout(Duration::from_secs(5), t).await;
-        }
-        if let Some(w) = self.worker.take() {
-            w.shutdown().await;
-        }
+    pub async fn stop(self) {
+        self.serving.stop().await;
+        self.worker.shutdown().await;
     }
 }
 pub mod backends;
 pub mod calls;
 pub mod script;
 pub mod sdk;
+pub mod serving;

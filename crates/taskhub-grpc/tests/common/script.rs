@@ -2,8 +2,12 @@
 //! the script gets the endpoint's address as its argument, runs its checks and prints a line
 //! when all of them passed; the test fails with the script's output otherwise.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+use tokio::io::{AsyncBufRead, Lines};
+
+use super::sdk::SdkServer;
 
 /// A scenario script and what it must print.
 pub struct Script<'a> {
@@ -17,6 +21,65 @@ pub struct Script<'a> {
     pub passed: &'a str,
     /// How long it may run.
     pub within: Duration,
+}
+
+/// A file under this crate's `tests/` directory (`python/worker_scenarios.py`).
+pub fn test_file(relative: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join(relative)
+}
+
+impl<'a> Script<'a> {
+    /// `tests/RELATIVE` run by the SDK venv's `python`, within ten minutes.
+    pub fn python(python: &'a str, relative: &str, passed: &'a str) -> Self {
+        Self {
+            program: python,
+            path: test_file(relative),
+            env: Vec::new(),
+            passed,
+            within: Duration::from_secs(600),
+        }
+    }
+
+    /// `tests/RELATIVE` run by `node` with the SDK's `NODE_PATH`, within ten minutes.
+    pub fn node(node_path: String, relative: &str, passed: &'a str) -> Self {
+        Self {
+            program: "node",
+            path: test_file(relative),
+            env: vec![("NODE_PATH", node_path)],
+            passed,
+            within: Duration::from_secs(600),
+        }
+    }
+
+    /// The same script, given `within` to run.
+    pub fn within(self, within: Duration) -> Self {
+        Self { within, ..self }
+    }
+}
+
+/// Runs `script` against `server`'s endpoint, asserts it passed, and stops the server.
+pub async fn run_and_stop(script: Script<'_>, server: SdkServer) {
+    run(script, &server.addr.to_string()).await;
+    server.stop().await;
+}
+
+/// Waits (at most a minute) until `lines` gives the line `expected`; `who` names the process.
+pub async fn until_line<R>(lines: &mut Lines<R>, who: &str, expected: &str)
+where
+    R: AsyncBufRead + Unpin,
+{
+    tokio::time::timeout(Duration::from_secs(60), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if line == expected {
+                return;
+            }
+        }
+        panic!("{who} ended before printing {expected:?}");
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{who} did not print {expected:?} within 60 s"));
 }
 
 /// Runs `script` against the endpoint at `addr` and asserts it passed.

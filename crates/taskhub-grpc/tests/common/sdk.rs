@@ -2,33 +2,29 @@
 //! work item (health pings skipped), completions and abandons; and a server whose worker
 //! calls go to a [`Dispatcher`] (the runtime is not involved: tests call the dispatcher as
 //! the runtime's `RemoteExecutor`).
-#![allow(
-    clippy::disallowed_methods,
-    dead_code,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "test code"
-)]
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use taskhub::executor::ExecutorError;
 use taskhub::executor::{ActivityWork, OrchestrationWork};
 use taskhub::{EventKind, ExecutionId, HistoryEvent, InstanceId, Payload, Timestamp};
-use taskhub_grpc::proto::{work_item, GetWorkItemsRequest, WorkItem};
+use taskhub_grpc::proto::{work_item, WorkItem};
 use taskhub_grpc::{Dispatcher, DispatcherSettings, GrpcConfig};
-use taskhub_storage::Clock;
+use taskhub_storage::{Clock, ManualClock};
+use tokio::task::JoinHandle;
 use tonic::Streaming;
 
 use super::calls::Client;
+use super::serving::{self, Serving};
 use super::{open_hub, Backend, TempDir};
 
 /// The endpoint over a memory hub with `dispatcher` serving the worker calls.
 pub struct DispatchServer {
     pub addr: SocketAddr,
     pub dispatcher: Dispatcher,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    _serving: Serving,
     _dir: TempDir,
 }
 
@@ -37,53 +33,70 @@ impl DispatchServer {
         let dir = TempDir::new("grpc-dispatch");
         let hub = open_hub(Backend::Memory, &dir).await;
         let dispatcher = Dispatcher::new(clock, settings);
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
         let config = GrpcConfig::new(hub).with_workers(Arc::new(dispatcher.clone()));
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        tokio::spawn(async move {
-            taskhub_grpc::serve(listener, config, async move {
-                let _ = stopped.await;
-            })
-            .await
-            .unwrap();
-        });
+        let serving = Serving::start(config).await;
         Self {
-            addr,
+            addr: serving.addr,
             dispatcher,
-            stop: Some(stop),
+            _serving: serving,
             _dir: dir,
         }
     }
 
+    /// As [`start`](Self::start), on a manual clock (at 1,700,000,000,000 ms) that the test
+    /// advances.
+    pub async fn on_manual_clock(settings: DispatcherSettings) -> (Self, ManualClock) {
+        let clock = ManualClock::new(Timestamp::from_millis(1_700_000_000_000));
+        let server = Self::start(Arc::new(clock.clone()), settings).await;
+        (server, clock)
+    }
+
     pub async fn client(&self) -> Client {
-        Client::connect(format!("http://{}", self.addr))
-            .await
-            .unwrap()
+        serving::client(self.addr).await
     }
 
     /// A fake SDK worker declaring room for `orchestrations` and `activities` items.
     pub async fn worker(&self, orchestrations: i32, activities: i32) -> FakeWorker {
-        let mut client = self.client().await;
-        let stream = client
-            .get_work_items(GetWorkItemsRequest {
-                max_concurrent_orchestration_work_items: orchestrations,
-                max_concurrent_activity_work_items: activities,
-                ..GetWorkItemsRequest::default()
-            })
-            .await
-            .unwrap()
-            .into_inner();
-        FakeWorker { client, stream }
+        serving::fake_worker(self.addr, orchestrations, activities).await
     }
 }
 
+/// What a spawned dispatcher call answered; fails the test if it did not within 10 s.
+pub async fn answer_of<T>(call: JoinHandle<Result<T, ExecutorError>>) -> Result<T, ExecutorError> {
+    tokio::time::timeout(Duration::from_secs(10), call)
+        .await
+        .expect("the call answered within 10 s")
+        .unwrap()
+}
+
+/// The error a spawned dispatcher call failed with (within 10 s).
+pub async fn error_of<T: std::fmt::Debug>(
+    call: JoinHandle<Result<T, ExecutorError>>,
+) -> ExecutorError {
+    answer_of(call).await.unwrap_err()
+}
+
+/// Advances `clock` past the two-minute item timeout while `call` waits on a worker that holds
+/// its item: still waiting at 110 s, failed `TimedOut { seconds: 120 }` at 121 s.
+pub async fn held_past_the_timeout<T: std::fmt::Debug>(
+    clock: &ManualClock,
+    call: JoinHandle<Result<T, ExecutorError>>,
+) {
+    clock.advance(Duration::from_secs(110));
+    tokio::task::yield_now().await;
+    assert!(!call.is_finished(), "not yet: the timeout is 2 minutes");
+    clock.advance(Duration::from_secs(11));
+    let e = error_of(call).await;
+    assert!(
+        matches!(e, ExecutorError::TimedOut { seconds: 120, .. }),
+        "{e:?}"
+    );
+}
+
+/// Closes the dispatcher; then the endpoint, dropped, shuts down.
 impl Drop for DispatchServer {
     fn drop(&mut self) {
         self.dispatcher.close();
-        if let Some(s) = self.stop.take() {
-            let _ = s.send(());
-        }
     }
 }
 
@@ -179,9 +192,8 @@ pub struct SdkServer {
     pub addr: SocketAddr,
     pub hub: taskhub::TaskHub,
     pub dispatcher: Dispatcher,
-    worker: Option<taskhub::WorkerHandle>,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    task: Option<tokio::task::JoinHandle<()>>,
+    worker: taskhub::WorkerHandle,
+    serving: Serving,
     _dir: TempDir,
 }
 
@@ -228,59 +240,43 @@ impl SdkServer {
             taskhub::Worker::start_with_executor(&hub, registry, Arc::new(dispatcher.clone()))
                 .await
                 .unwrap();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
         let config = GrpcConfig::new(hub.clone()).with_workers(Arc::new(dispatcher.clone()));
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            taskhub_grpc::serve(listener, config, async move {
-                let _ = stopped.await;
-            })
-            .await
-            .unwrap();
-        });
+        let serving = Serving::start(config).await;
         Self {
-            addr,
+            addr: serving.addr,
             hub,
             dispatcher,
-            worker: Some(worker),
-            stop: Some(stop),
-            task: Some(task),
+            worker,
+            serving,
             _dir: dir,
         }
     }
 
     pub async fn client(&self) -> Client {
-        Client::connect(format!("http://{}", self.addr))
-            .await
-            .unwrap()
+        serving::client(self.addr).await
     }
 
     /// A fake SDK worker declaring room for `orchestrations` and `activities` items.
     pub async fn worker(&self, orchestrations: i32, activities: i32) -> FakeWorker {
-        let mut client = self.client().await;
-        let stream = client
-            .get_work_items(GetWorkItemsRequest {
-                max_concurrent_orchestration_work_items: orchestrations,
-                max_concurrent_activity_work_items: activities,
-                ..GetWorkItemsRequest::default()
-            })
-            .await
-            .unwrap()
-            .into_inner();
-        FakeWorker { client, stream }
+        serving::fake_worker(self.addr, orchestrations, activities).await
     }
 
-    pub async fn stop(mut self) {
+    /// Waits (at most a minute) until `n` SDK workers are connected.
+    pub async fn until_connected(&self, n: usize) {
+        let start = std::time::Instant::now();
+        while self.dispatcher.connected_workers() < n {
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "{n} SDK workers never connected (now {})",
+                self.dispatcher.connected_workers()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    pub async fn stop(self) {
         self.dispatcher.close();
-        if let Some(s) = self.stop.take() {
-            let _ = s.send(());
-        }
-        if let Some(t) = self.task.take() {
-            let _ = tokio::time::timeout(Duration::from_secs(5), t).await;
-        }
-        if let Some(w) = self.worker.take() {
-            w.shutdown().await;
-        }
+        self.serving.stop().await;
+        self.worker.shutdown().await;
     }
 }

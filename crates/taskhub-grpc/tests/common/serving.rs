@@ -1,0 +1,62 @@
+//! The gRPC endpoint serving one configuration on 127.0.0.1 (a free port) until stopped, and
+//! the clients that connect to it.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use taskhub_grpc::proto::GetWorkItemsRequest;
+use taskhub_grpc::GrpcConfig;
+
+use super::calls::Client;
+use super::sdk::FakeWorker;
+
+/// A running endpoint; dropped, it shuts down (its stop signal's sender goes away).
+pub struct Serving {
+    pub addr: SocketAddr,
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Serving {
+    /// Serves `config` on a free port of 127.0.0.1.
+    pub async fn start(config: GrpcConfig) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            taskhub_grpc::serve(listener, config, async move {
+                let _ = stopped.await;
+            })
+            .await
+            .unwrap();
+        });
+        Self { addr, stop, task }
+    }
+
+    /// Stops serving and waits (at most 5 s) for the server to end.
+    pub async fn stop(self) {
+        let _ = self.stop.send(());
+        let _ = tokio::time::timeout(Duration::from_secs(5), self.task).await;
+    }
+}
+
+/// The generated client, connected to the endpoint at `addr`.
+pub async fn client(addr: SocketAddr) -> Client {
+    Client::connect(format!("http://{addr}")).await.unwrap()
+}
+
+/// A fake SDK worker connected to the endpoint at `addr`, declaring room for `orchestrations`
+/// and `activities` items.
+pub async fn fake_worker(addr: SocketAddr, orchestrations: i32, activities: i32) -> FakeWorker {
+    let mut client = client(addr).await;
+    let stream = client
+        .get_work_items(GetWorkItemsRequest {
+            max_concurrent_orchestration_work_items: orchestrations,
+            max_concurrent_activity_work_items: activities,
+            ..GetWorkItemsRequest::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    FakeWorker { client, stream }
+}
