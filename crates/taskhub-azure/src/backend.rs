@@ -8,11 +8,12 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use taskhub_storage::backend::{
-    Backend, BackendConfig, BackendError, Deleted, HubLocation, OpenMode, OpenedStore, OptionDoc,
+    Backend, BackendConfig, BackendError, BackendOptions, Deleted, HubLocation, OpenMode,
+    OpenedStore, OptionDoc,
 };
 use taskhub_storage::{Clock, StorageError};
 
-use crate::settings::{AzureConfig, AzureConfigError, KNOWN, TABLE};
+use crate::options::{AzureConfig, AzureConfigError, TABLE};
 use crate::{AzureError, AzureOptions, AzureStore, HubName, StorageAccount};
 
 /// How to start a local emulator that `UseDevelopmentStorage=true` reaches.
@@ -41,40 +42,7 @@ impl AzureBackend {
     /// # Errors
     /// [`AzureConfigError`] naming the option and its source.
     pub fn config_from(config: &BackendConfig) -> Result<AzureConfig, AzureConfigError> {
-        let mut options = AzureConfig::default();
-        for (name, value, origin) in BackendConfig::values_of(&config.defaults, TABLE) {
-            options.set(name, value, origin)?;
-        }
-        if let Some(file) = &config.file {
-            options.apply_file(file)?;
-        }
-        options.apply_env(&config.env)?;
-        for (name, value, origin) in BackendConfig::values_of(&config.overrides, TABLE) {
-            options.set(name, value, origin)?;
-        }
-        Ok(options)
-    }
-}
-
-impl From<AzureConfigError> for BackendError {
-    fn from(e: AzureConfigError) -> Self {
-        match e {
-            AzureConfigError::File { path, reason } => Self::File { path, reason },
-            AzureConfigError::Invalid {
-                name,
-                origin,
-                reason,
-            } => Self::Invalid {
-                setting: format!("{TABLE}.{name}"),
-                origin,
-                reason,
-            },
-            AzureConfigError::Missing { name, reason } => Self::Invalid {
-                setting: format!("{TABLE}.{name}"),
-                origin: "no source: it is not set".to_owned(),
-                reason,
-            },
-        }
+        AzureConfig::default().layered(config)
     }
 }
 
@@ -88,15 +56,7 @@ impl Backend for AzureBackend {
     }
 
     fn options(&self) -> Vec<OptionDoc> {
-        // Every option is empty by default.
-        KNOWN
-            .iter()
-            .map(|&name| OptionDoc {
-                name,
-                default: String::new(),
-                env: vec![format!("TASKHUB_AZURE_{}", name.to_uppercase())],
-            })
-            .collect()
+        AzureConfig::default().docs()
     }
 
     fn top_level_keys(&self) -> &'static [&'static str] {

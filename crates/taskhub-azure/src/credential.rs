@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use crate::config::AccountKey;
+use crate::connection::AccountKey;
 
 /// The Entra ID scope of Azure Storage (queues, tables and blobs).
 pub const STORAGE_SCOPE: &str = "https://storage.azure.com/.default";

@@ -12,7 +12,7 @@ use hyper_util::rt::TokioExecutor;
 use taskhub_storage::backoff::{Backoff, Jitter};
 use taskhub_storage::{StorageError, StorageResult};
 
-use crate::config::StorageAccount;
+use crate::connection::StorageAccount;
 use crate::counters::{OpCounters, OpKind};
 use crate::credential::Credential;
 use crate::date::now_rfc1123;

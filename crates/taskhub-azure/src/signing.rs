@@ -28,7 +28,7 @@ use base64::Engine as _;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
-use crate::config::AccountKey;
+use crate::connection::AccountKey;
 use crate::http::Service;
 
 /// What is signed of one request.

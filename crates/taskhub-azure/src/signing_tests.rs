@@ -12,7 +12,7 @@
 use base64::Engine as _;
 
 use super::{authorization, string_to_sign, ToSign};
-use crate::config::AccountKey;
+use crate::connection::AccountKey;
 use crate::http::Service;
 
 const ACCOUNT: &str = "devstoreaccount1";

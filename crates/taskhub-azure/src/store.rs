@@ -6,7 +6,7 @@ use std::sync::Arc;
 use taskhub_storage::{Clock, StorageError, StorageResult, TaskHubStore};
 
 use crate::blobs::{missing, Container};
-use crate::config::{HubName, StorageAccount};
+use crate::connection::{HubName, StorageAccount};
 use crate::error::AzureError;
 use crate::http::Http;
 use crate::tables::{Row, Tables};

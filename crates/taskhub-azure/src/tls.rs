@@ -9,7 +9,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use rustls::pki_types::CertificateDer;
 use taskhub_storage::{StorageError, StorageResult};
 
-use crate::config::TlsOptions;
+use crate::connection::TlsOptions;
 
 /// How long opening a TCP connection may take.
 pub(crate) const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);

@@ -5,11 +5,12 @@
 
 use async_trait::async_trait;
 use taskhub_storage::backend::{
-    Backend, BackendConfig, BackendError, Deleted, HubLocation, OpenMode, OpenedStore, OptionDoc,
+    Backend, BackendConfig, BackendError, BackendOptions, Deleted, HubLocation, OpenMode,
+    OpenedStore, OptionDoc,
 };
 use taskhub_storage::StorageError;
 
-use crate::options::{redact, PostgresConfigError, PostgresOptions, KNOWN, TABLE};
+use crate::options::{redact, PostgresConfigError, PostgresOptions, TABLE};
 use crate::schema::schema_name;
 use crate::store::{Create, PostgresStore};
 
@@ -24,40 +25,7 @@ impl PostgresBackend {
     /// # Errors
     /// [`PostgresConfigError`] naming the option and its source.
     pub fn options_from(config: &BackendConfig) -> Result<PostgresOptions, PostgresConfigError> {
-        let mut options = PostgresOptions::default();
-        for (name, value, origin) in BackendConfig::values_of(&config.defaults, TABLE) {
-            options.set(name, value, origin)?;
-        }
-        if let Some(file) = &config.file {
-            options.apply_file(file)?;
-        }
-        options.apply_env(&config.env)?;
-        for (name, value, origin) in BackendConfig::values_of(&config.overrides, TABLE) {
-            options.set(name, value, origin)?;
-        }
-        Ok(options)
-    }
-}
-
-impl From<PostgresConfigError> for BackendError {
-    fn from(e: PostgresConfigError) -> Self {
-        match e {
-            PostgresConfigError::File { path, reason } => Self::File { path, reason },
-            PostgresConfigError::Invalid {
-                name,
-                origin,
-                reason,
-            } => Self::Invalid {
-                setting: format!("{TABLE}.{name}"),
-                origin,
-                reason,
-            },
-            PostgresConfigError::MissingUrl => Self::Invalid {
-                setting: format!("{TABLE}.url"),
-                origin: "the defaults".to_owned(),
-                reason: e.to_string(),
-            },
-        }
+        PostgresOptions::default().layered(config)
     }
 }
 
@@ -71,33 +39,12 @@ impl Backend for PostgresBackend {
     }
 
     fn options(&self) -> Vec<OptionDoc> {
-        let defaults = PostgresOptions::default();
-        KNOWN
-            .iter()
-            .map(|&name| {
-                let default = match name {
-                    "pool_size" => defaults.pool_size.to_string(),
-                    "notify" => defaults.notify.to_string(),
-                    "max_batch" => defaults.max_batch.to_string(),
-                    "connect_timeout" => {
-                        humantime::format_duration(defaults.connect_timeout).to_string()
-                    }
-                    _ => String::new(),
-                };
-                OptionDoc {
-                    name,
-                    default,
-                    env: vec![format!("TASKHUB_POSTGRES_{}", name.to_uppercase())],
-                }
-            })
-            .collect()
+        PostgresOptions::default().docs()
     }
 
     fn locate(&self, config: &BackendConfig) -> Result<Box<dyn HubLocation>, BackendError> {
         let options = Self::options_from(config)?;
-        let Some(url) = options.url.as_deref() else {
-            return Err(PostgresConfigError::MissingUrl.into());
-        };
+        let url = options.require_url()?;
         let schema = schema_name(&config.hub_name).map_err(|e| BackendError::Invalid {
             setting: "task_hub_name".to_owned(),
             origin: "the settings".to_owned(),
@@ -241,7 +188,7 @@ mod tests {
             "{missing}"
         );
         let docs = PostgresBackend.options();
-        assert_eq!(docs.len(), KNOWN.len());
+        assert_eq!(docs.len(), PostgresOptions::NAMES.len());
         assert!(docs
             .iter()
             .any(|d| d.name == "pool_size" && d.default == "16"));

@@ -45,3 +45,4 @@ pub use store::{
     Create, PoolStatus, PostgresStore, IDLE_IN_TRANSACTION_TIMEOUT, POOL_CONNECTIONS, POOL_IDLE,
     POOL_WAITING,
 };
+pub use taskhub_storage::backend::{BackendOptions, OptionError};

@@ -1,6 +1,7 @@
 //! The PostgreSQL backend's options: from code, or from configuration — the `[postgres]` table
 //! of `taskhub.toml`, `TASKHUB_POSTGRES_<NAME>` environment variables, and explicit values such
-//! as `--set postgres.pool_size=32` (later sources win).
+//! as `--set postgres.pool_size=32` (later sources win; the layering is the seam's
+//! [`BackendOptions`], this file writes only `set()`).
 //!
 //! The connection URL holds a password: keep it in the environment
 //! (`TASKHUB_POSTGRES_URL`); it is never printed (`Debug` and every message show the host,
@@ -8,7 +9,7 @@
 //!
 //! ```
 //! # fn main() -> Result<(), taskhub_postgres::PostgresConfigError> {
-//! use taskhub_postgres::PostgresOptions;
+//! use taskhub_postgres::{BackendOptions, PostgresOptions};
 //!
 //! let mut options = PostgresOptions::default();
 //! options.set("url", "postgres://app:secret@db.example:5432/jobs", "my flag")?;
@@ -23,18 +24,10 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use taskhub_storage::backend::{parse, BackendOptions, OptionError};
+
 /// The table of `taskhub.toml` these options live in.
 pub const TABLE: &str = "postgres";
-
-/// Every option name under `[postgres]`.
-pub const KNOWN: [&str; 6] = [
-    "url",
-    "pool_size",
-    "connect_timeout",
-    "tls_ca_file",
-    "notify",
-    "max_batch",
-];
 
 /// The default of `max_batch`: the most checkpoints committed in one transaction.
 pub const DEFAULT_MAX_BATCH: usize = 64;
@@ -116,34 +109,9 @@ pub fn redact(url: &str) -> String {
     }
 }
 
-/// A PostgreSQL option that cannot be applied, or a missing one.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum PostgresConfigError {
-    /// The settings file could not be read or parsed.
-    #[error("cannot read settings file {path}: {reason}")]
-    File {
-        /// The file.
-        path: PathBuf,
-        /// What went wrong.
-        reason: String,
-    },
-    /// An option is unknown, malformed or out of range.
-    #[error("invalid setting {TABLE}.{name} (from {origin}): {reason}")]
-    Invalid {
-        /// The option, without the `postgres.` prefix.
-        name: String,
-        /// Where its value came from.
-        origin: String,
-        /// What is wrong (never the value of `url`).
-        reason: String,
-    },
-    /// No URL was given.
-    #[error(
-        "missing setting {TABLE}.url: set TASKHUB_POSTGRES_URL (postgres://user:password@host:port/database)"
-    )]
-    MissingUrl,
-}
+/// A PostgreSQL option that cannot be applied, or a missing one: the seam's
+/// [`OptionError`], naming `postgres.<name>` and its source.
+pub type PostgresConfigError = OptionError;
 
 impl PostgresOptions {
     /// Options for `url`, the rest default.
@@ -155,21 +123,44 @@ impl PostgresOptions {
         }
     }
 
-    /// Sets one option from its text form; `origin` is named in the error.
+    /// The defaults with the `[postgres]` table of `file` (if given) and `env` applied.
     ///
     /// # Errors
-    /// [`PostgresConfigError::Invalid`] naming `postgres.<name>` and `origin`.
-    pub fn set(
-        &mut self,
-        name: &str,
-        value: &str,
-        origin: &str,
-    ) -> Result<(), PostgresConfigError> {
-        let invalid = |reason: String| PostgresConfigError::Invalid {
-            name: name.to_owned(),
-            origin: origin.to_owned(),
-            reason,
-        };
+    /// [`PostgresConfigError`] naming the option and its source.
+    pub fn from_config(
+        file: Option<&Path>,
+        env: &HashMap<String, String>,
+    ) -> Result<Self, PostgresConfigError> {
+        Self::default().with_sources(file, env)
+    }
+
+    /// The connection URL, or the error that says how to set it.
+    ///
+    /// # Errors
+    /// [`OptionError::Missing`] naming `postgres.url` and `TASKHUB_POSTGRES_URL`.
+    pub fn require_url(&self) -> Result<&str, PostgresConfigError> {
+        self.url.as_deref().ok_or_else(|| {
+            Self::missing(
+                "url",
+                "set TASKHUB_POSTGRES_URL (postgres://user:password@host:port/database)",
+            )
+        })
+    }
+}
+
+impl BackendOptions for PostgresOptions {
+    const TABLE: &'static str = TABLE;
+    const NAMES: &'static [&'static str] = &[
+        "url",
+        "pool_size",
+        "connect_timeout",
+        "tls_ca_file",
+        "notify",
+        "max_batch",
+    ];
+
+    fn set(&mut self, name: &str, value: &str, origin: &str) -> Result<(), OptionError> {
+        let invalid = |reason: String| Self::invalid(name, origin, reason);
         match name {
             "url" => {
                 let url = value.trim();
@@ -183,146 +174,33 @@ impl PostgresOptions {
                 })?;
                 self.url = Some(url.to_owned());
             }
-            "pool_size" => {
-                self.pool_size = match value.trim().parse::<usize>() {
-                    Ok(0) => return Err(invalid("must be at least 1".into())),
-                    Ok(n) => n,
-                    Err(e) => {
-                        return Err(invalid(format!(
-                            "expected a whole number, got {value:?}: {e}"
-                        )))
-                    }
-                }
-            }
-            "max_batch" => {
-                self.max_batch = match value.trim().parse::<usize>() {
-                    Ok(0) => return Err(invalid("must be at least 1".into())),
-                    Ok(n) => n,
-                    Err(e) => {
-                        return Err(invalid(format!(
-                            "expected a whole number, got {value:?}: {e}"
-                        )))
-                    }
-                }
-            }
+            "pool_size" => self.pool_size = parse::count(value).map_err(invalid)?,
+            "max_batch" => self.max_batch = parse::count(value).map_err(invalid)?,
             "connect_timeout" => {
-                self.connect_timeout = parse_duration(value).ok_or_else(|| {
+                self.connect_timeout = parse::duration(value).ok_or_else(|| {
                     invalid(format!(
                         "expected a duration such as 10, 10s or 500ms, got {value:?}"
                     ))
                 })?;
             }
-            "notify" => {
-                self.notify = match value.trim().to_ascii_lowercase().as_str() {
-                    "true" | "on" | "1" | "yes" => true,
-                    "false" | "off" | "0" | "no" => false,
-                    _ => return Err(invalid(format!("expected true or false, got {value:?}"))),
-                }
-            }
+            "notify" => self.notify = parse::switch(value).map_err(invalid)?,
             "tls_ca_file" if value.trim().is_empty() => self.tls_ca_file = None,
             "tls_ca_file" => self.tls_ca_file = Some(PathBuf::from(value.trim())),
-            _ => {
-                return Err(invalid(format!(
-                    "unknown option (known: {})",
-                    KNOWN.join(", ")
-                )))
-            }
+            _ => return Err(Self::unknown(name, origin)),
         }
         Ok(())
     }
 
-    /// Applies the `[postgres]` table of a settings file; a file that does not exist, or has no
-    /// such table, changes nothing.
-    ///
-    /// # Errors
-    /// [`PostgresConfigError::File`] or [`PostgresConfigError::Invalid`].
-    pub fn apply_file(&mut self, path: &Path) -> Result<(), PostgresConfigError> {
-        if !path.exists() {
-            return Ok(());
+    /// The URL (a secret) and the CA file have no default.
+    fn text_of(&self, name: &str) -> String {
+        match name {
+            "pool_size" => self.pool_size.to_string(),
+            "notify" => self.notify.to_string(),
+            "max_batch" => self.max_batch.to_string(),
+            "connect_timeout" => humantime::format_duration(self.connect_timeout).to_string(),
+            _ => String::new(),
         }
-        let file_error = |reason: String| PostgresConfigError::File {
-            path: path.to_owned(),
-            reason,
-        };
-        let text =
-            std::fs::read_to_string(path).map_err(|e| file_error(format!("cannot read: {e}")))?;
-        let mut table: toml::Table = text
-            .parse()
-            .map_err(|e: toml::de::Error| file_error(e.message().to_owned()))?;
-        let origin = path.display().to_string();
-        let Some(section) = table.remove(TABLE) else {
-            return Ok(());
-        };
-        let toml::Value::Table(section) = section else {
-            return Err(PostgresConfigError::Invalid {
-                name: String::new(),
-                origin,
-                reason: format!("expected a table [{TABLE}]"),
-            });
-        };
-        for (key, value) in section {
-            let text = match value {
-                toml::Value::String(v) => v,
-                toml::Value::Integer(i) => i.to_string(),
-                toml::Value::Float(f) => f.to_string(),
-                toml::Value::Boolean(b) => b.to_string(),
-                _ => {
-                    return Err(PostgresConfigError::Invalid {
-                        name: key,
-                        origin,
-                        reason: "expected a string, number or boolean".into(),
-                    })
-                }
-            };
-            self.set(&key, &text, &origin)?;
-        }
-        Ok(())
     }
-
-    /// Applies every `TASKHUB_POSTGRES_<NAME>` variable of `env`; unknown names are errors,
-    /// other variables are ignored.
-    ///
-    /// # Errors
-    /// [`PostgresConfigError::Invalid`] naming the option and the variable.
-    pub fn apply_env(&mut self, env: &HashMap<String, String>) -> Result<(), PostgresConfigError> {
-        let mut vars: Vec<(&String, &String)> = env
-            .iter()
-            .filter(|(k, _)| k.starts_with("TASKHUB_POSTGRES_"))
-            .collect();
-        vars.sort();
-        for (key, value) in vars {
-            let name = key.trim_start_matches("TASKHUB_POSTGRES_").to_lowercase();
-            self.set(&name, value, key)?;
-        }
-        Ok(())
-    }
-
-    /// The defaults with the `[postgres]` table of `file` (if given) and `env` applied.
-    ///
-    /// # Errors
-    /// As [`apply_file`](Self::apply_file) and [`apply_env`](Self::apply_env).
-    pub fn from_config(
-        file: Option<&Path>,
-        env: &HashMap<String, String>,
-    ) -> Result<Self, PostgresConfigError> {
-        let mut options = Self::default();
-        if let Some(file) = file {
-            options.apply_file(file)?;
-        }
-        options.apply_env(env)?;
-        Ok(options)
-    }
-}
-
-/// Seconds as a plain number (`5`, `0.5`), else humantime's format (`500ms`, `5s`).
-fn parse_duration(text: &str) -> Option<Duration> {
-    let t = text.trim();
-    if let Ok(secs) = t.parse::<f64>() {
-        return (secs.is_finite() && secs >= 0.0)
-            .then(|| Duration::try_from_secs_f64(secs).ok())
-            .flatten();
-    }
-    humantime::parse_duration(t).ok()
 }
 
 #[cfg(test)]

@@ -1,16 +1,16 @@
 //! The SQLite backend as a plug-in (`taskhub-backends` registers it as `sqlite`): its options
-//! from the configuration ([`SqliteOptions::set`], the `[sqlite]` table, `TASKHUB_SQLITE_*`),
-//! and a hub that is one file.
+//! from the configuration ([`SqliteOptions`], layered by the seam), and a hub that is one file
+//! (`sqlite.path`, `--db`): opened, created, or deleted with its `-wal`, `-shm`, `-journal`.
 
 use std::path::PathBuf;
 
 use async_trait::async_trait;
 use taskhub_storage::backend::{
-    Backend, BackendConfig, BackendError, Deleted, HubLocation, OpenMode, OpenedStore, OptionDoc,
+    Backend, BackendConfig, BackendError, BackendOptions, Deleted, HubLocation, OpenMode,
+    OpenedStore, OptionDoc,
 };
 
-use crate::config::{SqliteConfigError, KNOWN, LEGACY_DURABILITY_VAR, TABLE};
-use crate::options::{Durability, SqliteOptions};
+use crate::options::{SqliteConfigError, SqliteOptions, TABLE};
 use crate::{delete_hub_files, SqliteStore};
 
 /// The database file when no option names one.
@@ -27,35 +27,9 @@ impl SqliteBackend {
     /// # Errors
     /// [`SqliteConfigError`] naming the option and its source.
     pub fn options_from(config: &BackendConfig) -> Result<SqliteOptions, SqliteConfigError> {
-        let mut options = SqliteOptions::new(DEFAULT_PATH).with_clock(config.clock.clone());
-        for (name, value, origin) in BackendConfig::values_of(&config.defaults, TABLE) {
-            options.set(name, value, origin)?;
-        }
-        if let Some(file) = &config.file {
-            options.apply_file(file)?;
-        }
-        options.apply_env(&config.env)?;
-        for (name, value, origin) in BackendConfig::values_of(&config.overrides, TABLE) {
-            options.set(name, value, origin)?;
-        }
-        Ok(options)
-    }
-}
-
-impl From<SqliteConfigError> for BackendError {
-    fn from(e: SqliteConfigError) -> Self {
-        match e {
-            SqliteConfigError::File { path, reason } => Self::File { path, reason },
-            SqliteConfigError::Invalid {
-                name,
-                origin,
-                reason,
-            } => Self::Invalid {
-                setting: format!("{TABLE}.{name}"),
-                origin,
-                reason,
-            },
-        }
+        SqliteOptions::new(DEFAULT_PATH)
+            .with_clock(config.clock.clone())
+            .layered(config)
     }
 }
 
@@ -69,28 +43,7 @@ impl Backend for SqliteBackend {
     }
 
     fn options(&self) -> Vec<OptionDoc> {
-        let defaults = SqliteOptions::new(DEFAULT_PATH);
-        KNOWN
-            .iter()
-            .map(|&name| {
-                let default = match name {
-                    "path" => defaults.path.display().to_string(),
-                    "durability" => match defaults.durability {
-                        Durability::Normal => "normal".to_owned(),
-                        Durability::Full => "full".to_owned(),
-                    },
-                    "busy_timeout" => humantime::format_duration(defaults.busy_timeout).to_string(),
-                    "read_connections" => defaults.read_connections.to_string(),
-                    "max_batch" => defaults.max_batch.to_string(),
-                    _ => String::new(),
-                };
-                let mut env = vec![format!("TASKHUB_SQLITE_{}", name.to_uppercase())];
-                if name == "durability" {
-                    env.push(LEGACY_DURABILITY_VAR.to_owned());
-                }
-                OptionDoc { name, default, env }
-            })
-            .collect()
+        SqliteOptions::new(DEFAULT_PATH).docs()
     }
 
     fn locate(&self, config: &BackendConfig) -> Result<Box<dyn HubLocation>, BackendError> {
@@ -174,6 +127,7 @@ mod tests {
     use taskhub_storage::backend::OptionValue;
 
     use super::*;
+    use crate::Durability;
 
     #[tokio::test]
     async fn options_layer_and_a_hub_opens_and_deletes() {
@@ -232,7 +186,7 @@ mod tests {
     #[test]
     fn documented_defaults_are_the_real_ones() {
         let docs = SqliteBackend.options();
-        assert_eq!(docs.len(), KNOWN.len());
+        assert_eq!(docs.len(), SqliteOptions::NAMES.len());
         let busy = docs.iter().find(|d| d.name == "busy_timeout").unwrap();
         assert_eq!(busy.default, "5s");
         assert_eq!(busy.env, vec!["TASKHUB_SQLITE_BUSY_TIMEOUT".to_owned()]);

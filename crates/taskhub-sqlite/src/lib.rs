@@ -5,7 +5,7 @@
 //!   [`SqliteStore::open`] and [`SqliteOptions`].
 //! * The file is in WAL mode; [`Durability`] picks `synchronous = NORMAL` or `FULL`.
 //! * Its options come from code ([`SqliteOptions`]) or from configuration: the `[sqlite]`
-//!   table of `taskhub.toml` and `TASKHUB_SQLITE_*` variables (see [`config`]).
+//!   table of `taskhub.toml` and `TASKHUB_SQLITE_*` variables (see [`options`]).
 //! * Several processes may share the file: every write is a `BEGIN IMMEDIATE` transaction.
 //! * A dedicated writer thread group-commits: everything queued while it was busy is applied in
 //!   one transaction, without savepoints; only if a request fails is the batch rolled back and
@@ -23,7 +23,6 @@ mod checkpoint;
 mod checkpointer;
 mod clear;
 mod codec;
-pub mod config;
 mod dead_letters;
 mod delete;
 mod errors;
@@ -42,9 +41,9 @@ pub mod testing;
 pub mod writer;
 
 pub use backend::SqliteBackend;
-pub use config::SqliteConfigError;
 pub use delete::{delete_hub_files, DeletedFiles, HUB_FILE_SUFFIXES};
 pub use instances::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};
-pub use options::{Durability, SqliteOptions, DEFAULT_BUSY_TIMEOUT};
+pub use options::{Durability, SqliteConfigError, SqliteOptions, DEFAULT_BUSY_TIMEOUT};
 pub use store::SqliteStore;
+pub use taskhub_storage::backend::{BackendOptions, OptionError};
 pub use writer::WriterStats;

@@ -115,7 +115,10 @@ fn errors_name_the_option_and_its_source() {
     assert!(err.contains("expected a table [demo]"), "{err}");
     std::fs::write(&file, "[demo]\npath = [1]\n").unwrap();
     let err = Demo::default().apply_file(&file).unwrap_err().to_string();
-    assert!(err.contains("expected a string, number or boolean"), "{err}");
+    assert!(
+        err.contains("expected a string, number or boolean"),
+        "{err}"
+    );
     std::fs::write(&file, "[demo\n").unwrap();
     assert!(matches!(
         Demo::default().apply_file(&file),
@@ -139,11 +142,16 @@ fn older_top_level_keys_come_before_the_table_and_strings_only() {
     assert_eq!((got.path.as_str(), got.size), ("new", 2));
     std::fs::write(&file, "[demo]\nsize = 2\n").unwrap();
     let err = Old::default().apply_file(&file).unwrap_err().to_string();
-    assert!(err.contains("demo.size") && err.contains("expected a string"), "{err}");
+    assert!(
+        err.contains("demo.size") && err.contains("expected a string"),
+        "{err}"
+    );
     // Without TOP_LEVEL_KEYS the older keys are not read.
     std::fs::write(&file, "demo_path = \"old\"\n").unwrap();
     assert_eq!(
-        Demo::default().with_sources(Some(&file), &HashMap::new()).unwrap(),
+        Demo::default()
+            .with_sources(Some(&file), &HashMap::new())
+            .unwrap(),
         Demo::default()
     );
 }

@@ -1,7 +1,10 @@
-//! The Azure backend's own options from configuration: the `[azure]` table of `taskhub.toml`,
-//! `TASKHUB_AZURE_<NAME>` environment variables, and explicit values such as a CLI flag
-//! (later sources win). The older top-level keys `azure_<name>` of `taskhub.toml` (and
-//! `--set azure_<name>=…`) are still read, before the table.
+//! The Azure backend's options ([`AzureConfig`]: how to reach the account) from configuration:
+//! the `[azure]` table of `taskhub.toml`, `TASKHUB_AZURE_<NAME>` environment variables, and
+//! explicit values such as a CLI flag (later sources win). The older top-level keys
+//! `azure_<name>` of `taskhub.toml` (and `--set azure_<name>=…`) are still read, before the
+//! table. The layering is the seam's ([`BackendOptions`]); this file writes `set()`, the checks
+//! ([`AzureConfig::validate`]) and the account the options name ([`AzureConfig::account`]).
+//! Errors name `azure.<name>`; secrets never show in `Debug` or messages.
 //!
 //! ```toml
 //! # taskhub.toml
@@ -11,7 +14,7 @@
 //!
 //! ```
 //! # fn main() -> Result<(), taskhub_azure::AzureConfigError> {
-//! use taskhub_azure::AzureConfig;
+//! use taskhub_azure::{AzureConfig, BackendOptions};
 //!
 //! let mut config = AzureConfig::default();
 //! config.set("storage_account_name", "prod1", "my flag")?;
@@ -23,7 +26,9 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use taskhub_storage::backend::{BackendOptions, OptionError};
 
 use crate::credential::{
     ClientSecretCredential, Credential, ManagedIdentityCredential, SecretText,
@@ -34,49 +39,9 @@ use crate::StorageAccount;
 /// The table of `taskhub.toml` these options live in.
 pub const TABLE: &str = "azure";
 
-/// Every option name under `[azure]`.
-pub const KNOWN: [&str; 8] = [
-    "storage_connection_string",
-    "storage_account_name",
-    "storage_endpoint_suffix",
-    "credential",
-    "tenant_id",
-    "client_id",
-    "client_secret",
-    "authority_host",
-];
-
-/// An Azure option that cannot be applied, or a missing one.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum AzureConfigError {
-    /// The settings file could not be read or parsed.
-    #[error("cannot read settings file {path}: {reason}")]
-    File {
-        /// The file.
-        path: PathBuf,
-        /// What went wrong.
-        reason: String,
-    },
-    /// An option is unknown or malformed.
-    #[error("invalid setting {TABLE}.{name} (from {origin}): {reason}")]
-    Invalid {
-        /// The option, without the `azure.` prefix.
-        name: String,
-        /// Where its value came from (a file, a variable, a flag).
-        origin: String,
-        /// What is wrong.
-        reason: String,
-    },
-    /// An option the others make necessary is not set.
-    #[error("missing setting {TABLE}.{name}: {reason}")]
-    Missing {
-        /// The option, without the `azure.` prefix.
-        name: String,
-        /// When it is needed.
-        reason: String,
-    },
-}
+/// An Azure option that cannot be applied, or a missing one: the seam's [`OptionError`],
+/// naming `azure.<name>` and its source.
+pub type AzureConfigError = OptionError;
 
 /// How the Azure backend reaches its storage account: a connection string, or an account
 /// name with an Entra ID credential. Secrets never show in `Debug`.
@@ -122,13 +87,23 @@ impl fmt::Debug for AzureConfig {
     }
 }
 
-impl AzureConfig {
-    /// Sets one option from its text form (trimmed; empty clears it); `origin` is named in
-    /// the error.
-    ///
-    /// # Errors
-    /// [`AzureConfigError::Invalid`] naming `azure.<name>` and `origin`.
-    pub fn set(&mut self, name: &str, value: &str, origin: &str) -> Result<(), AzureConfigError> {
+impl BackendOptions for AzureConfig {
+    const TABLE: &'static str = TABLE;
+    const NAMES: &'static [&'static str] = &[
+        "storage_connection_string",
+        "storage_account_name",
+        "storage_endpoint_suffix",
+        "credential",
+        "tenant_id",
+        "client_id",
+        "client_secret",
+        "authority_host",
+    ];
+    const TOP_LEVEL_KEYS: bool = true;
+    const STRINGS_ONLY: bool = true;
+
+    /// The value is trimmed; empty clears the option. Every option is empty by default.
+    fn set(&mut self, name: &str, value: &str, origin: &str) -> Result<(), OptionError> {
         let value = value.trim();
         let secret = || Some(SecretText::new(value)).filter(|_| !value.is_empty());
         match name {
@@ -138,13 +113,9 @@ impl AzureConfig {
             "credential" => {
                 let v = value.to_ascii_lowercase().replace('-', "_");
                 if !["", "client_secret", "managed_identity"].contains(&v.as_str()) {
-                    return Err(AzureConfigError::Invalid {
-                        name: name.to_owned(),
-                        origin: origin.to_owned(),
-                        reason: format!(
-                            "expected client_secret or managed_identity, got {value:?}"
-                        ),
-                    });
+                    let reason =
+                        format!("expected client_secret or managed_identity, got {value:?}");
+                    return Err(Self::invalid(name, origin, reason));
                 }
                 self.credential = v;
             }
@@ -152,101 +123,24 @@ impl AzureConfig {
             "client_id" => value.clone_into(&mut self.client_id),
             "client_secret" => self.client_secret = secret(),
             "authority_host" => value.clone_into(&mut self.authority_host),
-            _ => {
-                return Err(AzureConfigError::Invalid {
-                    name: name.to_owned(),
-                    origin: origin.to_owned(),
-                    reason: format!("unknown option (known: {})", KNOWN.join(", ")),
-                })
-            }
+            _ => return Err(Self::unknown(name, origin)),
         }
         Ok(())
     }
+}
 
-    /// Applies a settings file (`taskhub.toml`): its top-level `azure_<name>` keys (the older
-    /// spelling), then its `[azure]` table. A file that does not exist changes nothing; other
-    /// keys are not read.
-    ///
-    /// # Errors
-    /// [`AzureConfigError::File`] if the file cannot be read or parsed;
-    /// [`AzureConfigError::Invalid`] naming the option and the file.
-    pub fn apply_file(&mut self, path: &Path) -> Result<(), AzureConfigError> {
-        if !path.exists() {
-            return Ok(());
-        }
-        let file_error = |reason: String| AzureConfigError::File {
-            path: path.to_owned(),
-            reason,
-        };
-        let text =
-            std::fs::read_to_string(path).map_err(|e| file_error(format!("cannot read: {e}")))?;
-        let mut table: toml::Table = text
-            .parse()
-            .map_err(|e: toml::de::Error| file_error(e.message().to_owned()))?;
-        let origin = path.display().to_string();
-        let invalid = |name: &str, reason: &str| AzureConfigError::Invalid {
-            name: name.to_owned(),
-            origin: origin.clone(),
-            reason: reason.to_owned(),
-        };
-        let section = table.remove(TABLE);
-        for (key, value) in &table {
-            if let Some(name) = key.strip_prefix("azure_") {
-                let text = value
-                    .as_str()
-                    .ok_or_else(|| invalid(name, "expected a string"))?;
-                self.set(name, text, &origin)?;
-            }
-        }
-        match section {
-            None => {}
-            Some(toml::Value::Table(section)) => {
-                for (key, value) in section {
-                    let text = value
-                        .as_str()
-                        .ok_or_else(|| invalid(&key, "expected a string"))?;
-                    self.set(&key, text, &origin)?;
-                }
-            }
-            Some(_) => return Err(invalid("", &format!("expected a table [{TABLE}]"))),
-        }
-        Ok(())
-    }
-
-    /// Applies every `TASKHUB_AZURE_<NAME>` variable of `env` (`TASKHUB_AZURE_STORAGE_CONNECTION_STRING`,
-    /// …). Unknown `TASKHUB_AZURE_*` names are errors, other variables ignored.
-    ///
-    /// # Errors
-    /// [`AzureConfigError::Invalid`] naming the option and the variable.
-    pub fn apply_env(&mut self, env: &HashMap<String, String>) -> Result<(), AzureConfigError> {
-        let mut vars: Vec<(&String, &String)> = env
-            .iter()
-            .filter(|(k, _)| k.starts_with("TASKHUB_AZURE_"))
-            .collect();
-        vars.sort();
-        for (key, value) in vars {
-            let name = key.trim_start_matches("TASKHUB_AZURE_").to_lowercase();
-            self.set(&name, value, key)?;
-        }
-        Ok(())
-    }
-
+impl AzureConfig {
     /// The defaults with the settings of `file` (if given) and the environment `env` applied,
     /// in that order: what a library user calls to honour the same configuration as the
     /// `taskhub` CLI.
     ///
     /// # Errors
-    /// As [`apply_file`](Self::apply_file) and [`apply_env`](Self::apply_env).
+    /// [`AzureConfigError`] naming the option and its source.
     pub fn from_config(
         file: Option<&Path>,
         env: &HashMap<String, String>,
     ) -> Result<Self, AzureConfigError> {
-        let mut config = Self::default();
-        if let Some(file) = file {
-            config.apply_file(file)?;
-        }
-        config.apply_env(env)?;
-        Ok(config)
+        Self::default().with_sources(file, env)
     }
 
     /// True if the Entra ID credential is a client secret (`credential = client_secret`, or
@@ -264,19 +158,17 @@ impl AzureConfig {
     /// client secret's tenant, client and secret when the credential is one).
     ///
     /// # Errors
-    /// [`AzureConfigError::Missing`] naming the option.
+    /// [`OptionError::Missing`] naming the option.
     pub fn validate(&self) -> Result<(), AzureConfigError> {
         if self.storage_connection_string.is_some() {
             return Ok(());
         }
         if self.storage_account_name.is_empty() {
-            return Err(AzureConfigError::Missing {
-                name: "storage_connection_string".to_owned(),
-                reason: "must be set when backend = azure (UseDevelopmentStorage=true for a \
-                         local Azurite), or azure.storage_account_name with an Entra ID \
-                         credential"
-                    .to_owned(),
-            });
+            return Err(Self::missing(
+                "storage_connection_string",
+                "must be set when backend = azure (UseDevelopmentStorage=true for a local \
+                 Azurite), or azure.storage_account_name with an Entra ID credential",
+            ));
         }
         if self.uses_client_secret() {
             for (name, missing) in [
@@ -285,11 +177,10 @@ impl AzureConfig {
                 ("client_secret", self.client_secret.is_none()),
             ] {
                 if missing {
-                    return Err(AzureConfigError::Missing {
-                        name: name.to_owned(),
-                        reason: "must be set for a client_secret credential (azure.credential)"
-                            .to_owned(),
-                    });
+                    return Err(Self::missing(
+                        name,
+                        "must be set for a client_secret credential (azure.credential)",
+                    ));
                 }
             }
         }
@@ -304,13 +195,12 @@ impl AzureConfig {
     /// name (never showing a key or secret).
     pub fn account(&self) -> Result<StorageAccount, AzureConfigError> {
         self.validate()?;
-        let invalid = |name: &str, e: crate::AzureError| AzureConfigError::Invalid {
-            name: name.to_owned(),
-            origin: "the configuration".to_owned(),
-            reason: match e {
+        let invalid = |name: &str, e: crate::AzureError| {
+            let reason = match e {
                 crate::AzureError::ConnectionString(why) => why,
                 other => other.to_string(),
-            },
+            };
+            Self::invalid(name, "the configuration", reason)
         };
         if let Some(text) = &self.storage_connection_string {
             return StorageAccount::from_connection_string(text.expose())
