@@ -8,6 +8,8 @@
     reason = "test support"
 )]
 
+pub mod service_hub;
+
 use std::io::{BufRead as _, BufReader};
 use std::path::Path;
 use std::process::{Child, ChildStdout, Command, Output, Stdio};

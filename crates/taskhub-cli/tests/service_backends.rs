@@ -1,8 +1,14 @@
-//! Every CLI command group through the real binary on Azure Storage (Azurite): instances
+//! The CLI on the backends that run as a service, one test module each (`azure::`, on
+//! Azurite; `postgres::`, on a throwaway server): the demo runs on a fresh hub and the admin
+//! commands read it; every command group through the real binary (instances
 //! start/list/show/history/raise/terminate/purge, dead-letters list/replay, partitions
-//! show/resize/offline/online/bump, hub delete; and an endpoint that never answers is one
-//! error line within seconds. Needs `TASKHUB_TEST_AZURE_CONNECTION_STRING`:
-//! `scripts/with-azurite.sh cargo test -p taskhub-cli --test azure_commands`.
+//! show/resize/offline/online/bump, hub delete and re-create); a read on a missing hub creates
+//! nothing; an unreachable service, a bad URL or an endpoint that never answers is one error
+//! line naming the setting, within seconds. No run prints the account key or the password.
+//!
+//! Needs `TASKHUB_TEST_AZURE_CONNECTION_STRING` and `TASKHUB_TEST_POSTGRES_URL`:
+//! `scripts/with-azurite.sh scripts/with-postgres.sh cargo test -p taskhub-cli --test
+//! service_backends` (`azure::` or `postgres::` to run one backend).
 #![allow(
     clippy::disallowed_methods,
     clippy::indexing_slicing,
@@ -13,133 +19,80 @@
 
 mod common;
 
-use std::process::{Command, Output, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use common::service_hub::{Backend, Service, ServiceHub};
 use common::*;
 use taskhub_azure::AzureStore;
-use taskhub_backends::{BackendConfig, OpenedStore, OptionValue};
 use taskhub_storage::{NewQueueMessage, QueueName};
 
-const KEY: &str =
-    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
-
-fn connection_string() -> String {
-    taskhub_test_support::env::azure_connection_string(
-        "cargo test -p taskhub-cli --test azure_commands",
-    )
+on_services! {
+    azure:
+        demo_runs_and_the_admin_commands_read_its_hub,
+        instance_commands_work,
+        dead_letter_commands_work,
+        partition_commands_work,
+        hub_delete_asks_first_and_the_hub_comes_back,
+        an_unreachable_service_or_a_missing_hub_is_one_clear_error,
+        an_endpoint_that_never_answers_is_one_error_line_within_seconds;
+    postgres:
+        demo_runs_and_the_admin_commands_read_its_hub,
+        instance_commands_work,
+        dead_letter_commands_work,
+        hub_delete_asks_first_and_the_hub_comes_back,
+        an_unreachable_service_or_a_missing_hub_is_one_clear_error;
 }
 
-/// A hub on the test account with a name of its own.
-struct Hub {
-    dir: TempDir,
-    name: String,
-    account: String,
-}
-
-impl Hub {
-    fn new(tag: &str) -> Self {
-        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos();
-        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Self {
-            dir: TempDir::new(tag),
-            name: format!("cli{}x{n}x{:x}", std::process::id(), nanos % (1 << 40)),
-            account: connection_string(),
-        }
-    }
-
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut cmd = taskhub(&self.dir.0);
-        cmd.env("TASKHUB_AZURE_STORAGE_CONNECTION_STRING", &self.account)
-            .env("TASKHUB_TASK_HUB_NAME", &self.name)
-            .args(["--backend", "azure"])
-            .args(args);
-        cmd
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        self.cmd(args).output().unwrap()
-    }
-
-    fn ok(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            out.status.success(),
-            "taskhub {args:?} failed: {stderr}\n{stdout}"
-        );
-        assert!(!stdout.contains(KEY) && !stderr.contains(KEY));
-        stdout
-    }
-
-    fn fails(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert_eq!(out.status.code(), Some(1), "taskhub {args:?}: {stderr}");
-        assert!(!stderr.contains("panicked"), "{stderr}");
-        stderr
-    }
-
-    fn json(&self, args: &[&str]) -> serde_json::Value {
-        serde_json::from_str(&self.ok(args)).unwrap()
-    }
-
-    fn worker(&self) -> WorkerChild {
-        WorkerChild::spawn(self.cmd(&[
-            "--set",
-            "max_queue_polling_interval=100ms",
-            "--set",
-            "lease_interval=4s",
-            "--set",
-            "lease_renew_interval=1s",
-            "--set",
-            "lease_acquire_interval=1s",
-            "worker",
-        ]))
-    }
-
-    fn status(&self, id: &str) -> String {
-        self.json(&["instances", "show", id, "--json"])["status"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned()
-    }
-
-    fn wait_status(&self, id: &str, status: &str) {
-        wait_until(STUCK, || (self.status(id) == status).then_some(()));
-    }
-
-    /// The hub's store, opened directly (it must exist).
-    fn store(&self) -> OpenedStore {
-        let config = BackendConfig {
-            overrides: vec![OptionValue::new(
-                "azure.storage_connection_string",
-                &self.account,
-                "the test",
-            )],
-            hub_name: self.name.clone(),
-            ..BackendConfig::default()
-        };
-        let rt = tokio::runtime::Runtime::new().unwrap();
-        rt.block_on(taskhub_backends::open_store("azure", &config))
-            .unwrap()
-    }
-}
-
+/// The service backends this suite covers are backends the CLI knows by those names.
 #[test]
-fn instance_commands_work_on_azure() {
-    let hub = Hub::new("az-instances");
+fn every_service_is_a_registered_backend() {
+    let names = taskhub_backends::names();
+    for service in Service::all() {
+        assert!(names.contains(&service.backend.name()), "{names:?}");
+    }
+}
+
+fn demo_runs_and_the_admin_commands_read_its_hub(backend: Backend) {
+    let hub = ServiceHub::new(backend, "svc-demo");
     // A command that reads a hub that does not exist yet creates nothing.
     let err = hub.fails(&["instances", "list"]);
     assert!(
         err.contains(&format!("no task hub '{}'", hub.name)) && err.contains("task_hub_name"),
         "{err}"
     );
+    let out = hub.ok(&["demo", "--fan-out", "20"]);
+    assert!(
+        out.contains("All 8 demo instances finished as expected."),
+        "{out}"
+    );
+    let place = format!("'{}' on {}", hub.name, hub.service.display);
+    assert!(out.contains(&place), "{out}");
+
+    let list = hub.ok(&["instances", "list"]);
+    assert!(list.contains("demo-hello"), "{list}");
+    let history = hub.ok(&["instances", "history", "demo-hello"]);
+    assert!(history.contains("ExecutionStarted"), "{history}");
+
+    let epoch = hub.partitions()[0]["epoch"].as_u64().unwrap();
+    hub.ok(&["partitions", "bump", "0"]);
+    assert_eq!(hub.partitions()[0]["epoch"].as_u64().unwrap(), epoch + 1);
+    hub.ok(&["partitions", "offline", "1"]);
+    assert_eq!(hub.partitions()[1]["offline"], true);
+    hub.ok(&["partitions", "online", "1"]);
+    let letters = hub.json(&["dead-letters", "list", "--json"]);
+    assert!(letters.as_array().unwrap().is_empty(), "{letters}");
+
+    hub.ok(&["instances", "start", "HelloCities", "--id", "d-1"]);
+    assert_eq!(hub.status("d-1"), "Pending");
+    hub.ok(&["instances", "purge", "demo-hello"]);
+    assert!(hub
+        .fails(&["instances", "show", "demo-hello"])
+        .contains("not found"));
+}
+
+fn instance_commands_work(backend: Backend) {
+    let hub = ServiceHub::new(backend, "svc-instances");
     let worker = hub.worker();
 
     let out = hub.ok(&[
@@ -215,9 +168,8 @@ fn instance_commands_work_on_azure() {
     worker.stop();
 }
 
-#[test]
-fn dead_letter_commands_work_on_azure() {
-    let hub = Hub::new("az-dead-letters");
+fn dead_letter_commands_work(backend: Backend) {
+    let hub = ServiceHub::new(backend, "svc-dead-letters");
     let worker = hub.worker();
     let opened = hub.store();
     let rt = tokio::runtime::Runtime::new().unwrap();
@@ -258,47 +210,49 @@ fn dead_letter_commands_work_on_azure() {
     worker.stop();
 }
 
-#[test]
-fn partition_commands_work_on_azure() {
-    let hub = Hub::new("az-partitions");
+fn partition_commands_work(backend: Backend) {
+    let hub = ServiceHub::new(backend, "svc-partitions");
     hub.ok(&["instances", "start", "HelloCities", "--id", "p-1"]);
-    let rows = || -> Vec<serde_json::Value> {
-        hub.json(&["partitions", "--json"])["partitions"]
-            .as_array()
-            .unwrap()
-            .clone()
-    };
-    assert_eq!(rows().len(), 4);
+    assert_eq!(hub.partitions().len(), 4);
     let table = hub.ok(&["partitions"]);
     assert!(table.contains("PARTITION"), "{table}");
 
     hub.ok(&["partitions", "offline", "3"]);
-    assert_eq!(rows()[3]["offline"], true, "{:?}", rows()[3]);
+    assert_eq!(
+        hub.partitions()[3]["offline"],
+        true,
+        "{:?}",
+        hub.partitions()[3]
+    );
     hub.ok(&["partitions", "online", "3"]);
-    assert_eq!(rows()[3]["offline"], false);
-    let epoch = rows()[0]["epoch"].as_u64().unwrap();
+    assert_eq!(hub.partitions()[3]["offline"], false);
+    let epoch = hub.partitions()[0]["epoch"].as_u64().unwrap();
     hub.ok(&["partitions", "bump", "0"]);
-    assert_eq!(rows()[0]["epoch"].as_u64().unwrap(), epoch + 1);
+    assert_eq!(hub.partitions()[0]["epoch"].as_u64().unwrap(), epoch + 1);
     let out = hub.ok(&["partitions", "resize", "6"]);
     assert!(out.contains('6'), "{out}");
     assert!(hub.fails(&["partitions", "resize", "17"]).contains("17"));
 
     // A worker picks the new layout up and still runs the instance started before.
     let worker = hub.worker();
-    wait_until(STUCK, || (rows().len() == 6).then_some(()));
+    wait_until(STUCK, || (hub.partitions().len() == 6).then_some(()));
     hub.wait_status("p-1", "Completed");
     worker.stop();
 }
 
-#[test]
-fn hub_delete_works_on_azure() {
-    let hub = Hub::new("az-hub-delete");
-    hub.ok(&["instances", "start", "HelloCities", "--id", "d-1"]);
+/// Counts the service's objects that hold `hub`'s data where the test can (Azure: its tables,
+/// queues and containers, listed through a store opened while the hub exists); `None`
+/// elsewhere.
+fn object_counter(hub: &ServiceHub) -> Option<impl Fn() -> usize + '_> {
+    if hub.service.backend != Backend::Azure {
+        return None;
+    }
     let opened = hub.store();
-    let lister = opened.downcast::<AzureStore>().unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let mine = |objects: &taskhub_azure::AccountObjects| -> usize {
-        let lower = hub.name.to_ascii_lowercase();
+    let lower = hub.name.to_ascii_lowercase();
+    Some(move || {
+        let lister = opened.downcast::<AzureStore>().unwrap();
+        let objects = rt.block_on(lister.account_objects()).unwrap();
         objects
             .tables
             .iter()
@@ -306,11 +260,19 @@ fn hub_delete_works_on_azure() {
             .chain(&objects.containers)
             .filter(|n| n.to_ascii_lowercase().starts_with(&lower))
             .count()
-    };
-    assert!(mine(&rt.block_on(lister.account_objects()).unwrap()) >= 5);
+    })
+}
 
-    let mut cmd = hub.cmd(&["hub", "delete"]);
-    let mut child = cmd
+fn hub_delete_asks_first_and_the_hub_comes_back(backend: Backend) {
+    let hub = ServiceHub::new(backend, "svc-hub-delete");
+    hub.ok(&["instances", "start", "HelloCities", "--id", "d-1"]);
+    let objects = object_counter(&hub);
+    if let Some(count) = &objects {
+        assert!(count() >= 5);
+    }
+
+    let mut child = hub
+        .cmd(&["hub", "delete"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -326,8 +288,13 @@ fn hub_delete_works_on_azure() {
     assert_eq!(hub.status("d-1"), "Pending");
 
     let out = hub.ok(&["hub", "delete", "--yes"]);
-    assert!(out.contains("deleted"), "{out}");
-    assert_eq!(mine(&rt.block_on(lister.account_objects()).unwrap()), 0);
+    assert!(
+        out.contains("deleted") && out.contains(hub.service.deleted),
+        "{out}"
+    );
+    if let Some(count) = &objects {
+        assert_eq!(count(), 0);
+    }
     let err = hub.fails(&["instances", "list"]);
     assert!(err.contains("no task hub"), "{err}");
     assert!(hub
@@ -356,20 +323,57 @@ fn hub_delete_works_on_azure() {
     );
 }
 
+fn an_unreachable_service_or_a_missing_hub_is_one_clear_error(backend: Backend) {
+    let service = Service::of(backend);
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let nowhere = ServiceHub {
+        dir: TempDir::new("svc-nowhere"),
+        name: "NoHub1".to_owned(),
+        service,
+        connection: service.connection_to_port(port),
+    };
+    let err = nowhere.fails(&["instances", "list"]);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains(service.setting) && err.contains(service.unreachable_hint(port).as_str()),
+        "{err}"
+    );
+
+    let missing = ServiceHub::new(backend, "svc-missing");
+    let err = missing.fails(&["instances", "list"]);
+    assert!(
+        err.contains(&format!("no task hub '{}'", missing.name)) && err.contains("task_hub_name"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_bad_postgres_url_names_the_setting_and_its_variable() {
+    let service = Service::of(Backend::Postgres);
+    let bad = ServiceHub {
+        connection: "postgres://taskhub:n0t-the-password@127.0.0.1:notaport/x".to_owned(),
+        ..ServiceHub::new(Backend::Postgres, "svc-bad-url")
+    };
+    let err = bad.fails(&["instances", "list"]);
+    assert!(
+        err.contains(service.setting) && err.contains(service.variable),
+        "{err}"
+    );
+}
+
 /// An endpoint that accepts TCP connections (the kernel's backlog) but never answers: one
 /// error line naming the setting, within seconds, not minutes of retries.
-#[test]
-fn an_endpoint_that_never_answers_is_one_error_line_within_seconds() {
+fn an_endpoint_that_never_answers_is_one_error_line_within_seconds(backend: Backend) {
+    let service = Service::of(backend);
     let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = silent.local_addr().unwrap().port();
-    let base = format!("http://127.0.0.1:{port}/devstoreaccount1");
-    let hub = Hub {
-        dir: TempDir::new("az-silent"),
+    let hub = ServiceHub {
+        dir: TempDir::new("svc-silent"),
         name: "Silent1".to_owned(),
-        account: format!(
-            "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey={KEY};\
-             BlobEndpoint={base};QueueEndpoint={base};TableEndpoint={base}"
-        ),
+        service,
+        connection: service.connection_to_port(port),
     };
     for args in [
         &["instances", "list"][..],
@@ -396,8 +400,7 @@ fn an_endpoint_that_never_answers_is_one_error_line_within_seconds() {
         assert_eq!(out.status.code(), Some(1), "{stderr}");
         assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
         assert!(
-            stderr.contains("azure.storage_connection_string")
-                && stderr.contains(&port.to_string()),
+            stderr.contains(service.setting) && stderr.contains(&port.to_string()),
             "{stderr}"
         );
         eprintln!("taskhub {args:?} gave up after {:?}", started.elapsed());
