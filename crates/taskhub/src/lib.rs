@@ -28,7 +28,7 @@ pub mod worker;
 pub use client::{
     CleanEntities, CleanEntitiesResult, EntityMetadata, EntityPage, EntityQuery, ExecutionStatus,
     InstanceHandle, InstanceStatus, PurgeOutcome, RaiseOptions, ReusePolicy, StartOptions,
-    StatusOptions, TaskHubClient,
+    StatusOptions, StatusSet, TaskHubClient,
 };
 pub use error::TaskhubError;
 pub use hub::TaskHub;

@@ -18,7 +18,7 @@ pub use entities::{CleanEntities, CleanEntitiesResult, EntityMetadata, EntityPag
 pub use executions::ExecutionStatus;
 pub use purge::PurgeOutcome;
 pub use query::{suspend_reason, InstanceStatus, StatusOptions};
-pub use start::{ReusePolicy, StartOptions};
+pub use start::{ReusePolicy, StartOptions, StatusSet};
 pub use typed::InstanceHandle;
 
 use crate::hub::TaskHub;

@@ -3,11 +3,10 @@
 //! queueing a message behind the delayed start. The worker then refuses the start when it is
 //! delivered (see `worker::turn::start_accept::accept_start`); a resume sends a fresh start.
 
-use std::time::Duration;
-
-use taskhub_core::{EventKind, InstanceId, Message, OrchestrationStatus, Payload, Timestamp};
+use taskhub_core::{InstanceId, OrchestrationStatus, Payload, Timestamp};
 use taskhub_storage::{CheckpointRequest, Expect, InstanceRow, QueueName, StorageError};
 
+use super::start::plan::{start_delay, start_message, StartMessage};
 use super::TaskHubClient;
 use crate::error::TaskhubError;
 use crate::rows::waits_for_its_start;
@@ -147,25 +146,17 @@ impl TaskHubClient {
             return Err(StorageError::Backend("instance row without ETag".into()).into());
         };
         let now = self.hub.clock().now();
-        let mut start = Message::from_client(
-            row.instance_id.clone(),
-            EventKind::ExecutionStarted {
-                name: row.name.clone(),
-                version: row.version.clone(),
-                input: row.input.clone(),
-                execution_id: row.execution_id.clone(),
-                parent: None,
-                scheduled_start: row.scheduled_start,
-                applied_event_ids: Vec::new(),
-                tags: Default::default(),
-            },
+        let start = start_message(&StartMessage {
+            instance_id: &row.instance_id,
+            name: &row.name,
+            version: row.version.as_ref(),
+            input: &row.input,
+            execution_id: &row.execution_id,
+            scheduled_start: row.scheduled_start,
+            partition: row.partition,
             now,
-        );
-        start.execution_id = Some(row.execution_id.clone());
-        start.target_partition = Some(row.partition);
-        let delay = row.scheduled_start.map_or(Duration::ZERO, |at| {
-            at.saturating_since(now).min(self.hub.store().max_delay())
         });
+        let delay = start_delay(row.scheduled_start, now, store.max_delay());
         let queue = QueueName::Control(row.partition);
         let outbound = vec![self.outbound(queue, &start, delay).await?];
         let pending = InstanceRow {
