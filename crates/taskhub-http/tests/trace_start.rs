@@ -8,7 +8,8 @@ mod common;
 use std::time::Duration;
 
 use common::{Backend, Server};
-use taskhub::{EventKind, InstanceId, Message};
+use taskhub::{EventKind, InstanceId};
+use taskhub_core::{format, Message};
 use taskhub_storage::QueueName;
 
 const DF: &str = "/runtime/webhooks/durabletask";
@@ -25,7 +26,7 @@ async fn queued_start(s: &Server, id: &str) -> Message {
             .await
             .unwrap();
         for m in got {
-            let message = taskhub::format::decode_message(&m.body).unwrap();
+            let message = format::decode_message(&m.body).unwrap();
             if message.target == id && matches!(message.event, EventKind::ExecutionStarted { .. }) {
                 return message;
             }

@@ -20,6 +20,7 @@ use common::*;
 use taskhub::*;
 use taskhub_core::entity::{EntityRequest, ENTITY_REQUEST_EVENT, RECENT_MESSAGE_IDS};
 use taskhub_core::format::encode_message;
+use taskhub_core::Message;
 use taskhub_storage::memory::MemoryStore;
 use taskhub_storage::{NewQueueMessage, QueueName, SystemClock, TaskHubStore};
 

@@ -19,6 +19,7 @@ use common::*;
 use taskhub::*;
 use taskhub_core::entity::{Caller, EntityRequest, ENTITY_REQUEST_EVENT};
 use taskhub_core::format::encode_message;
+use taskhub_core::Message;
 use taskhub_storage::memory::MemoryStore;
 use taskhub_storage::{NewQueueMessage, QueueName, SystemClock, TaskHubStore};
 

@@ -26,7 +26,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use backends::{settings, Backend, TestStore};
-use taskhub::entity::{EntityAction, EntityId};
+use taskhub_core::entity::{EntityAction, EntityId};
 use taskhub::executor::{
     ActivityOutcome, ActivityWork, EntityBatchOutcome, EntityWork, ExecutorError, ExecutorFuture,
     OrchestrationDecision, OrchestrationWork, RemoteExecutor,

@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use backends::{settings, Backend, TestStore};
 use sdk::{End, Replay, Sdk};
-use taskhub::entity::{Caller, EntityId, EntityRequest, ENTITY_REQUEST_EVENT};
+use taskhub_core::entity::{Caller, EntityId, EntityRequest, ENTITY_REQUEST_EVENT};
 use taskhub::*;
 use taskhub_test_support::wait;
 

@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use backends::{settings, Backend, TestStore};
 use taskhub::*;
+use taskhub_core::Message;
 
 taskhub_test_support::backend_matrix!(
     [memory, sqlite, azure, postgres]

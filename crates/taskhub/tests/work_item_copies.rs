@@ -15,6 +15,7 @@ use std::time::Duration;
 use common::*;
 use taskhub::*;
 use taskhub_core::format::encode_message;
+use taskhub_core::{Message, Sender};
 use taskhub_storage::memory::MemoryStore;
 use taskhub_storage::{HistoryStore, NewQueueMessage, QueueName, QueueStore, SystemClock};
 use tokio::sync::Semaphore;

@@ -21,7 +21,7 @@
 
 use std::collections::HashSet;
 
-use taskhub::entity::{dt_core, EntityRequest, EntityResponse, ENTITY_REQUEST_EVENT};
+use taskhub_core::entity::{dt_core, EntityRequest, EntityResponse, ENTITY_REQUEST_EVENT};
 use taskhub::{EventKind, HistoryEvent, InstanceId};
 
 use super::{event_to_proto, failure_to_proto, payload_to_proto, timestamp_to_proto};

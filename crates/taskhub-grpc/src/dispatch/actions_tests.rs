@@ -317,7 +317,7 @@ fn opaque_payloads_in_actions_and_custom_status_are_kept() {
 }
 
 mod entities {
-    use taskhub::entity::{EntityRequest, ENTITY_REQUEST_EVENT};
+    use taskhub_core::entity::{EntityRequest, ENTITY_REQUEST_EVENT};
 
     use super::*;
     use crate::proto::{

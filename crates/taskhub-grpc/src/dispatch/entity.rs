@@ -16,7 +16,7 @@
 //! results are passed through as the SDK sent them (JSON or opaque text); a state of no
 //! value or JSON `null` is no state (the entity is deleted).
 
-use taskhub::entity::{EntityAction, EntityId};
+use taskhub_core::entity::{EntityAction, EntityId};
 use taskhub::executor::{EntityBatchOutcome, EntityOperation, EntityWork};
 use taskhub::{FailureDetails, InstanceId, Payload};
 

@@ -11,7 +11,7 @@
 //! `@name@key`, request IDs and operation names must be there: otherwise the orchestration
 //! fails (`InvalidOrchestratorAction`) naming the field.
 
-use taskhub::entity::{Caller, EntityId, EntityRequest, ENTITY_REQUEST_EVENT};
+use taskhub_core::entity::{Caller, EntityId, EntityRequest, ENTITY_REQUEST_EVENT};
 use taskhub::executor::Decision;
 use taskhub::{ExecutionId, InstanceId, Payload};
 

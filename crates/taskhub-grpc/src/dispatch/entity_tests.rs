@@ -1,6 +1,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
-use taskhub::entity::{Caller, EntityAction, EntityId};
+use taskhub_core::entity::{Caller, EntityAction, EntityId};
 use taskhub::executor::{EntityOperation, EntityWork};
 use taskhub::Payload;
 

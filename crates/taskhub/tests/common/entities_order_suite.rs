@@ -16,6 +16,7 @@ use std::time::Duration;
 use taskhub::*;
 use taskhub_core::entity::{EntityRequest, ENTITY_REQUEST_EVENT};
 use taskhub_core::format::encode_message;
+use taskhub_core::{Message, SendOrder, Sender};
 use taskhub_storage::{NewQueueMessage, QueueName, TaskHubStore};
 
 /// The entity: its state is the list of numbers appended, in the order they were applied.
