@@ -23,13 +23,7 @@ use taskhub_storage::{
 const START: Timestamp = Timestamp::from_millis(1_700_000_000_000);
 
 async fn open() -> AzureStore {
-    AzureStore::create(AzureOptions {
-        account: common::account(),
-        hub: common::unique_hub(),
-        clock: Arc::new(ManualClock::new(START)),
-    })
-    .await
-    .expect("open a fresh hub")
+    common::create_store(common::account(), Arc::new(ManualClock::new(START))).await
 }
 
 fn raised(i: usize, size: usize) -> HistoryEvent {

@@ -8,7 +8,7 @@ mod common;
 
 use std::sync::Arc;
 
-use taskhub_azure::{AzureOptions, AzureStore, OpKind};
+use taskhub_azure::OpKind;
 use taskhub_core::format::encode_event;
 use taskhub_core::{EventKind, ExecutionId, HistoryEvent, InstanceId, Payload, Timestamp};
 use taskhub_storage::{
@@ -59,13 +59,7 @@ fn write(instance: &str, events: Vec<HistoryEvent>) -> CheckpointRequest {
 /// most 4 MiB and loads back exactly; the history table holds nothing but these rows.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_checkpoint_over_four_mib_of_rows_lands_completely() {
-    let s = AzureStore::create(AzureOptions {
-        account: common::account(),
-        hub: common::unique_hub(),
-        clock: Arc::new(ManualClock::new(START)),
-    })
-    .await
-    .unwrap();
+    let s = common::create_store(common::account(), Arc::new(ManualClock::new(START))).await;
     let event = quoted(0);
     let entity_bytes = serde_json::to_string(&encode_event(&event)).unwrap().len();
     assert!(

@@ -12,7 +12,7 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use taskhub_azure::{AzureOptions, AzureStore};
+use taskhub_azure::AzureStore;
 use taskhub_core::{EventKind, ExecutionId, HistoryEvent, InstanceId, Payload, Timestamp};
 use taskhub_storage::{
     CheckpointRequest, CheckpointStore, ETag, HistoryStore, HistoryWrite, ManualClock,
@@ -73,13 +73,7 @@ fn continue_as_new(id: &InstanceId, i: u64, expected: Option<ETag>) -> Checkpoin
 }
 
 async fn open() -> AzureStore {
-    AzureStore::create(AzureOptions {
-        account: common::account(),
-        hub: common::unique_hub(),
-        clock: Arc::new(ManualClock::new(START)),
-    })
-    .await
-    .unwrap()
+    common::create_store(common::account(), Arc::new(ManualClock::new(START))).await
 }
 
 /// What the instance's history holds: (History rows, history blobs, outbox blobs).

@@ -20,7 +20,7 @@ mod loopback;
 use std::time::{Duration, Instant};
 
 use loopback::proxy::{authority, Proxy, Seen};
-use taskhub_azure::{AzureOptions, AzureStore, LEASE_REQUEST_TIMEOUT};
+use taskhub_azure::{AzureStore, LEASE_REQUEST_TIMEOUT};
 use taskhub_core::Timestamp;
 use taskhub_storage::{ETag, ManualClock, PartitionRow, PartitionStore};
 
@@ -32,13 +32,7 @@ async fn store_behind_proxy() -> (AzureStore, Proxy) {
     let proxy = Proxy::start(authority(&account.table_endpoint)).await;
     account.table_endpoint = proxy.endpoint(&account.table_endpoint);
     let clock = ManualClock::new(Timestamp::from_millis(1_700_000_000_000));
-    let store = AzureStore::create(AzureOptions {
-        account,
-        hub: common::unique_hub(),
-        clock: std::sync::Arc::new(clock),
-    })
-    .await
-    .unwrap();
+    let store = common::create_store(account, std::sync::Arc::new(clock)).await;
     store
         .create_hub(PARTITIONS, Timestamp::from_millis(1_700_000_000_000))
         .await

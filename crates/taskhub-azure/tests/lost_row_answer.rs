@@ -15,7 +15,6 @@ mod loopback;
 use std::sync::Arc;
 
 use loopback::proxy::{authority, Proxy};
-use taskhub_azure::{AzureOptions, AzureStore};
 use taskhub_core::{ExecutionId, InstanceId, OrchestrationStatus, Payload, Timestamp};
 use taskhub_storage::{Expect, InstanceRow, InstanceStore, ManualClock, StorageError};
 
@@ -48,13 +47,7 @@ async fn an_instance_row_write_whose_answer_was_lost_is_not_a_conflict() {
     let mut account = common::account();
     let proxy = Proxy::start(authority(&account.table_endpoint)).await;
     account.table_endpoint = proxy.endpoint(&account.table_endpoint);
-    let s = AzureStore::create(AzureOptions {
-        account,
-        hub: common::unique_hub(),
-        clock: Arc::new(ManualClock::new(START)),
-    })
-    .await
-    .unwrap();
+    let s = common::create_store(account, Arc::new(ManualClock::new(START))).await;
     let instances = |method: &'static str| {
         move |r: &loopback::proxy::Seen| r.method == method && r.target.contains("Instances")
     };

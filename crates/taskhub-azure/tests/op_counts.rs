@@ -5,7 +5,7 @@ mod common;
 
 use std::time::Duration;
 
-use taskhub_azure::{AzureOptions, AzureStore, OpKind};
+use taskhub_azure::OpKind;
 use taskhub_core::{ExecutionId, InstanceId, OrchestrationStatus, Payload, Timestamp};
 use taskhub_storage::{
     CheckpointRequest, CheckpointStore, Expect, InstanceRow, NewQueueMessage, QueueName,
@@ -14,13 +14,8 @@ use taskhub_storage::{
 
 #[tokio::test]
 async fn an_activity_result_costs_one_put_and_one_delete_and_no_table_read() {
-    let store = AzureStore::create(AzureOptions {
-        account: common::account(),
-        hub: common::unique_hub(),
-        clock: std::sync::Arc::new(SystemClock::new()),
-    })
-    .await
-    .unwrap();
+    let store =
+        common::create_store(common::account(), std::sync::Arc::new(SystemClock::new())).await;
     store
         .enqueue(QueueName::WorkItems, vec![msg("work")])
         .await
@@ -70,13 +65,8 @@ async fn an_activity_result_costs_one_put_and_one_delete_and_no_table_read() {
 /// has when the outcome carries none).
 #[tokio::test]
 async fn a_history_less_checkpoint_reads_no_sentinel() {
-    let store = AzureStore::create(AzureOptions {
-        account: common::account(),
-        hub: common::unique_hub(),
-        clock: std::sync::Arc::new(SystemClock::new()),
-    })
-    .await
-    .unwrap();
+    let store =
+        common::create_store(common::account(), std::sync::Arc::new(SystemClock::new())).await;
     store
         .enqueue(QueueName::Control(0), vec![msg("create the queue")])
         .await

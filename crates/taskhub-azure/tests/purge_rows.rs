@@ -13,7 +13,6 @@ mod loopback;
 use std::sync::Arc;
 
 use loopback::proxy::{authority, Proxy};
-use taskhub_azure::{AzureOptions, AzureStore};
 use taskhub_core::{EventKind, ExecutionId, HistoryEvent, InstanceId, Payload, Timestamp};
 use taskhub_storage::{
     CheckpointRequest, CheckpointStore, HistoryStore, HistoryWrite, ManualClock,
@@ -45,13 +44,7 @@ async fn a_purge_with_a_row_already_gone_leaves_no_row_behind() {
     let mut account = common::account();
     let proxy = Proxy::start(authority(&account.table_endpoint)).await;
     account.table_endpoint = proxy.endpoint(&account.table_endpoint);
-    let s = AzureStore::create(AzureOptions {
-        account,
-        hub: common::unique_hub(),
-        clock: Arc::new(ManualClock::new(START)),
-    })
-    .await
-    .unwrap();
+    let s = common::create_store(account, Arc::new(ManualClock::new(START))).await;
     let id = InstanceId::new("purged").unwrap();
     let events = (0..EVENTS)
         .map(|i| {

@@ -11,7 +11,7 @@ mod common;
 
 use std::sync::Arc;
 
-use taskhub_azure::{AzureOptions, AzureStore};
+use taskhub_azure::AzureStore;
 use taskhub_core::{EventKind, ExecutionId, HistoryEvent, InstanceId, Payload, Timestamp};
 use taskhub_storage::{
     CheckpointRequest, CheckpointStore, ETag, HistoryStore, HistoryWrite, LeaseFence, ManualClock,
@@ -65,13 +65,7 @@ async fn take(s: &AzureStore, p: u32, epoch: u64) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rehomed_instance_is_written_under_its_new_partitions_lower_epoch() {
-    let s = AzureStore::create(AzureOptions {
-        account: common::account(),
-        hub: common::unique_hub(),
-        clock: Arc::new(ManualClock::new(START)),
-    })
-    .await
-    .unwrap();
+    let s = common::create_store(common::account(), Arc::new(ManualClock::new(START))).await;
     s.create_hub(4, START).await.unwrap();
     take(&s, 3, 5).await;
     take(&s, 0, 1).await;

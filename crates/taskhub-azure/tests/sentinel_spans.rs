@@ -10,7 +10,6 @@ mod common;
 
 use std::sync::Arc;
 
-use taskhub_azure::{AzureOptions, AzureStore};
 use taskhub_core::{EventKind, ExecutionId, HistoryEvent, InstanceId, Payload, Timestamp};
 use taskhub_storage::{
     CheckpointRequest, CheckpointStore, ETag, HistoryStore, HistoryWrite, ManualClock,
@@ -54,13 +53,7 @@ fn write(id: &InstanceId, expected: Option<ETag>, from: u64) -> CheckpointReques
 /// limit: each commits, the history loads back whole, and only the latest spans blob is kept.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spans_past_the_property_limit_go_to_a_blob() {
-    let s = AzureStore::create(AzureOptions {
-        account: common::account(),
-        hub: common::unique_hub(),
-        clock: Arc::new(ManualClock::new(START)),
-    })
-    .await
-    .unwrap();
+    let s = common::create_store(common::account(), Arc::new(ManualClock::new(START))).await;
     let id = InstanceId::new("many-spans").unwrap();
     s.checkpoint(write(&id, None, 0)).await.unwrap();
     s.pad_history_spans(&id, PROPERTY_LIMIT - 200)

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use taskhub_azure::{AzureOptions, AzureStore, HubName, StorageAccount};
-use taskhub_storage::{ManualClock, TaskHubStore};
+use taskhub_storage::{Clock, ManualClock, TaskHubStore};
 
 /// The test account; panics with how to run the tests when the variable is unset.
 pub fn account() -> StorageAccount {
@@ -28,14 +28,19 @@ pub fn unique_hub() -> HubName {
     HubName::new(&format!("t{}", &id[..20])).expect("a valid hub name")
 }
 
-/// A fresh, empty hub.
-pub async fn fresh_store(clock: ManualClock) -> Arc<dyn TaskHubStore> {
-    let store = AzureStore::create(AzureOptions {
-        account: account(),
+/// A fresh, empty hub with a name of its own on `account`, its store's timestamps from
+/// `clock`.
+pub async fn create_store(account: StorageAccount, clock: Arc<dyn Clock>) -> AzureStore {
+    AzureStore::create(AzureOptions {
+        account,
         hub: unique_hub(),
-        clock: Arc::new(clock),
+        clock,
     })
     .await
-    .expect("open a fresh hub on the test account");
-    Arc::new(store)
+    .expect("open a fresh hub on the test account")
+}
+
+/// A fresh, empty hub on the test account.
+pub async fn fresh_store(clock: ManualClock) -> Arc<dyn TaskHubStore> {
+    Arc::new(create_store(account(), Arc::new(clock)).await)
 }
