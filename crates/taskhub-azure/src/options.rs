@@ -158,7 +158,7 @@ impl AzureConfig {
     /// client secret's tenant, client and secret when the credential is one).
     ///
     /// # Errors
-    /// [`OptionError::Missing`] naming the option.
+    /// An error naming the missing option.
     pub fn validate(&self) -> Result<(), AzureConfigError> {
         if self.storage_connection_string.is_some() {
             return Ok(());

@@ -137,7 +137,7 @@ impl PostgresOptions {
     /// The connection URL, or the error that says how to set it.
     ///
     /// # Errors
-    /// [`OptionError::Missing`] naming `postgres.url` and `TASKHUB_POSTGRES_URL`.
+    /// An error naming `postgres.url` and `TASKHUB_POSTGRES_URL`.
     pub fn require_url(&self) -> Result<&str, PostgresConfigError> {
         self.url.as_deref().ok_or_else(|| {
             Self::missing(

@@ -11,69 +11,19 @@
 //!    ignored);
 //! 4. explicit values ([`BackendConfig::overrides`]: `--set <backend>.<name>=…`, `--db`).
 //!
-//! Every error is an [`OptionError`] naming `<backend>.<name>` and where its value came from.
+//! Every error names `<backend>.<name>` and where its value came from ([`OptionError`]).
 //! [`parse`] holds the value parsers the backends share (durations, counts, switches).
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::backend::{BackendConfig, BackendError, OptionDoc, OptionValue};
 
+/// Why an option cannot be applied: [`BackendError::File`] or [`BackendError::Invalid`], whose
+/// messages name `<backend>.<name>` and where its value came from.
+pub type OptionError = BackendError;
+
 pub mod parse;
-
-/// An option that cannot be applied, or a missing one.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum OptionError {
-    /// The settings file could not be read or parsed.
-    #[error("cannot read settings file {path}: {reason}")]
-    File {
-        /// The file.
-        path: PathBuf,
-        /// What went wrong.
-        reason: String,
-    },
-    /// An option is unknown, malformed or out of range.
-    #[error("invalid setting {setting} (from {origin}): {reason}")]
-    Invalid {
-        /// The option, `<backend>.<name>`.
-        setting: String,
-        /// Where its value came from (a file, a variable, a flag).
-        origin: String,
-        /// What is wrong (never a secret's value).
-        reason: String,
-    },
-    /// An option the others make necessary is not set.
-    #[error("missing setting {setting}: {reason}")]
-    Missing {
-        /// The option, `<backend>.<name>`.
-        setting: String,
-        /// When it is needed, or how to set it.
-        reason: String,
-    },
-}
-
-impl From<OptionError> for BackendError {
-    fn from(e: OptionError) -> Self {
-        match e {
-            OptionError::File { path, reason } => Self::File { path, reason },
-            OptionError::Invalid {
-                setting,
-                origin,
-                reason,
-            } => Self::Invalid {
-                setting,
-                origin,
-                reason,
-            },
-            OptionError::Missing { setting, reason } => Self::Invalid {
-                setting,
-                origin: "no source: it is not set".to_owned(),
-                reason,
-            },
-        }
-    }
-}
 
 /// A backend's options struct: it names its table and options and sets one from text; the
 /// provided methods read every source.
@@ -101,7 +51,7 @@ pub trait BackendOptions: Sized {
     /// the error.
     ///
     /// # Errors
-    /// [`OptionError::Invalid`] naming `<backend>.<name>` and `origin`
+    /// [`BackendError::Invalid`] naming `<backend>.<name>` and `origin`
     /// ([`invalid`](Self::invalid), [`unknown`](Self::unknown)).
     fn set(&mut self, name: &str, value: &str, origin: &str) -> Result<(), OptionError>;
 
@@ -114,7 +64,7 @@ pub trait BackendOptions: Sized {
 
     /// The error for option `name` from `origin`.
     fn invalid(name: &str, origin: &str, reason: impl Into<String>) -> OptionError {
-        OptionError::Invalid {
+        BackendError::Invalid {
             setting: format!("{}.{name}", Self::TABLE),
             origin: origin.to_owned(),
             reason: reason.into(),
@@ -129,10 +79,7 @@ pub trait BackendOptions: Sized {
 
     /// The error for option `name`, needed but not set.
     fn missing(name: &str, reason: impl Into<String>) -> OptionError {
-        OptionError::Missing {
-            setting: format!("{}.{name}", Self::TABLE),
-            reason: reason.into(),
-        }
+        Self::invalid(name, "no source: it is not set", reason)
     }
 
     /// Each option's name, default (from `self`, [`text_of`](Self::text_of)) and variables.
@@ -167,7 +114,7 @@ pub trait BackendOptions: Sized {
     /// are not read.
     ///
     /// # Errors
-    /// [`OptionError::File`] if the file cannot be read or parsed; [`OptionError::Invalid`]
+    /// [`BackendError::File`] if the file cannot be read or parsed; [`BackendError::Invalid`]
     /// naming the option and the file.
     fn apply_file(&mut self, path: &Path) -> Result<(), OptionError> {
         let Some(mut table) = read_file(path)? else {
@@ -191,7 +138,7 @@ pub trait BackendOptions: Sized {
                 }
                 Ok(())
             }
-            Some(_) => Err(OptionError::Invalid {
+            Some(_) => Err(BackendError::Invalid {
                 setting: Self::TABLE.to_owned(),
                 origin,
                 reason: format!("expected a table [{}]", Self::TABLE),
@@ -203,7 +150,7 @@ pub trait BackendOptions: Sized {
     /// Unknown `TASKHUB_<BACKEND>_*` names are errors, other variables are ignored.
     ///
     /// # Errors
-    /// [`OptionError::Invalid`] naming the option and the variable.
+    /// [`BackendError::Invalid`] naming the option and the variable.
     fn apply_env(&mut self, env: &HashMap<String, String>) -> Result<(), OptionError> {
         for (var, name) in Self::LEGACY_ENV {
             if let Some(value) = env.get(*var) {
@@ -262,7 +209,7 @@ fn read_file(path: &Path) -> Result<Option<toml::Table>, OptionError> {
     if !path.exists() {
         return Ok(None);
     }
-    let file_error = |reason: String| OptionError::File {
+    let file_error = |reason: String| BackendError::File {
         path: path.to_owned(),
         reason,
     };

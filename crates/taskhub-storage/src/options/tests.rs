@@ -1,5 +1,7 @@
 //! The layering on a small options struct: order of the sources, older spellings, errors.
 
+use std::path::PathBuf;
+
 use super::*;
 
 #[derive(Debug, Default, PartialEq)]
