@@ -156,6 +156,12 @@ impl TaskHub {
         &self.inner.clock
     }
 
+    /// This process's wake-ups: what a step rings once it has sent, committed or changed
+    /// something a waiter here watches.
+    pub(crate) fn signals(&self) -> &Signals {
+        &self.inner.signals
+    }
+
     /// The partition count for new instances (as stored in the hub).
     #[must_use]
     pub fn partition_count(&self) -> u32 {

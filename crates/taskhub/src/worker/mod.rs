@@ -1,43 +1,27 @@
 //! The worker: control-queue pollers, the orchestration and activity dispatchers, and graceful
-//! shutdown.
+//! shutdown (`Worker::start`, `WorkerHandle`).
+//!
+//! Its modules follow a message through the worker, one way, by stage (each a folder):
+//! `intake` (the control-queue pollers, the lease manager's host, retired partitions, and the
+//! session of each active instance) hands each batch to `entity` (an entity's batch) or
+//! `orchestration` (an orchestration's turn), whose checkpoints hand claimed work items to
+//! `activity` (running activities and reporting their results); `lifecycle` is where a
+//! message or the worker ends (dead letters, a halt). What every stage uses — the context
+//! [`Shared`](shared::Shared) and its parts, deliveries, the pollers' waits, outbound
+//! encoding — is the leaf `shared`, which imports no stage. A stage imports only itself, the
+//! stages after it and `shared` (checked by `tests/worker_layers.rs`); this file wires them.
 
-mod activities;
-mod backoff;
-mod claims;
-mod control;
-mod delivery;
-mod doorbell;
+mod activity;
 mod entity;
-mod held_item;
-mod idle;
+mod intake;
 mod lifecycle;
-mod local;
-mod outbox;
-mod outbox_watch;
-mod partitions;
-mod placement;
-mod poison;
-mod poll;
-mod recent;
-mod refused;
-mod remote_activity;
-mod remote_watch;
-mod result_commit;
-mod retire;
-mod run_ledger;
-mod schema_watch;
-mod session;
-mod sessions;
-mod slots;
-mod start_watch;
-mod turn;
-mod versioning;
-mod watches;
+mod orchestration;
+mod shared;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use taskhub_core::{InstanceId, Registry};
+use taskhub_core::Registry;
 use taskhub_storage::QueueStore;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
@@ -45,99 +29,18 @@ use tokio::task::JoinSet;
 use crate::error::TaskhubError;
 use crate::executor::RemoteExecutor;
 use crate::hub::TaskHub;
-use lifecycle::Lifecycle;
-pub use outbox::TIMER_LEAD;
-use sessions::Sessions;
-pub use versioning::VERSION_MISMATCH;
-
-/// Counters a worker keeps (read with [`WorkerHandle::stats`]).
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct WorkerStats {
-    /// Orchestration turns committed.
-    pub turns: u64,
-    /// Activities executed.
-    pub activities: u64,
-    /// Messages moved to the dead-letter store.
-    pub dead_lettered: u64,
-    /// Messages discarded as duplicates or stale.
-    pub discarded: u64,
-    /// Checkpoints rejected (conflict, fenced) and retried by redelivery.
-    pub checkpoint_conflicts: u64,
-    /// Idle extended sessions that left memory early to stay within `max_extended_sessions`.
-    pub sessions_evicted: u64,
-    /// Entity batches committed (each one checkpoint, plus one to send its messages on a
-    /// backend without atomic checkpoints).
-    pub entity_batches: u64,
-    /// Entity operations run (failed ones included).
-    pub entity_operations: u64,
-    /// Copies of a work item this worker ran or runs (same message ID: a torn checkpoint's
-    /// outbox re-sent), deleted without running.
-    pub work_item_copies_dropped: u64,
-    /// Messages of torn checkpoints' outboxes not sent again: their originals or, for work
-    /// items, their results were seen (delivered or in the history).
-    pub outbox_messages_left_out: u64,
-}
+use intake::partitions;
+pub use orchestration::versioning::VERSION_MISMATCH;
+use shared::lifecycle::Lifecycle;
+pub use shared::outbound::TIMER_LEAD;
+use shared::sessions::Sessions;
+pub use shared::WorkerStats;
+use shared::{placement, slots, watches, Shared};
 
 fn stats_of(shared: &Shared) -> WorkerStats {
     let mut stats = shared.lifecycle.stats();
     stats.sessions_evicted = shared.sessions.idle.evictions();
     stats
-}
-
-/// What the worker's steps share, grouped by concern. A step that needs one or two of the
-/// groups takes them (and the storage trait it uses) rather than all of this.
-pub(crate) struct Shared {
-    /// The store, clock, settings and in-process wake-ups.
-    pub hub: TaskHub,
-    /// The orchestrations, activities and entities this worker runs.
-    pub registry: Arc<Registry>,
-    /// Where orchestrations and activities that are not in `registry` run, if anywhere.
-    pub executor: Option<Arc<dyn RemoteExecutor>>,
-    /// The partitions held and the layout seen (see `placement`).
-    pub placement: placement::Placement,
-    /// The prefetch buffer and the turn and activity limits (see `slots`).
-    pub slots: slots::Slots,
-    /// Stop signal, spawned tasks, work items in flight, orphans, counters (see `lifecycle`).
-    pub lifecycle: lifecycle::Lifecycle,
-    /// The run ledger and the outbox and start watches (see `watches`).
-    pub watches: watches::Watches,
-    /// The instance sessions and the idle cap (see `sessions`).
-    pub sessions: sessions::Sessions,
-    /// Rings other workers' work-item pollers, and hears theirs (see `doorbell`).
-    pub doorbell: doorbell::Doorbell,
-}
-
-impl Shared {
-    /// The partition count of the live layout: partitions at or above it are being removed.
-    pub(crate) fn live_partition_count(&self) -> u32 {
-        self.placement
-            .live_count()
-            .unwrap_or_else(|| self.hub.partition_count())
-    }
-
-    /// `partition`, or the instance's place in the live layout if `partition` is being removed.
-    pub(crate) fn home(&self, instance: &InstanceId, partition: u32) -> u32 {
-        if self.placement.retiring(partition) {
-            instance.partition(self.live_partition_count())
-        } else {
-            partition
-        }
-    }
-
-    /// Where to send a message for `instance` that names partition `hint`: the hint, unless
-    /// that partition is being removed (then the instance row decides, and if the row still
-    /// names a removed partition, the live layout does).
-    pub(crate) async fn route(
-        &self,
-        instance: &InstanceId,
-        hint: u32,
-    ) -> Result<u32, taskhub_storage::StorageError> {
-        if !self.placement.retiring(hint) {
-            return Ok(hint);
-        }
-        let row = self.hub.partition_of(instance).await?;
-        Ok(self.home(instance, row))
-    }
 }
 
 /// Builds and starts a worker.
@@ -239,19 +142,20 @@ impl Worker {
             executor,
             placement: placement::Placement::new(partitions::unique_name(&settings.worker_id)),
             slots: slots::Slots::new(&settings),
-            lifecycle: lifecycle::Lifecycle::new(stop_tx.clone()),
+            lifecycle: Lifecycle::new(stop_tx.clone()),
             watches: watches::Watches::new(hub.clock().clone(), &settings),
-            sessions: sessions::Sessions::new(
+            sessions: Sessions::new(
                 settings.max_extended_sessions,
-                sessions::instance_share(settings.control_queue_buffer_threshold),
+                shared::sessions::instance_share(settings.control_queue_buffer_threshold),
             ),
-            doorbell: doorbell::Doorbell::default(),
+            doorbell: shared::doorbell::Doorbell::default(),
+            dispatch: intake::control::dispatch,
         });
         let leases = partitions::start_leases(&shared).await;
         let mut pollers = JoinSet::new();
-        pollers.spawn(activities::poll_work_items(shared.clone()));
+        pollers.spawn(activity::activities::poll_work_items(shared.clone()));
         let process = Arc::new(process);
-        pollers.spawn(schema_watch::halt_when_moved(
+        pollers.spawn(lifecycle::schema_watch::halt_when_moved(
             shared.clone(),
             process.clone(),
         ));

@@ -30,27 +30,17 @@ use taskhub_storage::{
 };
 use tracing::{debug, warn};
 
-use super::delivery::Delivery;
-use super::session::Cached;
-use super::turn::{
-    abandon, admit, commit, give_back, redeliver_undecided, Admitted, EXECUTOR_RETRY,
-};
-use super::Shared;
 use crate::hub::TaskHub;
+use crate::worker::orchestration::cached::{Cached, Loaded};
+use crate::worker::orchestration::{
+    abandon, admit, commit, give_back, redeliver_undecided, Admitted,
+};
+use crate::worker::shared::delivery::Delivery;
+use crate::worker::shared::executor_errors::EXECUTOR_RETRY;
+use crate::worker::shared::Shared;
 
 /// The execution ID every entity row carries (an entity has no executions).
 pub(crate) const ENTITY_EXECUTION: &str = "entity";
-
-/// An entity as last loaded or committed by this session.
-#[derive(Debug, Clone)]
-pub(crate) struct Loaded {
-    /// Its state (`None`: the entity does not exist).
-    pub state: Option<Payload>,
-    /// Its record (de-duplication, lock, queue, outbox).
-    pub record: EntityRecord,
-    /// Its row with the ETag, if it has one.
-    pub row: Option<InstanceRow>,
-}
 
 /// The execution ID of entity rows and messages.
 pub(crate) fn entity_execution() -> ExecutionId {
@@ -101,7 +91,7 @@ pub(crate) async fn process(
         Ok(e) => e,
         Err(e) => {
             for d in &deliveries {
-                super::poison::dead_letter(
+                crate::worker::lifecycle::poison::dead_letter(
                     &shared.hub,
                     &shared.lifecycle,
                     d.queue,
@@ -391,7 +381,7 @@ async fn failed_commit(
 /// Wakes this process's pollers of the queues `outbound` went to.
 fn wake(hub: &TaskHub, outbound: &[OutboundMessage]) {
     for o in outbound {
-        hub.inner.signals.enqueued_after(o.queue, o.message.delay);
+        hub.signals().enqueued_after(o.queue, o.message.delay);
     }
 }
 

@@ -39,10 +39,11 @@ use taskhub_core::entity::{
 use taskhub_core::{FailureDetails, Payload, Timestamp};
 use taskhub_storage::LeaseFence;
 
-use super::super::remote_watch::until_cut;
-use super::super::turn::{counts_as_failed_delivery, decision_deadline, Undecided};
-use super::super::Shared;
 use crate::executor::{EntityBatchOutcome, EntityOperation, EntityWork, ExecutorError};
+use crate::worker::orchestration::remote_watch::until_cut;
+use crate::worker::orchestration::{decision_deadline, Undecided};
+use crate::worker::shared::executor_errors::counts_as_failed_delivery;
+use crate::worker::shared::Shared;
 
 /// One thing the recording pass saw.
 enum Step {

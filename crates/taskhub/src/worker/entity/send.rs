@@ -10,9 +10,9 @@ use taskhub_core::{
 };
 use taskhub_storage::{OutboundMessage, QueueName, StorageError};
 
-use super::entity_execution;
 use crate::hub::TaskHub;
-use crate::worker::outbox;
+use crate::worker::entity::entity_execution;
+use crate::worker::shared::outbound;
 
 /// The sending entity.
 #[derive(Clone, Copy)]
@@ -107,7 +107,7 @@ pub(super) async fn outbound(
                 m.order = Some(*order);
             }
             let delay = at.map_or(Duration::ZERO, |at| {
-                outbox::signal_delay(hub.store().as_ref(), at, now)
+                outbound::signal_delay(hub.store().as_ref(), at, now)
             });
             (partition, m, delay)
         }
@@ -129,7 +129,7 @@ pub(super) async fn outbound(
             (
                 home,
                 m,
-                outbox::signal_delay(hub.store().as_ref(), *at, now),
+                outbound::signal_delay(hub.store().as_ref(), *at, now),
             )
         }
         EntityEffect::Start {
@@ -160,7 +160,7 @@ pub(super) async fn outbound(
             (partition, m, Duration::ZERO)
         }
     };
-    outbox::encode(hub, QueueName::Control(partition), &m, delay).await
+    outbound::encode(hub, QueueName::Control(partition), &m, delay).await
 }
 
 fn payload<T: serde::Serialize>(value: &T, what: &str) -> Result<Payload, StorageError> {

@@ -1,0 +1,252 @@
+//! Where a batch's messages go when they are not consumed by a committed turn: committed
+//! without a turn ([`consume`]), back to their queue counted ([`abandon`]) or uncounted
+//! ([`give_back`], [`wait_for_start`]), and the retried checkpoint every path commits through.
+
+use std::time::Duration;
+
+use taskhub_core::{InstanceId, Timestamp};
+use taskhub_storage::{
+    CheckpointRequest, CheckpointStore, Clock, OutboundMessage, QueueName, StorageError,
+};
+use tracing::{debug, warn};
+
+use crate::hub::TaskHub;
+use crate::retries;
+use crate::worker::activity::local;
+use crate::worker::lifecycle::poison;
+use crate::worker::shared::delivery::Delivery;
+use crate::worker::shared::outbound;
+use crate::worker::shared::start_watch::START_ROW_GRACE;
+use crate::worker::shared::Shared;
+
+/// How long a message waits, uncounted, for the start of an instance that has not started
+/// (see [`wait_for_start`]).
+const NOT_STARTED_GRACE: Duration = Duration::from_secs(300);
+/// How often such a message is looked at again meanwhile.
+const NOT_STARTED_RETRY: Duration = Duration::from_secs(1);
+
+/// Commits with a few retries on transient errors.
+pub(crate) async fn commit(
+    hub: &TaskHub,
+    request: CheckpointRequest,
+) -> Result<taskhub_storage::CheckpointOutcome, StorageError> {
+    let store: &dyn CheckpointStore = hub.store().as_ref();
+    retry_transient(hub.clock().as_ref(), || store.checkpoint(request.clone())).await
+}
+
+/// Runs `op`, retrying it a few times (with growing waits on the clock) while it fails with a
+/// retryable error.
+pub(crate) async fn retry_transient<T, F, Fut>(
+    clock: &dyn Clock,
+    mut op: F,
+) -> Result<T, StorageError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, StorageError>>,
+{
+    let started = clock.monotonic();
+    let mut waits = retries::TURN_RETRY.waits();
+    loop {
+        match op().await {
+            Err(e) if e.is_retryable() => {
+                match waits.next_retry(clock.monotonic().saturating_sub(started)) {
+                    Some(wait) => clock.sleep(wait).await,
+                    None => return Err(e),
+                }
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Deletes messages that were handled without a turn, sending `outbound` in the same
+/// checkpoint.
+pub(super) async fn consume(
+    hub: &TaskHub,
+    instance: &InstanceId,
+    deliveries: &[Delivery],
+    outbound: Vec<OutboundMessage>,
+) {
+    let queues: Vec<(QueueName, Duration)> = outbound
+        .iter()
+        .map(|o| (o.queue, o.message.delay))
+        .collect();
+    let req = CheckpointRequest {
+        instance_id: instance.clone(),
+        fence: None,
+        history: None,
+        instance: None,
+        outbound,
+        consumed: deliveries
+            .iter()
+            .map(|d| (d.queue, d.receipt.clone()))
+            .collect(),
+    };
+    match commit(hub, req).await {
+        Ok(_) => {
+            for (q, delay) in queues {
+                hub.signals().enqueued_after(q, delay);
+            }
+        }
+        Err(e) => {
+            warn!(%instance, error = %e, "could not delete discarded messages; they will be discarded again");
+        }
+    }
+}
+
+/// Returns messages whose processing failed to their queue, to be tried again after `delay`;
+/// a message already delivered more than `max_dequeue_count` times goes to the dead-letter
+/// store instead (never an endless loop). When the hub's schema moved past this build, they all
+/// go back uncounted instead (see `schema_watch`).
+pub(crate) async fn abandon(shared: &Shared, deliveries: &[Delivery], delay: Duration) {
+    // One look at the stored schema for the whole batch (none if all are local).
+    if deliveries.iter().any(|d| !d.is_local())
+        && crate::worker::lifecycle::schema_watch::schema_moved(&shared.hub, &shared.lifecycle)
+            .await
+    {
+        give_back(shared, deliveries, delay).await;
+        return;
+    }
+    for d in deliveries {
+        count_failure(shared, d, delay).await;
+    }
+}
+
+/// Returns one message to its queue after `delay`, counted toward the poison threshold (a
+/// message delivered too often is dead-lettered instead); one handed over in process falls back
+/// to its queue.
+pub(super) async fn retry_later(shared: &Shared, d: &Delivery, delay: Duration) {
+    abandon(shared, std::slice::from_ref(d), delay).await;
+}
+
+/// [`retry_later`] once the schema was found unmoved: counted, or dead-lettered past the
+/// threshold (a remote delivery).
+async fn count_failure(shared: &Shared, d: &Delivery, delay: Duration) {
+    if d.is_local() {
+        local::fall_back(&shared.hub, &shared.lifecycle, d, delay).await;
+        return;
+    }
+    let max = shared.hub.settings().max_dequeue_count;
+    if d.raw.dequeue_count > max {
+        let reason = poison::too_many_deliveries(d.raw.dequeue_count, max);
+        poison::dead_letter(&shared.hub, &shared.lifecycle, d.queue, &d.raw, reason).await;
+        return;
+    }
+    // A failed delivery: it counts toward the poison threshold.
+    if let Err(e) = shared.hub.store().abandon(d.queue, &d.receipt, delay).await {
+        debug!(error = %e, "abandon failed; the message reappears after its visibility timeout");
+    }
+}
+
+/// A message for an instance with neither history nor a Pending row: the start it depends on
+/// has not arrived or is not visible yet (queues do not keep order, so an event sent right
+/// after a sub-orchestration's start can overtake it). It goes back with a delay, uncounted,
+/// while younger than [`NOT_STARTED_GRACE`]; after that each delivery counts, so a message for
+/// an instance that never starts ends in the dead letters rather than circling forever.
+pub(super) async fn wait_for_start(shared: &Shared, d: &Delivery, now: Timestamp) {
+    if d.is_local() {
+        local::fall_back(&shared.hub, &shared.lifecycle, d, NOT_STARTED_RETRY).await;
+        return;
+    }
+    if now.saturating_since(d.raw.enqueued_at) < NOT_STARTED_GRACE {
+        if let Err(e) = shared
+            .hub
+            .store()
+            .release(d.queue, &d.receipt, NOT_STARTED_RETRY)
+            .await
+        {
+            debug!(error = %e, "release failed; the message reappears after its visibility timeout");
+        }
+    } else {
+        retry_later(shared, d, NOT_STARTED_RETRY).await;
+    }
+}
+
+/// The shortest and longest wait between two looks at a deferred start: a quarter of its age
+/// in between, so a start whose row is a moment late is taken within a few hundred
+/// milliseconds and an orphan costs a few dozen deliveries over the grace.
+const START_ROW_RETRY: (Duration, Duration) = (Duration::from_millis(100), Duration::from_secs(10));
+
+/// How long a deferred start of age `age` waits before it is looked at again.
+pub(super) fn start_retry_delay(age: Duration) -> Duration {
+    (age / 4).clamp(START_ROW_RETRY.0, START_ROW_RETRY.1)
+}
+
+/// Puts a deferred start (and the messages that came with it) back, uncounted, to be judged
+/// again once its row may have landed. Returns false, doing nothing, for a start this worker
+/// has seen wait [`START_ROW_GRACE`] already: the caller refuses it.
+pub(super) async fn defer_start(shared: &Shared, start: &Delivery, rest: &[Delivery]) -> bool {
+    // The worker's own time since it first saw this start, never the store's enqueue time
+    // against this worker's wall clock (see `start_watch`).
+    let now = shared.hub.clock().monotonic();
+    let age = shared.watches.start.waited(&start.message.id, now);
+    if age >= START_ROW_GRACE {
+        shared.watches.start.forget(&start.message.id);
+        return false;
+    }
+    let delay = start_retry_delay(age);
+    debug!(instance = %start.message.target, ?delay, "a start waits for its instance row");
+    give_back(shared, std::slice::from_ref(start), delay).await;
+    give_back(shared, rest, delay).await;
+    true
+}
+
+/// Sends fresh copies of starts that came before their scheduled time (each with its delay,
+/// see `start_accept::early_start`) and consumes the deliveries, in one checkpoint; a copy that
+/// cannot be encoded leaves its delivery to come back after a short wait, uncounted.
+pub(super) async fn send_round_again(
+    shared: &Shared,
+    instance: &InstanceId,
+    early: Vec<(Delivery, Duration)>,
+) {
+    let mut copies = Vec::with_capacity(early.len());
+    let mut sent = Vec::with_capacity(early.len());
+    for (d, delay) in early {
+        match outbound::encode(&shared.hub, d.home(), &d.message, delay).await {
+            Ok(o) => {
+                copies.push(o);
+                sent.push(d);
+            }
+            Err(e) => {
+                warn!(%instance, error = %e, "could not send an early start round again; it comes back");
+                give_back(shared, std::slice::from_ref(&d), NOT_STARTED_RETRY).await;
+            }
+        }
+    }
+    debug!(%instance, starts = sent.len(), "starts before their scheduled time go round again");
+    consume(&shared.hub, instance, &sent, copies).await;
+}
+
+/// Returns messages to their queue without counting the delivery (a lease ended).
+pub(crate) async fn give_back(shared: &Shared, deliveries: &[Delivery], delay: Duration) {
+    for d in deliveries {
+        if d.is_local() {
+            local::fall_back(&shared.hub, &shared.lifecycle, d, delay).await;
+            continue;
+        }
+        if let Err(e) = shared.hub.store().release(d.queue, &d.receipt, delay).await {
+            debug!(error = %e, "abandon failed; the message reappears after its visibility timeout");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deferred_start_is_looked_at_again_sooner_while_young() {
+        assert_eq!(
+            start_retry_delay(Duration::ZERO),
+            Duration::from_millis(100)
+        );
+        assert_eq!(
+            start_retry_delay(Duration::from_secs(2)),
+            Duration::from_millis(500)
+        );
+        assert_eq!(
+            start_retry_delay(Duration::from_secs(299)),
+            Duration::from_secs(10)
+        );
+    }
+}
