@@ -1,7 +1,9 @@
 //! The documentation holds together: every relative link in `README.md`, `bench/README.md` and
 //! `docs/*.md` names a file that exists and, with an `#anchor`, a heading of that file (by
 //! GitHub's slug); and the README's whole program is `examples/hello.rs`, word for word, so it
-//! compiles and runs (the examples are built and run by the test command).
+//! compiles and runs (the examples are built and run by the test command). Every "DESIGN §N" or
+//! "§N.M" cited in `crates/**/*.rs`, `docs/*.md` or `README.md` is a section of `docs/DESIGN.md`,
+//! and every "invariant N" cited there is one it defines (its section 4.N).
 #![allow(
     clippy::indexing_slicing,
     clippy::unwrap_used,
@@ -140,6 +142,167 @@ fn the_readme_program_is_the_hello_example() {
         readme.contains(&block),
         "README.md's program must be examples/hello.rs as it is (copy the file into the block)"
     );
+}
+
+/// The `.rs` files under `dir`, at any depth.
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|ext| ext == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The files whose citations of the design contract are checked.
+fn citing_files(root: &Path) -> Vec<PathBuf> {
+    let mut files = pages(root);
+    rust_files(&root.join("crates"), &mut files);
+    files
+}
+
+/// The number at the start of `text` (ASCII digits), and the rest.
+fn number(text: &str) -> Option<(u32, &str)> {
+    let digits = text.len() - text.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    let n = text[..digits].parse().ok()?;
+    Some((n, &text[digits..]))
+}
+
+/// The sections cited as `DESIGN §N` or `DESIGN §N.M`, as written (`"4"`, `"4.4"`).
+fn cited_sections(text: &str) -> Vec<String> {
+    let mut cited = Vec::new();
+    for (at, _) in text.match_indices("DESIGN §") {
+        let rest = &text[at + "DESIGN §".len()..];
+        let Some((major, after)) = number(rest) else {
+            continue;
+        };
+        match after.strip_prefix('.').and_then(number) {
+            Some((minor, _)) => cited.push(format!("{major}.{minor}")),
+            None => cited.push(major.to_string()),
+        }
+    }
+    cited
+}
+
+/// The invariants cited by number: "invariant 5", "invariants 1–3" (each in the range),
+/// "invariants 1 and 7", "invariants 1, 2 or 3"; any case.
+fn cited_invariants(text: &str) -> Vec<u32> {
+    let lower = text.to_lowercase();
+    let mut cited = Vec::new();
+    for (at, _) in lower.match_indices("invariant") {
+        let rest = &lower[at + "invariant".len()..];
+        let rest = rest.strip_prefix('s').unwrap_or(rest);
+        let Some(mut rest) = rest.strip_prefix(' ') else {
+            continue;
+        };
+        let mut range_from: Option<u32> = None;
+        while let Some((n, after)) = number(rest) {
+            cited.extend(range_from.map_or(n, |from| from + 1)..=n);
+            let range = ["–", "-"].iter().find_map(|sep| after.strip_prefix(sep));
+            let list = [", ", " and ", " or "]
+                .iter()
+                .find_map(|sep| after.strip_prefix(sep));
+            (range_from, rest) = match (range, list) {
+                (Some(next), _) => (Some(n), next),
+                (None, Some(next)) => (None, next),
+                (None, None) => break,
+            };
+        }
+    }
+    cited
+}
+
+/// The sections `docs/DESIGN.md` defines: `## N.` headings and `### N.M` headings.
+fn design_sections(design: &str) -> BTreeSet<String> {
+    let mut sections = BTreeSet::new();
+    for line in prose(design) {
+        let Some(heading) = line.strip_prefix("## ").or(line.strip_prefix("### ")) else {
+            continue;
+        };
+        let Some((major, after)) = number(heading) else {
+            continue;
+        };
+        match after.strip_prefix('.').and_then(number) {
+            Some((minor, _)) => sections.insert(format!("{major}.{minor}")),
+            None => sections.insert(major.to_string()),
+        };
+    }
+    sections
+}
+
+/// The invariants `docs/DESIGN.md` defines: its sections 4.N.
+fn design_invariants(sections: &BTreeSet<String>) -> BTreeSet<u32> {
+    sections
+        .iter()
+        .filter_map(|s| s.strip_prefix("4.")?.parse().ok())
+        .collect()
+}
+
+/// Citations that name a section or invariant `docs/DESIGN.md` does not define.
+fn unresolved_citations(root: &Path) -> (usize, Vec<String>) {
+    let sections = design_sections(&fs::read_to_string(root.join("docs/DESIGN.md")).unwrap());
+    let invariants = design_invariants(&sections);
+    let mut checked = 0;
+    let mut unresolved = Vec::new();
+    for file in citing_files(root) {
+        let text = fs::read_to_string(&file).unwrap();
+        let name = file.strip_prefix(root).unwrap().display().to_string();
+        for section in cited_sections(&text) {
+            checked += 1;
+            if !sections.contains(&section) {
+                unresolved.push(format!("{name}: DESIGN §{section}: no such section"));
+            }
+        }
+        for invariant in cited_invariants(&text) {
+            checked += 1;
+            if !invariants.contains(&invariant) {
+                unresolved.push(format!(
+                    "{name}: invariant {invariant}: not in docs/DESIGN.md"
+                ));
+            }
+        }
+    }
+    (checked, unresolved)
+}
+
+#[test]
+fn every_design_section_and_invariant_cited_is_in_design_md() {
+    let (checked, unresolved) = unresolved_citations(&repo_root());
+    assert!(
+        checked >= 30,
+        "only {checked} citations found: is the parser right?"
+    );
+    assert!(
+        unresolved.is_empty(),
+        "citations docs/DESIGN.md does not resolve:\n{}",
+        unresolved.join("\n")
+    );
+}
+
+#[test]
+fn the_design_checks_can_fail() {
+    let design =
+        "# D\n## 1. One\n## 4. Invariants\n### 4.1 First\n### 4.3 Third\n```\n## 9. Code\n```\n";
+    let sections = design_sections(design);
+    assert_eq!(
+        sections.iter().map(String::as_str).collect::<Vec<_>>(),
+        ["1", "4", "4.1", "4.3"]
+    );
+    assert_eq!(design_invariants(&sections), BTreeSet::from([1, 3]));
+    // Built with concat! so that this file cites nothing itself.
+    let text = concat!("(DESIGN ", "§4.4), DESIGN ", "§6. and DESIGN ", "§x");
+    assert_eq!(cited_sections(text), ["4.4", "6"]);
+    let text = concat!(
+        "Invariant",
+        " 7; invariants",
+        " 1–3; invariants",
+        " 2 and 5, ",
+        "invariants",
+        " 1, 2 or 6. An invariant is"
+    );
+    assert_eq!(cited_invariants(text), [7, 1, 2, 3, 2, 5, 1, 2, 6]);
 }
 
 #[test]
