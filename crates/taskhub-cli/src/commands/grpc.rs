@@ -3,18 +3,16 @@
 //! [`Dispatcher`]), with the HTTP API's rules (loopback, or the `http_token` off loopback,
 //! sent as `authorization: Bearer <token>` metadata).
 
-use std::net::SocketAddr;
-
-use anyhow::Context as _;
 use taskhub::TaskHub;
 
 use crate::own_settings::CliSettings;
+
+use super::listen::Bind;
 use taskhub_grpc::{Dispatcher, GrpcConfig, Limits, RequestCaps};
 
 /// Where to listen, checked against the token rule before anything is opened.
 pub struct GrpcListen {
-    addr: SocketAddr,
-    token: Option<String>,
+    bind: Bind,
     limits: Limits,
     caps: RequestCaps,
 }
@@ -23,14 +21,10 @@ impl GrpcListen {
     /// Parses `addr` and checks it: loopback, or a token from `http_token` /
     /// `TASKHUB_HTTP_TOKEN` (the gRPC endpoint shares the HTTP API's token).
     pub fn check(addr: &str, settings: &CliSettings) -> anyhow::Result<Self> {
-        let addr: SocketAddr = addr.parse().with_context(|| {
-            format!("--grpc expects IP:PORT such as 127.0.0.1:4001, got {addr:?}")
-        })?;
-        let token = Some(settings.http_token.expose().to_owned()).filter(|t| !t.is_empty());
-        taskhub_grpc::check_bind(addr, token.as_deref())?;
+        let bind = Bind::parse(addr, "--grpc", "127.0.0.1:4001", settings)?;
+        taskhub_grpc::check_bind(bind.addr, bind.token.as_deref())?;
         Ok(Self {
-            addr,
-            token,
+            bind,
             limits: settings.limits(),
             caps: settings.request_caps(),
         })
@@ -43,14 +37,9 @@ impl GrpcListen {
         hub: &TaskHub,
         workers: Option<Dispatcher>,
     ) -> anyhow::Result<GrpcRunning> {
-        let listener = tokio::net::TcpListener::bind(self.addr)
-            .await
-            .with_context(|| format!("cannot listen on {}", self.addr))?;
-        let local = listener
-            .local_addr()
-            .context("cannot read the bound address")?;
+        let (listener, local) = self.bind.listen().await?;
         let mut config = GrpcConfig::new(hub.clone())
-            .with_token(self.token.clone())
+            .with_token(self.bind.token.clone())
             .with_limits(self.limits)
             .with_caps(self.caps);
         let what = if workers.is_some() {
@@ -67,7 +56,7 @@ impl GrpcListen {
         }));
         crate::outln!(
             "Durable Task gRPC endpoint on {local} ({what}){}",
-            if self.token.is_some() {
+            if self.bind.token.is_some() {
                 "; calls need the metadata authorization: Bearer <token>"
             } else {
                 ""

@@ -1,19 +1,17 @@
 //! Serving the HTTP management API and the dashboard (`taskhub serve`, `taskhub worker
 //! --http`): the address rule, the token, the listener and a clean stop.
 
-use std::net::SocketAddr;
-
-use anyhow::Context as _;
 use taskhub::admin::UnmatchedSource;
 use taskhub::TaskHub;
 
 use crate::own_settings::CliSettings;
+
+use super::listen::Bind;
 use taskhub_http::{HttpConfig, Limits, MetricsRender, StatsSource};
 
 /// Where to listen, checked against the token rule before anything is opened.
 pub struct Listen {
-    addr: SocketAddr,
-    token: Option<String>,
+    bind: Bind,
     limits: Limits,
 }
 
@@ -21,14 +19,10 @@ impl Listen {
     /// Parses `addr` and checks it: loopback, or a token from `http_token` /
     /// `TASKHUB_HTTP_TOKEN`.
     pub fn check(addr: &str, settings: &CliSettings) -> anyhow::Result<Self> {
-        let addr: SocketAddr = addr.parse().with_context(|| {
-            format!("--addr/--http expects IP:PORT such as 127.0.0.1:8080, got {addr:?}")
-        })?;
-        let token = Some(settings.http_token.expose().to_owned()).filter(|t| !t.is_empty());
-        taskhub_http::check_bind(addr, token.as_deref())?;
+        let bind = Bind::parse(addr, "--addr/--http", "127.0.0.1:8080", settings)?;
+        taskhub_http::check_bind(bind.addr, bind.token.as_deref())?;
         Ok(Self {
-            addr,
-            token,
+            bind,
             limits: settings.limits(),
         })
     }
@@ -42,14 +36,9 @@ impl Listen {
         unmatched: Option<UnmatchedSource>,
         metrics: MetricsRender,
     ) -> anyhow::Result<Running> {
-        let listener = tokio::net::TcpListener::bind(self.addr)
-            .await
-            .with_context(|| format!("cannot listen on {}", self.addr))?;
-        let local = listener
-            .local_addr()
-            .context("cannot read the bound address")?;
+        let (listener, local) = self.bind.listen().await?;
         let mut config = HttpConfig::new(hub.clone())
-            .with_token(self.token.clone())
+            .with_token(self.bind.token.clone())
             .with_metrics(metrics);
         if let Some(s) = stats {
             config = config.with_worker_stats(s);
@@ -69,7 +58,7 @@ impl Listen {
         ));
         crate::outln!(
             "dashboard and API on http://{local}/ (Durable Functions routes under /runtime/webhooks/durabletask/){}",
-            if self.token.is_some() { "; requests need Authorization: Bearer <token>" } else { "" }
+            if self.bind.token.is_some() { "; requests need Authorization: Bearer <token>" } else { "" }
         );
         Ok(Running { stop, task })
     }

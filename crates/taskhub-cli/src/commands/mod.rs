@@ -10,6 +10,7 @@ pub mod hub;
 pub mod instances;
 pub mod json_input;
 mod json_out;
+mod listen;
 pub mod partitions;
 mod processes;
 pub mod serve;

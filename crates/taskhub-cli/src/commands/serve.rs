@@ -6,8 +6,6 @@ use std::io::Write as _;
 use crate::args::GlobalArgs;
 use crate::settings;
 
-use super::grpc::GrpcListen;
-use super::http::Listen;
 use super::worker::StopSignals;
 
 /// Serves until a stop signal: the HTTP API on `http` (if given), the gRPC endpoint on `grpc`
@@ -18,10 +16,7 @@ pub async fn run(
     grpc: Option<&str>,
 ) -> anyhow::Result<()> {
     let resolved = settings::resolve(global, &[])?;
-    let listen = http.map(|a| Listen::check(a, &resolved.own)).transpose()?;
-    let grpc = grpc
-        .map(|a| GrpcListen::check(a, &resolved.own))
-        .transpose()?;
+    let (listen, grpc) = super::listen::check(http, grpc, &resolved.own)?;
     let mut signals = StopSignals::install()?;
     let metrics = listen
         .as_ref()

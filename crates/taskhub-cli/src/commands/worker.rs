@@ -24,12 +24,7 @@ pub async fn run(
     grpc: Option<&str>,
 ) -> anyhow::Result<()> {
     let resolved = settings::resolve(global, &[])?;
-    let http = http
-        .map(|addr| super::http::Listen::check(addr, &resolved.own))
-        .transpose()?;
-    let grpc = grpc
-        .map(|addr| super::grpc::GrpcListen::check(addr, &resolved.own))
-        .transpose()?;
+    let (http, grpc) = super::listen::check(http, grpc, &resolved.own)?;
     let mut signals = StopSignals::install()?;
     let metrics = http
         .as_ref()

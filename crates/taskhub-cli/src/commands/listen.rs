@@ -1,0 +1,59 @@
+//! What `serve` and `worker` listen on: the HTTP API and dashboard (`--http`) and the Durable
+//! Task gRPC endpoint (`--grpc`).
+
+use std::net::SocketAddr;
+
+use anyhow::Context as _;
+use tokio::net::TcpListener;
+
+use crate::own_settings::CliSettings;
+
+use super::grpc::GrpcListen;
+use super::http::Listen;
+
+/// An address to listen on and the token calls to it need.
+pub struct Bind {
+    /// Where to listen.
+    pub addr: SocketAddr,
+    /// From `http_token` / `TASKHUB_HTTP_TOKEN` if one is set (the gRPC endpoint shares it).
+    pub token: Option<String>,
+}
+
+impl Bind {
+    /// Parses `addr` (`flag` and `example` name it in the error) and reads the token.
+    pub fn parse(
+        addr: &str,
+        flag: &str,
+        example: &str,
+        settings: &CliSettings,
+    ) -> anyhow::Result<Self> {
+        let addr: SocketAddr = addr
+            .parse()
+            .with_context(|| format!("{flag} expects IP:PORT such as {example}, got {addr:?}"))?;
+        let token = Some(settings.http_token.expose().to_owned()).filter(|t| !t.is_empty());
+        Ok(Self { addr, token })
+    }
+
+    /// Binds the address; the listener and the address it is bound to.
+    pub async fn listen(&self) -> anyhow::Result<(TcpListener, SocketAddr)> {
+        let listener = TcpListener::bind(self.addr)
+            .await
+            .with_context(|| format!("cannot listen on {}", self.addr))?;
+        let local = listener
+            .local_addr()
+            .context("cannot read the bound address")?;
+        Ok((listener, local))
+    }
+}
+
+/// The `--http` and `--grpc` addresses given, each checked ([`Listen::check`],
+/// [`GrpcListen::check`]).
+pub fn check(
+    http: Option<&str>,
+    grpc: Option<&str>,
+    settings: &CliSettings,
+) -> anyhow::Result<(Option<Listen>, Option<GrpcListen>)> {
+    let http = http.map(|a| Listen::check(a, settings)).transpose()?;
+    let grpc = grpc.map(|a| GrpcListen::check(a, settings)).transpose()?;
+    Ok((http, grpc))
+}
