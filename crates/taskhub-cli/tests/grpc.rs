@@ -4,9 +4,9 @@
 
 mod common;
 
-use std::io::{BufRead as _, BufReader};
-use std::process::{Child, Stdio};
+use std::process::Child;
 
+use common::listening::{interrupt as stop, on_db, spawn_listening, GRPC};
 use common::{taskhub, TempDir};
 use taskhub_grpc::proto::task_hub_sidecar_service_client::TaskHubSidecarServiceClient;
 use taskhub_grpc::proto::{
@@ -16,39 +16,10 @@ use taskhub_grpc::proto::{
 
 /// Starts the command; returns it with the address of its "Durable Task gRPC endpoint on" line
 /// and the lines it printed before.
-#[expect(
-    clippy::zombie_processes,
-    reason = "the caller waits for the child (stop)"
-)]
 fn spawn(dir: &TempDir, args: &[&str]) -> (Child, String, Vec<String>) {
-    let mut child = taskhub(&dir.0)
-        .arg("--db")
-        .arg(dir.db())
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut before = Vec::new();
-    loop {
-        let line = lines.next().expect("exited before listening").unwrap();
-        if let Some(rest) = line.strip_prefix("Durable Task gRPC endpoint on ") {
-            let addr = rest.split(' ').next().unwrap().to_owned();
-            std::thread::spawn(move || for _ in lines {});
-            return (child, addr, before);
-        }
-        before.push(line);
-    }
-}
-
-fn stop(mut child: Child) {
-    let _ = std::process::Command::new("kill")
-        .arg("-INT")
-        .arg(child.id().to_string())
-        .status();
-    let status = child.wait().unwrap();
-    assert!(status.success(), "{status:?}");
+    let listening = spawn_listening(on_db(dir, args, false), &[GRPC]);
+    let addr = listening.addr();
+    (listening.child, addr, listening.before)
 }
 
 type Client = TaskHubSidecarServiceClient<taskhub_grpc::tonic::transport::Channel>;

@@ -15,12 +15,11 @@
 
 mod common;
 
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
-use std::net::TcpStream;
-use std::process::{Child, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
-use common::{json, ok, taskhub, TempDir};
+use common::listening::{http_get, interrupt as stop, on_db, spawn_listening, GRPC, HTTP};
+use common::{json, ok, TempDir};
 use taskhub_grpc::proto::task_hub_sidecar_service_client::TaskHubSidecarServiceClient;
 use taskhub_grpc::proto::{
     CreateInstanceRequest, GetWorkItemsRequest, OrchestrationFilter, WorkItemFilters,
@@ -29,59 +28,26 @@ use taskhub_grpc::proto::{
 /// Starts `taskhub worker` with both endpoints on free ports; returns it with the HTTP and
 /// gRPC addresses.
 fn spawn(dir: &TempDir) -> (Child, String, String) {
-    let mut child = taskhub(&dir.0)
-        .arg("--db")
-        .arg(dir.db())
-        .args([
-            "--set",
-            "max_queue_polling_interval=100ms",
-            "worker",
-            "--http",
-            "127.0.0.1:0",
-            "--grpc",
-            "127.0.0.1:0",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let (mut http, mut grpc) = (None, None);
-    while http.is_none() || grpc.is_none() {
-        let line = lines.next().expect("exited before listening").unwrap();
-        if let Some(rest) = line.strip_prefix("dashboard and API on http://") {
-            http = Some(rest.split('/').next().unwrap().to_owned());
-        }
-        if let Some(rest) = line.strip_prefix("Durable Task gRPC endpoint on ") {
-            grpc = Some(rest.split(' ').next().unwrap().to_owned());
-        }
-    }
-    std::thread::spawn(move || for _ in lines {});
-    (child, http.unwrap(), grpc.unwrap())
+    let args = [
+        "--set",
+        "max_queue_polling_interval=100ms",
+        "worker",
+        "--http",
+        "127.0.0.1:0",
+        "--grpc",
+        "127.0.0.1:0",
+    ];
+    let listening = spawn_listening(on_db(dir, &args, true), &[HTTP, GRPC]);
+    let mut addrs = listening.addrs.into_iter();
+    let (http, grpc) = (addrs.next().unwrap(), addrs.next().unwrap());
+    (listening.child, http, grpc)
 }
 
 /// A raw HTTP/1.1 GET: the body as JSON (asserting 200).
 fn get(addr: &str, path: &str) -> serde_json::Value {
-    let mut s = TcpStream::connect(addr).unwrap();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    let (head, body) = out.split_once("\r\n\r\n").unwrap();
+    let (head, body) = http_get(addr, path, None);
     assert!(head.starts_with("HTTP/1.1 200"), "{head}\n{body}");
-    serde_json::from_str(body).unwrap()
-}
-
-fn stop(mut child: Child) {
-    let _ = std::process::Command::new("kill")
-        .arg("-INT")
-        .arg(child.id().to_string())
-        .status();
-    let status = child.wait().unwrap();
-    assert!(status.success(), "{status:?}");
+    serde_json::from_str(&body).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -6,17 +6,6 @@ mod common;
 
 use common::*;
 
-fn status(dir: &TempDir, id: &str) -> String {
-    json(dir, &["instances", "show", id, "--json"])["status"]
-        .as_str()
-        .unwrap()
-        .to_owned()
-}
-
-fn wait_status(dir: &TempDir, id: &str, want: &str) {
-    wait_until(STUCK, || (status(dir, id) == want).then_some(()));
-}
-
 #[test]
 fn start_list_show_history_raise_terminate_purge_round_trip() {
     let dir = TempDir::new("instances");

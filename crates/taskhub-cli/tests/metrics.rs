@@ -10,64 +10,28 @@
 
 mod common;
 
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
-use std::net::TcpStream;
-use std::process::{Child, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
+use common::listening::{http_get, interrupt as stop, on_db, spawn_listening, HTTP};
 use common::{taskhub, TempDir};
 
-#[expect(
-    clippy::zombie_processes,
-    reason = "the caller waits for the child (stop)"
-)]
+/// Starts the command and returns it with the address from its "dashboard and API on" line.
 fn spawn(dir: &TempDir, args: &[&str]) -> (Child, String) {
-    let mut child = taskhub(&dir.0)
-        .arg("--db")
-        .arg(dir.db())
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    loop {
-        let line = lines.next().expect("exited before listening").unwrap();
-        if let Some(rest) = line.strip_prefix("dashboard and API on http://") {
-            let addr = rest.split('/').next().unwrap().to_owned();
-            std::thread::spawn(move || for _ in lines {});
-            return (child, addr);
-        }
-    }
+    let listening = spawn_listening(on_db(dir, args, false), &[HTTP]);
+    let addr = listening.addr();
+    (listening.child, addr)
 }
 
 /// A raw HTTP/1.1 GET: the status line, the headers and the body.
 fn get(addr: &str, path: &str) -> (String, String) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    let (head, body) = out.split_once("\r\n\r\n").unwrap();
-    (head.to_owned(), body.to_owned())
+    http_get(addr, path, None)
 }
 
 fn value(text: &str, series: &str) -> Option<f64> {
     text.lines()
         .find_map(|l| l.strip_prefix(series)?.strip_prefix(' '))
         .map(|v| v.trim().parse().unwrap())
-}
-
-fn stop(mut child: Child) {
-    let _ = std::process::Command::new("kill")
-        .arg("-INT")
-        .arg(child.id().to_string())
-        .status();
-    let status = child.wait().unwrap();
-    assert!(status.success(), "{status:?}");
 }
 
 #[test]

@@ -12,31 +12,11 @@ fn raised(dir: &TempDir, id: &str, name: &str) -> usize {
     history.matches(&format!("EventRaised '{name}'")).count()
 }
 
-fn status(dir: &TempDir, id: &str) -> String {
-    json(dir, &["instances", "show", id, "--json"])["status"]
-        .as_str()
-        .unwrap()
-        .to_owned()
-}
-
 #[test]
 fn a_raise_retried_with_one_event_id_is_recorded_once() {
     let dir = TempDir::new("raise-event-id");
     let _worker = WorkerChild::start(&dir);
-    ok(
-        &dir,
-        &[
-            "instances",
-            "start",
-            "Approval",
-            r#"{"timeout_ms": 60000}"#,
-            "--id",
-            "a-1",
-        ],
-    );
-    wait_until(Duration::from_secs(20), || {
-        (status(&dir, "a-1") == "Running").then_some(())
-    });
+    start_running_approval(&dir, "a-1");
     // Suspended, the instance records events without consuming them.
     ok(&dir, &["instances", "suspend", "a-1"]);
     wait_until(Duration::from_secs(20), || {

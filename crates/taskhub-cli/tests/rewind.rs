@@ -68,17 +68,6 @@ async fn open_hub(dir: &TempDir) -> TaskHub {
     TaskHub::open(Arc::new(store), settings).await.unwrap()
 }
 
-fn status(dir: &TempDir, id: &str) -> String {
-    json(dir, &["instances", "show", id, "--json"])["status"]
-        .as_str()
-        .unwrap()
-        .to_owned()
-}
-
-fn wait_status(dir: &TempDir, id: &str, want: &str) {
-    wait_until(STUCK, || (status(dir, id) == want).then_some(()));
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rewind_runs_a_failed_instance_again_keeping_what_succeeded() {
     let dir = TempDir::new("cli-rewind");

@@ -3,63 +3,26 @@
 
 mod common;
 
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
-use std::net::TcpStream;
-use std::process::{Child, Stdio};
+use std::process::Child;
 
+use common::listening::{http_get, interrupt as stop, on_db, spawn_listening, HTTP};
 use common::{taskhub, TempDir};
 
 /// Starts the command and returns it with the address from its "dashboard and API on" line.
-#[expect(
-    clippy::zombie_processes,
-    reason = "the caller waits for the child (stop)"
-)]
 fn spawn(dir: &TempDir, args: &[&str], env: &[(&str, &str)]) -> (Child, String) {
-    let mut cmd = taskhub(&dir.0);
-    cmd.arg("--db")
-        .arg(dir.db())
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    let mut cmd = on_db(dir, args, false);
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let mut child = cmd.spawn().unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    loop {
-        let line = lines.next().expect("exited before listening").unwrap();
-        if let Some(rest) = line.strip_prefix("dashboard and API on http://") {
-            let addr = rest.split('/').next().unwrap().to_owned();
-            std::thread::spawn(move || for _ in lines {});
-            return (child, addr);
-        }
-    }
+    let listening = spawn_listening(cmd, &[HTTP]);
+    let addr = listening.addr();
+    (listening.child, addr)
 }
 
 /// A raw HTTP/1.1 GET; returns the status line and the body.
 fn get(addr: &str, path: &str, auth: Option<&str>) -> (String, String) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    let auth = auth
-        .map(|t| format!("Authorization: Bearer {t}\r\n"))
-        .unwrap_or_default();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\n{auth}Connection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    let (head, body) = out.split_once("\r\n\r\n").unwrap();
-    (head.lines().next().unwrap().to_owned(), body.to_owned())
-}
-
-fn stop(mut child: Child) {
-    let _ = std::process::Command::new("kill")
-        .arg("-INT")
-        .arg(child.id().to_string())
-        .status();
-    let status = child.wait().unwrap();
-    assert!(status.success(), "{status:?}");
+    let (head, body) = http_get(addr, path, auth);
+    (head.lines().next().unwrap().to_owned(), body)
 }
 
 #[test]

@@ -7,31 +7,11 @@ use std::time::Duration;
 
 use common::*;
 
-fn status(dir: &TempDir, id: &str) -> String {
-    json(dir, &["instances", "show", id, "--json"])["status"]
-        .as_str()
-        .unwrap()
-        .to_owned()
-}
-
 #[test]
 fn show_names_the_suspension_reason() {
     let dir = TempDir::new("suspend-reason");
     let _worker = WorkerChild::start(&dir);
-    ok(
-        &dir,
-        &[
-            "instances",
-            "start",
-            "Approval",
-            r#"{"timeout_ms": 60000}"#,
-            "--id",
-            "s-1",
-        ],
-    );
-    wait_until(Duration::from_secs(20), || {
-        (status(&dir, "s-1") == "Running").then_some(())
-    });
+    start_running_approval(&dir, "s-1");
     ok(
         &dir,
         &[

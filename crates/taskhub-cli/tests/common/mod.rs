@@ -5,9 +5,11 @@
     unused_imports,
     clippy::unwrap_used,
     clippy::expect_used,
+    clippy::indexing_slicing,
     reason = "test support"
 )]
 
+pub mod listening;
 pub mod service_hub;
 
 use std::io::{BufRead as _, BufReader};
@@ -130,6 +132,38 @@ impl Drop for WorkerChild {
             let _ = child.wait();
         }
     }
+}
+
+/// The status `instances show` gives `id`.
+pub fn status(dir: &TempDir, id: &str) -> String {
+    json(dir, &["instances", "show", id, "--json"])["status"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// Waits until `id` has the status `want`.
+pub fn wait_status(dir: &TempDir, id: &str, want: &str) {
+    wait_until(STUCK, || (status(dir, id) == want).then_some(()));
+}
+
+/// Starts an `Approval` instance `id` that waits a minute for its event, and waits until it
+/// runs.
+pub fn start_running_approval(dir: &TempDir, id: &str) {
+    ok(
+        dir,
+        &[
+            "instances",
+            "start",
+            "Approval",
+            r#"{"timeout_ms": 60000}"#,
+            "--id",
+            id,
+        ],
+    );
+    wait_until(Duration::from_secs(20), || {
+        (status(dir, id) == "Running").then_some(())
+    });
 }
 
 /// The JSON stdout of a run that must succeed.
