@@ -1,4 +1,7 @@
 //! History events: the event-sourced log of one orchestration execution.
+//!
+//! A [`HistoryEvent`] is a timestamp, the ID of the message that caused it (if any) and an
+//! [`EventKind`]; how both are stored is [`format`](crate::format).
 
 use std::collections::BTreeMap;
 

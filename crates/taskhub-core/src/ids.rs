@@ -1,4 +1,9 @@
 //! Instance, execution and message identifiers.
+//!
+//! An [`InstanceId`] is validated (1 to [`MAX_INSTANCE_ID_BYTES`] bytes of UTF-8, no control
+//! characters, none of `/ \ # ?`) and routed to a partition by FNV-1a ([`fnv1a_32`]). A
+//! [`MessageId`] is random, or derived from its sender and purpose, so a turn that runs again
+//! derives the same IDs and receivers can de-duplicate.
 
 use std::fmt;
 

@@ -1,4 +1,9 @@
 //! The message envelope that carries an event to an instance through a queue.
+//!
+//! A [`Message`] names its target instance (and execution), has a unique ID, a [`Sender`], an
+//! episode and an enqueue time, and may carry the sender span's W3C `traceparent` (optional:
+//! older messages have none and still decode, older readers ignore it, so the format stays
+//! version 1).
 
 use serde::{Deserialize, Serialize};
 

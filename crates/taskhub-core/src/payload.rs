@@ -4,7 +4,12 @@
 //! writes JSON; an SDK of another language may send text that is not JSON (a large-payload
 //! token such as `blob:v1:<container>:<blob>`), which is kept and passed on unchanged. A
 //! payload may also be *absent* (an SDK sent none), which is not the same as the JSON `null`
-//! a Rust `()` becomes: each is given back as it came.
+//! a Rust `()` becomes: each is given back as it came. An absent payload is stored as the empty
+//! string (which no older record holds), reads as `null` and goes back to an SDK as no value.
+//!
+//! [`Payload::from_json`] validates its text; [`Payload::from_text`] (storage, the gRPC
+//! endpoint) does not; [`Payload::parse`] of text that is not JSON is [`CoreError::NotJson`],
+//! naming the value and quoting the text's start.
 
 use std::fmt;
 use std::sync::Arc;

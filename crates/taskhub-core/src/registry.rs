@@ -1,4 +1,8 @@
 //! Registration of orchestrations and activities by name (and version).
+//!
+//! Name (and version) map to type-erased factories. A start of a version runs that version's
+//! registration, else the one registered without a version (durabletask-dotnet's fallback: the
+//! worker's version check is the gate; see [`Registry::has_orchestration_version`]).
 
 use std::collections::HashMap;
 use std::future::Future;

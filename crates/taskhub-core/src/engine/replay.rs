@@ -1,4 +1,10 @@
 //! Replaying recorded history, with nondeterminism detection.
+//!
+//! Recorded events are applied as a live turn applies them, but recorded actions are
+//! *matched*: the next recorded `TaskScheduled` / `SubOrchestrationCreated` / `TimerCreated` /
+//! `EventSent` must be the code's next action (same kind, name and task ID), and at each
+//! recorded `OrchestratorCompleted` the code must have no unrecorded action and must not have
+//! returned. A mismatch fails the instance with `event N: history has …, code …`.
 
 use crate::engine::rewind::scheduled_task;
 use crate::engine::session::{completion_task_id, CodeResult, OrchestrationSession};

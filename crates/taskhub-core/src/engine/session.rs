@@ -1,4 +1,5 @@
-//! A live orchestration: replayed once from history, then driven turn by turn.
+//! A live orchestration: replayed once from history, then driven turn by turn. One execution
+//! held in memory: delivery of messages to the futures that wait for them, and polling.
 
 use std::collections::{HashSet, VecDeque};
 use std::panic::{catch_unwind, AssertUnwindSafe};

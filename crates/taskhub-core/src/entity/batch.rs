@@ -5,6 +5,9 @@
 //! the state as it was and takes none of its actions. While a critical section holds the
 //! entity, only its owner's requests run; the others wait in the record's queue, in order,
 //! until the owner releases it.
+//!
+//! [`run_batch`] runs the registry's functions; [`run_batch_with`] runs the same batch with any
+//! [`OperationRunner`] (a remote entity's batch records, then replays, the executor's answers).
 
 use std::collections::HashSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -1,4 +1,5 @@
-//! Entity IDs: `(name, key)`, written `@name@key` as the entity's instance ID.
+//! Entity IDs: `(name, key)`, written `@name@key` as the entity's instance ID; validated, a
+//! rejected one is [`CoreError::InvalidEntityId`].
 
 use std::fmt;
 use std::str::FromStr;

@@ -1,7 +1,10 @@
 //! What an entity keeps besides its state, stored with it in one record (the instance row), so
 //! that a batch of operations commits as one write: the IDs of recently applied messages
 //! (de-duplication), the critical section holding it, the requests waiting for that section
-//! to end, and the messages of its last batch that may not have been sent yet.
+//! to end, and the messages of its last batch that may not have been sent yet. It also keeps
+//! each sender's order ([`Inbox`]), the entity's own numbering of what it sends
+//! ([`Outgoing`]), and releases that came before their lock request (`released`: that request
+//! is then ignored).
 
 use std::collections::VecDeque;
 use std::time::Duration;

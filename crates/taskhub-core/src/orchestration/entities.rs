@@ -4,6 +4,12 @@
 //! history records it and replay matches it); a call's result comes back as an event named by
 //! the request ID, which the call waits for like any event. Request IDs come from
 //! [`new_guid`](OrchestrationContext::new_guid), so replay derives the same ones.
+//!
+//! [`lock_entities`](OrchestrationContext::lock_entities) sorts the lock set; the request visits
+//! each entity in order and the last one answers. A lock request dropped before the grant
+//! releases the whole set. A [`CriticalSection`] is released by `release`, by drop, by the
+//! orchestration returning or continuing as new, or by a terminate; a call outside the lock set
+//! fails with `EntityNotLocked`.
 
 use std::future::Future;
 use std::time::SystemTime;

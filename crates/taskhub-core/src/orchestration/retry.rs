@@ -1,4 +1,5 @@
-//! Retry policies for activities and sub-orchestrations.
+//! Retry policies for activities and sub-orchestrations. A policy may carry a predicate on the
+//! failure ([`RetryPolicy::with_retry_if`]), asked after the attempts and non-retryable checks.
 
 use std::fmt;
 use std::sync::Arc;

@@ -1,4 +1,5 @@
-//! The state shared by an orchestration's context (used by user code) and the engine.
+//! The state shared by an orchestration's context (used by user code) and the engine: the
+//! actions the code emitted, its open task slots and the mailbox of external events.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
