@@ -3,11 +3,58 @@
 //! it is handled (a message whose processing fails on every delivery is dead-lettered).
 
 use taskhub_core::InstanceId;
+use taskhub_storage::backend::{OpenedStore, OptionValue};
 use taskhub_storage::{StorageError, StorageResult};
 
 use crate::history::event_key;
 use crate::tables::entity;
-use crate::AzureStore;
+use crate::{AzureBackend, AzureStore};
+
+/// The variable naming the account the tests put their hubs on (Azurite), exported by
+/// `scripts/with-azurite.sh`.
+pub const TEST_CONNECTION_STRING: &str = "TASKHUB_TEST_AZURE_CONNECTION_STRING";
+
+impl AzureBackend {
+    /// A hub opened again by its name on the account is the same hub.
+    pub const TEST_HUBS_SHARED: bool = true;
+
+    /// The options of a test's fresh hub: the hub `hub_name` on the test account
+    /// ([`TEST_CONNECTION_STRING`]; `dir` is not used).
+    ///
+    /// # Panics
+    /// When the variable is unset, saying how to run the test.
+    #[must_use]
+    pub fn test_hub_options(_dir: &std::path::Path, _hub_name: &str) -> Vec<OptionValue> {
+        let text = std::env::var(TEST_CONNECTION_STRING).unwrap_or_else(|_| {
+            panic!(
+                "{TEST_CONNECTION_STRING} is not set. This test needs Azurite (a private one on \
+                 free ports): run it as `scripts/with-azurite.sh cargo test …` (scripts/test.sh \
+                 does this), which provides it and sets {TEST_CONNECTION_STRING}."
+            )
+        });
+        vec![OptionValue::new(
+            "azure.storage_connection_string",
+            text,
+            TEST_CONNECTION_STRING,
+        )]
+    }
+
+    /// [`AzureStore::corrupt_history_event`] on the Azure store `opened` holds.
+    ///
+    /// # Errors
+    /// `InvalidArgument` if `opened` is not an Azure store; as the hook.
+    pub async fn corrupt_history_event(
+        opened: &OpenedStore,
+        id: &InstanceId,
+        seq: u64,
+    ) -> StorageResult<()> {
+        opened
+            .downcast::<AzureStore>()
+            .ok_or_else(|| StorageError::InvalidArgument("not an Azure store".into()))?
+            .corrupt_history_event(id, seq)
+            .await
+    }
+}
 
 impl AzureStore {
     /// The RowKey of event `seq` of the instance's current execution.

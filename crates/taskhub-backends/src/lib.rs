@@ -24,19 +24,66 @@
 //! # Ok(()) }
 //! ```
 
+#[cfg(feature = "testing")]
+pub mod testing;
+
 pub use taskhub_storage::backend::{
     Backend, BackendConfig, BackendError, Deleted, HubLocation, OpenMode, OpenedStore, OptionDoc,
     OptionValue, DEFAULT_HUB_NAME,
 };
 
-/// Every backend, by name: **a new backend adds its one line here** (and its row in
-/// `docs/BACKENDS.md`). The first is the default.
-pub static BACKENDS: &[&dyn Backend] = &[
-    &taskhub_sqlite::SqliteBackend,
-    &taskhub_azure::AzureBackend,
-    &taskhub_postgres::PostgresBackend,
-    &taskhub_storage::memory::MemoryBackend,
-];
+/// Declares [`BACKENDS`] and [`for_each_backend!`] from one list of `name => plug-in` lines,
+/// so the binaries' registry and the tests' matrix can never disagree.
+macro_rules! backends {
+    ($d:tt $($name:ident => $plugin:path),+ $(,)?) => {
+        /// Every backend, by name: **a new backend adds its one line to the list that makes
+        /// this** (`name => crate::Plugin`, in `crates/taskhub-backends/src/lib.rs`; see
+        /// `docs/BACKENDS.md`). The first is the default.
+        pub static BACKENDS: &[&dyn Backend] = &[$(&$plugin),+];
+
+        /// The test configuration of every backend, in the order of [`BACKENDS`] (feature
+        /// `testing`: each plug-in's `testing.rs`).
+        #[cfg(feature = "testing")]
+        pub(crate) static TEST_HUBS: &[testing::TestHub] = &[$(
+            testing::TestHub {
+                name: stringify!($name),
+                plugin: stringify!($plugin),
+                options: <$plugin>::test_hub_options,
+                corrupt: |opened, id, seq| {
+                    Box::pin(<$plugin>::corrupt_history_event(opened, id, seq))
+                },
+                shared: <$plugin>::TEST_HUBS_SHARED,
+            }
+        ),+];
+
+        /// Expands `callback! { [names of every backend] rest… }`, the names of [`BACKENDS`] in
+        /// its order as identifiers: the tests' backend matrix
+        /// (`taskhub_test_support::backend_matrix!([every] …)`) makes one test per backend
+        /// with it.
+        ///
+        /// ```
+        /// macro_rules! names { ([$($name:ident),+]) => { [$(stringify!($name)),+] } }
+        /// assert_eq!(
+        ///     taskhub_backends::for_each_backend!([names]).to_vec(),
+        ///     taskhub_backends::names()
+        /// );
+        /// ```
+        #[macro_export]
+        macro_rules! for_each_backend {
+            ([$d($d callback:tt)+] $d($d rest:tt)*) => {
+                $d($d callback)+ ! { [$($name),+] $d($d rest)* }
+            };
+        }
+    };
+}
+
+// `$` first: the macro passes it on to the `for_each_backend!` it writes.
+backends! { $
+    sqlite => taskhub_sqlite::SqliteBackend,
+    azure => taskhub_azure::AzureBackend,
+    postgres => taskhub_postgres::PostgresBackend,
+    memory => taskhub_storage::memory::MemoryBackend,
+}
 
 /// The default backend's name (`sqlite`).
 #[must_use]

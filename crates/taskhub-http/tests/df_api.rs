@@ -512,7 +512,7 @@ async fn rewind(b: Backend) {
 }
 
 taskhub_test_support::backend_matrix!(
-    [memory, sqlite, azure, postgres]
+    [every]
     start_status_and_history,
     raise_terminate_suspend_resume_restart,
     list_and_purge,

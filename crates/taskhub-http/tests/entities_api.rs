@@ -320,7 +320,7 @@ async fn instance_lists_leave_entities_out_unless_asked(b: Backend) {
 }
 
 taskhub_test_support::backend_matrix!(
-    [memory, sqlite, azure, postgres]
+    [every]
     durable_functions_entity_routes,
     own_entity_routes,
     instance_lists_leave_entities_out_unless_asked

@@ -286,7 +286,7 @@ async fn every_route_is_served_and_documented(b: Backend) {
 }
 
 taskhub_test_support::backend_matrix!(
-    [memory, sqlite, azure, postgres]
+    [every]
     instances_history_and_timeline,
     partitions_workers_scale_and_stats,
     dead_letters_list_and_replay,

@@ -2,10 +2,57 @@
 //! for the runtime's tests of a corrupt store and the backend's own fence tests.
 
 use taskhub_core::InstanceId;
+use taskhub_storage::backend::{OpenedStore, OptionValue};
 use taskhub_storage::{StorageError, StorageResult};
 
 use crate::errors::PgResultExt;
 use crate::store::PostgresStore;
+use crate::PostgresBackend;
+
+/// The variable naming the server the tests put their hubs on (a throwaway cluster), exported
+/// by `scripts/with-postgres.sh`.
+pub const TEST_URL: &str = "TASKHUB_TEST_POSTGRES_URL";
+
+impl PostgresBackend {
+    /// A hub opened again by its name on the server is the same hub.
+    pub const TEST_HUBS_SHARED: bool = true;
+
+    /// The options of a test's fresh hub: the hub (schema) `hub_name` on the test server
+    /// ([`TEST_URL`]), a pool of 8 (`dir` is not used).
+    ///
+    /// # Panics
+    /// When the variable is unset, saying how to run the test.
+    #[must_use]
+    pub fn test_hub_options(_dir: &std::path::Path, _hub_name: &str) -> Vec<OptionValue> {
+        let url = std::env::var(TEST_URL).unwrap_or_else(|_| {
+            panic!(
+                "{TEST_URL} is not set. This test needs a PostgreSQL server (a private, \
+                 throwaway cluster on a free port): run it as `scripts/with-postgres.sh cargo \
+                 test …` (scripts/test.sh does this), which provides it and sets {TEST_URL}."
+            )
+        });
+        vec![
+            OptionValue::new("postgres.url", url, TEST_URL),
+            OptionValue::new("postgres.pool_size", "8", "the test"),
+        ]
+    }
+
+    /// [`PostgresStore::corrupt_history_event`] on the PostgreSQL store `opened` holds.
+    ///
+    /// # Errors
+    /// `InvalidArgument` if `opened` is not a PostgreSQL store; as the hook.
+    pub async fn corrupt_history_event(
+        opened: &OpenedStore,
+        id: &InstanceId,
+        seq: u64,
+    ) -> StorageResult<()> {
+        opened
+            .downcast::<PostgresStore>()
+            .ok_or_else(|| StorageError::InvalidArgument("not a PostgreSQL store".into()))?
+            .corrupt_history_event(id, seq)
+            .await
+    }
+}
 
 impl PostgresStore {
     /// Overwrites event `seq` of the instance's current execution with text that is not an

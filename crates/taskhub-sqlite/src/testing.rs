@@ -1,13 +1,46 @@
-//! Test hooks (feature `testing`): damage a stored event, for the runtime's tests of a corrupt
-//! store.
+//! Test hooks (feature `testing`): the backend's test configuration (where a test's fresh hub
+//! goes, listed by `taskhub_backends::testing`), damage a stored event, for the runtime's tests
+//! of a corrupt store.
 
 use std::path::Path;
 
 use rusqlite::{params, Connection, OptionalExtension};
 use taskhub_core::InstanceId;
+use taskhub_storage::backend::{OpenedStore, OptionValue};
 use taskhub_storage::{StorageError, StorageResult};
 
 use crate::errors::SqlResultExt;
+use crate::{SqliteBackend, SqliteStore};
+
+impl SqliteBackend {
+    /// A hub opened again from its file is the same hub.
+    pub const TEST_HUBS_SHARED: bool = true;
+
+    /// The options of a test's fresh hub: the file `dir/hub.db` (`hub_name` is not used).
+    #[must_use]
+    pub fn test_hub_options(dir: &Path, _hub_name: &str) -> Vec<OptionValue> {
+        vec![OptionValue::new(
+            "sqlite.path",
+            dir.join("hub.db").display().to_string(),
+            "the test",
+        )]
+    }
+
+    /// [`corrupt_history_event`] in the file of the SQLite store `opened` holds.
+    ///
+    /// # Errors
+    /// `InvalidArgument` if `opened` is not a SQLite store; as [`corrupt_history_event`].
+    pub async fn corrupt_history_event(
+        opened: &OpenedStore,
+        id: &InstanceId,
+        seq: u64,
+    ) -> StorageResult<()> {
+        let store = opened
+            .downcast::<SqliteStore>()
+            .ok_or_else(|| StorageError::InvalidArgument("not a SQLite store".into()))?;
+        corrupt_history_event(store.path(), id, seq)
+    }
+}
 
 /// Overwrites event `seq` of the instance's stored history, in the hub file at `path`, with
 /// text that is not an event (the rest of its chunk stays as it was).

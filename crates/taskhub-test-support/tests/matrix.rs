@@ -16,6 +16,7 @@ async fn any_body(backend: Backend) {
         matches!(backend, Backend::Memory | Backend::Sqlite),
         "{backend:?}"
     );
+    assert_eq!(backend, Backend::named(backend.name()));
 }
 
 backend_matrix!([memory] memory_body, any_body);
@@ -29,4 +30,31 @@ mod both {
     }
 
     taskhub_test_support::backend_matrix!([memory, sqlite,] body,);
+}
+
+mod every {
+    use super::Backend;
+
+    async fn body(backend: Backend) {
+        assert!(
+            taskhub_backends::names().contains(&backend.name()),
+            "{backend} is in BACKENDS"
+        );
+    }
+
+    taskhub_test_support::backend_matrix!([every] body);
+
+    /// The test of each backend of `BACKENDS` is there, under the backend's name.
+    #[test]
+    fn one_test_per_backend_under_its_name() {
+        macro_rules! names {
+            ([$($name:ident),+]) => {
+                vec![$(stringify!($name)),+]
+            };
+        }
+        assert_eq!(
+            taskhub_backends::for_each_backend!([names]),
+            taskhub_backends::names()
+        );
+    }
 }

@@ -22,7 +22,7 @@ use backends::{settings, Backend, TestStore};
 use taskhub::*;
 
 taskhub_test_support::backend_matrix!(
-    [memory, sqlite, azure, postgres]
+    [every]
     events_carried_across_continue_as_new_keep_their_order,
 );
 

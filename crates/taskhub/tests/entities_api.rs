@@ -1,8 +1,5 @@
-//! Durable entities end to end on a worker (memory and SQLite): signals and calls from clients,
-//! orchestrations and other entities; state read by the client; a failed operation rolls its
-//! state change back and its caller gets the error; operations of one sender run in the order
-//! sent; a batch of queued operations commits as one checkpoint; deleting the state makes the
-//! entity absent and clean-up removes it; listings page through entities by name.
+//! Durable entities on a worker, past the suite every backend runs (`entities.rs`): a batch of
+//! queued operations commits as one checkpoint; entity IDs are validated and reserved.
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
 mod common;
@@ -11,7 +8,7 @@ mod suite;
 use std::sync::Arc;
 
 use common::*;
-use suite::{everything, registry};
+use suite::registry;
 use taskhub::*;
 use taskhub_storage::instrumented::Instrumented;
 use taskhub_storage::memory::MemoryStore;
@@ -28,17 +25,6 @@ async fn wait_state(client: &TaskHubClient, id: &EntityId, want: i64) {
         || async { client.read_entity_state::<i64>(id).await.unwrap() },
     )
     .await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn entities_work_end_to_end_in_memory() {
-    everything(Arc::new(MemoryStore::new(Arc::new(SystemClock::new())))).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn entities_work_end_to_end_on_sqlite() {
-    let dir = TempDir::new("entities-api");
-    everything(sqlite_store(&dir.0)).await;
 }
 
 /// Operations queued before any worker runs are applied in a few batches, each one

@@ -1,6 +1,6 @@
 //! Requests from one sender are applied by an entity in send order and each once, whatever
-//! order the queue delivers them in (`taskhub_core::entity::order`): on memory and SQLite
-//! here, on Azure in `entities_azure.rs`. And the safety valve: a request whose predecessor
+//! order the queue delivers them in (`taskhub_core::entity::order`): on every backend in
+//! `entities.rs`. Here the safety valve: a request whose predecessor
 //! never comes runs after the reorder window — not before — and a predecessor that comes
 //! after all is still applied (driven by a `ManualClock`).
 #![allow(
@@ -17,24 +17,11 @@ mod order_suite;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::*;
 use order_suite::*;
 use taskhub::*;
 use taskhub_core::entity::order::REORDER_WINDOW;
 use taskhub_storage::memory::MemoryStore;
-use taskhub_storage::{Clock, ManualClock, SystemClock, TaskHubStore};
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn one_senders_requests_apply_in_order_once_in_memory() {
-    let store: Arc<dyn TaskHubStore> = Arc::new(MemoryStore::new(Arc::new(SystemClock::new())));
-    out_of_order_and_twice(store).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn one_senders_requests_apply_in_order_once_on_sqlite() {
-    let dir = TempDir::new("entities-order");
-    out_of_order_and_twice(sqlite_store(&dir.0)).await;
-}
+use taskhub_storage::{Clock, ManualClock, TaskHubStore};
 
 /// Lets every task run until the worker is idle at the clock's current time.
 async fn settle() {

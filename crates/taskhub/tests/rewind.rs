@@ -24,7 +24,7 @@ use taskhub::*;
 use taskhub_core::Message;
 
 taskhub_test_support::backend_matrix!(
-    [memory, sqlite, azure, postgres]
+    [every]
     a_failed_activity_runs_again_and_what_succeeded_is_kept,
     a_failed_child_is_rewound_with_its_parent_and_a_purged_one_started_again,
     a_child_rewound_first_answers_its_parent_when_the_parent_is_rewound,

@@ -39,39 +39,10 @@ fn unique_hub_name() -> String {
     format!("http{}x{n}x{nanos}", std::process::id())
 }
 
-/// Where `backend` puts a fresh hub: `dir/hub.db`, or a hub of its own on the Azure test
-/// account or the PostgreSQL test server.
+/// Where `backend` puts a fresh hub: its test configuration (`taskhub_backends::testing`):
+/// `dir/hub.db`, or a hub of its own on the Azure test account or the PostgreSQL test server.
 fn backend_config(backend: Backend, dir: &TempDir) -> taskhub_backends::BackendConfig {
-    use taskhub_backends::OptionValue;
-    let overrides = match backend {
-        Backend::Memory => Vec::new(),
-        Backend::Sqlite => vec![OptionValue::new(
-            "sqlite.path",
-            dir.0.join("hub.db").display().to_string(),
-            "the test",
-        )],
-        Backend::Azure => {
-            let text =
-                taskhub_test_support::env::azure_connection_string("cargo test -p taskhub-http");
-            vec![OptionValue::new(
-                "azure.storage_connection_string",
-                text,
-                AZURE_ENV,
-            )]
-        }
-        Backend::Postgres => {
-            let url = taskhub_test_support::env::postgres_url("cargo test -p taskhub-http");
-            vec![
-                OptionValue::new("postgres.url", url, POSTGRES_ENV),
-                OptionValue::new("postgres.pool_size", "8", "the test"),
-            ]
-        }
-    };
-    taskhub_backends::BackendConfig {
-        overrides,
-        hub_name: unique_hub_name(),
-        ..taskhub_backends::BackendConfig::default()
-    }
+    taskhub_backends::testing::test_hub(backend.name()).config(&dir.0, &unique_hub_name())
 }
 
 /// A deadline only a stuck test reaches.

@@ -25,6 +25,8 @@ mod processes;
 mod queues;
 mod state;
 mod tables;
+#[cfg(feature = "testing")]
+mod testing;
 
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};

@@ -1,7 +1,10 @@
 //! The backends the runtime suites run on, opened by name through `taskhub_backends` (as the
-//! binaries do): SQLite (a file in a temp dir) and Azure Storage (a fresh hub with its own name
-//! on the account that `TASKHUB_TEST_AZURE_CONNECTION_STRING` names: Azurite under
-//! `scripts/with-azurite.sh`).
+//! binaries do), each where its own test configuration puts a fresh hub
+//! (`taskhub_backends::testing`, from the plug-in's `testing.rs`): memory, SQLite (a file in a
+//! temp dir), Azure Storage (a hub of its own on the account
+//! `TASKHUB_TEST_AZURE_CONNECTION_STRING` names: Azurite under `scripts/with-azurite.sh`),
+//! PostgreSQL (a schema of its own on the server `TASKHUB_TEST_POSTGRES_URL` names). A backend
+//! whose variable is unset fails its tests, saying how to run them.
 //!
 //! Included by the test files that use it as `#[path = "common/backends.rs"] mod backends;`
 //! next to `mod common;`.
@@ -12,21 +15,31 @@
     reason = "test support"
 )]
 
-use std::path::PathBuf;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use taskhub::*;
 use taskhub_azure::{AzureStore, StorageAccount};
-use taskhub_backends::{BackendConfig, OptionValue};
+use taskhub_backends::testing::{test_hub, TestHub};
+use taskhub_backends::{BackendConfig, OpenedStore};
 use taskhub_postgres::PostgresStore;
 use taskhub_storage::TaskHubStore;
 
 use crate::common::{fast_settings, TempDir};
 
-/// The environment variable naming the account the Azure tests run against.
-pub use taskhub_test_support::env::AZURE_CONNECTION_STRING as AZURE_ENV;
 pub use taskhub_test_support::Backend;
+
+/// The test configuration of `backend`.
+pub fn test_config(backend: Backend) -> &'static TestHub {
+    test_hub(backend.name())
+}
+
+/// Where `backend` puts a hub for a test: the file `dir/hub.db`, or the hub `hub_name` on the
+/// test account or server.
+pub fn backend_config(backend: Backend, dir: &Path, hub_name: &str) -> BackendConfig {
+    test_config(backend).config(dir, hub_name)
+}
 
 /// The test account; panics with how to run the tests when the variable is unset.
 pub fn azure_account() -> StorageAccount {
@@ -39,49 +52,9 @@ pub fn azure_connection_string() -> String {
     taskhub_test_support::env::azure_connection_string("cargo test -p taskhub")
 }
 
-/// Where `backend` puts a hub for a test: the file `dir/hub.db`, or the hub `hub_name` on the
-/// test account.
-pub fn backend_config(backend: Backend, dir: &std::path::Path, hub_name: &str) -> BackendConfig {
-    let overrides = match backend {
-        Backend::Memory => Vec::new(),
-        Backend::Sqlite => vec![OptionValue::new(
-            "sqlite.path",
-            dir.join("hub.db").display().to_string(),
-            "the test",
-        )],
-        Backend::Azure => vec![OptionValue::new(
-            "azure.storage_connection_string",
-            azure_connection_string(),
-            AZURE_ENV,
-        )],
-        Backend::Postgres => vec![
-            OptionValue::new("postgres.url", postgres_url(), POSTGRES_ENV),
-            OptionValue::new("postgres.pool_size", "8", "the test"),
-        ],
-    };
-    BackendConfig {
-        overrides,
-        hub_name: hub_name.to_owned(),
-        ..BackendConfig::default()
-    }
-}
-
-/// The environment variable naming the server the PostgreSQL tests run against.
-pub use taskhub_test_support::env::POSTGRES_URL as POSTGRES_ENV;
-
 /// The test server's URL; panics with how to run the tests when it is unset.
 pub fn postgres_url() -> String {
     taskhub_test_support::env::postgres_url("cargo test -p taskhub")
-}
-
-/// Opens (creating it on first use) the PostgreSQL hub `name` on the test server.
-pub async fn postgres_store(name: &str) -> Arc<PostgresStore> {
-    let config = backend_config(Backend::Postgres, std::path::Path::new("."), name);
-    taskhub_backends::create_store("postgres", &config)
-        .await
-        .expect("open the hub on the test server")
-        .downcast_arc::<PostgresStore>()
-        .expect("a PostgresStore")
 }
 
 /// A hub name no other test uses.
@@ -90,12 +63,23 @@ pub fn unique_hub_name() -> String {
     format!("t{}", &id[..20])
 }
 
+/// Opens (creating it on first use) the hub `name` of `backend` (files in `dir`).
+pub async fn open_hub_store(backend: Backend, dir: &Path, name: &str) -> OpenedStore {
+    test_config(backend).create(dir, name).await
+}
+
+/// Opens (creating it on first use) the PostgreSQL hub `name` on the test server.
+pub async fn postgres_store(name: &str) -> Arc<PostgresStore> {
+    open_hub_store(Backend::Postgres, Path::new("."), name)
+        .await
+        .downcast_arc::<PostgresStore>()
+        .expect("a PostgresStore")
+}
+
 /// Opens (creating its objects on first use) the Azure hub `name` on the test account.
 pub async fn azure_store(name: &str) -> Arc<AzureStore> {
-    let config = backend_config(Backend::Azure, std::path::Path::new("."), name);
-    taskhub_backends::create_store("azure", &config)
+    open_hub_store(Backend::Azure, Path::new("."), name)
         .await
-        .expect("open the hub on the test account")
         .downcast_arc::<AzureStore>()
         .expect("an AzureStore")
 }
@@ -109,48 +93,45 @@ pub fn settings(_backend: Backend) -> Settings {
     }
 }
 
-/// The file in a child's directory that names the Azure hub it works on.
-pub const AZURE_HUB_FILE: &str = "azure-hub";
+/// The file in a child's directory that names the backend and the hub it works on
+/// (`backend hub`): see [`write_hub_file`] and [`run_child`].
+pub const HUB_FILE: &str = "test-hub";
 
-/// The child side of the multi-process tests on Azure: runs a worker with `registry` on the
-/// hub named in `dir/azure-hub` until stdin closes, then shuts it down gracefully. Prints
-/// `ready NAME` once started (what `child::spawn` waits for).
-pub fn run_azure_child(dir: &std::path::Path, settings: Settings, registry: Registry) {
-    let hub_name = std::fs::read_to_string(dir.join(AZURE_HUB_FILE)).unwrap();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async move {
-        let store = azure_store(hub_name.trim()).await;
-        let hub = TaskHub::open(store, settings).await.unwrap();
-        let worker = Worker::start(&hub, registry).await.unwrap();
-        println!("ready {}", worker.name());
-        tokio::task::spawn_blocking(|| {
-            let mut sink = String::new();
-            while std::io::stdin().read_line(&mut sink).is_ok_and(|n| n > 0) {}
-        })
-        .await
-        .unwrap();
-        worker.shutdown().await;
-    });
-}
+/// The file in a child's directory that names the Azure hub it works on.
+pub const AZURE_HUB_FILE: &str = HUB_FILE;
 
 /// The file in a child's directory that names the PostgreSQL hub it works on.
-pub const POSTGRES_HUB_FILE: &str = "postgres-hub";
+pub const POSTGRES_HUB_FILE: &str = HUB_FILE;
 
-/// The child side of the multi-process tests on PostgreSQL: as [`run_azure_child`], on the
-/// hub named in `dir/postgres-hub` of the test server.
-pub fn run_postgres_child(dir: &std::path::Path, settings: Settings, registry: Registry) {
-    let hub_name = std::fs::read_to_string(dir.join(POSTGRES_HUB_FILE)).unwrap();
+/// Tells the worker processes started in `dir` to work on the hub `hub_name` of `backend`.
+pub fn write_hub_file(dir: &Path, backend: Backend, hub_name: &str) {
+    std::fs::write(dir.join(HUB_FILE), format!("{backend} {hub_name}")).unwrap();
+}
+
+/// The backend and hub the file in `dir` names; a file with the hub name alone is `fallback`'s.
+pub fn read_hub_file(dir: &Path, fallback: Backend) -> (Backend, String) {
+    let text = std::fs::read_to_string(dir.join(HUB_FILE)).unwrap();
+    match text.trim().split_once(' ') {
+        Some((backend, hub)) => (
+            Backend::named(test_hub(backend).name),
+            hub.trim().to_owned(),
+        ),
+        None => (fallback, text.trim().to_owned()),
+    }
+}
+
+/// The child side of the multi-process tests: runs a worker with `registry` on the hub
+/// [`HUB_FILE`] in `dir` names (`fallback`'s if it names a hub alone) until stdin closes, then
+/// shuts it down gracefully. Prints `ready NAME` once started (what `child::spawn` waits for).
+pub fn run_child(fallback: Backend, dir: &Path, settings: Settings, registry: Registry) {
+    let (backend, hub_name) = read_hub_file(dir, fallback);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .unwrap();
     rt.block_on(async move {
-        let store = postgres_store(hub_name.trim()).await;
+        let store = open_hub_store(backend, dir, &hub_name).await.store;
         let hub = TaskHub::open(store, settings).await.unwrap();
         let worker = Worker::start(&hub, registry).await.unwrap();
         println!("ready {}", worker.name());
@@ -164,11 +145,14 @@ pub fn run_postgres_child(dir: &std::path::Path, settings: Settings, registry: R
     });
 }
 
-enum Kind {
-    Memory,
-    Sqlite { _dir: TempDir, path: PathBuf },
-    Azure(Arc<AzureStore>),
-    Postgres(Arc<PostgresStore>),
+/// [`run_child`] on Azure.
+pub fn run_azure_child(dir: &Path, settings: Settings, registry: Registry) {
+    run_child(Backend::Azure, dir, settings, registry);
+}
+
+/// [`run_child`] on PostgreSQL.
+pub fn run_postgres_child(dir: &Path, settings: Settings, registry: Registry) {
+    run_child(Backend::Postgres, dir, settings, registry);
 }
 
 /// A store on a fresh, empty hub, and what keeps it alive (the temp dir).
@@ -177,67 +161,28 @@ pub struct TestStore {
     pub backend: Backend,
     /// The store, as the runtime sees it.
     pub store: Arc<dyn TaskHubStore>,
-    kind: Kind,
+    opened: OpenedStore,
+    _dir: TempDir,
 }
 
 impl TestStore {
     /// A fresh hub on `backend`; `tag` names the temp dir.
     pub async fn fresh(backend: Backend, tag: &str) -> Self {
-        match backend {
-            Backend::Memory => {
-                let config = backend_config(backend, std::path::Path::new("."), "unused");
-                let store = taskhub_backends::create_store("memory", &config)
-                    .await
-                    .expect("a memory hub")
-                    .store;
-                Self {
-                    backend,
-                    store,
-                    kind: Kind::Memory,
-                }
-            }
-            Backend::Sqlite => {
-                let dir = TempDir::new(tag);
-                let path = dir.0.join("hub.db");
-                let config = backend_config(backend, &dir.0, "unused");
-                let store = taskhub_backends::create_store("sqlite", &config)
-                    .await
-                    .expect("a SQLite hub in the temp dir")
-                    .store;
-                Self {
-                    backend,
-                    store,
-                    kind: Kind::Sqlite { _dir: dir, path },
-                }
-            }
-            Backend::Azure => {
-                let azure = azure_store(&unique_hub_name()).await;
-                Self {
-                    backend,
-                    store: azure.clone(),
-                    kind: Kind::Azure(azure),
-                }
-            }
-            Backend::Postgres => {
-                let pg = postgres_store(&unique_hub_name()).await;
-                Self {
-                    backend,
-                    store: pg.clone(),
-                    kind: Kind::Postgres(pg),
-                }
-            }
+        let dir = TempDir::new(tag);
+        let opened = open_hub_store(backend, &dir.0, &unique_hub_name()).await;
+        Self {
+            backend,
+            store: opened.store.clone(),
+            opened,
+            _dir: dir,
         }
     }
 
     /// Overwrites stored event `seq` of the instance's history with text that is not an event.
     pub async fn corrupt_history_event(&self, id: &InstanceId, seq: u64) {
-        match &self.kind {
-            Kind::Memory => panic!("corrupting a stored event is not supported on memory"),
-            Kind::Sqlite { path, .. } => {
-                taskhub_sqlite::testing::corrupt_history_event(path, id, seq).unwrap();
-            }
-            Kind::Azure(store) => store.corrupt_history_event(id, seq).await.unwrap(),
-            Kind::Postgres(store) => store.corrupt_history_event(id, seq).await.unwrap(),
-        }
+        test_config(self.backend)
+            .corrupt_history_event(&self.opened, id, seq)
+            .await
+            .unwrap_or_else(|e| panic!("corrupt event {seq} of {id} on {}: {e}", self.backend));
     }
 }

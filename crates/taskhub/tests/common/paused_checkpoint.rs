@@ -1,5 +1,5 @@
 //! The paused-checkpoint test, one body for every backend with real worker processes
-//! (`azure_paused_checkpoint.rs`, `postgres_paused_checkpoint.rs`): a worker process paused
+//! (`paused_checkpoint.rs` runs it on each): a worker process paused
 //! (SIGSTOP) in the middle of a checkpoint, at each step of the checkpoint in turn, until its
 //! lease has moved to another worker process, then resumed (SIGCONT). It must not leave
 //! duplicated or lost history, lost messages, or an instance that never finishes.
@@ -12,8 +12,9 @@
 //! exactly once in history, and no activity run more than twice (a checkpoint torn after its
 //! enqueue is re-sent by the next loader once, then its outbox is cleared).
 //!
-//! Each test binary re-executes itself as the worker processes (its `paused_checkpoint_process`,
-//! ignored unless started by its tests) and names its backend in a [`Target`].
+//! The test binary re-executes itself as the worker processes (its `paused_checkpoint_process`,
+//! ignored unless started by its tests, calls [`child_process`]); the backend and hub are in
+//! the file `backends::HUB_FILE` of the test's directory.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -31,23 +32,19 @@ use taskhub_storage::{
     CheckpointRequest, CheckpointStep, StepObserver, StorageResult, SystemClock, TaskHubStore,
 };
 
-/// The backend a test binary runs the paused checkpoints on.
+/// The backend the paused checkpoints run on, with the directory of the test (a backend that
+/// keeps its hub in files keeps it there).
 pub struct Target {
     /// The backend.
     pub backend: Backend,
-    /// The file in a child's directory that names the hub.
-    pub hub_file: &'static str,
-    /// The prefix of the test's temporary directories.
-    pub prefix: &'static str,
+    dir: PathBuf,
 }
 
 impl Target {
     async fn store(&self, hub_name: &str) -> Arc<dyn TaskHubStore> {
-        match self.backend {
-            Backend::Azure => backends::azure_store(hub_name).await,
-            Backend::Postgres => backends::postgres_store(hub_name).await,
-            other => panic!("the paused checkpoints run on Azure and PostgreSQL, not {other:?}"),
-        }
+        backends::open_hub_store(self.backend, &self.dir, hub_name)
+            .await
+            .store
     }
 
     fn settings(&self) -> Settings {
@@ -137,11 +134,15 @@ impl StepObserver for PauseAt {
 }
 
 /// The worker process: waits for its stdin to close, pausing itself as its directory says.
-pub fn child_process(target: &Target) {
+pub fn child_process() {
     let Some((dir, log)) = child::child_env() else {
         return;
     };
-    let hub_name = std::fs::read_to_string(dir.join(target.hub_file)).unwrap();
+    let (backend, hub_name) = backends::read_hub_file(&dir, Backend::Azure);
+    let target = Target {
+        backend,
+        dir: dir.clone(),
+    };
     let pause = std::fs::read_to_string(dir.join(PAUSE_FILE))
         .ok()
         .map(|text| {
@@ -238,10 +239,14 @@ async fn stuck_state(hub: &TaskHub, id: &InstanceId) -> String {
 }
 
 /// One run: the victim pauses after `step`; returns a line for the report.
-async fn pause_at(target: &Target, step: CheckpointStep) -> String {
-    let dir = TempDir::new(&format!("{}-paused-checkpoint", target.prefix));
+async fn pause_at(backend: Backend, step: CheckpointStep) -> String {
+    let dir = TempDir::new(&format!("{backend}-paused-checkpoint"));
+    let target = Target {
+        backend,
+        dir: dir.0.clone(),
+    };
     let hub_name = backends::unique_hub_name();
-    std::fs::write(dir.0.join(target.hub_file), &hub_name).unwrap();
+    backends::write_hub_file(&dir.0, backend, &hub_name);
     let hub = TaskHub::open(target.store(&hub_name).await, target.settings())
         .await
         .unwrap();
@@ -379,11 +384,15 @@ async fn pause_at(target: &Target, step: CheckpointStep) -> String {
 /// checkpoint. Its row write must not turn the child's Completed row back to Running: every
 /// row is read after both workers have shut down.
 pub async fn a_writer_resumed_in_a_childs_first_turn_never_overwrites_the_newer_row(
-    target: &Target,
+    backend: Backend,
 ) {
-    let dir = TempDir::new(&format!("{}-paused-child", target.prefix));
+    let dir = TempDir::new(&format!("{backend}-paused-child"));
+    let target = Target {
+        backend,
+        dir: dir.0.clone(),
+    };
     let hub_name = backends::unique_hub_name();
-    std::fs::write(dir.0.join(target.hub_file), &hub_name).unwrap();
+    backends::write_hub_file(&dir.0, backend, &hub_name);
     let hub = TaskHub::open(target.store(&hub_name).await, target.settings())
         .await
         .unwrap();
@@ -455,11 +464,11 @@ pub async fn a_writer_resumed_in_a_childs_first_turn_never_overwrites_the_newer_
 
 /// The victim pauses at each step in turn (a fresh hub and fresh processes for each).
 pub async fn a_worker_paused_at_each_step_of_a_checkpoint_past_its_lease_loses_nothing(
-    target: &Target,
+    backend: Backend,
 ) {
     let mut report = Vec::new();
     for step in CheckpointStep::ALL {
-        report.push(pause_at(target, step).await);
+        report.push(pause_at(backend, step).await);
         eprintln!("{}", report.last().unwrap());
     }
     eprintln!("paused checkpoints:\n{}", report.join("\n"));

@@ -1,5 +1,5 @@
-//! The runtime end-to-end suite, written once and run on every backend
-//! (`runtime_sqlite.rs`, `runtime_azure.rs`): each body takes the [`Backend`] and opens a fresh
+//! The runtime end-to-end suite, written once and run on every backend (`runtime.rs`, one
+//! test per body and backend): each body takes the [`Backend`] and opens a fresh
 //! hub of its own with a real worker. Included as
 //! `#[path = "common/runtime_suite.rs"] mod runtime_suite;` next to `mod common;` and
 //! `#[path = "common/backends.rs"] mod backends;`.
@@ -24,11 +24,13 @@ use crate::common::wait;
 /// How long any one wait of the suite may take.
 const BOUND: Duration = Duration::from_secs(30);
 
-/// Generates one `#[tokio::test]` per suite body, on `$backend`.
+/// Generates one `#[tokio::test]` per suite body and backend (`sqlite::name`, `azure::name`,
+/// …, every backend of `taskhub_backends::BACKENDS`); the calling module imports the bodies
+/// (`use runtime_suite::*;`).
 #[macro_export]
 macro_rules! runtime_suite {
-    ($backend:expr) => {
-        $crate::runtime_suite!(@tests $backend;
+    () => {
+        taskhub_test_support::backend_matrix!([every]
             activities_with_retry_fan_out_and_sub_orchestrations,
             unregistered_names_and_invalid_ids_are_clear_errors,
             timers_external_events_when_any_and_custom_status,
@@ -37,14 +39,6 @@ macro_rules! runtime_suite {
             reuse_policies_racing_starts_restart_listing_and_purge,
             poison_messages_are_dead_lettered_and_the_loop_stops,
         );
-    };
-    (@tests $backend:expr; $($name:ident),* $(,)?) => {
-        $(
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn $name() {
-                runtime_suite::$name($backend).await;
-            }
-        )*
     };
 }
 

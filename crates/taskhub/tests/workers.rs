@@ -1,17 +1,30 @@
-//! Three worker processes share one task hub on Azure Storage (Azurite): one is killed with
-//! SIGKILL mid-run, one is paused with SIGSTOP until the others have taken its partitions (past
-//! its lease) and then resumed with SIGCONT. Every instance completes with the right output, no
-//! event is applied twice, and an activity runs more than once only if an earlier run was in
-//! the killed process, or its instance is on a partition the killed or paused worker held (a
-//! checkpoint torn between its enqueue and the clearing of its pending outbox is re-sent by the
-//! instance's next loader, once: the loader clears it). The pause is shorter than the work items' visibility timeout, so
-//! the paused worker's running activities are not handed to anyone else.
+//! Worker processes sharing one task hub, one test per scenario and backend, killed with
+//! SIGKILL or paused with SIGSTOP while orchestrations run. Every instance completes with the
+//! right output, its history is clean (each task scheduled and completed exactly once), every
+//! activity ran, and an activity ran again only where the store's commit allows it:
 //!
-//! The test re-executes its own binary as the worker process (`azure_worker_process`, ignored
-//! unless started by this test; the hub's name is in the file `azure-hub` of the test's dir).
-//! Run with Azurite up: `scripts/with-azurite.sh cargo test -p taskhub --test azure_workers`.
+//! - `azure::three_workers_survive_a_kill_and_a_pause_past_the_lease` (a store without
+//!   transactions): one worker is killed mid-run, one is paused until the others have taken
+//!   its partitions (past its lease) and then resumed with SIGCONT. An activity runs more than
+//!   once only if an earlier run was in the killed process, or its instance is on a partition
+//!   the killed or paused worker held (a checkpoint torn between its enqueue and the clearing
+//!   of its pending outbox is re-sent by the instance's next loader, once: the loader clears
+//!   it). The pause is shorter than the work items' visibility timeout, so the paused worker's
+//!   running activities are not handed to anyone else.
+//! - `postgres::three_workers_killed_in_turn_over_a_thousand_orchestrations_lose_nothing` (a
+//!   store whose checkpoints are transactions): three are killed in turn (a fresh one started
+//!   after each kill) while 1,000 orchestrations run; an activity ran again only after a run in
+//!   a killed process: no torn checkpoint is ever re-sent and a lease move between live
+//!   workers never re-runs anything. (SQLite's multi-process tests: `kill9.rs`,
+//!   `multi_worker.rs`.)
+//!
+//! The test re-executes its own binary as the worker processes (`*_worker_process`, ignored
+//! unless started by this test; the backend and hub are in the file `backends::HUB_FILE` of the
+//! test's dir). Run with the services up: `scripts/with-azurite.sh scripts/with-postgres.sh
+//! cargo test -p taskhub --test workers`.
 #![allow(
     clippy::disallowed_methods,
+    clippy::indexing_slicing,
     clippy::unwrap_used,
     clippy::expect_used,
     reason = "test code"
@@ -20,21 +33,29 @@
 #[path = "common/backends.rs"]
 mod backends;
 mod common;
+#[path = "common/pg_workers.rs"]
+mod pg_workers;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
 use std::time::{Duration, Instant};
 
+use backends::Backend;
 use common::*;
+use pg_workers::{check_instances, logged_runs, owners, until_runs, FAN, SEQ};
 use taskhub::*;
 
-const SEQ: u64 = 3;
-const FAN: u64 = 2;
-const INSTANCES: u64 = 150;
-/// How long any one wait of this test may take.
-const BOUND: Duration = Duration::from_secs(120);
+taskhub_test_support::backend_matrix!([azure] three_workers_survive_a_kill_and_a_pause_past_the_lease);
+taskhub_test_support::backend_matrix!(
+    [postgres]
+    three_workers_killed_in_turn_over_a_thousand_orchestrations_lose_nothing
+);
 
-fn settings() -> Settings {
+const KILL_PAUSE_INSTANCES: u64 = 150;
+/// How long any one wait of the kill-and-pause scenario may take.
+const KILL_PAUSE_BOUND: Duration = Duration::from_secs(120);
+const THREE_KILLS_INSTANCES: u64 = 1_000;
+
+fn kill_pause_settings() -> Settings {
     Settings {
         control_queue_visibility_timeout: Duration::from_secs(3),
         // Longer than the pause below, shorter than the test: the paused worker keeps its
@@ -44,16 +65,46 @@ fn settings() -> Settings {
         lease_renew_interval: Duration::from_millis(500),
         lease_acquire_interval: Duration::from_secs(1),
         partition_drain_timeout: Duration::from_secs(5),
-        ..backends::settings(backends::Backend::Azure)
+        ..backends::settings(Backend::Azure)
     }
 }
 
 #[test]
 #[ignore = "entry point of the worker processes started by the tests of this file"]
-fn azure_worker_process() {
+fn kill_pause_worker_process() {
     if let Some((dir, log)) = child::child_env() {
-        backends::run_azure_child(&dir, settings(), child::registry(log, SEQ, FAN));
+        let registry = child::registry(log, SEQ, FAN);
+        backends::run_child(Backend::Azure, &dir, kill_pause_settings(), registry);
     }
+}
+
+#[test]
+#[ignore = "entry point of the worker processes started by the tests of this file"]
+fn three_kills_worker_process() {
+    if let Some((dir, log)) = child::child_env() {
+        let registry = child::registry(log, SEQ, FAN);
+        backends::run_child(Backend::Postgres, &dir, pg_workers::settings(), registry);
+    }
+}
+
+/// A fresh hub of `backend` that the worker processes started in the returned dir work on.
+async fn fresh_hub(backend: Backend, tag: &str, settings: Settings) -> (TempDir, TaskHub) {
+    let dir = TempDir::new(&format!("{backend}-workers-{tag}"));
+    let hub_name = backends::unique_hub_name();
+    backends::write_hub_file(&dir.0, backend, &hub_name);
+    let store = backends::open_hub_store(backend, &dir.0, &hub_name).await;
+    let hub = TaskHub::open(store.store, settings).await.unwrap();
+    (dir, hub)
+}
+
+/// Starts `n` `Chain`s, returning each ID with its base.
+async fn start_chains(hub: &TaskHub, n: u64) -> Vec<(InstanceId, u64)> {
+    let client = hub.client();
+    let mut ids = Vec::new();
+    for i in 0..n {
+        ids.push((client.start("Chain", i * 1000).await.unwrap(), i * 1000));
+    }
+    ids
 }
 
 fn signal(proc: &child::Proc, sig: &str) {
@@ -62,16 +113,6 @@ fn signal(proc: &child::Proc, sig: &str) {
         .status()
         .unwrap();
     assert!(status.success(), "kill {sig} {}", proc.child.id());
-}
-
-async fn owners(hub: &TaskHub) -> BTreeMap<u32, Option<String>> {
-    hub.store()
-        .list_partitions()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|r| (r.partition, r.owner))
-        .collect()
 }
 
 /// The partitions `name` holds now.
@@ -91,22 +132,6 @@ async fn until_owners(
     f: impl Fn(&BTreeMap<u32, Option<String>>) -> bool,
 ) {
     wait::until_async(what, || async { f(&owners(hub).await) }, || owners(hub)).await;
-}
-
-/// Activity runs logged so far.
-fn logged_runs(dir: &Path) -> usize {
-    std::fs::read_to_string(dir.join("activity.log"))
-        .map(|s| s.lines().count())
-        .unwrap_or(0)
-}
-
-async fn until_runs(dir: &Path, n: usize) {
-    wait::until(
-        &format!("{n} activity runs"),
-        || logged_runs(dir) >= n,
-        || logged_runs(dir),
-    )
-    .await;
 }
 
 /// What a stuck instance looks like: its row, history and the queues.
@@ -129,21 +154,13 @@ async fn diagnose(hub: &TaskHub, id: &InstanceId) -> String {
     )
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn three_workers_on_azure_survive_a_kill_and_a_pause_past_the_lease() {
-    let dir = TempDir::new("azure-workers");
-    let hub_name = backends::unique_hub_name();
-    std::fs::write(dir.0.join(backends::AZURE_HUB_FILE), &hub_name).unwrap();
-    let hub = TaskHub::open(backends::azure_store(&hub_name).await, settings())
-        .await
-        .unwrap();
+/// Three workers; one killed mid-run, one paused past its lease (see the file's comment).
+async fn three_workers_survive_a_kill_and_a_pause_past_the_lease(backend: Backend) {
+    let (dir, hub) = fresh_hub(backend, "kill-pause", kill_pause_settings()).await;
     let client = hub.client();
-    let mut ids = Vec::new();
-    for i in 0..INSTANCES {
-        ids.push((client.start("Chain", i * 1000).await.unwrap(), i * 1000));
-    }
+    let ids = start_chains(&hub, KILL_PAUSE_INSTANCES).await;
     let mut workers: Vec<child::Proc> = (0..3)
-        .map(|_| child::spawn("azure_worker_process", &dir.0))
+        .map(|_| child::spawn("kill_pause_worker_process", &dir.0))
         .collect();
     let names: Vec<String> = workers.iter().map(|w| w.name.clone()).collect();
     until_owners(&hub, "every worker to hold a partition", |o| {
@@ -152,7 +169,7 @@ async fn three_workers_on_azure_survive_a_kill_and_a_pause_past_the_lease() {
             .all(|n| o.values().any(|v| v.as_deref() == Some(n.as_str())))
     })
     .await;
-    let total = usize::try_from(INSTANCES * (SEQ + FAN)).unwrap();
+    let total = usize::try_from(KILL_PAUSE_INSTANCES * (SEQ + FAN)).unwrap();
     let began = Instant::now();
 
     // Kill one worker mid-run.
@@ -189,7 +206,7 @@ async fn three_workers_on_azure_survive_a_kill_and_a_pause_past_the_lease() {
     let paused_for = pause.elapsed();
     signal(&workers[1], "-CONT");
     assert!(
-        paused_for < settings().work_item_visibility_timeout,
+        paused_for < kill_pause_settings().work_item_visibility_timeout,
         "the pause ({paused_for:?}) must stay under the work-item visibility timeout for the \
          strict re-run check below"
     );
@@ -201,7 +218,7 @@ async fn three_workers_on_azure_survive_a_kill_and_a_pause_past_the_lease() {
 
     // Every instance completes with the right output; no event was applied twice.
     for (id, base) in &ids {
-        let s = match client.wait_for_completion(id, BOUND).await {
+        let s = match client.wait_for_completion(id, KILL_PAUSE_BOUND).await {
             Ok(s) => s,
             Err(e) => panic!("{e}: {}", diagnose(&hub, id).await),
         };
@@ -296,7 +313,67 @@ async fn three_workers_on_azure_survive_a_kill_and_a_pause_past_the_lease() {
         }
     }
     eprintln!(
-        "azure workers: {INSTANCES} instances, {total} activities; re-runs: {after_kill} of work \
+        "{backend} workers: {KILL_PAUSE_INSTANCES} instances, {total} activities; re-runs: {after_kill} of work \
          the killed process had in flight, {after_torn} re-sent by torn checkpoints"
+    );
+}
+
+/// Three workers killed in turn over a thousand orchestrations (see the file's comment).
+async fn three_workers_killed_in_turn_over_a_thousand_orchestrations_lose_nothing(
+    backend: Backend,
+) {
+    let (dir, hub) = fresh_hub(backend, "three-kills", pg_workers::settings()).await;
+    let ids = start_chains(&hub, THREE_KILLS_INSTANCES).await;
+    let mut workers: Vec<child::Proc> = (0..3)
+        .map(|_| child::spawn("three_kills_worker_process", &dir.0))
+        .collect();
+    let total = usize::try_from(THREE_KILLS_INSTANCES * (SEQ + FAN)).unwrap();
+    let began = Instant::now();
+    let mut killed = BTreeSet::new();
+    for round in 1..=3 {
+        until_runs(&dir.0, total * round / 5).await;
+        // The oldest worker goes (each of the first three in turn); a fresh one joins.
+        let mut victim = workers.remove(0);
+        killed.insert(victim.child.id());
+        victim.child.kill().unwrap(); // SIGKILL
+        victim.child.wait().unwrap();
+        eprintln!(
+            "{:?}: killed {} (pid {}) after {} runs",
+            began.elapsed(),
+            victim.name,
+            victim.child.id(),
+            logged_runs(&dir.0)
+        );
+        workers.push(child::spawn("three_kills_worker_process", &dir.0));
+    }
+    check_instances(&hub, &ids).await;
+    eprintln!(
+        "{:?}: all {THREE_KILLS_INSTANCES} instances completed",
+        began.elapsed()
+    );
+    for w in &mut workers {
+        drop(w.child.stdin.take());
+        assert!(
+            w.child.wait().unwrap().success(),
+            "graceful shutdown of {}",
+            w.name
+        );
+    }
+    let runs = child::activity_runs(&dir.0);
+    assert_eq!(runs.len(), total, "every activity ran");
+    let mut again = 0;
+    for ((instance, task), pids) in &runs {
+        for earlier in &pids[..pids.len() - 1] {
+            assert!(
+                killed.contains(earlier),
+                "{instance} task {task} ran again after a run in live process {earlier} \
+                 (runs: {pids:?}; killed: {killed:?})"
+            );
+            again += 1;
+        }
+    }
+    eprintln!(
+        "{backend} workers: {THREE_KILLS_INSTANCES} instances, {total} activities, {again} re-runs of work \
+         the killed processes had in flight"
     );
 }
