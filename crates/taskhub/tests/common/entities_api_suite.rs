@@ -1,5 +1,5 @@
-//! The body of the entity end-to-end test (`entities_api.rs` on memory and SQLite,
-//! `entities_azure.rs` on Azurite). Included as `#[path = "common/entities_api_suite.rs"]`.
+//! The body of the entity end-to-end test (`entities.rs`, on every backend).
+//! Included as `#[path = "common/entities_api_suite.rs"]`.
 #![allow(
     dead_code,
     clippy::unwrap_used,

@@ -1,5 +1,6 @@
-//! The body of the entity fault test (`entities_faults.rs` on memory, `entities_azure.rs` on
-//! Azurite), through `FaultyStore`. Included as `#[path = "common/entities_faults_suite.rs"]`.
+//! The body of the entity fault test (`entities_faults.rs` on memory, `entities.rs`'s
+//! `torn::azure::…` on Azurite), through `FaultyStore`. Included as
+//! `#[path = "common/entities_faults_suite.rs"]`.
 #![allow(
     dead_code,
     clippy::unwrap_used,

@@ -1,5 +1,5 @@
-//! The body of the critical-section test (`entities_locks.rs` on memory and SQLite,
-//! `entities_azure.rs` on Azurite). Included as `#[path = "common/entities_locks_suite.rs"]`.
+//! The body of the critical-section test (`entities.rs`, on every backend).
+//! Included as `#[path = "common/entities_locks_suite.rs"]`.
 #![allow(
     dead_code,
     clippy::unwrap_used,
