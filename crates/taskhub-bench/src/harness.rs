@@ -502,6 +502,26 @@ pub async fn wait_all(
     Ok(out)
 }
 
+/// [`wait_all`] for the instances [`start_many`] started.
+pub async fn wait_started(
+    client: &TaskHubClient,
+    started: Vec<(InstanceId, Instant)>,
+    timeout: Duration,
+) -> anyhow::Result<Vec<InstanceStatus>> {
+    wait_all(client, started.into_iter().map(|(id, _)| id), timeout).await
+}
+
+/// Each instance's time from its creation to its completion (stored times, ms resolution).
+pub fn created_to_completed(done: &[InstanceStatus]) -> Vec<Duration> {
+    done.iter()
+        .filter_map(|s| {
+            s.row
+                .completed_at
+                .map(|c| c.saturating_since(s.row.created_at))
+        })
+        .collect()
+}
+
 /// Waits for one instance and checks that it completed.
 pub async fn wait_one(
     client: &TaskHubClient,

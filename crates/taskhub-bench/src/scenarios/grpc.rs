@@ -11,10 +11,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use taskhub::Registry;
+use taskhub::{Registry, Settings};
 use taskhub_grpc::{Dispatcher, DispatcherSettings, GrpcConfig};
 
-use crate::harness::{start_many, wait_all, wait_one, Bench, Config};
+use crate::harness::{start_many, wait_one, wait_started, Bench, Config};
 use crate::progress;
 use crate::report::{round1, round3, Record};
 use crate::workloads::{registry, Stamps};
@@ -127,22 +127,32 @@ struct Run {
     worker_cpu: Option<Duration>,
 }
 
+/// A bench whose registry is empty: everything goes through its dispatcher to the stand-in
+/// SDK worker, started here.
+async fn open_remote(
+    config: &Config,
+    settings: Settings,
+) -> anyhow::Result<(Bench, Dispatcher, Remote)> {
+    let bench = Bench::open_with(config, settings, Registry::new(), |hub| {
+        Some(Dispatcher::new(
+            Arc::clone(hub.clock()),
+            DispatcherSettings::default(),
+        ))
+    })
+    .await?;
+    let dispatcher = bench
+        .dispatcher
+        .clone()
+        .context("the bench has a dispatcher")?;
+    let remote = Remote::start(&bench, dispatcher.clone()).await?;
+    Ok((bench, dispatcher, remote))
+}
+
 /// Runs `workload` once.
 async fn measure(config: &Config, workload: Workload, over_grpc: bool) -> anyhow::Result<Run> {
     let settings = config.settings(&[])?;
     let (bench, remote) = if over_grpc {
-        let bench = Bench::open_with(config, settings, Registry::new(), |hub| {
-            Some(Dispatcher::new(
-                Arc::clone(hub.clock()),
-                DispatcherSettings::default(),
-            ))
-        })
-        .await?;
-        let dispatcher = bench
-            .dispatcher
-            .clone()
-            .context("the bench has a dispatcher")?;
-        let remote = Remote::start(&bench, dispatcher).await?;
+        let (bench, _, remote) = open_remote(config, settings).await?;
         (bench, Some(remote))
     } else {
         (
@@ -163,12 +173,7 @@ async fn measure(config: &Config, workload: Workload, over_grpc: bool) -> anyhow
             let n = config.count(1_000);
             let work = async {
                 let started = start_many(&bench.client, "Hello5", "hello", (), n).await?;
-                wait_all(
-                    &bench.client,
-                    started.into_iter().map(|(id, _)| id),
-                    TIMEOUT,
-                )
-                .await
+                wait_started(&bench.client, started, TIMEOUT).await
             };
             progress::drive(&label, n * 5, work, || bench.stats().activities).await?;
             n
@@ -214,18 +219,7 @@ async fn dispatcher_only(config: &Config) -> anyhow::Result<Record> {
     use taskhub::executor::{ActivityWork, RemoteExecutor as _};
     use taskhub::{ExecutionId, InstanceId, Payload};
     let n = config.count(10_000);
-    let bench = Bench::open_with(config, config.settings(&[])?, Registry::new(), |hub| {
-        Some(Dispatcher::new(
-            Arc::clone(hub.clock()),
-            DispatcherSettings::default(),
-        ))
-    })
-    .await?;
-    let dispatcher = bench
-        .dispatcher
-        .clone()
-        .context("the bench has a dispatcher")?;
-    let remote = Remote::start(&bench, dispatcher.clone()).await?;
+    let (bench, dispatcher, remote) = open_remote(config, config.settings(&[])?).await?;
     let instance = InstanceId::new("bench")?;
     let execution = ExecutionId::new("e")?;
     let span = Span::begin(&bench);

@@ -1,8 +1,6 @@
 //! `hello5`: 2,000 orchestrations of five sequential activities each.
 
-use std::time::Duration;
-
-use crate::harness::{start_many, wait_all, Bench, Config};
+use crate::harness::{created_to_completed, start_many, wait_started, Bench, Config};
 use crate::progress;
 use crate::report::{round3, Record};
 use crate::workloads::{registry, Stamps};
@@ -15,24 +13,12 @@ pub async fn run(config: &Config) -> anyhow::Result<Vec<Record>> {
     let span = Span::begin(&bench);
     let work = async {
         let started = start_many(&bench.client, "Hello5", "hello", (), n).await?;
-        wait_all(
-            &bench.client,
-            started.into_iter().map(|(id, _)| id),
-            TIMEOUT,
-        )
-        .await
+        wait_started(&bench.client, started, TIMEOUT).await
     };
     let done = progress::drive("hello5", n * 5, work, || bench.stats().activities).await?;
     let m = span.end();
     bench.close().await;
-    let durations: Vec<Duration> = done
-        .iter()
-        .filter_map(|s| {
-            s.row
-                .completed_at
-                .map(|c| c.saturating_since(s.row.created_at))
-        })
-        .collect();
+    let durations = created_to_completed(&done);
     let record = m
         .record("hello5", config, n, n * 5)
         .rate("orchestrations/s")

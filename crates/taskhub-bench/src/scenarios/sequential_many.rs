@@ -1,8 +1,6 @@
 //! `sequential-many`: 50 orchestrations × 20 sequential activities, all at once.
 
-use std::time::Duration;
-
-use crate::harness::{start_many, wait_all, Bench, Config};
+use crate::harness::{created_to_completed, start_many, wait_started, Bench, Config};
 use crate::progress;
 use crate::report::Record;
 use crate::workloads::{registry, SequentialInput, Stamps};
@@ -27,24 +25,12 @@ pub async fn run(config: &Config) -> anyhow::Result<Vec<Record>> {
             instances,
         )
         .await?;
-        wait_all(
-            &bench.client,
-            started.into_iter().map(|(id, _)| id),
-            TIMEOUT,
-        )
-        .await
+        wait_started(&bench.client, started, TIMEOUT).await
     };
     let done = progress::drive("sequential-many", total, work, || bench.stats().activities).await?;
     let m = span.end();
     bench.close().await;
-    let durations: Vec<Duration> = done
-        .iter()
-        .filter_map(|s| {
-            s.row
-                .completed_at
-                .map(|c| c.saturating_since(s.row.created_at))
-        })
-        .collect();
+    let durations = created_to_completed(&done);
     Ok(vec![m
         .record("sequential-many", config, total, total)
         .rate("activities/s")

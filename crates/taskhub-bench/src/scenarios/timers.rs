@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::harness::{start_many, wait_all, Bench, Config};
+use crate::harness::{start_many, wait_started, Bench, Config};
 use crate::progress;
 use crate::report::Record;
 use crate::workloads::{registry, Stamps};
@@ -19,12 +19,7 @@ pub async fn run(config: &Config) -> anyhow::Result<Vec<Record>> {
     let span = Span::begin(&bench);
     let work = async {
         let started = start_many(&bench.client, "Timer", "timer", delay_ms, n).await?;
-        wait_all(
-            &bench.client,
-            started.into_iter().map(|(id, _)| id),
-            TIMEOUT,
-        )
-        .await
+        wait_started(&bench.client, started, TIMEOUT).await
     };
     let done = progress::drive("timers", n * 2, work, || bench.stats().turns).await?;
     let m = span.end();
