@@ -49,10 +49,9 @@ pub struct GlobalArgs {
     /// Keep orchestrations in memory between turns (setting `extended_sessions_enabled`).
     #[arg(long, global = true, value_name = "true|false")]
     pub extended_sessions: Option<String>,
-    /// Where the task hub lives (setting `backend`): `sqlite`, the --db file; `azure`, the
-    /// hub `task_hub_name` on the account of `azure.storage_connection_string`; or `postgres`,
-    /// the hub `task_hub_name` (a schema) on the server of `postgres.url`.
-    #[arg(long, global = true, value_name = "sqlite|azure|postgres")]
+    /// Where the task hub lives (setting `backend`): the name of a backend of
+    /// `taskhub_backends` (`backend_help.rs` lists every one in `--help`).
+    #[arg(long, global = true, value_name = "NAME")]
     pub backend: Option<String>,
 }
 

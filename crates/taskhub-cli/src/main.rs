@@ -1,8 +1,9 @@
 //! `taskhub`: the command-line tool of Taskhub.
 //!
-//! Every command opens the task hub the `backend` setting names: a SQLite file (`--db`, the
-//! default) or a hub on Azure Storage (`--backend azure`), opened through `taskhub_backends`
-//! ([`settings`]).
+//! Every command opens the task hub the `backend` setting names, through `taskhub_backends`
+//! ([`settings`]): a SQLite file (`--db`, the default), a hub on Azure Storage
+//! (`--backend azure`), a schema on a PostgreSQL server (`--backend postgres`), or a memory hub;
+//! `--help` lists every backend (`backend_help`).
 //!
 //! * `taskhub demo` runs sample workloads on a fresh task hub with one in-process worker (or
 //!   `--workers N` worker processes) and prints a table of the results;
@@ -17,8 +18,20 @@
 //! (see [`settings`]). Errors are printed as one `error: ...` line and exit with code 1; usage
 //! errors exit with clap's code 2; a purge whose time budget ran out with work left exits 3;
 //! `instances start --wait` whose instance ended Failed or Terminated exits 4.
+//!
+//! Modules: `args` (the clap command), `backend_help`, [`settings`] (the runtime's settings,
+//! the binary's own in `own_settings` and the backend's options, from one `taskhub.toml`, the
+//! environment and the flags), `commands/` (one file per command; `worker --grpc` makes a
+//! `taskhub_grpc::Dispatcher` the worker's `RemoteExecutor` in `grpc.rs`; `json_input` and
+//! `json_out` pass payloads on and show them as their stored text, never re-parsed into a
+//! `serde_json::Value`, which would round integers beyond 64 bits; `api_read`: `partitions
+//! --api` and `scale --api` read a serving process's `/api/stats` or `/api/scale`), `demo/`,
+//! `metrics` (the Prometheus recorder of `serve` and `worker --http`, queue sampling on),
+//! `otlp` (feature `otlp`: the runtime's spans exported over OTLP/HTTP), `table`, `timefmt`
+//! (times through `taskhub::time`).
 
 mod args;
+mod backend_help;
 mod commands;
 mod demo;
 mod metrics;
@@ -32,8 +45,6 @@ mod timefmt;
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 use args::{Cli, Command};
 
 /// The allocator: mimalloc, not the C library's. glibc's `malloc` made a quarter of the CPU of
@@ -43,7 +54,7 @@ use args::{Cli, Command};
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = backend_help::parse();
     #[cfg(feature = "otlp")]
     let otlp = init_tracing(&cli);
     #[cfg(not(feature = "otlp"))]

@@ -1,4 +1,6 @@
 //! A task hub: a store, a clock, settings and this process's wake-up signals.
+//! [`TaskHub::open`] creates the hub in its store if needed and holds its partition count; the
+//! hub encodes and sends the runtime's messages.
 
 use std::sync::Arc;
 

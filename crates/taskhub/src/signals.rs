@@ -1,6 +1,10 @@
 //! In-process wake-ups: a message enqueued by this process wakes its poller at once (a delayed
 //! one, such as a durable timer, when it becomes visible), and a finished instance wakes the
 //! clients waiting for it (no busy polling inside one process).
+//!
+//! Delayed wake-ups are kept by one task per hub that sleeps on the `Clock` until the earliest
+//! one of any queue is due; a queue keeps one entry per distinct due time, at most
+//! `MAX_PENDING_PER_QUEUE` (1,024), beyond which a new time merges into a later one.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, OnceLock};

@@ -6,6 +6,10 @@
 //! `TASKHUB_<NAME>` the variables), its [`Default`] the defaults, its field docs the docs; a
 //! value is read by the field's serde helper (`text.rs`: numbers, booleans, humantime
 //! durations, enums by their text form), whether it comes from the file or as text.
+//!
+//! The settings hold only what the runtime reads, plus `task_hub_name` (which the HTTP API
+//! reports): no backend choice, credentials, `http_token` or `otlp_endpoint`. A backend's
+//! options are its crate's; the CLI's own are the CLI's.
 
 mod builder;
 mod text;
