@@ -11,15 +11,18 @@
 //! outbox and deletes the consumed messages. A crash between the two: the messages come back,
 //! are skipped as already applied (their IDs are in the record), and the outbox is sent then.
 
+mod batch;
 mod remote;
 mod send;
+
+pub(crate) use batch::process;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use taskhub_core::entity::order::sender_key;
 use taskhub_core::entity::{
-    run_batch, BatchMessage, Caller, EntityRecord, EntityRequest, OutboxEntry, ENTITY_REQUEST_EVENT,
+    BatchMessage, Caller, EntityRecord, EntityRequest, OutboxEntry, ENTITY_REQUEST_EVENT,
 };
 use taskhub_core::{
     EntityId, EventKind, ExecutionId, InstanceId, Message, OrchestrationStatus, Payload, Timestamp,
@@ -28,13 +31,11 @@ use taskhub_storage::{
     CheckpointRequest, Expect, InstanceRow, NewQueueMessage, OutboundMessage, QueueName,
     StorageError,
 };
-use tracing::{debug, warn};
+use tracing::warn;
 
 use crate::hub::TaskHub;
 use crate::worker::orchestration::cached::{Cached, Loaded};
-use crate::worker::orchestration::{
-    abandon, admit, commit, give_back, redeliver_undecided, Admitted,
-};
+use crate::worker::orchestration::{abandon, commit, give_back};
 use crate::worker::shared::delivery::Delivery;
 use crate::worker::shared::executor_errors::EXECUTOR_RETRY;
 use crate::worker::shared::Shared;
@@ -71,219 +72,6 @@ pub(crate) fn from_row(row: Option<InstanceRow>) -> Result<Loaded, StorageError>
         record,
         row: Some(row),
     })
-}
-
-/// Processes one batch for the entity `instance`.
-pub(crate) async fn process(
-    shared: &Arc<Shared>,
-    instance: &InstanceId,
-    cached: &mut Cached,
-    deliveries: Vec<Delivery>,
-) {
-    let Some(Admitted {
-        slot: _slot,
-        mut deliveries,
-    }) = admit(shared, cached, deliveries).await
-    else {
-        return;
-    };
-    let entity = match EntityId::from_instance_id(instance) {
-        Ok(e) => e,
-        Err(e) => {
-            for d in &deliveries {
-                crate::worker::lifecycle::poison::dead_letter(
-                    &shared.hub,
-                    &shared.lifecycle,
-                    d.queue,
-                    &d.raw,
-                    e.to_string(),
-                )
-                .await;
-            }
-            return;
-        }
-    };
-    let Some(partition) = deliveries.first().map(|d| d.partition) else {
-        return;
-    };
-    let Some(fence) = shared.placement.fence(partition) else {
-        give_back(shared, &deliveries, Duration::ZERO).await;
-        return;
-    };
-    if cached.entity.is_none() {
-        let loaded = shared
-            .hub
-            .store()
-            .get_instance(instance)
-            .await
-            .and_then(from_row);
-        match loaded {
-            Ok(mut l) => {
-                // This session did not see the last batch's deletes finish.
-                l.record.after_load(shared.hub.clock().now());
-                cached.entity = Some(l);
-            }
-            Err(e) => {
-                warn!(%instance, error = %e, "could not load entity; messages will be retried");
-                abandon(shared, &deliveries, Duration::from_secs(1)).await;
-                return;
-            }
-        }
-    }
-    let Some(loaded) = cached.entity.clone() else {
-        return;
-    };
-    let (messages, ignored) = decode(&deliveries);
-    let now = wait_for_due_signals(&shared.hub, &messages).await;
-    if ignored > 0 {
-        debug!(%instance, ignored, "messages for an entity that are no entity requests");
-        shared.lifecycle.stat(|s| s.discarded += ignored);
-    }
-    let mut state = loaded.state.clone();
-    let mut record = loaded.record.clone();
-    let pending = std::mem::take(&mut record.outbox);
-    let outcome = if remote::is_remote(shared, &entity) {
-        // The wait for the executor holds no buffer slot (see `turn/remote.rs`).
-        for d in &mut deliveries {
-            d._slot.free();
-        }
-        let max = shared.hub.settings().max_dequeue_count;
-        let batch = remote::RemoteBatch {
-            entity: &entity,
-            now,
-            fence,
-            state: &mut state,
-            record: &mut record,
-            careful: deliveries.iter().any(|d| d.raw.dequeue_count > 1),
-            delivered: messages
-                .iter()
-                .filter_map(|m| match &m.request {
-                    EntityRequest::Operation { id, .. } => Some(id.clone()),
-                    _ => None,
-                })
-                .collect(),
-            last_chance: deliveries.iter().any(|d| d.raw.dequeue_count >= max),
-        };
-        match remote::run(shared, batch, messages).await {
-            Ok(outcome) => outcome,
-            Err(remote::NotRun::Batch(why)) => {
-                redeliver_undecided(shared, instance, &deliveries, why).await;
-                return;
-            }
-            Err(remote::NotRun::Operation { request_id, error }) => {
-                blame(shared, instance, &deliveries, &request_id, &error).await;
-                return;
-            }
-        }
-    } else {
-        run_batch(
-            &shared.registry,
-            &entity,
-            now,
-            &mut state,
-            &mut record,
-            messages,
-        )
-    };
-    let atomic = shared.hub.store().atomic_checkpoints();
-    if atomic {
-        // One transaction commits the batch and deletes its messages: a message comes back
-        // after its batch committed only if its receipt went stale during the batch (then
-        // into the next batch), so the last batch's IDs are enough and the row stays small.
-        record.forget_all_but(outcome.applied);
-    } else {
-        // The deletes are the checkpoint's last step: until this session sees them done,
-        // this batch's messages may come back (see `EntityRecord::suspect`).
-        record.unconfirmed = outcome.applied;
-    }
-    if outcome.failed > 0
-        && !shared.registry.has_entity(entity.name())
-        && shared.executor.as_ref().is_none_or(|e| !e.runs_entities())
-    {
-        warn!(%instance, operations = outcome.failed, "entity is not registered on this worker: its operations fail");
-    }
-    if outcome.duplicates > 0 {
-        shared.lifecycle.stat(|s| s.discarded += outcome.duplicates);
-    }
-    let home = shared.home(instance, partition);
-    let mut outbound: Vec<OutboundMessage> = pending.iter().map(from_entry).collect();
-    let from = send::From {
-        entity: &entity,
-        home,
-        now,
-        epoch: record.outgoing.epoch.as_deref(),
-    };
-    for effect in &outcome.effects {
-        match send::outbound(&shared.hub, &from, effect).await {
-            Ok(o) => outbound.push(o),
-            Err(e) => {
-                warn!(%instance, error = %e, "could not prepare an entity's messages; the batch will be retried");
-                cached.entity = None;
-                abandon(shared, &deliveries, Duration::from_secs(1)).await;
-                return;
-            }
-        }
-    }
-    let consumed: Vec<(QueueName, taskhub_storage::Receipt)> = deliveries
-        .iter()
-        .map(|d| (d.queue, d.receipt.clone()))
-        .collect();
-    let two_steps = !atomic && !outbound.is_empty();
-    if two_steps {
-        record.outbox = outbound.iter().filter_map(to_entry).collect();
-    }
-    let row = match entity_row(&entity, loaded.row.as_ref(), &state, &record, home, now) {
-        Ok(r) => r,
-        Err(e) => {
-            warn!(%instance, error = %e, "could not encode the entity record; the batch will be retried");
-            cached.entity = None;
-            abandon(shared, &deliveries, Duration::from_secs(1)).await;
-            return;
-        }
-    };
-    let expect = loaded
-        .row
-        .as_ref()
-        .and_then(|r| r.etag.clone())
-        .map_or(Expect::Absent, Expect::ETag);
-    let first = CheckpointRequest {
-        instance_id: instance.clone(),
-        fence: Some(fence),
-        history: None,
-        instance: Some((row.clone(), expect)),
-        outbound: if two_steps {
-            Vec::new()
-        } else {
-            outbound.clone()
-        },
-        consumed: if two_steps {
-            Vec::new()
-        } else {
-            consumed.clone()
-        },
-    };
-    let etag = match commit(&shared.hub, first).await {
-        Ok(o) => o.instance_etag,
-        Err(e) => {
-            failed_commit(shared, instance, cached, &deliveries, fence, e).await;
-            return;
-        }
-    };
-    shared.lifecycle.stat(|s| {
-        s.entity_batches += 1;
-        s.entity_operations += outcome.operations;
-    });
-    shared.placement.count_turn(fence.partition);
-    cached.entity = Some(Loaded {
-        state: state.clone(),
-        record: record.clone(),
-        row: Some(InstanceRow { etag, ..row }),
-    });
-    if !two_steps {
-        wake(&shared.hub, &outbound);
-        return;
-    }
-    send_outbox(shared, instance, cached, &deliveries, outbound, consumed).await;
 }
 
 /// Step two on a backend without atomic checkpoints: send the batch's messages, clear the
