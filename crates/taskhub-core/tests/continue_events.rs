@@ -32,16 +32,11 @@ fn op(d: &mut Driver, what: &str) -> Message {
 }
 
 fn start(d: &mut Driver, input: Payload, execution: &str) -> Message {
-    let mut m = d.msg(EventKind::ExecutionStarted {
-        name: "Counter".into(),
-        version: None,
+    let mut m = d.msg(started(
+        "Counter",
         input,
-        execution_id: ExecutionId::new(execution).unwrap(),
-        parent: None,
-        scheduled_start: None,
-        applied_event_ids: Vec::new(),
-        tags: Default::default(),
-    });
+        ExecutionId::new(execution).unwrap(),
+    ));
     m.execution_id = Some(ExecutionId::new(execution).unwrap());
     m
 }

@@ -125,31 +125,7 @@ fn versions_select_the_registered_code() {
     });
     let reg = Arc::new(reg);
     let run = |version: Option<&str>| {
-        let id = InstanceId::new("v").unwrap();
-        let mut s = OrchestrationSession::new(reg.clone(), id.clone());
-        let m = Message::from_client(
-            id,
-            EventKind::ExecutionStarted {
-                name: "V".into(),
-                version: version.map(str::to_owned),
-                input: Payload::null(),
-                execution_id: ExecutionId::random(),
-                parent: None,
-                scheduled_start: None,
-                applied_event_ids: Vec::new(),
-                tags: Default::default(),
-            },
-            ts(0),
-        );
-        let r = s.turn(TurnInput {
-            now: ts(0),
-            messages: vec![m],
-        });
-        match &r.actions[0] {
-            Action::Complete { result } => result.parse::<String>("o").unwrap(),
-            Action::Fail { failure } => failure.message.clone(),
-            other => panic!("{other:?}"),
-        }
+        first_turn_of(&reg, "V", version).unwrap_or_else(|failure| failure.message)
     };
     assert_eq!(run(Some("1")), "v1 Some(\"1\")");
     assert_eq!(run(Some("2")), "v2 Some(\"2\")");
@@ -214,16 +190,11 @@ fn duplicate_deliveries_are_applied_once() {
     let mut d = two_steps_driver();
     d.start("Two", ());
     // Duplicate ExecutionStarted.
-    let dup_start = d.msg(EventKind::ExecutionStarted {
-        name: "Two".into(),
-        version: None,
-        input: Payload::null(),
-        execution_id: ExecutionId::new("exec-1").unwrap(),
-        parent: None,
-        scheduled_start: None,
-        applied_event_ids: Vec::new(),
-        tags: Default::default(),
-    });
+    let dup_start = d.msg(started(
+        "Two",
+        Payload::null(),
+        ExecutionId::new("exec-1").unwrap(),
+    ));
     d.turn(vec![dup_start]);
     assert!(d.last.new_events.is_empty());
     assert_eq!(d.last.discarded[0].reason, DiscardReason::Duplicate);

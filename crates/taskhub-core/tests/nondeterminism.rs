@@ -153,16 +153,7 @@ fn corrupt_history_completion_for_unknown_task() {
         HistoryEvent::new(ts(0), EventKind::OrchestratorStarted),
         HistoryEvent::new(
             ts(0),
-            EventKind::ExecutionStarted {
-                name: "Order".into(),
-                version: None,
-                input: Payload::null(),
-                execution_id: ExecutionId::new("e").unwrap(),
-                parent: None,
-                scheduled_start: None,
-                applied_event_ids: Vec::new(),
-                tags: Default::default(),
-            },
+            started("Order", Payload::null(), ExecutionId::new("e").unwrap()),
         ),
         HistoryEvent::new(
             ts(0),

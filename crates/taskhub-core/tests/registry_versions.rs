@@ -14,35 +14,6 @@ use std::sync::Arc;
 use common::*;
 use taskhub_core::*;
 
-/// What the code that ran says (its output), or the failure's message.
-fn run(reg: &Arc<Registry>, name: &str, version: Option<&str>) -> Result<String, FailureDetails> {
-    let id = InstanceId::new("v").unwrap();
-    let mut s = OrchestrationSession::new(reg.clone(), id.clone());
-    let m = Message::from_client(
-        id,
-        EventKind::ExecutionStarted {
-            name: name.into(),
-            version: version.map(str::to_owned),
-            input: Payload::null(),
-            execution_id: ExecutionId::random(),
-            parent: None,
-            scheduled_start: None,
-            applied_event_ids: Vec::new(),
-            tags: Default::default(),
-        },
-        ts(0),
-    );
-    let r = s.turn(TurnInput {
-        now: ts(0),
-        messages: vec![m],
-    });
-    match &r.actions[0] {
-        Action::Complete { result } => Ok(result.parse::<String>("o").unwrap()),
-        Action::Fail { failure } => Err(failure.clone()),
-        other => panic!("{other:?}"),
-    }
-}
-
 fn says(reg: &mut Registry, version: Option<&'static str>, label: &'static str) {
     let f = move |ctx: OrchestrationContext, (): ()| async move {
         Ok::<_, OrchestrationError>(format!("{label} ran {:?}", ctx.version()))
@@ -61,24 +32,30 @@ fn a_registration_without_a_version_runs_any_version_without_its_own() {
     let reg = Arc::new(reg);
 
     // The exact registration is preferred.
-    assert_eq!(run(&reg, "Order", Some("2")).unwrap(), "v2 ran Some(\"2\")");
+    assert_eq!(
+        first_turn_of(&reg, "Order", Some("2")).unwrap(),
+        "v2 ran Some(\"2\")"
+    );
     // A version with no registration of its own falls back to the unversioned one, which
     // sees the instance's version.
     assert_eq!(
-        run(&reg, "Order", Some("1")).unwrap(),
+        first_turn_of(&reg, "Order", Some("1")).unwrap(),
         "unversioned ran Some(\"1\")"
     );
     assert_eq!(
-        run(&reg, "Order", Some("3.0")).unwrap(),
+        first_turn_of(&reg, "Order", Some("3.0")).unwrap(),
         "unversioned ran Some(\"3.0\")"
     );
     // No version: the unversioned one.
-    assert_eq!(run(&reg, "Order", None).unwrap(), "unversioned ran None");
+    assert_eq!(
+        first_turn_of(&reg, "Order", None).unwrap(),
+        "unversioned ran None"
+    );
     assert!(reg.has_orchestration_version("Order", Some("1")));
     assert!(reg.has_orchestration_version("Order", None));
 
     // The fallback is per name: another name is still not registered.
-    let missing = run(&reg, "Refund", Some("1")).unwrap_err();
+    let missing = first_turn_of(&reg, "Refund", Some("1")).unwrap_err();
     assert_eq!(missing.error_type, "OrchestrationNotFound");
     assert!(!reg.has_orchestration_version("Refund", Some("1")));
 }
@@ -89,9 +66,12 @@ fn the_order_of_registration_does_not_matter() {
     says(&mut reg, Some("2"), "v2");
     says(&mut reg, None, "unversioned");
     let reg = Arc::new(reg);
-    assert_eq!(run(&reg, "Order", Some("2")).unwrap(), "v2 ran Some(\"2\")");
     assert_eq!(
-        run(&reg, "Order", Some("1")).unwrap(),
+        first_turn_of(&reg, "Order", Some("2")).unwrap(),
+        "v2 ran Some(\"2\")"
+    );
+    assert_eq!(
+        first_turn_of(&reg, "Order", Some("1")).unwrap(),
         "unversioned ran Some(\"1\")"
     );
 }
@@ -102,8 +82,11 @@ fn only_versioned_registrations_still_need_an_exact_match() {
     says(&mut reg, Some("1"), "v1");
     says(&mut reg, Some("2"), "v2");
     let reg = Arc::new(reg);
-    assert_eq!(run(&reg, "Order", Some("1")).unwrap(), "v1 ran Some(\"1\")");
-    let missing = run(&reg, "Order", Some("3")).unwrap_err();
+    assert_eq!(
+        first_turn_of(&reg, "Order", Some("1")).unwrap(),
+        "v1 ran Some(\"1\")"
+    );
+    let missing = first_turn_of(&reg, "Order", Some("3")).unwrap_err();
     assert_eq!(missing.error_type, "OrchestrationNotFound");
     assert!(
         missing
@@ -115,6 +98,6 @@ fn only_versioned_registrations_still_need_an_exact_match() {
     assert!(missing.non_retryable);
     assert!(!reg.has_orchestration_version("Order", Some("3")));
     // No version: the one registered last.
-    assert_eq!(run(&reg, "Order", None).unwrap(), "v2 ran None");
+    assert_eq!(first_turn_of(&reg, "Order", None).unwrap(), "v2 ran None");
     assert!(reg.has_orchestration_version("Order", None));
 }

@@ -6,15 +6,13 @@
 //! sends when dropped. Also after the session is loaded from storage.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
 
+mod common;
 use std::sync::Arc;
 
+use common::*;
 use taskhub_core::engine::{Decision, OrchestrationDecision};
 use taskhub_core::entity::{Caller, EntityRequest, ENTITY_REQUEST_EVENT};
 use taskhub_core::*;
-
-fn ts(ms: u64) -> Timestamp {
-    Timestamp::from_millis(ms)
-}
 
 fn id() -> InstanceId {
     InstanceId::new("remote-locks").unwrap()
@@ -29,25 +27,11 @@ fn entity(key: &str) -> EntityId {
 }
 
 fn msg(n: u64, event: EventKind) -> Message {
-    let mut m = Message::from_client(id(), event, ts(n));
-    m.id = MessageId::from_stored(format!("m{n}"));
-    m
+    numbered(id(), n, event)
 }
 
 fn start(n: u64) -> Message {
-    msg(
-        n,
-        EventKind::ExecutionStarted {
-            name: "InPython".into(),
-            version: None,
-            input: Payload::null(),
-            execution_id: exec(),
-            parent: None,
-            scheduled_start: None,
-            applied_event_ids: Vec::new(),
-            tags: Default::default(),
-        },
-    )
+    msg(n, started("InPython", Payload::null(), exec()))
 }
 
 fn send(task_id: u64, to: &EntityId, request: &EntityRequest) -> Decision {

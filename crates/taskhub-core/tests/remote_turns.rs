@@ -3,38 +3,29 @@
 //! decision, and records it validated; loading its history back rebuilds the same state.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
 
+mod common;
 use std::sync::Arc;
 
+use common::*;
 use taskhub_core::engine::{Decision, OrchestrationDecision};
 use taskhub_core::*;
-
-fn ts(ms: u64) -> Timestamp {
-    Timestamp::from_millis(ms)
-}
 
 fn id() -> InstanceId {
     InstanceId::new("remote-1").unwrap()
 }
 
 fn msg(n: u64, event: EventKind) -> Message {
-    let mut m = Message::from_client(id(), event, ts(n));
-    m.id = MessageId::from_stored(format!("m{n}"));
-    m
+    numbered(id(), n, event)
 }
 
 fn start(n: u64) -> Message {
     msg(
         n,
-        EventKind::ExecutionStarted {
-            name: "InPython".into(),
-            version: None,
-            input: Payload::null(),
-            execution_id: ExecutionId::new("exec-1").unwrap(),
-            parent: None,
-            scheduled_start: None,
-            applied_event_ids: Vec::new(),
-            tags: Default::default(),
-        },
+        started(
+            "InPython",
+            Payload::null(),
+            ExecutionId::new("exec-1").unwrap(),
+        ),
     )
 }
 

@@ -139,16 +139,11 @@ fn simulate(steps: &[Step], seed: u64) -> (Driver, Vec<(usize, Vec<Action>)>) {
         r
     };
     let r = {
-        let m = d.msg(EventKind::ExecutionStarted {
-            name: "Prog".into(),
-            version: None,
-            input: payload(steps),
-            execution_id: ExecutionId::new("exec-1").unwrap(),
-            parent: None,
-            scheduled_start: None,
-            applied_event_ids: Vec::new(),
-            tags: Default::default(),
-        });
+        let m = d.msg(started(
+            "Prog",
+            payload(steps),
+            ExecutionId::new("exec-1").unwrap(),
+        ));
         record(&mut d, &mut turns, vec![m])
     };
     let collect_subs = |r: &TurnResult, subs: &mut Vec<u64>| {

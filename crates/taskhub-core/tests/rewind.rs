@@ -393,16 +393,7 @@ fn a_generation_after_continue_as_new_is_rewound_alone() {
         .unwrap();
     d.history.clear();
     d.session = OrchestrationSession::new(d.registry.clone(), d.id.clone());
-    let m = d.msg(EventKind::ExecutionStarted {
-        name: "Gen".into(),
-        version: None,
-        input,
-        execution_id: execution_id.clone(),
-        parent: None,
-        scheduled_start: None,
-        applied_event_ids: Vec::new(),
-        tags: Default::default(),
-    });
+    let m = d.msg(started("Gen", input, execution_id.clone()));
     d.turn(vec![m]);
     d.run_one_by_one();
     assert_eq!(d.session.status(), OrchestrationStatus::Failed);

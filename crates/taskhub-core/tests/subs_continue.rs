@@ -92,16 +92,12 @@ fn child_notifies_parent_on_completion_failure_and_termination() {
     };
     for (name, input, expect_ok) in [("Child", 4, true), ("Child", 0, false)] {
         let mut d = Driver::new(reg.clone(), "p:7");
-        let m = d.msg(EventKind::ExecutionStarted {
-            name: name.into(),
-            version: None,
-            input: payload(input),
-            execution_id: ExecutionId::new("c1").unwrap(),
-            parent: Some(parent.clone()),
-            scheduled_start: None,
-            applied_event_ids: Vec::new(),
-            tags: Default::default(),
-        });
+        let m = d.msg(started_by(
+            Some(parent.clone()),
+            name,
+            payload(input),
+            ExecutionId::new("c1").unwrap(),
+        ));
         d.turn(vec![m]);
         let notify = d.last.actions.iter().find_map(|a| match a {
             Action::NotifyParent { parent: p, event } => Some((p.clone(), event.clone())),
@@ -125,16 +121,12 @@ fn child_notifies_parent_on_completion_failure_and_termination() {
         }
     }
     let mut d = Driver::new(reg, "p:7");
-    let m = d.msg(EventKind::ExecutionStarted {
-        name: "Waits".into(),
-        version: None,
-        input: payload(()),
-        execution_id: ExecutionId::new("c2").unwrap(),
-        parent: Some(parent),
-        scheduled_start: None,
-        applied_event_ids: Vec::new(),
-        tags: Default::default(),
-    });
+    let m = d.msg(started_by(
+        Some(parent),
+        "Waits",
+        payload(()),
+        ExecutionId::new("c2").unwrap(),
+    ));
     d.turn(vec![m]);
     let m = d.msg(EventKind::ExecutionTerminated {
         reason: "operator".into(),
@@ -252,16 +244,7 @@ fn continue_as_new_carries_unprocessed_events_in_order() {
     let mut reg = Registry::new();
     reg.orchestration("Counter", counter);
     let mut next = Driver::new(reg, "cnt");
-    let mut msgs = vec![next.msg(EventKind::ExecutionStarted {
-        name: "Counter".into(),
-        version: None,
-        input,
-        execution_id,
-        parent: None,
-        scheduled_start: None,
-        applied_event_ids: Vec::new(),
-        tags: Default::default(),
-    })];
+    let mut msgs = vec![next.msg(started("Counter", input, execution_id))];
     for e in carried_events {
         msgs.push(next.msg(EventKind::EventRaised {
             name: e.name,

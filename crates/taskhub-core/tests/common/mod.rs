@@ -35,6 +35,72 @@ pub fn ts(ms: u64) -> Timestamp {
     Timestamp::from_millis(ms)
 }
 
+/// An `ExecutionStarted` of `name` with `input` as execution `execution_id`: no version, no
+/// parent, no scheduled start, no tags.
+pub fn started(name: &str, input: Payload, execution_id: ExecutionId) -> EventKind {
+    started_by(None, name, input, execution_id)
+}
+
+/// As [`started`], of a sub-orchestration of `parent` if there is one.
+pub fn started_by(
+    parent: Option<ParentInstance>,
+    name: &str,
+    input: Payload,
+    execution_id: ExecutionId,
+) -> EventKind {
+    EventKind::ExecutionStarted {
+        name: name.into(),
+        version: None,
+        input,
+        execution_id,
+        parent,
+        scheduled_start: None,
+        applied_event_ids: Vec::new(),
+        tags: Default::default(),
+    }
+}
+
+/// Message `m{n}` of instance `id` from a client, sent at `n` ms.
+pub fn numbered(id: InstanceId, n: u64, event: EventKind) -> Message {
+    let mut m = Message::from_client(id, event, ts(n));
+    m.id = MessageId::from_stored(format!("m{n}"));
+    m
+}
+
+/// The first turn of instance `v` running `name` at `version` (null input): what the code
+/// returned, or its failure.
+pub fn first_turn_of(
+    reg: &Arc<Registry>,
+    name: &str,
+    version: Option<&str>,
+) -> Result<String, FailureDetails> {
+    let id = InstanceId::new("v").unwrap();
+    let mut s = OrchestrationSession::new(reg.clone(), id.clone());
+    let m = Message::from_client(
+        id,
+        EventKind::ExecutionStarted {
+            name: name.into(),
+            version: version.map(str::to_owned),
+            input: Payload::null(),
+            execution_id: ExecutionId::random(),
+            parent: None,
+            scheduled_start: None,
+            applied_event_ids: Vec::new(),
+            tags: Default::default(),
+        },
+        ts(0),
+    );
+    let r = s.turn(TurnInput {
+        now: ts(0),
+        messages: vec![m],
+    });
+    match r.actions.first() {
+        Some(Action::Complete { result }) => Ok(result.parse::<String>("o").unwrap()),
+        Some(Action::Fail { failure }) => Err(failure.clone()),
+        other => panic!("{other:?}"),
+    }
+}
+
 pub fn payload<T: serde::Serialize>(v: T) -> Payload {
     Payload::to_payload(&v, "test").unwrap()
 }
@@ -76,16 +142,11 @@ impl Driver {
     }
 
     pub fn start<T: serde::Serialize>(&mut self, name: &str, input: T) -> TurnResult {
-        let m = self.msg(EventKind::ExecutionStarted {
-            name: name.into(),
-            version: None,
-            input: payload(input),
-            execution_id: ExecutionId::new("exec-1").unwrap(),
-            parent: None,
-            scheduled_start: None,
-            applied_event_ids: Vec::new(),
-            tags: Default::default(),
-        });
+        let m = self.msg(started(
+            name,
+            payload(input),
+            ExecutionId::new("exec-1").unwrap(),
+        ));
         self.turn(vec![m])
     }
 
