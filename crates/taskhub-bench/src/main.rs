@@ -1,10 +1,17 @@
 //! `taskhub-bench`: benchmark scenarios for Taskhub.
 //!
-//! `taskhub-bench <scenario> [--backend sqlite|memory|azure] [--durability normal|full]
-//! [--workers N]` runs a scenario on a fresh task hub (on Azure Storage or Azurite: a fresh hub
-//! per scenario, deleted at the end, its storage operations counted by kind) with in-process
-//! workers and prints one JSON object per result on stdout, with a progress bar and a table on
-//! stderr. See `bench/README.md`.
+//! `taskhub-bench <scenario> [--backend NAME] [--durability normal|full] [--workers N]` runs a
+//! scenario on a fresh task hub of any backend of `taskhub_backends` (`sqlite`, `memory`,
+//! `azure`, `postgres`; on Azure Storage or PostgreSQL a fresh hub per scenario, deleted at the
+//! end; Azure's storage operations counted by kind) with in-process workers (or
+//! `--worker-processes N`: the binary re-run on the scenario's hub, `harness::run_child`), the
+//! store wrapped in `Instrumented`, and prints one JSON object per result on stdout, with a
+//! progress bar and a table on stderr. See `bench/README.md`.
+//!
+//! Modules: `scenarios/` one file per scenario; `harness` (hub, worker, start and wait for
+//! many); `sdk_worker` (a stand-in SDK worker in Rust, run as `taskhub-bench sdk-worker ADDR`
+//! for the `grpc` scenario); `report`, `median` (`--repeat`), `procstats` (`/proc/self`),
+//! `workloads`.
 #![allow(
     clippy::disallowed_methods,
     clippy::indexing_slicing,

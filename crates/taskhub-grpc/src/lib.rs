@@ -18,7 +18,15 @@
 //! * `codec`: prost's, with a request that does not decode answered `INVALID_ARGUMENT`;
 //! * [`server`]: [`serve`] on a listener (`route`: `GetWorkItems` served with
 //!   [`wire::OutgoingWorkItem`], every other call by the generated service);
-//! * [`wire`]: a work item whose turn's past events go out already encoded.
+//! * [`wire`]: a work item whose turn's past events go out already encoded;
+//! * [`dispatch`]: [`Dispatcher`], the connected SDK workers as the runtime's
+//!   `RemoteExecutor` and as the [`WorkerCalls`];
+//! * `listen`: the accept loop (`taskhub-listen` under the limits of
+//!   [`GrpcConfig::with_limits`], each connection HTTP/2 by hyper straight into the one
+//!   service); `library`: which gRPC library a call comes from (`user-agent`), the one place
+//!   that tells the older Go and Java SDKs apart; `error`: [`GrpcError`] and storage errors as
+//!   status codes (`is_retryable()` → `UNAVAILABLE`, else `INTERNAL`); `fuzzing`: the fuzz
+//!   targets' entry point (`fuzz/`, and `tests/fuzz_requests.rs` on stable).
 //!
 //! # Dependencies
 //!

@@ -20,6 +20,18 @@
 //!
 //! Security: see [`check_bind`] and [`HttpConfig::token`]. State changes only on POST and
 //! DELETE; request bodies are capped ([`HttpConfig::body_limit`], 413 beyond).
+//!
+//! Modules: `df/` the Durable Functions routes (`payload.rs`: management URLs, status and
+//! history JSON); `api/` Taskhub's own (with `timeline.rs`); `auth` the guard (bearer token,
+//! same-origin, a loopback `Host` without a token); `validate` and `entity_input` request
+//! values with the CLI's rules, a 400 naming the field; `error` [`HttpError`] → status + JSON;
+//! `responses/` the body of every answer, one module per resource (`Serialize` +
+//! `utoipa::ToSchema`; a payload as its stored text, `JsonText` over `RawValue`); `openapi`
+//! the document `utoipa` generates from them and each handler's `#[utoipa::path]`; `routes`
+//! the route list the document is tested against; `dashboard/` the static HTML, JS and CSS
+//! built in with `include_str!` (values set with `textContent` only); `isotime` times through
+//! `taskhub::time`. Tests run a real server on 127.0.0.1; `tests/browser.rs` drives headless
+//! Chromium; `benches/api.rs` reads statuses and list pages over 100,000 instances.
 
 mod api;
 mod auth;

@@ -45,10 +45,17 @@
 //!   [`DispatcherSettings::max_actions_per_turn`] actions fails its execution
 //!   ([`INVALID_ACTION`], naming the cap).
 //!
-//! Module map: `state` (the bookkeeping, synchronous), `wait` (an executor call's wait),
-//! `calls` (the worker half of the gRPC service), `stream` (a worker's stream), `request`
-//! and `actions` (the conversions out and in), `past` (each instance's past events kept
-//! encoded between turns).
+//! Module map: `state` (the bookkeeping, synchronous: workers with their declared capacity,
+//! the queue per kind, items out under a fresh token per hand-out), `queue` (a worker's
+//! stream queue), `wait` (an executor call's wait, on the hub's `Clock`), `calls` (the worker
+//! half of the gRPC service), `stream` (a worker's stream and its watchdog), `request` and
+//! `actions` (the conversions out and in; a malformed action becomes one failing decision
+//! naming the action and the field), `entity_actions` (an SDK orchestration's entity messages
+//! as the `$entity` events a Rust orchestration sends), `entity` (entity batches), `past`
+//! (each instance's past events kept encoded between turns, bounded by `history_cache_bytes`),
+//! `settings`, `profile`, `key`, `chunks` (a chunked answer's parts put together in order),
+//! `filters`, `streaming` (`StreamInstanceHistory`), `rewind` (a `rewindOrchestration`
+//! answer checked against the history sent).
 
 pub(crate) mod actions;
 mod calls;
