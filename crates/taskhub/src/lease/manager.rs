@@ -1,4 +1,10 @@
 //! One worker's leases: each pass reads the partitions table once and acts on it.
+//!
+//! A pass reads the hub info and the rows with one `lease_table` call, drops lost rows, then
+//! renews, drains and hands over with every write of the pass in one `renew_partitions` call
+//! (which Azure sends as one entity-group batch), claims with epoch + 1, asks for partitions,
+//! and releases offline rows their owner abandoned. A ring of the work-item doorbell from the
+//! host goes out as `doorbell + 1` on a held row in that pass's batch.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
