@@ -76,20 +76,6 @@ fn granted(n: u64) -> Message {
     )
 }
 
-fn pending(step: TurnStep) -> PendingTurn {
-    match step {
-        TurnStep::Decide(p) => p,
-        TurnStep::Done(r) => panic!("expected a decision to be asked, got {r:?}"),
-    }
-}
-
-fn turn(s: &mut OrchestrationSession, n: u64, messages: Vec<Message>) -> TurnStep {
-    s.start_turn(TurnInput {
-        now: ts(n),
-        messages,
-    })
-}
-
 /// A remote session that sent `L` and, if `grant`, got it.
 fn in_section(grant: bool) -> OrchestrationSession {
     let mut s = OrchestrationSession::new_with(Arc::new(Registry::new()), id(), true);

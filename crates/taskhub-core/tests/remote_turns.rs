@@ -54,20 +54,6 @@ fn session() -> OrchestrationSession {
     OrchestrationSession::new_with(Arc::new(Registry::new()), id(), true)
 }
 
-fn pending(step: TurnStep) -> PendingTurn {
-    match step {
-        TurnStep::Decide(p) => p,
-        TurnStep::Done(r) => panic!("expected a decision to be asked, got {r:?}"),
-    }
-}
-
-fn turn(s: &mut OrchestrationSession, n: u64, messages: Vec<Message>) -> TurnStep {
-    s.start_turn(TurnInput {
-        now: ts(n),
-        messages,
-    })
-}
-
 #[test]
 fn a_remote_turn_records_the_messages_then_the_decisions() {
     let mut s = session();

@@ -101,6 +101,22 @@ pub fn first_turn_of(
     }
 }
 
+/// The decision a remote turn waits for; fails the test if the turn ended instead.
+pub fn pending(step: TurnStep) -> PendingTurn {
+    match step {
+        TurnStep::Decide(p) => p,
+        TurnStep::Done(r) => panic!("expected a decision to be asked, got {r:?}"),
+    }
+}
+
+/// Starts a turn of `s` at `n` ms on `messages`.
+pub fn turn(s: &mut OrchestrationSession, n: u64, messages: Vec<Message>) -> TurnStep {
+    s.start_turn(TurnInput {
+        now: ts(n),
+        messages,
+    })
+}
+
 pub fn payload<T: serde::Serialize>(v: T) -> Payload {
     Payload::to_payload(&v, "test").unwrap()
 }
