@@ -57,32 +57,49 @@ async fn raise_with(client: &TaskHubClient, id: &InstanceId, v: u64, event_id: &
         .unwrap();
 }
 
-async fn scenario(extended_sessions: bool) {
-    let dir = TempDir::new("raise-idempotent");
+/// A SQLite hub in a fresh directory named after `name`, its sessions extended or not, and a
+/// worker running `reg`.
+async fn hub_and_worker(
+    name: &str,
+    extended_sessions: bool,
+    reg: Registry,
+) -> (TempDir, TaskHub, WorkerHandle) {
+    let dir = TempDir::new(name);
     let settings = Settings {
         extended_sessions_enabled: extended_sessions,
         ..fast_settings()
     };
     let hub = TaskHub::open(sqlite_store(&dir.0), settings).await.unwrap();
+    let worker = Worker::start(&hub, reg).await.unwrap();
+    (dir, hub, worker)
+}
+
+/// Raises 1 and then 10 at `id`, each under an event ID of its own and each twice (the
+/// first again once it was applied, as a client whose reply was lost; the second in the same
+/// breath), then 0 to stop: the finished status.
+async fn raise_each_event_id_twice(client: &TaskHubClient, id: &InstanceId) -> InstanceStatus {
+    raise_with(client, id, 1, "first").await;
+    custom_status_becomes(client, id, 1).await;
+    raise_with(client, id, 1, "first").await;
+    raise_with(client, id, 10, "second").await;
+    raise_with(client, id, 10, "second").await;
+    custom_status_becomes(client, id, 11).await;
+    raise_with(client, id, 0, "stop").await;
+    client
+        .wait_for_completion(id, Duration::from_secs(20))
+        .await
+        .unwrap()
+}
+
+async fn scenario(extended_sessions: bool) {
     let mut reg = Registry::new();
     reg.orchestration("Sum", summer);
-    let worker = Worker::start(&hub, reg).await.unwrap();
+    let (_dir, hub, worker) = hub_and_worker("raise-idempotent", extended_sessions, reg).await;
     let client = hub.client();
     let id = client.start("Sum", ()).await.unwrap();
-
-    raise_with(&client, &id, 1, "first").await;
-    custom_status_becomes(&client, &id, 1).await;
-    // A retry of the same raise after it was applied (without extended sessions the next
-    // turn reloads the session from history), and one in the same breath.
-    raise_with(&client, &id, 1, "first").await;
-    raise_with(&client, &id, 10, "second").await;
-    raise_with(&client, &id, 10, "second").await;
-    custom_status_becomes(&client, &id, 11).await;
-    raise_with(&client, &id, 0, "stop").await;
-    let done = client
-        .wait_for_completion(&id, Duration::from_secs(20))
-        .await
-        .unwrap();
+    // Without extended sessions the turn after the first raise reloads the session from
+    // history.
+    let done = raise_each_event_id_twice(&client, &id).await;
     assert_eq!(
         done.output::<u64>().unwrap(),
         Some(11),
@@ -117,13 +134,14 @@ async fn raising_twice_with_one_event_id_applies_once_in_an_extended_session() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn different_event_ids_apply_twice() {
-    let dir = TempDir::new("raise-distinct");
-    let hub = TaskHub::open(sqlite_store(&dir.0), fast_settings())
-        .await
-        .unwrap();
     let mut reg = Registry::new();
     reg.orchestration("Sum", summer);
-    let worker = Worker::start(&hub, reg).await.unwrap();
+    let (_dir, hub, worker) = hub_and_worker(
+        "raise-distinct",
+        fast_settings().extended_sessions_enabled,
+        reg,
+    )
+    .await;
     let client = hub.client();
     let id = client.start("Sum", ()).await.unwrap();
     raise_with(&client, &id, 1, "a").await;
@@ -154,32 +172,15 @@ async fn summing_generations(
 }
 
 async fn across_continue_as_new(extended_sessions: bool) {
-    let dir = TempDir::new("raise-idempotent-can");
-    let settings = Settings {
-        extended_sessions_enabled: extended_sessions,
-        ..fast_settings()
-    };
-    let hub = TaskHub::open(sqlite_store(&dir.0), settings).await.unwrap();
     let mut reg = Registry::new();
     reg.orchestration("Gen", summing_generations);
-    let worker = Worker::start(&hub, reg).await.unwrap();
+    let (_dir, hub, worker) = hub_and_worker("raise-idempotent-can", extended_sessions, reg).await;
     let client = hub.client();
     let id = client.start("Gen", 0u64).await.unwrap();
     custom_status_becomes(&client, &id, 0).await;
-
-    raise_with(&client, &id, 1, "first").await;
-    // Applied by the first execution, which continued as new: the next one shows 1.
-    custom_status_becomes(&client, &id, 1).await;
-    // The client retries (its first reply was lost): the next execution must not add it.
-    raise_with(&client, &id, 1, "first").await;
-    raise_with(&client, &id, 10, "second").await;
-    raise_with(&client, &id, 10, "second").await;
-    custom_status_becomes(&client, &id, 11).await;
-    raise_with(&client, &id, 0, "stop").await;
-    let done = client
-        .wait_for_completion(&id, Duration::from_secs(20))
-        .await
-        .unwrap();
+    // Each event is applied by an execution that then continues as new: the retried first one
+    // reaches the next execution, which must not add it.
+    let done = raise_each_event_id_twice(&client, &id).await;
     assert_eq!(
         done.output::<u64>().unwrap(),
         Some(11),

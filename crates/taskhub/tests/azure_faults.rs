@@ -18,9 +18,8 @@ mod fault_suite;
 use std::sync::Arc;
 use std::time::Duration;
 
-use fault_suite::{every_instance_finishes_under, FaultRun};
+use fault_suite::Sweep;
 use taskhub::Settings;
-use taskhub_storage::faults::{InjectedFault, TearAfter};
 use taskhub_storage::TaskHubStore;
 
 async fn backend() -> Arc<dyn TaskHubStore> {
@@ -61,41 +60,22 @@ async fn torn_outbox_leaves_out_a_work_item_whose_result_was_seen() {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn torn_checkpoints_after_each_step() {
-    for step in TearAfter::ALL {
-        let injected = every_instance_finishes_under(FaultRun {
-            backend: backend().await,
-            settings: settings(),
-            plan: fault_suite::tear_every_third_after(step, 30),
-            instances: 3,
-            timer: Duration::from_secs(1),
-            label: format!("azure, torn after step {}", step.step()),
-        })
-        .await;
-        assert!(
-            injected.contains(&InjectedFault::Torn(step)),
-            "step {}: nothing was torn: {injected:?}",
-            step.step()
-        );
+/// Runs under torn checkpoints and seeded faults, each on a fresh hub.
+fn sweep() -> Sweep {
+    Sweep {
+        backend: || Box::pin(backend()),
+        settings: settings(),
+        timer: Duration::from_secs(1),
+        label: "azure, ",
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn torn_checkpoints_after_each_step() {
+    sweep().torn_after_each_step(30, 3).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn seeded_faults_and_torn_checkpoints() {
-    for seed in 1..=2 {
-        let injected = every_instance_finishes_under(FaultRun {
-            backend: backend().await,
-            settings: settings(),
-            plan: fault_suite::seeded(seed),
-            instances: 6,
-            timer: Duration::from_secs(1),
-            label: format!("azure, seed {seed}"),
-        })
-        .await;
-        assert!(
-            injected.iter().any(|f| matches!(f, InjectedFault::Torn(_))),
-            "seed {seed}: no checkpoint was torn"
-        );
-    }
+    sweep().seeded(1..=2, 6).await;
 }

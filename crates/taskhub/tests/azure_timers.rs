@@ -10,6 +10,7 @@ mod common;
 
 use std::time::Duration;
 
+use common::history::history_of;
 use taskhub::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -36,13 +37,7 @@ async fn a_timer_of_one_and_a_half_seconds_fires_no_earlier() {
             .unwrap();
         assert_eq!(done.status(), OrchestrationStatus::Completed);
         let (before, after) = done.output::<(u64, u64)>().unwrap().unwrap();
-        let history = client
-            .get_status(&id, StatusOptions { history: true })
-            .await
-            .unwrap()
-            .unwrap()
-            .history
-            .unwrap();
+        let history = history_of(&client, &id).await;
         let fired = history
             .iter()
             .find(|e| matches!(e.event, EventKind::TimerFired { .. }))

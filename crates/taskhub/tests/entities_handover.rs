@@ -15,6 +15,7 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::tallies::every_operation_applied_once;
 use common::*;
 use taskhub::*;
 use taskhub_storage::memory::MemoryStore;
@@ -63,22 +64,7 @@ async fn handover(store: Arc<dyn TaskHubStore>) {
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    let (want_count, want_sum) = TALLIES.expected();
-    TALLIES.wait_for_applied(&client, want_count).await;
-    for id in &callers {
-        let done = client.wait_for_completion(id, wait::STUCK).await.unwrap();
-        assert_eq!(
-            done.output::<u64>().unwrap(),
-            Some(TALLIES.calls),
-            "{id}: {:?}",
-            done.row.failure
-        );
-    }
-    assert_eq!(
-        TALLIES.totals(&client).await,
-        (want_count, want_sum),
-        "an operation was applied twice or lost"
-    );
+    every_operation_applied_once(TALLIES, &client, &callers).await;
     let second = second.unwrap();
     assert_eq!(
         first.stats().dead_lettered + second.stats().dead_lettered,

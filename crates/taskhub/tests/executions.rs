@@ -14,6 +14,7 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::history::history_of;
 use common::*;
 use taskhub::*;
 use taskhub_storage::memory::MemoryStore;
@@ -71,13 +72,7 @@ async fn every_execution_keeps_its_status(store: Arc<dyn TaskHubStore>) {
     assert_ne!(done.row.execution_id, first);
 
     // The first execution's history is gone (continue-as-new replaced it), its record is not.
-    let history = client
-        .get_status(&id, StatusOptions { history: true })
-        .await
-        .unwrap()
-        .unwrap()
-        .history
-        .unwrap();
+    let history = history_of(&client, &id).await;
     assert!(history.iter().all(|e| !matches!(
         &e.event,
         EventKind::ExecutionStarted { execution_id, .. } if *execution_id == first

@@ -12,9 +12,8 @@ mod fault_suite;
 use std::sync::Arc;
 use std::time::Duration;
 
-use fault_suite::{every_instance_finishes_under, FaultRun};
+use fault_suite::Sweep;
 use taskhub::Settings;
-use taskhub_storage::faults::{InjectedFault, TearAfter};
 use taskhub_storage::memory::MemoryStore;
 use taskhub_storage::{SystemClock, TaskHubStore};
 
@@ -55,43 +54,24 @@ async fn torn_outbox_leaves_out_a_work_item_whose_result_was_seen() {
         .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn torn_checkpoints_after_each_step() {
-    for step in TearAfter::ALL {
-        let injected = every_instance_finishes_under(FaultRun {
-            backend: backend(),
-            settings: settings(),
-            plan: fault_suite::tear_every_third_after(step, 60),
-            instances: 5,
-            timer: Duration::from_millis(30),
-            label: format!("torn after step {}", step.step()),
-        })
-        .await;
-        assert!(
-            injected.contains(&InjectedFault::Torn(step)),
-            "step {}: nothing was torn: {injected:?}",
-            step.step()
-        );
+/// Runs under torn checkpoints and seeded faults, each on a fresh hub.
+fn sweep() -> Sweep {
+    Sweep {
+        backend: || Box::pin(async { backend() }),
+        settings: settings(),
+        timer: Duration::from_millis(30),
+        label: "",
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn torn_checkpoints_after_each_step() {
+    sweep().torn_after_each_step(60, 5).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn seeded_faults_and_torn_checkpoints() {
-    for seed in 1..=4 {
-        let injected = every_instance_finishes_under(FaultRun {
-            backend: backend(),
-            settings: settings(),
-            plan: fault_suite::seeded(seed),
-            instances: 30,
-            timer: Duration::from_millis(30),
-            label: format!("seed {seed}"),
-        })
-        .await;
-        assert!(
-            injected.iter().any(|f| matches!(f, InjectedFault::Torn(_))),
-            "seed {seed}: no checkpoint was torn"
-        );
-    }
+    sweep().seeded(1..=4, 30).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

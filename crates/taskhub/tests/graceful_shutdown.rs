@@ -10,36 +10,18 @@
 )]
 
 mod common;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::activity_probe::{ActivityProbe, StopFlag};
 use common::*;
 use taskhub::*;
 use taskhub_storage::memory::MemoryStore;
 use taskhub_storage::{QueueName, QueueStore, SystemClock};
-use tokio::sync::Notify;
-
-/// What the activity reports to the test.
-#[derive(Default)]
-struct Probe {
-    runs: AtomicU32,
-    started: Notify,
-    /// Set when the first run's future is dropped before it finished.
-    first_run_stopped: AtomicBool,
-}
-
-/// Sets the probe's flag when dropped.
-struct StopFlag(Arc<Probe>);
-
-impl Drop for StopFlag {
-    fn drop(&mut self) {
-        self.0.first_run_stopped.store(true, Ordering::SeqCst);
-    }
-}
 
 /// `Work` calls `Job` once. The first run of `Job` takes `first_run`; later runs are instant.
-fn registry(probe: Arc<Probe>, first_run: Duration) -> Registry {
+fn registry(probe: Arc<ActivityProbe>, first_run: Duration) -> Registry {
     let mut reg = Registry::new();
     reg.activity("Job", move |_c: ActivityContext, x: u64| {
         let probe = probe.clone();
@@ -47,9 +29,9 @@ fn registry(probe: Arc<Probe>, first_run: Duration) -> Registry {
             let run = probe.runs.fetch_add(1, Ordering::SeqCst) + 1;
             probe.started.notify_one();
             if run == 1 {
-                let flag = StopFlag(probe.clone());
+                let flag = StopFlag::arm(&probe);
                 tokio::time::sleep(first_run).await;
-                std::mem::forget(flag);
+                flag.disarm();
             }
             Ok::<_, ActivityError>(x + 1)
         }
@@ -72,18 +54,59 @@ async fn hub(shutdown_timeout: Duration) -> (Arc<MemoryStore>, TaskHub) {
     (store, hub)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn activity_over_the_shutdown_timeout_is_abandoned_and_finished_elsewhere() {
-    let probe = Arc::new(Probe::default());
-    let (store, hub) = hub(Duration::from_millis(300)).await;
-    let first = Worker::start(&hub, registry(probe.clone(), Duration::from_secs(3600)))
+/// A hub with its first worker running the first run of `Job` for a `Work` instance.
+struct Run {
+    probe: Arc<ActivityProbe>,
+    store: Arc<MemoryStore>,
+    hub: TaskHub,
+    first: WorkerHandle,
+    id: InstanceId,
+}
+
+/// Opens a hub with `shutdown_timeout`, starts its first worker (whose first run of `Job`
+/// takes `first_run`) and a `Work` instance, and waits until that run started.
+async fn first_run_started(shutdown_timeout: Duration, first_run: Duration) -> Run {
+    let probe = Arc::new(ActivityProbe::default());
+    let (store, hub) = hub(shutdown_timeout).await;
+    let first = Worker::start(&hub, registry(probe.clone(), first_run))
         .await
         .unwrap();
-    let client = hub.client();
-    let id = client.start("Work", 1u64).await.unwrap();
+    let id = hub.client().start("Work", 1u64).await.unwrap();
     tokio::time::timeout(Duration::from_secs(10), probe.started.notified())
         .await
         .expect("the activity did not start");
+    Run {
+        probe,
+        store,
+        hub,
+        first,
+        id,
+    }
+}
+
+/// A second worker (whose runs of `Job` are instant) completes `id` with `Job`'s answer.
+async fn a_second_worker_completes(hub: &TaskHub, probe: &Arc<ActivityProbe>, id: &InstanceId) {
+    let second = Worker::start(hub, registry(probe.clone(), Duration::ZERO))
+        .await
+        .unwrap();
+    let done = hub
+        .client()
+        .wait_for_completion(id, Duration::from_secs(20))
+        .await
+        .unwrap();
+    assert_eq!(done.output::<u64>().unwrap(), Some(2));
+    second.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn activity_over_the_shutdown_timeout_is_abandoned_and_finished_elsewhere() {
+    let Run {
+        probe,
+        store,
+        hub,
+        first,
+        id,
+    } = first_run_started(Duration::from_millis(300), Duration::from_secs(3600)).await;
 
     // The activity takes an hour: a shutdown that waited for it instead of stopping it at
     // `shutdown_timeout` would be stuck.
@@ -92,8 +115,8 @@ async fn activity_over_the_shutdown_timeout_is_abandoned_and_finished_elsewhere(
         .expect("shutdown waited for the activity past its shutdown_timeout");
     wait::until(
         "the abandoned activity to stop",
-        || probe.first_run_stopped.load(Ordering::SeqCst),
-        || probe.runs.load(Ordering::SeqCst),
+        || probe.was_stopped(),
+        || probe.runs(),
     )
     .await;
     // The work item is visible again at once (its visibility timeout is five minutes).
@@ -108,51 +131,28 @@ async fn activity_over_the_shutdown_timeout_is_abandoned_and_finished_elsewhere(
         .await
         .unwrap();
 
-    let second = Worker::start(&hub, registry(probe.clone(), Duration::ZERO))
-        .await
-        .unwrap();
-    let done = client
-        .wait_for_completion(&id, Duration::from_secs(20))
-        .await
-        .unwrap();
-    assert_eq!(done.output::<u64>().unwrap(), Some(2));
-    assert_eq!(probe.runs.load(Ordering::SeqCst), 2, "run again, once");
-    second.shutdown().await;
+    a_second_worker_completes(&hub, &probe, &id).await;
+    assert_eq!(probe.runs(), 2, "run again, once");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn activity_within_the_shutdown_timeout_is_committed_not_rerun() {
-    let probe = Arc::new(Probe::default());
-    let (store, hub) = hub(Duration::from_secs(10)).await;
-    let first = Worker::start(&hub, registry(probe.clone(), Duration::from_millis(300)))
-        .await
-        .unwrap();
-    let client = hub.client();
-    let id = client.start("Work", 1u64).await.unwrap();
-    tokio::time::timeout(Duration::from_secs(10), probe.started.notified())
-        .await
-        .expect("the activity did not start");
+    let Run {
+        probe,
+        store,
+        hub,
+        first,
+        id,
+    } = first_run_started(Duration::from_secs(10), Duration::from_millis(300)).await;
 
     first.shutdown().await;
-    assert!(!probe.first_run_stopped.load(Ordering::SeqCst));
+    assert!(!probe.was_stopped());
     // Committed: the work item is gone and its result waits in the control queue.
     let work = store.stats(QueueName::WorkItems).await.unwrap();
     assert_eq!(work.length, 0, "the work item was not deleted");
     let control = QueueName::Control(id.partition(hub.partition_count()));
     assert_eq!(store.stats(control).await.unwrap().length, 1);
 
-    let second = Worker::start(&hub, registry(probe.clone(), Duration::ZERO))
-        .await
-        .unwrap();
-    let done = client
-        .wait_for_completion(&id, Duration::from_secs(20))
-        .await
-        .unwrap();
-    assert_eq!(done.output::<u64>().unwrap(), Some(2));
-    assert_eq!(
-        probe.runs.load(Ordering::SeqCst),
-        1,
-        "the activity ran again"
-    );
-    second.shutdown().await;
+    a_second_worker_completes(&hub, &probe, &id).await;
+    assert_eq!(probe.runs(), 1, "the activity ran again");
 }

@@ -10,6 +10,7 @@ mod common;
 use std::collections::HashMap;
 use std::time::Duration;
 
+use common::history::history_of;
 use common::*;
 use taskhub::*;
 
@@ -101,13 +102,7 @@ async fn kill9_workers_lose_nothing() {
             Some(expected(i as u64 * 1000)),
             "{id}"
         );
-        let history = client
-            .get_status(id, StatusOptions { history: true })
-            .await
-            .unwrap()
-            .unwrap()
-            .history
-            .unwrap();
+        let history = history_of(&client, id).await;
         let mut scheduled = HashMap::new();
         let mut completed = HashMap::new();
         for e in &history {

@@ -36,6 +36,30 @@ fn registry() -> Registry {
     reg
 }
 
+/// Once the worker has woken at the clock's new time and gone idle again: no checkpoint since
+/// `checkpoints` (`chunk` was not handled early), still the first turn only (the timer did not
+/// fire), and nothing visible in `queue`.
+async fn nothing_handled_yet(
+    store: &MemoryStore,
+    worker: &WorkerHandle,
+    queue: QueueName,
+    checkpoints: u64,
+    chunk: &str,
+) {
+    wait::idle().await;
+    assert_eq!(
+        store.faults().calls(Op::Checkpoint),
+        checkpoints,
+        "{chunk} was handled early"
+    );
+    assert_eq!(worker.stats().turns, 1, "the timer fired early");
+    assert!(store
+        .dequeue(queue, 1, Duration::ZERO)
+        .await
+        .unwrap()
+        .is_empty());
+}
+
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn ten_day_timer_fires_on_time_through_a_seven_day_cap() {
     let clock = Arc::new(ManualClock::new(Timestamp::from_millis(1_700_000_000_000)));
@@ -54,18 +78,7 @@ async fn ten_day_timer_fires_on_time_through_a_seven_day_cap() {
     // Just before the first chunk is due: once the worker has woken at the new time and gone
     // idle again, nothing was processed and nothing is visible.
     clock.advance(7 * DAY - Duration::from_secs(1));
-    wait::idle().await;
-    assert_eq!(
-        store.faults().calls(Op::Checkpoint),
-        first_turn_checkpoints,
-        "the chunk was handled early"
-    );
-    assert_eq!(worker.stats().turns, 1, "the timer fired early");
-    assert!(store
-        .dequeue(queue, 1, Duration::ZERO)
-        .await
-        .unwrap()
-        .is_empty());
+    nothing_handled_yet(&store, &worker, queue, first_turn_checkpoints, "the chunk").await;
 
     // The 7-day chunk arrives early and is re-sent for the remaining 3 days (one checkpoint
     // that sends the copy and deletes the original); the instance keeps waiting.
@@ -90,18 +103,14 @@ async fn ten_day_timer_fires_on_time_through_a_seven_day_cap() {
     // processed or visible, still running.
     let resent_checkpoints = store.faults().calls(Op::Checkpoint);
     clock.advance(3 * DAY - Duration::from_secs(1));
-    wait::idle().await;
-    assert_eq!(
-        store.faults().calls(Op::Checkpoint),
+    nothing_handled_yet(
+        &store,
+        &worker,
+        queue,
         resent_checkpoints,
-        "the re-sent chunk was handled early"
-    );
-    assert_eq!(worker.stats().turns, 1, "the timer fired early");
-    assert!(store
-        .dequeue(queue, 1, Duration::ZERO)
-        .await
-        .unwrap()
-        .is_empty());
+        "the re-sent chunk",
+    )
+    .await;
     assert_eq!(status_of(&client, &id).await, OrchestrationStatus::Running);
 
     // Due: it fires, and the orchestration sees exactly ten days pass.

@@ -11,6 +11,7 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
+use common::history::history_of;
 use common::*;
 use taskhub::*;
 
@@ -100,13 +101,7 @@ async fn check_instances(client: &TaskHubClient, ids: &[(InstanceId, u64)]) {
             s.row.failure
         );
         assert_eq!(s.output::<u64>().unwrap(), Some(expected(*base)), "{id}");
-        let history = client
-            .get_status(id, StatusOptions { history: true })
-            .await
-            .unwrap()
-            .unwrap()
-            .history
-            .unwrap();
+        let history = history_of(client, id).await;
         let seen = child::task_event_counts(&history);
         assert_eq!(seen.len(), 14, "{id}: 7 scheduled and 7 completed");
         assert!(

@@ -589,6 +589,24 @@ async fn rewind_under(kind: Backend, fault: Fault, then: Then) {
     worker.shutdown().await;
 }
 
+/// The rewind's checkpoint fails, or lands with its answer lost, and each of `thens` goes on.
+async fn failed_or_answer_lost(kind: Backend, thens: &[Then]) {
+    for fault in [Fault::Failed, Fault::AnswerLost] {
+        for &then in thens {
+            rewind_under(kind, fault, then).await;
+        }
+    }
+}
+
+/// Torn after each step with the same worker going on, then after `new_worker_after` with a
+/// new worker taking over.
+async fn torn_after_each_step(kind: Backend, new_worker_after: CheckpointStep) {
+    for step in CheckpointStep::ALL {
+        rewind_under(kind, Fault::TornAfter(step), Then::SameWorker).await;
+    }
+    rewind_under(kind, Fault::TornAfter(new_worker_after), Then::NewWorker).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn memory_rewind_torn_after_each_step_then_the_same_worker_goes_on() {
     for step in CheckpointStep::ALL {
@@ -605,20 +623,12 @@ async fn memory_rewind_torn_after_each_step_then_a_new_worker_takes_over() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn memory_rewind_checkpoint_failed_or_answer_lost() {
-    for fault in [Fault::Failed, Fault::AnswerLost] {
-        for then in [Then::SameWorker, Then::NewWorker] {
-            rewind_under(Backend::Memory, fault, then).await;
-        }
-    }
+    failed_or_answer_lost(Backend::Memory, &[Then::SameWorker, Then::NewWorker]).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_rewind_checkpoint_failed_or_answer_lost() {
-    for fault in [Fault::Failed, Fault::AnswerLost] {
-        for then in [Then::SameWorker, Then::NewWorker] {
-            rewind_under(Backend::Sqlite, fault, then).await;
-        }
-    }
+    failed_or_answer_lost(Backend::Sqlite, &[Then::SameWorker, Then::NewWorker]).await;
 }
 
 /// SQLite's checkpoint is one transaction: asked to tear the rewind's after any step, it has
@@ -675,44 +685,24 @@ async fn sqlite_rewind_is_never_torn() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn azure_rewind_torn_after_each_step() {
-    for step in CheckpointStep::ALL {
-        rewind_under(Backend::Azure, Fault::TornAfter(step), Then::SameWorker).await;
-    }
-    rewind_under(
-        Backend::Azure,
-        Fault::TornAfter(CheckpointStep::OutboundSent),
-        Then::NewWorker,
-    )
-    .await;
+    torn_after_each_step(Backend::Azure, CheckpointStep::OutboundSent).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn azure_rewind_checkpoint_failed_or_answer_lost() {
-    for fault in [Fault::Failed, Fault::AnswerLost] {
-        rewind_under(Backend::Azure, fault, Then::SameWorker).await;
-    }
+    failed_or_answer_lost(Backend::Azure, &[Then::SameWorker]).await;
 }
 
 /// PostgreSQL runs the steps inside one transaction: stopped after any step before its commit,
 /// the rewind leaves the failed history; after the last, the rewound one.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_rewind_stopped_after_each_step() {
-    for step in CheckpointStep::ALL {
-        rewind_under(Backend::Postgres, Fault::TornAfter(step), Then::SameWorker).await;
-    }
-    rewind_under(
-        Backend::Postgres,
-        Fault::TornAfter(CheckpointStep::HistoryCommitted),
-        Then::NewWorker,
-    )
-    .await;
+    torn_after_each_step(Backend::Postgres, CheckpointStep::HistoryCommitted).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_rewind_checkpoint_failed_or_answer_lost() {
-    for fault in [Fault::Failed, Fault::AnswerLost] {
-        rewind_under(Backend::Postgres, fault, Then::SameWorker).await;
-    }
+    failed_or_answer_lost(Backend::Postgres, &[Then::SameWorker]).await;
 }
 
 /// The lease is taken away while the rewind's checkpoint is on its way: refused by the fence,

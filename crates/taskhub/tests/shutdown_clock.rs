@@ -9,31 +9,16 @@
 )]
 
 mod common;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::activity_probe::worker_running_forever;
 use common::*;
 use taskhub::*;
 use taskhub_storage::memory::MemoryStore;
 use taskhub_storage::{Clock, ManualClock, QueueName, QueueStore};
-use tokio::sync::Notify;
 
 const TIMEOUT: Duration = Duration::from_secs(3600);
-
-#[derive(Default)]
-struct Probe {
-    started: Notify,
-    stopped: AtomicBool,
-}
-
-struct StopFlag(Arc<Probe>);
-
-impl Drop for StopFlag {
-    fn drop(&mut self) {
-        self.0.stopped.store(true, Ordering::SeqCst);
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_shutdown_timeout_is_measured_on_the_hub_clock() {
@@ -47,30 +32,7 @@ async fn the_shutdown_timeout_is_measured_on_the_hub_clock() {
     let hub = TaskHub::open_with_clock(store.clone(), settings, Arc::new(clock.clone()))
         .await
         .unwrap();
-    let probe = Arc::new(Probe::default());
-    let mut reg = Registry::new();
-    {
-        let probe = probe.clone();
-        reg.activity("Forever", move |_c: ActivityContext, _: ()| {
-            let probe = probe.clone();
-            async move {
-                let _flag = StopFlag(probe.clone());
-                probe.started.notify_one();
-                std::future::pending::<()>().await;
-                Ok::<_, ActivityError>(())
-            }
-        });
-    }
-    reg.orchestration("Work", |ctx: OrchestrationContext, _: ()| async move {
-        ctx.call_activity::<_, ()>("Forever", ()).await?;
-        Ok::<_, OrchestrationError>(())
-    });
-    let worker = Worker::start(&hub, reg).await.unwrap();
-    let started = probe.started.notified();
-    hub.client().start("Work", ()).await.unwrap();
-    tokio::time::timeout(Duration::from_secs(10), started)
-        .await
-        .expect("the activity starts");
+    let (worker, probe) = worker_running_forever(&hub).await;
 
     let began = clock.monotonic();
     let shutdown = tokio::spawn(worker.shutdown());
@@ -98,7 +60,7 @@ async fn the_shutdown_timeout_is_measured_on_the_hub_clock() {
     // runtime a moment later, not necessarily before `shutdown` returns.
     wait::until(
         "the running activity stopped",
-        || probe.stopped.load(Ordering::SeqCst),
+        || probe.was_stopped(),
         || (),
     )
     .await;

@@ -6,6 +6,7 @@
 mod common;
 use std::time::Duration;
 
+use common::history::history_of;
 use common::*;
 use taskhub::*;
 
@@ -92,13 +93,7 @@ async fn parent_is_told_when_its_explicit_child_id_is_already_running() {
         .await
         .unwrap();
     assert_eq!(child_done.output::<u64>().unwrap(), Some(5));
-    let history = client
-        .get_status(&child, StatusOptions { history: true })
-        .await
-        .unwrap()
-        .unwrap()
-        .history
-        .unwrap();
+    let history = history_of(&client, &child).await;
     let starts = history
         .iter()
         .filter(|e| matches!(e.event, EventKind::ExecutionStarted { .. }))

@@ -43,26 +43,30 @@ fn tags(pairs: &[(&str, &str)]) -> Tags {
         .collect()
 }
 
+/// Starts `Countdown` from 0 as `id` with `tags`.
+async fn start_countdown(
+    client: &TaskHubClient,
+    id: &str,
+    tags: Tags,
+) -> Result<InstanceId, TaskhubError> {
+    client
+        .start_with(
+            "Countdown",
+            0u32,
+            StartOptions {
+                instance_id: Some(InstanceId::new(id).unwrap()),
+                tags,
+                ..StartOptions::default()
+            },
+        )
+        .await
+}
+
 async fn tags_survive_and_filter(store: Arc<dyn TaskHubStore>) {
     let hub = TaskHub::open(store, fast_settings()).await.unwrap();
     let worker = Worker::start(&hub, registry()).await.unwrap();
     let client = hub.client();
-    let start = |id: &'static str, t: Tags| {
-        let client = client.clone();
-        async move {
-            client
-                .start_with(
-                    "Countdown",
-                    0u32,
-                    StartOptions {
-                        instance_id: Some(InstanceId::new(id).unwrap()),
-                        tags: t,
-                        ..StartOptions::default()
-                    },
-                )
-                .await
-        }
-    };
+    let start = |id: &'static str, t: Tags| start_countdown(&client, id, t);
     start("pay-eu", tags(&[("team", "payments"), ("region", "eu")]))
         .await
         .unwrap();
@@ -176,22 +180,7 @@ async fn the_tag_caps_are_the_hubs_settings() {
         .unwrap();
     let client = hub.client();
     assert_eq!(client.tag_caps(), settings.tag_caps());
-    let start = |id: &'static str, t: Tags| {
-        let client = client.clone();
-        async move {
-            client
-                .start_with(
-                    "Countdown",
-                    0u32,
-                    StartOptions {
-                        instance_id: Some(InstanceId::new(id).unwrap()),
-                        tags: t,
-                        ..StartOptions::default()
-                    },
-                )
-                .await
-        }
-    };
+    let start = |id: &'static str, t: Tags| start_countdown(&client, id, t);
     for (bad, setting) in [
         (
             tags(&[("a", ""), ("b", ""), ("c", "")]),

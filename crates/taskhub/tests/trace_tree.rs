@@ -88,6 +88,25 @@ fn registry() -> Registry {
     reg
 }
 
+/// Starts `name` with input 1 in the trace of `caller` (as an HTTP request's `traceparent`).
+async fn start_in_trace(
+    client: &TaskHubClient,
+    name: &str,
+    caller: telemetry::TraceContext,
+) -> InstanceId {
+    client
+        .start_with(
+            name,
+            1u64,
+            StartOptions {
+                trace_parent: Some(caller),
+                ..StartOptions::default()
+            },
+        )
+        .await
+        .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_orchestration_with_an_activity_and_a_sub_orchestration_is_one_trace() {
     let recorder = Recorder::default();
@@ -111,33 +130,13 @@ async fn an_orchestration_with_an_activity_and_a_sub_orchestration_is_one_trace(
     assert_eq!(done.output::<u64>().unwrap(), Some(5));
     // A start that names the caller's trace context (as an HTTP request's `traceparent`).
     let caller = telemetry::TraceContext::parse(CALLER).unwrap();
-    let joined = client
-        .start_with(
-            "Child",
-            1u64,
-            StartOptions {
-                trace_parent: Some(caller),
-                ..StartOptions::default()
-            },
-        )
-        .await
-        .unwrap();
+    let joined = start_in_trace(&client, "Child", caller).await;
     client
         .wait_for_completion(&joined, Duration::from_secs(60))
         .await
         .unwrap();
     // An instance in the caller's trace woken by a client's event (which carries no context).
-    let waiter = client
-        .start_with(
-            "Waiter",
-            1u64,
-            StartOptions {
-                trace_parent: Some(caller),
-                ..StartOptions::default()
-            },
-        )
-        .await
-        .unwrap();
+    let waiter = start_in_trace(&client, "Waiter", caller).await;
     wait::until(
         "the waiter's first turn",
         || {

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::history::history_of;
 use common::*;
 use taskhub::*;
 use taskhub_storage::memory::MemoryStore;
@@ -178,13 +179,7 @@ async fn retry_predicates_decide_on_real_activity_failures() {
         1,
         "a rejected failure is not retried"
     );
-    let history = client
-        .get_status(declining.id(), StatusOptions { history: true })
-        .await
-        .unwrap()
-        .unwrap()
-        .history
-        .unwrap();
+    let history = history_of(&client, declining.id()).await;
     assert!(
         !history
             .iter()

@@ -78,41 +78,54 @@ fn registry(runs: &Arc<AtomicU32>, gate: &Arc<Semaphore>) -> Registry {
     reg
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn copies_of_one_work_item_run_once() {
-    let runs = Arc::new(AtomicU32::new(0));
-    // The activity waits here, so the copies arrive while it runs.
-    let gate = Arc::new(Semaphore::new(0));
-    let reg = registry(&runs, &gate);
-    let store = Arc::new(MemoryStore::new(Arc::new(SystemClock::new())));
-    let hub = TaskHub::open(store.clone(), fast_settings()).await.unwrap();
-    let worker = Worker::start(&hub, reg).await.unwrap();
-    let client = hub.client();
-    let id = client.start("Once", 21u64).await.unwrap();
+/// A hub on `store` with `settings`, a worker of [`registry`], and a `Once` instance whose
+/// activity has started (and waits at `gate`).
+async fn once_started(
+    store: &Arc<MemoryStore>,
+    settings: Settings,
+    runs: &Arc<AtomicU32>,
+    gate: &Arc<Semaphore>,
+) -> (TaskHub, WorkerHandle, InstanceId) {
+    let hub = TaskHub::open(store.clone(), settings).await.unwrap();
+    let worker = Worker::start(&hub, registry(runs, gate)).await.unwrap();
+    let id = hub.client().start("Once", 21u64).await.unwrap();
     wait::until(
         "the activity started",
         || runs.load(Ordering::SeqCst) == 1,
         || worker.stats(),
     )
     .await;
+    (hub, worker, id)
+}
+
+/// Waits until the copies put so far are taken from the queue (the worker's dropped copies
+/// reach `dropped`, or one ran), then asserts that none ran: the activity ran once.
+async fn copies_dropped_not_run(runs: &AtomicU32, worker: &WorkerHandle, dropped: u64, copy: &str) {
+    wait::until(
+        "the copies taken from the queue (run or dropped)",
+        || runs.load(Ordering::SeqCst) > 1 || worker.stats().work_item_copies_dropped >= dropped,
+        || (runs.load(Ordering::SeqCst), worker.stats()),
+    )
+    .await;
+    assert_eq!(runs.load(Ordering::SeqCst), 1, "{copy} ran too");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copies_of_one_work_item_run_once() {
+    let runs = Arc::new(AtomicU32::new(0));
+    // The activity waits here, so the copies arrive while it runs.
+    let gate = Arc::new(Semaphore::new(0));
+    let store = Arc::new(MemoryStore::new(Arc::new(SystemClock::new())));
+    let (hub, worker, id) = once_started(&store, fast_settings(), &runs, &gate).await;
 
     // Two copies while the activity runs.
     let body = work_item(&store, &id, id.partition(hub.partition_count())).await;
     let before = worker.stats().work_item_copies_dropped;
     put_copies(&store, &body, 2).await;
-    wait::until(
-        "both copies taken from the queue (run or dropped)",
-        || runs.load(Ordering::SeqCst) > 1 || worker.stats().work_item_copies_dropped >= before + 2,
-        || (runs.load(Ordering::SeqCst), worker.stats()),
-    )
-    .await;
-    assert_eq!(
-        runs.load(Ordering::SeqCst),
-        1,
-        "a copy of a running work item ran too"
-    );
+    copies_dropped_not_run(&runs, &worker, before + 2, "a copy of a running work item").await;
     gate.add_permits(100);
-    let done = client
+    let done = hub
+        .client()
         .wait_for_completion(&id, Duration::from_secs(30))
         .await
         .unwrap();
@@ -121,17 +134,13 @@ async fn copies_of_one_work_item_run_once() {
 
     // A copy after the result is recorded (by the turn that applied it).
     put_copies(&store, &body, 1).await;
-    wait::until(
-        "the late copy taken from the queue (run or dropped)",
-        || runs.load(Ordering::SeqCst) > 1 || worker.stats().work_item_copies_dropped >= before + 3,
-        || (runs.load(Ordering::SeqCst), worker.stats()),
+    copies_dropped_not_run(
+        &runs,
+        &worker,
+        before + 3,
+        "a copy of a work item whose result is recorded",
     )
     .await;
-    assert_eq!(
-        runs.load(Ordering::SeqCst),
-        1,
-        "a copy of a work item whose result is recorded ran"
-    );
     let left = store.stats(QueueName::WorkItems).await.unwrap().length;
     assert_eq!(left, 0, "the copies were deleted");
     worker.shutdown().await;
@@ -147,7 +156,6 @@ async fn the_running_message_itself_is_kept_while_it_runs() {
     use taskhub_storage::faults::{FaultPlan, Op, Trigger};
     let runs = Arc::new(AtomicU32::new(0));
     let gate = Arc::new(Semaphore::new(0));
-    let reg = registry(&runs, &gate);
     // Every renewal of the work item fails, so its visibility runs out while it runs.
     let plan = (1..=1_000).fold(FaultPlan::none(), |plan, n| {
         plan.fail(
@@ -160,16 +168,7 @@ async fn the_running_message_itself_is_kept_while_it_runs() {
         work_item_visibility_timeout: Duration::from_secs(1),
         ..fast_settings()
     };
-    let hub = TaskHub::open(store.clone(), settings).await.unwrap();
-    let worker = Worker::start(&hub, reg).await.unwrap();
-    let client = hub.client();
-    let id = client.start("Once", 21u64).await.unwrap();
-    wait::until(
-        "the activity started",
-        || runs.load(Ordering::SeqCst) == 1,
-        || worker.stats(),
-    )
-    .await;
+    let (hub, worker, id) = once_started(&store, settings, &runs, &gate).await;
     // Its message comes back (the claim ran out) and is given back, not deleted.
     let released = store.faults().calls(Op::Release);
     wait::until(
@@ -194,7 +193,8 @@ async fn the_running_message_itself_is_kept_while_it_runs() {
         "it did not run a second time"
     );
     gate.add_permits(100);
-    let done = client
+    let done = hub
+        .client()
         .wait_for_completion(&id, Duration::from_secs(30))
         .await
         .unwrap();

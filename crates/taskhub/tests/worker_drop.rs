@@ -9,50 +9,14 @@
 )]
 
 mod common;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::activity_probe::worker_running_forever;
 use common::*;
 use taskhub::*;
 use taskhub_storage::memory::MemoryStore;
 use taskhub_storage::{QueueName, QueueStore, SystemClock};
-use tokio::sync::Notify;
-
-#[derive(Default)]
-struct Probe {
-    runs: AtomicU32,
-    started: Notify,
-    stopped: AtomicBool,
-}
-
-/// Sets `stopped` when the activity's future is dropped.
-struct StopFlag(Arc<Probe>);
-
-impl Drop for StopFlag {
-    fn drop(&mut self) {
-        self.0.stopped.store(true, Ordering::SeqCst);
-    }
-}
-
-fn registry(probe: Arc<Probe>) -> Registry {
-    let mut reg = Registry::new();
-    reg.activity("Forever", move |_c: ActivityContext, _: ()| {
-        let probe = probe.clone();
-        async move {
-            probe.runs.fetch_add(1, Ordering::SeqCst);
-            let _flag = StopFlag(probe.clone());
-            probe.started.notify_one();
-            std::future::pending::<()>().await;
-            Ok::<_, ActivityError>(())
-        }
-    });
-    reg.orchestration("Work", |ctx: OrchestrationContext, _: ()| async move {
-        ctx.call_activity::<_, ()>("Forever", ()).await?;
-        Ok::<_, OrchestrationError>(())
-    });
-    reg
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropping_the_handle_stops_the_worker_and_gives_its_work_back() {
@@ -62,19 +26,13 @@ async fn dropping_the_handle_stops_the_worker_and_gives_its_work_back() {
         ..fast_settings()
     };
     let hub = TaskHub::open(store.clone(), settings).await.unwrap();
-    let probe = Arc::new(Probe::default());
-    let worker = Worker::start(&hub, registry(probe.clone())).await.unwrap();
-    let started = probe.started.notified();
-    hub.client().start("Work", ()).await.unwrap();
-    tokio::time::timeout(Duration::from_secs(10), started)
-        .await
-        .expect("the activity starts");
+    let (worker, probe) = worker_running_forever(&hub).await;
 
     drop(worker);
 
     wait::until(
         "the running activity to stop",
-        || probe.stopped.load(Ordering::SeqCst),
+        || probe.was_stopped(),
         || (),
     )
     .await;
@@ -98,5 +56,5 @@ async fn dropping_the_handle_stops_the_worker_and_gives_its_work_back() {
     })
     .await
     .expect("the work item is visible again");
-    assert_eq!(probe.runs.load(Ordering::SeqCst), 1, "nothing ran it again");
+    assert_eq!(probe.runs(), 1, "nothing ran it again");
 }

@@ -191,6 +191,66 @@ pub async fn every_instance_finishes_under(run: FaultRun) -> Vec<InjectedFault> 
     injected
 }
 
+/// Opens a fresh hub of a backend.
+pub type NewBackend =
+    fn() -> std::pin::Pin<Box<dyn std::future::Future<Output = Arc<dyn TaskHubStore>>>>;
+
+/// A backend's runs under faults: each on a fresh hub from `backend`.
+pub struct Sweep {
+    /// Opens a fresh hub.
+    pub backend: NewBackend,
+    /// The worker settings.
+    pub settings: Settings,
+    /// The durable timer inside each instance.
+    pub timer: Duration,
+    /// Begins each run's label (`"azure, "`).
+    pub label: &'static str,
+}
+
+impl Sweep {
+    async fn run(&self, plan: FaultPlan, instances: u64, label: String) -> Vec<InjectedFault> {
+        every_instance_finishes_under(FaultRun {
+            backend: (self.backend)().await,
+            settings: self.settings.clone(),
+            plan,
+            instances,
+            timer: self.timer,
+            label: format!("{}{label}", self.label),
+        })
+        .await
+    }
+
+    /// One run per step of the ordered checkpoint, with every third of the first
+    /// `checkpoints` checkpoints torn after it: each run tears at its step, and every one of
+    /// `instances` instances finishes.
+    pub async fn torn_after_each_step(&self, checkpoints: u64, instances: u64) {
+        for step in TearAfter::ALL {
+            let plan = tear_every_third_after(step, checkpoints);
+            let label = format!("torn after step {}", step.step());
+            let injected = self.run(plan, instances, label).await;
+            assert!(
+                injected.contains(&InjectedFault::Torn(step)),
+                "step {}: nothing was torn: {injected:?}",
+                step.step()
+            );
+        }
+    }
+
+    /// One run per seed of [`seeded`] faults: each tears a checkpoint, and every one of
+    /// `instances` instances finishes.
+    pub async fn seeded(&self, seeds: std::ops::RangeInclusive<u64>, instances: u64) {
+        for seed in seeds {
+            let injected = self
+                .run(seeded(seed), instances, format!("seed {seed}"))
+                .await;
+            assert!(
+                injected.iter().any(|f| matches!(f, InjectedFault::Torn(_))),
+                "seed {seed}: no checkpoint was torn"
+            );
+        }
+    }
+}
+
 /// A plan that tears checkpoints 2, 5, 8, ... (the client's starts come before the plan) after
 /// `step`: a torn checkpoint in every phase of the instances' lives.
 pub fn tear_every_third_after(step: TearAfter, checkpoints: u64) -> FaultPlan {

@@ -8,8 +8,11 @@
     reason = "test support: not every test binary uses every helper"
 )]
 
+pub mod activity_probe;
 pub mod child;
+pub mod history;
 pub mod skewed_clock;
+pub mod tallies;
 
 use std::sync::Arc;
 use std::time::Duration;
