@@ -59,7 +59,7 @@ impl CheckpointPrimitives for Primitives<'_> {
     async fn validate(&self, request: &CheckpointRequest) -> StorageResult<()> {
         for out in &request.outbound {
             self.0.queue_name(out.queue)?;
-            self.0.check_message(&out.message)?;
+            taskhub_storage::check_messages(self.0, out.queue, [&out.message])?;
         }
         for (queue, _) in &request.consumed {
             self.0.queue_name(*queue)?;

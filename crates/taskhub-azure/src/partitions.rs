@@ -18,15 +18,6 @@ fn partition_key(p: u32) -> String {
     format!("partition-{p:02}")
 }
 
-fn check_count(count: u32) -> StorageResult<()> {
-    if count == 0 || count > MAX_PARTITIONS {
-        return Err(StorageError::InvalidArgument(format!(
-            "a hub has 1 to {MAX_PARTITIONS} partitions, not {count}"
-        )));
-    }
-    Ok(())
-}
-
 fn flag(b: bool) -> String {
     b.to_string()
 }
@@ -200,7 +191,7 @@ impl AzureStore {
 #[async_trait]
 impl PartitionStore for AzureStore {
     async fn create_hub(&self, partition_count: u32, now: Timestamp) -> StorageResult<HubInfo> {
-        check_count(partition_count)?;
+        taskhub_storage::check_partition_count(partition_count)?;
         if let Some(info) = self.hub_info().await? {
             return Ok(info);
         }
@@ -237,7 +228,7 @@ impl PartitionStore for AzureStore {
     }
 
     async fn set_partition_count(&self, partition_count: u32) -> StorageResult<()> {
-        check_count(partition_count)?;
+        taskhub_storage::check_partition_count(partition_count)?;
         self.update_info(|info| info.partition_count = partition_count)
             .await
     }

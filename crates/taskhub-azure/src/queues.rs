@@ -52,23 +52,6 @@ impl AzureStore {
             .map(|_| ())
     }
 
-    pub(crate) fn check_message(&self, message: &NewQueueMessage) -> StorageResult<()> {
-        if message.body.len() > MAX_MESSAGE {
-            return Err(StorageError::TooLarge {
-                what: "queue message".to_owned(),
-                size: message.body.len(),
-                limit: MAX_MESSAGE,
-            });
-        }
-        if message.delay > MAX_DELAY {
-            return Err(StorageError::InvalidArgument(format!(
-                "a queue message delay of {:?} is over the longest of {MAX_DELAY:?}",
-                message.delay
-            )));
-        }
-        Ok(())
-    }
-
     /// Sends one message, creating the queue on first use.
     pub(crate) async fn put_message(
         &self,
@@ -230,9 +213,7 @@ fn corrupt(name: &str, detail: &str) -> StorageError {
 impl QueueStore for AzureStore {
     async fn enqueue(&self, queue: QueueName, messages: Vec<NewQueueMessage>) -> StorageResult<()> {
         self.queue_name(queue)?;
-        for m in &messages {
-            self.check_message(m)?;
-        }
+        taskhub_storage::check_messages(self, queue, &messages)?;
         for m in &messages {
             self.put_message(queue, m).await?;
         }

@@ -22,7 +22,7 @@ use crate::errors::PgResultExt;
 use crate::history::{head_etag, write_in};
 use crate::instances::put_in;
 
-use crate::queues::{check_messages, delete_many, enqueue_claimed, Inserts};
+use crate::queues::{delete_many, enqueue_claimed, Inserts};
 use crate::store::PostgresStore;
 
 const WHAT: &str = "checkpoint";
@@ -110,7 +110,7 @@ impl PostgresStore {
     /// Rejects what the transaction could not carry out, before it starts.
     fn validate(&self, request: &CheckpointRequest) -> StorageResult<()> {
         for out in &request.outbound {
-            check_messages(out.queue, std::iter::once(&out.message))?;
+            taskhub_storage::check_messages(self, out.queue, [&out.message])?;
         }
         if let Some((row, _)) = &request.instance {
             if row.instance_id != request.instance_id {

@@ -1,7 +1,12 @@
-//! Conversions between seam values and column values.
+//! Conversions between seam values and column values: those SQLite shares come from
+//! `taskhub_storage::sql::codec`; here the server's clock, delays in milliseconds, and queues
+//! stored as a partition number.
 
-use taskhub_core::Timestamp;
-use taskhub_storage::{ETag, QueueName, StorageError, StorageResult, MAX_PARTITIONS};
+use taskhub_storage::{QueueName, StorageResult, MAX_PARTITIONS};
+
+pub(crate) use taskhub_storage::sql::codec::{
+    check_queue, etag_in, etag_out, ts_from_sql, ts_to_sql, u32_from_sql, u64_from_sql, u64_to_sql,
+};
 
 use crate::errors::corrupt;
 
@@ -12,32 +17,10 @@ use crate::errors::corrupt;
 /// the queue.
 pub(crate) const NOW_MS: &str = "(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::bigint";
 
-/// A timestamp as stored (milliseconds since the epoch; saturates at `i64::MAX`).
-pub(crate) fn ts_to_sql(t: Timestamp) -> i64 {
-    i64::try_from(t.as_millis()).unwrap_or(i64::MAX)
-}
-
-/// A stored timestamp.
-pub(crate) fn ts_from_sql(what: &str, ms: i64) -> StorageResult<Timestamp> {
-    u64::try_from(ms)
-        .map(Timestamp::from_millis)
-        .map_err(|_| corrupt(what, format!("negative timestamp {ms}")))
-}
-
 /// A duration as stored milliseconds (rounded up, so a delay is never shortened).
 pub(crate) fn ms(d: std::time::Duration) -> i64 {
     let ms = d.as_nanos().div_ceil(1_000_000);
     i64::try_from(ms).unwrap_or(i64::MAX)
-}
-
-/// An ETag as the string the seam hands out.
-pub(crate) fn etag_out(version: i64) -> ETag {
-    ETag(version.to_string())
-}
-
-/// The stored version an ETag names, or `None` if it cannot be one of ours (matches nothing).
-pub(crate) fn etag_in(etag: &ETag) -> Option<i64> {
-    etag.0.parse().ok()
 }
 
 /// A queue as stored: its partition, or -1 for the work-item queue.
@@ -60,33 +43,6 @@ pub(crate) fn queue_from_sql(v: i64) -> StorageResult<QueueName> {
         .ok_or_else(|| corrupt("queue name", format!("unknown queue {v}")))
 }
 
-/// Checks that a control queue names a partition that can exist.
-pub(crate) fn check_queue(queue: QueueName) -> StorageResult<()> {
-    match queue {
-        QueueName::Control(p) if p >= MAX_PARTITIONS => {
-            Err(StorageError::InvalidArgument(format!(
-                "control queue of partition {p}: a hub has at most {MAX_PARTITIONS} partitions"
-            )))
-        }
-        _ => Ok(()),
-    }
-}
-
-/// A stored non-negative integer that must fit a `u32`.
-pub(crate) fn u32_from_sql(what: &str, v: i64) -> StorageResult<u32> {
-    u32::try_from(v).map_err(|_| corrupt(what, format!("{v} is out of range")))
-}
-
-/// A stored non-negative integer that must fit a `u64`.
-pub(crate) fn u64_from_sql(what: &str, v: i64) -> StorageResult<u64> {
-    u64::try_from(v).map_err(|_| corrupt(what, format!("{v} is out of range")))
-}
-
-/// A `u64` as stored (the seam's epochs and counts stay far below `i64::MAX`).
-pub(crate) fn u64_to_sql(what: &str, v: u64) -> StorageResult<i64> {
-    i64::try_from(v).map_err(|_| StorageError::InvalidArgument(format!("{what} {v} is too large")))
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, reason = "tests")]
@@ -103,9 +59,6 @@ mod tests {
         }
         assert!(queue_from_sql(16).is_err());
         assert!(check_queue(QueueName::Control(16)).is_err());
-        assert_eq!(etag_in(&etag_out(42)), Some(42));
-        assert_eq!(etag_in(&ETag("x".into())), None);
-        assert!(ts_from_sql("t", -1).is_err());
         assert_eq!(ms(std::time::Duration::from_micros(1500)), 2);
     }
 }

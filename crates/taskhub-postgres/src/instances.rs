@@ -4,9 +4,10 @@
 use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
 use taskhub_core::{ExecutionId, FailureDetails, InstanceId, OrchestrationStatus, Payload};
+use taskhub_storage::sql::instance_page;
 use taskhub_storage::{
-    CreatedCursor, ETag, Expect, InstancePage, InstanceQuery, InstanceRow, InstanceStore,
-    ListOrder, StorageError, StorageResult,
+    ETag, Expect, InstancePage, InstanceQuery, InstanceRow, InstanceStore, StorageError,
+    StorageResult, Tags,
 };
 use tokio_postgres::types::ToSql;
 use tokio_postgres::Row;
@@ -17,11 +18,7 @@ use crate::store::PostgresStore;
 
 const WHAT: &str = "instances";
 
-/// The page size when a query gives 0.
-pub const DEFAULT_PAGE_SIZE: usize = 100;
-
-/// The largest page size a query may ask for.
-pub const MAX_PAGE_SIZE: usize = 1000;
+pub use taskhub_storage::sql::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};
 
 const COLUMNS: &str = "instance_id, name, version, execution_id, status, input, output, failure, \
      custom_status, created_at, updated_at, completed_at, scheduled_start, partition, etag, \
@@ -193,112 +190,36 @@ fn decode(r: &Row) -> StorageResult<InstanceRow> {
     })
 }
 
-/// The smallest string greater than every string that starts with `prefix` (by code point,
-/// the `"C"` collation of the key), or `None` if there is none.
-fn prefix_upper_bound(prefix: &str) -> Option<String> {
-    let mut chars: Vec<char> = prefix.chars().collect();
-    while let Some(last) = chars.pop() {
-        let mut next = u32::from(last) + 1;
-        if (0xD800..0xE000).contains(&next) {
-            next = 0xE000;
-        }
-        if let Some(c) = char::from_u32(next) {
-            chars.push(c);
-            return Some(chars.into_iter().collect());
-        }
+/// PostgreSQL's parameters of a listing: `$N` placeholders, a status list as one array,
+/// the tag filter as one JSON containment.
+#[derive(Default)]
+struct PgParams(Vec<Box<dyn ToSql + Sync + Send>>);
+
+impl PgParams {
+    fn bind(&mut self, v: Box<dyn ToSql + Sync + Send>) -> String {
+        self.0.push(v);
+        instance_page::dollar(self.0.len())
     }
-    None
 }
 
-type Param = Box<dyn ToSql + Sync + Send>;
+impl instance_page::Params for PgParams {
+    fn text(&mut self, value: String) -> String {
+        self.bind(Box::new(value))
+    }
 
-/// Adds a parameter; returns its placeholder.
-fn bind(v: Param, values: &mut Vec<Param>) -> String {
-    values.push(v);
-    format!("${}", values.len())
-}
+    fn integer(&mut self, value: i64) -> String {
+        self.bind(Box::new(value))
+    }
 
-/// The statement and its parameters for one page (`limit` rows).
-fn page_sql(query: &InstanceQuery, limit: usize) -> StorageResult<(String, Vec<Param>)> {
-    let mut values: Vec<Param> = Vec::new();
-    let mut clauses: Vec<String> = Vec::new();
-    if !query.statuses.is_empty() {
-        let list: Vec<String> = query
-            .statuses
-            .iter()
-            .map(|s| s.as_str().to_owned())
-            .collect();
-        let m = bind(Box::new(list), &mut values);
-        clauses.push(format!("status = ANY({m}::text[])"));
+    fn status_in(&mut self, statuses: Vec<String>) -> String {
+        format!("status = ANY({}::text[])", self.bind(Box::new(statuses)))
     }
-    if let Some(name) = &query.name {
-        let m = bind(Box::new(name.clone()), &mut values);
-        clauses.push(format!("name = {m}"));
-    }
-    for (bound, column, op) in [
-        (query.created_from, "created_at", ">="),
-        (query.created_to, "created_at", "<"),
-        (query.completed_from, "completed_at", ">="),
-        (query.completed_to, "completed_at", "<"),
-        (query.updated_from, "updated_at", ">="),
-        (query.updated_to, "updated_at", "<"),
-    ] {
-        if let Some(t) = bound {
-            let m = bind(Box::new(ts_to_sql(t)), &mut values);
-            clauses.push(format!("{column} {op} {m}"));
-        }
-    }
-    if let Some(prefix) = query
-        .instance_id_prefix
-        .as_deref()
-        .filter(|p| !p.is_empty())
-    {
-        let m = bind(Box::new(prefix.to_owned()), &mut values);
-        clauses.push(format!("instance_id >= {m}"));
-        if let Some(upper) = prefix_upper_bound(prefix) {
-            let m = bind(Box::new(upper), &mut values);
-            clauses.push(format!("instance_id < {m}"));
-        }
-    }
-    // Entities (IDs starting with '@') are left out unless asked for: two key ranges.
-    if !query.include_entities {
-        clauses.push("(instance_id < '@' OR instance_id >= 'A')".to_owned());
-    }
-    if !query.tags.is_empty() {
-        let text = serde_json::to_string(&query.tags)
+
+    fn tags_hold(&mut self, tags: &Tags) -> StorageResult<String> {
+        let text = serde_json::to_string(tags)
             .map_err(|e| StorageError::InvalidArgument(format!("tag filter: {e}")))?;
-        let m = bind(Box::new(text), &mut values);
-        clauses.push(format!("tags @> {m}::text::jsonb"));
+        Ok(format!("tags @> {}::text::jsonb", self.text(text)))
     }
-    let (order_by, after) = match query.order {
-        ListOrder::NewestFirst => ("created_at DESC, instance_id DESC", "<"),
-        ListOrder::OldestFirst => ("created_at ASC, instance_id ASC", ">"),
-        _ => ("instance_id", ">"),
-    };
-    if let Some(token) = &query.continuation {
-        if query.order == ListOrder::InstanceId {
-            let m = bind(Box::new(token.clone()), &mut values);
-            clauses.push(format!("instance_id > {m}"));
-        } else {
-            let c = CreatedCursor::parse(token)?;
-            let t = bind(Box::new(ts_to_sql(c.created_at)), &mut values);
-            let id = bind(Box::new(c.instance_id), &mut values);
-            clauses.push(format!("(created_at, instance_id) {after} ({t}, {id})"));
-        }
-    }
-    let filter = if clauses.is_empty() {
-        String::new()
-    } else {
-        format!("WHERE {}", clauses.join(" AND "))
-    };
-    let m = bind(
-        Box::new(i64::try_from(limit).unwrap_or(i64::MAX)),
-        &mut values,
-    );
-    Ok((
-        format!("SELECT {COLUMNS} FROM instances {filter} ORDER BY {order_by} LIMIT {m}"),
-        values,
-    ))
 }
 
 #[async_trait]
@@ -324,40 +245,19 @@ impl InstanceStore for PostgresStore {
     }
 
     async fn list_instances(&self, query: &InstanceQuery) -> StorageResult<InstancePage> {
-        let page_size = match query.page_size {
-            0 => DEFAULT_PAGE_SIZE,
-            n if n > MAX_PAGE_SIZE => {
-                return Err(StorageError::InvalidArgument(format!(
-                    "page size {n}: it must be 1 to {MAX_PAGE_SIZE} (0 means {DEFAULT_PAGE_SIZE})"
-                )))
-            }
-            n => n,
-        };
+        let page_size = instance_page::page_size(query)?;
         // One row more than the page tells whether another page exists.
-        let (sql, values) = page_sql(query, page_size + 1)?;
-        let params: Vec<&(dyn ToSql + Sync)> =
-            values.iter().map(|v| &**v as &(dyn ToSql + Sync)).collect();
+        let mut values = PgParams::default();
+        let sql = instance_page::select_page(query, COLUMNS, page_size + 1, &mut values)?;
+        let params: Vec<&(dyn ToSql + Sync)> = values
+            .0
+            .iter()
+            .map(|v| &**v as &(dyn ToSql + Sync))
+            .collect();
         let client = self.client().await?;
         let stmt = client.prepare_cached(&sql).await.ctx(WHAT)?;
         let rows = client.query(&stmt, &params).await.ctx(WHAT)?;
-        let more = rows.len() > page_size;
-        let instances = rows
-            .iter()
-            .take(page_size)
-            .map(decode)
-            .collect::<StorageResult<Vec<_>>>()?;
-        let continuation = if more {
-            instances.last().map(|r| match query.order {
-                ListOrder::InstanceId => r.instance_id.as_str().to_owned(),
-                _ => CreatedCursor::of(r).token(),
-            })
-        } else {
-            None
-        };
-        Ok(InstancePage {
-            instances,
-            continuation,
-        })
+        instance_page::finish_page(query, &rows, page_size, decode)
     }
 
     async fn delete_instance(&self, instance: &InstanceId) -> StorageResult<bool> {
@@ -387,17 +287,5 @@ impl InstanceStore for PostgresStore {
             .await
             .ctx(WHAT)?;
         Ok(n > 0)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used, reason = "tests")]
-    use super::*;
-
-    #[test]
-    fn prefix_bounds() {
-        assert_eq!(prefix_upper_bound("ab").as_deref(), Some("ac"));
-        assert_eq!(prefix_upper_bound("\u{10FFFF}"), None);
     }
 }

@@ -23,15 +23,6 @@ use crate::store::PostgresStore;
 
 const WHAT: &str = "partitions";
 
-fn check_count(partition_count: u32) -> StorageResult<()> {
-    if partition_count == 0 || partition_count > MAX_PARTITIONS {
-        return Err(StorageError::InvalidArgument(format!(
-            "partition count {partition_count}: it must be 1 to {MAX_PARTITIONS}"
-        )));
-    }
-    Ok(())
-}
-
 fn hub_from(r: &Row) -> StorageResult<HubInfo> {
     let prohibited: String = r.get(2);
     Ok(HubInfo {
@@ -175,7 +166,7 @@ async fn put_in(
 #[async_trait]
 impl PartitionStore for PostgresStore {
     async fn create_hub(&self, partition_count: u32, now: Timestamp) -> StorageResult<HubInfo> {
-        check_count(partition_count)?;
+        taskhub_storage::check_partition_count(partition_count)?;
         let mut client = self.client().await?;
         let tx = client.transaction().await.ctx("hub info")?;
         let stmt = tx
@@ -217,7 +208,7 @@ impl PartitionStore for PostgresStore {
     }
 
     async fn set_partition_count(&self, partition_count: u32) -> StorageResult<()> {
-        check_count(partition_count)?;
+        taskhub_storage::check_partition_count(partition_count)?;
         let client = self.client().await?;
         let stmt = client
             .prepare_cached("UPDATE hub SET partition_count = $1 WHERE id = 1")

@@ -12,7 +12,7 @@ use deadpool_postgres::GenericClient;
 use taskhub_core::Timestamp;
 use taskhub_storage::{
     Dequeued, NewQueueMessage, QueueName, QueueStats, QueueStore, Receipt, StorageError,
-    StorageResult, MAX_DEQUEUE_BATCH, MAX_MESSAGE_BYTES,
+    StorageResult, MAX_DEQUEUE_BATCH,
 };
 use tokio_postgres::types::ToSql;
 
@@ -21,33 +21,6 @@ use crate::errors::PgResultExt;
 use crate::store::PostgresStore;
 
 const WHAT: &str = "queue messages";
-
-/// The longest delay a message may have (what [`QueueStore::max_delay`] reports).
-pub(crate) const MAX_DELAY: Duration = Duration::from_secs(7 * 24 * 3600);
-
-/// Rejects bodies over [`MAX_MESSAGE_BYTES`] and delays over [`MAX_DELAY`].
-pub(crate) fn check_messages<'m>(
-    queue: QueueName,
-    messages: impl IntoIterator<Item = &'m NewQueueMessage>,
-) -> StorageResult<()> {
-    check_queue(queue)?;
-    for m in messages {
-        if m.body.len() > MAX_MESSAGE_BYTES {
-            return Err(StorageError::TooLarge {
-                what: format!("message body for {queue}"),
-                size: m.body.len(),
-                limit: MAX_MESSAGE_BYTES,
-            });
-        }
-        if m.delay > MAX_DELAY {
-            return Err(StorageError::InvalidArgument(format!(
-                "message delay {:?} for {queue} is over the longest delay of {MAX_DELAY:?}",
-                m.delay
-            )));
-        }
-    }
-    Ok(())
-}
 
 /// Messages to insert, as three parallel arrays (one statement for any number).
 #[derive(Default)]
@@ -251,7 +224,7 @@ impl QueueStore for PostgresStore {
     }
 
     async fn enqueue(&self, queue: QueueName, messages: Vec<NewQueueMessage>) -> StorageResult<()> {
-        check_messages(queue, &messages)?;
+        taskhub_storage::check_messages(self, queue, &messages)?;
         let mut inserts = Inserts::default();
         for m in &messages {
             inserts.push(queue, m);
@@ -371,18 +344,6 @@ impl QueueStore for PostgresStore {
             (Some(id), Some(token)) => Ok(make_receipt(id, token)),
             _ => Err(expired(queue)),
         }
-    }
-
-    fn max_message_bytes(&self) -> usize {
-        MAX_MESSAGE_BYTES
-    }
-
-    fn max_dequeue_batch(&self) -> usize {
-        MAX_DEQUEUE_BATCH
-    }
-
-    fn max_delay(&self) -> Duration {
-        MAX_DELAY
     }
 
     fn delay_granularity(&self) -> Duration {

@@ -16,7 +16,7 @@ use crate::codec::etag_out;
 use crate::history::{sentinel, write_in};
 use crate::instances::put_in;
 use crate::partitions::epoch;
-use crate::queues::{check_messages, delete_in, enqueue_claimed_in, enqueue_in};
+use crate::queues::{delete_in, enqueue_claimed_in, enqueue_in};
 use crate::store::SqliteStore;
 use crate::writer::Tx;
 
@@ -83,7 +83,7 @@ pub(crate) fn checkpoint_in(
 impl CheckpointStore for SqliteStore {
     async fn checkpoint(&self, request: CheckpointRequest) -> StorageResult<CheckpointOutcome> {
         for out in &request.outbound {
-            check_messages(out.queue, std::iter::once(&out.message))?;
+            taskhub_storage::check_messages(self, out.queue, [&out.message])?;
         }
         taskhub_storage::checkpoint::check_claims(&request)?;
         self.write(move |tx| checkpoint_in(tx, &request)).await

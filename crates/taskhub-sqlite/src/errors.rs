@@ -54,12 +54,7 @@ pub(crate) fn map_sql(what: &str, err: rusqlite::Error) -> StorageError {
 }
 
 /// A `Corrupt` error for a stored value that does not decode.
-pub(crate) fn corrupt(what: impl Into<String>, detail: impl ToString) -> StorageError {
-    StorageError::Corrupt {
-        what: what.into(),
-        detail: detail.to_string(),
-    }
-}
+pub(crate) use taskhub_storage::sql::codec::corrupt;
 
 /// Extension to map rusqlite results with a context.
 pub(crate) trait SqlResultExt<T> {

@@ -6,9 +6,10 @@ use async_trait::async_trait;
 use rusqlite::types::Value;
 use rusqlite::{params, Connection, OptionalExtension, Row};
 use taskhub_core::{ExecutionId, FailureDetails, InstanceId, OrchestrationStatus, Payload};
+use taskhub_storage::sql::instance_page;
 use taskhub_storage::{
-    CreatedCursor, ETag, Expect, InstancePage, InstanceQuery, InstanceRow, InstanceStore,
-    ListOrder, StorageError, StorageResult,
+    ETag, Expect, InstancePage, InstanceQuery, InstanceRow, InstanceStore, StorageError,
+    StorageResult, Tags,
 };
 
 use crate::codec::{etag_in, etag_out, ts_from_sql, ts_to_sql, u32_from_sql};
@@ -18,11 +19,7 @@ use crate::writer::Tx;
 
 const WHAT: &str = "instances";
 
-/// The page size when a query gives 0.
-pub const DEFAULT_PAGE_SIZE: usize = 100;
-
-/// The largest page size a query may ask for.
-pub const MAX_PAGE_SIZE: usize = 1000;
+pub use taskhub_storage::sql::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};
 
 const COLUMNS: &str = "instance_id, name, version, execution_id, status, input, output, failure, \
      custom_status, created_at, updated_at, completed_at, scheduled_start, partition, etag, tags, \
@@ -259,152 +256,57 @@ fn get(conn: &Connection, instance: &InstanceId) -> StorageResult<Option<Instanc
     found.map(decode).transpose()
 }
 
-/// The smallest string greater than every string that starts with `prefix` (under SQLite's
-/// BINARY collation, which orders UTF-8 by code point), or `None` if there is none.
-fn prefix_upper_bound(prefix: &str) -> Option<String> {
-    let mut chars: Vec<char> = prefix.chars().collect();
-    while let Some(last) = chars.pop() {
-        let mut next = u32::from(last) + 1;
-        if (0xD800..0xE000).contains(&next) {
-            next = 0xE000;
-        }
-        if let Some(c) = char::from_u32(next) {
-            chars.push(c);
-            return Some(chars.into_iter().collect());
-        }
+/// SQLite's parameters of a listing: `?N` placeholders, a status list bound value by value,
+/// each tag filter a lookup in the row's JSON.
+#[derive(Default)]
+struct SqliteParams(Vec<Value>);
+
+impl SqliteParams {
+    fn bind(&mut self, v: Value) -> String {
+        self.0.push(v);
+        instance_page::question_mark(self.0.len())
     }
-    None
 }
 
-/// Adds a parameter; returns its placeholder.
-fn bind(v: Value, values: &mut Vec<Value>) -> String {
-    values.push(v);
-    format!("?{}", values.len())
-}
+impl instance_page::Params for SqliteParams {
+    fn text(&mut self, value: String) -> String {
+        self.bind(Value::Text(value))
+    }
 
-/// The SQL and parameters of one page of a query.
-fn page_sql(query: &InstanceQuery, limit: usize) -> StorageResult<(String, Vec<Value>)> {
-    let mut clauses: Vec<String> = Vec::new();
-    let mut values: Vec<Value> = Vec::new();
-    if !query.statuses.is_empty() {
-        let marks: Vec<String> = query
-            .statuses
-            .iter()
-            .map(|s| bind(Value::Text(s.as_str().to_owned()), &mut values))
-            .collect();
-        clauses.push(format!("status IN ({})", marks.join(", ")));
+    fn integer(&mut self, value: i64) -> String {
+        self.bind(Value::Integer(value))
     }
-    if let Some(name) = &query.name {
-        let m = bind(Value::Text(name.clone()), &mut values);
-        clauses.push(format!("name = {m}"));
+
+    fn status_in(&mut self, statuses: Vec<String>) -> String {
+        let marks: Vec<String> = statuses.into_iter().map(|s| self.text(s)).collect();
+        format!("status IN ({})", marks.join(", "))
     }
-    if let Some(from) = query.created_from {
-        let m = bind(Value::Integer(ts_to_sql(from)), &mut values);
-        clauses.push(format!("created_at >= {m}"));
+
+    /// Each tag filter: the row's tags hold the key with that value (no index).
+    fn tags_hold(&mut self, tags: &Tags) -> StorageResult<String> {
+        let each = tags.iter().map(|(key, value)| {
+            let k = self.text(key.clone());
+            let v = self.text(value.clone());
+            format!(
+                "EXISTS (SELECT 1 FROM json_each(instances.tags) WHERE key = {k} AND value = {v})"
+            )
+        });
+        Ok(each.collect::<Vec<_>>().join(" AND "))
     }
-    if let Some(to) = query.created_to {
-        let m = bind(Value::Integer(ts_to_sql(to)), &mut values);
-        clauses.push(format!("created_at < {m}"));
-    }
-    // Time ranges on the completion and last change (no index: filters of an operator's
-    // listing or clean-up, combined with the indexed ones where given).
-    for (bound, column, op) in [
-        (query.completed_from, "completed_at", ">="),
-        (query.completed_to, "completed_at", "<"),
-        (query.updated_from, "updated_at", ">="),
-        (query.updated_to, "updated_at", "<"),
-    ] {
-        if let Some(t) = bound {
-            let m = bind(Value::Integer(ts_to_sql(t)), &mut values);
-            clauses.push(format!("{column} {op} {m}"));
-        }
-    }
-    if let Some(prefix) = query
-        .instance_id_prefix
-        .as_deref()
-        .filter(|p| !p.is_empty())
-    {
-        let m = bind(Value::Text(prefix.to_owned()), &mut values);
-        clauses.push(format!("instance_id >= {m}"));
-        if let Some(upper) = prefix_upper_bound(prefix) {
-            let m = bind(Value::Text(upper), &mut values);
-            clauses.push(format!("instance_id < {m}"));
-        }
-    }
-    // Entities (IDs starting with '@') are left out unless asked for: the two ranges around
-    // the '@' prefix, a condition on the primary key.
-    if !query.include_entities {
-        clauses.push("(instance_id < '@' OR instance_id >= 'A')".to_owned());
-    }
-    // Each tag filter: the row's tags hold the key with that value (no index).
-    for (key, value) in &query.tags {
-        let k = bind(Value::Text(key.clone()), &mut values);
-        let v = bind(Value::Text(value.clone()), &mut values);
-        clauses.push(format!(
-            "EXISTS (SELECT 1 FROM json_each(instances.tags) WHERE key = {k} AND value = {v})"
-        ));
-    }
-    // The order's key and, after a page, the keyset condition that resumes past its last row
-    // (rows in creation-time order walk the (created_at, instance_id) index).
-    let (order_by, after) = match query.order {
-        ListOrder::NewestFirst => ("created_at DESC, instance_id DESC", "<"),
-        ListOrder::OldestFirst => ("created_at ASC, instance_id ASC", ">"),
-        _ => ("instance_id", ">"),
-    };
-    if let Some(token) = &query.continuation {
-        if query.order == ListOrder::InstanceId {
-            let m = bind(Value::Text(token.clone()), &mut values);
-            clauses.push(format!("instance_id > {m}"));
-        } else {
-            let c = CreatedCursor::parse(token)?;
-            let t = bind(Value::Integer(ts_to_sql(c.created_at)), &mut values);
-            let id = bind(Value::Text(c.instance_id), &mut values);
-            clauses.push(format!("(created_at, instance_id) {after} ({t}, {id})"));
-        }
-    }
-    let filter = if clauses.is_empty() {
-        String::new()
-    } else {
-        format!("WHERE {}", clauses.join(" AND "))
-    };
-    let m = bind(
-        Value::Integer(i64::try_from(limit).unwrap_or(i64::MAX)),
-        &mut values,
-    );
-    Ok((
-        format!("SELECT {COLUMNS} FROM instances {filter} ORDER BY {order_by} LIMIT {m}"),
-        values,
-    ))
 }
 
 fn list(conn: &Connection, query: &InstanceQuery, page_size: usize) -> StorageResult<InstancePage> {
     // One row more than the page tells whether another page exists.
-    let (sql, values) = page_sql(query, page_size + 1)?;
+    let mut params = SqliteParams::default();
+    let sql = instance_page::select_page(query, COLUMNS, page_size + 1, &mut params)?;
     let raws: Vec<RawRow> = conn
         .prepare_cached(&sql)
         .and_then(|mut s| {
-            s.query_map(rusqlite::params_from_iter(values), raw)?
+            s.query_map(rusqlite::params_from_iter(params.0), raw)?
                 .collect()
         })
         .ctx(WHAT)?;
-    let more = raws.len() > page_size;
-    let instances = raws
-        .into_iter()
-        .take(page_size)
-        .map(decode)
-        .collect::<StorageResult<Vec<_>>>()?;
-    let continuation = if more {
-        instances.last().map(|r| match query.order {
-            ListOrder::InstanceId => r.instance_id.as_str().to_owned(),
-            _ => CreatedCursor::of(r).token(),
-        })
-    } else {
-        None
-    };
-    Ok(InstancePage {
-        instances,
-        continuation,
-    })
+    instance_page::finish_page(query, raws, page_size, decode)
 }
 
 #[async_trait]
@@ -420,15 +322,7 @@ impl InstanceStore for SqliteStore {
     }
 
     async fn list_instances(&self, query: &InstanceQuery) -> StorageResult<InstancePage> {
-        let page_size = match query.page_size {
-            0 => DEFAULT_PAGE_SIZE,
-            n if n > MAX_PAGE_SIZE => {
-                return Err(StorageError::InvalidArgument(format!(
-                    "page size {n}: it must be 1 to {MAX_PAGE_SIZE} (0 means {DEFAULT_PAGE_SIZE})"
-                )))
-            }
-            n => n,
-        };
+        let page_size = instance_page::page_size(query)?;
         let query = query.clone();
         self.read(move |tx| list(tx, &query, page_size)).await
     }
@@ -461,21 +355,5 @@ impl InstanceStore for SqliteStore {
             Ok(n > 0)
         })
         .await
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn prefix_bounds() {
-        assert_eq!(prefix_upper_bound("ab").as_deref(), Some("ac"));
-        assert_eq!(prefix_upper_bound("a\u{10FFFF}").as_deref(), Some("b"));
-        assert_eq!(prefix_upper_bound("\u{10FFFF}"), None);
-        assert_eq!(
-            prefix_upper_bound("a\u{D7FF}").as_deref(),
-            Some("a\u{E000}")
-        );
     }
 }

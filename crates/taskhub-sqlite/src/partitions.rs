@@ -16,15 +16,6 @@ use crate::writer::Tx;
 
 const WHAT: &str = "partitions";
 
-fn check_count(partition_count: u32) -> StorageResult<()> {
-    if partition_count == 0 || partition_count > MAX_PARTITIONS {
-        return Err(StorageError::InvalidArgument(format!(
-            "partition count {partition_count}: it must be 1 to {MAX_PARTITIONS}"
-        )));
-    }
-    Ok(())
-}
-
 fn hub(conn: &Connection) -> StorageResult<Option<HubInfo>> {
     let found: Option<(i64, i64, String)> = conn
         .prepare_cached(
@@ -209,7 +200,7 @@ fn put_in(tx: &Tx<'_>, row: &PartitionRow, expected: Option<&ETag>) -> StorageRe
 #[async_trait]
 impl PartitionStore for SqliteStore {
     async fn create_hub(&self, partition_count: u32, now: Timestamp) -> StorageResult<HubInfo> {
-        check_count(partition_count)?;
+        taskhub_storage::check_partition_count(partition_count)?;
         self.write(move |tx| create_in(tx, partition_count, now))
             .await
     }
@@ -219,7 +210,7 @@ impl PartitionStore for SqliteStore {
     }
 
     async fn set_partition_count(&self, partition_count: u32) -> StorageResult<()> {
-        check_count(partition_count)?;
+        taskhub_storage::check_partition_count(partition_count)?;
         self.write(move |tx| {
             let n = tx
                 .conn

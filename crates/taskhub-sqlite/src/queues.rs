@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use rusqlite::{params, OptionalExtension};
 use taskhub_storage::{
     Dequeued, NewQueueMessage, QueueName, QueueStats, QueueStore, Receipt, StorageError,
-    StorageResult, MAX_DEQUEUE_BATCH, MAX_MESSAGE_BYTES,
+    StorageResult, MAX_DEQUEUE_BATCH,
 };
 
 use crate::codec::{after, check_queue, queue_to_sql, ts_from_sql, ts_to_sql, u32_from_sql};
@@ -19,33 +19,6 @@ use crate::store::SqliteStore;
 use crate::writer::Tx;
 
 const WHAT: &str = "queue messages";
-
-/// The longest delay a message may have (what [`QueueStore::max_delay`] reports).
-pub(crate) const MAX_DELAY: Duration = Duration::from_secs(7 * 24 * 3600);
-
-/// Rejects bodies over [`MAX_MESSAGE_BYTES`] and delays over [`MAX_DELAY`].
-pub(crate) fn check_messages<'m>(
-    queue: QueueName,
-    messages: impl IntoIterator<Item = &'m NewQueueMessage>,
-) -> StorageResult<()> {
-    check_queue(queue)?;
-    for m in messages {
-        if m.body.len() > MAX_MESSAGE_BYTES {
-            return Err(StorageError::TooLarge {
-                what: format!("message body for {queue}"),
-                size: m.body.len(),
-                limit: MAX_MESSAGE_BYTES,
-            });
-        }
-        if m.delay > MAX_DELAY {
-            return Err(StorageError::InvalidArgument(format!(
-                "message delay {:?} for {queue} is over the longest delay of {MAX_DELAY:?}",
-                m.delay
-            )));
-        }
-    }
-    Ok(())
-}
 
 /// Inserts messages (sizes already checked).
 pub(crate) fn enqueue_in(
@@ -233,7 +206,7 @@ pub(crate) fn expired(queue: QueueName) -> StorageError {
 #[async_trait]
 impl QueueStore for SqliteStore {
     async fn enqueue(&self, queue: QueueName, messages: Vec<NewQueueMessage>) -> StorageResult<()> {
-        check_messages(queue, &messages)?;
+        taskhub_storage::check_messages(self, queue, &messages)?;
         if messages.is_empty() {
             return Ok(());
         }
@@ -333,18 +306,6 @@ impl QueueStore for SqliteStore {
             }
         })
         .await
-    }
-
-    fn max_message_bytes(&self) -> usize {
-        MAX_MESSAGE_BYTES
-    }
-
-    fn max_dequeue_batch(&self) -> usize {
-        MAX_DEQUEUE_BATCH
-    }
-
-    fn max_delay(&self) -> Duration {
-        MAX_DELAY
     }
 
     async fn stats(&self, queue: QueueName) -> StorageResult<QueueStats> {

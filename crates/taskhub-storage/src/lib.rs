@@ -35,6 +35,8 @@ pub mod partitions;
 pub mod payloads;
 pub mod processes;
 pub mod queue;
+#[cfg(feature = "sql")]
+pub mod sql;
 pub mod store;
 
 #[cfg(feature = "testing")]
@@ -59,15 +61,17 @@ pub use operation::Operation;
 pub use ordered_checkpoint::{
     run_ordered_checkpoint, CheckpointPrimitives, CheckpointStep, NoObserver, StepObserver,
 };
-pub use partitions::{HubInfo, LeaseTable, PartitionRow, PartitionStore};
+pub use partitions::{
+    check_partition_count, HubInfo, LeaseTable, PartitionRow, PartitionStore,
+};
 pub use payloads::PayloadStore;
 pub use processes::{
     check_schema, refuse_older_processes, ProcessAnnouncement, ProcessKind, ProcessRecord,
     ProcessStore, PROCESS_LIVENESS_WINDOW, PROCESS_RECORD_RETENTION,
 };
 pub use queue::{
-    Dequeued, NewQueueMessage, QueueName, QueueStats, QueueStore, Receipt, MAX_DEQUEUE_BATCH,
-    MAX_MESSAGE_BYTES, MAX_PARTITIONS,
+    check_messages, check_queue, Dequeued, NewQueueMessage, QueueName, QueueStats, QueueStore,
+    Receipt, MAX_DELAY, MAX_DEQUEUE_BATCH, MAX_MESSAGE_BYTES, MAX_PARTITIONS,
 };
 pub use store::{QueueWake, TaskHubStore};
 

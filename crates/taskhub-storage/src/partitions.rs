@@ -3,8 +3,22 @@
 use async_trait::async_trait;
 use taskhub_core::Timestamp;
 
-use crate::error::StorageResult;
+use crate::error::{StorageError, StorageResult};
 use crate::history::ETag;
+use crate::queue::MAX_PARTITIONS;
+
+/// Rejects a partition count a hub cannot have: 0, or over [`MAX_PARTITIONS`].
+///
+/// # Errors
+/// [`StorageError::InvalidArgument`] naming the count.
+pub fn check_partition_count(count: u32) -> StorageResult<()> {
+    if count == 0 || count > MAX_PARTITIONS {
+        return Err(StorageError::InvalidArgument(format!(
+            "partition count {count}: it must be 1 to {MAX_PARTITIONS}"
+        )));
+    }
+    Ok(())
+}
 
 /// The lease row of one partition.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,7 +6,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use taskhub_core::Timestamp;
 
-use crate::error::StorageResult;
+use crate::error::{StorageError, StorageResult};
 
 /// The largest message body a queue accepts, in bytes (the Azure Storage queue limit): the
 /// default of [`QueueStore::max_message_bytes`], which is what callers must go by. Bigger
@@ -19,6 +19,57 @@ pub const MAX_DEQUEUE_BATCH: usize = 32;
 
 /// The most partitions a task hub may have.
 pub const MAX_PARTITIONS: u32 = 16;
+
+/// The longest initial delay of a message (the Azure Storage queue limit, 7 days): the
+/// default of [`QueueStore::max_delay`], which is what callers must go by.
+pub const MAX_DELAY: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// Rejects a control queue a hub cannot have (partition [`MAX_PARTITIONS`] and up).
+///
+/// # Errors
+/// [`StorageError::InvalidArgument`] naming the partition.
+pub fn check_queue(queue: QueueName) -> StorageResult<()> {
+    match queue {
+        QueueName::Control(p) if p >= MAX_PARTITIONS => {
+            Err(StorageError::InvalidArgument(format!(
+                "control queue of partition {p}: a hub has at most {MAX_PARTITIONS} partitions"
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Rejects what `store` would not enqueue on `queue`: a queue that cannot exist
+/// ([`check_queue`]), a body over its [`max_message_bytes`](QueueStore::max_message_bytes), a
+/// delay over its [`max_delay`](QueueStore::max_delay).
+///
+/// # Errors
+/// [`StorageError::InvalidArgument`] or [`StorageError::TooLarge`] for the first that does
+/// not fit.
+pub fn check_messages<'m, S: QueueStore + ?Sized>(
+    store: &S,
+    queue: QueueName,
+    messages: impl IntoIterator<Item = &'m NewQueueMessage>,
+) -> StorageResult<()> {
+    check_queue(queue)?;
+    let (max_bytes, max_delay) = (store.max_message_bytes(), store.max_delay());
+    for m in messages {
+        if m.body.len() > max_bytes {
+            return Err(StorageError::TooLarge {
+                what: format!("message body for {queue}"),
+                size: m.body.len(),
+                limit: max_bytes,
+            });
+        }
+        if m.delay > max_delay {
+            return Err(StorageError::InvalidArgument(format!(
+                "message delay {:?} for {queue} is over the longest delay of {max_delay:?}",
+                m.delay
+            )));
+        }
+    }
+    Ok(())
+}
 
 /// One queue of the task hub.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -154,7 +205,7 @@ pub trait QueueStore: Send + Sync {
     }
     /// The longest initial `delay` the backend accepts; longer timers are re-enqueued in chunks.
     fn max_delay(&self) -> Duration {
-        Duration::from_secs(7 * 24 * 3600)
+        MAX_DELAY
     }
     /// The unit the backend counts delays in (`Duration::ZERO`: exact). A delay that is not a
     /// whole number of units still keeps the message hidden for at least `delay` (rounded up);

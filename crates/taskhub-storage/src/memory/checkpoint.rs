@@ -22,7 +22,7 @@ use async_trait::async_trait;
 use taskhub_core::InstanceId;
 
 use super::history::HistoryRow;
-use super::queues::{check_message, check_queue};
+use super::queues::check_queue;
 use super::state::State;
 use super::{MemoryStore, Op};
 use crate::checkpoint::{
@@ -34,7 +34,7 @@ use crate::instances::{Expect, InstanceRow};
 use crate::ordered_checkpoint::{
     run_ordered_checkpoint, BothObservers, CheckpointPrimitives, NoObserver, StepObserver,
 };
-use crate::queue::{Dequeued, QueueName, QueueStore, Receipt};
+use crate::queue::{Dequeued, QueueName, Receipt};
 
 /// The memory backend's steps, for the driver (a view, so that the primitives are not public
 /// methods of the store that bypass its fault plan).
@@ -46,8 +46,7 @@ impl CheckpointPrimitives for Primitives<'_> {
 
     async fn validate(&self, request: &CheckpointRequest) -> StorageResult<()> {
         for out in &request.outbound {
-            check_queue(out.queue)?;
-            check_message(&out.message, self.0.max_message_bytes(), self.0.max_delay())?;
+            crate::queue::check_messages(self.0, out.queue, [&out.message])?;
         }
         for (queue, _) in &request.consumed {
             check_queue(*queue)?;

@@ -9,9 +9,7 @@ use taskhub_core::Timestamp;
 use super::state::{Now, State};
 use super::{MemoryStore, Op};
 use crate::error::{StorageError, StorageResult};
-use crate::queue::{
-    Dequeued, NewQueueMessage, QueueName, QueueStats, QueueStore, Receipt, MAX_PARTITIONS,
-};
+use crate::queue::{Dequeued, NewQueueMessage, QueueName, QueueStats, QueueStore, Receipt};
 
 /// One queue: messages by sequence number (enqueue order).
 #[derive(Debug, Default)]
@@ -52,37 +50,7 @@ enum Hold {
     Release,
 }
 
-/// Rejects queues that do not exist in a task hub (`control-16` and up).
-pub(super) fn check_queue(queue: QueueName) -> StorageResult<()> {
-    match queue {
-        QueueName::Control(p) if p >= MAX_PARTITIONS => Err(StorageError::InvalidArgument(
-            format!("there is no control queue {p}: partitions are numbered 0 to 15"),
-        )),
-        _ => Ok(()),
-    }
-}
-
-/// Rejects a message the queue would not accept.
-pub(super) fn check_message(
-    message: &NewQueueMessage,
-    max_bytes: usize,
-    max_delay: Duration,
-) -> StorageResult<()> {
-    if message.body.len() > max_bytes {
-        return Err(StorageError::TooLarge {
-            what: "queue message body".to_owned(),
-            size: message.body.len(),
-            limit: max_bytes,
-        });
-    }
-    if message.delay > max_delay {
-        return Err(StorageError::InvalidArgument(format!(
-            "message delay {:?} is over the longest delay of {max_delay:?}",
-            message.delay
-        )));
-    }
-    Ok(())
-}
+pub(super) use crate::queue::check_queue;
 
 fn expired(queue: QueueName) -> StorageError {
     StorageError::ReceiptExpired {
@@ -262,10 +230,7 @@ impl MemoryStore {
     }
 
     fn enqueue_now(&self, queue: QueueName, messages: Vec<NewQueueMessage>) -> StorageResult<()> {
-        check_queue(queue)?;
-        for m in &messages {
-            check_message(m, self.max_message_bytes(), self.max_delay())?;
-        }
+        crate::queue::check_messages(self, queue, &messages)?;
         let now = self.now();
         self.state().enqueue(queue, messages, now);
         Ok(())

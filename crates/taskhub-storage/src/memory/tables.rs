@@ -19,15 +19,6 @@ use crate::queue::{QueueName, Receipt, MAX_PARTITIONS};
 /// The prefix of the memory backend's continuation tokens (the rest is the last ID returned).
 const TOKEN_PREFIX: &str = "after:";
 
-fn check_partition_count(count: u32) -> StorageResult<()> {
-    if count == 0 || count > MAX_PARTITIONS {
-        return Err(StorageError::InvalidArgument(format!(
-            "partition count {count}: a task hub has 1 to {MAX_PARTITIONS} partitions"
-        )));
-    }
-    Ok(())
-}
-
 fn matches(row: &InstanceRow, q: &InstanceQuery) -> bool {
     (q.statuses.is_empty() || q.statuses.contains(&row.status))
         && q.name.as_ref().is_none_or(|n| *n == row.name)
@@ -315,7 +306,7 @@ impl DeadLetterStore for MemoryStore {
 impl PartitionStore for MemoryStore {
     async fn create_hub(&self, partition_count: u32, now: Timestamp) -> StorageResult<HubInfo> {
         let call = self.enter(Op::CreateHub).await?;
-        let result = check_partition_count(partition_count)
+        let result = crate::partitions::check_partition_count(partition_count)
             .map(|()| self.state().create_hub(partition_count, now));
         call.finish(result)
     }
@@ -328,8 +319,8 @@ impl PartitionStore for MemoryStore {
 
     async fn set_partition_count(&self, partition_count: u32) -> StorageResult<()> {
         let call = self.enter(Op::SetPartitionCount).await?;
-        let result =
-            check_partition_count(partition_count).and_then(|()| match self.state().hub.as_mut() {
+        let result = crate::partitions::check_partition_count(partition_count).and_then(|()| {
+            match self.state().hub.as_mut() {
                 Some(hub) => {
                     hub.partition_count = partition_count;
                     Ok(())
@@ -337,7 +328,8 @@ impl PartitionStore for MemoryStore {
                 None => Err(StorageError::NotFound {
                     what: "task hub".to_owned(),
                 }),
-            });
+            }
+        });
         call.finish(result)
     }
 

@@ -126,7 +126,7 @@ fn errors_name_the_option_and_its_source() {
         Demo::default().apply_file(&file),
         Err(OptionError::File { .. })
     ));
-    let backend: BackendError = Demo::missing("path", "set it").into();
+    let backend = Demo::missing("path", "set it");
     assert_eq!(
         backend.to_string(),
         "invalid setting demo.path (from no source: it is not set): set it"
