@@ -7,15 +7,17 @@
     reason = "test code: a panic is a failed test"
 )]
 
+mod common;
+
 use std::sync::Mutex;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use taskhub_core::{ExecutionId, InstanceId, OrchestrationStatus, Payload, Timestamp};
+use taskhub_core::{ExecutionId, InstanceId};
 use taskhub_storage::{
-    run_ordered_checkpoint, CheckpointPrimitives, CheckpointRequest, CheckpointStep, ETag, Expect,
-    HistoryWrite, InstanceRow, LeaseFence, NewQueueMessage, NoObserver, OutboundMessage, QueueName,
-    Receipt, StepObserver, StorageError, StorageResult,
+    run_ordered_checkpoint, CheckpointOutcome, CheckpointPrimitives, CheckpointRequest,
+    CheckpointStep, ETag, Expect, HistoryWrite, InstanceRow, LeaseFence, NewQueueMessage,
+    NoObserver, OutboundMessage, QueueName, Receipt, StepObserver, StorageError, StorageResult,
 };
 
 /// Records every call; fails the ones named in `fail`.
@@ -107,25 +109,7 @@ impl StepObserver for Recorder<'_> {
 }
 
 fn row() -> InstanceRow {
-    InstanceRow {
-        instance_id: InstanceId::new("i").unwrap(),
-        name: "N".to_owned(),
-        version: None,
-        execution_id: ExecutionId::new("e1").unwrap(),
-        status: OrchestrationStatus::Running,
-        input: Payload::null(),
-        output: None,
-        failure: None,
-        custom_status: None,
-        created_at: Timestamp::EPOCH,
-        updated_at: Timestamp::EPOCH,
-        completed_at: None,
-        scheduled_start: None,
-        partition: 0,
-        tags: Default::default(),
-        executions: Vec::new(),
-        etag: None,
-    }
+    common::running_row("i", "N")
 }
 
 fn out(body: &str) -> OutboundMessage {
@@ -177,6 +161,15 @@ const FULL_ORDER: [&str; 16] = [
     "clear_outbox",
     "OutboxCleared",
 ];
+
+/// Runs `request` through the driver on a fake that fails nothing; it must succeed.
+async fn run_on_a_fresh_fake(request: CheckpointRequest) -> (Fake, CheckpointOutcome) {
+    let fake = Fake::default();
+    let outcome = run_ordered_checkpoint(&fake, &request, &NoObserver)
+        .await
+        .unwrap();
+    (fake, outcome)
+}
 
 #[tokio::test]
 async fn steps_run_in_order_and_the_observer_is_told_after_each() {
@@ -278,14 +271,11 @@ async fn a_stale_receipt_is_ignored_and_a_failed_clear_keeps_the_commits_etag() 
 
 #[tokio::test]
 async fn without_history_nothing_is_committed_and_without_outbox_nothing_is_cleared() {
-    let fake = Fake::default();
-    let request = CheckpointRequest {
+    let (fake, outcome) = run_on_a_fresh_fake(CheckpointRequest {
         history: None,
         ..full()
-    };
-    let outcome = run_ordered_checkpoint(&fake, &request, &NoObserver)
-        .await
-        .unwrap();
+    })
+    .await;
     assert_eq!(
         fake.log(),
         [
@@ -300,15 +290,12 @@ async fn without_history_nothing_is_committed_and_without_outbox_nothing_is_clea
     );
     assert_eq!(outcome.history_etag, Some(ETag("current".into())));
 
-    let fake = Fake::default();
-    let request = CheckpointRequest {
+    let (fake, outcome) = run_on_a_fresh_fake(CheckpointRequest {
         fence: None,
         outbound: Vec::new(),
         ..full()
-    };
-    let outcome = run_ordered_checkpoint(&fake, &request, &NoObserver)
-        .await
-        .unwrap();
+    })
+    .await;
     assert_eq!(
         fake.log(),
         [

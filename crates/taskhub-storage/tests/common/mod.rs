@@ -4,6 +4,7 @@
 #![allow(
     dead_code,
     clippy::unwrap_used,
+    clippy::indexing_slicing,
     reason = "test support: not every test binary uses every helper"
 )]
 
@@ -41,10 +42,16 @@ pub async fn length(s: &MemoryStore, q: QueueName) -> u64 {
     s.stats(q).await.unwrap().length
 }
 
+/// A Running row of `Torn` instance `id`.
 pub fn instance_row(id: &str) -> InstanceRow {
+    running_row(id, "Torn")
+}
+
+/// A Running row of instance `id` of orchestration `name`, execution `e1`, on partition 0.
+pub fn running_row(id: &str, name: &str) -> InstanceRow {
     InstanceRow {
         instance_id: InstanceId::new(id).unwrap(),
-        name: "Torn".to_owned(),
+        name: name.to_owned(),
         version: None,
         execution_id: ExecutionId::new("e1").unwrap(),
         status: OrchestrationStatus::Running,
