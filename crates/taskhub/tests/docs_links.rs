@@ -170,20 +170,20 @@ fn number(text: &str) -> Option<(u32, &str)> {
     Some((n, &text[digits..]))
 }
 
-/// The sections cited as `DESIGN §N` or `DESIGN §N.M`, as written (`"4"`, `"4.4"`).
+/// The section number `N` or `N.M` at the start of `text`, as written (`"4"`, `"4.4"`).
+fn section_number(text: &str) -> Option<String> {
+    let (major, after) = number(text)?;
+    Some(match after.strip_prefix('.').and_then(number) {
+        Some((minor, _)) => format!("{major}.{minor}"),
+        None => major.to_string(),
+    })
+}
+
+/// The sections cited as `DESIGN §N` or `DESIGN §N.M`.
 fn cited_sections(text: &str) -> Vec<String> {
-    let mut cited = Vec::new();
-    for (at, _) in text.match_indices("DESIGN §") {
-        let rest = &text[at + "DESIGN §".len()..];
-        let Some((major, after)) = number(rest) else {
-            continue;
-        };
-        match after.strip_prefix('.').and_then(number) {
-            Some((minor, _)) => cited.push(format!("{major}.{minor}")),
-            None => cited.push(major.to_string()),
-        }
-    }
-    cited
+    text.match_indices("DESIGN §")
+        .filter_map(|(at, _)| section_number(&text[at + "DESIGN §".len()..]))
+        .collect()
 }
 
 /// The invariants cited by number: "invariant 5", "invariants 1–3" (each in the range),
@@ -216,20 +216,11 @@ fn cited_invariants(text: &str) -> Vec<u32> {
 
 /// The sections `docs/DESIGN.md` defines: `## N.` headings and `### N.M` headings.
 fn design_sections(design: &str) -> BTreeSet<String> {
-    let mut sections = BTreeSet::new();
-    for line in prose(design) {
-        let Some(heading) = line.strip_prefix("## ").or(line.strip_prefix("### ")) else {
-            continue;
-        };
-        let Some((major, after)) = number(heading) else {
-            continue;
-        };
-        match after.strip_prefix('.').and_then(number) {
-            Some((minor, _)) => sections.insert(format!("{major}.{minor}")),
-            None => sections.insert(major.to_string()),
-        };
-    }
-    sections
+    prose(design)
+        .into_iter()
+        .filter_map(|line| line.strip_prefix("## ").or(line.strip_prefix("### ")))
+        .filter_map(section_number)
+        .collect()
 }
 
 /// The invariants `docs/DESIGN.md` defines: its sections 4.N.
