@@ -21,6 +21,11 @@
 //! scheduled that has no result yet (an activity still running when the execution failed, a
 //! timer not fired) is sent again, since a result that came while the instance was failed was
 //! discarded; a late duplicate is discarded as any duplicate result.
+//!
+//! [`OrchestrationSession::load_rewound`](crate::OrchestrationSession::load_rewound) replays the
+//! kept part: replay lets the code schedule the rewound task IDs
+//! (`ExecutionRewound::rewound_tasks`) out of order, setting them aside until they are recorded
+//! again; the next turn applies the request.
 
 use std::collections::{BTreeSet, HashSet};
 

@@ -1,4 +1,6 @@
-//! Errors that orchestration code sees and returns.
+//! Errors that orchestration code sees and returns. A failed task is a [`TaskError`], whose
+//! `error_type`, `message` and `task_name` code can match on; an orchestration returns an
+//! [`OrchestrationError`].
 
 use std::fmt;
 
