@@ -1,5 +1,10 @@
 //! `taskhub instances ...`: list, show, history, start, raise, terminate, suspend, resume, rewind,
 //! purge.
+//!
+//! A start goes through the client's start like every other front (its reuse policy, the
+//! default one: an active instance under the ID refuses it); `--version V` names the version,
+//! and `--wait` prints the outcome and exits 4 ([`super::NotCompleted`]) when the instance
+//! ended Failed or Terminated. Only a start may create the task hub file.
 
 use std::time::Duration;
 

@@ -5,8 +5,9 @@ use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{OriginalUri, Path, Query, State};
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::extract::{FromRequestParts, OriginalUri, Path, Query, State};
+use axum::http::request::Parts;
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Deserialize;
@@ -43,50 +44,60 @@ fn check_status_response(headers: &HeaderMap, prefix: &str, id: &InstanceId) -> 
     response
 }
 
-/// `POST orchestrators/{functionName}[?tag=KEY=VALUE...]`: see [`start_with_id`].
-#[utoipa::path(post, path = "/runtime/webhooks/durabletask/orchestrators/{functionName}", tag = "durable-functions",
-    summary = "Start an orchestration",
-    params(
-        ("functionName" = String, Path, description = "The orchestration name."),
-        ("tag" = Option<String>, Query, description = "KEY=VALUE: a tag the new instance carries (Taskhub's extension); repeatable. 400 for a bad one."),
-        ("traceparent" = Option<String>, Header, description = "W3C trace context: the instance joins the caller's trace.")
-    ),
-    request_body(content = Option<serde_json::Value>, description = "The input", content_type = "application/json"),
-    responses(
-        (status = 202, description = "Scheduled; Location and Retry-After: 10 headers", body = ManagementPayload),
-        (status = 409, description = "The instance ID is in use by an active instance", body = ErrorBody),
-        (status = 413, description = "Body over the cap", body = ErrorBody)
-    ))]
-pub(crate) async fn start(
-    state: State<Arc<AppState>>,
-    path: Path<StartPath>,
-    query: Query<Vec<(String, String)>>,
-    headers: HeaderMap,
-    original: OriginalUri,
-    body: Result<Bytes, BytesRejection>,
-) -> ApiResult<Response> {
-    start_with_id(state, path, query, headers, original, body).await
+/// A start's handler, documented for the OpenAPI document: the routes with and without an
+/// instance ID differ only in their path.
+macro_rules! start_route {
+    ($(#[doc = $doc:tt])* $handler:ident, $path:tt, $summary:tt, [$($id_param:tt)*]) => {
+        $(#[doc = $doc])*
+        #[utoipa::path(post, path = $path, tag = "durable-functions",
+            summary = $summary,
+            params(
+                ("functionName" = String, Path, description = "The orchestration name."),
+                $($id_param)*
+                ("tag" = Option<String>, Query, description = "KEY=VALUE: a tag the new instance carries (Taskhub's extension); repeatable. 400 for a bad one."),
+                ("traceparent" = Option<String>, Header, description = "W3C trace context: the instance joins the caller's trace.")
+            ),
+            request_body(content = Option<serde_json::Value>, description = "The input", content_type = "application/json"),
+            responses(
+                (status = 202, description = "Scheduled; Location and Retry-After: 10 headers", body = ManagementPayload),
+                (status = 409, description = "The instance ID is in use by an active instance", body = ErrorBody),
+                (status = 413, description = "Body over the cap", body = ErrorBody)
+            ))]
+        pub(crate) async fn $handler(
+            state: State<Arc<AppState>>,
+            path: Path<StartPath>,
+            query: Query<Vec<(String, String)>>,
+            headers: HeaderMap,
+            original: OriginalUri,
+            body: Result<Bytes, BytesRejection>,
+        ) -> ApiResult<Response> {
+            start_instance(state, path, query, headers, original, body).await
+        }
+    };
 }
 
-/// `POST orchestrators/{functionName}[/{instanceId}][?tag=KEY=VALUE...]` with the input as the
-/// JSON body: 202 with the management payload, 400 for a bad name, ID, tag or JSON, 409 if the
-/// ID is in use by an active instance. A `traceparent` header makes the instance part of the
-/// caller's trace. `tag` (Taskhub's extension, repeatable) sets the instance's tags.
-#[utoipa::path(post, path = "/runtime/webhooks/durabletask/orchestrators/{functionName}/{instanceId}", tag = "durable-functions",
-    summary = "Start an orchestration with an instance ID",
-    params(
-        ("functionName" = String, Path, description = "The orchestration name."),
-        ("instanceId" = String, Path, description = "The instance ID (1 to 256 bytes, no control characters, none of / \\ # ?)."),
-        ("tag" = Option<String>, Query, description = "KEY=VALUE: a tag the new instance carries (Taskhub's extension); repeatable. 400 for a bad one."),
-        ("traceparent" = Option<String>, Header, description = "W3C trace context: the instance joins the caller's trace.")
-    ),
-    request_body(content = Option<serde_json::Value>, description = "The input", content_type = "application/json"),
-    responses(
-        (status = 202, description = "Scheduled; Location and Retry-After: 10 headers", body = ManagementPayload),
-        (status = 409, description = "The instance ID is in use by an active instance", body = ErrorBody),
-        (status = 413, description = "Body over the cap", body = ErrorBody)
-    ))]
-pub(crate) async fn start_with_id(
+start_route!(
+    /// `POST orchestrators/{functionName}[?tag=KEY=VALUE...]`: see [`start_with_id`].
+    start,
+    "/runtime/webhooks/durabletask/orchestrators/{functionName}",
+    "Start an orchestration",
+    []
+);
+
+start_route!(
+    /// `POST orchestrators/{functionName}[/{instanceId}][?tag=KEY=VALUE...]` with the input as the
+    /// JSON body: 202 with the management payload, 400 for a bad name, ID, tag or JSON, 409 if the
+    /// ID is in use by an active instance. A `traceparent` header makes the instance part of the
+    /// caller's trace. `tag` (Taskhub's extension, repeatable) sets the instance's tags.
+    start_with_id,
+    "/runtime/webhooks/durabletask/orchestrators/{functionName}/{instanceId}",
+    "Start an orchestration with an instance ID",
+    [("instanceId" = String, Path, description = "The instance ID (1 to 256 bytes, no control characters, none of / \\ # ?)."),]
+);
+
+/// Both start routes: the orchestration's name, the instance ID if given, tags, the input and
+/// the caller's trace context become the client's start (`TaskHubClient::start_payload`).
+async fn start_instance(
     State(s): State<Arc<AppState>>,
     Path(path): Path<StartPath>,
     Query(pairs): Query<Vec<(String, String)>>,
@@ -169,12 +180,7 @@ pub(crate) async fn raise(
     let event = validate::event_name(&event)?;
     let row = row(&s, &id).await?;
     gone(&row, "raise an event")?;
-    let json_type = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
-    if !json_type {
+    if !payload::is_json(&headers) {
         return Err(HttpError::Invalid {
             field: "body",
             message: "Only application/json request content is supported".to_owned(),
@@ -205,105 +211,122 @@ enum Operation {
     Rewind,
 }
 
-/// The arguments every operation takes.
-type OperationArgs = (
-    State<Arc<AppState>>,
-    Path<String>,
-    Query<HashMap<String, String>>,
-    HeaderMap,
-    OriginalUri,
-);
+impl Operation {
+    /// The operation named `name` in any case (`Terminate`), as Durable Functions matches them.
+    fn named(name: &str) -> Option<Self> {
+        Some(match name.to_ascii_lowercase().as_str() {
+            "terminate" => Self::Terminate,
+            "suspend" => Self::Suspend,
+            "resume" => Self::Resume,
+            "restart" => Self::Restart,
+            "rewind" => Self::Rewind,
+            _ => return None,
+        })
+    }
+}
+
+/// What every operation on an instance is given: extracted, and refused, as the path, query,
+/// headers and URI extractors would be in that order.
+pub(crate) struct OperationArgs {
+    state: Arc<AppState>,
+    id: String,
+    query: HashMap<String, String>,
+    headers: HeaderMap,
+    original: Uri,
+}
+
+impl FromRequestParts<Arc<AppState>> for OperationArgs {
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &Arc<AppState>,
+    ) -> Result<Self, Response> {
+        let Path(id) = Path::<String>::from_request_parts(parts, state)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let Query(query) = Query::from_request_parts(parts, state)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let Ok(OriginalUri(original)) = OriginalUri::from_request_parts(parts, state).await;
+        Ok(Self {
+            state: Arc::clone(state),
+            id,
+            query,
+            headers: parts.headers.clone(),
+            original,
+        })
+    }
+}
 
 /// `POST instances/{instanceId}/{operation}` for an operation named in another case
 /// (`Terminate`), as Durable Functions matches them; an unknown one is no route.
 pub(crate) async fn operate(
-    State(s): State<Arc<AppState>>,
+    State(state): State<Arc<AppState>>,
     Path((id, operation)): Path<(String, String)>,
-    q: Query<HashMap<String, String>>,
+    Query(query): Query<HashMap<String, String>>,
     headers: HeaderMap,
-    original: OriginalUri,
+    OriginalUri(original): OriginalUri,
 ) -> ApiResult<Response> {
-    let op = match operation.to_ascii_lowercase().as_str() {
-        "terminate" => Operation::Terminate,
-        "suspend" => Operation::Suspend,
-        "resume" => Operation::Resume,
-        "restart" => Operation::Restart,
-        "rewind" => Operation::Rewind,
-        _ => {
-            return Err(HttpError::NoRoute(format!(
-                "POST {}/instances/{{instanceId}}/{operation}",
-                payload::BASE
-            )))
+    let op = Operation::named(&operation).ok_or_else(|| {
+        HttpError::NoRoute(format!(
+            "POST {}/instances/{{instanceId}}/{operation}",
+            payload::BASE
+        ))
+    })?;
+    let args = OperationArgs {
+        state,
+        id,
+        query,
+        headers,
+        original,
+    };
+    run(args, op).await
+}
+
+/// An operation that answers 202, 404 for an unknown instance and 410 for a finished one: its
+/// handler, documented for the OpenAPI document.
+macro_rules! stop_or_go {
+    ($(#[doc = $doc:tt])* $handler:ident, $op:ident, $path:tt, $summary:tt) => {
+        $(#[doc = $doc])*
+        #[utoipa::path(post, path = $path, tag = "durable-functions",
+            summary = $summary,
+            params(
+                ("instanceId" = String, Path, description = "The instance ID."),
+                ("reason" = Option<String>, Query, description = "Why (recorded in the history).")
+            ),
+            responses(
+                (status = 202, description = "Accepted (no body)"),
+                (status = 404, description = "Unknown instance", body = ErrorBody),
+                (status = 410, description = "Finished instance", body = ErrorBody)
+            ))]
+        pub(crate) async fn $handler(args: OperationArgs) -> ApiResult<Response> {
+            run(args, Operation::$op).await
         }
     };
-    run((State(s), Path(id), q, headers, original), op).await
 }
 
-/// `POST instances/{instanceId}/terminate[?reason=..]`: 202, 404 unknown, 410 finished.
-#[utoipa::path(post, path = "/runtime/webhooks/durabletask/instances/{instanceId}/terminate", tag = "durable-functions",
-    summary = "Terminate an instance",
-    params(
-        ("instanceId" = String, Path, description = "The instance ID."),
-        ("reason" = Option<String>, Query, description = "Why (recorded in the history).")
-    ),
-    responses(
-        (status = 202, description = "Accepted (no body)"),
-        (status = 404, description = "Unknown instance", body = ErrorBody),
-        (status = 410, description = "Finished instance", body = ErrorBody)
-    ))]
-pub(crate) async fn terminate(
-    s: State<Arc<AppState>>,
-    id: Path<String>,
-    q: Query<HashMap<String, String>>,
-    headers: HeaderMap,
-    original: OriginalUri,
-) -> ApiResult<Response> {
-    run((s, id, q, headers, original), Operation::Terminate).await
-}
-
-/// `POST instances/{instanceId}/suspend[?reason=..]`: 202, 404 unknown, 410 finished.
-#[utoipa::path(post, path = "/runtime/webhooks/durabletask/instances/{instanceId}/suspend", tag = "durable-functions",
-    summary = "Suspend an instance",
-    params(
-        ("instanceId" = String, Path, description = "The instance ID."),
-        ("reason" = Option<String>, Query, description = "Why (recorded in the history).")
-    ),
-    responses(
-        (status = 202, description = "Accepted (no body)"),
-        (status = 404, description = "Unknown instance", body = ErrorBody),
-        (status = 410, description = "Finished instance", body = ErrorBody)
-    ))]
-pub(crate) async fn suspend(
-    s: State<Arc<AppState>>,
-    id: Path<String>,
-    q: Query<HashMap<String, String>>,
-    headers: HeaderMap,
-    original: OriginalUri,
-) -> ApiResult<Response> {
-    run((s, id, q, headers, original), Operation::Suspend).await
-}
-
-/// `POST instances/{instanceId}/resume[?reason=..]`: 202, 404 unknown, 410 finished.
-#[utoipa::path(post, path = "/runtime/webhooks/durabletask/instances/{instanceId}/resume", tag = "durable-functions",
-    summary = "Resume an instance",
-    params(
-        ("instanceId" = String, Path, description = "The instance ID."),
-        ("reason" = Option<String>, Query, description = "Why (recorded in the history).")
-    ),
-    responses(
-        (status = 202, description = "Accepted (no body)"),
-        (status = 404, description = "Unknown instance", body = ErrorBody),
-        (status = 410, description = "Finished instance", body = ErrorBody)
-    ))]
-pub(crate) async fn resume(
-    s: State<Arc<AppState>>,
-    id: Path<String>,
-    q: Query<HashMap<String, String>>,
-    headers: HeaderMap,
-    original: OriginalUri,
-) -> ApiResult<Response> {
-    run((s, id, q, headers, original), Operation::Resume).await
-}
+stop_or_go!(
+    /// `POST instances/{instanceId}/terminate[?reason=..]`: 202, 404 unknown, 410 finished.
+    terminate,
+    Terminate,
+    "/runtime/webhooks/durabletask/instances/{instanceId}/terminate",
+    "Terminate an instance"
+);
+stop_or_go!(
+    /// `POST instances/{instanceId}/suspend[?reason=..]`: 202, 404 unknown, 410 finished.
+    suspend,
+    Suspend,
+    "/runtime/webhooks/durabletask/instances/{instanceId}/suspend",
+    "Suspend an instance"
+);
+stop_or_go!(
+    /// `POST instances/{instanceId}/resume[?reason=..]`: 202, 404 unknown, 410 finished.
+    resume,
+    Resume,
+    "/runtime/webhooks/durabletask/instances/{instanceId}/resume",
+    "Resume an instance"
+);
 
 /// `POST instances/{instanceId}/restart[?restartWithNewInstanceId=..]` (default true): answers
 /// like a start; an unknown instance is a 400, as in Durable Functions.
@@ -317,14 +340,8 @@ pub(crate) async fn resume(
         (status = 202, description = "Scheduled (management payload of the new execution)", body = ManagementPayload),
         (status = 400, description = "Unknown instance (as Durable Functions)", body = ErrorBody)
     ))]
-pub(crate) async fn restart(
-    s: State<Arc<AppState>>,
-    id: Path<String>,
-    q: Query<HashMap<String, String>>,
-    headers: HeaderMap,
-    original: OriginalUri,
-) -> ApiResult<Response> {
-    run((s, id, q, headers, original), Operation::Restart).await
+pub(crate) async fn restart(args: OperationArgs) -> ApiResult<Response> {
+    run(args, Operation::Restart).await
 }
 
 /// `POST instances/{instanceId}/rewind[?reason=..]`: a Failed instance runs again from where
@@ -343,20 +360,20 @@ pub(crate) async fn restart(
         (status = 404, description = "Unknown instance", body = ErrorBody),
         (status = 409, description = "Not Failed (the error names the status): only a Failed instance can be rewound", body = ErrorBody)
     ))]
-pub(crate) async fn rewind(
-    s: State<Arc<AppState>>,
-    id: Path<String>,
-    q: Query<HashMap<String, String>>,
-    headers: HeaderMap,
-    original: OriginalUri,
-) -> ApiResult<Response> {
-    run((s, id, q, headers, original), Operation::Rewind).await
+pub(crate) async fn rewind(args: OperationArgs) -> ApiResult<Response> {
+    run(args, Operation::Rewind).await
 }
 
 /// Runs `op`: 202, 404 unknown, 410 finished (terminate, suspend, resume; rewind: 409 unless
 /// Failed); `restart` answers like a start.
 async fn run(args: OperationArgs, op: Operation) -> ApiResult<Response> {
-    let (State(s), Path(id), Query(q), headers, OriginalUri(original)) = args;
+    let OperationArgs {
+        state: s,
+        id,
+        query: q,
+        headers,
+        original,
+    } = args;
     let id = validate::instance_id(&id)?;
     let reason = q.get("reason").filter(|r| !r.is_empty()).cloned();
     match op {

@@ -9,11 +9,12 @@ use std::sync::Arc;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, Query, State};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use taskhub::EntityQuery;
 
+use super::payload;
 use crate::entity_input;
 use crate::error::{ApiResult, HttpError};
 use crate::responses::{DfEntity, ErrorBody, JsonText};
@@ -26,48 +27,56 @@ fn param<'a>(q: &'a HashMap<String, String>, name: &str) -> Option<&'a str> {
     q.get(name).map(String::as_str).filter(|v| !v.is_empty())
 }
 
-/// `GET entities`: every entity with state.
-#[utoipa::path(get, path = "/runtime/webhooks/durabletask/entities", tag = "durable-functions",
-    summary = "List entities (with state)",
-    params(
-        ("fetchState" = Option<bool>, Query, description = "true to include each entity's state (default false)."),
-        ("lastOperationTimeFrom" = Option<String>, Query, description = "RFC 3339 or Unix ms: last operation at or after."),
-        ("lastOperationTimeTo" = Option<String>, Query, description = "RFC 3339 or Unix ms: last operation before."),
-        ("top" = Option<String>, Query, description = "Page size, 1 to 1000 (default 100)."),
-        ("x-ms-continuation-token" = Option<String>, Header, description = "From the previous page's response header.")
-    ),
-    responses((status = 200, description = "Entities; x-ms-continuation-token header when more may follow", body = Vec<DfEntity>)))]
-pub(crate) async fn list_all(
-    state: State<Arc<AppState>>,
-    q: Params,
-    headers: HeaderMap,
-) -> ApiResult<Response> {
-    list_of(state, None, q, headers).await
+/// An entity list's handler, documented for the OpenAPI document: the routes for every name
+/// and for one name differ only in their path and its `entityName`.
+macro_rules! list_route {
+    (@name) => {
+        None
+    };
+    (@name $name:ident) => {
+        Some(entity_input::entity_name("entityName", &$name)?)
+    };
+    ($(#[doc = $doc:tt])* $handler:ident($($name:ident)?), $path:tt, $summary:tt, [$($name_param:tt)*]) => {
+        $(#[doc = $doc])*
+        #[utoipa::path(get, path = $path, tag = "durable-functions",
+            summary = $summary,
+            params(
+                $($name_param)*
+                ("fetchState" = Option<bool>, Query, description = "true to include each entity's state (default false)."),
+                ("lastOperationTimeFrom" = Option<String>, Query, description = "RFC 3339 or Unix ms: last operation at or after."),
+                ("lastOperationTimeTo" = Option<String>, Query, description = "RFC 3339 or Unix ms: last operation before."),
+                ("top" = Option<String>, Query, description = "Page size, 1 to 1000 (default 100)."),
+                ("x-ms-continuation-token" = Option<String>, Header, description = "From the previous page's response header.")
+            ),
+            responses((status = 200, description = "Entities; x-ms-continuation-token header when more may follow", body = Vec<DfEntity>)))]
+        pub(crate) async fn $handler(
+            state: State<Arc<AppState>>,
+            $(Path($name): Path<String>,)?
+            q: Params,
+            headers: HeaderMap,
+        ) -> ApiResult<Response> {
+            list_of(state, list_route!(@name $($name)?), q, headers).await
+        }
+    };
 }
 
-/// `GET entities/{entityName}`: 200 with an array of `{"entityId": {"name", "key"},
-/// "lastOperationTime", "state"?}` (the state with `fetchState=true`); entities without state
-/// are left out. `top` (default 100) pages, the next page's token in `x-ms-continuation-token`.
-#[utoipa::path(get, path = "/runtime/webhooks/durabletask/entities/{entityName}", tag = "durable-functions",
-    summary = "List entities of one name (with state)",
-    params(
-        ("entityName" = String, Path, description = "The entity name (case-sensitive)."),
-        ("fetchState" = Option<bool>, Query, description = "true to include each entity's state (default false)."),
-        ("lastOperationTimeFrom" = Option<String>, Query, description = "RFC 3339 or Unix ms: last operation at or after."),
-        ("lastOperationTimeTo" = Option<String>, Query, description = "RFC 3339 or Unix ms: last operation before."),
-        ("top" = Option<String>, Query, description = "Page size, 1 to 1000 (default 100)."),
-        ("x-ms-continuation-token" = Option<String>, Header, description = "From the previous page's response header.")
-    ),
-    responses((status = 200, description = "Entities; x-ms-continuation-token header when more may follow", body = Vec<DfEntity>)))]
-pub(crate) async fn list(
-    state: State<Arc<AppState>>,
-    Path(name): Path<String>,
-    q: Params,
-    headers: HeaderMap,
-) -> ApiResult<Response> {
-    let name = entity_input::entity_name("entityName", &name)?;
-    list_of(state, Some(name), q, headers).await
-}
+list_route!(
+    /// `GET entities`: every entity with state.
+    list_all(),
+    "/runtime/webhooks/durabletask/entities",
+    "List entities (with state)",
+    []
+);
+
+list_route!(
+    /// `GET entities/{entityName}`: 200 with an array of `{"entityId": {"name", "key"},
+    /// "lastOperationTime", "state"?}` (the state with `fetchState=true`); entities without state
+    /// are left out. `top` (default 100) pages, the next page's token in `x-ms-continuation-token`.
+    list(name),
+    "/runtime/webhooks/durabletask/entities/{entityName}",
+    "List entities of one name (with state)",
+    [("entityName" = String, Path, description = "The entity name (case-sensitive)."),]
+);
 
 async fn list_of(
     State(s): State<Arc<AppState>>,
@@ -86,12 +95,7 @@ async fn list_of(
         last_modified_from: time("lastOperationTimeFrom")?,
         last_modified_to: time("lastOperationTimeTo")?,
         page_size: validate::page_size(param(&q, "top"))?,
-        continuation: headers
-            .get(token::HEADER)
-            .and_then(|h| h.to_str().ok())
-            .filter(|t| !t.is_empty() && *t != "null")
-            .map(token::decode)
-            .transpose()?,
+        continuation: payload::continuation(&headers)?,
         ..EntityQuery::default()
     };
     let page = s.client.list_entities(&query).await?;
@@ -149,12 +153,7 @@ pub(crate) async fn signal(
     let id = entity_input::entity_of(&name, &key)?;
     let op = entity_input::operation(q.get("op").map(String::as_str))?;
     let body = validate::body_bytes(body, s.body_limit)?;
-    let json_type = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
-    if !body.iter().all(u8::is_ascii_whitespace) && !json_type {
+    if !body.iter().all(u8::is_ascii_whitespace) && !payload::is_json(&headers) {
         return Err(HttpError::Invalid {
             field: "body",
             message: "Only application/json request content is supported".to_owned(),

@@ -136,12 +136,7 @@ pub(crate) async fn list(
     // Entities are instance rows too; Durable Functions leaves them out of this list.
     query.include_entities =
         validate::flag("includeEntities", param(&q, "includeEntities"), false)?;
-    query.continuation = headers
-        .get(token::HEADER)
-        .and_then(|h| h.to_str().ok())
-        .filter(|t| !t.is_empty() && *t != "null")
-        .map(token::decode)
-        .transpose()?;
+    query.continuation = payload::continuation(&headers)?;
     let show = Show {
         input: validate::flag("showInput", param(&q, "showInput"), true)?,
         history: false,

@@ -1,9 +1,12 @@
 //! The URLs of the Durable Functions HTTP API (the management payload's, the mount prefix)
-//! and reading a request payload as JSON. The response shapes are in [`crate::responses`].
+//! and reading a request: its payload as JSON, its content type, its continuation token. The response shapes are in [`crate::responses`].
 
 use axum::http::{HeaderMap, Uri};
 use serde_json::Value;
 use taskhub::Payload;
+
+use crate::error::ApiResult;
+use crate::token;
 
 /// Where the Durable Functions routes live.
 pub const BASE: &str = "/runtime/webhooks/durabletask";
@@ -29,6 +32,30 @@ pub fn origin(headers: &HeaderMap) -> String {
 pub fn mount_prefix(original: &Uri) -> &str {
     let path = original.path();
     path.rfind(BASE).map_or("", |i| &path[..i])
+}
+
+/// True if the request says its body is JSON (`Content-Type: application/json`, parameters
+/// allowed).
+pub fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// The continuation token of a Durable Functions listing (its `x-ms-continuation-token`
+/// header; empty or `null`: the first page).
+///
+/// # Errors
+/// 400 for a token that is not one of ours.
+pub fn continuation(headers: &HeaderMap) -> ApiResult<Option<String>> {
+    headers
+        .get(token::HEADER)
+        .and_then(|h| h.to_str().ok())
+        .filter(|t| !t.is_empty() && *t != "null")
+        .map(token::decode)
+        .transpose()
 }
 
 /// Everything but RFC 3986 unreserved characters (`A-Z a-z 0-9 - . _ ~`).

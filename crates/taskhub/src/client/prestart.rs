@@ -1,7 +1,8 @@
 //! Terminating, suspending, resuming and purging an instance whose start is scheduled in the
 //! future: the client acts on the row at once (conditionally on the ETag it read) instead of
 //! queueing a message behind the delayed start. The worker then refuses the start when it is
-//! delivered (see `worker::turn::start_accept::accept_start`); a resume sends a fresh start.
+//! delivered (see `worker::orchestration::start_accept::judge_start`); a resume sends a fresh
+//! start.
 
 use taskhub_core::{InstanceId, OrchestrationStatus, Payload, Timestamp};
 use taskhub_storage::{CheckpointRequest, Expect, InstanceRow, QueueName, StorageError};

@@ -7,6 +7,13 @@
 //! CLI) comes through [`TaskHubClient::start_payload`]. If the row changed before the write
 //! (a turn of the running execution, a racing start), the start is decided again, with a new
 //! execution, on the row as it is then. `start_payload` stores JSON text as it is.
+//!
+//! A replaced active execution gets a terminate aimed at that execution only. On a backend
+//! whose checkpoint sends the messages before it writes the row, a worker may take the start
+//! before the row names its execution: it defers it until it does
+//! (`worker::orchestration::start_accept`); if it already wrote the row of our execution when
+//! our write conflicts, the start succeeded. A start that lost its race leaves its message
+//! orphaned: the worker refuses it once it has waited long enough.
 
 mod options;
 pub(crate) mod plan;

@@ -2,7 +2,7 @@
 //! the time, what the start writes — the Pending row and the condition it is written under,
 //! the `ExecutionStarted` message and its delay, and, replacing an active execution, the
 //! terminate aimed at it — or that it keeps the instance, or refuses. No storage, no clock:
-//! unit-tested on plain values (as `worker::turn::plan` is for turns).
+//! unit-tested on plain values (as `worker::orchestration::plan` is for turns).
 
 use std::time::Duration;
 
@@ -32,7 +32,7 @@ pub(crate) struct StartRequest<'a> {
     /// instance keeps its own.
     pub new_partition: u32,
     /// The backend's longest message delay: a start further ahead comes early and goes round
-    /// again until its time (`worker::turn::start_accept::early_start`).
+    /// again until its time (`worker::orchestration::start_accept::early_start`).
     pub max_delay: Duration,
 }
 
