@@ -2,7 +2,9 @@
 
 use std::time::Duration;
 
-use crate::common::{clock, event, first_checkpoint, iid, msg, open, row, TestDir};
+use crate::common::{
+    clock, event, fenced_first_checkpoint, first_checkpoint, iid, msg, open, row, TestDir,
+};
 use taskhub_core::{ExecutionId, OrchestrationStatus, Timestamp};
 use taskhub_storage::{
     CheckpointRequest, CheckpointStore, Expect, HistoryStore, HistoryWrite, InstanceStore,
@@ -25,16 +27,7 @@ async fn a_checkpoint_commits_everything_together() {
         .await
         .unwrap()
         .remove(0);
-    let mut req = first_checkpoint("i1");
-    req.fence = Some(LeaseFence {
-        partition: 1,
-        epoch: 0,
-    });
-    req.outbound = vec![OutboundMessage {
-        claim: None,
-        queue: QueueName::WorkItems,
-        message: msg("activity"),
-    }];
+    let mut req = fenced_first_checkpoint("i1", 1, "activity");
     req.consumed = vec![(QueueName::Control(1), held.receipt.clone())];
     let out = store.checkpoint(req).await.unwrap();
     let snap = store.load_history(&iid("i1")).await.unwrap().unwrap();
@@ -106,16 +99,7 @@ async fn a_fenced_or_conflicting_checkpoint_changes_nothing() {
     p0.owner = Some("w2".into());
     store.put_partition(&p0, old_etag.as_ref()).await.unwrap();
 
-    let mut req = first_checkpoint("i1");
-    req.fence = Some(LeaseFence {
-        partition: 0,
-        epoch: 0,
-    });
-    req.outbound = vec![OutboundMessage {
-        claim: None,
-        queue: QueueName::WorkItems,
-        message: msg("x"),
-    }];
+    let mut req = fenced_first_checkpoint("i1", 0, "x");
     let err = store.checkpoint(req.clone()).await.unwrap_err();
     assert_eq!(
         err,
@@ -225,14 +209,7 @@ async fn short_and_long_histories_load_the_same_on_either_thread() {
         let loaded = store.load_history(&iid("i1")).await.unwrap().unwrap();
         assert_eq!(loaded.events, all, "after {chunk} more chunks");
         let more: Vec<_> = (0..5).map(|k| event(1 + chunk * 5 + k)).collect();
-        store
-            .checkpoint(crate::common::append_checkpoint(
-                "i1",
-                &loaded,
-                more.clone(),
-            ))
-            .await
-            .unwrap();
+        crate::common::append_events(&store, "i1", &loaded, more.clone()).await;
         all.extend(more);
     }
     let loaded = store.load_history(&iid("i1")).await.unwrap().unwrap();

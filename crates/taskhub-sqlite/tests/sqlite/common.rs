@@ -138,6 +138,42 @@ pub fn append_checkpoint(
     }
 }
 
+/// Appends `events` to the history `loaded` was read as, with one [`append_checkpoint`] that
+/// must succeed.
+pub async fn append_events(
+    store: &SqliteStore,
+    id: &str,
+    loaded: &taskhub_storage::HistorySnapshot,
+    events: Vec<taskhub_core::HistoryEvent>,
+) {
+    use taskhub_storage::CheckpointStore as _;
+    store
+        .checkpoint(append_checkpoint(id, loaded, events))
+        .await
+        .unwrap();
+}
+
+/// A [`first_checkpoint`] of `id` fenced by epoch 0 of `partition`, sending one work item
+/// `body`.
+pub fn fenced_first_checkpoint(
+    id: &str,
+    partition: u32,
+    body: &str,
+) -> taskhub_storage::CheckpointRequest {
+    taskhub_storage::CheckpointRequest {
+        fence: Some(taskhub_storage::LeaseFence {
+            partition,
+            epoch: 0,
+        }),
+        outbound: vec![taskhub_storage::OutboundMessage {
+            claim: None,
+            queue: taskhub_storage::QueueName::WorkItems,
+            message: msg(body),
+        }],
+        ..first_checkpoint(id)
+    }
+}
+
 /// SQLite's write lock on a file, taken by another connection and held until released: a
 /// test decides when it ends (after the state it needs), not a timer.
 pub struct WriteLock(rusqlite::Connection);
