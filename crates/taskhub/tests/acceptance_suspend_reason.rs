@@ -35,12 +35,7 @@ async fn the_suspension_reason_is_in_the_status() {
     let hub = TaskHub::open(sqlite_store(&dir.0), fast_settings())
         .await
         .unwrap();
-    let mut reg = Registry::new();
-    reg.orchestration("Wait", |ctx: OrchestrationContext, _: ()| async move {
-        let v: u32 = ctx.wait_for_event("go").await?;
-        Ok::<_, OrchestrationError>(v)
-    });
-    let worker = Worker::start(&hub, reg).await.unwrap();
+    let worker = Worker::start(&hub, wait_for_go_registry()).await.unwrap();
     let client = hub.client();
     let id = client.start("Wait", ()).await.unwrap();
     status_becomes(&client, &id, OrchestrationStatus::Running).await;

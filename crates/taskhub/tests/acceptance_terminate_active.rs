@@ -19,15 +19,6 @@ use taskhub_core::format::decode_message;
 use taskhub_storage::memory::{FaultPlan, MemoryStore, Op, Trigger};
 use taskhub_storage::{QueueName, StorageError, SystemClock};
 
-fn registry() -> Registry {
-    let mut reg = Registry::new();
-    reg.orchestration("Wait", |ctx: OrchestrationContext, _: ()| async move {
-        let v: u32 = ctx.wait_for_event("go").await?;
-        Ok::<_, OrchestrationError>(v)
-    });
-    reg
-}
-
 async fn row_becomes(
     client: &TaskHubClient,
     id: &InstanceId,
@@ -60,7 +51,7 @@ async fn a_late_replacement_terminate_does_not_end_the_new_execution() {
     };
 
     // Execution A runs, then the worker stops.
-    let worker = Worker::start(&hub, registry()).await.unwrap();
+    let worker = Worker::start(&hub, wait_for_go_registry()).await.unwrap();
     client.start_with("Wait", (), options()).await.unwrap();
     let a = row_becomes(&client, &id, |r| r.status == OrchestrationStatus::Running).await;
     worker.shutdown().await;
@@ -97,7 +88,7 @@ async fn a_late_replacement_terminate_does_not_end_the_new_execution() {
     let terminate = terminate.expect("the replacing start sent a terminate");
 
     // B starts while the terminate is held back; then the terminate arrives.
-    let worker = Worker::start(&hub, registry()).await.unwrap();
+    let worker = Worker::start(&hub, wait_for_go_registry()).await.unwrap();
     row_becomes(&client, &id, |r| {
         r.execution_id == pending.execution_id && r.status == OrchestrationStatus::Running
     })
@@ -151,7 +142,7 @@ async fn a_replacing_start_that_loses_the_row_race_decides_again() {
         reuse: ReusePolicy::TerminateActive,
         ..StartOptions::default()
     };
-    let worker = Worker::start(&hub, registry()).await.unwrap();
+    let worker = Worker::start(&hub, wait_for_go_registry()).await.unwrap();
     client
         .start_with("Wait", (), options.clone())
         .await
@@ -171,7 +162,7 @@ async fn a_replacing_start_that_loses_the_row_race_decides_again() {
         .start_with("Wait", (), options)
         .await
         .expect("the start decides again and replaces A");
-    let worker = Worker::start(&hub, registry()).await.unwrap();
+    let worker = Worker::start(&hub, wait_for_go_registry()).await.unwrap();
     let b = row_becomes(&client, &id, |r| {
         r.execution_id != a.execution_id && r.status == OrchestrationStatus::Running
     })

@@ -17,6 +17,7 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::registries::double_then_wait_registry;
 use common::*;
 use taskhub::*;
 use taskhub_storage::memory::{MemoryStore, Op};
@@ -25,22 +26,6 @@ use taskhub_storage::{Clock, ManualClock};
 /// Paused tokio time: this bound runs out only once the runtime is idle without the awaited
 /// progress (a missed wake-up), whatever the machine's load.
 const BOUND: Duration = Duration::from_secs(10);
-
-fn registry() -> Registry {
-    let mut reg = Registry::new();
-    reg.activity("Double", |_c: ActivityContext, x: u64| async move {
-        Ok::<_, ActivityError>(x * 2)
-    });
-    reg.orchestration(
-        "DoubleThenWait",
-        |ctx: OrchestrationContext, x: u64| async move {
-            let doubled: u64 = ctx.call_activity("Double", x).await?;
-            let extra: u64 = ctx.wait_for_event("extra").await?;
-            Ok::<_, OrchestrationError>(doubled + extra)
-        },
-    );
-    reg
-}
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn start_and_raise_wake_idle_pollers_at_once() {
@@ -53,7 +38,9 @@ async fn start_and_raise_wake_idle_pollers_at_once() {
     let hub = TaskHub::open_with_clock(store.clone(), settings, clock.clone())
         .await
         .unwrap();
-    let worker = Worker::start(&hub, registry()).await.unwrap();
+    let worker = Worker::start(&hub, double_then_wait_registry())
+        .await
+        .unwrap();
     let client = hub.client();
     wait::idle().await;
     let idle = store.faults().calls(Op::Dequeue);

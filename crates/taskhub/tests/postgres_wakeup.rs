@@ -21,26 +21,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use backends::{backend_config, unique_hub_name, Backend};
+use common::registries::double_then_wait_registry;
 use common::*;
 use taskhub::*;
 use taskhub_backends::OptionValue;
 use taskhub_storage::{ManualClock, TaskHubStore};
-
-fn registry() -> Registry {
-    let mut reg = Registry::new();
-    reg.activity("Double", |_c: ActivityContext, x: u64| async move {
-        Ok::<_, ActivityError>(x * 2)
-    });
-    reg.orchestration(
-        "DoubleThenWait",
-        |ctx: OrchestrationContext, x: u64| async move {
-            let doubled: u64 = ctx.call_activity("Double", x).await?;
-            let extra: u64 = ctx.wait_for_event("extra").await?;
-            Ok::<_, OrchestrationError>(doubled + extra)
-        },
-    );
-    reg
-}
 
 /// A store on the hub `name`, with or without notifications.
 async fn store(name: &str, notify: bool) -> Arc<dyn TaskHubStore> {
@@ -69,7 +54,9 @@ async fn setup(worker_notify: bool) -> (WorkerHandle, TaskHubClient, TaskHub) {
         TaskHub::open_with_clock(store(&name, worker_notify).await, settings.clone(), clock)
             .await
             .unwrap();
-    let worker = Worker::start(&worker_hub, registry()).await.unwrap();
+    let worker = Worker::start(&worker_hub, double_then_wait_registry())
+        .await
+        .unwrap();
     let client_hub = TaskHub::open(store(&name, true).await, settings)
         .await
         .unwrap();

@@ -11,6 +11,7 @@
 pub mod activity_probe;
 pub mod child;
 pub mod history;
+pub mod registries;
 pub mod skewed_clock;
 pub mod tallies;
 
