@@ -77,66 +77,36 @@ fn a_hub_is_deleted_only_when_confirmed_and_idle() {
     assert!(gone.contains("no task hub"), "{gone}");
 }
 
+/// `instances purge --name HelloCities --time-budget BUDGET`.
+fn purge_hello_cities(budget: &str) -> [&str; 6] {
+    [
+        "instances",
+        "purge",
+        "--name",
+        "HelloCities",
+        "--time-budget",
+        budget,
+    ]
+}
+
 #[test]
 fn a_purge_whose_budget_runs_out_exits_3_and_says_so() {
     let dir = TempDir::new("purge-budget");
     let worker = WorkerChild::start(&dir);
     for i in 0..3 {
         let id = format!("p-{i}");
-        ok(
-            &dir,
-            &[
-                "instances",
-                "start",
-                "HelloCities",
-                "--id",
-                &id,
-                "--wait",
-                "60",
-            ],
-        );
+        start_and_wait(&dir, "HelloCities", &id, "60");
     }
     worker.stop();
-    let out = run(
-        &dir,
-        &[
-            "instances",
-            "purge",
-            "--name",
-            "HelloCities",
-            "--time-budget",
-            "0s",
-        ],
-    );
+    let out = run(&dir, &purge_hello_cities("0s"));
     assert_eq!(out.status.code(), Some(3), "{out:?}");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("purged 1 instance(s); the time budget ran out"),
         "{text}"
     );
-    let rest = ok(
-        &dir,
-        &[
-            "instances",
-            "purge",
-            "--name",
-            "HelloCities",
-            "--time-budget",
-            "1m",
-        ],
-    );
+    let rest = ok(&dir, &purge_hello_cities("1m"));
     assert!(rest.contains("purged 2 instance(s)"), "{rest}");
-    let bad = fails(
-        &dir,
-        &[
-            "instances",
-            "purge",
-            "--name",
-            "HelloCities",
-            "--time-budget",
-            "soon",
-        ],
-        1,
-    );
+    let bad = fails(&dir, &purge_hello_cities("soon"), 1);
     assert!(bad.contains("--time-budget"), "{bad}");
 }

@@ -12,18 +12,7 @@ fn start_list_show_history_raise_terminate_purge_round_trip() {
     let worker = WorkerChild::start(&dir);
 
     // start --wait prints the ID and the finished instance.
-    let out = ok(
-        &dir,
-        &[
-            "instances",
-            "start",
-            "HelloCities",
-            "--id",
-            "hello-1",
-            "--wait",
-            "20",
-        ],
-    );
+    let out = start_and_wait(&dir, "HelloCities", "hello-1", "20");
     assert!(out.starts_with("hello-1\n"), "{out}");
     assert!(out.contains("Completed"), "{out}");
     assert!(out.contains("Hello Tokyo!"), "{out}");

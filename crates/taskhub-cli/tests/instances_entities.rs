@@ -6,15 +6,6 @@ mod common;
 
 use common::*;
 
-fn ids(listed: &serde_json::Value) -> Vec<String> {
-    listed["instances"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["instance_id"].as_str().unwrap().to_owned())
-        .collect()
-}
-
 #[test]
 fn instances_list_leaves_entities_out_unless_asked() {
     let dir = TempDir::new("instances-entities");
@@ -42,13 +33,13 @@ fn instances_list_leaves_entities_out_unless_asked() {
     }
 
     let listed = json(&dir, &["instances", "list", "--json"]);
-    assert_eq!(ids(&listed), ["0-first", "z-last"], "{listed}");
+    assert_eq!(instance_ids(&listed), ["0-first", "z-last"], "{listed}");
     let table = ok(&dir, &["instances", "list"]);
     assert!(!table.contains("@DemoCounter@"), "{table}");
 
     // One row a page: the page after "0-first" is "z-last", not an empty page.
     let first = json(&dir, &["instances", "list", "--page-size", "1", "--json"]);
-    assert_eq!(ids(&first), ["0-first"], "{first}");
+    assert_eq!(instance_ids(&first), ["0-first"], "{first}");
     let token = first["continuation"].as_str().unwrap().to_owned();
     let second = json(
         &dir,
@@ -62,11 +53,11 @@ fn instances_list_leaves_entities_out_unless_asked() {
             "--json",
         ],
     );
-    assert_eq!(ids(&second), ["z-last"], "{second}");
+    assert_eq!(instance_ids(&second), ["z-last"], "{second}");
 
     let all = json(&dir, &["instances", "list", "--include-entities", "--json"]);
     assert_eq!(
-        ids(&all),
+        instance_ids(&all),
         [
             "0-first",
             "@DemoCounter@a",

@@ -9,12 +9,7 @@ use common::*;
 fn ids(dir: &TempDir, args: &[&str]) -> Vec<String> {
     let mut all = vec!["instances", "list", "--json"];
     all.extend_from_slice(args);
-    json(dir, &all)["instances"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["instance_id"].as_str().unwrap().to_owned())
-        .collect()
+    instance_ids(&json(dir, &all))
 }
 
 #[test]
@@ -71,18 +66,7 @@ fn instances_are_filtered_by_completion_and_update_time() {
     let dir = TempDir::new("time-filters");
     let worker = WorkerChild::start(&dir);
     for id in ["done-1", "done-2"] {
-        ok(
-            &dir,
-            &[
-                "instances",
-                "start",
-                "HelloCities",
-                "--id",
-                id,
-                "--wait",
-                "60",
-            ],
-        );
+        start_and_wait(&dir, "HelloCities", id, "60");
     }
     // An approval waits for its event: it stays Running.
     ok(

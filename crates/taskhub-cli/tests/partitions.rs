@@ -9,16 +9,8 @@
 
 mod common;
 
+use common::listening::FAST_LEASES;
 use common::*;
-
-const FAST_LEASES: [&str; 6] = [
-    "--set",
-    "lease_interval=2s",
-    "--set",
-    "lease_renew_interval=500ms",
-    "--set",
-    "lease_acquire_interval=1s",
-];
 
 fn rows(dir: &TempDir) -> Vec<serde_json::Value> {
     json(dir, &["partitions", "--json"])["partitions"]

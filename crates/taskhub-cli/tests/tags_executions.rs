@@ -7,15 +7,6 @@ mod common;
 
 use common::*;
 
-fn ids(v: &serde_json::Value) -> Vec<String> {
-    v["instances"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["instance_id"].as_str().unwrap().to_owned())
-        .collect()
-}
-
 #[test]
 fn tags_filter_and_earlier_executions_from_the_cli() {
     let dir = TempDir::new("tags-executions");
@@ -57,7 +48,7 @@ fn tags_filter_and_earlier_executions_from_the_cli() {
     );
 
     let listed = json(&dir, &["instances", "list", "--tag", "team=ops", "--json"]);
-    assert_eq!(ids(&listed), ["mon-1"]);
+    assert_eq!(instance_ids(&listed), ["mon-1"]);
     let listed = json(
         &dir,
         &[
@@ -70,7 +61,7 @@ fn tags_filter_and_earlier_executions_from_the_cli() {
             "--json",
         ],
     );
-    assert!(ids(&listed).is_empty());
+    assert!(instance_ids(&listed).is_empty());
 
     let status = json(&dir, &["instances", "show", "mon-1", "--json"]);
     assert_eq!(status["tags"]["team"], "ops");
@@ -120,6 +111,6 @@ fn tags_filter_and_earlier_executions_from_the_cli() {
     let out = ok(&dir, &["instances", "purge", "--tag", "team=web"]);
     assert!(out.contains("purged 1 instance"), "{out}");
     let listed = json(&dir, &["instances", "list", "--json"]);
-    assert_eq!(ids(&listed), ["mon-1"]);
+    assert_eq!(instance_ids(&listed), ["mon-1"]);
     worker.stop();
 }

@@ -14,18 +14,7 @@ fn wait_exits_4_when_the_instance_fails_or_is_terminated_and_0_when_it_completes
     let worker = WorkerChild::start(&dir);
 
     // Completed: 0, and the status is shown.
-    let out = ok(
-        &dir,
-        &[
-            "instances",
-            "start",
-            "HelloCities",
-            "--id",
-            "ok-1",
-            "--wait",
-            "180",
-        ],
-    );
+    let out = start_and_wait(&dir, "HelloCities", "ok-1", "180");
     assert!(out.contains("Completed"), "{out}");
 
     // Failed (`Square` of 2^32 overflows, a non-retryable failure): 4, the status on stdout

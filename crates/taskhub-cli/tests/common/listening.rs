@@ -92,3 +92,68 @@ pub fn interrupt(mut child: Child) {
     let status = child.wait().unwrap();
     assert!(status.success(), "{status:?}");
 }
+
+/// Short leases: a dead process's partitions move in seconds.
+pub const FAST_LEASES: [&str; 6] = [
+    "--set",
+    "lease_interval=2s",
+    "--set",
+    "lease_renew_interval=500ms",
+    "--set",
+    "lease_acquire_interval=1s",
+];
+
+/// Short visibility timeouts, idle queues polled every 100 ms: the messages a dead process
+/// held come back in seconds.
+pub const FAST_REDELIVERY: [&str; 6] = [
+    "--set",
+    "work_item_visibility_timeout=3s",
+    "--set",
+    "control_queue_visibility_timeout=3s",
+    "--set",
+    "max_queue_polling_interval=100ms",
+];
+
+/// A child killed and reaped on drop (a failing test leaves no process behind).
+pub struct Reaped(pub Child);
+
+impl Reaped {
+    /// Sends SIGINT and waits for the child to exit, whatever its status.
+    pub fn interrupt(mut self) {
+        let _ = Command::new("kill")
+            .args(["-INT", &self.0.id().to_string()])
+            .status();
+        let _ = self.0.wait();
+    }
+}
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `taskhub worker --grpc ADDR` (with [`FAST_LEASES`] and [`FAST_REDELIVERY`]) on `dir`'s hub, once its endpoint
+/// listens; returns it and the address the endpoint named.
+pub fn grpc_worker(dir: &TempDir, addr: &str) -> (Reaped, String) {
+    let args = [
+        &FAST_LEASES[..],
+        &FAST_REDELIVERY[..],
+        &["worker", "--grpc", addr],
+    ]
+    .concat();
+    let listening = spawn_listening(on_db(dir, &args, true), &[GRPC]);
+    let named = listening.addr();
+    (Reaped(listening.child), named)
+}
+
+/// Sends each line `child` prints on its (piped) stdout to `lines`, from a thread of its own.
+pub fn forward_stdout(child: &mut Child, lines: std::sync::mpsc::Sender<String>) {
+    let out = BufReader::new(child.stdout.take().unwrap());
+    std::thread::spawn(move || {
+        for line in out.lines().map_while(Result::ok) {
+            let _ = lines.send(line);
+        }
+    });
+}

@@ -134,6 +134,24 @@ impl Drop for WorkerChild {
     }
 }
 
+/// Stdout of `instances start NAME --id ID --wait SECONDS`, which must succeed.
+pub fn start_and_wait(dir: &TempDir, name: &str, id: &str, seconds: &str) -> String {
+    ok(
+        dir,
+        &["instances", "start", name, "--id", id, "--wait", seconds],
+    )
+}
+
+/// The instance IDs of an `instances list --json` answer, in its order.
+pub fn instance_ids(listed: &serde_json::Value) -> Vec<String> {
+    listed["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["instance_id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
 /// The status `instances show` gives `id`.
 pub fn status(dir: &TempDir, id: &str) -> String {
     json(dir, &["instances", "show", id, "--json"])["status"]
