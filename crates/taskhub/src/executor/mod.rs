@@ -13,6 +13,13 @@
 //! Dropping a future returned by a [`RemoteExecutor`] withdraws its work item (the partition
 //! was lost, or the worker is stopping): the executor must not hand it out any more, and a
 //! completion that arrives for it later is refused.
+//!
+//! A [`RemoteExecutor`] decides turns ([`orchestrate`](RemoteExecutor::orchestrate): an
+//! [`OrchestrationWork`] in, an [`OrchestrationDecision`] out), runs activities
+//! ([`run_activity`](RemoteExecutor::run_activity)) and, when it
+//! [`runs_entities`](RemoteExecutor::runs_entities), entity batches
+//! ([`run_entity`](RemoteExecutor::run_entity)). A worker started with
+//! `Worker::start_with_executor` sends it what its registry does not have.
 
 mod decision;
 mod entity;

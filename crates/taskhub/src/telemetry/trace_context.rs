@@ -1,5 +1,7 @@
 //! The W3C trace context a queue message carries (`traceparent`), so that the span of the
-//! receiver joins the trace of the sender across queues and processes.
+//! receiver joins the trace of the sender across queues and processes. A turn woken only by
+//! messages that carry no context runs in its execution's own trace
+//! ([`TraceContext::of_execution`]: the trace ID is the execution ID).
 
 use std::fmt;
 
