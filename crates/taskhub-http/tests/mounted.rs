@@ -17,16 +17,8 @@ async fn nested_under_a_prefix_everything_points_under_it() {
     let app = Router::new()
         .route("/", get(|| async { "the user's own page" }))
         .nest("/ops", taskhub_http::router(HttpConfig::new(hub.clone())));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(async move {
-        taskhub_http::serve(listener, app, async move {
-            let _ = stopped.await;
-        })
-        .await
-        .unwrap();
-    });
+    let server = common::serving::Serving::start(app).await;
+    let addr = server.addr;
     let get_ = |path: &'static str| call(addr, "GET", path, &[], Vec::new());
 
     let own = get_("/").await;
@@ -93,6 +85,5 @@ async fn nested_under_a_prefix_everything_points_under_it() {
         status.headers
     );
 
-    let _ = stop.send(());
-    server.await.unwrap();
+    server.stop().await.unwrap();
 }

@@ -84,16 +84,8 @@ async fn an_idle_worker_samples_queues_only_while_someone_looks() {
     let worker = Worker::start(&hub, Registry::new()).await.unwrap();
     let render: taskhub_http::MetricsRender = Arc::new(String::new);
     let app = taskhub_http::router(HttpConfig::new(hub.clone()).with_metrics(render));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(async move {
-        taskhub_http::serve(listener, app, async move {
-            let _ = stopped.await;
-        })
-        .await
-        .unwrap();
-    });
+    let server = common::serving::Serving::start(app).await;
+    let addr = server.addr;
 
     passes(&store, 5).await;
     assert_eq!(
@@ -122,7 +114,6 @@ async fn an_idle_worker_samples_queues_only_while_someone_looks() {
         "sampling went on a minute after the last look"
     );
 
-    let _ = stop.send(());
-    server.await.unwrap();
+    server.stop().await.unwrap();
     worker.shutdown().await;
 }

@@ -10,6 +10,7 @@
 )]
 
 pub mod schema;
+pub mod serving;
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -185,8 +186,7 @@ pub struct Server {
     pub addr: SocketAddr,
     pub hub: TaskHub,
     pub worker: Option<WorkerHandle>,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    task: Option<tokio::task::JoinHandle<()>>,
+    serving: serving::Serving,
     _dir: TempDir,
 }
 
@@ -214,23 +214,12 @@ impl Server {
             let stats = w.stats_source();
             config = config.with_worker_stats(stats);
         }
-        let router = taskhub_http::router(tweak(config));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            taskhub_http::serve(listener, router, async move {
-                let _ = stopped.await;
-            })
-            .await
-            .unwrap();
-        });
+        let serving = serving::Serving::start(taskhub_http::router(tweak(config))).await;
         Self {
-            addr,
+            addr: serving.addr,
             hub,
             worker,
-            stop: Some(stop),
-            task: Some(task),
+            serving,
             _dir: dir,
         }
     }
@@ -285,14 +274,9 @@ impl Server {
         .await
     }
 
-    pub async fn stop(mut self) {
-        if let Some(s) = self.stop.take() {
-            let _ = s.send(());
-        }
-        if let Some(t) = self.task.take() {
-            let _ = t.await;
-        }
-        if let Some(w) = self.worker.take() {
+    pub async fn stop(self) {
+        let _ = self.serving.stop().await;
+        if let Some(w) = self.worker {
             w.shutdown().await;
         }
     }
