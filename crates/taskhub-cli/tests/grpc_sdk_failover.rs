@@ -16,65 +16,13 @@
 mod common;
 
 use std::collections::HashSet;
-use std::io::{BufRead as _, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{json, taskhub, TempDir};
+use common::listening::{forward_stdout, grpc_worker, Reaped};
+use common::{json, TempDir};
 use taskhub_grpc::proto::task_hub_sidecar_service_client::TaskHubSidecarServiceClient;
 use taskhub_grpc::proto::{CreateInstanceRequest, GetInstanceRequest, OrchestrationStatus};
-
-/// Short leases and visibility timeouts: what a dead process held comes back in seconds.
-const FAST: [&str; 12] = [
-    "--set",
-    "lease_interval=2s",
-    "--set",
-    "lease_renew_interval=500ms",
-    "--set",
-    "lease_acquire_interval=1s",
-    "--set",
-    "work_item_visibility_timeout=3s",
-    "--set",
-    "control_queue_visibility_timeout=3s",
-    "--set",
-    "max_queue_polling_interval=100ms",
-];
-
-/// Kills and reaps the child on drop (a failing test leaves no process behind).
-struct Reaped(Child);
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// A `taskhub worker --grpc 127.0.0.1:0` on `dir`'s hub; returns it and its endpoint.
-#[expect(
-    clippy::zombie_processes,
-    reason = "the child is reaped by `Reaped` (or when it exits early, by the test failing)"
-)]
-fn taskhub_worker(dir: &TempDir) -> (Reaped, String) {
-    let mut child = taskhub(&dir.0)
-        .arg("--db")
-        .arg(dir.db())
-        .args(FAST)
-        .args(["worker", "--grpc", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    loop {
-        let line = lines.next().expect("exited before listening").unwrap();
-        if let Some(rest) = line.strip_prefix("Durable Task gRPC endpoint on ") {
-            let addr = rest.split(' ').next().unwrap().to_owned();
-            std::thread::spawn(move || for _ in lines {});
-            return (Reaped(child), addr);
-        }
-    }
-}
 
 /// A Python SDK worker process (taskhub-grpc's tests/python/worker_process.py) named `name`;
 /// its stdout lines go to `lines`.
@@ -94,12 +42,7 @@ fn sdk_worker(
         .stderr(Stdio::null())
         .spawn()
         .expect("cannot start the Python SDK worker");
-    let out = BufReader::new(child.stdout.take().unwrap());
-    std::thread::spawn(move || {
-        for line in out.lines().map_while(Result::ok) {
-            let _ = lines.send(line);
-        }
-    });
+    forward_stdout(&mut child, lines);
     Reaped(child)
 }
 
@@ -117,8 +60,8 @@ async fn a_killed_taskhub_process_leaves_its_work_to_the_sdk_workers_of_the_othe
     let python =
         taskhub_test_support::env::python_sdk("cargo test -p taskhub-cli --test grpc_sdk_failover");
     let dir = TempDir::new("grpc-failover");
-    let (mut first, addr1) = taskhub_worker(&dir);
-    let (mut second, addr2) = taskhub_worker(&dir);
+    let (mut first, addr1) = grpc_worker(&dir, "127.0.0.1:0");
+    let (second, addr2) = grpc_worker(&dir, "127.0.0.1:0");
     // Both hold partitions (the second takes its share through leases).
     let start = Instant::now();
     while owners(&dir).len() < 2 {
@@ -179,8 +122,5 @@ async fn a_killed_taskhub_process_leaves_its_work_to_the_sdk_workers_of_the_othe
         let out: Vec<String> = serde_json::from_str(st.output.as_deref().unwrap()).unwrap();
         assert_eq!(out.len(), 2, "{out:?}");
     }
-    let _ = Command::new("kill")
-        .args(["-INT", &second.0.id().to_string()])
-        .status();
-    let _ = second.0.wait();
+    second.interrupt();
 }

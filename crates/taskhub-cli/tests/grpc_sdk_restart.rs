@@ -19,74 +19,29 @@
 
 mod common;
 
-use std::io::{BufRead as _, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use common::{taskhub, TempDir};
+use common::listening::{forward_stdout, grpc_worker, Reaped};
+use common::TempDir;
 use taskhub_grpc::proto::task_hub_sidecar_service_client::TaskHubSidecarServiceClient;
 use taskhub_grpc::proto::{CreateInstanceRequest, GetInstanceRequest, OrchestrationStatus};
-
-/// Short leases and visibility timeouts: what the dead process held comes back in seconds.
-const FAST: [&str; 12] = [
-    "--set",
-    "lease_interval=2s",
-    "--set",
-    "lease_renew_interval=500ms",
-    "--set",
-    "lease_acquire_interval=1s",
-    "--set",
-    "work_item_visibility_timeout=3s",
-    "--set",
-    "control_queue_visibility_timeout=3s",
-    "--set",
-    "max_queue_polling_interval=100ms",
-];
 
 /// How many orchestrations run through the kill.
 const ORCHESTRATIONS: usize = 8;
 
-/// Kills and reaps the child on drop (a failing test leaves no process behind).
-struct Reaped(Child);
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
+/// A `taskhub worker --grpc ADDR` on `dir`'s hub, once its endpoint listens on `addr`.
+fn taskhub_worker(dir: &TempDir, addr: &str) -> Reaped {
+    let (worker, named) = grpc_worker(dir, addr);
+    assert_eq!(named, addr);
+    worker
 }
 
 /// A free port on 127.0.0.1 (bound, then released for the Taskhub process to bind).
 fn free_addr() -> String {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     l.local_addr().unwrap().to_string()
-}
-
-/// A `taskhub worker --grpc ADDR` on `dir`'s hub, once its endpoint listens.
-#[expect(
-    clippy::zombie_processes,
-    reason = "the child is reaped by `Reaped` (or when it exits early, by the test failing)"
-)]
-fn taskhub_worker(dir: &TempDir, addr: &str) -> Reaped {
-    let mut child = taskhub(&dir.0)
-        .arg("--db")
-        .arg(dir.db())
-        .args(FAST)
-        .args(["worker", "--grpc", addr])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    loop {
-        let line = lines.next().expect("exited before listening").unwrap();
-        if let Some(rest) = line.strip_prefix("Durable Task gRPC endpoint on ") {
-            assert!(rest.starts_with(addr), "{line}");
-            std::thread::spawn(move || for _ in lines {});
-            return Reaped(child);
-        }
-    }
 }
 
 /// How to start an SDK worker process: `program args... HOST:PORT NAME [SLOW_SECONDS]`, whose
@@ -178,12 +133,7 @@ fn sdk_worker(sdk: &Sdk, addr: &str, name: &str, lines: mpsc::Sender<String>) ->
         .stderr(Stdio::null())
         .spawn()
         .unwrap_or_else(|e| panic!("cannot start the SDK worker {}: {e}", sdk.program));
-    let out = BufReader::new(child.stdout.take().unwrap());
-    std::thread::spawn(move || {
-        for line in out.lines().map_while(Result::ok) {
-            let _ = lines.send(line);
-        }
-    });
+    forward_stdout(&mut child, lines);
     Reaped(child)
 }
 
@@ -250,7 +200,7 @@ async fn a_killed_taskhub_process_restarted_on_the_same_hub_finishes_every_orche
     first.0.wait().unwrap();
     drop(c);
     // A new process on the same file and address; the SDK worker reconnects by itself.
-    let mut second = taskhub_worker(&dir, &addr);
+    let second = taskhub_worker(&dir, &addr);
     let mut c = TaskHubSidecarServiceClient::connect(format!("http://{addr}"))
         .await
         .unwrap();
@@ -275,8 +225,5 @@ async fn a_killed_taskhub_process_restarted_on_the_same_hub_finishes_every_orche
         let out: Vec<String> = serde_json::from_str(st.output.as_deref().unwrap()).unwrap();
         assert_eq!(out, ["step 1 by W", "slow step by W"], "{id}");
     }
-    let _ = Command::new("kill")
-        .args(["-INT", &second.0.id().to_string()])
-        .status();
-    let _ = second.0.wait();
+    second.interrupt();
 }
