@@ -3,7 +3,8 @@
 //! GitHub's slug); and the README's whole program is `examples/hello.rs`, word for word, so it
 //! compiles and runs (the examples are built and run by the test command). Every "DESIGN §N" or
 //! "§N.M" cited in `crates/**/*.rs`, `docs/*.md` or `README.md` is a section of `docs/DESIGN.md`,
-//! and every "invariant N" cited there is one it defines (its section 4.N).
+//! and every "invariant N" cited there is one it defines (its section 4.N). ARCHITECTURE.md's
+//! layer diagram and crate map name every crate under `crates/`.
 #![allow(
     clippy::indexing_slicing,
     clippy::unwrap_used,
@@ -270,6 +271,60 @@ fn every_design_section_and_invariant_cited_is_in_design_md() {
         "citations docs/DESIGN.md does not resolve:\n{}",
         unresolved.join("\n")
     );
+}
+
+/// The crates under `crates/`, by directory name.
+fn crate_names(root: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(root.join("crates"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.join("Cargo.toml").exists())
+        .map(|path| path.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// The crates ARCHITECTURE.md leaves out of its layer diagram (the first code block) or its
+/// crate map (a table row starting with the crate's name).
+fn crates_missing_from_architecture(architecture: &str, names: &[String]) -> Vec<String> {
+    let diagram: String = architecture
+        .split("```")
+        .nth(1)
+        .unwrap_or_default()
+        .to_owned();
+    let in_diagram = |name: &str| {
+        diagram
+            .split(|c: char| !(c.is_alphanumeric() || c == '-'))
+            .any(|word| word == name)
+    };
+    let mut missing = Vec::new();
+    for name in names {
+        if !in_diagram(name) {
+            missing.push(format!("{name}: not in the layer diagram"));
+        }
+        if !architecture.contains(&format!("\n| `{name}` |")) {
+            missing.push(format!("{name}: no row in the crate map"));
+        }
+    }
+    missing
+}
+
+#[test]
+fn architecture_names_every_crate() {
+    let root = repo_root();
+    let names = crate_names(&root);
+    assert!(names.len() >= 10, "{names:?}");
+    let architecture = fs::read_to_string(root.join("docs/ARCHITECTURE.md")).unwrap();
+    let missing = crates_missing_from_architecture(&architecture, &names);
+    assert!(
+        missing.is_empty(),
+        "docs/ARCHITECTURE.md:\n{}",
+        missing.join("\n")
+    );
+    let names = ["taskhub-x".to_owned()];
+    let page = "```\n  taskhub-xy\n```\n| `taskhub-xy` |";
+    assert_eq!(crates_missing_from_architecture(page, &names).len(), 2);
 }
 
 #[test]
