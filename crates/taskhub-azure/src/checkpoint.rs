@@ -64,14 +64,7 @@ impl CheckpointPrimitives for Primitives<'_> {
         for (queue, _) in &request.consumed {
             self.0.queue_name(*queue)?;
         }
-        if let Some((row, _)) = &request.instance {
-            if row.instance_id != request.instance_id {
-                return Err(StorageError::InvalidArgument(format!(
-                    "checkpoint of instance '{}' carries the row of instance '{}'",
-                    request.instance_id, row.instance_id
-                )));
-            }
-        }
+        taskhub_storage::checkpoint::check_instance_row(request)?;
         Ok(())
     }
 

@@ -1,4 +1,6 @@
-//! Connection strings and task hub names.
+//! How to reach an account: [`StorageAccount`] (its name, credential and the three service
+//! endpoints, from a connection string or an account name with a token credential; keys
+//! never printed), [`TlsOptions`], and [`HubName`], the validated task hub name.
 
 use std::fmt;
 

@@ -1,13 +1,42 @@
 //! Taskhub on Azure Storage: the storage seam ([`taskhub_storage::TaskHubStore`]) on queues,
 //! tables and blobs, with the layout of the original DTFx Azure Storage provider.
 //!
-//! Open an existing hub with [`AzureStore::open`] (or create one with [`AzureStore::create`])
-//! from a [`StorageAccount`] (parsed from a connection
-//! string, `UseDevelopmentStorage=true` for Azurite, or an account name with an Entra ID
-//! [`Credential`]) and a validated [`HubName`]. HTTPS uses rustls (ring provider) with the
-//! Mozilla roots. See
-//! `docs/AZURE.md` for the layout and what the checkpoint
-//! guarantees without cross-object transactions.
+//! Open an existing hub with [`AzureStore::open`] (`AzureOptions { account, hub, clock }`;
+//! it creates nothing) or create one with [`AzureStore::create`] (the explicit create path
+//! of workers, the demo, a start and tests), from a [`StorageAccount`] (parsed from a
+//! connection string, `UseDevelopmentStorage=true` for Azurite, or an account name with an
+//! Entra ID [`Credential`]; secrets redacted in `Debug`) and a validated [`HubName`] (the
+//! original's rule). Or go through the plug-in, [`AzureBackend`]. See `docs/AZURE.md` for the
+//! layout and what the checkpoint guarantees without cross-object transactions.
+//!
+//! Requests are raw REST over HTTP/1.1 or HTTPS (`tls.rs`: rustls with the ring provider
+//! and the Mozilla roots), signed with our own Shared Key signing (`signing.rs`) or an Entra
+//! ID bearer token ([`credential`], `token.rs`: a client secret or the managed identity,
+//! cached and refreshed before expiry); `http.rs` sends one request, retried on its policy
+//! within its patience (`taskhub_storage::backoff`); `tables.rs` is a small Table client
+//! (batches with every operation's status checked, continuation tokens).
+//!
+//! # Files
+//!
+//! Every backend crate names its files by role, the same way: `store.rs` (the store),
+//! `options.rs` (the options struct and its `set()`; the seam layers the sources: the
+//! `[azure]` table, `TASKHUB_AZURE_*`, the older top-level `azure_<name>` keys),
+//! `backend.rs` (the plug-in: `Backend` and its `HubLocation`; one error line per failure
+//! naming the setting, [`backend::START_AZURITE`]), `testing.rs` (test hooks, feature
+//! `testing`), `connection.rs` and `credential.rs` (how to reach the account: connection
+//! strings, endpoints, hub names; credentials), and one file per seam object: `queues.rs`,
+//! `history.rs`, `instances.rs`, `partitions.rs`, `payloads.rs`, `dead_letters.rs`,
+//! `processes.rs`, `checkpoint.rs`, `clear.rs` (Clear Messages on every queue, batched
+//! deletes of every History, Instances and DeadLetters row, every blob; the Partitions table
+//! and the container stay). Azure's own: [`admin`] (every table, queue and container of an
+//! account), [`counters`], `blobs.rs`, `envelope.rs`, `row_etag.rs`, `date.rs`, `xml.rs`,
+//! and [`error`], the crate's own error type. Tests run on Azurite
+//! (`scripts/with-azurite.sh`).
+//!
+//! Depends on taskhub-core, taskhub-storage, async-trait, futures-util, serde, serde_json,
+//! thiserror, toml, uuid, tokio, hyper and hyper-util, hyper-rustls with rustls (ring) and
+//! webpki-roots, http-body-util, bytes, hmac, sha2, base64, httpdate, percent-encoding,
+//! quick-xml, tracing.
 //!
 //! # The condition of each write
 //!

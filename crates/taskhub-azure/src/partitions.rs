@@ -262,12 +262,7 @@ impl PartitionStore for AzureStore {
         row: &PartitionRow,
         expected: Option<&ETag>,
     ) -> StorageResult<ETag> {
-        if row.partition >= MAX_PARTITIONS {
-            return Err(StorageError::InvalidArgument(format!(
-                "no partition {}: a hub has at most {MAX_PARTITIONS}",
-                row.partition
-            )));
-        }
+        taskhub_storage::check_partition(row.partition)?;
         let e = partition_entity(row);
         let etag = match expected {
             Some(etag) => {

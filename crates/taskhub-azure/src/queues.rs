@@ -227,11 +227,7 @@ impl QueueStore for AzureStore {
         visibility: Duration,
     ) -> StorageResult<Vec<Dequeued>> {
         let name = self.queue_name(queue)?;
-        if max == 0 || max > MAX_GET {
-            return Err(StorageError::InvalidArgument(format!(
-                "dequeue takes 1 to {MAX_GET} messages, not {max}"
-            )));
-        }
+        taskhub_storage::check_dequeue(self, queue, max)?;
         let req = Req::new(Service::Queue, "GET", format!("/{name}/messages"))
             .query("numofmessages", max.to_string())
             .query(

@@ -15,7 +15,7 @@ use async_trait::async_trait;
 use deadpool_postgres::{GenericClient, Transaction};
 use taskhub_storage::{
     CheckpointOutcome, CheckpointRequest, CheckpointStep, CheckpointStore, LeaseFence,
-    StepObserver, StorageError, StorageResult,
+    StepObserver, StorageResult,
 };
 
 use crate::errors::PgResultExt;
@@ -36,21 +36,8 @@ async fn check_fence(tx: &Transaction<'_>, fence: LeaseFence) -> StorageResult<(
         .query_opt(&stmt, &[&i64::from(fence.partition)])
         .await
         .ctx(WHAT)?;
-    let Some(row) = row else {
-        return Err(StorageError::NotFound {
-            what: format!("partition {} (checkpoint fence)", fence.partition),
-        });
-    };
-    let current: i64 = row.get(0);
-    let current = u64::try_from(current).unwrap_or(0);
-    if current != fence.epoch {
-        return Err(StorageError::Fenced {
-            partition: fence.partition,
-            attempted: fence.epoch,
-            current,
-        });
-    }
-    Ok(())
+    // A negative epoch (never written) counts as 0, as it always did.
+    fence.check(row.map(|r| u64::try_from(r.get::<_, i64>(0)).unwrap_or(0)))
 }
 
 /// Applies a checkpoint inside `tx` (the caller commits), telling `observer` after each step
@@ -85,12 +72,7 @@ pub(crate) async fn checkpoint_in(
     observer.after(CheckpointStep::OutboundSent, request)?;
     let instance_etag = match &request.instance {
         Some((row, expect)) => {
-            if row.instance_id != request.instance_id {
-                return Err(StorageError::InvalidArgument(format!(
-                    "checkpoint of instance '{}' writes the row of instance '{}'",
-                    request.instance_id, row.instance_id
-                )));
-            }
+            taskhub_storage::checkpoint::check_instance_row(request)?;
             Some(put_in(tx, row, expect).await?)
         }
         None => None,
@@ -112,14 +94,7 @@ impl PostgresStore {
         for out in &request.outbound {
             taskhub_storage::check_messages(self, out.queue, [&out.message])?;
         }
-        if let Some((row, _)) = &request.instance {
-            if row.instance_id != request.instance_id {
-                return Err(StorageError::InvalidArgument(format!(
-                    "checkpoint of instance '{}' writes the row of instance '{}'",
-                    request.instance_id, row.instance_id
-                )));
-            }
-        }
+        taskhub_storage::checkpoint::check_instance_row(request)?;
         taskhub_storage::checkpoint::check_claims(request)
     }
 

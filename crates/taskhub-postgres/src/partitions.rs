@@ -10,9 +10,7 @@
 use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
 use taskhub_core::Timestamp;
-use taskhub_storage::{
-    ETag, HubInfo, PartitionRow, PartitionStore, StorageError, StorageResult, MAX_PARTITIONS,
-};
+use taskhub_storage::{ETag, HubInfo, PartitionRow, PartitionStore, StorageError, StorageResult};
 use tokio_postgres::Row;
 
 use crate::codec::{
@@ -260,12 +258,7 @@ impl PartitionStore for PostgresStore {
         row: &PartitionRow,
         expected: Option<&ETag>,
     ) -> StorageResult<ETag> {
-        if row.partition >= MAX_PARTITIONS {
-            return Err(StorageError::InvalidArgument(format!(
-                "partition {}: a hub has at most {MAX_PARTITIONS} partitions",
-                row.partition
-            )));
-        }
+        taskhub_storage::check_partition(row.partition)?;
         let client = self.client().await?;
         put_in(&client, row, expected).await
     }

@@ -12,7 +12,7 @@ use deadpool_postgres::GenericClient;
 use taskhub_core::Timestamp;
 use taskhub_storage::{
     Dequeued, NewQueueMessage, QueueName, QueueStats, QueueStore, Receipt, StorageError,
-    StorageResult, MAX_DEQUEUE_BATCH,
+    StorageResult,
 };
 use tokio_postgres::types::ToSql;
 
@@ -243,12 +243,7 @@ impl QueueStore for PostgresStore {
         max: usize,
         visibility: Duration,
     ) -> StorageResult<Vec<Dequeued>> {
-        check_queue(queue)?;
-        if max == 0 || max > MAX_DEQUEUE_BATCH {
-            return Err(StorageError::InvalidArgument(format!(
-                "dequeue of {max} messages: the batch size must be 1 to {MAX_DEQUEUE_BATCH}"
-            )));
-        }
+        taskhub_storage::check_dequeue(self, queue, max)?;
         let sql = dequeue_sql();
         let client = self.client().await?;
         let stmt = client.prepare_cached(&sql).await.ctx(WHAT)?;

@@ -9,7 +9,7 @@
 
 use async_trait::async_trait;
 use taskhub_storage::{
-    CheckpointOutcome, CheckpointRequest, CheckpointStore, LeaseFence, StorageError, StorageResult,
+    CheckpointOutcome, CheckpointRequest, CheckpointStore, LeaseFence, StorageResult,
 };
 
 use crate::codec::etag_out;
@@ -21,17 +21,7 @@ use crate::store::SqliteStore;
 use crate::writer::Tx;
 
 fn check_fence(tx: &Tx<'_>, fence: LeaseFence) -> StorageResult<()> {
-    let current = epoch(tx.conn, fence.partition)?.ok_or_else(|| StorageError::NotFound {
-        what: format!("partition {} (checkpoint fence)", fence.partition),
-    })?;
-    if current != fence.epoch {
-        return Err(StorageError::Fenced {
-            partition: fence.partition,
-            attempted: fence.epoch,
-            current,
-        });
-    }
-    Ok(())
+    fence.check(epoch(tx.conn, fence.partition)?)
 }
 
 /// Applies a checkpoint inside the writer's transaction.
@@ -48,12 +38,7 @@ pub(crate) fn checkpoint_in(
     };
     let instance_etag = match &request.instance {
         Some((row, expect)) => {
-            if row.instance_id != request.instance_id {
-                return Err(StorageError::InvalidArgument(format!(
-                    "checkpoint of instance '{}' writes the row of instance '{}'",
-                    request.instance_id, row.instance_id
-                )));
-            }
+            taskhub_storage::checkpoint::check_instance_row(request)?;
             Some(put_in(tx, row, expect)?)
         }
         None => None,

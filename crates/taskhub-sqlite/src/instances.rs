@@ -1,6 +1,8 @@
 //! The instances table: one status row per instance, ETag-conditional writes, filtered and
 //! paged listing (by instance ID, the token being the last ID of a page; or by creation time,
-//! the token being the last row's (time, ID)).
+//! the token being the last row's (time, ID); the statement is built by
+//! `taskhub_storage::sql::instance_page`). An update assigns an indexed column (status, name,
+//! creation time) only when its value changes, so an unchanged index is not rewritten.
 
 use async_trait::async_trait;
 use rusqlite::types::Value;

@@ -3,9 +3,7 @@
 use async_trait::async_trait;
 use rusqlite::{params, Connection, OptionalExtension};
 use taskhub_core::Timestamp;
-use taskhub_storage::{
-    ETag, HubInfo, PartitionRow, PartitionStore, StorageError, StorageResult, MAX_PARTITIONS,
-};
+use taskhub_storage::{ETag, HubInfo, PartitionRow, PartitionStore, StorageError, StorageResult};
 
 use crate::codec::{
     etag_in, etag_out, ts_from_sql, ts_to_sql, u32_from_sql, u64_from_sql, u64_to_sql,
@@ -255,12 +253,7 @@ impl PartitionStore for SqliteStore {
         row: &PartitionRow,
         expected: Option<&ETag>,
     ) -> StorageResult<ETag> {
-        if row.partition >= MAX_PARTITIONS {
-            return Err(StorageError::InvalidArgument(format!(
-                "partition {}: a hub has at most {MAX_PARTITIONS} partitions",
-                row.partition
-            )));
-        }
+        taskhub_storage::check_partition(row.partition)?;
         u64_to_sql("epoch", row.epoch)?;
         u64_to_sql("turns", row.turns)?;
         u64_to_sql("doorbell", row.doorbell)?;

@@ -1,5 +1,6 @@
-//! The process registry: one row per announced process, times from the store's clock (the
-//! writer's batch time).
+//! The process registry: one row per announced process in the `processes` table (schema
+//! v7, which only adds it, so older processes keep working under it), times from the store's
+//! clock (the writer's batch time).
 
 use async_trait::async_trait;
 use rusqlite::{params, Connection, OptionalExtension, Row};

@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use rusqlite::{params, OptionalExtension};
 use taskhub_storage::{
     Dequeued, NewQueueMessage, QueueName, QueueStats, QueueStore, Receipt, StorageError,
-    StorageResult, MAX_DEQUEUE_BATCH,
+    StorageResult,
 };
 
 use crate::codec::{after, check_queue, queue_to_sql, ts_from_sql, ts_to_sql, u32_from_sql};
@@ -219,12 +219,7 @@ impl QueueStore for SqliteStore {
         max: usize,
         visibility: Duration,
     ) -> StorageResult<Vec<Dequeued>> {
-        check_queue(queue)?;
-        if max == 0 || max > MAX_DEQUEUE_BATCH {
-            return Err(StorageError::InvalidArgument(format!(
-                "dequeue of {max} messages: the batch size must be 1 to {MAX_DEQUEUE_BATCH}"
-            )));
-        }
+        taskhub_storage::check_dequeue(self, queue, max)?;
         // Losing a dequeue to a power cut only redelivers its messages early: no fsync needed.
         self.write_relaxed(move |tx| dequeue_in(tx, queue, max, visibility))
             .await

@@ -49,6 +49,27 @@ pub struct LeaseFence {
     pub epoch: u64,
 }
 
+impl LeaseFence {
+    /// Checks the fence against the partition's `current` epoch (`None`: no such partition).
+    ///
+    /// # Errors
+    /// [`StorageError::NotFound`](crate::StorageError::NotFound) without a partition,
+    /// [`StorageError::Fenced`](crate::StorageError::Fenced) at another epoch.
+    pub fn check(self, current: Option<u64>) -> StorageResult<()> {
+        let current = current.ok_or_else(|| crate::StorageError::NotFound {
+            what: format!("partition {} (checkpoint fence)", self.partition),
+        })?;
+        if current != self.epoch {
+            return Err(crate::StorageError::Fenced {
+                partition: self.partition,
+                attempted: self.epoch,
+                current,
+            });
+        }
+        Ok(())
+    }
+}
+
 /// New history for one instance.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HistoryWrite {
@@ -125,6 +146,22 @@ pub fn check_claims(request: &CheckpointRequest) -> StorageResult<()> {
         }
     }
     Ok(())
+}
+
+/// Rejects a checkpoint whose instance row is another instance's.
+///
+/// # Errors
+/// `InvalidArgument` naming both instances.
+pub fn check_instance_row(request: &CheckpointRequest) -> StorageResult<()> {
+    match &request.instance {
+        Some((row, _)) if row.instance_id != request.instance_id => {
+            Err(crate::StorageError::InvalidArgument(format!(
+                "checkpoint of instance '{}' writes the row of instance '{}'",
+                request.instance_id, row.instance_id
+            )))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Applies checkpoints.

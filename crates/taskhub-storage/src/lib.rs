@@ -8,6 +8,39 @@
 //! The seam is shaped so that Azure Storage can implement it: no transaction spans two objects
 //! (see the ordered checkpoint in [`CheckpointStore`]), queue messages are at most 64 KB, a
 //! dequeue returns at most 32 messages, and conditional writes use ETags.
+//!
+//! # Modules
+//!
+//! * One narrow trait per task hub object: [`queue`] (visibility timeouts; the checks every
+//!   backend applies to a message, [`check_messages`]), [`history`], [`instances`] (the
+//!   listing's [`InstanceQuery`] leaves entity rows, IDs starting with `@`, out unless
+//!   `include_entities`; `delete_instance_if` deletes only at the ETag read), [`payloads`],
+//!   [`dead_letters`], [`partitions`] (lease rows and the hub's metadata), [`checkpoint`]
+//!   (one turn's writes; [`ordered_checkpoint`] runs its steps for backends without
+//!   transactions over their [`CheckpointPrimitives`], telling a [`StepObserver`] after each;
+//!   a backend with transactions says so by `TaskHubStore::atomic_checkpoints`), [`clear`]
+//!   (`clear_hub` empties a hub in place and counts what went: hub info and partitions stay,
+//!   no ETag or receipt is handed out twice), [`processes`] (the registry of the processes
+//!   serving a hub: announce, heartbeat, list, forget; `refuse_older_processes`, the check
+//!   every migration runs, and `check_schema`, `NewerSchema` for a hub a newer build wrote).
+//! * [`store`]: the whole hub as one trait object; [`error`]: [`StorageError`];
+//!   [`clock`]: system and manual clocks; [`list_order`]: listings by ID or by creation time,
+//!   its cursor, and `page_sorted` for backends without a creation-time index; [`backoff`]:
+//!   the one retry and idle-poll policy; `Operation`: every seam call, named once.
+//! * Wrappers, built on one forwarding macro (`forward_seam!`): [`instrumented`] (counts
+//!   calls, errors and time per operation, also as `taskhub_storage_calls_total` /
+//!   `taskhub_storage_errors_total` metrics); [`faults`] and `faulty` (feature `testing`): a
+//!   seeded fault plan (fail, lose the response, delay, tear a checkpoint after step N) and
+//!   the store that applies it around any backend.
+//! * [`memory`]: the in-memory backend (with its plug-in and the fault plan built in).
+//! * [`backend`] and [`options`]: how a backend plugs into the binaries — its `Backend`, a
+//!   `HubLocation` that opens, creates and deletes a hub, and its options layered once
+//!   (defaults, `taskhub.toml`, `TASKHUB_<BACKEND>_<NAME>`, overrides) around its `set()`.
+//! * `sql` (feature `sql`): what the SQL backends share (codecs, the instance listing's
+//!   statement). `conformance` (feature `testing`): the suite every backend runs.
+//!
+//! Depends on taskhub-core, async-trait, metrics, serde, serde_json, thiserror, toml and
+//! humantime (backend options), tokio (time; more with `testing`).
 
 // First: the wrappers below use its macro.
 #[macro_use]
@@ -62,7 +95,7 @@ pub use ordered_checkpoint::{
     run_ordered_checkpoint, CheckpointPrimitives, CheckpointStep, NoObserver, StepObserver,
 };
 pub use partitions::{
-    check_partition_count, HubInfo, LeaseTable, PartitionRow, PartitionStore,
+    check_partition, check_partition_count, HubInfo, LeaseTable, PartitionRow, PartitionStore,
 };
 pub use payloads::PayloadStore;
 pub use processes::{
@@ -70,7 +103,7 @@ pub use processes::{
     ProcessStore, PROCESS_LIVENESS_WINDOW, PROCESS_RECORD_RETENTION,
 };
 pub use queue::{
-    check_messages, check_queue, Dequeued, NewQueueMessage, QueueName, QueueStats, QueueStore,
+    check_dequeue, check_messages, check_queue, Dequeued, NewQueueMessage, QueueName, QueueStats, QueueStore,
     Receipt, MAX_DELAY, MAX_DEQUEUE_BATCH, MAX_MESSAGE_BYTES, MAX_PARTITIONS,
 };
 pub use store::{QueueWake, TaskHubStore};

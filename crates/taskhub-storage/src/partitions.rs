@@ -7,6 +7,19 @@ use crate::error::{StorageError, StorageResult};
 use crate::history::ETag;
 use crate::queue::MAX_PARTITIONS;
 
+/// Rejects a partition a hub cannot have: [`MAX_PARTITIONS`] and up.
+///
+/// # Errors
+/// [`StorageError::InvalidArgument`] naming the partition.
+pub fn check_partition(partition: u32) -> StorageResult<()> {
+    if partition >= MAX_PARTITIONS {
+        return Err(StorageError::InvalidArgument(format!(
+            "partition {partition}: a hub has at most {MAX_PARTITIONS} partitions"
+        )));
+    }
+    Ok(())
+}
+
 /// Rejects a partition count a hub cannot have: 0, or over [`MAX_PARTITIONS`].
 ///
 /// # Errors

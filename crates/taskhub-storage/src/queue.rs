@@ -39,6 +39,26 @@ pub fn check_queue(queue: QueueName) -> StorageResult<()> {
     }
 }
 
+/// Rejects a dequeue `store` would not serve: a queue that cannot exist ([`check_queue`]),
+/// or a batch of 0 or over its [`max_dequeue_batch`](QueueStore::max_dequeue_batch).
+///
+/// # Errors
+/// [`StorageError::InvalidArgument`] naming what is wrong.
+pub fn check_dequeue<S: QueueStore + ?Sized>(
+    store: &S,
+    queue: QueueName,
+    max: usize,
+) -> StorageResult<()> {
+    check_queue(queue)?;
+    let limit = store.max_dequeue_batch();
+    if max == 0 || max > limit {
+        return Err(StorageError::InvalidArgument(format!(
+            "dequeue of {max} messages: the batch size must be 1 to {limit}"
+        )));
+    }
+    Ok(())
+}
+
 /// Rejects what `store` would not enqueue on `queue`: a queue that cannot exist
 /// ([`check_queue`]), a body over its [`max_message_bytes`](QueueStore::max_message_bytes), a
 /// delay over its [`max_delay`](QueueStore::max_delay).

@@ -51,14 +51,7 @@ impl CheckpointPrimitives for Primitives<'_> {
         for (queue, _) in &request.consumed {
             check_queue(*queue)?;
         }
-        if let Some((row, _)) = &request.instance {
-            if row.instance_id != request.instance_id {
-                return Err(StorageError::InvalidArgument(format!(
-                    "checkpoint of instance '{}' carries the row of instance '{}'",
-                    request.instance_id, row.instance_id
-                )));
-            }
-        }
+        crate::checkpoint::check_instance_row(request)?;
         Ok(())
     }
 
@@ -117,21 +110,7 @@ impl CheckpointPrimitives for Primitives<'_> {
 impl State {
     /// The partition's epoch must be the fence's.
     fn check_fence(&self, fence: LeaseFence) -> StorageResult<()> {
-        let current = self
-            .partitions
-            .get(&fence.partition)
-            .map(|row| row.epoch)
-            .ok_or_else(|| StorageError::NotFound {
-                what: format!("partition {}", fence.partition),
-            })?;
-        if current != fence.epoch {
-            return Err(StorageError::Fenced {
-                partition: fence.partition,
-                attempted: fence.epoch,
-                current,
-            });
-        }
-        Ok(())
+        fence.check(self.partitions.get(&fence.partition).map(|row| row.epoch))
     }
 
     /// Step 1: checks the fence and the history ETag, then writes the events together with

@@ -242,13 +242,7 @@ impl MemoryStore {
         max: usize,
         visibility: Duration,
     ) -> StorageResult<Vec<Dequeued>> {
-        check_queue(queue)?;
-        let limit = self.max_dequeue_batch();
-        if max == 0 || max > limit {
-            return Err(StorageError::InvalidArgument(format!(
-                "dequeue of {max} messages: take 1 to {limit} at a time"
-            )));
-        }
+        crate::queue::check_dequeue(self, queue, max)?;
         let now = self.now();
         let newest_first = self.shared.newest_first;
         Ok(self

@@ -14,7 +14,7 @@ use crate::instances::{Expect, InstancePage, InstanceQuery, InstanceRow, Instanc
 use crate::list_order::{page_sorted, ListOrder};
 use crate::partitions::{HubInfo, PartitionRow, PartitionStore};
 use crate::payloads::PayloadStore;
-use crate::queue::{QueueName, Receipt, MAX_PARTITIONS};
+use crate::queue::{QueueName, Receipt};
 
 /// The prefix of the memory backend's continuation tokens (the rest is the last ID returned).
 const TOKEN_PREFIX: &str = "after:";
@@ -117,13 +117,7 @@ impl State {
         row: &PartitionRow,
         expected: Option<&ETag>,
     ) -> StorageResult<ETag> {
-        if row.partition >= MAX_PARTITIONS {
-            return Err(StorageError::InvalidArgument(format!(
-                "partition {}: partitions are numbered 0 to {}",
-                row.partition,
-                MAX_PARTITIONS - 1
-            )));
-        }
+        crate::partitions::check_partition(row.partition)?;
         let stored = self.partitions.get(&row.partition).map(|r| r.etag.as_ref());
         let allowed = match (stored, expected) {
             (None, None) => true,
