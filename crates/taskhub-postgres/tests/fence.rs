@@ -122,13 +122,7 @@ async fn setup() -> (
         .unwrap();
     let q = QueueName::Control(0);
     store
-        .enqueue(
-            q,
-            vec![NewQueueMessage {
-                body: "input".into(),
-                delay: Duration::ZERO,
-            }],
-        )
+        .enqueue(q, vec![common::message("input")])
         .await
         .unwrap();
     let held = store.dequeue(q, 1, Duration::from_secs(60)).await.unwrap();

@@ -12,7 +12,7 @@ mod common;
 use std::time::Duration;
 
 use taskhub_postgres::{Create, PostgresOptions, PostgresStore};
-use taskhub_storage::{NewQueueMessage, QueueName, QueueStore, StorageError};
+use taskhub_storage::{QueueName, QueueStore, StorageError};
 
 /// The test server's URL with `sslmode` set to `mode` (`None`: not given, i.e. `prefer`).
 fn url(mode: Option<&str>) -> String {
@@ -68,13 +68,7 @@ async fn a_hub_opened_with_the_servers_ca_and_sslmode_require_talks_tls() {
     // The store works over it.
     let q = QueueName::Control(0);
     store
-        .enqueue(
-            q,
-            vec![NewQueueMessage {
-                body: "over tls".into(),
-                delay: Duration::ZERO,
-            }],
-        )
+        .enqueue(q, vec![common::message("over tls")])
         .await
         .unwrap();
     let got = store.dequeue(q, 1, Duration::from_secs(30)).await.unwrap();

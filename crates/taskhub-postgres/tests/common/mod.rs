@@ -8,6 +8,14 @@ use std::sync::Arc;
 use taskhub_postgres::{Create, PostgresOptions, PostgresStore};
 use taskhub_storage::ManualClock;
 
+/// A message with `body`, visible at once.
+pub fn message(body: &str) -> taskhub_storage::NewQueueMessage {
+    taskhub_storage::NewQueueMessage {
+        body: body.to_owned(),
+        delay: std::time::Duration::ZERO,
+    }
+}
+
 /// The test server's options; fails, saying how to run the tests, when it is not set.
 pub fn options() -> PostgresOptions {
     let url = taskhub_test_support::env::postgres_url("cargo test -p taskhub-postgres");
