@@ -18,30 +18,13 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use common::calls::{start, until_status, wait_done};
-use common::sdk::{FakeWorker, SdkServer};
+use common::sdk::{answer, turn_of, FakeWorker, SdkServer};
 use common::Backend;
 use taskhub_grpc::proto::{
     history_event::EventType, orchestrator_action::OrchestratorActionType as A, work_item,
     ActivityResponse, CompleteOrchestrationAction, CreateSubOrchestrationAction,
-    OrchestrationStatus as S, OrchestratorAction, OrchestratorRequest, OrchestratorResponse,
-    ScheduleTaskAction, TraceContext, WorkItem,
+    OrchestrationStatus as S, OrchestratorAction, ScheduleTaskAction, TraceContext, WorkItem,
 };
-
-fn turn_of(item: &WorkItem) -> &OrchestratorRequest {
-    match &item.request {
-        Some(work_item::Request::OrchestratorRequest(r)) => r,
-        other => panic!("not an orchestration turn: {other:?}"),
-    }
-}
-
-fn answer(item: &WorkItem, actions: Vec<OrchestratorAction>) -> OrchestratorResponse {
-    OrchestratorResponse {
-        instance_id: turn_of(item).instance_id.clone(),
-        actions,
-        completion_token: item.completion_token.clone(),
-        ..OrchestratorResponse::default()
-    }
-}
 
 async fn next(w: &mut FakeWorker) -> WorkItem {
     w.next(Duration::from_secs(60))

@@ -579,17 +579,7 @@ async fn payloads_are_strings_null_and_absent_kept_apart(backend: Backend) {
 async fn a_java_clients_start_without_a_policy_replaces_a_finished_instance() {
     let server = Server::start(Backend::Sqlite).await;
     let mut c = server.client().await;
-    let channel = tonic::transport::Endpoint::from_shared(server.url())
-        .unwrap()
-        .user_agent("grpc-java-netty/1.59.0")
-        .unwrap()
-        .connect()
-        .await
-        .unwrap();
-    let mut java =
-        taskhub_grpc::proto::task_hub_sidecar_service_client::TaskHubSidecarServiceClient::new(
-            channel,
-        );
+    let mut java = common::serving::client_as(server.addr, "grpc-java-netty/1.59.0").await;
     start(&mut c, "Echo", "again", Some("1")).await;
     let first = wait_done(&mut c, "again").await;
     let plain = CreateInstanceRequest {
@@ -626,17 +616,7 @@ async fn a_java_clients_start_without_a_policy_replaces_a_finished_instance() {
 async fn a_go_clients_error_action_refuses_an_existing_instance() {
     let server = Server::start(Backend::Sqlite).await;
     let mut c = server.client().await;
-    let channel = tonic::transport::Endpoint::from_shared(server.url())
-        .unwrap()
-        .user_agent("grpc-go/1.56.3")
-        .unwrap()
-        .connect()
-        .await
-        .unwrap();
-    let mut go =
-        taskhub_grpc::proto::task_hub_sidecar_service_client::TaskHubSidecarServiceClient::new(
-            channel,
-        );
+    let mut go = common::serving::client_as(server.addr, "grpc-go/1.56.3").await;
     start(&mut c, "Echo", "go-err", Some("1")).await;
     let first = wait_done(&mut c, "go-err").await;
     let e = go

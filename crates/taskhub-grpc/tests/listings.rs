@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::calls::{get, start, status, until_status, wait_done, Client};
+use common::calls::{get, start, status, streamed_history, until_status, wait_done, Client};
 use common::{Backend, Server};
 use taskhub_grpc::proto::history_event::EventType as E;
 use taskhub_grpc::proto::purge_instances_request::Request as Which;
@@ -379,19 +379,12 @@ async fn stream_history(backend: Backend) {
     start(&mut c, "Hello", "h-1", None).await;
     let done = wait_done(&mut c, "h-1").await;
     assert_eq!(status(&done), S::Completed);
-    let mut stream = c
-        .stream_instance_history(StreamInstanceHistoryRequest {
-            instance_id: "h-1".into(),
-            execution_id: done.execution_id.clone(),
-            for_work_item_processing: false,
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    let mut events = Vec::new();
-    while let Some(chunk) = stream.message().await.unwrap() {
-        events.extend(chunk.events);
-    }
+    let request = StreamInstanceHistoryRequest {
+        instance_id: "h-1".into(),
+        execution_id: done.execution_id.clone(),
+        for_work_item_processing: false,
+    };
+    let events = streamed_history(&mut c, request).await;
     let kinds: Vec<_> = events
         .iter()
         .filter_map(|e| e.event_type.as_ref())

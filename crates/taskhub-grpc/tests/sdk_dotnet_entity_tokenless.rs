@@ -24,11 +24,11 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::calls::Client;
 use common::sdk::{DispatchServer, FakeWorker};
-use taskhub::EntityId;
+use common::serving::worker_as;
 use taskhub::executor::RemoteExecutor;
 use taskhub::executor::{EntityBatchOutcome, EntityOperation, EntityWork, ExecutorError};
+use taskhub::EntityId;
 use taskhub::Payload;
 use taskhub_grpc::proto::{
     operation_result::ResultType, work_item, EntityBatchResult, GetWorkItemsRequest, OperationInfo,
@@ -37,7 +37,6 @@ use taskhub_grpc::proto::{
 use taskhub_grpc::DispatcherSettings;
 use taskhub_storage::SystemClock;
 use tokio::task::JoinHandle;
-use tonic::transport::Endpoint;
 use tonic::Code;
 
 /// What the .NET worker's gRPC library (Grpc.Net.Client) sends as its user agent.
@@ -49,25 +48,13 @@ async fn real_server() -> DispatchServer {
 
 /// A .NET-like worker on a connection of its own, declaring room for `entities` batches.
 async fn dotnet_worker(server: &DispatchServer, entities: i32) -> FakeWorker {
-    let channel = Endpoint::from_shared(format!("http://{}", server.addr))
-        .unwrap()
-        .user_agent(DOTNET_USER_AGENT)
-        .unwrap()
-        .connect()
-        .await
-        .unwrap();
-    let mut client = Client::new(channel);
-    let stream = client
-        .get_work_items(GetWorkItemsRequest {
-            max_concurrent_orchestration_work_items: 1,
-            max_concurrent_activity_work_items: 1,
-            max_concurrent_entity_work_items: entities,
-            ..GetWorkItemsRequest::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    FakeWorker { client, stream }
+    let request = GetWorkItemsRequest {
+        max_concurrent_orchestration_work_items: 1,
+        max_concurrent_activity_work_items: 1,
+        max_concurrent_entity_work_items: entities,
+        ..GetWorkItemsRequest::default()
+    };
+    worker_as(server.addr, DOTNET_USER_AGENT, request).await
 }
 
 /// A batch of one `add` on `@counter@KEY`, its request ID `req-KEY`.

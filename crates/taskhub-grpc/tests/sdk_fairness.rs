@@ -18,32 +18,16 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::calls::start;
-use common::sdk::{FakeWorker, SdkServer};
+use common::sdk::{answer, turn_of, FakeWorker, SdkServer};
 use common::Backend;
 use taskhub_grpc::proto::{
-    orchestrator_action::OrchestratorActionType as A, work_item, OrchestrationInstance,
-    OrchestratorAction, OrchestratorRequest, OrchestratorResponse, SendEventAction, WorkItem,
+    orchestrator_action::OrchestratorActionType as A, OrchestrationInstance, OrchestratorAction,
+    SendEventAction, WorkItem,
 };
 use taskhub_grpc::DispatcherSettings;
 
 /// How many events the flooding orchestration sends itself in one turn.
 const FLOOD: i32 = 1_000;
-
-fn turn_of(item: &WorkItem) -> &OrchestratorRequest {
-    match &item.request {
-        Some(work_item::Request::OrchestratorRequest(r)) => r,
-        other => panic!("not an orchestration turn: {other:?}"),
-    }
-}
-
-fn answer(item: &WorkItem, actions: Vec<OrchestratorAction>) -> OrchestratorResponse {
-    OrchestratorResponse {
-        instance_id: turn_of(item).instance_id.clone(),
-        actions,
-        completion_token: item.completion_token.clone(),
-        ..OrchestratorResponse::default()
-    }
-}
 
 fn event_to(instance: &str, id: i32) -> OrchestratorAction {
     OrchestratorAction {

@@ -112,20 +112,12 @@ async fn a_large_turn_goes_without_its_past_which_the_worker_streams_whole_and_i
     assert!(r.requires_history_streaming);
     assert!(r.past_events.is_empty());
     assert_eq!(r.new_events, whole.new_events);
-    let mut chunks = w
-        .client
-        .stream_instance_history(StreamInstanceHistoryRequest {
-            instance_id: "o1".into(),
-            execution_id: r.execution_id.clone(),
-            for_work_item_processing: true,
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    let mut streamed = Vec::new();
-    while let Some(chunk) = chunks.message().await.unwrap() {
-        streamed.extend(chunk.events);
-    }
+    let request = StreamInstanceHistoryRequest {
+        instance_id: "o1".into(),
+        execution_id: r.execution_id.clone(),
+        for_work_item_processing: true,
+    };
+    let streamed = common::calls::streamed_history(&mut w.client, request).await;
     assert_eq!(streamed, whole.past_events);
     w.client
         .complete_orchestrator_task(OrchestratorResponse {

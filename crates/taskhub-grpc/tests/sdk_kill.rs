@@ -204,32 +204,20 @@ async fn a_killed_workers_orchestrations_finish_on_another(sdk: Sdk, backend: Ba
     server.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_killed_go_sdk_workers_orchestrations_finish_on_another_on_sqlite() {
-    a_killed_workers_orchestrations_finish_on_another(go(), Backend::Sqlite).await;
-}
+common::on_backends!(
+    a_killed_workers_orchestrations_finish_on_another(go()),
+    a_killed_go_sdk_workers_orchestrations_finish_on_another_on_sqlite = Sqlite,
+    a_killed_go_sdk_workers_orchestrations_finish_on_another_on_azurite = Azure
+);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_killed_go_sdk_workers_orchestrations_finish_on_another_on_azurite() {
-    a_killed_workers_orchestrations_finish_on_another(go(), Backend::Azure).await;
-}
+common::on_backends!(
+    a_killed_workers_orchestrations_finish_on_another(java()),
+    a_killed_java_sdk_workers_orchestrations_finish_on_another_on_sqlite = Sqlite,
+    a_killed_java_sdk_workers_orchestrations_finish_on_another_on_azurite = Azure
+);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_killed_java_sdk_workers_orchestrations_finish_on_another_on_sqlite() {
-    a_killed_workers_orchestrations_finish_on_another(java(), Backend::Sqlite).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_killed_java_sdk_workers_orchestrations_finish_on_another_on_azurite() {
-    a_killed_workers_orchestrations_finish_on_another(java(), Backend::Azure).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_killed_javascript_sdk_workers_orchestrations_finish_on_another_on_sqlite() {
-    a_killed_workers_orchestrations_finish_on_another(javascript(), Backend::Sqlite).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_killed_javascript_sdk_workers_orchestrations_finish_on_another_on_azurite() {
-    a_killed_workers_orchestrations_finish_on_another(javascript(), Backend::Azure).await;
-}
+common::on_backends!(
+    a_killed_workers_orchestrations_finish_on_another(javascript()),
+    a_killed_javascript_sdk_workers_orchestrations_finish_on_another_on_sqlite = Sqlite,
+    a_killed_javascript_sdk_workers_orchestrations_finish_on_another_on_azurite = Azure
+);

@@ -41,20 +41,19 @@ use std::time::Duration;
 
 use common::script::Script;
 use common::sdk::SdkServer;
-use common::sdk::{execution, first_turn, instance, DispatchServer, FakeWorker};
+use common::sdk::{execution, first_turn, instance, turn_of, DispatchServer, FakeWorker};
+use common::serving;
 use common::Backend;
 use taskhub::executor::{Decision, OrchestrationWork, RemoteExecutor};
 use taskhub::{EventKind, HistoryEvent, Timestamp};
 use taskhub_grpc::convert::event_to_proto;
-use taskhub_grpc::proto::task_hub_sidecar_service_client::TaskHubSidecarServiceClient as Client;
 use taskhub_grpc::proto::{
-    history_event::EventType as E, orchestrator_action::OrchestratorActionType as A, work_item,
-    GetWorkItemsRequest, OrchestratorAction, OrchestratorRequest, OrchestratorResponse,
-    RewindOrchestrationAction, ScheduleTaskAction, WorkItem,
+    history_event::EventType as E, orchestrator_action::OrchestratorActionType as A,
+    GetWorkItemsRequest, OrchestratorAction, OrchestratorResponse, RewindOrchestrationAction,
+    ScheduleTaskAction,
 };
 use taskhub_grpc::{DispatcherSettings, INVALID_ACTION};
 use taskhub_storage::SystemClock;
-use tonic::transport::Endpoint;
 
 const COMMAND: &str = "scripts/with-azurite.sh cargo test -p taskhub-grpc --test sdk_rewind";
 
@@ -124,13 +123,6 @@ fn rewind_turn() -> OrchestrationWork {
     )
 }
 
-fn turn_of(item: &WorkItem) -> &OrchestratorRequest {
-    match &item.request {
-        Some(work_item::Request::OrchestratorRequest(r)) => r,
-        other => panic!("not a turn: {other:?}"),
-    }
-}
-
 fn rewind_reasons(events: &[taskhub_grpc::proto::HistoryEvent]) -> Vec<Option<String>> {
     events
         .iter()
@@ -163,20 +155,7 @@ async fn dispatch_server() -> DispatchServer {
 
 /// A worker whose gRPC library says `user_agent`, declaring nothing (as the Go and Java SDKs).
 async fn worker_as(server: &DispatchServer, user_agent: &str) -> FakeWorker {
-    let channel = Endpoint::from_shared(format!("http://{}", server.addr))
-        .unwrap()
-        .user_agent(user_agent)
-        .unwrap()
-        .connect()
-        .await
-        .unwrap();
-    let mut client = Client::new(channel);
-    let stream = client
-        .get_work_items(GetWorkItemsRequest::default())
-        .await
-        .unwrap()
-        .into_inner();
-    FakeWorker { client, stream }
+    serving::worker_as(server.addr, user_agent, GetWorkItemsRequest::default()).await
 }
 
 fn assert_schedules_ship(decision: &taskhub::executor::OrchestrationDecision) {
@@ -449,19 +428,12 @@ async fn legacy_worker_rewound(sdk: WorkerProgram, backend: Backend) {
         "{seen:?}"
     );
     // The history (as any client reads it) holds the rewind with its reason.
-    let mut stream = c
-        .stream_instance_history(taskhub_grpc::proto::StreamInstanceHistoryRequest {
-            instance_id: "legacy-rewind".into(),
-            execution_id: done.execution_id.clone(),
-            for_work_item_processing: false,
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    let mut events = Vec::new();
-    while let Some(chunk) = stream.message().await.unwrap() {
-        events.extend(chunk.events);
-    }
+    let request = taskhub_grpc::proto::StreamInstanceHistoryRequest {
+        instance_id: "legacy-rewind".into(),
+        execution_id: done.execution_id.clone(),
+        for_work_item_processing: false,
+    };
+    let events = common::calls::streamed_history(&mut c, request).await;
     assert_eq!(
         rewind_reasons(&events),
         [Some("the carrier is back".to_owned())]
@@ -471,22 +443,14 @@ async fn legacy_worker_rewound(sdk: WorkerProgram, backend: Backend) {
     server.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_go_sdk_workers_orchestration_is_rewound_on_sqlite() {
-    legacy_worker_rewound(go(), Backend::Sqlite).await;
-}
+common::on_backends!(
+    legacy_worker_rewound(go()),
+    a_go_sdk_workers_orchestration_is_rewound_on_sqlite = Sqlite,
+    a_go_sdk_workers_orchestration_is_rewound_on_azurite = Azure
+);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_go_sdk_workers_orchestration_is_rewound_on_azurite() {
-    legacy_worker_rewound(go(), Backend::Azure).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_java_sdk_workers_orchestration_is_rewound_on_sqlite() {
-    legacy_worker_rewound(java(), Backend::Sqlite).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_java_sdk_workers_orchestration_is_rewound_on_azurite() {
-    legacy_worker_rewound(java(), Backend::Azure).await;
-}
+common::on_backends!(
+    legacy_worker_rewound(java()),
+    a_java_sdk_workers_orchestration_is_rewound_on_sqlite = Sqlite,
+    a_java_sdk_workers_orchestration_is_rewound_on_azurite = Azure
+);

@@ -23,8 +23,8 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::calls::Client;
 use common::sdk::{activity, first_turn, DispatchServer, FakeWorker};
+use common::serving::{client_as, work_items};
 use taskhub::executor::ExecutorError;
 use taskhub::executor::{Decision, EntityOperation, EntityWork, RemoteExecutor};
 use taskhub::EntityId;
@@ -35,22 +35,9 @@ use taskhub_grpc::proto::{
 };
 use taskhub_grpc::DispatcherSettings;
 use taskhub_storage::SystemClock;
-use tonic::transport::Endpoint;
 
 const GO_USER_AGENT: &str = "grpc-go/1.56.3";
 const JAVA_USER_AGENT: &str = "grpc-java-netty/1.59.0";
-
-/// A client on a connection of its own, with `user_agent`.
-async fn client_as(server: &DispatchServer, user_agent: &str) -> Client {
-    let channel = Endpoint::from_shared(format!("http://{}", server.addr))
-        .unwrap()
-        .user_agent(user_agent)
-        .unwrap()
-        .connect()
-        .await
-        .unwrap();
-    Client::new(channel)
-}
 
 /// A worker as the Go SDK connects one: `Hello`, then `GetWorkItems` with nothing declared.
 async fn go_worker(server: &DispatchServer) -> FakeWorker {
@@ -59,14 +46,9 @@ async fn go_worker(server: &DispatchServer) -> FakeWorker {
 
 /// A worker of a tokenless SDK whose gRPC library says `user_agent`.
 async fn legacy_worker(server: &DispatchServer, user_agent: &str) -> FakeWorker {
-    let mut client = client_as(server, user_agent).await;
+    let mut client = client_as(server.addr, user_agent).await;
     client.hello(()).await.unwrap();
-    let stream = client
-        .get_work_items(GetWorkItemsRequest::default())
-        .await
-        .unwrap()
-        .into_inner();
-    FakeWorker { client, stream }
+    work_items(client, GetWorkItemsRequest::default()).await
 }
 
 async fn real_server() -> DispatchServer {
@@ -148,7 +130,7 @@ async fn an_answer_without_a_token_from_another_connection_or_for_another_item_c
     w.expect().await;
 
     // Another connection (a second Go client) did not receive it.
-    let mut stranger = client_as(&server, GO_USER_AGENT).await;
+    let mut stranger = client_as(server.addr, GO_USER_AGENT).await;
     stranger
         .complete_activity_task(hello_done("o1", 0))
         .await

@@ -46,11 +46,7 @@ pub fn state_to_proto(row: &InstanceRow, options: StateOptions) -> Orchestration
         execution_id: Some(row.execution_id.to_string()),
         completed_timestamp: row.completed_at.map(timestamp_to_proto),
         parent_instance_id: None,
-        tags: row
-            .tags
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
+        tags: row.tags.clone().into_iter().collect(),
     }
 }
 

@@ -73,11 +73,7 @@ pub(crate) fn activity_request(work: &ActivityWork) -> ActivityRequest {
             trace_parent: t.clone(),
             ..TraceContext::default()
         }),
-        tags: work
-            .tags
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
+        tags: work.tags.clone().into_iter().collect(),
     }
 }
 

@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use taskhub_grpc::proto::task_hub_sidecar_service_client::TaskHubSidecarServiceClient;
 use taskhub_grpc::proto::{
-    CreateInstanceRequest, GetEntityRequest, GetInstanceRequest, OrchestrationState,
-    OrchestrationStatus,
+    CreateInstanceRequest, GetEntityRequest, GetInstanceRequest, HistoryEvent, OrchestrationState,
+    OrchestrationStatus, StreamInstanceHistoryRequest,
 };
 use tonic::transport::Channel;
 use tonic::Request;
@@ -112,4 +112,21 @@ pub async fn until_state(c: &mut Client, id: &str, want: &str) {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// The whole history `request` streams, its chunks put together.
+pub async fn streamed_history(
+    c: &mut Client,
+    request: StreamInstanceHistoryRequest,
+) -> Vec<HistoryEvent> {
+    let mut stream = c
+        .stream_instance_history(request)
+        .await
+        .unwrap()
+        .into_inner();
+    let mut events = Vec::new();
+    while let Some(chunk) = stream.message().await.unwrap() {
+        events.extend(chunk.events);
+    }
+    events
 }

@@ -10,7 +10,9 @@ use std::time::Duration;
 use taskhub::executor::ExecutorError;
 use taskhub::executor::{ActivityWork, OrchestrationWork};
 use taskhub::{EventKind, ExecutionId, HistoryEvent, InstanceId, Payload, Timestamp};
-use taskhub_grpc::proto::{work_item, WorkItem};
+use taskhub_grpc::proto::{
+    work_item, OrchestratorAction, OrchestratorRequest, OrchestratorResponse, WorkItem,
+};
 use taskhub_grpc::{Dispatcher, DispatcherSettings, GrpcConfig};
 use taskhub_storage::{Clock, ManualClock};
 use tokio::task::JoinHandle;
@@ -134,6 +136,24 @@ impl FakeWorker {
         if let Some(item) = self.next(Duration::from_millis(300)).await {
             panic!("no work item expected, got {item:?}");
         }
+    }
+}
+
+/// The orchestration turn `item` carries; fails the test if it is not one.
+pub fn turn_of(item: &WorkItem) -> &OrchestratorRequest {
+    match &item.request {
+        Some(work_item::Request::OrchestratorRequest(r)) => r,
+        other => panic!("not an orchestration turn: {other:?}"),
+    }
+}
+
+/// The answer to the turn `item` carries: `actions`, with its instance and completion token.
+pub fn answer(item: &WorkItem, actions: Vec<OrchestratorAction>) -> OrchestratorResponse {
+    OrchestratorResponse {
+        instance_id: turn_of(item).instance_id.clone(),
+        actions,
+        completion_token: item.completion_token.clone(),
+        ..OrchestratorResponse::default()
     }
 }
 
