@@ -21,6 +21,8 @@ mod backends;
 mod common;
 #[path = "common/paused_checkpoint.rs"]
 mod paused;
+#[path = "common/pg_workers.rs"]
+mod pg_workers;
 
 use paused::*;
 

@@ -41,7 +41,10 @@ use std::time::{Duration, Instant};
 
 use backends::Backend;
 use common::*;
-use pg_workers::{check_instances, logged_runs, owners, until_runs, FAN, SEQ};
+use pg_workers::{
+    check_completed, check_instances, fresh_hub, logged_runs, owners, signal, start_all,
+    stop_gracefully, until_runs, FAN, SEQ,
+};
 use taskhub::*;
 
 taskhub_test_support::backend_matrix!([azure] three_workers_survive_a_kill_and_a_pause_past_the_lease);
@@ -87,34 +90,6 @@ fn three_kills_worker_process() {
     }
 }
 
-/// A fresh hub of `backend` that the worker processes started in the returned dir work on.
-async fn fresh_hub(backend: Backend, tag: &str, settings: Settings) -> (TempDir, TaskHub) {
-    let dir = TempDir::new(&format!("{backend}-workers-{tag}"));
-    let hub_name = backends::unique_hub_name();
-    backends::write_hub_file(&dir.0, backend, &hub_name);
-    let store = backends::open_hub_store(backend, &dir.0, &hub_name).await;
-    let hub = TaskHub::open(store.store, settings).await.unwrap();
-    (dir, hub)
-}
-
-/// Starts `n` `Chain`s, returning each ID with its base.
-async fn start_chains(hub: &TaskHub, n: u64) -> Vec<(InstanceId, u64)> {
-    let client = hub.client();
-    let mut ids = Vec::new();
-    for i in 0..n {
-        ids.push((client.start("Chain", i * 1000).await.unwrap(), i * 1000));
-    }
-    ids
-}
-
-fn signal(proc: &child::Proc, sig: &str) {
-    let status = std::process::Command::new("kill")
-        .args([sig, &proc.child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success(), "kill {sig} {}", proc.child.id());
-}
-
 /// The partitions `name` holds now.
 async fn partitions_of(hub: &TaskHub, name: &str) -> BTreeSet<u32> {
     owners(hub)
@@ -156,9 +131,9 @@ async fn diagnose(hub: &TaskHub, id: &InstanceId) -> String {
 
 /// Three workers; one killed mid-run, one paused past its lease (see the file's comment).
 async fn three_workers_survive_a_kill_and_a_pause_past_the_lease(backend: Backend) {
-    let (dir, hub) = fresh_hub(backend, "kill-pause", kill_pause_settings()).await;
+    let (dir, hub) = fresh_hub(backend, "workers-kill-pause", kill_pause_settings()).await;
     let client = hub.client();
-    let ids = start_chains(&hub, KILL_PAUSE_INSTANCES).await;
+    let ids = start_all(&hub, "Chain", KILL_PAUSE_INSTANCES).await;
     let mut workers: Vec<child::Proc> = (0..3)
         .map(|_| child::spawn("kill_pause_worker_process", &dir.0))
         .collect();
@@ -222,29 +197,7 @@ async fn three_workers_survive_a_kill_and_a_pause_past_the_lease(backend: Backen
             Ok(s) => s,
             Err(e) => panic!("{e}: {}", diagnose(&hub, id).await),
         };
-        assert_eq!(s.status(), OrchestrationStatus::Completed, "{id}");
-        assert_eq!(
-            s.output::<u64>().unwrap(),
-            Some(child::expected(*base, SEQ, FAN)),
-            "{id}"
-        );
-        let history = client
-            .get_status(id, StatusOptions { history: true })
-            .await
-            .unwrap()
-            .unwrap()
-            .history
-            .unwrap();
-        let seen = child::task_event_counts(&history);
-        assert_eq!(
-            seen.len(),
-            usize::try_from(2 * (SEQ + FAN)).unwrap(),
-            "{id}: every task scheduled and completed"
-        );
-        assert!(
-            seen.values().all(|c| *c == 1),
-            "{id}: an event was applied twice"
-        );
+        check_completed(&client, id, *base, &s).await;
     }
     // The resumed worker gets partitions back (it is live again): every partition is held
     // by one of the two running workers.
@@ -254,14 +207,7 @@ async fn three_workers_survive_a_kill_and_a_pause_past_the_lease(backend: Backen
             .all(|v| v.as_ref().is_some_and(|v| running.contains(v)))
     })
     .await;
-    for w in &mut workers[1..] {
-        drop(w.child.stdin.take());
-        assert!(
-            w.child.wait().unwrap().success(),
-            "graceful shutdown of {}",
-            w.name
-        );
-    }
+    stop_gracefully(&mut workers[1..]);
 
     eprintln!("{:?}: all instances completed", began.elapsed());
 
@@ -322,8 +268,8 @@ async fn three_workers_survive_a_kill_and_a_pause_past_the_lease(backend: Backen
 async fn three_workers_killed_in_turn_over_a_thousand_orchestrations_lose_nothing(
     backend: Backend,
 ) {
-    let (dir, hub) = fresh_hub(backend, "three-kills", pg_workers::settings()).await;
-    let ids = start_chains(&hub, THREE_KILLS_INSTANCES).await;
+    let (dir, hub) = fresh_hub(backend, "workers-three-kills", pg_workers::settings()).await;
+    let ids = start_all(&hub, "Chain", THREE_KILLS_INSTANCES).await;
     let mut workers: Vec<child::Proc> = (0..3)
         .map(|_| child::spawn("three_kills_worker_process", &dir.0))
         .collect();
@@ -351,14 +297,7 @@ async fn three_workers_killed_in_turn_over_a_thousand_orchestrations_lose_nothin
         "{:?}: all {THREE_KILLS_INSTANCES} instances completed",
         began.elapsed()
     );
-    for w in &mut workers {
-        drop(w.child.stdin.take());
-        assert!(
-            w.child.wait().unwrap().success(),
-            "graceful shutdown of {}",
-            w.name
-        );
-    }
+    stop_gracefully(&mut workers);
     let runs = child::activity_runs(&dir.0);
     assert_eq!(runs.len(), total, "every activity ran");
     let mut again = 0;

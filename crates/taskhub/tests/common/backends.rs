@@ -125,24 +125,33 @@ pub fn read_hub_file(dir: &Path, fallback: Backend) -> (Backend, String) {
 /// shuts it down gracefully. Prints `ready NAME` once started (what `child::spawn` waits for).
 pub fn run_child(fallback: Backend, dir: &Path, settings: Settings, registry: Registry) {
     let (backend, hub_name) = read_hub_file(dir, fallback);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async move {
+    runtime().block_on(async move {
         let store = open_hub_store(backend, dir, &hub_name).await.store;
         let hub = TaskHub::open(store, settings).await.unwrap();
         let worker = Worker::start(&hub, registry).await.unwrap();
         println!("ready {}", worker.name());
-        tokio::task::spawn_blocking(|| {
-            let mut sink = String::new();
-            while std::io::stdin().read_line(&mut sink).is_ok_and(|n| n > 0) {}
-        })
-        .await
-        .unwrap();
+        until_stdin_closes().await;
         worker.shutdown().await;
     });
+}
+
+/// The runtime of a worker process: multi-thread, two workers.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// Waits until this process's stdin closes (how a multi-process test stops its workers).
+pub async fn until_stdin_closes() {
+    tokio::task::spawn_blocking(|| {
+        let mut sink = String::new();
+        while std::io::stdin().read_line(&mut sink).is_ok_and(|n| n > 0) {}
+    })
+    .await
+    .unwrap();
 }
 
 /// [`run_child`] on Azure.

@@ -16,7 +16,6 @@
 //! ignored unless started by its tests, calls [`child_process`]); the backend and hub are in
 //! the file `backends::HUB_FILE` of the test's directory.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -25,41 +24,28 @@ use std::time::{Duration, Instant};
 
 use crate::backends::{self, Backend};
 use crate::common::*;
+use crate::pg_workers::{
+    check_completed, check_linear, fresh_hub, owners, signal, start_all, stop_gracefully,
+};
 use taskhub::*;
 use taskhub_storage::faults::FaultPlan;
 use taskhub_storage::faulty::FaultyStore;
 use taskhub_storage::{
-    CheckpointRequest, CheckpointStep, StepObserver, StorageResult, SystemClock, TaskHubStore,
+    CheckpointRequest, CheckpointStep, StepObserver, StorageResult, SystemClock,
 };
 
-/// The backend the paused checkpoints run on, with the directory of the test (a backend that
-/// keeps its hub in files keeps it there).
-pub struct Target {
-    /// The backend.
-    pub backend: Backend,
-    dir: PathBuf,
-}
-
-impl Target {
-    async fn store(&self, hub_name: &str) -> Arc<dyn TaskHubStore> {
-        backends::open_hub_store(self.backend, &self.dir, hub_name)
-            .await
-            .store
-    }
-
-    fn settings(&self) -> Settings {
-        Settings {
-            control_queue_visibility_timeout: Duration::from_secs(3),
-            // Longer than the pause (the lease interval; on PostgreSQL plus up to the server's
-            // 5 s idle transaction timeout): the paused worker's running activities are not
-            // handed to anyone else, so every second run comes from a re-sent outbox.
-            work_item_visibility_timeout: Duration::from_secs(20),
-            lease_interval: Duration::from_secs(2),
-            lease_renew_interval: Duration::from_millis(500),
-            lease_acquire_interval: Duration::from_secs(1),
-            partition_drain_timeout: Duration::from_secs(5),
-            ..backends::settings(self.backend)
-        }
+fn settings() -> Settings {
+    Settings {
+        control_queue_visibility_timeout: Duration::from_secs(3),
+        // Longer than the pause (the lease interval; on PostgreSQL plus up to the server's
+        // 5 s idle transaction timeout): the paused worker's running activities are not
+        // handed to anyone else, so every second run comes from a re-sent outbox.
+        work_item_visibility_timeout: Duration::from_secs(20),
+        lease_interval: Duration::from_secs(2),
+        lease_renew_interval: Duration::from_millis(500),
+        lease_acquire_interval: Duration::from_secs(1),
+        partition_drain_timeout: Duration::from_secs(5),
+        ..backends::settings(Backend::Azure)
     }
 }
 
@@ -139,10 +125,6 @@ pub fn child_process() {
         return;
     };
     let (backend, hub_name) = backends::read_hub_file(&dir, Backend::Azure);
-    let target = Target {
-        backend,
-        dir: dir.clone(),
-    };
     let pause = std::fs::read_to_string(dir.join(PAUSE_FILE))
         .ok()
         .map(|text| {
@@ -159,20 +141,15 @@ pub fn child_process() {
                 armed: AtomicBool::new(false),
             })
         });
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async move {
-        let inner = target.store(hub_name.trim()).await;
+    backends::runtime().block_on(async move {
+        let inner = backends::open_hub_store(backend, &dir, &hub_name)
+            .await
+            .store;
         let mut store = FaultyStore::new(inner, Arc::new(SystemClock::new()), FaultPlan::none());
         if let Some(pause) = &pause {
             store = store.observe_steps(pause.clone());
         }
-        let hub = TaskHub::open(Arc::new(store), target.settings())
-            .await
-            .unwrap();
+        let hub = TaskHub::open(Arc::new(store), settings()).await.unwrap();
         let worker = Worker::start(&hub, child::registry(log, SEQ, FAN))
             .await
             .unwrap();
@@ -180,22 +157,9 @@ pub fn child_process() {
         if let Some(pause) = &pause {
             pause.armed.store(true, Ordering::SeqCst);
         }
-        tokio::task::spawn_blocking(|| {
-            let mut sink = String::new();
-            while std::io::stdin().read_line(&mut sink).is_ok_and(|n| n > 0) {}
-        })
-        .await
-        .unwrap();
+        backends::until_stdin_closes().await;
         worker.shutdown().await;
     });
-}
-
-fn signal(proc: &child::Proc, sig: &str) {
-    let status = Command::new("kill")
-        .args([sig, &proc.child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success(), "kill {sig} {}", proc.child.id());
 }
 
 /// True once the process is stopped (state `T` in /proc).
@@ -207,16 +171,6 @@ fn is_stopped(pid: u32) -> bool {
             after.chars().next()
         })
         .is_some_and(|state| state == 'T' || state == 't')
-}
-
-async fn owners(hub: &TaskHub) -> BTreeMap<u32, Option<String>> {
-    hub.store()
-        .list_partitions()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|r| (r.partition, r.owner))
-        .collect()
 }
 
 /// What a stuck instance looks like in storage (for the failure message): its row's status and
@@ -240,21 +194,9 @@ async fn stuck_state(hub: &TaskHub, id: &InstanceId) -> String {
 
 /// One run: the victim pauses after `step`; returns a line for the report.
 async fn pause_at(backend: Backend, step: CheckpointStep) -> String {
-    let dir = TempDir::new(&format!("{backend}-paused-checkpoint"));
-    let target = Target {
-        backend,
-        dir: dir.0.clone(),
-    };
-    let hub_name = backends::unique_hub_name();
-    backends::write_hub_file(&dir.0, backend, &hub_name);
-    let hub = TaskHub::open(target.store(&hub_name).await, target.settings())
-        .await
-        .unwrap();
+    let (dir, hub) = fresh_hub(backend, "paused-checkpoint", settings()).await;
     let client = hub.client();
-    let mut ids = Vec::new();
-    for i in 0..INSTANCES {
-        ids.push((client.start("Chain", i * 1000).await.unwrap(), i * 1000));
-    }
+    let ids = start_all(&hub, "Chain", INSTANCES).await;
     std::fs::write(
         dir.0.join(PAUSE_FILE),
         format!("{} {NTH_CHECKPOINT}", step.index()),
@@ -290,10 +232,11 @@ async fn pause_at(backend: Backend, step: CheckpointStep) -> String {
     let paused_for = pause.elapsed();
     signal(&victim, "-CONT");
     assert!(
-        paused_for < target.settings().work_item_visibility_timeout,
+        paused_for < settings().work_item_visibility_timeout,
         "the pause ({paused_for:?}) must stay under the work-item visibility timeout"
     );
 
+    eprintln!("{step:?}: checking every instance");
     for (id, base) in &ids {
         let s = match client.wait_for_completion(id, BOUND).await {
             Ok(s) => s,
@@ -302,39 +245,8 @@ async fn pause_at(backend: Backend, step: CheckpointStep) -> String {
                 stuck_state(&hub, id).await
             ),
         };
-        assert_eq!(s.status(), OrchestrationStatus::Completed, "{step:?}: {id}");
-        assert_eq!(
-            s.output::<u64>().unwrap(),
-            Some(child::expected(*base, SEQ, FAN)),
-            "{step:?}: {id}"
-        );
-        let history = client
-            .get_status(id, StatusOptions { history: true })
-            .await
-            .unwrap()
-            .unwrap()
-            .history
-            .unwrap();
         // One linear chain: a late commit in the fence window never forks the history.
-        let count = |f: fn(&EventKind) -> bool| history.iter().filter(|e| f(&e.event)).count();
-        assert_eq!(
-            (
-                count(|e| matches!(e, EventKind::ExecutionStarted { .. })),
-                count(|e| matches!(e, EventKind::ExecutionCompleted { .. }))
-            ),
-            (1, 1),
-            "{step:?}: {id}: one ExecutionStarted and one ExecutionCompleted"
-        );
-        let seen = child::task_event_counts(&history);
-        assert_eq!(
-            seen.len(),
-            usize::try_from(2 * (SEQ + FAN)).unwrap(),
-            "{step:?}: {id}: every task scheduled and completed once (none lost)"
-        );
-        assert!(
-            seen.values().all(|c| *c == 1),
-            "{step:?}: {id}: an event was applied twice"
-        );
+        check_linear(&check_completed(&client, id, *base, &s).await, id);
         assert!(
             hub.store()
                 .load_history(id)
@@ -351,14 +263,7 @@ async fn pause_at(backend: Backend, step: CheckpointStep) -> String {
         letters.is_empty(),
         "{step:?}: messages were dead-lettered: {letters:?}"
     );
-    for w in [&mut victim, &mut other] {
-        drop(w.child.stdin.take());
-        assert!(
-            w.child.wait().unwrap().success(),
-            "{step:?}: graceful shutdown of {}",
-            w.name
-        );
-    }
+    stop_gracefully([&mut victim, &mut other]);
     let runs = child::activity_runs(&dir.0);
     assert_eq!(
         runs.len(),
@@ -386,21 +291,9 @@ async fn pause_at(backend: Backend, step: CheckpointStep) -> String {
 pub async fn a_writer_resumed_in_a_childs_first_turn_never_overwrites_the_newer_row(
     backend: Backend,
 ) {
-    let dir = TempDir::new(&format!("{backend}-paused-child"));
-    let target = Target {
-        backend,
-        dir: dir.0.clone(),
-    };
-    let hub_name = backends::unique_hub_name();
-    backends::write_hub_file(&dir.0, backend, &hub_name);
-    let hub = TaskHub::open(target.store(&hub_name).await, target.settings())
-        .await
-        .unwrap();
+    let (dir, hub) = fresh_hub(backend, "paused-child", settings()).await;
     let client = hub.client();
-    let mut ids = Vec::new();
-    for i in 0..INSTANCES {
-        ids.push((client.start("Family", i * 1000).await.unwrap(), i * 1000));
-    }
+    let ids = start_all(&hub, "Family", INSTANCES).await;
     let step = CheckpointStep::HistoryCommitted;
     std::fs::write(dir.0.join(PAUSE_FILE), format!("{} 0", step.index())).unwrap();
     let mut victim = child::spawn("paused_checkpoint_process", &dir.0);
@@ -429,14 +322,7 @@ pub async fn a_writer_resumed_in_a_childs_first_turn_never_overwrites_the_newer_
         );
     }
     signal(&victim, "-CONT");
-    for w in [&mut victim, &mut other] {
-        drop(w.child.stdin.take());
-        assert!(
-            w.child.wait().unwrap().success(),
-            "graceful shutdown of {}",
-            w.name
-        );
-    }
+    stop_gracefully([&mut victim, &mut other]);
     let rows = hub
         .store()
         .list_instances(&taskhub_storage::InstanceQuery {
