@@ -7,6 +7,7 @@ mod common;
 use std::process::Child;
 
 use common::listening::{interrupt as stop, on_db, spawn_listening, GRPC};
+use common::sidecar::completed_within;
 use common::{taskhub, TempDir};
 use taskhub_grpc::proto::task_hub_sidecar_service_client::TaskHubSidecarServiceClient;
 use taskhub_grpc::proto::{
@@ -32,24 +33,7 @@ async fn connect(addr: &str) -> Client {
 
 /// Waits (up to 60 s) for `id` to finish; asserts it completed and returns its state.
 async fn completed(c: &mut Client, id: &str) -> OrchestrationState {
-    let mut request = taskhub_grpc::tonic::Request::new(GetInstanceRequest {
-        instance_id: id.into(),
-        get_inputs_and_outputs: true,
-    });
-    request.set_timeout(std::time::Duration::from_secs(60));
-    let done = c
-        .wait_for_instance_completion(request)
-        .await
-        .unwrap()
-        .into_inner()
-        .orchestration_state
-        .unwrap();
-    assert_eq!(
-        done.orchestration_status,
-        OrchestrationStatus::Completed as i32,
-        "{done:?}"
-    );
-    done
+    completed_within(c, id, std::time::Duration::from_secs(60)).await
 }
 
 /// Starts the demo's `HelloCities` as `id` and waits for it to complete.

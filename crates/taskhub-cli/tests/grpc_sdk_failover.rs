@@ -20,9 +20,10 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::listening::{forward_stdout, grpc_worker, Reaped};
+use common::sidecar::completed_within;
 use common::{json, TempDir};
 use taskhub_grpc::proto::task_hub_sidecar_service_client::TaskHubSidecarServiceClient;
-use taskhub_grpc::proto::{CreateInstanceRequest, GetInstanceRequest, OrchestrationStatus};
+use taskhub_grpc::proto::CreateInstanceRequest;
 
 /// A Python SDK worker process (taskhub-grpc's tests/python/worker_process.py) named `name`;
 /// its stdout lines go to `lines`.
@@ -102,23 +103,7 @@ async fn a_killed_taskhub_process_leaves_its_work_to_the_sdk_workers_of_the_othe
     first.0.wait().unwrap();
     // Every orchestration completes, through the survivor and W2.
     for id in &ids {
-        let mut request = taskhub_grpc::tonic::Request::new(GetInstanceRequest {
-            instance_id: id.clone(),
-            get_inputs_and_outputs: true,
-        });
-        request.set_timeout(Duration::from_secs(120));
-        let st = c
-            .wait_for_instance_completion(request)
-            .await
-            .unwrap()
-            .into_inner()
-            .orchestration_state
-            .unwrap();
-        assert_eq!(
-            st.orchestration_status,
-            OrchestrationStatus::Completed as i32,
-            "{st:?}"
-        );
+        let st = completed_within(&mut c, id, Duration::from_secs(120)).await;
         let out: Vec<String> = serde_json::from_str(st.output.as_deref().unwrap()).unwrap();
         assert_eq!(out.len(), 2, "{out:?}");
     }

@@ -24,9 +24,10 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use common::listening::{forward_stdout, grpc_worker, Reaped};
+use common::sidecar::completed_within;
 use common::TempDir;
 use taskhub_grpc::proto::task_hub_sidecar_service_client::TaskHubSidecarServiceClient;
-use taskhub_grpc::proto::{CreateInstanceRequest, GetInstanceRequest, OrchestrationStatus};
+use taskhub_grpc::proto::CreateInstanceRequest;
 
 /// How many orchestrations run through the kill.
 const ORCHESTRATIONS: usize = 8;
@@ -205,23 +206,7 @@ async fn a_killed_taskhub_process_restarted_on_the_same_hub_finishes_every_orche
         .await
         .unwrap();
     for id in &ids {
-        let mut request = taskhub_grpc::tonic::Request::new(GetInstanceRequest {
-            instance_id: id.clone(),
-            get_inputs_and_outputs: true,
-        });
-        request.set_timeout(Duration::from_secs(60));
-        let st = c
-            .wait_for_instance_completion(request)
-            .await
-            .unwrap_or_else(|e| panic!("{id} did not complete within 60 s: {e}"))
-            .into_inner()
-            .orchestration_state
-            .unwrap();
-        assert_eq!(
-            st.orchestration_status,
-            OrchestrationStatus::Completed as i32,
-            "{id}: {st:?}"
-        );
+        let st = completed_within(&mut c, id, Duration::from_secs(60)).await;
         let out: Vec<String> = serde_json::from_str(st.output.as_deref().unwrap()).unwrap();
         assert_eq!(out, ["step 1 by W", "slow step by W"], "{id}");
     }

@@ -11,6 +11,7 @@
 
 pub mod listening;
 pub mod service_hub;
+pub mod sidecar;
 
 use std::io::{BufRead as _, BufReader};
 use std::path::Path;
