@@ -170,23 +170,13 @@ async fn large_rows_and_dead_letters_round_trip() {
     let id = InstanceId::new("large-row").unwrap();
     let input = Payload::from_json(format!("\"{}\"", "i".repeat(200_000))).unwrap();
     let row = InstanceRow {
-        instance_id: id.clone(),
-        name: "Big".to_owned(),
-        version: None,
-        execution_id: ExecutionId::new("e1").unwrap(),
-        status: taskhub_core::OrchestrationStatus::Running,
         input,
-        output: None,
-        failure: None,
-        custom_status: None,
-        created_at: START,
-        updated_at: START,
-        completed_at: None,
-        scheduled_start: None,
-        partition: 0,
-        tags: Default::default(),
-        executions: Vec::new(),
-        etag: None,
+        ..common::instance_row(
+            &id,
+            "Big",
+            taskhub_core::OrchestrationStatus::Running,
+            START,
+        )
     };
     s.put_instance(&row, Expect::Absent).await.unwrap();
     let got = s.get_instance(&id).await.unwrap().unwrap();

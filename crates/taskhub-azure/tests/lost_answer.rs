@@ -16,10 +16,10 @@ use std::time::Duration;
 
 use loopback::proxy::{authority, Proxy, Seen};
 use taskhub_azure::StorageAccount;
-use taskhub_core::{EventKind, ExecutionId, HistoryEvent, InstanceId, Payload, Timestamp};
+use taskhub_core::{HistoryEvent, InstanceId, Timestamp};
 use taskhub_storage::{
-    CheckpointRequest, CheckpointStore, ETag, HistoryStore, HistoryWrite, ManualClock,
-    NewQueueMessage, OutboundMessage, QueueName, StorageError,
+    CheckpointRequest, CheckpointStore, ETag, HistoryStore, ManualClock, NewQueueMessage,
+    OutboundMessage, QueueName, StorageError,
 };
 
 const START: Timestamp = Timestamp::from_millis(1_700_000_000_000);
@@ -43,30 +43,16 @@ async fn proxied() -> (StorageAccount, Proxy) {
 }
 
 fn event(i: u64) -> HistoryEvent {
-    HistoryEvent::new(
-        Timestamp::from_millis(START.as_millis() + i),
-        EventKind::EventRaised {
-            name: format!("e{i}"),
-            input: Payload::from_json(i.to_string()).unwrap(),
-        },
-    )
+    common::raised_event(START, i)
 }
 
+/// A checkpoint that appends `events` and sends a work item.
 fn write(
     id: &InstanceId,
     expected: Option<ETag>,
     events: std::ops::Range<u64>,
 ) -> CheckpointRequest {
     CheckpointRequest {
-        instance_id: id.clone(),
-        fence: None,
-        history: Some(HistoryWrite {
-            execution_id: ExecutionId::new("e1").unwrap(),
-            new_execution: expected.is_none(),
-            expected,
-            events: events.map(event).collect(),
-        }),
-        instance: None,
         outbound: vec![OutboundMessage {
             claim: None,
             queue: QueueName::WorkItems,
@@ -75,7 +61,7 @@ fn write(
                 delay: Duration::ZERO,
             },
         }],
-        consumed: Vec::new(),
+        ..common::history_checkpoint(id, expected, events.map(event).collect())
     }
 }
 

@@ -15,30 +15,21 @@ mod loopback;
 use std::sync::Arc;
 
 use loopback::proxy::{authority, Proxy};
-use taskhub_core::{ExecutionId, InstanceId, OrchestrationStatus, Payload, Timestamp};
+use taskhub_core::{InstanceId, OrchestrationStatus, Payload, Timestamp};
 use taskhub_storage::{Expect, InstanceRow, InstanceStore, ManualClock, StorageError};
 
 const START: Timestamp = Timestamp::from_millis(1_700_000_000_000);
 
 fn row(status: OrchestrationStatus, updated: u64) -> InstanceRow {
     InstanceRow {
-        instance_id: InstanceId::new("lost-answer").unwrap(),
-        name: "Orders".to_owned(),
-        version: None,
-        execution_id: ExecutionId::new("e1").unwrap(),
-        status,
         input: Payload::from_json("{\"n\":1}".to_owned()).unwrap(),
-        output: None,
-        failure: None,
-        custom_status: None,
-        created_at: START,
         updated_at: Timestamp::from_millis(START.as_millis() + updated),
-        completed_at: None,
-        scheduled_start: None,
-        partition: 0,
-        tags: Default::default(),
-        executions: Vec::new(),
-        etag: None,
+        ..common::instance_row(
+            &InstanceId::new("lost-answer").unwrap(),
+            "Orders",
+            status,
+            START,
+        )
     }
 }
 

@@ -6,7 +6,7 @@ mod common;
 use std::time::Duration;
 
 use taskhub_azure::OpKind;
-use taskhub_core::{ExecutionId, InstanceId, OrchestrationStatus, Payload, Timestamp};
+use taskhub_core::{InstanceId, OrchestrationStatus, Payload, Timestamp};
 use taskhub_storage::{
     CheckpointRequest, CheckpointStore, Expect, InstanceRow, NewQueueMessage, QueueName,
     QueueStore, SystemClock,
@@ -73,23 +73,13 @@ async fn a_history_less_checkpoint_reads_no_sentinel() {
         .unwrap();
     let id = InstanceId::new("started").unwrap();
     let row = InstanceRow {
-        instance_id: id.clone(),
-        name: "Orch".to_owned(),
-        version: None,
-        execution_id: ExecutionId::new("e1").unwrap(),
-        status: OrchestrationStatus::Pending,
         input: Payload::from_json("1".to_owned()).unwrap(),
-        output: None,
-        failure: None,
-        custom_status: None,
-        created_at: Timestamp::from_millis(1),
-        updated_at: Timestamp::from_millis(1),
-        completed_at: None,
-        scheduled_start: None,
-        partition: 0,
-        tags: Default::default(),
-        executions: Vec::new(),
-        etag: None,
+        ..common::instance_row(
+            &id,
+            "Orch",
+            OrchestrationStatus::Pending,
+            Timestamp::from_millis(1),
+        )
     };
     let before = store.op_counts();
     let outcome = store

@@ -10,10 +10,8 @@ mod common;
 
 use std::sync::Arc;
 
-use taskhub_core::{EventKind, ExecutionId, HistoryEvent, InstanceId, Payload, Timestamp};
-use taskhub_storage::{
-    CheckpointRequest, CheckpointStore, ETag, HistoryStore, HistoryWrite, ManualClock,
-};
+use taskhub_core::{HistoryEvent, InstanceId, Timestamp};
+use taskhub_storage::{CheckpointRequest, CheckpointStore, ETag, HistoryStore, ManualClock};
 
 const START: Timestamp = Timestamp::from_millis(1_700_000_000_000);
 /// Events per checkpoint: more than one batch holds beside the sentinel, so each checkpoint
@@ -23,29 +21,12 @@ const PER_CHECKPOINT: u64 = 120;
 const PROPERTY_LIMIT: usize = 32 * 1024;
 
 fn event(i: u64) -> HistoryEvent {
-    HistoryEvent::new(
-        Timestamp::from_millis(START.as_millis() + i),
-        EventKind::EventRaised {
-            name: format!("e{i}"),
-            input: Payload::from_json(i.to_string()).unwrap(),
-        },
-    )
+    common::raised_event(START, i)
 }
 
 fn write(id: &InstanceId, expected: Option<ETag>, from: u64) -> CheckpointRequest {
-    CheckpointRequest {
-        instance_id: id.clone(),
-        fence: None,
-        history: Some(HistoryWrite {
-            execution_id: ExecutionId::new("e1").unwrap(),
-            new_execution: expected.is_none(),
-            expected,
-            events: (from..from + PER_CHECKPOINT).map(event).collect(),
-        }),
-        instance: None,
-        outbound: Vec::new(),
-        consumed: Vec::new(),
-    }
+    let events = (from..from + PER_CHECKPOINT).map(event).collect();
+    common::history_checkpoint(id, expected, events)
 }
 
 /// A sentinel whose spans are just under the property limit (as about a thousand large

@@ -11,6 +11,68 @@ use std::sync::Arc;
 use taskhub_azure::{AzureOptions, AzureStore, HubName, StorageAccount};
 use taskhub_storage::{Clock, ManualClock, TaskHubStore};
 
+/// Event `e{i}` raised with input `i`, `i` ms after `start`.
+pub fn raised_event(start: taskhub_core::Timestamp, i: u64) -> taskhub_core::HistoryEvent {
+    taskhub_core::HistoryEvent::new(
+        taskhub_core::Timestamp::from_millis(start.as_millis() + i),
+        taskhub_core::EventKind::EventRaised {
+            name: format!("e{i}"),
+            input: taskhub_core::Payload::from_json(i.to_string()).expect("a JSON number"),
+        },
+    )
+}
+
+/// A checkpoint of `id` that appends `events` to execution `e1` (a new one when `expected`
+/// is `None`) and writes nothing else.
+pub fn history_checkpoint(
+    id: &taskhub_core::InstanceId,
+    expected: Option<taskhub_storage::ETag>,
+    events: Vec<taskhub_core::HistoryEvent>,
+) -> taskhub_storage::CheckpointRequest {
+    taskhub_storage::CheckpointRequest {
+        instance_id: id.clone(),
+        fence: None,
+        history: Some(taskhub_storage::HistoryWrite {
+            execution_id: taskhub_core::ExecutionId::new("e1").expect("a valid execution ID"),
+            new_execution: expected.is_none(),
+            expected,
+            events,
+        }),
+        instance: None,
+        outbound: Vec::new(),
+        consumed: Vec::new(),
+    }
+}
+
+/// A row of instance `id` of orchestration `name` in `status` (execution `e1`, partition 0,
+/// no input), created and updated at `at`.
+pub fn instance_row(
+    id: &taskhub_core::InstanceId,
+    name: &str,
+    status: taskhub_core::OrchestrationStatus,
+    at: taskhub_core::Timestamp,
+) -> taskhub_storage::InstanceRow {
+    taskhub_storage::InstanceRow {
+        instance_id: id.clone(),
+        name: name.to_owned(),
+        version: None,
+        execution_id: taskhub_core::ExecutionId::new("e1").expect("a valid execution ID"),
+        status,
+        input: taskhub_core::Payload::null(),
+        output: None,
+        failure: None,
+        custom_status: None,
+        created_at: at,
+        updated_at: at,
+        completed_at: None,
+        scheduled_start: None,
+        partition: 0,
+        tags: Default::default(),
+        executions: Vec::new(),
+        etag: None,
+    }
+}
+
 /// The test account; panics with how to run the tests when the variable is unset.
 pub fn account() -> StorageAccount {
     StorageAccount::from_connection_string(&connection_string())
