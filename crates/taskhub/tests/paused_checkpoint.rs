@@ -21,8 +21,8 @@ mod backends;
 mod common;
 #[path = "common/paused_checkpoint.rs"]
 mod paused;
-#[path = "common/pg_workers.rs"]
-mod pg_workers;
+#[path = "common/worker_procs.rs"]
+mod worker_procs;
 
 use paused::*;
 

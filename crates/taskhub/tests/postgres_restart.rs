@@ -17,7 +17,7 @@
 #[path = "common/backends.rs"]
 mod backends;
 mod common;
-#[path = "common/pg_workers.rs"]
+#[path = "common/worker_procs.rs"]
 mod pg_workers;
 
 use std::process::Command;

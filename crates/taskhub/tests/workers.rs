@@ -33,19 +33,19 @@
 #[path = "common/backends.rs"]
 mod backends;
 mod common;
-#[path = "common/pg_workers.rs"]
-mod pg_workers;
+#[path = "common/worker_procs.rs"]
+mod worker_procs;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use backends::Backend;
 use common::*;
-use pg_workers::{
+use taskhub::*;
+use worker_procs::{
     check_completed, check_instances, fresh_hub, logged_runs, owners, signal, start_all,
     stop_gracefully, until_runs, FAN, SEQ,
 };
-use taskhub::*;
 
 taskhub_test_support::backend_matrix!([azure] three_workers_survive_a_kill_and_a_pause_past_the_lease);
 taskhub_test_support::backend_matrix!(
@@ -86,7 +86,7 @@ fn kill_pause_worker_process() {
 fn three_kills_worker_process() {
     if let Some((dir, log)) = child::child_env() {
         let registry = child::registry(log, SEQ, FAN);
-        backends::run_child(Backend::Postgres, &dir, pg_workers::settings(), registry);
+        backends::run_child(Backend::Postgres, &dir, worker_procs::settings(), registry);
     }
 }
 
@@ -268,7 +268,7 @@ async fn three_workers_survive_a_kill_and_a_pause_past_the_lease(backend: Backen
 async fn three_workers_killed_in_turn_over_a_thousand_orchestrations_lose_nothing(
     backend: Backend,
 ) {
-    let (dir, hub) = fresh_hub(backend, "workers-three-kills", pg_workers::settings()).await;
+    let (dir, hub) = fresh_hub(backend, "workers-three-kills", worker_procs::settings()).await;
     let ids = start_all(&hub, "Chain", THREE_KILLS_INSTANCES).await;
     let mut workers: Vec<child::Proc> = (0..3)
         .map(|_| child::spawn("three_kills_worker_process", &dir.0))

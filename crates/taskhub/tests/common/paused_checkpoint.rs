@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use crate::backends::{self, Backend};
 use crate::common::*;
-use crate::pg_workers::{
+use crate::worker_procs::{
     check_completed, check_linear, fresh_hub, owners, signal, start_all, stop_gracefully,
 };
 use taskhub::*;

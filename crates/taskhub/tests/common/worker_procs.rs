@@ -1,7 +1,7 @@
 //! What the multi-process tests share (`workers.rs`, `paused_checkpoint.rs`,
 //! `postgres_restart.rs`): a fresh hub the worker processes find, the settings of the
 //! three-kills scenario, the activity log, signals, and the checks of every instance.
-//! Included as `#[path = "common/pg_workers.rs"] mod pg_workers;` next to `mod common;` and
+//! Included as `#[path = "common/worker_procs.rs"] mod worker_procs;` next to `mod common;` and
 //! `#[path = "common/backends.rs"] mod backends;`.
 #![allow(
     clippy::disallowed_methods,
