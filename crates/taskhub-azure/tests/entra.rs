@@ -56,6 +56,16 @@ fn bearer_of(r: &Recorded) -> String {
         .to_owned()
 }
 
+/// The client secret credential of `client1` in `tenant1`, its tokens from `tokens`.
+fn client_secret_of_tenant1(tokens: &Server) -> Credential {
+    Credential::ClientSecret(ClientSecretCredential {
+        tenant_id: "tenant1".to_owned(),
+        client_id: "client1".to_owned(),
+        secret: SecretText::new(SECRET),
+        authority_host: format!("http://127.0.0.1:{}", tokens.port),
+    })
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn client_secret_tokens_are_fetched_cached_refreshed_and_sent_as_bearer() {
     let issued = Arc::new(AtomicUsize::new(0));
@@ -73,12 +83,7 @@ async fn client_secret_tokens_are_fetched_cached_refreshed_and_sent_as_bearer() 
     };
     let (config, root) = self_signed();
     let storage = Server::tls(config, storage_answer).await;
-    let credential = Credential::ClientSecret(ClientSecretCredential {
-        tenant_id: "tenant1".to_owned(),
-        client_id: "client1".to_owned(),
-        secret: SecretText::new(SECRET),
-        authority_host: format!("http://127.0.0.1:{}", tokens.port),
-    });
+    let credential = client_secret_of_tenant1(&tokens);
     let clock = ManualClock::new(Timestamp::from_millis(1_700_000_000_000));
     let acct = account(credential, &storage, root);
     assert!(!format!("{acct:?}").contains(SECRET));
@@ -190,12 +195,7 @@ async fn a_refused_credential_is_one_clear_error_without_the_secret() {
     .await;
     let (config, root) = self_signed();
     let storage = Server::tls(config, storage_answer).await;
-    let credential = Credential::ClientSecret(ClientSecretCredential {
-        tenant_id: "tenant1".to_owned(),
-        client_id: "client1".to_owned(),
-        secret: SecretText::new(SECRET),
-        authority_host: format!("http://127.0.0.1:{}", tokens.port),
-    });
+    let credential = client_secret_of_tenant1(&tokens);
     let clock = ManualClock::new(Timestamp::from_millis(1_700_000_000_000));
     let err = open(account(credential, &storage, root), &clock)
         .await

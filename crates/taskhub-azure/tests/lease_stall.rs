@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use loopback::proxy::{authority, Proxy, Seen};
 use taskhub_azure::{AzureStore, LEASE_REQUEST_TIMEOUT};
 use taskhub_core::Timestamp;
-use taskhub_storage::{ETag, ManualClock, PartitionRow, PartitionStore};
+use taskhub_storage::{ETag, ManualClock, PartitionRow, PartitionStore, StorageResult};
 
 const PARTITIONS: u32 = 4;
 
@@ -87,6 +87,16 @@ fn one_call() -> Duration {
     LEASE_REQUEST_TIMEOUT + Duration::from_millis(1_500)
 }
 
+/// Renews `writes` (which must not fail as a whole): the per-row results and how long it took.
+async fn timed_renewal(
+    store: &AzureStore,
+    writes: &[(PartitionRow, ETag)],
+) -> (Vec<StorageResult<ETag>>, Duration) {
+    let started = Instant::now();
+    let results = store.renew_partitions(writes).await.unwrap();
+    (results, started.elapsed())
+}
+
 #[tokio::test]
 async fn a_lease_table_read_that_hangs_fails_within_the_lease_bound() {
     let (store, proxy) = store_behind_proxy().await;
@@ -115,9 +125,7 @@ async fn a_renewal_batch_that_hangs_fails_fast_and_every_row_is_renewed_on_its_o
     let held = claim_all(&store).await;
     proxy.stall(1, is_renewal_batch);
     let writes = renewals(&held);
-    let started = Instant::now();
-    let results = store.renew_partitions(&writes).await.unwrap();
-    let took = started.elapsed();
+    let (results, took) = timed_renewal(&store, &writes).await;
     assert!(
         took < one_call() + one_call(),
         "renewing with a hung batch took {took:?} (bound {LEASE_REQUEST_TIMEOUT:?} per call)"
@@ -140,9 +148,7 @@ async fn one_row_that_hangs_does_not_hold_up_the_renewal_of_the_others() {
     proxy.stall(1, is_renewal_batch);
     proxy.stall(1, |r| is_row_write(r, 1));
     let writes = renewals(&held);
-    let started = Instant::now();
-    let results = store.renew_partitions(&writes).await.unwrap();
-    let took = started.elapsed();
+    let (results, took) = timed_renewal(&store, &writes).await;
     assert!(
         took < one_call() + one_call(),
         "renewing with a hung batch and a hung row took {took:?}"
