@@ -16,14 +16,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::sdk::{
-    activity, activity_name, error_of, first_turn, held_past_the_timeout, DispatchServer,
+    activity, activity_name, answer, error_of, first_turn, held_past_the_timeout, schedule_task,
+    DispatchServer,
 };
 use taskhub::executor::{Decision, ExecutorError, RemoteExecutor};
 use taskhub::{Payload, Timestamp};
 use taskhub_grpc::proto::{
     orchestrator_action::OrchestratorActionType as A, work_item, AbandonActivityTaskRequest,
     ActivityResponse, CreateTimerAction, GetWorkItemsRequest, OrchestratorAction,
-    OrchestratorResponse, ScheduleTaskAction,
+    OrchestratorResponse,
 };
 use taskhub_grpc::{DispatcherSettings, INVALID_ACTION};
 use taskhub_storage::SystemClock;
@@ -63,14 +64,7 @@ async fn an_orchestration_turn_goes_out_with_its_history_and_its_actions_come_ba
     w.client
         .complete_orchestrator_task(OrchestratorResponse {
             instance_id: "o1".into(),
-            actions: vec![OrchestratorAction {
-                id: 0,
-                orchestrator_action_type: Some(A::ScheduleTask(ScheduleTaskAction {
-                    name: "SayHello".into(),
-                    input: Some("\"Tokyo\"".into()),
-                    ..ScheduleTaskAction::default()
-                })),
-            }],
+            actions: vec![schedule_task(0, "SayHello", "\"Tokyo\"")],
             custom_status: Some("\"started\"".into()),
             completion_token: item.completion_token.clone(),
             ..OrchestratorResponse::default()
@@ -531,14 +525,8 @@ async fn every_turn_carries_the_whole_history_in_order_as_converted_afresh() {
         };
         assert_eq!(r.past_events, expected);
         assert_eq!(r.new_events.len(), 1);
-        w.client
-            .complete_orchestrator_task(OrchestratorResponse {
-                instance_id: "o1".into(),
-                completion_token: item.completion_token.clone(),
-                ..OrchestratorResponse::default()
-            })
-            .await
-            .unwrap();
+        let done = answer(&item, Vec::new());
+        w.client.complete_orchestrator_task(done).await.unwrap();
         call.await.unwrap().unwrap();
     }
 }

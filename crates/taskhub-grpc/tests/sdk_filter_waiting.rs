@@ -17,14 +17,13 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::calls::{get, start, Client};
-use common::sdk::{FakeWorker, SdkServer};
+use common::sdk::{schedule_task, FakeWorker, SdkServer};
 use common::Backend;
 use taskhub::admin::{ScaleAction, UnmatchedName, UnmatchedWork, WorkKind};
 use taskhub::EntityId;
 use taskhub_grpc::proto::{
-    orchestrator_action::OrchestratorActionType as A, work_item, CreateInstanceRequest,
-    GetWorkItemsRequest, OrchestrationFilter, OrchestrationStatus, OrchestratorAction,
-    OrchestratorResponse, ScheduleTaskAction, WorkItemFilters,
+    work_item, CreateInstanceRequest, GetWorkItemsRequest, OrchestrationFilter,
+    OrchestrationStatus, OrchestratorResponse, WorkItemFilters,
 };
 
 /// A worker stream whose filters take orchestration `Wanted` and nothing else.
@@ -95,14 +94,7 @@ async fn work_no_filter_takes_is_counted_by_kind_and_name_and_scale_does_not_sca
     w.client
         .complete_orchestrator_task(OrchestratorResponse {
             instance_id: "w1".into(),
-            actions: vec![OrchestratorAction {
-                id: 0,
-                orchestrator_action_type: Some(A::ScheduleTask(ScheduleTaskAction {
-                    name: "Charge".into(),
-                    input: Some("5".into()),
-                    ..ScheduleTaskAction::default()
-                })),
-            }],
+            actions: vec![schedule_task(0, "Charge", "5")],
             completion_token: item.completion_token.clone(),
             ..OrchestratorResponse::default()
         })

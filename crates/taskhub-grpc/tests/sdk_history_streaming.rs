@@ -18,12 +18,11 @@ mod common;
 
 use std::sync::Arc;
 
-use common::sdk::{first_turn, DispatchServer, FakeWorker};
+use common::sdk::{answer, first_turn, DispatchServer, FakeWorker};
 use taskhub::executor::{ExecutorError, OrchestrationWork, RemoteExecutor};
 use taskhub::{EventKind, HistoryEvent, Payload, Timestamp};
 use taskhub_grpc::proto::{
-    work_item, GetWorkItemsRequest, OrchestratorResponse, StreamInstanceHistoryRequest,
-    WorkerCapability,
+    work_item, GetWorkItemsRequest, StreamInstanceHistoryRequest, WorkerCapability,
 };
 use taskhub_grpc::DispatcherSettings;
 use taskhub_storage::SystemClock;
@@ -119,14 +118,8 @@ async fn a_large_turn_goes_without_its_past_which_the_worker_streams_whole_and_i
     };
     let streamed = common::calls::streamed_history(&mut w.client, request).await;
     assert_eq!(streamed, whole.past_events);
-    w.client
-        .complete_orchestrator_task(OrchestratorResponse {
-            instance_id: "o1".into(),
-            completion_token: item.completion_token.clone(),
-            ..OrchestratorResponse::default()
-        })
-        .await
-        .unwrap();
+    let done = answer(&item, Vec::new());
+    w.client.complete_orchestrator_task(done).await.unwrap();
     turn.await.unwrap().unwrap();
 }
 

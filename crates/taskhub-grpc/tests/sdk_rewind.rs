@@ -41,7 +41,9 @@ use std::time::Duration;
 
 use common::script::Script;
 use common::sdk::SdkServer;
-use common::sdk::{execution, first_turn, instance, turn_of, DispatchServer, FakeWorker};
+use common::sdk::{
+    execution, first_turn, instance, schedule_task, turn_of, DispatchServer, FakeWorker,
+};
 use common::serving;
 use common::Backend;
 use taskhub::executor::{Decision, OrchestrationWork, RemoteExecutor};
@@ -50,7 +52,6 @@ use taskhub_grpc::convert::event_to_proto;
 use taskhub_grpc::proto::{
     history_event::EventType as E, orchestrator_action::OrchestratorActionType as A,
     GetWorkItemsRequest, OrchestratorAction, OrchestratorResponse, RewindOrchestrationAction,
-    ScheduleTaskAction,
 };
 use taskhub_grpc::{DispatcherSettings, INVALID_ACTION};
 use taskhub_storage::SystemClock;
@@ -136,14 +137,7 @@ fn rewind_reasons(events: &[taskhub_grpc::proto::HistoryEvent]) -> Vec<Option<St
 fn schedule_ship(token: &str) -> OrchestratorResponse {
     OrchestratorResponse {
         instance_id: "o1".into(),
-        actions: vec![OrchestratorAction {
-            id: 0,
-            orchestrator_action_type: Some(A::ScheduleTask(ScheduleTaskAction {
-                name: "Ship".into(),
-                input: Some("1".into()),
-                ..ScheduleTaskAction::default()
-            })),
-        }],
+        actions: vec![schedule_task(0, "Ship", "1")],
         completion_token: token.to_owned(),
         ..OrchestratorResponse::default()
     }

@@ -23,16 +23,13 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::sdk::{activity, first_turn, DispatchServer, FakeWorker};
+use common::sdk::{activity, first_turn, schedule_task, DispatchServer, FakeWorker};
 use common::serving::{client_as, work_items};
 use taskhub::executor::ExecutorError;
 use taskhub::executor::{Decision, EntityOperation, EntityWork, RemoteExecutor};
 use taskhub::EntityId;
 use taskhub::Payload;
-use taskhub_grpc::proto::{
-    orchestrator_action::OrchestratorActionType as A, work_item, ActivityResponse,
-    GetWorkItemsRequest, OrchestratorAction, OrchestratorResponse, ScheduleTaskAction,
-};
+use taskhub_grpc::proto::{work_item, ActivityResponse, GetWorkItemsRequest, OrchestratorResponse};
 use taskhub_grpc::DispatcherSettings;
 use taskhub_storage::SystemClock;
 
@@ -58,14 +55,7 @@ async fn real_server() -> DispatchServer {
 fn schedule_hello() -> OrchestratorResponse {
     OrchestratorResponse {
         instance_id: "o1".into(),
-        actions: vec![OrchestratorAction {
-            id: 0,
-            orchestrator_action_type: Some(A::ScheduleTask(ScheduleTaskAction {
-                name: "SayHello".into(),
-                input: Some("\"Tokyo\"".into()),
-                ..ScheduleTaskAction::default()
-            })),
-        }],
+        actions: vec![schedule_task(0, "SayHello", "\"Tokyo\"")],
         custom_status: Some("\"going\"".into()),
         ..OrchestratorResponse::default()
     }

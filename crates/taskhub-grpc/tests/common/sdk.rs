@@ -10,8 +10,10 @@ use std::time::Duration;
 use taskhub::executor::ExecutorError;
 use taskhub::executor::{ActivityWork, OrchestrationWork};
 use taskhub::{EventKind, ExecutionId, HistoryEvent, InstanceId, Payload, Timestamp};
+use taskhub_grpc::proto::orchestrator_action::OrchestratorActionType;
 use taskhub_grpc::proto::{
-    work_item, OrchestratorAction, OrchestratorRequest, OrchestratorResponse, WorkItem,
+    work_item, OrchestratorAction, OrchestratorRequest, OrchestratorResponse, ScheduleTaskAction,
+    WorkItem,
 };
 use taskhub_grpc::{Dispatcher, DispatcherSettings, GrpcConfig};
 use taskhub_storage::{Clock, ManualClock};
@@ -154,6 +156,18 @@ pub fn answer(item: &WorkItem, actions: Vec<OrchestratorAction>) -> Orchestrator
         actions,
         completion_token: item.completion_token.clone(),
         ..OrchestratorResponse::default()
+    }
+}
+
+/// The action that schedules activity `name` with the JSON `input`, as action `id`.
+pub fn schedule_task(id: i32, name: &str, input: &str) -> OrchestratorAction {
+    OrchestratorAction {
+        id,
+        orchestrator_action_type: Some(OrchestratorActionType::ScheduleTask(ScheduleTaskAction {
+            name: name.into(),
+            input: Some(input.into()),
+            ..ScheduleTaskAction::default()
+        })),
     }
 }
 
