@@ -12,7 +12,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::calls::until_state;
+use common::calls::{signal_add, until_state};
 use common::{Backend, Server};
 use taskhub_grpc::proto::task_hub_sidecar_service_client::TaskHubSidecarServiceClient;
 use taskhub_grpc::proto::{
@@ -43,16 +43,8 @@ async fn entities_signal_get_query_clean(backend: Backend) {
         .unwrap()
         .into_inner();
     assert!(!missing.exists && missing.entity.is_none());
-    for (key, n) in [("a", "5"), ("a", "2"), ("b", "1")] {
-        c.signal_entity(SignalEntityRequest {
-            instance_id: format!("@Counter@{key}"),
-            name: "add".into(),
-            input: Some(n.into()),
-            request_id: "ignored".into(),
-            ..SignalEntityRequest::default()
-        })
-        .await
-        .unwrap();
+    for (key, n) in [("a", 5), ("a", 2), ("b", 1)] {
+        signal_add(&mut c, &format!("@Counter@{key}"), n).await;
     }
     until_state(&mut c, "@Counter@a", "7").await;
     until_state(&mut c, "@Counter@b", "1").await;

@@ -13,12 +13,13 @@ mod common;
 use std::time::{Duration, SystemTime};
 
 use common::calls::{
-    self, entity_state, get, start, status, until_state, until_status, wait_done, Client,
+    self, entity_state, get, signal_add, start, status, until_state, until_status, wait_done,
+    Client,
 };
 use common::{Backend, Server};
 use taskhub_grpc::proto::{
     CreateInstanceRequest, CreateTaskHubRequest, DeleteTaskHubRequest, EntityQuery, InstanceQuery,
-    OrchestrationStatus as S, QueryEntitiesRequest, QueryInstancesRequest, SignalEntityRequest,
+    OrchestrationStatus as S, QueryEntitiesRequest, QueryInstancesRequest,
 };
 
 taskhub_test_support::backend_matrix!(
@@ -48,18 +49,6 @@ async fn wipe(c: &mut Client, how: Wipe) {
             .unwrap();
         }
     }
-}
-
-async fn signal_add(c: &mut Client, id: &str, n: i64) {
-    c.signal_entity(SignalEntityRequest {
-        instance_id: id.into(),
-        name: "add".into(),
-        input: Some(n.to_string()),
-        request_id: "ignored".into(),
-        ..SignalEntityRequest::default()
-    })
-    .await
-    .unwrap();
 }
 
 /// A finished instance, one waiting for an event (its session cached by the worker), one

@@ -5,7 +5,7 @@ use std::time::Duration;
 use taskhub_grpc::proto::task_hub_sidecar_service_client::TaskHubSidecarServiceClient;
 use taskhub_grpc::proto::{
     CreateInstanceRequest, GetEntityRequest, GetInstanceRequest, HistoryEvent, OrchestrationState,
-    OrchestrationStatus, StreamInstanceHistoryRequest,
+    OrchestrationStatus, SignalEntityRequest, StreamInstanceHistoryRequest,
 };
 use tonic::transport::Channel;
 use tonic::Request;
@@ -129,4 +129,17 @@ pub async fn streamed_history(
         events.extend(chunk.events);
     }
     events
+}
+
+/// Signals `add` of `n` to the entity `id` (request ID `ignored`).
+pub async fn signal_add(c: &mut Client, id: &str, n: i64) {
+    c.signal_entity(SignalEntityRequest {
+        instance_id: id.into(),
+        name: "add".into(),
+        input: Some(n.to_string()),
+        request_id: "ignored".into(),
+        ..SignalEntityRequest::default()
+    })
+    .await
+    .unwrap();
 }
