@@ -98,7 +98,9 @@ impl OrchestrationSession {
         st.emitted = kept;
     }
 
-    fn record_start_fields(&mut self, event: &EventKind) {
+    /// Takes what `ExecutionStarted` says about the execution (its name, version, input, ID and
+    /// parent) into the session; marks it started.
+    pub(super) fn record_start_fields(&mut self, event: &EventKind) {
         if let EventKind::ExecutionStarted {
             name,
             version,

@@ -340,25 +340,15 @@ impl OrchestrationSession {
             name,
             version,
             input,
-            execution_id,
-            parent,
             applied_event_ids,
             ..
         } = event
         else {
             return;
         };
-        self.started = true;
+        self.record_start_fields(event);
         for id in applied_event_ids {
             self.applied_event_ids.insert(id.clone());
-        }
-        self.parent.clone_from(parent);
-        self.input = input.clone();
-        {
-            let mut st = lock(&self.state);
-            st.name.clone_from(name);
-            st.version.clone_from(version);
-            st.execution_id = execution_id.clone();
         }
         if let Some(failure) = self.refusal.take() {
             self.code_result = Some(CodeResult::Failed(failure));
