@@ -157,13 +157,10 @@ where
     let _stop_with_this_run = AbortOnDrop(handle.abort_handle());
     let visibility = shared.hub.settings().work_item_visibility_timeout;
     loop {
-        // Half the visibility after the last renewal; after a failed renewal, retry a tenth
-        // of it later (not at once).
-        let now = shared.hub.clock().monotonic();
-        let due = (hold.renewed_at + visibility / 2)
-            .saturating_sub(now)
-            .max(visibility / 10);
-        let renew = shared.hub.clock().sleep(due);
+        let renew = shared
+            .hub
+            .clock()
+            .sleep(hold.next_renewal(&shared.hub, visibility));
         tokio::select! {
             joined = &mut handle => break match joined {
                 Ok(r) => r,

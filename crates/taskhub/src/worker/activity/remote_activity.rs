@@ -34,13 +34,11 @@ pub(crate) async fn run(
     let answer = executor.run_activity(work);
     tokio::pin!(answer);
     loop {
-        // As for a Rust activity: half the visibility after the last renewal, and a tenth of
-        // it after a failed one.
-        let now = shared.hub.clock().monotonic();
-        let due = (hold.renewed_at + visibility / 2)
-            .saturating_sub(now)
-            .max(visibility / 10);
-        let renew = shared.hub.clock().sleep(due);
+        // As for a Rust activity (see `WorkItemHold::next_renewal`).
+        let renew = shared
+            .hub
+            .clock()
+            .sleep(hold.next_renewal(&shared.hub, visibility));
         tokio::select! {
             outcome = &mut answer => return outcome,
             () = renew => hold.renew(&shared.hub, &shared.lifecycle).await,
@@ -50,7 +48,7 @@ pub(crate) async fn run(
 
 /// Returns a work item the executor could not run to its queue after a short delay: counted
 /// as a failed delivery unless no worker was connected (the rule of orchestration turns, see
-/// `worker/turn/remote.rs`); a work item delivered too often is dead-lettered at its next
+/// `worker/orchestration/remote.rs`); a work item delivered too often is dead-lettered at its next
 /// dequeue, as any other.
 pub(crate) async fn give_back(
     shared: &Shared,

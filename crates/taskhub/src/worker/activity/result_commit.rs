@@ -1,7 +1,8 @@
 //! Committing an activity's result (the reply message and the work item's delete, in one
 //! checkpoint), retried with back-off on the `Clock` while storage fails transiently. The
 //! work item stays hidden meanwhile (its visibility is renewed as while the activity ran), so
-//! a transient error never makes the activity run again (invariant 3).
+//! a transient error never makes the activity run again (invariant 3). It gives up only on an
+//! error that is not retryable.
 
 use std::time::Duration;
 
@@ -26,6 +27,15 @@ pub(crate) struct WorkItemHold {
 }
 
 impl WorkItemHold {
+    /// How long until the work item's next renewal while its activity runs: half `visibility`
+    /// after the last renewal; after a failed renewal, a tenth of it later (not at once).
+    pub(crate) fn next_renewal(&self, hub: &TaskHub, visibility: Duration) -> Duration {
+        let now = hub.clock().monotonic();
+        (self.renewed_at + visibility / 2)
+            .saturating_sub(now)
+            .max(visibility / 10)
+    }
+
     /// Pushes the work item's visibility out again if half of it has passed.
     pub(crate) async fn renew_if_due(&mut self, hub: &TaskHub, lifecycle: &Lifecycle) {
         let clock = hub.clock();

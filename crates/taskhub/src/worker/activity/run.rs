@@ -12,11 +12,9 @@ use std::time::Duration;
 use taskhub_core::{EventKind, ExecutionId, Message, Payload, Tags};
 use taskhub_storage::{Dequeued, QueueName};
 use tokio::sync::OwnedSemaphorePermit;
-use tracing::warn;
 
 use super::{execute, report};
-use crate::codec::{self, DecodeError};
-use crate::worker::lifecycle::poison;
+use crate::worker::lifecycle::{decode, poison};
 use crate::worker::shared::run_ledger::{self, RunMark};
 use crate::worker::shared::Shared;
 
@@ -73,7 +71,7 @@ async fn admit(shared: &Shared, m: Dequeued) -> Option<Admitted> {
         poison::dead_letter(&shared.hub, &shared.lifecycle, queue, &m, reason).await;
         return None;
     }
-    let message = decode(shared, &m).await?;
+    let message = decode::decoded(&shared.hub, &shared.lifecycle, queue, &m).await?;
     let (task, execution) = match task_of(&message) {
         Ok(task) => task,
         Err(reason) => {
@@ -82,7 +80,8 @@ async fn admit(shared: &Shared, m: Dequeued) -> Option<Admitted> {
         }
     };
     // A copy of a work item that runs here now, or whose result is recorded, does not run.
-    let mark = run_ledger::screen(shared, &m, &message.id).await?;
+    let runs = &shared.watches.runs;
+    let mark = run_ledger::screen(runs, &shared.hub, &shared.lifecycle, &m, &message.id).await?;
     let flight = shared.lifecycle.take_off(queue, m.receipt.clone());
     Some(Admitted {
         m,
@@ -92,32 +91,6 @@ async fn admit(shared: &Shared, m: Dequeued) -> Option<Admitted> {
         mark,
         flight,
     })
-}
-
-/// Decodes a work item: a malformed one is dead-lettered, one whose large body cannot be
-/// read now goes back for a second.
-async fn decode(shared: &Shared, m: &Dequeued) -> Option<Message> {
-    let queue = QueueName::WorkItems;
-    match codec::decode(shared.hub.store().as_ref(), &m.body).await {
-        Ok(message) => Some(message),
-        Err(DecodeError::Malformed(why)) => {
-            let reason = format!("malformed message: {why}");
-            poison::dead_letter(&shared.hub, &shared.lifecycle, queue, m, reason).await;
-            None
-        }
-        Err(DecodeError::Storage(e)) => {
-            warn!(error = %e, "could not read a large work item; retrying later");
-            crate::worker::lifecycle::schema_watch::give_back_failed(
-                &shared.hub,
-                &shared.lifecycle,
-                queue,
-                &m.receipt,
-                Duration::from_secs(1),
-            )
-            .await;
-            None
-        }
-    }
 }
 
 /// The activity a work item schedules and its execution, or why it is not a work item.

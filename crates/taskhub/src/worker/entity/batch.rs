@@ -283,20 +283,13 @@ async fn commit_batch(batch: &Batch<'_>, cached: &mut Cached, loaded: &Loaded, m
     if two_steps {
         ran.record.outbox = outbound.iter().filter_map(to_entry).collect();
     }
-    let Ran {
-        state,
-        record,
-        outcome,
-        now,
-        ..
-    } = ran;
     let row = match entity_row(
         &batch.entity,
         loaded.row.as_ref(),
-        &state,
-        &record,
+        &ran.state,
+        &ran.record,
         home,
-        now,
+        ran.now,
     ) {
         Ok(r) => r,
         Err(e) => {
@@ -311,21 +304,18 @@ async fn commit_batch(batch: &Batch<'_>, cached: &mut Cached, loaded: &Loaded, m
         .as_ref()
         .and_then(|r| r.etag.clone())
         .map_or(Expect::Absent, Expect::ETag);
+    let (sent, deleted) = if two_steps {
+        (Vec::new(), Vec::new())
+    } else {
+        (outbound.clone(), consumed.clone())
+    };
     let first = CheckpointRequest {
         instance_id: instance.clone(),
         fence: Some(batch.fence),
         history: None,
         instance: Some((row.clone(), expect)),
-        outbound: if two_steps {
-            Vec::new()
-        } else {
-            outbound.clone()
-        },
-        consumed: if two_steps {
-            Vec::new()
-        } else {
-            consumed.clone()
-        },
+        outbound: sent,
+        consumed: deleted,
     };
     let etag = match commit(&shared.hub, first).await {
         Ok(o) => o.instance_etag,
@@ -334,27 +324,26 @@ async fn commit_batch(batch: &Batch<'_>, cached: &mut Cached, loaded: &Loaded, m
             return;
         }
     };
-    shared.lifecycle.stat(|s| {
-        s.entity_batches += 1;
-        s.entity_operations += outcome.operations;
-    });
-    shared.placement.count_turn(batch.fence.partition);
-    cached.entity = Some(Loaded {
-        state,
-        record,
-        row: Some(InstanceRow { etag, ..row }),
-    });
+    committed(batch, cached, ran, InstanceRow { etag, ..row });
     if !two_steps {
         wake(&shared.hub, &outbound);
         return;
     }
-    send_outbox(
-        shared,
-        instance,
-        cached,
-        &batch.deliveries,
-        outbound,
-        consumed,
-    )
-    .await;
+    let deliveries = &batch.deliveries;
+    send_outbox(shared, instance, cached, deliveries, outbound, consumed).await;
+}
+
+/// Step one committed: the batch is counted and the session keeps the entity as written.
+fn committed(batch: &Batch<'_>, cached: &mut Cached, ran: Ran, row: InstanceRow) {
+    let shared = batch.shared;
+    shared.lifecycle.stat(|s| {
+        s.entity_batches += 1;
+        s.entity_operations += ran.outcome.operations;
+    });
+    shared.placement.count_turn(batch.fence.partition);
+    cached.entity = Some(Loaded {
+        state: ran.state,
+        record: ran.record,
+        row: Some(row),
+    });
 }

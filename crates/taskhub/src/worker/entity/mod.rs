@@ -35,7 +35,7 @@ use tracing::warn;
 
 use crate::hub::TaskHub;
 use crate::worker::orchestration::cached::{Cached, Loaded};
-use crate::worker::orchestration::{abandon, commit, give_back};
+use crate::worker::orchestration::{abandon, after_failed_checkpoint, commit, give_back};
 use crate::worker::shared::delivery::Delivery;
 use crate::worker::shared::executor_errors::EXECUTOR_RETRY;
 use crate::worker::shared::Shared;
@@ -153,17 +153,7 @@ async fn failed_commit(
         shared.lifecycle.stat(|s| s.checkpoint_conflicts += 1);
     }
     warn!(%instance, error = %e, "entity checkpoint failed; the batch will be redelivered");
-    if let StorageError::Fenced { .. } = e {
-        shared.placement.lease_lost(fence.partition, fence.epoch);
-        give_back(shared, deliveries, Duration::ZERO).await;
-        return;
-    }
-    let delay = if e.is_conflict() {
-        Duration::ZERO
-    } else {
-        Duration::from_secs(1)
-    };
-    abandon(shared, deliveries, delay).await;
+    after_failed_checkpoint(shared, deliveries, fence, &e).await;
 }
 
 /// Wakes this process's pollers of the queues `outbound` went to.

@@ -18,7 +18,7 @@
 //!
 //! An answer with fewer results than operations fails the operations left without one. When
 //! no answer comes (lease ended, no worker, timeout, abandoned), nothing is committed and the
-//! batch goes back as a remote orchestration turn's does (`turn/remote.rs`).
+//! batch goes back as a remote orchestration turn's does (`orchestration/remote.rs`).
 //!
 //! An entity batch mixes many senders' requests (and locks and releases, which need no
 //! executor), so one operation that hangs or crashes the SDK worker must not take the others
@@ -184,7 +184,7 @@ pub(super) struct RemoteBatch<'a> {
 
 /// Why a remote entity batch was not run.
 pub(super) enum NotRun {
-    /// The batch as a whole (as a remote turn: `turn/remote.rs`).
+    /// The batch as a whole (as a remote turn: `orchestration/remote.rs`).
     Batch(Undecided),
     /// One operation, asked alone (a careful batch), failed with a counted executor error:
     /// the message carrying request `request_id` is to blame, not its batch-mates.

@@ -1,6 +1,9 @@
 //! Control-queue polling: prefetch up to `control_queue_batch_size` messages, never buffer more
 //! than `control_queue_buffer_threshold`, group them by instance, and hand each group to that
-//! instance's session (a running session takes the group as its next batch).
+//! instance's session (a running session takes the group as its next batch). The buffer is a
+//! semaphore whose permits are held from before the dequeue until each delivery drops, so a
+//! poller cancelled anywhere returns them all. A message over `max_dequeue_count` with no
+//! session of its instance here is dead-lettered at dequeue.
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicUsize;
@@ -8,13 +11,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use taskhub_core::InstanceId;
-use taskhub_storage::QueueName;
-use tokio::sync::watch;
+use taskhub_storage::{Dequeued, QueueName};
+use tokio::sync::{watch, OwnedSemaphorePermit};
 use tracing::{debug, warn};
 
 use super::session;
-use crate::codec::{self, DecodeError};
-use crate::worker::lifecycle::poison;
+use crate::worker::lifecycle::{decode, poison};
 use crate::worker::orchestration;
 use crate::worker::shared::backoff::{seed_for, PollBackoff};
 use crate::worker::shared::delivery::{BufferSlot, Delivery, InFlightSlot};
@@ -58,19 +60,7 @@ pub(crate) async fn poll_partition(shared: Arc<Shared>, mut lease: Lease) {
         let Ok(mut slots) = first else {
             return;
         };
-        // The slots are held as permits until each is handed to a delivery or dropped, so a
-        // poller cancelled anywhere (even mid-dequeue) returns them all.
-        // At most what one dequeue of this backend may return.
-        let batch = settings
-            .control_queue_batch_size
-            .min(shared.hub.store().max_dequeue_batch())
-            .max(1);
-        while slots.num_permits() < batch {
-            match shared.slots.buffer.clone().try_acquire_owned() {
-                Ok(p) => slots.merge(p),
-                Err(_) => break,
-            }
-        }
+        take_batch_slots(&shared, &mut slots);
         let wanted = slots.num_permits();
         let Some((messages, mut slots)) = poller.dequeue(slots).await else {
             continue;
@@ -96,83 +86,9 @@ pub(crate) async fn poll_partition(shared: Arc<Shared>, mut lease: Lease) {
         }
         poller.found();
         let drained = messages.len() < wanted;
-        let mut groups: HashMap<InstanceId, Vec<Delivery>> = HashMap::new();
-        let mut order: Vec<InstanceId> = Vec::new();
-        for m in messages {
-            let Some(slot) = slots.split(1).map(BufferSlot::new) else {
-                // More messages than asked for: not the store's contract; give it back.
-                warn!(%queue, "the store returned more messages than asked for");
-                let _ = shared
-                    .hub
-                    .store()
-                    .release(queue, &m.receipt, Duration::ZERO)
-                    .await;
-                continue;
-            };
-            match codec::decode(shared.hub.store().as_ref(), &m.body).await {
-                Ok(message) => {
-                    let id = message.target.clone();
-                    // Over the limit with no session of its instance here: nothing is working
-                    // on it (it failed, or crashed its worker, each time). With a session, it
-                    // may just have waited its turn: the session dead-letters it only if its
-                    // processing fails once more.
-                    if m.dequeue_count > settings.max_dequeue_count && !shared.sessions.has(&id) {
-                        let reason = poison::too_many_deliveries(
-                            m.dequeue_count,
-                            settings.max_dequeue_count,
-                        );
-                        poison::dead_letter(&shared.hub, &shared.lifecycle, queue, &m, reason)
-                            .await;
-                        continue;
-                    }
-                    if !groups.contains_key(&id) {
-                        order.push(id.clone());
-                    }
-                    let orphan = OrphanGuard::new(
-                        shared.lifecycle.orphans.clone(),
-                        queue,
-                        m.receipt.clone(),
-                    );
-                    groups.entry(id).or_default().push(Delivery {
-                        queue,
-                        receipt: m.receipt.clone(),
-                        partition,
-                        message,
-                        epoch: lease.epoch,
-                        raw: m,
-                        _slot: slot,
-                        _in_flight: InFlightSlot::new(lease.in_flight.clone()),
-                        _orphan: orphan,
-                        held: None,
-                    });
-                }
-                Err(DecodeError::Malformed(why)) => {
-                    poison::dead_letter(
-                        &shared.hub,
-                        &shared.lifecycle,
-                        queue,
-                        &m,
-                        format!("malformed message: {why}"),
-                    )
-                    .await;
-                }
-                Err(DecodeError::Storage(e)) => {
-                    warn!(%queue, error = %e, "could not read a large message payload; retrying later");
-                    crate::worker::lifecycle::schema_watch::give_back_failed(
-                        &shared.hub,
-                        &shared.lifecycle,
-                        queue,
-                        &m.receipt,
-                        Duration::from_secs(1),
-                    )
-                    .await;
-                }
-            }
-        }
-        for id in order {
-            if let Some(batch) = groups.remove(&id) {
-                dispatch(&shared, id, batch);
-            }
+        let groups = group(&shared, &lease, messages, &mut slots).await;
+        for (id, batch) in groups {
+            dispatch(&shared, id, batch);
         }
         // Slots the batch did not fill go back before any wait.
         drop(slots);
@@ -182,6 +98,96 @@ pub(crate) async fn poll_partition(shared: Arc<Shared>, mut lease: Lease) {
             poller.drained(stopped(&mut stop, &mut lease.stop)).await;
         }
     }
+}
+
+/// Adds free prefetch-buffer slots to `slots`, up to what one dequeue of this backend may
+/// return. The slots are held as permits until each is handed to a delivery or dropped, so a
+/// poller cancelled anywhere (even mid-dequeue) returns them all.
+fn take_batch_slots(shared: &Shared, slots: &mut OwnedSemaphorePermit) {
+    let batch = shared
+        .hub
+        .settings()
+        .control_queue_batch_size
+        .min(shared.hub.store().max_dequeue_batch())
+        .max(1);
+    while slots.num_permits() < batch {
+        match shared.slots.buffer.clone().try_acquire_owned() {
+            Ok(p) => slots.merge(p),
+            Err(_) => break,
+        }
+    }
+}
+
+/// The deliveries of one dequeue grouped by instance, instances in the order they first
+/// came; each takes one of `slots`.
+async fn group(
+    shared: &Shared,
+    lease: &Lease,
+    messages: Vec<Dequeued>,
+    slots: &mut OwnedSemaphorePermit,
+) -> Vec<(InstanceId, Vec<Delivery>)> {
+    let queue = QueueName::Control(lease.partition);
+    let mut groups: HashMap<InstanceId, Vec<Delivery>> = HashMap::new();
+    let mut order: Vec<InstanceId> = Vec::new();
+    for m in messages {
+        let Some(slot) = slots.split(1).map(BufferSlot::new) else {
+            // More messages than asked for: not the store's contract; give it back.
+            warn!(%queue, "the store returned more messages than asked for");
+            let _ = shared
+                .hub
+                .store()
+                .release(queue, &m.receipt, Duration::ZERO)
+                .await;
+            continue;
+        };
+        let Some(delivery) = delivery(shared, lease, m, slot).await else {
+            continue;
+        };
+        let id = delivery.message.target.clone();
+        if !groups.contains_key(&id) {
+            order.push(id.clone());
+        }
+        groups.entry(id).or_default().push(delivery);
+    }
+    order
+        .into_iter()
+        .filter_map(|id| groups.remove(&id).map(|batch| (id, batch)))
+        .collect()
+}
+
+/// A dequeued message as a delivery in `slot`, or `None`: dead-lettered (malformed, or over
+/// the delivery limit with no session of its instance here) or given back for a second (a
+/// large payload that could not be read).
+async fn delivery(
+    shared: &Shared,
+    lease: &Lease,
+    m: Dequeued,
+    slot: BufferSlot,
+) -> Option<Delivery> {
+    let queue = QueueName::Control(lease.partition);
+    let max = shared.hub.settings().max_dequeue_count;
+    let message = decode::decoded(&shared.hub, &shared.lifecycle, queue, &m).await?;
+    // Over the limit with no session of its instance here: nothing is working on it (it
+    // failed, or crashed its worker, each time). With a session, it may just have waited its
+    // turn: the session dead-letters it only if its processing fails once more.
+    if m.dequeue_count > max && !shared.sessions.has(&message.target) {
+        let reason = poison::too_many_deliveries(m.dequeue_count, max);
+        poison::dead_letter(&shared.hub, &shared.lifecycle, queue, &m, reason).await;
+        return None;
+    }
+    let orphan = OrphanGuard::new(shared.lifecycle.orphans.clone(), queue, m.receipt.clone());
+    Some(Delivery {
+        queue,
+        receipt: m.receipt.clone(),
+        partition: lease.partition,
+        message,
+        epoch: lease.epoch,
+        raw: m,
+        _slot: slot,
+        _in_flight: InFlightSlot::new(lease.in_flight.clone()),
+        _orphan: orphan,
+        held: None,
+    })
 }
 
 /// Resolves when the worker's stop or the lease's stop signal changes.

@@ -1,5 +1,7 @@
 //! The worker's side of the lease manager: a control-queue poller per held partition, started
-//! when the lease is acquired and stopped when it is lost, handed over or released.
+//! when the lease is acquired and stopped at once when it is lost, handed over or released (a
+//! mover, `retire`, for a partition being removed), and the partition layout the last lease
+//! pass saw.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -17,9 +17,9 @@ use taskhub_storage::{
 use tracing::{info, warn};
 
 use super::control::Lease;
-use crate::codec::{self, DecodeError};
+
 use crate::hub::TaskHub;
-use crate::worker::lifecycle::poison;
+use crate::worker::lifecycle::decode;
 use crate::worker::shared::Shared;
 
 /// Moves the work of retiring `lease.partition` until it is retired or the lease ends.
@@ -91,65 +91,24 @@ pub(crate) async fn run(shared: Arc<Shared>, mut lease: Lease) {
 async fn forward(shared: &Shared, p: u32, m: Dequeued) {
     let store = shared.hub.store();
     let queue = QueueName::Control(p);
-    let message = match codec::decode(store.as_ref(), &m.body).await {
-        Ok(message) => message,
-        Err(DecodeError::Malformed(why)) => {
-            poison::dead_letter(
-                &shared.hub,
-                &shared.lifecycle,
-                queue,
-                &m,
-                format!("malformed message: {why}"),
-            )
-            .await;
-            return;
-        }
-        Err(DecodeError::Storage(e)) => {
-            warn!(error = %e, "could not read a large message payload; retrying later");
-            crate::worker::lifecycle::schema_watch::give_back_failed(
-                &shared.hub,
-                &shared.lifecycle,
-                queue,
-                &m.receipt,
-                Duration::from_secs(1),
-            )
-            .await;
-            return;
-        }
+    let Some(message) = decode::decoded(&shared.hub, &shared.lifecycle, queue, &m).await else {
+        return;
     };
-    let to = match rehome(
-        store.as_ref(),
-        shared.live_partition_count(),
-        &message.target,
-        p,
-    )
-    .await
-    {
+    let live = shared.live_partition_count();
+    let to = match rehome(store.as_ref(), live, &message.target, p).await {
         Ok(to) => to,
         Err(e) => {
             warn!(instance = %message.target, error = %e, "could not re-home instance; retrying later");
-            crate::worker::lifecycle::schema_watch::give_back_failed(
-                &shared.hub,
-                &shared.lifecycle,
-                queue,
-                &m.receipt,
-                Duration::from_secs(1),
-            )
-            .await;
+            retry_later(shared, queue, &m).await;
             return;
         }
     };
     let target = QueueName::Control(to);
-    let sent = store
-        .enqueue(
-            target,
-            vec![NewQueueMessage {
-                body: m.body.clone(),
-                delay: Duration::ZERO,
-            }],
-        )
-        .await;
-    match sent {
+    let copy = NewQueueMessage {
+        body: m.body.clone(),
+        delay: Duration::ZERO,
+    };
+    match store.enqueue(target, vec![copy]).await {
         Ok(()) => {
             shared.hub.signals().enqueued(target);
             if let Err(e) = store.delete(queue, &m.receipt).await {
@@ -158,16 +117,21 @@ async fn forward(shared: &Shared, p: u32, m: Dequeued) {
         }
         Err(e) => {
             warn!(error = %e, "could not forward a message; retrying later");
-            crate::worker::lifecycle::schema_watch::give_back_failed(
-                &shared.hub,
-                &shared.lifecycle,
-                queue,
-                &m.receipt,
-                Duration::from_secs(1),
-            )
-            .await;
+            retry_later(shared, queue, &m).await;
         }
     }
+}
+
+/// Gives a message that could not be forwarded back for a second.
+async fn retry_later(shared: &Shared, queue: QueueName, m: &Dequeued) {
+    crate::worker::lifecycle::schema_watch::give_back_failed(
+        &shared.hub,
+        &shared.lifecycle,
+        queue,
+        &m.receipt,
+        Duration::from_secs(1),
+    )
+    .await;
 }
 
 /// The live partition of `instance` among the first `live` partitions, moving its row off

@@ -1,4 +1,9 @@
-//! Moving messages that cannot be processed to the dead-letter store (never an endless loop).
+//! Moving messages that cannot be processed to the dead-letter store (never an endless loop),
+//! with a reason, in one step: the store keeps the letter and deletes the message together, and
+//! a repeat with the stale receipt stores nothing. A malformed message goes at once; one over
+//! `max_dequeue_count` when its processing fails again, or at dequeue when no session of its
+//! instance is alive in this worker (so a message that only waited behind a slow session, and
+//! was then applied, is not dead-lettered).
 
 use taskhub_storage::{DeadLetter, DeadLetterStore, Dequeued, QueueName, StorageError};
 use tracing::{debug, error, warn};

@@ -1,5 +1,8 @@
-//! The intake of a batch: a processing slot, the deliveries of the partition's current lease
-//! (orchestrations and entities alike), and timers that arrived before their time.
+//! The admission of a batch (orchestrations and entities alike): a processing slot; the
+//! deliveries of the partition's current lease (those of an ended lease are released,
+//! uncounted, and a session cached under another lease is dropped); and timers that arrived
+//! before their time: one early by less than the hold window (`TIMER_LEAD` plus the backend's
+//! delay unit) is waited for, an earlier one re-sent with the rest of its delay.
 
 use std::time::Duration;
 

@@ -6,7 +6,9 @@
 //! that is not FIFO (Azure) may deliver an event raised later ahead of them. So the turn that
 //! starts the next execution applies the carried events itself, from the previous execution's
 //! record, right after the start and before anything else of its batch; the messages, when
-//! they come, carry the same IDs and are discarded as duplicates.
+//! they come, carry the same IDs and are discarded as duplicates. A batch that comes for the
+//! next execution before its start is held by the session for up to [`START_WAIT`], so it is
+//! applied after the start in arrival order instead of being re-sent behind later events.
 
 use std::time::Duration;
 

@@ -7,13 +7,14 @@ use std::time::Duration;
 
 use taskhub_core::InstanceId;
 use taskhub_storage::{
-    CheckpointRequest, LeaseFence, OutboundMessage, QueueName, Receipt, StorageError,
+    CheckpointOutcome, CheckpointRequest, Dequeued, LeaseFence, OutboundMessage, QueueName,
+    Receipt, StorageError,
 };
 use tracing::warn;
 
 use super::cached::Cached;
 use super::plan::{RowWrite, TurnWrites};
-use super::redeliver::{abandon, commit, give_back};
+use super::redeliver::{after_failed_checkpoint, commit};
 use crate::signals::InstanceChanged;
 use crate::telemetry;
 use crate::worker::activity::claims::Claims;
@@ -85,59 +86,85 @@ pub(super) async fn commit_turn(shared: &Arc<Shared>, cached: &mut Cached, cp: T
             for h in recorded {
                 h.recorded();
             }
-            let name = cached.session.as_mut().map(|live| {
-                if let Some(e) = outcome.history_etag {
-                    live.history_etag = Some(e);
-                }
-                live.session.name()
-            });
-            if let Some(RowWrite { row: mut r, .. }) = row {
-                r.etag = outcome.instance_etag;
-                // Counted before the change is published, so a waiter sees the turn counted.
-                shared.lifecycle.stat(|s| s.turns += 1);
-                shared.placement.count_turn(fence.partition);
-                if let Some(name) = &name {
-                    telemetry::record::turn(name);
-                    if rewinds {
-                        telemetry::record::rewind(name);
-                    }
-                }
-                let changed = cached.row.as_ref().is_none_or(|old| old.status != r.status);
-                if changed {
-                    shared.hub.signals().instance_changed(InstanceChanged {
-                        instance_id: instance.clone(),
-                        status: r.status,
-                    });
-                }
-                cached.row = Some(r);
-            }
+            let committed = Committed {
+                instance,
+                partition: fence.partition,
+                rewinds,
+                row,
+            };
+            let claimed = apply(shared, cached, committed, outcome);
             for (q, delay) in queues {
                 shared.hub.signals().enqueued_after(q, delay);
             }
-            claims.start(shared, outcome.claimed).await;
+            claims.start(shared, claimed).await;
         }
-        Err(e) => {
-            if e.is_conflict() {
-                shared.lifecycle.stat(|s| s.checkpoint_conflicts += 1);
-            }
-            warn!(%instance, error = %e, "checkpoint failed; the batch will be redelivered");
-            cached.session = None;
-            cached.row = None;
-            if let StorageError::Fenced { .. } = e {
-                // The lease is gone: not the messages' fault. They go back uncounted, and
-                // this worker stops processing the partition under the old epoch at once
-                // (else it would redeliver them to itself, fenced each time, until its lease
-                // manager noticed, and dead-letter live messages).
-                shared.placement.lease_lost(fence.partition, fence.epoch);
-                give_back(shared, batch, Duration::ZERO).await;
-                return;
-            }
-            let delay = if e.is_conflict() {
-                Duration::ZERO
-            } else {
-                Duration::from_secs(1)
-            };
-            abandon(shared, batch, delay).await;
-        }
+        Err(e) => failed(shared, cached, instance, fence, batch, e).await,
     }
+}
+
+/// A committed turn's checkpoint, as the session and the waiters learn it.
+struct Committed<'a> {
+    instance: &'a InstanceId,
+    partition: u32,
+    /// The turn rewound its execution.
+    rewinds: bool,
+    /// The row the checkpoint wrote, if it wrote one.
+    row: Option<RowWrite>,
+}
+
+/// Applies a committed checkpoint to `cached` (the history's and the row's new ETags),
+/// counts the turn and tells this process's waiters a changed status. Returns the work items
+/// the checkpoint sent claimed for this worker.
+fn apply(
+    shared: &Shared,
+    cached: &mut Cached,
+    committed: Committed<'_>,
+    outcome: CheckpointOutcome,
+) -> Vec<Dequeued> {
+    let name = cached.session.as_mut().map(|live| {
+        if let Some(e) = outcome.history_etag {
+            live.history_etag = Some(e);
+        }
+        live.session.name()
+    });
+    if let Some(RowWrite { row: mut r, .. }) = committed.row {
+        r.etag = outcome.instance_etag;
+        // Counted before the change is published, so a waiter sees the turn counted.
+        shared.lifecycle.stat(|s| s.turns += 1);
+        shared.placement.count_turn(committed.partition);
+        if let Some(name) = &name {
+            telemetry::record::turn(name);
+            if committed.rewinds {
+                telemetry::record::rewind(name);
+            }
+        }
+        let changed = cached.row.as_ref().is_none_or(|old| old.status != r.status);
+        if changed {
+            shared.hub.signals().instance_changed(InstanceChanged {
+                instance_id: committed.instance.clone(),
+                status: r.status,
+            });
+        }
+        cached.row = Some(r);
+    }
+    outcome.claimed
+}
+
+/// A checkpoint that failed: the session and row are dropped, and the batch goes back (at
+/// once and uncounted when the lease is gone).
+async fn failed(
+    shared: &Shared,
+    cached: &mut Cached,
+    instance: &InstanceId,
+    fence: LeaseFence,
+    batch: &[Delivery],
+    e: StorageError,
+) {
+    if e.is_conflict() {
+        shared.lifecycle.stat(|s| s.checkpoint_conflicts += 1);
+    }
+    warn!(%instance, error = %e, "checkpoint failed; the batch will be redelivered");
+    cached.session = None;
+    cached.row = None;
+    after_failed_checkpoint(shared, batch, fence, &e).await;
 }

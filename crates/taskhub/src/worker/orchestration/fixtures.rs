@@ -1,6 +1,8 @@
-//! Test rows shared by the unit tests of the turn's modules.
+//! Test rows and messages shared by the unit tests of the orchestration stage's modules.
 
-use taskhub_core::{ExecutionId, InstanceId, OrchestrationStatus, Payload, Timestamp};
+use taskhub_core::{
+    EventKind, ExecutionId, InstanceId, Message, OrchestrationStatus, Payload, Timestamp,
+};
 use taskhub_storage::InstanceRow;
 
 /// A row of instance `instance`, execution `execution` and `status`, created at time 0 with a
@@ -25,4 +27,22 @@ pub(super) fn row(instance: &str, execution: &str, status: OrchestrationStatus) 
         executions: Vec::new(),
         etag: None,
     }
+}
+
+/// A client's start of `name` for `instance` (execution `exec-1`) with `input`, sent at `at`.
+pub(super) fn client_start(instance: InstanceId, name: &str, input: u32, at: Timestamp) -> Message {
+    Message::from_client(
+        instance,
+        EventKind::ExecutionStarted {
+            name: name.to_owned(),
+            version: None,
+            input: Payload::to_payload(&input, "input").unwrap(),
+            execution_id: ExecutionId::new("exec-1").unwrap(),
+            parent: None,
+            scheduled_start: None,
+            applied_event_ids: Vec::new(),
+            tags: Default::default(),
+        },
+        at,
+    )
 }

@@ -1,7 +1,10 @@
 //! Turning a turn's actions into outbound queue messages.
 //!
 //! Message IDs are derived from the sending instance, execution and task, so a turn that is
-//! re-run after a crash re-sends messages the receiver recognises as duplicates. The encoding
+//! re-run after a crash re-sends messages the receiver recognises as duplicates. Events carried
+//! across continue-as-new are addressed to the instance, not to an execution; a message carries
+//! the turn's trace, or the valid `traceparent` the code gave its activity or child (`joined`);
+//! a child's start carries the tags its parent gave it. The encoding
 //! and the delays every stage shares are in [`outbound`](crate::worker::shared::outbound).
 
 use std::time::Duration;
@@ -86,6 +89,9 @@ fn joined(m: &mut Message, traceparent: Option<&str>) {
     }
 }
 
+/// A message, the queue it goes to, and its delay.
+type Addressed = (QueueName, Message, Duration);
+
 /// Builds the outbound messages of `actions`.
 pub(crate) async fn build(
     shared: &Shared,
@@ -94,179 +100,222 @@ pub(crate) async fn build(
 ) -> Result<Vec<OutboundMessage>, StorageError> {
     let mut out = Vec::new();
     for action in actions {
-        let (queue, message, delay) = match action {
-            Action::ScheduleActivity {
-                task_id,
-                name,
-                version,
-                input,
-                attempt,
-                tags,
-                traceparent,
-            } => {
-                let mut m = origin.message(
-                    &origin.after_rewinds(attempt_purpose("task", *task_id, *attempt)),
-                    origin.instance.clone(),
-                    Some(origin.execution.clone()),
-                    EventKind::TaskScheduled {
-                        task_id: *task_id,
-                        name: name.clone(),
-                        version: version.clone(),
-                        input: input.clone(),
-                        attempt: *attempt,
-                        tags: tags.clone(),
-                    },
-                );
-                m.target_partition = Some(origin.partition);
-                joined(&mut m, traceparent.as_deref());
-                (QueueName::WorkItems, m, Duration::ZERO)
-            }
-            Action::StartSubOrchestration {
-                task_id,
-                name,
-                version,
-                instance_id,
-                input,
-                attempt,
-                tags,
-                traceparent,
-            } => {
-                let partition =
-                    shared.home(instance_id, shared.hub.partition_of(instance_id).await?);
-                // A retry under the same task ID (remote code) is a new start of a new child
-                // execution: the attempt is in the purpose, so in both IDs.
-                let purpose = origin.after_rewinds(attempt_purpose("sub", *task_id, *attempt));
-                let child_execution = ExecutionId::new(
-                    MessageId::derived(origin.instance, origin.execution, &purpose).as_str(),
-                )
-                .unwrap_or_else(|_| ExecutionId::random());
-                let mut m = origin.message(
-                    &purpose,
-                    instance_id.clone(),
-                    Some(child_execution.clone()),
-                    EventKind::ExecutionStarted {
-                        name: name.clone(),
-                        // Without a version, the hub's `default_version` (if set).
-                        version: version.clone().or_else(|| {
-                            let default = &shared.hub.settings().default_version;
-                            (!default.is_empty()).then(|| default.clone())
-                        }),
-                        input: input.clone(),
-                        execution_id: child_execution,
-                        parent: Some(ParentInstance {
-                            instance_id: origin.instance.clone(),
-                            execution_id: origin.execution.clone(),
-                            task_id: *task_id,
-                            name: Some(origin.name.into()),
-                        }),
-                        scheduled_start: None,
-                        applied_event_ids: Vec::new(),
-                        tags: Box::new(tags.clone()),
-                    },
-                );
-                m.target_partition = Some(partition);
-                joined(&mut m, traceparent.as_deref());
-                (QueueName::Control(partition), m, Duration::ZERO)
-            }
-            Action::CreateTimer { task_id, fire_at } => {
-                let m = origin.message(
-                    &format!("timer:{task_id}"),
-                    origin.instance.clone(),
-                    Some(origin.execution.clone()),
-                    EventKind::TimerFired {
-                        task_id: *task_id,
-                        fire_at: *fire_at,
-                    },
-                );
-                (
-                    QueueName::Control(origin.partition),
-                    m,
-                    timer_delay(shared.hub.store().as_ref(), *fire_at, origin.now),
-                )
-            }
-            Action::SendEvent {
-                task_id,
-                instance_id,
-                name,
-                input,
-                after,
-            } => {
-                let partition = shared.hub.partition_of(instance_id).await?;
-                let mut m = origin.message(
-                    &origin.after_rewinds(format!("send:{task_id}")),
-                    instance_id.clone(),
-                    None,
-                    EventKind::EventRaised {
-                        name: name.clone(),
-                        input: input.clone(),
-                    },
-                );
-                // An entity applies one execution's requests in send order (task IDs grow
-                // with every action, so they number the execution's messages).
-                if EntityId::is_entity_instance(instance_id) {
-                    let base = origin.send_order_base();
-                    m.order = Some(SendOrder {
-                        n: base.saturating_add(*task_id).saturating_add(1),
-                        prev: after.map(|a| base.saturating_add(a).saturating_add(1)),
-                    });
-                }
-                (QueueName::Control(partition), m, Duration::ZERO)
-            }
-            Action::NotifyParent { parent, event } => {
-                let partition = shared.hub.partition_of(&parent.instance_id).await?;
-                let m = origin.message(
-                    "parent",
-                    parent.instance_id.clone(),
-                    Some(parent.execution_id.clone()),
-                    event.clone(),
-                );
-                (QueueName::Control(partition), m, Duration::ZERO)
-            }
-            Action::ContinueAsNew {
-                execution_id,
-                input,
-                version,
-                carried_events,
-                parent,
-                applied_event_ids,
-            } => {
-                let q = QueueName::Control(origin.partition);
-                let start = origin.message(
-                    "continue-as-new",
-                    origin.instance.clone(),
-                    Some(execution_id.clone()),
-                    EventKind::ExecutionStarted {
-                        name: origin.name.to_owned(),
-                        version: version.clone(),
-                        input: input.clone(),
-                        execution_id: execution_id.clone(),
-                        parent: parent.clone(),
-                        scheduled_start: None,
-                        applied_event_ids: applied_event_ids.clone(),
-                        tags: Default::default(),
-                    },
-                );
-                out.push(encode(&shared.hub, q, &start, Duration::ZERO).await?);
-                // Addressed to the instance, not to the next execution: if that execution
-                // has itself continued as new before they are applied, they go on to the one
-                // after it instead of being discarded as stale.
-                for (i, e) in carried_events.iter().enumerate() {
-                    let m = origin.message(
-                        &super::carry::purpose(i),
-                        origin.instance.clone(),
-                        None,
-                        EventKind::EventRaised {
-                            name: e.name.clone(),
-                            input: e.input.clone(),
-                        },
-                    );
-                    out.push(encode(&shared.hub, q, &m, Duration::ZERO).await?);
-                }
-                continue;
-            }
-            _ => continue,
-        };
-        out.push(encode(&shared.hub, queue, &message, delay).await?);
+        for (queue, message, delay) in messages_of(shared, origin, action).await? {
+            out.push(encode(&shared.hub, queue, &message, delay).await?);
+        }
     }
     Ok(out)
+}
+
+/// The messages one action sends (none for an action that sends nothing).
+async fn messages_of(
+    shared: &Shared,
+    origin: &Origin<'_>,
+    action: &Action,
+) -> Result<Vec<Addressed>, StorageError> {
+    let one = match action {
+        Action::ScheduleActivity { .. } => work_item(origin, action),
+        Action::StartSubOrchestration { .. } => sub_start(shared, origin, action).await?,
+        Action::CreateTimer { task_id, fire_at } => {
+            let m = origin.message(
+                &format!("timer:{task_id}"),
+                origin.instance.clone(),
+                Some(origin.execution.clone()),
+                EventKind::TimerFired {
+                    task_id: *task_id,
+                    fire_at: *fire_at,
+                },
+            );
+            let delay = timer_delay(shared.hub.store().as_ref(), *fire_at, origin.now);
+            Some((QueueName::Control(origin.partition), m, delay))
+        }
+        Action::SendEvent { .. } => event(shared, origin, action).await?,
+        Action::NotifyParent { parent, event } => {
+            let partition = shared.hub.partition_of(&parent.instance_id).await?;
+            let m = origin.message(
+                "parent",
+                parent.instance_id.clone(),
+                Some(parent.execution_id.clone()),
+                event.clone(),
+            );
+            Some((QueueName::Control(partition), m, Duration::ZERO))
+        }
+        Action::ContinueAsNew { .. } => return Ok(continue_as_new(origin, action)),
+        _ => None,
+    };
+    Ok(one.into_iter().collect())
+}
+
+/// An activity's work item (`None` for any other action).
+fn work_item(origin: &Origin<'_>, action: &Action) -> Option<Addressed> {
+    let Action::ScheduleActivity {
+        task_id,
+        name,
+        version,
+        input,
+        attempt,
+        tags,
+        traceparent,
+    } = action
+    else {
+        return None;
+    };
+    let mut m = origin.message(
+        &origin.after_rewinds(attempt_purpose("task", *task_id, *attempt)),
+        origin.instance.clone(),
+        Some(origin.execution.clone()),
+        EventKind::TaskScheduled {
+            task_id: *task_id,
+            name: name.clone(),
+            version: version.clone(),
+            input: input.clone(),
+            attempt: *attempt,
+            tags: tags.clone(),
+        },
+    );
+    m.target_partition = Some(origin.partition);
+    joined(&mut m, traceparent.as_deref());
+    Some((QueueName::WorkItems, m, Duration::ZERO))
+}
+
+/// A sub-orchestration's start (`None` for any other action).
+async fn sub_start(
+    shared: &Shared,
+    origin: &Origin<'_>,
+    action: &Action,
+) -> Result<Option<Addressed>, StorageError> {
+    let Action::StartSubOrchestration {
+        task_id,
+        name,
+        version,
+        instance_id,
+        input,
+        attempt,
+        tags,
+        traceparent,
+    } = action
+    else {
+        return Ok(None);
+    };
+    let partition = shared.home(instance_id, shared.hub.partition_of(instance_id).await?);
+    // A retry under the same task ID (remote code) is a new start of a new child execution:
+    // the attempt is in the purpose, so in both IDs.
+    let purpose = origin.after_rewinds(attempt_purpose("sub", *task_id, *attempt));
+    let child_execution =
+        ExecutionId::new(MessageId::derived(origin.instance, origin.execution, &purpose).as_str())
+            .unwrap_or_else(|_| ExecutionId::random());
+    let mut m = origin.message(
+        &purpose,
+        instance_id.clone(),
+        Some(child_execution.clone()),
+        EventKind::ExecutionStarted {
+            name: name.clone(),
+            // Without a version, the hub's `default_version` (if set).
+            version: version.clone().or_else(|| {
+                let default = &shared.hub.settings().default_version;
+                (!default.is_empty()).then(|| default.clone())
+            }),
+            input: input.clone(),
+            execution_id: child_execution,
+            parent: Some(ParentInstance {
+                instance_id: origin.instance.clone(),
+                execution_id: origin.execution.clone(),
+                task_id: *task_id,
+                name: Some(origin.name.into()),
+            }),
+            scheduled_start: None,
+            applied_event_ids: Vec::new(),
+            tags: Box::new(tags.clone()),
+        },
+    );
+    m.target_partition = Some(partition);
+    joined(&mut m, traceparent.as_deref());
+    Ok(Some((QueueName::Control(partition), m, Duration::ZERO)))
+}
+
+/// An event sent to another instance, numbered in send order for an entity (`None` for any
+/// other action).
+async fn event(
+    shared: &Shared,
+    origin: &Origin<'_>,
+    action: &Action,
+) -> Result<Option<Addressed>, StorageError> {
+    let Action::SendEvent {
+        task_id,
+        instance_id,
+        name,
+        input,
+        after,
+    } = action
+    else {
+        return Ok(None);
+    };
+    let partition = shared.hub.partition_of(instance_id).await?;
+    let mut m = origin.message(
+        &origin.after_rewinds(format!("send:{task_id}")),
+        instance_id.clone(),
+        None,
+        EventKind::EventRaised {
+            name: name.clone(),
+            input: input.clone(),
+        },
+    );
+    // An entity applies one execution's requests in send order (task IDs grow with every
+    // action, so they number the execution's messages).
+    if EntityId::is_entity_instance(instance_id) {
+        let base = origin.send_order_base();
+        m.order = Some(SendOrder {
+            n: base.saturating_add(*task_id).saturating_add(1),
+            prev: after.map(|a| base.saturating_add(a).saturating_add(1)),
+        });
+    }
+    Ok(Some((QueueName::Control(partition), m, Duration::ZERO)))
+}
+
+/// The next execution's start and the events carried to it (none for any other action).
+fn continue_as_new(origin: &Origin<'_>, action: &Action) -> Vec<Addressed> {
+    let Action::ContinueAsNew {
+        execution_id,
+        input,
+        version,
+        carried_events,
+        parent,
+        applied_event_ids,
+    } = action
+    else {
+        return Vec::new();
+    };
+    let q = QueueName::Control(origin.partition);
+    let start = origin.message(
+        "continue-as-new",
+        origin.instance.clone(),
+        Some(execution_id.clone()),
+        EventKind::ExecutionStarted {
+            name: origin.name.to_owned(),
+            version: version.clone(),
+            input: input.clone(),
+            execution_id: execution_id.clone(),
+            parent: parent.clone(),
+            scheduled_start: None,
+            applied_event_ids: applied_event_ids.clone(),
+            tags: Default::default(),
+        },
+    );
+    let mut out = vec![(q, start, Duration::ZERO)];
+    // Addressed to the instance, not to the next execution: if that execution has itself
+    // continued as new before they are applied, they go on to the one after it instead of
+    // being discarded as stale.
+    for (i, e) in carried_events.iter().enumerate() {
+        let m = origin.message(
+            &super::carry::purpose(i),
+            origin.instance.clone(),
+            None,
+            EventKind::EventRaised {
+                name: e.name.clone(),
+                input: e.input.clone(),
+            },
+        );
+        out.push((q, m, Duration::ZERO));
+    }
+    out
 }

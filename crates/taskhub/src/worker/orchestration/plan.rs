@@ -108,12 +108,53 @@ pub(super) fn build_row(
     let execution = session.execution_id();
     let same_execution = prev.filter(|p| p.execution_id == execution);
     let status = r.status.unwrap_or_else(|| session.status());
+    let (output, failure) = output_and_failure(same_execution, status, r);
+    let custom_status = r
+        .custom_status
+        .clone()
+        .or_else(|| same_execution.and_then(|p| p.custom_status.clone()));
+    let executions = executions_after(prev, session, r, status, now, &custom_status);
+    InstanceRow {
+        instance_id: session.instance_id(),
+        name: session.name(),
+        version: session.version(),
+        execution_id: execution,
+        status,
+        input: session.input().clone(),
+        output,
+        failure,
+        custom_status,
+        created_at: prev.map_or(now, |p| p.created_at),
+        updated_at: now,
+        completed_at: status.is_terminal().then_some(now),
+        scheduled_start: prev.and_then(|p| p.scheduled_start),
+        partition: prev.map_or(partition, |p| p.partition),
+        // Set at the start (a client's in its Pending row, a parent's for its child in the
+        // child's `ExecutionStarted`), kept across continue-as-new.
+        tags: started_tags(r)
+            .or_else(|| prev.map(|p| p.tags.clone()))
+            .unwrap_or_default(),
+        executions,
+        etag: None,
+    }
+}
+
+/// The row's output and failure after a turn that leaves the execution in `status`:
+/// `same` is the previous row if it was of the same execution.
+fn output_and_failure(
+    same: Option<&InstanceRow>,
+    status: OrchestrationStatus,
+    r: &TurnResult,
+) -> (
+    Option<taskhub_core::Payload>,
+    Option<taskhub_core::FailureDetails>,
+) {
     // The output of a Completed row is the result; of a Terminated row the termination
     // reason; of a Suspended row the suspension reason (cleared on resume).
-    let mut output = same_execution
+    let mut output = same
         .filter(|p| p.status == status)
         .and_then(|p| p.output.clone());
-    let mut failure = same_execution.and_then(|p| p.failure.clone());
+    let mut failure = same.and_then(|p| p.failure.clone());
     // A rewind forgets the failure (unless the turn fails again, below).
     if r.new_events
         .iter()
@@ -158,34 +199,7 @@ pub(super) fn build_row(
         }
         _ => {}
     }
-    let custom_status = r
-        .custom_status
-        .clone()
-        .or_else(|| same_execution.and_then(|p| p.custom_status.clone()));
-    let executions = executions_after(prev, session, r, status, now, &custom_status);
-    InstanceRow {
-        instance_id: session.instance_id(),
-        name: session.name(),
-        version: session.version(),
-        execution_id: execution,
-        status,
-        input: session.input().clone(),
-        output,
-        failure,
-        custom_status,
-        created_at: prev.map_or(now, |p| p.created_at),
-        updated_at: now,
-        completed_at: status.is_terminal().then_some(now),
-        scheduled_start: prev.and_then(|p| p.scheduled_start),
-        partition: prev.map_or(partition, |p| p.partition),
-        // Set at the start (a client's in its Pending row, a parent's for its child in the
-        // child's `ExecutionStarted`), kept across continue-as-new.
-        tags: started_tags(r)
-            .or_else(|| prev.map(|p| p.tags.clone()))
-            .unwrap_or_default(),
-        executions,
-        etag: None,
-    }
+    (output, failure)
 }
 
 /// The tags a parent gave the child this turn starts (its `ExecutionStarted`'s), if any.
@@ -253,8 +267,8 @@ mod tests {
     use std::sync::Arc;
 
     use taskhub_core::{
-        ExecutionId, InstanceId, Message, OrchestrationContext, OrchestrationError, Payload,
-        Registry, TurnInput,
+        ExecutionId, InstanceId, OrchestrationContext, OrchestrationError, Payload, Registry,
+        TurnInput,
     };
 
     use super::*;
@@ -284,20 +298,7 @@ mod tests {
     /// A session that ran the start of `name` with input 1 (execution `exec-1`).
     fn started(name: &str) -> (OrchestrationSession, TurnResult) {
         let mut session = OrchestrationSession::new(registry(), id());
-        let start = Message::from_client(
-            id(),
-            EventKind::ExecutionStarted {
-                name: name.to_owned(),
-                version: None,
-                input: Payload::to_payload(&1u32, "input").unwrap(),
-                execution_id: ExecutionId::new("exec-1").unwrap(),
-                parent: None,
-                scheduled_start: None,
-                applied_event_ids: Vec::new(),
-                tags: Default::default(),
-            },
-            at(0),
-        );
+        let start = crate::worker::orchestration::fixtures::client_start(id(), name, 1, at(0));
         let result = session.turn(TurnInput {
             now: at(10),
             messages: vec![start],

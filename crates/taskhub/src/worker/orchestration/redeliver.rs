@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use taskhub_core::{InstanceId, Timestamp};
 use taskhub_storage::{
-    CheckpointRequest, CheckpointStore, Clock, OutboundMessage, QueueName, StorageError,
+    CheckpointRequest, CheckpointStore, Clock, LeaseFence, OutboundMessage, QueueName, StorageError,
 };
 use tracing::{debug, warn};
 
@@ -215,6 +215,30 @@ pub(super) async fn send_round_again(
     }
     debug!(%instance, starts = sent.len(), "starts before their scheduled time go round again");
     consume(&shared.hub, instance, &sent, copies).await;
+}
+
+/// Sends a batch whose checkpoint failed (`e`) back, its conflict counted. A fenced
+/// checkpoint means the lease is gone: not the messages' fault. They go back uncounted, and
+/// this worker stops processing the partition under the old epoch at once (else it would
+/// redeliver them to itself, fenced each time, until its lease manager noticed, and
+/// dead-letter live messages). Any other failure goes back counted, at once after a conflict.
+pub(crate) async fn after_failed_checkpoint(
+    shared: &Shared,
+    deliveries: &[Delivery],
+    fence: LeaseFence,
+    e: &StorageError,
+) {
+    if let StorageError::Fenced { .. } = e {
+        shared.placement.lease_lost(fence.partition, fence.epoch);
+        give_back(shared, deliveries, Duration::ZERO).await;
+        return;
+    }
+    let delay = if e.is_conflict() {
+        Duration::ZERO
+    } else {
+        Duration::from_secs(1)
+    };
+    abandon(shared, deliveries, delay).await;
 }
 
 /// Returns messages to their queue without counting the delivery (a lease ended).

@@ -1,6 +1,10 @@
 //! Waiting on a remote executor: the wait ends when the partition's lease under which the work
 //! was taken ends (lost, handed over, released or drained) or the worker stops, and it lends
-//! its processing slot to other instances meanwhile.
+//! its processing slot to other instances meanwhile. It also marks the session as waiting on
+//! the executor: while it waits, the control-queue messages that come for the instance may take
+//! a quarter of the prefetch buffer (see `shared::sessions`), and the batch's own buffer slots
+//! are freed (`orchestration::remote`), so an instance that floods itself cannot hold the buffer
+//! while its turn is out.
 
 use std::future::Future;
 

@@ -165,10 +165,7 @@ pub(super) async fn write(
 mod tests {
     use std::sync::Arc;
 
-    use taskhub_core::{
-        ExecutionId, Message, OrchestrationContext, OrchestrationError, Payload, Registry,
-        TurnInput,
-    };
+    use taskhub_core::{OrchestrationContext, OrchestrationError, Payload, Registry, TurnInput};
     use taskhub_storage::ETag;
 
     use super::*;
@@ -199,20 +196,7 @@ mod tests {
     /// loaded from it.
     fn history(name: &str) -> (OrchestrationSession, Vec<HistoryEvent>) {
         let mut first = OrchestrationSession::new(registry(), id());
-        let start = Message::from_client(
-            id(),
-            EventKind::ExecutionStarted {
-                name: name.to_owned(),
-                version: None,
-                input: Payload::to_payload(&7u32, "input").unwrap(),
-                execution_id: ExecutionId::new("exec-1").unwrap(),
-                parent: None,
-                scheduled_start: None,
-                applied_event_ids: Vec::new(),
-                tags: Default::default(),
-            },
-            at(0),
-        );
+        let start = crate::worker::orchestration::fixtures::client_start(id(), name, 7, at(0));
         let events = first
             .turn(TurnInput {
                 now: at(10),

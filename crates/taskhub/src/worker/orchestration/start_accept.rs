@@ -171,9 +171,9 @@ mod tests {
     }
 
     #[test]
-    fn starts_are_judged_on_the_row_and_the_loaded_execution() {
+    fn starts_of_this_execution_are_judged_on_the_row_and_the_loaded_execution() {
         use OrchestrationStatus::*;
-        let (e1, e2) = (eid("e-1"), eid("e-2"));
+        let e1 = eid("e-1");
         let now = start(&e1, None, false);
         assert_eq!(start_execution(&now), Some(e1.clone()));
         // A redelivered start of the loaded execution is a duplicate, whatever the row says.
@@ -201,6 +201,13 @@ mod tests {
             Verdict::Refuse,
             judge_start(Some(&row(&e1, Suspended)), None, &now)
         );
+    }
+
+    #[test]
+    fn starts_after_another_execution_are_judged_on_its_row() {
+        use OrchestrationStatus::*;
+        let (e1, e2) = (eid("e-1"), eid("e-2"));
+        let now = start(&e1, None, false);
         // After continue-as-new only the next generation's start.
         let next = start(&e2.next_generation(), None, false);
         assert_eq!(

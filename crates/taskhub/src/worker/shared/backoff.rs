@@ -1,5 +1,10 @@
-//! Randomized exponential back-off for idle queue polling, on the runtime's [`queue_poll`](retries::queue_poll)
-//! policy.
+//! Randomized exponential back-off for idle queue polling, on the runtime's
+//! [`queue_poll`](retries::queue_poll) policy: waits jittered to 75–100 % of the level, up to
+//! the poller's cap, seeded per process, worker and poller ([`seed_for`]) so workers do not
+//! poll in lockstep. The level moves only on evidence about other processes' messages: an
+//! empty poll raises it, a blind poll (not after an in-process wake-up) that finds messages
+//! resets it, a poll after a wake-up leaves it alone; so a worker whose traffic is its own
+//! stops polling empty queues between its messages (each poll is paid for on Azure).
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hash, Hasher};

@@ -9,7 +9,17 @@
 //! the turn and activity limits as semaphores), `lifecycle` (the stop signal, spawned tasks,
 //! work items in flight for a timed-out shutdown, orphaned deliveries, the counters),
 //! `watches` (the run ledger, the outbox and start watches, each bounded by `recent`),
-//! `sessions` (the instances' sessions and the idle cap, `idle`) and `doorbell`.
+//! `sessions` (the instances' sessions and the idle cap, `idle`) and `doorbell`; `Shared` itself
+//! keeps the hub, the registry, the executor, and what combines them (`home`, `route`:
+//! placement and the instance row), and `dispatch`, the intake's entry point.
+//!
+//! A step that needs one or two of these takes them, not `Shared`: the hub alone (encoding,
+//! `refused::notice`, the retried commit, `row_repair::write`, the entity's sends, the poller),
+//! the hub and `Lifecycle` (dead letters, `result_commit`, `local::fall_back`, the held item),
+//! settings only (the version gate); a helper that needs storage alone takes the trait it uses
+//! (`QueueStore` for timer delays and an abandoned worker's give-back, `InstanceStore` to
+//! re-home an instance). Pollers, sessions, the turn and the entity batch, which use most
+//! groups, keep `Arc<Shared>`.
 
 pub(crate) mod backoff;
 pub(crate) mod delivery;

@@ -10,7 +10,7 @@ use taskhub_storage::{OutboundMessage, QueueName, QueueStore, StorageError};
 use crate::hub::TaskHub;
 
 /// How long before its time a durable timer's message becomes visible. The instance's session
-/// on the worker that dequeues it holds it until `fire_at` (`worker/session.rs`, without a
+/// on the worker that dequeues it holds it until `fire_at` (`worker/intake/session.rs`, without a
 /// prefetch-buffer slot or a processing slot) and runs the turn then, so the dequeue's path
 /// (the wake-up after the creating checkpoint committed, a dequeue waiting behind another
 /// batch's fsync under `FULL`, the poller's round) happens before the timer is due instead of
@@ -23,7 +23,7 @@ pub const TIMER_LEAD: Duration = Duration::from_millis(50);
 /// when the backend caps the delay. On a backend that counts delays in whole units (Azure:
 /// seconds, rounded up so a message is never visible early) the delay is rounded down to
 /// whole units as well: the message comes up to one unit and the lead early, and the turn
-/// waits the rest (`worker/turn`), so the timer fires on time instead of late.
+/// waits the rest (`worker/orchestration`), so the timer fires on time instead of late.
 pub(crate) fn timer_delay(queues: &dyn QueueStore, fire_at: Timestamp, now: Timestamp) -> Duration {
     scheduled_delay(
         queues,

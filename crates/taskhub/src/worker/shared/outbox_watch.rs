@@ -2,7 +2,7 @@
 //!
 //! A loader re-sends a torn checkpoint's outbox only once its writer cannot still be sending
 //! it: a grace after the outbox was committed (a lease interval, and at least a work-item
-//! visibility timeout and a poll: see `turn/outbox_screen.rs`). The time it was committed
+//! visibility timeout and a poll: see `orchestration/outbox_screen.rs`). The time it was committed
 //! (`OutboxAt`) is the writer's wall clock, and comparing it with the loader's compares two
 //! machines' clocks: a loader ahead by a lease re-sends a live writer's outbox (its activities
 //! run twice), one behind stalls. So the loader times the grace itself, as leases are timed (DESIGN
@@ -14,7 +14,7 @@
 //! While it watches, it also notes the message IDs of the instance's deliveries it gave back
 //! meanwhile (they stay in their queue until a turn consumes them, which waits for the outbox):
 //! a result that reached it during the grace counts as seen when it screens the outbox (see
-//! `turn/outbox_screen.rs`), even if that delivery comes back in another batch than the one
+//! `orchestration/outbox_screen.rs`), even if that delivery comes back in another batch than the one
 //! that ends the watch.
 //!
 //! Bounded (DESIGN invariant 5): at most [`CAPACITY`] outboxes are watched, with at most

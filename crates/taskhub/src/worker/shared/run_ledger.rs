@@ -25,7 +25,7 @@
 //!   comes back to run again, as before).
 //!
 //! A torn outbox is re-sent no sooner than its grace after its writer committed it (see
-//! `turn/outbox_screen.rs`), so recorded IDs are kept for four graces. Memory is bounded
+//! `orchestration/outbox_screen.rs`), so recorded IDs are kept for four graces. Memory is bounded
 //! (DESIGN invariant 5): at most [`CAPACITY`] recorded IDs, plus the running ones (at most one
 //! per activity slot: a handed-over result keeps its slot until its turn).
 
@@ -38,8 +38,9 @@ use taskhub_core::{MessageId, Timestamp};
 use taskhub_storage::{Clock, Dequeued, QueueName};
 use tracing::{debug, info};
 
+use super::lifecycle::Lifecycle;
 use super::recent::Recent;
-use crate::worker::shared::Shared;
+use crate::hub::TaskHub;
 
 /// The most recorded work-item IDs remembered (about 100 bytes each).
 pub(crate) const CAPACITY: usize = 16_384;
@@ -160,18 +161,24 @@ impl Drop for RunMark {
 
 /// Marks the work item `m` (of message ID `id`) running and returns its mark; or deletes it
 /// (a duplicate) or gives it back for a while (see the module docs) and returns `None`.
-pub(crate) async fn screen(shared: &Shared, m: &Dequeued, id: &MessageId) -> Option<RunMark> {
+pub(crate) async fn screen(
+    runs: &Arc<RunLedger>,
+    hub: &TaskHub,
+    lifecycle: &Lifecycle,
+    m: &Dequeued,
+    id: &MessageId,
+) -> Option<RunMark> {
     let queue = QueueName::WorkItems;
-    let store = shared.hub.store();
+    let store = hub.store();
     let delivery = Delivered {
         dequeue_count: m.dequeue_count,
         enqueued_at: m.enqueued_at,
     };
-    match shared.watches.runs.begin(id, delivery) {
+    match runs.begin(id, delivery) {
         Ok(mark) => Some(mark),
         Err(Verdict::Defer) => {
             debug!(message = %id, "a work item that runs here now came again; looking again later");
-            let later = shared.hub.settings().lease_interval;
+            let later = hub.settings().lease_interval;
             if let Err(e) = store.release(queue, &m.receipt, later).await {
                 debug!(error = %e, "could not give back a copy of a running work item; it reappears after its visibility timeout");
             }
@@ -180,7 +187,7 @@ pub(crate) async fn screen(shared: &Shared, m: &Dequeued, id: &MessageId) -> Opt
         Err(_) => {
             info!(message = %id, "dropped a copy of a work item this worker runs or ran");
             match store.delete(queue, &m.receipt).await {
-                Ok(()) => shared.lifecycle.stat(|s| s.work_item_copies_dropped += 1),
+                Ok(()) => lifecycle.stat(|s| s.work_item_copies_dropped += 1),
                 Err(e) => {
                     debug!(error = %e, "could not delete a copy of a work item; it is screened again when it reappears");
                 }
