@@ -139,6 +139,19 @@ impl FakeWorker {
             panic!("no work item expected, got {item:?}");
         }
     }
+
+    /// Fails the test unless the next message on the stream, within 10 s, is a health ping.
+    pub async fn expect_health_ping(&mut self) {
+        let item = tokio::time::timeout(Duration::from_secs(10), self.stream.message())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        assert!(
+            matches!(item.request, Some(work_item::Request::HealthPing(_))),
+            "{item:?}"
+        );
+    }
 }
 
 /// The orchestration turn `item` carries; fails the test if it is not one.
