@@ -111,8 +111,8 @@ impl PostgresStore {
 #[async_trait]
 impl CheckpointStore for PostgresStore {
     /// The same transaction as [`checkpoint_observed`](Self::checkpoint_observed), pipelined
-    /// (see [`pipeline`](crate::pipeline)) and group-committed with the checkpoints queued at
-    /// the same time (see [`writer`](crate::writer)).
+    /// (see `pipeline.rs`) and group-committed with the checkpoints queued at
+    /// the same time (see `writer.rs`).
     async fn checkpoint(&self, request: CheckpointRequest) -> StorageResult<CheckpointOutcome> {
         self.validate(&request)?;
         self.record_pool();

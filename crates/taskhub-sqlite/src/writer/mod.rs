@@ -23,7 +23,7 @@
 //! come one at a time, though (the thread's last batch held one write): concurrent writes are
 //! cheaper group-committed, each commit writing the pages they share once (after a batch of
 //! several, the thread's next few batches must hold one write each before writes run inline
-//! again: see [`INLINE_AFTER_SINGLE_BATCHES`]). It takes the write
+//! again: see `INLINE_AFTER_SINGLE_BATCHES`). It takes the write
 //! lock with no busy timeout, so it never waits on the caller's (async) thread: if another
 //! process holds the lock, the write is queued for the writer thread after all, which waits
 //! with the busy timeout. Under load the thread is busy, writes queue up, and group commit
