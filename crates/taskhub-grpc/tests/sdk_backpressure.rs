@@ -14,11 +14,12 @@ mod common;
 use std::time::Duration;
 
 use common::sdk::{answer_of, first_turn, DispatchServer};
-use taskhub::executor::{OrchestrationWork, RemoteExecutor};
+use taskhub::executor::{ExecutorError, OrchestrationDecision, OrchestrationWork, RemoteExecutor};
 use taskhub::{EventKind, Payload};
 use taskhub_grpc::proto::{work_item, OrchestratorResponse};
 use taskhub_grpc::DispatcherSettings;
 use taskhub_test_support::wait::until;
+use tokio::task::JoinHandle;
 use tonic::Code;
 
 /// A first turn whose input is `kib` KiB: a few of them fill the HTTP/2 windows of a client
@@ -35,18 +36,26 @@ fn large_turn(id: &str, kib: usize) -> OrchestrationWork {
     work
 }
 
+/// `n` turns of 1 KiB each (`o0`, `o1`, …) handed to the dispatcher, as the runtime would.
+fn spawn_large_turns(
+    server: &DispatchServer,
+    n: usize,
+) -> Vec<JoinHandle<Result<OrchestrationDecision, ExecutorError>>> {
+    (0..n)
+        .map(|i| {
+            let d = server.dispatcher.clone();
+            tokio::spawn(async move { d.orchestrate(large_turn(&format!("o{i}"), 1024)).await })
+        })
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stream_that_never_reads_is_closed_and_a_reading_worker_takes_its_work_over() {
     let mut settings = DispatcherSettings::default();
     settings.stream_read_timeout = Duration::from_secs(10);
     let (server, clock) = DispatchServer::on_manual_clock(settings).await;
     let mut stalled = server.worker(1_000, 1_000).await;
-    let calls: Vec<_> = (0..8)
-        .map(|n| {
-            let d = server.dispatcher.clone();
-            tokio::spawn(async move { d.orchestrate(large_turn(&format!("o{n}"), 1024)).await })
-        })
-        .collect();
+    let calls = spawn_large_turns(&server, 8);
     // All eight go to the only worker, which reads none: some wait unread in its queue. (Wait
     // for all eight calls to be submitted, or a late one would go to the reader below.)
     let d = server.dispatcher.clone();
@@ -128,12 +137,7 @@ async fn a_stream_queue_holds_no_more_than_its_bound_whatever_the_declared_capac
     settings.stream_queue_items = 2;
     let (server, _clock) = DispatchServer::on_manual_clock(settings).await;
     let _stalled = server.worker(1_000, 1_000).await;
-    let _calls: Vec<_> = (0..20)
-        .map(|n| {
-            let d = server.dispatcher.clone();
-            tokio::spawn(async move { d.orchestrate(large_turn(&format!("o{n}"), 1024)).await })
-        })
-        .collect();
+    let _calls = spawn_large_turns(&server, 20);
     // Every call has submitted its item (a hand-out happens within the submit).
     let d = server.dispatcher.clone();
     until(
