@@ -10,14 +10,14 @@
 )]
 
 mod common;
-use std::sync::Arc;
 use std::time::Duration;
 
+use common::stores::memory_store;
 use common::*;
 use taskhub::*;
 use taskhub_core::format::decode_message;
-use taskhub_storage::memory::{FaultPlan, MemoryStore, Op, Trigger};
-use taskhub_storage::{QueueName, StorageError, SystemClock};
+use taskhub_storage::memory::{FaultPlan, Op, Trigger};
+use taskhub_storage::{QueueName, StorageError};
 
 async fn row_becomes(
     client: &TaskHubClient,
@@ -133,7 +133,7 @@ async fn a_late_replacement_terminate_does_not_end_the_new_execution() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replacing_start_that_loses_the_row_race_decides_again() {
-    let store = Arc::new(MemoryStore::new(Arc::new(SystemClock::new())));
+    let store = memory_store();
     let hub = TaskHub::open(store.clone(), fast_settings()).await.unwrap();
     let client = hub.client();
     let id = InstanceId::new("raced").unwrap();

@@ -13,10 +13,10 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::stores::memory_store;
 use common::*;
 use taskhub::*;
-use taskhub_storage::memory::MemoryStore;
-use taskhub_storage::{SystemClock, TaskHubStore};
+use taskhub_storage::TaskHubStore;
 
 fn registry() -> Registry {
     let mut reg = Registry::new();
@@ -104,12 +104,12 @@ async fn events_dequeued_under_a_bumped_epoch_are_not_dead_lettered_on_sqlite() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bump_with_events_in_flight_loses_nothing_in_memory() {
-    let store = Arc::new(MemoryStore::new(Arc::new(SystemClock::new())));
+    let store = memory_store();
     bump_with_events_in_flight(store, Bump::AfterEvents).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn events_dequeued_under_a_bumped_epoch_are_not_dead_lettered_in_memory() {
-    let store = Arc::new(MemoryStore::new(Arc::new(SystemClock::new())));
+    let store = memory_store();
     bump_with_events_in_flight(store, Bump::BeforeEvents).await;
 }

@@ -13,6 +13,7 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::stores::memory_store;
 use common::*;
 use taskhub::*;
 use taskhub_storage::instrumented::Instrumented;
@@ -116,7 +117,7 @@ async fn each_worker_runs_the_activities_of_its_own_partitions() {
 /// visible, and a worker that holds no partition runs them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn work_items_beyond_free_slots_go_to_other_workers() {
-    let store: Arc<dyn TaskHubStore> = Arc::new(MemoryStore::new(Arc::new(SystemClock::new())));
+    let store: Arc<dyn TaskHubStore> = memory_store();
     let holder_settings = Settings {
         partition_count: 1,
         max_concurrent_activities: 2,

@@ -7,11 +7,11 @@ mod common;
 mod suite;
 use std::sync::Arc;
 
+use common::stores::memory_store;
 use common::*;
 use suite::registry;
 use taskhub::*;
 use taskhub_storage::instrumented::Instrumented;
-use taskhub_storage::memory::MemoryStore;
 use taskhub_storage::{Operation, SystemClock, TaskHubStore};
 
 fn counter(key: &str) -> EntityId {
@@ -78,12 +78,9 @@ async fn entity_ids_are_validated_and_reserved() {
         EntityId::new("Coun@ter", "k"),
         Err(CoreError::InvalidEntityId { .. })
     ));
-    let hub = TaskHub::open(
-        Arc::new(MemoryStore::new(Arc::new(SystemClock::new()))),
-        fast_settings(),
-    )
-    .await
-    .unwrap();
+    let hub = TaskHub::open(memory_store(), fast_settings())
+        .await
+        .unwrap();
     let started = hub
         .client()
         .start_with(

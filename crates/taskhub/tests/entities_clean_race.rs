@@ -8,12 +8,12 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::stores::memory_store;
 use common::*;
 use taskhub::*;
 use taskhub_storage::faults::{FaultPlan, Op, Trigger};
 use taskhub_storage::faulty::FaultyStore;
-use taskhub_storage::memory::MemoryStore;
-use taskhub_storage::{ManualClock, SystemClock, TaskHubStore};
+use taskhub_storage::{ManualClock, TaskHubStore};
 
 /// How long the clean-up's delete is held (on a manual clock: until the test advances it).
 const HOLD: Duration = Duration::from_secs(60);
@@ -43,7 +43,7 @@ async fn a_signal_applied_between_the_read_and_the_delete_survives_clean_up() {
     let plan = FaultPlan::none()
         .delay(Trigger::nth_of(Op::DeleteInstance, 1), HOLD)
         .delay(Trigger::nth_of(Op::DeleteInstanceIf, 1), HOLD);
-    let backend = Arc::new(MemoryStore::new(Arc::new(SystemClock::new())));
+    let backend = memory_store();
     let faulty = Arc::new(FaultyStore::new(backend, Arc::new(hold.clone()), plan));
     let store: Arc<dyn TaskHubStore> = faulty.clone();
     let hub = TaskHub::open(store, fast_settings()).await.unwrap();

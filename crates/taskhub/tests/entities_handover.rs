@@ -15,11 +15,11 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::stores::memory_store;
 use common::tallies::every_operation_applied_once;
 use common::*;
 use taskhub::*;
-use taskhub_storage::memory::MemoryStore;
-use taskhub_storage::{SystemClock, TaskHubStore};
+use taskhub_storage::TaskHubStore;
 use taskhub_test_support::tally::Tallies;
 
 /// Callers sleep between calls so that their turns straddle the handovers.
@@ -80,7 +80,7 @@ async fn handover(store: Arc<dyn TaskHubStore>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn entity_calls_and_signals_survive_handovers_in_memory() {
-    handover(Arc::new(MemoryStore::new(Arc::new(SystemClock::new())))).await;
+    handover(memory_store()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -16,13 +16,13 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::stores::memory_store;
 use common::*;
 use taskhub::*;
 use taskhub_core::entity::{EntityRequest, ENTITY_REQUEST_EVENT, RECENT_MESSAGE_IDS};
 use taskhub_core::format::encode_message;
 use taskhub_core::Message;
-use taskhub_storage::memory::MemoryStore;
-use taskhub_storage::{NewQueueMessage, QueueName, SystemClock, TaskHubStore};
+use taskhub_storage::{NewQueueMessage, QueueName, TaskHubStore};
 
 fn counter() -> EntityId {
     EntityId::new("Counter", "late").unwrap()
@@ -81,7 +81,7 @@ fn signal(id: &MessageId, now: Timestamp) -> NewQueueMessage {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_message_coming_back_after_many_others_is_applied_once() {
-    let store: Arc<dyn TaskHubStore> = Arc::new(MemoryStore::new(Arc::new(SystemClock::new())));
+    let store: Arc<dyn TaskHubStore> = memory_store();
     assert!(!store.atomic_checkpoints());
     let settings = Settings {
         partition_count: 1,

@@ -15,13 +15,13 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::stores::memory_store;
 use common::*;
 use taskhub::*;
 use taskhub_core::entity::{Caller, EntityRequest, ENTITY_REQUEST_EVENT};
 use taskhub_core::format::encode_message;
 use taskhub_core::Message;
-use taskhub_storage::memory::MemoryStore;
-use taskhub_storage::{NewQueueMessage, QueueName, SystemClock, TaskHubStore};
+use taskhub_storage::{NewQueueMessage, QueueName, TaskHubStore};
 
 const BOUND: Duration = Duration::from_secs(30);
 
@@ -162,7 +162,7 @@ async fn scenario(store: Arc<dyn TaskHubStore>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn given_up_and_abandoned_locks_are_released_in_memory() {
-    scenario(Arc::new(MemoryStore::new(Arc::new(SystemClock::new())))).await;
+    scenario(memory_store()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -231,7 +231,7 @@ async fn orphan(store: Arc<dyn TaskHubStore>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clean_up_releases_a_lock_whose_holder_is_gone_in_memory() {
-    orphan(Arc::new(MemoryStore::new(Arc::new(SystemClock::new())))).await;
+    orphan(memory_store()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -15,10 +15,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::history::history_of;
+use common::stores::memory_store;
 use common::*;
 use taskhub::*;
-use taskhub_storage::memory::MemoryStore;
-use taskhub_storage::{SystemClock, TaskHubStore};
+use taskhub_storage::TaskHubStore;
 
 /// Long enough that only a stuck run reaches it.
 const STUCK: Duration = Duration::from_secs(60);
@@ -133,6 +133,5 @@ async fn executions_on_sqlite() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn executions_on_memory() {
-    every_execution_keeps_its_status(Arc::new(MemoryStore::new(Arc::new(SystemClock::new()))))
-        .await;
+    every_execution_keeps_its_status(memory_store()).await;
 }

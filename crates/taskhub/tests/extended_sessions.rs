@@ -4,13 +4,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
 mod common;
-use std::sync::Arc;
 use std::time::Duration;
 
+use common::stores::memory_store;
 use common::*;
 use taskhub::*;
-use taskhub_storage::memory::{MemoryStore, Op};
-use taskhub_storage::SystemClock;
+use taskhub_storage::memory::Op;
 
 const ACTIVITIES: u64 = 6;
 
@@ -31,7 +30,7 @@ fn registry() -> Registry {
 
 /// Runs one `Chain` of `ACTIVITIES` steps; returns (history loads, turns).
 async fn run_chain(extended: bool) -> (u64, u64) {
-    let store = Arc::new(MemoryStore::new(Arc::new(SystemClock::new())));
+    let store = memory_store();
     let settings = Settings {
         extended_sessions_enabled: extended,
         extended_session_idle_timeout: Duration::from_secs(60),
@@ -74,7 +73,7 @@ async fn history_is_loaded_every_turn_without_extended_sessions() {
 async fn idle_sessions_beyond_the_cap_leave_memory_and_reload_on_their_next_message() {
     const INSTANCES: usize = 6;
     const CAP: usize = 2;
-    let store = Arc::new(MemoryStore::new(Arc::new(SystemClock::new())));
+    let store = memory_store();
     let settings = Settings {
         extended_session_idle_timeout: Duration::from_secs(3600),
         max_extended_sessions: CAP,

@@ -4,13 +4,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
 mod common;
-use std::sync::Arc;
 use std::time::Duration;
 
+use common::stores::memory_store;
 use common::*;
 use taskhub::*;
-use taskhub_storage::memory::MemoryStore;
-use taskhub_storage::SystemClock;
 
 const N: u64 = 40;
 
@@ -45,7 +43,7 @@ async fn sessions_become(worker: &WorkerHandle, n: usize) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn finished_instances_leave_memory_at_once() {
-    let store = Arc::new(MemoryStore::new(Arc::new(SystemClock::new())));
+    let store = memory_store();
     let settings = Settings {
         extended_sessions_enabled: true,
         extended_session_idle_timeout: Duration::from_secs(3600),
@@ -95,7 +93,7 @@ async fn finished_instances_leave_memory_at_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn starting_a_finished_instance_again_runs_the_new_execution() {
     for extended in [true, false] {
-        let store = Arc::new(MemoryStore::new(Arc::new(SystemClock::new())));
+        let store = memory_store();
         let settings = Settings {
             extended_sessions_enabled: extended,
             ..fast_settings()

@@ -15,10 +15,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::activity_probe::{ActivityProbe, StopFlag};
+use common::stores::memory_store;
 use common::*;
 use taskhub::*;
 use taskhub_storage::memory::MemoryStore;
-use taskhub_storage::{QueueName, QueueStore, SystemClock};
+use taskhub_storage::{QueueName, QueueStore};
 
 /// `Work` calls `Job` once. The first run of `Job` takes `first_run`; later runs are instant.
 fn registry(probe: Arc<ActivityProbe>, first_run: Duration) -> Registry {
@@ -43,7 +44,7 @@ fn registry(probe: Arc<ActivityProbe>, first_run: Duration) -> Registry {
 }
 
 async fn hub(shutdown_timeout: Duration) -> (Arc<MemoryStore>, TaskHub) {
-    let store = Arc::new(MemoryStore::new(Arc::new(SystemClock::new())));
+    let store = memory_store();
     let settings = Settings {
         shutdown_timeout,
         // Long, so that only an explicit abandon makes the work item visible again soon.

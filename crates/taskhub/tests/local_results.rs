@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::stores::memory_store;
 use common::*;
 use taskhub::*;
 use taskhub_storage::instrumented::Instrumented;
@@ -139,7 +140,7 @@ async fn bump_while_the_activity_runs(store: Arc<dyn TaskHubStore>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_result_fenced_by_a_bump_takes_the_control_queue_in_memory() {
-    let store = Arc::new(MemoryStore::new(Arc::new(SystemClock::new())));
+    let store = memory_store();
     bump_while_the_activity_runs(store).await;
 }
 

@@ -23,10 +23,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::skewed_clock::SkewedClock;
+use common::stores::memory_store;
 use common::*;
 use taskhub::*;
-use taskhub_storage::memory::{FaultPlan, InjectedFault, MemoryStore, TearAfter};
-use taskhub_storage::{HistoryStore, SystemClock};
+use taskhub_storage::memory::{FaultPlan, InjectedFault, TearAfter};
+use taskhub_storage::HistoryStore;
 
 const LEASE: Duration = Duration::from_secs(2);
 const SKEW: Duration = Duration::from_secs(20);
@@ -72,7 +73,7 @@ fn registry(runs: &Arc<Runs>) -> Registry {
 /// after B could first see the pending outbox the activity ran.
 async fn resend_after(ahead_ms: i64) -> Duration {
     let runs = Arc::new(Runs::default());
-    let store = Arc::new(MemoryStore::new(Arc::new(SystemClock::new())));
+    let store = memory_store();
     let hub_a = TaskHub::open(store.clone(), settings()).await.unwrap();
     let id = hub_a.client().start("Step", 21u64).await.unwrap();
     // The next checkpoint is the first turn's: torn after its history commit, so its work

@@ -12,10 +12,10 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::stores::memory_store;
 use common::*;
 use taskhub::*;
-use taskhub_storage::memory::MemoryStore;
-use taskhub_storage::{SystemClock, TaskHubStore};
+use taskhub_storage::TaskHubStore;
 
 fn registry() -> Registry {
     let mut reg = Registry::new();
@@ -109,7 +109,7 @@ async fn turns_reach_the_partition_rows(store: Arc<dyn TaskHubStore>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn turns_reach_the_partition_rows_in_memory() {
-    let store = Arc::new(MemoryStore::new(Arc::new(SystemClock::new())));
+    let store = memory_store();
     turns_reach_the_partition_rows(store).await;
 }
 

@@ -8,10 +8,11 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::stores::memory_store;
 use common::*;
 use taskhub::*;
 use taskhub_storage::memory::MemoryStore;
-use taskhub_storage::{Expect, InstanceStore, SystemClock};
+use taskhub_storage::{Expect, InstanceStore};
 
 fn row(id: &str, status: OrchestrationStatus) -> InstanceRow {
     let now = Timestamp::from_millis(1_700_000_000_000);
@@ -38,7 +39,7 @@ fn row(id: &str, status: OrchestrationStatus) -> InstanceRow {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_spent_budget_stops_the_purge_and_says_so() {
-    let store = Arc::new(MemoryStore::new(Arc::new(SystemClock::new())));
+    let store = memory_store();
     for i in 0..30 {
         store
             .put_instance(
@@ -185,7 +186,7 @@ async fn an_instance_restarted_after_it_was_listed_is_skipped() {
 async fn only_finished_rows_are_listed() {
     use taskhub_storage::faults::Op;
 
-    let store = Arc::new(MemoryStore::new(Arc::new(SystemClock::new())));
+    let store = memory_store();
     for i in 0..250 {
         store
             .put_instance(

@@ -13,10 +13,10 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::stores::memory_store;
 use common::*;
 use taskhub::*;
-use taskhub_storage::memory::MemoryStore;
-use taskhub_storage::{SystemClock, TaskHubStore};
+use taskhub_storage::TaskHubStore;
 
 /// Long enough that only a stuck run reaches it.
 const STUCK: Duration = Duration::from_secs(60);
@@ -159,7 +159,7 @@ async fn tags_on_sqlite() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tags_on_memory() {
-    tags_survive_and_filter(Arc::new(MemoryStore::new(Arc::new(SystemClock::new())))).await;
+    tags_survive_and_filter(memory_store()).await;
 }
 
 /// The caps are the hub's settings: a hub with lower caps refuses a start over one, naming its

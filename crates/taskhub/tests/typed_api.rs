@@ -10,10 +10,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::history::history_of;
+use common::stores::memory_store;
 use common::*;
 use taskhub::*;
-use taskhub_storage::memory::MemoryStore;
-use taskhub_storage::SystemClock;
 
 /// Long enough that only a stuck run reaches it.
 const STUCK: Duration = Duration::from_secs(60);
@@ -26,7 +25,7 @@ const FAILS: OrchestrationRef<(), ()> = OrchestrationRef::new("Fails");
 const WAITS: OrchestrationRef<(), String> = OrchestrationRef::new("Waits");
 
 async fn hub() -> TaskHub {
-    let store = Arc::new(MemoryStore::new(Arc::new(SystemClock::new())));
+    let store = memory_store();
     TaskHub::open(store, fast_settings()).await.unwrap()
 }
 

@@ -9,11 +9,11 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::stores::memory_store;
 use common::*;
 use taskhub::settings::{VersionFailure, VersionMatch};
 use taskhub::*;
-use taskhub_storage::memory::MemoryStore;
-use taskhub_storage::{SystemClock, TaskHubStore};
+use taskhub_storage::TaskHubStore;
 
 /// Long enough that only a stuck run reaches it.
 const STUCK: Duration = Duration::from_secs(60);
@@ -68,7 +68,7 @@ async fn ran_on(client: &TaskHubClient, id: &InstanceId) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_version_runs_on_the_worker_of_that_version() {
-    let store: Arc<dyn TaskHubStore> = Arc::new(MemoryStore::new(Arc::new(SystemClock::new())));
+    let store: Arc<dyn TaskHubStore> = memory_store();
     let hub_v1 = TaskHub::open(
         store.clone(),
         settings("worker-v1", "1", VersionFailure::Reject),
@@ -117,7 +117,7 @@ async fn each_version_runs_on_the_worker_of_that_version() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fail_fails_a_mismatched_instance_naming_both_versions() {
-    let store: Arc<dyn TaskHubStore> = Arc::new(MemoryStore::new(Arc::new(SystemClock::new())));
+    let store: Arc<dyn TaskHubStore> = memory_store();
     let mut worker_settings = settings("worker-v2", "2", VersionFailure::Fail);
     worker_settings.version_match = VersionMatch::CurrentOrOlder;
     let hub = TaskHub::open(store.clone(), worker_settings).await.unwrap();

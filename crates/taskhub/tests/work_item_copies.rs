@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::stores::memory_store;
 use common::*;
 use taskhub::*;
 use taskhub_core::format::encode_message;
@@ -115,7 +116,7 @@ async fn copies_of_one_work_item_run_once() {
     let runs = Arc::new(AtomicU32::new(0));
     // The activity waits here, so the copies arrive while it runs.
     let gate = Arc::new(Semaphore::new(0));
-    let store = Arc::new(MemoryStore::new(Arc::new(SystemClock::new())));
+    let store = memory_store();
     let (hub, worker, id) = once_started(&store, fast_settings(), &runs, &gate).await;
 
     // Two copies while the activity runs.

@@ -9,18 +9,17 @@
 )]
 
 mod common;
-use std::sync::Arc;
 use std::time::Duration;
 
 use common::activity_probe::worker_running_forever;
+use common::stores::memory_store;
 use common::*;
 use taskhub::*;
-use taskhub_storage::memory::MemoryStore;
-use taskhub_storage::{QueueName, QueueStore, SystemClock};
+use taskhub_storage::{QueueName, QueueStore};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropping_the_handle_stops_the_worker_and_gives_its_work_back() {
-    let store = Arc::new(MemoryStore::new(Arc::new(SystemClock::new())));
+    let store = memory_store();
     let settings = Settings {
         partition_count: 1,
         ..fast_settings()

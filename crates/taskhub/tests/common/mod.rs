@@ -13,6 +13,7 @@ pub mod child;
 pub mod history;
 pub mod registries;
 pub mod skewed_clock;
+pub mod stores;
 pub mod tallies;
 
 use std::sync::Arc;
