@@ -24,6 +24,15 @@ fn says(reg: &mut Registry, version: Option<&'static str>, label: &'static str) 
     };
 }
 
+/// For each `(version, output)`: `Order` started at `version` completes its first turn with
+/// `output`.
+fn order_runs(reg: &Arc<Registry>, cases: &[(Option<&str>, &str)]) {
+    for (version, output) in cases {
+        let got = first_turn_of(reg, "Order", *version).unwrap();
+        assert_eq!(got, *output, "version {version:?}");
+    }
+}
+
 #[test]
 fn a_registration_without_a_version_runs_any_version_without_its_own() {
     let mut reg = Registry::new();
@@ -31,25 +40,18 @@ fn a_registration_without_a_version_runs_any_version_without_its_own() {
     says(&mut reg, Some("2"), "v2");
     let reg = Arc::new(reg);
 
-    // The exact registration is preferred.
-    assert_eq!(
-        first_turn_of(&reg, "Order", Some("2")).unwrap(),
-        "v2 ran Some(\"2\")"
-    );
-    // A version with no registration of its own falls back to the unversioned one, which
-    // sees the instance's version.
-    assert_eq!(
-        first_turn_of(&reg, "Order", Some("1")).unwrap(),
-        "unversioned ran Some(\"1\")"
-    );
-    assert_eq!(
-        first_turn_of(&reg, "Order", Some("3.0")).unwrap(),
-        "unversioned ran Some(\"3.0\")"
-    );
-    // No version: the unversioned one.
-    assert_eq!(
-        first_turn_of(&reg, "Order", None).unwrap(),
-        "unversioned ran None"
+    order_runs(
+        &reg,
+        &[
+            // The exact registration is preferred.
+            (Some("2"), "v2 ran Some(\"2\")"),
+            // A version with no registration of its own falls back to the unversioned one,
+            // which sees the instance's version.
+            (Some("1"), "unversioned ran Some(\"1\")"),
+            (Some("3.0"), "unversioned ran Some(\"3.0\")"),
+            // No version: the unversioned one.
+            (None, "unversioned ran None"),
+        ],
     );
     assert!(reg.has_orchestration_version("Order", Some("1")));
     assert!(reg.has_orchestration_version("Order", None));
@@ -66,13 +68,12 @@ fn the_order_of_registration_does_not_matter() {
     says(&mut reg, Some("2"), "v2");
     says(&mut reg, None, "unversioned");
     let reg = Arc::new(reg);
-    assert_eq!(
-        first_turn_of(&reg, "Order", Some("2")).unwrap(),
-        "v2 ran Some(\"2\")"
-    );
-    assert_eq!(
-        first_turn_of(&reg, "Order", Some("1")).unwrap(),
-        "unversioned ran Some(\"1\")"
+    order_runs(
+        &reg,
+        &[
+            (Some("2"), "v2 ran Some(\"2\")"),
+            (Some("1"), "unversioned ran Some(\"1\")"),
+        ],
     );
 }
 
@@ -82,10 +83,7 @@ fn only_versioned_registrations_still_need_an_exact_match() {
     says(&mut reg, Some("1"), "v1");
     says(&mut reg, Some("2"), "v2");
     let reg = Arc::new(reg);
-    assert_eq!(
-        first_turn_of(&reg, "Order", Some("1")).unwrap(),
-        "v1 ran Some(\"1\")"
-    );
+    order_runs(&reg, &[(Some("1"), "v1 ran Some(\"1\")")]);
     let missing = first_turn_of(&reg, "Order", Some("3")).unwrap_err();
     assert_eq!(missing.error_type, "OrchestrationNotFound");
     assert!(
