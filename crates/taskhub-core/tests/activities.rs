@@ -110,21 +110,13 @@ fn retry_waits_on_durable_timers_with_backoff_and_passes_attempt() {
     assert_eq!(d.timers.len(), 1);
     let first_fire = d.timers[0].1;
     let created_at = d
-        .history
-        .iter()
-        .rev()
-        .find(|e| matches!(e.event, EventKind::TimerCreated { .. }))
-        .unwrap()
+        .last_event(|e| matches!(e, EventKind::TimerCreated { .. }))
         .timestamp;
     assert_eq!(first_fire.as_millis() - created_at.as_millis(), 1000);
     d.fire_next_timer();
     d.run_one_by_one(); // attempt 2 fails → timer of 2 s
     let created_at = d
-        .history
-        .iter()
-        .rev()
-        .find(|e| matches!(e.event, EventKind::TimerCreated { .. }))
-        .unwrap()
+        .last_event(|e| matches!(e, EventKind::TimerCreated { .. }))
         .timestamp;
     assert_eq!(d.timers[0].1.as_millis() - created_at.as_millis(), 2000);
     d.fire_next_timer();

@@ -272,14 +272,26 @@ impl Driver {
         self.turn(vec![m])
     }
 
-    pub fn output<T: serde::de::DeserializeOwned>(&self) -> T {
-        match self
-            .history
+    /// The event that ended the execution, if it ended.
+    pub fn end(&self) -> Option<&EventKind> {
+        self.history
             .iter()
             .rev()
             .find(|e| e.event.is_terminal())
             .map(|e| &e.event)
-        {
+    }
+
+    /// The latest history event `matches` accepts.
+    pub fn last_event(&self, matches: impl Fn(&EventKind) -> bool) -> &HistoryEvent {
+        self.history
+            .iter()
+            .rev()
+            .find(|e| matches(&e.event))
+            .unwrap()
+    }
+
+    pub fn output<T: serde::de::DeserializeOwned>(&self) -> T {
+        match self.end() {
             Some(EventKind::ExecutionCompleted { result }) => result.parse("output").unwrap(),
             other => panic!("not completed: {other:?}"),
         }
@@ -306,13 +318,7 @@ impl Driver {
     }
 
     pub fn failure(&self) -> FailureDetails {
-        match self
-            .history
-            .iter()
-            .rev()
-            .find(|e| e.event.is_terminal())
-            .map(|e| &e.event)
-        {
+        match self.end() {
             Some(EventKind::ExecutionFailed { failure }) => failure.clone(),
             other => panic!("not failed: {other:?}"),
         }
