@@ -26,6 +26,18 @@ async fn parent(ctx: OrchestrationContext, n: u32) -> Result<String, Orchestrati
     }
 }
 
+/// The task and instance IDs of the sub-orchestration the last turn started first.
+fn child_started(d: &Driver) -> (u64, InstanceId) {
+    match d.last.actions.first() {
+        Some(Action::StartSubOrchestration {
+            task_id,
+            instance_id,
+            ..
+        }) => (*task_id, instance_id.clone()),
+        other => panic!("{other:?}"),
+    }
+}
+
 #[test]
 fn sub_orchestration_start_completion_and_failure() {
     let mut reg = Registry::new();
@@ -51,14 +63,7 @@ fn sub_orchestration_start_completion_and_failure() {
         result: payload(42),
     });
     d.turn(vec![m]);
-    let Action::StartSubOrchestration {
-        task_id,
-        instance_id,
-        ..
-    } = d.last.actions[0].clone()
-    else {
-        panic!()
-    };
+    let (task_id, instance_id) = child_started(&d);
     assert_eq!(instance_id.as_str(), "explicit-child");
     let m = d.msg(EventKind::SubOrchestrationFailed {
         task_id,
@@ -150,14 +155,7 @@ fn sub_orchestration_retry_uses_new_child_per_attempt() {
     });
     let mut d = Driver::new(reg, "sr");
     d.start("P", ());
-    let Action::StartSubOrchestration {
-        task_id,
-        instance_id,
-        ..
-    } = d.last.actions[0].clone()
-    else {
-        panic!()
-    };
+    let (task_id, instance_id) = child_started(&d);
     assert_eq!(instance_id.as_str(), "sr:0");
     let m = d.msg(EventKind::SubOrchestrationFailed {
         task_id,
@@ -165,14 +163,7 @@ fn sub_orchestration_retry_uses_new_child_per_attempt() {
     });
     d.turn(vec![m]);
     d.fire_next_timer();
-    let Action::StartSubOrchestration {
-        task_id,
-        instance_id,
-        ..
-    } = d.last.actions[0].clone()
-    else {
-        panic!()
-    };
+    let (task_id, instance_id) = child_started(&d);
     assert_eq!(instance_id.as_str(), "sr:2");
     let m = d.msg(EventKind::SubOrchestrationCompleted {
         task_id,
