@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::stores::{manual_memory_hub, ManualMemoryHub};
 use common::*;
 use taskhub::*;
 use taskhub_storage::memory::MemoryStore;
@@ -30,11 +31,7 @@ struct Setup {
 }
 
 async fn setup() -> Setup {
-    let clock = Arc::new(ManualClock::new(Timestamp::from_millis(1_700_000_000_000)));
-    let store = Arc::new(MemoryStore::new(clock.clone()));
-    let hub = TaskHub::open_with_clock(store.clone(), fast_settings(), clock.clone())
-        .await
-        .unwrap();
+    let ManualMemoryHub { clock, store, hub } = manual_memory_hub(fast_settings()).await;
     let runs = Arc::new(AtomicUsize::new(0));
     let counted = runs.clone();
     let mut reg = Registry::new();

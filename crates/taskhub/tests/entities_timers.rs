@@ -11,13 +11,12 @@
 )]
 
 mod common;
-use std::sync::Arc;
 use std::time::Duration;
 
+use common::stores::{manual_memory_hub, ManualMemoryHub};
 use common::*;
 use taskhub::*;
-use taskhub_storage::memory::MemoryStore;
-use taskhub_storage::{Clock, ManualClock};
+use taskhub_storage::Clock;
 
 const HOUR: Duration = Duration::from_secs(3600);
 const BOUND: Duration = Duration::from_secs(10);
@@ -67,11 +66,7 @@ async fn until_lines(client: &TaskHubClient, n: usize) {
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn scheduled_signals_fire_on_time() {
-    let clock = Arc::new(ManualClock::new(Timestamp::from_millis(1_700_000_000_000)));
-    let store = Arc::new(MemoryStore::new(clock.clone()));
-    let hub = TaskHub::open_with_clock(store, fast_settings(), clock.clone())
-        .await
-        .unwrap();
+    let ManualMemoryHub { clock, hub, .. } = manual_memory_hub(fast_settings()).await;
     let worker = Worker::start(&hub, registry()).await.unwrap();
     let client = hub.client();
     let start = clock.now().to_system_time();

@@ -14,14 +14,14 @@
 )]
 
 mod common;
-use std::sync::Arc;
 use std::time::Duration;
 
 use common::registries::double_then_wait_registry;
+use common::stores::{manual_memory_hub, ManualMemoryHub};
 use common::*;
 use taskhub::*;
-use taskhub_storage::memory::{MemoryStore, Op};
-use taskhub_storage::{Clock, ManualClock};
+use taskhub_storage::memory::Op;
+use taskhub_storage::Clock;
 
 /// Paused tokio time: this bound runs out only once the runtime is idle without the awaited
 /// progress (a missed wake-up), whatever the machine's load.
@@ -29,15 +29,11 @@ const BOUND: Duration = Duration::from_secs(10);
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn start_and_raise_wake_idle_pollers_at_once() {
-    let clock = Arc::new(ManualClock::new(Timestamp::from_millis(1_700_000_000_000)));
-    let store = Arc::new(MemoryStore::new(clock.clone()));
     let settings = Settings {
         max_queue_polling_interval: Duration::from_secs(3600),
         ..fast_settings()
     };
-    let hub = TaskHub::open_with_clock(store.clone(), settings, clock.clone())
-        .await
-        .unwrap();
+    let ManualMemoryHub { clock, store, hub } = manual_memory_hub(settings).await;
     let worker = Worker::start(&hub, double_then_wait_registry())
         .await
         .unwrap();

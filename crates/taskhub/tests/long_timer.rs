@@ -14,13 +14,13 @@
 )]
 
 mod common;
-use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use common::stores::{manual_memory_hub, ManualMemoryHub};
 use common::*;
 use taskhub::*;
 use taskhub_storage::memory::{MemoryStore, Op};
-use taskhub_storage::{Clock, ManualClock, QueueName, QueueStore};
+use taskhub_storage::{Clock, QueueName, QueueStore};
 
 const DAY: Duration = Duration::from_secs(24 * 3600);
 const BOUND: Duration = Duration::from_secs(10);
@@ -62,12 +62,8 @@ async fn nothing_handled_yet(
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn ten_day_timer_fires_on_time_through_a_seven_day_cap() {
-    let clock = Arc::new(ManualClock::new(Timestamp::from_millis(1_700_000_000_000)));
-    let store = Arc::new(MemoryStore::new(clock.clone()));
+    let ManualMemoryHub { clock, store, hub } = manual_memory_hub(fast_settings()).await;
     assert_eq!(store.max_delay(), 7 * DAY, "the cap this test is about");
-    let hub = TaskHub::open_with_clock(store.clone(), fast_settings(), clock.clone())
-        .await
-        .unwrap();
     let worker = Worker::start(&hub, registry()).await.unwrap();
     let client = hub.client();
     let id = client.start("TenDays", ()).await.unwrap();

@@ -14,25 +14,21 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::stores::{manual_memory_hub, ManualMemoryHub};
 use common::*;
 use taskhub::*;
-use taskhub_storage::memory::MemoryStore;
-use taskhub_storage::{Clock, ManualClock, QueueName, QueueStore};
+use taskhub_storage::{Clock, QueueName, QueueStore};
 
 const DAY: Duration = Duration::from_secs(24 * 3600);
 const BOUND: Duration = Duration::from_secs(20);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_start_thirty_days_ahead_waits_through_several_longest_delays_then_runs() {
-    let clock = Arc::new(ManualClock::new(Timestamp::from_millis(1_700_000_000_000)));
-    let store = Arc::new(MemoryStore::new(clock.clone()));
+    let ManualMemoryHub { clock, store, hub } = manual_memory_hub(fast_settings()).await;
     assert!(
         store.max_delay() < 30 * DAY,
         "the test needs a start beyond the longest delay"
     );
-    let hub = TaskHub::open_with_clock(store.clone(), fast_settings(), clock.clone())
-        .await
-        .unwrap();
     let runs = Arc::new(AtomicUsize::new(0));
     let counted = runs.clone();
     let mut reg = Registry::new();
