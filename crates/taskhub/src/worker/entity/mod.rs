@@ -10,6 +10,16 @@
 //! consumed messages stay until step two), then a second checkpoint sends them, clears the
 //! outbox and deletes the consumed messages. A crash between the two: the messages come back,
 //! are skipped as already applied (their IDs are in the record), and the outbox is sent then.
+//!
+//! On an atomic backend the record keeps only the last batch's message IDs; otherwise it counts
+//! them as `unconfirmed` (their deletes are the checkpoint's last step) and a session that loads
+//! the record turns them into `suspect` IDs, skipped for an hour. A request from an
+//! orchestration or an entity carries a `SendOrder` (`Message::order`); the receiver orders by
+//! sender instance and execution (an entity's: its incarnation's epoch). The requests are
+//! external events named `$entity`; the batch's steps are in `batch`, its messages in `send`
+//! (IDs derived from the entity and the message each effect came from; a scheduled request that
+//! came early goes to the entity again, same ID, with the rest of its delay), and an entity the
+//! registry does not name runs in the remote executor (`remote`).
 
 mod batch;
 mod remote;
