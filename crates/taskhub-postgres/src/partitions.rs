@@ -11,6 +11,7 @@ use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
 use taskhub_core::Timestamp;
 use taskhub_storage::{ETag, HubInfo, PartitionRow, PartitionStore, StorageError, StorageResult};
+use tokio_postgres::types::ToSql;
 use tokio_postgres::Row;
 
 use crate::codec::{
@@ -80,81 +81,53 @@ async fn put_in(
     let turns = u64_to_sql("turns", row.turns)?;
     let doorbell = u64_to_sql("doorbell", row.doorbell)?;
     let updated = ts_to_sql(row.updated_at);
-    let found = match expected {
-        None => {
-            let stmt = client
-                .prepare_cached(&format!(
-                    "WITH p AS (
-                         INSERT INTO partitions ({ROW_COLUMNS}, etag)
-                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, nextval('versions'))
-                         ON CONFLICT (partition) DO NOTHING
-                         RETURNING etag, epoch),
-                     f AS (
-                         INSERT INTO fences (partition, epoch) SELECT $1, epoch FROM p
-                         ON CONFLICT (partition) DO UPDATE SET epoch = excluded.epoch)
-                     SELECT etag FROM p"
-                ))
-                .await
-                .ctx(WHAT)?;
-            client
-                .query_opt(
-                    &stmt,
-                    &[
-                        &partition,
-                        &row.owner,
-                        &row.next_owner,
-                        &epoch,
-                        &row.draining,
-                        &row.retiring,
-                        &row.offline,
-                        &updated,
-                        &turns,
-                        &doorbell,
-                    ],
-                )
-                .await
-                .ctx(WHAT)?
-        }
-        Some(expected) => {
-            let Some(version) = etag_in(expected) else {
-                return Err(conflict());
-            };
-            let stmt = client
-                .prepare_cached(
-                    "WITH p AS (
-                         UPDATE partitions SET owner = $2, next_owner = $3, epoch = $4,
-                             draining = $5, retiring = $6, offline = $7, updated_at = $8,
-                             turns = $9, doorbell = $10, etag = nextval('versions')
-                         WHERE partition = $1 AND etag = $11
-                         RETURNING etag, epoch),
-                     f AS (
-                         UPDATE fences SET epoch = p.epoch FROM p
-                         WHERE fences.partition = $1 AND fences.epoch <> p.epoch)
-                     SELECT etag FROM p",
-                )
-                .await
-                .ctx(WHAT)?;
-            client
-                .query_opt(
-                    &stmt,
-                    &[
-                        &partition,
-                        &row.owner,
-                        &row.next_owner,
-                        &epoch,
-                        &row.draining,
-                        &row.retiring,
-                        &row.offline,
-                        &updated,
-                        &turns,
-                        &doorbell,
-                        &version,
-                    ],
-                )
-                .await
-                .ctx(WHAT)?
-        }
+    // The version an update is conditional on; none for an insert.
+    let version = match expected {
+        None => None,
+        Some(expected) => Some(etag_in(expected).ok_or_else(conflict)?),
     };
+    let sql = if version.is_none() {
+        format!(
+            "WITH p AS (
+                 INSERT INTO partitions ({ROW_COLUMNS}, etag)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, nextval('versions'))
+                 ON CONFLICT (partition) DO NOTHING
+                 RETURNING etag, epoch),
+             f AS (
+                 INSERT INTO fences (partition, epoch) SELECT $1, epoch FROM p
+                 ON CONFLICT (partition) DO UPDATE SET epoch = excluded.epoch)
+             SELECT etag FROM p"
+        )
+    } else {
+        "WITH p AS (
+             UPDATE partitions SET owner = $2, next_owner = $3, epoch = $4,
+                 draining = $5, retiring = $6, offline = $7, updated_at = $8,
+                 turns = $9, doorbell = $10, etag = nextval('versions')
+             WHERE partition = $1 AND etag = $11
+             RETURNING etag, epoch),
+         f AS (
+             UPDATE fences SET epoch = p.epoch FROM p
+             WHERE fences.partition = $1 AND fences.epoch <> p.epoch)
+         SELECT etag FROM p"
+            .to_owned()
+    };
+    let mut params: Vec<&(dyn ToSql + Sync)> = vec![
+        &partition,
+        &row.owner,
+        &row.next_owner,
+        &epoch,
+        &row.draining,
+        &row.retiring,
+        &row.offline,
+        &updated,
+        &turns,
+        &doorbell,
+    ];
+    if let Some(version) = &version {
+        params.push(version);
+    }
+    let stmt = client.prepare_cached(&sql).await.ctx(WHAT)?;
+    let found = client.query_opt(&stmt, &params).await.ctx(WHAT)?;
     match found {
         Some(r) => Ok(etag_out(r.get(0))),
         None => Err(conflict()),
