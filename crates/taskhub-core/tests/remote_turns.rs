@@ -54,6 +54,34 @@ fn session() -> OrchestrationSession {
     OrchestrationSession::new_with(Arc::new(Registry::new()), id(), true)
 }
 
+/// A retried task's first failure delivered again with the retry's result (event `taken`), to
+/// `s` and to a session loaded from `history`: the failure is a duplicate, the result is taken
+/// and the code completes.
+fn duplicate_failure_then_result(
+    s: &mut OrchestrationSession,
+    history: &[HistoryEvent],
+    messages: &[Message],
+    taken: &str,
+) {
+    for s in [
+        s,
+        &mut OrchestrationSession::load_with(Arc::new(Registry::new()), id(), history, true),
+    ] {
+        let p = pending(turn(s, 40, messages.to_vec()));
+        let kinds: Vec<&str> = p.new_events().iter().map(|e| e.event.type_name()).collect();
+        assert_eq!(kinds, ["OrchestratorStarted", taken]);
+        let r = s.finish_turn(
+            p,
+            OrchestrationDecision::new(vec![Decision::Complete {
+                result: Payload::null(),
+            }]),
+        );
+        assert_eq!(r.discarded.len(), 1);
+        assert_eq!(r.discarded[0].reason, DiscardReason::Duplicate);
+        assert_eq!(r.status, Some(OrchestrationStatus::Completed));
+    }
+}
+
 #[test]
 fn a_remote_turn_records_the_messages_then_the_decisions() {
     let mut s = session();
@@ -302,23 +330,12 @@ fn a_retry_under_a_closed_task_id_is_the_next_attempt() {
 
     // Attempt 1's failure delivered again: a duplicate; attempt 2's result is taken.
     let history = s.remote_history().to_vec();
-    for s in [
+    duplicate_failure_then_result(
         &mut s,
-        &mut OrchestrationSession::load_with(Arc::new(Registry::new()), id(), &history, true),
-    ] {
-        let p = pending(turn(s, 40, vec![failed(2, 1), done(4, 1)]));
-        let kinds: Vec<&str> = p.new_events().iter().map(|e| e.event.type_name()).collect();
-        assert_eq!(kinds, ["OrchestratorStarted", "TaskCompleted"]);
-        let r = s.finish_turn(
-            p,
-            OrchestrationDecision::new(vec![Decision::Complete {
-                result: Payload::null(),
-            }]),
-        );
-        assert_eq!(r.discarded.len(), 1);
-        assert_eq!(r.discarded[0].reason, DiscardReason::Duplicate);
-        assert_eq!(r.status, Some(OrchestrationStatus::Completed));
-    }
+        &history,
+        &[failed(2, 1), done(4, 1)],
+        "TaskCompleted",
+    );
 
     // A timer's ID is never an activity's retry, nor is a completed activity's.
     let mut t = session();
@@ -457,23 +474,12 @@ fn a_failed_sub_orchestration_is_retried_under_its_task_id_as_the_next_attempt()
     assert_eq!(sub_starts(&r), [(1, "child-3".to_owned(), 3)]);
 
     // Attempt 1's failure delivered again: a duplicate; attempt 2's result is taken.
-    for s in [
+    duplicate_failure_then_result(
         &mut s,
-        &mut OrchestrationSession::load_with(Arc::new(Registry::new()), id(), &history, true),
-    ] {
-        let p = pending(turn(s, 40, vec![sub_failed(2, 1), sub_done(4, 1)]));
-        let kinds: Vec<&str> = p.new_events().iter().map(|e| e.event.type_name()).collect();
-        assert_eq!(kinds, ["OrchestratorStarted", "SubOrchestrationCompleted"]);
-        let r = s.finish_turn(
-            p,
-            OrchestrationDecision::new(vec![Decision::Complete {
-                result: Payload::null(),
-            }]),
-        );
-        assert_eq!(r.discarded.len(), 1);
-        assert_eq!(r.discarded[0].reason, DiscardReason::Duplicate);
-        assert_eq!(r.status, Some(OrchestrationStatus::Completed));
-    }
+        &history,
+        &[sub_failed(2, 1), sub_done(4, 1)],
+        "SubOrchestrationCompleted",
+    );
 }
 
 /// A task ID is retried only as its own kind, and never a completed one's or a timer's.
