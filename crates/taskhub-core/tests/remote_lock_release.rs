@@ -129,6 +129,17 @@ fn releases(r: &TurnResult) -> (Vec<String>, Option<&'static str>) {
     (keys, after)
 }
 
+/// Event `go` (no data), message `m{n}`.
+fn go(n: u64) -> Message {
+    msg(
+        n,
+        EventKind::EventRaised {
+            name: "go".into(),
+            input: Payload::null(),
+        },
+    )
+}
+
 fn terminate(n: u64) -> Message {
     msg(
         n,
@@ -212,17 +223,7 @@ fn ending_inside_a_section_releases_what_the_code_did_not() {
     ];
     for (end, event) in ends {
         let mut s = in_section(true);
-        let p = pending(turn(
-            &mut s,
-            30,
-            vec![msg(
-                3,
-                EventKind::EventRaised {
-                    name: "go".into(),
-                    input: Payload::null(),
-                },
-            )],
-        ));
+        let p = pending(turn(&mut s, 30, vec![go(3)]));
         // The code released `a` itself in this turn: only `b` is left.
         let r = s.finish_turn(p, OrchestrationDecision::new(vec![unlock(1, "a"), end]));
         let (keys, after) = releases(&r);
@@ -238,17 +239,7 @@ fn ending_inside_a_section_releases_what_the_code_did_not() {
 #[test]
 fn an_impossible_answer_fails_the_execution_and_releases() {
     let mut s = in_section(true);
-    let p = pending(turn(
-        &mut s,
-        30,
-        vec![msg(
-            3,
-            EventKind::EventRaised {
-                name: "go".into(),
-                input: Payload::null(),
-            },
-        )],
-    ));
+    let p = pending(turn(&mut s, 30, vec![go(3)]));
     // Task 0 is the lock request's: a duplicate ID; nothing of the answer is recorded.
     let r = s.finish_turn(p, OrchestrationDecision::new(vec![unlock(0, "a")]));
     assert_eq!(r.status, Some(OrchestrationStatus::Failed));
@@ -261,17 +252,7 @@ fn an_impossible_answer_fails_the_execution_and_releases() {
 #[test]
 fn a_released_section_sends_nothing_more() {
     let mut s = in_section(true);
-    let p = pending(turn(
-        &mut s,
-        30,
-        vec![msg(
-            3,
-            EventKind::EventRaised {
-                name: "go".into(),
-                input: Payload::null(),
-            },
-        )],
-    ));
+    let p = pending(turn(&mut s, 30, vec![go(3)]));
     s.finish_turn(
         p,
         OrchestrationDecision::new(vec![unlock(1, "a"), unlock(2, "b")]),
