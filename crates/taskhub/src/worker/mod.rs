@@ -7,7 +7,7 @@
 //! `orchestration` (an orchestration's turn), whose checkpoints hand claimed work items to
 //! `activity` (running activities and reporting their results); `lifecycle` is where a
 //! message or the worker ends (dead letters, a halt). What every stage uses — the context
-//! [`Shared`](shared::Shared) and its parts, deliveries, the pollers' waits, outbound
+//! `Shared` and its parts, deliveries, the pollers' waits, outbound
 //! encoding — is the leaf `shared`, which imports no stage. A stage imports only itself, the
 //! stages after it and `shared` (checked by `tests/worker_layers.rs`); this file wires them.
 

@@ -1,5 +1,5 @@
 //! The activity dispatcher: every worker competes for the one work-item queue and runs
-//! activities up to `max_concurrent_activities` at once (each as [`run`](super::run) says),
+//! activities up to `max_concurrent_activities` at once (each as [`run`] says),
 //! keeping their messages hidden while they run.
 //! A result for a partition this worker holds goes to its session in process (see
 //! [`local`](super::local)); any other is sent to its orchestration's control queue in the same

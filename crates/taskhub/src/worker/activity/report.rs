@@ -1,7 +1,7 @@
 //! Reporting an activity's result: to its orchestration's session in process when this
-//! worker holds the partition (see [`local`](super::local)), else committed to the
+//! worker holds the partition (see [`local`]), else committed to the
 //! orchestration's control queue with the work item's delete (see
-//! [`result_commit`](super::result_commit)).
+//! [`result_commit`]).
 
 use std::sync::Arc;
 use std::time::Duration;

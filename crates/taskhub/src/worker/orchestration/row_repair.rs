@@ -1,6 +1,6 @@
 //! Row repair: a torn checkpoint (its history committed, its instance row not) leaves the row
 //! behind the history. A loader judges the row against the loaded history ([`judge`], pure)
-//! and rewrites it from history ([`repaired_row`], pure; [`write`], fenced and conditional on
+//! and rewrites it from history ([`repaired_row`], pure; [`write`](fn@write), fenced and conditional on
 //! the history and the row it judged), so a finished instance never looks running forever.
 
 use taskhub_core::{

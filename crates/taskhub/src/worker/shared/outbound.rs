@@ -57,7 +57,7 @@ pub(crate) fn whole_units(delay: Duration, unit: Duration) -> Duration {
     unit * u32::try_from(n).unwrap_or(u32::MAX)
 }
 
-/// The purpose (see [`MessageId::derived`]) of an activity's work item (`kind` `task`) or
+/// The purpose (see [`MessageId::derived`](taskhub_core::MessageId::derived)) of an activity's work item (`kind` `task`) or
 /// result (`result`), or of a sub-orchestration's start (`sub`, also the child's execution
 /// ID): the task ID, and the attempt after the first. Remote code schedules a retry under
 /// the first attempt's task ID, and each attempt's messages must differ from the last's, or

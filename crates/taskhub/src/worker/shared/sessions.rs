@@ -1,6 +1,5 @@
 //! The sessions this worker runs (one task per active instance, see
-//! [`session`](crate::worker::intake::session)): how a batch reaches its instance's session, how a session
-//! leaves, and the cap on idle extended sessions.
+//! `intake::session`): how a batch reaches its instance's session, how a session leaves, and the cap on idle extended sessions.
 //!
 //! Fairness: while a session waits on a remote executor (an SDK worker deciding its turn or
 //! running its entity batch, which may take up to the executor's timeout), the control-queue

@@ -1,6 +1,6 @@
 //! The worker's counters, read with `WorkerHandle::stats`.
 
-/// Counters a worker keeps (read with [`WorkerHandle::stats`]).
+/// Counters a worker keeps (read with [`WorkerHandle::stats`](crate::WorkerHandle::stats)).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct WorkerStats {
     /// Orchestration turns committed.
