@@ -4,7 +4,8 @@
 #![allow(clippy::unwrap_used, reason = "test code: a panic is a failed test")]
 
 use taskhub_core::entity::{
-    run_batch, BatchMessage, Caller, EntityEffect, EntityRecord, EntityRequest, SUSPECT_RETENTION,
+    run_batch, BatchMessage, BatchOutcome, Caller, EntityEffect, EntityRecord, EntityRequest,
+    SUSPECT_RETENTION,
 };
 use taskhub_core::*;
 
@@ -46,28 +47,51 @@ fn release(id: &str) -> BatchMessage {
     )
 }
 
+/// Entity `id` (no code registered), its state and record kept from batch to batch as the
+/// runtime keeps them.
+struct Cell {
+    registry: Registry,
+    id: EntityId,
+    state: Option<Payload>,
+    record: EntityRecord,
+}
+
+impl Cell {
+    fn new(id: &EntityId) -> Self {
+        Self {
+            registry: Registry::new(),
+            id: id.clone(),
+            state: None,
+            record: EntityRecord::default(),
+        }
+    }
+
+    /// Runs one batch of `messages` at `now`.
+    fn run(&mut self, now: Timestamp, messages: Vec<BatchMessage>) -> BatchOutcome {
+        run_batch(
+            &self.registry,
+            &self.id,
+            now,
+            &mut self.state,
+            &mut self.record,
+            messages,
+        )
+    }
+}
+
 #[test]
 fn a_release_that_overtakes_its_lock_request_cancels_it() {
-    let reg = Registry::new();
     let a = EntityId::new("Cell", "a").unwrap();
     let b = EntityId::new("Cell", "b").unwrap();
     let c = EntityId::new("Cell", "c").unwrap();
     let now = Timestamp::from_millis(1_700_000_000_000);
-    let mut state = None;
-    let mut record = EntityRecord::default();
+    let mut cell = Cell::new(&b);
 
-    run_batch(&reg, &b, now, &mut state, &mut record, vec![release("m1")]);
-    assert_eq!(record.released.len(), 1, "remembered");
-    let out = run_batch(
-        &reg,
-        &b,
-        now,
-        &mut state,
-        &mut record,
-        vec![lock("m2", &[a.clone(), b.clone(), c.clone()])],
-    );
+    cell.run(now, vec![release("m1")]);
+    assert_eq!(cell.record.released.len(), 1, "remembered");
+    let out = cell.run(now, vec![lock("m2", &[a.clone(), b.clone(), c.clone()])]);
     assert!(
-        record.lock.is_none(),
+        cell.record.lock.is_none(),
         "locked for a request its owner gave up"
     );
     assert!(
@@ -77,29 +101,18 @@ fn a_release_that_overtakes_its_lock_request_cancels_it() {
         "passed on: {:?}",
         out.effects
     );
-    assert!(record.released.is_empty());
+    assert!(cell.record.released.is_empty());
 
     // In the usual order the release unlocks, and nothing is remembered.
-    run_batch(
-        &reg,
-        &b,
-        now,
-        &mut state,
-        &mut record,
-        vec![lock("m3", &[a.clone(), b.clone(), c])],
-    );
-    assert!(record.lock.is_some());
-    run_batch(&reg, &b, now, &mut state, &mut record, vec![release("m4")]);
-    assert!(record.lock.is_none());
-    assert!(record.released.is_empty());
+    cell.run(now, vec![lock("m3", &[a.clone(), b.clone(), c])]);
+    assert!(cell.record.lock.is_some());
+    cell.run(now, vec![release("m4")]);
+    assert!(cell.record.lock.is_none());
+    assert!(cell.record.released.is_empty());
 
     // A remembered release is forgotten after a while.
-    run_batch(
-        &reg,
-        &b,
+    cell.run(
         now,
-        &mut state,
-        &mut record,
         vec![message(
             "m5",
             EntityRequest::Release {
@@ -109,25 +122,16 @@ fn a_release_that_overtakes_its_lock_request_cancels_it() {
         )],
     );
     let later = now.saturating_add(SUSPECT_RETENTION);
-    run_batch(
-        &reg,
-        &b,
-        later,
-        &mut state,
-        &mut record,
-        vec![message("m6", EntityRequest::Wake)],
-    );
-    assert!(record.released.is_empty());
+    cell.run(later, vec![message("m6", EntityRequest::Wake)]);
+    assert!(cell.record.released.is_empty());
 }
 
 #[test]
 fn a_release_withdraws_its_lock_request_waiting_behind_another_section() {
-    let reg = Registry::new();
     let a = EntityId::new("Cell", "a").unwrap();
     let b = EntityId::new("Cell", "b").unwrap();
     let now = Timestamp::from_millis(1_700_000_000_000);
-    let mut state = None;
-    let mut record = EntityRecord::default();
+    let mut cell = Cell::new(&a);
     let other = Caller {
         instance_id: InstanceId::new("other").unwrap(),
         execution_id: ExecutionId::new("x").unwrap(),
@@ -145,10 +149,14 @@ fn a_release_withdraws_its_lock_request_waiting_behind_another_section() {
     if let EntityRequest::Lock { position, .. } = &mut ours.request {
         *position = 0;
     }
-    run_batch(&reg, &a, now, &mut state, &mut record, vec![held, ours]);
-    assert_eq!(record.queue.len(), 1, "ours waits behind the other section");
-    run_batch(&reg, &a, now, &mut state, &mut record, vec![release("m3")]);
-    assert!(record.queue.is_empty(), "withdrawn, not queued behind");
+    cell.run(now, vec![held, ours]);
+    assert_eq!(
+        cell.record.queue.len(),
+        1,
+        "ours waits behind the other section"
+    );
+    cell.run(now, vec![release("m3")]);
+    assert!(cell.record.queue.is_empty(), "withdrawn, not queued behind");
     // When the other section ends, nothing of ours is granted or passed on.
     let end = message(
         "m4",
@@ -157,7 +165,7 @@ fn a_release_withdraws_its_lock_request_waiting_behind_another_section() {
             owner: other.instance_id,
         },
     );
-    let out = run_batch(&reg, &a, now, &mut state, &mut record, vec![end]);
-    assert!(record.lock.is_none());
+    let out = cell.run(now, vec![end]);
+    assert!(cell.record.lock.is_none());
     assert!(out.effects.is_empty(), "{:?}", out.effects);
 }
