@@ -181,6 +181,29 @@ pub(crate) fn expired(queue: QueueName) -> StorageError {
 }
 
 impl PostgresStore {
+    /// Gives a held message back under `set` (visible again after `delay`), waking this
+    /// process's pollers when it is visible at once.
+    async fn give_back(
+        &self,
+        queue: QueueName,
+        receipt: &Receipt,
+        set: &str,
+        delay: Duration,
+    ) -> StorageResult<()> {
+        match self
+            .update_held(queue, receipt, set, Some(ms(delay)))
+            .await?
+        {
+            Some(_) => {
+                if delay.is_zero() {
+                    self.announce(queue);
+                }
+                Ok(())
+            }
+            None => Err(expired(queue)),
+        }
+    }
+
     /// Runs one statement that updates the row a receipt names; true if it matched.
     async fn update_held(
         &self,
@@ -285,18 +308,7 @@ impl QueueStore for PostgresStore {
         delay: Duration,
     ) -> StorageResult<()> {
         let set = format!("visible_at = {NOW_MS} + $4, receipt = NULL");
-        match self
-            .update_held(queue, receipt, &set, Some(ms(delay)))
-            .await?
-        {
-            Some(_) => {
-                if delay.is_zero() {
-                    self.announce(queue);
-                }
-                Ok(())
-            }
-            None => Err(expired(queue)),
-        }
+        self.give_back(queue, receipt, &set, delay).await
     }
 
     async fn release(
@@ -309,18 +321,7 @@ impl QueueStore for PostgresStore {
             "visible_at = {NOW_MS} + $4, receipt = NULL,
              dequeue_count = GREATEST(dequeue_count - 1, 0)"
         );
-        match self
-            .update_held(queue, receipt, &set, Some(ms(delay)))
-            .await?
-        {
-            Some(_) => {
-                if delay.is_zero() {
-                    self.announce(queue);
-                }
-                Ok(())
-            }
-            None => Err(expired(queue)),
-        }
+        self.give_back(queue, receipt, &set, delay).await
     }
 
     async fn extend(
