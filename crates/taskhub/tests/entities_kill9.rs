@@ -32,12 +32,7 @@ const TALLIES: Tallies = Tallies {
 fn kill_settings() -> Settings {
     Settings {
         partition_count: 4,
-        control_queue_visibility_timeout: Duration::from_secs(3),
-        work_item_visibility_timeout: Duration::from_secs(3),
-        lease_interval: Duration::from_secs(2),
-        lease_renew_interval: Duration::from_millis(500),
-        lease_acquire_interval: Duration::from_secs(1),
-        ..fast_settings()
+        ..child::failover_settings()
     }
 }
 

@@ -30,12 +30,7 @@ const FAN: u64 = 4;
 fn kill_settings() -> Settings {
     Settings {
         max_dequeue_count: 50,
-        control_queue_visibility_timeout: Duration::from_secs(3),
-        work_item_visibility_timeout: Duration::from_secs(3),
-        lease_interval: Duration::from_secs(2),
-        lease_renew_interval: Duration::from_millis(500),
-        lease_acquire_interval: Duration::from_secs(1),
-        ..fast_settings()
+        ..child::failover_settings()
     }
 }
 

@@ -280,3 +280,16 @@ pub fn task_event_counts(
     }
     seen
 }
+
+/// Short leases and visibility timeouts: what a killed worker process held comes back in
+/// seconds.
+pub fn failover_settings() -> Settings {
+    Settings {
+        control_queue_visibility_timeout: Duration::from_secs(3),
+        work_item_visibility_timeout: Duration::from_secs(3),
+        lease_interval: Duration::from_secs(2),
+        lease_renew_interval: Duration::from_millis(500),
+        lease_acquire_interval: Duration::from_secs(1),
+        ..super::fast_settings()
+    }
+}
