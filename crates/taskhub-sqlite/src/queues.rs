@@ -203,6 +203,21 @@ pub(crate) fn expired(queue: QueueName) -> StorageError {
     }
 }
 
+impl SqliteStore {
+    /// Runs `work` on a held message in a write; its `false` (no row at the receipt) is
+    /// `ReceiptExpired`.
+    async fn write_held<F>(&self, queue: QueueName, work: F) -> StorageResult<()>
+    where
+        F: Fn(&Tx<'_>) -> StorageResult<bool> + Send + 'static,
+    {
+        if self.write(work).await? {
+            Ok(())
+        } else {
+            Err(expired(queue))
+        }
+    }
+}
+
 #[async_trait]
 impl QueueStore for SqliteStore {
     async fn enqueue(&self, queue: QueueName, messages: Vec<NewQueueMessage>) -> StorageResult<()> {
@@ -228,14 +243,8 @@ impl QueueStore for SqliteStore {
     async fn delete(&self, queue: QueueName, receipt: &Receipt) -> StorageResult<()> {
         check_queue(queue)?;
         let receipt = receipt.clone();
-        self.write(move |tx| {
-            if delete_in(tx, queue, &receipt)? {
-                Ok(())
-            } else {
-                Err(expired(queue))
-            }
-        })
-        .await
+        self.write_held(queue, move |tx| delete_in(tx, queue, &receipt))
+            .await
     }
 
     async fn abandon(
@@ -246,12 +255,8 @@ impl QueueStore for SqliteStore {
     ) -> StorageResult<()> {
         check_queue(queue)?;
         let receipt = receipt.clone();
-        self.write(move |tx| {
-            if set_visibility(tx, queue, &receipt, after(tx.now(), delay), None)? {
-                Ok(())
-            } else {
-                Err(expired(queue))
-            }
+        self.write_held(queue, move |tx| {
+            set_visibility(tx, queue, &receipt, after(tx.now(), delay), None)
         })
         .await
     }
@@ -264,12 +269,8 @@ impl QueueStore for SqliteStore {
     ) -> StorageResult<()> {
         check_queue(queue)?;
         let receipt = receipt.clone();
-        self.write(move |tx| {
-            if release_in(tx, queue, &receipt, after(tx.now(), delay))? {
-                Ok(())
-            } else {
-                Err(expired(queue))
-            }
+        self.write_held(queue, move |tx| {
+            release_in(tx, queue, &receipt, after(tx.now(), delay))
         })
         .await
     }
