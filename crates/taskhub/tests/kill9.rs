@@ -8,7 +8,6 @@
 
 mod common;
 use std::collections::HashMap;
-use std::time::Duration;
 
 use common::history::history_of;
 use common::*;
