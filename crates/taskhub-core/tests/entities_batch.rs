@@ -4,8 +4,11 @@
 //! waiting requests in order, release), and a client's delete.
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
+mod common;
+
+use common::EntityCell;
 use taskhub_core::entity::{
-    run_batch, BatchMessage, Caller, EntityEffect, EntityRecord, EntityRequest, EntityResponse,
+    BatchMessage, Caller, EntityEffect, EntityRecord, EntityRequest, EntityResponse,
 };
 use taskhub_core::*;
 
@@ -85,14 +88,9 @@ const NOW: Timestamp = Timestamp::from_millis(1_000_000);
 #[test]
 fn operations_run_in_order_and_failures_roll_back_state_and_actions() {
     let reg = registry();
-    let mut state = None;
-    let mut record = EntityRecord::default();
-    let out = run_batch(
-        &reg,
-        &log(),
+    let mut cell = EntityCell::new(&reg, log());
+    let out = cell.run(
         NOW,
-        &mut state,
-        &mut record,
         vec![
             op("1", "append", "one", None),
             op("2", "fail", "two", Some(caller("o"))),
@@ -100,7 +98,7 @@ fn operations_run_in_order_and_failures_roll_back_state_and_actions() {
             op("4", "append", "four", Some(caller("o"))),
         ],
     );
-    assert_eq!(lines(&state), ["one", "four"]);
+    assert_eq!(lines(&cell.state), ["one", "four"]);
     assert_eq!((out.operations, out.failed), (4, 2));
     assert_eq!(
         signals(&out.effects),
@@ -120,64 +118,47 @@ fn operations_run_in_order_and_failures_roll_back_state_and_actions() {
 #[test]
 fn a_message_is_applied_once_within_and_across_batches() {
     let reg = registry();
-    let mut state = None;
-    let mut record = EntityRecord::default();
-    let first = run_batch(
-        &reg,
-        &log(),
+    let mut cell = EntityCell::new(&reg, log());
+    let first = cell.run(
         NOW,
-        &mut state,
-        &mut record,
         vec![
             op("1", "append", "one", None),
             op("1", "append", "one", None),
         ],
     );
     assert_eq!((first.operations, first.duplicates), (1, 1));
-    let again = run_batch(
-        &reg,
-        &log(),
+    let again = cell.run(
         NOW,
-        &mut state,
-        &mut record,
         vec![
             op("1", "append", "one", None),
             op("2", "append", "two", None),
         ],
     );
     assert_eq!((again.operations, again.duplicates), (1, 1));
-    assert_eq!(lines(&state), ["one", "two"]);
+    assert_eq!(lines(&cell.state), ["one", "two"]);
 }
 
 #[test]
 fn a_scheduled_request_is_held_back_until_due() {
     let reg = registry();
-    let mut state = None;
-    let mut record = EntityRecord::default();
+    let mut cell = EntityCell::new(&reg, log());
     let mut later = op("1", "append", "later", None);
     if let EntityRequest::Operation { at, .. } = &mut later.request {
         *at = Some(NOW.saturating_add(std::time::Duration::from_secs(60)));
     }
-    let out = run_batch(
-        &reg,
-        &log(),
-        NOW,
-        &mut state,
-        &mut record,
-        vec![later.clone()],
-    );
+    let out = cell.run(NOW, vec![later.clone()]);
     assert_eq!(out.operations, 0);
     assert!(
         matches!(&out.effects[..], [EntityEffect::Defer { message_id, .. }] if message_id.as_str() == "1")
     );
     assert!(
-        record.recent.is_empty(),
+        cell.record.recent.is_empty(),
         "not remembered: its copy must run"
     );
     let due = NOW.saturating_add(std::time::Duration::from_secs(60));
-    let out = run_batch(&reg, &log(), due, &mut state, &mut record, vec![later]);
+    let out = cell.run(due, vec![later]);
     assert_eq!(out.operations, 1);
-    assert_eq!(lines(&state), ["later"]);
+    assert_eq!(lines(&cell.state), ["later"]);
 }
 
 #[test]
@@ -205,14 +186,9 @@ fn locks_forward_in_order_queue_others_and_release() {
             owner: InstanceId::new(owner).unwrap(),
         },
     };
-    let mut state = None;
-    let mut record = EntityRecord::default();
-    let out = run_batch(
-        &reg,
-        &log(),
+    let mut cell = EntityCell::new(&reg, log());
+    let out = cell.run(
         NOW,
-        &mut state,
-        &mut record,
         vec![
             lock("l1", "x", 0),
             op("1", "append", "from y", Some(caller("y"))),
@@ -225,61 +201,44 @@ fn locks_forward_in_order_queue_others_and_release() {
     assert!(out.effects.iter().any(|e| matches!(e,
         EntityEffect::Send { target, request: EntityRequest::Lock { position: 1, .. }, .. } if *target == b)));
     assert_eq!(
-        record.lock.as_ref().unwrap().owner.instance_id.as_str(),
+        cell.record
+            .lock
+            .as_ref()
+            .unwrap()
+            .owner
+            .instance_id
+            .as_str(),
         "x"
     );
-    assert_eq!(lines(&state), ["from x"], "only the holder runs");
-    assert_eq!(record.queue.len(), 3);
+    assert_eq!(lines(&cell.state), ["from x"], "only the holder runs");
+    assert_eq!(cell.record.queue.len(), 3);
 
     // x releases: the waiting requests run in arrival order: y's first, then z's lock takes
     // the entity, and y's second waits behind z's section.
-    let out = run_batch(
-        &reg,
-        &log(),
-        NOW,
-        &mut state,
-        &mut record,
-        vec![release("r1", "x")],
-    );
-    assert_eq!(lines(&state), ["from x", "from y"]);
+    let out = cell.run(NOW, vec![release("r1", "x")]);
+    assert_eq!(lines(&cell.state), ["from x", "from y"]);
     assert_eq!(
-        record.lock.as_ref().unwrap().owner.instance_id.as_str(),
+        cell.record
+            .lock
+            .as_ref()
+            .unwrap()
+            .owner
+            .instance_id
+            .as_str(),
         "z"
     );
-    assert_eq!(record.queue.len(), 1);
+    assert_eq!(cell.record.queue.len(), 1);
     assert_eq!(responses(&out.effects).len(), 1);
     // A release by someone else changes nothing; z's release lets y's second run.
-    run_batch(
-        &reg,
-        &log(),
-        NOW,
-        &mut state,
-        &mut record,
-        vec![release("r2", "y")],
-    );
-    assert_eq!(record.queue.len(), 2, "y's release waits too");
-    run_batch(
-        &reg,
-        &log(),
-        NOW,
-        &mut state,
-        &mut record,
-        vec![release("r3", "z")],
-    );
-    assert_eq!(lines(&state), ["from x", "from y", "from y again"]);
-    assert!(record.lock.is_none() && record.queue.is_empty());
+    cell.run(NOW, vec![release("r2", "y")]);
+    assert_eq!(cell.record.queue.len(), 2, "y's release waits too");
+    cell.run(NOW, vec![release("r3", "z")]);
+    assert_eq!(lines(&cell.state), ["from x", "from y", "from y again"]);
+    assert!(cell.record.lock.is_none() && cell.record.queue.is_empty());
 
     // The last entity of a lock set answers the owner.
-    let mut state_b = None;
-    let mut record_b = EntityRecord::default();
-    let out = run_batch(
-        &reg,
-        &b,
-        NOW,
-        &mut state_b,
-        &mut record_b,
-        vec![lock("l3", "x", 1)],
-    );
+    let mut cell_b = EntityCell::new(&reg, b.clone());
+    let out = cell_b.run(NOW, vec![lock("l3", "x", 1)]);
     assert!(
         matches!(&responses(&out.effects)[..], [(id, EntityResponse::Locked)] if id == "lock-x")
     );
@@ -288,14 +247,9 @@ fn locks_forward_in_order_queue_others_and_release() {
 #[test]
 fn a_clients_delete_removes_the_state() {
     let reg = registry();
-    let mut state = None;
-    let mut record = EntityRecord::default();
-    run_batch(
-        &reg,
-        &log(),
+    let mut cell = EntityCell::new(&reg, log());
+    cell.run(
         NOW,
-        &mut state,
-        &mut record,
         vec![
             op("1", "append", "one", None),
             BatchMessage {
@@ -306,8 +260,8 @@ fn a_clients_delete_removes_the_state() {
             },
         ],
     );
-    assert!(state.is_none());
-    assert!(record.is_idle(Timestamp::from_millis(0)));
+    assert!(cell.state.is_none());
+    assert!(cell.record.is_idle(Timestamp::from_millis(0)));
 }
 
 /// The stored forms (requests on the queues, the record in the instance row) are pinned: a

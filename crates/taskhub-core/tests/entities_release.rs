@@ -3,10 +3,10 @@
 //! request is ignored when it comes, so the entity is not locked for nobody.
 #![allow(clippy::unwrap_used, reason = "test code: a panic is a failed test")]
 
-use taskhub_core::entity::{
-    run_batch, BatchMessage, BatchOutcome, Caller, EntityEffect, EntityRecord, EntityRequest,
-    SUSPECT_RETENTION,
-};
+mod common;
+
+use common::EntityCell;
+use taskhub_core::entity::{BatchMessage, Caller, EntityEffect, EntityRequest, SUSPECT_RETENTION};
 use taskhub_core::*;
 
 fn owner() -> Caller {
@@ -47,45 +47,14 @@ fn release(id: &str) -> BatchMessage {
     )
 }
 
-/// Entity `id` (no code registered), its state and record kept from batch to batch as the
-/// runtime keeps them.
-struct Cell {
-    registry: Registry,
-    id: EntityId,
-    state: Option<Payload>,
-    record: EntityRecord,
-}
-
-impl Cell {
-    fn new(id: &EntityId) -> Self {
-        Self {
-            registry: Registry::new(),
-            id: id.clone(),
-            state: None,
-            record: EntityRecord::default(),
-        }
-    }
-
-    /// Runs one batch of `messages` at `now`.
-    fn run(&mut self, now: Timestamp, messages: Vec<BatchMessage>) -> BatchOutcome {
-        run_batch(
-            &self.registry,
-            &self.id,
-            now,
-            &mut self.state,
-            &mut self.record,
-            messages,
-        )
-    }
-}
-
 #[test]
 fn a_release_that_overtakes_its_lock_request_cancels_it() {
     let a = EntityId::new("Cell", "a").unwrap();
     let b = EntityId::new("Cell", "b").unwrap();
     let c = EntityId::new("Cell", "c").unwrap();
     let now = Timestamp::from_millis(1_700_000_000_000);
-    let mut cell = Cell::new(&b);
+    let reg = Registry::new();
+    let mut cell = EntityCell::new(&reg, b.clone());
 
     cell.run(now, vec![release("m1")]);
     assert_eq!(cell.record.released.len(), 1, "remembered");
@@ -131,7 +100,8 @@ fn a_release_withdraws_its_lock_request_waiting_behind_another_section() {
     let a = EntityId::new("Cell", "a").unwrap();
     let b = EntityId::new("Cell", "b").unwrap();
     let now = Timestamp::from_millis(1_700_000_000_000);
-    let mut cell = Cell::new(&a);
+    let reg = Registry::new();
+    let mut cell = EntityCell::new(&reg, a.clone());
     let other = Caller {
         instance_id: InstanceId::new("other").unwrap(),
         execution_id: ExecutionId::new("x").unwrap(),

@@ -117,6 +117,42 @@ pub fn turn(s: &mut OrchestrationSession, n: u64, messages: Vec<Message>) -> Tur
     })
 }
 
+/// Entity `id` on `registry`, its state and record kept from batch to batch as the runtime
+/// keeps them.
+pub struct EntityCell<'a> {
+    pub registry: &'a Registry,
+    pub id: EntityId,
+    pub state: Option<Payload>,
+    pub record: taskhub_core::entity::EntityRecord,
+}
+
+impl<'a> EntityCell<'a> {
+    pub fn new(registry: &'a Registry, id: EntityId) -> Self {
+        Self {
+            registry,
+            id,
+            state: None,
+            record: taskhub_core::entity::EntityRecord::default(),
+        }
+    }
+
+    /// Runs one batch of `messages` at `now`.
+    pub fn run(
+        &mut self,
+        now: Timestamp,
+        messages: Vec<taskhub_core::entity::BatchMessage>,
+    ) -> taskhub_core::entity::BatchOutcome {
+        taskhub_core::entity::run_batch(
+            self.registry,
+            &self.id,
+            now,
+            &mut self.state,
+            &mut self.record,
+            messages,
+        )
+    }
+}
+
 pub fn payload<T: serde::Serialize>(v: T) -> Payload {
     Payload::to_payload(&v, "test").unwrap()
 }
