@@ -102,19 +102,7 @@ fn start_list_show_history_raise_terminate_purge_round_trip() {
     assert_eq!(by_name["instances"].as_array().unwrap().len(), 2);
     let page = json(&dir, &["instances", "list", "--page-size", "1", "--json"]);
     assert_eq!(page["instances"].as_array().unwrap().len(), 1);
-    let token = page["continuation"].as_str().unwrap().to_owned();
-    let next = json(
-        &dir,
-        &[
-            "instances",
-            "list",
-            "--page-size",
-            "1",
-            "--continuation",
-            &token,
-            "--json",
-        ],
-    );
+    let next = next_single_page(&dir, &page);
     assert_eq!(next["instances"][0]["instance_id"], "approve-2");
     let paged = json(
         &dir,

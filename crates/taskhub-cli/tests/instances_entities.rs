@@ -40,19 +40,7 @@ fn instances_list_leaves_entities_out_unless_asked() {
     // One row a page: the page after "0-first" is "z-last", not an empty page.
     let first = json(&dir, &["instances", "list", "--page-size", "1", "--json"]);
     assert_eq!(instance_ids(&first), ["0-first"], "{first}");
-    let token = first["continuation"].as_str().unwrap().to_owned();
-    let second = json(
-        &dir,
-        &[
-            "instances",
-            "list",
-            "--page-size",
-            "1",
-            "--continuation",
-            &token,
-            "--json",
-        ],
-    );
+    let second = next_single_page(&dir, &first);
     assert_eq!(instance_ids(&second), ["z-last"], "{second}");
 
     let all = json(&dir, &["instances", "list", "--include-entities", "--json"]);

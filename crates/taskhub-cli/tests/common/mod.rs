@@ -153,6 +153,24 @@ pub fn instance_ids(listed: &serde_json::Value) -> Vec<String> {
         .collect()
 }
 
+/// The page after `page`, an `instances list --page-size 1 --json` answer, by its
+/// continuation token.
+pub fn next_single_page(dir: &TempDir, page: &serde_json::Value) -> serde_json::Value {
+    let token = page["continuation"].as_str().unwrap();
+    json(
+        dir,
+        &[
+            "instances",
+            "list",
+            "--page-size",
+            "1",
+            "--continuation",
+            token,
+            "--json",
+        ],
+    )
+}
+
 /// The status `instances show` gives `id`.
 pub fn status(dir: &TempDir, id: &str) -> String {
     json(dir, &["instances", "show", id, "--json"])["status"]
