@@ -11,8 +11,7 @@ use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
 use taskhub_core::Timestamp;
 use taskhub_storage::{
-    Dequeued, NewQueueMessage, QueueName, QueueStats, QueueStore, Receipt, StorageError,
-    StorageResult,
+    Dequeued, NewQueueMessage, QueueName, QueueStats, QueueStore, Receipt, StorageResult,
 };
 use tokio_postgres::types::ToSql;
 
@@ -165,20 +164,10 @@ pub(crate) async fn delete_one(
     Ok(n > 0)
 }
 
-pub(crate) fn make_receipt(id: i64, token: i64) -> Receipt {
-    Receipt(format!("{id}:{token}"))
-}
-
-pub(crate) fn parse_receipt(receipt: &Receipt) -> Option<(i64, i64)> {
-    let (id, token) = receipt.0.split_once(':')?;
-    Some((id.parse().ok()?, token.parse().ok()?))
-}
-
-pub(crate) fn expired(queue: QueueName) -> StorageError {
-    StorageError::ReceiptExpired {
-        queue: queue.to_string(),
-    }
-}
+pub(crate) use taskhub_storage::queue::receipt_expired as expired;
+pub(crate) use taskhub_storage::sql::codec::{
+    receipt_in as parse_receipt, receipt_out as make_receipt,
+};
 
 impl PostgresStore {
     /// Gives a held message back under `set` (visible again after `delay`), waking this

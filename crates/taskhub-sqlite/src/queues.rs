@@ -9,8 +9,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use rusqlite::{params, OptionalExtension};
 use taskhub_storage::{
-    Dequeued, NewQueueMessage, QueueName, QueueStats, QueueStore, Receipt, StorageError,
-    StorageResult,
+    Dequeued, NewQueueMessage, QueueName, QueueStats, QueueStore, Receipt, StorageResult,
 };
 
 use crate::codec::{after, check_queue, queue_to_sql, ts_from_sql, ts_to_sql, u32_from_sql};
@@ -188,20 +187,10 @@ fn release_in(
     Ok(n > 0)
 }
 
-fn make_receipt(id: i64, token: i64) -> Receipt {
-    Receipt(format!("{id}:{token}"))
-}
-
-fn parse_receipt(receipt: &Receipt) -> Option<(i64, i64)> {
-    let (id, token) = receipt.0.split_once(':')?;
-    Some((id.parse().ok()?, token.parse().ok()?))
-}
-
-pub(crate) fn expired(queue: QueueName) -> StorageError {
-    StorageError::ReceiptExpired {
-        queue: queue.to_string(),
-    }
-}
+pub(crate) use taskhub_storage::queue::receipt_expired as expired;
+pub(crate) use taskhub_storage::sql::codec::{
+    receipt_in as parse_receipt, receipt_out as make_receipt,
+};
 
 impl SqliteStore {
     /// Runs `work` on a held message in a write; its `false` (no row at the receipt) is

@@ -24,6 +24,15 @@ pub const MAX_PARTITIONS: u32 = 16;
 /// default of [`QueueStore::max_delay`], which is what callers must go by.
 pub const MAX_DELAY: Duration = Duration::from_secs(7 * 24 * 3600);
 
+/// The error for a receipt that no longer holds a message of `queue` (redelivered, deleted,
+/// or never this store's).
+#[must_use]
+pub fn receipt_expired(queue: QueueName) -> StorageError {
+    StorageError::ReceiptExpired {
+        queue: queue.to_string(),
+    }
+}
+
 /// Rejects a control queue a hub cannot have (partition [`MAX_PARTITIONS`] and up).
 ///
 /// # Errors

@@ -8,7 +8,7 @@ use taskhub_core::Timestamp;
 
 use super::state::{Now, State};
 use super::{MemoryStore, Op};
-use crate::error::{StorageError, StorageResult};
+use crate::error::StorageResult;
 use crate::queue::{Dequeued, NewQueueMessage, QueueName, QueueStats, QueueStore, Receipt};
 
 /// One queue: messages by sequence number (enqueue order).
@@ -52,11 +52,7 @@ enum Hold {
 
 pub(super) use crate::queue::check_queue;
 
-fn expired(queue: QueueName) -> StorageError {
-    StorageError::ReceiptExpired {
-        queue: queue.to_string(),
-    }
-}
+use crate::queue::receipt_expired as expired;
 
 impl State {
     /// Appends messages (already checked) to a queue.

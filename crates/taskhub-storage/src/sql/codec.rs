@@ -4,7 +4,7 @@
 
 use taskhub_core::Timestamp;
 
-use crate::{ETag, StorageError, StorageResult};
+use crate::{ETag, Receipt, StorageError, StorageResult};
 
 pub use crate::queue::check_queue;
 
@@ -45,6 +45,20 @@ pub fn etag_in(etag: &ETag) -> Option<i64> {
     etag.0.parse().ok()
 }
 
+/// A receipt as handed out: `"{message id}:{token}"`, the token a fresh value written into
+/// the row at each dequeue or extend.
+#[must_use]
+pub fn receipt_out(id: i64, token: i64) -> Receipt {
+    Receipt(format!("{id}:{token}"))
+}
+
+/// The message ID and token a receipt names, or `None` if it cannot be one of ours.
+#[must_use]
+pub fn receipt_in(receipt: &Receipt) -> Option<(i64, i64)> {
+    let (id, token) = receipt.0.split_once(':')?;
+    Some((id.parse().ok()?, token.parse().ok()?))
+}
+
 /// A stored non-negative integer that must fit a `u32`.
 ///
 /// # Errors
@@ -80,6 +94,8 @@ mod tests {
         assert!(ts_from_sql("t", -1).is_err());
         assert_eq!(ts_to_sql(Timestamp::from_millis(u64::MAX)), i64::MAX);
         assert!(u32_from_sql("n", -1).is_err());
+        assert_eq!(receipt_in(&receipt_out(3, 9)), Some((3, 9)));
+        assert_eq!(receipt_in(&Receipt("x:1".into())), None);
         assert!(u64_to_sql("n", u64::MAX).is_err());
     }
 }
