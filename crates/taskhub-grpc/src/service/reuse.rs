@@ -17,7 +17,7 @@
 //! The Java SDK's protos have no reuse policy: its start with none replaces a finished
 //! instance (`crate::library`).
 
-use taskhub::{OrchestrationStatus, ReusePolicy, StatusSet};
+use taskhub::{ReusePolicy, StatusSet};
 use tonic::Status;
 
 use super::fields;
@@ -26,14 +26,6 @@ use crate::proto::{CreateOrchestrationAction, OrchestrationIdReusePolicy};
 
 /// The request field of the list, as errors name it.
 const FIELD: &str = "orchestrationIdReusePolicy.replaceableStatus";
-
-/// The statuses of a finished instance: what a start with no policy from a client whose
-/// protos have no reuse policy replaces (`crate::library`).
-const FINISHED: [OrchestrationStatus; 3] = [
-    OrchestrationStatus::Completed,
-    OrchestrationStatus::Failed,
-    OrchestrationStatus::Terminated,
-];
 
 /// The reuse policy of a start request that sent `asked`, from a client of `library`.
 ///
@@ -55,7 +47,8 @@ fn mapped(listed: StatusSet, action: i32, no_policy: bool, library: Library) -> 
         return ReusePolicy::KeepIn(listed);
     }
     if library == Library::Java && no_policy {
-        return ReusePolicy::ReplaceIn(StatusSet::from(FINISHED));
+        // A finished instance (Completed, Failed, Terminated) is replaced.
+        return ReusePolicy::ReplaceIn(StatusSet::finished());
     }
     if library == Library::Go && action != CreateOrchestrationAction::Terminate as i32 {
         // The Go SDK's `ERROR` (0): an existing instance is refused whatever its status, as
@@ -74,8 +67,8 @@ fn action(asked: Option<&OrchestrationIdReusePolicy>) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use taskhub::OrchestrationStatus::{self, Completed, Failed, Running};
     use CreateOrchestrationAction::{Error, Ignore, Terminate};
-    use OrchestrationStatus::{Completed, Failed, Running};
 
     fn map(listed: &[OrchestrationStatus], action: CreateOrchestrationAction) -> ReusePolicy {
         let listed = listed.iter().copied().collect();
@@ -114,7 +107,8 @@ mod tests {
     #[test]
     fn java_without_a_policy_replaces_a_finished_instance() {
         let java = mapped(StatusSet::EMPTY, 0, true, Library::Java);
-        assert_eq!(java, ReusePolicy::ReplaceIn(StatusSet::from(FINISHED)));
+        let finished = StatusSet::from([Completed, Failed, OrchestrationStatus::Terminated]);
+        assert_eq!(java, ReusePolicy::ReplaceIn(finished));
         // With a policy, Java's list is read as sent.
         let listed = StatusSet::from([Failed]);
         let sent = mapped(listed, 0, false, Library::Java);
