@@ -2,7 +2,7 @@
 //! itself with events and leaves its next turn unanswered cannot keep other instances'
 //! turns from starting (issue 33's probe: 1,000 events to itself). The runtime holds what
 //! comes for an instance that waits on the executor to its share of the prefetch buffer
-//! (`worker/sessions.rs`); the rest goes back to its queue for a while. Each other instance's
+//! (`worker/shared/sessions.rs`); the rest goes back to its queue for a while. Each other instance's
 //! turn must start within [`USUAL_LATENCY`] of its start, on the memory backend and on SQLite;
 //! without the rule (the share set to the whole buffer) they wait until the flood's turn is
 //! taken back, minutes later.

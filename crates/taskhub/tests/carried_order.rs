@@ -3,7 +3,7 @@
 //! some raised before it started and the rest while it keeps continuing as new. On every
 //! backend (Azure under `scripts/with-azurite.sh`, PostgreSQL under
 //! `scripts/with-postgres.sh`). Before the carried events were applied with the next start
-//! (`worker/turn/carry.rs`), Azure saw them behind events raised later.
+//! (`worker/orchestration/carry.rs`), Azure saw them behind events raised later.
 #![allow(
     clippy::disallowed_methods,
     clippy::indexing_slicing,

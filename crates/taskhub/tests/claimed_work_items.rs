@@ -1,4 +1,4 @@
-//! Work items claimed by the turn that schedules them (`worker/claims.rs`): a worker runs the
+//! Work items claimed by the turn that schedules them (`worker/activity/claims.rs`): a worker runs the
 //! activities of the orchestrations it holds itself, so their results are handed over in
 //! process on every worker, not only when its own poller happened to win the work item; and
 //! once its activity slots are full, the rest go to the queue for any worker.

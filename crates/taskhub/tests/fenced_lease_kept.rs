@@ -1,5 +1,5 @@
 //! A checkpoint rejected as fenced stops the worker's processing of that partition at once
-//! (`worker/turn`), but the lease may still be this worker's: on Azure a re-homed instance's
+//! (`worker/orchestration`), but the lease may still be this worker's: on Azure a re-homed instance's
 //! history sentinel named another partition's higher epoch (found by `azure_resize.rs`), and
 //! any backend may answer `Fenced` for a reason the lease row does not confirm. The lease
 //! manager then finds the row still its own under the same epoch and must process the

@@ -1,4 +1,4 @@
-//! Activity results handed over in-process (`worker/local.rs`): on the worker that holds the
+//! Activity results handed over in-process (`worker/activity/local.rs`): on the worker that holds the
 //! orchestration's partition, a result skips the control queue and the turn that records it
 //! deletes the work item, in one checkpoint. When that turn cannot commit under the lease the
 //! result was handed over under (a bump fenced it), the result goes the ordinary way — through

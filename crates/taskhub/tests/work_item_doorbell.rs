@@ -1,4 +1,4 @@
-//! The work-item doorbell (`worker/doorbell.rs`): a worker whose turn leaves work items on the
+//! The work-item doorbell (`worker/shared/doorbell.rs`): a worker whose turn leaves work items on the
 //! shared queue (more than its free activity slots) rings through its lease row, and another
 //! worker, whose idle work-item poller would not poll again for most of an hour, runs them
 //! after its next lease read — without waiting for its idle back-off.

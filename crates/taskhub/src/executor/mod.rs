@@ -70,7 +70,7 @@ pub trait RemoteExecutor: Send + Sync + 'static {
 /// a short delay for every kind: [`Unavailable`](Self::Unavailable) without counting it as a
 /// failed delivery (a missing worker says nothing about the work), the others counted toward
 /// `max_dequeue_count`, so work that hangs or kills every worker it reaches ends in the dead
-/// letters (see `worker/turn/remote.rs`).
+/// letters (see `worker/orchestration/remote.rs`).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ExecutorError {

@@ -352,7 +352,7 @@ async fn torn_once(
 /// outbox is gone: a second load (extended sessions off, so every batch loads the history)
 /// sends nothing. Of the two copies of the work item (the torn turn's claimed original, visible
 /// again once its claim ran out, and the re-sent one) whichever comes second reaches the worker
-/// that runs the first and is dropped there, not run (`worker/run_ledger.rs`): the activity is
+/// that runs the first and is dropped there, not run (`worker/shared/run_ledger.rs`): the activity is
 /// held until a copy has been dropped, so both loads happen before anything else writes the
 /// instance's history, and each copy sent shows as one dropped.
 pub async fn torn_outbox_is_resent_once(backend: Arc<dyn TaskHubStore>, settings: Settings) {
