@@ -103,8 +103,8 @@ pub use processes::{
     ProcessStore, PROCESS_LIVENESS_WINDOW, PROCESS_RECORD_RETENTION,
 };
 pub use queue::{
-    check_dequeue, check_messages, check_queue, Dequeued, NewQueueMessage, QueueName, QueueStats, QueueStore,
-    Receipt, MAX_DELAY, MAX_DEQUEUE_BATCH, MAX_MESSAGE_BYTES, MAX_PARTITIONS,
+    check_dequeue, check_messages, check_queue, Dequeued, NewQueueMessage, QueueName, QueueStats,
+    QueueStore, Receipt, MAX_DELAY, MAX_DEQUEUE_BATCH, MAX_MESSAGE_BYTES, MAX_PARTITIONS,
 };
 pub use store::{QueueWake, TaskHubStore};
 

@@ -1,6 +1,6 @@
 //! Predicates over an instance row and the messages that meet it, shared by the client (which
 //! acts on a row waiting for its scheduled start, `client::prestart`) and the worker (which
-//! judges starts, discards and row writes by them, `worker::turn`). Pure: no storage, no clock.
+//! judges starts, discards and row writes by them, `worker::orchestration`). Pure: no storage, no clock.
 
 use taskhub_core::{EventKind, ExecutionId, Message, OrchestrationStatus, Timestamp};
 use taskhub_storage::InstanceRow;

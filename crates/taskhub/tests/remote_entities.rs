@@ -26,12 +26,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use backends::{settings, Backend, TestStore};
-use taskhub_core::entity::{EntityAction, EntityId};
 use taskhub::executor::{
     ActivityOutcome, ActivityWork, EntityBatchOutcome, EntityWork, ExecutorError, ExecutorFuture,
     OrchestrationDecision, OrchestrationWork, RemoteExecutor,
 };
 use taskhub::*;
+use taskhub_core::entity::{EntityAction, EntityId};
 use taskhub_test_support::wait;
 
 taskhub_test_support::backend_matrix!(

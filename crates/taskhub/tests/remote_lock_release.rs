@@ -23,8 +23,8 @@ use std::time::Duration;
 
 use backends::{settings, Backend, TestStore};
 use sdk::{End, Replay, Sdk};
-use taskhub_core::entity::{Caller, EntityId, EntityRequest, ENTITY_REQUEST_EVENT};
 use taskhub::*;
+use taskhub_core::entity::{Caller, EntityId, EntityRequest, ENTITY_REQUEST_EVENT};
 use taskhub_test_support::wait;
 
 taskhub_test_support::backend_matrix!(

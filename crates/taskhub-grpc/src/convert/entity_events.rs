@@ -21,8 +21,8 @@
 
 use std::collections::HashSet;
 
-use taskhub_core::entity::{dt_core, EntityRequest, EntityResponse, ENTITY_REQUEST_EVENT};
 use taskhub::{EventKind, HistoryEvent, InstanceId};
+use taskhub_core::entity::{dt_core, EntityRequest, EntityResponse, ENTITY_REQUEST_EVENT};
 
 use super::{event_to_proto, failure_to_proto, payload_to_proto, timestamp_to_proto};
 use crate::proto::{self, history_event::EventType as E};

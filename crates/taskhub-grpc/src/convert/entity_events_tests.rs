@@ -1,9 +1,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
-use taskhub_core::entity::{Caller, EntityId, EntityRequest, EntityResponse, ENTITY_REQUEST_EVENT};
 use taskhub::{
     EventKind, ExecutionId, FailureDetails, HistoryEvent, InstanceId, Payload, Timestamp,
 };
+use taskhub_core::entity::{Caller, EntityId, EntityRequest, EntityResponse, ENTITY_REQUEST_EVENT};
 
 use super::*;
 

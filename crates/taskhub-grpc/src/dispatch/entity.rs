@@ -16,9 +16,9 @@
 //! results are passed through as the SDK sent them (JSON or opaque text); a state of no
 //! value or JSON `null` is no state (the entity is deleted).
 
-use taskhub_core::entity::{EntityAction, EntityId};
 use taskhub::executor::{EntityBatchOutcome, EntityOperation, EntityWork};
 use taskhub::{FailureDetails, InstanceId, Payload};
+use taskhub_core::entity::{EntityAction, EntityId};
 
 use crate::convert::{
     failure_from_proto, payload_from_proto, payload_to_proto, timestamp_from_proto, ConvertError,

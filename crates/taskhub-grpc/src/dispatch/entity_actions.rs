@@ -11,9 +11,9 @@
 //! `@name@key`, request IDs and operation names must be there: otherwise the orchestration
 //! fails (`InvalidOrchestratorAction`) naming the field.
 
-use taskhub_core::entity::{Caller, EntityId, EntityRequest, ENTITY_REQUEST_EVENT};
 use taskhub::executor::Decision;
 use taskhub::{ExecutionId, InstanceId, Payload};
+use taskhub_core::entity::{Caller, EntityId, EntityRequest, ENTITY_REQUEST_EVENT};
 
 use crate::convert::{payload_from_proto, timestamp_from_proto, ConvertError};
 use crate::proto::{self, send_entity_message_action::EntityMessageType as M};

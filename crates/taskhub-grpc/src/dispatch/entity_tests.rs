@@ -1,8 +1,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
-use taskhub_core::entity::{Caller, EntityAction, EntityId};
 use taskhub::executor::{EntityOperation, EntityWork};
 use taskhub::Payload;
+use taskhub_core::entity::{Caller, EntityAction, EntityId};
 
 use super::*;
 use crate::proto::{

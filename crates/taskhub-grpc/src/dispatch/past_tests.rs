@@ -183,7 +183,9 @@ fn a_long_history_keeps_few_chunks() {
 
 #[test]
 fn an_entity_call_and_its_answer_in_later_turns_encode_as_a_fresh_conversion_does() {
-    use taskhub_core::entity::{Caller, EntityId, EntityRequest, EntityResponse, ENTITY_REQUEST_EVENT};
+    use taskhub_core::entity::{
+        Caller, EntityId, EntityRequest, EntityResponse, ENTITY_REQUEST_EVENT,
+    };
     let at = Timestamp::from_millis(1_700_000_000_000);
     let counter = EntityId::new("counter", "k").unwrap();
     let call = EntityRequest::Operation {
