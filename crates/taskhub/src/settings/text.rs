@@ -88,13 +88,7 @@ pub(crate) fn display<S: Serializer, T: Display>(v: &T, s: S) -> Result<S::Ok, S
 /// (`500ms`, `30s`, `5m`, `1h`, `1h 30m`).
 #[must_use]
 pub fn parse_duration(text: &str) -> Option<Duration> {
-    let t = text.trim();
-    if let Ok(secs) = t.parse::<f64>() {
-        return (secs.is_finite() && secs >= 0.0)
-            .then(|| Duration::try_from_secs_f64(secs).ok())
-            .flatten();
-    }
-    humantime::parse_duration(t).ok()
+    taskhub_storage::options::parse::duration(text)
 }
 
 /// Durations: a number of seconds, or text [`parse_duration`] reads; written in humantime's
