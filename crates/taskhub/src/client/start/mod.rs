@@ -4,7 +4,8 @@
 //! `ExecutionStarted` message (and, replacing an active execution, a terminate aimed at that
 //! execution only), conditional on the row read. What it writes is decided once per attempt,
 //! on that row, by the pure [`plan::plan_start`]; every front (the Rust API, HTTP, gRPC, the
-//! CLI) comes through [`TaskHubClient::start_payload`]. If the row changed before the write
+//! CLI) comes through [`TaskHubClient::start_payload`], or [`TaskHubClient::restart_with`],
+//! whose first attempt is decided on the row it read. If the row changed before the write
 //! (a turn of the running execution, a racing start), the start is decided again, with a new
 //! execution, on the row as it is then. `start_payload` stores JSON text as it is.
 //!
@@ -23,7 +24,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 use taskhub_core::{ExecutionId, InstanceId, Message, Payload};
-use taskhub_storage::{CheckpointRequest, OutboundMessage, QueueName, StorageError};
+use taskhub_storage::{CheckpointRequest, InstanceRow, OutboundMessage, QueueName, StorageError};
 
 use self::plan::{plan_start, StartPlan, StartRequest, StartWrite};
 use super::TaskHubClient;
@@ -81,7 +82,19 @@ impl TaskHubClient {
         &self,
         name: &str,
         input: Payload,
+        options: StartOptions,
+    ) -> Result<InstanceId, TaskhubError> {
+        self.start_on(name, input, options, None).await
+    }
+
+    /// A start whose first attempt is decided on `read`, the row under its ID if the caller
+    /// read it already (a restart under the same ID); `None`: every attempt reads the row.
+    async fn start_on(
+        &self,
+        name: &str,
+        input: Payload,
         mut options: StartOptions,
+        mut read: Option<InstanceRow>,
     ) -> Result<InstanceId, TaskhubError> {
         // Without a version the hub's `default_version` (if set) is the instance's version.
         if options.version.is_none() {
@@ -102,7 +115,7 @@ impl TaskHubClient {
         // The row changed between the read and the write: decide again, a few times.
         let mut attempts = 0;
         loop {
-            match self.try_start(&start).await {
+            match self.try_start(&start, read.take()).await {
                 Err(TaskhubError::Storage(StorageError::Conflict { .. }))
                     if attempts < START_ATTEMPTS =>
                 {
@@ -113,10 +126,18 @@ impl TaskHubClient {
         }
     }
 
-    /// One attempt of a start: read the row, decide on it ([`plan_start`]), and write.
-    async fn try_start(&self, start: &Start<'_>) -> Result<(), TaskhubError> {
+    /// One attempt of a start: read the row (unless `read` is it), decide on it
+    /// ([`plan_start`]), and write.
+    async fn try_start(
+        &self,
+        start: &Start<'_>,
+        read: Option<InstanceRow>,
+    ) -> Result<(), TaskhubError> {
         let now = self.hub.clock().now();
-        let row = self.hub.store().get_instance(start.instance_id).await?;
+        let row = match read {
+            Some(row) => Some(row),
+            None => self.hub.store().get_instance(start.instance_id).await?,
+        };
         let count = self.hub.fresh_partition_count().await;
         let execution_id = ExecutionId::random();
         let request = StartRequest {
@@ -189,6 +210,23 @@ impl TaskHubClient {
         instance_id: &InstanceId,
         new_instance_id: bool,
     ) -> Result<InstanceId, TaskhubError> {
+        self.restart_with(instance_id, new_instance_id, ReusePolicy::TerminateActive)
+            .await
+    }
+
+    /// As [`restart`](Self::restart), with `reuse` deciding what a restart under the same ID
+    /// does with the instance (under a new ID the old instance is not touched). The row is read
+    /// once: the start under the same ID is decided on the row its name and input come from.
+    ///
+    /// # Errors
+    /// `NotFound` if the instance does not exist, `AlreadyExists` if `reuse` refuses it, or a
+    /// storage error.
+    pub async fn restart_with(
+        &self,
+        instance_id: &InstanceId,
+        new_instance_id: bool,
+        reuse: ReusePolicy,
+    ) -> Result<InstanceId, TaskhubError> {
         let row = self
             .hub
             .store()
@@ -203,11 +241,12 @@ impl TaskHubClient {
             },
             version: row.version.clone(),
             tags: row.tags.clone(),
-            reuse: ReusePolicy::TerminateActive,
+            reuse,
             ..StartOptions::default()
         };
-        self.start_payload(&row.name, row.input.clone(), options)
-            .await
+        let (name, input) = (row.name.clone(), row.input.clone());
+        let read = (!new_instance_id).then_some(row);
+        self.start_on(&name, input, options, read).await
     }
 
     pub(crate) async fn outbound(
