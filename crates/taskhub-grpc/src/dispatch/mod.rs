@@ -290,18 +290,7 @@ impl RemoteExecutor for Dispatcher {
                     }
                     Ok(decision)
                 }
-                Reply::GivenUp(reason) => Err(ExecutorError::Abandoned {
-                    what: what(),
-                    reason,
-                }),
-                Reply::Activity(_) => Err(ExecutorError::Abandoned {
-                    what: what(),
-                    reason: "answered as an activity".into(),
-                }),
-                Reply::Entity(_) => Err(ExecutorError::Abandoned {
-                    what: what(),
-                    reason: "answered as an entity batch".into(),
-                }),
+                other => Err(abandoned(other, what())),
             }
         })
     }
@@ -322,18 +311,7 @@ impl RemoteExecutor for Dispatcher {
             });
             match self.run(Kind::Activity, request, rebuild, &what).await? {
                 Reply::Activity(r) => Ok(actions::activity_outcome(&r)),
-                Reply::GivenUp(reason) => Err(ExecutorError::Abandoned {
-                    what: what(),
-                    reason,
-                }),
-                Reply::Orchestrator(_) => Err(ExecutorError::Abandoned {
-                    what: what(),
-                    reason: "answered as an orchestration".into(),
-                }),
-                Reply::Entity(_) => Err(ExecutorError::Abandoned {
-                    what: what(),
-                    reason: "answered as an entity batch".into(),
-                }),
+                other => Err(abandoned(other, what())),
             }
         })
     }
@@ -358,15 +336,20 @@ impl RemoteExecutor for Dispatcher {
                 Box::new(move || Request::EntityRequestV2(entity::entity_request(&source)).into());
             match self.run(Kind::Entity, request, rebuild, &what).await? {
                 Reply::Entity(r) => Ok(entity::entity_outcome(&work, &r)),
-                Reply::GivenUp(reason) => Err(ExecutorError::Abandoned {
-                    what: what(),
-                    reason,
-                }),
-                Reply::Orchestrator(_) | Reply::Activity(_) => Err(ExecutorError::Abandoned {
-                    what: what(),
-                    reason: "answered as another kind of work item".into(),
-                }),
+                other => Err(abandoned(other, what())),
             }
         })
     }
+}
+
+/// The error of a turn, activity or batch whose reply is not its answer: given up (why), or
+/// answered as another kind of work item (which).
+fn abandoned(reply: Reply, what: String) -> ExecutorError {
+    let reason = match reply {
+        Reply::GivenUp(reason) => reason,
+        Reply::Orchestrator(_) => "answered as an orchestration".into(),
+        Reply::Activity(_) => "answered as an activity".into(),
+        Reply::Entity(_) => "answered as an entity batch".into(),
+    };
+    ExecutorError::Abandoned { what, reason }
 }

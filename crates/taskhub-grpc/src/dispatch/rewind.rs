@@ -124,14 +124,7 @@ impl super::Dispatcher {
                         .to_owned(),
                 ))),
             },
-            Reply::GivenUp(reason) => Err(ExecutorError::Abandoned {
-                what: what(),
-                reason,
-            }),
-            Reply::Activity(_) | Reply::Entity(_) => Err(ExecutorError::Abandoned {
-                what: what(),
-                reason: "answered as another kind of work item".into(),
-            }),
+            other => Err(super::abandoned(other, what())),
         }
     }
 }
@@ -151,6 +144,16 @@ fn invalid(message: String) -> FailureDetails {
     }
 }
 
+/// The task IDs of the failed tasks in `sent`.
+fn failed_tasks(sent: &[HistoryEvent]) -> Vec<i32> {
+    sent.iter()
+        .filter_map(|e| match &e.event_type {
+            Some(E::TaskFailed(f)) => Some(f.task_scheduled_id),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Checks a rewind's `new_history` against `sent`, the history the worker was sent (past then
 /// new events): it must be `sent` in order, less only events a rewind may drop (see the
 /// [module docs](self)). The error names the first event that differs.
@@ -158,13 +161,7 @@ pub(crate) fn check_new_history(
     sent: &[HistoryEvent],
     new_history: &[HistoryEvent],
 ) -> Result<(), String> {
-    let failed_tasks: Vec<i32> = sent
-        .iter()
-        .filter_map(|e| match &e.event_type {
-            Some(E::TaskFailed(f)) => Some(f.task_scheduled_id),
-            _ => None,
-        })
-        .collect();
+    let failed_tasks = failed_tasks(sent);
     let droppable = |e: &HistoryEvent| match &e.event_type {
         Some(E::TaskFailed(_) | E::SubOrchestrationInstanceFailed(_)) => true,
         Some(E::TaskScheduled(_)) => failed_tasks.contains(&e.event_id),

@@ -26,35 +26,39 @@ fn json(s: &str) -> Payload {
     Payload::from_json(s).unwrap()
 }
 
+/// The start of execution `e1` of `Order`, input 1.
+fn order_started() -> EventKind {
+    EventKind::ExecutionStarted {
+        name: "Order".into(),
+        version: None,
+        input: json("1"),
+        execution_id: ExecutionId::new("e1").unwrap(),
+        parent: None,
+        scheduled_start: None,
+        applied_event_ids: Vec::new(),
+        tags: Box::default(),
+    }
+}
+
+/// Task `task_id` of activity `name` scheduled with input 1.
+fn scheduled(task_id: u64, name: &str) -> EventKind {
+    EventKind::TaskScheduled {
+        task_id,
+        name: name.into(),
+        version: None,
+        input: json("1"),
+        attempt: 1,
+        tags: Default::default(),
+    }
+}
+
 /// A failed execution as the SDKs would see it if it were sent whole: task 0 charged the
 /// card, task 1 failed, child task 2 failed, and the execution failed.
 fn failed_history() -> Vec<HistoryEvent> {
     let ours = vec![
         at(0, EventKind::OrchestratorStarted),
-        at(
-            1,
-            EventKind::ExecutionStarted {
-                name: "Order".into(),
-                version: None,
-                input: json("1"),
-                execution_id: ExecutionId::new("e1").unwrap(),
-                parent: None,
-                scheduled_start: None,
-                applied_event_ids: Vec::new(),
-                tags: Box::default(),
-            },
-        ),
-        at(
-            2,
-            EventKind::TaskScheduled {
-                task_id: 0,
-                name: "Charge".into(),
-                version: None,
-                input: json("1"),
-                attempt: 1,
-                tags: Default::default(),
-            },
-        ),
+        at(1, order_started()),
+        at(2, scheduled(0, "Charge")),
         at(3, EventKind::OrchestratorCompleted),
         at(4, EventKind::OrchestratorStarted),
         at(
@@ -64,17 +68,7 @@ fn failed_history() -> Vec<HistoryEvent> {
                 result: json("\"charged\""),
             },
         ),
-        at(
-            6,
-            EventKind::TaskScheduled {
-                task_id: 1,
-                name: "Ship".into(),
-                version: None,
-                input: json("1"),
-                attempt: 1,
-                tags: Default::default(),
-            },
-        ),
+        at(6, scheduled(1, "Ship")),
         at(7, EventKind::OrchestratorCompleted),
         at(8, EventKind::OrchestratorStarted),
         at(
@@ -125,13 +119,7 @@ fn rewound() -> HistoryEvent {
 /// What the Python and JavaScript workers build: the history less failures, the failed
 /// task's schedule and the completion, with a new execution ID.
 fn as_the_sdks_rewind(sent: &[HistoryEvent]) -> Vec<HistoryEvent> {
-    let failed: Vec<i32> = sent
-        .iter()
-        .filter_map(|e| match &e.event_type {
-            Some(E::TaskFailed(f)) => Some(f.task_scheduled_id),
-            _ => None,
-        })
-        .collect();
+    let failed = failed_tasks(sent);
     sent.iter()
         .filter(|e| match &e.event_type {
             Some(
@@ -260,19 +248,7 @@ fn a_history_cut_short_is_named() {
 fn work() -> OrchestrationWork {
     let past: Vec<Ours> = vec![
         at(0, EventKind::OrchestratorStarted),
-        at(
-            1,
-            EventKind::ExecutionStarted {
-                name: "Order".into(),
-                version: None,
-                input: json("1"),
-                execution_id: ExecutionId::new("e1").unwrap(),
-                parent: None,
-                scheduled_start: None,
-                applied_event_ids: Vec::new(),
-                tags: Box::default(),
-            },
-        ),
+        at(1, order_started()),
         at(2, EventKind::OrchestratorCompleted),
     ];
     OrchestrationWork::new(
