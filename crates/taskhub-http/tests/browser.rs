@@ -14,10 +14,9 @@
 
 mod common;
 
-use common::{Backend, Server};
+use common::{Backend, Server, DF};
 use taskhub::OrchestrationStatus as S;
 
-const DF: &str = "/runtime/webhooks/durabletask";
 const XSS_ID: &str = "id-<script>alert(\"id\")<script>";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -62,8 +61,7 @@ async fn dashboard_in_headless_chromium() {
         ("Fails", "fails-1", "null"),
     ] {
         let path = format!("{DF}/orchestrators/{name}/{}", taskhub_http_encode(id));
-        let r = s.post(&path, input).await;
-        assert_eq!(r.status, 202, "{}", r.body);
+        s.post_accepted(&path, input).await;
     }
     for id in ["parent-1", "hello-1", XSS_ID, "fails-1"] {
         s.wait_status(id, S::is_terminal).await;
@@ -73,10 +71,8 @@ async fn dashboard_in_headless_chromium() {
     }
     fail_gated(&s).await;
     // An entity with state 5, for the Entities view (signalled there to 7).
-    let r = s
-        .post(&format!("{DF}/entities/Counter/browser?op=add"), "5")
+    s.post_accepted(&format!("{DF}/entities/Counter/browser?op=add"), "5")
         .await;
-    assert_eq!(r.status, 202, "{}", r.body);
     let counter = taskhub::EntityId::new("Counter", "browser").unwrap();
     let client = s.hub.client();
     common::wait::until_some("the entity's state", || async {
@@ -149,13 +145,11 @@ async fn dashboard_in_headless_chromium() {
 /// the dashboard's Rewind (a button only on a Failed instance, asking for the reason) runs it
 /// again to its wait for `Go`, with the rewind in its history (`rewindSteps` in the script).
 async fn fail_gated(s: &Server) {
-    let r = s
-        .post(
-            &format!("{DF}/orchestrators/GatedWait/gated-1"),
-            "\"gated-1\"",
-        )
-        .await;
-    assert_eq!(r.status, 202, "{}", r.body);
+    s.post_accepted(
+        &format!("{DF}/orchestrators/GatedWait/gated-1"),
+        "\"gated-1\"",
+    )
+    .await;
     s.wait_status("gated-1", |st| st == S::Failed).await;
     common::open_gate("gated-1");
 }

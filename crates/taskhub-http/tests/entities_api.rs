@@ -12,10 +12,8 @@
 
 mod common;
 
-use common::{wait, Backend, Resp, Server};
+use common::{strs, wait, Backend, Resp, Server, DF};
 use serde_json::{json, Value};
-
-const DF: &str = "/runtime/webhooks/durabletask";
 
 /// Waits until `GET path` answers 200 with a body for which `ok` holds; returns it.
 async fn wait_json(s: &Server, path: &str, ok: impl Fn(&Value) -> bool) -> Value {
@@ -154,9 +152,8 @@ async fn durable_functions_entity_routes(b: Backend) {
 async fn own_entity_routes(b: Backend) {
     let s = Server::start(b).await;
     let r = s
-        .post("/api/entities/%40Counter%40x/signal?op=add", "2")
+        .post_accepted("/api/entities/%40Counter%40x/signal?op=add", "2")
         .await;
-    assert_eq!(r.status, 202, "{}", r.body);
     assert_eq!(r.json(), json!({"entityId": "@Counter@x", "op": "add"}));
     let e = wait_json(&s, "/api/entities/@Counter@x", |v| v["state"] == json!(2)).await;
     assert_eq!(
@@ -174,10 +171,8 @@ async fn own_entity_routes(b: Backend) {
     );
 
     // A critical section holds a counter: the detail names the holder and counts what waits.
-    let r = s
-        .post(&format!("{DF}/orchestrators/Locker/locker-1"), "\"held\"")
+    s.post_accepted(&format!("{DF}/orchestrators/Locker/locker-1"), "\"held\"")
         .await;
-    assert_eq!(r.status, 202, "{}", r.body);
     wait_json(&s, "/api/entities/@Counter@held", |v| {
         v["lockedBy"] == "locker-1"
     })
@@ -207,20 +202,14 @@ async fn own_entity_routes(b: Backend) {
 
     // The list: by name, paged; stateless entities only on request.
     let listed = s.get("/api/entities?name=Counter").await.json();
-    let ids: Vec<&str> = listed["entities"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["entityId"].as_str().unwrap())
-        .collect();
-    assert_eq!(ids, ["@Counter@held", "@Counter@x"], "{listed}");
+    assert_eq!(
+        strs(&listed["entities"], "entityId"),
+        ["@Counter@held", "@Counter@x"],
+        "{listed}"
+    );
     let page = s.get("/api/entities?top=1").await.json();
     assert_eq!(page["entities"].as_array().unwrap().len(), 1);
-    let token = page["continuationToken"].as_str().unwrap().to_owned();
-    let next = s
-        .get(&format!("/api/entities?top=1&continuationToken={token}"))
-        .await
-        .json();
+    let next = s.next_page("/api/entities?top=1", &page).await;
     assert_eq!(next["entities"][0]["entityId"], "@Counter@x", "{next}");
 
     // Delete the state: the entity is then absent from the default list, kept as a row
@@ -277,36 +266,23 @@ async fn instance_lists_leave_entities_out_unless_asked(b: Backend) {
     .await;
     // Orchestrations on either side of the entities in ID order.
     for id in ["0-first", "z-last"] {
-        let r = s
-            .post(&format!("{DF}/orchestrators/Hello/{id}"), "null")
+        s.post_accepted(&format!("{DF}/orchestrators/Hello/{id}"), "null")
             .await;
-        assert_eq!(r.status, 202, "{}", r.body);
     }
-    let ids = |v: &Value, key: &str| -> Vec<String> {
-        v.as_array()
-            .unwrap()
-            .iter()
-            .map(|r| r[key].as_str().unwrap().to_owned())
-            .collect()
-    };
     let own = s.get("/api/instances").await.json();
-    assert_eq!(ids(&own["instances"], "instanceId"), ["0-first", "z-last"]);
+    assert_eq!(strs(&own["instances"], "instanceId"), ["0-first", "z-last"]);
     let with = s.get("/api/instances?includeEntities=true").await.json();
     assert_eq!(
-        ids(&with["instances"], "instanceId"),
+        strs(&with["instances"], "instanceId"),
         ["0-first", "@Counter@a", "@Counter@b", "z-last"]
     );
     // A page of one after "0-first" is "z-last": the filter is the store's.
     let first = s.get("/api/instances?top=1").await.json();
-    let token = first["continuationToken"].as_str().unwrap().to_owned();
-    let second = s
-        .get(&format!("/api/instances?top=1&continuationToken={token}"))
-        .await
-        .json();
-    assert_eq!(ids(&second["instances"], "instanceId"), ["z-last"]);
+    let second = s.next_page("/api/instances?top=1", &first).await;
+    assert_eq!(strs(&second["instances"], "instanceId"), ["z-last"]);
 
     let df = s.get(&format!("{DF}/instances")).await.json();
-    assert_eq!(ids(&df, "instanceId"), ["0-first", "z-last"]);
+    assert_eq!(strs(&df, "instanceId"), ["0-first", "z-last"]);
     let df_with = s
         .get(&format!("{DF}/instances?includeEntities=true"))
         .await

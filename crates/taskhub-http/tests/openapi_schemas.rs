@@ -11,12 +11,9 @@
 mod common;
 
 use common::schema::{check, response_schema};
-use common::{wait, Backend, Server};
+use common::{wait, Backend, Server, DF};
 use serde_json::{json, Value};
 use taskhub::OrchestrationStatus as S;
-use taskhub_storage::{DeadLetter, QueueName};
-
-const DF: &str = "/runtime/webhooks/durabletask";
 
 /// The requests that exercise `(method, path)`: concrete path and body. Most routes get a
 /// request that succeeds and one that fails.
@@ -198,10 +195,8 @@ async fn fill(s: &Server) -> Filled {
         } else {
             "null"
         };
-        let r = s
-            .post(&format!("{DF}/orchestrators/{name}/{id}"), input)
+        s.post_accepted(&format!("{DF}/orchestrators/{name}/{id}"), input)
             .await;
-        assert_eq!(r.status, 202, "{}", r.body);
     }
     for id in ["h-1", "p-1", "e-1", "x-1"] {
         s.wait_status(id, |st| st == S::Completed).await;
@@ -209,14 +204,12 @@ async fn fill(s: &Server) -> Filled {
     for id in ["f-1", "f-2"] {
         s.wait_status(id, |st| st == S::Failed).await;
     }
-    let r = s.post(&format!("{DF}/instances/t-1/terminate"), "").await;
-    assert_eq!(r.status, 202, "{}", r.body);
+    s.post_accepted(&format!("{DF}/instances/t-1/terminate"), "")
+        .await;
     s.wait_status("t-1", |st| st == S::Terminated).await;
     for key in ["c", "gone"] {
-        let r = s
-            .post(&format!("/api/entities/@Counter@{key}/signal?op=add"), "5")
+        s.post_accepted(&format!("/api/entities/@Counter@{key}/signal?op=add"), "5")
             .await;
-        assert_eq!(r.status, 202, "{}", r.body);
     }
     wait::until_some("the counter's state", || async {
         (s.get("/api/entities/@Counter@gone").await.status == 200).then_some(())
@@ -226,18 +219,7 @@ async fn fill(s: &Server) -> Filled {
         .as_str()
         .unwrap()
         .to_owned();
-    let store = s.hub.store();
-    let letter = store
-        .add_dead_letter(DeadLetter {
-            id: String::new(),
-            queue: QueueName::WorkItems,
-            body: "not a message".to_owned(),
-            reason: "malformed".to_owned(),
-            dequeue_count: 5,
-            dead_lettered_at: taskhub::Timestamp::from_millis(1_700_000_000_000),
-        })
-        .await
-        .unwrap();
+    let letter = s.add_dead_letter("not a message").await;
     Filled { letter, execution }
 }
 

@@ -11,11 +11,9 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{Backend, Server};
+use common::{strs, Backend, Server, DF};
 use taskhub::OrchestrationStatus as S;
-use taskhub_storage::{DeadLetter, QueueName};
-
-const DF: &str = "/runtime/webhooks/durabletask";
+use taskhub_storage::QueueName;
 
 async fn instances_history_and_timeline(b: Backend) {
     let s = Server::start(b).await;
@@ -41,13 +39,7 @@ async fn instances_history_and_timeline(b: Backend) {
     let children = d["children"].as_array().unwrap();
     assert_eq!(children.len(), 1);
     let child = children[0]["instanceId"].as_str().unwrap().to_owned();
-    let kinds: Vec<&str> = d["timeline"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["kind"].as_str().unwrap())
-        .collect();
-    assert_eq!(kinds, ["suborchestration", "timer"]);
+    assert_eq!(strs(&d["timeline"], "kind"), ["suborchestration", "timer"]);
     for t in d["timeline"].as_array().unwrap() {
         assert!(
             t["endMs"].as_u64().unwrap() >= t["startMs"].as_u64().unwrap(),
@@ -72,24 +64,14 @@ async fn instances_history_and_timeline(b: Backend) {
 
     // The list: every filter, and paging by continuationToken.
     let l = s.get("/api/instances?name=Waiter").await.json();
-    let ids: Vec<_> = l["instances"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["instanceId"].as_str().unwrap())
-        .collect();
-    assert_eq!(ids, ["w-1"]);
+    assert_eq!(strs(&l["instances"], "instanceId"), ["w-1"]);
     let l = s
         .get("/api/instances?runtimeStatus=Completed&name=Parent")
         .await
         .json();
     assert_eq!(l["instances"].as_array().unwrap().len(), 1);
     let first = s.get("/api/instances?top=1").await.json();
-    let token = first["continuationToken"].as_str().unwrap().to_owned();
-    let second = s
-        .get(&format!("/api/instances?top=1&continuationToken={token}"))
-        .await
-        .json();
+    let second = s.next_page("/api/instances?top=1", &first).await;
     assert_ne!(
         first["instances"][0]["instanceId"],
         second["instances"][0]["instanceId"]
@@ -193,17 +175,7 @@ async fn dead_letters_list_and_replay(b: Backend) {
         serde_json::json!([])
     );
     let store = s.hub.store();
-    let id = store
-        .add_dead_letter(DeadLetter {
-            id: String::new(),
-            queue: QueueName::WorkItems,
-            body: "<script>not a message</script>".to_owned(),
-            reason: "malformed".to_owned(),
-            dequeue_count: 5,
-            dead_lettered_at: taskhub::Timestamp::from_millis(1_700_000_000_000),
-        })
-        .await
-        .unwrap();
+    let id = s.add_dead_letter("<script>not a message</script>").await;
     let l = s.get("/api/dead-letters").await.json();
     assert_eq!(l[0]["id"], id.as_str());
     assert_eq!(

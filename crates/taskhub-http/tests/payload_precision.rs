@@ -18,10 +18,8 @@ async fn large_integers_keep_their_digits() {
     let s = Server::start_with(Backend::Memory, false, |c| c).await;
     let df = "/runtime/webhooks/durabletask";
     let input = format!("{{\"big\":{BIG}}}");
-    let r = s
-        .post(&format!("{df}/orchestrators/Anything/big-1"), &input)
+    s.post_accepted(&format!("{df}/orchestrators/Anything/big-1"), &input)
         .await;
-    assert_eq!(r.status, 202, "{}", r.body);
     let id = InstanceId::new("big-1").unwrap();
     let row = s
         .hub
@@ -37,14 +35,10 @@ async fn large_integers_keep_their_digits() {
         row.input.as_str()
     );
 
-    let r = s
-        .post(&format!("{df}/instances/big-1/raiseEvent/go"), BIG)
+    s.post_accepted(&format!("{df}/instances/big-1/raiseEvent/go"), BIG)
         .await;
-    assert_eq!(r.status, 202, "{}", r.body);
-    let r = s
-        .post("/api/entities/@counter@big/signal?op=add", BIG)
+    s.post_accepted("/api/entities/@counter@big/signal?op=add", BIG)
         .await;
-    assert_eq!(r.status, 202, "{}", r.body);
 
     // No worker runs: the messages wait in the queues, as sent.
     let store = s.hub.store();

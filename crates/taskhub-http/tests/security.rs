@@ -3,9 +3,7 @@
 
 mod common;
 
-use common::{Backend, Server};
-
-const DF: &str = "/runtime/webhooks/durabletask";
+use common::{Backend, Server, DF};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_a_token_every_api_request_needs_it() {

@@ -105,13 +105,11 @@ async fn tags_and_executions_over_http() {
 async fn a_start_over_http_sets_tags() {
     let s = Server::start_with(Backend::Memory, false, |c| c).await;
     let start = "/runtime/webhooks/durabletask/orchestrators/Countdown";
-    let r = s
-        .post(
-            &format!("{start}/tagged-1?tag=team%3Dops&tag=env%3Dprod"),
-            "2",
-        )
-        .await;
-    assert_eq!(r.status, 202, "{}", r.body);
+    s.post_accepted(
+        &format!("{start}/tagged-1?tag=team%3Dops&tag=env%3Dprod"),
+        "2",
+    )
+    .await;
     let row = s.get("/api/instances/tagged-1").await.json();
     assert_eq!(row["instance"]["tags"]["team"], "ops", "{row}");
     assert_eq!(row["instance"]["tags"]["env"], "prod", "{row}");

@@ -7,12 +7,11 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Backend, Server};
+use common::{Backend, Server, DF};
 use taskhub::{EventKind, InstanceId};
 use taskhub_core::{format, Message};
 use taskhub_storage::QueueName;
 
-const DF: &str = "/runtime/webhooks/durabletask";
 const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 const SPAN: &str = "00f067aa0ba902b7";
 

@@ -46,6 +46,18 @@ fn backend_config(backend: Backend, dir: &TempDir) -> taskhub_backends::BackendC
     taskhub_backends::testing::test_hub(backend.name()).config(&dir.0, &unique_hub_name())
 }
 
+/// Where the Durable Functions routes are mounted.
+pub const DF: &str = "/runtime/webhooks/durabletask";
+
+/// The string `key` of every element of the JSON array `list`.
+pub fn strs<'a>(list: &'a serde_json::Value, key: &str) -> Vec<&'a str> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e[key].as_str().unwrap())
+        .collect()
+}
+
 /// A deadline only a stuck test reaches.
 pub use taskhub_test_support::wait::STUCK;
 
@@ -247,8 +259,40 @@ impl Server {
             .await
     }
 
+    /// `POST path` with a JSON body, asserting it was accepted (202); the answer.
+    pub async fn post_accepted(&self, path: &str, body: &str) -> Resp {
+        let r = self.post(path, body).await;
+        assert_eq!(r.status, 202, "{}", r.body);
+        r
+    }
+
     pub async fn delete(&self, path: &str) -> Resp {
         self.call("DELETE", path, &[], "").await
+    }
+
+    /// Adds a dead letter holding `body` (a malformed work item, dequeued 5 times, dead-lettered
+    /// at 2023-11-14T22:13:20Z) to the hub's store; its ID.
+    pub async fn add_dead_letter(&self, body: &str) -> String {
+        self.hub
+            .store()
+            .add_dead_letter(taskhub_storage::DeadLetter {
+                id: String::new(),
+                queue: taskhub_storage::QueueName::WorkItems,
+                body: body.to_owned(),
+                reason: "malformed".to_owned(),
+                dequeue_count: 5,
+                dead_lettered_at: Timestamp::from_millis(1_700_000_000_000),
+            })
+            .await
+            .unwrap()
+    }
+
+    /// `GET path` (a path with its query) for the page after `page`, by its `continuationToken`.
+    pub async fn next_page(&self, path: &str, page: &serde_json::Value) -> serde_json::Value {
+        let token = page["continuationToken"].as_str().unwrap();
+        self.get(&format!("{path}&continuationToken={token}"))
+            .await
+            .json()
     }
 
     /// Waits until the instance's status satisfies `ok` (read through the client).
