@@ -1,10 +1,8 @@
 //! What activity code receives and returns.
 
-use std::fmt;
-
 use crate::history::FailureDetails;
 use crate::ids::{ExecutionId, InstanceId};
-use crate::orchestration::error::failure_from_error;
+use crate::orchestration::error::failure_wrapper;
 
 /// Information about the activity invocation being run.
 #[derive(Debug, Clone)]
@@ -93,44 +91,12 @@ impl ActivityError {
         }
     }
 
-    /// Adds details for the orchestration to inspect.
-    #[must_use]
-    pub fn with_details(mut self, details: impl Into<String>) -> Self {
-        self.failure.details = Some(details.into());
-        self
-    }
-
-    /// Sets the error type name.
-    #[must_use]
-    pub fn with_type(mut self, error_type: impl Into<String>) -> Self {
-        self.failure.error_type = error_type.into();
-        self
-    }
-
     /// Marks the failure as permanent: retry policies do not retry it.
     #[must_use]
     pub fn non_retryable(mut self) -> Self {
         self.failure.non_retryable = true;
         self
     }
-
-    /// The failure that will be reported.
-    #[must_use]
-    pub fn into_failure(self) -> FailureDetails {
-        self.failure
-    }
 }
 
-impl fmt::Display for ActivityError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.failure.message)
-    }
-}
-
-impl<E: std::error::Error> From<E> for ActivityError {
-    fn from(err: E) -> Self {
-        Self {
-            failure: failure_from_error(&err),
-        }
-    }
-}
+failure_wrapper!(ActivityError, from_error);

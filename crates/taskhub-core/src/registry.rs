@@ -20,6 +20,10 @@ use crate::orchestration::context::OrchestrationContext;
 use crate::orchestration::error::OrchestrationError;
 use crate::payload::Payload;
 
+mod functions;
+
+pub use functions::{Outcome, RegisteredFn};
+
 /// A boxed orchestration future, as the engine drives it.
 pub type OrchestrationFuture =
     Pin<Box<dyn Future<Output = Result<Payload, OrchestrationError>> + Send>>;
@@ -107,12 +111,10 @@ impl Registry {
     ///
     /// Registered without a version, it runs starts without a version and also starts of any
     /// version that has no registration of its own ([`orchestration_version`](Self::orchestration_version)).
-    pub fn orchestration<I, O, F, Fut>(&mut self, name: &str, f: F) -> &mut Self
+    pub fn orchestration<I, F>(&mut self, name: &str, f: F) -> &mut Self
     where
         I: DeserializeOwned + Send + 'static,
-        O: Serialize + 'static,
-        F: Fn(OrchestrationContext, I) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<O, OrchestrationError>> + Send + 'static,
+        F: RegisteredFn<OrchestrationContext, I, OrchestrationError>,
     {
         self.insert_orchestration(name, None, f)
     }
@@ -120,17 +122,10 @@ impl Registry {
     /// Registers one version of an orchestration: it runs the starts of exactly that version
     /// (preferred over a registration without a version, which runs the versions that have
     /// none of their own).
-    pub fn orchestration_version<I, O, F, Fut>(
-        &mut self,
-        name: &str,
-        version: &str,
-        f: F,
-    ) -> &mut Self
+    pub fn orchestration_version<I, F>(&mut self, name: &str, version: &str, f: F) -> &mut Self
     where
         I: DeserializeOwned + Send + 'static,
-        O: Serialize + 'static,
-        F: Fn(OrchestrationContext, I) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<O, OrchestrationError>> + Send + 'static,
+        F: RegisteredFn<OrchestrationContext, I, OrchestrationError>,
     {
         self.insert_orchestration(name, Some(version.to_owned()), f)
     }
@@ -150,32 +145,28 @@ impl Registry {
     /// });
     /// assert!(registry.has_orchestration("Double"));
     /// ```
-    pub fn register_orchestration<I, O, F, Fut>(
+    pub fn register_orchestration<I, O, F>(
         &mut self,
         orchestration: OrchestrationRef<I, O>,
         f: F,
     ) -> &mut Self
     where
         I: DeserializeOwned + Send + 'static,
-        O: Serialize + 'static,
-        F: Fn(OrchestrationContext, I) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<O, OrchestrationError>> + Send + 'static,
+        F: RegisteredFn<
+            OrchestrationContext,
+            I,
+            OrchestrationError,
+            Fut: Outcome<OrchestrationError, Value = O>,
+        >,
     {
         let version = orchestration.version().map(str::to_owned);
         self.insert_orchestration(orchestration.name(), version, f)
     }
 
-    fn insert_orchestration<I, O, F, Fut>(
-        &mut self,
-        name: &str,
-        version: Option<String>,
-        f: F,
-    ) -> &mut Self
+    fn insert_orchestration<I, F>(&mut self, name: &str, version: Option<String>, f: F) -> &mut Self
     where
         I: DeserializeOwned + Send + 'static,
-        O: Serialize + 'static,
-        F: Fn(OrchestrationContext, I) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<O, OrchestrationError>> + Send + 'static,
+        F: RegisteredFn<OrchestrationContext, I, OrchestrationError>,
     {
         let owned_name = name.to_owned();
         let factory: OrchestrationFactory = Arc::new(move |ctx, input: Payload| {
@@ -202,12 +193,10 @@ impl Registry {
     }
 
     /// Registers an activity: a plain async fn taking the activity context and a typed input.
-    pub fn activity<I, O, F, Fut>(&mut self, name: &str, f: F) -> &mut Self
+    pub fn activity<I, F>(&mut self, name: &str, f: F) -> &mut Self
     where
         I: DeserializeOwned + Send + 'static,
-        O: Serialize + 'static,
-        F: Fn(ActivityContext, I) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<O, ActivityError>> + Send + 'static,
+        F: RegisteredFn<ActivityContext, I, ActivityError>,
     {
         let owned_name = name.to_owned();
         let factory: ActivityFactory = Arc::new(move |ctx, input: Payload| {
@@ -247,16 +236,10 @@ impl Registry {
     /// });
     /// assert_eq!(registry.activity_names(), ["Greet"]);
     /// ```
-    pub fn register_activity<I, O, F, Fut>(
-        &mut self,
-        activity: ActivityRef<I, O>,
-        f: F,
-    ) -> &mut Self
+    pub fn register_activity<I, O, F>(&mut self, activity: ActivityRef<I, O>, f: F) -> &mut Self
     where
         I: DeserializeOwned + Send + 'static,
-        O: Serialize + 'static,
-        F: Fn(ActivityContext, I) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<O, ActivityError>> + Send + 'static,
+        F: RegisteredFn<ActivityContext, I, ActivityError, Fut: Outcome<ActivityError, Value = O>>,
     {
         self.activity(activity.name(), f)
     }
@@ -299,15 +282,11 @@ impl Registry {
                     || format!("'{name}'"),
                     |v| format!("'{name}' version '{v}'"),
                 );
-                let mut failure = FailureDetails::new(
+                Err(not_registered(
                     "OrchestrationNotFound",
-                    format!(
-                        "orchestration {what} is not registered on this worker (registered: {})",
-                        self.orchestration_names().join(", ")
-                    ),
-                );
-                failure.non_retryable = true;
-                Err(failure)
+                    &format!("orchestration {what}"),
+                    &self.orchestration_names(),
+                ))
             }
         }
     }
@@ -351,17 +330,11 @@ impl Registry {
     ) -> Result<ActivityFuture, FailureDetails> {
         match self.activities.get(name) {
             Some(factory) => Ok(factory(ctx, input)),
-            None => {
-                let mut failure = FailureDetails::new(
-                    "ActivityNotFound",
-                    format!(
-                        "activity '{name}' is not registered on this worker (registered: {})",
-                        self.activity_names().join(", ")
-                    ),
-                );
-                failure.non_retryable = true;
-                Err(failure)
-            }
+            None => Err(not_registered(
+                "ActivityNotFound",
+                &format!("activity '{name}'"),
+                &self.activity_names(),
+            )),
         }
     }
 
@@ -380,17 +353,13 @@ impl Registry {
     /// Registered orchestration names, sorted.
     #[must_use]
     pub fn orchestration_names(&self) -> Vec<String> {
-        let mut v: Vec<String> = self.orchestrations.keys().cloned().collect();
-        v.sort();
-        v
+        sorted_names(&self.orchestrations)
     }
 
     /// Registered activity names, sorted.
     #[must_use]
     pub fn activity_names(&self) -> Vec<String> {
-        let mut v: Vec<String> = self.activities.keys().cloned().collect();
-        v.sort();
-        v
+        sorted_names(&self.activities)
     }
 
     /// Registers an entity as a function of its context: it reads the operation name, input and
@@ -456,8 +425,26 @@ impl Registry {
     /// Registered entity names, sorted.
     #[must_use]
     pub fn entity_names(&self) -> Vec<String> {
-        let mut v: Vec<String> = self.entities.keys().cloned().collect();
-        v.sort();
-        v
+        sorted_names(&self.entities)
     }
+}
+
+/// The keys of a registration map, sorted.
+fn sorted_names<V>(map: &HashMap<String, V>) -> Vec<String> {
+    let mut names: Vec<String> = map.keys().cloned().collect();
+    names.sort();
+    names
+}
+
+/// The non-retryable failure of a start of `what`, which no registration runs.
+fn not_registered(error_type: &str, what: &str, registered: &[String]) -> FailureDetails {
+    let mut failure = FailureDetails::new(
+        error_type,
+        format!(
+            "{what} is not registered on this worker (registered: {})",
+            registered.join(", ")
+        ),
+    );
+    failure.non_retryable = true;
+    failure
 }

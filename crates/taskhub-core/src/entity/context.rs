@@ -1,7 +1,6 @@
 //! What entity code sees while one operation runs: [`EntityContext`], and the error an
 //! operation returns, [`EntityError`].
 
-use std::fmt;
 use std::time::SystemTime;
 
 use serde::de::DeserializeOwned;
@@ -11,7 +10,7 @@ use crate::entity::id::EntityId;
 use crate::entity::protocol::Caller;
 use crate::history::FailureDetails;
 use crate::ids::InstanceId;
-use crate::orchestration::error::failure_from_error;
+use crate::orchestration::error::failure_wrapper;
 use crate::payload::Payload;
 use crate::time::Timestamp;
 
@@ -298,38 +297,6 @@ impl EntityError {
             failure: FailureDetails::new("EntityOperationFailed", message),
         }
     }
-
-    /// Sets the error type name.
-    #[must_use]
-    pub fn with_type(mut self, error_type: impl Into<String>) -> Self {
-        self.failure.error_type = error_type.into();
-        self
-    }
-
-    /// Adds details.
-    #[must_use]
-    pub fn with_details(mut self, details: impl Into<String>) -> Self {
-        self.failure.details = Some(details.into());
-        self
-    }
-
-    /// The failure the caller sees.
-    #[must_use]
-    pub fn into_failure(self) -> FailureDetails {
-        self.failure
-    }
 }
 
-impl fmt::Display for EntityError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.failure.message)
-    }
-}
-
-impl<E: std::error::Error> From<E> for EntityError {
-    fn from(err: E) -> Self {
-        Self {
-            failure: failure_from_error(&err),
-        }
-    }
-}
+failure_wrapper!(EntityError, from_error);

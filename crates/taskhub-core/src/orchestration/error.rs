@@ -2,8 +2,6 @@
 //! `error_type`, `message` and `task_name` code can match on; an orchestration returns an
 //! [`OrchestrationError`].
 
-use std::fmt;
-
 use crate::error::CoreError;
 use crate::history::FailureDetails;
 
@@ -101,38 +99,14 @@ impl OrchestrationError {
         }
     }
 
-    /// Adds details (a serialized payload, a cause chain, ...).
-    #[must_use]
-    pub fn with_details(mut self, details: impl Into<String>) -> Self {
-        self.failure.details = Some(details.into());
-        self
-    }
-
-    /// Sets the error type name shown to callers.
-    #[must_use]
-    pub fn with_type(mut self, error_type: impl Into<String>) -> Self {
-        self.failure.error_type = error_type.into();
-        self
-    }
-
     /// The failure that will be recorded.
     #[must_use]
     pub fn failure(&self) -> &FailureDetails {
         &self.failure
     }
-
-    /// Converts into the recorded failure.
-    #[must_use]
-    pub fn into_failure(self) -> FailureDetails {
-        self.failure
-    }
 }
 
-impl fmt::Display for OrchestrationError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.failure.message)
-    }
-}
+failure_wrapper!(OrchestrationError);
 
 impl<E: std::error::Error + 'static> From<E> for OrchestrationError {
     fn from(err: E) -> Self {
@@ -150,6 +124,54 @@ impl<E: std::error::Error + 'static> From<E> for OrchestrationError {
         Self { failure }
     }
 }
+
+/// The methods and `Display` of the errors user code returns, each of which wraps the one
+/// [`FailureDetails`] it reports in a field `failure` ([`OrchestrationError`],
+/// [`ActivityError`](crate::ActivityError), [`EntityError`](crate::EntityError)); with
+/// `from_error`, also the conversion from any `std::error::Error` ([`failure_from_error`]).
+macro_rules! failure_wrapper {
+    ($error:ty) => {
+        impl $error {
+            /// Adds details (a serialized payload, a cause chain, ...) for the caller to inspect.
+            #[must_use]
+            pub fn with_details(mut self, details: impl Into<String>) -> Self {
+                self.failure.details = Some(details.into());
+                self
+            }
+
+            /// Sets the error type name the caller sees.
+            #[must_use]
+            pub fn with_type(mut self, error_type: impl Into<String>) -> Self {
+                self.failure.error_type = error_type.into();
+                self
+            }
+
+            /// Converts into the failure that will be reported.
+            #[must_use]
+            pub fn into_failure(self) -> $crate::history::FailureDetails {
+                self.failure
+            }
+        }
+
+        impl std::fmt::Display for $error {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.failure.message)
+            }
+        }
+    };
+    ($error:ty, from_error) => {
+        $crate::orchestration::error::failure_wrapper!($error);
+
+        impl<E: std::error::Error> From<E> for $error {
+            fn from(err: E) -> Self {
+                Self {
+                    failure: $crate::orchestration::error::failure_from_error(&err),
+                }
+            }
+        }
+    };
+}
+pub(crate) use failure_wrapper;
 
 /// Builds failure details from any error: its text as message, its short type name as type,
 /// and its cause chain (if any) as details.
