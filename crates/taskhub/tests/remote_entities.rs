@@ -26,10 +26,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use backends::{settings, Backend, TestStore};
-use taskhub::executor::{
-    ActivityOutcome, ActivityWork, EntityBatchOutcome, EntityWork, ExecutorError, ExecutorFuture,
-    OrchestrationDecision, OrchestrationWork, RemoteExecutor,
-};
+use common::remote::{never_answers, short_lease, steal_the_lease, EntitiesOnly, EntityRunner};
+use common::stores::{manual_memory_hub, ManualMemoryHub};
+use common::until_paused;
+use taskhub::executor::{EntityBatchOutcome, EntityWork, ExecutorError, ExecutorFuture};
 use taskhub::*;
 use taskhub_core::entity::{EntityAction, EntityId};
 use taskhub_test_support::wait;
@@ -116,44 +116,11 @@ fn run_counter(work: &EntityWork) -> EntityBatchOutcome {
         .with_actions(actions)
 }
 
-struct CountDrop(Arc<AtomicUsize>);
-
-impl Drop for CountDrop {
-    fn drop(&mut self) {
-        self.0.fetch_add(1, Ordering::SeqCst);
-    }
-}
-
-impl RemoteExecutor for FakeSdk {
-    fn orchestrate(&self, work: OrchestrationWork) -> ExecutorFuture<'_, OrchestrationDecision> {
-        Box::pin(async move {
-            Err(ExecutorError::Unavailable {
-                what: format!("orchestration {}", work.name),
-            })
-        })
-    }
-
-    fn run_activity(&self, work: ActivityWork) -> ExecutorFuture<'_, ActivityOutcome> {
-        Box::pin(async move {
-            Err(ExecutorError::Unavailable {
-                what: format!("activity {}", work.name),
-            })
-        })
-    }
-
-    fn runs_entities(&self) -> bool {
-        true
-    }
-
+impl EntityRunner for FakeSdk {
     fn run_entity(&self, work: EntityWork) -> ExecutorFuture<'_, EntityBatchOutcome> {
         let n = self.asked.fetch_add(1, Ordering::SeqCst);
         if self.stall_first && n == 0 {
-            let guard = CountDrop(self.dropped.clone());
-            return Box::pin(async move {
-                let _guard = guard;
-                std::future::pending::<()>().await;
-                Ok(EntityBatchOutcome::new(Vec::new(), None))
-            });
+            return never_answers(&self.dropped);
         }
         let answer = self
             .interpose
@@ -216,7 +183,7 @@ struct Env {
 async fn env(backend: Backend, sdk: Arc<FakeSdk>, settings: Settings) -> Env {
     let store = TestStore::fresh(backend, "remote-entities").await;
     let hub = TaskHub::open(store.store.clone(), settings).await.unwrap();
-    let worker = Worker::start_with_executor(&hub, registry(), sdk)
+    let worker = Worker::start_with_executor(&hub, registry(), Arc::new(EntitiesOnly(sdk)))
         .await
         .unwrap();
     Env {
@@ -497,22 +464,12 @@ async fn a_hanging_operation_held_in_the_record_fails_at_the_last_delivery(backe
     env.shutdown().await;
 }
 
-fn lease_settings(backend: Backend) -> Settings {
-    Settings {
-        partition_count: 1,
-        lease_interval: Duration::from_secs(2),
-        lease_renew_interval: Duration::from_millis(300),
-        lease_acquire_interval: Duration::from_millis(300),
-        ..settings(backend)
-    }
-}
-
 async fn a_lease_lost_while_a_batch_is_out_commits_nothing(backend: Backend) {
     let mut sdk = FakeSdk::new();
     sdk.stall_first = true;
     let dropped = sdk.dropped.clone();
     let sdk = Arc::new(sdk);
-    let env = env(backend, sdk.clone(), lease_settings(backend)).await;
+    let env = env(backend, sdk.clone(), short_lease(settings(backend))).await;
     let e = counter("stalled");
     env.client.signal_entity(&e, "add", &7).await.unwrap();
     wait::until(
@@ -521,13 +478,7 @@ async fn a_lease_lost_while_a_batch_is_out_commits_nothing(backend: Backend) {
         || sdk.asked.load(Ordering::SeqCst),
     )
     .await;
-    // Another owner takes the lease under a higher epoch.
-    let store = env.hub.store();
-    let mut row = store.list_partitions().await.unwrap().remove(0);
-    let stolen = row.epoch + 1;
-    row.owner = Some("thief".into());
-    row.epoch = stolen;
-    store.put_partition(&row, row.etag.as_ref()).await.unwrap();
+    let stolen = steal_the_lease(env.hub.store().as_ref()).await;
     wait::until(
         "the executor's future is dropped",
         || dropped.load(Ordering::SeqCst) == 1,
@@ -562,27 +513,7 @@ struct SlowThenStuck {
     dropped: Arc<AtomicUsize>,
 }
 
-impl RemoteExecutor for SlowThenStuck {
-    fn orchestrate(&self, work: OrchestrationWork) -> ExecutorFuture<'_, OrchestrationDecision> {
-        Box::pin(async move {
-            Err(ExecutorError::Unavailable {
-                what: format!("orchestration {}", work.name),
-            })
-        })
-    }
-
-    fn run_activity(&self, work: ActivityWork) -> ExecutorFuture<'_, ActivityOutcome> {
-        Box::pin(async move {
-            Err(ExecutorError::Unavailable {
-                what: format!("activity {}", work.name),
-            })
-        })
-    }
-
-    fn runs_entities(&self) -> bool {
-        true
-    }
-
+impl EntityRunner for SlowThenStuck {
     fn run_entity(&self, work: EntityWork) -> ExecutorFuture<'_, EntityBatchOutcome> {
         let n = self.asked.fetch_add(1, Ordering::SeqCst);
         if n == 0 {
@@ -592,12 +523,7 @@ impl RemoteExecutor for SlowThenStuck {
                 Ok(run_counter(&work))
             });
         }
-        let guard = CountDrop(self.dropped.clone());
-        Box::pin(async move {
-            let _guard = guard;
-            std::future::pending::<()>().await;
-            Ok(EntityBatchOutcome::new(Vec::new(), None))
-        })
+        never_answers(&self.dropped)
     }
 }
 
@@ -607,15 +533,9 @@ impl RemoteExecutor for SlowThenStuck {
 /// time).
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn a_batch_split_by_a_delete_waits_one_deadline_in_all() {
-    use taskhub_storage::memory::MemoryStore;
-    use taskhub_storage::ManualClock;
-    let clock = Arc::new(ManualClock::new(Timestamp::from_millis(1_700_000_000_000)));
-    let store = Arc::new(MemoryStore::new(clock.clone()));
     let settings = common::fast_settings();
     let half = settings.control_queue_visibility_timeout / 2;
-    let hub = TaskHub::open_with_clock(store, settings, clock.clone())
-        .await
-        .unwrap();
+    let ManualMemoryHub { clock, hub, .. } = manual_memory_hub(settings).await;
     let client = hub.client();
     // One batch: an operation, a delete, an operation.
     let e = counter("split");
@@ -630,35 +550,23 @@ async fn a_batch_split_by_a_delete_waits_one_deadline_in_all() {
         asked: AtomicUsize::new(0),
         dropped: dropped.clone(),
     });
-    let worker = Worker::start_with_executor(&hub, registry(), sdk.clone())
+    let worker = Worker::start_with_executor(&hub, registry(), Arc::new(EntitiesOnly(sdk.clone())))
         .await
         .unwrap();
-    let asked = |n: usize| {
-        let sdk = sdk.clone();
-        async move {
-            tokio::time::timeout(Duration::from_secs(10), async {
-                while sdk.asked.load(Ordering::SeqCst) < n {
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                }
-            })
-            .await
-            .expect("asked");
-        }
-    };
-    asked(1).await;
+    let asked = |n: usize| sdk.asked.load(Ordering::SeqCst) >= n;
+    until_paused("asked once", Duration::from_secs(10), || asked(1)).await;
     clock.advance(half - ten);
-    asked(2).await;
+    until_paused("asked twice", Duration::from_secs(10), || asked(2)).await;
     clock.advance(ten - Duration::from_secs(1));
     wait::idle().await;
     assert_eq!(dropped.load(Ordering::SeqCst), 0, "not a second early");
     clock.advance(Duration::from_secs(1));
-    tokio::time::timeout(Duration::from_secs(10), async {
-        while dropped.load(Ordering::SeqCst) < 1 {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await
-    .expect("the second question is dropped at the batch's deadline");
+    until_paused(
+        "the second question is dropped at the batch's deadline",
+        Duration::from_secs(10),
+        || dropped.load(Ordering::SeqCst) >= 1,
+    )
+    .await;
     assert!(
         client.get_entity(&e).await.unwrap().is_none(),
         "nothing committed"

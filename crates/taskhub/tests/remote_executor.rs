@@ -21,13 +21,14 @@ mod common;
 #[path = "common/sdk.rs"]
 mod sdk;
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use backends::{settings, Backend, TestStore};
+use common::remote::{never_answers, short_lease, steal_the_lease};
+use common::stores::{manual_memory_hub, ManualMemoryHub};
+use common::{advance_until_completed, status_of, until_paused};
 use sdk::{End, Replay, Sdk};
 use taskhub::executor::{
     ActivityOutcome, ActivityWork, Decision, ExecutorError, ExecutorFuture, OrchestrationDecision,
@@ -64,6 +65,9 @@ mod on_azure {
 
 /// Long enough that only a stuck run reaches it.
 const STUCK: Duration = Duration::from_secs(60);
+
+/// How long (tokio time) a paused-time test waits for the worker to take a step.
+const TEN_S: Duration = Duration::from_secs(10);
 
 fn p(v: impl serde::Serialize) -> Payload {
     Payload::to_payload(&v, "test").unwrap()
@@ -612,14 +616,6 @@ struct Stalls {
     dropped: Arc<AtomicUsize>,
 }
 
-struct CountDrop(Arc<AtomicUsize>);
-
-impl Drop for CountDrop {
-    fn drop(&mut self) {
-        self.0.fetch_add(1, Ordering::SeqCst);
-    }
-}
-
 impl RemoteExecutor for Stalls {
     fn orchestrate(&self, work: OrchestrationWork) -> ExecutorFuture<'_, OrchestrationDecision> {
         let n = self.asked.fetch_add(1, Ordering::SeqCst);
@@ -628,13 +624,7 @@ impl RemoteExecutor for Stalls {
             None => n == 0,
         };
         if stall {
-            let guard = CountDrop(self.dropped.clone());
-            let never: Pin<Box<dyn Future<Output = _> + Send>> = Box::pin(async move {
-                let _guard = guard;
-                std::future::pending::<()>().await;
-                Ok(OrchestrationDecision::default())
-            });
-            return never;
+            return never_answers(&self.dropped);
         }
         self.sdk.orchestrate(work)
     }
@@ -655,19 +645,9 @@ fn stalls() -> (Arc<Stalls>, Arc<AtomicUsize>) {
     (s, dropped)
 }
 
-fn lease_settings(backend: Backend) -> Settings {
-    Settings {
-        partition_count: 1,
-        lease_interval: Duration::from_secs(2),
-        lease_renew_interval: Duration::from_millis(300),
-        lease_acquire_interval: Duration::from_millis(300),
-        ..settings(backend)
-    }
-}
-
 async fn a_lease_lost_while_a_decision_is_out_commits_nothing(backend: Backend) {
     let (stalls, dropped) = stalls();
-    let env = env(backend, stalls.clone(), lease_settings(backend)).await;
+    let env = env(backend, stalls.clone(), short_lease(settings(backend))).await;
     let i = env.start("Sequence", "stalled", ()).await;
     wait::until(
         "the decision is out",
@@ -675,13 +655,7 @@ async fn a_lease_lost_while_a_decision_is_out_commits_nothing(backend: Backend) 
         || stalls.asked.load(Ordering::SeqCst),
     )
     .await;
-    // Another owner takes the lease under a higher epoch.
-    let store = env.hub.store();
-    let mut row = store.list_partitions().await.unwrap().remove(0);
-    let stolen = row.epoch + 1;
-    row.owner = Some("thief".into());
-    row.epoch = stolen;
-    store.put_partition(&row, row.etag.as_ref()).await.unwrap();
+    let stolen = steal_the_lease(env.hub.store().as_ref()).await;
     wait::until(
         "the executor's future is dropped",
         || dropped.load(Ordering::SeqCst) == 1,
@@ -717,7 +691,7 @@ async fn a_lease_lost_while_a_decision_is_out_commits_nothing(backend: Backend) 
 
 async fn a_stopping_worker_withdraws_its_decision(backend: Backend) {
     let (stalls, dropped) = stalls();
-    let mut env = env(backend, stalls.clone(), lease_settings(backend)).await;
+    let mut env = env(backend, stalls.clone(), short_lease(settings(backend))).await;
     let i = env.start("Sequence", "stopped", ()).await;
     wait::until(
         "the decision is out",
@@ -905,25 +879,11 @@ async fn a_remote_timer_fires_at_its_time_on_a_manual_clock() {
         .unwrap();
     let client = hub.client();
     let i = client.start("Nap", ()).await.unwrap();
-    tokio::time::timeout(Duration::from_secs(10), async {
-        while worker.stats().turns < 1 {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await
-    .expect("the first turn");
-    let status = || async {
-        client
-            .get_status(&i, StatusOptions::default())
-            .await
-            .unwrap()
-            .unwrap()
-            .status()
-    };
+    until_paused("the first turn", TEN_S, || worker.stats().turns >= 1).await;
     clock.advance(HOUR - Duration::from_secs(1));
     wait::idle().await;
     assert_eq!(
-        status().await,
+        status_of(&client, &i).await,
         OrchestrationStatus::Running,
         "not a second early"
     );
@@ -933,13 +893,15 @@ async fn a_remote_timer_fires_at_its_time_on_a_manual_clock() {
         "the executor was not asked again"
     );
     clock.advance(Duration::from_secs(1));
-    tokio::time::timeout(Duration::from_secs(10), async {
-        while status().await != OrchestrationStatus::Completed {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await
-    .expect("the timer fired at its time");
+    // The clock stands still from here on.
+    advance_until_completed(
+        &client,
+        &i,
+        &clock,
+        Duration::ZERO,
+        "the timer fired at its time",
+    )
+    .await;
     worker.shutdown().await;
 }
 
@@ -949,58 +911,32 @@ async fn a_remote_timer_fires_at_its_time_on_a_manual_clock() {
 /// `ManualClock` (memory backend, paused Tokio time).
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn a_decision_that_never_comes_times_out_before_its_messages_reappear() {
-    use taskhub_storage::memory::MemoryStore;
-    use taskhub_storage::ManualClock;
-    let clock = Arc::new(ManualClock::new(Timestamp::from_millis(1_700_000_000_000)));
-    let store = Arc::new(MemoryStore::new(clock.clone()));
     let settings = common::fast_settings();
     let half = settings.control_queue_visibility_timeout / 2;
-    let hub = TaskHub::open_with_clock(store, settings, clock.clone())
-        .await
-        .unwrap();
+    let ManualMemoryHub { clock, hub, .. } = manual_memory_hub(settings).await;
     let (stalls, dropped) = stalls();
     let worker = Worker::start_with_executor(&hub, rust_registry(), stalls.clone())
         .await
         .unwrap();
     let client = hub.client();
     let i = client.start("Sequence", ()).await.unwrap();
-    tokio::time::timeout(Duration::from_secs(10), async {
-        while stalls.asked.load(Ordering::SeqCst) < 1 {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+    until_paused("the decision is asked for", TEN_S, || {
+        stalls.asked.load(Ordering::SeqCst) >= 1
     })
-    .await
-    .expect("the decision is asked for");
+    .await;
     clock.advance(half - Duration::from_secs(1));
     wait::idle().await;
     assert_eq!(dropped.load(Ordering::SeqCst), 0, "not a second early");
     assert_eq!(stalls.asked.load(Ordering::SeqCst), 1);
     clock.advance(Duration::from_secs(1));
-    tokio::time::timeout(Duration::from_secs(10), async {
-        while dropped.load(Ordering::SeqCst) < 1 {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+    until_paused("the question is dropped at the deadline", TEN_S, || {
+        dropped.load(Ordering::SeqCst) >= 1
     })
-    .await
-    .expect("the question is dropped at the deadline");
+    .await;
     // Back after EXECUTOR_RETRY (1 s), asked again; the SDK answers this time.
     clock.advance(Duration::from_secs(2));
-    let status = || async {
-        client
-            .get_status(&i, StatusOptions::default())
-            .await
-            .unwrap()
-            .unwrap()
-            .status()
-    };
-    tokio::time::timeout(Duration::from_secs(30), async {
-        while status().await != OrchestrationStatus::Completed {
-            clock.advance(Duration::from_millis(100));
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await
-    .expect("the next ask finishes it");
+    let step = Duration::from_millis(100);
+    advance_until_completed(&client, &i, &clock, step, "the next ask finishes it").await;
     assert!(stalls.asked.load(Ordering::SeqCst) >= 2);
     worker.shutdown().await;
 }
@@ -1010,18 +946,12 @@ async fn a_decision_that_never_comes_times_out_before_its_messages_reappear() {
 /// cannot wait is not loaded and refused over and over. On a `ManualClock`.
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn a_busy_executor_is_asked_again_after_five_seconds_uncounted() {
-    use taskhub_storage::memory::MemoryStore;
-    use taskhub_storage::ManualClock;
-    let clock = Arc::new(ManualClock::new(Timestamp::from_millis(1_700_000_000_000)));
-    let store = Arc::new(MemoryStore::new(clock.clone()));
     let settings = Settings {
         // Three refusals would dead-letter the start if they were counted.
         max_dequeue_count: 2,
         ..common::fast_settings()
     };
-    let hub = TaskHub::open_with_clock(store, settings, clock.clone())
-        .await
-        .unwrap();
+    let ManualMemoryHub { clock, hub, .. } = manual_memory_hub(settings).await;
     let asked = Arc::new(AtomicUsize::new(0));
     let a = asked.clone();
     let sdk = Arc::new(the_sdk().interpose(move |w: &OrchestrationWork, _| {
@@ -1037,19 +967,8 @@ async fn a_busy_executor_is_asked_again_after_five_seconds_uncounted() {
         .unwrap();
     let client = hub.client();
     let i = client.start("Sequence", ()).await.unwrap();
-    let asked_times = |n: usize| {
-        let asked = asked.clone();
-        async move {
-            tokio::time::timeout(Duration::from_secs(10), async {
-                while asked.load(Ordering::SeqCst) < n {
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                }
-            })
-            .await
-            .is_ok()
-        }
-    };
-    assert!(asked_times(1).await, "the first ask");
+    let asked_times = |n: usize| asked.load(Ordering::SeqCst) >= n;
+    until_paused("the first ask", TEN_S, || asked_times(1)).await;
     for n in 2..=3 {
         clock.advance(Duration::from_secs(4));
         wait::idle().await;
@@ -1059,24 +978,14 @@ async fn a_busy_executor_is_asked_again_after_five_seconds_uncounted() {
             "not asked again within 4 s"
         );
         clock.advance(Duration::from_secs(2));
-        assert!(asked_times(n).await, "asked again after 5 s ({n})");
+        until_paused(&format!("asked again after 5 s ({n})"), TEN_S, || {
+            asked_times(n)
+        })
+        .await;
     }
-    let status = || async {
-        client
-            .get_status(&i, StatusOptions::default())
-            .await
-            .unwrap()
-            .unwrap()
-            .status()
-    };
-    tokio::time::timeout(Duration::from_secs(30), async {
-        while status().await != OrchestrationStatus::Completed {
-            clock.advance(Duration::from_millis(200));
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await
-    .expect("completed once the executor takes it, nothing dead-lettered");
+    let step = Duration::from_millis(200);
+    let what = "completed once the executor takes it, nothing dead-lettered";
+    advance_until_completed(&client, &i, &clock, step, what).await;
     assert!(client.list_dead_letters(None, 10).await.unwrap().is_empty());
     worker.shutdown().await;
 }

@@ -12,6 +12,7 @@ pub mod activity_probe;
 pub mod child;
 pub mod history;
 pub mod registries;
+pub mod remote;
 pub mod skewed_clock;
 pub mod stores;
 pub mod tallies;
@@ -42,6 +43,25 @@ pub fn sqlite_store(dir: &std::path::Path) -> Arc<dyn TaskHubStore> {
 pub async fn until_paused(what: &str, bound: Duration, mut f: impl FnMut() -> bool) {
     tokio::time::timeout(bound, async {
         while !f() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("timed out waiting for {what}"));
+}
+
+/// Under paused tokio time: moves `clock` on by `step` every 10 ms until `id` has completed;
+/// gives up after 30 s of tokio time.
+pub async fn advance_until_completed(
+    client: &TaskHubClient,
+    id: &InstanceId,
+    clock: &taskhub_storage::ManualClock,
+    step: Duration,
+    what: &str,
+) {
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while status_of(client, id).await != OrchestrationStatus::Completed {
+            clock.advance(step);
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
     })
