@@ -2,14 +2,14 @@
 //! (`scripts/with-azurite.sh` exports `TASKHUB_TEST_AZURE_CONNECTION_STRING`).
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
-use std::process::Command;
+mod common;
 
 #[test]
 fn every_azure_scenario_reports_storage_operations_by_kind() {
     let connection =
         taskhub_test_support::env::azure_connection_string("cargo test -p taskhub-bench");
-    let out = Command::new(env!("CARGO_BIN_EXE_taskhub-bench"))
-        .args([
+    let run = common::run(
+        &[
             "all",
             "--backend",
             "azure",
@@ -19,23 +19,12 @@ fn every_azure_scenario_reports_storage_operations_by_kind() {
             "1",
             "--pickup-gap",
             "0.2",
-        ])
-        .env("TASKHUB_TEST_AZURE_CONNECTION_STRING", connection)
-        .output()
-        .expect("run taskhub-bench");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    let records: Vec<serde_json::Value> = stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect();
-    let scenarios: Vec<&str> = records
-        .iter()
-        .map(|r| r["scenario"].as_str().unwrap())
-        .collect();
+        ],
+        &[("TASKHUB_TEST_AZURE_CONNECTION_STRING", &connection)],
+    );
+    let (records, stderr) = (&run.records, &run.stderr);
     assert_eq!(
-        scenarios,
+        run.scenarios(),
         [
             "sequential",
             "hello5",
@@ -48,7 +37,7 @@ fn every_azure_scenario_reports_storage_operations_by_kind() {
             "pickup"
         ]
     );
-    for r in &records {
+    for r in records {
         assert_eq!(r["backend"], "azure", "{r}");
         let ops = &r["azure_ops"];
         assert!(ops["total"].as_u64().unwrap() > 0, "{r}");

@@ -3,25 +3,14 @@
 
 use std::process::Command;
 
+mod common;
+
 #[test]
 fn all_scenarios_emit_json_on_the_memory_backend() {
-    let out = Command::new(env!("CARGO_BIN_EXE_taskhub-bench"))
-        .args(["all", "--backend", "memory", "--scale", "0.002"])
-        .output()
-        .expect("run taskhub-bench");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    let records: Vec<serde_json::Value> = stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect();
-    let scenarios: Vec<&str> = records
-        .iter()
-        .map(|r| r["scenario"].as_str().unwrap())
-        .collect();
+    let run = common::run(&["all", "--backend", "memory", "--scale", "0.002"], &[]);
+    let (records, stderr) = (&run.records, &run.stderr);
     assert_eq!(
-        scenarios,
+        run.scenarios(),
         [
             "sequential",
             "sequential-many",
@@ -45,7 +34,7 @@ fn all_scenarios_emit_json_on_the_memory_backend() {
             "idle"
         ]
     );
-    for r in &records {
+    for r in records {
         assert_eq!(r["backend"], "memory", "{r}");
         assert!(r["n"].as_u64().unwrap() >= 1, "{r}");
         assert!(r["seconds"].as_f64().unwrap() >= 0.0, "{r}");
@@ -71,8 +60,8 @@ fn all_scenarios_emit_json_on_the_memory_backend() {
 
 #[test]
 fn several_workers_share_the_hub_and_a_bad_count_is_refused() {
-    let out = Command::new(env!("CARGO_BIN_EXE_taskhub-bench"))
-        .args([
+    let run = common::run(
+        &[
             "hello5",
             "--backend",
             "memory",
@@ -80,16 +69,10 @@ fn several_workers_share_the_hub_and_a_bad_count_is_refused() {
             "0.01",
             "--workers",
             "2",
-        ])
-        .output()
-        .expect("run taskhub-bench");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        ],
+        &[],
     );
-    let line = String::from_utf8(out.stdout).unwrap();
-    let r: serde_json::Value = serde_json::from_str(line.lines().next().unwrap()).unwrap();
+    let r = &run.records[0];
     assert_eq!(r["scenario"], "hello5", "{r}");
     assert_eq!(
         r["activities"].as_u64(),

@@ -6,12 +6,11 @@
 //! put into each request here. About a tenth of a work item's server CPU over gRPC
 //! (bench/README.md, "Over gRPC": "The allocator, the accept loop, the stand-in").
 
-use std::convert::Infallible;
 use std::future::Future;
 use std::task::{Context, Poll};
 
-use hyper::body::{Body as HttpBody, Incoming};
-use taskhub_listen::{Limits, Protocol};
+use hyper::body::Incoming;
+use taskhub_listen::{ConnectionService, Limits, Protocol, ResponseBody};
 use tokio::net::TcpListener;
 use tonic::body::Body;
 use tonic::codegen::{http, Service};
@@ -27,14 +26,8 @@ pub(crate) async fn serve_connections<S, B>(
     limits: Limits,
     shutdown: impl Future<Output = ()> + Send,
 ) where
-    S: Service<http::Request<Body>, Response = http::Response<B>, Error = Infallible>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send + 'static,
-    B: HttpBody + Send + Unpin + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    S: ConnectionService<http::Request<Body>, B>,
+    B: ResponseBody,
 {
     // The connection's addresses go into every request, as tonic's server puts them:
     // `Request::remote_addr` reads them (`auth.rs` refuses a peer off this machine when there

@@ -25,9 +25,9 @@ pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 pub struct GrpcConfig {
     hub: TaskHub,
     token: Option<String>,
-    workers: Option<Arc<dyn WorkerCalls>>,
+    /// The service: the client calls under their caps, and the worker calls if plugged in.
+    sidecar: Sidecar,
     limits: Limits,
-    caps: RequestCaps,
 }
 
 impl std::fmt::Debug for dyn WorkerCalls {
@@ -41,18 +41,17 @@ impl GrpcConfig {
     #[must_use]
     pub fn new(hub: TaskHub) -> Self {
         Self {
+            sidecar: Sidecar::new(&hub),
             hub,
             token: None,
-            workers: None,
             limits: Limits::default(),
-            caps: RequestCaps::default(),
         }
     }
 
     /// Refuses client calls over `caps` (default [`RequestCaps::default`]).
     #[must_use]
     pub fn with_caps(mut self, caps: RequestCaps) -> Self {
-        self.caps = caps;
+        self.sidecar = self.sidecar.with_caps(caps);
         self
     }
 
@@ -73,7 +72,7 @@ impl GrpcConfig {
     /// Serves the worker calls with `workers`.
     #[must_use]
     pub fn with_workers(mut self, workers: Arc<dyn WorkerCalls>) -> Self {
-        self.workers = Some(workers);
+        self.sidecar = self.sidecar.with_workers(workers);
         self
     }
 
@@ -104,10 +103,7 @@ pub async fn serve(
         config.check_bind(addr)?;
     }
     config.limits.check()?;
-    let mut sidecar = Sidecar::new(&config.hub).with_caps(config.caps);
-    if let Some(w) = config.workers {
-        sidecar = sidecar.with_workers(w);
-    }
+    let sidecar = config.sidecar;
     let auth = Auth::new(config.token.as_deref());
     let hub = HubName::new(&config.hub.settings().task_hub_name);
     let server = TaskHubSidecarServiceServer::new(sidecar.clone())

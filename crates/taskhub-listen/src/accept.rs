@@ -1,13 +1,12 @@
 //! The loop: accept, cap, serve each connection under its watchdog, shut down gracefully.
 
-use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hyper::body::{Body, Incoming};
+use hyper::body::Incoming;
 use hyper::server::conn::{http1, http2};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
@@ -15,9 +14,9 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Semaphore};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
-use tower_service::Service;
 
 use crate::connection::{Activity, Tracked};
+use crate::service::{ConnectionService, ResponseBody};
 use crate::{Limits, SHUTDOWN_GRACE};
 
 /// How long the loop pauses after a failed accept (out of file descriptors, say) before it
@@ -57,14 +56,8 @@ pub async fn serve<M, S, B>(
     shutdown: impl Future<Output = ()> + Send,
 ) where
     M: FnMut(Peer) -> S,
-    S: Service<http::Request<Incoming>, Response = http::Response<B>, Error = Infallible>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send + 'static,
-    B: Body + Send + Unpin + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    S: ConnectionService<http::Request<Incoming>, B>,
+    B: ResponseBody,
 {
     let slots = Arc::new(Semaphore::new(limits.max_connections));
     let (stop, stopped) = watch::channel(false);
@@ -143,14 +136,8 @@ struct Accepted {
 
 async fn serve_one<S, B>(accepted: Accepted, service: S)
 where
-    S: Service<http::Request<Incoming>, Response = http::Response<B>, Error = Infallible>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send + 'static,
-    B: Body + Send + Unpin + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    S: ConnectionService<http::Request<Incoming>, B>,
+    B: ResponseBody,
 {
     let Accepted {
         tcp,

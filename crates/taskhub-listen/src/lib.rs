@@ -26,10 +26,12 @@
 mod accept;
 mod connection;
 mod limits;
+mod service;
 
 pub use accept::{serve, Peer, Protocol};
 pub use connection::ConnectionHandle;
 pub use limits::{Limits, LimitsError};
+pub use service::{ConnectionService, ResponseBody};
 
 /// How long the calls in flight may run on after a shutdown before their connections are
 /// closed (a wait for completion without a deadline could otherwise hold `serve` for a day).

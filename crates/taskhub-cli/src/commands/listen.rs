@@ -6,10 +6,13 @@ use std::net::SocketAddr;
 use anyhow::Context as _;
 use tokio::net::TcpListener;
 
+use crate::args::GlobalArgs;
 use crate::own_settings::CliSettings;
+use crate::settings::{self, Resolved};
 
 use super::grpc::GrpcListen;
 use super::http::Listen;
+use super::worker::StopSignals;
 
 /// An address to listen on and the token calls to it need.
 pub struct Bind {
@@ -56,4 +59,46 @@ pub fn check(
     let http = http.map(|a| Listen::check(a, settings)).transpose()?;
     let grpc = grpc.map(|a| GrpcListen::check(a, settings)).transpose()?;
     Ok((http, grpc))
+}
+
+/// What `serve` and `worker` open before they serve: the settings, the checked addresses, the
+/// stop signals (listened for from here on), the metrics recorder (with `--http`) and the hub.
+pub struct Opened {
+    /// The resolved settings.
+    pub resolved: Resolved,
+    /// The `--http` address, checked.
+    pub http: Option<Listen>,
+    /// The `--grpc` address, checked.
+    pub grpc: Option<GrpcListen>,
+    /// SIGINT and SIGTERM.
+    pub signals: StopSignals,
+    /// The Prometheus recorder, installed with `--http`.
+    pub metrics: Option<taskhub_http::MetricsRender>,
+    /// The hub, opened (created if need be).
+    pub hub: taskhub::TaskHub,
+}
+
+/// Resolves the settings, checks the addresses ([`check`]), listens for the stop signals,
+/// installs the metrics recorder with `--http`, and opens the hub.
+pub async fn open(
+    global: &GlobalArgs,
+    http: Option<&str>,
+    grpc: Option<&str>,
+) -> anyhow::Result<Opened> {
+    let resolved = settings::resolve(global, &[])?;
+    let (http, grpc) = check(http, grpc, &resolved.own)?;
+    let signals = StopSignals::install()?;
+    let metrics = http
+        .as_ref()
+        .map(|_| crate::metrics::install())
+        .transpose()?;
+    let hub = resolved.open_hub(false).await?;
+    Ok(Opened {
+        resolved,
+        http,
+        grpc,
+        signals,
+        metrics,
+        hub,
+    })
 }

@@ -4,9 +4,8 @@
 use std::io::Write as _;
 
 use crate::args::GlobalArgs;
-use crate::settings;
 
-use super::worker::StopSignals;
+use super::listen::Opened;
 
 /// Serves until a stop signal: the HTTP API on `http` (if given), the gRPC endpoint on `grpc`
 /// (if given).
@@ -15,14 +14,14 @@ pub async fn run(
     http: Option<&str>,
     grpc: Option<&str>,
 ) -> anyhow::Result<()> {
-    let resolved = settings::resolve(global, &[])?;
-    let (listen, grpc) = super::listen::check(http, grpc, &resolved.own)?;
-    let mut signals = StopSignals::install()?;
-    let metrics = listen
-        .as_ref()
-        .map(|_| crate::metrics::install())
-        .transpose()?;
-    let hub = resolved.open_hub(false).await?;
+    let Opened {
+        http: listen,
+        grpc,
+        mut signals,
+        metrics,
+        hub,
+        ..
+    } = super::listen::open(global, http, grpc).await?;
     let server = match (listen, metrics) {
         (Some(listen), Some(metrics)) => Some(listen.start(&hub, None, None, metrics).await?),
         _ => None,

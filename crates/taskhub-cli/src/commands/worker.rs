@@ -15,7 +15,8 @@ use taskhub_grpc::Dispatcher;
 
 use crate::args::GlobalArgs;
 use crate::demo::workloads;
-use crate::settings;
+
+use super::listen::Opened;
 
 /// Runs the worker.
 pub async fn run(
@@ -23,14 +24,14 @@ pub async fn run(
     http: Option<&str>,
     grpc: Option<&str>,
 ) -> anyhow::Result<()> {
-    let resolved = settings::resolve(global, &[])?;
-    let (http, grpc) = super::listen::check(http, grpc, &resolved.own)?;
-    let mut signals = StopSignals::install()?;
-    let metrics = http
-        .as_ref()
-        .map(|_| crate::metrics::install())
-        .transpose()?;
-    let hub = resolved.open_hub(false).await?;
+    let Opened {
+        resolved,
+        http,
+        grpc,
+        mut signals,
+        metrics,
+        hub,
+    } = super::listen::open(global, http, grpc).await?;
     // With --grpc, what the registry does not name goes to the connected SDK workers.
     let dispatcher = grpc
         .as_ref()
