@@ -33,9 +33,9 @@
 //! and [`error`], the crate's own error type. Tests run on Azurite
 //! (`scripts/with-azurite.sh`).
 //!
-//! Depends on taskhub-core, taskhub-storage, async-trait, futures-util, serde, serde_json,
-//! thiserror, toml, uuid, tokio, hyper and hyper-util, hyper-rustls with rustls (ring) and
-//! webpki-roots, http-body-util, bytes, hmac, sha2, base64, httpdate, percent-encoding,
+//! Depends on taskhub-core, taskhub-storage (feature `tls`: rustls and the web PKI roots),
+//! async-trait, futures-util, serde, serde_json, thiserror, toml, uuid, tokio, hyper and
+//! hyper-util, hyper-rustls with rustls (ring), http-body-util, bytes, hmac, sha2, base64, httpdate, percent-encoding,
 //! quick-xml, tracing.
 //!
 //! # The condition of each write

@@ -4,6 +4,7 @@
 
 use taskhub_core::InstanceId;
 use taskhub_storage::backend::{OpenedStore, OptionValue};
+use taskhub_storage::test_hub::server_variable;
 use taskhub_storage::{StorageError, StorageResult};
 
 use crate::history::event_key;
@@ -25,13 +26,11 @@ impl AzureBackend {
     /// When the variable is unset, saying how to run the test.
     #[must_use]
     pub fn test_hub_options(_dir: &std::path::Path, _hub_name: &str) -> Vec<OptionValue> {
-        let text = std::env::var(TEST_CONNECTION_STRING).unwrap_or_else(|_| {
-            panic!(
-                "{TEST_CONNECTION_STRING} is not set. This test needs Azurite (a private one on \
-                 free ports): run it as `scripts/with-azurite.sh cargo test …` (scripts/test.sh \
-                 does this), which provides it and sets {TEST_CONNECTION_STRING}."
-            )
-        });
+        let text = server_variable(
+            TEST_CONNECTION_STRING,
+            "Azurite (a private one on free ports)",
+            "scripts/with-azurite.sh",
+        );
         vec![OptionValue::new(
             "azure.storage_connection_string",
             text,
@@ -49,8 +48,7 @@ impl AzureBackend {
         seq: u64,
     ) -> StorageResult<()> {
         opened
-            .downcast::<AzureStore>()
-            .ok_or_else(|| StorageError::InvalidArgument("not an Azure store".into()))?
+            .require::<AzureStore>("an Azure store")?
             .corrupt_history_event(id, seq)
             .await
     }

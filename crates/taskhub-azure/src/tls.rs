@@ -1,13 +1,12 @@
-//! HTTPS: rustls with the `ring` provider (no C build of aws-lc) and the Mozilla root
-//! certificates of `webpki-roots`, plus any extra roots the account names (a private CA, or a
+//! HTTPS: the seam's rustls configuration (`taskhub_storage::tls`: the `ring` provider, the
+//! Mozilla root certificates), plus any extra roots the account names (a private CA, or a
 //! test's self-signed certificate). Plain `http://` endpoints (Azurite) keep working.
-
-use std::sync::Arc;
 
 use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
 use hyper_util::client::legacy::connect::HttpConnector;
 use rustls::pki_types::CertificateDer;
-use taskhub_storage::{StorageError, StorageResult};
+use taskhub_storage::tls::client_config;
+use taskhub_storage::StorageResult;
 
 use crate::connection::TlsOptions;
 
@@ -22,19 +21,8 @@ pub(crate) type Connector = HttpsConnector<HttpConnector>;
 /// # Errors
 /// `InvalidArgument` if an extra root is not a usable DER certificate.
 pub(crate) fn connector(tls: &TlsOptions) -> StorageResult<Connector> {
-    let mut roots = rustls::RootCertStore::empty();
-    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-    for der in &tls.extra_roots {
-        roots
-            .add(CertificateDer::from(der.clone()))
-            .map_err(|e| StorageError::InvalidArgument(format!("extra root certificate: {e}")))?;
-    }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| StorageError::InvalidArgument(format!("TLS configuration: {e}")))?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
+    let extra = tls.extra_roots.iter().cloned().map(CertificateDer::from);
+    let config = client_config(extra, "extra root certificate")?;
     let mut http = HttpConnector::new();
     http.enforce_http(false);
     // A packet-dropping endpoint must fail fast, not after the kernel's ~2 minutes of SYN

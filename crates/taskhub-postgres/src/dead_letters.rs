@@ -98,13 +98,8 @@ impl DeadLetterStore for PostgresStore {
             return Ok(Vec::new());
         }
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let client = self.client().await?;
-        let stmt = client
-            .prepare_cached(&format!(
-                "SELECT {COLUMNS} FROM dead_letters WHERE id > $1 ORDER BY id LIMIT $2"
-            ))
-            .await
-            .ctx(WHAT)?;
+        let sql = format!("SELECT {COLUMNS} FROM dead_letters WHERE id > $1 ORDER BY id LIMIT $2");
+        let (client, stmt) = self.prepared(WHAT, &sql).await?;
         let rows = client.query(&stmt, &[&after, &limit]).await.ctx(WHAT)?;
         rows.iter().map(decode).collect()
     }
@@ -113,13 +108,8 @@ impl DeadLetterStore for PostgresStore {
         let Ok(id) = id.parse::<i64>() else {
             return Ok(None);
         };
-        let client = self.client().await?;
-        let stmt = client
-            .prepare_cached(&format!(
-                "DELETE FROM dead_letters WHERE id = $1 RETURNING {COLUMNS}"
-            ))
-            .await
-            .ctx(WHAT)?;
+        let sql = format!("DELETE FROM dead_letters WHERE id = $1 RETURNING {COLUMNS}");
+        let (client, stmt) = self.prepared(WHAT, &sql).await?;
         let row = client.query_opt(&stmt, &[&id]).await.ctx(WHAT)?;
         row.as_ref().map(decode).transpose()
     }

@@ -225,13 +225,8 @@ impl instance_page::Params for PgParams {
 #[async_trait]
 impl InstanceStore for PostgresStore {
     async fn get_instance(&self, instance: &InstanceId) -> StorageResult<Option<InstanceRow>> {
-        let client = self.client().await?;
-        let stmt = client
-            .prepare_cached(&format!(
-                "SELECT {COLUMNS} FROM instances WHERE instance_id = $1"
-            ))
-            .await
-            .ctx(WHAT)?;
+        let sql = format!("SELECT {COLUMNS} FROM instances WHERE instance_id = $1");
+        let (client, stmt) = self.prepared(WHAT, &sql).await?;
         let row = client
             .query_opt(&stmt, &[&instance.as_str()])
             .await
@@ -254,18 +249,15 @@ impl InstanceStore for PostgresStore {
             .iter()
             .map(|v| &**v as &(dyn ToSql + Sync))
             .collect();
-        let client = self.client().await?;
-        let stmt = client.prepare_cached(&sql).await.ctx(WHAT)?;
+        let (client, stmt) = self.prepared(WHAT, &sql).await?;
         let rows = client.query(&stmt, &params).await.ctx(WHAT)?;
         instance_page::finish_page(query, &rows, page_size, decode)
     }
 
     async fn delete_instance(&self, instance: &InstanceId) -> StorageResult<bool> {
-        let client = self.client().await?;
-        let stmt = client
-            .prepare_cached("DELETE FROM instances WHERE instance_id = $1")
-            .await
-            .ctx(WHAT)?;
+        let (client, stmt) = self
+            .prepared(WHAT, "DELETE FROM instances WHERE instance_id = $1")
+            .await?;
         let n = client
             .execute(&stmt, &[&instance.as_str()])
             .await
@@ -277,11 +269,12 @@ impl InstanceStore for PostgresStore {
         let Some(version) = etag_in(etag) else {
             return Ok(false);
         };
-        let client = self.client().await?;
-        let stmt = client
-            .prepare_cached("DELETE FROM instances WHERE instance_id = $1 AND etag = $2")
-            .await
-            .ctx(WHAT)?;
+        let (client, stmt) = self
+            .prepared(
+                WHAT,
+                "DELETE FROM instances WHERE instance_id = $1 AND etag = $2",
+            )
+            .await?;
         let n = client
             .execute(&stmt, &[&instance.as_str(), &version])
             .await

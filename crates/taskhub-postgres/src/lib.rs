@@ -40,12 +40,13 @@
 //! `queues.rs`, `history.rs`, `instances.rs`, `partitions.rs`, `payloads.rs`,
 //! `dead_letters.rs`, `processes.rs`, `checkpoint.rs`, `clear.rs` (one transaction that
 //! first locks the data tables in a checkpoint's order, retried on a lost deadlock). Here
-//! also: `pipeline.rs`, `writer.rs`, `notify.rs`. What PostgreSQL and SQLite both build
-//! (codecs, the instance listing's statement) is `taskhub_storage::sql`. Tests run on a
-//! throwaway cluster (`scripts/with-postgres.sh`).
+//! also: `pipeline.rs`, `writer.rs`, `notify.rs`, `statement.rs` (a statement prepared on a
+//! pooled client). What PostgreSQL and SQLite both build (codecs, the instance listing's
+//! statement) is `taskhub_storage::sql`. Tests run on a throwaway cluster
+//! (`scripts/with-postgres.sh`).
 //!
-//! Depends on taskhub-core, taskhub-storage (feature `sql`), tokio-postgres,
-//! deadpool-postgres, tokio-postgres-rustls with rustls (ring) and webpki-roots, async-trait,
+//! Depends on taskhub-core, taskhub-storage (features `sql`, `tls`: rustls and the web PKI
+//! roots), tokio-postgres, deadpool-postgres, tokio-postgres-rustls with rustls, async-trait,
 //! futures-util, serde_json, thiserror, toml, humantime, tracing, metrics, tokio.
 
 pub mod backend;
@@ -64,6 +65,7 @@ mod pipeline;
 mod processes;
 mod queues;
 pub mod schema;
+mod statement;
 mod store;
 #[cfg(feature = "testing")]
 mod testing;

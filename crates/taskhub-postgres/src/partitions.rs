@@ -180,11 +180,12 @@ impl PartitionStore for PostgresStore {
 
     async fn set_partition_count(&self, partition_count: u32) -> StorageResult<()> {
         taskhub_storage::check_partition_count(partition_count)?;
-        let client = self.client().await?;
-        let stmt = client
-            .prepare_cached("UPDATE hub SET partition_count = $1 WHERE id = 1")
-            .await
-            .ctx("hub info")?;
+        let (client, stmt) = self
+            .prepared(
+                "hub info",
+                "UPDATE hub SET partition_count = $1 WHERE id = 1",
+            )
+            .await?;
         let n = client
             .execute(&stmt, &[&i64::from(partition_count)])
             .await
@@ -200,11 +201,12 @@ impl PartitionStore for PostgresStore {
     async fn set_prohibited_workers(&self, workers: Vec<String>) -> StorageResult<()> {
         let text = serde_json::to_string(&workers)
             .map_err(|e| StorageError::InvalidArgument(format!("prohibited workers: {e}")))?;
-        let client = self.client().await?;
-        let stmt = client
-            .prepare_cached("UPDATE hub SET prohibited_workers = $1 WHERE id = 1")
-            .await
-            .ctx("hub info")?;
+        let (client, stmt) = self
+            .prepared(
+                "hub info",
+                "UPDATE hub SET prohibited_workers = $1 WHERE id = 1",
+            )
+            .await?;
         let n = client.execute(&stmt, &[&text]).await.ctx("hub info")?;
         if n == 0 {
             return Err(StorageError::NotFound {
@@ -215,13 +217,8 @@ impl PartitionStore for PostgresStore {
     }
 
     async fn list_partitions(&self) -> StorageResult<Vec<PartitionRow>> {
-        let client = self.client().await?;
-        let stmt = client
-            .prepare_cached(&format!(
-                "SELECT {ROW_COLUMNS}, etag FROM partitions ORDER BY partition"
-            ))
-            .await
-            .ctx(WHAT)?;
+        let sql = format!("SELECT {ROW_COLUMNS}, etag FROM partitions ORDER BY partition");
+        let (client, stmt) = self.prepared(WHAT, &sql).await?;
         let rows = client.query(&stmt, &[]).await.ctx(WHAT)?;
         rows.iter().map(row_from).collect()
     }

@@ -17,14 +17,13 @@ impl PayloadStore for PostgresStore {
         name: &str,
         data: Vec<u8>,
     ) -> StorageResult<()> {
-        let client = self.client().await?;
-        let stmt = client
-            .prepare_cached(
+        let (client, stmt) = self
+            .prepared(
+                WHAT,
                 "INSERT INTO payloads (instance_id, name, data) VALUES ($1, $2, $3)
                  ON CONFLICT (instance_id, name) DO UPDATE SET data = excluded.data",
             )
-            .await
-            .ctx(WHAT)?;
+            .await?;
         client
             .execute(&stmt, &[&instance.as_str(), &name, &data])
             .await
@@ -37,11 +36,12 @@ impl PayloadStore for PostgresStore {
         instance: &InstanceId,
         name: &str,
     ) -> StorageResult<Option<Vec<u8>>> {
-        let client = self.client().await?;
-        let stmt = client
-            .prepare_cached("SELECT data FROM payloads WHERE instance_id = $1 AND name = $2")
-            .await
-            .ctx(WHAT)?;
+        let (client, stmt) = self
+            .prepared(
+                WHAT,
+                "SELECT data FROM payloads WHERE instance_id = $1 AND name = $2",
+            )
+            .await?;
         let row = client
             .query_opt(&stmt, &[&instance.as_str(), &name])
             .await
@@ -50,11 +50,9 @@ impl PayloadStore for PostgresStore {
     }
 
     async fn delete_payloads(&self, instance: &InstanceId) -> StorageResult<u64> {
-        let client = self.client().await?;
-        let stmt = client
-            .prepare_cached("DELETE FROM payloads WHERE instance_id = $1")
-            .await
-            .ctx(WHAT)?;
+        let (client, stmt) = self
+            .prepared(WHAT, "DELETE FROM payloads WHERE instance_id = $1")
+            .await?;
         client.execute(&stmt, &[&instance.as_str()]).await.ctx(WHAT)
     }
 }

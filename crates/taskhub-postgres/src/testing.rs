@@ -3,6 +3,7 @@
 
 use taskhub_core::InstanceId;
 use taskhub_storage::backend::{OpenedStore, OptionValue};
+use taskhub_storage::test_hub::server_variable;
 use taskhub_storage::{StorageError, StorageResult};
 
 use crate::errors::PgResultExt;
@@ -24,13 +25,11 @@ impl PostgresBackend {
     /// When the variable is unset, saying how to run the test.
     #[must_use]
     pub fn test_hub_options(_dir: &std::path::Path, _hub_name: &str) -> Vec<OptionValue> {
-        let url = std::env::var(TEST_URL).unwrap_or_else(|_| {
-            panic!(
-                "{TEST_URL} is not set. This test needs a PostgreSQL server (a private, \
-                 throwaway cluster on a free port): run it as `scripts/with-postgres.sh cargo \
-                 test …` (scripts/test.sh does this), which provides it and sets {TEST_URL}."
-            )
-        });
+        let url = server_variable(
+            TEST_URL,
+            "a PostgreSQL server (a private, throwaway cluster on a free port)",
+            "scripts/with-postgres.sh",
+        );
         vec![
             OptionValue::new("postgres.url", url, TEST_URL),
             OptionValue::new("postgres.pool_size", "8", "the test"),
@@ -47,8 +46,7 @@ impl PostgresBackend {
         seq: u64,
     ) -> StorageResult<()> {
         opened
-            .downcast::<PostgresStore>()
-            .ok_or_else(|| StorageError::InvalidArgument("not a PostgreSQL store".into()))?
+            .require::<PostgresStore>("a PostgreSQL store")?
             .corrupt_history_event(id, seq)
             .await
     }

@@ -1,13 +1,13 @@
-//! TLS for managed servers: rustls with the `ring` provider (no C build of aws-lc) and the
-//! Mozilla root certificates of `webpki-roots`, plus the PEM file `tls_ca_file` names. Whether
+//! TLS for managed servers: the seam's rustls configuration (`taskhub_storage::tls`: the
+//! `ring` provider, the Mozilla root certificates), plus the PEM file `tls_ca_file` names. Whether
 //! a connection uses TLS is the URL's `sslmode` (`prefer` by default: when the server offers
 //! it; `require`: always).
 
 use std::path::Path;
-use std::sync::Arc;
 
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::CertificateDer;
+use taskhub_storage::tls::client_config;
 use taskhub_storage::{StorageError, StorageResult};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
@@ -16,28 +16,17 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 /// # Errors
 /// `InvalidArgument` if the CA file cannot be read or holds no usable certificate.
 pub(crate) fn connector(ca_file: Option<&Path>) -> StorageResult<MakeRustlsConnect> {
-    let mut roots = rustls::RootCertStore::empty();
-    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-    if let Some(path) = ca_file {
-        let bad = |e: String| {
-            StorageError::InvalidArgument(format!("postgres.tls_ca_file {}: {e}", path.display()))
-        };
-        let certs = CertificateDer::pem_file_iter(path)
-            .map_err(|e| bad(e.to_string()))?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| bad(e.to_string()))?;
-        if certs.is_empty() {
-            return Err(bad("no PEM certificate in the file".into()));
-        }
-        for cert in certs {
-            roots.add(cert).map_err(|e| bad(e.to_string()))?;
-        }
+    let Some(path) = ca_file else {
+        return Ok(MakeRustlsConnect::new(client_config([], "")?));
+    };
+    let what = format!("postgres.tls_ca_file {}", path.display());
+    let bad = |e: String| StorageError::InvalidArgument(format!("{what}: {e}"));
+    let certs = CertificateDer::pem_file_iter(path)
+        .map_err(|e| bad(e.to_string()))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| bad(e.to_string()))?;
+    if certs.is_empty() {
+        return Err(bad("no PEM certificate in the file".into()));
     }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| StorageError::InvalidArgument(format!("TLS configuration: {e}")))?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    Ok(MakeRustlsConnect::new(config))
+    Ok(MakeRustlsConnect::new(client_config(certs, &what)?))
 }

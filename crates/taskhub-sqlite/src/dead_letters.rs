@@ -22,14 +22,7 @@ const COLUMNS: &str = "id, queue, body, reason, dequeue_count, dead_lettered_at"
 type RawLetter = (i64, String, String, String, i64, i64);
 
 fn raw(r: &Row<'_>) -> rusqlite::Result<RawLetter> {
-    Ok((
-        r.get(0)?,
-        r.get(1)?,
-        r.get(2)?,
-        r.get(3)?,
-        r.get(4)?,
-        r.get(5)?,
-    ))
+    RawLetter::try_from(r)
 }
 
 fn decode((id, queue, body, reason, count, at): RawLetter) -> StorageResult<DeadLetter> {

@@ -103,6 +103,24 @@ fn create_in(tx: &Tx<'_>, partition_count: u32, now: Timestamp) -> StorageResult
     })
 }
 
+/// Runs `sql`, an `UPDATE` of the hub row with one parameter `value`.
+///
+/// # Errors
+/// `NotFound` when there is no hub row; as the statement otherwise.
+fn update_hub(tx: &Tx<'_>, sql: &str, value: impl rusqlite::ToSql) -> StorageResult<()> {
+    let n = tx
+        .conn
+        .prepare_cached(sql)
+        .and_then(|mut s| s.execute([value]))
+        .ctx("hub info")?;
+    if n == 0 {
+        return Err(StorageError::NotFound {
+            what: "task hub".into(),
+        });
+    }
+    Ok(())
+}
+
 type RawPartition = (
     i64,
     Option<String>,
@@ -125,21 +143,7 @@ fn list(conn: &Connection) -> StorageResult<Vec<PartitionRow>> {
              FROM partitions ORDER BY partition",
         )
         .and_then(|mut s| {
-            s.query_map([], |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                    r.get(5)?,
-                    r.get(6)?,
-                    r.get(7)?,
-                    r.get(8)?,
-                    r.get(9)?,
-                    r.get(10)?,
-                ))
-            })?
+            s.query_map([], |r| RawPartition::try_from(r))?
             .collect()
         })
         .ctx(WHAT)?;
@@ -210,17 +214,11 @@ impl PartitionStore for SqliteStore {
     async fn set_partition_count(&self, partition_count: u32) -> StorageResult<()> {
         taskhub_storage::check_partition_count(partition_count)?;
         self.write(move |tx| {
-            let n = tx
-                .conn
-                .prepare_cached("UPDATE hub SET partition_count = ?1 WHERE id = 1")
-                .and_then(|mut s| s.execute([partition_count]))
-                .ctx("hub info")?;
-            if n == 0 {
-                return Err(StorageError::NotFound {
-                    what: "task hub".into(),
-                });
-            }
-            Ok(())
+            update_hub(
+                tx,
+                "UPDATE hub SET partition_count = ?1 WHERE id = 1",
+                partition_count,
+            )
         })
         .await
     }
@@ -229,17 +227,11 @@ impl PartitionStore for SqliteStore {
         let text = serde_json::to_string(&workers)
             .map_err(|e| StorageError::InvalidArgument(format!("prohibited workers: {e}")))?;
         self.write(move |tx| {
-            let n = tx
-                .conn
-                .prepare_cached("UPDATE hub SET prohibited_workers = ?1 WHERE id = 1")
-                .and_then(|mut s| s.execute([&text]))
-                .ctx("hub info")?;
-            if n == 0 {
-                return Err(StorageError::NotFound {
-                    what: "task hub".into(),
-                });
-            }
-            Ok(())
+            update_hub(
+                tx,
+                "UPDATE hub SET prohibited_workers = ?1 WHERE id = 1",
+                &text,
+            )
         })
         .await
     }

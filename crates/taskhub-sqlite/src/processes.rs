@@ -21,16 +21,7 @@ const COLUMNS: &str =
 type RawProcess = (String, String, String, i64, i64, String, i64, i64);
 
 fn raw(r: &Row<'_>) -> rusqlite::Result<RawProcess> {
-    Ok((
-        r.get(0)?,
-        r.get(1)?,
-        r.get(2)?,
-        r.get(3)?,
-        r.get(4)?,
-        r.get(5)?,
-        r.get(6)?,
-        r.get(7)?,
-    ))
+    RawProcess::try_from(r)
 }
 
 fn decode(

@@ -135,55 +135,48 @@ pub(crate) fn delete_in(tx: &Tx<'_>, queue: QueueName, receipt: &Receipt) -> Sto
     Ok(n > 0)
 }
 
-/// Sets a held message's visibility and receipt token; false if the receipt is stale.
-fn set_visibility(
-    tx: &Tx<'_>,
-    queue: QueueName,
-    receipt: &Receipt,
-    visible_at: i64,
-    new_token: Option<i64>,
-) -> StorageResult<bool> {
-    let Some((id, token)) = parse_receipt(receipt) else {
-        return Ok(false);
-    };
-    let n = tx
-        .conn
-        .prepare_cached(
-            "UPDATE queue_messages SET visible_at = ?1, receipt = ?2
-             WHERE id = ?3 AND queue = ?4 AND receipt = ?5",
-        )
-        .and_then(|mut s| {
-            s.execute(params![
-                visible_at,
-                new_token,
-                id,
-                queue_to_sql(queue),
-                token
-            ])
-        })
-        .ctx(WHAT)?;
-    Ok(n > 0)
+/// What [`rehide`] does to a held message besides moving its visibility.
+#[derive(Clone, Copy)]
+enum Hold {
+    /// Sets its receipt token (`None`: no receipt holds it any more); the delivery counts.
+    Token(Option<i64>),
+    /// Gives it back without counting its delivery.
+    Release,
 }
 
-/// Gives a held message back without counting its delivery; false if the receipt is stale.
-fn release_in(
+/// [`Hold::Token`]: the new visibility and receipt token of the message held at a receipt.
+const SET_VISIBILITY: &str = "UPDATE queue_messages SET visible_at = ?1, receipt = ?2
+     WHERE id = ?3 AND queue = ?4 AND receipt = ?5";
+
+/// [`Hold::Release`]: the message held at a receipt visible again, its delivery not counted.
+const RELEASE: &str = "UPDATE queue_messages
+     SET visible_at = ?1, receipt = NULL, dequeue_count = MAX(dequeue_count - 1, 0)
+     WHERE id = ?2 AND queue = ?3 AND receipt = ?4";
+
+/// Makes a held message visible at `visible_at` as `hold` says; false if the receipt is
+/// stale.
+fn rehide(
     tx: &Tx<'_>,
     queue: QueueName,
     receipt: &Receipt,
     visible_at: i64,
+    hold: Hold,
 ) -> StorageResult<bool> {
     let Some((id, token)) = parse_receipt(receipt) else {
         return Ok(false);
     };
-    let n = tx
-        .conn
-        .prepare_cached(
-            "UPDATE queue_messages
-             SET visible_at = ?1, receipt = NULL, dequeue_count = MAX(dequeue_count - 1, 0)
-             WHERE id = ?2 AND queue = ?3 AND receipt = ?4",
-        )
-        .and_then(|mut s| s.execute(params![visible_at, id, queue_to_sql(queue), token]))
-        .ctx(WHAT)?;
+    let queue = queue_to_sql(queue);
+    let n = match hold {
+        Hold::Token(new_token) => tx
+            .conn
+            .prepare_cached(SET_VISIBILITY)
+            .and_then(|mut s| s.execute(params![visible_at, new_token, id, queue, token])),
+        Hold::Release => tx
+            .conn
+            .prepare_cached(RELEASE)
+            .and_then(|mut s| s.execute(params![visible_at, id, queue, token])),
+    }
+    .ctx(WHAT)?;
     Ok(n > 0)
 }
 
@@ -193,13 +186,15 @@ pub(crate) use taskhub_storage::sql::codec::{
 };
 
 impl SqliteStore {
-    /// Runs `work` on a held message in a write; its `false` (no row at the receipt) is
-    /// `ReceiptExpired`.
-    async fn write_held<F>(&self, queue: QueueName, work: F) -> StorageResult<()>
+    /// Runs `work` on the message of `queue` held by `receipt` in a write; its `false` (no row
+    /// at the receipt) is `ReceiptExpired`.
+    async fn write_held<F>(&self, queue: QueueName, receipt: &Receipt, work: F) -> StorageResult<()>
     where
-        F: Fn(&Tx<'_>) -> StorageResult<bool> + Send + 'static,
+        F: Fn(&Tx<'_>, &Receipt) -> StorageResult<bool> + Send + 'static,
     {
-        if self.write(work).await? {
+        check_queue(queue)?;
+        let receipt = receipt.clone();
+        if self.write(move |tx| work(tx, &receipt)).await? {
             Ok(())
         } else {
             Err(expired(queue))
@@ -230,9 +225,7 @@ impl QueueStore for SqliteStore {
     }
 
     async fn delete(&self, queue: QueueName, receipt: &Receipt) -> StorageResult<()> {
-        check_queue(queue)?;
-        let receipt = receipt.clone();
-        self.write_held(queue, move |tx| delete_in(tx, queue, &receipt))
+        self.write_held(queue, receipt, move |tx, r| delete_in(tx, queue, r))
             .await
     }
 
@@ -242,10 +235,8 @@ impl QueueStore for SqliteStore {
         receipt: &Receipt,
         delay: Duration,
     ) -> StorageResult<()> {
-        check_queue(queue)?;
-        let receipt = receipt.clone();
-        self.write_held(queue, move |tx| {
-            set_visibility(tx, queue, &receipt, after(tx.now(), delay), None)
+        self.write_held(queue, receipt, move |tx, r| {
+            rehide(tx, queue, r, after(tx.now(), delay), Hold::Token(None))
         })
         .await
     }
@@ -256,10 +247,8 @@ impl QueueStore for SqliteStore {
         receipt: &Receipt,
         delay: Duration,
     ) -> StorageResult<()> {
-        check_queue(queue)?;
-        let receipt = receipt.clone();
-        self.write_held(queue, move |tx| {
-            release_in(tx, queue, &receipt, after(tx.now(), delay))
+        self.write_held(queue, receipt, move |tx, r| {
+            rehide(tx, queue, r, after(tx.now(), delay), Hold::Release)
         })
         .await
     }
@@ -277,12 +266,12 @@ impl QueueStore for SqliteStore {
             let id = parse_receipt(&receipt).map(|(id, _)| id);
             match id {
                 Some(id)
-                    if set_visibility(
+                    if rehide(
                         tx,
                         queue,
                         &receipt,
                         after(tx.now(), visibility),
-                        Some(token),
+                        Hold::Token(Some(token)),
                     )? =>
                 {
                     Ok(make_receipt(id, token))

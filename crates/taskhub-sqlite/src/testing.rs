@@ -35,9 +35,7 @@ impl SqliteBackend {
         id: &InstanceId,
         seq: u64,
     ) -> StorageResult<()> {
-        let store = opened
-            .downcast::<SqliteStore>()
-            .ok_or_else(|| StorageError::InvalidArgument("not a SQLite store".into()))?;
+        let store = opened.require::<SqliteStore>("a SQLite store")?;
         corrupt_history_event(store.path(), id, seq)
     }
 }

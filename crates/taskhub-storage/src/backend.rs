@@ -197,6 +197,16 @@ impl OpenedStore {
 }
 
 impl OpenedStore {
+    /// The store as an `S` (as [`downcast`](Self::downcast)), for a backend's hook that works
+    /// on its own store only; `kind` names that store (`"a SQLite store"`).
+    ///
+    /// # Errors
+    /// [`StorageError::InvalidArgument`] (`not a SQLite store`) if it is not an `S`.
+    pub fn require<S: TaskHubStore + 'static>(&self, kind: &str) -> Result<&S, StorageError> {
+        self.downcast::<S>()
+            .ok_or_else(|| StorageError::InvalidArgument(format!("not {kind}")))
+    }
+
     /// The store as a shared `S`, if it is one and was opened without `instrument` (tests
     /// that call a backend's own hooks keep it this way).
     #[must_use]

@@ -37,10 +37,13 @@
 //!   `HubLocation` that opens, creates and deletes a hub, and its options layered once
 //!   (defaults, `taskhub.toml`, `TASKHUB_<BACKEND>_<NAME>`, overrides) around its `set()`.
 //! * `sql` (feature `sql`): what the SQL backends share (codecs, the instance listing's
-//!   statement). `conformance` (feature `testing`): the suite every backend runs.
+//!   statement). `conformance` (feature `testing`): the suite every backend runs;
+//!   `test_hub` (feature `testing`): what the backends' test configurations share. `tls`
+//!   (feature `tls`): the rustls client configuration of the backends that reach a server.
 //!
 //! Depends on taskhub-core, async-trait, metrics, serde, serde_json, thiserror, toml and
-//! humantime (backend options), tokio (time; more with `testing`).
+//! humantime (backend options), tokio (time; more with `testing`); rustls and webpki-roots
+//! with `tls`.
 
 // First: the wrappers below use its macro.
 #[macro_use]
@@ -71,9 +74,13 @@ pub mod queue;
 #[cfg(feature = "sql")]
 pub mod sql;
 pub mod store;
+#[cfg(feature = "tls")]
+pub mod tls;
 
 #[cfg(feature = "testing")]
 pub mod conformance;
+#[cfg(feature = "testing")]
+pub mod test_hub;
 
 pub use checkpoint::{
     CheckpointOutcome, CheckpointRequest, CheckpointStore, HistoryWrite, LeaseFence,

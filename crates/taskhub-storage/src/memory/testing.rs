@@ -29,9 +29,7 @@ impl MemoryBackend {
         id: &InstanceId,
         seq: u64,
     ) -> StorageResult<()> {
-        let store = opened
-            .downcast::<MemoryStore>()
-            .ok_or_else(|| StorageError::InvalidArgument("not a memory store".into()))?;
+        let store = opened.require::<MemoryStore>("a memory store")?;
         let mut state = store.state();
         let event = state
             .history
