@@ -27,6 +27,18 @@ fn start() -> HistoryEvent {
     })
 }
 
+/// `TaskScheduled` of activity `name`'s first attempt, with no input.
+fn scheduled(task_id: u64, name: &str) -> HistoryEvent {
+    ev(K::TaskScheduled {
+        task_id,
+        name: name.into(),
+        version: None,
+        input: Payload::null(),
+        attempt: 1,
+        tags: Tags::default(),
+    })
+}
+
 fn entity_event(task_id: u64, request: &EntityRequest) -> HistoryEvent {
     ev(K::EventSent {
         task_id,
@@ -70,14 +82,7 @@ fn a_failure_inside_a_critical_section_drops_the_section_so_its_locks_are_taken_
     let history = vec![
         ev(K::OrchestratorStarted),
         start(),
-        ev(K::TaskScheduled {
-            task_id: 0,
-            name: "Before".into(),
-            version: None,
-            input: Payload::null(),
-            attempt: 1,
-            tags: Tags::default(),
-        }),
+        scheduled(0, "Before"),
         ev(K::OrchestratorCompleted),
         ev(K::OrchestratorStarted),
         ev(K::TaskCompleted {
@@ -102,14 +107,7 @@ fn a_failure_inside_a_critical_section_drops_the_section_so_its_locks_are_taken_
             name: "approval".into(),
             input: text("yes"),
         }),
-        ev(K::TaskScheduled {
-            task_id: 3,
-            name: "Pay".into(),
-            version: None,
-            input: Payload::null(),
-            attempt: 1,
-            tags: Tags::default(),
-        }),
+        scheduled(3, "Pay"),
         ev(K::OrchestratorCompleted),
         ev(K::OrchestratorStarted),
         ev(K::TaskFailed {
@@ -149,16 +147,6 @@ fn a_failure_inside_a_critical_section_drops_the_section_so_its_locks_are_taken_
 
 #[test]
 fn an_activity_still_running_at_the_failure_is_sent_again() {
-    let scheduled = |task_id, name: &str| {
-        ev(K::TaskScheduled {
-            task_id,
-            name: name.into(),
-            version: None,
-            input: Payload::null(),
-            attempt: 1,
-            tags: Tags::default(),
-        })
-    };
     let history = vec![
         ev(K::OrchestratorStarted),
         start(),

@@ -16,7 +16,9 @@ use crate::history::{CarriedEvent, EventKind, FailureDetails, HistoryEvent, Pare
 use crate::ids::{ExecutionId, InstanceId};
 use crate::orchestration::context::OrchestrationContext;
 use crate::orchestration::state::Emitted;
-use crate::orchestration::state::{lock, ContinueAsNewRequest, SharedState, State};
+use crate::orchestration::state::{
+    identity_accessors, lock, ContinueAsNewRequest, SharedState, State,
+};
 use crate::payload::Payload;
 use crate::registry::{OrchestrationFuture, Registry};
 use crate::status::OrchestrationStatus;
@@ -245,29 +247,7 @@ impl OrchestrationSession {
         self.rewind.count
     }
 
-    /// The instance ID.
-    #[must_use]
-    pub fn instance_id(&self) -> InstanceId {
-        lock(&self.state).instance_id.clone()
-    }
-
-    /// The current execution ID (a placeholder before the instance started).
-    #[must_use]
-    pub fn execution_id(&self) -> ExecutionId {
-        lock(&self.state).execution_id.clone()
-    }
-
-    /// The orchestration name (empty before the instance started).
-    #[must_use]
-    pub fn name(&self) -> String {
-        lock(&self.state).name.clone()
-    }
-
-    /// The orchestration version this execution runs, if one was requested.
-    #[must_use]
-    pub fn version(&self) -> Option<String> {
-        lock(&self.state).version.clone()
-    }
+    identity_accessors!();
 
     /// The execution's input.
     #[must_use]

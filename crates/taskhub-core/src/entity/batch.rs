@@ -21,7 +21,7 @@ use crate::history::FailureDetails;
 use crate::ids::{InstanceId, MessageId};
 use crate::message::SendOrder;
 use crate::payload::Payload;
-use crate::registry::Registry;
+use crate::registry::{not_registered, Registry};
 use crate::time::Timestamp;
 
 /// One message of a batch.
@@ -152,17 +152,11 @@ impl OperationRunner for Registered<'_> {
                     format!("operation '{op}' panicked: {text}"),
                 ))
             }),
-            None => {
-                let mut f = FailureDetails::new(
-                    "EntityNotFound",
-                    format!(
-                        "entity '{name}' is not registered on this worker (registered: {})",
-                        self.0.entity_names().join(", ")
-                    ),
-                );
-                f.non_retryable = true;
-                Err(f)
-            }
+            None => Err(not_registered(
+                "EntityNotFound",
+                &format!("entity '{name}'"),
+                &self.0.entity_names(),
+            )),
         }
     }
 }

@@ -8,12 +8,13 @@ use serde::Serialize;
 
 use crate::descriptor::{ActivityRef, OrchestrationRef};
 use crate::history::Tags;
-use crate::ids::{name_uuid, ExecutionId, InstanceId};
+use crate::ids::{name_uuid, InstanceId};
 use crate::orchestration::error::{OrchestrationError, TaskError};
 use crate::orchestration::events::EventFuture;
 use crate::orchestration::retry::RetryPolicy;
 use crate::orchestration::state::{
-    lock, ContinueAsNewRequest, Emitted, LogLevel, LogRecord, SharedState, TaskKind,
+    identity_accessors, lock, ContinueAsNewRequest, Emitted, LogLevel, LogRecord, SharedState,
+    TaskKind,
 };
 use crate::orchestration::task::{TaskFuture, TimerFuture};
 use crate::payload::Payload;
@@ -131,29 +132,7 @@ impl OrchestrationContext {
         &self.state
     }
 
-    /// This instance's ID.
-    #[must_use]
-    pub fn instance_id(&self) -> InstanceId {
-        lock(&self.state).instance_id.clone()
-    }
-
-    /// This execution's ID.
-    #[must_use]
-    pub fn execution_id(&self) -> ExecutionId {
-        lock(&self.state).execution_id.clone()
-    }
-
-    /// The orchestration's registered name.
-    #[must_use]
-    pub fn name(&self) -> String {
-        lock(&self.state).name.clone()
-    }
-
-    /// The version this execution was started with, if any.
-    #[must_use]
-    pub fn version(&self) -> Option<String> {
-        lock(&self.state).version.clone()
-    }
+    identity_accessors!();
 
     /// The deterministic current time: the start time of the current turn, identical on replay.
     #[must_use]
@@ -243,18 +222,36 @@ impl OrchestrationContext {
             });
         let first = ctx.now();
         async move {
-            let (input, mut task) = scheduled?;
-            let mut attempt = 1;
-            loop {
-                match task.await {
-                    Ok(v) => return Ok(v),
-                    Err(e) => {
-                        if !ctx.should_retry(&policy, &e, attempt, first).await {
-                            return Err(e);
-                        }
-                        attempt += 1;
-                        task = ctx.schedule_activity::<O>(&name, input.clone(), attempt);
+            let (input, task) = scheduled?;
+            ctx.with_retries(&policy, first, task, |attempt| {
+                ctx.schedule_activity::<O>(&name, input.clone(), attempt)
+            })
+            .await
+        }
+    }
+
+    /// Awaits `task`, the first attempt; while an attempt fails and `policy` retries it (after
+    /// its back-off on a durable timer), awaits `next(attempt)`, the attempt numbered so.
+    async fn with_retries<O>(
+        &self,
+        policy: &RetryPolicy,
+        first: SystemTime,
+        mut task: TaskFuture<O>,
+        next: impl Fn(u32) -> TaskFuture<O>,
+    ) -> Result<O, TaskError>
+    where
+        O: DeserializeOwned,
+    {
+        let mut attempt = 1;
+        loop {
+            match task.await {
+                Ok(v) => return Ok(v),
+                Err(e) => {
+                    if !self.should_retry(policy, &e, attempt, first).await {
+                        return Err(e);
                     }
+                    attempt += 1;
+                    task = next(attempt);
                 }
             }
         }
@@ -331,23 +328,14 @@ impl OrchestrationContext {
             );
         let first = ctx.now();
         async move {
-            let (input, mut task) = scheduled?;
+            let (input, task) = scheduled?;
             let Some(policy) = options.retry.clone() else {
                 return task.await;
             };
-            let mut attempt = 1;
-            loop {
-                match task.await {
-                    Ok(v) => return Ok(v),
-                    Err(e) => {
-                        if !ctx.should_retry(&policy, &e, attempt, first).await {
-                            return Err(e);
-                        }
-                        attempt += 1;
-                        task = ctx.start_sub::<O>(&name, input.clone(), &options);
-                    }
-                }
-            }
+            ctx.with_retries(&policy, first, task, |_| {
+                ctx.start_sub::<O>(&name, input.clone(), &options)
+            })
+            .await
         }
     }
 

@@ -335,6 +335,44 @@ impl State {
 /// Shared handle to [`State`].
 pub(crate) type SharedState = Arc<Mutex<State>>;
 
+/// The accessors of the execution's identity (instance, execution, name, version) for a type
+/// that holds the [`SharedState`] in a field `state`: the session and the context the code
+/// runs with read them alike.
+macro_rules! identity_accessors {
+    () => {
+        /// The instance's ID.
+        #[must_use]
+        pub fn instance_id(&self) -> $crate::ids::InstanceId {
+            $crate::orchestration::state::lock(&self.state)
+                .instance_id
+                .clone()
+        }
+
+        /// The current execution's ID (a placeholder before the instance started).
+        #[must_use]
+        pub fn execution_id(&self) -> $crate::ids::ExecutionId {
+            $crate::orchestration::state::lock(&self.state)
+                .execution_id
+                .clone()
+        }
+
+        /// The orchestration's registered name (empty before the instance started).
+        #[must_use]
+        pub fn name(&self) -> String {
+            $crate::orchestration::state::lock(&self.state).name.clone()
+        }
+
+        /// The version this execution was started with, if one was requested.
+        #[must_use]
+        pub fn version(&self) -> Option<String> {
+            $crate::orchestration::state::lock(&self.state)
+                .version
+                .clone()
+        }
+    };
+}
+pub(crate) use identity_accessors;
+
 /// Locks the state. User code never runs while the lock is held, so a poisoned lock can only
 /// come from a panic inside this crate's own short critical sections; the data is still usable.
 pub(crate) fn lock(state: &SharedState) -> MutexGuard<'_, State> {
