@@ -32,14 +32,20 @@ pub use taskhub_storage::backend::{
     OptionValue, DEFAULT_HUB_NAME,
 };
 
-/// Declares [`BACKENDS`] and [`for_each_backend!`] from one list of `name => plug-in` lines,
-/// so the binaries' registry and the tests' matrix can never disagree.
+/// Declares [`BACKENDS`], [`PROCESS_SUITES`] and [`for_each_backend!`] from one list of
+/// `name => plug-in [suites]` lines, so the binaries' registry and the tests' matrix can never
+/// disagree.
 macro_rules! backends {
-    ($d:tt $($name:ident => $plugin:path),+ $(,)?) => {
+    ($d:tt $($name:ident => $plugin:path [$($suite:ident),*]),+ $(,)?) => {
         /// Every backend, by name: **a new backend adds its one line to the list that makes
-        /// this** (`name => crate::Plugin`, in `crates/taskhub-backends/src/lib.rs`; see
-        /// `docs/BACKENDS.md`). The first is the default.
+        /// this** (`name => crate::Plugin [suites]`, in `crates/taskhub-backends/src/lib.rs`;
+        /// see `docs/BACKENDS.md`). The first is the default.
         pub static BACKENDS: &[&dyn Backend] = &[$(&$plugin),+];
+
+        /// The worker-process suites each backend's store can run, by the backend's name, as
+        /// its registration line lists them (each one of [`SUITES`]).
+        pub static PROCESS_SUITES: &[(&str, &[&str])] =
+            &[$((stringify!($name), &[$(stringify!($suite)),*])),+];
 
         /// The test configuration of every backend, in the order of [`BACKENDS`] (feature
         /// `testing`: each plug-in's `testing.rs`).
@@ -56,13 +62,16 @@ macro_rules! backends {
             }
         ),+];
 
-        /// Expands `callback! { [names of every backend] rest… }`, the names of [`BACKENDS`] in
-        /// its order as identifiers: the tests' backend matrix
-        /// (`taskhub_test_support::backend_matrix!([every] …)`) makes one test per backend
-        /// with it.
+        /// Expands `callback! { [every backend with its suites] rest… }`: the backends of
+        /// [`BACKENDS`] in its order, each as `name [suite …]` with the worker-process suites
+        /// its line lists. The tests' backend matrix
+        /// (`taskhub_test_support::backend_matrix!([every] …)`, `([in suite] …)`) makes one
+        /// test per backend with it.
         ///
         /// ```
-        /// macro_rules! names { ([$($name:ident),+]) => { [$(stringify!($name)),+] } }
+        /// macro_rules! names {
+        ///     ([$($name:ident [$($suite:ident)*]),+]) => { [$(stringify!($name)),+] };
+        /// }
         /// assert_eq!(
         ///     taskhub_backends::for_each_backend!([names]).to_vec(),
         ///     taskhub_backends::names()
@@ -71,18 +80,39 @@ macro_rules! backends {
         #[macro_export]
         macro_rules! for_each_backend {
             ([$d($d callback:tt)+] $d($d rest:tt)*) => {
-                $d($d callback)+ ! { [$($name),+] $d($d rest)* }
+                $d($d callback)+ ! { [$($name [$($suite)*]),+] $d($d rest)* }
             };
         }
     };
 }
 
+/// The worker-process suites a backend's registration line may list: the tests that run real
+/// worker processes on one hub and need a store that several machines share. Each is run on
+/// exactly the backends that list it (`backend_matrix!([in suite] …)`).
+///
+/// - `kill_and_pause`: a store whose checkpoint is a sequence of ordered steps (no
+///   transactions): one worker killed, one paused past its lease and resumed
+///   (`crates/taskhub/tests/workers.rs`).
+/// - `three_kills`: a store whose checkpoints are transactions: three workers killed in turn
+///   over a thousand orchestrations (`workers.rs`).
+/// - `paused_checkpoint`: a worker paused at each step of a checkpoint past its lease, while
+///   the others go on (`crates/taskhub/tests/paused_checkpoint.rs`); a store where a paused
+///   writer stops every other (SQLite) cannot list it.
+/// - `torn_entities`: entity checkpoints torn between their steps
+///   (`crates/taskhub/tests/entities.rs`), for a store that commits in steps.
+pub const SUITES: &[&str] = &[
+    "kill_and_pause",
+    "three_kills",
+    "paused_checkpoint",
+    "torn_entities",
+];
+
 // `$` first: the macro passes it on to the `for_each_backend!` it writes.
 backends! { $
-    sqlite => taskhub_sqlite::SqliteBackend,
-    azure => taskhub_azure::AzureBackend,
-    postgres => taskhub_postgres::PostgresBackend,
-    memory => taskhub_storage::memory::MemoryBackend,
+    sqlite => taskhub_sqlite::SqliteBackend [],
+    azure => taskhub_azure::AzureBackend [kill_and_pause, paused_checkpoint, torn_entities],
+    postgres => taskhub_postgres::PostgresBackend [three_kills, paused_checkpoint],
+    memory => taskhub_storage::memory::MemoryBackend [],
 }
 
 /// The default backend's name (`sqlite`).
@@ -252,6 +282,20 @@ mod tests {
         let opened = create_store("memory", &config).await.unwrap();
         assert_eq!(opened.store.backend_name(), "memory");
         assert!(open_store("memory", &config).await.is_err());
+    }
+
+    #[test]
+    fn every_listed_suite_is_known_and_every_backend_has_a_line() {
+        assert_eq!(PROCESS_SUITES.len(), BACKENDS.len());
+        for ((name, suites), b) in PROCESS_SUITES.iter().zip(BACKENDS) {
+            assert_eq!(*name, b.name());
+            for suite in *suites {
+                assert!(
+                    SUITES.contains(suite),
+                    "{name} lists an unknown suite {suite}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -154,7 +154,7 @@ fn the_test_configurations_follow_backends_in_its_order() {
     let names: Vec<&str> = test_hubs().iter().map(|t| t.name).collect();
     assert_eq!(names, taskhub_backends::names());
     macro_rules! names {
-        ([$($name:ident),+]) => {
+        ([$($name:ident [$($suite:ident)*]),+]) => {
             vec![$(stringify!($name)),+]
         };
     }
@@ -165,8 +165,13 @@ fn the_test_configurations_follow_backends_in_its_order() {
 fn the_walk_names_the_registration_list_as_it_is() {
     let lib = read(&repo_root().join("crates/taskhub-backends/src/lib.rs"));
     let doc = read(&repo_root().join("docs/BACKENDS.md"));
-    for hub in test_hubs() {
-        let line = format!("    {} => {},", hub.name, hub.plugin.replace(' ', ""));
+    for (hub, (_, suites)) in test_hubs().iter().zip(taskhub_backends::PROCESS_SUITES) {
+        let line = format!(
+            "    {} => {} [{}],",
+            hub.name,
+            hub.plugin.replace(' ', ""),
+            suites.join(", ")
+        );
         assert!(lib.contains(&line), "lib.rs lists `{line}`");
         assert!(
             doc.contains(&line),

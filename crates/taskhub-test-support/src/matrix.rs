@@ -1,7 +1,8 @@
 //! The backend matrix: one test body run on several backends, one `#[tokio::test]` per
 //! backend in a module named after it (`memory::name`, `sqlite::name`, `azure::name`), so
 //! `cargo test sqlite::` runs one backend. `[every]` is every backend of
-//! `taskhub_backends::BACKENDS`, so a new backend is in each such matrix with no edit here.
+//! `taskhub_backends::BACKENDS`, so a new backend is in each such matrix with no edit here;
+//! `[in suite]` is every backend whose registration line lists that worker-process suite.
 
 /// A backend a test body runs on, by its name in `taskhub_backends::BACKENDS`. How a test
 /// opens it is the test's own (most through `taskhub_backends` by [`Backend::name`], or
@@ -54,6 +55,9 @@ impl std::fmt::Display for Backend {
 /// taskhub_test_support::backend_matrix!([memory, sqlite, azure] start_and_status, purge);
 /// // every backend of taskhub_backends::BACKENDS (the caller depends on taskhub-backends):
 /// taskhub_test_support::backend_matrix!([every] start_and_status, purge);
+/// // the backends whose registration line lists the worker-process suite `three_kills`
+/// // (one of taskhub_backends::SUITES; another name does not compile):
+/// taskhub_test_support::backend_matrix!([in three_kills] lose_nothing);
 /// ```
 #[macro_export]
 macro_rules! backend_matrix {
@@ -67,8 +71,50 @@ macro_rules! backend_matrix {
             )+
         }
     };
+    // From `for_each_backend!`: every backend, each with the suites its line lists.
+    ([$($backend:ident [$($suite:ident)*]),+] @every $($name:ident),+) => {
+        $crate::backend_matrix!([$($backend),+] $($name),+);
+    };
+    ([] @in $want:ident $($name:ident),+) => {};
+    ([$b:ident [$($s:ident)*] $(, $rb:ident [$($rs:ident)*])*] @in $want:ident $($name:ident),+) => {
+        $crate::backend_matrix!(@pick $want $b [$($s)*] $($name),+);
+        $crate::backend_matrix!([$($rb [$($rs)*]),*] @in $want $($name),+);
+    };
+    // A backend lists the suite wanted: its tests. Each suite of `taskhub_backends::SUITES`
+    // has its rule (macro patterns compare names only as literals).
+    (@pick kill_and_pause $b:ident [kill_and_pause $($s:ident)*] $($n:ident),+) => {
+        $crate::backend_matrix!(@module $b $($n),+);
+    };
+    (@pick three_kills $b:ident [three_kills $($s:ident)*] $($n:ident),+) => {
+        $crate::backend_matrix!(@module $b $($n),+);
+    };
+    (@pick paused_checkpoint $b:ident [paused_checkpoint $($s:ident)*] $($n:ident),+) => {
+        $crate::backend_matrix!(@module $b $($n),+);
+    };
+    (@pick torn_entities $b:ident [torn_entities $($s:ident)*] $($n:ident),+) => {
+        $crate::backend_matrix!(@module $b $($n),+);
+    };
+    (@pick $want:ident $b:ident [$other:ident $($s:ident)*] $($n:ident),+) => {
+        $crate::backend_matrix!(@pick $want $b [$($s)*] $($n),+);
+    };
+    (@pick $want:ident $b:ident [] $($n:ident),+) => {};
+    (@known kill_and_pause) => {};
+    (@known three_kills) => {};
+    (@known paused_checkpoint) => {};
+    (@known torn_entities) => {};
+    (@known $other:ident) => {
+        compile_error!(concat!(
+            "no worker-process suite `",
+            stringify!($other),
+            "` (taskhub_backends::SUITES lists them)"
+        ));
+    };
     ([every] $($name:ident),+ $(,)?) => {
-        ::taskhub_backends::for_each_backend!([$crate::backend_matrix] $($name),+);
+        ::taskhub_backends::for_each_backend!([$crate::backend_matrix] @every $($name),+);
+    };
+    ([in $want:ident] $($name:ident),+ $(,)?) => {
+        $crate::backend_matrix!(@known $want);
+        ::taskhub_backends::for_each_backend!([$crate::backend_matrix] @in $want $($name),+);
     };
     ([] $($name:ident),+ $(,)?) => {};
     ([$first:ident $(, $rest:ident)* $(,)?] $($name:ident),+ $(,)?) => {

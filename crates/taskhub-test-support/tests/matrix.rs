@@ -48,7 +48,7 @@ mod every {
     #[test]
     fn one_test_per_backend_under_its_name() {
         macro_rules! names {
-            ([$($name:ident),+]) => {
+            ([$($name:ident [$($suite:ident)*]),+]) => {
                 vec![$(stringify!($name)),+]
             };
         }
@@ -57,4 +57,45 @@ mod every {
             taskhub_backends::names()
         );
     }
+}
+
+/// `[in suite]` makes a test for exactly the backends whose registration line lists the suite,
+/// for each suite of `taskhub_backends::SUITES` (an unknown suite does not compile).
+mod in_suite {
+    use super::Backend;
+
+    fn lists(backend: Backend, suite: &str) -> bool {
+        taskhub_backends::PROCESS_SUITES
+            .iter()
+            .any(|(name, suites)| *name == backend.name() && suites.contains(&suite))
+    }
+
+    macro_rules! suite_bodies {
+        ($($suite:ident),+) => {
+            $(
+                mod $suite {
+                    async fn body(backend: super::Backend) {
+                        assert!(
+                            super::lists(backend, stringify!($suite)),
+                            "{backend} lists {}",
+                            stringify!($suite)
+                        );
+                    }
+                    taskhub_test_support::backend_matrix!([in $suite] body);
+                }
+            )+
+            /// Every suite of `SUITES` has its `[in …]` rule, exercised above.
+            #[test]
+            fn every_suite_has_its_rule() {
+                assert_eq!(taskhub_backends::SUITES, [$(stringify!($suite)),+]);
+            }
+        };
+    }
+
+    suite_bodies!(
+        kill_and_pause,
+        three_kills,
+        paused_checkpoint,
+        torn_entities
+    );
 }

@@ -32,7 +32,26 @@ taskhub_test_support::backend_matrix!(
 
 async fn entities_work_end_to_end(backend: Backend) {
     let store = TestStore::fresh(backend, "entities-api").await;
+    commit_model_matches_the_suites(backend, store.store.atomic_checkpoints());
     api_suite::everything(store.store.clone()).await;
+}
+
+/// An entity batch commits in one transaction where the store says its checkpoints are atomic,
+/// in steps otherwise: a backend whose hubs processes share and that commits in steps lists
+/// the torn-batch suite (`torn` below), and one that is atomic does not (it cannot tear).
+fn commit_model_matches_the_suites(backend: Backend, atomic: bool) {
+    let torn = taskhub_backends::PROCESS_SUITES
+        .iter()
+        .any(|(name, suites)| *name == backend.name() && suites.contains(&"torn_entities"));
+    let shared = taskhub_backends::testing::test_hub(backend.name()).shared;
+    assert!(
+        !(atomic && torn),
+        "{backend}: atomic checkpoints cannot tear, yet it lists torn_entities"
+    );
+    assert!(
+        atomic || torn || !shared,
+        "{backend} commits entity batches in steps: its registration line lists torn_entities"
+    );
 }
 
 /// One sender's requests, delivered out of order and twice, are applied in send order, once.
@@ -56,7 +75,10 @@ mod torn {
     use crate::backends::{Backend, TestStore};
     use crate::faults_suite;
 
-    taskhub_test_support::backend_matrix!([azure] torn_entity_checkpoints_apply_each_operation_once);
+    taskhub_test_support::backend_matrix!(
+        [in torn_entities]
+        torn_entity_checkpoints_apply_each_operation_once
+    );
 
     async fn torn_entity_checkpoints_apply_each_operation_once(backend: Backend) {
         for step in [TearAfter::OutboundSent, TearAfter::InstanceWritten] {

@@ -36,7 +36,7 @@ fn paused_checkpoint_process() {
 // child's newer row back; and the victim paused at each step in turn (a fresh hub and fresh
 // processes for each).
 taskhub_test_support::backend_matrix!(
-    [azure, postgres]
+    [in paused_checkpoint]
     a_writer_resumed_in_a_childs_first_turn_never_overwrites_the_newer_row,
     a_worker_paused_at_each_step_of_a_checkpoint_past_its_lease_loses_nothing,
 );

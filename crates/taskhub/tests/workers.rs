@@ -47,9 +47,12 @@ use worker_procs::{
     stop_gracefully, until_runs, FAN, SEQ,
 };
 
-taskhub_test_support::backend_matrix!([azure] three_workers_survive_a_kill_and_a_pause_past_the_lease);
 taskhub_test_support::backend_matrix!(
-    [postgres]
+    [in kill_and_pause]
+    three_workers_survive_a_kill_and_a_pause_past_the_lease
+);
+taskhub_test_support::backend_matrix!(
+    [in three_kills]
     three_workers_killed_in_turn_over_a_thousand_orchestrations_lose_nothing
 );
 
