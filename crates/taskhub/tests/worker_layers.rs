@@ -1,8 +1,9 @@
 //! The worker's modules follow a message one way (issue 36): each folder under
 //! `src/worker/` is a stage, and a stage imports only itself, the stages after it in
 //! [`STAGES`] and the leaf `shared` (which imports no stage). Nothing imports the worker's
-//! root (`worker/mod.rs`, which wires the stages), no path climbs with `super::super::`, and
-//! no function under `worker/` is longer than [`MAX_FN_LINES`] lines.
+//! root (`worker/mod.rs`, which wires the stages), no path climbs with `super::super::`, no
+//! two files of a stage import each other (directly or in a longer circle), and no function
+//! under `worker/` is longer than [`MAX_FN_LINES`] lines.
 #![allow(
     clippy::indexing_slicing,
     clippy::unwrap_used,
@@ -11,6 +12,7 @@
     reason = "tests"
 )]
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -186,6 +188,231 @@ fn layer_violations(sources: &[Source]) -> Vec<String> {
     found
 }
 
+/// A file's module name inside its stage: `mod` for the stage's `mod.rs`.
+fn module_of(rel: &str) -> String {
+    let file = rel.rsplit('/').next().unwrap_or(rel);
+    file.trim_end_matches(".rs").to_owned()
+}
+
+/// The files loaded as a child of another by `#[path = "x.rs"] mod …;` (unit tests kept
+/// apart): `super::` in them names that file, so they count as part of it.
+fn path_children(sources: &[Source]) -> BTreeMap<String, String> {
+    let mut children = BTreeMap::new();
+    for source in sources {
+        for line in source.text.lines() {
+            let c = code(line).trim();
+            if let Some(rest) = c.strip_prefix("#[path = \"") {
+                let file = rest.split('"').next().unwrap_or_default();
+                let dir = source.rel.rsplit_once('/').map_or("", |(d, _)| d);
+                children.insert(format!("{dir}/{file}"), source.rel.clone());
+            }
+        }
+    }
+    children
+}
+
+/// A file's code as one text: comments, inline modules (tests) and, with `skip_reexports`,
+/// `pub … use` lines (a re-export is no use) left out.
+fn code_text(source: &Source, skip_reexports: bool) -> String {
+    let inline = in_inline_module(&source.text);
+    let mut out = String::new();
+    let mut in_reexport = false;
+    for (n, line) in source.text.lines().enumerate() {
+        let c = code(line);
+        if skip_reexports && c.trim_start().starts_with("pub") && c.contains(" use ") {
+            in_reexport = true;
+        }
+        if !inline[n] && !in_reexport {
+            out.push_str(c);
+            out.push('\n');
+        }
+        if in_reexport && c.contains(';') {
+            in_reexport = false;
+        }
+    }
+    out
+}
+
+/// The first name of each item of a path's tail: `a::x` gives `a`, `{a, b::{c}}` gives `a`, `b`.
+fn first_names(tail: &str) -> Vec<String> {
+    let ident = |s: &str| -> String {
+        s.trim_start()
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let Some(group) = tail.trim_start().strip_prefix('{') else {
+        return vec![ident(tail)]
+            .into_iter()
+            .filter(|n| !n.is_empty())
+            .collect();
+    };
+    let (mut names, mut depth, mut item) = (Vec::new(), 0usize, String::new());
+    for ch in group.chars() {
+        match ch {
+            '{' => depth += 1,
+            '}' if depth == 0 => break,
+            '}' => depth -= 1,
+            ',' if depth == 0 => names.push(ident(&std::mem::take(&mut item))),
+            _ => {}
+        }
+        if !(ch == ',' && depth == 0) {
+            item.push(ch);
+        }
+    }
+    names.push(ident(&item));
+    names.retain(|n| !n.is_empty());
+    names
+}
+
+/// The names a stage's `mod.rs` re-exports or imports, with the module each comes from
+/// (`pub(crate) use redeliver::{abandon, …}` maps `abandon` to `redeliver`).
+fn reexports(mod_rs: &str, modules: &BTreeSet<String>) -> BTreeMap<String, String> {
+    let mut names = BTreeMap::new();
+    let text: String = mod_rs.lines().map(|l| format!("{}\n", code(l))).collect();
+    for statement in text.split(';') {
+        let statement = statement.trim();
+        let statement = ["pub(crate) ", "pub "]
+            .iter()
+            .find_map(|p| statement.strip_prefix(p))
+            .unwrap_or(statement);
+        let Some(path) = statement.strip_prefix("use ") else {
+            continue;
+        };
+        let Some((module, tail)) = path.trim().split_once("::") else {
+            continue;
+        };
+        if !modules.contains(module) {
+            continue;
+        }
+        for item in tail.trim_start_matches('{').split([',', '}']) {
+            let name = item.rsplit(" as ").next().unwrap_or(item).trim();
+            let name = name.rsplit("::").next().unwrap_or(name);
+            if !name.is_empty() {
+                names.insert(name.to_owned(), module.to_owned());
+            }
+        }
+    }
+    names
+}
+
+/// Where each path in `text` that starts with `prefix` leads among `modules` (a name only
+/// re-exported by `mod.rs` leads to the module it comes from; any other to `mod`).
+fn targets(
+    text: &str,
+    prefix: &str,
+    modules: &BTreeSet<String>,
+    names: &BTreeMap<String, String>,
+) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    for (i, _) in text.match_indices(prefix) {
+        let before = text[..i].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+            continue;
+        }
+        for name in first_names(&text[i + prefix.len()..]) {
+            let module = if modules.contains(&name) {
+                name
+            } else {
+                names
+                    .get(&name)
+                    .cloned()
+                    .unwrap_or_else(|| "mod".to_owned())
+            };
+            found.insert(module);
+        }
+    }
+    found
+}
+
+/// The imports between the files of each stage: stage → module → modules it uses.
+type StageGraphs = BTreeMap<String, BTreeMap<String, BTreeSet<String>>>;
+
+/// Every stage's import graph between its files (a `#[path]` child counts as its parent).
+fn stage_graphs(sources: &[Source]) -> StageGraphs {
+    let children = path_children(sources);
+    let mut modules: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for source in sources.iter().filter(|s| !children.contains_key(&s.rel)) {
+        let stage = stage_of(&source.rel).to_owned();
+        modules
+            .entry(stage)
+            .or_default()
+            .insert(module_of(&source.rel));
+    }
+    let mut graphs = StageGraphs::new();
+    for source in sources {
+        let stage = stage_of(&source.rel);
+        let Some(own) = modules.get(stage).filter(|_| stage != "root") else {
+            continue;
+        };
+        let mod_rs = sources.iter().find(|s| s.rel == format!("{stage}/mod.rs"));
+        let names = mod_rs.map(|m| reexports(&m.text, own)).unwrap_or_default();
+        let owner = children.get(&source.rel).unwrap_or(&source.rel);
+        let module = module_of(owner);
+        let is_mod = module == "mod";
+        let text = code_text(source, is_mod);
+        let mut uses = targets(&text, &format!("crate::worker::{stage}::"), own, &names);
+        if is_mod {
+            // In `mod.rs` its child modules are named bare (`turn::run`).
+            let named = own
+                .iter()
+                .filter(|c| has_path_prefix(&text, &format!("{c}::")));
+            uses.extend(named.cloned());
+        } else if !children.contains_key(&source.rel) {
+            uses.extend(targets(&text, "super::", own, &names));
+        }
+        uses.remove(&module);
+        let graph = graphs.entry(stage.to_owned()).or_default();
+        graph.entry(module).or_default().extend(uses);
+    }
+    graphs
+}
+
+/// The shortest circle back to `start` through `graph`, if there is one.
+fn circle_from(graph: &BTreeMap<String, BTreeSet<String>>, start: &str) -> Option<Vec<String>> {
+    let mut came_from: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut queue = std::collections::VecDeque::from([start]);
+    while let Some(at) = queue.pop_front() {
+        for next in graph.get(at).into_iter().flatten() {
+            if next == start {
+                let mut path = vec![at.to_owned()];
+                let mut back = at;
+                while let Some(prev) = came_from.get(back) {
+                    path.push((*prev).to_owned());
+                    back = prev;
+                }
+                path.reverse();
+                path.push(start.to_owned());
+                return Some(path);
+            }
+            if next != start && !came_from.contains_key(next.as_str()) {
+                came_from.insert(next, at);
+                queue.push_back(next);
+            }
+        }
+    }
+    None
+}
+
+/// Every circle of imports between the files of one stage, each named once, as
+/// `stage: a.rs → b.rs → a.rs`.
+fn import_cycles(sources: &[Source]) -> Vec<String> {
+    let mut found = Vec::new();
+    for (stage, graph) in stage_graphs(sources) {
+        let mut named: BTreeSet<BTreeSet<String>> = BTreeSet::new();
+        for start in graph.keys() {
+            let Some(circle) = circle_from(&graph, start) else {
+                continue;
+            };
+            if named.insert(circle.iter().cloned().collect()) {
+                let files: Vec<String> = circle.iter().map(|m| format!("{m}.rs")).collect();
+                found.push(format!("{stage}: {}", files.join(" → ")));
+            }
+        }
+    }
+    found
+}
+
 /// True if `line` starts a function (`fn`, with any of `pub…`, `const`, `async`, `unsafe`).
 fn starts_fn(line: &str) -> bool {
     let mut words = code(line).split_whitespace().peekable();
@@ -284,6 +511,16 @@ fn worker_imports_follow_the_stages() {
 }
 
 #[test]
+fn no_stage_imports_in_a_circle() {
+    let found = import_cycles(&load(&worker_dir()));
+    assert!(
+        found.is_empty(),
+        "files of one stage that import each other (directly or through others):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
 fn worker_functions_are_short() {
     let found = long_functions(&load(&worker_dir()));
     assert!(
@@ -331,4 +568,43 @@ fn the_checks_can_fail() {
     );
     let long = long_functions(&sources);
     assert_eq!(long, ["shared/e.rs:1: fn long() { (82 lines)"]);
+}
+
+#[test]
+fn the_cycle_check_names_each_circle() {
+    let source = |rel: &str, text: &str| Source {
+        rel: rel.to_owned(),
+        text: text.to_owned(),
+    };
+    let sources = [
+        source(
+            "orchestration/mod.rs",
+            "mod a;\nmod b;\nmod c;\npub(crate) use c::helper;\n",
+        ),
+        source(
+            "orchestration/a.rs",
+            "use super::b::thing;\n#[cfg(test)]\nmod tests {\n    use super::*;\n}\n",
+        ),
+        // `helper` is `c`'s (re-exported by mod.rs); `Item` is mod.rs's own.
+        source("orchestration/b.rs", "use super::{helper, Item};\n"),
+        source(
+            "orchestration/c.rs",
+            "fn f() {\n    crate::worker::orchestration::a::g();\n}\n\
+             #[cfg(test)]\n#[path = \"c_tests.rs\"]\nmod tests;\n",
+        ),
+        // A `#[path]` child: its `super::` is `c.rs`, not the stage.
+        source("orchestration/c_tests.rs", "use super::*;\n"),
+        source("entity/mod.rs", "mod d;\nuse d::run;\n"),
+        source("entity/d.rs", "use super::Shared;\n"),
+        // Another stage's file of the same name is no circle.
+        source("activity/mod.rs", "mod d;\n"),
+        source("activity/d.rs", "use crate::worker::entity::d;\n"),
+    ];
+    assert_eq!(
+        import_cycles(&sources),
+        [
+            "entity: d.rs → mod.rs → d.rs",
+            "orchestration: a.rs → b.rs → c.rs → a.rs",
+        ]
+    );
 }

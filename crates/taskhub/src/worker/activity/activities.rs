@@ -12,25 +12,13 @@ use taskhub_storage::{Dequeued, QueueName};
 use tokio::sync::OwnedSemaphorePermit;
 
 use super::run;
-use crate::worker::shared::backoff::{seed_for, PollBackoff};
 use crate::worker::shared::poll::{Interrupt, Poller};
 use crate::worker::shared::Shared;
 
 /// Polls the work-item queue until the worker stops.
 pub(crate) async fn poll_work_items(shared: Arc<Shared>) {
     let queue = QueueName::WorkItems;
-    let settings = shared.hub.settings().clone();
-    // Longer idle waits than the control queues': overflow rings the doorbell (see
-    // `doorbell`), only orphans wait for a blind poll.
-    let mut poller = Poller::new(
-        &shared.hub,
-        queue,
-        settings.work_item_visibility_timeout,
-        PollBackoff::new(
-            settings.work_item_polling_cap(),
-            seed_for(&shared.placement.name, u64::MAX),
-        ),
-    );
+    let mut poller = Poller::new(&shared.hub, &shared.placement.name, queue);
     let mut stop = shared.lifecycle.stop.clone();
     while !shared.lifecycle.stopping() {
         let Ok(mut slots) = shared.slots.activities.clone().acquire_owned().await else {

@@ -7,9 +7,9 @@ use std::time::Duration;
 use taskhub_core::{ActivityContext, ActivityInvocation, FailureDetails, Payload};
 use tracing::{Instrument as _, Span};
 
+use super::admit::Admitted;
 use super::remote_activity;
 use super::result_commit::WorkItemHold;
-use super::run::Admitted;
 use crate::executor::ActivityWork;
 use crate::telemetry::spans::{self, ActivitySpan, Place};
 use crate::telemetry::{self, TraceContext};
@@ -126,11 +126,23 @@ async fn run(
                     traceparent: Some(trace.traceparent()),
                     tags: task.tags.clone(),
                 };
-                let run = remote_activity::run(shared, executor.as_ref(), work, hold);
+                let run = remote_activity::run(
+                    &shared.hub,
+                    &shared.lifecycle,
+                    executor.as_ref(),
+                    work,
+                    hold,
+                );
                 return match run.instrument(span).await {
                     Ok(outcome) => Some(outcome),
                     Err(e) => {
-                        remote_activity::give_back(shared, &admitted.m, &hold.receipt, &e).await;
+                        remote_activity::give_back(
+                            shared.hub.store().as_ref(),
+                            &admitted.m,
+                            &hold.receipt,
+                            &e,
+                        )
+                        .await;
                         shared.lifecycle.landed(admitted.flight);
                         None
                     }
@@ -155,26 +167,19 @@ where
 {
     let mut handle = tokio::spawn(fut);
     let _stop_with_this_run = AbortOnDrop(handle.abort_handle());
-    let visibility = shared.hub.settings().work_item_visibility_timeout;
-    loop {
-        let renew = shared
-            .hub
-            .clock()
-            .sleep(hold.next_renewal(&shared.hub, visibility));
-        tokio::select! {
-            joined = &mut handle => break match joined {
-                Ok(r) => r,
-                Err(e) if e.is_panic() => Err(FailureDetails::new(
-                    "Panic",
-                    format!("activity '{name}' panicked: {}", panic_text(e)),
-                )),
-                Err(_) => Err(FailureDetails::new(
-                    "Cancelled",
-                    format!("activity '{name}' was cancelled"),
-                )),
-            },
-            () = renew => hold.renew(&shared.hub, &shared.lifecycle).await,
-        }
+    let joined = hold
+        .renewing(&shared.hub, &shared.lifecycle, &mut handle)
+        .await;
+    match joined {
+        Ok(r) => r,
+        Err(e) if e.is_panic() => Err(FailureDetails::new(
+            "Panic",
+            format!("activity '{name}' panicked: {}", panic_text(e)),
+        )),
+        Err(_) => Err(FailureDetails::new(
+            "Cancelled",
+            format!("activity '{name}' was cancelled"),
+        )),
     }
 }
 

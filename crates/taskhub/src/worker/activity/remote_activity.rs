@@ -5,12 +5,14 @@
 
 use std::sync::Arc;
 
-use taskhub_storage::{Dequeued, QueueName};
+use taskhub_storage::{Dequeued, QueueName, QueueStore};
 use tracing::warn;
 
 use super::result_commit::WorkItemHold;
 use crate::executor::{ActivityOutcome, ActivityWork, ExecutorError, RemoteExecutor};
+use crate::hub::TaskHub;
 use crate::worker::shared::executor_errors::{counts_as_failed_delivery, retry_delay};
+use crate::worker::shared::lifecycle::Lifecycle;
 use crate::worker::shared::Shared;
 
 /// The executor that runs activity `name` on this worker, if the registry does not have it.
@@ -25,25 +27,15 @@ pub(crate) fn executor_for(shared: &Shared, name: &str) -> Option<Arc<dyn Remote
 /// abandoned (a timed-out shutdown aborts this task), the executor's future is dropped with
 /// it, withdrawing the work.
 pub(crate) async fn run(
-    shared: &Shared,
+    hub: &TaskHub,
+    lifecycle: &Lifecycle,
     executor: &dyn RemoteExecutor,
     work: ActivityWork,
     hold: &mut WorkItemHold,
 ) -> Result<ActivityOutcome, ExecutorError> {
-    let visibility = shared.hub.settings().work_item_visibility_timeout;
-    let answer = executor.run_activity(work);
-    tokio::pin!(answer);
-    loop {
-        // As for a Rust activity (see `WorkItemHold::next_renewal`).
-        let renew = shared
-            .hub
-            .clock()
-            .sleep(hold.next_renewal(&shared.hub, visibility));
-        tokio::select! {
-            outcome = &mut answer => return outcome,
-            () = renew => hold.renew(&shared.hub, &shared.lifecycle).await,
-        }
-    }
+    // Renewed as a Rust activity's is.
+    hold.renewing(hub, lifecycle, executor.run_activity(work))
+        .await
 }
 
 /// Returns a work item the executor could not run to its queue after a short delay: counted
@@ -51,18 +43,17 @@ pub(crate) async fn run(
 /// `worker/orchestration/remote.rs`); a work item delivered too often is dead-lettered at its next
 /// dequeue, as any other.
 pub(crate) async fn give_back(
-    shared: &Shared,
+    queues: &dyn QueueStore,
     m: &Dequeued,
     receipt: &taskhub_storage::Receipt,
     e: &ExecutorError,
 ) {
     warn!(error = %e, "the executor did not run an activity; it will be retried");
-    let store = shared.hub.store();
     let queue = QueueName::WorkItems;
     let result = if counts_as_failed_delivery(e) {
-        store.abandon(queue, receipt, retry_delay(e)).await
+        queues.abandon(queue, receipt, retry_delay(e)).await
     } else {
-        store.release(queue, receipt, retry_delay(e)).await
+        queues.release(queue, receipt, retry_delay(e)).await
     };
     if let Err(e) = result {
         warn!(error = %e, dequeue_count = m.dequeue_count, "could not give a work item back; it reappears after its visibility timeout");

@@ -11,10 +11,10 @@ use taskhub_storage::QueueName;
 use tokio::sync::OwnedSemaphorePermit;
 use tracing::warn;
 
+use super::admit::{Admitted, Task};
 use super::execute::Executed;
 use super::local::{self, LocalResult};
 use super::result_commit::{self, WorkItemHold};
-use super::run::{Admitted, Task};
 use crate::telemetry::TraceContext;
 use crate::worker::shared::outbound;
 use crate::worker::shared::run_ledger::RunMark;

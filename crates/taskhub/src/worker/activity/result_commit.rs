@@ -60,6 +60,25 @@ impl WorkItemHold {
             Err(e) => warn!(error = %e, "could not extend the work item's visibility"),
         }
     }
+
+    /// Awaits `work`, renewing the work item's visibility meanwhile (at
+    /// [`next_renewal`](Self::next_renewal)), and returns its output.
+    pub(crate) async fn renewing<T>(
+        &mut self,
+        hub: &TaskHub,
+        lifecycle: &Lifecycle,
+        work: impl std::future::Future<Output = T>,
+    ) -> T {
+        let visibility = hub.settings().work_item_visibility_timeout;
+        tokio::pin!(work);
+        loop {
+            let renew = hub.clock().sleep(self.next_renewal(hub, visibility));
+            tokio::select! {
+                out = &mut work => return out,
+                () = renew => self.renew(hub, lifecycle).await,
+            }
+        }
+    }
 }
 
 /// Commits `reply` and the work item's delete, retrying retryable errors (with growing waits

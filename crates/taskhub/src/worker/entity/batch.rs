@@ -3,7 +3,6 @@
 //! then write what they did: the record's bookkeeping ([`note`]), the messages they send
 //! ([`outbound`]) and the checkpoint ([`commit_batch`]).
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use taskhub_core::entity::{run_batch, BatchMessage, BatchOutcome, EntityRecord, EntityRequest};
@@ -26,7 +25,7 @@ use crate::worker::shared::Shared;
 
 /// An admitted batch of one entity, under its partition's lease.
 struct Batch<'a> {
-    shared: &'a Arc<Shared>,
+    shared: &'a Shared,
     instance: &'a InstanceId,
     entity: EntityId,
     partition: u32,
@@ -47,7 +46,7 @@ struct Ran {
 
 /// Processes one batch for the entity `instance`.
 pub(crate) async fn process(
-    shared: &Arc<Shared>,
+    shared: &Shared,
     instance: &InstanceId,
     cached: &mut Cached,
     deliveries: Vec<Delivery>,
@@ -79,7 +78,7 @@ pub(crate) async fn process(
         return;
     };
     let Some(fence) = shared.placement.fence(partition) else {
-        give_back(shared, &deliveries, Duration::ZERO).await;
+        give_back(shared.returns(), &deliveries, Duration::ZERO).await;
         return;
     };
     let mut batch = Batch {
@@ -119,7 +118,7 @@ async fn load(batch: &Batch<'_>, cached: &mut Cached) -> Option<Loaded> {
             Err(e) => {
                 let instance = batch.instance;
                 warn!(%instance, error = %e, "could not load entity; messages will be retried");
-                abandon(shared, &batch.deliveries, Duration::from_secs(1)).await;
+                abandon(shared.returns(), &batch.deliveries, Duration::from_secs(1)).await;
                 return None;
             }
         }
@@ -197,11 +196,18 @@ async fn run_remote(
     match remote::run(shared, remote_batch, messages).await {
         Ok(outcome) => Some(outcome),
         Err(remote::NotRun::Batch(why)) => {
-            redeliver_undecided(shared, batch.instance, deliveries, why).await;
+            redeliver_undecided(shared.returns(), batch.instance, deliveries, why).await;
             None
         }
         Err(remote::NotRun::Operation { request_id, error }) => {
-            blame(shared, batch.instance, deliveries, &request_id, &error).await;
+            blame(
+                shared.returns(),
+                batch.instance,
+                deliveries,
+                &request_id,
+                &error,
+            )
+            .await;
             None
         }
     }
@@ -255,7 +261,7 @@ async fn outbound(
                 let instance = batch.instance;
                 warn!(%instance, error = %e, "could not prepare an entity's messages; the batch will be retried");
                 cached.entity = None;
-                abandon(shared, &batch.deliveries, Duration::from_secs(1)).await;
+                abandon(shared.returns(), &batch.deliveries, Duration::from_secs(1)).await;
                 return None;
             }
         }
@@ -295,7 +301,7 @@ async fn commit_batch(batch: &Batch<'_>, cached: &mut Cached, loaded: &Loaded, m
         Err(e) => {
             warn!(%instance, error = %e, "could not encode the entity record; the batch will be retried");
             cached.entity = None;
-            abandon(shared, &batch.deliveries, Duration::from_secs(1)).await;
+            abandon(shared.returns(), &batch.deliveries, Duration::from_secs(1)).await;
             return;
         }
     };

@@ -27,7 +27,6 @@ mod send;
 
 pub(crate) use batch::process;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use taskhub_core::entity::order::sender_key;
@@ -48,7 +47,7 @@ use crate::worker::orchestration::cached::{Cached, Loaded};
 use crate::worker::orchestration::{abandon, after_failed_checkpoint, commit, give_back};
 use crate::worker::shared::delivery::Delivery;
 use crate::worker::shared::executor_errors::EXECUTOR_RETRY;
-use crate::worker::shared::Shared;
+use crate::worker::shared::{Returns, Shared};
 
 /// The execution ID every entity row carries (an entity has no executions).
 pub(crate) const ENTITY_EXECUTION: &str = "entity";
@@ -87,7 +86,7 @@ pub(crate) fn from_row(row: Option<InstanceRow>) -> Result<Loaded, StorageError>
 /// Step two on a backend without atomic checkpoints: send the batch's messages, clear the
 /// outbox and delete the consumed messages, conditional on the row step one wrote.
 async fn send_outbox(
-    shared: &Arc<Shared>,
+    shared: &Shared,
     instance: &InstanceId,
     cached: &mut Cached,
     deliveries: &[Delivery],
@@ -105,7 +104,7 @@ async fn send_outbox(
         .and_then(|d| shared.placement.fence(d.partition))
     else {
         cached.entity = None;
-        give_back(shared, deliveries, Duration::ZERO).await;
+        give_back(shared.returns(), deliveries, Duration::ZERO).await;
         return;
     };
     let mut record = loaded.record.clone();
@@ -115,7 +114,7 @@ async fn send_outbox(
         Err(e) => {
             warn!(%instance, error = %e, "could not encode the entity record");
             cached.entity = None;
-            abandon(shared, deliveries, Duration::from_secs(1)).await;
+            abandon(shared.returns(), deliveries, Duration::from_secs(1)).await;
             return;
         }
     };
@@ -151,7 +150,7 @@ async fn send_outbox(
 }
 
 async fn failed_commit(
-    shared: &Arc<Shared>,
+    shared: &Shared,
     instance: &InstanceId,
     cached: &mut Cached,
     deliveries: &[Delivery],
@@ -204,7 +203,7 @@ async fn wait_for_due_signals(hub: &TaskHub, messages: &[BatchMessage]) -> Times
 /// `EXECUTOR_RETRY`; its batch-mates (other callers, locks, releases) go back uncounted at
 /// once, so they run without it and never reach the dead letters for its sake.
 async fn blame(
-    shared: &Shared,
+    returns: Returns<'_>,
     instance: &InstanceId,
     deliveries: &[Delivery],
     request_id: &str,
@@ -216,10 +215,10 @@ async fn blame(
             matches!(request_of(&d.message), Some(EntityRequest::Operation { id, .. }) if id == request_id)
         });
     for d in guilty {
-        abandon(shared, std::slice::from_ref(d), EXECUTOR_RETRY).await;
+        abandon(returns, std::slice::from_ref(d), EXECUTOR_RETRY).await;
     }
     for d in mates {
-        give_back(shared, std::slice::from_ref(d), Duration::ZERO).await;
+        give_back(returns, std::slice::from_ref(d), Duration::ZERO).await;
     }
 }
 

@@ -1,3 +1,6 @@
+//! Unit tests of a remote entity batch: the recording pass, what the executor is asked, and
+//! the replaying pass over its answers.
+
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -41,6 +44,14 @@ fn op(id: &str, name: &str, input: &str, caller: Option<Caller>) -> BatchMessage
     })
 }
 
+/// An add, then a delete of the state.
+fn add_then_delete() -> Vec<BatchMessage> {
+    vec![
+        op("a", "add", "1", None),
+        message(EntityRequest::DeleteState),
+    ]
+}
+
 fn caller() -> Caller {
     Caller {
         instance_id: InstanceId::new("orch").unwrap(),
@@ -48,11 +59,60 @@ fn caller() -> Caller {
     }
 }
 
-fn plan_of(recorded: Recorded) -> Plan {
-    match recorded {
-        Recorded::Remote(plan) => plan,
-        Recorded::Local(o) => panic!("expected operations for the executor, got {o:?}"),
+/// The entity `counter()` as a batch finds it: its state and a fresh record, at `now()`.
+struct Counter {
+    state: Option<Payload>,
+    record: EntityRecord,
+}
+
+impl Counter {
+    fn at(state: &str) -> Self {
+        Self {
+            state: Some(json(state)),
+            record: EntityRecord::default(),
+        }
     }
+
+    /// The recording pass over `messages`.
+    fn record(&mut self, messages: &[BatchMessage]) -> Recorded {
+        record_batch(
+            &counter(),
+            now(),
+            &mut self.state,
+            &mut self.record,
+            messages,
+        )
+    }
+
+    /// The recording pass, which must leave operations for the executor.
+    fn plan(&mut self, messages: &[BatchMessage]) -> Plan {
+        match self.record(messages) {
+            Recorded::Remote(plan) => plan,
+            Recorded::Local(o) => panic!("expected operations for the executor, got {o:?}"),
+        }
+    }
+
+    /// The replaying pass with the executor's answers in `plan`: the outcome and how many
+    /// results were missing.
+    fn replay(&mut self, plan: Plan, messages: Vec<BatchMessage>) -> (BatchOutcome, usize) {
+        replay(
+            plan,
+            &counter(),
+            now(),
+            &mut self.state,
+            &mut self.record,
+            messages,
+        )
+    }
+}
+
+/// The executor's answer to a stretch: every operation succeeded with `outputs`, leaving
+/// `state`.
+fn succeeded(outputs: &[&str], state: &str) -> EntityBatchOutcome {
+    EntityBatchOutcome::new(
+        outputs.iter().map(|o| Ok(json(o))).collect(),
+        Some(json(state)),
+    )
 }
 
 /// The response effects of an outcome: (request ID, response).
@@ -73,23 +133,16 @@ fn responses(outcome: &BatchOutcome) -> Vec<(String, EntityResponse)> {
 
 #[test]
 fn the_executor_results_become_responses_state_and_sends() {
-    let mut state = Some(json("5"));
-    let mut record = EntityRecord::default();
+    let mut entity = Counter::at("5");
     let messages = vec![
         op("a", "add", "1", None),
         op("b", "add", "2", Some(caller())),
         op("c", "fail", "0", Some(caller())),
     ];
-    let mut plan = plan_of(record_batch(
-        &counter(),
-        now(),
-        &mut state,
-        &mut record,
-        &messages,
-    ));
+    let mut plan = entity.plan(&messages);
     // Nothing applied by the recording pass.
-    assert_eq!(state, Some(json("5")));
-    assert!(record.recent.is_empty());
+    assert_eq!(entity.state, Some(json("5")));
+    assert!(entity.record.recent.is_empty());
     assert_eq!(plan.stretches.len(), 1);
     let asked: Vec<_> = plan.stretches[0]
         .operations
@@ -118,12 +171,12 @@ fn the_executor_results_become_responses_state_and_sends() {
         )
         .with_actions(vec![signal]),
     );
-    let (outcome, missing) = replay(plan, &counter(), now(), &mut state, &mut record, messages);
+    let (outcome, missing) = entity.replay(plan, messages);
     assert_eq!(missing, 0);
-    assert_eq!(state, Some(json("8")));
+    assert_eq!(entity.state, Some(json("8")));
     assert_eq!((outcome.operations, outcome.failed), (3, 1));
     assert_eq!(
-        record.recent.len(),
+        entity.record.recent.len(),
         3,
         "the three messages are remembered as applied"
     );
@@ -151,21 +204,13 @@ fn the_executor_results_become_responses_state_and_sends() {
 
 #[test]
 fn a_delete_between_operations_splits_the_question_and_a_missing_result_fails_its_operation() {
-    let mut state = Some(json("5"));
-    let mut record = EntityRecord::default();
-    let messages = vec![
-        op("a", "add", "1", None),
-        message(EntityRequest::DeleteState),
+    let mut entity = Counter::at("5");
+    let mut messages = add_then_delete();
+    messages.extend([
         op("b", "add", "2", Some(caller())),
         op("c", "add", "3", Some(caller())),
-    ];
-    let mut plan = plan_of(record_batch(
-        &counter(),
-        now(),
-        &mut state,
-        &mut record,
-        &messages,
-    ));
+    ]);
+    let mut plan = entity.plan(&messages);
     assert_eq!(plan.stretches.len(), 2);
     assert_eq!(plan.stretches[0].state, Some(json("5")));
     assert_eq!(plan.stretches[0].operations.len(), 1);
@@ -173,18 +218,12 @@ fn a_delete_between_operations_splits_the_question_and_a_missing_result_fails_it
     assert_eq!(plan.stretches[1].state, None);
     assert_eq!(plan.stretches[1].operations.len(), 2);
     assert!(!plan.trailing_delete);
-    plan.stretches[0].take(EntityBatchOutcome::new(
-        vec![Ok(json("6"))],
-        Some(json("6")),
-    ));
+    plan.stretches[0].take(succeeded(&["6"], "6"));
     // One result for two operations.
-    plan.stretches[1].take(EntityBatchOutcome::new(
-        vec![Ok(json("2"))],
-        Some(json("2")),
-    ));
-    let (outcome, missing) = replay(plan, &counter(), now(), &mut state, &mut record, messages);
+    plan.stretches[1].take(succeeded(&["2"], "2"));
+    let (outcome, missing) = entity.replay(plan, messages);
     assert_eq!(missing, 1);
-    assert_eq!(state, Some(json("2")));
+    assert_eq!(entity.state, Some(json("2")));
     let r = responses(&outcome);
     assert_eq!(r[0], ("b".into(), EntityResponse::Ok { output: json("2") }));
     match &r[1] {
@@ -198,40 +237,26 @@ fn a_delete_between_operations_splits_the_question_and_a_missing_result_fails_it
 
 #[test]
 fn a_trailing_delete_leaves_no_state_and_a_batch_without_operations_asks_nothing() {
-    let mut state = Some(json("5"));
-    let mut record = EntityRecord::default();
-    let messages = vec![
-        op("a", "add", "1", None),
-        message(EntityRequest::DeleteState),
-    ];
-    let mut plan = plan_of(record_batch(
-        &counter(),
-        now(),
-        &mut state,
-        &mut record,
-        &messages,
-    ));
+    let mut entity = Counter::at("5");
+    let messages = add_then_delete();
+    let mut plan = entity.plan(&messages);
     assert!(plan.trailing_delete);
-    plan.stretches[0].take(EntityBatchOutcome::new(
-        vec![Ok(json("6"))],
-        Some(json("6")),
-    ));
-    let (_, missing) = replay(plan, &counter(), now(), &mut state, &mut record, messages);
+    plan.stretches[0].take(succeeded(&["6"], "6"));
+    let (_, missing) = entity.replay(plan, messages);
     assert_eq!(missing, 0);
-    assert_eq!(state, None);
+    assert_eq!(entity.state, None);
     // A lock request alone: applied at once, nothing for the executor.
-    let mut state = Some(json("1"));
-    let mut record = EntityRecord::default();
+    let mut entity = Counter::at("1");
     let lock = message(EntityRequest::Lock {
         id: "l1".into(),
         owner: caller(),
         lockset: vec![counter()],
         position: 0,
     });
-    match record_batch(&counter(), now(), &mut state, &mut record, &[lock]) {
+    match entity.record(&[lock]) {
         Recorded::Local(outcome) => {
             assert_eq!(responses(&outcome), [("l1".into(), EntityResponse::Locked)]);
-            assert!(record.lock.is_some(), "the lock is taken");
+            assert!(entity.record.lock.is_some(), "the lock is taken");
         }
         Recorded::Remote(_) => panic!("a lock needs no executor"),
     }
@@ -239,22 +264,12 @@ fn a_trailing_delete_leaves_no_state_and_a_batch_without_operations_asks_nothing
 
 #[test]
 fn more_results_than_operations_fail_every_operation_and_keep_the_state() {
-    let mut state = Some(json("5"));
-    let mut record = EntityRecord::default();
+    let mut entity = Counter::at("5");
     let messages = vec![op("a", "add", "1", Some(caller()))];
-    let mut plan = plan_of(record_batch(
-        &counter(),
-        now(),
-        &mut state,
-        &mut record,
-        &messages,
-    ));
-    plan.stretches[0].take(EntityBatchOutcome::new(
-        vec![Ok(json("6")), Ok(json("7"))],
-        Some(json("7")),
-    ));
-    let (outcome, _) = replay(plan, &counter(), now(), &mut state, &mut record, messages);
-    assert_eq!(state, Some(json("5")));
+    let mut plan = entity.plan(&messages);
+    plan.stretches[0].take(succeeded(&["6", "7"], "7"));
+    let (outcome, _) = entity.replay(plan, messages);
+    assert_eq!(entity.state, Some(json("5")));
     assert_eq!((outcome.operations, outcome.failed), (1, 1));
     let r = responses(&outcome);
     assert!(

@@ -11,14 +11,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use taskhub_core::InstanceId;
-use taskhub_storage::{Dequeued, QueueName};
+use taskhub_storage::{Dequeued, QueueName, QueueStore};
 use tokio::sync::{watch, OwnedSemaphorePermit};
 use tracing::{debug, warn};
 
 use super::session;
 use crate::worker::lifecycle::{decode, poison};
 use crate::worker::orchestration;
-use crate::worker::shared::backoff::{seed_for, PollBackoff};
 use crate::worker::shared::delivery::{BufferSlot, Delivery, InFlightSlot};
 use crate::worker::shared::orphans::OrphanGuard;
 use crate::worker::shared::poll::{Interrupt, Poller};
@@ -39,16 +38,7 @@ pub(crate) struct Lease {
 pub(crate) async fn poll_partition(shared: Arc<Shared>, mut lease: Lease) {
     let partition = lease.partition;
     let queue = QueueName::Control(partition);
-    let settings = shared.hub.settings().clone();
-    let mut poller = Poller::new(
-        &shared.hub,
-        queue,
-        settings.control_queue_visibility_timeout,
-        PollBackoff::new(
-            settings.max_queue_polling_interval,
-            seed_for(&shared.placement.name, u64::from(partition)),
-        ),
-    );
+    let mut poller = Poller::new(&shared.hub, &shared.placement.name, queue);
     let mut stop = shared.lifecycle.stop.clone();
     while !shared.lifecycle.stopping() && !*lease.stop.borrow() {
         // Wait for room in the prefetch buffer, then take as many slots as a batch may use.
@@ -71,11 +61,7 @@ pub(crate) async fn poll_partition(shared: Arc<Shared>, mut lease: Lease) {
             // The lease ended while dequeuing: give the messages back at once, uncounted.
             drop(slots);
             for m in &messages {
-                let _ = shared
-                    .hub
-                    .store()
-                    .release(queue, &m.receipt, Duration::ZERO)
-                    .await;
+                release_now(shared.hub.store().as_ref(), queue, m).await;
             }
             return;
         }
@@ -98,6 +84,12 @@ pub(crate) async fn poll_partition(shared: Arc<Shared>, mut lease: Lease) {
             poller.drained(stopped(&mut stop, &mut lease.stop)).await;
         }
     }
+}
+
+/// Gives `m` back to `queue`, visible at once and uncounted (a failure leaves it to its
+/// visibility timeout).
+async fn release_now(queues: &dyn QueueStore, queue: QueueName, m: &Dequeued) {
+    let _ = queues.release(queue, &m.receipt, Duration::ZERO).await;
 }
 
 /// Adds free prefetch-buffer slots to `slots`, up to what one dequeue of this backend may
@@ -133,11 +125,7 @@ async fn group(
         let Some(slot) = slots.split(1).map(BufferSlot::new) else {
             // More messages than asked for: not the store's contract; give it back.
             warn!(%queue, "the store returned more messages than asked for");
-            let _ = shared
-                .hub
-                .store()
-                .release(queue, &m.receipt, Duration::ZERO)
-                .await;
+            release_now(shared.hub.store().as_ref(), queue, &m).await;
             continue;
         };
         let Some(delivery) = delivery(shared, lease, m, slot).await else {
@@ -221,7 +209,7 @@ pub(crate) fn dispatch(shared: &Arc<Shared>, instance: InstanceId, batch: Vec<De
                 );
                 let s = shared.clone();
                 shared.lifecycle.spawn(async move {
-                    orchestration::give_back(&s, &over, delay).await;
+                    orchestration::give_back(s.returns(), &over, delay).await;
                 });
             }
         }

@@ -137,8 +137,8 @@ async fn next(
         // Timers or a batch awaiting a start are held: wait for the earliest or for more
         // messages, whichever is first.
         if shared.lifecycle.stopping() {
-            orchestration::give_back(shared, &held.timers, Duration::ZERO).await;
-            orchestration::give_back(shared, &held.awaiting, Duration::ZERO).await;
+            orchestration::give_back(shared.returns(), &held.timers, Duration::ZERO).await;
+            orchestration::give_back(shared.returns(), &held.awaiting, Duration::ZERO).await;
             held.timers.clear();
             held.awaiting.clear();
             held.awaiting_since = None;

@@ -35,7 +35,7 @@ pub(crate) async fn admit<'a>(
     deliveries: Vec<Delivery>,
 ) -> Option<Admitted<'a>> {
     let Ok(slot) = shared.slots.orchestrations.acquire().await else {
-        give_back(shared, &deliveries, Duration::ZERO).await;
+        give_back(shared.returns(), &deliveries, Duration::ZERO).await;
         return None;
     };
     let deliveries = under_current_lease(shared, cached, deliveries).await?;
@@ -63,7 +63,7 @@ async fn under_current_lease(
             count = stale.len(),
             "giving back messages fetched under an old lease"
         );
-        give_back(shared, &stale, Duration::ZERO).await;
+        give_back(shared.returns(), &stale, Duration::ZERO).await;
     }
     let lease = current.map(|epoch| LeaseFence { partition, epoch });
     if cached.lease != lease {

@@ -1,13 +1,13 @@
 //! What an instance's session keeps in memory between batches: the orchestration replayed
-//! ([`Live`]), or the entity's state and record ([`Loaded`]), with the row and the lease they
-//! were read under. The session (`intake::session`) owns it; a turn or an entity batch
+//! ([`Live`], and [`Rewinding`] when it was loaded rewound), or the entity's state and record
+//! ([`Loaded`]), with the row and the lease they were read under. The session (`intake::session`) owns it; a turn or an entity batch
 //! (`entity`) reads and updates it.
 
 use taskhub_core::entity::EntityRecord;
-use taskhub_core::{ExecutionId, OrchestrationSession, OrchestrationStatus, Payload};
+use taskhub_core::{
+    ExecutionId, HistoryEvent, OpenChild, OrchestrationSession, OrchestrationStatus, Payload,
+};
 use taskhub_storage::{ETag, InstanceRow, LeaseFence};
-
-use super::Rewinding;
 
 /// An orchestration replayed into memory, and the history it was replayed from.
 pub(crate) struct Live {
@@ -35,6 +35,17 @@ impl Live {
     pub(crate) fn loaded_execution(&self) -> Option<ExecutionId> {
         (self.session.status() != OrchestrationStatus::Pending).then(|| self.session.execution_id())
     }
+}
+
+/// A session loaded rewound, until its turn commits (made and used by
+/// [`rewind`](super::rewind)).
+pub(crate) struct Rewinding {
+    /// The history kept; the turn's events follow it.
+    pub(super) kept: Vec<HistoryEvent>,
+    /// The children the kept history waits for.
+    pub(super) children: Vec<OpenChild>,
+    /// The reason of the request, passed on to the children rewound with it.
+    pub(super) reason: Option<String>,
 }
 
 /// What a session keeps between batches.

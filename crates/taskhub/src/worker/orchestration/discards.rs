@@ -136,7 +136,7 @@ pub(super) async fn route(shared: &Shared, req: RouteRequest<'_>) -> Routed {
         }
         Waiting::ForStart => {
             for d in held {
-                wait_for_start(shared, d, now).await;
+                wait_for_start(shared.returns(), d, now).await;
             }
         }
     }
@@ -167,7 +167,7 @@ async fn resend(
         }
         Err(e) => {
             warn!(%instance, error = %e, "could not re-send a held message; it goes back to its queue");
-            retry_later(shared, d, WAITING_RETRY).await;
+            retry_later(shared.returns(), d, WAITING_RETRY).await;
         }
     }
 }

@@ -32,7 +32,7 @@ pub(super) async fn into_cache(
     };
     let Some(fence) = shared.placement.fence(partition) else {
         // The lease ended: never write (a torn checkpoint's re-send) without one.
-        give_back(shared, due, Duration::ZERO).await;
+        give_back(shared.returns(), due, Duration::ZERO).await;
         return false;
     };
     match load(shared, instance, fence, due).await {
@@ -41,7 +41,7 @@ pub(super) async fn into_cache(
             // it (a live writer's messages would go twice) nor run a turn (whose commit
             // would replace it). Come back once its writer cannot still be at work.
             debug!(%instance, ?wait, "the history has a fresh pending outbox; retrying later");
-            give_back(shared, due, wait).await;
+            give_back(shared.returns(), due, wait).await;
             return false;
         }
         Ok(Loaded::Ready(loaded)) => {
@@ -86,12 +86,12 @@ pub(super) async fn into_cache(
             // Re-sending a torn checkpoint's outbox found the lease gone: not the
             // messages' fault (as for a fenced turn, below).
             shared.placement.lease_lost(fence.partition, fence.epoch);
-            give_back(shared, due, Duration::ZERO).await;
+            give_back(shared.returns(), due, Duration::ZERO).await;
             return false;
         }
         Err(e) => {
             warn!(%instance, error = %e, "could not load instance; messages will be retried");
-            abandon(shared, due, Duration::from_secs(1)).await;
+            abandon(shared.returns(), due, Duration::from_secs(1)).await;
             return false;
         }
     }
@@ -111,15 +111,15 @@ async fn repair_failed(
     match error {
         StorageError::Fenced { .. } => {
             shared.placement.lease_lost(fence.partition, fence.epoch);
-            give_back(shared, due, Duration::ZERO).await;
+            give_back(shared.returns(), due, Duration::ZERO).await;
         }
         StorageError::Conflict { .. } => {
             debug!(%instance, "the history moved before its row was repaired; reloading");
-            give_back(shared, due, Duration::from_millis(100)).await;
+            give_back(shared.returns(), due, Duration::from_millis(100)).await;
         }
         e => {
             warn!(%instance, error = %e, "could not repair the instance row; messages will be retried");
-            abandon(shared, due, Duration::from_secs(1)).await;
+            abandon(shared.returns(), due, Duration::from_secs(1)).await;
         }
     }
 }

@@ -53,7 +53,6 @@ pub(crate) use cached::Cached;
 use new_execution::start_new_execution;
 pub(crate) use redeliver::{abandon, after_failed_checkpoint, commit, give_back};
 pub(crate) use remote::{decision_deadline, redeliver as redeliver_undecided, Undecided};
-pub(crate) use rewind::Rewinding;
 use start_accept::start_execution;
 use turn::run;
 

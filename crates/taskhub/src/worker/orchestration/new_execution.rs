@@ -40,16 +40,16 @@ pub(super) async fn start_new_execution(
     // No session means it has to be loaded again (a turn just failed): let the messages come
     // back rather than judge them without it.
     let Some(loaded) = cached.session.as_ref().map(Live::loaded_execution) else {
-        abandon(shared, &starts, Duration::from_secs(1)).await;
-        abandon(shared, &others, Duration::from_secs(1)).await;
+        abandon(shared.returns(), &starts, Duration::from_secs(1)).await;
+        abandon(shared.returns(), &others, Duration::from_secs(1)).await;
         return;
     };
     let row = match shared.hub.store().get_instance(instance).await {
         Ok(r) => r,
         Err(e) => {
             warn!(%instance, error = %e, "could not read instance row");
-            abandon(shared, &starts, Duration::from_secs(1)).await;
-            abandon(shared, &others, Duration::from_secs(1)).await;
+            abandon(shared.returns(), &starts, Duration::from_secs(1)).await;
+            abandon(shared.returns(), &others, Duration::from_secs(1)).await;
             return;
         }
     };
@@ -105,7 +105,7 @@ async fn judge(
         }
     }
     if !early.is_empty() {
-        redeliver::send_round_again(shared, instance, early).await;
+        redeliver::send_round_again(shared.returns(), instance, early).await;
     }
     judged
 }
@@ -141,8 +141,8 @@ async fn refuse(
             Ok(None) => {}
             Err(e) => {
                 warn!(%instance, error = %e, "could not tell a parent its start was refused; will retry");
-                abandon(shared, rejected, Duration::from_secs(1)).await;
-                abandon(shared, others, Duration::from_secs(1)).await;
+                abandon(shared.returns(), rejected, Duration::from_secs(1)).await;
+                abandon(shared.returns(), others, Duration::from_secs(1)).await;
                 return false;
             }
         }

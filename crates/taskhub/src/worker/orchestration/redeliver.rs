@@ -17,7 +17,7 @@ use crate::worker::lifecycle::poison;
 use crate::worker::shared::delivery::Delivery;
 use crate::worker::shared::outbound;
 use crate::worker::shared::start_watch::START_ROW_GRACE;
-use crate::worker::shared::Shared;
+use crate::worker::shared::{Returns, Shared};
 
 /// How long a message waits, uncounted, for the start of an instance that has not started
 /// (see [`wait_for_start`]).
@@ -98,43 +98,62 @@ pub(super) async fn consume(
 /// a message already delivered more than `max_dequeue_count` times goes to the dead-letter
 /// store instead (never an endless loop). When the hub's schema moved past this build, they all
 /// go back uncounted instead (see `schema_watch`).
-pub(crate) async fn abandon(shared: &Shared, deliveries: &[Delivery], delay: Duration) {
+pub(crate) async fn abandon(returns: Returns<'_>, deliveries: &[Delivery], delay: Duration) {
     // One look at the stored schema for the whole batch (none if all are local).
     if deliveries.iter().any(|d| !d.is_local())
-        && crate::worker::lifecycle::schema_watch::schema_moved(&shared.hub, &shared.lifecycle)
+        && crate::worker::lifecycle::schema_watch::schema_moved(returns.hub, returns.lifecycle)
             .await
     {
-        give_back(shared, deliveries, delay).await;
+        give_back(returns, deliveries, delay).await;
         return;
     }
     for d in deliveries {
-        count_failure(shared, d, delay).await;
+        count_failure(returns, d, delay).await;
     }
 }
 
 /// Returns one message to its queue after `delay`, counted toward the poison threshold (a
 /// message delivered too often is dead-lettered instead); one handed over in process falls back
 /// to its queue.
-pub(super) async fn retry_later(shared: &Shared, d: &Delivery, delay: Duration) {
-    abandon(shared, std::slice::from_ref(d), delay).await;
+pub(super) async fn retry_later(returns: Returns<'_>, d: &Delivery, delay: Duration) {
+    abandon(returns, std::slice::from_ref(d), delay).await;
 }
 
 /// [`retry_later`] once the schema was found unmoved: counted, or dead-lettered past the
 /// threshold (a remote delivery).
-async fn count_failure(shared: &Shared, d: &Delivery, delay: Duration) {
-    if d.is_local() {
-        local::fall_back(&shared.hub, &shared.lifecycle, d, delay).await;
-        return;
-    }
-    let max = shared.hub.settings().max_dequeue_count;
-    if d.raw.dequeue_count > max {
+async fn count_failure(returns: Returns<'_>, d: &Delivery, delay: Duration) {
+    let max = returns.hub.settings().max_dequeue_count;
+    if !d.is_local() && d.raw.dequeue_count > max {
         let reason = poison::too_many_deliveries(d.raw.dequeue_count, max);
-        poison::dead_letter(&shared.hub, &shared.lifecycle, d.queue, &d.raw, reason).await;
+        poison::dead_letter(returns.hub, returns.lifecycle, d.queue, &d.raw, reason).await;
         return;
     }
     // A failed delivery: it counts toward the poison threshold.
-    if let Err(e) = shared.hub.store().abandon(d.queue, &d.receipt, delay).await {
-        debug!(error = %e, "abandon failed; the message reappears after its visibility timeout");
+    put_back(returns, d, delay, Counted::Yes).await;
+}
+
+/// Whether a message put back counts as a failed delivery (toward the poison threshold).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Counted {
+    Yes,
+    No,
+}
+
+/// Puts `d` back on its queue, visible after `delay` (`abandon`, or `release` if not
+/// counted); one handed over in process falls back to its queue. A failure leaves the
+/// message to reappear after its visibility timeout.
+async fn put_back(returns: Returns<'_>, d: &Delivery, delay: Duration, counted: Counted) {
+    if d.is_local() {
+        local::fall_back(returns.hub, returns.lifecycle, d, delay).await;
+        return;
+    }
+    let queues = returns.hub.store();
+    let (put, what) = match counted {
+        Counted::Yes => (queues.abandon(d.queue, &d.receipt, delay).await, "abandon"),
+        Counted::No => (queues.release(d.queue, &d.receipt, delay).await, "release"),
+    };
+    if let Err(e) = put {
+        debug!(error = %e, "{what} failed; the message reappears after its visibility timeout");
     }
 }
 
@@ -143,22 +162,11 @@ async fn count_failure(shared: &Shared, d: &Delivery, delay: Duration) {
 /// after a sub-orchestration's start can overtake it). It goes back with a delay, uncounted,
 /// while younger than [`NOT_STARTED_GRACE`]; after that each delivery counts, so a message for
 /// an instance that never starts ends in the dead letters rather than circling forever.
-pub(super) async fn wait_for_start(shared: &Shared, d: &Delivery, now: Timestamp) {
-    if d.is_local() {
-        local::fall_back(&shared.hub, &shared.lifecycle, d, NOT_STARTED_RETRY).await;
-        return;
-    }
-    if now.saturating_since(d.raw.enqueued_at) < NOT_STARTED_GRACE {
-        if let Err(e) = shared
-            .hub
-            .store()
-            .release(d.queue, &d.receipt, NOT_STARTED_RETRY)
-            .await
-        {
-            debug!(error = %e, "release failed; the message reappears after its visibility timeout");
-        }
+pub(super) async fn wait_for_start(returns: Returns<'_>, d: &Delivery, now: Timestamp) {
+    if d.is_local() || now.saturating_since(d.raw.enqueued_at) < NOT_STARTED_GRACE {
+        put_back(returns, d, NOT_STARTED_RETRY, Counted::No).await;
     } else {
-        retry_later(shared, d, NOT_STARTED_RETRY).await;
+        retry_later(returns, d, NOT_STARTED_RETRY).await;
     }
 }
 
@@ -186,8 +194,8 @@ pub(super) async fn defer_start(shared: &Shared, start: &Delivery, rest: &[Deliv
     }
     let delay = start_retry_delay(age);
     debug!(instance = %start.message.target, ?delay, "a start waits for its instance row");
-    give_back(shared, std::slice::from_ref(start), delay).await;
-    give_back(shared, rest, delay).await;
+    give_back(shared.returns(), std::slice::from_ref(start), delay).await;
+    give_back(shared.returns(), rest, delay).await;
     true
 }
 
@@ -195,26 +203,26 @@ pub(super) async fn defer_start(shared: &Shared, start: &Delivery, rest: &[Deliv
 /// see `start_accept::early_start`) and consumes the deliveries, in one checkpoint; a copy that
 /// cannot be encoded leaves its delivery to come back after a short wait, uncounted.
 pub(super) async fn send_round_again(
-    shared: &Shared,
+    returns: Returns<'_>,
     instance: &InstanceId,
     early: Vec<(Delivery, Duration)>,
 ) {
     let mut copies = Vec::with_capacity(early.len());
     let mut sent = Vec::with_capacity(early.len());
     for (d, delay) in early {
-        match outbound::encode(&shared.hub, d.home(), &d.message, delay).await {
+        match outbound::encode(returns.hub, d.home(), &d.message, delay).await {
             Ok(o) => {
                 copies.push(o);
                 sent.push(d);
             }
             Err(e) => {
                 warn!(%instance, error = %e, "could not send an early start round again; it comes back");
-                give_back(shared, std::slice::from_ref(&d), NOT_STARTED_RETRY).await;
+                give_back(returns, std::slice::from_ref(&d), NOT_STARTED_RETRY).await;
             }
         }
     }
     debug!(%instance, starts = sent.len(), "starts before their scheduled time go round again");
-    consume(&shared.hub, instance, &sent, copies).await;
+    consume(returns.hub, instance, &sent, copies).await;
 }
 
 /// Sends a batch whose checkpoint failed (`e`) back, its conflict counted. A fenced
@@ -230,7 +238,7 @@ pub(crate) async fn after_failed_checkpoint(
 ) {
     if let StorageError::Fenced { .. } = e {
         shared.placement.lease_lost(fence.partition, fence.epoch);
-        give_back(shared, deliveries, Duration::ZERO).await;
+        give_back(shared.returns(), deliveries, Duration::ZERO).await;
         return;
     }
     let delay = if e.is_conflict() {
@@ -238,19 +246,13 @@ pub(crate) async fn after_failed_checkpoint(
     } else {
         Duration::from_secs(1)
     };
-    abandon(shared, deliveries, delay).await;
+    abandon(shared.returns(), deliveries, delay).await;
 }
 
 /// Returns messages to their queue without counting the delivery (a lease ended).
-pub(crate) async fn give_back(shared: &Shared, deliveries: &[Delivery], delay: Duration) {
+pub(crate) async fn give_back(returns: Returns<'_>, deliveries: &[Delivery], delay: Duration) {
     for d in deliveries {
-        if d.is_local() {
-            local::fall_back(&shared.hub, &shared.lifecycle, d, delay).await;
-            continue;
-        }
-        if let Err(e) = shared.hub.store().release(d.queue, &d.receipt, delay).await {
-            debug!(error = %e, "abandon failed; the message reappears after its visibility timeout");
-        }
+        put_back(returns, d, delay, Counted::No).await;
     }
 }
 
@@ -260,17 +262,13 @@ mod tests {
 
     #[test]
     fn a_deferred_start_is_looked_at_again_sooner_while_young() {
-        assert_eq!(
-            start_retry_delay(Duration::ZERO),
-            Duration::from_millis(100)
-        );
-        assert_eq!(
-            start_retry_delay(Duration::from_secs(2)),
-            Duration::from_millis(500)
-        );
-        assert_eq!(
-            start_retry_delay(Duration::from_secs(299)),
-            Duration::from_secs(10)
-        );
+        let secs = Duration::from_secs;
+        for (age, delay) in [
+            (Duration::ZERO, Duration::from_millis(100)),
+            (secs(2), Duration::from_millis(500)),
+            (secs(299), secs(10)),
+        ] {
+            assert_eq!(start_retry_delay(age), delay, "age {age:?}");
+        }
     }
 }

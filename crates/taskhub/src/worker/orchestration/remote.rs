@@ -43,7 +43,7 @@ use crate::client::tags::{validate_tags, TagCaps};
 use crate::executor::{ExecutorError, OrchestrationWork};
 use crate::worker::shared::delivery::Delivery;
 use crate::worker::shared::executor_errors::{counts_as_failed_delivery, retry_delay};
-use crate::worker::shared::Shared;
+use crate::worker::shared::{Returns, Shared};
 
 /// The longest the runtime waits for a decision, whatever the executor's own timeout: half
 /// the control queue's visibility timeout. The batch's messages are not renewed while the
@@ -157,7 +157,7 @@ pub(crate) fn screen_tags(
 
 /// Returns `batch` to its queues as the module documentation says.
 pub(crate) async fn redeliver(
-    shared: &Shared,
+    returns: Returns<'_>,
     instance: &InstanceId,
     batch: &[Delivery],
     why: Undecided,
@@ -165,14 +165,14 @@ pub(crate) async fn redeliver(
     match why {
         Undecided::Cut(cut) => {
             debug!(%instance, ?cut, "a remote turn was withdrawn; its messages go back");
-            give_back(shared, batch, Duration::ZERO).await;
+            give_back(returns, batch, Duration::ZERO).await;
         }
         Undecided::Failed(e) => {
             warn!(%instance, error = %e, "the executor did not decide a turn; it will be retried");
             if counts_as_failed_delivery(&e) {
-                abandon(shared, batch, retry_delay(&e)).await;
+                abandon(returns, batch, retry_delay(&e)).await;
             } else {
-                give_back(shared, batch, retry_delay(&e)).await;
+                give_back(returns, batch, retry_delay(&e)).await;
             }
         }
     }

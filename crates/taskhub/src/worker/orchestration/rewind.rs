@@ -17,24 +17,15 @@ use taskhub_core::{
 use taskhub_storage::{InstanceRow, OutboundMessage, QueueName, StorageError};
 use tracing::{info, warn};
 
-use super::cached::{Cached, Live};
+use super::cached::{Cached, Live, Rewinding};
 use super::outbox::{self, Origin};
 use super::plan::TurnWrites;
 use super::redeliver::abandon;
+use crate::hub::TaskHub;
 use crate::telemetry;
 use crate::worker::shared::delivery::Delivery;
 use crate::worker::shared::outbound;
 use crate::worker::shared::Shared;
-
-/// A session loaded rewound, until its turn commits.
-pub(crate) struct Rewinding {
-    /// The history kept; the turn's events follow it.
-    kept: Vec<HistoryEvent>,
-    /// The children the kept history waits for.
-    children: Vec<OpenChild>,
-    /// The reason of the request, passed on to the children rewound with it.
-    reason: Option<String>,
-}
 
 /// The first rewind request in `due`, if any.
 fn request(due: &[Delivery]) -> Option<&taskhub_core::Message> {
@@ -115,7 +106,7 @@ pub(super) async fn prepare(
         (Err(e), _) | (_, Err(e)) => {
             warn!(%instance, error = %e, "could not read the instance to rewind it; will retry");
             cached.session = None;
-            abandon(shared, due, Duration::from_secs(1)).await;
+            abandon(shared.returns(), due, Duration::from_secs(1)).await;
             return false;
         }
     };
@@ -201,7 +192,7 @@ pub(super) async fn children(
         };
         match row.status {
             OrchestrationStatus::Failed => {
-                out.push(rewind_child(shared, origin, rewinding, &row).await?)
+                out.push(rewind_child(&shared.hub, origin, rewinding, &row).await?)
             }
             OrchestrationStatus::Completed => {
                 let result = row.output.clone().unwrap_or_else(Payload::null);
@@ -209,7 +200,7 @@ pub(super) async fn children(
                     task_id: child.task_id,
                     result,
                 };
-                out.push(answer(shared, origin, child, event).await?);
+                out.push(answer(&shared.hub, origin, child, event).await?);
             }
             OrchestrationStatus::Terminated => {
                 let reason = row
@@ -225,7 +216,7 @@ pub(super) async fn children(
                     task_id: child.task_id,
                     failure,
                 };
-                out.push(answer(shared, origin, child, event).await?);
+                out.push(answer(&shared.hub, origin, child, event).await?);
             }
             _ => {}
         }
@@ -235,7 +226,7 @@ pub(super) async fn children(
 
 /// A rewind request to a failed child, from its parent.
 async fn rewind_child(
-    shared: &Shared,
+    hub: &TaskHub,
     origin: &Origin<'_>,
     rewinding: &Rewinding,
     row: &InstanceRow,
@@ -250,18 +241,12 @@ async fn rewind_child(
         },
     );
     m.target_partition = Some(row.partition);
-    outbound::encode(
-        &shared.hub,
-        QueueName::Control(row.partition),
-        &m,
-        Duration::ZERO,
-    )
-    .await
+    at_once(hub, row.partition, &m).await
 }
 
 /// A child's result sent to this (the parent) instance again.
 async fn answer(
-    shared: &Shared,
+    hub: &TaskHub,
     origin: &Origin<'_>,
     child: &OpenChild,
     event: EventKind,
@@ -272,11 +257,14 @@ async fn answer(
         Some(origin.execution.clone()),
         event,
     );
-    outbound::encode(
-        &shared.hub,
-        QueueName::Control(origin.partition),
-        &m,
-        Duration::ZERO,
-    )
-    .await
+    at_once(hub, origin.partition, &m).await
+}
+
+/// `m` encoded for the control queue of `partition`, visible at once.
+async fn at_once(
+    hub: &TaskHub,
+    partition: u32,
+    m: &taskhub_core::Message,
+) -> Result<OutboundMessage, StorageError> {
+    outbound::encode(hub, QueueName::Control(partition), m, Duration::ZERO).await
 }

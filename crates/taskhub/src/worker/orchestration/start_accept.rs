@@ -170,96 +170,73 @@ mod tests {
         }
     }
 
+    /// A start judged: the verdict it must get, on the row, with the execution loaded.
+    type Case<'a> = (
+        Verdict,
+        Option<InstanceRow>,
+        Option<&'a ExecutionId>,
+        &'a Message,
+    );
+
+    fn assert_judged(cases: &[Case<'_>]) {
+        for (i, (verdict, row, loaded, m)) in cases.iter().enumerate() {
+            let status = row.as_ref().map(|r| r.status);
+            let judged = judge_start(row.as_ref(), *loaded, m);
+            assert_eq!(*verdict, judged, "case {i} (row: {status:?})");
+        }
+    }
+
     #[test]
     fn starts_of_this_execution_are_judged_on_the_row_and_the_loaded_execution() {
         use OrchestrationStatus::*;
+        use Verdict::*;
         let e1 = eid("e-1");
         let now = start(&e1, None, false);
         assert_eq!(start_execution(&now), Some(e1.clone()));
-        // A redelivered start of the loaded execution is a duplicate, whatever the row says.
-        assert_eq!(
-            Verdict::Refuse,
-            judge_start(Some(&row(&e1, Running)), Some(&e1), &now)
-        );
-        assert_eq!(Verdict::Refuse, judge_start(None, Some(&e1), &now));
-        // No row: accepted, unless a delayed client start (purged before it ran).
-        assert_eq!(Verdict::Accept, judge_start(None, None, &now));
-        assert_eq!(
-            Verdict::Refuse,
-            judge_start(None, None, &start(&e1, Some(5_000), false))
-        );
-        // The row of this execution: accepted unless ended or suspended before it ran.
-        assert_eq!(
-            Verdict::Accept,
-            judge_start(Some(&row(&e1, Pending)), None, &now)
-        );
-        assert_eq!(
-            Verdict::Refuse,
-            judge_start(Some(&row(&e1, Terminated)), None, &now)
-        );
-        assert_eq!(
-            Verdict::Refuse,
-            judge_start(Some(&row(&e1, Suspended)), None, &now)
-        );
+        let delayed = start(&e1, Some(5_000), false);
+        assert_judged(&[
+            // A redelivered start of the loaded execution is a duplicate, whatever the row says.
+            (Refuse, Some(row(&e1, Running)), Some(&e1), &now),
+            (Refuse, None, Some(&e1), &now),
+            // No row: accepted, unless a delayed client start (purged before it ran).
+            (Accept, None, None, &now),
+            (Refuse, None, None, &delayed),
+            // The row of this execution: accepted unless ended or suspended before it ran.
+            (Accept, Some(row(&e1, Pending)), None, &now),
+            (Refuse, Some(row(&e1, Terminated)), None, &now),
+            (Refuse, Some(row(&e1, Suspended)), None, &now),
+        ]);
     }
 
     #[test]
     fn starts_after_another_execution_are_judged_on_its_row() {
         use OrchestrationStatus::*;
+        use Verdict::*;
         let (e1, e2) = (eid("e-1"), eid("e-2"));
         let now = start(&e1, None, false);
-        // After continue-as-new only the next generation's start.
+        let parent = start(&e1, None, true);
         let next = start(&e2.next_generation(), None, false);
-        assert_eq!(
-            Verdict::Accept,
-            judge_start(Some(&row(&e2, ContinuedAsNew)), Some(&e2), &next)
-        );
-        // Another client start after a continue-as-new waits for its own row, as below; a
-        // parent's start of another generation is refused.
-        assert_eq!(
-            Verdict::Defer,
-            judge_start(Some(&row(&e2, ContinuedAsNew)), Some(&e2), &now)
-        );
-        assert_eq!(
-            Verdict::Refuse,
-            judge_start(
-                Some(&row(&e2, ContinuedAsNew)),
-                Some(&e2),
-                &start(&e1, None, true)
-            )
-        );
-        // Another execution's finished row: a client's restart waits for its own row to
-        // land; a parent restarting its child begins at once.
-        assert_eq!(
-            Verdict::Defer,
-            judge_start(Some(&row(&e2, Completed)), Some(&e2), &now)
-        );
-        assert_eq!(
-            Verdict::Defer,
-            judge_start(Some(&row(&e2, Terminated)), None, &now)
-        );
+        let mut cases = vec![
+            // After continue-as-new only the next generation's start.
+            (Accept, Some(row(&e2, ContinuedAsNew)), Some(&e2), &next),
+            // Another client start after a continue-as-new waits for its own row, as below; a
+            // parent's start of another generation is refused.
+            (Defer, Some(row(&e2, ContinuedAsNew)), Some(&e2), &now),
+            (Refuse, Some(row(&e2, ContinuedAsNew)), Some(&e2), &parent),
+            // Another execution's finished row: a client's restart waits for its own row to
+            // land; a parent restarting its child begins at once.
+            (Defer, Some(row(&e2, Completed)), Some(&e2), &now),
+            (Defer, Some(row(&e2, Terminated)), None, &now),
+            (Accept, Some(row(&e2, Completed)), Some(&e2), &parent),
+            (Refuse, Some(row(&e2, Running)), Some(&e2), &parent),
+        ];
         // Another execution's active row: a TerminateActive start taken before its terminate
         // was applied (queues keep no order), or a start whose row write lost a race, waits
         // for its row too (refused only after the grace).
         for status in [Running, Pending, Suspended] {
-            assert_eq!(
-                Verdict::Defer,
-                judge_start(Some(&row(&e2, status)), Some(&e2), &now),
-                "{status:?}"
-            );
+            cases.push((Defer, Some(row(&e2, status)), Some(&e2), &now));
         }
-        assert_eq!(
-            Verdict::Accept,
-            judge_start(
-                Some(&row(&e2, Completed)),
-                Some(&e2),
-                &start(&e1, None, true)
-            )
-        );
-        assert_eq!(
-            Verdict::Refuse,
-            judge_start(Some(&row(&e2, Running)), Some(&e2), &start(&e1, None, true))
-        );
+        assert_judged(&cases);
         // Not a start at all.
         let mut other = now.clone();
         other.event = EventKind::OrchestratorStarted;

@@ -9,9 +9,9 @@ use taskhub_core::{InstanceId, Message, TurnInput, TurnResult, TurnStep};
 use taskhub_storage::{LeaseFence, OutboundMessage, StorageError};
 use tracing::{warn, Instrument as _};
 
-use super::cached::{Cached, Live};
+use super::cached::{Cached, Live, Rewinding};
 use super::outbox::{self, Origin};
-use super::rewind::{self, Rewinding};
+use super::rewind;
 use super::version_gate::{self, Gate};
 use super::{abandon, carry, checkpoint, discards, give_back, plan, remote, trace, versioning};
 use crate::worker::shared::delivery::Delivery;
@@ -86,13 +86,13 @@ async fn run_traced(
     let Some(fence) = shared.placement.fence(partition) else {
         // The lease ended: never commit without one.
         cached.session = None;
-        give_back(shared, &batch, Duration::ZERO).await;
+        give_back(shared.returns(), &batch, Duration::ZERO).await;
         return;
     };
     // On a partition being removed, the row and replies already name the instance's new home.
     let partition = shared.home(instance, partition);
     let Some(live) = cached.session.as_mut() else {
-        give_back(shared, &batch, Duration::ZERO).await;
+        give_back(shared.returns(), &batch, Duration::ZERO).await;
         return;
     };
     let settings = shared.hub.settings();
@@ -101,7 +101,7 @@ async fn run_traced(
     {
         // Another worker's version: the messages go back, uncounted, for it.
         cached.session = None;
-        give_back(shared, &batch, versioning::REJECT_DELAY).await;
+        give_back(shared.returns(), &batch, versioning::REJECT_DELAY).await;
         return;
     }
     let mut batch = batch;
@@ -158,7 +158,7 @@ async fn decide(
                 Ok(result) => Some(result),
                 Err(why) => {
                     cached.session = None;
-                    remote::redeliver(shared, instance, batch, why).await;
+                    remote::redeliver(shared.returns(), instance, batch, why).await;
                     None
                 }
             }
@@ -214,7 +214,7 @@ async fn prepare<'a>(
                 let instance = turn.instance;
                 warn!(%instance, error = %e, "could not prepare outbound messages; turn will be retried");
                 cached.session = None;
-                abandon(shared, turn.batch, Duration::from_secs(1)).await;
+                abandon(shared.returns(), turn.batch, Duration::from_secs(1)).await;
                 return None;
             }
         }

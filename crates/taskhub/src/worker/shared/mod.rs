@@ -14,12 +14,16 @@
 //! placement and the instance row), and `dispatch`, the intake's entry point.
 //!
 //! A step that needs one or two of these takes them, not `Shared`: the hub alone (encoding,
-//! `refused::notice`, the retried commit, `row_repair::write`, the entity's sends, the poller),
-//! the hub and `Lifecycle` (dead letters, `result_commit`, `local::fall_back`, the held item),
-//! settings only (the version gate); a helper that needs storage alone takes the trait it uses
-//! (`QueueStore` for timer delays and an abandoned worker's give-back, `InstanceStore` to
-//! re-home an instance). Pollers, sessions, the turn and the entity batch, which use most
-//! groups, keep `Arc<Shared>`.
+//! `refused::notice`, the retried commit, `row_repair::write`, the entity's sends, the poller,
+//! a rewound child's messages), the hub and `Lifecycle` (dead letters, `result_commit`,
+//! `local::fall_back`, the held item, a remote activity's run), both as [`Returns`] (giving
+//! deliveries back or abandoning them, `orchestration::redeliver`, and what only does that: an
+//! undecided remote turn, a blamed entity operation), settings only (the version gate); a
+//! helper that needs storage alone takes the trait it uses (`QueueStore` for timer delays, a
+//! remote activity's give-back and an abandoned worker's, `InstanceStore` to re-home an
+//! instance). The entity batch takes `&Shared`: it reads most parts (its remote wait the
+//! sessions, slots and placement). Pollers, sessions and the turn keep `Arc<Shared>`: they
+//! spawn tasks that outlive the call (a turn's checkpoint starts the activities it claimed).
 
 pub(crate) mod backoff;
 pub(crate) mod delivery;
@@ -83,10 +87,28 @@ pub(crate) struct Shared {
     pub dispatch: Dispatch,
 }
 
+/// The parts of [`Shared`] that returning deliveries to their queues (or to the dead letters)
+/// uses (`orchestration::redeliver`).
+#[derive(Clone, Copy)]
+pub(crate) struct Returns<'a> {
+    /// The store, settings and clock.
+    pub hub: &'a TaskHub,
+    /// Dead letters, in-process fall-backs, the halt when the schema moves.
+    pub lifecycle: &'a Lifecycle,
+}
+
 /// Gives a batch to the instance's running session, or starts one.
 pub(crate) type Dispatch = fn(&Arc<Shared>, InstanceId, Vec<Delivery>);
 
 impl Shared {
+    /// What returning deliveries uses.
+    pub(crate) fn returns(&self) -> Returns<'_> {
+        Returns {
+            hub: &self.hub,
+            lifecycle: &self.lifecycle,
+        }
+    }
+
     /// The partition count of the live layout: partitions at or above it are being removed.
     pub(crate) fn live_partition_count(&self) -> u32 {
         self.placement

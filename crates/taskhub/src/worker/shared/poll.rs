@@ -16,7 +16,7 @@ use taskhub_storage::{Dequeued, QueueName};
 use tokio::sync::OwnedSemaphorePermit;
 use tracing::warn;
 
-use super::backoff::PollBackoff;
+use super::backoff::{seed_for, PollBackoff};
 use crate::hub::TaskHub;
 
 /// What ended a wait besides its timer and the queue's in-process signal.
@@ -38,17 +38,30 @@ pub(crate) struct Poller<'a> {
 }
 
 impl<'a> Poller<'a> {
-    pub(crate) fn new(
-        hub: &'a TaskHub,
-        queue: QueueName,
-        visibility: Duration,
-        backoff: PollBackoff,
-    ) -> Self {
+    /// A poller of `queue` for the worker named `worker`, with the hub's settings for that kind
+    /// of queue (its visibility timeout and longest idle wait); the waits are jittered per
+    /// worker and queue (see [`seed_for`]).
+    pub(crate) fn new(hub: &'a TaskHub, worker: &str, queue: QueueName) -> Self {
+        let settings = hub.settings();
+        let (visibility, max_wait, salt) = match queue {
+            QueueName::Control(partition) => (
+                settings.control_queue_visibility_timeout,
+                settings.max_queue_polling_interval,
+                u64::from(partition),
+            ),
+            // Longer idle waits than the control queues': overflow rings the doorbell (see
+            // `doorbell`), only orphans wait for a blind poll.
+            QueueName::WorkItems => (
+                settings.work_item_visibility_timeout,
+                settings.work_item_polling_cap(),
+                u64::MAX,
+            ),
+        };
         Self {
             hub,
             queue,
             visibility,
-            backoff,
+            backoff: PollBackoff::new(max_wait, seed_for(worker, salt)),
         }
     }
 

@@ -305,14 +305,13 @@ mod tests {
     fn the_share_is_a_quarter_of_the_buffer_and_the_delay_follows_the_wait() {
         assert_eq!(instance_share(64), 16);
         assert_eq!(instance_share(2), 1);
-        assert_eq!(over_share_delay(Duration::ZERO), Duration::from_secs(1));
-        assert_eq!(
-            over_share_delay(Duration::from_secs(7)),
-            Duration::from_secs(7)
-        );
-        assert_eq!(
-            over_share_delay(Duration::from_secs(600)),
-            Duration::from_secs(30)
-        );
+        let secs = Duration::from_secs;
+        for (waited, delay) in [
+            (Duration::ZERO, secs(1)),
+            (secs(7), secs(7)),
+            (secs(600), secs(30)),
+        ] {
+            assert_eq!(over_share_delay(waited), delay, "waited {waited:?}");
+        }
     }
 }
