@@ -12,12 +12,12 @@ mod common;
 
 use std::time::Duration;
 
-use common::calls::{signal_add, until_state};
+use common::calls::{instance_request, signal_add, until_state, Refused};
 use common::{Backend, Server};
 use taskhub_grpc::proto::task_hub_sidecar_service_client::TaskHubSidecarServiceClient;
 use taskhub_grpc::proto::{
     CleanEntityStorageRequest, CreateInstanceRequest, CreateTaskHubRequest, DeleteTaskHubRequest,
-    EntityQuery, GetEntityRequest, GetInstanceRequest, GetWorkItemsRequest, QueryEntitiesRequest,
+    EntityQuery, GetEntityRequest, GetWorkItemsRequest, QueryEntitiesRequest,
     RewindInstanceRequest, SignalEntityRequest,
 };
 use tonic::metadata::MetadataValue;
@@ -161,8 +161,7 @@ async fn entities_signal_get_query_clean(backend: Backend) {
             ..SignalEntityRequest::default()
         })
         .await
-        .unwrap_err();
-    assert_eq!(e.code(), Code::InvalidArgument);
+        .refused(Code::InvalidArgument);
     assert!(e.message().starts_with("instanceId: "), "{}", e.message());
     let e = c
         .query_entities(query("Counter", None, None))
@@ -196,14 +195,12 @@ async fn unserved_calls_say_why(backend: Backend) {
             reason: Some("why".into()),
         })
         .await
-        .unwrap_err();
-    assert_eq!(e.code(), Code::InvalidArgument);
+        .refused(Code::InvalidArgument);
     assert!(e.message().starts_with("instanceId: "), "{}", e.message());
     let e = c
         .get_work_items(GetWorkItemsRequest::default())
         .await
-        .unwrap_err();
-    assert_eq!(e.code(), Code::Unimplemented);
+        .refused(Code::Unimplemented);
     assert!(
         e.message()
             .contains("SDK workers are not served by this endpoint"),
@@ -228,8 +225,10 @@ async fn bad_requests_name_the_field(backend: Backend) {
         (start("Echo", "@Counter@x", None), "instanceId: "),
     ];
     for (request, prefix) in cases {
-        let e = c.start_instance(request).await.unwrap_err();
-        assert_eq!(e.code(), Code::InvalidArgument, "{e:?}");
+        let e = c
+            .start_instance(request)
+            .await
+            .refused(Code::InvalidArgument);
         assert!(
             e.message().starts_with(prefix),
             "{} (wanted {prefix})",
@@ -238,8 +237,9 @@ async fn bad_requests_name_the_field(backend: Backend) {
     }
     let mut tagged = start("Echo", "x", None);
     tagged.tags.insert("bad key!".into(), "v".into());
-    let e = c.start_instance(tagged).await.unwrap_err();
-    assert_eq!(e.code(), Code::InvalidArgument, "{e:?}");
+    c.start_instance(tagged)
+        .await
+        .refused(Code::InvalidArgument);
     let mut traced = start("Echo", "x", None);
     traced.parent_trace_context = Some(taskhub_grpc::proto::TraceContext {
         trace_parent: "nope".into(),
@@ -252,10 +252,7 @@ async fn bad_requests_name_the_field(backend: Backend) {
         e.message()
     );
     let e = c
-        .get_instance(GetInstanceRequest {
-            instance_id: String::new(),
-            get_inputs_and_outputs: false,
-        })
+        .get_instance(instance_request("", false))
         .await
         .unwrap_err();
     assert_eq!(
@@ -271,18 +268,18 @@ async fn a_token_is_required_when_set(backend: Backend) {
     let server = Server::start_with(backend, Some("s3cret")).await;
     // A refused call's connection is closed once it has its answer, so each refused call
     // below comes on a connection of its own.
-    let e = server.client().await.hello(()).await.unwrap_err();
-    assert_eq!(e.code(), Code::Unauthenticated, "{e:?}");
-    let e = server
+    server
         .client()
         .await
-        .get_instance(GetInstanceRequest {
-            instance_id: "x".into(),
-            get_inputs_and_outputs: false,
-        })
+        .hello(())
         .await
-        .unwrap_err();
-    assert_eq!(e.code(), Code::Unauthenticated, "{e:?}");
+        .refused(Code::Unauthenticated);
+    server
+        .client()
+        .await
+        .get_instance(instance_request("x", false))
+        .await
+        .refused(Code::Unauthenticated);
     // The calls that empty the hub are refused like every other.
     let e = server
         .client()

@@ -11,11 +11,13 @@ mod common;
 
 use std::time::{Duration, SystemTime};
 
-use common::calls::{get, start, status, until_status, wait_done, within, Client};
+use common::calls::{
+    get, instance_request, start, status, until_status, wait_done, within, Client, Refused,
+};
 use common::{Backend, Server};
 use taskhub_grpc::proto::{
-    CreateInstanceRequest, GetInstanceRequest, OrchestrationIdReusePolicy,
-    OrchestrationStatus as S, RaiseEventRequest, ResumeRequest, SuspendRequest, TerminateRequest,
+    CreateInstanceRequest, OrchestrationIdReusePolicy, OrchestrationStatus as S, RaiseEventRequest,
+    ResumeRequest, SuspendRequest, TerminateRequest,
 };
 use tonic::Code;
 
@@ -67,10 +69,7 @@ async fn start_get_and_wait(backend: Backend) {
 
     // Without inputs and outputs.
     let bare = c
-        .get_instance(GetInstanceRequest {
-            instance_id: id.clone(),
-            get_inputs_and_outputs: false,
-        })
+        .get_instance(instance_request(&id, false))
         .await
         .unwrap()
         .into_inner();
@@ -79,10 +78,7 @@ async fn start_get_and_wait(backend: Backend) {
 
     // Unknown: exists false, for get and both waits.
     assert!(get(&mut c, "nobody").await.is_none());
-    let req = || GetInstanceRequest {
-        instance_id: "nobody".into(),
-        get_inputs_and_outputs: false,
-    };
+    let req = || instance_request("nobody", false);
     assert!(
         !c.wait_for_instance_start(req())
             .await
@@ -113,27 +109,16 @@ async fn start_get_and_wait(backend: Backend) {
     // A wait for completion honours the call's deadline.
     let id = start(&mut c, "Waiter", "waits", None).await;
     let started = std::time::Instant::now();
-    let e = c
-        .wait_for_instance_completion(within(
-            GetInstanceRequest {
-                instance_id: id.clone(),
-                get_inputs_and_outputs: false,
-            },
-            Duration::from_millis(400),
-        ))
-        .await
-        .unwrap_err();
-    assert_eq!(e.code(), Code::DeadlineExceeded, "{e:?}");
+    c.wait_for_instance_completion(within(
+        instance_request(&id, false),
+        Duration::from_millis(400),
+    ))
+    .await
+    .refused(Code::DeadlineExceeded);
     assert!(started.elapsed() < Duration::from_secs(5));
     // Started: the wait for start answers Running.
     let s = c
-        .wait_for_instance_start(within(
-            GetInstanceRequest {
-                instance_id: id,
-                get_inputs_and_outputs: false,
-            },
-            common::STUCK,
-        ))
+        .wait_for_instance_start(within(instance_request(&id, false), common::STUCK))
         .await
         .unwrap()
         .into_inner();
@@ -165,17 +150,12 @@ async fn a_scheduled_start_waits(backend: Backend) {
         at_proto.seconds
     );
     // Still pending: the wait for start runs out.
-    let e = c
-        .wait_for_instance_start(within(
-            GetInstanceRequest {
-                instance_id: "later".into(),
-                get_inputs_and_outputs: false,
-            },
-            Duration::from_millis(300),
-        ))
-        .await
-        .unwrap_err();
-    assert_eq!(e.code(), Code::DeadlineExceeded, "{e:?}");
+    c.wait_for_instance_start(within(
+        instance_request("later", false),
+        Duration::from_millis(300),
+    ))
+    .await
+    .refused(Code::DeadlineExceeded);
     let done = wait_done(&mut c, "later").await;
     assert_eq!(status(&done), S::Completed);
     assert!(SystemTime::now() >= at, "ran before its start time");
@@ -211,21 +191,17 @@ async fn reuse_policy_as_the_sdks_send_it(backend: Backend) {
     start(&mut c, "Echo", "reuse", Some("1")).await;
     let first = wait_done(&mut c, "reuse").await;
     // No policy: an existing instance is refused.
-    let e = c
-        .start_instance(CreateInstanceRequest {
-            instance_id: "reuse".into(),
-            name: "Echo".into(),
-            ..CreateInstanceRequest::default()
-        })
-        .await
-        .unwrap_err();
-    assert_eq!(e.code(), Code::AlreadyExists, "{e:?}");
+    c.start_instance(CreateInstanceRequest {
+        instance_id: "reuse".into(),
+        name: "Echo".into(),
+        ..CreateInstanceRequest::default()
+    })
+    .await
+    .refused(Code::AlreadyExists);
     // Only Failed replaceable: a Completed one stays.
-    let e = c
-        .start_instance(with_policy("reuse", "Echo", &[S::Failed]))
+    c.start_instance(with_policy("reuse", "Echo", &[S::Failed]))
         .await
-        .unwrap_err();
-    assert_eq!(e.code(), Code::AlreadyExists, "{e:?}");
+        .refused(Code::AlreadyExists);
     // Completed replaceable: a new execution.
     c.start_instance(with_policy("reuse", "Echo", &[S::Completed]))
         .await
@@ -248,19 +224,18 @@ async fn reuse_policy_as_the_sdks_send_it(backend: Backend) {
     };
     let kept = c.start_instance(ignore(&[S::Running])).await.unwrap();
     assert_eq!(kept.into_inner().instance_id, "busy");
-    let e = c.start_instance(ignore(&[S::Completed])).await.unwrap_err();
-    assert_eq!(e.code(), Code::AlreadyExists, "{e:?}");
+    c.start_instance(ignore(&[S::Completed]))
+        .await
+        .refused(Code::AlreadyExists);
     let still = until_status(&mut c, "busy", S::Running).await;
     assert_eq!(
         (still.name.as_str(), &still.execution_id),
         ("Waiter", &running.execution_id)
     );
     let finished = [S::Completed, S::Failed, S::Terminated];
-    let e = c
-        .start_instance(with_policy("busy", "Echo", &finished))
+    c.start_instance(with_policy("busy", "Echo", &finished))
         .await
-        .unwrap_err();
-    assert_eq!(e.code(), Code::AlreadyExists, "{e:?}");
+        .refused(Code::AlreadyExists);
     let all = [
         S::Pending,
         S::Running,
@@ -285,8 +260,7 @@ async fn reuse_policy_as_the_sdks_send_it(backend: Backend) {
         replaceable_status: vec![42],
         ..OrchestrationIdReusePolicy::default()
     });
-    let e = c.start_instance(bad).await.unwrap_err();
-    assert_eq!(e.code(), Code::InvalidArgument);
+    let e = c.start_instance(bad).await.refused(Code::InvalidArgument);
     assert!(
         e.message()
             .starts_with("orchestrationIdReusePolicy.replaceableStatus"),
@@ -318,15 +292,13 @@ async fn raise_event_and_its_refusals(backend: Backend) {
     })
     .await
     .unwrap();
-    let e = c
-        .raise_event(RaiseEventRequest {
-            instance_id: "nobody".into(),
-            name: "Go".into(),
-            input: None,
-        })
-        .await
-        .unwrap_err();
-    assert_eq!(e.code(), Code::NotFound, "{e:?}");
+    c.raise_event(RaiseEventRequest {
+        instance_id: "nobody".into(),
+        name: "Go".into(),
+        input: None,
+    })
+    .await
+    .refused(Code::NotFound);
     let e = c
         .raise_event(RaiseEventRequest {
             instance_id: "w".into(),
@@ -411,15 +383,13 @@ async fn terminate_recursively_or_not(backend: Backend) {
     })
     .await
     .unwrap();
-    let e = c
-        .terminate_instance(TerminateRequest {
-            instance_id: "nobody".into(),
-            output: None,
-            recursive: false,
-        })
-        .await
-        .unwrap_err();
-    assert_eq!(e.code(), Code::NotFound, "{e:?}");
+    c.terminate_instance(TerminateRequest {
+        instance_id: "nobody".into(),
+        output: None,
+        recursive: false,
+    })
+    .await
+    .refused(Code::NotFound);
     server.stop().await;
 }
 
@@ -474,22 +444,18 @@ async fn suspend_and_resume(backend: Backend) {
         (S::Completed, Some("7"))
     );
     // Finished: suspend is refused; unknown: NOT_FOUND.
-    let e = c
-        .suspend_instance(SuspendRequest {
-            instance_id: "s".into(),
-            reason: None,
-        })
-        .await
-        .unwrap_err();
-    assert_eq!(e.code(), Code::FailedPrecondition, "{e:?}");
-    let e = c
-        .resume_instance(ResumeRequest {
-            instance_id: "nobody".into(),
-            reason: None,
-        })
-        .await
-        .unwrap_err();
-    assert_eq!(e.code(), Code::NotFound, "{e:?}");
+    c.suspend_instance(SuspendRequest {
+        instance_id: "s".into(),
+        reason: None,
+    })
+    .await
+    .refused(Code::FailedPrecondition);
+    c.resume_instance(ResumeRequest {
+        instance_id: "nobody".into(),
+        reason: None,
+    })
+    .await
+    .refused(Code::NotFound);
     server.stop().await;
 }
 
@@ -588,8 +554,9 @@ async fn a_java_clients_start_without_a_policy_replaces_a_finished_instance() {
         input: Some("2".into()),
         ..CreateInstanceRequest::default()
     };
-    let e = c.start_instance(plain.clone()).await.unwrap_err();
-    assert_eq!(e.code(), Code::AlreadyExists, "{e:?}");
+    c.start_instance(plain.clone())
+        .await
+        .refused(Code::AlreadyExists);
     java.start_instance(plain).await.unwrap();
     let second = wait_done(&mut c, "again").await;
     assert_ne!(first.execution_id, second.execution_id);
@@ -597,15 +564,13 @@ async fn a_java_clients_start_without_a_policy_replaces_a_finished_instance() {
     // A running instance stays.
     start(&mut c, "Waiter", "busy-j", None).await;
     until_status(&mut c, "busy-j", S::Running).await;
-    let e = java
-        .start_instance(CreateInstanceRequest {
-            instance_id: "busy-j".into(),
-            name: "Echo".into(),
-            ..CreateInstanceRequest::default()
-        })
-        .await
-        .unwrap_err();
-    assert_eq!(e.code(), Code::AlreadyExists, "{e:?}");
+    java.start_instance(CreateInstanceRequest {
+        instance_id: "busy-j".into(),
+        name: "Echo".into(),
+        ..CreateInstanceRequest::default()
+    })
+    .await
+    .refused(Code::AlreadyExists);
     server.stop().await;
 }
 
@@ -619,11 +584,9 @@ async fn a_go_clients_error_action_refuses_an_existing_instance() {
     let mut go = common::serving::client_as(server.addr, "grpc-go/1.56.3").await;
     start(&mut c, "Echo", "go-err", Some("1")).await;
     let first = wait_done(&mut c, "go-err").await;
-    let e = go
-        .start_instance(with_policy("go-err", "Echo", &[S::Completed]))
+    go.start_instance(with_policy("go-err", "Echo", &[S::Completed]))
         .await
-        .unwrap_err();
-    assert_eq!(e.code(), Code::AlreadyExists, "{e:?}");
+        .refused(Code::AlreadyExists);
     assert_eq!(
         wait_done(&mut c, "go-err").await.execution_id,
         first.execution_id

@@ -11,6 +11,8 @@
 
 mod common;
 
+use common::calls::Refused;
+
 use std::time::Duration;
 
 use common::sdk::{answer_of, first_turn, DispatchServer};
@@ -111,8 +113,7 @@ async fn a_stream_that_never_reads_is_closed_and_a_reading_worker_takes_its_work
                 ..OrchestratorResponse::default()
             })
             .await
-            .unwrap_err();
-        assert_eq!(e.code(), Code::NotFound);
+            .refused(Code::NotFound);
         assert!(e.message().contains("work-item stream"), "{}", e.message());
     }
     // The taker's answers complete every call, once each.

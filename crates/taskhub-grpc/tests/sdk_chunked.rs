@@ -16,10 +16,12 @@
 
 mod common;
 
+use common::calls::Refused;
+
 use std::sync::Arc;
 
 use common::sdk::{first_turn, DispatchServer, FakeWorker};
-use taskhub::executor::{Decision, RemoteExecutor};
+use taskhub::executor::Decision;
 use taskhub_grpc::proto::{
     orchestrator_action::OrchestratorActionType as A, OrchestratorAction, OrchestratorResponse,
     ScheduleTaskAction,
@@ -67,8 +69,7 @@ type Turn = tokio::task::JoinHandle<
 async fn turn_out(settings: DispatcherSettings) -> (DispatchServer, FakeWorker, Turn, String) {
     let server = server(settings).await;
     let mut w = server.worker(1, 1).await;
-    let d = server.dispatcher.clone();
-    let turn = tokio::spawn(async move { d.orchestrate(first_turn("o1", "Big")).await });
+    let turn = server.orchestrate(first_turn("o1", "Big"));
     let token = w.expect().await.completion_token;
     (server, w, turn, token)
 }
@@ -120,8 +121,7 @@ async fn a_broken_sequence_is_refused_naming_the_expected_part_and_can_start_ove
         .client
         .complete_orchestrator_task(part(&token, 2, 2..3, true))
         .await
-        .unwrap_err();
-    assert_eq!(e.code(), Code::FailedPrecondition, "{e:?}");
+        .refused(Code::FailedPrecondition);
     assert!(
         e.message()
             .contains("part 2 came where part 1 was expected"),
@@ -135,12 +135,10 @@ async fn a_broken_sequence_is_refused_naming_the_expected_part_and_can_start_ove
         .unwrap_err();
     assert!(e.message().contains("part 0 was expected"), "{e:?}");
     // Under a token nobody holds.
-    let e = w
-        .client
+    w.client
         .complete_orchestrator_task(part("nobody", 0, 0..1, false))
         .await
-        .unwrap_err();
-    assert_eq!(e.code(), Code::NotFound, "{e:?}");
+        .refused(Code::NotFound);
     assert!(!turn.is_finished());
     // Sent again from part 0: taken.
     w.client
@@ -168,15 +166,17 @@ async fn the_parts_are_bounded_in_bytes_and_actions() {
         .client
         .complete_orchestrator_task(part(&token, 1, 3..5, true))
         .await
-        .unwrap_err();
-    assert_eq!(e.code(), Code::ResourceExhausted, "{e:?}");
+        .refused(Code::ResourceExhausted);
     assert!(e.message().contains("grpc_max_actions_per_turn"), "{e:?}");
     let big = OrchestratorResponse {
         custom_status: Some(format!("\"{}\"", "x".repeat(400))),
         ..part(&token, 0, 0..1, false)
     };
-    let e = w.client.complete_orchestrator_task(big).await.unwrap_err();
-    assert_eq!(e.code(), Code::ResourceExhausted, "{e:?}");
+    let e = w
+        .client
+        .complete_orchestrator_task(big)
+        .await
+        .refused(Code::ResourceExhausted);
     assert!(e.message().contains("grpc_chunked_answer_mib"), "{e:?}");
     turn.abort();
 }
@@ -185,8 +185,7 @@ async fn the_parts_are_bounded_in_bytes_and_actions() {
 async fn the_parts_of_a_worker_that_went_away_count_for_nothing_for_the_next_holder() {
     let server = server(DispatcherSettings::default()).await;
     let mut first = server.worker(1, 1).await;
-    let d = server.dispatcher.clone();
-    let turn = tokio::spawn(async move { d.orchestrate(first_turn("o1", "Big")).await });
+    let turn = server.orchestrate(first_turn("o1", "Big"));
     let token = first.expect().await.completion_token;
     first
         .client

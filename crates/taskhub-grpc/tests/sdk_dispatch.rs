@@ -12,6 +12,8 @@
 
 mod common;
 
+use common::calls::Refused;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -50,8 +52,7 @@ fn done(token: &str, result: &str) -> ActivityResponse {
 async fn an_orchestration_turn_goes_out_with_its_history_and_its_actions_come_back() {
     let server = real_server().await;
     let mut w = server.worker(0, 0).await;
-    let d = server.dispatcher.clone();
-    let call = tokio::spawn(async move { d.orchestrate(first_turn("o1", "Greet")).await });
+    let call = server.orchestrate(first_turn("o1", "Greet"));
     let item = w.expect().await;
     assert!(!item.completion_token.is_empty());
     let Some(work_item::Request::OrchestratorRequest(r)) = &item.request else {
@@ -81,23 +82,20 @@ async fn an_orchestration_turn_goes_out_with_its_history_and_its_actions_come_ba
         [Decision::ScheduleActivity { task_id: 0, name, .. }] if name == "SayHello"
     ));
     // A second answer under the same token is refused.
-    let again = w
-        .client
+    w.client
         .complete_orchestrator_task(OrchestratorResponse {
             completion_token: item.completion_token.clone(),
             ..OrchestratorResponse::default()
         })
         .await
-        .unwrap_err();
-    assert_eq!(again.code(), Code::NotFound, "{again:?}");
+        .refused(Code::NotFound);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_activity_goes_out_and_its_result_or_failure_comes_back() {
     let server = real_server().await;
     let mut w = server.worker(0, 0).await;
-    let d = server.dispatcher.clone();
-    let call = tokio::spawn(async move { d.run_activity(activity("o1", "SayHello")).await });
+    let call = server.run_activity(activity("o1", "SayHello"));
     let item = w.expect().await;
     let Some(work_item::Request::ActivityRequest(a)) = &item.request else {
         panic!("{item:?}")
@@ -159,8 +157,7 @@ async fn a_worker_gets_no_more_than_it_asked_for() {
 async fn a_disconnected_workers_items_go_to_another_worker_at_once() {
     let server = real_server().await;
     let mut a = server.worker(5, 5).await;
-    let d = server.dispatcher.clone();
-    let call = tokio::spawn(async move { d.run_activity(activity("o1", "Slow")).await });
+    let call = server.run_activity(activity("o1", "Slow"));
     let item = a.expect().await;
     let mut b = server.worker(5, 5).await;
     b.expect_none().await;
@@ -172,11 +169,10 @@ async fn a_disconnected_workers_items_go_to_another_worker_at_once() {
     assert_eq!(activity_name(&again), "Slow");
     assert_ne!(again.completion_token, old_token);
     // A's answer under the old token is refused; B's is taken.
-    let late = a_client
+    a_client
         .complete_activity_task(done(&old_token, "\"from A\""))
         .await
-        .unwrap_err();
-    assert_eq!(late.code(), Code::NotFound, "{late:?}");
+        .refused(Code::NotFound);
     b.client
         .complete_activity_task(done(&again.completion_token, "\"from B\""))
         .await
@@ -188,8 +184,7 @@ async fn a_disconnected_workers_items_go_to_another_worker_at_once() {
 async fn an_abandoned_item_goes_to_another_worker_at_once() {
     let server = real_server().await;
     let mut a = server.worker(5, 5).await;
-    let d = server.dispatcher.clone();
-    let call = tokio::spawn(async move { d.run_activity(activity("o1", "Hot")).await });
+    let call = server.run_activity(activity("o1", "Hot"));
     let item = a.expect().await;
     let mut b = server.worker(5, 5).await;
     a.client
@@ -207,23 +202,20 @@ async fn an_abandoned_item_goes_to_another_worker_at_once() {
         .unwrap();
     assert_eq!(call.await.unwrap().unwrap().unwrap().as_str(), "2");
     // Abandoning it again: nobody holds that token any more.
-    let e = a
-        .client
+    a.client
         .abandon_task_activity_work_item(AbandonActivityTaskRequest {
             completion_token: again.completion_token.clone(),
         })
         .await
-        .unwrap_err();
-    assert_eq!(e.code(), Code::NotFound);
+        .refused(Code::NotFound);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_withdrawn_item_is_refused_when_its_answer_comes_late() {
     let server = real_server().await;
     let mut w = server.worker(1, 1).await;
-    let d = server.dispatcher.clone();
     // The runtime drops the future (its partition moved): the item is withdrawn.
-    let call = tokio::spawn(async move { d.orchestrate(first_turn("o1", "Greet")).await });
+    let call = server.orchestrate(first_turn("o1", "Greet"));
     let item = w.expect().await;
     call.abort();
     let _ = call.await;
@@ -234,12 +226,10 @@ async fn a_withdrawn_item_is_refused_when_its_answer_comes_late() {
             ..OrchestratorResponse::default()
         })
         .await
-        .unwrap_err();
-    assert_eq!(e.code(), Code::NotFound, "{e:?}");
+        .refused(Code::NotFound);
     assert!(e.message().contains("withdrawn"), "{}", e.message());
     // The worker has its room back: the next item comes to it at once.
-    let d = server.dispatcher.clone();
-    let next = tokio::spawn(async move { d.orchestrate(first_turn("o2", "Greet")).await });
+    let next = server.orchestrate(first_turn("o2", "Greet"));
     let item = w.expect().await;
     let Some(work_item::Request::OrchestratorRequest(r)) = &item.request else {
         panic!()
@@ -252,26 +242,22 @@ async fn a_withdrawn_item_is_refused_when_its_answer_comes_late() {
 async fn an_item_held_past_its_timeout_times_out_and_its_late_answer_is_refused() {
     let (server, clock) = DispatchServer::on_manual_clock(settings()).await;
     let mut w = server.worker(1, 1).await;
-    let d = server.dispatcher.clone();
-    let call = tokio::spawn(async move { d.orchestrate(first_turn("o1", "Greet")).await });
+    let call = server.orchestrate(first_turn("o1", "Greet"));
     let item = w.expect().await;
     held_past_the_timeout(&clock, call).await;
-    let late = w
-        .client
+    w.client
         .complete_orchestrator_task(OrchestratorResponse {
             completion_token: item.completion_token.clone(),
             ..OrchestratorResponse::default()
         })
         .await
-        .unwrap_err();
-    assert_eq!(late.code(), Code::NotFound);
+        .refused(Code::NotFound);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_no_worker_connected_a_call_answers_unavailable_after_the_wait() {
     let (server, clock) = DispatchServer::on_manual_clock(settings()).await;
-    let d = server.dispatcher.clone();
-    let call = tokio::spawn(async move { d.run_activity(activity("o1", "A")).await });
+    let call = server.run_activity(activity("o1", "A"));
     tokio::time::sleep(Duration::from_millis(100)).await;
     clock.advance(Duration::from_secs(29));
     tokio::time::sleep(Duration::from_millis(100)).await;
@@ -296,8 +282,7 @@ async fn past_the_waiting_budget_a_call_answers_busy_at_once() {
         activity(i, "A")
             .with_input(Payload::from_json(format!("\"{}\"", "x".repeat(100 * 1024))).unwrap())
     };
-    let d = server.dispatcher.clone();
-    let first = tokio::spawn(async move { d.run_activity(large("o1")).await });
+    let first = server.run_activity(large("o1"));
     tokio::time::sleep(Duration::from_millis(100)).await;
     // 100 KiB wait; another 100 KiB would be over 150 KiB: refused at once.
     let e = tokio::time::timeout(
@@ -315,8 +300,7 @@ async fn past_the_waiting_budget_a_call_answers_busy_at_once() {
     let mut w = server.worker(2, 2).await;
     let item = w.expect().await;
     assert!(!item.completion_token.is_empty());
-    let d = server.dispatcher.clone();
-    let second = tokio::spawn(async move { d.run_activity(large("o3")).await });
+    let second = server.run_activity(large("o3"));
     let again = w.expect().await;
     assert_ne!(again.completion_token, item.completion_token);
     first.abort();
@@ -336,8 +320,7 @@ async fn a_connected_worker_gets_health_pings() {
 async fn a_malformed_answer_fails_the_orchestration_not_the_worker() {
     let server = real_server().await;
     let mut w = server.worker(1, 1).await;
-    let d = server.dispatcher.clone();
-    let call = tokio::spawn(async move { d.orchestrate(first_turn("o1", "Greet")).await });
+    let call = server.orchestrate(first_turn("o1", "Greet"));
     let item = w.expect().await;
     w.client
         .complete_orchestrator_task(OrchestratorResponse {
@@ -376,8 +359,7 @@ async fn bad_worker_calls_get_a_status_naming_what_is_wrong() {
             ..GetWorkItemsRequest::default()
         })
         .await
-        .unwrap_err();
-    assert_eq!(e.code(), Code::InvalidArgument);
+        .refused(Code::InvalidArgument);
     assert!(
         e.message().contains("maxConcurrentActivityWorkItems"),
         "{e:?}"
@@ -387,22 +369,18 @@ async fn bad_worker_calls_get_a_status_naming_what_is_wrong() {
         .client
         .complete_activity_task(ActivityResponse::default())
         .await
-        .unwrap_err();
-    assert_eq!(e.code(), Code::InvalidArgument);
+        .refused(Code::InvalidArgument);
     assert!(e.message().contains("completionToken"), "{e:?}");
     // An activity's token on the orchestration call.
-    let d = server.dispatcher.clone();
-    let call = tokio::spawn(async move { d.run_activity(activity("o1", "A")).await });
+    let call = server.run_activity(activity("o1", "A"));
     let item = w.expect().await;
-    let e = w
-        .client
+    w.client
         .complete_orchestrator_task(OrchestratorResponse {
             completion_token: item.completion_token.clone(),
             ..OrchestratorResponse::default()
         })
         .await
-        .unwrap_err();
-    assert_eq!(e.code(), Code::FailedPrecondition, "{e:?}");
+        .refused(Code::FailedPrecondition);
     // The item is still out: the right call takes it.
     w.client
         .complete_activity_task(done(&item.completion_token, "3"))
@@ -414,8 +392,7 @@ async fn bad_worker_calls_get_a_status_naming_what_is_wrong() {
         .client
         .complete_entity_task(taskhub_grpc::proto::EntityBatchResult::default())
         .await
-        .unwrap_err();
-    assert_eq!(e.code(), Code::InvalidArgument, "{e:?}");
+        .refused(Code::InvalidArgument);
     assert!(e.message().contains("completionToken"), "{e:?}");
 }
 
@@ -427,8 +404,7 @@ async fn sequential_round_trips_are_not_held_back_by_nagle() {
     let server = real_server().await;
     let mut w = server.worker(1, 1).await;
     // Warm up the connection.
-    let d = server.dispatcher.clone();
-    let call = tokio::spawn(async move { d.run_activity(activity("o1", "Warm")).await });
+    let call = server.run_activity(activity("o1", "Warm"));
     let item = w.expect().await;
     w.client
         .complete_activity_task(done(&item.completion_token, "0"))
@@ -437,8 +413,7 @@ async fn sequential_round_trips_are_not_held_back_by_nagle() {
     call.await.unwrap().unwrap().unwrap();
     let started = std::time::Instant::now();
     for i in 0..20 {
-        let d = server.dispatcher.clone();
-        let call = tokio::spawn(async move { d.run_activity(activity("o1", "Step")).await });
+        let call = server.run_activity(activity("o1", "Step"));
         let item = w.expect().await;
         w.client
             .complete_activity_task(done(&item.completion_token, &i.to_string()))
@@ -509,8 +484,7 @@ async fn every_turn_carries_the_whole_history_in_order_as_converted_afresh() {
             .iter()
             .map(|e| taskhub_grpc::convert::event_to_proto(e, &work.instance))
             .collect();
-        let d = server.dispatcher.clone();
-        let call = tokio::spawn(async move { d.orchestrate(work).await });
+        let call = server.orchestrate(work);
         let item = w.expect().await;
         let Some(work_item::Request::OrchestratorRequest(r)) = &item.request else {
             panic!("{item:?}")

@@ -12,6 +12,8 @@
 
 mod common;
 
+use common::calls::Refused;
+
 use std::sync::Arc;
 
 use common::sdk::{held_past_the_timeout, DispatchServer, FakeWorker};
@@ -178,8 +180,7 @@ async fn a_worker_gets_no_more_entity_batches_than_it_asked_for() {
 async fn an_abandoned_entity_batch_goes_to_another_worker_at_once() {
     let server = real_server().await;
     let mut a = entity_worker(&server, 5).await;
-    let d = server.dispatcher.clone();
-    let call = tokio::spawn(async move { d.run_entity(batch("hot", &["add"])).await });
+    let call = server.run_entity(batch("hot", &["add"]));
     let item = a.expect().await;
     let mut b = entity_worker(&server, 5).await;
     a.client
@@ -193,12 +194,10 @@ async fn an_abandoned_entity_batch_goes_to_another_worker_at_once() {
     assert_ne!(again.completion_token, item.completion_token);
     a.expect_none().await;
     // A's answer under the old token is refused; B's is taken.
-    let late = a
-        .client
+    a.client
         .complete_entity_task(answer(&item.completion_token, &["9"], "9"))
         .await
-        .unwrap_err();
-    assert_eq!(late.code(), Code::NotFound, "{late:?}");
+        .refused(Code::NotFound);
     b.client
         .complete_entity_task(answer(&again.completion_token, &["2"], "2"))
         .await
@@ -210,9 +209,8 @@ async fn an_abandoned_entity_batch_goes_to_another_worker_at_once() {
 async fn a_withdrawn_entity_batch_is_refused_when_its_answer_comes_late() {
     let server = real_server().await;
     let mut w = entity_worker(&server, 1).await;
-    let d = server.dispatcher.clone();
     // The runtime drops the future (its partition moved): the batch is withdrawn.
-    let call = tokio::spawn(async move { d.run_entity(batch("k", &["add"])).await });
+    let call = server.run_entity(batch("k", &["add"]));
     let item = w.expect().await;
     call.abort();
     let _ = call.await;
@@ -220,12 +218,10 @@ async fn a_withdrawn_entity_batch_is_refused_when_its_answer_comes_late() {
         .client
         .complete_entity_task(answer(&item.completion_token, &["3"], "3"))
         .await
-        .unwrap_err();
-    assert_eq!(e.code(), Code::NotFound, "{e:?}");
+        .refused(Code::NotFound);
     assert!(e.message().contains("withdrawn"), "{}", e.message());
     // The worker has its room back: the next batch comes to it at once.
-    let d = server.dispatcher.clone();
-    let next = tokio::spawn(async move { d.run_entity(batch("k2", &["add"])).await });
+    let next = server.run_entity(batch("k2", &["add"]));
     let item = w.expect().await;
     assert_eq!(request(&item).instance_id, "@counter@k2");
     next.abort();
@@ -235,14 +231,11 @@ async fn a_withdrawn_entity_batch_is_refused_when_its_answer_comes_late() {
 async fn an_entity_batch_held_past_its_timeout_times_out_and_its_late_answer_is_refused() {
     let (server, clock) = DispatchServer::on_manual_clock(DispatcherSettings::default()).await;
     let mut w = entity_worker(&server, 1).await;
-    let d = server.dispatcher.clone();
-    let call = tokio::spawn(async move { d.run_entity(batch("k", &["add"])).await });
+    let call = server.run_entity(batch("k", &["add"]));
     let item = w.expect().await;
     held_past_the_timeout(&clock, call).await;
-    let late = w
-        .client
+    w.client
         .complete_entity_task(answer(&item.completion_token, &["3"], "3"))
         .await
-        .unwrap_err();
-    assert_eq!(late.code(), Code::NotFound);
+        .refused(Code::NotFound);
 }

@@ -21,6 +21,8 @@
 
 mod common;
 
+use common::calls::Refused;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -176,8 +178,7 @@ async fn several_batches_on_one_connection_need_operation_infos_to_tell_them_apa
         .client
         .complete_entity_task(v1_answer("7"))
         .await
-        .unwrap_err();
-    assert_eq!(refused.code(), Code::InvalidArgument);
+        .refused(Code::InvalidArgument);
     assert!(
         refused.message().contains("hold 2 entity batches")
             && refused.message().contains("operationInfos"),

@@ -16,34 +16,20 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::calls::{get, start, Client};
+use common::calls::{filtered, get, orchestration_filters, start, Client};
 use common::sdk::{schedule_task, FakeWorker, SdkServer};
+use common::serving::work_items;
 use common::Backend;
 use taskhub::admin::{ScaleAction, UnmatchedName, UnmatchedWork, WorkKind};
 use taskhub::EntityId;
 use taskhub_grpc::proto::{
-    work_item, CreateInstanceRequest, GetWorkItemsRequest, OrchestrationFilter,
-    OrchestrationStatus, OrchestratorResponse, WorkItemFilters,
+    work_item, CreateInstanceRequest, OrchestrationStatus, OrchestratorResponse,
 };
 
 /// A worker stream whose filters take orchestration `Wanted` and nothing else.
 async fn wanted_only(server: &SdkServer) -> FakeWorker {
-    let mut client = server.client().await;
-    let stream = client
-        .get_work_items(GetWorkItemsRequest {
-            work_item_filters: Some(WorkItemFilters {
-                orchestrations: vec![OrchestrationFilter {
-                    name: "Wanted".into(),
-                    versions: vec![],
-                }],
-                ..WorkItemFilters::default()
-            }),
-            ..GetWorkItemsRequest::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    FakeWorker { client, stream }
+    let filters = orchestration_filters(&[("Wanted", &[])]);
+    work_items(server.client().await, filtered(filters)).await
 }
 
 /// Polls the dispatcher's report until `done` holds (20 s at most).

@@ -16,39 +16,16 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::calls::{filtered, orchestration_filters as orchestrations};
 use common::sdk::{activity, error_of, first_turn, DispatchServer, FakeWorker};
+use common::serving::work_items;
 use taskhub::executor::{ExecutorError, RemoteExecutor};
-use taskhub_grpc::proto::{
-    work_item, ActivityFilter, ActivityResponse, GetWorkItemsRequest, OrchestrationFilter,
-    WorkItem, WorkItemFilters,
-};
+use taskhub_grpc::proto::{work_item, ActivityFilter, ActivityResponse, WorkItem, WorkItemFilters};
 use taskhub_grpc::DispatcherSettings;
 use taskhub_storage::SystemClock;
 
 async fn filtered_worker(server: &DispatchServer, filters: WorkItemFilters) -> FakeWorker {
-    let mut client = server.client().await;
-    let stream = client
-        .get_work_items(GetWorkItemsRequest {
-            work_item_filters: Some(filters),
-            ..GetWorkItemsRequest::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    FakeWorker { client, stream }
-}
-
-fn orchestrations(names: &[(&str, &[&str])]) -> WorkItemFilters {
-    WorkItemFilters {
-        orchestrations: names
-            .iter()
-            .map(|(name, versions)| OrchestrationFilter {
-                name: (*name).into(),
-                versions: versions.iter().map(|v| (*v).into()).collect(),
-            })
-            .collect(),
-        ..WorkItemFilters::default()
-    }
+    work_items(server.client().await, filtered(filters)).await
 }
 
 fn orchestration_name(item: &WorkItem) -> String {
@@ -91,8 +68,7 @@ async fn each_worker_gets_only_what_its_filters_name() {
     greeter.expect_none().await;
     payer.expect_none().await;
     // Neither takes activities: their filters list none.
-    let d = server.dispatcher.clone();
-    let act = tokio::spawn(async move { d.run_activity(activity("p1", "Charge")).await });
+    let act = server.run_activity(activity("p1", "Charge"));
     greeter.expect_none().await;
     payer.expect_none().await;
     // A worker whose filters name it takes it.
@@ -128,11 +104,9 @@ async fn an_item_nobody_takes_waits_without_holding_back_the_ones_behind_it_and_
     let (server, clock) = DispatchServer::on_manual_clock(DispatcherSettings::default()).await;
     let mut w = filtered_worker(&server, orchestrations(&[("Greet", &["2"])])).await;
     // First in line: an orchestration no worker takes; behind it, one this worker takes.
-    let d = server.dispatcher.clone();
-    let unmatched = tokio::spawn(async move { d.orchestrate(first_turn("x1", "Other")).await });
+    let unmatched = server.orchestrate(first_turn("x1", "Other"));
     tokio::time::sleep(Duration::from_millis(50)).await;
-    let d = server.dispatcher.clone();
-    let matched = tokio::spawn(async move { d.orchestrate(first_turn("g1", "Greet")).await });
+    let matched = server.orchestrate(first_turn("g1", "Greet"));
     tokio::time::sleep(Duration::from_millis(50)).await;
     // `first_turn` starts version-less executions: version "2" only is not taken either.
     w.expect_none().await;
@@ -147,11 +121,9 @@ async fn an_item_nobody_takes_waits_without_holding_back_the_ones_behind_it_and_
     }
     // A worker that takes any version of Greet gets the next one, past an unmatched one.
     let mut any = filtered_worker(&server, orchestrations(&[("Greet", &[])])).await;
-    let d = server.dispatcher.clone();
-    let unmatched = tokio::spawn(async move { d.orchestrate(first_turn("x2", "Other")).await });
+    let unmatched = server.orchestrate(first_turn("x2", "Other"));
     tokio::time::sleep(Duration::from_millis(50)).await;
-    let d = server.dispatcher.clone();
-    let _matched = tokio::spawn(async move { d.orchestrate(first_turn("g2", "Greet")).await });
+    let _matched = server.orchestrate(first_turn("g2", "Greet"));
     assert_eq!(orchestration_name(&any.expect().await), "Greet");
     w.expect_none().await;
     unmatched.abort();

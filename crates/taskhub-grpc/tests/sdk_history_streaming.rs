@@ -93,8 +93,7 @@ async fn a_large_turn_goes_without_its_past_which_the_worker_streams_whole_and_i
     inline_settings.inline_history_bytes = usize::MAX;
     let reference = DispatchServer::start(Arc::new(SystemClock::new()), inline_settings).await;
     let mut plain = worker(&reference, false).await;
-    let d = reference.dispatcher.clone();
-    let _ref_turn = tokio::spawn(async move { d.orchestrate(long_turn("o1")).await });
+    let _ref_turn = reference.orchestrate(long_turn("o1"));
     let whole = plain.expect().await;
     let Some(work_item::Request::OrchestratorRequest(whole)) = whole.request else {
         panic!()
@@ -102,8 +101,7 @@ async fn a_large_turn_goes_without_its_past_which_the_worker_streams_whole_and_i
     assert_eq!(whole.past_events.len(), 82);
 
     let mut w = worker(&server, true).await;
-    let d = server.dispatcher.clone();
-    let turn = tokio::spawn(async move { d.orchestrate(long_turn("o1")).await });
+    let turn = server.orchestrate(long_turn("o1"));
     let item = w.expect().await;
     let Some(work_item::Request::OrchestratorRequest(r)) = &item.request else {
         panic!("{item:?}")
@@ -136,8 +134,7 @@ async fn a_large_turn_goes_only_to_a_worker_that_streams_and_is_refused_clearly_
     assert!(matches!(e, ExecutorError::Abandoned { .. }), "{e:?}");
     assert!(e.to_string().contains("history streaming"), "{e}");
     // A small turn still goes to it.
-    let d = server.dispatcher.clone();
-    let small = tokio::spawn(async move { d.orchestrate(first_turn("s1", "Small")).await });
+    let small = server.orchestrate(first_turn("s1", "Small"));
     let item = plain.expect().await;
     let Some(work_item::Request::OrchestratorRequest(r)) = &item.request else {
         panic!("{item:?}")
@@ -145,8 +142,7 @@ async fn a_large_turn_goes_only_to_a_worker_that_streams_and_is_refused_clearly_
     assert!(!r.requires_history_streaming);
     // With a streaming worker connected, the large turn goes to it, never to the other.
     let mut streaming = worker(&server, true).await;
-    let d = server.dispatcher.clone();
-    let large = tokio::spawn(async move { d.orchestrate(long_turn("o2")).await });
+    let large = server.orchestrate(long_turn("o2"));
     let item = streaming.expect().await;
     let Some(work_item::Request::OrchestratorRequest(r)) = &item.request else {
         panic!("{item:?}")

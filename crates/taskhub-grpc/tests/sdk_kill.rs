@@ -141,24 +141,12 @@ impl Worker {
     }
 }
 
-async fn until_connected(server: &SdkServer, n: usize) {
-    let start = Instant::now();
-    while server.dispatcher.connected_workers() != n {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "{n} SDK workers never connected (now {})",
-            server.dispatcher.connected_workers()
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 async fn a_killed_workers_orchestrations_finish_on_another(sdk: Sdk, backend: Backend) {
     let server = SdkServer::start(backend).await;
     let addr = server.addr.to_string();
     let mut a = sdk.spawn(&addr, "A", 600);
     a.said("worker A started").await;
-    until_connected(&server, 1).await;
+    server.until_connected(1).await;
     let mut c = server.client().await;
     let ids: Vec<String> = (0..ORCHESTRATIONS).map(|i| format!("kill-{i}")).collect();
     for id in &ids {
@@ -167,7 +155,7 @@ async fn a_killed_workers_orchestrations_finish_on_another(sdk: Sdk, backend: Ba
     a.said("slow step started by A").await;
     let mut b = sdk.spawn(&addr, "B", 0);
     b.said("worker B started").await;
-    until_connected(&server, 2).await;
+    server.until_connected(2).await;
     a.kill().await;
     let killed = Instant::now();
     let mut firsts = Vec::new();

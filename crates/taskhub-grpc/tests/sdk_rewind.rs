@@ -46,7 +46,7 @@ use common::sdk::{
 };
 use common::serving;
 use common::Backend;
-use taskhub::executor::{Decision, OrchestrationWork, RemoteExecutor};
+use taskhub::executor::{Decision, OrchestrationWork};
 use taskhub::{EventKind, HistoryEvent, Timestamp};
 use taskhub_grpc::convert::event_to_proto;
 use taskhub_grpc::proto::{
@@ -166,8 +166,7 @@ fn assert_schedules_ship(decision: &taskhub::executor::OrchestrationDecision) {
 async fn a_rewind_turn_carries_execution_rewound_with_its_reason() {
     let server = dispatch_server().await;
     let mut w = server.worker(1, 1).await;
-    let d = server.dispatcher.clone();
-    let call = tokio::spawn(async move { d.orchestrate(rewind_turn()).await });
+    let call = server.orchestrate(rewind_turn());
     let item = w.expect().await;
     let r = turn_of(&item);
     assert_eq!(r.past_events.len(), 6);
@@ -190,8 +189,7 @@ async fn the_go_and_java_sdks_get_rewind_turns_without_the_event_they_cannot_rea
     for user_agent in ["grpc-java-netty/1.59.0", "grpc-go/1.56.3"] {
         let server = dispatch_server().await;
         let mut w = worker_as(&server, user_agent).await;
-        let d = server.dispatcher.clone();
-        let call = tokio::spawn(async move { d.orchestrate(rewind_turn()).await });
+        let call = server.orchestrate(rewind_turn());
         let item = w.expect().await;
         let r = turn_of(&item);
         assert!(rewind_reasons(&r.past_events).is_empty(), "{user_agent}");
@@ -238,8 +236,7 @@ fn rewind_answer(
 async fn a_rewind_answer_that_keeps_the_history_sent_is_asked_again_without_the_rewind() {
     let server = dispatch_server().await;
     let mut w = server.worker(1, 1).await;
-    let d = server.dispatcher.clone();
-    let call = tokio::spawn(async move { d.orchestrate(rewind_turn()).await });
+    let call = server.orchestrate(rewind_turn());
     let item = w.expect().await;
     // As the Python and JavaScript workers build it: the history sent, with a new execution
     // ID in its start (nothing else to drop: Taskhub had rewound it).
@@ -268,8 +265,7 @@ async fn a_rewind_answer_that_keeps_the_history_sent_is_asked_again_without_the_
 async fn a_rewind_answer_that_changes_the_history_fails_naming_the_first_event_that_differs() {
     let server = dispatch_server().await;
     let mut w = server.worker(1, 1).await;
-    let d = server.dispatcher.clone();
-    let call = tokio::spawn(async move { d.orchestrate(rewind_turn()).await });
+    let call = server.orchestrate(rewind_turn());
     let item = w.expect().await;
     // The first rewind's marker left out: a rewind keeps it.
     let mut history = sent(&rewind_turn());
@@ -298,8 +294,7 @@ async fn a_rewind_answer_that_changes_the_history_fails_naming_the_first_event_t
 async fn a_second_rewind_answer_to_the_turn_asked_again_fails_the_execution() {
     let server = dispatch_server().await;
     let mut w = server.worker(1, 1).await;
-    let d = server.dispatcher.clone();
-    let call = tokio::spawn(async move { d.orchestrate(rewind_turn()).await });
+    let call = server.orchestrate(rewind_turn());
     let item = w.expect().await;
     w.client
         .complete_orchestrator_task(rewind_answer(&item.completion_token, sent(&rewind_turn())))

@@ -74,8 +74,7 @@ fn hello_done(instance: &str, task: i32) -> ActivityResponse {
 async fn a_go_worker_completes_turns_and_activities_without_a_token() {
     let server = real_server().await;
     let mut w = go_worker(&server).await;
-    let d = server.dispatcher.clone();
-    let turn = tokio::spawn(async move { d.orchestrate(first_turn("o1", "Greet")).await });
+    let turn = server.orchestrate(first_turn("o1", "Greet"));
     let item = w.expect().await;
     assert!(matches!(
         item.request,
@@ -95,8 +94,7 @@ async fn a_go_worker_completes_turns_and_activities_without_a_token() {
         Some(Payload::from_json("\"going\"").unwrap())
     );
 
-    let d = server.dispatcher.clone();
-    let act = tokio::spawn(async move { d.run_activity(activity("o1", "SayHello")).await });
+    let act = server.run_activity(activity("o1", "SayHello"));
     w.expect().await;
     w.client
         .complete_activity_task(hello_done("o1", 0))
@@ -115,8 +113,7 @@ async fn a_go_worker_completes_turns_and_activities_without_a_token() {
 async fn an_answer_without_a_token_from_another_connection_or_for_another_item_completes_nothing() {
     let server = real_server().await;
     let mut w = go_worker(&server).await;
-    let d = server.dispatcher.clone();
-    let act = tokio::spawn(async move { d.run_activity(activity("o1", "SayHello")).await });
+    let act = server.run_activity(activity("o1", "SayHello"));
     w.expect().await;
 
     // Another connection (a second Go client) did not receive it.
@@ -150,8 +147,7 @@ async fn an_answer_without_a_token_from_another_connection_or_for_another_item_c
 async fn the_items_of_a_closed_stream_are_not_matched_on_its_connection_again() {
     let server = real_server().await;
     let mut w = go_worker(&server).await;
-    let d = server.dispatcher.clone();
-    let act = tokio::spawn(async move { d.run_activity(activity("o1", "SayHello")).await });
+    let act = server.run_activity(activity("o1", "SayHello"));
     w.expect().await;
     // The Go SDK reconnects its stream on the same channel after a stream error: the item of
     // the old stream went back and out again, to the new stream.
@@ -228,8 +224,7 @@ async fn a_java_worker_is_handed_one_item_at_a_time() {
             d.run_activity(activity(&format!("a{i}"), "Slow")).await
         }));
     }
-    let d = server.dispatcher.clone();
-    let turn = tokio::spawn(async move { d.orchestrate(first_turn("t1", "Greet")).await });
+    let turn = server.orchestrate(first_turn("t1", "Greet"));
     let first = java.expect().await;
     // It runs the first inline: nothing else is handed to it meanwhile.
     java.expect_none().await;
@@ -290,12 +285,10 @@ async fn a_java_worker_is_handed_one_item_at_a_time() {
 async fn work_that_no_busy_worker_takes_within_the_busy_wait_goes_back_as_busy() {
     let (server, clock) = DispatchServer::on_manual_clock(DispatcherSettings::default()).await;
     let mut java = legacy_worker(&server, JAVA_USER_AGENT).await;
-    let d = server.dispatcher.clone();
-    let slow = tokio::spawn(async move { d.run_activity(activity("a0", "Slow")).await });
+    let slow = server.run_activity(activity("a0", "Slow"));
     java.expect().await;
     // A turn behind the running activity: it waits here, not inside the worker.
-    let d = server.dispatcher.clone();
-    let turn = tokio::spawn(async move { d.orchestrate(first_turn("t1", "Greet")).await });
+    let turn = server.orchestrate(first_turn("t1", "Greet"));
     tokio::time::sleep(Duration::from_millis(100)).await;
     clock.advance(Duration::from_secs(59));
     tokio::time::sleep(Duration::from_millis(100)).await;

@@ -1,14 +1,16 @@
-//! Small helpers over the generated client.
+//! Small helpers over the generated client (taskhub-cli's tests use them too, through
+//! `#[path]`: `super::STUCK` is the including crate's deadline).
 
 use std::time::Duration;
 
 use taskhub_grpc::proto::task_hub_sidecar_service_client::TaskHubSidecarServiceClient;
 use taskhub_grpc::proto::{
-    CreateInstanceRequest, GetEntityRequest, GetInstanceRequest, HistoryEvent, OrchestrationState,
-    OrchestrationStatus, SignalEntityRequest, StreamInstanceHistoryRequest,
+    CreateInstanceRequest, GetEntityRequest, GetInstanceRequest, GetWorkItemsRequest, HistoryEvent,
+    OrchestrationFilter, OrchestrationState, OrchestrationStatus, SignalEntityRequest,
+    StreamInstanceHistoryRequest, WorkItemFilters,
 };
-use tonic::transport::Channel;
-use tonic::Request;
+use taskhub_grpc::tonic::transport::Channel;
+use taskhub_grpc::tonic::{Code, Request, Status};
 
 pub type Client = TaskHubSidecarServiceClient<Channel>;
 
@@ -17,6 +19,51 @@ pub fn within<T>(message: T, deadline: Duration) -> Request<T> {
     let mut r = Request::new(message);
     r.set_timeout(deadline);
     r
+}
+
+/// A call's answer that must be a refusal.
+pub trait Refused {
+    /// The refusal, asserted to carry `code` (a success fails the test).
+    fn refused(self, code: Code) -> Status;
+}
+
+impl<T: std::fmt::Debug> Refused for Result<T, Status> {
+    fn refused(self, code: Code) -> Status {
+        let e = self.unwrap_err();
+        assert_eq!(e.code(), code, "{e:?}");
+        e
+    }
+}
+
+/// Work-item filters that take the orchestrations `names` (each with the versions it lists;
+/// none: any version) and nothing else.
+pub fn orchestration_filters(names: &[(&str, &[&str])]) -> WorkItemFilters {
+    WorkItemFilters {
+        orchestrations: names
+            .iter()
+            .map(|(name, versions)| OrchestrationFilter {
+                name: (*name).into(),
+                versions: versions.iter().map(|v| (*v).into()).collect(),
+            })
+            .collect(),
+        ..WorkItemFilters::default()
+    }
+}
+
+/// A `GetWorkItems` request that sends `filters`.
+pub fn filtered(filters: WorkItemFilters) -> GetWorkItemsRequest {
+    GetWorkItemsRequest {
+        work_item_filters: Some(filters),
+        ..GetWorkItemsRequest::default()
+    }
+}
+
+/// A `GetInstance` request for `id`, with its inputs and outputs if `with_payloads`.
+pub fn instance_request(id: &str, with_payloads: bool) -> GetInstanceRequest {
+    GetInstanceRequest {
+        instance_id: id.to_owned(),
+        get_inputs_and_outputs: with_payloads,
+    }
 }
 
 /// Starts `name` with `input` (JSON text) under `id`.
@@ -36,13 +83,7 @@ pub async fn start(c: &mut Client, name: &str, id: &str, input: Option<&str>) ->
 /// Waits (gRPC deadline: 60 s) for the instance to finish; its state with inputs and outputs.
 pub async fn wait_done(c: &mut Client, id: &str) -> OrchestrationState {
     let r = c
-        .wait_for_instance_completion(within(
-            GetInstanceRequest {
-                instance_id: id.to_owned(),
-                get_inputs_and_outputs: true,
-            },
-            super::STUCK,
-        ))
+        .wait_for_instance_completion(within(instance_request(id, true), super::STUCK))
         .await
         .unwrap()
         .into_inner();
@@ -53,10 +94,7 @@ pub async fn wait_done(c: &mut Client, id: &str) -> OrchestrationState {
 /// The state with inputs and outputs (`None`: does not exist).
 pub async fn get(c: &mut Client, id: &str) -> Option<OrchestrationState> {
     let r = c
-        .get_instance(GetInstanceRequest {
-            instance_id: id.to_owned(),
-            get_inputs_and_outputs: true,
-        })
+        .get_instance(instance_request(id, true))
         .await
         .unwrap()
         .into_inner();

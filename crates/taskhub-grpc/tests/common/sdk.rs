@@ -7,8 +7,10 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use taskhub::executor::ExecutorError;
-use taskhub::executor::{ActivityWork, OrchestrationWork};
+use taskhub::executor::{
+    ActivityOutcome, ActivityWork, EntityBatchOutcome, EntityWork, ExecutorError,
+    OrchestrationDecision, OrchestrationWork, RemoteExecutor,
+};
 use taskhub::{EventKind, ExecutionId, HistoryEvent, InstanceId, Payload, Timestamp};
 use taskhub_grpc::proto::orchestrator_action::OrchestratorActionType;
 use taskhub_grpc::proto::{
@@ -62,6 +64,33 @@ impl DispatchServer {
     /// A fake SDK worker declaring room for `orchestrations` and `activities` items.
     pub async fn worker(&self, orchestrations: i32, activities: i32) -> FakeWorker {
         serving::fake_worker(self.addr, orchestrations, activities).await
+    }
+
+    /// The runtime's call for the turn `work`, spawned; the handle answers the decision.
+    pub fn orchestrate(
+        &self,
+        work: OrchestrationWork,
+    ) -> JoinHandle<Result<OrchestrationDecision, ExecutorError>> {
+        let d = self.dispatcher.clone();
+        tokio::spawn(async move { d.orchestrate(work).await })
+    }
+
+    /// The runtime's call for the activity `work`, spawned; the handle answers its outcome.
+    pub fn run_activity(
+        &self,
+        work: ActivityWork,
+    ) -> JoinHandle<Result<ActivityOutcome, ExecutorError>> {
+        let d = self.dispatcher.clone();
+        tokio::spawn(async move { d.run_activity(work).await })
+    }
+
+    /// The runtime's call for the entity batch `work`, spawned; the handle answers its outcome.
+    pub fn run_entity(
+        &self,
+        work: EntityWork,
+    ) -> JoinHandle<Result<EntityBatchOutcome, ExecutorError>> {
+        let d = self.dispatcher.clone();
+        tokio::spawn(async move { d.run_entity(work).await })
     }
 }
 

@@ -23,21 +23,9 @@ const {
   whenAll,
   whenAny,
 } = require("@microsoft/durabletask-js");
+const { scenario, report, run } = require("./checks");
 
 const ADDR = process.argv[2];
-const done = [];
-const failed = [];
-
-async function scenario(name, body) {
-  try {
-    await body();
-    done.push(name);
-    console.log(`ok: ${name}`);
-  } catch (e) {
-    failed.push(`${name}: ${e && e.stack ? e.stack : e}`);
-    console.log(`FAILED: ${name}: ${e}`);
-  }
-}
 
 // Activities.
 const hello = async (_ctx, city) => `Hello ${city}!`;
@@ -457,15 +445,7 @@ async function main() {
     await worker.stop();
     await c.stop();
   }
-  if (failed.length > 0) {
-    console.log(["FAILED scenarios:", ...failed].join("\n"));
-    process.exit(1);
-  }
-  console.log(`all ${done.length} JavaScript SDK worker checks passed`);
-  process.exit(0);
+  report("worker");
 }
 
-main().catch((e) => {
-  console.error(e);
-  process.exit(1);
-});
+run(main);

@@ -11,27 +11,12 @@ import time
 from datetime import datetime, timedelta, timezone
 
 import grpc
+from checks import check, report, until
 from durabletask.client import (OrchestrationQuery, OrchestrationStatus,
                                 TaskHubGrpcClient)
 from durabletask.entities import EntityInstanceId
 
 c = TaskHubGrpcClient(host_address=sys.argv[1])
-done = []
-
-
-def check(name):
-    done.append(name)
-    print(f"ok: {name}", flush=True)
-
-
-def until(predicate, what, timeout=30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 # schedule_new_orchestration with input, instance ID, tags and version; wait; get.
@@ -115,7 +100,7 @@ iid = c.schedule_new_orchestration("Waiter", instance_id="py-suspend")
 c.wait_for_orchestration_start(iid, timeout=30)
 c.suspend_orchestration(iid, reason="maintenance")
 until(lambda: c.get_orchestration_state(iid).runtime_status == OrchestrationStatus.SUSPENDED,
-      "SUSPENDED")
+      "SUSPENDED", timeout=30.0)
 c.raise_orchestration_event(iid, "Go", data=7)
 time.sleep(0.5)
 assert c.get_orchestration_state(iid).runtime_status == OrchestrationStatus.SUSPENDED
@@ -127,7 +112,7 @@ check("suspend and resume")
 # Terminate (the SDK's default is recursive): the root and its sub-orchestration.
 iid = c.schedule_new_orchestration("Tree", instance_id="py-tree")
 child = until(lambda: [s for s in c.get_all_orchestration_states(OrchestrationQuery(
-    instance_id_prefix="py-tree:", runtime_status=[OrchestrationStatus.RUNNING]))], "the child")[0]
+    instance_id_prefix="py-tree:", runtime_status=[OrchestrationStatus.RUNNING]))], "the child", timeout=30.0)[0]
 c.terminate_orchestration(iid, output="stop")
 st = c.wait_for_orchestration_completion(iid, timeout=60)
 assert st.runtime_status == OrchestrationStatus.TERMINATED and st.get_output() == "stop", st
@@ -184,7 +169,8 @@ check("purge")
 counter = EntityInstanceId("counter", "py")
 c.signal_entity(counter, "add", input=5)
 c.signal_entity(counter, "add", input=2)
-until(lambda: (m := c.get_entity(counter)) is not None and m.get_state(int) == 7, "counter = 7")
+until(lambda: (m := c.get_entity(counter)) is not None and m.get_state(int) == 7, "counter = 7",
+      timeout=30.0)
 assert c.get_entity(EntityInstanceId("counter", "nobody")) is None
 found = c.get_all_entities()
 assert [str(m.id) for m in found] == ["@counter@py"], [str(m.id) for m in found]
@@ -206,4 +192,4 @@ except grpc.RpcError as e:
 check("rewind refused")
 
 c.close()
-print(f"all {len(done)} Python SDK client checks passed", flush=True)
+report("client")

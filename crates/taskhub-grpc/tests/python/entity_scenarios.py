@@ -8,40 +8,13 @@ queues. Every check is an assert: any failure exits non-zero.
 """
 
 import sys
-import time
 
+from checks import report, scenario, until
 from durabletask import entities, task, worker
 from durabletask.client import OrchestrationStatus, TaskHubGrpcClient
 from durabletask.entities import EntityInstanceId
 
 ADDR = sys.argv[1]
-done = []
-failed = []
-
-
-def check(name):
-    done.append(name)
-    print(f"ok: {name}", flush=True)
-
-
-def scenario(name, body):
-    """Runs one scenario's checks; a failure is recorded and the others still run."""
-    try:
-        body()
-        check(name)
-    except Exception as e:  # noqa: BLE001 - every failure is reported at the end
-        failed.append(f"{name}: {type(e).__name__}: {e}")
-        print(f"FAILED: {name}: {e!r}", flush=True)
-
-
-def until(predicate, what, timeout=60.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 # Entities.
@@ -277,7 +250,4 @@ finally:
     w.stop()
     c.close()
 
-if failed:
-    print("\n".join(["FAILED scenarios:"] + failed), flush=True)
-    sys.exit(1)
-print(f"all {len(done)} Python SDK entity checks passed", flush=True)
+report("entity")

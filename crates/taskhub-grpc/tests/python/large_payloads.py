@@ -13,14 +13,13 @@ instances over gRPC and checks that Taskhub holds the tokens as they were sent.
 import sys
 import threading
 
+from checks import report, scenario
 from durabletask import task, worker
 from durabletask.client import OrchestrationStatus, TaskHubGrpcClient
 from durabletask.payload import LargePayloadStorageOptions, PayloadStore
 
 ADDR = sys.argv[1]
 PREFIX = "blob:v1:taskhub-test:"
-done = []
-failed = []
 
 
 class MemoryPayloadStore(PayloadStore):
@@ -73,16 +72,6 @@ def big_flow(ctx: task.OrchestrationContext, text: str):
     return {"loud": loud, "extra": extra, "len": len(text)}
 
 
-def scenario(name, body):
-    try:
-        body()
-        done.append(name)
-        print(f"ok: {name}", flush=True)
-    except Exception as e:  # noqa: BLE001 - every failure is reported at the end
-        failed.append(f"{name}: {type(e).__name__}: {e}")
-        print(f"FAILED: {name}: {e!r}", flush=True)
-
-
 store = MemoryPayloadStore()
 w = worker.TaskHubGrpcWorker(host_address=ADDR, payload_store=store)
 w.add_orchestrator(big_flow)
@@ -123,7 +112,4 @@ finally:
     w.stop()
     c.close()
 
-if failed:
-    print("\n".join(["FAILED scenarios:"] + failed), flush=True)
-    sys.exit(1)
-print(f"all {len(done)} Python SDK large-payload checks passed", flush=True)
+report("large-payload")

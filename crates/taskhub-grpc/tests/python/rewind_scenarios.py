@@ -25,6 +25,7 @@ import sys
 import types
 
 import grpc
+from checks import report, scenario
 
 ADDR = sys.argv[1]
 HOST_NAME, PORT = ADDR.rsplit(":", 1)
@@ -78,24 +79,12 @@ spec.loader.exec_module(sdk_tests)
 # `localhost` in the module: Taskhub listens on the address given (127.0.0.1).
 sdk_tests.HOST = ADDR
 
-done, failed = [], []
-
-
-def run(name, body):
-    try:
-        body()
-        done.append(name)
-        print(f"ok: {name}", flush=True)
-    except Exception as e:  # noqa: BLE001 - every failure is reported at the end
-        failed.append(f"{name}: {type(e).__name__}: {e}")
-        print(f"FAILED: {name}: {e!r}", flush=True)
-
 
 sdk_names = [n for n in dir(sdk_tests) if n.startswith("test_")]
 sdk_names.sort(key=lambda n: getattr(sdk_tests, n).__code__.co_firstlineno)
 assert len(sdk_names) == 8, sdk_names
 for name in sdk_names:
-    run(f"SDK test {name}", getattr(sdk_tests, name))
+    scenario(f"SDK test {name}", getattr(sdk_tests, name))
 
 # -- Taskhub's own checks ----------------------------------------------------------------
 
@@ -207,16 +196,11 @@ def refusals_carry_the_codes():
     assert "instanceId" in details, details
 
 
-run("successes kept, the failed activity run again, the rewind in the history",
-    successes_kept_and_the_failure_run_again)
-run("a rewind without a reason", no_reason_is_no_reason)
-run("refusals: NOT_FOUND, FAILED_PRECONDITION naming the status, INVALID_ARGUMENT",
-    refusals_carry_the_codes)
+scenario("successes kept, the failed activity run again, the rewind in the history",
+         successes_kept_and_the_failure_run_again)
+scenario("a rewind without a reason", no_reason_is_no_reason)
+scenario("refusals: NOT_FOUND, FAILED_PRECONDITION naming the status, INVALID_ARGUMENT",
+         refusals_carry_the_codes)
 w.stop()
 
-if failed:
-    print(f"{len(failed)} of {len(done) + len(failed)} rewind checks failed:", flush=True)
-    for f in failed:
-        print(f"  {f}", flush=True)
-    sys.exit(1)
-print(f"all {len(done)} Python SDK rewind checks passed", flush=True)
+report("rewind")

@@ -10,40 +10,12 @@ import sys
 import time
 from datetime import timedelta
 
+from checks import report, scenario, until
 from durabletask import history, task, worker
 from durabletask.client import (OrchestrationQuery, OrchestrationStatus,
                                 TaskHubGrpcClient)
 
 ADDR = sys.argv[1]
-done = []
-
-
-failed = []
-
-
-def check(name):
-    done.append(name)
-    print(f"ok: {name}", flush=True)
-
-
-def scenario(name, body):
-    """Runs one scenario's checks; a failure is recorded and the others still run."""
-    try:
-        body()
-        check(name)
-    except Exception as e:  # noqa: BLE001 - every failure is reported at the end
-        failed.append(f"{name}: {type(e).__name__}: {e}")
-        print(f"FAILED: {name}: {e!r}", flush=True)
-
-
-def until(predicate, what, timeout=60.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 # Activities.
@@ -442,7 +414,4 @@ finally:
     w.stop()
     c.close()
 
-if failed:
-    print("\n".join(["FAILED scenarios:"] + failed), flush=True)
-    sys.exit(1)
-print(f"all {len(done)} Python SDK worker checks passed", flush=True)
+report("worker")
