@@ -189,13 +189,20 @@ impl<I, O> OrchestrationRef<I, O> {
 
 // Manual impls: derives would require `I` and `O` themselves to be `Clone`, `Debug`, ...
 
-impl<I, O> Clone for ActivityRef<I, O> {
-    fn clone(&self) -> Self {
-        *self
-    }
+/// `Clone` and `Copy` of each descriptor, whatever its `I` and `O`.
+macro_rules! copy_descriptor {
+    ($($descriptor:ident),+) => {$(
+        impl<I, O> Clone for $descriptor<I, O> {
+            fn clone(&self) -> Self {
+                *self
+            }
+        }
+
+        impl<I, O> Copy for $descriptor<I, O> {}
+    )+};
 }
 
-impl<I, O> Copy for ActivityRef<I, O> {}
+copy_descriptor!(ActivityRef, OrchestrationRef);
 
 impl<I, O> fmt::Debug for ActivityRef<I, O> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -206,14 +213,6 @@ impl<I, O> fmt::Debug for ActivityRef<I, O> {
             .finish()
     }
 }
-
-impl<I, O> Clone for OrchestrationRef<I, O> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<I, O> Copy for OrchestrationRef<I, O> {}
 
 impl<I, O> fmt::Debug for OrchestrationRef<I, O> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -63,12 +63,6 @@ impl InstanceId {
         Self(uuid::Uuid::new_v4().simple().to_string())
     }
 
-    /// The ID as a string slice.
-    #[must_use]
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
     /// The partition this instance belongs to: FNV-1a-32 of the UTF-8 ID modulo `partition_count`.
     ///
     /// A `partition_count` of 0 is treated as 1.
@@ -82,12 +76,6 @@ impl<'de> Deserialize<'de> for InstanceId {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
         Self::new(s).map_err(serde::de::Error::custom)
-    }
-}
-
-impl fmt::Display for InstanceId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
     }
 }
 
@@ -151,18 +139,6 @@ impl ExecutionId {
                 .simple()
                 .to_string(),
         )
-    }
-
-    /// The ID as a string slice.
-    #[must_use]
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Display for ExecutionId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
     }
 }
 
@@ -231,19 +207,28 @@ impl MessageId {
     pub fn from_stored(id: impl Into<String>) -> Self {
         Self(id.into())
     }
-
-    /// The ID as a string slice.
-    #[must_use]
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
 }
 
-impl fmt::Display for MessageId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
+/// The text of each ID type, a newtype over its `String`: `as_str` and `Display`.
+macro_rules! id_text {
+    ($($id:ty),+) => {$(
+        impl $id {
+            /// The ID as a string slice.
+            #[must_use]
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $id {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+    )+};
 }
+
+id_text!(InstanceId, ExecutionId, MessageId);
 
 /// A name-based (v5) UUID over the given parts, separated so that part boundaries matter.
 pub(crate) fn name_uuid(parts: &[&[u8]]) -> uuid::Uuid {

@@ -120,4 +120,18 @@ impl TaskhubError {
             _ => false,
         }
     }
+
+    /// [`WrongStatus`](Self::WrongStatus): `operation` does not apply to `instance_id`, which
+    /// is `status`.
+    pub(crate) fn wrong_status(
+        instance_id: &InstanceId,
+        status: OrchestrationStatus,
+        operation: &'static str,
+    ) -> Self {
+        Self::WrongStatus {
+            instance_id: instance_id.clone(),
+            status,
+            operation,
+        }
+    }
 }

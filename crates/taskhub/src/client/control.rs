@@ -17,7 +17,14 @@ pub struct RaiseOptions {
 }
 
 impl TaskHubClient {
-    async fn existing(&self, instance_id: &InstanceId) -> Result<InstanceRow, TaskhubError> {
+    /// The row of an instance that must exist.
+    ///
+    /// # Errors
+    /// `NotFound` for an unknown instance, or a storage error.
+    pub(super) async fn existing(
+        &self,
+        instance_id: &InstanceId,
+    ) -> Result<InstanceRow, TaskhubError> {
         self.hub
             .store()
             .get_instance(instance_id)
@@ -93,11 +100,11 @@ impl TaskHubClient {
             .transpose()?;
         let row = self.existing(instance_id).await?;
         if row.status.is_terminal() {
-            return Err(TaskhubError::WrongStatus {
-                instance_id: instance_id.clone(),
-                status: row.status,
-                operation: "raise an event",
-            });
+            return Err(TaskhubError::wrong_status(
+                instance_id,
+                row.status,
+                "raise an event",
+            ));
         }
         let mut m = Message::from_client(
             row.instance_id.clone(),
@@ -155,11 +162,11 @@ impl TaskHubClient {
             Outcome::NotWaiting(row) => *row,
         };
         if row.status.is_terminal() {
-            return Err(TaskhubError::WrongStatus {
-                instance_id: instance_id.clone(),
-                status: row.status,
-                operation: "terminate",
-            });
+            return Err(TaskhubError::wrong_status(
+                instance_id,
+                row.status,
+                "terminate",
+            ));
         }
         self.send_to(
             &row,
@@ -190,11 +197,11 @@ impl TaskHubClient {
             row.status,
             OrchestrationStatus::Pending | OrchestrationStatus::Running
         ) {
-            return Err(TaskhubError::WrongStatus {
-                instance_id: instance_id.clone(),
-                status: row.status,
-                operation: "suspend",
-            });
+            return Err(TaskhubError::wrong_status(
+                instance_id,
+                row.status,
+                "suspend",
+            ));
         }
         self.send_to(
             &row,
@@ -216,11 +223,11 @@ impl TaskHubClient {
     ) -> Result<(), TaskhubError> {
         let row = self.existing(instance_id).await?;
         if row.status.is_terminal() {
-            return Err(TaskhubError::WrongStatus {
-                instance_id: instance_id.clone(),
-                status: row.status,
-                operation: "resume",
-            });
+            return Err(TaskhubError::wrong_status(
+                instance_id,
+                row.status,
+                "resume",
+            ));
         }
         if self.resume_before_start(&row).await? {
             return Ok(());

@@ -50,12 +50,7 @@ impl TaskHubClient {
         instance_id: &InstanceId,
         execution_id: &ExecutionId,
     ) -> Result<ExecutionStatus, TaskhubError> {
-        let row = self
-            .hub
-            .store()
-            .get_instance(instance_id)
-            .await?
-            .ok_or_else(|| TaskhubError::NotFound(instance_id.clone()))?;
+        let row = self.existing(instance_id).await?;
         if row.execution_id == *execution_id {
             let started_at = started_at(&row.executions, &row.execution_id, row.created_at);
             let output = row

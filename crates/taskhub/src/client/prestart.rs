@@ -34,10 +34,7 @@ impl TaskHubClient {
     ) -> Result<Outcome, TaskhubError> {
         let store = self.hub.store();
         for _ in 0..ATTEMPTS {
-            let row = store
-                .get_instance(instance_id)
-                .await?
-                .ok_or_else(|| TaskhubError::NotFound(instance_id.clone()))?;
+            let row = self.existing(instance_id).await?;
             let now = self.hub.clock().now();
             if !waits_for_its_start(&row, now) {
                 return Ok(Outcome::NotWaiting(Box::new(row)));

@@ -35,11 +35,7 @@ impl TaskHubClient {
             Err(e) => return Err(e),
         };
         if !row.status.is_terminal() {
-            return Err(TaskhubError::WrongStatus {
-                instance_id: instance_id.clone(),
-                status: row.status,
-                operation: "purge",
-            });
+            return Err(TaskhubError::wrong_status(instance_id, row.status, "purge"));
         }
         store.delete_history(instance_id).await?;
         store.delete_payloads(instance_id).await?;

@@ -58,16 +58,13 @@ impl TaskHubClient {
         reason: Option<&str>,
     ) -> Result<(), TaskhubError> {
         let store = self.hub.store();
-        let row = store
-            .get_instance(instance_id)
-            .await?
-            .ok_or_else(|| TaskhubError::NotFound(instance_id.clone()))?;
+        let row = self.existing(instance_id).await?;
         if row.status != OrchestrationStatus::Failed {
-            return Err(TaskhubError::WrongStatus {
-                instance_id: instance_id.clone(),
-                status: row.status,
-                operation: "rewind",
-            });
+            return Err(TaskhubError::wrong_status(
+                instance_id,
+                row.status,
+                "rewind",
+            ));
         }
         let etag = row
             .etag

@@ -202,6 +202,17 @@ mod tests {
     }
 
     fn plan_for(me: &str, rows: &[PartitionRow], expired: &dyn Fn(u32) -> bool) -> Plan {
+        plan_within(me, rows, expired, &[], 16)
+    }
+
+    /// [`plan_for`] with a prohibited list and a per-worker maximum.
+    fn plan_within(
+        me: &str,
+        rows: &[PartitionRow],
+        expired: &dyn Fn(u32) -> bool,
+        prohibited: &[String],
+        max_partitions: usize,
+    ) -> Plan {
         let keeping: BTreeSet<u32> = rows
             .iter()
             .filter(|r| r.owner.as_deref() == Some(me))
@@ -213,8 +224,8 @@ mod tests {
             keeping: &keeping,
             releasing: &BTreeSet::new(),
             expired,
-            prohibited: &[],
-            max_partitions: 16,
+            prohibited,
+            max_partitions,
         })
     }
 
@@ -288,26 +299,9 @@ mod tests {
     #[test]
     fn the_per_worker_maximum_and_the_prohibited_list_hold() {
         let r = rows(&[None, None, None, None]);
-        let none = BTreeSet::new();
-        let capped = plan(&View {
-            me: "a",
-            rows: &r,
-            keeping: &none,
-            releasing: &none,
-            expired: &|_| false,
-            prohibited: &[],
-            max_partitions: 1,
-        });
+        let capped = plan_within("a", &r, &|_| false, &[], 1);
         assert_eq!(capped.claims, vec![0]);
-        let banned = plan(&View {
-            me: "a",
-            rows: &r,
-            keeping: &none,
-            releasing: &none,
-            expired: &|_| false,
-            prohibited: &["a".to_owned()],
-            max_partitions: 16,
-        });
+        let banned = plan_within("a", &r, &|_| false, &["a".to_owned()], 16);
         assert_eq!(banned, Plan::default());
     }
 

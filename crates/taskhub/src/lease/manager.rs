@@ -698,10 +698,23 @@ mod tests {
         }
     }
 
+    /// How long `b` of [`setup`] with `plan` ticks until it claims the dead owner's row.
+    async fn claim_time(plan: FaultPlan) -> u64 {
+        let (clock, _store, mut b) = setup(plan).await;
+        ticks_until_claim(&mut b, &clock, 100).await
+    }
+
+    /// A plan under which the `n`th call of `op` fails as if the store did not answer.
+    fn failing(op: Op, n: u64) -> FaultPlan {
+        FaultPlan::none().fail(
+            Trigger::nth_of(op, n),
+            StorageError::Unavailable("injected".into()),
+        )
+    }
+
     #[tokio::test]
     async fn continuous_observation_claims_a_dead_owners_row_after_the_lease() {
-        let (clock, _store, mut b) = setup(FaultPlan::none()).await;
-        assert_eq!(ticks_until_claim(&mut b, &clock, 100).await, 30);
+        assert_eq!(claim_time(FaultPlan::none()).await, 30);
     }
 
     #[tokio::test]
@@ -739,12 +752,7 @@ mod tests {
     async fn a_failed_read_restarts_the_expiry_clocks() {
         // b's reads are calls 1, 2, 3, ... of list_partitions after the plan: the 4th fails
         // (at 15 s), so b watches afresh from its read at 20 s and claims at 50 s, not 30 s.
-        let plan = FaultPlan::none().fail(
-            Trigger::nth_of(Op::ListPartitions, 4),
-            StorageError::Unavailable("injected".into()),
-        );
-        let (clock, _store, mut b) = setup(plan).await;
-        assert_eq!(ticks_until_claim(&mut b, &clock, 100).await, 50);
+        assert_eq!(claim_time(failing(Op::ListPartitions, 4)).await, 50);
     }
 
     #[tokio::test]
@@ -752,11 +760,6 @@ mod tests {
         // b's reads all succeed, but its claim at 30 s fails without a conflict (the store
         // did not answer, so it may not have answered the owner either): b watches afresh
         // from its next read at 35 s and claims at 65 s.
-        let plan = FaultPlan::none().fail(
-            Trigger::nth_of(Op::PutPartition, 1),
-            StorageError::Unavailable("injected".into()),
-        );
-        let (clock, _store, mut b) = setup(plan).await;
-        assert_eq!(ticks_until_claim(&mut b, &clock, 100).await, 65);
+        assert_eq!(claim_time(failing(Op::PutPartition, 1)).await, 65);
     }
 }

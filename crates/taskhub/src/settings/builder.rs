@@ -174,6 +174,7 @@ impl SettingsBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::settings::test_support::settings_file;
 
     fn reason(e: TaskhubError) -> (String, String) {
         match e {
@@ -300,14 +301,10 @@ mod tests {
 
     #[test]
     fn a_file_gives_typed_values() {
-        let dir = std::env::temp_dir().join(format!("taskhub-builder-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("taskhub.toml");
-        std::fs::write(
-            &path,
+        let path = settings_file(
+            "builder",
             "lease_interval = 45\nmax_queue_polling_interval = 0.5\nextended_sessions_enabled = false\nworker_version = \"3\"\nhttp_token = \"t\"\n[sqlite]\ndurability = \"full\"\n[azure]\nstorage_account_name = \"a\"\n",
-        )
-        .unwrap();
+        );
         let err = SettingsBuilder::new().file(&path).unwrap_err().to_string();
         assert!(
             err.contains("http_token") && err.contains("unknown setting"),
@@ -326,6 +323,6 @@ mod tests {
         );
         assert!(!s.extended_sessions_enabled);
         assert_eq!(s.worker_version, "3");
-        std::fs::remove_dir_all(&dir).ok();
+        std::fs::remove_dir_all(path.parent().unwrap()).ok();
     }
 }

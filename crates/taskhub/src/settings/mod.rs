@@ -299,23 +299,27 @@ impl Settings {
         if !(1..=16).contains(&self.max_partitions_per_worker) {
             return bad("max_partitions_per_worker", "must be 1 to 16");
         }
-        if self.work_item_visibility_timeout.is_zero() {
-            return bad("work_item_visibility_timeout", "must be greater than zero");
-        }
-        if self.control_queue_visibility_timeout.is_zero() {
-            return bad(
+        for (name, value) in [
+            (
+                "work_item_visibility_timeout",
+                self.work_item_visibility_timeout,
+            ),
+            (
                 "control_queue_visibility_timeout",
-                "must be greater than zero",
-            );
-        }
-        if self.max_queue_polling_interval.is_zero() {
-            return bad("max_queue_polling_interval", "must be greater than zero");
-        }
-        if self.max_work_item_polling_interval.is_zero() {
-            return bad(
+                self.control_queue_visibility_timeout,
+            ),
+            (
+                "max_queue_polling_interval",
+                self.max_queue_polling_interval,
+            ),
+            (
                 "max_work_item_polling_interval",
-                "must be greater than zero",
-            );
+                self.max_work_item_polling_interval,
+            ),
+        ] {
+            if value.is_zero() {
+                return bad(name, "must be greater than zero");
+            }
         }
         if self.worker_id.is_empty() {
             return bad("worker_id", "must not be empty");
@@ -420,8 +424,33 @@ pub fn is_known(name: &str) -> bool {
 /// a misplaced top-level `durability`.
 const BACKEND_SQLITE: &str = "sqlite";
 
+/// What the settings' tests share.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use std::collections::HashMap;
+    use std::path::PathBuf;
+
+    use super::Settings;
+
+    /// Writes `text` as `taskhub.toml` in a directory of this process named for `tag`.
+    pub(crate) fn settings_file(tag: &str, text: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("taskhub-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("taskhub.toml");
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// The error of loading the defaults with the one variable `var` set to `value`.
+    pub(crate) fn env_error(var: &str, value: &str) -> String {
+        let env = HashMap::from([(var.to_owned(), value.to_owned())]);
+        Settings::load(None, &env).unwrap_err().to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::test_support::{env_error, settings_file};
     use super::*;
 
     #[test]
@@ -461,14 +490,10 @@ mod tests {
 
     #[test]
     fn file_then_env_override_and_errors_name_the_setting() {
-        let dir = std::env::temp_dir().join(format!("taskhub-settings-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("taskhub.toml");
-        std::fs::write(
-            &path,
+        let path = settings_file(
+            "settings",
             "partition_count = 8\nlease_interval = \"45s\"\nextended_sessions_enabled = false\n",
-        )
-        .unwrap();
+        );
         let env = HashMap::from([
             ("TASKHUB_PARTITION_COUNT".to_owned(), "2".to_owned()),
             ("OTHER".to_owned(), "x".to_owned()),
@@ -494,11 +519,9 @@ mod tests {
             err.contains("bogus") && err.contains("unknown setting"),
             "{err}"
         );
-        let env = HashMap::from([("TASKHUB_LEASE_INTERVAL".to_owned(), "soon".to_owned())]);
-        let err = Settings::load(None, &env).unwrap_err().to_string();
+        let err = env_error("TASKHUB_LEASE_INTERVAL", "soon");
         assert!(err.contains("lease_interval"), "{err}");
-        let env = HashMap::from([("TASKHUB_MAX_EXTENDED_SESSIONS".to_owned(), "0".to_owned())]);
-        let err = Settings::load(None, &env).unwrap_err().to_string();
+        let err = env_error("TASKHUB_MAX_EXTENDED_SESSIONS", "0");
         assert!(
             err.contains("max_extended_sessions") && err.contains("at least 1"),
             "{err}"
@@ -508,6 +531,6 @@ mod tests {
             Settings::load(None, &env).unwrap().max_extended_sessions,
             500
         );
-        std::fs::remove_dir_all(&dir).ok();
+        std::fs::remove_dir_all(path.parent().unwrap()).ok();
     }
 }

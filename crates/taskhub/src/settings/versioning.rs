@@ -79,14 +79,17 @@ impl FromStr for VersionMatch {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "none" | "" => Ok(Self::None),
-            "strict" => Ok(Self::Strict),
-            "current_or_older" | "current-or-older" => Ok(Self::CurrentOrOlder),
-            other => Err(format!(
-                "expected none, strict or current_or_older, got {other:?}"
-            )),
-        }
+        parse_choice(
+            s,
+            &[
+                ("none", Self::None),
+                ("", Self::None),
+                ("strict", Self::Strict),
+                ("current_or_older", Self::CurrentOrOlder),
+                ("current-or-older", Self::CurrentOrOlder),
+            ],
+            "none, strict or current_or_older",
+        )
     }
 }
 
@@ -94,12 +97,27 @@ impl FromStr for VersionFailure {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "reject" | "" => Ok(Self::Reject),
-            "fail" => Ok(Self::Fail),
-            other => Err(format!("expected reject or fail, got {other:?}")),
-        }
+        parse_choice(
+            s,
+            &[
+                ("reject", Self::Reject),
+                ("", Self::Reject),
+                ("fail", Self::Fail),
+            ],
+            "reject or fail",
+        )
     }
+}
+
+/// The value `choices` gives the trimmed, lower-cased `s`, or an error naming what was
+/// `expected`.
+fn parse_choice<T: Copy>(s: &str, choices: &[(&str, T)], expected: &str) -> Result<T, String> {
+    let s = s.trim().to_ascii_lowercase();
+    choices
+        .iter()
+        .find(|(name, _)| *name == s)
+        .map(|(_, value)| *value)
+        .ok_or_else(|| format!("expected {expected}, got {s:?}"))
 }
 
 /// Orders two versions: component-wise by number when both are dot-separated whole numbers
@@ -159,6 +177,7 @@ mod tests {
     fn settings_parse_validate_and_name_the_setting() {
         use std::collections::HashMap;
 
+        use crate::settings::test_support::env_error;
         use crate::settings::Settings;
         let env: HashMap<String, String> = [
             ("TASKHUB_WORKER_VERSION", "2.1"),
@@ -175,14 +194,12 @@ mod tests {
         assert_eq!(s.version_failure, VersionFailure::Fail);
         assert_eq!(s.default_version, "2.1");
 
-        let env = HashMap::from([("TASKHUB_VERSION_MATCH".to_owned(), "strict".to_owned())]);
-        let err = Settings::load(None, &env).unwrap_err().to_string();
+        let err = env_error("TASKHUB_VERSION_MATCH", "strict");
         assert!(
             err.contains("version_match") && err.contains("worker_version"),
             "{err}"
         );
-        let env = HashMap::from([("TASKHUB_VERSION_FAILURE".to_owned(), "shrug".to_owned())]);
-        let err = Settings::load(None, &env).unwrap_err().to_string();
+        let err = env_error("TASKHUB_VERSION_FAILURE", "shrug");
         assert!(
             err.contains("version_failure") && err.contains("TASKHUB_VERSION_FAILURE"),
             "{err}"
