@@ -12,32 +12,13 @@
 mod common;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use common::history::history_of;
-use common::stores::memory_store;
+use common::registries::countdown_registry;
+use common::two_stores::memory_and_sqlite;
 use common::*;
 use taskhub::*;
 use taskhub_storage::TaskHubStore;
-
-/// Long enough that only a stuck run reaches it.
-const STUCK: Duration = Duration::from_secs(60);
-
-fn registry() -> Registry {
-    let mut reg = Registry::new();
-    // Continues as new until `n` reaches 3.
-    reg.orchestration(
-        "Countdown",
-        |ctx: OrchestrationContext, n: u32| async move {
-            ctx.set_custom_status(&format!("at {n}"))?;
-            if n >= 3 {
-                return Ok(n * 100);
-            }
-            ctx.continue_as_new(n + 1).await
-        },
-    );
-    reg
-}
 
 async fn every_execution_keeps_its_status(store: Arc<dyn TaskHubStore>) {
     let hub = TaskHub::open(store, fast_settings()).await.unwrap();
@@ -55,18 +36,12 @@ async fn every_execution_keeps_its_status(store: Arc<dyn TaskHubStore>) {
         .await
         .unwrap();
     // No worker yet: the row names the first execution.
-    let first = client
-        .get_status(&id, StatusOptions::default())
-        .await
-        .unwrap()
-        .unwrap()
-        .row
-        .execution_id;
+    let first = row_of(&client, &id).await.execution_id;
     let pending = client.get_execution(&id, &first).await.unwrap();
     assert!(pending.current);
     assert_eq!(pending.status, OrchestrationStatus::Pending);
 
-    let worker = Worker::start(&hub, registry()).await.unwrap();
+    let worker = Worker::start(&hub, countdown_registry()).await.unwrap();
     let done = client.wait_for_completion(&id, STUCK).await.unwrap();
     assert_eq!(done.output::<u32>().unwrap(), Some(300));
     assert_ne!(done.row.execution_id, first);
@@ -125,13 +100,4 @@ async fn every_execution_keeps_its_status(store: Arc<dyn TaskHubStore>) {
     worker.shutdown().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn executions_on_sqlite() {
-    let dir = TempDir::new("executions");
-    every_execution_keeps_its_status(sqlite_store(&dir.0)).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn executions_on_memory() {
-    every_execution_keeps_its_status(memory_store()).await;
-}
+memory_and_sqlite!(every_execution_keeps_its_status, "executions": executions_on_memory, executions_on_sqlite);

@@ -15,7 +15,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::stores::memory_store;
+use common::registries::{add_counted_inc, add_inc, add_seq};
+use common::run::{completes_within, run_to_end};
+use common::two_stores::memory_and_sqlite;
 use common::*;
 use taskhub::*;
 use taskhub_storage::instrumented::Instrumented;
@@ -26,20 +28,8 @@ const STEPS: u64 = 5;
 
 fn sequence(runs: Arc<AtomicUsize>) -> Registry {
     let mut reg = Registry::new();
-    reg.activity("Inc", move |_ctx: ActivityContext, x: u64| {
-        let runs = runs.clone();
-        async move {
-            runs.fetch_add(1, Ordering::SeqCst);
-            Ok::<_, ActivityError>(x + 1)
-        }
-    });
-    reg.orchestration("Seq", |ctx: OrchestrationContext, n: u64| async move {
-        let mut x = 0u64;
-        for _ in 0..n {
-            x = ctx.call_activity("Inc", x).await?;
-        }
-        Ok::<_, OrchestrationError>(x)
-    });
+    add_counted_inc(&mut reg, runs);
+    add_seq(&mut reg);
     reg
 }
 
@@ -58,11 +48,7 @@ async fn one_checkpoint_per_step<S: TaskHubStore + 'static>(inner: S) {
     let hub = TaskHub::open(store, settings()).await.unwrap();
     let worker = Worker::start(&hub, sequence(runs.clone())).await.unwrap();
     let client = hub.client();
-    let id = client.start("Seq", STEPS).await.unwrap();
-    let done = client
-        .wait_for_completion(&id, Duration::from_secs(30))
-        .await
-        .unwrap();
+    let done = run_to_end(&client, "Seq", STEPS, Duration::from_secs(30)).await;
     assert_eq!(done.output::<u64>().unwrap(), Some(STEPS));
     assert_eq!(runs.load(Ordering::SeqCst) as u64, STEPS);
     let checkpoints = metrics.snapshot().calls(Operation::Checkpoint);
@@ -138,17 +124,10 @@ async fn bump_while_the_activity_runs(store: Arc<dyn TaskHubStore>) {
     worker.shutdown().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_result_fenced_by_a_bump_takes_the_control_queue_in_memory() {
-    let store = memory_store();
-    bump_while_the_activity_runs(store).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_result_fenced_by_a_bump_takes_the_control_queue_on_sqlite() {
-    let dir = TempDir::new("local-results-bump");
-    bump_while_the_activity_runs(sqlite_store(&dir.0)).await;
-}
+memory_and_sqlite!(bump_while_the_activity_runs, "local-results-bump":
+    a_result_fenced_by_a_bump_takes_the_control_queue_in_memory,
+    a_result_fenced_by_a_bump_takes_the_control_queue_on_sqlite,
+);
 
 /// A fan-out whose results arrive faster than turns commit them: results waiting for a turn
 /// hold their activity slots (not the control-queue prefetch buffer, here 4 slots), so none of
@@ -159,9 +138,7 @@ async fn a_fan_out_keeps_its_results_in_process() {
     let metrics = store.metrics();
     let store: Arc<dyn TaskHubStore> = Arc::new(store);
     let mut reg = Registry::new();
-    reg.activity("Inc", |_ctx: ActivityContext, x: u64| async move {
-        Ok::<_, ActivityError>(x + 1)
-    });
+    add_inc(&mut reg);
     reg.orchestration("Fan", |ctx: OrchestrationContext, n: u64| async move {
         let tasks: Vec<_> = (0..n)
             .map(|i| ctx.call_activity::<_, u64>("Inc", i))
@@ -180,11 +157,7 @@ async fn a_fan_out_keeps_its_results_in_process() {
     let hub = TaskHub::open(store, settings).await.unwrap();
     let worker = Worker::start(&hub, reg).await.unwrap();
     let client = hub.client();
-    let id = client.start("Fan", 200u64).await.unwrap();
-    let done = client
-        .wait_for_completion(&id, Duration::from_secs(60))
-        .await
-        .unwrap();
+    let done = run_to_end(&client, "Fan", 200u64, Duration::from_secs(60)).await;
     assert_eq!(done.output::<u64>().unwrap(), Some((1..=200).sum()));
     let turns = worker.stats().turns;
     let checkpoints = metrics.snapshot().calls(Operation::Checkpoint);
@@ -239,22 +212,8 @@ async fn a_result_waiting_for_a_slow_turn_keeps_its_work_item_hidden() {
     let worker = Worker::start(&hub, reg).await.unwrap();
     let client = hub.client();
     let id = client.start("One", 1u64).await.unwrap();
-    let advancing = {
-        let clock = clock.clone();
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(Duration::from_millis(5)).await;
-                clock.advance(Duration::from_millis(100));
-            }
-        })
-    };
-    let done = tokio::time::timeout(
-        Duration::from_secs(60),
-        client.wait_for_completion(&id, Duration::from_secs(3600)),
-    )
-    .await
-    .expect("completes")
-    .unwrap();
+    let advancing = keep_advancing_by(&clock, Duration::from_millis(5), Duration::from_millis(100));
+    let done = completes_within(&client, &id, Duration::from_secs(60), "it completes").await;
     advancing.abort();
     assert_eq!(done.output::<u64>().unwrap(), Some(2));
     let delayed = store
@@ -317,38 +276,24 @@ async fn a_result_waiting_for_its_turn_leaves_its_activity_slot_to_others() {
     let worker = Worker::start(&hub, reg).await.unwrap();
     let client = hub.client();
     let stuck = client.start("Stuck", 7u64).await.unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while stuck_runs.load(Ordering::SeqCst) == 0 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the stalling activity never ran"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    let other = client.start("Seq", STEPS).await.unwrap();
-    let done = tokio::time::timeout(
-        Duration::from_secs(30),
-        client.wait_for_completion(&other, Duration::from_secs(3600)),
+    wait::until(
+        "the stalling activity ran",
+        || stuck_runs.load(Ordering::SeqCst) > 0,
+        || stuck_runs.load(Ordering::SeqCst),
     )
-    .await
-    .expect("the other instance's activities ran beside the stuck result")
-    .unwrap();
+    .await;
+    let other = client.start("Seq", STEPS).await.unwrap();
+    let what = "the other instance's activities ran beside the stuck result";
+    let done = completes_within(&client, &other, Duration::from_secs(30), what).await;
     assert_eq!(done.output::<u64>().unwrap(), Some(STEPS));
-    let waiting = client
-        .get_status(&stuck, StatusOptions::default())
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(waiting.status(), OrchestrationStatus::Running);
+    assert_eq!(
+        status_of(&client, &stuck).await,
+        OrchestrationStatus::Running
+    );
     // Let the stuck turn's load finish: the instance completes, its activity run once.
     clock.advance(Duration::from_secs(3600));
-    let done = tokio::time::timeout(
-        Duration::from_secs(30),
-        client.wait_for_completion(&stuck, Duration::from_secs(3600)),
-    )
-    .await
-    .expect("the stuck instance completes once its load does")
-    .unwrap();
+    let what = "the stuck instance completes once its load does";
+    let done = completes_within(&client, &stuck, Duration::from_secs(30), what).await;
     assert_eq!(done.output::<u64>().unwrap(), Some(7));
     assert_eq!(stuck_runs.load(Ordering::SeqCst), 1);
     tokio::time::timeout(Duration::from_secs(30), worker.shutdown())

@@ -29,6 +29,7 @@ use backends::{settings, Backend, TestStore};
 use common::remote::{never_answers, short_lease, steal_the_lease, EntitiesOnly, EntityRunner};
 use common::stores::{manual_memory_hub, ManualMemoryHub};
 use common::until_paused;
+use common::STUCK;
 use taskhub::executor::{EntityBatchOutcome, EntityWork, ExecutorError, ExecutorFuture};
 use taskhub::*;
 use taskhub_core::entity::{EntityAction, EntityId};
@@ -50,8 +51,6 @@ mod on_azure {
         remote_entities_run_signals_calls_and_critical_sections,
     );
 }
-
-const STUCK: Duration = Duration::from_secs(60);
 
 fn counter(key: &str) -> EntityId {
     EntityId::new("counter", key).unwrap()

@@ -28,6 +28,7 @@ use std::time::Duration;
 use backends::{settings, Backend, TestStore};
 use common::remote::{never_answers, short_lease, steal_the_lease};
 use common::stores::{manual_memory_hub, ManualMemoryHub};
+use common::STUCK;
 use common::{advance_until_completed, status_of, until_paused};
 use sdk::{End, Replay, Sdk};
 use taskhub::executor::{
@@ -62,9 +63,6 @@ mod on_azure {
         a_lease_lost_while_a_decision_is_out_commits_nothing,
     );
 }
-
-/// Long enough that only a stuck run reaches it.
-const STUCK: Duration = Duration::from_secs(60);
 
 /// How long (tokio time) a paused-time test waits for the worker to take a step.
 const TEN_S: Duration = Duration::from_secs(10);

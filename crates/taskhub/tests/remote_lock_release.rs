@@ -19,9 +19,9 @@ mod common;
 mod sdk;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use backends::{settings, Backend, TestStore};
+use common::STUCK;
 use sdk::{End, Replay, Sdk};
 use taskhub::*;
 use taskhub_core::entity::{Caller, EntityId, EntityRequest, ENTITY_REQUEST_EVENT};
@@ -31,8 +31,6 @@ taskhub_test_support::backend_matrix!(
     [memory, sqlite]
     sdk_sections_ended_by_the_runtime_release_their_entities,
 );
-
-const STUCK: Duration = Duration::from_secs(60);
 
 fn counter(key: &str) -> EntityId {
     EntityId::new("counter", key).unwrap()

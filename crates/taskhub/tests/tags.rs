@@ -11,30 +11,12 @@
 mod common;
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use common::stores::memory_store;
+use common::registries::countdown_registry;
+use common::two_stores::memory_and_sqlite;
 use common::*;
 use taskhub::*;
 use taskhub_storage::TaskHubStore;
-
-/// Long enough that only a stuck run reaches it.
-const STUCK: Duration = Duration::from_secs(60);
-
-fn registry() -> Registry {
-    let mut reg = Registry::new();
-    // Continues as new until `n` reaches 3.
-    reg.orchestration(
-        "Countdown",
-        |ctx: OrchestrationContext, n: u32| async move {
-            if n >= 3 {
-                return Ok(n);
-            }
-            ctx.continue_as_new(n + 1).await
-        },
-    );
-    reg
-}
 
 fn tags(pairs: &[(&str, &str)]) -> Tags {
     pairs
@@ -64,7 +46,7 @@ async fn start_countdown(
 
 async fn tags_survive_and_filter(store: Arc<dyn TaskHubStore>) {
     let hub = TaskHub::open(store, fast_settings()).await.unwrap();
-    let worker = Worker::start(&hub, registry()).await.unwrap();
+    let worker = Worker::start(&hub, countdown_registry()).await.unwrap();
     let client = hub.client();
     let start = |id: &'static str, t: Tags| start_countdown(&client, id, t);
     start("pay-eu", tags(&[("team", "payments"), ("region", "eu")]))
@@ -80,18 +62,10 @@ async fn tags_survive_and_filter(store: Arc<dyn TaskHubStore>) {
             .await
             .unwrap();
         assert_eq!(st.status(), OrchestrationStatus::Completed, "{id}");
-        assert_eq!(st.output::<u32>().unwrap(), Some(3));
+        assert_eq!(st.output::<u32>().unwrap(), Some(300));
     }
     // Three continue-as-new later, the last execution's row still carries the start's tags.
-    let row = client
-        .get_status(
-            &InstanceId::new("pay-eu").unwrap(),
-            StatusOptions::default(),
-        )
-        .await
-        .unwrap()
-        .unwrap()
-        .row;
+    let row = row_of(&client, &InstanceId::new("pay-eu").unwrap()).await;
     assert_eq!(row.tags, tags(&[("team", "payments"), ("region", "eu")]));
 
     let listed = |t: Tags| {
@@ -140,27 +114,11 @@ async fn tags_survive_and_filter(store: Arc<dyn TaskHubStore>) {
         let err = start("bad-tags", bad).await.unwrap_err();
         assert!(matches!(err, TaskhubError::InvalidTag { .. }), "{err}");
     }
-    assert!(client
-        .get_status(
-            &InstanceId::new("bad-tags").unwrap(),
-            StatusOptions::default()
-        )
-        .await
-        .unwrap()
-        .is_none());
+    assert!(!exists(&client, &InstanceId::new("bad-tags").unwrap()).await);
     worker.shutdown().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tags_on_sqlite() {
-    let dir = TempDir::new("tags");
-    tags_survive_and_filter(sqlite_store(&dir.0)).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tags_on_memory() {
-    tags_survive_and_filter(memory_store()).await;
-}
+memory_and_sqlite!(tags_survive_and_filter, "tags": tags_on_memory, tags_on_sqlite);
 
 /// The caps are the hub's settings: a hub with lower caps refuses a start over one, naming its
 /// setting, and starts nothing; raised caps let through what the defaults refuse; caps past
@@ -201,14 +159,7 @@ async fn the_tag_caps_are_the_hubs_settings() {
             "{err}"
         );
     }
-    assert!(client
-        .get_status(
-            &InstanceId::new("over-a-cap").unwrap(),
-            StatusOptions::default()
-        )
-        .await
-        .unwrap()
-        .is_none());
+    assert!(!exists(&client, &InstanceId::new("over-a-cap").unwrap()).await);
     // A key of 100 characters: over the default cap (64), within this hub's.
     start(
         "long-key",
@@ -218,15 +169,7 @@ async fn the_tag_caps_are_the_hubs_settings() {
     )
     .await
     .unwrap();
-    let row = client
-        .get_status(
-            &InstanceId::new("long-key").unwrap(),
-            StatusOptions::default(),
-        )
-        .await
-        .unwrap()
-        .unwrap()
-        .row;
+    let row = row_of(&client, &InstanceId::new("long-key").unwrap()).await;
     assert_eq!(row.tags[&"k".repeat(100)], "12345678");
     drop(hub);
 

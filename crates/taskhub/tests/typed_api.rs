@@ -14,9 +14,6 @@ use common::stores::memory_store;
 use common::*;
 use taskhub::*;
 
-/// Long enough that only a stuck run reaches it.
-const STUCK: Duration = Duration::from_secs(60);
-
 const SQUARE: ActivityRef<u64, u64> = ActivityRef::new("Square");
 const CHILD_V1: OrchestrationRef<u64, u64> = OrchestrationRef::new("Child");
 const CHILD_V2: OrchestrationRef<u64, u64> = OrchestrationRef::versioned("Child", "2");

@@ -15,9 +15,6 @@ use taskhub::settings::{VersionFailure, VersionMatch};
 use taskhub::*;
 use taskhub_storage::TaskHubStore;
 
-/// Long enough that only a stuck run reaches it.
-const STUCK: Duration = Duration::from_secs(60);
-
 fn settings(worker: &str, version: &str, failure: VersionFailure) -> Settings {
     Settings {
         worker_id: worker.into(),

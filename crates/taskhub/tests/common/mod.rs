@@ -13,9 +13,11 @@ pub mod child;
 pub mod history;
 pub mod registries;
 pub mod remote;
+pub mod run;
 pub mod skewed_clock;
 pub mod stores;
 pub mod tallies;
+pub mod two_stores;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -71,13 +73,30 @@ pub async fn advance_until_completed(
 
 /// The status of an instance that exists.
 pub async fn status_of(client: &TaskHubClient, id: &InstanceId) -> OrchestrationStatus {
+    row_of(client, id).await.status
+}
+
+/// The row of an instance that exists.
+pub async fn row_of(client: &TaskHubClient, id: &InstanceId) -> InstanceRow {
     client
         .get_status(id, StatusOptions::default())
         .await
         .unwrap()
         .unwrap()
-        .status()
+        .row
 }
+
+/// Whether the instance `id` exists.
+pub async fn exists(client: &TaskHubClient, id: &InstanceId) -> bool {
+    client
+        .get_status(id, StatusOptions::default())
+        .await
+        .unwrap()
+        .is_some()
+}
+
+/// Long enough that only a stuck run reaches it.
+pub const STUCK: Duration = Duration::from_secs(60);
 
 /// A SQLite hub on a manual clock, for tests that break the stored hub under a running worker:
 /// every turn loads the history (no extended sessions), and a message is dead-lettered after
@@ -135,10 +154,24 @@ pub fn wait_for_go_registry() -> Registry {
 /// Moves `clock` on by half a second every 20 ms of real time until aborted, so that delayed
 /// redeliveries and heartbeats come due.
 pub fn keep_advancing(clock: Arc<taskhub_storage::ManualClock>) -> tokio::task::JoinHandle<()> {
+    keep_advancing_by(
+        &clock,
+        Duration::from_millis(20),
+        Duration::from_millis(500),
+    )
+}
+
+/// Moves `clock` (and its clones) on by `step` every `every` (tokio time) until aborted.
+pub fn keep_advancing_by(
+    clock: &taskhub_storage::ManualClock,
+    every: Duration,
+    step: Duration,
+) -> tokio::task::JoinHandle<()> {
+    let clock = clock.clone();
     tokio::spawn(async move {
         loop {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-            clock.advance(Duration::from_millis(500));
+            tokio::time::sleep(every).await;
+            clock.advance(step);
         }
     })
 }

@@ -1,6 +1,38 @@
 //! Registries that several tests run.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
 use taskhub::*;
+
+/// Registers the activity `Inc(x)`: `x + 1`.
+pub fn add_inc(reg: &mut Registry) {
+    reg.activity("Inc", |_ctx: ActivityContext, x: u64| async move {
+        Ok::<_, ActivityError>(x + 1)
+    });
+}
+
+/// Registers the activity `Inc(x)`: `x + 1`, counting its runs in `runs`.
+pub fn add_counted_inc(reg: &mut Registry, runs: Arc<AtomicUsize>) {
+    reg.activity("Inc", move |_ctx: ActivityContext, x: u64| {
+        let runs = runs.clone();
+        async move {
+            runs.fetch_add(1, Ordering::SeqCst);
+            Ok::<_, ActivityError>(x + 1)
+        }
+    });
+}
+
+/// Registers the orchestration `Seq(n)`: calls `Inc` `n` times in a row, from 0; returns `n`.
+pub fn add_seq(reg: &mut Registry) {
+    reg.orchestration("Seq", |ctx: OrchestrationContext, n: u64| async move {
+        let mut x = 0u64;
+        for _ in 0..n {
+            x = ctx.call_activity("Inc", x).await?;
+        }
+        Ok::<_, OrchestrationError>(x)
+    });
+}
 
 /// `DoubleThenWait(x)`: calls the activity `Double` on `x`, then waits for the event `extra`;
 /// returns the sum.
@@ -15,6 +47,23 @@ pub fn double_then_wait_registry() -> Registry {
             let doubled: u64 = ctx.call_activity("Double", x).await?;
             let extra: u64 = ctx.wait_for_event("extra").await?;
             Ok::<_, OrchestrationError>(doubled + extra)
+        },
+    );
+    reg
+}
+
+/// `Countdown(n)`: sets its custom status to `at {n}` and continues as new with `n + 1` until
+/// `n` reaches 3; returns `n * 100`.
+pub fn countdown_registry() -> Registry {
+    let mut reg = Registry::new();
+    reg.orchestration(
+        "Countdown",
+        |ctx: OrchestrationContext, n: u32| async move {
+            ctx.set_custom_status(&format!("at {n}"))?;
+            if n >= 3 {
+                return Ok(n * 100);
+            }
+            ctx.continue_as_new(n + 1).await
         },
     );
     reg
