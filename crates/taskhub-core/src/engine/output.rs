@@ -115,6 +115,100 @@ pub enum Action {
     },
 }
 
+impl Action {
+    /// The history event that records this action in the turn that takes it
+    /// (`TaskScheduled`, `SubOrchestrationCreated`, `TimerCreated` or `EventSent`); `None` for
+    /// the actions that end an execution or notify its parent.
+    #[must_use]
+    pub fn recorded_event(&self) -> Option<EventKind> {
+        Some(match self {
+            Self::ScheduleActivity {
+                task_id,
+                name,
+                version,
+                input,
+                attempt,
+                tags,
+                ..
+            } => EventKind::TaskScheduled {
+                task_id: *task_id,
+                name: name.clone(),
+                version: version.clone(),
+                input: input.clone(),
+                attempt: *attempt,
+                tags: tags.clone(),
+            },
+            Self::StartSubOrchestration {
+                task_id,
+                name,
+                version,
+                instance_id,
+                input,
+                tags,
+                ..
+            } => EventKind::SubOrchestrationCreated {
+                task_id: *task_id,
+                name: name.clone(),
+                version: version.clone(),
+                instance_id: instance_id.clone(),
+                input: input.clone(),
+                tags: Box::new(tags.clone()),
+            },
+            Self::CreateTimer { task_id, fire_at } => EventKind::TimerCreated {
+                task_id: *task_id,
+                fire_at: *fire_at,
+            },
+            Self::SendEvent {
+                task_id,
+                instance_id,
+                name,
+                input,
+                ..
+            } => EventKind::EventSent {
+                task_id: *task_id,
+                instance_id: instance_id.clone(),
+                name: name.clone(),
+                input: input.clone(),
+            },
+            Self::Complete { .. }
+            | Self::Fail { .. }
+            | Self::ContinueAsNew { .. }
+            | Self::NotifyParent { .. } => return None,
+        })
+    }
+
+    /// The task ID of an action the code takes (scheduling, a timer, a send); `None` for the
+    /// others.
+    pub(crate) fn task_id(&self) -> Option<u64> {
+        match self {
+            Self::ScheduleActivity { task_id, .. }
+            | Self::StartSubOrchestration { task_id, .. }
+            | Self::CreateTimer { task_id, .. }
+            | Self::SendEvent { task_id, .. } => Some(*task_id),
+            Self::Complete { .. }
+            | Self::Fail { .. }
+            | Self::ContinueAsNew { .. }
+            | Self::NotifyParent { .. } => None,
+        }
+    }
+
+    /// How the code's action reads in a nondeterminism error: "scheduled activity 'Refund'".
+    pub(crate) fn describe(&self) -> String {
+        match self {
+            Self::ScheduleActivity { name, .. } => format!("scheduled activity '{name}'"),
+            Self::StartSubOrchestration { name, .. } => {
+                format!("started sub-orchestration '{name}'")
+            }
+            Self::CreateTimer { .. } => "created a timer".to_owned(),
+            Self::SendEvent { name, .. } => format!("sent event '{name}'"),
+            Self::Complete { .. } => "completed".to_owned(),
+            Self::Fail { .. } => "failed".to_owned(),
+            Self::ContinueAsNew { .. } => "continued as new".to_owned(),
+            Self::NotifyParent { .. } => "notified its parent".to_owned(),
+        }
+    }
+}
+
 /// Why a message was not applied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]

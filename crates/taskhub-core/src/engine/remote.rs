@@ -22,13 +22,13 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::engine::decision::{Decision, OrchestrationDecision};
-use crate::engine::output::{TurnInput, TurnResult};
+use crate::engine::output::{Action, TurnInput, TurnResult};
 use crate::engine::replay::corrupt;
 use crate::engine::session::{completion_task_id, CodeResult, OrchestrationSession};
 use crate::engine::turn::TurnOut;
 use crate::history::{EventKind, FailureDetails, HistoryEvent};
 use crate::ids::InstanceId;
-use crate::orchestration::state::{lock, ContinueAsNewRequest, Emitted, OpenTask, TaskKind};
+use crate::orchestration::state::{lock, ContinueAsNewRequest, OpenTask, TaskKind};
 use crate::time::Timestamp;
 
 /// What a session whose code runs elsewhere keeps.
@@ -239,7 +239,7 @@ impl OrchestrationSession {
                         (
                             task_id,
                             Some(TaskKind::Activity),
-                            Emitted::Activity {
+                            Action::ScheduleActivity {
                                 task_id,
                                 name,
                                 version,
@@ -263,7 +263,7 @@ impl OrchestrationSession {
                         (
                             task_id,
                             Some(TaskKind::SubOrchestration),
-                            Emitted::SubOrchestration {
+                            Action::StartSubOrchestration {
                                 task_id,
                                 name,
                                 version,
@@ -278,7 +278,7 @@ impl OrchestrationSession {
                     Decision::CreateTimer { task_id, fire_at } => (
                         task_id,
                         Some(TaskKind::Timer),
-                        Emitted::Timer { task_id, fire_at },
+                        Action::CreateTimer { task_id, fire_at },
                     ),
                     Decision::SendEvent {
                         task_id,
@@ -290,7 +290,7 @@ impl OrchestrationSession {
                         (
                             task_id,
                             None,
-                            Emitted::SendEvent {
+                            Action::SendEvent {
                                 task_id,
                                 instance_id,
                                 name,

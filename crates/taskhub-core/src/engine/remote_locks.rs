@@ -10,12 +10,13 @@
 //! [`EntityRequest::Release`] to, and sends those releases itself, recorded before the end
 //! event, exactly as a Rust critical section's drop sends them (same event, same request).
 
+use crate::engine::output::Action;
 use crate::engine::session::OrchestrationSession;
 use crate::engine::turn::TurnOut;
 use crate::entity::{EntityId, EntityRequest, ENTITY_REQUEST_EVENT};
 use crate::history::{EventKind, HistoryEvent};
 use crate::ids::InstanceId;
-use crate::orchestration::state::{lock, Emitted};
+use crate::orchestration::state::lock;
 use crate::payload::Payload;
 
 /// The lock requests in `sent` (in order) with the entities of their lock set that no
@@ -53,7 +54,7 @@ impl OrchestrationSession {
         let mut st = lock(&self.state);
         let recorded = remote.history.iter().chain(&out.events).filter_map(sent);
         let pending = st.emitted.iter().filter_map(|e| match e {
-            Emitted::SendEvent {
+            Action::SendEvent {
                 instance_id,
                 name,
                 input,
@@ -76,7 +77,7 @@ impl OrchestrationSession {
                 let task_id = st.next_task_id;
                 let after = st.previous_send(&target, task_id);
                 st.emit(
-                    |task_id| Emitted::SendEvent {
+                    |task_id| Action::SendEvent {
                         task_id,
                         instance_id: target,
                         name: ENTITY_REQUEST_EVENT.to_owned(),

@@ -6,10 +6,11 @@
 //! recorded `OrchestratorCompleted` the code must have no unrecorded action and must not have
 //! returned. A mismatch fails the instance with `event N: history has …, code …`.
 
+use crate::engine::output::Action;
 use crate::engine::rewind::scheduled_task;
 use crate::engine::session::{completion_task_id, CodeResult, OrchestrationSession};
 use crate::history::{EventKind, FailureDetails, HistoryEvent};
-use crate::orchestration::state::{lock, Emitted, TaskKind};
+use crate::orchestration::state::{lock, TaskKind};
 use crate::status::OrchestrationStatus;
 
 impl OrchestrationSession {
@@ -88,8 +89,10 @@ impl OrchestrationSession {
         let mut st = lock(&self.state);
         let mut kept = std::collections::VecDeque::with_capacity(st.emitted.len());
         for e in st.emitted.drain(..) {
-            let id = e.task_id();
-            if Some(id) != except && self.rewind.may_hold(id) {
+            let held = e
+                .task_id()
+                .filter(|&id| Some(id) != except && self.rewind.may_hold(id));
+            if let Some(id) = held {
                 self.rewind.held.insert(id, e);
             } else {
                 kept.push_back(e);
@@ -189,7 +192,7 @@ impl OrchestrationSession {
         let same = match (recorded, &emitted) {
             (
                 EventKind::TaskScheduled { task_id, name, .. },
-                Emitted::Activity {
+                Action::ScheduleActivity {
                     task_id: t,
                     name: n,
                     ..
@@ -197,7 +200,7 @@ impl OrchestrationSession {
             )
             | (
                 EventKind::SubOrchestrationCreated { task_id, name, .. },
-                Emitted::SubOrchestration {
+                Action::StartSubOrchestration {
                     task_id: t,
                     name: n,
                     ..
@@ -205,13 +208,13 @@ impl OrchestrationSession {
             )
             | (
                 EventKind::EventSent { task_id, name, .. },
-                Emitted::SendEvent {
+                Action::SendEvent {
                     task_id: t,
                     name: n,
                     ..
                 },
             ) => task_id == t && name == n,
-            (EventKind::TimerCreated { task_id, .. }, Emitted::Timer { task_id: t, .. }) => {
+            (EventKind::TimerCreated { task_id, .. }, Action::CreateTimer { task_id: t, .. }) => {
                 task_id == t
             }
             _ => false,
@@ -231,7 +234,7 @@ impl OrchestrationSession {
     /// have finished (a finish is recorded before `OrchestratorCompleted`).
     fn check_episode_end(&mut self, pos: usize) -> Result<(), FailureDetails> {
         self.hold_rewound(pos, None);
-        let extra = lock(&self.state).emitted.front().map(Emitted::describe);
+        let extra = lock(&self.state).emitted.front().map(Action::describe);
         if let Some(extra) = extra {
             return Err(nondeterminism(pos, "OrchestratorCompleted", &extra));
         }

@@ -15,7 +15,6 @@ use crate::error::CoreError;
 use crate::history::{CarriedEvent, EventKind, FailureDetails, HistoryEvent, ParentInstance};
 use crate::ids::{ExecutionId, InstanceId};
 use crate::orchestration::context::OrchestrationContext;
-use crate::orchestration::state::Emitted;
 use crate::orchestration::state::{
     identity_accessors, lock, ContinueAsNewRequest, SharedState, State,
 };
@@ -438,7 +437,7 @@ impl OrchestrationSession {
 pub(crate) struct RewindState {
     /// Actions the code took in replay before the last rewind that history records only after
     /// it (what the rewind dropped, or what the code reaches now that it dropped them).
-    pub(crate) held: std::collections::BTreeMap<u64, Emitted>,
+    pub(crate) held: std::collections::BTreeMap<u64, Action>,
     /// The rewind the next turn applies.
     pub(crate) pending: Option<PendingRewind>,
     /// How many rewinds the execution's history records.

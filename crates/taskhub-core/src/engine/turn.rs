@@ -5,7 +5,7 @@ use crate::engine::replay::kind_name;
 use crate::engine::session::{completion_task_id, CodeResult, OrchestrationSession};
 use crate::history::{CarriedEvent, EventKind, FailureDetails, HistoryEvent};
 use crate::message::Message;
-use crate::orchestration::state::{lock, Emitted, TaskKind};
+use crate::orchestration::state::{lock, TaskKind};
 use crate::status::OrchestrationStatus;
 use crate::time::Timestamp;
 
@@ -400,101 +400,20 @@ impl OrchestrationSession {
 
     /// Records the code's new actions as history events and actions, in order.
     pub(crate) fn flush_emitted(&mut self, out: &mut TurnOut) {
-        let emitted: Vec<Emitted> = lock(&self.state).emitted.drain(..).collect();
-        for e in emitted {
+        let emitted: Vec<Action> = lock(&self.state).emitted.drain(..).collect();
+        for action in emitted {
             // The trace context the code gave the work it starts (an SDK's
             // `parentTraceContext`), kept with the event so that a replay sends it back.
-            let trace = match &e {
-                Emitted::Activity { traceparent, .. }
-                | Emitted::SubOrchestration { traceparent, .. } => traceparent.clone(),
+            let trace = match &action {
+                Action::ScheduleActivity { traceparent, .. }
+                | Action::StartSubOrchestration { traceparent, .. } => traceparent.clone(),
                 _ => None,
             };
-            let (event, action) = match e {
-                Emitted::Activity {
-                    task_id,
-                    name,
-                    version,
-                    input,
-                    attempt,
-                    tags,
-                    traceparent,
-                } => (
-                    EventKind::TaskScheduled {
-                        task_id,
-                        name: name.clone(),
-                        version: version.clone(),
-                        input: input.clone(),
-                        attempt,
-                        tags: tags.clone(),
-                    },
-                    Action::ScheduleActivity {
-                        task_id,
-                        name,
-                        version,
-                        input,
-                        attempt,
-                        tags,
-                        traceparent,
-                    },
-                ),
-                Emitted::SubOrchestration {
-                    task_id,
-                    name,
-                    version,
-                    instance_id,
-                    input,
-                    attempt,
-                    tags,
-                    traceparent,
-                } => (
-                    EventKind::SubOrchestrationCreated {
-                        task_id,
-                        name: name.clone(),
-                        version: version.clone(),
-                        instance_id: instance_id.clone(),
-                        input: input.clone(),
-                        tags: Box::new(tags.clone()),
-                    },
-                    Action::StartSubOrchestration {
-                        task_id,
-                        name,
-                        version,
-                        instance_id,
-                        input,
-                        attempt,
-                        tags,
-                        traceparent,
-                    },
-                ),
-                Emitted::Timer { task_id, fire_at } => (
-                    EventKind::TimerCreated { task_id, fire_at },
-                    Action::CreateTimer { task_id, fire_at },
-                ),
-                Emitted::SendEvent {
-                    task_id,
-                    instance_id,
-                    name,
-                    input,
-                    after,
-                } => (
-                    EventKind::EventSent {
-                        task_id,
-                        instance_id: instance_id.clone(),
-                        name: name.clone(),
-                        input: input.clone(),
-                    },
-                    Action::SendEvent {
-                        task_id,
-                        instance_id,
-                        name,
-                        input,
-                        after,
-                    },
-                ),
-            };
-            out.record(None, event);
-            if let Some(last) = out.events.last_mut() {
-                last.trace = trace;
+            if let Some(event) = action.recorded_event() {
+                out.record(None, event);
+                if let Some(last) = out.events.last_mut() {
+                    last.trace = trace;
+                }
             }
             out.actions.push(action);
         }
@@ -613,8 +532,7 @@ impl OrchestrationSession {
         self.future = None;
         {
             let mut st = lock(&self.state);
-            st.emitted
-                .retain(|e| matches!(e, Emitted::SendEvent { .. }));
+            st.emitted.retain(|e| matches!(e, Action::SendEvent { .. }));
         }
         self.release_remote_locks(out);
         self.flush_emitted(out);

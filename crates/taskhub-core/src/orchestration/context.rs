@@ -7,14 +7,14 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::descriptor::{ActivityRef, OrchestrationRef};
+use crate::engine::Action;
 use crate::history::Tags;
 use crate::ids::{name_uuid, InstanceId};
 use crate::orchestration::error::{OrchestrationError, TaskError};
 use crate::orchestration::events::EventFuture;
 use crate::orchestration::retry::RetryPolicy;
 use crate::orchestration::state::{
-    identity_accessors, lock, ContinueAsNewRequest, Emitted, LogLevel, LogRecord, SharedState,
-    TaskKind,
+    identity_accessors, lock, ContinueAsNewRequest, LogLevel, LogRecord, SharedState, TaskKind,
 };
 use crate::orchestration::task::{TaskFuture, TimerFuture};
 use crate::payload::Payload;
@@ -281,7 +281,7 @@ impl OrchestrationContext {
 
     fn schedule_activity<O>(&self, name: &str, input: Payload, attempt: u32) -> TaskFuture<O> {
         let task_id = lock(&self.state).emit(
-            |task_id| Emitted::Activity {
+            |task_id| Action::ScheduleActivity {
                 task_id,
                 name: name.to_owned(),
                 version: None,
@@ -348,7 +348,7 @@ impl OrchestrationContext {
         let mut st = lock(&self.state);
         let parent = st.instance_id.clone();
         let task_id = st.emit(
-            |task_id| Emitted::SubOrchestration {
+            |task_id| Action::StartSubOrchestration {
                 task_id,
                 name: name.to_owned(),
                 version: options.version.clone(),
@@ -446,7 +446,7 @@ impl OrchestrationContext {
     pub fn create_timer(&self, fire_at: SystemTime) -> TimerFuture {
         let fire_at = Timestamp::from_system_time(fire_at);
         let task_id = lock(&self.state).emit(
-            |task_id| Emitted::Timer { task_id, fire_at },
+            |task_id| Action::CreateTimer { task_id, fire_at },
             Some(TaskKind::Timer),
         );
         TimerFuture::new(self.state.clone(), task_id)
@@ -478,7 +478,7 @@ impl OrchestrationContext {
         let task_id = st.next_task_id;
         let after = st.previous_send(instance_id, task_id);
         st.emit(
-            |task_id| Emitted::SendEvent {
+            |task_id| Action::SendEvent {
                 task_id,
                 instance_id: instance_id.clone(),
                 name: name.to_owned(),

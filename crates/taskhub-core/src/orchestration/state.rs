@@ -5,68 +5,11 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::Waker;
 
-use crate::history::{CarriedEvent, FailureDetails, Tags};
+use crate::engine::Action;
+use crate::history::{CarriedEvent, FailureDetails};
 use crate::ids::{ExecutionId, InstanceId};
 use crate::payload::Payload;
 use crate::time::Timestamp;
-
-/// A durable action the code asked for, not yet recorded in history.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Emitted {
-    Activity {
-        task_id: u64,
-        name: String,
-        version: Option<String>,
-        input: Payload,
-        attempt: u32,
-        tags: Tags,
-        traceparent: Option<String>,
-    },
-    SubOrchestration {
-        task_id: u64,
-        name: String,
-        version: Option<String>,
-        instance_id: InstanceId,
-        input: Payload,
-        attempt: u32,
-        tags: Tags,
-        traceparent: Option<String>,
-    },
-    Timer {
-        task_id: u64,
-        fire_at: Timestamp,
-    },
-    SendEvent {
-        task_id: u64,
-        instance_id: InstanceId,
-        name: String,
-        input: Payload,
-        /// The task ID of this execution's previous send to the same instance, if recent.
-        after: Option<u64>,
-    },
-}
-
-impl Emitted {
-    /// The task ID the action was given.
-    pub(crate) fn task_id(&self) -> u64 {
-        match self {
-            Self::Activity { task_id, .. }
-            | Self::SubOrchestration { task_id, .. }
-            | Self::Timer { task_id, .. }
-            | Self::SendEvent { task_id, .. } => *task_id,
-        }
-    }
-
-    /// How the code's action reads in a nondeterminism error: "scheduled activity 'Refund'".
-    pub(crate) fn describe(&self) -> String {
-        match self {
-            Self::Activity { name, .. } => format!("scheduled activity '{name}'"),
-            Self::SubOrchestration { name, .. } => format!("started sub-orchestration '{name}'"),
-            Self::Timer { .. } => "created a timer".to_owned(),
-            Self::SendEvent { name, .. } => format!("sent event '{name}'"),
-        }
-    }
-}
 
 /// Which kind of completion an open task expects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -247,7 +190,7 @@ pub(crate) struct State {
     pub now: Timestamp,
     pub replaying: bool,
     pub next_task_id: u64,
-    pub emitted: VecDeque<Emitted>,
+    pub emitted: VecDeque<Action>,
     pub open: HashMap<u64, OpenTask>,
     pub mailbox: Mailbox,
     pub guid_counter: u64,
@@ -302,18 +245,14 @@ impl State {
     pub(crate) fn forget_sends(&mut self) {
         self.last_sent.clear();
         for e in &mut self.emitted {
-            if let Emitted::SendEvent { after, .. } = e {
+            if let Action::SendEvent { after, .. } = e {
                 *after = None;
             }
         }
     }
 
     /// Records a new durable action and opens its completion slot.
-    pub(crate) fn emit(
-        &mut self,
-        make: impl FnOnce(u64) -> Emitted,
-        kind: Option<TaskKind>,
-    ) -> u64 {
+    pub(crate) fn emit(&mut self, make: impl FnOnce(u64) -> Action, kind: Option<TaskKind>) -> u64 {
         let id = self.next_task_id;
         self.next_task_id += 1;
         self.emitted.push_back(make(id));
