@@ -7,11 +7,12 @@ use std::time::Duration;
 use taskhub_core::OrchestrationStatus::{Completed, Running};
 
 use super::fixtures::{
-    advance, commit, delayed, dequeue, enqueue, history_request, hub_with_lease, iid, json,
-    just_before, load, outbound, queue_length, raised, row, start_history, started, take_lease,
-    visible_bodies, without_etag, DELAY, PAST_VISIBILITY, START,
+    advance, commit, delayed, dequeue, enqueue, history_request, iid, instance, json, just_before,
+    load, outbound, queue_length, raised, row, start_history, started, take_lease, visible_bodies,
+    without_etag, DELAY, PAST_VISIBILITY, START,
 };
-use crate::checkpoint::{CheckpointOutcome, CheckpointRequest, LeaseFence, OutboundMessage};
+use super::refused::{consumable, FencedHub, Unchanged};
+use crate::checkpoint::{CheckpointOutcome, CheckpointRequest, OutboundMessage};
 use crate::clock::ManualClock;
 use crate::error::{StorageError, StorageResult};
 use crate::history::HistorySnapshot;
@@ -20,10 +21,6 @@ use crate::queue::QueueName;
 use crate::store::TaskHubStore;
 
 const WORK: QueueName = QueueName::WorkItems;
-
-async fn instance(s: &dyn TaskHubStore, id: &str) -> Option<InstanceRow> {
-    s.get_instance(&iid(id)).await.expect("get_instance")
-}
 
 /// A turn appending one `EventRaised` named `tag` to `loaded`, sending a work item `tag` and
 /// setting the custom status to `tag`.
@@ -81,58 +78,23 @@ pub async fn fenced_checkpoint_is_rejected_and_changes_nothing(
 ) {
     let s = &*store;
     let id = "fenced";
-    let p = iid(id).partition(4);
-    let old_epoch = hub_with_lease(s, 4, p, "worker-a").await;
-    let control = QueueName::Control(p);
-    let other_control = QueueName::Control((p + 1) % 4);
-    enqueue(s, control, &["raise"]).await;
-    let consumed = dequeue(s, control, 1).await;
+    let hub = FencedHub::set_up(s, id, "raise").await;
+    let other_control = QueueName::Control((hub.partition + 1) % 4);
 
     let mut first = history_request(id, "e1", None, true, vec![started("e1")]);
-    first.fence = Some(LeaseFence {
-        partition: p,
-        epoch: old_epoch,
-    });
     first.instance = Some((row(id, "Conformance", Running, START), Expect::Absent));
-    commit(s, first).await;
+    hub.commit_under(s, first, hub.old_epoch).await;
     let history_before = load(s, id).await;
-    let row_before = instance(s, id).await;
 
-    let new_epoch = take_lease(s, p, "worker-b").await;
+    let new_epoch = take_lease(s, hub.partition, "worker-b").await;
     let mut stale = history_request(id, "e1", Some(&history_before), false, vec![raised(1, "x")]);
     stale.instance = Some((row(id, "Conformance", Completed, START), Expect::Any));
     stale.outbound = vec![outbound(WORK, "activity"), outbound(other_control, "event")];
-    stale.consumed = vec![(control, consumed[0].receipt.clone())];
-    for epoch in [old_epoch, new_epoch + 1] {
-        stale.fence = Some(LeaseFence {
-            partition: p,
-            epoch,
-        });
-        let result = s.checkpoint(stale.clone()).await;
-        assert!(
-            matches!(
-                result,
-                Err(StorageError::Fenced { partition, attempted, current })
-                    if partition == p && attempted == epoch && current == new_epoch
-            ),
-            "checkpoint under epoch {epoch} (current {new_epoch}): expected Fenced, got {result:?}"
-        );
-        assert_eq!(load(s, id).await, history_before, "history unchanged");
-        assert_eq!(instance(s, id).await, row_before, "instance row unchanged");
-        assert_eq!(queue_length(s, WORK).await, 0, "nothing sent");
-        assert_eq!(queue_length(s, other_control).await, 0, "nothing sent");
-        assert_eq!(
-            queue_length(s, control).await,
-            1,
-            "the consumed message is not deleted"
-        );
-    }
+    stale.consumed = vec![(hub.control, hub.consumed.clone())];
+    hub.assert_refused(s, &stale, new_epoch, "checkpoint", &[WORK, other_control])
+        .await;
 
-    stale.fence = Some(LeaseFence {
-        partition: p,
-        epoch: new_epoch,
-    });
-    commit(s, stale).await;
+    hub.commit_under(s, stale, new_epoch).await;
     assert_eq!(
         load(s, id).await.events.len(),
         2,
@@ -149,25 +111,22 @@ pub async fn checkpoint_with_stale_history_etag_conflicts_and_changes_nothing(
     let s = &*store;
     let id = "stale";
     let control = QueueName::Control(0);
-    enqueue(s, control, &["raise"]).await;
-    let consumed = dequeue(s, control, 1).await;
+    let consumed = consumable(s, control, "raise").await;
     let first = start_history(s, id, "e1", vec![]).await;
     commit(s, tagged_turn(id, Some(&first), "newer")).await;
     let current = load(s, id).await;
-    let row_before = instance(s, id).await;
-    let work_before = queue_length(s, WORK).await;
+    let unchanged = Unchanged::note(s, id, &[WORK, control]).await;
 
     let mut stale = tagged_turn(id, Some(&first), "stale");
-    stale.consumed = vec![(control, consumed[0].receipt.clone())];
+    stale.consumed = vec![(control, consumed)];
     let result = s.checkpoint(stale).await;
     assert!(
         matches!(result, Err(StorageError::Conflict { .. })),
         "checkpoint from a stale history: expected Conflict, got {result:?}"
     );
-    assert_eq!(load(s, id).await, current, "history unchanged");
-    assert_eq!(instance(s, id).await, row_before, "instance row unchanged");
-    assert_eq!(queue_length(s, WORK).await, work_before, "nothing sent");
-    assert_eq!(queue_length(s, control).await, 1, "nothing deleted");
+    unchanged
+        .assert_kept(s, "checkpoint from a stale history")
+        .await;
 
     let fresh_start = history_request(id, "e2", None, true, vec![started("e2")]);
     let result = s.checkpoint(fresh_start).await;

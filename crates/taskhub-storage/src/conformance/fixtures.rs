@@ -249,6 +249,11 @@ pub(crate) async fn commit(
     store.checkpoint(request).await.expect("checkpoint")
 }
 
+/// The instance row of `id`, if any.
+pub(crate) async fn instance(store: &dyn TaskHubStore, id: &str) -> Option<InstanceRow> {
+    store.get_instance(&iid(id)).await.expect("get_instance")
+}
+
 pub(crate) async fn load(store: &dyn TaskHubStore, instance: &str) -> HistorySnapshot {
     store
         .load_history(&iid(instance))

@@ -9,10 +9,11 @@ use taskhub_core::OrchestrationStatus::{Failed, Running};
 use taskhub_core::{EventKind, FailureDetails, HistoryEvent};
 
 use super::fixtures::{
-    commit, dequeue, enqueue, event, history_request, hub_with_lease, iid, json, load, outbound,
-    queue_length, raised, row, start_history, take_lease, visible_bodies, START,
+    commit, event, history_request, instance, json, load, outbound, queue_length, raised, row,
+    start_history, take_lease, visible_bodies, START,
 };
-use crate::checkpoint::{CheckpointRequest, LeaseFence};
+use super::refused::{consumable, FencedHub, Unchanged};
+use crate::checkpoint::CheckpointRequest;
 use crate::clock::ManualClock;
 use crate::error::StorageError;
 use crate::history::HistorySnapshot;
@@ -78,10 +79,6 @@ fn rewound_history(
     events.push(rewound(10_000));
     events.extend(more);
     events
-}
-
-async fn instance(s: &dyn TaskHubStore, id: &str) -> Option<InstanceRow> {
-    s.get_instance(&iid(id)).await.expect("get_instance")
 }
 
 /// Replaces the history with `events` under the same execution ID and checks that exactly
@@ -177,14 +174,13 @@ pub async fn replace_with_a_stale_etag_conflicts_and_changes_nothing(
     let s = &*store;
     let id = "stale-rewind";
     let control = QueueName::Control(0);
-    enqueue(s, control, &["rewind request"]).await;
-    let consumed = dequeue(s, control, 1).await;
+    let consumed = consumable(s, control, "rewind request").await;
     let loaded = start_history(s, id, "e1", raised_run("ok", 1, 3)).await;
     let mut failing = history_request(id, "e1", Some(&loaded), false, vec![failed(9_000)]);
     failing.instance = Some((row(id, "Conformance", Failed, START), Expect::Absent));
     commit(s, failing).await;
     let current = load(s, id).await;
-    let row_before = instance(s, id).await;
+    let unchanged = Unchanged::note(s, id, &[WORK, control]).await;
 
     // Made from the history before its last append: stale, whether fewer or more events.
     for (what, events) in [
@@ -197,25 +193,18 @@ pub async fn replace_with_a_stale_etag_conflicts_and_changes_nothing(
         let mut stale = replace(id, &loaded, events);
         stale.outbound = vec![outbound(WORK, "run again")];
         stale.instance = Some((row(id, "Conformance", Running, START), Expect::Any));
-        stale.consumed = vec![(control, consumed[0].receipt.clone())];
+        stale.consumed = vec![(control, consumed.clone())];
         let result = s.checkpoint(stale).await;
         assert!(
             matches!(result, Err(StorageError::Conflict { .. })),
             "{what}: a replace from a stale history: expected Conflict, got {result:?}"
         );
-        assert_eq!(load(s, id).await, current, "{what}: history unchanged");
-        assert_eq!(instance(s, id).await, row_before, "{what}: row unchanged");
-        assert_eq!(queue_length(s, WORK).await, 0, "{what}: nothing sent");
-        assert_eq!(
-            queue_length(s, control).await,
-            1,
-            "{what}: the consumed message is not deleted"
-        );
+        unchanged.assert_kept(s, what).await;
     }
 
     let fresh = rewound_history(&current, 3, vec![raised(10_001, "again")]);
     let mut request = replace(id, &current, fresh.clone());
-    request.consumed = vec![(control, consumed[0].receipt.clone())];
+    request.consumed = vec![(control, consumed)];
     commit(s, request).await;
     assert_eq!(
         load(s, id).await.events,
@@ -233,25 +222,16 @@ pub async fn replace_under_an_old_lease_epoch_is_fenced_and_changes_nothing(
 ) {
     let s = &*store;
     let id = "fenced-rewind";
-    let p = iid(id).partition(4);
-    let old_epoch = hub_with_lease(s, 4, p, "worker-a").await;
-    let control = QueueName::Control(p);
-    enqueue(s, control, &["rewind request"]).await;
-    let consumed = dequeue(s, control, 1).await;
+    let hub = FencedHub::set_up(s, id, "rewind request").await;
     let mut events = raised_run("ok", 1, 3);
     events.push(failed(9_000));
     events.insert(0, super::fixtures::started("e1"));
     let mut first = history_request(id, "e1", None, true, events);
-    first.fence = Some(LeaseFence {
-        partition: p,
-        epoch: old_epoch,
-    });
     first.instance = Some((row(id, "Conformance", Failed, START), Expect::Absent));
-    commit(s, first).await;
+    hub.commit_under(s, first, hub.old_epoch).await;
     let before = load(s, id).await;
-    let row_before = instance(s, id).await;
 
-    let new_epoch = take_lease(s, p, "worker-b").await;
+    let new_epoch = take_lease(s, hub.partition, "worker-b").await;
     let events = rewound_history(&before, 3, raised_run("again", 20_000, MANY));
     let mut stale = replace(id, &before, events.clone());
     stale.outbound = vec![outbound(WORK, "run again")];
@@ -262,36 +242,11 @@ pub async fn replace_under_an_old_lease_epoch_is_fenced_and_changes_nothing(
         },
         Expect::Any,
     ));
-    stale.consumed = vec![(control, consumed[0].receipt.clone())];
-    for epoch in [old_epoch, new_epoch + 1] {
-        stale.fence = Some(LeaseFence {
-            partition: p,
-            epoch,
-        });
-        let result = s.checkpoint(stale.clone()).await;
-        assert!(
-            matches!(
-                result,
-                Err(StorageError::Fenced { partition, attempted, current })
-                    if partition == p && attempted == epoch && current == new_epoch
-            ),
-            "replace under epoch {epoch} (current {new_epoch}): expected Fenced, got {result:?}"
-        );
-        assert_eq!(load(s, id).await, before, "history unchanged");
-        assert_eq!(instance(s, id).await, row_before, "instance row unchanged");
-        assert_eq!(queue_length(s, WORK).await, 0, "nothing sent");
-        assert_eq!(
-            queue_length(s, control).await,
-            1,
-            "the consumed message is not deleted"
-        );
-    }
+    stale.consumed = vec![(hub.control, hub.consumed.clone())];
+    hub.assert_refused(s, &stale, new_epoch, "replace", &[WORK])
+        .await;
 
-    stale.fence = Some(LeaseFence {
-        partition: p,
-        epoch: new_epoch,
-    });
-    commit(s, stale).await;
+    hub.commit_under(s, stale, new_epoch).await;
     assert_eq!(
         load(s, id).await.events,
         events,
