@@ -191,6 +191,6 @@ mod tests {
         assert_eq!(docs.len(), PostgresOptions::NAMES.len());
         assert!(docs
             .iter()
-            .any(|d| d.name == "pool_size" && d.default == "16"));
+            .any(|d| d.name == "pool_size" && d.default == "8"));
     }
 }

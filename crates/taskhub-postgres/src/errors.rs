@@ -95,6 +95,9 @@ fn with_causes(err: &tokio_postgres::Error) -> String {
 pub(crate) fn map_pool(err: PoolError) -> StorageError {
     match err {
         PoolError::Backend(e) => map_pg("connection", &e),
+        PoolError::PostCreateHook(deadpool_postgres::HookError::Backend(e)) => {
+            map_pg("connection settings", &e)
+        }
         PoolError::Timeout(_) => StorageError::Busy {
             retry_after: Some(BUSY_RETRY_AFTER),
         },

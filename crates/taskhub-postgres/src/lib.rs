@@ -3,8 +3,10 @@
 //! * [`PostgresStore`] implements [`taskhub_storage::TaskHubStore`]; open it with
 //!   [`PostgresStore::open`] and [`PostgresOptions`] (or through the plug-in,
 //!   [`PostgresBackend`], by `--backend postgres`). Its pool (`deadpool-postgres`, prepared
-//!   statements cached per connection) sets each connection's `search_path` to the hub and an
-//!   `idle_in_transaction_session_timeout`; `delete_hub` drops the schema, `pool_status`
+//!   statements cached per connection, bounded) sets on each connection what a DBA asks
+//!   ([`session`]: the hub's `search_path`, READ COMMITTED, lock, statement and
+//!   idle-in-transaction timeouts, an `application_name` naming the process); opening a hub
+//!   checks the server is PostgreSQL 13 or later; `delete_hub` drops the schema, `pool_status`
 //!   reports the pool.
 //! * One schema per task hub (`taskhub_<name>`): several hubs share a database, isolated.
 //!   Versioned migrations (`schema_migrations`) are applied at create and checked at open,
@@ -41,7 +43,8 @@
 //! `dead_letters.rs`, `processes.rs`, `checkpoint.rs`, `clear.rs` (one transaction that
 //! first locks the data tables in a checkpoint's order, retried on a lost deadlock). Here
 //! also: `pipeline.rs`, `writer.rs`, `notify.rs`, `statement.rs` (a statement prepared on a
-//! pooled client). What PostgreSQL and SQLite both build (codecs, the instance listing's
+//! pooled client), `session.rs` (each connection's settings, the server version check),
+//! `upkeep.rs` (the tables' autovacuum settings, kept at each open). What PostgreSQL and SQLite both build (codecs, the instance listing's
 //! statement) is `taskhub_storage::sql`. Tests run on a throwaway cluster
 //! (`scripts/with-postgres.sh`).
 //!
@@ -65,11 +68,13 @@ mod pipeline;
 mod processes;
 mod queues;
 pub mod schema;
+pub mod session;
 mod statement;
 mod store;
 #[cfg(feature = "testing")]
 mod testing;
 mod tls;
+pub mod upkeep;
 mod writer;
 
 pub use writer::WriterStats;

@@ -32,8 +32,15 @@ pub const TABLE: &str = "postgres";
 /// The default of `max_batch`: the most checkpoints committed in one transaction.
 pub const DEFAULT_MAX_BATCH: usize = 64;
 
-/// The default pool size (connections per store).
-pub const DEFAULT_POOL_SIZE: usize = 16;
+/// The default pool size (connections per store; the `LISTEN` connection is one more).
+pub const DEFAULT_POOL_SIZE: usize = 8;
+
+/// The default `lock_timeout`: three times the idle-in-transaction timeout, so a lease write
+/// outwaits a stopped worker's transaction, and a checkpoint stuck on a lock gives up.
+pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// The default `statement_timeout`.
+pub const DEFAULT_STATEMENT_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The default connect timeout.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -57,6 +64,12 @@ pub struct PostgresOptions {
     pub notify: bool,
     /// The most checkpoints group-committed in one transaction (1: each alone).
     pub max_batch: usize,
+    /// How long a statement waits for a lock before it fails (`Busy`, retried): a checkpoint
+    /// stuck behind a lock does not hold its partition's fence for ever (0: no limit).
+    pub lock_timeout: Duration,
+    /// How long one statement may run before the server cancels it (`Unavailable`, retried;
+    /// 0: no limit). Migrations run without either limit.
+    pub statement_timeout: Duration,
 }
 
 impl Default for PostgresOptions {
@@ -68,6 +81,8 @@ impl Default for PostgresOptions {
             tls_ca_file: None,
             notify: true,
             max_batch: DEFAULT_MAX_BATCH,
+            lock_timeout: DEFAULT_LOCK_TIMEOUT,
+            statement_timeout: DEFAULT_STATEMENT_TIMEOUT,
         }
     }
 }
@@ -81,6 +96,8 @@ impl std::fmt::Debug for PostgresOptions {
             .field("tls_ca_file", &self.tls_ca_file)
             .field("notify", &self.notify)
             .field("max_batch", &self.max_batch)
+            .field("lock_timeout", &self.lock_timeout)
+            .field("statement_timeout", &self.statement_timeout)
             .finish()
     }
 }
@@ -157,6 +174,8 @@ impl BackendOptions for PostgresOptions {
         "tls_ca_file",
         "notify",
         "max_batch",
+        "lock_timeout",
+        "statement_timeout",
     ];
 
     fn set(&mut self, name: &str, value: &str, origin: &str) -> Result<(), OptionError> {
@@ -176,13 +195,9 @@ impl BackendOptions for PostgresOptions {
             }
             "pool_size" => self.pool_size = parse::count(value).map_err(invalid)?,
             "max_batch" => self.max_batch = parse::count(value).map_err(invalid)?,
-            "connect_timeout" => {
-                self.connect_timeout = parse::duration(value).ok_or_else(|| {
-                    invalid(format!(
-                        "expected a duration such as 10, 10s or 500ms, got {value:?}"
-                    ))
-                })?;
-            }
+            "connect_timeout" => self.connect_timeout = duration(value).map_err(invalid)?,
+            "lock_timeout" => self.lock_timeout = duration(value).map_err(invalid)?,
+            "statement_timeout" => self.statement_timeout = duration(value).map_err(invalid)?,
             "notify" => self.notify = parse::switch(value).map_err(invalid)?,
             "tls_ca_file" if value.trim().is_empty() => self.tls_ca_file = None,
             "tls_ca_file" => self.tls_ca_file = Some(PathBuf::from(value.trim())),
@@ -198,9 +213,17 @@ impl BackendOptions for PostgresOptions {
             "notify" => self.notify.to_string(),
             "max_batch" => self.max_batch.to_string(),
             "connect_timeout" => humantime::format_duration(self.connect_timeout).to_string(),
+            "lock_timeout" => humantime::format_duration(self.lock_timeout).to_string(),
+            "statement_timeout" => humantime::format_duration(self.statement_timeout).to_string(),
             _ => String::new(),
         }
     }
+}
+
+/// A duration option's value, or the reason it is not one.
+fn duration(value: &str) -> Result<Duration, String> {
+    parse::duration(value)
+        .ok_or_else(|| format!("expected a duration such as 10, 10s or 500ms, got {value:?}"))
 }
 
 #[cfg(test)]

@@ -2,8 +2,8 @@
 //! and its versioned migrations.
 //!
 //! `schema_migrations` records each applied version. Creating a hub applies every migration in
-//! one transaction under an advisory lock on the schema's name (so two processes creating the
-//! same hub at once migrate it once); opening one applies what is missing the same way, and
+//! one transaction under a two-key advisory lock ([`MIGRATION_LOCK_CLASS`], the schema's name),
+//! so two processes creating the same hub at once migrate it once; opening one applies what is missing the same way, and
 //! refuses a hub whose version is newer than this build, naming both versions.
 //!
 //! Lock order (READ COMMITTED; every transaction takes row locks in this order, so none waits
@@ -148,6 +148,10 @@ CREATE TABLE processes (
 );
 "#;
 
+/// The first key of the migrations' advisory lock (`pg_advisory_xact_lock(class, hashtext(schema))`):
+/// "THMG", Taskhub's migrations.
+pub const MIGRATION_LOCK_CLASS: i32 = 0x5448_4d47;
+
 /// The version that brings the process registry.
 const HAS_PROCESS_REGISTRY: i64 = 2;
 
@@ -204,10 +208,19 @@ pub(crate) async fn migrate_with(
     let latest = i64::try_from(scripts.len()).unwrap_or(i64::MAX);
     let what = format!("task hub schema {schema}");
     let tx = client.transaction().await.ctx(&what)?;
-    // One migrator per hub at a time, across processes.
-    tx.execute("SELECT pg_advisory_xact_lock(hashtext($1))", &[&schema])
+    // A migration may wait for another process's and build indexes on large tables: neither
+    // of the connection's waiting limits applies to it.
+    tx.batch_execute("SET LOCAL lock_timeout = 0; SET LOCAL statement_timeout = 0")
         .await
         .ctx(&what)?;
+    // One migrator per hub at a time, across processes: a two-key lock, in Taskhub's own key
+    // space, so it never collides with an application's one-key advisory locks.
+    tx.execute(
+        "SELECT pg_advisory_xact_lock($1, hashtext($2))",
+        &[&MIGRATION_LOCK_CLASS, &schema],
+    )
+    .await
+    .ctx(&what)?;
     if create {
         tx.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS \"{schema}\""))
             .await
@@ -256,6 +269,7 @@ pub(crate) async fn migrate_with(
         .await
         .ctx(&what)?;
     }
+    crate::upkeep::tune_tables(&tx, &what).await?;
     tx.commit().await.ctx(&what)?;
     Ok(found.max(latest))
 }

@@ -2,7 +2,9 @@
 
 use std::sync::Arc;
 
-use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
+use deadpool_postgres::{
+    Hook, HookError, Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime,
+};
 use taskhub_storage::{QueueName, QueueWake, StorageError, StorageResult, TaskHubStore};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
@@ -10,6 +12,7 @@ use crate::errors::{map_pool, PgResultExt};
 use crate::notify::{listen_loop, send_loop, Publisher, Watchers};
 use crate::options::{redact, PostgresOptions};
 use crate::schema::{exists, migrate, schema_name};
+use crate::session;
 
 /// Whether opening may create the hub's schema.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,7 +28,7 @@ pub enum Create {
 /// stopped in the middle of a checkpoint holds its partition's fence `FOR SHARE`; the new
 /// owner's lease write waits for it at most this long. A live worker's checkpoint is never
 /// idle for more than a round trip.
-pub const IDLE_IN_TRANSACTION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+pub use crate::session::IDLE_IN_TRANSACTION_TIMEOUT;
 
 /// Gauge: connections the store's pool holds open.
 pub const POOL_CONNECTIONS: &str = "taskhub_postgres_pool_connections";
@@ -86,13 +89,9 @@ pub(crate) fn pool(
     let mut config: tokio_postgres::Config = url.parse().map_err(|_| {
         StorageError::InvalidArgument("postgres.url is not a PostgreSQL connection URL".into())
     })?;
-    config.options(format!(
-        "-c search_path={schema} -c idle_in_transaction_session_timeout={}",
-        IDLE_IN_TRANSACTION_TIMEOUT.as_millis()
-    ));
     config.connect_timeout(options.connect_timeout);
     if config.get_application_name().is_none() {
-        config.application_name("taskhub");
+        config.application_name(session::application_name());
     }
     let tls = crate::tls::connector(options.tls_ca_file.as_deref())?;
     let manager = Manager::from_config(
@@ -102,10 +101,20 @@ pub(crate) fn pool(
             recycling_method: RecyclingMethod::Fast,
         },
     );
+    let settings = Arc::new(session::settings_sql(schema, options));
     let pool = Pool::builder(manager)
         .max_size(options.pool_size)
         .runtime(Runtime::Tokio1)
         .create_timeout(Some(options.connect_timeout))
+        .post_create(Hook::async_fn(move |client, _| {
+            let settings = settings.clone();
+            Box::pin(async move {
+                client
+                    .batch_execute(&settings)
+                    .await
+                    .map_err(HookError::Backend)
+            })
+        }))
         .build()
         .map_err(|e| StorageError::InvalidArgument(format!("connection pool: {e}")))?;
     Ok((pool, config, tls))
@@ -124,6 +133,7 @@ impl PostgresStore {
         let (pool, config, tls) = pool(options, &schema)?;
         let place = options.url.as_deref().map(redact).unwrap_or_default();
         let mut client = pool.get().await.map_err(map_pool)?;
+        session::check_server(&client).await?;
         if create == Create::No && !exists(&client, &schema).await? {
             return Err(StorageError::NotFound {
                 what: format!("task hub '{hub}' (schema {schema}) on {place}"),
@@ -229,6 +239,9 @@ impl PostgresStore {
     pub(crate) async fn client(&self) -> StorageResult<Object> {
         let got = self.pool.get().await.map_err(map_pool);
         self.record_pool();
+        if let Ok(client) = &got {
+            session::bound_statement_cache(client);
+        }
         got
     }
 
