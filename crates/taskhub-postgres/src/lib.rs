@@ -44,8 +44,8 @@
 //! first locks the data tables in a checkpoint's order, retried on a lost deadlock). Here
 //! also: `pipeline.rs`, `writer.rs`, `notify.rs`, `statement.rs` (a statement prepared on a
 //! pooled client), `session.rs` (each connection's settings, the server version check),
-//! `upkeep.rs` (the tables' autovacuum settings, kept at each open). What PostgreSQL and SQLite both build (codecs, the instance listing's
-//! statement) is `taskhub_storage::sql`. Tests run on a throwaway cluster
+//! `upkeep.rs` (the tables' autovacuum settings, kept at each open). What PostgreSQL and
+//! SQLite both build (codecs, the instance listing's statement) is `taskhub_storage::sql`. Tests run on a throwaway cluster
 //! (`scripts/with-postgres.sh`).
 //!
 //! Depends on taskhub-core, taskhub-storage (features `sql`, `tls`: rustls and the web PKI
