@@ -203,13 +203,18 @@ mod tests {
         assert!(err.to_string().contains("missing field"), "{err}");
     }
 
-    #[test]
-    fn message_round_trip() {
-        let m = Message::from_client(
+    /// A client's `OrchestratorStarted` for instance `i`.
+    fn started_message() -> Message {
+        Message::from_client(
             InstanceId::new("i").unwrap(),
             EventKind::OrchestratorStarted,
             Timestamp::from_millis(5),
-        );
+        )
+    }
+
+    #[test]
+    fn message_round_trip() {
+        let m = started_message();
         assert_eq!(decode_message(&encode_message(&m)).unwrap(), m);
     }
 
@@ -217,11 +222,7 @@ mod tests {
     fn a_message_with_its_version_anywhere_decodes_the_same() {
         // The fast path reads records that start with the version; any other layout (a
         // writer that orders fields differently) takes the full path to the same result.
-        let m = Message::from_client(
-            InstanceId::new("i").unwrap(),
-            EventKind::OrchestratorStarted,
-            Timestamp::from_millis(5),
-        );
+        let m = started_message();
         let text = encode_message(&m);
         assert_eq!(leading_version(&text), Some(FORMAT_VERSION));
         let body = text.strip_prefix("{\"v\":1,").unwrap();

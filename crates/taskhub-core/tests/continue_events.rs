@@ -25,10 +25,7 @@ fn registry() -> Registry {
 }
 
 fn op(d: &mut Driver, what: &str) -> Message {
-    d.msg(EventKind::EventRaised {
-        name: "op".into(),
-        input: payload(what),
-    })
+    d.event("op", what)
 }
 
 fn start(d: &mut Driver, input: Payload, execution: &str) -> Message {

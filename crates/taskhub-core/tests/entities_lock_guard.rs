@@ -65,10 +65,7 @@ fn a_section_released_in_the_turn_of_a_terminate_sends_its_releases() {
         input: Payload::to_payload(&EntityResponse::Locked, "response").unwrap(),
     });
     d.turn(vec![granted]);
-    let go = d.msg(EventKind::EventRaised {
-        name: "go".into(),
-        input: payload(()),
-    });
+    let go = d.event("go", ());
     let terminate = d.msg(EventKind::ExecutionTerminated {
         reason: "stop".into(),
         output: None,

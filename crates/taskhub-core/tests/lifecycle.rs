@@ -215,10 +215,7 @@ fn duplicate_deliveries_are_applied_once() {
     assert_eq!(completions, 1);
 
     // The same event message twice (e.g. redelivered after a crash) after a fresh replay.
-    let ev = d.msg(EventKind::EventRaised {
-        name: "b".into(),
-        input: payload(5),
-    });
+    let ev = d.event("b", 5);
     let mut first_copy = ev.clone();
     first_copy.event = EventKind::EventRaised {
         name: "unrelated".into(),
@@ -234,18 +231,12 @@ fn duplicate_deliveries_are_applied_once() {
 fn stale_not_started_and_invalid_messages_are_discarded_with_reasons() {
     let mut d = two_steps_driver();
     // Before start: not started.
-    let early = d.msg(EventKind::EventRaised {
-        name: "b".into(),
-        input: payload(1),
-    });
+    let early = d.event("b", 1);
     d.turn(vec![early]);
     assert_eq!(d.last.discarded[0].reason, DiscardReason::NotStarted);
     assert!(d.last.new_events.is_empty());
     d.start("Two", ());
-    let mut stale = d.msg(EventKind::EventRaised {
-        name: "b".into(),
-        input: payload(1),
-    });
+    let mut stale = d.event("b", 1);
     stale.execution_id = Some(ExecutionId::new("old-exec").unwrap());
     d.turn(vec![stale]);
     assert_eq!(d.last.discarded[0].reason, DiscardReason::StaleExecution);

@@ -191,18 +191,9 @@ fn continue_as_new_carries_unprocessed_events_in_order() {
     reg.orchestration("Counter", counter);
     let mut d = Driver::new(reg, "cnt");
     d.start("Counter", 0);
-    let a = d.msg(EventKind::EventRaised {
-        name: "add".into(),
-        input: payload(1),
-    });
-    let b = d.msg(EventKind::EventRaised {
-        name: "add".into(),
-        input: payload(2),
-    });
-    let c = d.msg(EventKind::EventRaised {
-        name: "add".into(),
-        input: payload(3),
-    });
+    let a = d.event("add", 1);
+    let b = d.event("add", 2);
+    let c = d.event("add", 3);
     d.turn(vec![a, b, c]);
     assert_eq!(d.session.status(), OrchestrationStatus::ContinuedAsNew);
     let Action::ContinueAsNew {
@@ -270,14 +261,8 @@ fn continue_as_new_without_preserve_drops_pending_events() {
     });
     let mut d = Driver::new(reg, "loop");
     d.start("Loop", 0);
-    let a = d.msg(EventKind::EventRaised {
-        name: "tick".into(),
-        input: payload(1),
-    });
-    let b = d.msg(EventKind::EventRaised {
-        name: "tick".into(),
-        input: payload(2),
-    });
+    let a = d.event("tick", 1);
+    let b = d.event("tick", 2);
     d.turn(vec![a, b]);
     let Action::ContinueAsNew { carried_events, .. } = d.last.actions.last().cloned().unwrap()
     else {

@@ -59,10 +59,7 @@ fn timer_and_event_in_same_batch_first_message_wins() {
     let mut d = approval_driver();
     d.start("Approval", ());
     let (task_id, fire_at) = d.timers[0];
-    let ev = d.msg(EventKind::EventRaised {
-        name: "approval".into(),
-        input: payload(false),
-    });
+    let ev = d.event("approval", false);
     let tf = d.msg(EventKind::TimerFired { task_id, fire_at });
     d.turn(vec![ev, tf]);
     assert_eq!(d.output::<String>(), "rejected");

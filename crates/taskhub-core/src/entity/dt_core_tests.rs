@@ -13,13 +13,19 @@ fn json(text: &str) -> Payload {
     Payload::from_json(text).unwrap()
 }
 
+/// The `op` event with JSON `text` and, sent by the orchestration [`sender`], its request.
+fn from_orchestration(text: &str) -> (Payload, EntityRequest) {
+    let m = json(text);
+    let r = request_of_event("op", &m, Some(&sender())).unwrap();
+    (m, r)
+}
+
 /// What `EntityConversions.EncodeOperationCalled` writes (a .NET orchestration's call).
 #[test]
 fn a_call_names_its_parent_and_keeps_its_input_as_sent() {
-    let m = json(
+    let (m, r) = from_orchestration(
         r#"{"op":"add","signal":false,"input":"5","id":"6f1c2b8e-0000-4000-8000-000000000001","parent":"orch","parentExecution":"e9"}"#,
     );
-    let r = request_of_event("op", &m, Some(&sender())).unwrap();
     let EntityRequest::Operation {
         id,
         op,
@@ -63,10 +69,9 @@ fn a_signal_has_no_caller_and_a_scheduled_one_its_time() {
 
 #[test]
 fn a_lock_request_and_its_release() {
-    let m = json(
+    let (m, r) = from_orchestration(
         r#"{"op":null,"id":"cs1","lockset":[{"name":"account","key":"a"},{"name":"account","key":"b"}],"pos":1,"parent":"orch"}"#,
     );
-    let r = request_of_event("op", &m, Some(&sender())).unwrap();
     let EntityRequest::Lock {
         id,
         owner,

@@ -199,10 +199,9 @@ impl OrchestrationContext {
         name: &str,
         input: I,
     ) -> TaskFuture<O> {
-        match Payload::to_payload(&input, &format!("input of activity '{name}'")) {
-            Ok(input) => self.schedule_activity(name, input, 1),
-            Err(e) => TaskFuture::failed(e),
-        }
+        with_input("activity", name, &input, |input| {
+            self.schedule_activity(name, input, 1)
+        })
     }
 
     /// Schedules an activity with a retry policy; waits between attempts are durable timers.
@@ -213,18 +212,41 @@ impl OrchestrationContext {
         input: I,
         policy: RetryPolicy,
     ) -> impl Future<Output = Result<O, TaskError>> + Send + 'static {
+        self.retrying(
+            "activity",
+            name,
+            input,
+            Some(policy),
+            |ctx, name, input, n| ctx.schedule_activity(name, input, n),
+        )
+    }
+
+    /// Schedules the first attempt of a task of `what` kind now (`schedule(ctx, name, input,
+    /// attempt)`) and returns the future of its output, which schedules the retries `policy`
+    /// asks for.
+    fn retrying<I: Serialize, O: DeserializeOwned + Send + 'static>(
+        &self,
+        what: &str,
+        name: &str,
+        input: I,
+        policy: Option<RetryPolicy>,
+        schedule: impl Fn(&Self, &str, Payload, u32) -> TaskFuture<O> + Send + Sync + 'static,
+    ) -> impl Future<Output = Result<O, TaskError>> + Send + 'static {
         let ctx = self.clone();
         let name = name.to_owned();
         let scheduled =
-            Payload::to_payload(&input, &format!("input of activity '{name}'")).map(|input| {
-                let first = ctx.schedule_activity::<O>(&name, input.clone(), 1);
+            Payload::to_payload(&input, &format!("input of {what} '{name}'")).map(|input| {
+                let first = schedule(&ctx, &name, input.clone(), 1);
                 (input, first)
             });
         let first = ctx.now();
         async move {
             let (input, task) = scheduled?;
+            let Some(policy) = policy else {
+                return task.await;
+            };
             ctx.with_retries(&policy, first, task, |attempt| {
-                ctx.schedule_activity::<O>(&name, input.clone(), attempt)
+                schedule(&ctx, &name, input.clone(), attempt)
             })
             .await
         }
@@ -302,10 +324,9 @@ impl OrchestrationContext {
         name: &str,
         input: I,
     ) -> TaskFuture<O> {
-        match Payload::to_payload(&input, &format!("input of sub-orchestration '{name}'")) {
-            Ok(input) => self.start_sub(name, input, &SubOrchestrationOptions::default()),
-            Err(e) => TaskFuture::failed(e),
-        }
+        with_input("sub-orchestration", name, &input, |input| {
+            self.start_sub(name, input, &SubOrchestrationOptions::default())
+        })
     }
 
     /// Starts a sub-orchestration with options (version, instance ID, retry policy). The first
@@ -317,26 +338,14 @@ impl OrchestrationContext {
         input: I,
         options: SubOrchestrationOptions,
     ) -> impl Future<Output = Result<O, TaskError>> + Send + 'static {
-        let ctx = self.clone();
-        let name = name.to_owned();
-        let scheduled =
-            Payload::to_payload(&input, &format!("input of sub-orchestration '{name}'")).map(
-                |input| {
-                    let first = ctx.start_sub::<O>(&name, input.clone(), &options);
-                    (input, first)
-                },
-            );
-        let first = ctx.now();
-        async move {
-            let (input, task) = scheduled?;
-            let Some(policy) = options.retry.clone() else {
-                return task.await;
-            };
-            ctx.with_retries(&policy, first, task, |_| {
-                ctx.start_sub::<O>(&name, input.clone(), &options)
-            })
-            .await
-        }
+        let policy = options.retry.clone();
+        self.retrying(
+            "sub-orchestration",
+            name,
+            input,
+            policy,
+            move |ctx, name, input, _| ctx.start_sub(name, input, &options),
+        )
     }
 
     fn start_sub<O>(
@@ -420,10 +429,9 @@ impl OrchestrationContext {
             version: orchestration.version().map(str::to_owned),
             ..SubOrchestrationOptions::default()
         };
-        match Payload::to_payload(&input, &format!("input of sub-orchestration '{name}'")) {
-            Ok(input) => self.start_sub(name, input, &options),
-            Err(e) => TaskFuture::failed(e),
-        }
+        with_input("sub-orchestration", name, &input, |input| {
+            self.start_sub(name, input, &options)
+        })
     }
 
     /// Runs the orchestration a typed descriptor names as a sub-orchestration with options
@@ -536,4 +544,18 @@ fn child_id(parent: &InstanceId, task_id: u64) -> InstanceId {
         base.pop();
     }
     InstanceId::new(base + &suffix).unwrap_or_else(|_| InstanceId::random())
+}
+
+/// `schedule(input)` with the input of a task of `what` kind serialized, or a task that fails
+/// with the serialization error.
+fn with_input<I: Serialize, O>(
+    what: &str,
+    name: &str,
+    input: &I,
+    schedule: impl FnOnce(Payload) -> TaskFuture<O>,
+) -> TaskFuture<O> {
+    match Payload::to_payload(input, &format!("input of {what} '{name}'")) {
+        Ok(input) => schedule(input),
+        Err(e) => TaskFuture::failed(e),
+    }
 }

@@ -202,11 +202,16 @@ impl Driver {
         self.turn(vec![m])
     }
 
-    pub fn raise<T: serde::Serialize>(&mut self, name: &str, data: T) -> TurnResult {
-        let m = self.msg(EventKind::EventRaised {
+    /// A client's external event `name` with `data`, not yet delivered.
+    pub fn event<T: serde::Serialize>(&mut self, name: &str, data: T) -> Message {
+        self.msg(EventKind::EventRaised {
             name: name.into(),
             input: payload(data),
-        });
+        })
+    }
+
+    pub fn raise<T: serde::Serialize>(&mut self, name: &str, data: T) -> TurnResult {
+        let m = self.event(name, data);
         self.turn(vec![m])
     }
 
