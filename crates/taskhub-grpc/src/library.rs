@@ -41,15 +41,21 @@ impl Library {
     }
 }
 
+/// Request metadata with `user-agent: user_agent` (as a library's client sends it), for tests.
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "test code")]
+pub(crate) fn user_agent(user_agent: &str) -> MetadataMap {
+    let mut m = MetadataMap::new();
+    m.insert("user-agent", user_agent.parse().unwrap());
+    m
+}
+
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, reason = "test code")]
     use super::*;
 
     fn of(ua: &str) -> Library {
-        let mut m = MetadataMap::new();
-        m.insert("user-agent", ua.parse().unwrap());
-        Library::of(&m)
+        Library::of(&user_agent(ua))
     }
 
     #[test]

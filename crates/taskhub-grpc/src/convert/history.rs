@@ -16,8 +16,8 @@ use taskhub::{
 };
 
 use super::{
-    failure_from_proto, failure_to_proto, payload_from_proto, payload_to_proto,
-    timestamp_from_proto, timestamp_to_proto, ConvertError,
+    failure_from_proto, failure_to_proto, optional_timestamp_from_proto, payload_from_proto,
+    payload_to_proto, timestamp_from_proto, timestamp_to_proto, ConvertError,
 };
 use crate::proto::{self, history_event::EventType as E, OrchestrationStatus as S};
 
@@ -348,11 +348,10 @@ fn kind_from_proto(event_id: i32, k: &E) -> Result<EventKind, ConvertError> {
                 "executionStarted.orchestrationInstance.executionId",
             )?,
             parent: s.parent_instance.as_ref().map(parent).transpose()?,
-            scheduled_start: s
-                .scheduled_start_timestamp
-                .as_ref()
-                .map(|t| timestamp_from_proto(t, "executionStarted.scheduledStartTimestamp"))
-                .transpose()?,
+            scheduled_start: optional_timestamp_from_proto(
+                s.scheduled_start_timestamp.as_ref(),
+                "executionStarted.scheduledStartTimestamp",
+            )?,
             applied_event_ids: Vec::new(),
             tags: Box::new(s.tags.iter().map(|(k, v)| (k.clone(), v.clone())).collect()),
         },

@@ -11,6 +11,15 @@ fn id(s: &str) -> InstanceId {
     InstanceId::new(s).unwrap()
 }
 
+/// An event as an SDK sends it (no timestamp).
+fn sent(event_id: i32, event_type: Option<E>) -> proto::HistoryEvent {
+    proto::HistoryEvent {
+        event_id,
+        timestamp: None,
+        event_type,
+    }
+}
+
 fn failure() -> FailureDetails {
     FailureDetails {
         error_type: "TaskFailedError".into(),
@@ -228,53 +237,47 @@ fn a_continue_as_new_sends_its_input_only() {
 
 #[test]
 fn bad_events_are_refused_naming_the_field_or_kind() {
-    let missing = proto::HistoryEvent {
-        event_id: -1,
-        timestamp: None,
-        event_type: None,
-    };
-    assert_eq!(
-        event_from_proto(&missing).unwrap_err().field_name(),
-        Some("eventType")
-    );
-    let negative = proto::HistoryEvent {
-        event_id: -1,
-        timestamp: None,
-        event_type: Some(E::TaskScheduled(proto::TaskScheduledEvent::default())),
-    };
-    assert_eq!(
-        event_from_proto(&negative).unwrap_err().field_name(),
-        Some("eventId")
-    );
+    for (event, field) in [
+        (sent(-1, None), "eventType"),
+        (
+            sent(
+                -1,
+                Some(E::TaskScheduled(proto::TaskScheduledEvent::default())),
+            ),
+            "eventId",
+        ),
+        (
+            sent(
+                -1,
+                Some(E::ExecutionStarted(proto::ExecutionStartedEvent::default())),
+            ),
+            "executionStarted.orchestrationInstance.executionId",
+        ),
+    ] {
+        assert_eq!(
+            event_from_proto(&event).unwrap_err().field_name(),
+            Some(field),
+            "{event:?}"
+        );
+    }
     // Text that is not JSON is a payload as it is (an SDK's large-payload token).
-    let opaque = proto::HistoryEvent {
-        event_id: -1,
-        timestamp: None,
-        event_type: Some(E::EventRaised(proto::EventRaisedEvent {
+    let opaque = sent(
+        -1,
+        Some(E::EventRaised(proto::EventRaisedEvent {
             name: "x".into(),
             input: Some("blob:v1:c:b".into()),
         })),
-    };
+    );
     assert!(matches!(
         event_from_proto(&opaque).unwrap().event,
         EventKind::EventRaised { input, .. } if input.as_str() == "blob:v1:c:b"
     ));
-    let no_execution = proto::HistoryEvent {
-        event_id: -1,
-        timestamp: None,
-        event_type: Some(E::ExecutionStarted(proto::ExecutionStartedEvent::default())),
-    };
-    assert_eq!(
-        event_from_proto(&no_execution).unwrap_err().field_name(),
-        Some("executionStarted.orchestrationInstance.executionId")
-    );
-    let entity = proto::HistoryEvent {
-        event_id: 1,
-        timestamp: None,
-        event_type: Some(E::EntityLockGranted(
+    let entity = sent(
+        1,
+        Some(E::EntityLockGranted(
             proto::EntityLockGrantedEvent::default(),
         )),
-    };
+    );
     assert_eq!(
         event_from_proto(&entity).unwrap_err(),
         ConvertError::Unsupported("entityLockGranted")
@@ -283,13 +286,14 @@ fn bad_events_are_refused_naming_the_field_or_kind() {
 
 #[test]
 fn a_terminate_reason_sent_as_json_or_as_plain_text_is_kept_as_text() {
-    let term = |input: &str| proto::HistoryEvent {
-        event_id: -1,
-        timestamp: None,
-        event_type: Some(E::ExecutionTerminated(proto::ExecutionTerminatedEvent {
-            input: Some(input.into()),
-            recurse: true,
-        })),
+    let term = |input: &str| {
+        sent(
+            -1,
+            Some(E::ExecutionTerminated(proto::ExecutionTerminatedEvent {
+                input: Some(input.into()),
+                recurse: true,
+            })),
+        )
     };
     let reason = |e: HistoryEvent| match e.event {
         EventKind::ExecutionTerminated { reason, .. } => reason,
@@ -320,14 +324,13 @@ fn a_terminate_output_goes_out_as_given_and_a_reason_alone_as_a_json_string() {
     assert_eq!(out(Some(p("{\"a\":1}"))).as_deref(), Some("{\"a\":1}"));
     assert_eq!(out(None).as_deref(), Some("\"{\\\"a\\\":1}\""));
     // And back: the output as sent is kept beside the reason's text.
-    let wire = proto::HistoryEvent {
-        event_id: -1,
-        timestamp: None,
-        event_type: Some(E::ExecutionTerminated(proto::ExecutionTerminatedEvent {
+    let wire = sent(
+        -1,
+        Some(E::ExecutionTerminated(proto::ExecutionTerminatedEvent {
             input: Some("blob:v1:c:b".into()),
             recurse: false,
         })),
-    };
+    );
     match event_from_proto(&wire).unwrap().event {
         EventKind::ExecutionTerminated { reason, output } => {
             assert_eq!(reason, "blob:v1:c:b");

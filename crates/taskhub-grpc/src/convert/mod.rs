@@ -22,4 +22,4 @@ pub use history::{event_from_proto, event_to_proto};
 pub use payload::{payload_from_proto, payload_to_proto};
 pub use state::{state_to_proto, StateOptions};
 pub use status::{status_from_proto, status_to_proto};
-pub use time::{timestamp_from_proto, timestamp_to_proto};
+pub use time::{optional_timestamp_from_proto, timestamp_from_proto, timestamp_to_proto};

@@ -43,6 +43,17 @@ pub fn timestamp_from_proto(
     Ok(Timestamp::from_millis(millis))
 }
 
+/// [`timestamp_from_proto`] of a time the message may leave out (`None` stays `None`).
+///
+/// # Errors
+/// As [`timestamp_from_proto`].
+pub fn optional_timestamp_from_proto(
+    t: Option<&prost_types::Timestamp>,
+    field: &'static str,
+) -> Result<Option<Timestamp>, ConvertError> {
+    t.map(|t| timestamp_from_proto(t, field)).transpose()
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, reason = "test code")]

@@ -118,23 +118,19 @@ impl Assembly {
             });
         }
         let actions = self.actions.len().saturating_add(part.actions.len());
-        if actions > limits.actions {
-            return Err(ChunkError::TooLarge {
-                what: "the number of actions",
-                got: actions,
-                limit: limits.actions,
-                setting: "grpc_max_actions_per_turn",
-            });
-        }
+        within(
+            "the number of actions",
+            actions,
+            limits.actions,
+            "grpc_max_actions_per_turn",
+        )?;
         let bytes = self.bytes.saturating_add(prost::Message::encoded_len(part));
-        if bytes > limits.bytes {
-            return Err(ChunkError::TooLarge {
-                what: "the bytes of its parts",
-                got: bytes,
-                limit: limits.bytes,
-                setting: "grpc_chunked_answer_mib",
-            });
-        }
+        within(
+            "the bytes of its parts",
+            bytes,
+            limits.bytes,
+            "grpc_chunked_answer_mib",
+        )?;
         self.bytes = bytes;
         self.next = index.saturating_add(1);
         self.actions.append(&mut part.actions);
@@ -143,6 +139,25 @@ impl Assembly {
         }
         Ok(())
     }
+}
+
+/// `Ok` if `got` (of `what`) is within `limit`, else [`ChunkError::TooLarge`] naming the
+/// `setting` that raises the limit.
+fn within(
+    what: &'static str,
+    got: usize,
+    limit: usize,
+    setting: &'static str,
+) -> Result<(), ChunkError> {
+    if got > limit {
+        return Err(ChunkError::TooLarge {
+            what,
+            got,
+            limit,
+            setting,
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]

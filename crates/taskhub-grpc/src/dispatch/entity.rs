@@ -21,7 +21,8 @@ use taskhub::{FailureDetails, InstanceId, Payload};
 use taskhub_core::entity::{EntityAction, EntityId};
 
 use crate::convert::{
-    failure_from_proto, payload_from_proto, payload_to_proto, timestamp_from_proto, ConvertError,
+    failure_from_proto, optional_timestamp_from_proto, payload_from_proto, payload_to_proto,
+    ConvertError,
 };
 use crate::proto::{
     self, history_event::EventType, operation_action::OperationActionType as A,
@@ -169,11 +170,10 @@ fn action(
                 target,
                 op: s.name.clone(),
                 input: payload_from_proto(s.input.as_deref(), "sendSignal.input")?,
-                at: s
-                    .scheduled_time
-                    .as_ref()
-                    .map(|t| timestamp_from_proto(t, "sendSignal.scheduledTime"))
-                    .transpose()?,
+                at: optional_timestamp_from_proto(
+                    s.scheduled_time.as_ref(),
+                    "sendSignal.scheduledTime",
+                )?,
             })
         }
         Some(A::StartNewOrchestration(s)) => {

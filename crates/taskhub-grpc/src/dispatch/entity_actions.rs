@@ -15,7 +15,7 @@ use taskhub::executor::Decision;
 use taskhub::{ExecutionId, InstanceId, Payload};
 use taskhub_core::entity::{Caller, EntityId, EntityRequest, ENTITY_REQUEST_EVENT};
 
-use crate::convert::{payload_from_proto, timestamp_from_proto, ConvertError};
+use crate::convert::{optional_timestamp_from_proto, payload_from_proto, ConvertError};
 use crate::proto::{self, send_entity_message_action::EntityMessageType as M};
 
 fn field(name: &'static str, reason: impl Into<String>) -> ConvertError {
@@ -60,11 +60,10 @@ pub(super) fn entity_message(
                 op: required(&s.operation, "entityOperationSignaled.operation")?,
                 input: payload_from_proto(s.input.as_deref(), "entityOperationSignaled.input")?,
                 caller: None,
-                at: s
-                    .scheduled_time
-                    .as_ref()
-                    .map(|t| timestamp_from_proto(t, "entityOperationSignaled.scheduledTime"))
-                    .transpose()?,
+                at: optional_timestamp_from_proto(
+                    s.scheduled_time.as_ref(),
+                    "entityOperationSignaled.scheduledTime",
+                )?,
             },
         ),
         Some(M::EntityOperationCalled(c)) => (
@@ -77,11 +76,10 @@ pub(super) fn entity_message(
                 op: required(&c.operation, "entityOperationCalled.operation")?,
                 input: payload_from_proto(c.input.as_deref(), "entityOperationCalled.input")?,
                 caller: Some(me()),
-                at: c
-                    .scheduled_time
-                    .as_ref()
-                    .map(|t| timestamp_from_proto(t, "entityOperationCalled.scheduledTime"))
-                    .transpose()?,
+                at: optional_timestamp_from_proto(
+                    c.scheduled_time.as_ref(),
+                    "entityOperationCalled.scheduledTime",
+                )?,
             },
         ),
         Some(M::EntityLockRequested(l)) => {

@@ -91,7 +91,7 @@ pub use settings::DispatcherSettings;
 use crate::proto::work_item::Request;
 use past::PastCache;
 use rewind::RewindAnswer;
-use state::{Kind, Outgoing, Refused, Reply, State};
+use state::{Kind, Refused, Reply, State};
 
 /// Hands the runtime's work to connected SDK workers. Cheap to clone; plug the same one into
 /// the runtime (as its [`RemoteExecutor`]) and into the endpoint
@@ -185,16 +185,16 @@ impl Dispatcher {
         self.inner.lock().close();
     }
 
-    /// Submits a work item and waits for its answer. `request` goes out at the first
-    /// hand-out, `rebuild` makes it again after a give-back; `what` names the work in errors
-    /// (built only for one).
+    /// Submits a work item and waits for its answer. `rebuild` makes its request, now for the
+    /// first hand-out and again after a give-back; `what` names the work in errors (built only
+    /// for one).
     async fn run(
         &self,
         kind: Kind,
-        request: Outgoing,
         rebuild: state::Rebuild,
         what: &(dyn Fn() -> String + Sync),
     ) -> Result<Reply, ExecutorError> {
+        let request = rebuild();
         let (tx, rx) = tokio::sync::oneshot::channel();
         let now = self.inner.clock.monotonic();
         let submitted = self
@@ -225,6 +225,13 @@ impl Dispatcher {
                 ),
             }),
         }
+    }
+
+    /// Makes `work`'s turn request, its past events encoded from the dispatcher's cache.
+    fn orchestrator_rebuild(&self, work: &Arc<OrchestrationWork>) -> state::Rebuild {
+        let source = Arc::clone(work);
+        let cache = Arc::clone(&self.inner.past);
+        Box::new(move || request::orchestrator_request(&source, &cache))
     }
 }
 
@@ -257,15 +264,8 @@ impl RemoteExecutor for Dispatcher {
                     work.name, work.instance
                 )
             };
-            let request = request::orchestrator_request(&work, &self.inner.past);
-            let source = Arc::clone(&work);
-            let cache = Arc::clone(&self.inner.past);
-            let rebuild: state::Rebuild =
-                Box::new(move || request::orchestrator_request(&source, &cache));
-            match self
-                .run(Kind::Orchestration, request, rebuild, &what)
-                .await?
-            {
+            let rebuild = self.orchestrator_rebuild(&work);
+            match self.run(Kind::Orchestration, rebuild, &what).await? {
                 Reply::Orchestrator(r) => {
                     let r = match rewind::rewind_answer(&work, &r) {
                         RewindAnswer::None => r,
@@ -304,12 +304,11 @@ impl RemoteExecutor for Dispatcher {
                     work.name, work.task_id, work.instance
                 )
             };
-            let request = Request::ActivityRequest(request::activity_request(&work)).into();
             let source = Arc::clone(&work);
             let rebuild: state::Rebuild = Box::new(move || {
                 Request::ActivityRequest(request::activity_request(&source)).into()
             });
-            match self.run(Kind::Activity, request, rebuild, &what).await? {
+            match self.run(Kind::Activity, rebuild, &what).await? {
                 Reply::Activity(r) => Ok(actions::activity_outcome(&r)),
                 other => Err(abandoned(other, what())),
             }
@@ -330,11 +329,10 @@ impl RemoteExecutor for Dispatcher {
                     work.operations.len()
                 )
             };
-            let request = Request::EntityRequestV2(entity::entity_request(&work)).into();
             let source = Arc::clone(&work);
             let rebuild: state::Rebuild =
                 Box::new(move || Request::EntityRequestV2(entity::entity_request(&source)).into());
-            match self.run(Kind::Entity, request, rebuild, &what).await? {
+            match self.run(Kind::Entity, rebuild, &what).await? {
                 Reply::Entity(r) => Ok(entity::entity_outcome(&work, &r)),
                 other => Err(abandoned(other, what())),
             }

@@ -98,11 +98,7 @@ mod tests {
     #![allow(clippy::unwrap_used, reason = "test code")]
     use super::*;
 
-    fn metadata(user_agent: &str) -> MetadataMap {
-        let mut m = MetadataMap::new();
-        m.insert("user-agent", user_agent.parse().unwrap());
-        m
-    }
+    use crate::library::user_agent as metadata;
 
     #[test]
     fn the_go_sdk_gets_no_pings_and_no_entities_unless_it_declares_them() {

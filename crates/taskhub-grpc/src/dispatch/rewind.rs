@@ -30,8 +30,7 @@ use taskhub::executor::{Decision, ExecutorError, OrchestrationDecision, Orchestr
 use taskhub::{EventKind, FailureDetails};
 
 use super::actions::INVALID_ACTION;
-use super::request;
-use super::state::{Kind, Rebuild, Reply};
+use super::state::{Kind, Reply};
 use crate::convert::{event_to_proto_with_entities, EntityRequests};
 use crate::proto::{
     history_event::EventType as E, orchestrator_action::OrchestratorActionType as A, HistoryEvent,
@@ -106,14 +105,8 @@ impl super::Dispatcher {
         what: &(dyn Fn() -> String + Sync),
     ) -> Result<Result<OrchestratorResponse, FailureDetails>, ExecutorError> {
         let again = Arc::new(without_rewind_event(work));
-        let request = request::orchestrator_request(&again, &self.inner.past);
-        let cache = Arc::clone(&self.inner.past);
-        let source = Arc::clone(&again);
-        let rebuild: Rebuild = Box::new(move || request::orchestrator_request(&source, &cache));
-        match self
-            .run(Kind::Orchestration, request, rebuild, what)
-            .await?
-        {
+        let rebuild = self.orchestrator_rebuild(&again);
+        match self.run(Kind::Orchestration, rebuild, what).await? {
             Reply::Orchestrator(r) => match rewind_answer(&again, &r) {
                 RewindAnswer::None => Ok(Ok(r)),
                 RewindAnswer::Refused(failure) => Ok(Err(failure)),

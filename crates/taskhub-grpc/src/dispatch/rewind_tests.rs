@@ -22,6 +22,15 @@ fn at(n: u64, event: EventKind) -> Ours {
     Ours::new(Timestamp::from_millis(1_700_000_000_000 + n), event)
 }
 
+/// An event as an SDK sends it (no timestamp).
+fn from_sdk(event_id: i32, event_type: E) -> HistoryEvent {
+    HistoryEvent {
+        event_id,
+        timestamp: None,
+        event_type: Some(event_type),
+    }
+}
+
 fn json(s: &str) -> Payload {
     Payload::from_json(s).unwrap()
 }
@@ -83,37 +92,32 @@ fn failed_history() -> Vec<HistoryEvent> {
         .iter()
         .map(|e| event_to_proto(e, &instance()))
         .collect();
-    sent.push(HistoryEvent {
-        event_id: -1,
-        timestamp: None,
-        event_type: Some(E::SubOrchestrationInstanceFailed(
-            SubOrchestrationInstanceFailedEvent {
-                task_scheduled_id: 2,
-                ..SubOrchestrationInstanceFailedEvent::default()
-            },
-        )),
-    });
-    sent.push(HistoryEvent {
-        event_id: -1,
-        timestamp: None,
-        event_type: Some(E::ExecutionCompleted(ExecutionCompletedEvent {
+    sent.push(from_sdk(
+        -1,
+        E::SubOrchestrationInstanceFailed(SubOrchestrationInstanceFailedEvent {
+            task_scheduled_id: 2,
+            ..SubOrchestrationInstanceFailedEvent::default()
+        }),
+    ));
+    sent.push(from_sdk(
+        -1,
+        E::ExecutionCompleted(ExecutionCompletedEvent {
             orchestration_status: OrchestrationStatus::Failed as i32,
             ..ExecutionCompletedEvent::default()
-        })),
-    });
+        }),
+    ));
     sent.push(rewound());
     sent
 }
 
 fn rewound() -> HistoryEvent {
-    HistoryEvent {
-        event_id: -1,
-        timestamp: None,
-        event_type: Some(E::ExecutionRewound(ExecutionRewoundEvent {
+    from_sdk(
+        -1,
+        E::ExecutionRewound(ExecutionRewoundEvent {
             reason: Some("carrier back".into()),
             ..ExecutionRewoundEvent::default()
-        })),
-    }
+        }),
+    )
 }
 
 /// What the Python and JavaScript workers build: the history less failures, the failed
@@ -190,11 +194,7 @@ fn a_changed_event_is_named() {
 fn an_added_or_reordered_event_is_named() {
     let sent = failed_history();
     let mut added = as_the_sdks_rewind(&sent);
-    added.push(HistoryEvent {
-        event_id: 9,
-        timestamp: None,
-        event_type: Some(E::TaskFailed(TaskFailedEvent::default())),
-    });
+    added.push(from_sdk(9, E::TaskFailed(TaskFailedEvent::default())));
     let e = check_new_history(&sent, &added).unwrap_err();
     assert!(
         e.starts_with("event 9 (taskFailed of task 0) is not in the history sent"),

@@ -3,7 +3,7 @@
 use taskhub::{EntityId, InstanceId, OrchestrationStatus, Timestamp};
 use tonic::Status;
 
-use crate::convert::{status_from_proto, timestamp_from_proto};
+use crate::convert::{optional_timestamp_from_proto, status_from_proto};
 use crate::error::{invalid, invalid_value};
 
 /// A required instance ID.
@@ -36,9 +36,7 @@ pub(crate) fn time(
     value: Option<&prost_types::Timestamp>,
     field: &'static str,
 ) -> Result<Option<Timestamp>, Status> {
-    value
-        .map(|t| timestamp_from_proto(t, field).map_err(|e| invalid_value(&e)))
-        .transpose()
+    optional_timestamp_from_proto(value, field).map_err(|e| invalid_value(&e))
 }
 
 /// A list of statuses. `CANCELED` matches no Taskhub instance and is left out; a number the
