@@ -39,7 +39,7 @@ use crate::history::{
     blob_of, encode_outbox, event_key, sentinel_props, spans_text, SentinelState, SENTINEL,
 };
 use crate::store::{extend, num, AzureStore, INLINE_LIMIT};
-use crate::tables::{entity, BatchOp, Entity, BATCH_OVERHEAD, MAX_BATCH, MAX_BATCH_BYTES};
+use crate::tables::{entity, BatchOp, Entity, Row, BATCH_OVERHEAD, MAX_BATCH, MAX_BATCH_BYTES};
 
 /// Azure's steps, for the driver (a view, so the primitives are not public store methods).
 struct Primitives<'a>(&'a AzureStore);
@@ -371,6 +371,15 @@ fn spans_estimate(instance: &InstanceId, spans: &[(u64, String)]) -> Vec<(String
 }
 
 impl AzureStore {
+    /// After a write failed with `error`: the sentinel row as it is now if `error` is
+    /// [`ambiguous`] (the write may have landed) and the row can be read; else `None`.
+    async fn sentinel_after(&self, instance: &InstanceId, error: &StorageError) -> Option<Row> {
+        if !ambiguous(error) {
+            return None;
+        }
+        self.sentinel(instance).await.ok().flatten()
+    }
+
     /// After the commit batch of the checkpoint marked `marker` failed with `error`: a
     /// refusal (409/412) may answer a re-send of a first attempt whose answer was lost, and
     /// a transient error may hide an attempt that landed. Either way the sentinel tells: if it
@@ -381,11 +390,8 @@ impl AzureStore {
         marker: &str,
         error: StorageError,
     ) -> StorageResult<String> {
-        if !ambiguous(&error) {
-            return Err(error);
-        }
-        match self.sentinel(instance).await {
-            Ok(Some(row)) if !marker.is_empty() && row.str("Commit") == marker => {
+        match self.sentinel_after(instance, &error).await {
+            Some(row) if !marker.is_empty() && row.str("Commit") == marker => {
                 tracing::info!(%instance, first = %error, "the commit's answer was lost, and the sentinel shows it landed");
                 Ok(row.etag)
             }
@@ -403,11 +409,8 @@ impl AzureStore {
         state: &SentinelState,
         error: StorageError,
     ) -> StorageResult<String> {
-        if !ambiguous(&error) {
-            return Err(error);
-        }
-        match self.sentinel(instance).await {
-            Ok(Some(row))
+        match self.sentinel_after(instance, &error).await {
+            Some(row)
                 if !state.commit.is_empty()
                     && row.str("Commit") == state.commit
                     && row.etag != state.etag

@@ -202,68 +202,43 @@ mod tests {
 
     #[test]
     fn requests_are_classified_by_kind() {
+        use OpKind::{
+            BlobDelete, BlobOther, BlobRead, BlobWrite, QueueDelete, QueueGet, QueueOther,
+            QueuePut, QueueUpdate, TableBatch, TableOther, TableQuery, TableRead, TableWrite,
+        };
         use Service::{Blob, Queue, Table};
-        assert_eq!(
-            kind(Queue, "POST", "/h-workitems/messages", &[]),
-            OpKind::QueuePut
-        );
-        assert_eq!(
-            kind(Queue, "GET", "/h-workitems/messages", &[]),
-            OpKind::QueueGet
-        );
-        assert_eq!(
-            kind(Queue, "GET", "/h-workitems/messages", &["peekonly"]),
-            OpKind::QueueOther
-        );
-        assert_eq!(
-            kind(Queue, "DELETE", "/h-control-00/messages/id", &[]),
-            OpKind::QueueDelete
-        );
-        assert_eq!(
-            kind(Queue, "PUT", "/h-control-00/messages/id", &[]),
-            OpKind::QueueUpdate
-        );
-        assert_eq!(kind(Queue, "PUT", "/h-control-00", &[]), OpKind::QueueOther);
-        assert_eq!(
-            kind(Queue, "GET", "/h-control-00", &["comp"]),
-            OpKind::QueueOther
-        );
-        assert_eq!(
-            kind(Table, "GET", "/HHistory(PartitionKey='a',RowKey='b')", &[]),
-            OpKind::TableRead
-        );
-        assert_eq!(
-            kind(Table, "GET", "/HHistory()", &["$filter"]),
-            OpKind::TableQuery
-        );
-        assert_eq!(kind(Table, "POST", "/HHistory", &[]), OpKind::TableWrite);
-        assert_eq!(
-            kind(Table, "PUT", "/HHistory(PartitionKey='a',RowKey='b')", &[]),
-            OpKind::TableWrite
-        );
-        assert_eq!(
-            kind(
-                Table,
-                "DELETE",
-                "/HHistory(PartitionKey='a',RowKey='b')",
-                &[]
-            ),
-            OpKind::TableWrite
-        );
-        assert_eq!(kind(Table, "POST", "/$batch", &[]), OpKind::TableBatch);
-        assert_eq!(kind(Table, "POST", "/Tables", &[]), OpKind::TableOther);
-        assert_eq!(
-            kind(Table, "DELETE", "/Tables('HHistory')", &[]),
-            OpKind::TableOther
-        );
-        assert_eq!(kind(Blob, "GET", "/c/b", &[]), OpKind::BlobRead);
-        assert_eq!(kind(Blob, "PUT", "/c/b", &[]), OpKind::BlobWrite);
-        assert_eq!(kind(Blob, "DELETE", "/c/b", &[]), OpKind::BlobDelete);
-        assert_eq!(kind(Blob, "PUT", "/c", &["restype"]), OpKind::BlobOther);
-        assert_eq!(
-            kind(Blob, "GET", "/c", &["restype", "comp"]),
-            OpKind::BlobOther
-        );
+        let messages = "/h-workitems/messages";
+        let message = "/h-control-00/messages/id";
+        let row = "/HHistory(PartitionKey='a',RowKey='b')";
+        let cases: [(Service, &'static str, &str, &[&'static str], OpKind); 20] = [
+            (Queue, "POST", messages, &[], QueuePut),
+            (Queue, "GET", messages, &[], QueueGet),
+            (Queue, "GET", messages, &["peekonly"], QueueOther),
+            (Queue, "DELETE", message, &[], QueueDelete),
+            (Queue, "PUT", message, &[], QueueUpdate),
+            (Queue, "PUT", "/h-control-00", &[], QueueOther),
+            (Queue, "GET", "/h-control-00", &["comp"], QueueOther),
+            (Table, "GET", row, &[], TableRead),
+            (Table, "GET", "/HHistory()", &["$filter"], TableQuery),
+            (Table, "POST", "/HHistory", &[], TableWrite),
+            (Table, "PUT", row, &[], TableWrite),
+            (Table, "DELETE", row, &[], TableWrite),
+            (Table, "POST", "/$batch", &[], TableBatch),
+            (Table, "POST", "/Tables", &[], TableOther),
+            (Table, "DELETE", "/Tables('HHistory')", &[], TableOther),
+            (Blob, "GET", "/c/b", &[], BlobRead),
+            (Blob, "PUT", "/c/b", &[], BlobWrite),
+            (Blob, "DELETE", "/c/b", &[], BlobDelete),
+            (Blob, "PUT", "/c", &["restype"], BlobOther),
+            (Blob, "GET", "/c", &["restype", "comp"], BlobOther),
+        ];
+        for (service, method, path, query, expected) in cases {
+            assert_eq!(
+                kind(service, method, path, query),
+                expected,
+                "{method} {path} {query:?}"
+            );
+        }
     }
 
     #[test]

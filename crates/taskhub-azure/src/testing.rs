@@ -7,8 +7,8 @@ use taskhub_storage::backend::{OpenedStore, OptionValue};
 use taskhub_storage::test_hub::server_variable;
 use taskhub_storage::{StorageError, StorageResult};
 
-use crate::history::event_key;
-use crate::tables::entity;
+use crate::history::{event_key, SentinelState};
+use crate::tables::{entity, Row};
 use crate::{AzureBackend, AzureStore};
 
 /// The variable naming the account the tests put their hubs on (Azurite), exported by
@@ -55,8 +55,14 @@ impl AzureBackend {
 }
 
 impl AzureStore {
-    /// The RowKey of event `seq` of the instance's current execution.
-    async fn current_event_key(&self, instance: &InstanceId, seq: u64) -> StorageResult<String> {
+    /// The sentinel row of the instance's history and the state it holds.
+    ///
+    /// # Errors
+    /// `NotFound` if the instance has no history.
+    async fn sentinel_and_state(
+        &self,
+        instance: &InstanceId,
+    ) -> StorageResult<(Row, SentinelState)> {
         let sentinel = self
             .sentinel(instance)
             .await?
@@ -64,6 +70,12 @@ impl AzureStore {
                 what: format!("history of '{instance}'"),
             })?;
         let state = self.sentinel_state(&sentinel).await?;
+        Ok((sentinel, state))
+    }
+
+    /// The RowKey of event `seq` of the instance's current execution.
+    async fn current_event_key(&self, instance: &InstanceId, seq: u64) -> StorageResult<String> {
+        let (_, state) = self.sentinel_and_state(instance).await?;
         Ok(event_key(state.generation, seq, state.token_of(seq)))
     }
 
@@ -168,13 +180,7 @@ impl AzureStore {
         instance: &InstanceId,
         chars: usize,
     ) -> StorageResult<()> {
-        let sentinel = self
-            .sentinel(instance)
-            .await?
-            .ok_or_else(|| StorageError::NotFound {
-                what: format!("history of '{instance}'"),
-            })?;
-        let state = self.sentinel_state(&sentinel).await?;
+        let (sentinel, state) = self.sentinel_and_state(instance).await?;
         let real = serde_json::to_string(&state.spans).unwrap_or_default();
         let filler = "[0,\"ffffffff\"],".len();
         let n = chars.saturating_sub(real.len()) / filler + 1;
