@@ -70,10 +70,7 @@ impl TaskError {
     /// True if the failure was marked non-retryable, or is a payload error (retrying cannot fix it).
     #[must_use]
     pub fn is_non_retryable(&self) -> bool {
-        match self {
-            Self::Failed { failure, .. } => failure.non_retryable,
-            Self::Payload(_) => true,
-        }
+        self.failure().is_none_or(|f| f.non_retryable)
     }
 }
 
