@@ -330,16 +330,8 @@ impl InstanceStore for SqliteStore {
     }
 
     async fn delete_instance(&self, instance: &InstanceId) -> StorageResult<bool> {
-        let instance = instance.clone();
-        self.write(move |tx| {
-            let n = tx
-                .conn
-                .prepare_cached("DELETE FROM instances WHERE instance_id = ?1")
-                .and_then(|mut s| s.execute([instance.as_str()]))
-                .ctx(WHAT)?;
-            Ok(n > 0)
-        })
-        .await
+        let sql = "DELETE FROM instances WHERE instance_id = ?1";
+        Ok(self.delete_rows_of(WHAT, sql, instance).await? > 0)
     }
 
     async fn delete_instance_if(&self, instance: &InstanceId, etag: &ETag) -> StorageResult<bool> {

@@ -257,30 +257,23 @@ mod tests {
                 && err.contains("weird"),
             "{err}"
         );
-        std::fs::write(&file, "[sqlite]\nbusy_timeout = \"soon\"\n").unwrap();
-        let err = SqliteOptions::from_config("d.db", Some(&file), &HashMap::new())
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("sqlite.busy_timeout") && err.contains("taskhub.toml"),
-            "{err}"
-        );
-        std::fs::write(&file, "[sqlite]\nbogus = 1\n").unwrap();
-        let err = SqliteOptions::from_config("d.db", Some(&file), &HashMap::new())
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("sqlite.bogus") && err.contains("unknown option"),
-            "{err}"
-        );
-        std::fs::write(&file, "[sqlite]\nmax_batch = 0\n").unwrap();
-        let err = SqliteOptions::from_config("d.db", Some(&file), &HashMap::new())
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("sqlite.max_batch") && err.contains("at least 1"),
-            "{err}"
-        );
+        for (text, wants) in [
+            (
+                "[sqlite]\nbusy_timeout = \"soon\"\n",
+                ["sqlite.busy_timeout", "taskhub.toml"],
+            ),
+            ("[sqlite]\nbogus = 1\n", ["sqlite.bogus", "unknown option"]),
+            (
+                "[sqlite]\nmax_batch = 0\n",
+                ["sqlite.max_batch", "at least 1"],
+            ),
+        ] {
+            std::fs::write(&file, text).unwrap();
+            let err = SqliteOptions::from_config("d.db", Some(&file), &HashMap::new())
+                .unwrap_err()
+                .to_string();
+            assert!(wants.iter().all(|w| err.contains(w)), "{err}");
+        }
         std::fs::write(&file, "sqlite = 3\n").unwrap();
         assert!(SqliteOptions::from_config("d.db", Some(&file), &HashMap::new()).is_err());
         std::fs::write(&file, "[sqlite\n").unwrap();

@@ -52,15 +52,8 @@ impl PayloadStore for SqliteStore {
     }
 
     async fn delete_payloads(&self, instance: &InstanceId) -> StorageResult<u64> {
-        let instance = instance.clone();
-        self.write(move |tx| {
-            let n = tx
-                .conn
-                .prepare_cached("DELETE FROM payloads WHERE instance_id = ?1")
-                .and_then(|mut s| s.execute([instance.as_str()]))
-                .ctx(WHAT)?;
-            Ok(u64::try_from(n).unwrap_or(u64::MAX))
-        })
-        .await
+        let sql = "DELETE FROM payloads WHERE instance_id = ?1";
+        let n = self.delete_rows_of(WHAT, sql, instance).await?;
+        Ok(u64::try_from(n).unwrap_or(u64::MAX))
     }
 }

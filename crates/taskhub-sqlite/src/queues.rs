@@ -200,6 +200,20 @@ impl SqliteStore {
             Err(expired(queue))
         }
     }
+
+    /// Makes the message `receipt` holds visible again after `delay`, as `hold` says.
+    async fn give_back(
+        &self,
+        queue: QueueName,
+        receipt: &Receipt,
+        delay: Duration,
+        hold: Hold,
+    ) -> StorageResult<()> {
+        self.write_held(queue, receipt, move |tx, r| {
+            rehide(tx, queue, r, after(tx.now(), delay), hold)
+        })
+        .await
+    }
 }
 
 #[async_trait]
@@ -235,10 +249,8 @@ impl QueueStore for SqliteStore {
         receipt: &Receipt,
         delay: Duration,
     ) -> StorageResult<()> {
-        self.write_held(queue, receipt, move |tx, r| {
-            rehide(tx, queue, r, after(tx.now(), delay), Hold::Token(None))
-        })
-        .await
+        self.give_back(queue, receipt, delay, Hold::Token(None))
+            .await
     }
 
     async fn release(
@@ -247,10 +259,7 @@ impl QueueStore for SqliteStore {
         receipt: &Receipt,
         delay: Duration,
     ) -> StorageResult<()> {
-        self.write_held(queue, receipt, move |tx, r| {
-            rehide(tx, queue, r, after(tx.now(), delay), Hold::Release)
-        })
-        .await
+        self.give_back(queue, receipt, delay, Hold::Release).await
     }
 
     async fn extend(

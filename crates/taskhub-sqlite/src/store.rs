@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use rusqlite::Connection;
+use taskhub_core::InstanceId;
 use taskhub_storage::{Clock, StorageError, StorageResult, TaskHubStore};
 
 use crate::errors::SqlResultExt;
@@ -236,6 +237,24 @@ impl SqliteStore {
             Err(e) => Err(self.explain(e).await),
             ok => ok,
         }
+    }
+
+    /// Runs `sql`, a `DELETE` of the rows of `instance` (its `?1`), in a write; how many it
+    /// deleted.
+    pub(crate) async fn delete_rows_of(
+        &self,
+        what: &'static str,
+        sql: &'static str,
+        instance: &InstanceId,
+    ) -> StorageResult<usize> {
+        let instance = instance.clone();
+        self.write(move |tx| {
+            tx.conn
+                .prepare_cached(sql)
+                .and_then(|mut s| s.execute([instance.as_str()]))
+                .ctx(what)
+        })
+        .await
     }
 
     /// Runs a point read (one row by key) on the calling thread, falling back to a blocking
