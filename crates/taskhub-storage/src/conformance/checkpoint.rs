@@ -11,6 +11,7 @@ use super::fixtures::{
     load, outbound, queue_length, raised, row, start_history, started, take_lease, visible_bodies,
     without_etag, DELAY, PAST_VISIBILITY, START,
 };
+use super::fixtures::{assert_conflict, assert_expired};
 use super::refused::{consumable, FencedHub, Unchanged};
 use crate::checkpoint::{CheckpointOutcome, CheckpointRequest, OutboundMessage};
 use crate::clock::ManualClock;
@@ -120,28 +121,19 @@ pub async fn checkpoint_with_stale_history_etag_conflicts_and_changes_nothing(
     let mut stale = tagged_turn(id, Some(&first), "stale");
     stale.consumed = vec![(control, consumed)];
     let result = s.checkpoint(stale).await;
-    assert!(
-        matches!(result, Err(StorageError::Conflict { .. })),
-        "checkpoint from a stale history: expected Conflict, got {result:?}"
-    );
+    assert_conflict(&result, "checkpoint from a stale history");
     unchanged
         .assert_kept(s, "checkpoint from a stale history")
         .await;
 
     let fresh_start = history_request(id, "e2", None, true, vec![started("e2")]);
     let result = s.checkpoint(fresh_start).await;
-    assert!(
-        matches!(result, Err(StorageError::Conflict { .. })),
-        "expecting no history where there is one: expected Conflict, got {result:?}"
-    );
+    assert_conflict(&result, "expecting no history where there is one");
     assert_eq!(load(s, id).await, current, "history unchanged");
 
     let ghost = history_request("ghost", "g1", Some(&current), false, vec![started("g1")]);
     let result = s.checkpoint(ghost).await;
-    assert!(
-        matches!(result, Err(StorageError::Conflict { .. })),
-        "expecting an ETag where there is no history: expected Conflict, got {result:?}"
-    );
+    assert_conflict(&result, "expecting an ETag where there is no history");
     assert_eq!(
         s.load_history(&iid("ghost")).await.expect("load_history"),
         None
@@ -331,10 +323,7 @@ pub async fn checkpoint_deletes_consumed_messages(
         "two of three are deleted"
     );
     let result = s.delete(control, &receipt_of("m1")).await;
-    assert!(
-        matches!(result, Err(StorageError::ReceiptExpired { .. })),
-        "a consumed message is gone: expected ReceiptExpired, got {result:?}"
-    );
+    assert_expired(&result, "a consumed message is gone");
     advance(s, &clock, PAST_VISIBILITY).await;
     assert_eq!(visible_bodies(s, control).await, ["m2"]);
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 use taskhub_core::OrchestrationStatus::{Pending, Running};
 
 use super::fixtures::{
-    advance, at, delayed, dequeue, enqueue, history_request, iid, json, load, outbound,
+    advance, at, delayed, dequeue, enqueue, history_request, iid, instance, json, load, outbound,
     partition_row, queue_length, row, start_history, take_lease, DELAY, PAST_VISIBILITY, START,
 };
 use crate::checkpoint::{CheckpointRequest, LeaseFence};
@@ -86,7 +86,7 @@ pub async fn clear_hub_empties_the_hub_and_keeps_its_partitions(
 
     // Every object is gone.
     for id in ["orch-a", "@counter@x"] {
-        assert_eq!(s.get_instance(&iid(id)).await.expect("get_instance"), None);
+        assert_eq!(instance(s, id).await, None);
     }
     assert_eq!(s.load_history(&iid("orch-a")).await.expect("load"), None);
     let all = InstanceQuery {
@@ -182,10 +182,8 @@ pub async fn clear_hub_empties_the_hub_and_keeps_its_partitions(
             stale_row.is_conflict(),
             "round {round}: Conflict, got {stale_row:?}"
         );
-        let kept = s
-            .get_instance(&iid("orch-a"))
+        let kept = instance(s, "orch-a")
             .await
-            .expect("get_instance")
             .expect("the row made after the clear");
         assert_eq!(
             kept.status, Running,
@@ -246,11 +244,7 @@ pub async fn clear_hub_empties_the_hub_and_keeps_its_partitions(
         .expect("a fenced checkpoint after the clear");
     assert!(outcome.instance_etag.is_some());
     assert_eq!(load(s, "orch-b").await.events.len(), 1);
-    let got = s
-        .get_instance(&iid("orch-b"))
-        .await
-        .expect("get_instance")
-        .expect("the new row");
+    let got = instance(s, "orch-b").await.expect("the new row");
     assert_eq!(got.input, json("{\"n\":2}"));
     let bodies: Vec<String> = dequeue(s, QueueName::Control(1), 32)
         .await

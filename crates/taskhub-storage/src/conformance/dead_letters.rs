@@ -4,10 +4,10 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::fixtures::assert_expired;
 use super::fixtures::{advance, at, dequeue, enqueue, queue_length, PAST_VISIBILITY};
 use crate::clock::{Clock, ManualClock};
 use crate::dead_letters::DeadLetter;
-use crate::error::StorageError;
 use crate::queue::QueueName;
 use crate::store::TaskHubStore;
 
@@ -188,10 +188,7 @@ pub async fn move_to_dead_letters_stores_the_letter_deletes_the_message_and_is_n
     let again = s
         .move_to_dead_letters(q, &got[0].receipt, letter(&clock, "poison"))
         .await;
-    assert!(
-        matches!(again, Err(StorageError::ReceiptExpired { .. })),
-        "a repeated move: expected ReceiptExpired, got {again:?}"
-    );
+    assert_expired(&again, "a repeated move");
     assert_eq!(list(s, None, 10).await.len(), 1, "no second letter");
 }
 
@@ -211,10 +208,7 @@ pub async fn move_to_dead_letters_with_stale_receipt_stores_nothing(
     let moved = s
         .move_to_dead_letters(q, &first[0].receipt, letter(&clock, "redelivered"))
         .await;
-    assert!(
-        matches!(moved, Err(StorageError::ReceiptExpired { .. })),
-        "a move with a stale receipt: expected ReceiptExpired, got {moved:?}"
-    );
+    assert_expired(&moved, "a move with a stale receipt");
     assert!(list(s, None, 10).await.is_empty(), "no letter stored");
     assert_eq!(queue_length(s, q).await, 1, "the message stays");
 }

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use taskhub_core::OrchestrationStatus::Running;
 
 use super::fixtures::{
-    dequeue, enqueue, hub_with_lease, iid, json, outbound, queue_length, row, take_lease, START,
+    dequeue, enqueue, hub_with_lease, iid, instance, json, outbound, queue_length, row, take_lease,
+    START,
 };
 use crate::checkpoint::{CheckpointRequest, LeaseFence};
 use crate::clock::ManualClock;
@@ -67,7 +68,7 @@ pub async fn checkpoint_without_history_commits_by_the_row_condition(
         matches!(stale, Err(StorageError::Conflict { .. })),
         "a stale row ETag conflicts: {stale:?}"
     );
-    let now = s.get_instance(&iid(id)).await.expect("get").expect("row");
+    let now = instance(s, id).await.expect("row");
     assert_eq!(now.custom_status, Some(json("1")), "row unchanged");
     assert_eq!(queue_length(s, control).await, 1, "consumed message kept");
 
@@ -75,7 +76,7 @@ pub async fn checkpoint_without_history_commits_by_the_row_condition(
         .checkpoint(request(Expect::ETag(first.clone()), "2"))
         .await
         .expect("checkpoint with the current ETag");
-    let now = s.get_instance(&iid(id)).await.expect("get").expect("row");
+    let now = instance(s, id).await.expect("row");
     assert_eq!(now.custom_status, Some(json("2")), "row written");
     assert_eq!(committed.instance_etag, now.etag, "its new ETag reported");
     assert_eq!(
@@ -93,7 +94,7 @@ pub async fn checkpoint_without_history_commits_by_the_row_condition(
         matches!(result, Err(StorageError::Fenced { .. })),
         "a stale fence is rejected: {result:?}"
     );
-    let now = s.get_instance(&iid(id)).await.expect("get").expect("row");
+    let now = instance(s, id).await.expect("row");
     assert_eq!(now.custom_status, Some(json("2")), "row unchanged");
 }
 

@@ -1,6 +1,7 @@
 //! Shared test data and small steps for the conformance cases. Nothing here is a case: cases
 //! are the `pub async fn`s of the area modules.
 
+use std::fmt::Debug;
 use std::time::Duration;
 
 use taskhub_core::{
@@ -9,11 +10,36 @@ use taskhub_core::{
 
 use crate::checkpoint::{CheckpointOutcome, CheckpointRequest, HistoryWrite, OutboundMessage};
 use crate::clock::{Clock, ManualClock};
+use crate::error::{StorageError, StorageResult};
 use crate::history::HistorySnapshot;
 use crate::instances::{InstancePage, InstanceQuery, InstanceRow};
 use crate::partitions::PartitionRow;
 use crate::queue::{Dequeued, NewQueueMessage, QueueName};
 use crate::store::TaskHubStore;
+
+/// Asserts that `result`, of the call `what`, failed with `ReceiptExpired`.
+pub(crate) fn assert_expired<T: Debug>(result: &StorageResult<T>, what: &str) {
+    assert!(
+        matches!(result, Err(StorageError::ReceiptExpired { .. })),
+        "{what}: expected ReceiptExpired, got {result:?}"
+    );
+}
+
+/// Asserts that `result`, of the call `what`, failed with `Conflict`.
+pub(crate) fn assert_conflict<T: Debug>(result: &StorageResult<T>, what: &str) {
+    assert!(
+        matches!(result, Err(StorageError::Conflict { .. })),
+        "{what}: expected Conflict, got {result:?}"
+    );
+}
+
+/// Asserts that `result`, of the call `what`, failed with `InvalidArgument`.
+pub(crate) fn assert_invalid<T: Debug>(result: &StorageResult<T>, what: &str) {
+    assert!(
+        matches!(result, Err(StorageError::InvalidArgument(_))),
+        "{what}: expected InvalidArgument, got {result:?}"
+    );
+}
 
 /// The wall time every conformance store starts at (2023-11-14T22:13:20Z).
 pub const START: Timestamp = Timestamp::from_millis(1_700_000_000_000);

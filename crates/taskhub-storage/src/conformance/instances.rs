@@ -8,7 +8,7 @@ use taskhub_core::OrchestrationStatus::{
 };
 use taskhub_core::{FailureDetails, OrchestrationStatus, Payload, Timestamp};
 
-use super::fixtures::{at, eid, iid, json, list_all, list_page, row, without_etag};
+use super::fixtures::{at, eid, iid, instance, json, list_all, list_page, row, without_etag};
 use crate::clock::ManualClock;
 use crate::error::StorageError;
 use crate::history::ETag;
@@ -18,10 +18,6 @@ use crate::store::TaskHubStore;
 
 async fn put(s: &dyn TaskHubStore, row: &InstanceRow, expect: Expect) -> ETag {
     s.put_instance(row, expect).await.expect("put_instance")
-}
-
-async fn get(s: &dyn TaskHubStore, id: &str) -> Option<InstanceRow> {
-    s.get_instance(&iid(id)).await.expect("get_instance")
 }
 
 fn is_conflict<T: std::fmt::Debug>(result: &Result<T, StorageError>) -> bool {
@@ -78,7 +74,7 @@ pub async fn put_instance_absent_conflicts_when_row_exists(
         is_conflict(&result),
         "create over an existing row: expected Conflict, got {result:?}"
     );
-    let stored = get(s, "dup").await.expect("the row exists");
+    let stored = instance(s, "dup").await.expect("the row exists");
     assert_eq!(without_etag(&stored), original, "the row must be unchanged");
     assert_eq!(stored.etag, Some(etag));
 }
@@ -108,11 +104,11 @@ pub async fn put_instance_etag_conflicts_unless_etag_matches(
             "write with ETag {stale:?} (current {e2:?}): expected Conflict, got {result:?}"
         );
     }
-    let stored = get(s, "cas").await.expect("the row exists");
+    let stored = instance(s, "cas").await.expect("the row exists");
     assert_eq!(stored.status, Running, "the failed writes changed nothing");
     assert_eq!(stored.etag, Some(e2.clone()));
     put(s, &v3, Expect::ETag(e2)).await;
-    assert_eq!(get(s, "cas").await.map(|r| r.status), Some(Completed));
+    assert_eq!(instance(s, "cas").await.map(|r| r.status), Some(Completed));
 }
 
 /// `put_instance` with `Expect::ETag` MUST fail with `Conflict` if the row is missing.
@@ -128,7 +124,7 @@ pub async fn put_instance_etag_conflicts_when_row_missing(
         is_conflict(&result),
         "conditional write of a missing row: expected Conflict, got {result:?}"
     );
-    assert_eq!(get(s, "missing").await, None, "nothing was created");
+    assert_eq!(instance(s, "missing").await, None, "nothing was created");
     // A row that was deleted is missing too, even to the writer that holds its last ETag.
     let e = put(s, &row("gone", "G", Running, at(0)), Expect::Absent).await;
     assert!(s
@@ -142,7 +138,7 @@ pub async fn put_instance_etag_conflicts_when_row_missing(
         is_conflict(&result),
         "conditional write of a deleted row: expected Conflict, got {result:?}"
     );
-    assert_eq!(get(s, "gone").await, None);
+    assert_eq!(instance(s, "gone").await, None);
 }
 
 /// On success `put_instance` MUST return the new ETag, which MUST differ from the previous
@@ -174,7 +170,7 @@ pub async fn put_instance_returns_new_different_etag(
         "every write must produce an ETag not seen before for this row: {seen:?}"
     );
     assert_eq!(
-        get(s, "versions").await.and_then(|r| r.etag),
+        instance(s, "versions").await.and_then(|r| r.etag),
         seen.last().cloned(),
         "the stored ETag is the one the last write returned"
     );
@@ -188,7 +184,7 @@ pub async fn get_instance_returns_row_with_current_etag(
     let s = &*store;
     let r = row("read-me", "R", Running, at(0));
     let e1 = put(s, &r, Expect::Absent).await;
-    let got = get(s, "read-me").await.expect("the row exists");
+    let got = instance(s, "read-me").await.expect("the row exists");
     assert_eq!(got.etag, Some(e1));
     assert_eq!(without_etag(&got), r);
     let updated = InstanceRow {
@@ -196,7 +192,7 @@ pub async fn get_instance_returns_row_with_current_etag(
         ..r
     };
     let e2 = put(s, &updated, Expect::Any).await;
-    let got = get(s, "read-me").await.expect("the row exists");
+    let got = instance(s, "read-me").await.expect("the row exists");
     assert_eq!(got.etag, Some(e2));
     assert_eq!(without_etag(&got), updated);
 }
@@ -204,10 +200,10 @@ pub async fn get_instance_returns_row_with_current_etag(
 /// `get_instance` MUST return `None` for a missing row.
 pub async fn get_missing_instance_is_none(store: Arc<dyn TaskHubStore>, _clock: ManualClock) {
     let s = &*store;
-    assert_eq!(get(s, "absent").await, None);
+    assert_eq!(instance(s, "absent").await, None);
     put(s, &row("absent-not", "A", Running, at(0)), Expect::Absent).await;
     assert_eq!(
-        get(s, "absent").await,
+        instance(s, "absent").await,
         None,
         "a prefix match is not a match"
     );
@@ -221,13 +217,13 @@ pub async fn put_instance_any_writes_unconditionally(
     let s = &*store;
     let r = row("free", "F", Pending, at(0));
     put(s, &r, Expect::Any).await;
-    assert_eq!(get(s, "free").await.map(|r| r.status), Some(Pending));
+    assert_eq!(instance(s, "free").await.map(|r| r.status), Some(Pending));
     let next = InstanceRow {
         status: Running,
         ..r
     };
     put(s, &next, Expect::Any).await;
-    assert_eq!(get(s, "free").await.map(|r| r.status), Some(Running));
+    assert_eq!(instance(s, "free").await.map(|r| r.status), Some(Running));
 }
 
 /// `put_instance` with `Expect::AbsentOrPending(e)` creates a missing row and replaces a
@@ -242,7 +238,7 @@ pub async fn put_instance_absent_or_pending_never_replaces_a_row_further_along(
     let exec = eid("exec-1");
     let running = row("aop", "A", Running, at(0));
     put(s, &running, Expect::AbsentOrPending(exec.clone())).await;
-    assert_eq!(get(s, "aop").await.map(|r| r.status), Some(Running));
+    assert_eq!(instance(s, "aop").await.map(|r| r.status), Some(Running));
     // A row further along is kept, whatever the writer brings.
     let completed = InstanceRow {
         status: Completed,
@@ -256,7 +252,7 @@ pub async fn put_instance_absent_or_pending_never_replaces_a_row_further_along(
         is_conflict(&refused),
         "a Completed row was replaced: {refused:?}"
     );
-    assert_eq!(get(s, "aop").await.map(|r| r.status), Some(Completed));
+    assert_eq!(instance(s, "aop").await.map(|r| r.status), Some(Completed));
     // The client's Pending row of this execution is replaced; of another execution it is not.
     let pending = InstanceRow {
         status: Pending,
@@ -270,9 +266,9 @@ pub async fn put_instance_absent_or_pending_never_replaces_a_row_further_along(
         is_conflict(&other),
         "another execution's Pending row was replaced: {other:?}"
     );
-    assert_eq!(get(s, "aop").await.map(|r| r.status), Some(Pending));
+    assert_eq!(instance(s, "aop").await.map(|r| r.status), Some(Pending));
     put(s, &running, Expect::AbsentOrPending(exec)).await;
-    assert_eq!(get(s, "aop").await.map(|r| r.status), Some(Running));
+    assert_eq!(instance(s, "aop").await.map(|r| r.status), Some(Running));
 }
 
 /// Every field of an instance row is stored and read back unchanged (the `InstanceRow` docs;
@@ -307,7 +303,7 @@ pub async fn instance_row_round_trips_every_field(
         etag: Some(ETag("ignored on write".to_owned())),
     };
     let etag = put(s, &full, Expect::Absent).await;
-    let got = get(s, "full:\u{6771}\u{4eac} row")
+    let got = instance(s, "full:\u{6771}\u{4eac} row")
         .await
         .expect("the row exists");
     assert_eq!(without_etag(&got), without_etag(&full));
@@ -319,7 +315,7 @@ pub async fn instance_row_round_trips_every_field(
     let sparse = row("sparse", "S", Pending, Timestamp::EPOCH);
     put(s, &sparse, Expect::Absent).await;
     assert_eq!(
-        get(s, "sparse").await.map(|r| without_etag(&r)),
+        instance(s, "sparse").await.map(|r| without_etag(&r)),
         Some(sparse)
     );
     // Payloads as an SDK sends them: absent, text that is not JSON, a JSON null.
@@ -329,7 +325,7 @@ pub async fn instance_row_round_trips_every_field(
     opaque.custom_status = Some(Payload::null());
     put(s, &opaque, Expect::Absent).await;
     assert_eq!(
-        get(s, "opaque").await.map(|r| without_etag(&r)),
+        instance(s, "opaque").await.map(|r| without_etag(&r)),
         Some(opaque)
     );
 }
@@ -687,7 +683,7 @@ pub async fn delete_instance_removes_row_and_reports_existence(
         s.delete_instance(&iid("doomed")).await.expect("delete"),
         "deleting an existing row reports true"
     );
-    assert_eq!(get(s, "doomed").await, None);
+    assert_eq!(instance(s, "doomed").await, None);
     assert!(
         !s.delete_instance(&iid("doomed")).await.expect("delete"),
         "deleting a missing row reports false"

@@ -3,6 +3,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use super::fixtures::{assert_conflict, assert_invalid};
 use super::fixtures::{at, partition_row, START};
 use crate::clock::ManualClock;
 use crate::error::StorageError;
@@ -90,10 +91,7 @@ pub async fn create_hub_rejects_partition_count_zero_or_over_16(
     let s = &*store;
     for count in [0, 17, u32::MAX] {
         let result = s.create_hub(count, START).await;
-        assert!(
-            matches!(result, Err(StorageError::InvalidArgument(_))),
-            "create_hub({count}): expected InvalidArgument, got {result:?}"
-        );
+        assert_invalid(&result, "create_hub({count})");
     }
     assert_eq!(
         s.hub_info().await.expect("hub_info"),
@@ -103,10 +101,7 @@ pub async fn create_hub_rejects_partition_count_zero_or_over_16(
     create(s, 16).await;
     assert_eq!(rows(s).await.len(), 16, "16 partitions are allowed");
     let result = s.create_hub(0, START).await;
-    assert!(
-        matches!(result, Err(StorageError::InvalidArgument(_))),
-        "create_hub(0) on an existing hub: expected InvalidArgument, got {result:?}"
-    );
+    assert_invalid(&result, "create_hub(0) on an existing hub");
 }
 
 /// `list_partitions` MUST return every row with its current ETag, ordered by partition.
@@ -159,10 +154,7 @@ pub async fn put_partition_conflicts_unless_expected_etag_matches(
         let result = s
             .put_partition(&owned_by(&row, "second", 1), stale.as_ref())
             .await;
-        assert!(
-            matches!(result, Err(StorageError::Conflict { .. })),
-            "put with ETag {stale:?}: expected Conflict, got {result:?}"
-        );
+        assert_conflict(&result, "put with ETag {stale:?}");
     }
     let stored = partition_row(s, 0).await;
     assert_eq!(
@@ -186,10 +178,7 @@ pub async fn put_partition_without_expected_etag_requires_missing_row(
     create(s, 2).await;
     let row0 = partition_row(s, 0).await;
     let result = s.put_partition(&owned_by(&row0, "w", 1), None).await;
-    assert!(
-        matches!(result, Err(StorageError::Conflict { .. })),
-        "put of an existing row with no ETag: expected Conflict, got {result:?}"
-    );
+    assert_conflict(&result, "put of an existing row with no ETag");
     let new_row = PartitionRow {
         partition: 5,
         etag: None,
@@ -202,10 +191,7 @@ pub async fn put_partition_without_expected_etag_requires_missing_row(
     let stored = partition_row(s, 5).await;
     assert_eq!(stored.etag, Some(etag));
     let again = s.put_partition(&new_row, None).await;
-    assert!(
-        matches!(again, Err(StorageError::Conflict { .. })),
-        "creating it a second time: expected Conflict, got {again:?}"
-    );
+    assert_conflict(&again, "creating it a second time");
 }
 
 /// `put_partition` MUST return a new, different ETag.

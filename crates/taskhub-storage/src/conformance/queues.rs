@@ -8,6 +8,7 @@ use super::fixtures::{
     advance, assert_store_time, delayed, dequeue, enqueue, just_before, msg, now, queue_length,
     visible_bodies, DELAY, LONG_VISIBILITY, PAST_VISIBILITY, VISIBILITY,
 };
+use super::fixtures::{assert_expired, assert_invalid};
 use crate::clock::ManualClock;
 use crate::error::StorageError;
 use crate::queue::QueueName;
@@ -107,10 +108,7 @@ pub async fn dequeue_rejects_max_of_zero_or_over_batch_limit(
     enqueue(s, Q, &["a"]).await;
     for max in [0, limit + 1, usize::MAX] {
         let result = s.dequeue(Q, max, VISIBILITY).await;
-        assert!(
-            matches!(result, Err(StorageError::InvalidArgument(_))),
-            "dequeue(max {max}): expected InvalidArgument, got {result:?}"
-        );
+        assert_invalid(&result, "dequeue(max {max})");
     }
     assert_eq!(
         dequeue(s, Q, limit).await.len(),
@@ -237,10 +235,7 @@ pub async fn delete_with_stale_receipt_fails_and_keeps_message(
     let second = dequeue(s, Q, 1).await;
     assert_eq!(second.len(), 1, "the message is redelivered");
     let result = s.delete(Q, &first[0].receipt).await;
-    assert!(
-        matches!(result, Err(StorageError::ReceiptExpired { .. })),
-        "delete with a stale receipt: expected ReceiptExpired, got {result:?}"
-    );
+    assert_expired(&result, "delete with a stale receipt");
     assert_eq!(queue_length(s, Q).await, 1, "the message must stay");
     s.delete(Q, &second[0].receipt)
         .await
@@ -307,15 +302,9 @@ pub async fn abandon_invalidates_receipt(store: Arc<dyn TaskHubStore>, _clock: M
         .await
         .expect("abandon");
     let deleted = s.delete(Q, &receipt).await;
-    assert!(
-        matches!(deleted, Err(StorageError::ReceiptExpired { .. })),
-        "delete after abandon: expected ReceiptExpired, got {deleted:?}"
-    );
+    assert_expired(&deleted, "delete after abandon");
     let extended = s.extend(Q, &receipt, VISIBILITY).await;
-    assert!(
-        matches!(extended, Err(StorageError::ReceiptExpired { .. })),
-        "extend after abandon: expected ReceiptExpired, got {extended:?}"
-    );
+    assert_expired(&extended, "extend after abandon");
     assert_eq!(queue_length(s, Q).await, 1, "the message must stay");
 }
 
@@ -371,15 +360,9 @@ pub async fn release_invalidates_receipt(store: Arc<dyn TaskHubStore>, _clock: M
         .await
         .expect("release");
     let deleted = s.delete(Q, &receipt).await;
-    assert!(
-        matches!(deleted, Err(StorageError::ReceiptExpired { .. })),
-        "delete after release: expected ReceiptExpired, got {deleted:?}"
-    );
+    assert_expired(&deleted, "delete after release");
     let released = s.release(Q, &receipt, Duration::ZERO).await;
-    assert!(
-        matches!(released, Err(StorageError::ReceiptExpired { .. })),
-        "a second release with the same receipt: expected ReceiptExpired, got {released:?}"
-    );
+    assert_expired(&released, "a second release with the same receipt");
     assert_eq!(queue_length(s, Q).await, 1, "the message must stay");
 }
 
@@ -424,10 +407,7 @@ pub async fn extend_returns_new_receipt_replacing_old(
     let new = s.extend(Q, &old, VISIBILITY).await.expect("extend");
     assert_ne!(new, old, "extend must return a new receipt");
     let stale = s.delete(Q, &old).await;
-    assert!(
-        matches!(stale, Err(StorageError::ReceiptExpired { .. })),
-        "delete with the replaced receipt: expected ReceiptExpired, got {stale:?}"
-    );
+    assert_expired(&stale, "delete with the replaced receipt");
     s.delete(Q, &new)
         .await
         .expect("delete with the new receipt");

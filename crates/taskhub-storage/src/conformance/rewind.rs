@@ -8,6 +8,7 @@ use std::sync::Arc;
 use taskhub_core::OrchestrationStatus::{Failed, Running};
 use taskhub_core::{EventKind, FailureDetails, HistoryEvent};
 
+use super::fixtures::assert_conflict;
 use super::fixtures::{
     commit, event, history_request, instance, json, load, outbound, queue_length, raised, row,
     start_history, take_lease, visible_bodies, START,
@@ -195,10 +196,7 @@ pub async fn replace_with_a_stale_etag_conflicts_and_changes_nothing(
         stale.instance = Some((row(id, "Conformance", Running, START), Expect::Any));
         stale.consumed = vec![(control, consumed.clone())];
         let result = s.checkpoint(stale).await;
-        assert!(
-            matches!(result, Err(StorageError::Conflict { .. })),
-            "{what}: a replace from a stale history: expected Conflict, got {result:?}"
-        );
+        assert_conflict(&result, "{what}: a replace from a stale history");
         unchanged.assert_kept(s, what).await;
     }
 
@@ -294,10 +292,7 @@ pub async fn append_after_a_replace_continues_from_the_new_events(
             ),
         ] {
             let result = s.checkpoint(request).await;
-            assert!(
-                matches!(result, Err(StorageError::Conflict { .. })),
-                "{id}: {what}: expected Conflict, got {result:?}"
-            );
+            assert_conflict(&result, "{id}: {what}");
             assert_eq!(load(s, id).await, after, "{id}: {what}: history unchanged");
         }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use taskhub_core::OrchestrationStatus::{Completed, ContinuedAsNew, Running};
 use taskhub_core::Timestamp;
 
-use super::fixtures::{at, eid, iid, json, list_all, row, without_etag};
+use super::fixtures::{at, eid, instance, json, list_all, row, without_etag};
 use crate::clock::ManualClock;
 use crate::instances::{ExecutionRecord, Expect, InstanceQuery, Tags};
 use crate::list_order::ListOrder;
@@ -46,11 +46,7 @@ pub async fn instance_row_round_trips_tags_and_execution_records(
         .put_instance(&tagged, Expect::Absent)
         .await
         .expect("put_instance");
-    let got = s
-        .get_instance(&iid("tagged"))
-        .await
-        .expect("get_instance")
-        .expect("the row exists");
+    let got = instance(s, "tagged").await.expect("the row exists");
     assert_eq!(without_etag(&got), without_etag(&tagged));
 
     let mut next = got.clone();
@@ -67,17 +63,9 @@ pub async fn instance_row_round_trips_tags_and_execution_records(
     s.put_instance(&next, Expect::ETag(etag))
         .await
         .expect("put_instance");
-    let got = s
-        .get_instance(&iid("tagged"))
-        .await
-        .expect("get_instance")
-        .expect("the row exists");
+    let got = instance(s, "tagged").await.expect("the row exists");
     assert_eq!(without_etag(&got), without_etag(&next));
-    let untagged = s
-        .get_instance(&iid("tagged"))
-        .await
-        .expect("get_instance")
-        .map(|r| r.tags.len());
+    let untagged = instance(s, "tagged").await.map(|r| r.tags.len());
     assert_eq!(untagged, Some(3));
 }
 
