@@ -32,6 +32,45 @@ impl TaskHubClient {
             .ok_or_else(|| TaskhubError::NotFound(instance_id.clone()))
     }
 
+    /// The row of an instance that must exist and not have finished, for `operation`.
+    ///
+    /// # Errors
+    /// `NotFound`, `WrongStatus` for a finished instance, or a storage error.
+    async fn unfinished(
+        &self,
+        instance_id: &InstanceId,
+        operation: &'static str,
+    ) -> Result<InstanceRow, TaskhubError> {
+        let row = self.existing(instance_id).await?;
+        if row.status.is_terminal() {
+            return Err(TaskhubError::wrong_status(
+                instance_id,
+                row.status,
+                operation,
+            ));
+        }
+        Ok(row)
+    }
+
+    /// Sends `event` to the instance of `row` if it `applies` there, else fails with
+    /// `WrongStatus` for `operation`.
+    async fn send_if(
+        &self,
+        row: &InstanceRow,
+        applies: bool,
+        operation: &'static str,
+        event: EventKind,
+    ) -> Result<(), TaskhubError> {
+        if !applies {
+            return Err(TaskhubError::wrong_status(
+                &row.instance_id,
+                row.status,
+                operation,
+            ));
+        }
+        self.send_to(row, event).await
+    }
+
     async fn send_to(&self, row: &InstanceRow, event: EventKind) -> Result<(), TaskhubError> {
         let m = Message::from_client(row.instance_id.clone(), event, self.hub.clock().now());
         self.send_message(row, m).await
@@ -98,14 +137,7 @@ impl TaskHubClient {
             .as_deref()
             .map(|e| MessageId::for_raised_event(instance_id, e))
             .transpose()?;
-        let row = self.existing(instance_id).await?;
-        if row.status.is_terminal() {
-            return Err(TaskhubError::wrong_status(
-                instance_id,
-                row.status,
-                "raise an event",
-            ));
-        }
+        let row = self.unfinished(instance_id, "raise an event").await?;
         let mut m = Message::from_client(
             row.instance_id.clone(),
             EventKind::EventRaised {
@@ -161,21 +193,12 @@ impl TaskHubClient {
             Outcome::Done => return Ok(()),
             Outcome::NotWaiting(row) => *row,
         };
-        if row.status.is_terminal() {
-            return Err(TaskhubError::wrong_status(
-                instance_id,
-                row.status,
-                "terminate",
-            ));
-        }
-        self.send_to(
-            &row,
-            EventKind::ExecutionTerminated {
-                reason: reason.to_owned(),
-                output,
-            },
-        )
-        .await
+        let event = EventKind::ExecutionTerminated {
+            reason: reason.to_owned(),
+            output,
+        };
+        self.send_if(&row, !row.status.is_terminal(), "terminate", event)
+            .await
     }
 
     /// Suspends a running instance: messages are kept until it is resumed. A Pending instance
@@ -193,23 +216,14 @@ impl TaskHubClient {
             Outcome::Done => return Ok(()),
             Outcome::NotWaiting(row) => *row,
         };
-        if !matches!(
+        let applies = matches!(
             row.status,
             OrchestrationStatus::Pending | OrchestrationStatus::Running
-        ) {
-            return Err(TaskhubError::wrong_status(
-                instance_id,
-                row.status,
-                "suspend",
-            ));
-        }
-        self.send_to(
-            &row,
-            EventKind::ExecutionSuspended {
-                reason: reason.map(str::to_owned),
-            },
-        )
-        .await
+        );
+        let event = EventKind::ExecutionSuspended {
+            reason: reason.map(str::to_owned),
+        };
+        self.send_if(&row, applies, "suspend", event).await
     }
 
     /// Resumes a suspended instance.
@@ -221,14 +235,7 @@ impl TaskHubClient {
         instance_id: &InstanceId,
         reason: Option<&str>,
     ) -> Result<(), TaskhubError> {
-        let row = self.existing(instance_id).await?;
-        if row.status.is_terminal() {
-            return Err(TaskhubError::wrong_status(
-                instance_id,
-                row.status,
-                "resume",
-            ));
-        }
+        let row = self.unfinished(instance_id, "resume").await?;
         if self.resume_before_start(&row).await? {
             return Ok(());
         }

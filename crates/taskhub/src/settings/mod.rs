@@ -488,6 +488,14 @@ mod tests {
         s.validate().unwrap();
     }
 
+    /// The error of loading `path` after writing `text` to it.
+    fn file_error(path: &Path, text: &str) -> String {
+        std::fs::write(path, text).unwrap();
+        Settings::load(Some(path), &HashMap::new())
+            .unwrap_err()
+            .to_string()
+    }
+
     #[test]
     fn file_then_env_override_and_errors_name_the_setting() {
         let path = settings_file(
@@ -503,18 +511,12 @@ mod tests {
         assert_eq!(s.lease_interval, Duration::from_secs(45));
         assert!(!s.extended_sessions_enabled);
 
-        std::fs::write(&path, "partition_count = 17\n").unwrap();
-        let err = Settings::load(Some(&path), &HashMap::new())
-            .unwrap_err()
-            .to_string();
+        let err = file_error(&path, "partition_count = 17\n");
         assert!(
             err.contains("partition_count") && err.contains("1 to 16"),
             "{err}"
         );
-        std::fs::write(&path, "bogus = 1\n").unwrap();
-        let err = Settings::load(Some(&path), &HashMap::new())
-            .unwrap_err()
-            .to_string();
+        let err = file_error(&path, "bogus = 1\n");
         assert!(
             err.contains("bogus") && err.contains("unknown setting"),
             "{err}"

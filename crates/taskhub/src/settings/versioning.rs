@@ -63,51 +63,42 @@ impl VersionFailure {
     }
 }
 
-impl fmt::Display for VersionMatch {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
+/// `Display` (its `as_str`) and `FromStr` of a setting's enum: the text, trimmed and
+/// lower-cased, is one of the `(text, variant)` choices, or the error names what is expected.
+macro_rules! setting_text {
+    ($setting:ty, $expected:literal, [$(($text:literal, $variant:ident)),+ $(,)?]) => {
+        impl fmt::Display for $setting {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl FromStr for $setting {
+            type Err = String;
+
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                parse_choice(s, &[$(($text, Self::$variant)),+], $expected)
+            }
+        }
+    };
 }
 
-impl fmt::Display for VersionFailure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for VersionMatch {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        parse_choice(
-            s,
-            &[
-                ("none", Self::None),
-                ("", Self::None),
-                ("strict", Self::Strict),
-                ("current_or_older", Self::CurrentOrOlder),
-                ("current-or-older", Self::CurrentOrOlder),
-            ],
-            "none, strict or current_or_older",
-        )
-    }
-}
-
-impl FromStr for VersionFailure {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        parse_choice(
-            s,
-            &[
-                ("reject", Self::Reject),
-                ("", Self::Reject),
-                ("fail", Self::Fail),
-            ],
-            "reject or fail",
-        )
-    }
-}
+setting_text!(
+    VersionMatch,
+    "none, strict or current_or_older",
+    [
+        ("none", None),
+        ("", None),
+        ("strict", Strict),
+        ("current_or_older", CurrentOrOlder),
+        ("current-or-older", CurrentOrOlder),
+    ]
+);
+setting_text!(
+    VersionFailure,
+    "reject or fail",
+    [("reject", Reject), ("", Reject), ("fail", Fail)]
+);
 
 /// The value `choices` gives the trimmed, lower-cased `s`, or an error naming what was
 /// `expected`.
