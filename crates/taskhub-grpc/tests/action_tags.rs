@@ -62,10 +62,7 @@ async fn task_tags(backend: Backend) {
             ..ScheduleTaskAction::default()
         })),
     };
-    w.client
-        .complete_orchestrator_task(answer(&first, vec![schedule]))
-        .await
-        .unwrap();
+    w.answer_turn(answer(&first, vec![schedule])).await.unwrap();
 
     let item = next(&mut w).await;
     let Some(work_item::Request::ActivityRequest(a)) = &item.request else {
@@ -73,16 +70,15 @@ async fn task_tags(backend: Backend) {
     };
     assert_eq!(a.name, "Ship");
     assert_eq!(a.tags, tags(), "{backend:?}: the activity's tags");
-    w.client
-        .complete_activity_task(ActivityResponse {
-            instance_id: "tagged".into(),
-            task_id: a.task_id,
-            result: Some("2".into()),
-            completion_token: item.completion_token.clone(),
-            ..ActivityResponse::default()
-        })
-        .await
-        .unwrap();
+    w.answer_activity(ActivityResponse {
+        instance_id: "tagged".into(),
+        task_id: a.task_id,
+        result: Some("2".into()),
+        completion_token: item.completion_token.clone(),
+        ..ActivityResponse::default()
+    })
+    .await
+    .unwrap();
 
     // The next turn replays the task as scheduled, tags and all.
     let second = next(&mut w).await;
@@ -106,10 +102,7 @@ async fn task_tags(backend: Backend) {
             ..CompleteOrchestrationAction::default()
         })),
     };
-    w.client
-        .complete_orchestrator_task(answer(&second, vec![done]))
-        .await
-        .unwrap();
+    w.answer_turn(answer(&second, vec![done])).await.unwrap();
     let state = wait_done(&mut c, "tagged").await;
     assert_eq!(state.output.as_deref(), Some("2"));
     server.stop().await;
@@ -140,8 +133,7 @@ async fn child_tags(backend: Backend) {
 
     start(&mut c, "Parent", "parent", None).await;
     let first = next(&mut w).await;
-    w.client
-        .complete_orchestrator_task(answer(&first, vec![sub_orchestration("kid", tags())]))
+    w.answer_turn(answer(&first, vec![sub_orchestration("kid", tags())]))
         .await
         .unwrap();
 
@@ -159,10 +151,7 @@ async fn child_tags(backend: Backend) {
         })
         .expect("an executionStarted");
     assert_eq!(started.tags, tags(), "{backend:?}: the child's start");
-    w.client
-        .complete_orchestrator_task(answer(&turn, Vec::new()))
-        .await
-        .unwrap();
+    w.answer_turn(answer(&turn, Vec::new())).await.unwrap();
     let state = until_status(&mut c, "kid", S::Running).await;
     assert_eq!(state.tags, tags(), "{backend:?}: the child's status");
     server.stop().await;
@@ -178,8 +167,7 @@ async fn tags_over_the_hub_s_caps_fail_the_orchestration_and_start_nothing() {
     let first = next(&mut w).await;
     // One more than the default max_tags (32).
     let many: HashMap<String, String> = (0..33).map(|n| (format!("k{n:02}"), "v".into())).collect();
-    w.client
-        .complete_orchestrator_task(answer(&first, vec![sub_orchestration("nope", many)]))
+    w.answer_turn(answer(&first, vec![sub_orchestration("nope", many)]))
         .await
         .unwrap();
     let state = wait_done(&mut c, "greedy").await;
@@ -249,8 +237,7 @@ async fn an_action_s_parent_trace_context_is_the_trace_its_activity_and_child_jo
             ..CreateSubOrchestrationAction::default()
         })),
     };
-    w.client
-        .complete_orchestrator_task(answer(&first, vec![task, child]))
+    w.answer_turn(answer(&first, vec![task, child]))
         .await
         .unwrap();
 
@@ -288,8 +275,7 @@ async fn an_action_s_parent_trace_context_is_the_trace_its_activity_and_child_jo
             ..ScheduleTaskAction::default()
         })),
     };
-    w.client
-        .complete_orchestrator_task(answer(&kid_turn, vec![kid_task]))
+    w.answer_turn(answer(&kid_turn, vec![kid_task]))
         .await
         .unwrap();
     let item = next(&mut w).await;
@@ -321,10 +307,7 @@ async fn without_a_parent_trace_context_an_activity_joins_the_turn_s_trace() {
             ..ScheduleTaskAction::default()
         })),
     };
-    w.client
-        .complete_orchestrator_task(answer(&first, vec![bad]))
-        .await
-        .unwrap();
+    w.answer_turn(answer(&first, vec![bad])).await.unwrap();
     let item = next(&mut w).await;
     let tp = activity_trace(&item);
     assert_eq!(tp.split('-').count(), 4, "{tp}");
@@ -357,22 +340,21 @@ async fn an_orchestration_trace_context_is_echoed_in_the_execution_s_next_turn()
     };
     let mut r = answer(&first, vec![task]);
     r.orchestration_trace_context = Some(context.clone());
-    w.client.complete_orchestrator_task(r).await.unwrap();
+    w.answer_turn(r).await.unwrap();
 
     let item = next(&mut w).await;
     let Some(work_item::Request::ActivityRequest(a)) = &item.request else {
         panic!("not an activity: {item:?}");
     };
-    w.client
-        .complete_activity_task(ActivityResponse {
-            instance_id: "spanned".into(),
-            task_id: a.task_id,
-            result: Some("1".into()),
-            completion_token: item.completion_token.clone(),
-            ..ActivityResponse::default()
-        })
-        .await
-        .unwrap();
+    w.answer_activity(ActivityResponse {
+        instance_id: "spanned".into(),
+        task_id: a.task_id,
+        result: Some("1".into()),
+        completion_token: item.completion_token.clone(),
+        ..ActivityResponse::default()
+    })
+    .await
+    .unwrap();
     // The next turn of the execution carries the SDK's span back.
     let second = next(&mut w).await;
     assert_eq!(

@@ -12,13 +12,13 @@ mod common;
 
 use std::time::Duration;
 
-use common::calls::{instance_request, signal_add, until_state, Refused};
+use common::calls::{entity, instance_request, signal_add, until_state, Refused};
 use common::{Backend, Server};
 use taskhub_grpc::proto::task_hub_sidecar_service_client::TaskHubSidecarServiceClient;
 use taskhub_grpc::proto::{
     CleanEntityStorageRequest, CreateInstanceRequest, CreateTaskHubRequest, DeleteTaskHubRequest,
-    EntityQuery, GetEntityRequest, GetWorkItemsRequest, QueryEntitiesRequest,
-    RewindInstanceRequest, SignalEntityRequest,
+    EntityQuery, GetWorkItemsRequest, QueryEntitiesRequest, RewindInstanceRequest,
+    SignalEntityRequest,
 };
 use tonic::metadata::MetadataValue;
 use tonic::{Code, Request};
@@ -32,16 +32,8 @@ taskhub_test_support::backend_matrix!(
 );
 
 async fn entities_signal_get_query_clean(backend: Backend) {
-    let server = Server::start(backend).await;
-    let mut c = server.client().await;
-    let missing = c
-        .get_entity(GetEntityRequest {
-            instance_id: "@Counter@none".into(),
-            include_state: true,
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let (server, mut c) = Server::with_client(backend).await;
+    let missing = entity(&mut c, "@Counter@none", true).await;
     assert!(!missing.exists && missing.entity.is_none());
     for (key, n) in [("a", 5), ("a", 2), ("b", 1)] {
         signal_add(&mut c, &format!("@Counter@{key}"), n).await;
@@ -78,16 +70,7 @@ async fn entities_signal_get_query_clean(backend: Backend) {
         .unwrap();
     }
 
-    let without_state = c
-        .get_entity(GetEntityRequest {
-            instance_id: "@Counter@a".into(),
-            include_state: false,
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .entity
-        .unwrap();
+    let without_state = entity(&mut c, "@Counter@a", false).await.entity.unwrap();
     assert_eq!(without_state.serialized_state, None);
     assert!(without_state.last_modified_time.is_some());
 
@@ -176,8 +159,7 @@ async fn entities_signal_get_query_clean(backend: Backend) {
 }
 
 async fn unserved_calls_say_why(backend: Backend) {
-    let server = Server::start(backend).await;
-    let mut c = server.client().await;
+    let (server, mut c) = Server::with_client(backend).await;
     c.hello(()).await.unwrap();
     // Rewind is served (tests/sdk_rewind.rs): an unknown instance is NOT_FOUND, no ID is
     // INVALID_ARGUMENT naming the field.
@@ -211,8 +193,7 @@ async fn unserved_calls_say_why(backend: Backend) {
 }
 
 async fn bad_requests_name_the_field(backend: Backend) {
-    let server = Server::start(backend).await;
-    let mut c = server.client().await;
+    let (server, mut c) = Server::with_client(backend).await;
     let start = |name: &str, id: &str, input: Option<&str>| CreateInstanceRequest {
         instance_id: id.into(),
         name: name.into(),

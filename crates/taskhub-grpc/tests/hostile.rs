@@ -167,8 +167,7 @@ async fn a_delete_aimed_at_another_hub_is_refused_and_deletes_nothing(backend: B
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_foreign_continuation_token_is_invalid_argument() {
-    let server = Server::start(Backend::Sqlite).await;
-    let mut c = server.client().await;
+    let (server, mut c) = Server::with_client(Backend::Sqlite).await;
     let e = c
         .query_instances(QueryInstancesRequest {
             query: Some(InstanceQuery {
@@ -189,8 +188,7 @@ async fn a_foreign_continuation_token_is_invalid_argument() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn names_over_the_cap_and_huge_tag_keys_are_refused_with_short_messages() {
-    let server = Server::start(Backend::Memory).await;
-    let mut c = server.client().await;
+    let (server, mut c) = Server::with_client(Backend::Memory).await;
     let e = c
         .start_instance(CreateInstanceRequest {
             instance_id: "long-name".into(),
@@ -298,8 +296,7 @@ async fn tags_over_the_hubs_caps_are_refused_naming_the_setting() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_start_weeks_ahead_is_accepted_and_one_after_the_year_9999_is_refused() {
     for backend in [Backend::Memory, Backend::Sqlite] {
-        let server = Server::start(backend).await;
-        let mut c = server.client().await;
+        let (server, mut c) = Server::with_client(backend).await;
         let at = SystemTime::now() + Duration::from_secs(30 * 24 * 3600);
         c.start_instance(CreateInstanceRequest {
             instance_id: "next-month".into(),

@@ -101,8 +101,7 @@ async fn entity_ids(c: &mut Client) -> Vec<String> {
 }
 
 async fn empties_the_hub(backend: Backend, how: Wipe) {
-    let server = Server::start(backend).await;
-    let mut c = server.client().await;
+    let (server, mut c) = Server::with_client(backend).await;
     fill(&mut c).await;
     wipe(&mut c, how).await;
 
@@ -145,8 +144,7 @@ async fn create_task_hub_recreate_empties_the_hub(backend: Backend) {
 }
 
 async fn create_task_hub_without_recreate_keeps_everything(backend: Backend) {
-    let server = Server::start(backend).await;
-    let mut c = server.client().await;
+    let (server, mut c) = Server::with_client(backend).await;
     start(&mut c, "Echo", "kept", Some("1")).await;
     wait_done(&mut c, "kept").await;
     c.create_task_hub(CreateTaskHubRequest {

@@ -34,8 +34,7 @@ taskhub_test_support::backend_matrix!(
 );
 
 async fn start_get_and_wait(backend: Backend) {
-    let server = Server::start(backend).await;
-    let mut c = server.client().await;
+    let (server, mut c) = Server::with_client(backend).await;
     // Digits beyond 64 bits travel as text, unchanged.
     let input = r#"{"n":123456789012345678901234567890,"s":"x"}"#;
     let id = c
@@ -130,8 +129,7 @@ async fn start_get_and_wait(backend: Backend) {
 }
 
 async fn a_scheduled_start_waits(backend: Backend) {
-    let server = Server::start(backend).await;
-    let mut c = server.client().await;
+    let (server, mut c) = Server::with_client(backend).await;
     let at = SystemTime::now() + Duration::from_millis(1500);
     let at_proto = prost_types::Timestamp::from(at);
     c.start_instance(CreateInstanceRequest {
@@ -186,8 +184,7 @@ fn with_policy(id: &str, name: &str, replaceable: &[S]) -> CreateInstanceRequest
 }
 
 async fn reuse_policy_as_the_sdks_send_it(backend: Backend) {
-    let server = Server::start(backend).await;
-    let mut c = server.client().await;
+    let (server, mut c) = Server::with_client(backend).await;
     start(&mut c, "Echo", "reuse", Some("1")).await;
     let first = wait_done(&mut c, "reuse").await;
     // No policy: an existing instance is refused.
@@ -271,8 +268,7 @@ async fn reuse_policy_as_the_sdks_send_it(backend: Backend) {
 }
 
 async fn raise_event_and_its_refusals(backend: Backend) {
-    let server = Server::start(backend).await;
-    let mut c = server.client().await;
+    let (server, mut c) = Server::with_client(backend).await;
     start(&mut c, "Waiter", "w", None).await;
     // Raised right after the start, maybe before the first turn: never lost.
     c.raise_event(RaiseEventRequest {
@@ -340,8 +336,7 @@ async fn child_of(c: &mut Client, parent: &str) -> String {
 }
 
 async fn terminate_recursively_or_not(backend: Backend) {
-    let server = Server::start(backend).await;
-    let mut c = server.client().await;
+    let (server, mut c) = Server::with_client(backend).await;
     start(&mut c, "Tree", "deep", None).await;
     let child = child_of(&mut c, "deep").await;
     c.terminate_instance(TerminateRequest {
@@ -394,8 +389,7 @@ async fn terminate_recursively_or_not(backend: Backend) {
 }
 
 async fn suspend_and_resume(backend: Backend) {
-    let server = Server::start(backend).await;
-    let mut c = server.client().await;
+    let (server, mut c) = Server::with_client(backend).await;
     start(&mut c, "Waiter", "s", None).await;
     until_status(&mut c, "s", S::Running).await;
     // Resuming a running instance does nothing.
@@ -461,8 +455,7 @@ async fn suspend_and_resume(backend: Backend) {
 
 /// Issue 34: a terminate output that is an object read back JSON-encoded twice.
 async fn a_terminate_output_is_kept_as_sent(backend: Backend) {
-    let server = Server::start(backend).await;
-    let mut c = server.client().await;
+    let (server, mut c) = Server::with_client(backend).await;
     for (id, output, read_back) in [
         ("t-object", Some("{\"a\":1}"), Some("{\"a\":1}")),
         ("t-string", Some("\"enough\""), Some("\"enough\"")),
@@ -494,8 +487,7 @@ async fn a_terminate_output_is_kept_as_sent(backend: Backend) {
 /// Rust orchestration that reads it fails, naming it); "null" is kept as "null"; no value
 /// stays no value.
 async fn payloads_are_strings_null_and_absent_kept_apart(backend: Backend) {
-    let server = Server::start(backend).await;
-    let mut c = server.client().await;
+    let (server, mut c) = Server::with_client(backend).await;
     // "null" in, "null" out (input, output and custom status).
     start(&mut c, "Echo", "p-null", Some("null")).await;
     let done = wait_done(&mut c, "p-null").await;
@@ -543,8 +535,7 @@ async fn payloads_are_strings_null_and_absent_kept_apart(backend: Backend) {
 /// current protocol's rule (no policy: refused).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_java_clients_start_without_a_policy_replaces_a_finished_instance() {
-    let server = Server::start(Backend::Sqlite).await;
-    let mut c = server.client().await;
+    let (server, mut c) = Server::with_client(Backend::Sqlite).await;
     let mut java = common::serving::client_as(server.addr, "grpc-java-netty/1.59.0").await;
     start(&mut c, "Echo", "again", Some("1")).await;
     let first = wait_done(&mut c, "again").await;
@@ -579,8 +570,7 @@ async fn a_java_clients_start_without_a_policy_replaces_a_finished_instance() {
 /// no action is the current protocol's replaceable statuses.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_go_clients_error_action_refuses_an_existing_instance() {
-    let server = Server::start(Backend::Sqlite).await;
-    let mut c = server.client().await;
+    let (server, mut c) = Server::with_client(Backend::Sqlite).await;
     let mut go = common::serving::client_as(server.addr, "grpc-go/1.56.3").await;
     start(&mut c, "Echo", "go-err", Some("1")).await;
     let first = wait_done(&mut c, "go-err").await;

@@ -21,7 +21,7 @@ use taskhub_grpc::proto::{
     PurgeInstanceFilter, PurgeInstancesRequest, QueryInstancesRequest, RestartInstanceRequest,
     StreamInstanceHistoryRequest,
 };
-use tonic::Code;
+use tonic::{Code, Status};
 
 taskhub_test_support::backend_matrix!(
     [memory, sqlite]
@@ -48,8 +48,7 @@ async fn query_page(c: &mut Client, q: InstanceQuery) -> (Vec<String>, Option<St
 }
 
 async fn query_pages_with_a_token(backend: Backend) {
-    let server = Server::start(backend).await;
-    let mut c = server.client().await;
+    let (server, mut c) = Server::with_client(backend).await;
     for i in 0..5 {
         let id = format!("q-{i}");
         start(&mut c, "Echo", &id, Some(&i.to_string())).await;
@@ -140,8 +139,7 @@ async fn query_pages_with_a_token(backend: Backend) {
 }
 
 async fn list_ids_of_finished_instances(backend: Backend) {
-    let server = Server::start(backend).await;
-    let mut c = server.client().await;
+    let (server, mut c) = Server::with_client(backend).await;
     for i in 0..3 {
         let id = format!("done-{i}");
         start(&mut c, "Echo", &id, None).await;
@@ -195,8 +193,7 @@ fn purge_id(id: &str, recursive: bool) -> PurgeInstancesRequest {
 }
 
 async fn purge_one_batch_filter_and_recursive(backend: Backend) {
-    let server = Server::start(backend).await;
-    let mut c = server.client().await;
+    let (server, mut c) = Server::with_client(backend).await;
     start(&mut c, "Echo", "p-1", None).await;
     wait_done(&mut c, "p-1").await;
     let r = c
@@ -296,33 +293,25 @@ async fn purge_one_batch_filter_and_recursive(backend: Backend) {
     server.stop().await;
 }
 
+/// `RestartInstance` of `id` (under a new ID if `new_id`): the ID it started, or the refusal.
+async fn restart(c: &mut Client, id: &str, new_id: bool) -> Result<String, Status> {
+    let request = RestartInstanceRequest {
+        instance_id: id.into(),
+        restart_with_new_instance_id: new_id,
+    };
+    Ok(c.restart_instance(request).await?.into_inner().instance_id)
+}
+
 async fn restart_same_or_new_id(backend: Backend) {
-    let server = Server::start(backend).await;
-    let mut c = server.client().await;
+    let (server, mut c) = Server::with_client(backend).await;
     start(&mut c, "Echo", "r-1", Some("\"again\"")).await;
     let first = wait_done(&mut c, "r-1").await;
-    let id = c
-        .restart_instance(RestartInstanceRequest {
-            instance_id: "r-1".into(),
-            restart_with_new_instance_id: false,
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .instance_id;
+    let id = restart(&mut c, "r-1", false).await.unwrap();
     assert_eq!(id, "r-1");
     let second = wait_done(&mut c, "r-1").await;
     assert_ne!(first.execution_id, second.execution_id);
     assert_eq!(second.output.as_deref(), Some("\"again\""));
-    let new_id = c
-        .restart_instance(RestartInstanceRequest {
-            instance_id: "r-1".into(),
-            restart_with_new_instance_id: true,
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .instance_id;
+    let new_id = restart(&mut c, "r-1", true).await.unwrap();
     assert_ne!(new_id, "r-1");
     let third = wait_done(&mut c, &new_id).await;
     assert_eq!(
@@ -332,15 +321,7 @@ async fn restart_same_or_new_id(backend: Backend) {
     // Active, under a new ID (issue 34): the new instance starts, the old one runs on.
     start(&mut c, "Waiter", "r-active", Some("\"in\"")).await;
     until_status(&mut c, "r-active", S::Running).await;
-    let fresh = c
-        .restart_instance(RestartInstanceRequest {
-            instance_id: "r-active".into(),
-            restart_with_new_instance_id: true,
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .instance_id;
+    let fresh = restart(&mut c, "r-active", true).await.unwrap();
     assert_ne!(fresh, "r-active");
     let fresh = until_status(&mut c, &fresh, S::Running).await;
     assert_eq!(
@@ -353,24 +334,17 @@ async fn restart_same_or_new_id(backend: Backend) {
         "the old instance runs on"
     );
     // Active under the same ID: FAILED_PRECONDITION; unknown: NOT_FOUND.
-    c.restart_instance(RestartInstanceRequest {
-        instance_id: "r-active".into(),
-        restart_with_new_instance_id: false,
-    })
-    .await
-    .refused(Code::FailedPrecondition);
-    c.restart_instance(RestartInstanceRequest {
-        instance_id: "nobody".into(),
-        restart_with_new_instance_id: false,
-    })
-    .await
-    .refused(Code::NotFound);
+    restart(&mut c, "r-active", false)
+        .await
+        .refused(Code::FailedPrecondition);
+    restart(&mut c, "nobody", false)
+        .await
+        .refused(Code::NotFound);
     server.stop().await;
 }
 
 async fn stream_history(backend: Backend) {
-    let server = Server::start(backend).await;
-    let mut c = server.client().await;
+    let (server, mut c) = Server::with_client(backend).await;
     start(&mut c, "Hello", "h-1", None).await;
     let done = wait_done(&mut c, "h-1").await;
     assert_eq!(status(&done), S::Completed);

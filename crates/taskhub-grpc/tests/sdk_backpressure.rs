@@ -107,8 +107,7 @@ async fn a_stream_that_never_reads_is_closed_and_a_reading_worker_takes_its_work
     // Its late answers are refused, naming the stream the token was issued on.
     for t in late.iter().filter(|t| !t.is_empty()) {
         let e = stalled
-            .client
-            .complete_orchestrator_task(OrchestratorResponse {
+            .answer_turn(OrchestratorResponse {
                 completion_token: t.clone(),
                 ..OrchestratorResponse::default()
             })

@@ -77,22 +77,13 @@ async fn turn_out(settings: DispatcherSettings) -> (DispatchServer, FakeWorker, 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_parts_of_a_chunked_answer_make_one_decision_in_order() {
     let (_server, mut w, turn, token) = turn_out(DispatcherSettings::default()).await;
-    w.client
-        .complete_orchestrator_task(part(&token, 0, 0..3, false))
-        .await
-        .unwrap();
-    w.client
-        .complete_orchestrator_task(part(&token, 1, 3..5, false))
-        .await
-        .unwrap();
+    w.answer_turn(part(&token, 0, 0..3, false)).await.unwrap();
+    w.answer_turn(part(&token, 1, 3..5, false)).await.unwrap();
     assert!(
         !turn.is_finished(),
         "the item stays out until the last part"
     );
-    w.client
-        .complete_orchestrator_task(part(&token, 2, 5..6, true))
-        .await
-        .unwrap();
+    w.answer_turn(part(&token, 2, 5..6, true)).await.unwrap();
     let decision = turn.await.unwrap().unwrap();
     let names: Vec<String> = decision
         .decisions
@@ -113,13 +104,9 @@ async fn the_parts_of_a_chunked_answer_make_one_decision_in_order() {
 async fn a_broken_sequence_is_refused_naming_the_expected_part_and_can_start_over() {
     let (_server, mut w, turn, token) = turn_out(DispatcherSettings::default()).await;
     // A part that skips one.
-    w.client
-        .complete_orchestrator_task(part(&token, 0, 0..2, false))
-        .await
-        .unwrap();
+    w.answer_turn(part(&token, 0, 0..2, false)).await.unwrap();
     let e = w
-        .client
-        .complete_orchestrator_task(part(&token, 2, 2..3, true))
+        .answer_turn(part(&token, 2, 2..3, true))
         .await
         .refused(Code::FailedPrecondition);
     assert!(
@@ -135,20 +122,13 @@ async fn a_broken_sequence_is_refused_naming_the_expected_part_and_can_start_ove
         .unwrap_err();
     assert!(e.message().contains("part 0 was expected"), "{e:?}");
     // Under a token nobody holds.
-    w.client
-        .complete_orchestrator_task(part("nobody", 0, 0..1, false))
+    w.answer_turn(part("nobody", 0, 0..1, false))
         .await
         .refused(Code::NotFound);
     assert!(!turn.is_finished());
     // Sent again from part 0: taken.
-    w.client
-        .complete_orchestrator_task(part(&token, 0, 0..2, false))
-        .await
-        .unwrap();
-    w.client
-        .complete_orchestrator_task(part(&token, 1, 2..3, true))
-        .await
-        .unwrap();
+    w.answer_turn(part(&token, 0, 0..2, false)).await.unwrap();
+    w.answer_turn(part(&token, 1, 2..3, true)).await.unwrap();
     assert_eq!(turn.await.unwrap().unwrap().decisions.len(), 3);
 }
 
@@ -158,13 +138,9 @@ async fn the_parts_are_bounded_in_bytes_and_actions() {
     settings.chunked_answer_bytes = 300;
     settings.max_actions_per_turn = 4;
     let (_server, mut w, turn, token) = turn_out(settings).await;
-    w.client
-        .complete_orchestrator_task(part(&token, 0, 0..3, false))
-        .await
-        .unwrap();
+    w.answer_turn(part(&token, 0, 0..3, false)).await.unwrap();
     let e = w
-        .client
-        .complete_orchestrator_task(part(&token, 1, 3..5, true))
+        .answer_turn(part(&token, 1, 3..5, true))
         .await
         .refused(Code::ResourceExhausted);
     assert!(e.message().contains("grpc_max_actions_per_turn"), "{e:?}");
@@ -172,11 +148,7 @@ async fn the_parts_are_bounded_in_bytes_and_actions() {
         custom_status: Some(format!("\"{}\"", "x".repeat(400))),
         ..part(&token, 0, 0..1, false)
     };
-    let e = w
-        .client
-        .complete_orchestrator_task(big)
-        .await
-        .refused(Code::ResourceExhausted);
+    let e = w.answer_turn(big).await.refused(Code::ResourceExhausted);
     assert!(e.message().contains("grpc_chunked_answer_mib"), "{e:?}");
     turn.abort();
 }
@@ -197,13 +169,9 @@ async fn the_parts_of_a_worker_that_went_away_count_for_nothing_for_the_next_hol
     drop(first);
     let mut next = server.worker(1, 1).await;
     let token = next.expect().await.completion_token;
-    next.client
-        .complete_orchestrator_task(part(&token, 0, 0..1, false))
+    next.answer_turn(part(&token, 0, 0..1, false))
         .await
         .unwrap();
-    next.client
-        .complete_orchestrator_task(part(&token, 1, 1..2, true))
-        .await
-        .unwrap();
+    next.answer_turn(part(&token, 1, 1..2, true)).await.unwrap();
     assert_eq!(turn.await.unwrap().unwrap().decisions.len(), 2);
 }

@@ -62,16 +62,15 @@ async fn an_orchestration_turn_goes_out_with_its_history_and_its_actions_come_ba
     assert_eq!(r.execution_id.as_deref(), Some("e1"));
     assert!(r.past_events.is_empty());
     assert_eq!(r.new_events.len(), 2);
-    w.client
-        .complete_orchestrator_task(OrchestratorResponse {
-            instance_id: "o1".into(),
-            actions: vec![schedule_task(0, "SayHello", "\"Tokyo\"")],
-            custom_status: Some("\"started\"".into()),
-            completion_token: item.completion_token.clone(),
-            ..OrchestratorResponse::default()
-        })
-        .await
-        .unwrap();
+    w.answer_turn(OrchestratorResponse {
+        instance_id: "o1".into(),
+        actions: vec![schedule_task(0, "SayHello", "\"Tokyo\"")],
+        custom_status: Some("\"started\"".into()),
+        completion_token: item.completion_token.clone(),
+        ..OrchestratorResponse::default()
+    })
+    .await
+    .unwrap();
     let decision = call.await.unwrap().unwrap();
     assert_eq!(
         decision.custom_status,
@@ -82,13 +81,12 @@ async fn an_orchestration_turn_goes_out_with_its_history_and_its_actions_come_ba
         [Decision::ScheduleActivity { task_id: 0, name, .. }] if name == "SayHello"
     ));
     // A second answer under the same token is refused.
-    w.client
-        .complete_orchestrator_task(OrchestratorResponse {
-            completion_token: item.completion_token.clone(),
-            ..OrchestratorResponse::default()
-        })
-        .await
-        .refused(Code::NotFound);
+    w.answer_turn(OrchestratorResponse {
+        completion_token: item.completion_token.clone(),
+        ..OrchestratorResponse::default()
+    })
+    .await
+    .refused(Code::NotFound);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -107,8 +105,7 @@ async fn an_activity_goes_out_and_its_result_or_failure_comes_back() {
         (o.instance_id.as_str(), o.execution_id.as_deref()),
         ("o1", Some("e1"))
     );
-    w.client
-        .complete_activity_task(done(&item.completion_token, "\"Hello x!\""))
+    w.answer_activity(done(&item.completion_token, "\"Hello x!\""))
         .await
         .unwrap();
     let out = call.await.unwrap().unwrap().unwrap();
@@ -129,8 +126,7 @@ async fn a_worker_gets_no_more_than_it_asked_for() {
     let first = w.expect().await;
     let second = w.expect().await;
     w.expect_none().await;
-    w.client
-        .complete_activity_task(done(&first.completion_token, "1"))
+    w.answer_activity(done(&first.completion_token, "1"))
         .await
         .unwrap();
     let third = w.expect().await;
@@ -143,8 +139,7 @@ async fn a_worker_gets_no_more_than_it_asked_for() {
     names.sort();
     assert_eq!(names, ["a", "b", "c"]);
     for item in [&second, &third] {
-        w.client
-            .complete_activity_task(done(&item.completion_token, "1"))
+        w.answer_activity(done(&item.completion_token, "1"))
             .await
             .unwrap();
     }
@@ -173,8 +168,7 @@ async fn a_disconnected_workers_items_go_to_another_worker_at_once() {
         .complete_activity_task(done(&old_token, "\"from A\""))
         .await
         .refused(Code::NotFound);
-    b.client
-        .complete_activity_task(done(&again.completion_token, "\"from B\""))
+    b.answer_activity(done(&again.completion_token, "\"from B\""))
         .await
         .unwrap();
     assert_eq!(call.await.unwrap().unwrap().unwrap().as_str(), "\"from B\"");
@@ -196,8 +190,7 @@ async fn an_abandoned_item_goes_to_another_worker_at_once() {
     let again = b.expect().await;
     assert_eq!(activity_name(&again), "Hot");
     a.expect_none().await;
-    b.client
-        .complete_activity_task(done(&again.completion_token, "2"))
+    b.answer_activity(done(&again.completion_token, "2"))
         .await
         .unwrap();
     assert_eq!(call.await.unwrap().unwrap().unwrap().as_str(), "2");
@@ -220,8 +213,7 @@ async fn a_withdrawn_item_is_refused_when_its_answer_comes_late() {
     call.abort();
     let _ = call.await;
     let e = w
-        .client
-        .complete_orchestrator_task(OrchestratorResponse {
+        .answer_turn(OrchestratorResponse {
             completion_token: item.completion_token.clone(),
             ..OrchestratorResponse::default()
         })
@@ -245,13 +237,12 @@ async fn an_item_held_past_its_timeout_times_out_and_its_late_answer_is_refused(
     let call = server.orchestrate(first_turn("o1", "Greet"));
     let item = w.expect().await;
     held_past_the_timeout(&clock, call).await;
-    w.client
-        .complete_orchestrator_task(OrchestratorResponse {
-            completion_token: item.completion_token.clone(),
-            ..OrchestratorResponse::default()
-        })
-        .await
-        .refused(Code::NotFound);
+    w.answer_turn(OrchestratorResponse {
+        completion_token: item.completion_token.clone(),
+        ..OrchestratorResponse::default()
+    })
+    .await
+    .refused(Code::NotFound);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -366,31 +357,27 @@ async fn bad_worker_calls_get_a_status_naming_what_is_wrong() {
     );
     // No token.
     let e = w
-        .client
-        .complete_activity_task(ActivityResponse::default())
+        .answer_activity(ActivityResponse::default())
         .await
         .refused(Code::InvalidArgument);
     assert!(e.message().contains("completionToken"), "{e:?}");
     // An activity's token on the orchestration call.
     let call = server.run_activity(activity("o1", "A"));
     let item = w.expect().await;
-    w.client
-        .complete_orchestrator_task(OrchestratorResponse {
-            completion_token: item.completion_token.clone(),
-            ..OrchestratorResponse::default()
-        })
-        .await
-        .refused(Code::FailedPrecondition);
+    w.answer_turn(OrchestratorResponse {
+        completion_token: item.completion_token.clone(),
+        ..OrchestratorResponse::default()
+    })
+    .await
+    .refused(Code::FailedPrecondition);
     // The item is still out: the right call takes it.
-    w.client
-        .complete_activity_task(done(&item.completion_token, "3"))
+    w.answer_activity(done(&item.completion_token, "3"))
         .await
         .unwrap();
     assert_eq!(call.await.unwrap().unwrap().unwrap().as_str(), "3");
     // An entity completion needs its token too.
     let e = w
-        .client
-        .complete_entity_task(taskhub_grpc::proto::EntityBatchResult::default())
+        .answer_batch(taskhub_grpc::proto::EntityBatchResult::default())
         .await
         .refused(Code::InvalidArgument);
     assert!(e.message().contains("completionToken"), "{e:?}");
@@ -406,8 +393,7 @@ async fn sequential_round_trips_are_not_held_back_by_nagle() {
     // Warm up the connection.
     let call = server.run_activity(activity("o1", "Warm"));
     let item = w.expect().await;
-    w.client
-        .complete_activity_task(done(&item.completion_token, "0"))
+    w.answer_activity(done(&item.completion_token, "0"))
         .await
         .unwrap();
     call.await.unwrap().unwrap().unwrap();
@@ -415,8 +401,7 @@ async fn sequential_round_trips_are_not_held_back_by_nagle() {
     for i in 0..20 {
         let call = server.run_activity(activity("o1", "Step"));
         let item = w.expect().await;
-        w.client
-            .complete_activity_task(done(&item.completion_token, &i.to_string()))
+        w.answer_activity(done(&item.completion_token, &i.to_string()))
             .await
             .unwrap();
         call.await.unwrap().unwrap().unwrap();
@@ -492,7 +477,7 @@ async fn every_turn_carries_the_whole_history_in_order_as_converted_afresh() {
         assert_eq!(r.past_events, expected);
         assert_eq!(r.new_events.len(), 1);
         let done = answer(&item, Vec::new());
-        w.client.complete_orchestrator_task(done).await.unwrap();
+        w.answer_turn(done).await.unwrap();
         call.await.unwrap().unwrap();
     }
 }

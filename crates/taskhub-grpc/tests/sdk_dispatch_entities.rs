@@ -129,8 +129,7 @@ async fn an_entity_batch_goes_out_with_its_state_and_operations_and_its_results_
         .map(|(id, op)| (id.as_str(), op.as_str()))
         .collect();
     assert_eq!(ops, [("r0", "add"), ("r1", "get")]);
-    w.client
-        .complete_entity_task(answer(&item.completion_token, &["3", "3"], "3"))
+    w.answer_batch(answer(&item.completion_token, &["3", "3"], "3"))
         .await
         .unwrap();
     let out = call.await.unwrap().unwrap();
@@ -153,8 +152,7 @@ async fn a_worker_gets_no_more_entity_batches_than_it_asked_for() {
     let first = w.expect().await;
     let second = w.expect().await;
     w.expect_none().await;
-    w.client
-        .complete_entity_task(answer(&first.completion_token, &["1"], "1"))
+    w.answer_batch(answer(&first.completion_token, &["1"], "1"))
         .await
         .unwrap();
     let third = w.expect().await;
@@ -166,8 +164,7 @@ async fn a_worker_gets_no_more_entity_batches_than_it_asked_for() {
     keys.sort();
     assert_eq!(keys, ["@counter@a", "@counter@b", "@counter@c"]);
     for item in [&second, &third] {
-        w.client
-            .complete_entity_task(answer(&item.completion_token, &["1"], "1"))
+        w.answer_batch(answer(&item.completion_token, &["1"], "1"))
             .await
             .unwrap();
     }
@@ -194,12 +191,10 @@ async fn an_abandoned_entity_batch_goes_to_another_worker_at_once() {
     assert_ne!(again.completion_token, item.completion_token);
     a.expect_none().await;
     // A's answer under the old token is refused; B's is taken.
-    a.client
-        .complete_entity_task(answer(&item.completion_token, &["9"], "9"))
+    a.answer_batch(answer(&item.completion_token, &["9"], "9"))
         .await
         .refused(Code::NotFound);
-    b.client
-        .complete_entity_task(answer(&again.completion_token, &["2"], "2"))
+    b.answer_batch(answer(&again.completion_token, &["2"], "2"))
         .await
         .unwrap();
     assert_eq!(call.await.unwrap().unwrap().state.unwrap().as_str(), "2");
@@ -215,8 +210,7 @@ async fn a_withdrawn_entity_batch_is_refused_when_its_answer_comes_late() {
     call.abort();
     let _ = call.await;
     let e = w
-        .client
-        .complete_entity_task(answer(&item.completion_token, &["3"], "3"))
+        .answer_batch(answer(&item.completion_token, &["3"], "3"))
         .await
         .refused(Code::NotFound);
     assert!(e.message().contains("withdrawn"), "{}", e.message());
@@ -234,8 +228,7 @@ async fn an_entity_batch_held_past_its_timeout_times_out_and_its_late_answer_is_
     let call = server.run_entity(batch("k", &["add"]));
     let item = w.expect().await;
     held_past_the_timeout(&clock, call).await;
-    w.client
-        .complete_entity_task(answer(&item.completion_token, &["3"], "3"))
+    w.answer_batch(answer(&item.completion_token, &["3"], "3"))
         .await
         .refused(Code::NotFound);
 }

@@ -123,13 +123,13 @@ async fn a_tokenless_entity_result_completes_the_one_batch_its_connection_holds(
     let item = w.expect().await;
     assert_eq!(entity_of(&item), "@counter@a");
     assert!(!item.completion_token.is_empty());
-    w.client.complete_entity_task(v1_answer("3")).await.unwrap();
+    w.answer_batch(v1_answer("3")).await.unwrap();
     assert_eq!(state_of(call).await, "3");
     // The worker has room again: the next batch comes to it.
     let next = run(&server, "b");
     let item = w.expect().await;
     assert_eq!(entity_of(&item), "@counter@b");
-    w.client.complete_entity_task(v1_answer("5")).await.unwrap();
+    w.answer_batch(v1_answer("5")).await.unwrap();
     assert_eq!(state_of(next).await, "5");
 }
 
@@ -146,10 +146,7 @@ async fn a_tokenless_entity_result_never_completes_a_batch_given_to_another_conn
     other.complete_entity_task(v1_answer("99")).await.unwrap();
     // And a second .NET worker's connection holds nothing either.
     let mut idle = dotnet_worker(&server, 1).await;
-    idle.client
-        .complete_entity_task(v1_answer("98"))
-        .await
-        .unwrap();
+    idle.answer_batch(v1_answer("98")).await.unwrap();
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(
         !call.is_finished(),
@@ -175,8 +172,7 @@ async fn several_batches_on_one_connection_need_operation_infos_to_tell_them_apa
 
     // Nothing in the answer tells which: refused, naming why; neither batch is completed.
     let refused = w
-        .client
-        .complete_entity_task(v1_answer("7"))
+        .answer_batch(v1_answer("7"))
         .await
         .refused(Code::InvalidArgument);
     assert!(
@@ -194,12 +190,12 @@ async fn several_batches_on_one_connection_need_operation_infos_to_tell_them_apa
         request_id: "req-b".into(),
         response_destination: None,
     }];
-    w.client.complete_entity_task(for_b).await.unwrap();
+    w.answer_batch(for_b).await.unwrap();
     assert_eq!(state_of(b).await, "8");
     assert!(!a.is_finished());
 
     // One batch left on the connection: the plain V1 answer is a's.
-    w.client.complete_entity_task(v1_answer("9")).await.unwrap();
+    w.answer_batch(v1_answer("9")).await.unwrap();
     assert_eq!(state_of(a).await, "9");
 }
 
@@ -214,12 +210,12 @@ async fn a_tokenless_entity_result_naming_other_operations_completes_nothing() {
         request_id: "req-zzz".into(),
         response_destination: None,
     }];
-    w.client.complete_entity_task(stranger).await.unwrap();
+    w.answer_batch(stranger).await.unwrap();
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(
         !call.is_finished(),
         "an answer to other operations completed the batch"
     );
-    w.client.complete_entity_task(v1_answer("3")).await.unwrap();
+    w.answer_batch(v1_answer("3")).await.unwrap();
     assert_eq!(state_of(call).await, "3");
 }

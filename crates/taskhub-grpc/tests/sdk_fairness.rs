@@ -76,10 +76,7 @@ async fn flood_and_others(backend: Backend) {
     let first = next_turn(&mut w).await;
     assert_eq!(turn_of(&first).instance_id, "flood");
     let events = (0..FLOOD).map(|n| event_to("flood", n)).collect();
-    w.client
-        .complete_orchestrator_task(answer(&first, events))
-        .await
-        .unwrap();
+    w.answer_turn(answer(&first, events)).await.unwrap();
     // Its next turn (with some of the events) is left unanswered.
     let held = next_turn(&mut w).await;
     assert_eq!(turn_of(&held).instance_id, "flood");
@@ -104,10 +101,7 @@ async fn flood_and_others(backend: Backend) {
             id,
             "the flooding instance has one turn at a time, and it is out"
         );
-        w.client
-            .complete_orchestrator_task(answer(&turn, Vec::new()))
-            .await
-            .unwrap();
+        w.answer_turn(answer(&turn, Vec::new())).await.unwrap();
     }
     // The flood's turn was never taken back meanwhile: its answer is still taken.
     w.client

@@ -77,15 +77,14 @@ async fn work_no_filter_takes_is_counted_by_kind_and_name_and_scale_does_not_sca
         panic!("not a turn: {item:?}")
     };
     assert_eq!(turn.instance_id, "w1");
-    w.client
-        .complete_orchestrator_task(OrchestratorResponse {
-            instance_id: "w1".into(),
-            actions: vec![schedule_task(0, "Charge", "5")],
-            completion_token: item.completion_token.clone(),
-            ..OrchestratorResponse::default()
-        })
-        .await
-        .unwrap();
+    w.answer_turn(OrchestratorResponse {
+        instance_id: "w1".into(),
+        actions: vec![schedule_task(0, "Charge", "5")],
+        completion_token: item.completion_token.clone(),
+        ..OrchestratorResponse::default()
+    })
+    .await
+    .unwrap();
     start(&mut c, "Unwanted", "u1", None).await;
     c.start_instance(CreateInstanceRequest {
         instance_id: "u2".into(),

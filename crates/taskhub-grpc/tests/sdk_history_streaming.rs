@@ -117,7 +117,7 @@ async fn a_large_turn_goes_without_its_past_which_the_worker_streams_whole_and_i
     let streamed = common::calls::streamed_history(&mut w.client, request).await;
     assert_eq!(streamed, whole.past_events);
     let done = answer(&item, Vec::new());
-    w.client.complete_orchestrator_task(done).await.unwrap();
+    w.answer_turn(done).await.unwrap();
     turn.await.unwrap().unwrap();
 }
 

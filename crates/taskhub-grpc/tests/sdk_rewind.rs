@@ -177,8 +177,7 @@ async fn a_rewind_turn_carries_execution_rewound_with_its_reason() {
     ));
     assert_eq!(rewind_reasons(&r.new_events), [Some("second".to_owned())]);
     assert_eq!(r.new_events.len(), 2);
-    w.client
-        .complete_orchestrator_task(schedule_ship(&item.completion_token))
+    w.answer_turn(schedule_ship(&item.completion_token))
         .await
         .unwrap();
     assert_schedules_ship(&call.await.unwrap().unwrap());
@@ -198,10 +197,7 @@ async fn the_go_and_java_sdks_get_rewind_turns_without_the_event_they_cannot_rea
         assert_eq!(r.past_events.len(), 5, "{user_agent}");
         assert_eq!(r.new_events.len(), 1, "{user_agent}");
         // Their answers carry no token: matched by the connection and the instance.
-        w.client
-            .complete_orchestrator_task(schedule_ship(""))
-            .await
-            .unwrap();
+        w.answer_turn(schedule_ship("")).await.unwrap();
         assert_schedules_ship(&call.await.unwrap().unwrap());
     }
 }
@@ -244,8 +240,7 @@ async fn a_rewind_answer_that_keeps_the_history_sent_is_asked_again_without_the_
     if let Some(E::ExecutionStarted(s)) = &mut history[1].event_type {
         s.orchestration_instance.as_mut().unwrap().execution_id = Some("0123abcd".into());
     }
-    w.client
-        .complete_orchestrator_task(rewind_answer(&item.completion_token, history))
+    w.answer_turn(rewind_answer(&item.completion_token, history))
         .await
         .unwrap();
     // Asked again: the same past, the new events less the rewind.
@@ -254,8 +249,7 @@ async fn a_rewind_answer_that_keeps_the_history_sent_is_asked_again_without_the_
     assert_eq!(r.past_events.len(), 6);
     assert_eq!(r.new_events.len(), 1);
     assert!(rewind_reasons(&r.new_events).is_empty());
-    w.client
-        .complete_orchestrator_task(schedule_ship(&again.completion_token))
+    w.answer_turn(schedule_ship(&again.completion_token))
         .await
         .unwrap();
     assert_schedules_ship(&call.await.unwrap().unwrap());
@@ -270,8 +264,7 @@ async fn a_rewind_answer_that_changes_the_history_fails_naming_the_first_event_t
     // The first rewind's marker left out: a rewind keeps it.
     let mut history = sent(&rewind_turn());
     history.remove(4);
-    w.client
-        .complete_orchestrator_task(rewind_answer(&item.completion_token, history))
+    w.answer_turn(rewind_answer(&item.completion_token, history))
         .await
         .unwrap();
     let decision = call.await.unwrap().unwrap();
@@ -296,16 +289,14 @@ async fn a_second_rewind_answer_to_the_turn_asked_again_fails_the_execution() {
     let mut w = server.worker(1, 1).await;
     let call = server.orchestrate(rewind_turn());
     let item = w.expect().await;
-    w.client
-        .complete_orchestrator_task(rewind_answer(&item.completion_token, sent(&rewind_turn())))
+    w.answer_turn(rewind_answer(&item.completion_token, sent(&rewind_turn())))
         .await
         .unwrap();
     let again = w.expect().await;
     // The history sent the second time: the same past, the new events less the rewind.
     let mut second = rewind_turn();
     second.new.pop();
-    w.client
-        .complete_orchestrator_task(rewind_answer(&again.completion_token, sent(&second)))
+    w.answer_turn(rewind_answer(&again.completion_token, sent(&second)))
         .await
         .unwrap();
     let decision = call.await.unwrap().unwrap();

@@ -80,10 +80,7 @@ async fn a_go_worker_completes_turns_and_activities_without_a_token() {
         item.request,
         Some(work_item::Request::OrchestratorRequest(_))
     ));
-    w.client
-        .complete_orchestrator_task(schedule_hello())
-        .await
-        .unwrap();
+    w.answer_turn(schedule_hello()).await.unwrap();
     let decision = turn.await.unwrap().unwrap();
     assert!(matches!(
         decision.decisions.as_slice(),
@@ -96,17 +93,11 @@ async fn a_go_worker_completes_turns_and_activities_without_a_token() {
 
     let act = server.run_activity(activity("o1", "SayHello"));
     w.expect().await;
-    w.client
-        .complete_activity_task(hello_done("o1", 0))
-        .await
-        .unwrap();
+    w.answer_activity(hello_done("o1", 0)).await.unwrap();
     let outcome = act.await.unwrap().unwrap();
     assert_eq!(outcome.unwrap().as_str(), "\"Hello Tokyo!\"");
     // The same answer again finds nothing out: taken and dropped (the worker's loop goes on).
-    w.client
-        .complete_activity_task(hello_done("o1", 0))
-        .await
-        .unwrap();
+    w.answer_activity(hello_done("o1", 0)).await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -124,22 +115,18 @@ async fn an_answer_without_a_token_from_another_connection_or_for_another_item_c
         .unwrap();
     // On the right connection: another task, another instance, or the other kind.
     for wrong in [hello_done("o1", 1), hello_done("o2", 0)] {
-        w.client.complete_activity_task(wrong).await.unwrap();
+        w.answer_activity(wrong).await.unwrap();
     }
-    w.client
-        .complete_orchestrator_task(OrchestratorResponse {
-            instance_id: "o1".into(),
-            ..OrchestratorResponse::default()
-        })
-        .await
-        .unwrap();
+    w.answer_turn(OrchestratorResponse {
+        instance_id: "o1".into(),
+        ..OrchestratorResponse::default()
+    })
+    .await
+    .unwrap();
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(!act.is_finished(), "the activity is still out");
 
-    w.client
-        .complete_activity_task(hello_done("o1", 0))
-        .await
-        .unwrap();
+    w.answer_activity(hello_done("o1", 0)).await.unwrap();
     assert!(act.await.unwrap().unwrap().is_ok());
 }
 
@@ -237,8 +224,7 @@ async fn a_java_worker_is_handed_one_item_at_a_time() {
         .unwrap()
         .instance_id
         .clone();
-    java.client
-        .complete_activity_task(hello_done(&instance, 0))
+    java.answer_activity(hello_done(&instance, 0))
         .await
         .unwrap();
     // Then the next, one by one, each after the answer to the one before.
@@ -254,20 +240,16 @@ async fn a_java_worker_is_handed_one_item_at_a_time() {
                     .unwrap()
                     .instance_id
                     .clone();
-                java.client
-                    .complete_activity_task(hello_done(&id, 0))
-                    .await
-                    .unwrap();
+                java.answer_activity(hello_done(&id, 0)).await.unwrap();
                 seen.push(id);
             }
             Some(work_item::Request::OrchestratorRequest(o)) => {
-                java.client
-                    .complete_orchestrator_task(OrchestratorResponse {
-                        instance_id: o.instance_id.clone(),
-                        ..OrchestratorResponse::default()
-                    })
-                    .await
-                    .unwrap();
+                java.answer_turn(OrchestratorResponse {
+                    instance_id: o.instance_id.clone(),
+                    ..OrchestratorResponse::default()
+                })
+                .await
+                .unwrap();
                 seen.push(o.instance_id.clone());
             }
             other => panic!("{other:?}"),
@@ -302,9 +284,6 @@ async fn work_that_no_busy_worker_takes_within_the_busy_wait_goes_back_as_busy()
     assert!(matches!(e, ExecutorError::Busy { .. }), "{e:?}");
     assert!(e.to_string().contains("grpc_busy_wait"), "{e}");
     // The activity it held is untouched: its answer still counts.
-    java.client
-        .complete_activity_task(hello_done("a0", 0))
-        .await
-        .unwrap();
+    java.answer_activity(hello_done("a0", 0)).await.unwrap();
     assert!(slow.await.unwrap().unwrap().is_ok());
 }

@@ -5,9 +5,9 @@ use std::time::Duration;
 
 use taskhub_grpc::proto::task_hub_sidecar_service_client::TaskHubSidecarServiceClient;
 use taskhub_grpc::proto::{
-    CreateInstanceRequest, GetEntityRequest, GetInstanceRequest, GetWorkItemsRequest, HistoryEvent,
-    OrchestrationFilter, OrchestrationState, OrchestrationStatus, SignalEntityRequest,
-    StreamInstanceHistoryRequest, WorkItemFilters,
+    CreateInstanceRequest, GetEntityRequest, GetEntityResponse, GetInstanceRequest,
+    GetWorkItemsRequest, HistoryEvent, OrchestrationFilter, OrchestrationState,
+    OrchestrationStatus, SignalEntityRequest, StreamInstanceHistoryRequest, WorkItemFilters,
 };
 use taskhub_grpc::tonic::transport::Channel;
 use taskhub_grpc::tonic::{Code, Request, Status};
@@ -128,16 +128,20 @@ pub fn status(s: &OrchestrationState) -> OrchestrationStatus {
 
 /// The entity's serialized state (empty for none), or `None` if it does not exist.
 pub async fn entity_state(c: &mut Client, id: &str) -> Option<String> {
-    let r = c
-        .get_entity(GetEntityRequest {
-            instance_id: id.into(),
-            include_state: true,
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let r = entity(c, id, true).await;
     r.exists
         .then(|| r.entity.unwrap().serialized_state.unwrap_or_default())
+}
+
+/// `GetEntity` of `id`, with its state if `with_state`; the call must succeed.
+pub async fn entity(c: &mut Client, id: &str, with_state: bool) -> GetEntityResponse {
+    c.get_entity(GetEntityRequest {
+        instance_id: id.into(),
+        include_state: with_state,
+    })
+    .await
+    .unwrap()
+    .into_inner()
 }
 
 /// Polls (bounded) until the entity's state is `want`.

@@ -179,6 +179,13 @@ impl Server {
         Self::start_with(backend, None).await
     }
 
+    /// [`start`](Self::start), and a client connected to it.
+    pub async fn with_client(backend: Backend) -> (Self, calls::Client) {
+        let server = Self::start(backend).await;
+        let client = server.client().await;
+        (server, client)
+    }
+
     /// A worker and the endpoint, with `token` if given.
     pub async fn start_with(backend: Backend, token: Option<&str>) -> Self {
         Self::start_configured(backend, |c| c.with_token(token.map(str::to_owned))).await

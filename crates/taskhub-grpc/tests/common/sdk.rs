@@ -14,17 +14,20 @@ use taskhub::executor::{
 use taskhub::{EventKind, ExecutionId, HistoryEvent, InstanceId, Payload, Timestamp};
 use taskhub_grpc::proto::orchestrator_action::OrchestratorActionType;
 use taskhub_grpc::proto::{
-    work_item, OrchestratorAction, OrchestratorRequest, OrchestratorResponse, ScheduleTaskAction,
-    WorkItem,
+    work_item, ActivityResponse, EntityBatchResult, OrchestratorAction, OrchestratorRequest,
+    OrchestratorResponse, ScheduleTaskAction, WorkItem,
 };
 use taskhub_grpc::{Dispatcher, DispatcherSettings, GrpcConfig};
 use taskhub_storage::{Clock, ManualClock};
 use tokio::task::JoinHandle;
-use tonic::Streaming;
+use tonic::{Status, Streaming};
 
 use super::calls::Client;
 use super::serving::{self, Serving};
 use super::{open_hub, Backend, TempDir};
+
+/// A dispatcher call running on a task of its own: the handle answers what it answered.
+pub type Answer<T> = JoinHandle<Result<T, ExecutorError>>;
 
 /// The endpoint over a memory hub with `dispatcher` serving the worker calls.
 pub struct DispatchServer {
@@ -66,31 +69,28 @@ impl DispatchServer {
         serving::fake_worker(self.addr, orchestrations, activities).await
     }
 
-    /// The runtime's call for the turn `work`, spawned; the handle answers the decision.
-    pub fn orchestrate(
-        &self,
-        work: OrchestrationWork,
-    ) -> JoinHandle<Result<OrchestrationDecision, ExecutorError>> {
-        let d = self.dispatcher.clone();
-        tokio::spawn(async move { d.orchestrate(work).await })
+    /// The runtime's call for the turn `work`, spawned.
+    pub fn orchestrate(&self, work: OrchestrationWork) -> Answer<OrchestrationDecision> {
+        self.spawn(|d| async move { d.orchestrate(work).await })
     }
 
-    /// The runtime's call for the activity `work`, spawned; the handle answers its outcome.
-    pub fn run_activity(
-        &self,
-        work: ActivityWork,
-    ) -> JoinHandle<Result<ActivityOutcome, ExecutorError>> {
-        let d = self.dispatcher.clone();
-        tokio::spawn(async move { d.run_activity(work).await })
+    /// The runtime's call for the activity `work`, spawned.
+    pub fn run_activity(&self, work: ActivityWork) -> Answer<ActivityOutcome> {
+        self.spawn(|d| async move { d.run_activity(work).await })
     }
 
-    /// The runtime's call for the entity batch `work`, spawned; the handle answers its outcome.
-    pub fn run_entity(
-        &self,
-        work: EntityWork,
-    ) -> JoinHandle<Result<EntityBatchOutcome, ExecutorError>> {
-        let d = self.dispatcher.clone();
-        tokio::spawn(async move { d.run_entity(work).await })
+    /// The runtime's call for the entity batch `work`, spawned.
+    pub fn run_entity(&self, work: EntityWork) -> Answer<EntityBatchOutcome> {
+        self.spawn(|d| async move { d.run_entity(work).await })
+    }
+
+    /// Runs `call` on a task of its own with the dispatcher, as the runtime calls it.
+    fn spawn<T, F>(&self, call: impl FnOnce(Dispatcher) -> F) -> Answer<T>
+    where
+        F: std::future::Future<Output = Result<T, ExecutorError>> + Send + 'static,
+        T: Send + 'static,
+    {
+        tokio::spawn(call(self.dispatcher.clone()))
     }
 }
 
@@ -140,6 +140,24 @@ pub struct FakeWorker {
 }
 
 impl FakeWorker {
+    /// Sends the answer to an orchestration turn; what the endpoint answered.
+    pub async fn answer_turn(&mut self, response: OrchestratorResponse) -> Result<(), Status> {
+        self.client
+            .complete_orchestrator_task(response)
+            .await
+            .map(drop)
+    }
+
+    /// Sends an activity's result; what the endpoint answered.
+    pub async fn answer_activity(&mut self, response: ActivityResponse) -> Result<(), Status> {
+        self.client.complete_activity_task(response).await.map(drop)
+    }
+
+    /// Sends an entity batch's result; what the endpoint answered.
+    pub async fn answer_batch(&mut self, result: EntityBatchResult) -> Result<(), Status> {
+        self.client.complete_entity_task(result).await.map(drop)
+    }
+
     /// The next work item that is not a health ping, within `within`.
     pub async fn next(&mut self, within: Duration) -> Option<WorkItem> {
         tokio::time::timeout(within, async {
