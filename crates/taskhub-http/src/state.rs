@@ -1,33 +1,36 @@
 //! The state every handler shares.
 
-use taskhub::admin::{HubAdmin, UnmatchedSource};
-use taskhub::{TaskHub, TaskHubClient};
+use std::ops::Deref;
 
-use crate::config::{HttpConfig, MetricsRender, StatsSource};
+use taskhub::admin::HubAdmin;
+use taskhub::TaskHubClient;
 
-/// Built once per router from the [`HttpConfig`].
+use crate::config::HttpConfig;
+
+/// Built once per router from the [`HttpConfig`]: the configuration (its fields are read
+/// through the state, which derefs to it) and the hub's client and admin handles.
 pub(crate) struct AppState {
-    pub hub: TaskHub,
+    config: HttpConfig,
     pub client: TaskHubClient,
     pub admin: HubAdmin,
-    pub token: Option<String>,
-    pub body_limit: usize,
-    pub metrics: Option<MetricsRender>,
-    pub worker_stats: Option<StatsSource>,
-    pub unmatched: Option<UnmatchedSource>,
 }
 
 impl AppState {
-    pub fn new(config: HttpConfig) -> Self {
+    pub fn new(mut config: HttpConfig) -> Self {
+        // An empty token is no token.
+        config.token = config.token.filter(|t| !t.is_empty());
         Self {
             client: config.hub.client(),
             admin: config.hub.admin(),
-            hub: config.hub,
-            token: config.token.filter(|t| !t.is_empty()),
-            body_limit: config.body_limit,
-            metrics: config.metrics,
-            worker_stats: config.worker_stats,
-            unmatched: config.unmatched,
+            config,
         }
+    }
+}
+
+impl Deref for AppState {
+    type Target = HttpConfig;
+
+    fn deref(&self) -> &HttpConfig {
+        &self.config
     }
 }

@@ -73,28 +73,16 @@ pub async fn run(global: &GlobalArgs, cmd: InstancesCmd) -> anyhow::Result<()> {
             Ok(())
         }
         InstancesCmd::Terminate { id, reason } => {
-            let id = instance_id(&id)?;
-            hub.client().terminate(&id, &reason).await?;
-            crate::outln!("terminate requested for {id}");
-            Ok(())
+            control(&hub, &id, Control::Terminate(&reason)).await
         }
         InstancesCmd::Suspend { id, reason } => {
-            let id = instance_id(&id)?;
-            hub.client().suspend(&id, reason.as_deref()).await?;
-            crate::outln!("suspend requested for {id}");
-            Ok(())
+            control(&hub, &id, Control::Suspend(reason.as_deref())).await
         }
         InstancesCmd::Resume { id, reason } => {
-            let id = instance_id(&id)?;
-            hub.client().resume(&id, reason.as_deref()).await?;
-            crate::outln!("resume requested for {id}");
-            Ok(())
+            control(&hub, &id, Control::Resume(reason.as_deref())).await
         }
         InstancesCmd::Rewind { id, reason } => {
-            let id = instance_id(&id)?;
-            hub.client().rewind(&id, reason.as_deref()).await?;
-            crate::outln!("rewind requested for {id}");
-            Ok(())
+            control(&hub, &id, Control::Rewind(reason.as_deref())).await
         }
         InstancesCmd::Purge {
             id,
@@ -102,6 +90,30 @@ pub async fn run(global: &GlobalArgs, cmd: InstancesCmd) -> anyhow::Result<()> {
             time_budget,
         } => purge(&hub, id.as_deref(), &filter, time_budget.as_deref()).await,
     }
+}
+
+/// A request to an instance that the CLI only asks for (the worker carries it out), with its
+/// reason.
+enum Control<'a> {
+    Terminate(&'a str),
+    Suspend(Option<&'a str>),
+    Resume(Option<&'a str>),
+    Rewind(Option<&'a str>),
+}
+
+/// Sends `what` to instance `id` and says it was requested.
+async fn control(hub: &TaskHub, id: &str, what: Control<'_>) -> anyhow::Result<()> {
+    let id = instance_id(id)?;
+    let client = hub.client();
+    let (sent, verb) = match what {
+        Control::Terminate(reason) => (client.terminate(&id, reason).await, "terminate"),
+        Control::Suspend(reason) => (client.suspend(&id, reason).await, "suspend"),
+        Control::Resume(reason) => (client.resume(&id, reason).await, "resume"),
+        Control::Rewind(reason) => (client.rewind(&id, reason).await, "rewind"),
+    };
+    sent?;
+    crate::outln!("{verb} requested for {id}");
+    Ok(())
 }
 
 /// The JSON payload a start or raise carries: the positional argument or the option, inline,

@@ -10,7 +10,8 @@ use crate::args::GlobalArgs;
 use crate::own_settings::CliSettings;
 use crate::settings::{self, Resolved};
 
-use super::grpc::GrpcListen;
+use super::announce::Announcements;
+use super::grpc::{GrpcListen, GrpcRunning};
 use super::http::Listen;
 use super::worker::StopSignals;
 
@@ -101,4 +102,23 @@ pub async fn open(
         metrics,
         hub,
     })
+}
+
+/// Starts the gRPC endpoint if `--grpc` was given (serving SDK workers with `workers`), then
+/// announces this process as `kinds`, with `Grpc` added when the endpoint runs.
+pub(crate) async fn start_grpc_and_announce(
+    hub: &taskhub::TaskHub,
+    grpc: Option<GrpcListen>,
+    workers: Option<taskhub_grpc::Dispatcher>,
+    mut kinds: Vec<taskhub::ProcessKind>,
+) -> anyhow::Result<(Option<GrpcRunning>, Announcements)> {
+    if grpc.is_some() {
+        kinds.push(taskhub::ProcessKind::Grpc);
+    }
+    let grpc = match grpc {
+        Some(g) => Some(g.start(hub, workers).await?),
+        None => None,
+    };
+    let announced = Announcements::of(hub, &kinds).await?;
+    Ok((grpc, announced))
 }

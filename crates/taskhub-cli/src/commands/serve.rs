@@ -26,15 +26,8 @@ pub async fn run(
         (Some(listen), Some(metrics)) => Some(listen.start(&hub, None, None, metrics).await?),
         _ => None,
     };
-    let mut kinds = vec![taskhub::ProcessKind::Serve];
-    if grpc.is_some() {
-        kinds.push(taskhub::ProcessKind::Grpc);
-    }
-    let grpc = match grpc {
-        Some(g) => Some(g.start(&hub, None).await?),
-        None => None,
-    };
-    let announced = super::announce::Announcements::of(&hub, &kinds).await?;
+    let kinds = vec![taskhub::ProcessKind::Serve];
+    let (grpc, announced) = super::listen::start_grpc_and_announce(&hub, grpc, None, kinds).await?;
     let _ = std::io::stdout().flush();
     // A newer build's migration under this process stops it with that error, rather than
     // leave it answering every read with an error.

@@ -60,14 +60,8 @@ pub async fn run(
     if server.is_some() {
         kinds.push(taskhub::ProcessKind::Http);
     }
-    if grpc.is_some() {
-        kinds.push(taskhub::ProcessKind::Grpc);
-    }
-    let grpc = match grpc {
-        Some(g) => Some(g.start(&hub, dispatcher).await?),
-        None => None,
-    };
-    let announced = super::announce::Announcements::of(&hub, &kinds).await?;
+    let (grpc, announced) =
+        super::listen::start_grpc_and_announce(&hub, grpc, dispatcher, kinds).await?;
     let worker_id = worker.name().to_owned();
     crate::outln!(
         "taskhub worker {worker_id} ready on {} ({} partitions); stop with Ctrl-C or SIGTERM",

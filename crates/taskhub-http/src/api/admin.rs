@@ -51,51 +51,67 @@ async fn change(s: &AppState, partition: &str, change: Change) -> ApiResult<Part
     Ok(PartitionChanged::from(&row))
 }
 
-/// `POST /api/partitions/{partition}/bump`: the row after the change; 404 for a partition the
-/// hub does not have.
-#[utoipa::path(post, path = "/api/partitions/{partition}/bump", tag = "taskhub",
-    summary = "New epoch, no owner: the owner is fenced and any worker re-claims it",
-    params(("partition" = String, Path, description = "Partition number.")),
-    responses(
-        (status = 200, description = "The row after the change", body = PartitionChanged),
-        (status = 404, description = "No such partition", body = ErrorBody)
-    ))]
-pub(crate) async fn bump(
-    State(s): State<Arc<AppState>>,
-    Path(partition): Path<String>,
-) -> ApiResult<Json<PartitionChanged>> {
-    Ok(Json(change(&s, &partition, Change::Bump).await?))
+/// A `POST` handler that changes one partition or worker (`$key`, its path parameter) with
+/// `$apply(&state, key, $arg)` and answers what that returns; documented for the OpenAPI
+/// document.
+macro_rules! admin_post {
+    (
+        $(#[doc = $doc:tt])* $handler:ident, $path:tt, $summary:tt,
+        $key:tt ($key_doc:tt) -> $answer:ty, responses($($responses:tt)*),
+        $apply:ident($arg:expr)
+    ) => {
+        $(#[doc = $doc])*
+        #[utoipa::path(post, path = $path, tag = "taskhub",
+            summary = $summary,
+            params(($key = String, Path, description = $key_doc)),
+            responses($($responses)*))]
+        pub(crate) async fn $handler(
+            State(s): State<Arc<AppState>>,
+            Path(key): Path<String>,
+        ) -> ApiResult<Json<$answer>> {
+            Ok(Json($apply(&s, &key, $arg).await?))
+        }
+    };
 }
 
-/// `POST /api/partitions/{partition}/offline`: the row after the change.
-#[utoipa::path(post, path = "/api/partitions/{partition}/offline", tag = "taskhub",
-    summary = "Take offline: the owner drains and releases it",
-    params(("partition" = String, Path, description = "Partition number.")),
-    responses(
-        (status = 200, description = "The row after the change", body = PartitionChanged),
-        (status = 404, description = "No such partition", body = ErrorBody)
-    ))]
-pub(crate) async fn offline(
-    State(s): State<Arc<AppState>>,
-    Path(partition): Path<String>,
-) -> ApiResult<Json<PartitionChanged>> {
-    Ok(Json(change(&s, &partition, Change::Offline).await?))
+/// A manual change's handler (`POST /api/partitions/{partition}/...`): the row after the
+/// change, 404 for a partition the hub does not have.
+macro_rules! partition_change {
+    ($(#[doc = $doc:tt])* $handler:ident, $change:ident, $path:tt, $summary:tt) => {
+        admin_post!(
+            $(#[doc = $doc])* $handler, $path, $summary,
+            "partition" ("Partition number.") -> PartitionChanged,
+            responses(
+                (status = 200, description = "The row after the change", body = PartitionChanged),
+                (status = 404, description = "No such partition", body = ErrorBody)
+            ),
+            change(Change::$change)
+        );
+    };
 }
 
-/// `POST /api/partitions/{partition}/online`: the row after the change.
-#[utoipa::path(post, path = "/api/partitions/{partition}/online", tag = "taskhub",
-    summary = "Bring back online",
-    params(("partition" = String, Path, description = "Partition number.")),
-    responses(
-        (status = 200, description = "The row after the change", body = PartitionChanged),
-        (status = 404, description = "No such partition", body = ErrorBody)
-    ))]
-pub(crate) async fn online(
-    State(s): State<Arc<AppState>>,
-    Path(partition): Path<String>,
-) -> ApiResult<Json<PartitionChanged>> {
-    Ok(Json(change(&s, &partition, Change::Online).await?))
-}
+partition_change!(
+    /// `POST /api/partitions/{partition}/bump`: the row after the change; 404 for a partition
+    /// the hub does not have.
+    bump,
+    Bump,
+    "/api/partitions/{partition}/bump",
+    "New epoch, no owner: the owner is fenced and any worker re-claims it"
+);
+partition_change!(
+    /// `POST /api/partitions/{partition}/offline`: the row after the change.
+    offline,
+    Offline,
+    "/api/partitions/{partition}/offline",
+    "Take offline: the owner drains and releases it"
+);
+partition_change!(
+    /// `POST /api/partitions/{partition}/online`: the row after the change.
+    online,
+    Online,
+    "/api/partitions/{partition}/online",
+    "Bring back online"
+);
 
 /// `GET /api/workers`: the workers that hold partitions (with them) and the barred ones.
 #[utoipa::path(get, path = "/api/workers", tag = "taskhub",
@@ -139,29 +155,33 @@ async fn bar(s: &AppState, name: &str, barred: bool) -> ApiResult<Prohibited> {
     Ok(Prohibited { prohibited: list })
 }
 
-/// `POST /api/workers/{name}/prohibit`: the barred list after the change.
-#[utoipa::path(post, path = "/api/workers/{name}/prohibit", tag = "taskhub",
-    summary = "Bar a worker from holding partitions",
-    params(("name" = String, Path, description = "Worker name.")),
-    responses((status = 200, description = "The barred workers", body = Prohibited)))]
-pub(crate) async fn prohibit(
-    State(s): State<Arc<AppState>>,
-    Path(name): Path<String>,
-) -> ApiResult<Json<Prohibited>> {
-    Ok(Json(bar(&s, &name, true).await?))
+/// A change to the barred list's handler (`POST /api/workers/{name}/...`): the barred list
+/// after the change.
+macro_rules! worker_bar {
+    ($(#[doc = $doc:tt])* $handler:ident, $barred:expr, $path:tt, $summary:tt) => {
+        admin_post!(
+            $(#[doc = $doc])* $handler, $path, $summary,
+            "name" ("Worker name.") -> Prohibited,
+            responses((status = 200, description = "The barred workers", body = Prohibited)),
+            bar($barred)
+        );
+    };
 }
 
-/// `POST /api/workers/{name}/allow`: the barred list after the change.
-#[utoipa::path(post, path = "/api/workers/{name}/allow", tag = "taskhub",
-    summary = "Lift the bar",
-    params(("name" = String, Path, description = "Worker name.")),
-    responses((status = 200, description = "The barred workers", body = Prohibited)))]
-pub(crate) async fn allow(
-    State(s): State<Arc<AppState>>,
-    Path(name): Path<String>,
-) -> ApiResult<Json<Prohibited>> {
-    Ok(Json(bar(&s, &name, false).await?))
-}
+worker_bar!(
+    /// `POST /api/workers/{name}/prohibit`: the barred list after the change.
+    prohibit,
+    true,
+    "/api/workers/{name}/prohibit",
+    "Bar a worker from holding partitions"
+);
+worker_bar!(
+    /// `POST /api/workers/{name}/allow`: the barred list after the change.
+    allow,
+    false,
+    "/api/workers/{name}/allow",
+    "Lift the bar"
+);
 
 /// `GET /api/scale?samples=1&intervalMs=1000`: the recommendation (samples 1 to 10, interval
 /// up to 10 s); with SDK workers served in this process, it sees the work waiting for one
