@@ -11,12 +11,7 @@ fn demo_runs_every_workload_and_prints_the_table() {
     let db = dir.0.join("demo.db");
     // A leftover file from an earlier run is replaced, not reused.
     std::fs::write(&db, b"not a database").unwrap();
-    let out = taskhub(&dir.0)
-        .arg("--db")
-        .arg(&db)
-        .args(["demo", "--fan-out", "50"])
-        .output()
-        .unwrap();
+    let out = run_on(&dir, &db, &["demo", "--fan-out", "50"]);
     let stdout = String::from_utf8(out.stdout).unwrap();
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(out.status.success(), "{stdout}\n{stderr}");
@@ -47,12 +42,11 @@ fn demo_runs_every_workload_and_prints_the_table() {
     );
 
     // The demo's file is a normal task hub the admin commands can read.
-    let listed = taskhub(&dir.0)
-        .arg("--db")
-        .arg(&db)
-        .args(["instances", "list", "--prefix", "demo-sub-orchestrations:"])
-        .output()
-        .unwrap();
+    let listed = run_on(
+        &dir,
+        &db,
+        &["instances", "list", "--prefix", "demo-sub-orchestrations:"],
+    );
     let listed = String::from_utf8(listed.stdout).unwrap();
     assert!(listed.contains("4 instance(s)"), "{listed}");
 }
@@ -61,12 +55,11 @@ fn demo_runs_every_workload_and_prints_the_table() {
 fn demo_reports_an_instance_that_does_not_finish_and_exits_non_zero() {
     let dir = TempDir::new("demo-timeout");
     // The unapproved approval waits 2 s; giving up after 1 s must fail the demo honestly.
-    let out = taskhub(&dir.0)
-        .arg("--db")
-        .arg(dir.0.join("demo.db"))
-        .args(["demo", "--fan-out", "10", "--timeout-secs", "1"])
-        .output()
-        .unwrap();
+    let out = run_on(
+        &dir,
+        &dir.0.join("demo.db"),
+        &["demo", "--fan-out", "10", "--timeout-secs", "1"],
+    );
     let stdout = String::from_utf8(out.stdout).unwrap();
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
@@ -87,12 +80,7 @@ fn demo_reports_an_instance_that_does_not_finish_and_exits_non_zero() {
 fn demo_on_three_worker_processes_survives_a_kill_a_stop_and_a_join() {
     let dir = TempDir::new("demo-workers");
     let db = dir.0.join("demo.db");
-    let out = taskhub(&dir.0)
-        .arg("--db")
-        .arg(&db)
-        .args(["demo", "--workers", "3", "--fan-out", "50"])
-        .output()
-        .unwrap();
+    let out = run_on(&dir, &db, &["demo", "--workers", "3", "--fan-out", "50"]);
     let stdout = String::from_utf8(out.stdout).unwrap();
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(out.status.success(), "{stdout}\n{stderr}");
@@ -110,12 +98,7 @@ fn demo_on_three_worker_processes_survives_a_kill_a_stop_and_a_join() {
         stdout.contains("All 8 demo instances finished as expected."),
         "{stdout}"
     );
-    let err = taskhub(&dir.0)
-        .arg("--db")
-        .arg(&db)
-        .args(["demo", "--workers", "0"])
-        .output()
-        .unwrap();
+    let err = run_on(&dir, &db, &["demo", "--workers", "0"]);
     assert!(!err.status.success());
     assert!(String::from_utf8_lossy(&err.stderr).contains("--workers must be 1 to 16"));
 }

@@ -159,9 +159,7 @@ fn settings_resolve_file_then_environment_then_flags() {
         e.contains("invalid setting partition_count: must be 1 to 16 (from --partition-count)"),
         "{e}"
     );
-    let out = taskhub(&dir.0)
-        .arg("--db")
-        .arg(dir.db())
+    let out = on_file(&dir, &dir.db())
         .args(["instances", "list"])
         .env("TASKHUB_MAX_DEQUEUE_COUNT", "many")
         .output()

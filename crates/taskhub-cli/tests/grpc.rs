@@ -6,14 +6,11 @@ mod common;
 
 use std::process::Child;
 
+use common::calls::{get, start};
 use common::listening::{interrupt as stop, on_db, spawn_listening, GRPC};
-use common::sidecar::completed_within;
-use common::{taskhub, TempDir};
-use taskhub_grpc::proto::task_hub_sidecar_service_client::TaskHubSidecarServiceClient;
-use taskhub_grpc::proto::{
-    CreateInstanceRequest, DeleteTaskHubRequest, GetInstanceRequest, OrchestrationState,
-    OrchestrationStatus,
-};
+use common::sidecar::{completed_within, connect, Sidecar as Client};
+use common::{run, TempDir};
+use taskhub_grpc::proto::{DeleteTaskHubRequest, OrchestrationState, OrchestrationStatus};
 
 /// Starts the command; returns it with the address of its "Durable Task gRPC endpoint on" line
 /// and the lines it printed before.
@@ -23,14 +20,6 @@ fn spawn(dir: &TempDir, args: &[&str]) -> (Child, String, Vec<String>) {
     (listening.child, addr, listening.before)
 }
 
-type Client = TaskHubSidecarServiceClient<taskhub_grpc::tonic::transport::Channel>;
-
-async fn connect(addr: &str) -> Client {
-    TaskHubSidecarServiceClient::connect(format!("http://{addr}"))
-        .await
-        .unwrap()
-}
-
 /// Waits (up to 60 s) for `id` to finish; asserts it completed and returns its state.
 async fn completed(c: &mut Client, id: &str) -> OrchestrationState {
     completed_within(c, id, std::time::Duration::from_secs(60)).await
@@ -38,13 +27,7 @@ async fn completed(c: &mut Client, id: &str) -> OrchestrationState {
 
 /// Starts the demo's `HelloCities` as `id` and waits for it to complete.
 async fn run_hello_cities(c: &mut Client, id: &str) -> OrchestrationState {
-    c.start_instance(CreateInstanceRequest {
-        instance_id: id.into(),
-        name: "HelloCities".into(),
-        ..CreateInstanceRequest::default()
-    })
-    .await
-    .unwrap();
+    start(c, "HelloCities", id, None).await;
     completed(c, id).await
 }
 
@@ -68,15 +51,7 @@ async fn delete_task_hub_empties_the_hub_of_a_running_worker() {
     let mut c = connect(&addr).await;
     run_hello_cities(&mut c, "wiped").await;
     c.delete_task_hub(DeleteTaskHubRequest {}).await.unwrap();
-    let gone = c
-        .get_instance(GetInstanceRequest {
-            instance_id: "wiped".into(),
-            get_inputs_and_outputs: false,
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    assert!(!gone.exists, "the instance is gone");
+    assert!(get(&mut c, "wiped").await.is_none(), "the instance is gone");
     run_hello_cities(&mut c, "wiped").await;
     stop(child);
 }
@@ -99,14 +74,7 @@ async fn a_worker_with_grpc_hands_unknown_orchestrations_to_sdk_workers() {
         .await
         .unwrap()
         .into_inner();
-    c.start_instance(CreateInstanceRequest {
-        instance_id: "by-sdk".into(),
-        name: "WrittenInPython".into(),
-        input: Some("21".into()),
-        ..CreateInstanceRequest::default()
-    })
-    .await
-    .unwrap();
+    start(&mut c, "WrittenInPython", "by-sdk", Some("21")).await;
     let item = tokio::time::timeout(std::time::Duration::from_secs(60), async {
         loop {
             let item = items.message().await.unwrap().expect("the stream is open");
@@ -150,24 +118,11 @@ async fn serve_grpc_only_and_the_address_rule() {
         "{before:?}"
     );
     let mut c = connect(&addr).await;
-    let r = c
-        .get_instance(GetInstanceRequest {
-            instance_id: "nobody".into(),
-            get_inputs_and_outputs: false,
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    assert!(!r.exists);
+    assert!(get(&mut c, "nobody").await.is_none());
     stop(child);
 
     // Off loopback without a token: refused before anything is opened.
-    let out = taskhub(&dir.0)
-        .arg("--db")
-        .arg(dir.db())
-        .args(["serve", "--grpc", "0.0.0.0:0"])
-        .output()
-        .unwrap();
+    let out = run(&dir, &["serve", "--grpc", "0.0.0.0:0"]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -186,14 +141,7 @@ async fn an_opaque_payload_shows_as_text_in_the_cli() {
     let mut c = connect(&addr).await;
     let token = "blob:v1:payloads:opaque-cli/input";
     for (id, input) in [("opaque-cli", Some(token)), ("absent-cli", None)] {
-        c.start_instance(CreateInstanceRequest {
-            instance_id: id.into(),
-            name: "Anything".into(),
-            input: input.map(str::to_owned),
-            ..CreateInstanceRequest::default()
-        })
-        .await
-        .unwrap();
+        start(&mut c, "Anything", id, input).await;
     }
     stop(child);
     let shown = common::json(&dir, &["instances", "show", "opaque-cli", "--json"]);

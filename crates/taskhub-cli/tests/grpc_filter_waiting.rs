@@ -18,12 +18,10 @@ mod common;
 use std::process::Child;
 use std::time::{Duration, Instant};
 
+use common::calls::{filtered, orchestration_filters, start};
 use common::listening::{http_get, interrupt as stop, on_db, spawn_listening, GRPC, HTTP};
+use common::sidecar::connect;
 use common::{json, ok, TempDir};
-use taskhub_grpc::proto::task_hub_sidecar_service_client::TaskHubSidecarServiceClient;
-use taskhub_grpc::proto::{
-    CreateInstanceRequest, GetWorkItemsRequest, OrchestrationFilter, WorkItemFilters,
-};
 
 /// Starts `taskhub worker` with both endpoints on free ports; returns it with the HTTP and
 /// gRPC addresses.
@@ -54,35 +52,18 @@ fn get(addr: &str, path: &str) -> serde_json::Value {
 async fn work_no_sdk_worker_filter_takes_shows_in_stats_scale_and_the_cli() {
     let dir = TempDir::new("cli-filter-waiting");
     let (child, http, grpc) = spawn(&dir);
-    let mut c = TaskHubSidecarServiceClient::connect(format!("http://{grpc}"))
-        .await
-        .unwrap();
+    let mut c = connect(&grpc).await;
     // Before any SDK worker: the process serves SDK workers, and nothing waits.
     let before = get(&http, "/api/stats");
     assert_eq!(before["unmatched"]["orchestrations"], 0, "{before}");
     assert_eq!(before["unmatched"]["workers"], 0, "{before}");
 
     let _stream = c
-        .get_work_items(GetWorkItemsRequest {
-            work_item_filters: Some(WorkItemFilters {
-                orchestrations: vec![OrchestrationFilter {
-                    name: "Wanted".into(),
-                    versions: vec![],
-                }],
-                ..WorkItemFilters::default()
-            }),
-            ..GetWorkItemsRequest::default()
-        })
+        .get_work_items(filtered(orchestration_filters(&[("Wanted", &[])])))
         .await
         .unwrap()
         .into_inner();
-    c.start_instance(CreateInstanceRequest {
-        instance_id: "e1".into(),
-        name: "Elsewhere".into(),
-        ..CreateInstanceRequest::default()
-    })
-    .await
-    .unwrap();
+    start(&mut c, "Elsewhere", "e1", None).await;
 
     // The serving process's stats show it waiting, by kind and name.
     let deadline = Instant::now() + Duration::from_secs(30);

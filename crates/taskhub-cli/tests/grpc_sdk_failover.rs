@@ -19,11 +19,10 @@ use std::collections::HashSet;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::calls;
 use common::listening::{forward_stdout, grpc_worker, Reaped};
-use common::sidecar::completed_within;
+use common::sidecar::{completed_within, connect};
 use common::{json, TempDir};
-use taskhub_grpc::proto::task_hub_sidecar_service_client::TaskHubSidecarServiceClient;
-use taskhub_grpc::proto::CreateInstanceRequest;
 
 /// A Python SDK worker process (taskhub-grpc's tests/python/worker_process.py) named `name`;
 /// its stdout lines go to `lines`.
@@ -75,18 +74,10 @@ async fn a_killed_taskhub_process_leaves_its_work_to_the_sdk_workers_of_the_othe
     let (tx, said) = std::sync::mpsc::channel();
     let _w1 = sdk_worker(&python, &addr1, "W1", tx.clone());
     let _w2 = sdk_worker(&python, &addr2, "W2", tx);
-    let mut c = TaskHubSidecarServiceClient::connect(format!("http://{addr2}"))
-        .await
-        .unwrap();
+    let mut c = connect(&addr2).await;
     let ids: Vec<String> = (0..8).map(|i| format!("fo-{i}")).collect();
     for id in &ids {
-        c.start_instance(CreateInstanceRequest {
-            instance_id: id.clone(),
-            name: "two_steps".into(),
-            ..CreateInstanceRequest::default()
-        })
-        .await
-        .unwrap();
+        calls::start(&mut c, "two_steps", id, None).await;
     }
     // Kill the first Taskhub process once its SDK worker runs a slow step.
     let deadline = Instant::now() + Duration::from_secs(60);

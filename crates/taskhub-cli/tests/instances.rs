@@ -31,19 +31,7 @@ fn start_list_show_history_raise_terminate_purge_round_trip() {
     assert_eq!(events.as_array().unwrap().len(), history.lines().count());
 
     // An approval waits for its event: suspend, resume, then raise it.
-    let approved = r#"{"timeout_ms": 60000}"#;
-    ok(
-        &dir,
-        &[
-            "instances",
-            "start",
-            "Approval",
-            approved,
-            "--id",
-            "approve-1",
-        ],
-    );
-    wait_status(&dir, "approve-1", "Running");
+    start_running_approval(&dir, "approve-1");
     ok(&dir, &["instances", "suspend", "approve-1"]);
     wait_status(&dir, "approve-1", "Suspended");
     ok(&dir, &["instances", "resume", "approve-1"]);
@@ -64,18 +52,7 @@ fn start_list_show_history_raise_terminate_purge_round_trip() {
     assert_eq!(shown["custom_status"], "approved");
 
     // Another one is terminated.
-    ok(
-        &dir,
-        &[
-            "instances",
-            "start",
-            "Approval",
-            approved,
-            "--id",
-            "approve-2",
-        ],
-    );
-    wait_status(&dir, "approve-2", "Running");
+    start_running_approval(&dir, "approve-2");
     ok(
         &dir,
         &[

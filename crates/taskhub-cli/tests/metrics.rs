@@ -14,7 +14,7 @@ use std::process::Child;
 use std::time::{Duration, Instant};
 
 use common::listening::{http_get, interrupt as stop, on_db, spawn_listening, HTTP};
-use common::{taskhub, TempDir};
+use common::{run, TempDir};
 
 /// Starts the command and returns it with the address from its "dashboard and API on" line.
 fn spawn(dir: &TempDir, args: &[&str]) -> (Child, String) {
@@ -63,12 +63,10 @@ fn worker_http_serves_metrics_that_move_with_a_run() {
         std::thread::sleep(Duration::from_millis(200));
     }
 
-    let out = taskhub(&dir.0)
-        .arg("--db")
-        .arg(dir.db())
-        .args(["instances", "start", "HelloCities", "--id", "metrics-1"])
-        .output()
-        .unwrap();
+    let out = run(
+        &dir,
+        &["instances", "start", "HelloCities", "--id", "metrics-1"],
+    );
     assert!(out.status.success(), "{out:?}");
     // Waiting on observable state: the rendered counters.
     let started = Instant::now();

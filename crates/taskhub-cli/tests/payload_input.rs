@@ -17,9 +17,7 @@ fn big(tag: &str) -> String {
 
 /// Runs `taskhub --db <db> args...` with `stdin` on its standard input.
 fn run_with_stdin(dir: &TempDir, args: &[&str], stdin: &str) -> Output {
-    let mut child = taskhub(&dir.0)
-        .arg("--db")
-        .arg(dir.db())
+    let mut child = on_file(dir, &dir.db())
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -132,46 +130,30 @@ fn large_start_input_and_event_data_from_a_file_and_from_stdin() {
 fn unreadable_or_invalid_payloads_name_their_source() {
     let dir = TempDir::new("payload-errors");
     let missing = dir.0.join("missing.json");
-    let e = fails(
-        &dir,
-        &[
-            "instances",
-            "start",
-            "Approval",
-            "--input",
-            &format!("@{}", missing.display()),
-        ],
-        1,
-    );
-    assert!(
-        e.contains(&format!(
-            "cannot read the input from file '{}'",
-            missing.display()
-        )),
-        "{e}"
-    );
-    // Nothing was created: the payload is read before the hub is opened.
-    assert!(!dir.db().exists(), "a failed start created the task hub");
-
+    let missing_arg = format!("@{}", missing.display());
     let bad = dir.0.join("bad.json");
     std::fs::write(&bad, "{\"timeout_ms\": ").unwrap();
-    let e = fails(
-        &dir,
-        &[
-            "instances",
-            "start",
-            "Approval",
-            &format!("@{}", bad.display()),
-        ],
-        1,
-    );
-    assert!(
-        e.contains(&format!(
-            "the input in file '{}' is not valid JSON: EOF while parsing",
-            bad.display()
-        )),
-        "{e}"
-    );
+    let bad_arg = format!("@{}", bad.display());
+    let cases = [
+        (
+            vec!["--input", missing_arg.as_str()],
+            format!("cannot read the input from file '{}'", missing.display()),
+        ),
+        (
+            vec![bad_arg.as_str()],
+            format!(
+                "the input in file '{}' is not valid JSON: EOF while parsing",
+                bad.display()
+            ),
+        ),
+    ];
+    for (input, message) in cases {
+        let args = [&["instances", "start", "Approval"], &input[..]].concat();
+        let e = fails(&dir, &args, 1);
+        assert!(e.contains(&message), "{e}");
+        // Nothing was created: the payload is read before the hub is opened.
+        assert!(!dir.db().exists(), "a failed start created the task hub");
+    }
 
     ok(&dir, &["instances", "start", "Approval", "--id", "p-1"]);
     let out = run_with_stdin(&dir, &["instances", "raise", "p-1", "approval", "-"], "[1,");

@@ -6,7 +6,7 @@ mod common;
 use std::process::Child;
 
 use common::listening::{http_get, interrupt as stop, on_db, spawn_listening, HTTP};
-use common::{taskhub, TempDir};
+use common::{run, taskhub, TempDir};
 
 /// Starts the command and returns it with the address from its "dashboard and API on" line.
 fn spawn(dir: &TempDir, args: &[&str], env: &[(&str, &str)]) -> (Child, String) {
@@ -43,12 +43,7 @@ fn serve_answers_on_loopback_and_refuses_other_addresses_without_a_token() {
     assert!(status.contains("404"), "{status}");
     stop(child);
 
-    let out = taskhub(&dir.0)
-        .arg("--db")
-        .arg(dir.db())
-        .args(["serve", "--addr", "0.0.0.0:0"])
-        .output()
-        .unwrap();
+    let out = run(&dir, &["serve", "--addr", "0.0.0.0:0"]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(

@@ -45,9 +45,7 @@ fn wait_exits_4_when_the_instance_fails_or_is_terminated_and_0_when_it_completes
     );
 
     // Terminated while the start waits: 4.
-    let waiting = taskhub(&dir.0)
-        .arg("--db")
-        .arg(dir.db())
+    let waiting = on_file(&dir, &dir.db())
         .args([
             "instances",
             "start",

@@ -119,31 +119,18 @@ async fn start_status_and_history(b: Backend) {
     let r = s
         .post(&format!("{DF}/orchestrators/Hello/a%2Fb"), "null")
         .await;
-    assert_eq!(
-        (r.status, r.json()["field"].as_str()),
-        (400, Some("instanceId")),
-        "{}",
-        r.body
-    );
+    r.assert_says(400, "field", "instanceId");
     let r = s
         .post(&format!("{DF}/orchestrators/Hello/x"), "{nope")
         .await;
-    assert_eq!(
-        (r.status, r.json()["field"].as_str()),
-        (400, Some("body")),
-        "{}",
-        r.body
-    );
+    r.assert_says(400, "field", "body");
     assert!(r.json()["error"]
         .as_str()
         .unwrap()
         .contains("not valid JSON"));
     let long = "n".repeat(300);
     let r = s.post(&format!("{DF}/orchestrators/{long}"), "null").await;
-    assert_eq!(
-        (r.status, r.json()["field"].as_str()),
-        (400, Some("functionName"))
-    );
+    r.assert_says(400, "field", "functionName");
 
     // Running: 202 with Location and Retry-After: 5, custom status shown.
     s.wait_status("w-1", |st| st == S::Running).await;
@@ -196,15 +183,12 @@ async fn raise_terminate_suspend_resume_restart(b: Backend) {
     let r = s
         .call("POST", &raise, &[("content-type", "text/plain")], "1")
         .await;
-    assert_eq!((r.status, r.json()["field"].as_str()), (400, Some("body")));
+    r.assert_says(400, "field", "body");
     let r = s.post(&raise, "{nope").await;
     assert_eq!(r.status, 400);
     let long = "e".repeat(300);
     let r = s.post(&format!("{url}/raiseEvent/{long}"), "1").await;
-    assert_eq!(
-        (r.status, r.json()["field"].as_str()),
-        (400, Some("eventName"))
-    );
+    r.assert_says(400, "field", "eventName");
     assert_eq!(
         s.post(&format!("{DF}/instances/nobody/raiseEvent/Go"), "1")
             .await
@@ -213,12 +197,7 @@ async fn raise_terminate_suspend_resume_restart(b: Backend) {
     );
     let long_key = format!("{raise}?eventId={}", "k".repeat(300));
     let r = s.post(&long_key, "1").await;
-    assert_eq!(
-        (r.status, r.json()["field"].as_str()),
-        (400, Some("eventId")),
-        "{}",
-        r.body
-    );
+    r.assert_says(400, "field", "eventId");
     // Suspend, resume, then the event completes it; a finished instance answers 410.
     s.wait_status("r-1", |st| st == S::Running).await;
     assert_eq!(
@@ -262,10 +241,7 @@ async fn raise_terminate_suspend_resume_restart(b: Backend) {
         .await;
     s.wait_status("t-1", |st| st == S::Terminated).await;
     let r = s.get(&format!("{DF}/instances/t-1")).await;
-    assert_eq!(
-        (r.status, r.json()["output"].as_str()),
-        (200, Some("enough"))
-    );
+    r.assert_says(200, "output", "enough");
 
     // Restart: same ID on request, a new one by default; an unknown instance is a 400 (as DF).
     let r = s
@@ -288,10 +264,7 @@ async fn raise_terminate_suspend_resume_restart(b: Backend) {
     );
     // An unknown operation is no route.
     let r = s.post(&format!("{DF}/instances/r-1/explode"), "").await;
-    assert_eq!(
-        (r.status, r.json()["code"].as_str()),
-        (404, Some("no_route"))
-    );
+    r.assert_says(404, "code", "no_route");
     s.stop().await;
 }
 
@@ -386,10 +359,7 @@ async fn list_and_purge(b: Backend) {
     );
     // Purge by filter: createdTimeFrom required; finished ones only; none left: 404.
     let r = s.delete(&format!("{DF}/instances")).await;
-    assert_eq!(
-        (r.status, r.json()["field"].as_str()),
-        (400, Some("createdTimeFrom"))
-    );
+    r.assert_says(400, "field", "createdTimeFrom");
     let r = s
         .delete(&format!(
             "{DF}/instances?createdTimeFrom=2000-01-01T00:00:00Z&runtimeStatus=Completed"
@@ -439,10 +409,7 @@ async fn rewind(b: Backend) {
 
     // Refusals name the status.
     let r = s.post(&format!("{DF}/instances/nobody/rewind"), "").await;
-    assert_eq!(
-        (r.status, r.json()["code"].as_str()),
-        (404, Some("not_found"))
-    );
+    r.assert_says(404, "code", "not_found");
     let r = s
         .post(&format!("{DF}/instances/g-w/rewind?reason=x"), "")
         .await;
@@ -452,10 +419,7 @@ async fn rewind(b: Backend) {
         "instance 'g-w' is Running: cannot rewind"
     );
     let r = s.post(&format!("{DF}/instances/bad%01id/rewind"), "").await;
-    assert_eq!(
-        (r.status, r.json()["field"].as_str()),
-        (400, Some("instanceId"))
-    );
+    r.assert_says(400, "field", "instanceId");
 
     // The rewind: 202, no body, no Location (as Durable Functions); Running at once.
     common::open_gate(&key);

@@ -215,10 +215,7 @@ async fn own_entity_routes(b: Backend) {
     // Delete the state: the entity is then absent from the default list, kept as a row
     // until clean-up removes it.
     let r = s.delete("/api/entities/@Counter@x").await;
-    assert_eq!(
-        (r.status, r.json()["entityId"].as_str()),
-        (202, Some("@Counter@x"))
-    );
+    r.assert_says(202, "entityId", "@Counter@x");
     wait_json(&s, "/api/entities/@Counter@x", |v| v["hasState"] == false).await;
     let listed = s.get("/api/entities").await.json();
     assert_eq!(listed["entities"].as_array().unwrap().len(), 1, "{listed}");

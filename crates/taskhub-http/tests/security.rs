@@ -77,10 +77,7 @@ async fn without_a_token_only_loopback_hosts_and_same_origin() {
     let r = s
         .call("GET", "/api/hub", &[("host", "evil.example:8080")], "")
         .await;
-    assert_eq!(
-        (r.status, r.json()["code"].as_str()),
-        (403, Some("forbidden"))
-    );
+    r.assert_says(403, "code", "forbidden");
     // A cross-site form or fetch from another origin.
     let r = s
         .call(
@@ -144,12 +141,7 @@ async fn no_state_change_on_get_and_bodies_are_capped() {
     );
     let big = format!("\"{}\"", "x".repeat(2000));
     let r = s.post(&format!("{DF}/orchestrators/Hello/big"), &big).await;
-    assert_eq!(
-        (r.status, r.json()["code"].as_str()),
-        (413, Some("payload_too_large")),
-        "{}",
-        r.body
-    );
+    r.assert_says(413, "code", "payload_too_large");
     let r = s
         .post(&format!("{DF}/orchestrators/Hello/small"), "\"fits\"")
         .await;

@@ -9,6 +9,8 @@
     reason = "test support"
 )]
 
+#[path = "../../../taskhub-grpc/tests/common/calls.rs"]
+pub mod calls;
 pub mod listening;
 pub mod service_hub;
 pub mod sidecar;
@@ -33,15 +35,21 @@ pub fn taskhub(dir: &Path) -> Command {
     cmd
 }
 
+/// A `taskhub --db DB` command run in `dir` (see [`taskhub`]).
+pub fn on_file(dir: &TempDir, db: &Path) -> Command {
+    let mut cmd = taskhub(&dir.0);
+    cmd.arg("--db").arg(db);
+    cmd
+}
+
 /// Runs `taskhub --db <db> args...`.
 pub fn run(dir: &TempDir, args: &[&str]) -> Output {
-    let db = dir.db();
-    taskhub(&dir.0)
-        .arg("--db")
-        .arg(&db)
-        .args(args)
-        .output()
-        .unwrap()
+    run_on(dir, &dir.db(), args)
+}
+
+/// Runs `taskhub --db DB args...` in `dir`.
+pub fn run_on(dir: &TempDir, db: &Path, args: &[&str]) -> Output {
+    on_file(dir, db).args(args).output().unwrap()
 }
 
 /// Stdout of a run that must succeed.
@@ -198,9 +206,7 @@ pub fn start_running_approval(dir: &TempDir, id: &str) {
             id,
         ],
     );
-    wait_until(Duration::from_secs(20), || {
-        (status(dir, id) == "Running").then_some(())
-    });
+    wait_status(dir, id, "Running");
 }
 
 /// The JSON stdout of a run that must succeed.

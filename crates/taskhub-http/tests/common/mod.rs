@@ -54,7 +54,7 @@ pub fn strs<'a>(list: &'a serde_json::Value, key: &str) -> Vec<&'a str> {
     list.as_array()
         .unwrap()
         .iter()
-        .map(|e| e[key].as_str().unwrap())
+        .map(|e| e.get(key).and_then(|v| v.as_str()).unwrap())
         .collect()
 }
 
@@ -289,7 +289,10 @@ impl Server {
 
     /// `GET path` (a path with its query) for the page after `page`, by its `continuationToken`.
     pub async fn next_page(&self, path: &str, page: &serde_json::Value) -> serde_json::Value {
-        let token = page["continuationToken"].as_str().unwrap();
+        let token = page
+            .get("continuationToken")
+            .and_then(|v| v.as_str())
+            .unwrap();
         self.get(&format!("{path}&continuationToken={token}"))
             .await
             .json()
@@ -341,6 +344,17 @@ impl Resp {
 
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// Asserts the status and the string `key` of the JSON body (for a refusal, `field` or
+    /// `code`).
+    pub fn assert_says(&self, status: u16, key: &str, value: &str) {
+        assert_eq!(
+            (self.status, self.json().get(key).and_then(|v| v.as_str())),
+            (status, Some(value)),
+            "{}",
+            self.body
+        );
     }
 }
 
