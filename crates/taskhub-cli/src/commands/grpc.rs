@@ -8,12 +8,11 @@ use taskhub::TaskHub;
 use crate::own_settings::CliSettings;
 
 use super::listen::Bind;
-use taskhub_grpc::{Dispatcher, GrpcConfig, Limits, RequestCaps};
+use taskhub_grpc::{Dispatcher, GrpcConfig, RequestCaps};
 
 /// Where to listen, checked against the token rule before anything is opened.
 pub struct GrpcListen {
     bind: Bind,
-    limits: Limits,
     caps: RequestCaps,
 }
 
@@ -25,7 +24,6 @@ impl GrpcListen {
         taskhub_grpc::check_bind(bind.addr, bind.token.as_deref())?;
         Ok(Self {
             bind,
-            limits: settings.limits(),
             caps: settings.request_caps(),
         })
     }
@@ -40,7 +38,7 @@ impl GrpcListen {
         let (listener, local) = self.bind.listen().await?;
         let mut config = GrpcConfig::new(hub.clone())
             .with_token(self.bind.token.clone())
-            .with_limits(self.limits)
+            .with_limits(self.bind.limits)
             .with_caps(self.caps);
         let what = if workers.is_some() {
             "SDK clients and SDK workers"

@@ -7,12 +7,11 @@ use taskhub::TaskHub;
 use crate::own_settings::CliSettings;
 
 use super::listen::Bind;
-use taskhub_http::{HttpConfig, Limits, MetricsRender, StatsSource};
+use taskhub_http::{HttpConfig, MetricsRender, StatsSource};
 
 /// Where to listen, checked against the token rule before anything is opened.
 pub struct Listen {
     bind: Bind,
-    limits: Limits,
 }
 
 impl Listen {
@@ -21,10 +20,7 @@ impl Listen {
     pub fn check(addr: &str, settings: &CliSettings) -> anyhow::Result<Self> {
         let bind = Bind::parse(addr, "--addr/--http", "127.0.0.1:8080", settings)?;
         taskhub_http::check_bind(bind.addr, bind.token.as_deref())?;
-        Ok(Self {
-            bind,
-            limits: settings.limits(),
-        })
+        Ok(Self { bind })
     }
 
     /// Binds and serves in the background; prints the URL. `stats`: the in-process worker's
@@ -51,7 +47,7 @@ impl Listen {
         let task = tokio::spawn(taskhub_http::serve_with_limits(
             listener,
             router,
-            self.limits,
+            self.bind.limits,
             async move {
                 let _ = stopped.await;
             },

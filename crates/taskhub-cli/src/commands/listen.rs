@@ -15,16 +15,20 @@ use super::grpc::{GrpcListen, GrpcRunning};
 use super::http::Listen;
 use super::worker::StopSignals;
 
-/// An address to listen on and the token calls to it need.
+/// An address to listen on, the token calls to it need and the connection limits it serves
+/// under.
 pub struct Bind {
     /// Where to listen.
     pub addr: SocketAddr,
     /// From `http_token` / `TASKHUB_HTTP_TOKEN` if one is set (the gRPC endpoint shares it).
     pub token: Option<String>,
+    /// The `http_*` connection limits (both endpoints share them).
+    pub limits: taskhub_grpc::Limits,
 }
 
 impl Bind {
-    /// Parses `addr` (`flag` and `example` name it in the error) and reads the token.
+    /// Parses `addr` (`flag` and `example` name it in the error) and reads the token and the
+    /// limits.
     pub fn parse(
         addr: &str,
         flag: &str,
@@ -35,7 +39,11 @@ impl Bind {
             .parse()
             .with_context(|| format!("{flag} expects IP:PORT such as {example}, got {addr:?}"))?;
         let token = Some(settings.http_token.expose().to_owned()).filter(|t| !t.is_empty());
-        Ok(Self { addr, token })
+        Ok(Self {
+            addr,
+            token,
+            limits: settings.limits(),
+        })
     }
 
     /// Binds the address; the listener and the address it is bound to.
