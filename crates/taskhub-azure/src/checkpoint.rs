@@ -99,7 +99,11 @@ impl CheckpointPrimitives for Primitives<'_> {
         let instance = &request.instance_id;
         next.etag = match self.0.tables.batch(&self.0.names.history, &ops).await {
             Ok(etags) => etags.last().cloned().unwrap_or_default(),
-            Err(e) => self.0.read_back_commit(instance, &next.commit, e).await?,
+            Err(e) => {
+                self.0
+                    .read_back(instance, Landed::Commit(&next.commit), e)
+                    .await?
+            }
         };
         self.0
             .after_commit(instance, previous.as_ref(), &next)
@@ -153,7 +157,7 @@ impl CheckpointPrimitives for Primitives<'_> {
                 .await
             {
                 Ok(etag) => Ok(etag),
-                Err(e) => self.0.read_back_clear(instance, &state, e).await,
+                Err(e) => self.0.read_back(instance, Landed::Clear(&state), e).await,
             }
         };
         match cleared {
@@ -370,53 +374,52 @@ fn spans_estimate(instance: &InstanceId, spans: &[(u64, String)]) -> Vec<(String
     }
 }
 
-impl AzureStore {
-    /// After a write failed with `error`: the sentinel row as it is now if `error` is
-    /// [`ambiguous`] (the write may have landed) and the row can be read; else `None`.
-    async fn sentinel_after(&self, instance: &InstanceId, error: &StorageError) -> Option<Row> {
-        if !ambiguous(error) {
-            return None;
-        }
-        self.sentinel(instance).await.ok().flatten()
-    }
+/// What a read-back looks for in the sentinel after a write of a checkpoint failed
+/// [`ambiguous`]ly.
+enum Landed<'a> {
+    /// The commit batch of the checkpoint marked with this marker: a refusal (409/412) may
+    /// answer a re-send of a first attempt whose answer was lost, and a transient error may
+    /// hide an attempt that landed. The sentinel carrying the marker says it committed.
+    Commit(&'a str),
+    /// The step-5 merge: the sentinel still carrying the commit this state names (no later
+    /// checkpoint replaced it) with its outbox cleared and another ETag says it landed (only
+    /// its writer merges into a sentinel it committed).
+    Clear(&'a SentinelState),
+}
 
-    /// After the commit batch of the checkpoint marked `marker` failed with `error`: a
-    /// refusal (409/412) may answer a re-send of a first attempt whose answer was lost, and
-    /// a transient error may hide an attempt that landed. Either way the sentinel tells: if it
-    /// carries `marker`, this checkpoint committed and its ETag is returned; else `error`.
-    async fn read_back_commit(
-        &self,
-        instance: &InstanceId,
-        marker: &str,
-        error: StorageError,
-    ) -> StorageResult<String> {
-        match self.sentinel_after(instance, &error).await {
-            Some(row) if !marker.is_empty() && row.str("Commit") == marker => {
-                tracing::info!(%instance, first = %error, "the commit's answer was lost, and the sentinel shows it landed");
-                Ok(row.etag)
-            }
-            _ => Err(error),
-        }
-    }
-
-    /// After the step-5 merge failed with `error`: if the sentinel still carries the commit
-    /// `state` names (no later checkpoint replaced it) with its outbox cleared and another
-    /// ETag, the merge landed (only its writer merges into a sentinel it committed); its
-    /// ETag is returned. Else `error`.
-    async fn read_back_clear(
-        &self,
-        instance: &InstanceId,
-        state: &SentinelState,
-        error: StorageError,
-    ) -> StorageResult<String> {
-        match self.sentinel_after(instance, &error).await {
-            Some(row)
-                if !state.commit.is_empty()
+impl Landed<'_> {
+    /// Whether the sentinel `row` shows the write landed.
+    fn shown_by(&self, row: &Row) -> bool {
+        match self {
+            Self::Commit(marker) => !marker.is_empty() && row.str("Commit") == *marker,
+            Self::Clear(state) => {
+                !state.commit.is_empty()
                     && row.str("Commit") == state.commit
                     && row.etag != state.etag
                     && row.str("Outbox").is_empty()
-                    && row.str("OutboxBlob").is_empty() =>
-            {
+                    && row.str("OutboxBlob").is_empty()
+            }
+        }
+    }
+}
+
+impl AzureStore {
+    /// After the write `landed` names failed with `error`: if `error` is [`ambiguous`] and the
+    /// sentinel shows the write landed, the sentinel's ETag; else `error`.
+    async fn read_back(
+        &self,
+        instance: &InstanceId,
+        landed: Landed<'_>,
+        error: StorageError,
+    ) -> StorageResult<String> {
+        if !ambiguous(&error) {
+            return Err(error);
+        }
+        match self.sentinel(instance).await {
+            Ok(Some(row)) if landed.shown_by(&row) => {
+                if matches!(landed, Landed::Commit(_)) {
+                    tracing::info!(%instance, first = %error, "the commit's answer was lost, and the sentinel shows it landed");
+                }
                 Ok(row.etag)
             }
             _ => Err(error),

@@ -158,16 +158,23 @@ impl AzureStore {
         row.as_ref().map(parse_partition).transpose()
     }
 
+    /// The hub's info row.
+    ///
+    /// # Errors
+    /// `NotFound` if there is no hub.
+    pub(crate) async fn info_row(&self) -> StorageResult<Row> {
+        self.tables
+            .get(&self.names.partitions, PK, INFO)
+            .await?
+            .ok_or_else(|| StorageError::NotFound {
+                what: "task hub".to_owned(),
+            })
+    }
+
     /// Changes the info row with a read + ETag-conditional replace, retried on conflicts.
     async fn update_info(&self, change: impl Fn(&mut HubInfo)) -> StorageResult<()> {
         loop {
-            let row = self
-                .tables
-                .get(&self.names.partitions, PK, INFO)
-                .await?
-                .ok_or_else(|| StorageError::NotFound {
-                    what: "task hub".to_owned(),
-                })?;
+            let row = self.info_row().await?;
             let mut info = parse_info(&row)?;
             change(&mut info);
             // The layout stays what it is (a newer build's, too).

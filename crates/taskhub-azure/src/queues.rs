@@ -138,28 +138,29 @@ impl AzureStore {
         visibility: Duration,
         text: Option<String>,
     ) -> StorageResult<Resp> {
-        let name = self.queue_name(queue)?;
-        let d = envelope::delivery(receipt, &name)?;
-        let mut req = Req::new(
-            Service::Queue,
-            "PUT",
-            format!("/{name}/messages/{}", encode(d.id)),
-        )
-        .query("popreceipt", d.pop)
-        .query("visibilitytimeout", secs(visibility));
+        let (name, req) = self.held_message_request(queue, receipt, "PUT")?;
+        let mut req = req.query("visibilitytimeout", secs(visibility));
         if let Some(text) = text {
             req = req
                 .header("content-type", "application/xml")
                 .body(message_xml(&text));
         }
-        let resp = self.http.send(&req).await?;
-        if resp.ok() {
-            Ok(resp)
-        } else if matches!(resp.status, 400 | 404) {
-            Err(StorageError::ReceiptExpired { queue: name })
-        } else {
-            Err(status_error(&resp, &format!("queue {name}")))
-        }
+        held_answer(self.http.send(&req).await?, name)
+    }
+
+    /// The request `method` on the message `receipt` holds (`/{queue}/messages/{id}` with its
+    /// pop receipt), and the queue's name.
+    fn held_message_request(
+        &self,
+        queue: QueueName,
+        receipt: &Receipt,
+        method: &'static str,
+    ) -> StorageResult<(String, Req)> {
+        let name = self.queue_name(queue)?;
+        let d = envelope::delivery(receipt, &name)?;
+        let path = format!("/{name}/messages/{}", encode(d.id));
+        let req = Req::new(Service::Queue, method, path).query("popreceipt", d.pop);
+        Ok((name, req))
     }
 
     /// The receipt that replaces `old` after an update answered with `resp`.
@@ -192,6 +193,18 @@ impl AzureStore {
         let name = self.queue_name(queue)?;
         let id = envelope::delivery(&new, &name)?.id.to_owned();
         Ok((new, id))
+    }
+}
+
+/// The answer to a call on a held message of the queue `name`: `ReceiptExpired` if the
+/// receipt no longer holds it (400, 404).
+fn held_answer(resp: Resp, name: String) -> StorageResult<Resp> {
+    if resp.ok() {
+        Ok(resp)
+    } else if matches!(resp.status, 400 | 404) {
+        Err(StorageError::ReceiptExpired { queue: name })
+    } else {
+        Err(status_error(&resp, &format!("queue {name}")))
     }
 }
 
@@ -267,22 +280,8 @@ impl QueueStore for AzureStore {
     }
 
     async fn delete(&self, queue: QueueName, receipt: &Receipt) -> StorageResult<()> {
-        let name = self.queue_name(queue)?;
-        let d = envelope::delivery(receipt, &name)?;
-        let req = Req::new(
-            Service::Queue,
-            "DELETE",
-            format!("/{name}/messages/{}", encode(d.id)),
-        )
-        .query("popreceipt", d.pop);
-        let resp = self.http.send(&req).await?;
-        if resp.ok() {
-            Ok(())
-        } else if matches!(resp.status, 400 | 404) {
-            Err(StorageError::ReceiptExpired { queue: name })
-        } else {
-            Err(status_error(&resp, &format!("queue {name}")))
-        }
+        let (name, req) = self.held_message_request(queue, receipt, "DELETE")?;
+        held_answer(self.http.send(&req).await?, name).map(|_| ())
     }
 
     async fn abandon(

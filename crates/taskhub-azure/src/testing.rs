@@ -113,13 +113,7 @@ impl AzureStore {
     /// layout versions rewrites the info row (without the property: layout 1).
     pub async fn set_stored_layout(&self, layout: Option<u32>) -> StorageResult<()> {
         let (pk, rk) = ("hub", "info");
-        let row = self
-            .tables
-            .get(&self.names.partitions, pk, rk)
-            .await?
-            .ok_or_else(|| StorageError::NotFound {
-                what: "task hub".to_owned(),
-            })?;
+        let row = self.info_row().await?;
         let mut props: Vec<(&str, String)> = ["PartitionCount", "CreatedAt", "Prohibited"]
             .into_iter()
             .map(|name| (name, row.str(name).to_owned()))
