@@ -57,11 +57,7 @@ async fn scenario(extended_sessions: bool, rounds: usize) {
     // Each generation's input is (count, events seen); wait until the last one starts.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     loop {
-        let s = client
-            .get_status(&id, StatusOptions::default())
-            .await
-            .unwrap()
-            .unwrap();
+        let s = find(&client, &id).await.unwrap();
         let (n, seen): (i64, usize) = s.row.input.parse("count").unwrap();
         if seen == sent && s.status() == OrchestrationStatus::Running {
             assert_eq!(n, want, "every event seen once");
@@ -75,10 +71,7 @@ async fn scenario(extended_sessions: bool, rounds: usize) {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     client.raise_event(&id, "op", "stop").await.unwrap();
-    let done = client
-        .wait_for_completion(&id, Duration::from_secs(20))
-        .await
-        .unwrap();
+    let done = wait_done(&client, &id, Duration::from_secs(20)).await;
     assert_eq!(done.output::<i64>().unwrap(), Some(want));
     worker.shutdown().await;
 }

@@ -136,7 +136,7 @@ async fn suspending_a_scheduled_start_acts_at_once_and_it_runs_only_after_resume
     assert_eq!(s.runs.load(Ordering::SeqCst), 0, "not run while suspended");
 
     client.resume(&id, None).await.unwrap();
-    let done = client.wait_for_completion(&id, BOUND).await.unwrap();
+    let done = wait_done(&client, &id, BOUND).await;
     assert_eq!(done.output::<String>().unwrap().as_deref(), Some("ran"));
     assert_eq!(s.runs.load(Ordering::SeqCst), 1);
     s.worker.shutdown().await;
@@ -152,7 +152,7 @@ async fn resuming_before_the_scheduled_start_runs_it_once_at_its_time() {
     let now = s.status(&id).await.unwrap();
     assert_eq!(now.status(), OrchestrationStatus::Pending);
     s.clock.advance(2 * HOUR);
-    let done = client.wait_for_completion(&id, BOUND).await.unwrap();
+    let done = wait_done(&client, &id, BOUND).await;
     assert_eq!(done.status(), OrchestrationStatus::Completed);
     s.pass_the_start(&id).await;
     assert_eq!(

@@ -29,11 +29,7 @@ async fn summer(ctx: OrchestrationContext, _: ()) -> Result<u64, OrchestrationEr
 
 async fn custom_status_becomes(client: &TaskHubClient, id: &InstanceId, want: u64) {
     let cs = || async {
-        let s = client
-            .get_status(id, StatusOptions::default())
-            .await
-            .unwrap()
-            .unwrap();
+        let s = find(client, id).await.unwrap();
         s.row
             .custom_status
             .as_ref()
@@ -85,10 +81,7 @@ async fn raise_each_event_id_twice(client: &TaskHubClient, id: &InstanceId) -> I
     raise_with(client, id, 10, "second").await;
     custom_status_becomes(client, id, 11).await;
     raise_with(client, id, 0, "stop").await;
-    client
-        .wait_for_completion(id, Duration::from_secs(20))
-        .await
-        .unwrap()
+    wait_done(client, id, Duration::from_secs(20)).await
 }
 
 async fn scenario(extended_sessions: bool) {
@@ -150,10 +143,7 @@ async fn different_event_ids_apply_twice() {
     client.raise_event(&id, "add", &1u64).await.unwrap();
     custom_status_becomes(&client, &id, 4).await;
     client.raise_event(&id, "add", &0u64).await.unwrap();
-    let done = client
-        .wait_for_completion(&id, Duration::from_secs(20))
-        .await
-        .unwrap();
+    let done = wait_done(&client, &id, Duration::from_secs(20)).await;
     assert_eq!(done.output::<u64>().unwrap(), Some(4));
     worker.shutdown().await;
 }

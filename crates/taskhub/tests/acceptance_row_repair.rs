@@ -11,10 +11,7 @@ use taskhub_storage::Expect;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_terminated_row_repaired_from_history_keeps_the_reason() {
-    let dir = TempDir::new("row-repair");
-    let hub = TaskHub::open(sqlite_store(&dir.0), fast_settings())
-        .await
-        .unwrap();
+    let (_dir, hub) = sqlite_hub("row-repair", fast_settings()).await;
     let mut reg = Registry::new();
     reg.orchestration("Forever", |ctx: OrchestrationContext, _: ()| async move {
         ctx.wait_for_event::<()>("never").await?;
@@ -24,10 +21,7 @@ async fn a_terminated_row_repaired_from_history_keeps_the_reason() {
     let client = hub.client();
     let id = client.start("Forever", ()).await.unwrap();
     client.terminate(&id, "operator said so").await.unwrap();
-    let done = client
-        .wait_for_completion(&id, Duration::from_secs(20))
-        .await
-        .unwrap();
+    let done = wait_done(&client, &id, Duration::from_secs(20)).await;
     assert_eq!(done.status(), OrchestrationStatus::Terminated);
     assert_eq!(
         done.output::<String>().unwrap().as_deref(),
@@ -46,10 +40,7 @@ async fn a_terminated_row_repaired_from_history_keeps_the_reason() {
 
     // The next message loads the instance and repairs the row from history.
     client.raise_event(&id, "poke", &()).await.unwrap();
-    let repaired = client
-        .wait_for_completion(&id, Duration::from_secs(20))
-        .await
-        .unwrap();
+    let repaired = wait_done(&client, &id, Duration::from_secs(20)).await;
     assert_eq!(repaired.status(), OrchestrationStatus::Terminated);
     assert_eq!(
         repaired.output::<String>().unwrap().as_deref(),

@@ -19,11 +19,7 @@ async fn status_becomes(
     want: OrchestrationStatus,
 ) -> InstanceStatus {
     wait::until_some(&format!("status {want}"), || async {
-        let s = client
-            .get_status(id, StatusOptions::default())
-            .await
-            .unwrap()
-            .unwrap();
+        let s = find(client, id).await.unwrap();
         (s.status() == want).then_some(s)
     })
     .await
@@ -31,10 +27,7 @@ async fn status_becomes(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_suspension_reason_is_in_the_status() {
-    let dir = TempDir::new("suspend-reason");
-    let hub = TaskHub::open(sqlite_store(&dir.0), fast_settings())
-        .await
-        .unwrap();
+    let (_dir, hub) = sqlite_hub("suspend-reason", fast_settings()).await;
     let worker = Worker::start(&hub, wait_for_go_registry()).await.unwrap();
     let client = hub.client();
     let id = client.start("Wait", ()).await.unwrap();
@@ -63,10 +56,7 @@ async fn the_suspension_reason_is_in_the_status() {
     assert_eq!(s.suspend_reason(), None);
     client.resume(&id, None).await.unwrap();
     client.raise_event(&id, "go", &7u32).await.unwrap();
-    let done = client
-        .wait_for_completion(&id, Duration::from_secs(20))
-        .await
-        .unwrap();
+    let done = wait_done(&client, &id, Duration::from_secs(20)).await;
     assert_eq!(done.output::<u32>().unwrap(), Some(7));
     worker.shutdown().await;
 }

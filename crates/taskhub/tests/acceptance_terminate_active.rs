@@ -25,12 +25,7 @@ async fn row_becomes(
     ok: impl Fn(&InstanceRow) -> bool,
 ) -> InstanceRow {
     wait::until_some("the row to change", || async {
-        let row = client
-            .get_status(id, StatusOptions::default())
-            .await
-            .unwrap()
-            .unwrap()
-            .row;
+        let row = find(client, id).await.unwrap().row;
         ok(&row).then_some(row)
     })
     .await
@@ -38,10 +33,7 @@ async fn row_becomes(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_late_replacement_terminate_does_not_end_the_new_execution() {
-    let dir = TempDir::new("terminate-active");
-    let hub = TaskHub::open(sqlite_store(&dir.0), fast_settings())
-        .await
-        .unwrap();
+    let (_dir, hub) = sqlite_hub("terminate-active", fast_settings()).await;
     let client = hub.client();
     let id = InstanceId::new("replaced").unwrap();
     let options = || StartOptions {
@@ -58,12 +50,7 @@ async fn a_late_replacement_terminate_does_not_end_the_new_execution() {
 
     // The replacing start enqueues the terminate of A, then the start of B.
     client.start_with("Wait", (), options()).await.unwrap();
-    let pending = client
-        .get_status(&id, StatusOptions::default())
-        .await
-        .unwrap()
-        .unwrap()
-        .row;
+    let pending = find(&client, &id).await.unwrap().row;
     assert_ne!(pending.execution_id, a.execution_id);
     let queue = QueueName::Control(pending.partition);
     let store = hub.store().clone();
@@ -108,12 +95,7 @@ async fn a_late_replacement_terminate_does_not_end_the_new_execution() {
         worker.stats().discarded > discarded_before,
         "discarded, not applied"
     );
-    let row = client
-        .get_status(&id, StatusOptions::default())
-        .await
-        .unwrap()
-        .unwrap()
-        .row;
+    let row = find(&client, &id).await.unwrap().row;
     assert_eq!(
         row.status,
         OrchestrationStatus::Running,
@@ -122,10 +104,7 @@ async fn a_late_replacement_terminate_does_not_end_the_new_execution() {
     assert_eq!(row.execution_id, pending.execution_id);
 
     client.raise_event(&id, "go", &9u32).await.unwrap();
-    let done = client
-        .wait_for_completion(&id, Duration::from_secs(20))
-        .await
-        .unwrap();
+    let done = wait_done(&client, &id, Duration::from_secs(20)).await;
     assert_eq!(done.status(), OrchestrationStatus::Completed);
     assert_eq!(done.output::<u32>().unwrap(), Some(9));
     worker.shutdown().await;
@@ -168,10 +147,7 @@ async fn a_replacing_start_that_loses_the_row_race_decides_again() {
     })
     .await;
     client.raise_event(&id, "go", &3u32).await.unwrap();
-    let done = client
-        .wait_for_completion(&id, Duration::from_secs(20))
-        .await
-        .unwrap();
+    let done = wait_done(&client, &id, Duration::from_secs(20)).await;
     assert_eq!(done.row.execution_id, b.execution_id);
     assert_eq!(done.output::<u32>().unwrap(), Some(3));
     worker.shutdown().await;

@@ -17,10 +17,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::stores::{manual_memory_hub, ManualMemoryHub};
 use common::*;
 use taskhub::*;
-use taskhub_storage::memory::{FaultPlan, MemoryStore, Op, Trigger};
-use taskhub_storage::{ManualClock, StorageError};
+use taskhub_storage::memory::{FaultPlan, Op, Trigger};
+use taskhub_storage::StorageError;
 
 /// Failed commits: the turn's (4) and the fall-back's; with back-off they span more than twice
 /// the visibility timeout.
@@ -29,8 +30,12 @@ const VISIBILITY: Duration = Duration::from_secs(10);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_result_commit_failing_transiently_is_retried_and_the_activity_runs_once() {
-    let clock = ManualClock::new(Timestamp::from_millis(1_700_000_000_000));
-    let store = Arc::new(MemoryStore::new(Arc::new(clock.clone())));
+    let settings = Settings {
+        partition_count: 1,
+        work_item_visibility_timeout: VISIBILITY,
+        ..fast_settings()
+    };
+    let ManualMemoryHub { clock, store, hub } = manual_memory_hub(settings).await;
     let runs = Arc::new(AtomicUsize::new(0));
     let mut reg = Registry::new();
     {
@@ -62,35 +67,19 @@ async fn a_result_commit_failing_transiently_is_retried_and_the_activity_runs_on
         let doubled: u64 = ctx.call_activity("Double", x).await?;
         Ok::<_, OrchestrationError>(doubled)
     });
-    let settings = Settings {
-        partition_count: 1,
-        work_item_visibility_timeout: VISIBILITY,
-        ..fast_settings()
-    };
-    let hub = TaskHub::open_with_clock(store.clone(), settings, Arc::new(clock.clone()))
-        .await
-        .unwrap();
     let worker = Worker::start(&hub, reg).await.unwrap();
     let client = hub.client();
     let id = client.start("Once", 21u64).await.unwrap();
 
     // Time moves on (ten times real speed) so back-off waits and renewals come due.
-    let advancing = {
-        let clock = clock.clone();
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(Duration::from_millis(5)).await;
-                clock.advance(Duration::from_millis(50));
-            }
-        })
-    };
-    let done = tokio::time::timeout(
+    let advancing = keep_advancing_by(&clock, Duration::from_millis(5), Duration::from_millis(50));
+    let done = completes_within(
+        &client,
+        &id,
         Duration::from_secs(30),
-        client.wait_for_completion(&id, Duration::from_secs(3600)),
+        "completes without waiting for a redelivery",
     )
-    .await
-    .expect("completes without waiting for a redelivery")
-    .unwrap();
+    .await;
     advancing.abort();
     assert_eq!(done.status(), OrchestrationStatus::Completed);
     assert_eq!(done.output::<u64>().unwrap(), Some(42));

@@ -19,6 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::wait::{until, until_async};
+use common::{start_as, wait_done};
 use taskhub::*;
 use taskhub_storage::{NewQueueMessage, QueueName, QueueStore};
 
@@ -53,7 +54,7 @@ async fn an_event_that_overtakes_its_instances_start_waits_uncounted_and_is_appl
     let client = hub.client();
     let target = InstanceId::new("race-target").unwrap();
     let sender = client.start("Sender", target.to_string()).await.unwrap();
-    let sent = client.wait_for_completion(&sender, BOUND).await.unwrap();
+    let sent = wait_done(&client, &sender, BOUND).await;
     assert_eq!(sent.status(), OrchestrationStatus::Completed);
 
     // The event for the target arrives with no history and no row: each delivery is put
@@ -82,18 +83,8 @@ async fn an_event_that_overtakes_its_instances_start_waits_uncounted_and_is_appl
     );
 
     // The start comes at last: the waiting event is applied.
-    client
-        .start_with(
-            "Target",
-            (),
-            StartOptions {
-                instance_id: Some(target.clone()),
-                ..StartOptions::default()
-            },
-        )
-        .await
-        .unwrap();
-    let done = client.wait_for_completion(&target, BOUND).await.unwrap();
+    start_as(&client, "Target", &target, ()).await;
+    let done = wait_done(&client, &target, BOUND).await;
     assert_eq!(done.status(), OrchestrationStatus::Completed);
     assert_eq!(done.output::<u64>().unwrap(), Some(7));
     assert!(client.list_dead_letters(None, 10).await.unwrap().is_empty());
@@ -151,7 +142,7 @@ async fn a_start_delivered_twice_and_after_it_finished_runs_one_execution() {
     let worker = Worker::start(&hub, once_registry(runs.clone()))
         .await
         .unwrap();
-    let done = client.wait_for_completion(&id, BOUND).await.unwrap();
+    let done = wait_done(&client, &id, BOUND).await;
     assert_eq!(done.status(), OrchestrationStatus::Completed);
     assert_eq!(done.output::<u64>().unwrap(), Some(42));
     // The second copy may come after completion: wait until it was judged.

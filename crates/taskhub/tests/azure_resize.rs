@@ -72,28 +72,11 @@ async fn partition_count_raised_and_lowered_on_azure() {
         child::spawn("azure_resize_worker", &dir.0),
         child::spawn("azure_resize_worker", &dir.0),
     ];
-    let start = |from: u64, to: u64| {
-        let client = client.clone();
-        async move {
-            let mut out = Vec::new();
-            for i in from..to {
-                out.push((client.start("Chain", i * 1000).await.unwrap(), i * 1000));
-            }
-            out
-        }
-    };
+    let start = |from: u64, to: u64| child::start_chains(&client, from, to);
     let mut ids = start(0, PER_PHASE).await;
     admin.set_partition_count(8).await.unwrap();
     ids.extend(start(PER_PHASE, 2 * PER_PHASE).await);
-    let rows = hub
-        .store()
-        .list_instances(&InstanceQuery {
-            page_size: 1000,
-            ..InstanceQuery::default()
-        })
-        .await
-        .unwrap()
-        .instances;
+    let rows = child::instance_rows(&hub).await;
     let spread: BTreeSet<u32> = rows.iter().map(|r| r.partition).collect();
     assert!(
         spread.iter().any(|p| *p >= 4),
@@ -153,15 +136,7 @@ async fn partition_count_raised_and_lowered_on_azure() {
         let stats = hub.store().stats(QueueName::Control(p)).await.unwrap();
         assert_eq!(stats.length, 0, "control-{p:02} is empty");
     }
-    let rows = hub
-        .store()
-        .list_instances(&InstanceQuery {
-            page_size: 1000,
-            ..InstanceQuery::default()
-        })
-        .await
-        .unwrap()
-        .instances;
+    let rows = child::instance_rows(&hub).await;
     assert_eq!(rows.len() as u64, 3 * PER_PHASE);
     let stranded: Vec<_> = rows
         .iter()

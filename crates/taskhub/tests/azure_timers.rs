@@ -11,6 +11,7 @@ mod common;
 use std::time::Duration;
 
 use common::history::history_of;
+use common::wait_done;
 use taskhub::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -31,10 +32,7 @@ async fn a_timer_of_one_and_a_half_seconds_fires_no_earlier() {
     let client = hub.client();
     for _ in 0..3 {
         let id = client.start("Nap", ()).await.unwrap();
-        let done = client
-            .wait_for_completion(&id, Duration::from_secs(60))
-            .await
-            .unwrap();
+        let done = wait_done(&client, &id, Duration::from_secs(60)).await;
         assert_eq!(done.status(), OrchestrationStatus::Completed);
         let (before, after) = done.output::<(u64, u64)>().unwrap().unwrap();
         let history = history_of(&client, &id).await;

@@ -19,6 +19,7 @@ mod common;
 use std::time::Duration;
 
 use backends::{settings, Backend, TestStore};
+use common::wait_done;
 use taskhub::*;
 
 taskhub_test_support::backend_matrix!(
@@ -69,10 +70,7 @@ async fn events_carried_across_continue_as_new_keep_their_order(backend: Backend
         client.raise_event(&id, "e", &v).await.unwrap();
         tokio::time::sleep(Duration::from_millis(15)).await;
     }
-    let done = client
-        .wait_for_completion(&id, Duration::from_secs(120))
-        .await
-        .unwrap();
+    let done = wait_done(&client, &id, Duration::from_secs(120)).await;
     assert_eq!(done.status(), OrchestrationStatus::Completed, "{done:?}");
     let seen: Vec<u32> = done.output().unwrap().unwrap();
     assert_eq!(

@@ -90,10 +90,7 @@ async fn each_worker_runs_the_activities_of_its_own_partitions() {
         ids.push(client.start_with("Seq", STEPS, options).await.unwrap());
     }
     for id in &ids {
-        let done = client
-            .wait_for_completion(id, Duration::from_secs(60))
-            .await
-            .unwrap();
+        let done = wait_done(&client, id, Duration::from_secs(60)).await;
         assert_eq!(done.output::<u64>().unwrap(), Some(STEPS), "{id}");
     }
     let used = metrics.snapshot().since(&before);
@@ -138,10 +135,7 @@ async fn work_items_beyond_free_slots_go_to_other_workers() {
     let fan = 20u64;
     let client = hub_a.client();
     let id = client.start("FanOut", fan).await.unwrap();
-    let done = client
-        .wait_for_completion(&id, Duration::from_secs(60))
-        .await
-        .unwrap();
+    let done = wait_done(&client, &id, Duration::from_secs(60)).await;
     assert_eq!(done.output::<u64>().unwrap(), Some((0..fan).sum()));
     assert!(b.partitions().is_empty(), "the second worker holds nothing");
     let (ran_a, ran_b) = (a.stats().activities, b.stats().activities);

@@ -54,10 +54,7 @@ async fn pristine(dir: &Path) -> (Vec<u8>, Vec<InstanceId>) {
         ids.push(client.start("Twice", i).await.unwrap());
     }
     for id in &ids {
-        client
-            .wait_for_completion(id, Duration::from_secs(30))
-            .await
-            .unwrap();
+        wait_done(&client, id, Duration::from_secs(30)).await;
     }
     worker.shutdown().await;
     drop(client);

@@ -15,8 +15,8 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::stores::memory_store;
 use common::tallies::every_operation_applied_once;
+use common::two_stores::memory_and_sqlite;
 use common::*;
 use taskhub::*;
 use taskhub_storage::TaskHubStore;
@@ -78,13 +78,8 @@ async fn handover(store: Arc<dyn TaskHubStore>) {
     second.shutdown().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn entity_calls_and_signals_survive_handovers_in_memory() {
-    handover(memory_store()).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn entity_calls_and_signals_survive_handovers_on_sqlite() {
-    let dir = TempDir::new("entities-handover");
-    handover(sqlite_store(&dir.0)).await;
-}
+memory_and_sqlite!(
+    handover, "entities-handover":
+    entity_calls_and_signals_survive_handovers_in_memory,
+    entity_calls_and_signals_survive_handovers_on_sqlite,
+);

@@ -46,10 +46,7 @@ fn child_entity_worker() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn entity_workers_killed_apply_every_operation_once() {
-    let dir = TempDir::new("entities-kill9");
-    let hub = TaskHub::open(sqlite_store(&dir.0), kill_settings())
-        .await
-        .unwrap();
+    let (dir, hub) = sqlite_hub("entities-kill9", kill_settings()).await;
     let client = hub.client();
     TALLIES.signal_all(&client).await;
     let callers = TALLIES.start_callers(&client).await;

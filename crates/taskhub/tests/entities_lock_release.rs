@@ -15,7 +15,7 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::stores::memory_store;
+use common::two_stores::memory_and_sqlite;
 use common::*;
 use taskhub::*;
 use taskhub_core::entity::{Caller, EntityRequest, ENTITY_REQUEST_EVENT};
@@ -160,16 +160,11 @@ async fn scenario(store: Arc<dyn TaskHubStore>) {
     worker.shutdown().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn given_up_and_abandoned_locks_are_released_in_memory() {
-    scenario(memory_store()).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn given_up_and_abandoned_locks_are_released_on_sqlite() {
-    let dir = TempDir::new("lock-release");
-    scenario(sqlite_store(&dir.0)).await;
-}
+memory_and_sqlite!(
+    scenario, "lock-release":
+    given_up_and_abandoned_locks_are_released_in_memory,
+    given_up_and_abandoned_locks_are_released_on_sqlite,
+);
 
 /// A lock held for an instance that does not exist: only clean-up can release it.
 async fn orphan(store: Arc<dyn TaskHubStore>) {
@@ -229,13 +224,8 @@ async fn orphan(store: Arc<dyn TaskHubStore>) {
     worker.shutdown().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn clean_up_releases_a_lock_whose_holder_is_gone_in_memory() {
-    orphan(memory_store()).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn clean_up_releases_a_lock_whose_holder_is_gone_on_sqlite() {
-    let dir = TempDir::new("lock-orphan");
-    orphan(sqlite_store(&dir.0)).await;
-}
+memory_and_sqlite!(
+    orphan, "lock-orphan":
+    clean_up_releases_a_lock_whose_holder_is_gone_in_memory,
+    clean_up_releases_a_lock_whose_holder_is_gone_on_sqlite,
+);

@@ -76,7 +76,7 @@ async fn scheduled_signals_fire_on_time() {
         .await
         .unwrap();
     let id = client.start("Later", ()).await.unwrap();
-    client.wait_for_completion(&id, BOUND).await.unwrap();
+    wait_done(&client, &id, BOUND).await;
     client
         .signal_entity(&log(), "schedule", &"now")
         .await

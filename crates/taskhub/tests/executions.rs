@@ -24,17 +24,7 @@ async fn every_execution_keeps_its_status(store: Arc<dyn TaskHubStore>) {
     let hub = TaskHub::open(store, fast_settings()).await.unwrap();
     let client = hub.client();
     let id = InstanceId::new("countdown").unwrap();
-    client
-        .start_with(
-            "Countdown",
-            0u32,
-            StartOptions {
-                instance_id: Some(id.clone()),
-                ..StartOptions::default()
-            },
-        )
-        .await
-        .unwrap();
+    start_as(&client, "Countdown", &id, 0u32).await;
     // No worker yet: the row names the first execution.
     let first = row_of(&client, &id).await.execution_id;
     let pending = client.get_execution(&id, &first).await.unwrap();
@@ -42,7 +32,7 @@ async fn every_execution_keeps_its_status(store: Arc<dyn TaskHubStore>) {
     assert_eq!(pending.status, OrchestrationStatus::Pending);
 
     let worker = Worker::start(&hub, countdown_registry()).await.unwrap();
-    let done = client.wait_for_completion(&id, STUCK).await.unwrap();
+    let done = wait_done(&client, &id, STUCK).await;
     assert_eq!(done.output::<u32>().unwrap(), Some(300));
     assert_ne!(done.row.execution_id, first);
 
@@ -100,4 +90,8 @@ async fn every_execution_keeps_its_status(store: Arc<dyn TaskHubStore>) {
     worker.shutdown().await;
 }
 
-memory_and_sqlite!(every_execution_keeps_its_status, "executions": executions_on_memory, executions_on_sqlite);
+memory_and_sqlite!(
+    every_execution_keeps_its_status, "executions":
+    executions_on_memory,
+    executions_on_sqlite,
+);

@@ -41,10 +41,7 @@ async fn run_chain(extended: bool) -> (u64, u64) {
     let client = hub.client();
     store.faults().reset_counts();
     let id = client.start("Chain", ACTIVITIES).await.unwrap();
-    let done = client
-        .wait_for_completion(&id, Duration::from_secs(20))
-        .await
-        .unwrap();
+    let done = wait_done(&client, &id, Duration::from_secs(20)).await;
     assert_eq!(done.output::<u64>().unwrap(), Some(ACTIVITIES));
     let loads = store.faults().calls(Op::LoadHistory);
     let turns = worker.stats().turns;
@@ -105,10 +102,7 @@ async fn idle_sessions_beyond_the_cap_leave_memory_and_reload_on_their_next_mess
         client.raise_event(id, "go", &(i as u64)).await.unwrap();
     }
     for (i, id) in ids.iter().enumerate() {
-        let done = client
-            .wait_for_completion(id, Duration::from_secs(20))
-            .await
-            .unwrap();
+        let done = wait_done(&client, id, Duration::from_secs(20)).await;
         assert_eq!(done.output::<u64>().unwrap(), Some(i as u64 * 2));
     }
     // The evicted ones loaded their history again; each held one loaded it at most once (a

@@ -8,31 +8,27 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
 mod common;
-use std::sync::Arc;
 use std::time::Duration;
 
+use common::stores::{manual_memory_hub, ManualMemoryHub};
 use common::*;
 use taskhub::*;
-use taskhub_storage::memory::{FaultPlan, MemoryStore, Op, Trigger};
-use taskhub_storage::{ManualClock, StorageError};
+use taskhub_storage::memory::{FaultPlan, Op, Trigger};
+use taskhub_storage::StorageError;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_partition_fenced_while_its_lease_stays_held_is_processed_again() {
     // The clock never moves: no renewal, expiry or idle back-off comes due, so only the
     // lease check the fenced checkpoint asks for can bring the partition back.
-    let clock = ManualClock::new(Timestamp::from_millis(1_700_000_000_000));
-    let store = Arc::new(MemoryStore::new(Arc::new(clock.clone())));
-    let mut reg = Registry::new();
-    reg.orchestration("Echo", |_ctx: OrchestrationContext, x: u64| async move {
-        Ok::<_, OrchestrationError>(x + 1)
-    });
     let settings = Settings {
         partition_count: 1,
         ..fast_settings()
     };
-    let hub = TaskHub::open_with_clock(store.clone(), settings, Arc::new(clock.clone()))
-        .await
-        .unwrap();
+    let ManualMemoryHub { store, hub, .. } = manual_memory_hub(settings).await;
+    let mut reg = Registry::new();
+    reg.orchestration("Echo", |_ctx: OrchestrationContext, x: u64| async move {
+        Ok::<_, OrchestrationError>(x + 1)
+    });
     let client = hub.client();
     let id = client.start("Echo", 41u64).await.unwrap();
     // The worker's first checkpoint (the instance's first turn) is answered Fenced, although
@@ -46,13 +42,13 @@ async fn a_partition_fenced_while_its_lease_stays_held_is_processed_again() {
         },
     ));
     let worker = Worker::start(&hub, reg).await.unwrap();
-    let done = tokio::time::timeout(
+    let done = completes_within(
+        &client,
+        &id,
         Duration::from_secs(30),
-        client.wait_for_completion(&id, Duration::from_secs(3600)),
+        "the partition is processed again while its lease is still held",
     )
-    .await
-    .expect("the partition is processed again while its lease is still held")
-    .unwrap();
+    .await;
     assert_eq!(done.status(), OrchestrationStatus::Completed);
     assert_eq!(done.output::<u64>().unwrap(), Some(42));
     assert_eq!(

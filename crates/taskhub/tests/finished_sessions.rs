@@ -63,10 +63,7 @@ async fn finished_instances_leave_memory_at_once() {
     }
     let mut failed = 0;
     for id in &ids {
-        let s = client
-            .wait_for_completion(id, Duration::from_secs(20))
-            .await
-            .unwrap();
+        let s = wait_done(&client, id, Duration::from_secs(20)).await;
         failed += u64::from(s.status() == OrchestrationStatus::Failed);
     }
     assert_eq!(
@@ -78,10 +75,7 @@ async fn finished_instances_leave_memory_at_once() {
 
     // Terminated instances go as well.
     client.terminate(&forever, "done").await.unwrap();
-    client
-        .wait_for_completion(&forever, Duration::from_secs(20))
-        .await
-        .unwrap();
+    wait_done(&client, &forever, Duration::from_secs(20)).await;
     sessions_become(&worker, 0).await;
     worker.shutdown().await;
 }
@@ -107,10 +101,7 @@ async fn starting_a_finished_instance_again_runs_the_new_execution() {
         };
         for input in [1u64, 5, 9] {
             let id = client.start_with("Step", input, options()).await.unwrap();
-            let done = client
-                .wait_for_completion(&id, Duration::from_secs(20))
-                .await
-                .unwrap();
+            let done = wait_done(&client, &id, Duration::from_secs(20)).await;
             assert_eq!(
                 done.output::<u64>().unwrap(),
                 Some(input + 1),

@@ -23,6 +23,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use common::wait_done;
 use taskhub::*;
 use taskhub_storage::faults::{FaultPlan, Op, Trigger};
 use taskhub_storage::faulty::FaultyStore;
@@ -166,7 +167,7 @@ async fn a_turn_in_flight_does_not_bring_a_cleared_instance_back(
 
     // The ID starts over: the new instance runs with its own input.
     client.start_with("Echo", 42u64, options()).await.unwrap();
-    let done = client.wait_for_completion(&id, BOUND).await.unwrap();
+    let done = wait_done(&client, &id, BOUND).await;
     assert_eq!(done.status(), OrchestrationStatus::Completed);
     assert_eq!(done.output::<u64>().unwrap(), Some(42));
     assert_eq!(done.row.name, "Echo");

@@ -52,11 +52,7 @@ async fn start_and_raise_wake_idle_pollers_at_once() {
     .await
     .expect("the start and the activity result were not picked up without a poll");
     assert_eq!(worker.stats().activities, 1);
-    let status = client
-        .get_status(&id, StatusOptions::default())
-        .await
-        .unwrap()
-        .unwrap();
+    let status = find(&client, &id).await.unwrap();
     assert_eq!(status.status(), OrchestrationStatus::Running);
 
     wait::idle().await;

@@ -51,10 +51,7 @@ fn spawn_worker(dir: &std::path::Path) -> std::process::Child {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill9_workers_lose_nothing() {
-    let dir = TempDir::new("kill9");
-    let hub = TaskHub::open(sqlite_store(&dir.0), kill_settings())
-        .await
-        .unwrap();
+    let (dir, hub) = sqlite_hub("kill9", kill_settings()).await;
     let client = hub.client();
     let n = 300u64;
     let mut ids = Vec::new();

@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use common::registries::{add_counted_inc, add_inc, add_seq};
 use common::run::{completes_within, run_to_end};
+use common::stores::{manual_memory_hub, ManualMemoryHub};
 use common::two_stores::memory_and_sqlite;
 use common::*;
 use taskhub::*;
@@ -124,7 +125,8 @@ async fn bump_while_the_activity_runs(store: Arc<dyn TaskHubStore>) {
     worker.shutdown().await;
 }
 
-memory_and_sqlite!(bump_while_the_activity_runs, "local-results-bump":
+memory_and_sqlite!(
+    bump_while_the_activity_runs, "local-results-bump":
     a_result_fenced_by_a_bump_takes_the_control_queue_in_memory,
     a_result_fenced_by_a_bump_takes_the_control_queue_on_sqlite,
 );
@@ -174,12 +176,8 @@ async fn a_fan_out_keeps_its_results_in_process() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_result_waiting_for_a_slow_turn_keeps_its_work_item_hidden() {
     use taskhub_storage::memory::{FaultPlan, Op, Trigger};
-    use taskhub_storage::ManualClock;
 
     const VISIBILITY: Duration = Duration::from_secs(10);
-    let clock = ManualClock::new(Timestamp::from_millis(1_700_000_000_000));
-    let store = Arc::new(MemoryStore::new(Arc::new(clock.clone())));
-    let runs = Arc::new(AtomicUsize::new(0));
     let settings = Settings {
         partition_count: 1,
         work_item_visibility_timeout: VISIBILITY,
@@ -187,9 +185,8 @@ async fn a_result_waiting_for_a_slow_turn_keeps_its_work_item_hidden() {
         extended_sessions_enabled: false,
         ..fast_settings()
     };
-    let hub = TaskHub::open_with_clock(store.clone(), settings, Arc::new(clock.clone()))
-        .await
-        .unwrap();
+    let ManualMemoryHub { clock, store, hub } = manual_memory_hub(settings).await;
+    let runs = Arc::new(AtomicUsize::new(0));
     let mut reg = Registry::new();
     {
         let (runs, store) = (runs.clone(), store.clone());
@@ -238,11 +235,7 @@ async fn a_result_waiting_for_a_slow_turn_keeps_its_work_item_hidden() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_result_waiting_for_its_turn_leaves_its_activity_slot_to_others() {
     use taskhub_storage::memory::{FaultPlan, Op, Trigger};
-    use taskhub_storage::ManualClock;
 
-    let clock = ManualClock::new(Timestamp::from_millis(1_700_000_000_000));
-    let store = Arc::new(MemoryStore::new(Arc::new(clock.clone())));
-    let stuck_runs = Arc::new(AtomicUsize::new(0));
     let settings = Settings {
         partition_count: 1,
         max_concurrent_activities: 1,
@@ -250,9 +243,8 @@ async fn a_result_waiting_for_its_turn_leaves_its_activity_slot_to_others() {
         extended_sessions_enabled: false,
         ..fast_settings()
     };
-    let hub = TaskHub::open_with_clock(store.clone(), settings, Arc::new(clock.clone()))
-        .await
-        .unwrap();
+    let ManualMemoryHub { clock, store, hub } = manual_memory_hub(settings).await;
+    let stuck_runs = Arc::new(AtomicUsize::new(0));
     let mut reg = sequence(Arc::new(AtomicUsize::new(0)));
     {
         let (runs, store) = (stuck_runs.clone(), store.clone());

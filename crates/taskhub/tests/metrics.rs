@@ -70,10 +70,7 @@ async fn a_run_moves_the_runtime_metrics() {
     let worker = Worker::start(&hub, registry()).await.unwrap();
     let client = hub.client();
     let id = client.start("Metered", ()).await.unwrap();
-    let done = client
-        .wait_for_completion(&id, Duration::from_secs(60))
-        .await
-        .unwrap();
+    let done = wait_done(&client, &id, Duration::from_secs(60)).await;
     assert_eq!(done.status(), OrchestrationStatus::Completed);
     // A malformed message is dead-lettered at once.
     hub.store()

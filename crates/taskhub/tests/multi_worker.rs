@@ -78,22 +78,10 @@ async fn wait_for_share(hub: &TaskHub, name: &str, n: usize) -> Duration {
     .await
 }
 
-/// Every instance row (the tests stay under one page).
-async fn instance_rows(hub: &TaskHub) -> Vec<InstanceRow> {
-    hub.store()
-        .list_instances(&InstanceQuery {
-            page_size: 1000,
-            ..InstanceQuery::default()
-        })
-        .await
-        .unwrap()
-        .instances
-}
-
 /// Every instance completed with the right output, and no event was applied twice.
 async fn check_instances(client: &TaskHubClient, ids: &[(InstanceId, u64)]) {
     for (id, base) in ids {
-        let s = client.wait_for_completion(id, wait::STUCK).await.unwrap();
+        let s = wait_done(client, id, wait::STUCK).await;
         assert_eq!(
             s.status(),
             OrchestrationStatus::Completed,
@@ -113,10 +101,7 @@ async fn check_instances(client: &TaskHubClient, ids: &[(InstanceId, u64)]) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn workers_come_and_go_and_lose_nothing() {
-    let dir = TempDir::new("multi");
-    let hub = TaskHub::open(sqlite_store(&dir.0), settings())
-        .await
-        .unwrap();
+    let (dir, hub) = sqlite_hub("multi", settings()).await;
     let client = hub.client();
     let n = 1_000u64;
     let mut ids = Vec::new();
@@ -204,28 +189,16 @@ async fn workers_come_and_go_and_lose_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn partition_count_raised_and_lowered_during_a_run() {
-    let dir = TempDir::new("resize");
-    let hub = TaskHub::open(sqlite_store(&dir.0), settings())
-        .await
-        .unwrap();
+    let (dir, hub) = sqlite_hub("resize", settings()).await;
     let client = hub.client();
     let admin = hub.admin();
     let mut workers = vec![spawn_worker(&dir.0), spawn_worker(&dir.0)];
     let mut ids = Vec::new();
-    let start = |from: u64, to: u64| {
-        let client = client.clone();
-        async move {
-            let mut out = Vec::new();
-            for i in from..to {
-                out.push((client.start("Chain", i * 1000).await.unwrap(), i * 1000));
-            }
-            out
-        }
-    };
+    let start = |from: u64, to: u64| child::start_chains(&client, from, to);
     ids.extend(start(0, 300).await);
     admin.set_partition_count(8).await.unwrap();
     ids.extend(start(300, 600).await);
-    let spread: BTreeSet<u32> = instance_rows(&hub)
+    let spread: BTreeSet<u32> = child::instance_rows(&hub)
         .await
         .iter()
         .map(|r| r.partition)
@@ -272,7 +245,7 @@ async fn partition_count_raised_and_lowered_during_a_run() {
             .unwrap();
         assert_eq!(stats.length, 0, "control-{p:02} is empty");
     }
-    let rows = instance_rows(&hub).await;
+    let rows = child::instance_rows(&hub).await;
     assert_eq!(rows.len(), 900);
     let stranded: Vec<_> = rows
         .iter()

@@ -107,10 +107,7 @@ async fn resend_after(ahead_ms: i64) -> Duration {
     let b = Worker::start(&hub_b, registry(&runs)).await.unwrap();
     let client = hub_b.client();
     client.raise_event(&id, "go", &1u64).await.unwrap();
-    let done = client
-        .wait_for_completion(&id, Duration::from_secs(120))
-        .await
-        .unwrap();
+    let done = wait_done(&client, &id, Duration::from_secs(120)).await;
     assert_eq!(done.status(), OrchestrationStatus::Completed);
     assert_eq!(done.output::<u64>().unwrap(), Some(43));
     assert_eq!(

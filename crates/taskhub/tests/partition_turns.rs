@@ -12,7 +12,7 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::stores::memory_store;
+use common::two_stores::memory_and_sqlite;
 use common::*;
 use taskhub::*;
 use taskhub_storage::TaskHubStore;
@@ -58,10 +58,7 @@ async fn turns_reach_the_partition_rows(store: Arc<dyn TaskHubStore>) {
         ids.push(client.start("Three", n).await.unwrap());
     }
     for id in &ids {
-        client
-            .wait_for_completion(id, Duration::from_secs(30))
-            .await
-            .unwrap();
+        wait_done(&client, id, Duration::from_secs(30)).await;
     }
     // At least a turn per instance (a turn may take several messages at once). A client can
     // see an instance completed just before the worker counts the turn that completed it, so
@@ -107,14 +104,8 @@ async fn turns_reach_the_partition_rows(store: Arc<dyn TaskHubStore>) {
     worker.shutdown().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn turns_reach_the_partition_rows_in_memory() {
-    let store = memory_store();
-    turns_reach_the_partition_rows(store).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn turns_reach_the_partition_rows_on_sqlite() {
-    let dir = TempDir::new("partition-turns");
-    turns_reach_the_partition_rows(sqlite_store(&dir.0)).await;
-}
+memory_and_sqlite!(
+    turns_reach_the_partition_rows, "partition-turns":
+    turns_reach_the_partition_rows_in_memory,
+    turns_reach_the_partition_rows_on_sqlite,
+);

@@ -87,10 +87,7 @@ async fn wait_until(hub: &TaskHub, what: &str, limit: Duration, done: impl Fn(&R
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_resumed_worker_does_not_steal_from_a_live_one() {
-    let dir = TempDir::new("paused-worker");
-    let hub = TaskHub::open(sqlite_store(&dir.0), settings())
-        .await
-        .unwrap();
+    let (dir, hub) = sqlite_hub("paused-worker", settings()).await;
     let partitions = hub.partition_count() as usize;
     let live = child::spawn("paused_worker_process", &dir.0);
     wait_until(

@@ -79,10 +79,7 @@ async fn a_start_and_an_event_from_another_process_wake_idle_pollers_at_once() {
     .await;
     let first = started.elapsed();
     client.raise_event(&id, "extra", &2u64).await.unwrap();
-    let done = client
-        .wait_for_completion(&id, Duration::from_secs(60))
-        .await
-        .unwrap();
+    let done = wait_done(&client, &id, Duration::from_secs(60)).await;
     assert_eq!(done.output::<u64>().unwrap(), Some(42));
     eprintln!(
         "start to waiting: {first:?}; start to completion: {:?}",

@@ -28,8 +28,8 @@ use std::time::Duration;
 use backends::{settings, Backend, TestStore};
 use common::remote::{never_answers, short_lease, steal_the_lease, EntitiesOnly, EntityRunner};
 use common::stores::{manual_memory_hub, ManualMemoryHub};
-use common::until_paused;
 use common::STUCK;
+use common::{start_as, until_paused, wait_done};
 use taskhub::executor::{EntityBatchOutcome, EntityWork, ExecutorError, ExecutorFuture};
 use taskhub::*;
 use taskhub_core::entity::{EntityAction, EntityId};
@@ -211,12 +211,9 @@ impl Env {
         instance: &str,
         input: impl serde::Serialize,
     ) -> InstanceStatus {
-        let options = StartOptions {
-            instance_id: Some(InstanceId::new(instance).unwrap()),
-            ..StartOptions::default()
-        };
-        let i = self.client.start_with(name, input, options).await.unwrap();
-        self.client.wait_for_completion(&i, STUCK).await.unwrap()
+        let i = InstanceId::new(instance).unwrap();
+        let i = start_as(&self.client, name, &i, input).await;
+        wait_done(&self.client, &i, STUCK).await
     }
 
     async fn shutdown(mut self) {
@@ -377,11 +374,7 @@ async fn a_hanging_operation_takes_none_of_its_batch_mates_to_the_dead_letters(b
     .await;
     open.store(true, Ordering::SeqCst);
 
-    let done = env
-        .client
-        .wait_for_completion(&locker, STUCK)
-        .await
-        .unwrap();
+    let done = wait_done(&env.client, &locker, STUCK).await;
     assert_eq!(done.status(), OrchestrationStatus::Completed, "{done:?}");
     env.until_state(&mix, 4).await;
     env.until_state(&counter("mix2"), 1).await;
@@ -449,11 +442,7 @@ async fn a_hanging_operation_held_in_the_record_fails_at_the_last_delivery(backe
     })
     .await;
     env.client.raise_event(&holder, "go", &()).await.unwrap();
-    let done = env
-        .client
-        .wait_for_completion(&holder, STUCK)
-        .await
-        .unwrap();
+    let done = wait_done(&env.client, &holder, STUCK).await;
     assert_eq!(done.status(), OrchestrationStatus::Completed, "{done:?}");
     env.until_state(&e, 1).await;
     let meta = env.client.get_entity(&e).await.unwrap().unwrap();

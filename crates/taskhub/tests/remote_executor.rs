@@ -29,7 +29,7 @@ use backends::{settings, Backend, TestStore};
 use common::remote::{never_answers, short_lease, steal_the_lease};
 use common::stores::{manual_memory_hub, ManualMemoryHub};
 use common::STUCK;
-use common::{advance_until_completed, status_of, until_paused};
+use common::{advance_until_completed, find, start_as, status_of, until_paused, wait_done};
 use sdk::{End, Replay, Sdk};
 use taskhub::executor::{
     ActivityOutcome, ActivityWork, Decision, ExecutorError, ExecutorFuture, OrchestrationDecision,
@@ -249,18 +249,11 @@ async fn env(backend: Backend, executor: Arc<dyn RemoteExecutor>, settings: Sett
 
 impl Env {
     async fn start(&self, name: &str, instance: &str, input: impl serde::Serialize) -> InstanceId {
-        let options = StartOptions {
-            instance_id: Some(id(instance)),
-            ..StartOptions::default()
-        };
-        self.client.start_with(name, input, options).await.unwrap()
+        start_as(&self.client, name, &id(instance), input).await
     }
 
     async fn done(&self, instance: &InstanceId) -> InstanceStatus {
-        self.client
-            .wait_for_completion(instance, STUCK)
-            .await
-            .unwrap()
+        wait_done(&self.client, instance, STUCK).await
     }
 
     async fn history(&self, instance: &InstanceId) -> Vec<HistoryEvent> {
@@ -430,12 +423,7 @@ async fn suspend_resume_and_terminate(backend: Backend) {
             .then_some(())
     })
     .await;
-    let row = env
-        .client
-        .get_status(&g, StatusOptions::default())
-        .await
-        .unwrap()
-        .unwrap();
+    let row = find(&env.client, &g).await.unwrap();
     assert_eq!(row.status(), OrchestrationStatus::Suspended);
     env.client.resume(&g, None).await.unwrap();
     let done = env.done(&g).await;
@@ -595,12 +583,7 @@ async fn executor_errors_are_retried_and_counted_by_kind(backend: Backend) {
     })
     .await;
     assert!(letters.reason.contains("deliver"), "{}", letters.reason);
-    let status = env
-        .client
-        .get_status(&hangs, StatusOptions::default())
-        .await
-        .unwrap()
-        .unwrap();
+    let status = find(&env.client, &hangs).await.unwrap();
     assert!(!status.status().is_terminal());
     env.shutdown().await;
 }
@@ -752,12 +735,7 @@ async fn a_decision_out_holds_up_no_other_instance(backend: Backend) {
         env.done(&remote).await.status(),
         OrchestrationStatus::Completed
     );
-    let row = env
-        .client
-        .get_status(&waiting, StatusOptions::default())
-        .await
-        .unwrap()
-        .unwrap();
+    let row = find(&env.client, &waiting).await.unwrap();
     assert!(!row.status().is_terminal(), "the stalled one still waits");
     env.shutdown().await;
 }

@@ -21,7 +21,7 @@ mod sdk;
 use std::sync::Arc;
 
 use backends::{settings, Backend, TestStore};
-use common::STUCK;
+use common::{wait_done, STUCK};
 use sdk::{End, Replay, Sdk};
 use taskhub::*;
 use taskhub_core::entity::{Caller, EntityId, EntityRequest, ENTITY_REQUEST_EVENT};
@@ -136,11 +136,11 @@ async fn sdk_sections_ended_by_the_runtime_release_their_entities(backend: Backe
     })
     .await;
     client.terminate(&hold, "stop").await.unwrap();
-    let done = client.wait_for_completion(&hold, STUCK).await.unwrap();
+    let done = wait_done(&client, &hold, STUCK).await;
     assert_eq!(done.status(), OrchestrationStatus::Terminated);
 
     let ret = start("Return", "ret", 0).await;
-    let done = client.wait_for_completion(&ret, STUCK).await.unwrap();
+    let done = wait_done(&client, &ret, STUCK).await;
     assert_eq!(done.status(), OrchestrationStatus::Completed, "{done:?}");
 
     let cont = start("Continue", "cont", 0).await;

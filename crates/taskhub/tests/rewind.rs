@@ -20,6 +20,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use backends::{settings, Backend, TestStore};
+use common::{find, wait_done};
 use taskhub::*;
 use taskhub_core::Message;
 
@@ -172,13 +173,9 @@ async fn a_failed_activity_runs_again_and_what_succeeded_is_kept(backend: Backen
     board.fix(&key);
     client.rewind(&id, Some("payments are back")).await.unwrap();
     // Running at once: a waiter right after the rewind waits for the rewound run.
-    let now = client
-        .get_status(&id, StatusOptions::default())
-        .await
-        .unwrap()
-        .unwrap();
+    let now = find(&client, &id).await.unwrap();
     assert_ne!(now.status(), OrchestrationStatus::Failed);
-    let done = client.wait_for_completion(&id, WAIT).await.unwrap();
+    let done = wait_done(&client, &id, WAIT).await;
     assert_eq!(done.status(), OrchestrationStatus::Completed, "{done:?}");
     assert_eq!(done.output::<String>().unwrap().unwrap(), "reserved paid");
     assert_eq!(
@@ -235,7 +232,7 @@ async fn a_failed_child_is_rewound_with_its_parent_and_a_purged_one_started_agai
         }
         board.fix(&key);
         client.rewind(&id, Some("fixed downstream")).await.unwrap();
-        let done = client.wait_for_completion(&id, WAIT).await.unwrap();
+        let done = wait_done(&client, &id, WAIT).await;
         assert_eq!(
             done.status(),
             OrchestrationStatus::Completed,
@@ -280,19 +277,11 @@ async fn a_child_rewound_first_answers_its_parent_when_the_parent_is_rewound(bac
     // The child alone: it completes, and its answer to the failed parent is discarded.
     client.rewind(&child, None).await.unwrap();
     wait_status(&s.hub, &child, OrchestrationStatus::Completed).await;
-    let parent = client
-        .get_status(&id, StatusOptions::default())
-        .await
-        .unwrap()
-        .unwrap();
+    let parent = find(&client, &id).await.unwrap();
     assert_eq!(parent.status(), OrchestrationStatus::Failed);
     // The parent: it finds its child completed and takes the result again.
     client.rewind(&id, None).await.unwrap();
-    let p2 = client
-        .get_status(&id, StatusOptions::default())
-        .await
-        .unwrap()
-        .unwrap();
+    let p2 = find(&client, &id).await.unwrap();
     eprintln!("DEBUG after rewind: {p2:?}");
     tokio::time::sleep(Duration::from_secs(2)).await;
     let p2 = client
@@ -301,7 +290,7 @@ async fn a_child_rewound_first_answers_its_parent_when_the_parent_is_rewound(bac
         .unwrap()
         .unwrap();
     eprintln!("DEBUG 2s later: {p2:?}");
-    let done = client.wait_for_completion(&id, WAIT).await.unwrap();
+    let done = wait_done(&client, &id, WAIT).await;
     assert_eq!(done.status(), OrchestrationStatus::Completed, "{done:?}");
     assert_eq!(
         done.output::<String>().unwrap().unwrap(),
@@ -348,7 +337,7 @@ async fn a_critical_section_open_at_the_failure_takes_its_locks_again(backend: B
     wait_status(&s.hub, &id, OrchestrationStatus::Failed).await;
     // The failure released the lock: another section over the cell is granted.
     let other = client.start("Toucher", &key).await.unwrap();
-    let touched = client.wait_for_completion(&other, WAIT).await.unwrap();
+    let touched = wait_done(&client, &other, WAIT).await;
     assert_eq!(
         touched.status(),
         OrchestrationStatus::Completed,
@@ -358,7 +347,7 @@ async fn a_critical_section_open_at_the_failure_takes_its_locks_again(backend: B
 
     board.fix(&key);
     client.rewind(&id, None).await.unwrap();
-    let done = client.wait_for_completion(&id, WAIT).await.unwrap();
+    let done = wait_done(&client, &id, WAIT).await;
     assert_eq!(done.status(), OrchestrationStatus::Completed, "{done:?}");
     // The section ran again from its start: locked again, its call made again (3rd add).
     assert_eq!(done.output::<String>().unwrap().unwrap(), "3 paid");
@@ -380,7 +369,7 @@ async fn a_critical_section_open_at_the_failure_takes_its_locks_again(backend: B
     ));
     // And the section released its lock at the end.
     let later = client.start("Toucher", &key).await.unwrap();
-    let touched = client.wait_for_completion(&later, WAIT).await.unwrap();
+    let touched = wait_done(&client, &later, WAIT).await;
     assert_eq!(touched.output::<u64>().unwrap().unwrap(), 4);
 }
 
@@ -403,11 +392,7 @@ async fn a_rewind_request_delivered_again_does_not_rewind_a_later_failure(backen
         .find(|e| matches!(e.event, EventKind::ExecutionRewound { .. }))
         .and_then(|e| e.message_id.clone())
         .expect("the request's ID is recorded with the rewind");
-    let row = client
-        .get_status(&id, StatusOptions::default())
-        .await
-        .unwrap()
-        .unwrap();
+    let row = find(&client, &id).await.unwrap();
     let mut again = Message::from_client(
         id.clone(),
         EventKind::ExecutionRewound {
@@ -441,11 +426,7 @@ async fn a_rewind_request_delivered_again_does_not_rewind_a_later_failure(backen
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let now = client
-        .get_status(&id, StatusOptions::default())
-        .await
-        .unwrap()
-        .unwrap();
+    let now = find(&client, &id).await.unwrap();
     assert_eq!(now.status(), OrchestrationStatus::Failed, "{now:?}");
     assert_eq!(board.runs(&key), 2);
     assert_eq!(count(&events(&s.hub, &id).await, "ExecutionRewound"), 1);

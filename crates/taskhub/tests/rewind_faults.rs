@@ -295,13 +295,13 @@ fn scheduled(events: &[HistoryEvent], name: &str) -> usize {
 
 /// Waits (bounded, real time) for `id` to finish; returns its status.
 async fn finished(client: &TaskHubClient, id: &InstanceId, label: &str) -> InstanceStatus {
-    tokio::time::timeout(
+    completes_within(
+        client,
+        id,
         BOUND,
-        client.wait_for_completion(id, Duration::from_secs(3600)),
+        &format!("{label}: {id} finishes within {BOUND:?}"),
     )
     .await
-    .unwrap_or_else(|_| panic!("{label}: {id} did not finish within {BOUND:?}"))
-    .unwrap()
 }
 
 /// The rewound history the final one starts with: up to the end of the rewind turn (the first

@@ -73,11 +73,7 @@ async fn a_start_thirty_days_ahead_waits_through_several_longest_delays_then_run
         })
         .await
         .unwrap_or_else(|_| panic!("hop {hop}: the early start went round again"));
-        let status = client
-            .get_status(&id, StatusOptions::default())
-            .await
-            .unwrap()
-            .unwrap();
+        let status = find(&client, &id).await.unwrap();
         assert_eq!(status.status(), OrchestrationStatus::Pending, "hop {hop}");
         assert_eq!(
             runs.load(Ordering::SeqCst),
@@ -90,11 +86,7 @@ async fn a_start_thirty_days_ahead_waits_through_several_longest_delays_then_run
     clock.advance(3 * DAY);
     tokio::time::timeout(BOUND, async {
         loop {
-            let s = client
-                .get_status(&id, StatusOptions::default())
-                .await
-                .unwrap()
-                .unwrap();
+            let s = find(&client, &id).await.unwrap();
             if s.status() == OrchestrationStatus::Completed {
                 return;
             }

@@ -9,43 +9,31 @@
 )]
 
 mod common;
-use std::sync::Arc;
 use std::time::Duration;
 
 use common::activity_probe::worker_running_forever;
+use common::stores::{manual_memory_hub, ManualMemoryHub};
 use common::*;
 use taskhub::*;
-use taskhub_storage::memory::MemoryStore;
-use taskhub_storage::{Clock, ManualClock, QueueName, QueueStore};
+
+use taskhub_storage::{Clock, QueueName, QueueStore};
 
 const TIMEOUT: Duration = Duration::from_secs(3600);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_shutdown_timeout_is_measured_on_the_hub_clock() {
-    let clock = ManualClock::new(Timestamp::from_millis(1_700_000_000_000));
-    let store = Arc::new(MemoryStore::new(Arc::new(clock.clone())));
     let settings = Settings {
         partition_count: 1,
         shutdown_timeout: TIMEOUT,
         ..fast_settings()
     };
-    let hub = TaskHub::open_with_clock(store.clone(), settings, Arc::new(clock.clone()))
-        .await
-        .unwrap();
+    let ManualMemoryHub { clock, store, hub } = manual_memory_hub(settings).await;
     let (worker, probe) = worker_running_forever(&hub).await;
 
     let began = clock.monotonic();
     let shutdown = tokio::spawn(worker.shutdown());
     // Manual time moves in steps of a minute; real time hardly at all.
-    let advancing = {
-        let clock = clock.clone();
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(Duration::from_millis(2)).await;
-                clock.advance(Duration::from_secs(60));
-            }
-        })
-    };
+    let advancing = keep_advancing_by(&clock, Duration::from_millis(2), Duration::from_secs(60));
     tokio::time::timeout(Duration::from_secs(20), shutdown)
         .await
         .expect("shutdown ends once the manual clock passes its timeout")

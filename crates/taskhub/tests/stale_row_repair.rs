@@ -144,10 +144,7 @@ async fn a_loader_with_an_older_history_never_turns_a_completed_row_back() {
         );
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
-    let done = client
-        .wait_for_completion(&id, Duration::from_secs(5))
-        .await
-        .unwrap();
+    let done = wait_done(&client, &id, Duration::from_secs(5)).await;
     assert_eq!(
         done.output::<u64>().unwrap(),
         Some(42),

@@ -29,6 +29,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::wait_done;
 use taskhub::*;
 use taskhub_storage::faults::FaultPlan;
 use taskhub_storage::faulty::FaultyStore;
@@ -109,7 +110,7 @@ async fn restarts_are_not_lost_on(inner: Arc<dyn TaskHubStore>, clock: Arc<dyn C
         ..StartOptions::default()
     };
     client.start_with("Twice", 21u64, options).await.unwrap();
-    let first = client.wait_for_completion(&id, BOUND).await.unwrap();
+    let first = wait_done(&client, &id, BOUND).await;
     assert_eq!(first.output::<u64>().unwrap(), Some(42));
     hold.armed.store(true, Ordering::SeqCst);
     client.restart(&id, false).await.unwrap();

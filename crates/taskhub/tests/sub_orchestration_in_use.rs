@@ -40,24 +40,11 @@ fn registry() -> Registry {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn parent_is_told_when_its_explicit_child_id_is_already_running() {
-    let dir = TempDir::new("sub-in-use");
-    let hub = TaskHub::open(sqlite_store(&dir.0), fast_settings())
-        .await
-        .unwrap();
+    let (_dir, hub) = sqlite_hub("sub-in-use", fast_settings()).await;
     let worker = Worker::start(&hub, registry()).await.unwrap();
     let client = hub.client();
     let child = InstanceId::new("child-1").unwrap();
-    client
-        .start_with(
-            "Child",
-            (),
-            StartOptions {
-                instance_id: Some(child.clone()),
-                ..StartOptions::default()
-            },
-        )
-        .await
-        .unwrap();
+    start_as(&client, "Child", &child, ()).await;
     let child_status = || async {
         client
             .get_status(&child, StatusOptions::default())
@@ -88,10 +75,7 @@ async fn parent_is_told_when_its_explicit_child_id_is_already_running() {
 
     // The child that was already running is unaffected and finishes normally.
     client.raise_event(&child, "go", &5u64).await.unwrap();
-    let child_done = client
-        .wait_for_completion(&child, Duration::from_secs(20))
-        .await
-        .unwrap();
+    let child_done = wait_done(&client, &child, Duration::from_secs(20)).await;
     assert_eq!(child_done.output::<u64>().unwrap(), Some(5));
     let history = history_of(&client, &child).await;
     let starts = history

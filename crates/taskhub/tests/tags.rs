@@ -118,7 +118,11 @@ async fn tags_survive_and_filter(store: Arc<dyn TaskHubStore>) {
     worker.shutdown().await;
 }
 
-memory_and_sqlite!(tags_survive_and_filter, "tags": tags_on_memory, tags_on_sqlite);
+memory_and_sqlite!(
+    tags_survive_and_filter, "tags":
+    tags_on_memory,
+    tags_on_sqlite,
+);
 
 /// The caps are the hub's settings: a hub with lower caps refuses a start over one, naming its
 /// setting, and starts nothing; raised caps let through what the defaults refuse; caps past

@@ -139,7 +139,7 @@ async fn a_timer_is_fetched_its_lead_early_held_without_a_buffer_slot_and_fires_
         OrchestrationStatus::Completed,
         "the held timer did not fire at its due time"
     );
-    let done = client.wait_for_completion(&id, BOUND).await.unwrap();
+    let done = wait_done(&client, &id, BOUND).await;
     assert_eq!(done.output::<i64>().unwrap(), Some(0), "lateness in ms");
     // Dequeues already waiting out their delay need the clock to move to end.
     store.faults().set_plan(FaultPlan::none());
@@ -182,7 +182,7 @@ async fn an_event_that_comes_while_the_timer_is_held_still_comes_first() {
         OrchestrationStatus::Completed,
         "the event waited for the held timer"
     );
-    let done = client.wait_for_completion(&id, BOUND).await.unwrap();
+    let done = wait_done(&client, &id, BOUND).await;
     assert_eq!(done.output::<String>().unwrap().as_deref(), Some("event"));
     worker.shutdown().await;
 }

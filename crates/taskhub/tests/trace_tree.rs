@@ -123,18 +123,12 @@ async fn an_orchestration_with_an_activity_and_a_sub_orchestration_is_one_trace(
     let worker = Worker::start(&hub, registry()).await.unwrap();
     let client = hub.client();
     let id = client.start("Parent", ()).await.unwrap();
-    let done = client
-        .wait_for_completion(&id, Duration::from_secs(60))
-        .await
-        .unwrap();
+    let done = wait_done(&client, &id, Duration::from_secs(60)).await;
     assert_eq!(done.output::<u64>().unwrap(), Some(5));
     // A start that names the caller's trace context (as an HTTP request's `traceparent`).
     let caller = telemetry::TraceContext::parse(CALLER).unwrap();
     let joined = start_in_trace(&client, "Child", caller).await;
-    client
-        .wait_for_completion(&joined, Duration::from_secs(60))
-        .await
-        .unwrap();
+    wait_done(&client, &joined, Duration::from_secs(60)).await;
     // An instance in the caller's trace woken by a client's event (which carries no context).
     let waiter = start_in_trace(&client, "Waiter", caller).await;
     wait::until(
@@ -151,10 +145,7 @@ async fn an_orchestration_with_an_activity_and_a_sub_orchestration_is_one_trace(
     )
     .await;
     client.raise_event(&waiter, "Go", &1u64).await.unwrap();
-    client
-        .wait_for_completion(&waiter, Duration::from_secs(60))
-        .await
-        .unwrap();
+    wait_done(&client, &waiter, Duration::from_secs(60)).await;
     worker.shutdown().await;
     let all = recorder.0.lock().unwrap().clone();
     let (all, waiter_spans): (Vec<Recorded>, Vec<Recorded>) = all

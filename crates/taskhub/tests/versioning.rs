@@ -58,7 +58,7 @@ async fn start(client: &TaskHubClient, version: &str) -> InstanceId {
 }
 
 async fn ran_on(client: &TaskHubClient, id: &InstanceId) -> String {
-    let status = client.wait_for_completion(id, STUCK).await.unwrap();
+    let status = wait_done(client, id, STUCK).await;
     assert_eq!(status.status(), OrchestrationStatus::Completed, "{id}");
     status.output::<String>().unwrap().unwrap()
 }
@@ -93,12 +93,7 @@ async fn each_version_runs_on_the_worker_of_that_version() {
         assert_eq!(ran_on(&client, id).await, "worker-v1");
     }
     for id in &v2 {
-        let row = client
-            .get_status(id, StatusOptions::default())
-            .await
-            .unwrap()
-            .unwrap()
-            .row;
+        let row = find(&client, id).await.unwrap().row;
         assert_eq!(row.status, OrchestrationStatus::Pending, "{id} ran on v1");
     }
 
@@ -137,7 +132,7 @@ async fn fail_fails_a_mismatched_instance_naming_both_versions() {
     let newer = start(&client, "3").await;
     let defaulted = client.start("Order", ()).await.unwrap();
     for id in [&newer, &defaulted] {
-        let status = client.wait_for_completion(id, STUCK).await.unwrap();
+        let status = wait_done(&client, id, STUCK).await;
         assert_eq!(status.row.version.as_deref(), Some("3"));
         assert_eq!(status.status(), OrchestrationStatus::Failed, "{id}");
         let failure = status.row.failure.unwrap();

@@ -293,3 +293,25 @@ pub fn failover_settings() -> Settings {
         ..super::fast_settings()
     }
 }
+
+/// Starts the chains `from..to` (`Chain` on `i * 1000` for each `i`); returns each instance
+/// with its base.
+pub async fn start_chains(client: &TaskHubClient, from: u64, to: u64) -> Vec<(InstanceId, u64)> {
+    let mut out = Vec::new();
+    for i in from..to {
+        out.push((client.start("Chain", i * 1000).await.unwrap(), i * 1000));
+    }
+    out
+}
+
+/// Every instance row (the tests stay under one page).
+pub async fn instance_rows(hub: &TaskHub) -> Vec<InstanceRow> {
+    hub.store()
+        .list_instances(&InstanceQuery {
+            page_size: 1000,
+            ..InstanceQuery::default()
+        })
+        .await
+        .unwrap()
+        .instances
+}

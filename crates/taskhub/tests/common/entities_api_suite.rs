@@ -180,10 +180,7 @@ pub async fn everything(store: Arc<dyn TaskHubStore>) {
         .start("CallCounter", ("a".to_owned(), 5i64))
         .await
         .unwrap();
-    let done = client
-        .wait_for_completion(&id, Duration::from_secs(60))
-        .await
-        .unwrap();
+    let done = wait_done(&client, &id, Duration::from_secs(60)).await;
     assert_eq!(done.output::<i64>().unwrap(), Some(1280));
     client
         .signal_entity(&c, "add_then_fail", &1000)
@@ -193,10 +190,7 @@ pub async fn everything(store: Arc<dyn TaskHubStore>) {
         .start("CallCounter", ("a".to_owned(), 5i64))
         .await
         .unwrap();
-    let done = client
-        .wait_for_completion(&id, Duration::from_secs(60))
-        .await
-        .unwrap();
+    let done = wait_done(&client, &id, Duration::from_secs(60)).await;
     assert_eq!(
         done.output::<i64>().unwrap(),
         Some(1285),
@@ -205,10 +199,7 @@ pub async fn everything(store: Arc<dyn TaskHubStore>) {
 
     // A failed operation: state and signal rolled back, error at the caller, entity goes on.
     let id = client.start("Overdraw", "acct-1").await.unwrap();
-    let done = client
-        .wait_for_completion(&id, Duration::from_secs(60))
-        .await
-        .unwrap();
+    let done = wait_done(&client, &id, Duration::from_secs(60)).await;
     assert_eq!(
         done.output::<(String, i64)>().unwrap(),
         Some((
@@ -243,10 +234,7 @@ pub async fn everything(store: Arc<dyn TaskHubStore>) {
             .unwrap();
     }
     for id in [a, b] {
-        client
-            .wait_for_completion(&id, Duration::from_secs(60))
-            .await
-            .unwrap();
+        wait_done(&client, &id, Duration::from_secs(60)).await;
     }
     let last = std::sync::Mutex::new(0);
     wait::until_async(

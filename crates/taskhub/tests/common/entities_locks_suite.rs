@@ -146,10 +146,7 @@ pub async fn sections(store: Arc<dyn TaskHubStore>) {
         }
     }
     for id in &ids {
-        let done = client
-            .wait_for_completion(id, Duration::from_secs(120))
-            .await
-            .unwrap();
+        let done = wait_done(&client, id, Duration::from_secs(120)).await;
         assert_eq!(
             done.row.status,
             OrchestrationStatus::Completed,
@@ -187,10 +184,7 @@ pub async fn sections(store: Arc<dyn TaskHubStore>) {
 
     // Returning ends the section: a later request runs.
     let id = client.start("ReturnsInside", "d").await.unwrap();
-    client
-        .wait_for_completion(&id, Duration::from_secs(60))
-        .await
-        .unwrap();
+    wait_done(&client, &id, Duration::from_secs(60)).await;
     client
         .signal_entity(&cell("d"), "touch", &"after")
         .await
@@ -246,10 +240,7 @@ pub async fn sections(store: Arc<dyn TaskHubStore>) {
     assert_eq!(kept.locks_released, 0, "a live holder keeps its lock");
     // Terminated inside its section, the holder releases it (no clean-up needed).
     client.terminate(&holder, "stuck").await.unwrap();
-    client
-        .wait_for_completion(&holder, Duration::from_secs(60))
-        .await
-        .unwrap();
+    wait_done(&client, &holder, Duration::from_secs(60)).await;
     wait::until_async(
         "the waiting signal to run",
         || async { log_of(&client, "e").await == ["touch:waiting"] },

@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::common::{find, wait_done};
 use taskhub::*;
 use taskhub_storage::faults::{FaultPlan, InjectedFault, TearAfter};
 use taskhub_storage::faulty::FaultyStore;
@@ -571,7 +572,7 @@ pub async fn duplicate_start_of_a_finished_execution_is_discarded(backend: Arc<d
         .await
         .unwrap();
     client.raise_event(&id, "extra", &1u64).await.unwrap();
-    let done = client.wait_for_completion(&id, STUCK_AFTER).await.unwrap();
+    let done = wait_done(&client, &id, STUCK_AFTER).await;
     assert_eq!(done.output::<u64>().unwrap(), Some(expected(7)));
     let events = store.load_history(&id).await.unwrap().unwrap().events;
     let before = worker.stats();
@@ -592,11 +593,7 @@ pub async fn duplicate_start_of_a_finished_execution_is_discarded(backend: Arc<d
         || worker.stats(),
     )
     .await;
-    let after = client
-        .get_status(&id, StatusOptions::default())
-        .await
-        .unwrap()
-        .unwrap();
+    let after = find(&client, &id).await.unwrap();
     assert_eq!(after.status(), OrchestrationStatus::Completed);
     assert_eq!(
         worker.stats().turns,

@@ -22,6 +22,7 @@ pub mod two_stores;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use run::{completes_within, run_to_end, start_as, wait_done};
 use taskhub::*;
 use taskhub_storage::{SystemClock, TaskHubStore};
 pub use taskhub_test_support::{wait, TempDir};
@@ -38,6 +39,14 @@ pub fn sqlite_store(dir: &std::path::Path) -> Arc<dyn TaskHubStore> {
     let opts = taskhub_sqlite::SqliteOptions::new(dir.join("hub.db"))
         .with_clock(Arc::new(SystemClock::new()));
     Arc::new(taskhub_sqlite::SqliteStore::open(opts).unwrap())
+}
+
+/// A hub on a SQLite file (`hub.db`) in a fresh directory named after `name`; the directory
+/// lives as long as the returned `TempDir`.
+pub async fn sqlite_hub(name: &str, settings: Settings) -> (TempDir, TaskHub) {
+    let dir = TempDir::new(name);
+    let hub = TaskHub::open(sqlite_store(&dir.0), settings).await.unwrap();
+    (dir, hub)
 }
 
 /// Under paused tokio time: waits until `f` holds; `bound` (tokio time) runs out only once the
@@ -71,6 +80,14 @@ pub async fn advance_until_completed(
     .unwrap_or_else(|_| panic!("timed out waiting for {what}"));
 }
 
+/// The status (without history) of the instance `id`, if it exists.
+pub async fn find(client: &TaskHubClient, id: &InstanceId) -> Option<InstanceStatus> {
+    client
+        .get_status(id, StatusOptions::default())
+        .await
+        .unwrap()
+}
+
 /// The status of an instance that exists.
 pub async fn status_of(client: &TaskHubClient, id: &InstanceId) -> OrchestrationStatus {
     row_of(client, id).await.status
@@ -78,21 +95,12 @@ pub async fn status_of(client: &TaskHubClient, id: &InstanceId) -> Orchestration
 
 /// The row of an instance that exists.
 pub async fn row_of(client: &TaskHubClient, id: &InstanceId) -> InstanceRow {
-    client
-        .get_status(id, StatusOptions::default())
-        .await
-        .unwrap()
-        .unwrap()
-        .row
+    find(client, id).await.unwrap().row
 }
 
 /// Whether the instance `id` exists.
 pub async fn exists(client: &TaskHubClient, id: &InstanceId) -> bool {
-    client
-        .get_status(id, StatusOptions::default())
-        .await
-        .unwrap()
-        .is_some()
+    find(client, id).await.is_some()
 }
 
 /// Long enough that only a stuck run reaches it.

@@ -5,6 +5,20 @@ use std::time::Duration;
 use serde::Serialize;
 use taskhub::*;
 
+/// Starts `name` on `input` as the instance `id`.
+pub async fn start_as(
+    client: &TaskHubClient,
+    name: &str,
+    id: &InstanceId,
+    input: impl Serialize,
+) -> InstanceId {
+    let options = StartOptions {
+        instance_id: Some(id.clone()),
+        ..StartOptions::default()
+    };
+    client.start_with(name, input, options).await.unwrap()
+}
+
 /// Starts `name` on `input` and waits up to `bound` (on the hub's clock) for its end.
 pub async fn run_to_end(
     client: &TaskHubClient,
@@ -13,7 +27,12 @@ pub async fn run_to_end(
     bound: Duration,
 ) -> InstanceStatus {
     let id = client.start(name, input).await.unwrap();
-    client.wait_for_completion(&id, bound).await.unwrap()
+    wait_done(client, &id, bound).await
+}
+
+/// Waits up to `bound` (on the hub's clock) for `id` to end.
+pub async fn wait_done(client: &TaskHubClient, id: &InstanceId, bound: Duration) -> InstanceStatus {
+    client.wait_for_completion(id, bound).await.unwrap()
 }
 
 /// Waits up to `bound` of real time for `id` to end, whatever the hub's clock says (it may be
@@ -29,6 +48,6 @@ pub async fn completes_within(
         client.wait_for_completion(id, Duration::from_secs(3600)),
     )
     .await
-    .unwrap_or_else(|_| panic!("timed out waiting until {what}"))
+    .unwrap_or_else(|_| panic!("timed out: {what}"))
     .unwrap()
 }

@@ -19,7 +19,7 @@ use taskhub::*;
 use taskhub_storage::{NewQueueMessage, QueueName};
 
 use crate::backends::{settings, Backend, TestStore};
-use crate::common::wait;
+use crate::common::{wait, wait_done};
 
 /// How long any one wait of the suite may take.
 const BOUND: Duration = Duration::from_secs(30);
@@ -68,7 +68,7 @@ fn id(s: &str) -> InstanceId {
 }
 
 async fn done(client: &TaskHubClient, id: &InstanceId) -> InstanceStatus {
-    client.wait_for_completion(id, BOUND).await.unwrap()
+    wait_done(client, id, BOUND).await
 }
 
 /// Waits (in real time, until the test counts as stuck) until `f` holds.

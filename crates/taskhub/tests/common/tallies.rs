@@ -16,7 +16,7 @@ pub async fn every_operation_applied_once(
     let (want_count, want_sum) = tallies.expected();
     tallies.wait_for_applied(client, want_count).await;
     for id in callers {
-        let done = client.wait_for_completion(id, wait::STUCK).await.unwrap();
+        let done = super::run::wait_done(client, id, wait::STUCK).await;
         assert_eq!(
             done.output::<u64>().unwrap(),
             Some(tallies.calls),
