@@ -12,7 +12,9 @@ mod common;
 
 use std::time::Duration;
 
-use common::calls::{entity, instance_request, signal_add, until_state, Refused};
+use common::calls::{
+    assert_names, assert_says, entity, instance_request, signal_add, until_state, Refused,
+};
 use common::{Backend, Server};
 use taskhub_grpc::proto::task_hub_sidecar_service_client::TaskHubSidecarServiceClient;
 use taskhub_grpc::proto::{
@@ -145,16 +147,12 @@ async fn entities_signal_get_query_clean(backend: Backend) {
         })
         .await
         .refused(Code::InvalidArgument);
-    assert!(e.message().starts_with("instanceId: "), "{}", e.message());
+    assert_names(&e, "instanceId: ");
     let e = c
         .query_entities(query("Counter", None, None))
         .await
         .unwrap_err();
-    assert!(
-        e.message().starts_with("query.instanceIdStartsWith: "),
-        "{}",
-        e.message()
-    );
+    assert_names(&e, "query.instanceIdStartsWith: ");
     server.stop().await;
 }
 
@@ -178,17 +176,12 @@ async fn unserved_calls_say_why(backend: Backend) {
         })
         .await
         .refused(Code::InvalidArgument);
-    assert!(e.message().starts_with("instanceId: "), "{}", e.message());
+    assert_names(&e, "instanceId: ");
     let e = c
         .get_work_items(GetWorkItemsRequest::default())
         .await
         .refused(Code::Unimplemented);
-    assert!(
-        e.message()
-            .contains("SDK workers are not served by this endpoint"),
-        "{}",
-        e.message()
-    );
+    assert_says(&e, "SDK workers are not served by this endpoint");
     server.stop().await;
 }
 
@@ -227,11 +220,7 @@ async fn bad_requests_name_the_field(backend: Backend) {
         ..Default::default()
     });
     let e = c.start_instance(traced).await.unwrap_err();
-    assert!(
-        e.message().starts_with("parentTraceContext.traceParent: "),
-        "{}",
-        e.message()
-    );
+    assert_names(&e, "parentTraceContext.traceParent: ");
     let e = c
         .get_instance(instance_request("", false))
         .await

@@ -12,7 +12,7 @@
 
 mod common;
 
-use common::calls::Refused;
+use common::calls::{assert_says, Refused};
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -219,7 +219,7 @@ async fn a_withdrawn_item_is_refused_when_its_answer_comes_late() {
         })
         .await
         .refused(Code::NotFound);
-    assert!(e.message().contains("withdrawn"), "{}", e.message());
+    assert_says(&e, "withdrawn");
     // The worker has its room back: the next item comes to it at once.
     let next = server.orchestrate(first_turn("o2", "Greet"));
     let item = w.expect().await;

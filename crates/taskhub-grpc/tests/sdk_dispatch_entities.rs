@@ -12,7 +12,7 @@
 
 mod common;
 
-use common::calls::Refused;
+use common::calls::{assert_says, Refused};
 
 use std::sync::Arc;
 
@@ -213,7 +213,7 @@ async fn a_withdrawn_entity_batch_is_refused_when_its_answer_comes_late() {
         .answer_batch(answer(&item.completion_token, &["3"], "3"))
         .await
         .refused(Code::NotFound);
-    assert!(e.message().contains("withdrawn"), "{}", e.message());
+    assert_says(&e, "withdrawn");
     // The worker has its room back: the next batch comes to it at once.
     let next = server.run_entity(batch("k2", &["add"]));
     let item = w.expect().await;

@@ -35,6 +35,16 @@ impl<T: std::fmt::Debug> Refused for Result<T, Status> {
     }
 }
 
+/// Asserts that the refusal's message starts with `prefix` (the field it names).
+pub fn assert_names(e: &Status, prefix: &str) {
+    assert!(e.message().starts_with(prefix), "{}", e.message());
+}
+
+/// Asserts that the refusal's message contains `text`.
+pub fn assert_says(e: &Status, text: &str) {
+    assert!(e.message().contains(text), "{}", e.message());
+}
+
 /// Work-item filters that take the orchestrations `names` (each with the versions it lists;
 /// none: any version) and nothing else.
 pub fn orchestration_filters(names: &[(&str, &[&str])]) -> WorkItemFilters {
