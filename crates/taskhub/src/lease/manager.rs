@@ -503,6 +503,20 @@ impl LeaseManager {
         }
     }
 
+    /// `row` in its next epoch under `owner` (`None`: free), as written now: fenced against
+    /// the previous owner, with no next owner and not draining.
+    fn next_epoch(&self, row: &PartitionRow, owner: Option<String>) -> PartitionRow {
+        PartitionRow {
+            owner,
+            next_owner: None,
+            epoch: row.epoch + 1,
+            draining: false,
+            updated_at: self.clock.now(),
+            etag: None,
+            ..row.clone()
+        }
+    }
+
     /// Clears the owner of offline rows that nobody renews: nobody claims an offline row, so
     /// one whose owner stopped holding it (its lease expired, or it was killed) before it
     /// drained and released the row would otherwise stay owned forever (and a retiring
@@ -517,15 +531,7 @@ impl LeaseManager {
             if !abandoned {
                 continue;
             }
-            let released = PartitionRow {
-                owner: None,
-                next_owner: None,
-                epoch: row.epoch + 1,
-                draining: false,
-                updated_at: self.clock.now(),
-                etag: None,
-                ..row.clone()
-            };
+            let released = self.next_epoch(row, None);
             match self.store.put_partition(&released, row.etag.as_ref()).await {
                 Ok(_) => {
                     info!(worker = %self.config.worker, partition = row.partition, previous = ?row.owner, "released an offline partition its owner no longer renews");
@@ -541,18 +547,15 @@ impl LeaseManager {
     async fn acquire(&mut self, rows: &[PartitionRow], host: &mut dyn PartitionHost) -> Acquired {
         let now = self.clock.monotonic();
         let lease = self.config.lease_interval;
-        let keeping: BTreeSet<u32> = self
-            .held
-            .iter()
-            .filter(|(_, h)| h.draining_since.is_none())
-            .map(|(p, _)| *p)
-            .collect();
-        let releasing: BTreeSet<u32> = self
-            .held
-            .iter()
-            .filter(|(_, h)| h.draining_since.is_some())
-            .map(|(p, _)| *p)
-            .collect();
+        // Held partitions this worker keeps, and those it is draining to give up.
+        let (mut keeping, mut releasing) = (BTreeSet::new(), BTreeSet::new());
+        for (p, held) in &self.held {
+            if held.draining_since.is_some() {
+                releasing.insert(*p);
+            } else {
+                keeping.insert(*p);
+            }
+        }
         let seen = &self.seen;
         // Rows read before a pause (or before writes that stalled) show nothing about now.
         let current = !seen.stale_at(now);
@@ -570,19 +573,9 @@ impl LeaseManager {
             r.next_owner.as_deref() == Some(self.me()) && !self.held.contains_key(&r.partition)
         });
         let mut claimed_any = false;
-        for p in plan.claims {
-            let Some(row) = rows.iter().find(|r| r.partition == p) else {
-                continue;
-            };
-            let claimed = PartitionRow {
-                owner: Some(self.config.worker.clone()),
-                next_owner: None,
-                epoch: row.epoch + 1,
-                draining: false,
-                updated_at: self.clock.now(),
-                etag: None,
-                ..row.clone()
-            };
+        for row in rows_of(rows, &plan.claims) {
+            let p = row.partition;
+            let claimed = self.next_epoch(row, Some(self.config.worker.clone()));
             let sent = self.clock.monotonic();
             match self.store.put_partition(&claimed, row.etag.as_ref()).await {
                 Ok(etag) => {
@@ -604,10 +597,8 @@ impl LeaseManager {
                 Err(e) => self.write_failed(p, "could not claim partition", &e),
             }
         }
-        for p in plan.requests {
-            let Some(row) = rows.iter().find(|r| r.partition == p) else {
-                continue;
-            };
+        for row in rows_of(rows, &plan.requests) {
+            let p = row.partition;
             let asked = PartitionRow {
                 next_owner: Some(self.config.worker.clone()),
                 etag: None,
@@ -632,6 +623,16 @@ impl LeaseManager {
             claimed: claimed_any,
         }
     }
+}
+
+/// The rows of `partitions`, in their order (a partition with no row is passed over).
+fn rows_of<'a>(
+    rows: &'a [PartitionRow],
+    partitions: &'a [u32],
+) -> impl Iterator<Item = &'a PartitionRow> {
+    partitions
+        .iter()
+        .filter_map(|&p| rows.iter().find(|r| r.partition == p))
 }
 
 #[cfg(test)]
