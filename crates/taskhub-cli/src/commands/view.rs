@@ -69,10 +69,7 @@ pub fn execution_text(e: &ExecutionStatus) -> String {
     if let Some(t) = e.completed_at {
         lines.push(("completed", timefmt::format(t)));
     }
-    lines
-        .into_iter()
-        .map(|(k, v)| format!("{:<15} {v}\n", format!("{k}:")))
-        .collect()
+    field_lines(lines)
 }
 
 /// `instances show` as text: one `field: value` line per field.
@@ -127,6 +124,11 @@ pub fn show_text(row: &InstanceRow) -> String {
     if let Some(t) = row.scheduled_start {
         lines.push(("scheduled start", timefmt::format(t)));
     }
+    field_lines(lines)
+}
+
+/// `field: value` lines, the values aligned.
+fn field_lines(lines: Vec<(&str, String)>) -> String {
     lines
         .into_iter()
         .map(|(k, v)| format!("{:<15} {v}\n", format!("{k}:")))

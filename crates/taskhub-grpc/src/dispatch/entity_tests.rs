@@ -154,6 +154,20 @@ fn results_state_and_actions_come_back() {
     }
 }
 
+/// Asserts that `r`, the answer to [`work`]'s two operations, is refused as a whole: the
+/// state is kept, nothing is sent, and both operations fail naming `field`.
+fn assert_refused_whole(r: &EntityBatchResult, field: &str) {
+    let out = entity_outcome(&work(), r);
+    assert_eq!(out.state, Some(Payload::from_json("5").unwrap()), "{field}");
+    assert!(out.actions.is_empty());
+    assert_eq!(out.results.len(), 2);
+    for res in &out.results {
+        let f = res.clone().unwrap_err();
+        assert_eq!(f.error_type, INVALID_ENTITY_RESULT);
+        assert!(f.message.contains(field), "{}", f.message);
+    }
+}
+
 #[test]
 fn an_answer_that_cannot_be_taken_fails_every_operation_and_keeps_the_state() {
     let bad_signal = EntityBatchResult {
@@ -169,22 +183,7 @@ fn an_answer_that_cannot_be_taken_fails_every_operation_and_keeps_the_state() {
         entity_state: Some("9".into()),
         ..EntityBatchResult::default()
     };
-    for r in [bad_signal] {
-        let out = entity_outcome(&work(), &r);
-        assert_eq!(out.state, Some(Payload::from_json("5").unwrap()), "{out:?}");
-        assert!(out.actions.is_empty());
-        assert_eq!(out.results.len(), 2);
-        for res in &out.results {
-            let f = res.clone().unwrap_err();
-            assert_eq!(f.error_type, INVALID_ENTITY_RESULT);
-            assert!(
-                f.message.contains("actions[0].sendSignal.instanceId")
-                    || f.message.contains("entityState"),
-                "{}",
-                f.message
-            );
-        }
-    }
+    assert_refused_whole(&bad_signal, "actions[0].sendSignal.instanceId");
     // A batch-level failure fails every operation with it.
     let out = entity_outcome(
         &work(),
@@ -279,14 +278,6 @@ fn more_results_than_operations_or_a_reserved_start_id_fail_every_operation() {
         ),
     ];
     for (r, field) in cases {
-        let out = entity_outcome(&work(), &r);
-        assert_eq!(out.state, Some(Payload::from_json("5").unwrap()), "{field}");
-        assert!(out.actions.is_empty());
-        assert_eq!(out.results.len(), 2);
-        for res in &out.results {
-            let f = res.clone().unwrap_err();
-            assert_eq!(f.error_type, INVALID_ENTITY_RESULT);
-            assert!(f.message.contains(field), "{}", f.message);
-        }
+        assert_refused_whole(&r, field);
     }
 }
