@@ -3,9 +3,8 @@
 
 use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
-use taskhub_storage::{
-    DeadLetter, DeadLetterStore, QueueName, Receipt, StorageError, StorageResult,
-};
+use taskhub_storage::sql::codec::dead_letter_id;
+use taskhub_storage::{DeadLetter, DeadLetterStore, QueueName, Receipt, StorageResult};
 use tokio_postgres::Row;
 
 use crate::codec::{
@@ -27,12 +26,6 @@ fn decode(r: &Row) -> StorageResult<DeadLetter> {
         reason: r.get(3),
         dequeue_count: u32_from_sql("dead letter dequeue count", r.get(4))?,
         dead_lettered_at: ts_from_sql("dead letter time", r.get(5))?,
-    })
-}
-
-fn parse_id(id: &str) -> StorageResult<i64> {
-    id.parse().map_err(|_| {
-        StorageError::InvalidArgument(format!("{id:?} is not a dead-letter ID of this store"))
     })
 }
 
@@ -93,7 +86,7 @@ impl DeadLetterStore for PostgresStore {
         after: Option<&str>,
         limit: usize,
     ) -> StorageResult<Vec<DeadLetter>> {
-        let after = after.map(parse_id).transpose()?.unwrap_or(0);
+        let after = after.map(dead_letter_id).transpose()?.unwrap_or(0);
         if limit == 0 {
             return Ok(Vec::new());
         }
@@ -105,7 +98,7 @@ impl DeadLetterStore for PostgresStore {
     }
 
     async fn take_dead_letter(&self, id: &str) -> StorageResult<Option<DeadLetter>> {
-        let Ok(id) = id.parse::<i64>() else {
+        let Ok(id) = dead_letter_id(id) else {
             return Ok(None);
         };
         let sql = format!("DELETE FROM dead_letters WHERE id = $1 RETURNING {COLUMNS}");

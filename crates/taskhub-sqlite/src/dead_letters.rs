@@ -3,9 +3,8 @@
 
 use async_trait::async_trait;
 use rusqlite::{params, Connection, OptionalExtension, Row};
-use taskhub_storage::{
-    DeadLetter, DeadLetterStore, QueueName, Receipt, StorageError, StorageResult,
-};
+use taskhub_storage::sql::codec::dead_letter_id;
+use taskhub_storage::{DeadLetter, DeadLetterStore, QueueName, Receipt, StorageResult};
 
 use crate::codec::{
     check_queue, queue_from_sql, queue_to_sql, ts_from_sql, ts_to_sql, u32_from_sql,
@@ -33,12 +32,6 @@ fn decode((id, queue, body, reason, count, at): RawLetter) -> StorageResult<Dead
         reason,
         dequeue_count: u32_from_sql("dead letter dequeue count", count)?,
         dead_lettered_at: ts_from_sql("dead letter time", at)?,
-    })
-}
-
-fn parse_id(id: &str) -> StorageResult<i64> {
-    id.parse().map_err(|_| {
-        StorageError::InvalidArgument(format!("{id:?} is not a dead-letter ID of this store"))
     })
 }
 
@@ -104,7 +97,7 @@ impl DeadLetterStore for SqliteStore {
         after: Option<&str>,
         limit: usize,
     ) -> StorageResult<Vec<DeadLetter>> {
-        let after = after.map(parse_id).transpose()?.unwrap_or(0);
+        let after = after.map(dead_letter_id).transpose()?.unwrap_or(0);
         if limit == 0 {
             return Ok(Vec::new());
         }
@@ -112,7 +105,7 @@ impl DeadLetterStore for SqliteStore {
     }
 
     async fn take_dead_letter(&self, id: &str) -> StorageResult<Option<DeadLetter>> {
-        let Ok(id) = id.parse::<i64>() else {
+        let Ok(id) = dead_letter_id(id) else {
             return Ok(None);
         };
         self.write(move |tx| {

@@ -59,6 +59,16 @@ pub fn receipt_in(receipt: &Receipt) -> Option<(i64, i64)> {
     Some((id.parse().ok()?, token.parse().ok()?))
 }
 
+/// The row ID a dead-letter ID names (the SQL stores hand out their row IDs as text).
+///
+/// # Errors
+/// [`StorageError::InvalidArgument`] if `id` cannot be one of ours.
+pub fn dead_letter_id(id: &str) -> StorageResult<i64> {
+    id.parse().map_err(|_| {
+        StorageError::InvalidArgument(format!("{id:?} is not a dead-letter ID of this store"))
+    })
+}
+
 /// A stored non-negative integer that must fit a `u32`.
 ///
 /// # Errors
