@@ -162,11 +162,7 @@ fn a_kept_event_left_out_is_named() {
     // The charge's result (event 5 of the new history) left out.
     let removed = new.remove(5);
     assert!(matches!(removed.event_type, Some(E::TaskCompleted(_))));
-    let e = check_new_history(&sent, &new).unwrap_err();
-    assert!(
-        e.starts_with("event 5 is orchestratorCompleted where the history sent has taskCompleted of task 0 (its event 5)"),
-        "{e}"
-    );
+    assert_refused(&sent, &new, "event 5 is orchestratorCompleted where the history sent has taskCompleted of task 0 (its event 5)");
 }
 
 #[test]
@@ -176,17 +172,16 @@ fn a_changed_event_is_named() {
     if let Some(E::TaskCompleted(c)) = &mut new[5].event_type {
         c.result = Some("\"refunded\"".into());
     }
-    let e = check_new_history(&sent, &new).unwrap_err();
-    assert!(e.starts_with("event 5 is taskCompleted of task 0 where the history sent has taskCompleted of task 0 (its event 5)"), "{e}");
+    assert_refused(&sent, &new, "event 5 is taskCompleted of task 0 where the history sent has taskCompleted of task 0 (its event 5)");
     // An execution start may differ in its execution ID only.
     let mut renamed = as_the_sdks_rewind(&sent);
     if let Some(E::ExecutionStarted(s)) = &mut renamed[1].event_type {
         s.name = "Other".into();
     }
-    let e = check_new_history(&sent, &renamed).unwrap_err();
-    assert!(
-        e.starts_with("event 1 is executionStarted where the history sent has executionStarted"),
-        "{e}"
+    assert_refused(
+        &sent,
+        &renamed,
+        "event 1 is executionStarted where the history sent has executionStarted",
     );
 }
 
@@ -195,19 +190,17 @@ fn an_added_or_reordered_event_is_named() {
     let sent = failed_history();
     let mut added = as_the_sdks_rewind(&sent);
     added.push(from_sdk(9, E::TaskFailed(TaskFailedEvent::default())));
-    let e = check_new_history(&sent, &added).unwrap_err();
-    assert!(
-        e.starts_with("event 9 (taskFailed of task 0) is not in the history sent"),
-        "{e}"
+    assert_refused(
+        &sent,
+        &added,
+        "event 9 (taskFailed of task 0) is not in the history sent",
     );
     let mut swapped = as_the_sdks_rewind(&sent);
     swapped.swap(2, 3);
-    let e = check_new_history(&sent, &swapped).unwrap_err();
-    assert!(
-        e.starts_with(
-            "event 2 is orchestratorCompleted where the history sent has taskScheduled of task 0"
-        ),
-        "{e}"
+    assert_refused(
+        &sent,
+        &swapped,
+        "event 2 is orchestratorCompleted where the history sent has taskScheduled of task 0",
     );
 }
 
@@ -227,8 +220,11 @@ fn a_kept_schedule_or_completion_cannot_be_dropped() {
     if let Some(E::ExecutionCompleted(c)) = &mut completed[11].event_type {
         c.orchestration_status = OrchestrationStatus::Completed as i32;
     }
-    let e = check_new_history(&completed, &as_the_sdks_rewind(&completed)).unwrap_err();
-    assert!(e.starts_with("event 8 is executionRewound where the history sent has executionCompleted (its event 11)"), "{e}");
+    assert_refused(
+        &completed,
+        &as_the_sdks_rewind(&completed),
+        "event 8 is executionRewound where the history sent has executionCompleted (its event 11)",
+    );
 }
 
 #[test]
@@ -236,13 +232,18 @@ fn a_history_cut_short_is_named() {
     let sent = failed_history();
     let mut new = as_the_sdks_rewind(&sent);
     new.truncate(3);
-    let e = check_new_history(&sent, &new).unwrap_err();
-    assert!(
-        e.starts_with(
-            "it ends after 3 events, without the history sent's event 3 (orchestratorCompleted)"
-        ),
-        "{e}"
+    assert_refused(
+        &sent,
+        &new,
+        "it ends after 3 events, without the history sent's event 3 (orchestratorCompleted)",
     );
+}
+
+/// Asserts that `new` is refused as a rewind's history of `sent`, the error starting with
+/// `start`.
+fn assert_refused(sent: &[HistoryEvent], new: &[HistoryEvent], start: &str) {
+    let e = check_new_history(sent, new).unwrap_err();
+    assert!(e.starts_with(start), "{e}");
 }
 
 fn work() -> OrchestrationWork {
