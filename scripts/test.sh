@@ -29,6 +29,8 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 # The CLI's optional OTLP export (feature `otlp`, off by default): lints and its unit test.
 cargo clippy -p taskhub-cli --all-targets --features otlp --locked -- -D warnings
 cargo test -p taskhub-cli --features otlp --locked --bin taskhub otlp
+# The PostgreSQL server counts statements for the bench's figures (crates/taskhub-bench/tests/postgres_smoke.rs).
+export TASKHUB_TEST_POSTGRES_SERVER_OPTIONS="${TASKHUB_TEST_POSTGRES_SERVER_OPTIONS:--c shared_preload_libraries=pg_stat_statements}"
 ./scripts/with-python-sdk.sh ./scripts/with-js-sdk.sh ./scripts/with-go-sdk.sh \
   ./scripts/with-java-sdk.sh ./scripts/with-chromium.sh ./scripts/with-azurite.sh \
   ./scripts/with-postgres.sh bash -c '

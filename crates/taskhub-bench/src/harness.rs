@@ -208,6 +208,8 @@ pub struct Bench {
     pub settings: Settings,
     /// Worker processes (`--worker-processes`), stopped by closing their stdin.
     children: Vec<std::process::Child>,
+    /// The PostgreSQL server's counters when the workers had started (`--backend postgres`).
+    server: Option<crate::server::ServerStart>,
     _dir: TempDir,
 }
 
@@ -293,11 +295,9 @@ impl Bench {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
         let hub_name = format!("Bench{}x{nanos:x}", std::process::id());
-        let location = taskhub_backends::locate(
-            config.backend,
-            &config.backend_config(&dir.0, hub_name.clone()),
-        )
-        .context("the backend's options")?;
+        let backend_config = config.backend_config(&dir.0, hub_name.clone());
+        let location = taskhub_backends::locate(config.backend, &backend_config)
+            .context("the backend's options")?;
         let opened = location
             .open(OpenMode::CreateIfMissing, true)
             .await
@@ -337,6 +337,7 @@ impl Bench {
             workers.push(worker.context("cannot start a worker")?);
         }
         let client = hub.client();
+        let server = crate::server::start(config.backend_name(), &backend_config).await;
         Ok(Self {
             workers,
             client,
@@ -348,6 +349,7 @@ impl Bench {
             store,
             settings,
             children,
+            server,
             _dir: dir,
         })
     }
@@ -389,8 +391,9 @@ impl Bench {
         writer_stats(&self.opened)
     }
 
-    /// Shuts the workers down and deletes the hub (an Azure hub's objects, a SQLite file).
-    pub async fn close(mut self) {
+    /// Shuts the workers down and deletes the hub (an Azure hub's objects, a SQLite file);
+    /// on PostgreSQL, returns what the server did since the workers started.
+    pub async fn close(mut self) -> Option<crate::server::ServerUse> {
         for w in self.workers.drain(..) {
             w.shutdown().await;
         }
@@ -403,15 +406,24 @@ impl Bench {
             opened,
             store,
             location,
+            server,
+            hub,
+            workers,
+            dispatcher,
             ..
         } = self;
-        drop((client, opened, store));
+        drop((client, opened, store, hub, workers, dispatcher));
+        let server = match server {
+            Some(start) => start.end().await,
+            None => None,
+        };
         if let Err(e) = location.delete().await {
             eprintln!(
                 "taskhub-bench: could not delete {}: {e}",
                 location.describe()
             );
         }
+        server
     }
 }
 

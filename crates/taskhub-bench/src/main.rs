@@ -28,6 +28,7 @@ mod progress;
 mod report;
 mod scenarios;
 mod sdk_worker;
+mod server;
 mod stats;
 mod workloads;
 

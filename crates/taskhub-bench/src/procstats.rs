@@ -31,6 +31,40 @@ pub fn cpu_time_of(pid: u32) -> Option<Duration> {
     stat_cpu(&format!("/proc/{pid}/stat"))
 }
 
+/// User + system CPU time of process `pid`, of its children it has reaped, and of its live
+/// children (a server and its backends: the PostgreSQL postmaster's).
+pub fn cpu_with_children(pid: u32) -> Option<Duration> {
+    let own = stat_fields(&format!("/proc/{pid}/stat"))?;
+    let ticks = |f: &[u64], from: usize| f.get(from..from + 2).map(|t| t.iter().sum::<u64>());
+    let mut total = ticks(&own, 11)? + ticks(&own, 13)?;
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Some(child) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if let Some(f) = stat_fields(&format!("/proc/{child}/stat")) {
+            if f.get(1) == Some(&u64::from(pid)) {
+                total += ticks(&f, 11).unwrap_or(0);
+            }
+        }
+    }
+    Some(Duration::from_millis(total * 1000 / USER_HZ))
+}
+
+/// The numeric fields of a `/proc/<pid>/stat` from field 3 on (field 3, the state, as 0).
+fn stat_fields(path: &str) -> Option<Vec<u64>> {
+    let stat = std::fs::read_to_string(path).ok()?;
+    let rest = stat.get(stat.rfind(')')? + 1..)?;
+    Some(
+        rest.split_whitespace()
+            .map(|f| f.parse().unwrap_or(0))
+            .collect(),
+    )
+}
+
 fn stat_cpu(path: &str) -> Option<Duration> {
     let stat = std::fs::read_to_string(path).ok()?;
     // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
@@ -63,6 +97,8 @@ mod tests {
             let spent = cpu_time();
             assert!(spent.is_some());
             assert!(cpu_time_of(std::process::id()).is_some());
+            let with_children = cpu_with_children(std::process::id()).unwrap();
+            assert!(with_children >= cpu_time_of(std::process::id()).unwrap());
         }
     }
 }

@@ -68,6 +68,7 @@ mod pipeline;
 mod processes;
 mod queues;
 pub mod schema;
+mod server_stats;
 pub mod session;
 mod statement;
 mod store;
@@ -77,6 +78,7 @@ mod tls;
 pub mod upkeep;
 mod writer;
 
+pub use server_stats::{ServerProbe, ServerStats};
 pub use writer::WriterStats;
 
 pub use backend::PostgresBackend;

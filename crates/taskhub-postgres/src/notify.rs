@@ -54,6 +54,8 @@ fn queue_of(payload: &str) -> Option<QueueName> {
 pub(crate) struct Publisher {
     marked: AtomicU32,
     kick: Notify,
+    /// Ends the listener: its connection closes with the store.
+    stop: Notify,
     closed: AtomicBool,
 }
 
@@ -64,10 +66,15 @@ impl Publisher {
         self.kick.notify_one();
     }
 
-    /// Ends the sender task.
+    /// Ends the sender task and the listener.
     pub(crate) fn close(&self) {
         self.closed.store(true, Ordering::SeqCst);
         self.kick.notify_one();
+        self.stop.notify_one();
+    }
+
+    fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
     }
 }
 
@@ -87,7 +94,7 @@ fn queues_of(bits: u32) -> Vec<QueueName> {
 pub(crate) async fn send_loop(publisher: Arc<Publisher>, pool: Pool, channel: String) {
     loop {
         publisher.kick.notified().await;
-        if publisher.closed.load(Ordering::SeqCst) {
+        if publisher.is_closed() {
             return;
         }
         let bits = publisher.marked.swap(0, Ordering::SeqCst);
@@ -137,14 +144,30 @@ impl Watchers {
 /// How long the listener waits before connecting again after losing its connection.
 const RECONNECT_AFTER: Duration = Duration::from_secs(1);
 
-/// Listens on `channel` until the store (the owner of `watchers`) is gone.
-pub(crate) async fn listen_loop(
-    watchers: Weak<Watchers>,
-    config: tokio_postgres::Config,
-    tls: MakeRustlsConnect,
-    channel: String,
-) {
-    while watchers.strong_count() > 0 {
+/// Where the listener listens, and for whom.
+pub(crate) struct Listener {
+    /// The store's wakes (gone with the store).
+    pub(crate) watchers: Weak<Watchers>,
+    /// The store's publisher, whose closing ends the listener and closes its connection.
+    pub(crate) publisher: Arc<Publisher>,
+    /// The connection's settings.
+    pub(crate) config: tokio_postgres::Config,
+    /// Its TLS connector.
+    pub(crate) tls: MakeRustlsConnect,
+    /// The hub's channel.
+    pub(crate) channel: String,
+}
+
+/// Listens on the hub's channel until the store is closed (dropped).
+pub(crate) async fn listen_loop(listener: Listener) {
+    let Listener {
+        watchers,
+        publisher,
+        config,
+        tls,
+        channel,
+    } = listener;
+    while !publisher.is_closed() && watchers.strong_count() > 0 {
         if let Ok((client, mut connection)) = config.connect(tls.clone()).await {
             let mut messages = futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
             let statement = format!("LISTEN \"{channel}\"");
@@ -153,6 +176,7 @@ pub(crate) async fn listen_loop(
             let mut listening = false;
             loop {
                 tokio::select! {
+                    () = publisher.stop.notified() => return,
                     done = &mut listen, if !listening => {
                         if done.is_err() {
                             break;
@@ -172,7 +196,7 @@ pub(crate) async fn listen_loop(
                 }
             }
         }
-        if watchers.strong_count() == 0 {
+        if publisher.is_closed() || watchers.strong_count() == 0 {
             return;
         }
         tracing::debug!(channel, "the LISTEN connection was lost; reconnecting");

@@ -9,7 +9,7 @@ use taskhub_storage::{QueueName, QueueWake, StorageError, StorageResult, TaskHub
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use crate::errors::{map_pool, PgResultExt};
-use crate::notify::{listen_loop, send_loop, Publisher, Watchers};
+use crate::notify::{listen_loop, send_loop, Listener, Publisher, Watchers};
 use crate::options::{redact, PostgresOptions};
 use crate::schema::{exists, migrate, schema_name};
 use crate::session;
@@ -74,12 +74,11 @@ impl std::fmt::Debug for PostgresStore {
     }
 }
 
-/// A connection's settings and TLS connector, and the pool of a hub made of them: each
-/// connection's `search_path` is the hub's schema.
-pub(crate) fn pool(
+/// A connection's settings and TLS connector, from the options: the URL, the connect timeout,
+/// the `application_name` (unless the URL names one) and the CA file.
+pub(crate) fn connection(
     options: &PostgresOptions,
-    schema: &str,
-) -> StorageResult<(Pool, tokio_postgres::Config, MakeRustlsConnect)> {
+) -> StorageResult<(tokio_postgres::Config, MakeRustlsConnect)> {
     let url = options.url.as_deref().ok_or_else(|| {
         StorageError::InvalidArgument(
             "postgres.url is not set (TASKHUB_POSTGRES_URL=postgres://user:password@host:port/database)"
@@ -94,6 +93,16 @@ pub(crate) fn pool(
         config.application_name(session::application_name());
     }
     let tls = crate::tls::connector(options.tls_ca_file.as_deref())?;
+    Ok((config, tls))
+}
+
+/// A connection's settings and TLS connector, and the pool of a hub made of them: each
+/// connection runs the hub's [`session`] settings.
+pub(crate) fn pool(
+    options: &PostgresOptions,
+    schema: &str,
+) -> StorageResult<(Pool, tokio_postgres::Config, MakeRustlsConnect)> {
+    let (config, tls) = connection(options)?;
     let manager = Manager::from_config(
         config.clone(),
         tls.clone(),
@@ -145,12 +154,13 @@ impl PostgresStore {
         let publisher = options.notify.then(|| {
             let publisher = Arc::new(Publisher::default());
             tokio::spawn(send_loop(publisher.clone(), pool.clone(), schema.clone()));
-            tokio::spawn(listen_loop(
-                Arc::downgrade(&watchers),
+            tokio::spawn(listen_loop(Listener {
+                watchers: Arc::downgrade(&watchers),
+                publisher: publisher.clone(),
                 config,
                 tls,
-                schema.clone(),
-            ));
+                channel: schema.clone(),
+            }));
             publisher
         });
         let (writer, jobs) = tokio::sync::mpsc::unbounded_channel();

@@ -17,7 +17,7 @@ pub async fn run(config: &Config) -> anyhow::Result<Vec<Record>> {
     };
     let done = progress::drive("hello5", n * 5, work, || bench.stats().activities).await?;
     let m = span.end();
-    bench.close().await;
+    let server = bench.close().await;
     let durations = created_to_completed(&done);
     let record = m
         .record("hello5", config, n, n * 5)
@@ -27,6 +27,7 @@ pub async fn run(config: &Config) -> anyhow::Result<Vec<Record>> {
             &durations,
         )
         .extra("activities", n * 5)
+        .server(server, "orchestration", n, m.cpu)
         .settings(config.changed_settings(&[]));
     let record = match &m.azure {
         Some(ops) => record.extra(
