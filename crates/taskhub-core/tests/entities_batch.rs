@@ -65,14 +65,8 @@ fn lines(state: &Option<Payload>) -> Vec<String> {
 fn responses(effects: &[EntityEffect]) -> Vec<(String, EntityResponse)> {
     effects
         .iter()
-        .filter_map(|e| match e {
-            EntityEffect::Respond {
-                request_id,
-                response,
-                ..
-            } => Some((request_id.clone(), response.clone())),
-            _ => None,
-        })
+        .filter_map(EntityEffect::response)
+        .map(|(id, response)| (id.to_owned(), response.clone()))
         .collect()
 }
 

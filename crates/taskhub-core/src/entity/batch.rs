@@ -101,6 +101,22 @@ pub enum EntityEffect {
     },
 }
 
+impl EntityEffect {
+    /// The request ID and the answer of a [`Respond`](Self::Respond) effect; `None` for
+    /// every other effect.
+    #[must_use]
+    pub fn response(&self) -> Option<(&str, &EntityResponse)> {
+        match self {
+            Self::Respond {
+                request_id,
+                response,
+                ..
+            } => Some((request_id, response)),
+            _ => None,
+        }
+    }
+}
+
 /// What a batch did.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct BatchOutcome {
