@@ -53,7 +53,8 @@ pub(super) async fn report(
     };
     // The instance may have moved off a partition that is being removed.
     let partition = shared.route(&message.target, hint).await.unwrap_or(hint);
-    let reply = reply(shared, &message, &task, execution, event, partition, trace);
+    let now = shared.hub.clock().now();
+    let reply = reply(now, &message, &task, execution, event, partition, trace);
     // This worker holds the orchestration's partition: the result goes to its session in
     // process, and the checkpoint that records it deletes the work item.
     let local = LocalResult {
@@ -71,9 +72,9 @@ pub(super) async fn report(
     shared.lifecycle.landed(flight);
 }
 
-/// The result message of `task`, addressed to its orchestration on `partition`.
+/// The result message of `task`, addressed to its orchestration on `partition`, sent at `now`.
 fn reply(
-    shared: &Shared,
+    now: taskhub_core::Timestamp,
     message: &Message,
     task: &Task,
     execution: ExecutionId,
@@ -94,7 +95,7 @@ fn reply(
             execution_id: execution,
         }),
         episode: message.episode,
-        enqueued_at: shared.hub.clock().now(),
+        enqueued_at: now,
         target_partition: Some(partition),
         traceparent: Some(trace.traceparent()),
         order: None,

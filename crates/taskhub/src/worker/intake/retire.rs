@@ -20,7 +20,7 @@ use super::control::Lease;
 
 use crate::hub::TaskHub;
 use crate::worker::lifecycle::decode;
-use crate::worker::shared::Shared;
+use crate::worker::shared::{Returns, Shared};
 
 /// Moves the work of retiring `lease.partition` until it is retired or the lease ends.
 pub(crate) async fn run(shared: Arc<Shared>, mut lease: Lease) {
@@ -99,7 +99,7 @@ async fn forward(shared: &Shared, p: u32, m: Dequeued) {
         Ok(to) => to,
         Err(e) => {
             warn!(instance = %message.target, error = %e, "could not re-home instance; retrying later");
-            retry_later(shared, queue, &m).await;
+            retry_later(shared.returns(), queue, &m).await;
             return;
         }
     };
@@ -117,16 +117,16 @@ async fn forward(shared: &Shared, p: u32, m: Dequeued) {
         }
         Err(e) => {
             warn!(error = %e, "could not forward a message; retrying later");
-            retry_later(shared, queue, &m).await;
+            retry_later(shared.returns(), queue, &m).await;
         }
     }
 }
 
 /// Gives a message that could not be forwarded back for a second.
-async fn retry_later(shared: &Shared, queue: QueueName, m: &Dequeued) {
+async fn retry_later(returns: Returns<'_>, queue: QueueName, m: &Dequeued) {
     crate::worker::lifecycle::schema_watch::give_back_failed(
-        &shared.hub,
-        &shared.lifecycle,
+        returns.hub,
+        returns.lifecycle,
         queue,
         &m.receipt,
         Duration::from_secs(1),

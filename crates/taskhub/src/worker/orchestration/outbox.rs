@@ -15,6 +15,7 @@ use taskhub_core::{
 };
 use taskhub_storage::{OutboundMessage, QueueName, StorageError};
 
+use crate::hub::TaskHub;
 use crate::telemetry::TraceContext;
 use crate::worker::shared::outbound::{attempt_purpose, encode, timer_delay};
 use crate::worker::shared::Shared;
@@ -129,7 +130,7 @@ async fn messages_of(
             let delay = timer_delay(shared.hub.store().as_ref(), *fire_at, origin.now);
             Some((QueueName::Control(origin.partition), m, delay))
         }
-        Action::SendEvent { .. } => event(shared, origin, action).await?,
+        Action::SendEvent { .. } => event(&shared.hub, origin, action).await?,
         Action::NotifyParent { parent, event } => {
             let partition = shared.hub.partition_of(&parent.instance_id).await?;
             let m = origin.message(
@@ -150,28 +151,19 @@ async fn messages_of(
 fn work_item(origin: &Origin<'_>, action: &Action) -> Option<Addressed> {
     let Action::ScheduleActivity {
         task_id,
-        name,
-        version,
-        input,
         attempt,
-        tags,
         traceparent,
+        ..
     } = action
     else {
         return None;
     };
+    // The work item carries the `TaskScheduled` event that records the action.
     let mut m = origin.message(
         &origin.after_rewinds(attempt_purpose("task", *task_id, *attempt)),
         origin.instance.clone(),
         Some(origin.execution.clone()),
-        EventKind::TaskScheduled {
-            task_id: *task_id,
-            name: name.clone(),
-            version: version.clone(),
-            input: input.clone(),
-            attempt: *attempt,
-            tags: tags.clone(),
-        },
+        action.recorded_event()?,
     );
     m.target_partition = Some(origin.partition);
     joined(&mut m, traceparent.as_deref());
@@ -236,7 +228,7 @@ async fn sub_start(
 /// An event sent to another instance, numbered in send order for an entity (`None` for any
 /// other action).
 async fn event(
-    shared: &Shared,
+    hub: &TaskHub,
     origin: &Origin<'_>,
     action: &Action,
 ) -> Result<Option<Addressed>, StorageError> {
@@ -250,7 +242,7 @@ async fn event(
     else {
         return Ok(None);
     };
-    let partition = shared.hub.partition_of(instance_id).await?;
+    let partition = hub.partition_of(instance_id).await?;
     let mut m = origin.message(
         &origin.after_rewinds(format!("send:{task_id}")),
         instance_id.clone(),

@@ -15,10 +15,11 @@
 //!
 //! A step that needs one or two of these takes them, not `Shared`: the hub alone (encoding,
 //! `refused::notice`, the retried commit, `row_repair::write`, the entity's sends, the poller,
-//! a rewound child's messages), the hub and `Lifecycle` (dead letters, `result_commit`,
-//! `local::fall_back`, the held item, a remote activity's run), both as [`Returns`] (giving
-//! deliveries back or abandoning them, `orchestration::redeliver`, and what only does that: an
-//! undecided remote turn, a blamed entity operation), settings only (the version gate); a
+//! a rewound child's messages, an event a turn sends), the hub and
+//! `Lifecycle` (dead letters, `result_commit`, `local::fall_back`, the held item, a remote
+//! activity's run), both as [`Returns`] (giving deliveries back or abandoning them,
+//! `orchestration::redeliver`, and what only does that: an undecided remote turn, a blamed
+//! entity operation, a retired partition's retry), settings only (the version gate); a
 //! helper that needs storage alone takes the trait it uses (`QueueStore` for timer delays, a
 //! remote activity's give-back and an abandoned worker's, `InstanceStore` to re-home an
 //! instance). The entity batch takes `&Shared`: it reads most parts (its remote wait the
