@@ -73,13 +73,8 @@ async fn a_result_commit_failing_transiently_is_retried_and_the_activity_runs_on
 
     // Time moves on (ten times real speed) so back-off waits and renewals come due.
     let advancing = keep_advancing_by(&clock, Duration::from_millis(5), Duration::from_millis(50));
-    let done = completes_within(
-        &client,
-        &id,
-        Duration::from_secs(30),
-        "completes without waiting for a redelivery",
-    )
-    .await;
+    let what = "completes without waiting for a redelivery";
+    let done = completes_within(&client, &id, Duration::from_secs(30), what).await;
     advancing.abort();
     assert_eq!(done.status(), OrchestrationStatus::Completed);
     assert_eq!(done.output::<u64>().unwrap(), Some(42));

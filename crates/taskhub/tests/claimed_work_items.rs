@@ -13,6 +13,7 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::registries::{add_fan_out, add_inc, add_seq};
 use common::stores::memory_store;
 use common::*;
 use taskhub::*;
@@ -25,28 +26,14 @@ const INSTANCES: u64 = 12;
 
 fn registry() -> Registry {
     let mut reg = Registry::new();
-    reg.activity("Inc", |_ctx: ActivityContext, x: u64| async move {
-        Ok::<_, ActivityError>(x + 1)
-    });
+    add_inc(&mut reg);
     reg.activity("Slow", |_ctx: ActivityContext, x: u64| async move {
         // Long enough that the claiming worker's two slots stay busy while the others wait.
         tokio::time::sleep(Duration::from_millis(100)).await;
         Ok::<_, ActivityError>(x)
     });
-    reg.orchestration("Seq", |ctx: OrchestrationContext, n: u64| async move {
-        let mut x = 0u64;
-        for _ in 0..n {
-            x = ctx.call_activity("Inc", x).await?;
-        }
-        Ok::<_, OrchestrationError>(x)
-    });
-    reg.orchestration("FanOut", |ctx: OrchestrationContext, n: u64| async move {
-        let mut sum = 0u64;
-        for r in when_all((0..n).map(|i| ctx.call_activity::<_, u64>("Slow", i))).await {
-            sum += r?;
-        }
-        Ok::<_, OrchestrationError>(sum)
-    });
+    add_seq(&mut reg);
+    add_fan_out(&mut reg, "FanOut", "Slow");
     reg
 }
 

@@ -57,13 +57,7 @@ async fn message_failing_every_delivery_is_dead_lettered_after_max_dequeue_count
         letter.queue,
         QueueName::Control(id.partition(hub.partition_count()))
     );
-    assert_eq!(letter.dequeue_count, 3);
-    assert!(
-        letter.reason.contains("delivered 3 times")
-            && letter.reason.contains("max_dequeue_count is 2"),
-        "{}",
-        letter.reason
-    );
+    assert_dead_at_third_delivery(letter);
     assert!(
         letter.body.contains("go"),
         "the letter keeps the message: {}",

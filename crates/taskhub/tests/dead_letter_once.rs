@@ -12,12 +12,11 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::queues::enqueue_now;
 use common::*;
 use taskhub::*;
 use taskhub_storage::memory::{FaultPlan, MemoryStore, Op, Trigger};
-use taskhub_storage::{
-    DeadLetterStore, NewQueueMessage, QueueName, QueueStore, StorageError, SystemClock,
-};
+use taskhub_storage::{DeadLetterStore, QueueName, QueueStore, StorageError, SystemClock};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_or_unanswered_dead_letter_move_is_not_repeated() {
@@ -37,16 +36,7 @@ async fn a_failed_or_unanswered_dead_letter_move_is_not_repeated() {
     let hub = TaskHub::open(store.clone(), settings).await.unwrap();
     let worker = Worker::start(&hub, Registry::new()).await.unwrap();
     let queue = QueueName::Control(0);
-    store
-        .enqueue(
-            queue,
-            vec![NewQueueMessage {
-                body: "not a message".into(),
-                delay: Duration::ZERO,
-            }],
-        )
-        .await
-        .unwrap();
+    enqueue_now(store.as_ref(), queue, "not a message".into()).await;
 
     // The message leaves its queue once it has been dead-lettered for good.
     tokio::time::timeout(Duration::from_secs(20), async {

@@ -15,13 +15,15 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::queues::enqueue_now;
+use common::registries::add_cell;
 use common::two_stores::memory_and_sqlite;
 use common::*;
 use taskhub::*;
 use taskhub_core::entity::{Caller, EntityRequest, ENTITY_REQUEST_EVENT};
 use taskhub_core::format::encode_message;
 use taskhub_core::Message;
-use taskhub_storage::{NewQueueMessage, QueueName, TaskHubStore};
+use taskhub_storage::{QueueName, TaskHubStore};
 
 const BOUND: Duration = Duration::from_secs(30);
 
@@ -35,11 +37,7 @@ fn cells(keys: &[String]) -> Vec<EntityId> {
 
 fn registry() -> Registry {
     let mut reg = Registry::new();
-    reg.entity("Cell", |ctx: &mut EntityContext| {
-        let n: u64 = ctx.get_state_or_default()?;
-        ctx.set_state(&(n + 1))?;
-        Ok(n + 1)
-    });
+    add_cell(&mut reg);
     // Holds a section over `keys` until it gets the event "go".
     reg.orchestration(
         "Holder",
@@ -192,16 +190,12 @@ async fn orphan(store: Arc<dyn TaskHubStore>) {
         },
         hub.clock().now(),
     );
-    store
-        .enqueue(
-            QueueName::Control(0),
-            vec![NewQueueMessage {
-                body: encode_message(&message),
-                delay: Duration::ZERO,
-            }],
-        )
-        .await
-        .unwrap();
+    enqueue_now(
+        store.as_ref(),
+        QueueName::Control(0),
+        encode_message(&message),
+    )
+    .await;
     tokio::time::timeout(BOUND, async {
         while client
             .get_entity(&cell("g"))

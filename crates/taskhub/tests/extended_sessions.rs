@@ -6,6 +6,7 @@
 mod common;
 use std::time::Duration;
 
+use common::registries::{add_inc, add_seq};
 use common::stores::memory_store;
 use common::*;
 use taskhub::*;
@@ -15,20 +16,12 @@ const ACTIVITIES: u64 = 6;
 
 fn registry() -> Registry {
     let mut reg = Registry::new();
-    reg.activity("Inc", |_c: ActivityContext, x: u64| async move {
-        Ok::<_, ActivityError>(x + 1)
-    });
-    reg.orchestration("Chain", |ctx: OrchestrationContext, n: u64| async move {
-        let mut x = 0;
-        for _ in 0..n {
-            x = ctx.call_activity::<_, u64>("Inc", x).await?;
-        }
-        Ok::<_, OrchestrationError>(x)
-    });
+    add_inc(&mut reg);
+    add_seq(&mut reg);
     reg
 }
 
-/// Runs one `Chain` of `ACTIVITIES` steps; returns (history loads, turns).
+/// Runs one `Seq` of `ACTIVITIES` steps; returns (history loads, turns).
 async fn run_chain(extended: bool) -> (u64, u64) {
     let store = memory_store();
     let settings = Settings {
@@ -40,7 +33,7 @@ async fn run_chain(extended: bool) -> (u64, u64) {
     let worker = Worker::start(&hub, registry()).await.unwrap();
     let client = hub.client();
     store.faults().reset_counts();
-    let id = client.start("Chain", ACTIVITIES).await.unwrap();
+    let id = client.start("Seq", ACTIVITIES).await.unwrap();
     let done = wait_done(&client, &id, Duration::from_secs(20)).await;
     assert_eq!(done.output::<u64>().unwrap(), Some(ACTIVITIES));
     let loads = store.faults().calls(Op::LoadHistory);

@@ -42,13 +42,8 @@ async fn a_partition_fenced_while_its_lease_stays_held_is_processed_again() {
         },
     ));
     let worker = Worker::start(&hub, reg).await.unwrap();
-    let done = completes_within(
-        &client,
-        &id,
-        Duration::from_secs(30),
-        "the partition is processed again while its lease is still held",
-    )
-    .await;
+    let what = "the partition is processed again while its lease is still held";
+    let done = completes_within(&client, &id, Duration::from_secs(30), what).await;
     assert_eq!(done.status(), OrchestrationStatus::Completed);
     assert_eq!(done.output::<u64>().unwrap(), Some(42));
     assert_eq!(

@@ -6,6 +6,7 @@
 mod common;
 use std::time::Duration;
 
+use common::registries::add_inc;
 use common::stores::memory_store;
 use common::*;
 use taskhub::*;
@@ -14,9 +15,7 @@ const N: u64 = 40;
 
 fn registry() -> Registry {
     let mut reg = Registry::new();
-    reg.activity("Inc", |_c: ActivityContext, x: u64| async move {
-        Ok::<_, ActivityError>(x + 1)
-    });
+    add_inc(&mut reg);
     reg.orchestration("Step", |ctx: OrchestrationContext, x: u64| async move {
         let y: u64 = ctx.call_activity("Inc", x).await?;
         if y.is_multiple_of(4) {

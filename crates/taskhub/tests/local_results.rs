@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::registries::{add_counted_inc, add_inc, add_seq};
+use common::registries::{add_counted_inc, add_fan_out, add_inc, add_seq};
 use common::run::{completes_within, run_to_end};
 use common::stores::{manual_memory_hub, ManualMemoryHub};
 use common::two_stores::memory_and_sqlite;
@@ -141,16 +141,7 @@ async fn a_fan_out_keeps_its_results_in_process() {
     let store: Arc<dyn TaskHubStore> = Arc::new(store);
     let mut reg = Registry::new();
     add_inc(&mut reg);
-    reg.orchestration("Fan", |ctx: OrchestrationContext, n: u64| async move {
-        let tasks: Vec<_> = (0..n)
-            .map(|i| ctx.call_activity::<_, u64>("Inc", i))
-            .collect();
-        let mut sum = 0;
-        for r in taskhub::when_all(tasks).await {
-            sum += r?;
-        }
-        Ok::<_, OrchestrationError>(sum)
-    });
+    add_fan_out(&mut reg, "Fan", "Inc");
     let settings = Settings {
         control_queue_buffer_threshold: 4,
         control_queue_batch_size: 4,

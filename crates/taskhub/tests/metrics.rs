@@ -8,11 +8,12 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::queues::enqueue_now;
 use common::*;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use taskhub::telemetry::names;
 use taskhub::*;
-use taskhub_storage::{Instrumented, NewQueueMessage, QueueName, SystemClock};
+use taskhub_storage::{Instrumented, QueueName, SystemClock};
 
 fn registry() -> Registry {
     let mut reg = Registry::new();
@@ -73,16 +74,12 @@ async fn a_run_moves_the_runtime_metrics() {
     let done = wait_done(&client, &id, Duration::from_secs(60)).await;
     assert_eq!(done.status(), OrchestrationStatus::Completed);
     // A malformed message is dead-lettered at once.
-    hub.store()
-        .enqueue(
-            QueueName::Control(0),
-            vec![NewQueueMessage {
-                body: "not a message".into(),
-                delay: Duration::ZERO,
-            }],
-        )
-        .await
-        .unwrap();
+    enqueue_now(
+        hub.store().as_ref(),
+        QueueName::Control(0),
+        "not a message".into(),
+    )
+    .await;
     let dead = r#"taskhub_dead_letters_total{queue="control-00"}"#;
     // The finished session leaves memory right after its last turn is published.
     wait::until(

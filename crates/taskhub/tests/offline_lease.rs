@@ -12,10 +12,13 @@
 //! Deterministic: one lease manager on the memory backend with a `ManualClock`.
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::queues::partition_row;
 use taskhub::lease::{LeaseConfig, LeaseManager, PartitionHost, Released};
 use taskhub_core::Timestamp;
 use taskhub_storage::memory::{FaultPlan, MemoryStore};
@@ -70,13 +73,7 @@ async fn an_offline_partition_left_by_an_expired_owner_is_released() {
     store.faults().set_plan(FaultPlan::none());
 
     // Partition 3 is taken offline meanwhile (a retirement or an operator).
-    let row = store
-        .list_partitions()
-        .await
-        .unwrap()
-        .into_iter()
-        .find(|r| r.partition == 3)
-        .unwrap();
+    let row = partition_row(store.as_ref(), 3).await;
     assert_eq!(row.owner.as_deref(), Some("w1"));
     let offline = taskhub_storage::PartitionRow {
         offline: true,

@@ -615,6 +615,18 @@ impl RemoteExecutor for Stalls {
     }
 }
 
+impl Stalls {
+    /// Waits until the first decision is out.
+    async fn until_asked(&self) {
+        wait::until(
+            "the decision is out",
+            || self.asked.load(Ordering::SeqCst) >= 1,
+            || self.asked.load(Ordering::SeqCst),
+        )
+        .await;
+    }
+}
+
 fn stalls() -> (Arc<Stalls>, Arc<AtomicUsize>) {
     let dropped = Arc::new(AtomicUsize::new(0));
     let s = Arc::new(Stalls {
@@ -630,12 +642,7 @@ async fn a_lease_lost_while_a_decision_is_out_commits_nothing(backend: Backend) 
     let (stalls, dropped) = stalls();
     let env = env(backend, stalls.clone(), short_lease(settings(backend))).await;
     let i = env.start("Sequence", "stalled", ()).await;
-    wait::until(
-        "the decision is out",
-        || stalls.asked.load(Ordering::SeqCst) >= 1,
-        || stalls.asked.load(Ordering::SeqCst),
-    )
-    .await;
+    stalls.until_asked().await;
     let stolen = steal_the_lease(env.hub.store().as_ref()).await;
     wait::until(
         "the executor's future is dropped",
@@ -674,12 +681,7 @@ async fn a_stopping_worker_withdraws_its_decision(backend: Backend) {
     let (stalls, dropped) = stalls();
     let mut env = env(backend, stalls.clone(), short_lease(settings(backend))).await;
     let i = env.start("Sequence", "stopped", ()).await;
-    wait::until(
-        "the decision is out",
-        || stalls.asked.load(Ordering::SeqCst) >= 1,
-        || stalls.asked.load(Ordering::SeqCst),
-    )
-    .await;
+    stalls.until_asked().await;
     let clock = env.hub.clock().clone();
     let before = clock.monotonic();
     env.worker.take().unwrap().shutdown().await;
@@ -722,12 +724,7 @@ async fn a_decision_out_holds_up_no_other_instance(backend: Backend) {
     };
     let env = env(backend, stalls.clone(), settings).await;
     let waiting = env.start("Gate", "never-answered", ()).await;
-    wait::until(
-        "the decision is out",
-        || stalls.asked.load(Ordering::SeqCst) >= 1,
-        || stalls.asked.load(Ordering::SeqCst),
-    )
-    .await;
+    stalls.until_asked().await;
     let rust = env.start("RustChild", "rust-meanwhile", 1u64).await;
     let remote = env.start("Sequence", "remote-meanwhile", ()).await;
     assert_eq!(env.done(&rust).await.output::<u64>().unwrap(), Some(101));

@@ -20,6 +20,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use backends::{settings, Backend, TestStore};
+use common::queues::enqueue_now;
+use common::registries::add_cell;
 use common::{find, wait_done};
 use taskhub::*;
 use taskhub_core::Message;
@@ -86,11 +88,7 @@ fn registry(board: &Board) -> Registry {
             Ok::<_, OrchestrationError>(format!("{r} {p}"))
         },
     );
-    reg.entity("Cell", |ctx: &mut EntityContext| {
-        let n: u64 = ctx.get_state_or_default()?;
-        ctx.set_state(&(n + 1))?;
-        Ok(n + 1)
-    });
+    add_cell(&mut reg);
     // Pays inside a critical section over its cell.
     reg.orchestration(
         "Locked",
@@ -404,17 +402,12 @@ async fn a_rewind_request_delivered_again_does_not_rewind_a_later_failure(backen
     again.id = applied;
     again.execution_id = Some(row.row.execution_id.clone());
     let partition = row.row.partition;
-    s.hub
-        .store()
-        .enqueue(
-            taskhub_storage::QueueName::Control(partition),
-            vec![taskhub_storage::NewQueueMessage {
-                body: taskhub_core::format::encode_message(&again),
-                delay: Duration::ZERO,
-            }],
-        )
-        .await
-        .unwrap();
+    enqueue_now(
+        s.hub.store().as_ref(),
+        taskhub_storage::QueueName::Control(partition),
+        taskhub_core::format::encode_message(&again),
+    )
+    .await;
     // Once it is taken (the queue empties), it has rewound nothing: still Failed, Pay not run
     // again.
     let queue = taskhub_storage::QueueName::Control(partition);

@@ -41,6 +41,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use common::queues::partition_row;
 use common::*;
 use taskhub::*;
 use taskhub_storage::faults::{FaultPlan, Op, Trigger};
@@ -295,13 +296,8 @@ fn scheduled(events: &[HistoryEvent], name: &str) -> usize {
 
 /// Waits (bounded, real time) for `id` to finish; returns its status.
 async fn finished(client: &TaskHubClient, id: &InstanceId, label: &str) -> InstanceStatus {
-    completes_within(
-        client,
-        id,
-        BOUND,
-        &format!("{label}: {id} finishes within {BOUND:?}"),
-    )
-    .await
+    let what = format!("{label}: {id} finishes within {BOUND:?}");
+    completes_within(client, id, BOUND, &what).await
 }
 
 /// The rewound history the final one starts with: up to the end of the rewind turn (the first
@@ -564,13 +560,7 @@ async fn rewind_under(kind: Backend, fault: Fault, then: Then) {
     assert!(last.pending_outbox.is_empty(), "{label}: outbox left");
     let stolen = *tear.stolen.lock().unwrap();
     if let Some((_, taken)) = stolen {
-        let lease = inner
-            .list_partitions()
-            .await
-            .unwrap()
-            .into_iter()
-            .find(|r| r.partition == 0)
-            .unwrap();
+        let lease = partition_row(inner.as_ref(), 0).await;
         assert!(
             lease.epoch > taken && lease.owner.as_deref() == Some(worker.name()),
             "{label}: the worker took the lease back from the thief: {lease:?}"

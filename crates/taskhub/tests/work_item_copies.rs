@@ -125,11 +125,7 @@ async fn copies_of_one_work_item_run_once() {
     put_copies(&store, &body, 2).await;
     copies_dropped_not_run(&runs, &worker, before + 2, "a copy of a running work item").await;
     gate.add_permits(100);
-    let done = hub
-        .client()
-        .wait_for_completion(&id, Duration::from_secs(30))
-        .await
-        .unwrap();
+    let done = wait_done(&hub.client(), &id, Duration::from_secs(30)).await;
     assert_eq!(done.status(), OrchestrationStatus::Completed);
     assert_eq!(done.output::<u64>().unwrap(), Some(42));
 
@@ -194,11 +190,7 @@ async fn the_running_message_itself_is_kept_while_it_runs() {
         "it did not run a second time"
     );
     gate.add_permits(100);
-    let done = hub
-        .client()
-        .wait_for_completion(&id, Duration::from_secs(30))
-        .await
-        .unwrap();
+    let done = wait_done(&hub.client(), &id, Duration::from_secs(30)).await;
     assert_eq!(done.output::<u64>().unwrap(), Some(42));
     assert_eq!(runs.load(Ordering::SeqCst), 1);
     worker.shutdown().await;

@@ -13,6 +13,7 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::registries::add_fan_out;
 use common::*;
 use taskhub::*;
 use taskhub_storage::faults::{FaultPlan, Op};
@@ -31,13 +32,7 @@ fn holder_registry(gate: Arc<Semaphore>) -> Registry {
             Ok::<_, ActivityError>(x)
         }
     });
-    reg.orchestration("Fan", |ctx: OrchestrationContext, n: u64| async move {
-        let mut sum = 0u64;
-        for r in when_all((0..n).map(|i| ctx.call_activity::<_, u64>("Work", i))).await {
-            sum += r?;
-        }
-        Ok::<_, OrchestrationError>(sum)
-    });
+    add_fan_out(&mut reg, "Fan", "Work");
     reg
 }
 

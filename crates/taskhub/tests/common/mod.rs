@@ -11,6 +11,7 @@
 pub mod activity_probe;
 pub mod child;
 pub mod history;
+pub mod queues;
 pub mod registries;
 pub mod remote;
 pub mod run;
@@ -101,6 +102,18 @@ pub async fn row_of(client: &TaskHubClient, id: &InstanceId) -> InstanceRow {
 /// Whether the instance `id` exists.
 pub async fn exists(client: &TaskHubClient, id: &InstanceId) -> bool {
     find(client, id).await.is_some()
+}
+
+/// Asserts that `letter` was dead-lettered at its third delivery, past a `max_dequeue_count`
+/// of 2, and that its reason says so.
+pub fn assert_dead_at_third_delivery(letter: &taskhub_storage::DeadLetter) {
+    assert_eq!(letter.dequeue_count, 3);
+    assert!(
+        letter.reason.contains("delivered 3 times")
+            && letter.reason.contains("max_dequeue_count is 2"),
+        "{}",
+        letter.reason
+    );
 }
 
 /// Long enough that only a stuck run reaches it.

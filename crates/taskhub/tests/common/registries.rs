@@ -52,6 +52,28 @@ pub fn double_then_wait_registry() -> Registry {
     reg
 }
 
+/// Registers the orchestration `name(n)`: calls the activity `activity` on each of `0..n` at
+/// once; returns the sum of the results.
+pub fn add_fan_out(reg: &mut Registry, name: &'static str, activity: &'static str) {
+    reg.orchestration(name, move |ctx: OrchestrationContext, n: u64| async move {
+        let mut sum = 0u64;
+        for r in when_all((0..n).map(|i| ctx.call_activity::<_, u64>(activity, i))).await {
+            sum += r?;
+        }
+        Ok::<_, OrchestrationError>(sum)
+    });
+}
+
+/// Registers the entity `Cell`: each operation adds one to its state and returns the new
+/// state.
+pub fn add_cell(reg: &mut Registry) {
+    reg.entity("Cell", |ctx: &mut EntityContext| {
+        let n: u64 = ctx.get_state_or_default()?;
+        ctx.set_state(&(n + 1))?;
+        Ok(n + 1)
+    });
+}
+
 /// `Countdown(n)`: sets its custom status to `at {n}` and continues as new with `n + 1` until
 /// `n` reaches 3; returns `n * 100`.
 pub fn countdown_registry() -> Registry {

@@ -16,10 +16,12 @@ use std::future::Future;
 use std::time::Duration;
 
 use taskhub::*;
-use taskhub_storage::{NewQueueMessage, QueueName};
+use taskhub_storage::QueueName;
 
 use crate::backends::{settings, Backend, TestStore};
-use crate::common::{wait, wait_done};
+use crate::common::queues::enqueue_now;
+use crate::common::registries::add_fan_out;
+use crate::common::{assert_dead_at_third_delivery, wait, wait_done};
 
 /// How long any one wait of the suite may take.
 const BOUND: Duration = Duration::from_secs(30);
@@ -172,14 +174,7 @@ pub async fn activities_with_retry_fan_out_and_sub_orchestrations(backend: Backe
     reg.activity("Fails", |_c: ActivityContext, _: ()| async move {
         Err::<u32, _>(ActivityError::new("always"))
     });
-    reg.orchestration("FanOut", |ctx: OrchestrationContext, n: u64| async move {
-        let results = when_all((0..n).map(|i| ctx.call_activity::<_, u64>("Square", i))).await;
-        let mut sum = 0;
-        for r in results {
-            sum += r?;
-        }
-        Ok::<_, OrchestrationError>(sum)
-    });
+    add_fan_out(&mut reg, "FanOut", "Square");
     reg.orchestration("Retry", |ctx: OrchestrationContext, _: ()| async move {
         let p = RetryPolicy::new(5, Duration::from_millis(100));
         Ok::<u32, OrchestrationError>(ctx.call_activity_with_retry("Flaky", (), p).await?)
@@ -596,16 +591,7 @@ pub async fn poison_messages_are_dead_lettered_and_the_loop_stops(backend: Backe
     let store = &e.store.store;
 
     // A malformed message is dead-lettered at once, with its reason.
-    store
-        .enqueue(
-            QueueName::Control(0),
-            vec![NewQueueMessage {
-                body: "{not json".into(),
-                delay: Duration::ZERO,
-            }],
-        )
-        .await
-        .unwrap();
+    enqueue_now(store.as_ref(), QueueName::Control(0), "{not json".into()).await;
     until("the malformed message's dead letter", || async {
         e.worker.stats().dead_lettered == 1
     })
@@ -636,13 +622,7 @@ pub async fn poison_messages_are_dead_lettered_and_the_loop_stops(backend: Backe
         .unwrap_or_else(|| panic!("the event's letter: {letters:?}"));
     let queue = QueueName::Control(w.partition(e.hub.partition_count()));
     assert_eq!(letter.queue, queue);
-    assert_eq!(letter.dequeue_count, 3);
-    assert!(
-        letter.reason.contains("delivered 3 times")
-            && letter.reason.contains("max_dequeue_count is 2"),
-        "{}",
-        letter.reason
-    );
+    assert_dead_at_third_delivery(letter);
     // The loop stopped: the queue is empty and the event was never applied.
     assert_eq!(store.stats(queue).await.unwrap().length, 0);
     let ws = e.worker.stats();
