@@ -46,23 +46,9 @@ fn payload(json: &str) -> Payload {
 
 fn row(chain: &Chain, now: Timestamp) -> InstanceRow {
     InstanceRow {
-        instance_id: chain.id.clone(),
-        name: "Bench".to_owned(),
-        version: None,
-        execution_id: chain.execution.clone(),
         status: OrchestrationStatus::Running,
         input: payload("{\"n\":1}"),
-        output: None,
-        failure: None,
-        custom_status: None,
-        created_at: now,
-        updated_at: now,
-        completed_at: None,
-        scheduled_start: None,
-        partition: 0,
-        tags: Default::default(),
-        executions: Vec::new(),
-        etag: None,
+        ..InstanceRow::new(chain.id.clone(), "Bench", chain.execution.clone(), now)
     }
 }
 

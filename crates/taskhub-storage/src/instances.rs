@@ -83,6 +83,40 @@ pub struct InstanceRow {
     pub etag: Option<ETag>,
 }
 
+impl InstanceRow {
+    /// The row of execution `execution_id` of instance `instance_id` (orchestration `name`),
+    /// `Pending` with no input, created and updated at `at`, on partition 0, with nothing
+    /// else set: what a caller does not set with struct update syntax
+    /// (`InstanceRow { status, ..InstanceRow::new(…) }`).
+    #[must_use]
+    pub fn new(
+        instance_id: InstanceId,
+        name: impl Into<String>,
+        execution_id: ExecutionId,
+        at: Timestamp,
+    ) -> Self {
+        Self {
+            instance_id,
+            name: name.into(),
+            version: None,
+            execution_id,
+            status: OrchestrationStatus::Pending,
+            input: Payload::null(),
+            output: None,
+            failure: None,
+            custom_status: None,
+            created_at: at,
+            updated_at: at,
+            completed_at: None,
+            scheduled_start: None,
+            partition: 0,
+            tags: Tags::default(),
+            executions: Vec::new(),
+            etag: None,
+        }
+    }
+}
+
 /// The condition of a conditional instance-row write.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Expect {

@@ -52,24 +52,10 @@ pub fn instance_row(
     status: taskhub_core::OrchestrationStatus,
     at: taskhub_core::Timestamp,
 ) -> taskhub_storage::InstanceRow {
+    let execution = taskhub_core::ExecutionId::new("e1").expect("a valid execution ID");
     taskhub_storage::InstanceRow {
-        instance_id: id.clone(),
-        name: name.to_owned(),
-        version: None,
-        execution_id: taskhub_core::ExecutionId::new("e1").expect("a valid execution ID"),
         status,
-        input: taskhub_core::Payload::null(),
-        output: None,
-        failure: None,
-        custom_status: None,
-        created_at: at,
-        updated_at: at,
-        completed_at: None,
-        scheduled_start: None,
-        partition: 0,
-        tags: Default::default(),
-        executions: Vec::new(),
-        etag: None,
+        ..taskhub_storage::InstanceRow::new(id.clone(), name, execution, at)
     }
 }
 

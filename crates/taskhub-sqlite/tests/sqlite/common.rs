@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use taskhub_core::{ExecutionId, InstanceId, OrchestrationStatus, Payload, Timestamp};
+use taskhub_core::{ExecutionId, InstanceId, OrchestrationStatus, Timestamp};
 use taskhub_sqlite::{SqliteOptions, SqliteStore};
 use taskhub_storage::{InstanceRow, ManualClock};
 
@@ -59,24 +59,10 @@ pub fn iid(s: &str) -> InstanceId {
 
 /// A plain instance row.
 pub fn row(id: &str, name: &str, status: OrchestrationStatus, created_ms: u64) -> InstanceRow {
+    let at = Timestamp::from_millis(created_ms);
     InstanceRow {
-        instance_id: iid(id),
-        name: name.into(),
-        version: None,
-        execution_id: ExecutionId::new("e1").unwrap(),
         status,
-        input: Payload::null(),
-        output: None,
-        failure: None,
-        custom_status: None,
-        created_at: Timestamp::from_millis(created_ms),
-        updated_at: Timestamp::from_millis(created_ms),
-        completed_at: None,
-        scheduled_start: None,
-        partition: 0,
-        tags: Default::default(),
-        executions: Vec::new(),
-        etag: None,
+        ..InstanceRow::new(iid(id), name, ExecutionId::new("e1").unwrap(), at)
     }
 }
 

@@ -295,23 +295,9 @@ pub(crate) fn row(
     created_at: Timestamp,
 ) -> InstanceRow {
     InstanceRow {
-        instance_id: iid(id),
-        name: name.to_owned(),
-        version: None,
-        execution_id: eid("exec-1"),
         status,
         input: json("null"),
-        output: None,
-        failure: None,
-        custom_status: None,
-        created_at,
-        updated_at: created_at,
-        completed_at: None,
-        scheduled_start: None,
-        partition: 0,
-        tags: Default::default(),
-        executions: Vec::new(),
-        etag: None,
+        ..InstanceRow::new(iid(id), name, eid("exec-1"), created_at)
     }
 }
 

@@ -50,23 +50,13 @@ pub fn instance_row(id: &str) -> InstanceRow {
 /// A Running row of instance `id` of orchestration `name`, execution `e1`, on partition 0.
 pub fn running_row(id: &str, name: &str) -> InstanceRow {
     InstanceRow {
-        instance_id: InstanceId::new(id).unwrap(),
-        name: name.to_owned(),
-        version: None,
-        execution_id: ExecutionId::new("e1").unwrap(),
         status: OrchestrationStatus::Running,
-        input: Payload::null(),
-        output: None,
-        failure: None,
-        custom_status: None,
-        created_at: Timestamp::EPOCH,
-        updated_at: Timestamp::EPOCH,
-        completed_at: None,
-        scheduled_start: None,
-        partition: 0,
-        tags: Default::default(),
-        executions: Vec::new(),
-        etag: None,
+        ..InstanceRow::new(
+            InstanceId::new(id).unwrap(),
+            name,
+            ExecutionId::new("e1").unwrap(),
+            Timestamp::EPOCH,
+        )
     }
 }
 
