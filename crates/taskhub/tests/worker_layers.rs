@@ -56,6 +56,14 @@ struct Source {
     text: String,
 }
 
+/// A source file made up by a test of the checks.
+fn source(rel: &str, text: &str) -> Source {
+    Source {
+        rel: rel.to_owned(),
+        text: text.to_owned(),
+    }
+}
+
 fn load(dir: &Path) -> Vec<Source> {
     sources(dir)
         .into_iter()
@@ -499,43 +507,39 @@ fn long_functions(sources: &[Source]) -> Vec<String> {
     found
 }
 
+/// Runs `check` over the worker's sources and fails with what it found, under `what`.
+fn assert_clean(check: fn(&[Source]) -> Vec<String>, what: &str) {
+    let found = check(&load(&worker_dir()));
+    assert!(found.is_empty(), "{what}:\n{}", found.join("\n"));
+}
+
 #[test]
 fn worker_imports_follow_the_stages() {
-    let found = layer_violations(&load(&worker_dir()));
-    assert!(
-        found.is_empty(),
-        "imports against the worker's flow ({}):\n{}",
-        STAGES.join(" → "),
-        found.join("\n")
+    let flow = STAGES.join(" → ");
+    assert_clean(
+        layer_violations,
+        &format!("imports against the worker's flow ({flow})"),
     );
 }
 
 #[test]
 fn no_stage_imports_in_a_circle() {
-    let found = import_cycles(&load(&worker_dir()));
-    assert!(
-        found.is_empty(),
-        "files of one stage that import each other (directly or through others):\n{}",
-        found.join("\n")
+    assert_clean(
+        import_cycles,
+        "files of one stage that import each other (directly or through others)",
     );
 }
 
 #[test]
 fn worker_functions_are_short() {
-    let found = long_functions(&load(&worker_dir()));
-    assert!(
-        found.is_empty(),
-        "functions over {MAX_FN_LINES} lines under worker/:\n{}",
-        found.join("\n")
+    assert_clean(
+        long_functions,
+        &format!("functions over {MAX_FN_LINES} lines under worker/"),
     );
 }
 
 #[test]
 fn the_checks_can_fail() {
-    let source = |rel: &str, text: &str| Source {
-        rel: rel.to_owned(),
-        text: text.to_owned(),
-    };
     let long_body = "    let x = 1;\n".repeat(MAX_FN_LINES);
     let sources = [
         source(
@@ -572,10 +576,6 @@ fn the_checks_can_fail() {
 
 #[test]
 fn the_cycle_check_names_each_circle() {
-    let source = |rel: &str, text: &str| Source {
-        rel: rel.to_owned(),
-        text: text.to_owned(),
-    };
     let sources = [
         source(
             "orchestration/mod.rs",
