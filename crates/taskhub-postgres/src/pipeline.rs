@@ -13,7 +13,7 @@
 use deadpool_postgres::GenericClient;
 use taskhub_core::format::encode_event;
 use taskhub_storage::{
-    CheckpointOutcome, CheckpointRequest, Dequeued, StorageError, StorageResult,
+    CheckpointOutcome, CheckpointRequest, Dequeued, HistoryWrite, StorageError, StorageResult,
 };
 use tokio_postgres::types::ToSql;
 
@@ -37,7 +37,9 @@ pub(crate) async fn warm<C: GenericClient>(
     let mut texts: Vec<String> = vec![FENCE_SQL.to_owned(), HEAD_ETAG_SQL.to_owned()];
     if let Some(write) = &request.history {
         texts.push(head_sql(write).to_owned());
-        texts.push(DELETE_EVENTS_SQL.to_owned());
+        if replaces_events(write) {
+            texts.push(DELETE_EVENTS_SQL.to_owned());
+        }
         texts.push(EVENTS_AFTER_HEAD_SQL.to_owned());
     }
     if let Some((_, expect)) = &request.instance {
@@ -74,12 +76,19 @@ async fn head<C: GenericClient>(tx: &C, request: &CheckpointRequest) -> HeadAnsw
     Ok(row.map(|r| r.get(0)))
 }
 
+/// Whether the write replaces stored events: a new execution over a history that exists (an
+/// instance's first write finds none: its head is inserted only where no head is, and a head
+/// and its events are always written and deleted together), as the step-by-step write decides.
+fn replaces_events(write: &HistoryWrite) -> bool {
+    write.new_execution && write.expected.is_some()
+}
+
 async fn events<C: GenericClient>(tx: &C, request: &CheckpointRequest) -> StorageResult<()> {
     let Some(write) = &request.history else {
         return Ok(());
     };
     let id = request.instance_id.as_str();
-    if write.new_execution {
+    if replaces_events(write) {
         let stmt = tx.prepare_cached(DELETE_EVENTS_SQL).await.ctx(WHAT)?;
         tx.execute(&stmt, &[&id]).await.ctx(WHAT)?;
     }
