@@ -200,12 +200,7 @@ async fn mixed_hub(backend: Backend) {
         "worker late started",
     )
     .await;
-    let st = calls::wait_done(&mut c, "later").await;
-    assert_eq!(
-        st.orchestration_status,
-        OrchestrationStatus::Completed as i32,
-        "{st:?}"
-    );
+    let st = calls::completed(&mut c, "later").await;
     let got: Vec<String> = serde_json::from_str(st.output.as_deref().unwrap()).unwrap();
     assert_eq!(got, ["python late orchestration", "python: l"]);
 

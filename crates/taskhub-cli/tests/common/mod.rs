@@ -2,7 +2,6 @@
 #![allow(
     clippy::disallowed_methods,
     dead_code,
-    unused_imports,
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::indexing_slicing,

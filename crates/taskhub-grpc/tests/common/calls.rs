@@ -101,6 +101,17 @@ pub async fn wait_done(c: &mut Client, id: &str) -> OrchestrationState {
     r.orchestration_state.unwrap()
 }
 
+/// Waits as [`wait_done`] does and asserts that the instance completed; its state.
+pub async fn completed(c: &mut Client, id: &str) -> OrchestrationState {
+    let st = wait_done(c, id).await;
+    assert_eq!(
+        st.orchestration_status,
+        OrchestrationStatus::Completed as i32,
+        "{st:?}"
+    );
+    st
+}
+
 /// The state with inputs and outputs (`None`: does not exist).
 pub async fn get(c: &mut Client, id: &str) -> Option<OrchestrationState> {
     let r = c

@@ -3,7 +3,6 @@
 #![allow(
     clippy::disallowed_methods,
     dead_code,
-    unused_imports,
     clippy::unwrap_used,
     clippy::expect_used,
     reason = "test code"
@@ -22,12 +21,6 @@ use taskhub::*;
 use taskhub_http::HttpConfig;
 
 pub use taskhub_test_support::{wait, Backend, TempDir};
-
-/// The environment variable naming the Azure test account.
-pub use taskhub_test_support::env::AZURE_CONNECTION_STRING as AZURE_ENV;
-
-/// The environment variable naming the PostgreSQL test server.
-pub use taskhub_test_support::env::POSTGRES_URL as POSTGRES_ENV;
 
 /// A hub name no other test uses, for Azure and PostgreSQL.
 fn unique_hub_name() -> String {
@@ -57,9 +50,6 @@ pub fn strs<'a>(list: &'a serde_json::Value, key: &str) -> Vec<&'a str> {
         .map(|e| e.get(key).and_then(|v| v.as_str()).unwrap())
         .collect()
 }
-
-/// A deadline only a stuck test reaches.
-pub use taskhub_test_support::wait::STUCK;
 
 pub fn settings() -> Settings {
     Settings {
