@@ -17,12 +17,17 @@ pub struct Run {
 }
 
 impl Run {
-    /// The `scenario` of every record, in order.
-    pub fn scenarios(&self) -> Vec<&str> {
-        self.records
+    /// Asserts that the records are of `scenarios`, in this order, each on `backend`.
+    pub fn assert_scenarios(&self, backend: &str, scenarios: &[&str]) {
+        let reported: Vec<&str> = self
+            .records
             .iter()
             .map(|r| r["scenario"].as_str().unwrap())
-            .collect()
+            .collect();
+        assert_eq!(reported, scenarios);
+        for r in &self.records {
+            assert_eq!(r["backend"], backend, "{r}");
+        }
     }
 }
 
