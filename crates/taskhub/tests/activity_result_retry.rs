@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::registries::add_call;
 use common::stores::{manual_memory_hub, ManualMemoryHub};
 use common::*;
 use taskhub::*;
@@ -63,10 +64,7 @@ async fn a_result_commit_failing_transiently_is_retried_and_the_activity_runs_on
             }
         });
     }
-    reg.orchestration("Once", |ctx: OrchestrationContext, x: u64| async move {
-        let doubled: u64 = ctx.call_activity("Double", x).await?;
-        Ok::<_, OrchestrationError>(doubled)
-    });
+    add_call(&mut reg, "Once", "Double");
     let worker = Worker::start(&hub, reg).await.unwrap();
     let client = hub.client();
     let id = client.start("Once", 21u64).await.unwrap();

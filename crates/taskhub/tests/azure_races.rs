@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::registries::add_call;
 use common::wait::{until, until_async};
 use common::{start_as, wait_done};
 use taskhub::*;
@@ -101,10 +102,7 @@ fn once_registry(runs: Arc<AtomicUsize>) -> Registry {
             Ok::<_, ActivityError>(x * 2)
         }
     });
-    reg.orchestration("Once", |ctx: OrchestrationContext, x: u64| async move {
-        let y: u64 = ctx.call_activity("Double", x).await?;
-        Ok::<_, OrchestrationError>(y)
-    });
+    add_call(&mut reg, "Once", "Double");
     reg
 }
 

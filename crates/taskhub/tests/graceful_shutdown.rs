@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::activity_probe::{ActivityProbe, StopFlag};
+use common::registries::add_call;
 use common::stores::memory_store;
 use common::*;
 use taskhub::*;
@@ -37,9 +38,7 @@ fn registry(probe: Arc<ActivityProbe>, first_run: Duration) -> Registry {
             Ok::<_, ActivityError>(x + 1)
         }
     });
-    reg.orchestration("Work", |ctx: OrchestrationContext, x: u64| async move {
-        Ok::<_, OrchestrationError>(ctx.call_activity::<_, u64>("Job", x).await?)
-    });
+    add_call(&mut reg, "Work", "Job");
     reg
 }
 

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::registries::{add_counted_inc, add_fan_out, add_inc, add_seq};
+use common::registries::{add_call, add_counted_inc, add_fan_out, add_inc, add_seq};
 use common::run::{completes_within, run_to_end};
 use common::stores::{manual_memory_hub, ManualMemoryHub};
 use common::two_stores::memory_and_sqlite;
@@ -193,10 +193,7 @@ async fn a_result_waiting_for_a_slow_turn_keeps_its_work_item_hidden() {
             }
         });
     }
-    reg.orchestration("One", |ctx: OrchestrationContext, x: u64| async move {
-        let y: u64 = ctx.call_activity("Once", x).await?;
-        Ok::<_, OrchestrationError>(y)
-    });
+    add_call(&mut reg, "One", "Once");
     let worker = Worker::start(&hub, reg).await.unwrap();
     let client = hub.client();
     let id = client.start("One", 1u64).await.unwrap();
@@ -252,10 +249,7 @@ async fn a_result_waiting_for_its_turn_leaves_its_activity_slot_to_others() {
             }
         });
     }
-    reg.orchestration("Stuck", |ctx: OrchestrationContext, x: u64| async move {
-        let y: u64 = ctx.call_activity("Stall", x).await?;
-        Ok::<_, OrchestrationError>(y)
-    });
+    add_call(&mut reg, "Stuck", "Stall");
     let worker = Worker::start(&hub, reg).await.unwrap();
     let client = hub.client();
     let stuck = client.start("Stuck", 7u64).await.unwrap();

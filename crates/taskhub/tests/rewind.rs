@@ -133,16 +133,28 @@ struct Setup {
     _store: TestStore,
 }
 
-async fn setup(backend: Backend, name: &str, board: &Board) -> Setup {
+/// A hub on a fresh store of `backend` with a worker running [`registry`] on a fresh board.
+async fn setup(backend: Backend, name: &str) -> (Setup, Board) {
+    let board = Board::default();
     let store = TestStore::fresh(backend, name).await;
     let hub = TaskHub::open(store.store.clone(), settings(backend))
         .await
         .unwrap();
-    let worker = Worker::start(&hub, registry(board)).await.unwrap();
-    Setup {
+    let worker = Worker::start(&hub, registry(&board)).await.unwrap();
+    let setup = Setup {
         hub,
         _worker: worker,
         _store: store,
+    };
+    (setup, board)
+}
+
+impl Setup {
+    /// Starts `orchestration` on `key` and waits until it has failed.
+    async fn failed(&self, orchestration: &str, key: &str) -> InstanceId {
+        let id = self.hub.client().start(orchestration, key).await.unwrap();
+        wait_status(&self.hub, &id, OrchestrationStatus::Failed).await;
+        id
     }
 }
 
@@ -161,12 +173,10 @@ async fn wait_status(hub: &TaskHub, id: &InstanceId, want: OrchestrationStatus) 
 }
 
 async fn a_failed_activity_runs_again_and_what_succeeded_is_kept(backend: Backend) {
-    let board = Board::default();
-    let s = setup(backend, "rewind-activity", &board).await;
+    let (s, board) = setup(backend, "rewind-activity").await;
     let client = s.hub.client();
     let key = format!("a-{backend:?}");
-    let id = client.start("Checkout", &key).await.unwrap();
-    wait_status(&s.hub, &id, OrchestrationStatus::Failed).await;
+    let id = s.failed("Checkout", &key).await;
 
     board.fix(&key);
     client.rewind(&id, Some("payments are back")).await.unwrap();
@@ -216,14 +226,12 @@ async fn a_failed_activity_runs_again_and_what_succeeded_is_kept(backend: Backen
 async fn a_failed_child_is_rewound_with_its_parent_and_a_purged_one_started_again(
     backend: Backend,
 ) {
-    let board = Board::default();
-    let s = setup(backend, "rewind-child", &board).await;
+    let (s, board) = setup(backend, "rewind-child").await;
     let client = s.hub.client();
     for purge in [false, true] {
         let key = format!("c-{backend:?}-{purge}");
         let child = InstanceId::new(format!("{key}-child")).unwrap();
-        let id = client.start("Parent", &key).await.unwrap();
-        wait_status(&s.hub, &id, OrchestrationStatus::Failed).await;
+        let id = s.failed("Parent", &key).await;
         wait_status(&s.hub, &child, OrchestrationStatus::Failed).await;
         if purge {
             assert!(client.purge(&child).await.unwrap());
@@ -263,13 +271,11 @@ async fn a_failed_child_is_rewound_with_its_parent_and_a_purged_one_started_agai
 }
 
 async fn a_child_rewound_first_answers_its_parent_when_the_parent_is_rewound(backend: Backend) {
-    let board = Board::default();
-    let s = setup(backend, "rewind-child-first", &board).await;
+    let (s, board) = setup(backend, "rewind-child-first").await;
     let client = s.hub.client();
     let key = format!("f-{backend:?}");
     let child = InstanceId::new(format!("{key}-child")).unwrap();
-    let id = client.start("Parent", &key).await.unwrap();
-    wait_status(&s.hub, &id, OrchestrationStatus::Failed).await;
+    let id = s.failed("Parent", &key).await;
     wait_status(&s.hub, &child, OrchestrationStatus::Failed).await;
     board.fix(&key);
     // The child alone: it completes, and its answer to the failed parent is discarded.
@@ -302,8 +308,7 @@ async fn a_child_rewound_first_answers_its_parent_when_the_parent_is_rewound(bac
 }
 
 async fn what_cannot_be_rewound_is_refused_by_name(backend: Backend) {
-    let board = Board::default();
-    let s = setup(backend, "rewind-refused", &board).await;
+    let (s, board) = setup(backend, "rewind-refused").await;
     let client = s.hub.client();
     let key = format!("r-{backend:?}");
     board.fix(&key);
@@ -327,12 +332,10 @@ async fn what_cannot_be_rewound_is_refused_by_name(backend: Backend) {
 }
 
 async fn a_critical_section_open_at_the_failure_takes_its_locks_again(backend: Backend) {
-    let board = Board::default();
-    let s = setup(backend, "rewind-locks", &board).await;
+    let (s, board) = setup(backend, "rewind-locks").await;
     let client = s.hub.client();
     let key = format!("l-{backend:?}");
-    let id = client.start("Locked", &key).await.unwrap();
-    wait_status(&s.hub, &id, OrchestrationStatus::Failed).await;
+    let id = s.failed("Locked", &key).await;
     // The failure released the lock: another section over the cell is granted.
     let other = client.start("Toucher", &key).await.unwrap();
     let touched = wait_done(&client, &other, WAIT).await;
@@ -372,12 +375,10 @@ async fn a_critical_section_open_at_the_failure_takes_its_locks_again(backend: B
 }
 
 async fn a_rewind_request_delivered_again_does_not_rewind_a_later_failure(backend: Backend) {
-    let board = Board::default();
-    let s = setup(backend, "rewind-once", &board).await;
+    let (s, board) = setup(backend, "rewind-once").await;
     let client = s.hub.client();
     let key = format!("o-{backend:?}");
-    let id = client.start("Checkout", &key).await.unwrap();
-    wait_status(&s.hub, &id, OrchestrationStatus::Failed).await;
+    let id = s.failed("Checkout", &key).await;
     client.rewind(&id, Some("once")).await.unwrap();
     // Still broken: it fails again.
     wait_status(&s.hub, &id, OrchestrationStatus::Failed).await;

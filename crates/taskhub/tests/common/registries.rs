@@ -52,6 +52,14 @@ pub fn double_then_wait_registry() -> Registry {
     reg
 }
 
+/// Registers the orchestration `name(x)`: returns what the activity `activity` returns on `x`.
+pub fn add_call(reg: &mut Registry, name: &'static str, activity: &'static str) {
+    reg.orchestration(name, move |ctx: OrchestrationContext, x: u64| async move {
+        let y: u64 = ctx.call_activity(activity, x).await?;
+        Ok::<_, OrchestrationError>(y)
+    });
+}
+
 /// Registers the orchestration `name(n)`: calls the activity `activity` on each of `0..n` at
 /// once; returns the sum of the results.
 pub fn add_fan_out(reg: &mut Registry, name: &'static str, activity: &'static str) {

@@ -73,6 +73,14 @@ async fn done(client: &TaskHubClient, id: &InstanceId) -> InstanceStatus {
     wait_done(client, id, BOUND).await
 }
 
+/// The output of `id` once it is done (`None` if it has none).
+async fn output<T: serde::de::DeserializeOwned>(
+    client: &TaskHubClient,
+    id: &InstanceId,
+) -> Option<T> {
+    done(client, id).await.output::<T>().unwrap()
+}
+
 /// Waits (in real time, until the test counts as stuck) until `f` holds.
 async fn until<F, Fut>(what: &str, f: F)
 where
@@ -148,7 +156,7 @@ pub async fn unregistered_names_and_invalid_ids_are_clear_errors(backend: Backen
     );
     // Unknown activity: the orchestration sees a typed failure.
     let y = client.start("CallsMissing", ()).await.unwrap();
-    let msg = done(client, &y).await.output::<String>().unwrap().unwrap();
+    let msg = output::<String>(client, &y).await.unwrap();
     assert!(msg.contains("'NoSuchActivity' is not registered"), "{msg}");
     // Invalid instance IDs are rejected before anything is stored.
     assert!(InstanceId::new("a/b").is_err());
@@ -199,21 +207,17 @@ pub async fn activities_with_retry_fan_out_and_sub_orchestrations(backend: Backe
     let gives_up = c.start("GivesUp", ()).await.unwrap();
     let parent = c.start("Parent", ()).await.unwrap();
     assert_eq!(
-        done(c, &fan).await.output::<u64>().unwrap(),
+        output::<u64>(c, &fan).await,
         Some((0..40u64).map(|i| i * i).sum())
     );
-    assert_eq!(done(c, &retry).await.output::<u32>().unwrap(), Some(3));
-    let msg = done(c, &gives_up)
-        .await
-        .output::<String>()
-        .unwrap()
-        .unwrap();
+    assert_eq!(output::<u32>(c, &retry).await, Some(3));
+    let msg = output::<String>(c, &gives_up).await.unwrap();
     assert!(
         msg.contains("always"),
         "the last failure reaches the code: {msg}"
     );
     // Children: FanOut(1)=0, FanOut(2)=1, FanOut(3)=5.
-    assert_eq!(done(c, &parent).await.output::<u64>().unwrap(), Some(6));
+    assert_eq!(output::<u64>(c, &parent).await, Some(6));
     for k in 0..3 {
         let child = id(&format!("{parent}:{k}"));
         assert_eq!(
@@ -278,27 +282,10 @@ pub async fn timers_external_events_when_any_and_custom_status(backend: Backend)
     })
     .await;
     c.raise_event(&approved, "approval", &true).await.unwrap();
-    assert_eq!(
-        done(c, &approved)
-            .await
-            .output::<String>()
-            .unwrap()
-            .unwrap(),
-        "approved"
-    );
-    assert_eq!(
-        done(c, &timed_out)
-            .await
-            .output::<String>()
-            .unwrap()
-            .unwrap(),
-        "timed out"
-    );
-    assert_eq!(
-        done(c, &early).await.output::<Vec<u32>>().unwrap().unwrap(),
-        vec![1, 2]
-    );
-    let slept = done(c, &timer).await.output::<u64>().unwrap().unwrap();
+    assert_eq!(output::<String>(c, &approved).await.unwrap(), "approved");
+    assert_eq!(output::<String>(c, &timed_out).await.unwrap(), "timed out");
+    assert_eq!(output::<Vec<u32>>(c, &early).await.unwrap(), vec![1, 2]);
+    let slept = output::<u64>(c, &timer).await.unwrap();
     assert!(
         slept >= 1_500,
         "a durable timer never fires early: {slept} ms"
@@ -345,7 +332,7 @@ pub async fn continue_as_new_suspend_resume_and_terminate(backend: Backend) {
     let e = env(backend, "suite-can", settings(backend), reg).await;
     let c = &e.client;
     let counter = c.start("Counter", 0u32).await.unwrap();
-    assert_eq!(done(c, &counter).await.output::<u32>().unwrap(), Some(5));
+    assert_eq!(output::<u32>(c, &counter).await, Some(5));
     let history = c
         .get_status(&counter, StatusOptions { history: true })
         .await
@@ -361,7 +348,7 @@ pub async fn continue_as_new_suspend_resume_and_terminate(backend: Backend) {
     for v in [1u32, 2, 3, 4] {
         c.raise_event(&acc, "add", &v).await.unwrap();
     }
-    assert_eq!(done(c, &acc).await.output::<u32>().unwrap(), Some(10));
+    assert_eq!(output::<u32>(c, &acc).await, Some(10));
 
     let w = c.start("Wait", ()).await.unwrap();
     wait_status(c, &w, OrchestrationStatus::Running).await;
@@ -376,7 +363,7 @@ pub async fn continue_as_new_suspend_resume_and_terminate(backend: Backend) {
     .await;
     assert_eq!(status_of(c, &w).await, Some(OrchestrationStatus::Suspended));
     c.resume(&w, None).await.unwrap();
-    assert_eq!(done(c, &w).await.output::<u32>().unwrap(), Some(7));
+    assert_eq!(output::<u32>(c, &w).await, Some(7));
 
     let t = c.start("Wait", ()).await.unwrap();
     c.terminate(&t, "no longer needed").await.unwrap();
@@ -486,7 +473,7 @@ pub async fn reuse_policies_racing_starts_restart_listing_and_purge(backend: Bac
     c.start_with("Echo", 3u32, opts("w1", ReusePolicy::RejectActive))
         .await
         .unwrap();
-    assert_eq!(done(c, &id("w1")).await.output::<u32>().unwrap(), Some(3));
+    assert_eq!(output::<u32>(c, &id("w1")).await, Some(3));
 
     // Racing starts of one new ID: exactly one wins and exactly one execution runs.
     let (a, b) = tokio::join!(
@@ -497,7 +484,7 @@ pub async fn reuse_policies_racing_starts_restart_listing_and_purge(backend: Bac
         a.is_ok() != b.is_ok(),
         "exactly one start wins: {a:?} {b:?}"
     );
-    let out = done(c, &id("race")).await.output::<u32>().unwrap().unwrap();
+    let out = output::<u32>(c, &id("race")).await.unwrap();
     assert_eq!(out, if a.is_ok() { 10 } else { 20 });
     let h = c
         .get_status(&id("race"), StatusOptions { history: true })
@@ -514,7 +501,7 @@ pub async fn reuse_policies_racing_starts_restart_listing_and_purge(backend: Bac
     );
     let new_id = c.restart(&id("race"), true).await.unwrap();
     assert_ne!(new_id, id("race"));
-    assert_eq!(done(c, &new_id).await.output::<u32>().unwrap(), Some(out));
+    assert_eq!(output::<u32>(c, &new_id).await, Some(out));
 
     // Listing with filters and paging.
     for i in 0..5u32 {
