@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::history::with_history;
 use common::registries::add_call;
 use common::wait::{until, until_async};
 use common::{start_as, wait_done};
@@ -173,11 +174,7 @@ async fn a_start_delivered_twice_and_after_it_finished_runs_one_execution() {
     )
     .await;
 
-    let status = client
-        .get_status(&id, StatusOptions { history: true })
-        .await
-        .unwrap()
-        .unwrap();
+    let status = with_history(&client, &id).await;
     assert_eq!(status.status(), OrchestrationStatus::Completed);
     assert_eq!(
         status.row.execution_id, done.row.execution_id,

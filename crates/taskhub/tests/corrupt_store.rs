@@ -49,13 +49,7 @@ async fn pristine(dir: &Path) -> (Vec<u8>, Vec<InstanceId>) {
         .unwrap();
     let worker = Worker::start(&hub, registry()).await.unwrap();
     let client = hub.client();
-    let mut ids = Vec::new();
-    for i in 0..12u64 {
-        ids.push(client.start("Twice", i).await.unwrap());
-    }
-    for id in &ids {
-        wait_done(&client, id, Duration::from_secs(30)).await;
-    }
+    let ids = run_each(&client, "Twice", 0..12u64, Duration::from_secs(30)).await;
     worker.shutdown().await;
     drop(client);
     drop(hub);

@@ -53,13 +53,7 @@ async fn turns_reach_the_partition_rows(store: Arc<dyn TaskHubStore>) {
         .unwrap();
     let worker = Worker::start(&hub, registry()).await.unwrap();
     let client = hub.client();
-    let mut ids = Vec::new();
-    for n in 0..8u64 {
-        ids.push(client.start("Three", n).await.unwrap());
-    }
-    for id in &ids {
-        wait_done(&client, id, Duration::from_secs(30)).await;
-    }
+    run_each(&client, "Three", 0..8u64, Duration::from_secs(30)).await;
     // At least a turn per instance (a turn may take several messages at once). A client can
     // see an instance completed just before the worker counts the turn that completed it, so
     // the worker's count is read again on every look, after the rows: the rows never count

@@ -16,6 +16,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::history::with_history;
 use taskhub::*;
 use taskhub_storage::faults::{FaultPlan, InjectedFault, TearAfter};
 use taskhub_storage::faulty::FaultyStore;
@@ -92,11 +93,7 @@ async fn torn_first_turns_recover(
     );
     assert_eq!(done.output::<u64>().unwrap(), Some(expected()));
 
-    let status = client
-        .get_status(&id, StatusOptions { history: true })
-        .await
-        .unwrap()
-        .unwrap();
+    let status = with_history(&client, &id).await;
     let mut counts: HashMap<String, u32> = HashMap::new();
     for e in status.history.unwrap() {
         let key = match &e.event {

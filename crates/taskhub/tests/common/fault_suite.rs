@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::common::history::with_history;
 use crate::common::{find, wait_done};
 use taskhub::*;
 use taskhub_storage::faults::{FaultPlan, InjectedFault, TearAfter};
@@ -152,11 +153,7 @@ pub async fn every_instance_finishes_under(run: FaultRun) -> Vec<InjectedFault> 
         .collect();
     store.faults().set_plan(FaultPlan::none());
     for (i, id) in ids.iter().enumerate() {
-        let s = client
-            .get_status(id, StatusOptions { history: true })
-            .await
-            .unwrap()
-            .unwrap();
+        let s = with_history(&client, id).await;
         assert_eq!(
             s.status(),
             OrchestrationStatus::Completed,

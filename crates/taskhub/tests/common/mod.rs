@@ -23,7 +23,7 @@ pub mod two_stores;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use run::{completes_within, run_to_end, start_as, wait_done};
+pub use run::{completes_within, run_each, run_to_end, start_as, wait_done};
 use taskhub::*;
 use taskhub_storage::{SystemClock, TaskHubStore};
 pub use taskhub_test_support::{wait, TempDir};

@@ -30,6 +30,24 @@ pub async fn run_to_end(
     wait_done(client, &id, bound).await
 }
 
+/// Starts `name` once on each of `inputs`, then waits up to `bound` (on the hub's clock) for
+/// each to end; returns the instances in the order of `inputs`.
+pub async fn run_each<T: Serialize>(
+    client: &TaskHubClient,
+    name: &str,
+    inputs: impl IntoIterator<Item = T>,
+    bound: Duration,
+) -> Vec<InstanceId> {
+    let mut ids = Vec::new();
+    for input in inputs {
+        ids.push(client.start(name, input).await.unwrap());
+    }
+    for id in &ids {
+        wait_done(client, id, bound).await;
+    }
+    ids
+}
+
 /// Waits up to `bound` (on the hub's clock) for `id` to end.
 pub async fn wait_done(client: &TaskHubClient, id: &InstanceId, bound: Duration) -> InstanceStatus {
     client.wait_for_completion(id, bound).await.unwrap()

@@ -19,6 +19,7 @@ use taskhub::*;
 use taskhub_storage::QueueName;
 
 use crate::backends::{settings, Backend, TestStore};
+use crate::common::history::history_of;
 use crate::common::queues::enqueue_now;
 use crate::common::registries::add_fan_out;
 use crate::common::{assert_dead_at_third_delivery, wait, wait_done};
@@ -333,13 +334,7 @@ pub async fn continue_as_new_suspend_resume_and_terminate(backend: Backend) {
     let c = &e.client;
     let counter = c.start("Counter", 0u32).await.unwrap();
     assert_eq!(output::<u32>(c, &counter).await, Some(5));
-    let history = c
-        .get_status(&counter, StatusOptions { history: true })
-        .await
-        .unwrap()
-        .unwrap()
-        .history
-        .unwrap();
+    let history = history_of(c, &counter).await;
     assert!(
         matches!(&history[1].event, EventKind::ExecutionStarted { input, .. } if input.as_str() == "5"),
         "history holds only the last generation: {history:?}"
@@ -412,13 +407,7 @@ pub async fn large_payloads_over_the_queue_and_table_limits(backend: Backend) {
         s.row.custom_status.as_ref().map(|p| p.as_str().to_owned()),
         Some("\"got 300000 bytes\"".to_owned())
     );
-    let history = c
-        .get_status(&big, StatusOptions { history: true })
-        .await
-        .unwrap()
-        .unwrap()
-        .history
-        .unwrap();
+    let history = history_of(c, &big).await;
     assert!(history.iter().any(
         |h| matches!(&h.event, EventKind::ExecutionStarted { input: i, .. } if i.as_str().len() > 300_000)
     ));
@@ -486,13 +475,7 @@ pub async fn reuse_policies_racing_starts_restart_listing_and_purge(backend: Bac
     );
     let out = output::<u32>(c, &id("race")).await.unwrap();
     assert_eq!(out, if a.is_ok() { 10 } else { 20 });
-    let h = c
-        .get_status(&id("race"), StatusOptions { history: true })
-        .await
-        .unwrap()
-        .unwrap()
-        .history
-        .unwrap();
+    let h = history_of(c, &id("race")).await;
     assert_eq!(
         h.iter()
             .filter(|e| matches!(e.event, EventKind::ExecutionStarted { .. }))
