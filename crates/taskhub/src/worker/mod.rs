@@ -9,7 +9,8 @@
 //! message or the worker ends (dead letters, a halt). What every stage uses — the context
 //! `Shared` and its parts, deliveries, the pollers' waits, outbound
 //! encoding — is the leaf `shared`, which imports no stage. A stage imports only itself, the
-//! stages after it and `shared` (checked by `tests/worker_layers.rs`); this file wires them.
+//! stages after it and `shared`, and no two files of a stage import each other in a circle
+//! (both checked by `tests/worker_layers.rs`); this file wires them.
 
 mod activity;
 mod entity;

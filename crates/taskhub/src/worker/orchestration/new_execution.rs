@@ -14,7 +14,7 @@ use super::cached::{Cached, Live};
 use super::start_accept::{early_start, judge_start, start_execution, Verdict};
 use super::{abandon, carry, redeliver, refused, turn};
 use crate::worker::shared::delivery::Delivery;
-use crate::worker::shared::Shared;
+use crate::worker::shared::{Returns, Shared};
 
 /// The starts of a batch, judged on the instance row and the loaded execution.
 #[derive(Default)]
@@ -53,7 +53,14 @@ pub(super) async fn start_new_execution(
             return;
         }
     };
-    let mut judged = judge(shared, instance, row.as_ref(), loaded.as_ref(), starts).await;
+    let mut judged = judge(
+        shared.returns(),
+        instance,
+        row.as_ref(),
+        loaded.as_ref(),
+        starts,
+    )
+    .await;
     // A client's start whose Pending row has not landed waits for it, with the rest of the
     // batch when nothing else starts (those messages may be for the execution it begins).
     let mut others = others;
@@ -73,7 +80,7 @@ pub(super) async fn start_new_execution(
         row: row.as_ref(),
         loaded: loaded.as_ref(),
     };
-    if !refuse(shared, &refusal, &judged.rejected, &others).await {
+    if !refuse(shared.returns(), &refusal, &judged.rejected, &others).await {
         return;
     }
     begin(shared, instance, cached, row, judged.accepted, others).await;
@@ -81,14 +88,14 @@ pub(super) async fn start_new_execution(
 
 /// Judges each start; one accepted before its scheduled time is sent round again now.
 async fn judge(
-    shared: &Arc<Shared>,
+    returns: Returns<'_>,
     instance: &InstanceId,
     row: Option<&InstanceRow>,
     loaded: Option<&ExecutionId>,
     starts: Vec<Delivery>,
 ) -> Judged {
     let mut judged = Judged::default();
-    let (now, max_delay) = (shared.hub.clock().now(), shared.hub.store().max_delay());
+    let (now, max_delay) = (returns.hub.clock().now(), returns.hub.store().max_delay());
     let mut early = Vec::new();
     for d in starts {
         let verdict = judge_start(row, loaded, &d.message);
@@ -105,7 +112,7 @@ async fn judge(
         }
     }
     if !early.is_empty() {
-        redeliver::send_round_again(shared.returns(), instance, early).await;
+        redeliver::send_round_again(returns, instance, early).await;
     }
     judged
 }
@@ -121,7 +128,7 @@ struct Refusal<'a> {
 /// the loaded execution). False: a parent could not be told (the refused starts and `others`
 /// went back).
 async fn refuse(
-    shared: &Arc<Shared>,
+    returns: Returns<'_>,
     refusal: &Refusal<'_>,
     rejected: &[Delivery],
     others: &[Delivery],
@@ -136,13 +143,13 @@ async fn refuse(
         if start_execution(&d.message).as_ref() == refusal.loaded {
             continue;
         }
-        match refused::notice(&shared.hub, instance, refusal.row, &d.message).await {
+        match refused::notice(returns.hub, instance, refusal.row, &d.message).await {
             Ok(Some(n)) => notices.push(n),
             Ok(None) => {}
             Err(e) => {
                 warn!(%instance, error = %e, "could not tell a parent its start was refused; will retry");
-                abandon(shared.returns(), rejected, Duration::from_secs(1)).await;
-                abandon(shared.returns(), others, Duration::from_secs(1)).await;
+                abandon(returns, rejected, Duration::from_secs(1)).await;
+                abandon(returns, others, Duration::from_secs(1)).await;
                 return false;
             }
         }
@@ -150,10 +157,10 @@ async fn refuse(
     if !notices.is_empty() {
         warn!(%instance, parents = notices.len(), "sub-orchestration start refused: the instance is in use");
     }
-    shared
+    returns
         .lifecycle
         .stat(|s| s.discarded += rejected.len() as u64);
-    redeliver::consume(&shared.hub, instance, rejected, notices).await;
+    redeliver::consume(returns.hub, instance, rejected, notices).await;
     true
 }
 

@@ -139,7 +139,7 @@ async fn run_traced(
 /// The turn's result: decided by the session, or by the remote executor when the session
 /// asks. `None`: no answer came (the session is dropped and the batch redelivered).
 async fn decide(
-    shared: &Arc<Shared>,
+    shared: &Shared,
     instance: &InstanceId,
     fence: LeaseFence,
     cached: &mut Cached,
@@ -170,7 +170,7 @@ async fn decide(
 /// still be applied), its history and row planned, and the messages its actions send.
 /// `None`: these could not be built (the session is dropped and the batch goes back).
 async fn prepare<'a>(
-    shared: &Arc<Shared>,
+    shared: &Shared,
     cached: &mut Cached,
     turn: &Turn<'a>,
 ) -> Option<checkpoint::TurnCheckpoint<'a>> {

@@ -18,13 +18,15 @@
 //! a rewound child's messages, an event a turn sends), the hub and
 //! `Lifecycle` (dead letters, `result_commit`, `local::fall_back`, the held item, a remote
 //! activity's run), both as [`Returns`] (giving deliveries back or abandoning them,
-//! `orchestration::redeliver`, and what only does that: an undecided remote turn, a blamed
-//! entity operation, a retired partition's retry), settings only (the version gate); a
+//! `orchestration::redeliver`, and what needs no more: an undecided remote turn, a blamed
+//! entity operation, a retired partition's retry, judging and refusing starts), settings only
+//! (the version gate); a
 //! helper that needs storage alone takes the trait it uses (`QueueStore` for timer delays, a
 //! remote activity's give-back and an abandoned worker's, `InstanceStore` to re-home an
 //! instance). The entity batch takes `&Shared`: it reads most parts (its remote wait the
-//! sessions, slots and placement). Pollers, sessions and the turn keep `Arc<Shared>`: they
-//! spawn tasks that outlive the call (a turn's checkpoint starts the activities it claimed).
+//! sessions, slots and placement), as do the turn's decision and its preparation. Pollers,
+//! sessions and the turn's run keep `Arc<Shared>`: they spawn tasks that outlive the call (a
+//! turn's checkpoint starts the activities it claimed).
 
 pub(crate) mod backoff;
 pub(crate) mod delivery;
@@ -88,8 +90,8 @@ pub(crate) struct Shared {
     pub dispatch: Dispatch,
 }
 
-/// The parts of [`Shared`] that returning deliveries to their queues (or to the dead letters)
-/// uses (`orchestration::redeliver`).
+/// The hub and the lifecycle: what returning deliveries to their queues (or to the dead
+/// letters) uses (`orchestration::redeliver`), and a step that needs no more.
 #[derive(Clone, Copy)]
 pub(crate) struct Returns<'a> {
     /// The store, settings and clock.
