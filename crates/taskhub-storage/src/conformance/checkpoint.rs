@@ -2,14 +2,13 @@
 //! and what a committed checkpoint leaves behind.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use taskhub_core::OrchestrationStatus::{Completed, Running};
 
 use super::fixtures::{
-    advance, commit, delayed, dequeue, enqueue, history_request, iid, instance, json, just_before,
-    load, outbound, queue_length, raised, row, start_history, started, take_lease, visible_bodies,
-    without_etag, DELAY, PAST_VISIBILITY, START,
+    advance, commit, delayed, dequeue, enqueue, history_request, iid, instance, json, load,
+    outbound, pass_delay_hidden, queue_length, raised, row, start_history, started, take_lease,
+    visible_bodies, without_etag, DELAY, PAST_VISIBILITY, START,
 };
 use super::fixtures::{assert_conflict, assert_expired};
 use super::refused::{consumable, FencedHub, Unchanged};
@@ -69,6 +68,20 @@ fn single_winner(results: [(StorageResult<CheckpointOutcome>, &str); 2]) -> &str
         }
     }
     winners[0]
+}
+
+/// Runs the turns tagged "one" and "two" of instance `id`, both from `loaded`, at once;
+/// checks that exactly one committed ([`single_winner`]) and returns its tag.
+async fn race_two_turns(
+    s: &dyn TaskHubStore,
+    id: &str,
+    loaded: Option<&HistorySnapshot>,
+) -> &'static str {
+    let (a, b) = tokio::join!(
+        s.checkpoint(tagged_turn(id, loaded, "one")),
+        s.checkpoint(tagged_turn(id, loaded, "two")),
+    );
+    single_winner([(a, "one"), (b, "two")])
 }
 
 /// A checkpoint whose fence epoch is not the partition's current epoch MUST fail with
@@ -150,11 +163,7 @@ pub async fn concurrent_checkpoints_from_same_history_commit_once(
     for round in 0..5 {
         let id = format!("race-{round}");
         let loaded = start_history(s, &id, "e1", vec![]).await;
-        let (a, b) = tokio::join!(
-            s.checkpoint(tagged_turn(&id, Some(&loaded), "one")),
-            s.checkpoint(tagged_turn(&id, Some(&loaded), "two")),
-        );
-        let winner = single_winner([(a, "one"), (b, "two")]);
+        let winner = race_two_turns(s, &id, Some(&loaded)).await;
         let after = load(s, &id).await;
         let mut expected = loaded.events.clone();
         expected.push(raised(10, winner));
@@ -181,11 +190,7 @@ pub async fn concurrent_first_checkpoints_commit_once(
     let s = &*store;
     for round in 0..5 {
         let id = format!("double-start-{round}");
-        let (a, b) = tokio::join!(
-            s.checkpoint(tagged_turn(&id, None, "one")),
-            s.checkpoint(tagged_turn(&id, None, "two")),
-        );
-        let winner = single_winner([(a, "one"), (b, "two")]);
+        let winner = race_two_turns(s, &id, None).await;
         let after = load(s, &id).await;
         assert_eq!(after.execution_id.as_str(), winner);
         assert_eq!(after.events, vec![started(winner)]);
@@ -284,13 +289,8 @@ pub async fn checkpoint_outbound_messages_are_dequeueable_with_delay_honoured(
         visible_bodies(s, QueueName::Control(1)).await.is_empty(),
         "a message sent with a delay is hidden at first"
     );
-    let early = just_before(s, DELAY);
-    advance(s, &clock, early).await;
-    assert!(
-        visible_bodies(s, QueueName::Control(1)).await.is_empty(),
-        "a message sent with a {DELAY:?} delay is hidden after {early:?}"
-    );
-    advance(s, &clock, DELAY + Duration::from_secs(1) - early).await;
+    let control = QueueName::Control(1);
+    pass_delay_hidden(s, &clock, control, DELAY, "a message sent").await;
     assert_eq!(
         visible_bodies(s, QueueName::Control(1)).await,
         ["timer"],

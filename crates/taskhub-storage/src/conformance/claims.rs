@@ -8,10 +8,10 @@ use super::fixtures::{
     advance, commit, delayed, dequeue, history_request, just_before, load, outbound, queue_length,
     started, visible_bodies, PAST_VISIBILITY, VISIBILITY,
 };
-use crate::checkpoint::OutboundMessage;
+use crate::checkpoint::{CheckpointRequest, OutboundMessage};
 use crate::clock::ManualClock;
 use crate::error::StorageError;
-use crate::queue::QueueName;
+use crate::queue::{Dequeued, QueueName};
 use crate::store::TaskHubStore;
 
 const WORK: QueueName = QueueName::WorkItems;
@@ -23,6 +23,22 @@ fn claimed(body: &str) -> OutboundMessage {
     }
 }
 
+/// The first turn of instance `id` (its history `[started("e1")]`), sending `outbound`.
+fn first_turn_sending(id: &str, outbound: Vec<OutboundMessage>) -> CheckpointRequest {
+    let mut request = history_request(id, "e1", None, true, vec![started("e1")]);
+    request.outbound = outbound;
+    request
+}
+
+/// Commits the first turn of instance `id`, claiming one message `body`; its delivery.
+async fn commit_one_claim(s: &dyn TaskHubStore, id: &str, body: &str) -> Dequeued {
+    let outcome = commit(s, first_turn_sending(id, vec![claimed(body)])).await;
+    let [claim] = outcome.claimed.as_slice() else {
+        panic!("one claimed delivery, got {:?}", outcome.claimed);
+    };
+    claim.clone()
+}
+
 /// A claimed outbound message MUST NOT be dequeued by anyone before its claim's visibility
 /// has passed, and MUST come back in `claimed`, in outbound order, with a receipt that
 /// `delete` accepts; a claim MUST NOT be stored in `pending_outbox`.
@@ -31,9 +47,8 @@ pub async fn claimed_messages_are_hidden_and_held_by_the_sender(
     clock: ManualClock,
 ) {
     let s = &*store;
-    let mut request = history_request("claimer", "e1", None, true, vec![started("e1")]);
-    request.outbound = vec![claimed("a-1"), outbound(WORK, "plain"), claimed("a-2")];
-    let outcome = commit(s, request).await;
+    let sent = vec![claimed("a-1"), outbound(WORK, "plain"), claimed("a-2")];
+    let outcome = commit(s, first_turn_sending("claimer", sent)).await;
     let bodies: Vec<&str> = outcome.claimed.iter().map(|d| d.body.as_str()).collect();
     assert_eq!(
         bodies,
@@ -77,12 +92,7 @@ pub async fn unfinished_claim_is_redelivered_after_its_visibility(
     clock: ManualClock,
 ) {
     let s = &*store;
-    let mut request = history_request("crashed", "e1", None, true, vec![started("e1")]);
-    request.outbound = vec![claimed("orphan")];
-    let outcome = commit(s, request).await;
-    let [claim] = outcome.claimed.as_slice() else {
-        panic!("one claimed delivery, got {:?}", outcome.claimed);
-    };
+    let claim = commit_one_claim(s, "crashed", "orphan").await;
     advance(s, &clock, PAST_VISIBILITY).await;
     let again = dequeue(s, WORK, 32).await;
     assert_eq!(again.len(), 1, "the claimed message comes back: {again:?}");
@@ -109,12 +119,7 @@ pub async fn released_claim_is_visible_without_counting(
 ) {
     let _ = &clock;
     let s = &*store;
-    let mut request = history_request("busy", "e1", None, true, vec![started("e1")]);
-    request.outbound = vec![claimed("give-away")];
-    let outcome = commit(s, request).await;
-    let [claim] = outcome.claimed.as_slice() else {
-        panic!("one claimed delivery, got {:?}", outcome.claimed);
-    };
+    let claim = commit_one_claim(s, "busy", "give-away").await;
     s.release(WORK, &claim.receipt, Duration::ZERO)
         .await
         .expect("release a claim");
@@ -141,9 +146,9 @@ pub async fn claim_with_delay_is_rejected_and_writes_nothing(
             ..outbound(WORK, "no-visibility")
         },
     ] {
-        let mut request = history_request("rejected", "e1", None, true, vec![started("e1")]);
-        request.outbound = vec![bad.clone()];
-        let result = s.checkpoint(request).await;
+        let result = s
+            .checkpoint(first_turn_sending("rejected", vec![bad.clone()]))
+            .await;
         assert!(
             matches!(result, Err(StorageError::InvalidArgument(_))),
             "{bad:?} must be rejected, got {result:?}"

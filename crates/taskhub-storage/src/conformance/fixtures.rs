@@ -84,6 +84,24 @@ pub(crate) fn just_before(store: &dyn TaskHubStore, d: Duration) -> Duration {
     }
 }
 
+/// Passes `delay` in two steps: just before it, the message of `queue` given back or sent
+/// with that delay (`what`) MUST still be hidden; then to a second past it.
+pub(crate) async fn pass_delay_hidden(
+    store: &dyn TaskHubStore,
+    clock: &ManualClock,
+    queue: QueueName,
+    delay: Duration,
+    what: &str,
+) {
+    let early = just_before(store, delay);
+    advance(store, clock, early).await;
+    assert!(
+        visible_bodies(store, queue).await.is_empty(),
+        "{what} with a {delay:?} delay: hidden after {early:?}"
+    );
+    advance(store, clock, delay + Duration::from_secs(1) - early).await;
+}
+
 /// The test's notion of now: the manual clock; on a backend that owns time, the store's own
 /// clock when it can tell it ([`server_now`](crate::QueueStore::server_now): a database
 /// server's), else the wall clock (Azure Storage stamps rows with the real time).

@@ -471,17 +471,7 @@ pub async fn list_instances_orders_by_instance_id(
     }
     let mut sorted: Vec<String> = ids.iter().map(|i| (*i).to_owned()).collect();
     sorted.sort();
-    for page_size in [0, 1, 5, 100] {
-        let got = list_all(
-            s,
-            InstanceQuery {
-                page_size,
-                ..InstanceQuery::default()
-            },
-        )
-        .await;
-        assert_eq!(got, sorted, "page size {page_size}");
-    }
+    assert_listed_at_page_sizes(s, &InstanceQuery::default(), [0, 1, 5, 100], &sorted).await;
 }
 
 /// `list_instances` MUST filter by completion time (only finished instances match) and by
@@ -567,19 +557,12 @@ pub async fn list_instances_orders_by_creation_time(
         (ListOrder::OldestFirst, &oldest),
         (ListOrder::NewestFirst, &newest),
     ] {
-        for page_size in [0, 1, 2, 3, 100] {
-            let got = list_all(
-                s,
-                InstanceQuery {
-                    name: Some("Timed".into()),
-                    order,
-                    page_size,
-                    ..InstanceQuery::default()
-                },
-            )
-            .await;
-            assert_eq!(&got, want, "{order:?}, page size {page_size}");
-        }
+        let query = InstanceQuery {
+            name: Some("Timed".into()),
+            order,
+            ..InstanceQuery::default()
+        };
+        assert_listed_at_page_sizes(s, &query, [0, 1, 2, 3, 100], want).await;
     }
     // A token of an instance-ID listing is refused by a creation-time one.
     let first = list_page(
@@ -657,18 +640,11 @@ pub async fn list_instances_continuation_visits_every_match_once(
         }
         put(s, &row(&id, "Paged", status, at(i)), Expect::Absent).await;
     }
-    for page_size in [1, 4, 16, 17, 100] {
-        let got = list_all(
-            s,
-            InstanceQuery {
-                statuses: vec![Running],
-                page_size,
-                ..InstanceQuery::default()
-            },
-        )
-        .await;
-        assert_eq!(got, want, "page size {page_size}");
-    }
+    let running = InstanceQuery {
+        statuses: vec![Running],
+        ..InstanceQuery::default()
+    };
+    assert_listed_at_page_sizes(s, &running, [1, 4, 16, 17, 100], &want).await;
 }
 
 /// `delete_instance` MUST remove the row and report whether it existed.
@@ -693,4 +669,21 @@ pub async fn delete_instance_removes_row_and_reports_existence(
         ["doomed-not"],
         "the deleted row is not listed; the other row stays"
     );
+}
+
+/// Lists `query` whole at each of the page sizes `sizes`: every listing MUST give `want`.
+async fn assert_listed_at_page_sizes<const N: usize>(
+    s: &dyn TaskHubStore,
+    query: &InstanceQuery,
+    sizes: [usize; N],
+    want: &[String],
+) {
+    for page_size in sizes {
+        let query = InstanceQuery {
+            page_size,
+            ..query.clone()
+        };
+        let got = list_all(s, query.clone()).await;
+        assert_eq!(got, want, "listing {query:?}");
+    }
 }

@@ -19,6 +19,14 @@ fn process(id: &str, kind: ProcessKind) -> ProcessAnnouncement {
     }
 }
 
+/// Creates a hub of one partition and announces the process "p" of `kind` on it; its record.
+async fn hub_with_process_p(s: &dyn TaskHubStore, kind: ProcessKind) -> ProcessRecord {
+    s.create_hub(1, START).await.expect("create_hub");
+    s.announce_process(&process("p", kind))
+        .await
+        .expect("announce")
+}
+
 fn assert_announced(record: &ProcessRecord, announced: &ProcessAnnouncement, schema: u32) {
     assert_eq!(record.id, announced.id);
     assert_eq!(record.kind, announced.kind);
@@ -58,10 +66,7 @@ pub async fn announcing_again_replaces_the_record(
     _clock: ManualClock,
 ) {
     let s = &*store;
-    s.create_hub(1, START).await.expect("create_hub");
-    s.announce_process(&process("p", ProcessKind::Serve))
-        .await
-        .expect("announce");
+    hub_with_process_p(s, ProcessKind::Serve).await;
     let mut again = process("p", ProcessKind::Http);
     again.pid = 7;
     let stored = s.announce_process(&again).await.expect("announce again");
@@ -77,11 +82,7 @@ pub async fn heartbeat_renews_the_time_and_keeps_the_rest(
     clock: ManualClock,
 ) {
     let s = &*store;
-    s.create_hub(1, START).await.expect("create_hub");
-    let announced = s
-        .announce_process(&process("p", ProcessKind::Worker))
-        .await
-        .expect("announce");
+    let announced = hub_with_process_p(s, ProcessKind::Worker).await;
     advance(s, &clock, Duration::from_secs(2)).await;
     let beat = s.heartbeat_process("p").await.expect("heartbeat");
     if s.owns_time() {
@@ -110,10 +111,7 @@ pub async fn a_forgotten_process_is_gone_and_its_heartbeat_not_found(
     _clock: ManualClock,
 ) {
     let s = &*store;
-    s.create_hub(1, START).await.expect("create_hub");
-    s.announce_process(&process("p", ProcessKind::Worker))
-        .await
-        .expect("announce");
+    hub_with_process_p(s, ProcessKind::Worker).await;
     s.announce_process(&process("q", ProcessKind::Worker))
         .await
         .expect("announce");
@@ -150,11 +148,7 @@ pub async fn clearing_the_hub_keeps_the_process_records(
     _clock: ManualClock,
 ) {
     let s = &*store;
-    s.create_hub(1, START).await.expect("create_hub");
-    let record = s
-        .announce_process(&process("p", ProcessKind::Serve))
-        .await
-        .expect("announce");
+    let record = hub_with_process_p(s, ProcessKind::Serve).await;
     s.clear_hub().await.expect("clear_hub");
     assert_eq!(s.list_processes().await.expect("list"), vec![record]);
     s.heartbeat_process("p")

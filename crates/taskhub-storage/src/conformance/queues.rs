@@ -5,13 +5,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::fixtures::{
-    advance, assert_store_time, delayed, dequeue, enqueue, just_before, msg, now, queue_length,
-    visible_bodies, DELAY, LONG_VISIBILITY, PAST_VISIBILITY, VISIBILITY,
+    advance, assert_store_time, delayed, dequeue, enqueue, just_before, msg, now,
+    pass_delay_hidden, queue_length, visible_bodies, DELAY, LONG_VISIBILITY, PAST_VISIBILITY,
+    VISIBILITY,
 };
 use super::fixtures::{assert_expired, assert_invalid};
 use crate::clock::ManualClock;
-use crate::error::StorageError;
-use crate::queue::QueueName;
+use crate::error::{StorageError, StorageResult};
+use crate::queue::{QueueName, Receipt};
 use crate::store::TaskHubStore;
 
 const Q: QueueName = QueueName::WorkItems;
@@ -63,13 +64,7 @@ pub async fn enqueue_delay_hides_message_until_due(
         "only the undelayed message is visible at first"
     );
     s.delete(Q, &first[0].receipt).await.expect("delete");
-    let early = just_before(s, DELAY);
-    advance(s, &clock, early).await;
-    assert!(
-        visible_bodies(s, Q).await.is_empty(),
-        "a message delayed by {DELAY:?} must be invisible after {early:?}"
-    );
-    advance(s, &clock, DELAY + Duration::from_secs(1) - early).await;
+    pass_delay_hidden(s, &clock, Q, DELAY, "a message enqueued").await;
     assert_eq!(
         visible_bodies(s, Q).await,
         ["later"],
@@ -252,13 +247,7 @@ pub async fn abandon_makes_message_visible_after_delay(
     enqueue(s, Q, &["back"]).await;
     let got = s.dequeue(Q, 1, LONG_VISIBILITY).await.expect("dequeue");
     s.abandon(Q, &got[0].receipt, DELAY).await.expect("abandon");
-    let early = just_before(s, DELAY);
-    advance(s, &clock, early).await;
-    assert!(
-        visible_bodies(s, Q).await.is_empty(),
-        "abandoned with a {DELAY:?} delay: hidden after {early:?}"
-    );
-    advance(s, &clock, DELAY + Duration::from_secs(1) - early).await;
+    pass_delay_hidden(s, &clock, Q, DELAY, "abandoned").await;
     let again = dequeue(s, Q, 1).await;
     assert_eq!(
         again.len(),
@@ -294,18 +283,8 @@ pub async fn abandon_keeps_dequeue_count(store: Arc<dyn TaskHubStore>, _clock: M
 
 /// `abandon` MUST invalidate the receipt.
 pub async fn abandon_invalidates_receipt(store: Arc<dyn TaskHubStore>, _clock: ManualClock) {
-    let s = &*store;
-    enqueue(s, Q, &["let go"]).await;
-    let got = dequeue(s, Q, 1).await;
-    let receipt = got[0].receipt.clone();
-    s.abandon(Q, &receipt, Duration::from_secs(60))
-        .await
-        .expect("abandon");
-    let deleted = s.delete(Q, &receipt).await;
-    assert_expired(&deleted, "delete after abandon");
-    let extended = s.extend(Q, &receipt, VISIBILITY).await;
-    assert_expired(&extended, "extend after abandon");
-    assert_eq!(queue_length(s, Q).await, 1, "the message must stay");
+    let let_go = LetGo::Abandon(Duration::from_secs(60));
+    assert_let_go_invalidates_receipt(&*store, let_go, LetGo::Extend, "extend after abandon").await;
 }
 
 /// `release` MUST make the message visible again after `delay`, and the released delivery
@@ -321,13 +300,7 @@ pub async fn release_makes_message_visible_after_delay_without_counting_the_deli
     s.release(Q, &first[0].receipt, DELAY)
         .await
         .expect("release");
-    let early = just_before(s, DELAY);
-    advance(s, &clock, early).await;
-    assert!(
-        visible_bodies(s, Q).await.is_empty(),
-        "released with a delay: hidden until it passes"
-    );
-    advance(s, &clock, DELAY + Duration::from_secs(1) - early).await;
+    pass_delay_hidden(s, &clock, Q, DELAY, "released").await;
     for _ in 0..3 {
         let again = dequeue(s, Q, 1).await;
         assert_eq!(again.len(), 1, "released: visible again after its delay");
@@ -352,17 +325,61 @@ pub async fn release_makes_message_visible_after_delay_without_counting_the_deli
 
 /// `release` MUST invalidate the receipt.
 pub async fn release_invalidates_receipt(store: Arc<dyn TaskHubStore>, _clock: ManualClock) {
-    let s = &*store;
+    let let_go = LetGo::Release(Duration::from_secs(60));
+    let again = LetGo::Release(Duration::ZERO);
+    assert_let_go_invalidates_receipt(
+        &*store,
+        let_go,
+        again,
+        "a second release with the same receipt",
+    )
+    .await;
+}
+
+/// A holder's way to give a delivery back without deleting it.
+#[derive(Clone, Copy, Debug)]
+enum LetGo {
+    Abandon(Duration),
+    Release(Duration),
+    Extend,
+}
+
+impl LetGo {
+    /// Its name in assertion messages.
+    fn name(self) -> &'static str {
+        match self {
+            Self::Abandon(_) => "abandon",
+            Self::Release(_) => "release",
+            Self::Extend => "extend",
+        }
+    }
+
+    /// Calls it on `receipt` of [`Q`] (an extension by [`VISIBILITY`]).
+    async fn on(self, s: &dyn TaskHubStore, receipt: &Receipt) -> StorageResult<()> {
+        match self {
+            Self::Abandon(delay) => s.abandon(Q, receipt, delay).await,
+            Self::Release(delay) => s.release(Q, receipt, delay).await,
+            Self::Extend => s.extend(Q, receipt, VISIBILITY).await.map(|_| ()),
+        }
+    }
+}
+
+/// One fresh message's delivery, given back with `let_go`: a delete and `again` (the call
+/// `what`) with its receipt MUST fail with `ReceiptExpired`, and the message MUST stay.
+async fn assert_let_go_invalidates_receipt(
+    s: &dyn TaskHubStore,
+    let_go: LetGo,
+    again: LetGo,
+    what: &str,
+) {
     enqueue(s, Q, &["let go"]).await;
     let got = dequeue(s, Q, 1).await;
     let receipt = got[0].receipt.clone();
-    s.release(Q, &receipt, Duration::from_secs(60))
-        .await
-        .expect("release");
+    let given_back = let_go.on(s, &receipt).await;
+    given_back.unwrap_or_else(|e| panic!("{}: {e:?}", let_go.name()));
     let deleted = s.delete(Q, &receipt).await;
-    assert_expired(&deleted, "delete after release");
-    let released = s.release(Q, &receipt, Duration::ZERO).await;
-    assert_expired(&released, "a second release with the same receipt");
+    assert_expired(&deleted, &format!("delete after {}", let_go.name()));
+    assert_expired(&again.on(s, &receipt).await, what);
     assert_eq!(queue_length(s, Q).await, 1, "the message must stay");
 }
 

@@ -136,6 +136,15 @@ impl State {
         Ok(etag)
     }
 
+    /// Changes the hub's info with `change`; `NotFound` if the hub was never created.
+    fn change_hub(&mut self, change: impl FnOnce(&mut HubInfo)) -> StorageResult<()> {
+        let hub = self.hub.as_mut().ok_or_else(|| StorageError::NotFound {
+            what: "task hub".to_owned(),
+        })?;
+        change(hub);
+        Ok(())
+    }
+
     fn create_hub(&mut self, partition_count: u32, now: Timestamp) -> HubInfo {
         if let Some(hub) = &self.hub {
             return hub.clone();
@@ -314,30 +323,17 @@ impl PartitionStore for MemoryStore {
     async fn set_partition_count(&self, partition_count: u32) -> StorageResult<()> {
         let call = self.enter(Op::SetPartitionCount).await?;
         let result = crate::partitions::check_partition_count(partition_count).and_then(|()| {
-            match self.state().hub.as_mut() {
-                Some(hub) => {
-                    hub.partition_count = partition_count;
-                    Ok(())
-                }
-                None => Err(StorageError::NotFound {
-                    what: "task hub".to_owned(),
-                }),
-            }
+            self.state()
+                .change_hub(|hub| hub.partition_count = partition_count)
         });
         call.finish(result)
     }
 
     async fn set_prohibited_workers(&self, workers: Vec<String>) -> StorageResult<()> {
         let call = self.enter(Op::SetProhibitedWorkers).await?;
-        let result = match self.state().hub.as_mut() {
-            Some(hub) => {
-                hub.prohibited_workers = workers;
-                Ok(())
-            }
-            None => Err(StorageError::NotFound {
-                what: "task hub".to_owned(),
-            }),
-        };
+        let result = self
+            .state()
+            .change_hub(|hub| hub.prohibited_workers = workers);
         call.finish(result)
     }
 
