@@ -54,10 +54,7 @@ async fn kill9_workers_lose_nothing() {
     let (dir, hub) = sqlite_hub("kill9", kill_settings()).await;
     let client = hub.client();
     let n = 300u64;
-    let mut ids = Vec::new();
-    for i in 0..n {
-        ids.push(client.start("Chain", i * 1000).await.unwrap());
-    }
+    let ids = child::start_chains(&client, 0, n).await;
     let mut kills = 0;
     let mut child = spawn_worker(&dir.0);
     // Six kills spread over the run by the work done (after 1/8, 2/8, ... 6/8 of the activity
@@ -77,7 +74,7 @@ async fn kill9_workers_lose_nothing() {
         at_spawn = child::logged_runs(&dir.0);
         child = spawn_worker(&dir.0);
     }
-    for (i, id) in ids.iter().enumerate() {
+    for (id, base) in &ids {
         let s = match client.wait_for_completion(id, wait::STUCK).await {
             Ok(s) => s,
             Err(e) => panic!("{id} did not finish ({e}): {}", stuck_state(&hub, id).await),
@@ -88,11 +85,7 @@ async fn kill9_workers_lose_nothing() {
             "{id}: {:?}",
             s.row.failure
         );
-        assert_eq!(
-            s.output::<u64>().unwrap(),
-            Some(expected(i as u64 * 1000)),
-            "{id}"
-        );
+        assert_eq!(s.output::<u64>().unwrap(), Some(expected(*base)), "{id}");
         let history = history_of(&client, id).await;
         let mut scheduled = HashMap::new();
         let mut completed = HashMap::new();

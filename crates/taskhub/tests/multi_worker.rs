@@ -104,10 +104,7 @@ async fn workers_come_and_go_and_lose_nothing() {
     let (dir, hub) = sqlite_hub("multi", settings()).await;
     let client = hub.client();
     let n = 1_000u64;
-    let mut ids = Vec::new();
-    for i in 0..n {
-        ids.push((client.start("Chain", i * 1000).await.unwrap(), i * 1000));
-    }
+    let ids = child::start_chains(&client, 0, n).await;
     let mut killed: BTreeSet<u32> = BTreeSet::new();
     let mut workers: Vec<child::Proc> = vec![spawn_worker(&dir.0)];
     wait_for_share(&hub, &workers[0].name, 4).await;
