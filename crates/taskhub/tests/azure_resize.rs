@@ -110,12 +110,7 @@ async fn partition_count_raised_and_lowered_on_azure() {
                 )
             }
         };
-        assert_eq!(s.status(), OrchestrationStatus::Completed, "{id}");
-        assert_eq!(
-            s.output::<u64>().unwrap(),
-            Some(child::expected(*base, SEQ, FAN)),
-            "{id}"
-        );
+        common::run::assert_completed_with(&s, child::expected(*base, SEQ, FAN));
     }
 
     // The removed partitions retire once empty, and every instance lives on a live one.

@@ -10,6 +10,7 @@ mod common;
 use std::collections::HashMap;
 
 use common::history::history_of;
+use common::run::assert_completed_with;
 use common::*;
 use taskhub::*;
 
@@ -79,13 +80,7 @@ async fn kill9_workers_lose_nothing() {
             Ok(s) => s,
             Err(e) => panic!("{id} did not finish ({e}): {}", stuck_state(&hub, id).await),
         };
-        assert_eq!(
-            s.status(),
-            OrchestrationStatus::Completed,
-            "{id}: {:?}",
-            s.row.failure
-        );
-        assert_eq!(s.output::<u64>().unwrap(), Some(expected(*base)), "{id}");
+        assert_completed_with(&s, expected(*base));
         let history = history_of(&client, id).await;
         let mut scheduled = HashMap::new();
         let mut completed = HashMap::new();

@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use common::history::history_of;
+use common::run::assert_completed_with;
 use common::*;
 use taskhub::*;
 
@@ -82,13 +83,7 @@ async fn wait_for_share(hub: &TaskHub, name: &str, n: usize) -> Duration {
 async fn check_instances(client: &TaskHubClient, ids: &[(InstanceId, u64)]) {
     for (id, base) in ids {
         let s = wait_done(client, id, wait::STUCK).await;
-        assert_eq!(
-            s.status(),
-            OrchestrationStatus::Completed,
-            "{id}: {:?}",
-            s.row.failure
-        );
-        assert_eq!(s.output::<u64>().unwrap(), Some(expected(*base)), "{id}");
+        assert_completed_with(&s, expected(*base));
         let history = history_of(client, id).await;
         let seen = child::task_event_counts(&history);
         assert_eq!(seen.len(), 14, "{id}: 7 scheduled and 7 completed");

@@ -69,3 +69,15 @@ pub async fn completes_within(
     .unwrap_or_else(|_| panic!("timed out: {what}"))
     .unwrap()
 }
+
+/// Asserts that `s` completed with the output `want`, naming the instance (and its failure).
+pub fn assert_completed_with(s: &InstanceStatus, want: u64) {
+    let id = &s.row.instance_id;
+    assert_eq!(
+        s.status(),
+        OrchestrationStatus::Completed,
+        "{id}: {:?}",
+        s.row.failure
+    );
+    assert_eq!(s.output::<u64>().unwrap(), Some(want), "{id}");
+}
