@@ -4,7 +4,6 @@
     clippy::disallowed_methods,
     clippy::indexing_slicing,
     clippy::unwrap_used,
-    clippy::expect_used,
     reason = "test code"
 )]
 

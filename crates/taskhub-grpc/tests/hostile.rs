@@ -9,7 +9,6 @@
     clippy::disallowed_methods,
     clippy::unwrap_used,
     clippy::expect_used,
-    clippy::indexing_slicing,
     reason = "test code"
 )]
 

@@ -3,7 +3,6 @@
 //! after the idle timeout, one over the cap at once, and one whose request had a wrong token
 //! right after its 401.
 #![allow(
-    clippy::disallowed_methods,
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::indexing_slicing,

@@ -1,7 +1,7 @@
 // Durable entities written with the official Durable Task JavaScript SDK
 // (@microsoft/durabletask-js, pinned in scripts/with-js-sdk.sh), run by Taskhub.
 //
-// Run by tests/js_sdk_entities.rs as `node entity_scenarios.js HOST:PORT` (NODE_PATH: the SDK's
+// Run by tests/js_sdk_worker.rs as `node entity_scenarios.js HOST:PORT` (NODE_PATH: the SDK's
 // node_modules), against a Taskhub worker whose registry is empty: every entity operation and
 // orchestration below runs in this process (entity batches are `entityRequest` work items).
 // Every check is an assertion; any failure exits non-zero.
