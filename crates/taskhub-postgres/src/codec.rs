@@ -45,20 +45,11 @@ pub(crate) fn queue_from_sql(v: i64) -> StorageResult<QueueName> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, reason = "tests")]
     use super::*;
 
     #[test]
-    fn queues_etags_and_times_round_trip() {
-        for q in [
-            QueueName::WorkItems,
-            QueueName::Control(0),
-            QueueName::Control(15),
-        ] {
-            assert_eq!(queue_from_sql(queue_to_sql(q)).unwrap(), q);
-        }
-        assert!(queue_from_sql(16).is_err());
-        assert!(check_queue(QueueName::Control(16)).is_err());
+    fn queues_and_times_round_trip() {
+        taskhub_storage::sql::codec::assert_queue_codec(queue_to_sql, queue_from_sql, &[16]);
         assert_eq!(ms(std::time::Duration::from_micros(1500)), 2);
     }
 }

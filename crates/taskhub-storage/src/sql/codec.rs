@@ -16,6 +16,36 @@ pub fn corrupt(what: impl Into<String>, detail: impl ToString) -> StorageError {
     }
 }
 
+/// Checks a backend's queue codec, for its unit tests (feature `testing`): the work-item queue
+/// and the first and last control queues MUST come back from `from(to(queue))`, and each stored
+/// value of `bad` MUST be refused.
+///
+/// # Panics
+/// When the codec fails either check.
+#[cfg(feature = "testing")]
+pub fn assert_queue_codec<T: std::fmt::Debug + Clone>(
+    to: impl Fn(crate::QueueName) -> T,
+    from: impl Fn(T) -> StorageResult<crate::QueueName>,
+    bad: &[T],
+) {
+    use crate::QueueName;
+    for q in [
+        QueueName::WorkItems,
+        QueueName::Control(0),
+        QueueName::Control(15),
+    ] {
+        let stored = to(q);
+        let back = from(stored.clone());
+        assert!(
+            matches!(back, Ok(b) if b == q),
+            "{q:?} stored as {stored:?}: {back:?}"
+        );
+    }
+    for stored in bad {
+        assert!(from(stored.clone()).is_err(), "{stored:?} is refused");
+    }
+}
+
 /// A timestamp as stored (milliseconds since the epoch; saturates at `i64::MAX`).
 #[must_use]
 pub fn ts_to_sql(t: Timestamp) -> i64 {
@@ -107,5 +137,6 @@ mod tests {
         assert_eq!(receipt_in(&receipt_out(3, 9)), Some((3, 9)));
         assert_eq!(receipt_in(&Receipt("x:1".into())), None);
         assert!(u64_to_sql("n", u64::MAX).is_err());
+        assert!(check_queue(crate::QueueName::Control(16)).is_err());
     }
 }
