@@ -26,7 +26,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use backends::{settings, Backend, TestStore};
-use common::remote::{never_answers, short_lease, steal_the_lease, EntitiesOnly, EntityRunner};
+use common::remote::{
+    flaky_or_hanging, never_answers, short_lease, steal_the_lease, EntitiesOnly, EntityRunner,
+};
 use common::stores::{manual_memory_hub, ManualMemoryHub};
 use common::STUCK;
 use common::{start_as, until_paused, wait_done};
@@ -265,18 +267,9 @@ async fn executor_errors_give_the_batch_back_counted_by_kind(backend: Backend) {
     let flaky = Arc::new(AtomicUsize::new(0));
     let f = flaky.clone();
     let mut sdk = FakeSdk::new();
-    sdk.interpose = Some(Box::new(move |w: &EntityWork| match w.entity.key() {
-        // No worker connected, four times: more than max_dequeue_count deliveries, and none
-        // counted.
-        "flaky" if f.fetch_add(1, Ordering::SeqCst) < 4 => Some(Err(ExecutorError::Unavailable {
-            what: "flaky".into(),
-        })),
-        // Taken and never answered: each delivery counts.
-        "hangs" => Some(Err(ExecutorError::TimedOut {
-            what: "hangs".into(),
-            seconds: 0,
-        })),
-        _ => None,
+    // Four uncounted refusals are more than max_dequeue_count deliveries.
+    sdk.interpose = Some(Box::new(move |w: &EntityWork| {
+        flaky_or_hanging(w.entity.key(), "flaky", "hangs", &f)
     }));
     let settings = Settings {
         max_dequeue_count: 2,

@@ -26,7 +26,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use backends::{settings, Backend, TestStore};
-use common::remote::{never_answers, short_lease, steal_the_lease};
+use common::remote::{flaky_or_hanging, never_answers, short_lease, steal_the_lease};
 use common::stores::{manual_memory_hub, ManualMemoryHub};
 use common::STUCK;
 use common::{advance_until_completed, find, start_as, status_of, until_paused, wait_done};
@@ -547,20 +547,9 @@ async fn executor_errors_are_retried_and_counted_by_kind(backend: Backend) {
     let f = flaky.clone();
     let sdk = the_sdk()
         .orchestration("Hangs", |_r: &mut Replay| End::Pending)
-        .interpose(move |w: &OrchestrationWork, _| match w.name.as_str() {
-            // No worker connected, four times: more than max_dequeue_count deliveries, and
-            // none counted.
-            "Sequence" if f.fetch_add(1, Ordering::SeqCst) < 4 => {
-                Some(Err(ExecutorError::Unavailable {
-                    what: "flaky".into(),
-                }))
-            }
-            // Taken and never answered: each delivery counts.
-            "Hangs" => Some(Err(ExecutorError::TimedOut {
-                what: "hangs".into(),
-                seconds: 0,
-            })),
-            _ => None,
+        // Four uncounted refusals are more than max_dequeue_count deliveries.
+        .interpose(move |w: &OrchestrationWork, _| {
+            flaky_or_hanging(&w.name, "Sequence", "Hangs", &f)
         });
     let settings = Settings {
         max_dequeue_count: 2,

@@ -1,6 +1,6 @@
 //! Pieces of the fake `RemoteExecutor`s the executor-seam tests build: an executor that runs
-//! only entities, a question that never answers (counting its drop), and a lease taken away
-//! while a question is out.
+//! only entities, a question that never answers (counting its drop), the errors of the tests
+//! that count deliveries by error kind, and a lease taken away while a question is out.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -27,6 +27,29 @@ pub fn never_answers<T: Send + 'static>(dropped: &Arc<AtomicUsize>) -> ExecutorF
         let _guard = guard;
         std::future::pending::<()>().await;
         unreachable!("a pending future never completes")
+    })
+}
+
+/// The errors of the "counted by kind" tests, for a question about `name`: the first four asks
+/// about `flaky` (counted in `flaky_asks`) are `Unavailable` (no worker connected: the
+/// delivery is not counted), every ask about `hangs` is `TimedOut` (taken and never answered:
+/// each delivery counts); `None` (no error) otherwise.
+pub fn flaky_or_hanging<T>(
+    name: &str,
+    flaky: &str,
+    hangs: &str,
+    flaky_asks: &AtomicUsize,
+) -> Option<Result<T, ExecutorError>> {
+    if name == flaky && flaky_asks.fetch_add(1, Ordering::SeqCst) < 4 {
+        return Some(Err(ExecutorError::Unavailable {
+            what: "flaky".into(),
+        }));
+    }
+    (name == hangs).then(|| {
+        Err(ExecutorError::TimedOut {
+            what: "hangs".into(),
+            seconds: 0,
+        })
     })
 }
 
