@@ -28,6 +28,7 @@ use std::time::Duration;
 use backends::{settings, Backend, TestStore};
 use common::remote::{
     flaky_or_hanging, never_answers, short_lease, steal_the_lease, EntitiesOnly, EntityRunner,
+    RemoteEnv,
 };
 use common::stores::{manual_memory_hub, ManualMemoryHub};
 use common::STUCK;
@@ -174,25 +175,12 @@ fn registry() -> Registry {
     reg
 }
 
-struct Env {
-    hub: TaskHub,
-    client: TaskHubClient,
-    worker: Option<WorkerHandle>,
-    _store: TestStore,
-}
+type Env = RemoteEnv<TestStore>;
 
 async fn env(backend: Backend, sdk: Arc<FakeSdk>, settings: Settings) -> Env {
     let store = TestStore::fresh(backend, "remote-entities").await;
     let hub = TaskHub::open(store.store.clone(), settings).await.unwrap();
-    let worker = Worker::start_with_executor(&hub, registry(), Arc::new(EntitiesOnly(sdk)))
-        .await
-        .unwrap();
-    Env {
-        client: hub.client(),
-        hub,
-        worker: Some(worker),
-        _store: store,
-    }
+    RemoteEnv::with_worker(hub, store, registry(), Arc::new(EntitiesOnly(sdk))).await
 }
 
 impl Env {
@@ -216,12 +204,6 @@ impl Env {
         let i = InstanceId::new(instance).unwrap();
         let i = start_as(&self.client, name, &i, input).await;
         wait_done(&self.client, &i, STUCK).await
-    }
-
-    async fn shutdown(mut self) {
-        if let Some(w) = self.worker.take() {
-            w.shutdown().await;
-        }
     }
 }
 

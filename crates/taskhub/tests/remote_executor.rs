@@ -26,7 +26,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use backends::{settings, Backend, TestStore};
-use common::remote::{flaky_or_hanging, never_answers, short_lease, steal_the_lease};
+use common::remote::{flaky_or_hanging, never_answers, short_lease, steal_the_lease, RemoteEnv};
 use common::stores::{manual_memory_hub, ManualMemoryHub};
 use common::STUCK;
 use common::{advance_until_completed, find, start_as, status_of, until_paused, wait_done};
@@ -226,25 +226,12 @@ fn the_sdk() -> Sdk {
         })
 }
 
-struct Env {
-    hub: TaskHub,
-    client: TaskHubClient,
-    worker: Option<WorkerHandle>,
-    _store: TestStore,
-}
+type Env = RemoteEnv<TestStore>;
 
 async fn env(backend: Backend, executor: Arc<dyn RemoteExecutor>, settings: Settings) -> Env {
     let store = TestStore::fresh(backend, "remote-executor").await;
     let hub = TaskHub::open(store.store.clone(), settings).await.unwrap();
-    let worker = Worker::start_with_executor(&hub, rust_registry(), executor)
-        .await
-        .unwrap();
-    Env {
-        client: hub.client(),
-        hub,
-        worker: Some(worker),
-        _store: store,
-    }
+    RemoteEnv::with_worker(hub, store, rust_registry(), executor).await
 }
 
 impl Env {
@@ -281,12 +268,6 @@ impl Env {
             (self.custom_status(instance).await.as_deref() == Some(want)).then_some(())
         })
         .await;
-    }
-
-    async fn shutdown(mut self) {
-        if let Some(w) = self.worker.take() {
-            w.shutdown().await;
-        }
     }
 }
 

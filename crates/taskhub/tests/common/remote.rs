@@ -1,6 +1,7 @@
 //! Pieces of the fake `RemoteExecutor`s the executor-seam tests build: an executor that runs
 //! only entities, a question that never answers (counting its drop), the errors of the tests
-//! that count deliveries by error kind, and a lease taken away while a question is out.
+//! that count deliveries by error kind, a lease taken away while a question is out, and the
+//! hub with such a worker that the tests drive.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -9,6 +10,7 @@ use taskhub::executor::{
     ActivityOutcome, ActivityWork, EntityBatchOutcome, EntityWork, ExecutorError, ExecutorFuture,
     OrchestrationDecision, OrchestrationWork, RemoteExecutor,
 };
+use taskhub::{Registry, TaskHub, TaskHubClient, Worker, WorkerHandle};
 use taskhub_storage::TaskHubStore;
 
 /// Adds one to its counter when dropped.
@@ -103,5 +105,42 @@ pub fn short_lease(base: taskhub::Settings) -> taskhub::Settings {
         lease_renew_interval: std::time::Duration::from_millis(300),
         lease_acquire_interval: std::time::Duration::from_millis(300),
         ..base
+    }
+}
+
+/// A hub whose worker runs `registry` here and the rest in a remote executor; `S` keeps the
+/// test's store alive.
+pub struct RemoteEnv<S> {
+    pub hub: TaskHub,
+    pub client: TaskHubClient,
+    /// Taken when a test stops the worker itself.
+    pub worker: Option<WorkerHandle>,
+    pub store: S,
+}
+
+impl<S> RemoteEnv<S> {
+    /// Starts the worker on `hub`.
+    pub async fn with_worker(
+        hub: TaskHub,
+        store: S,
+        registry: Registry,
+        executor: Arc<dyn RemoteExecutor>,
+    ) -> Self {
+        let worker = Worker::start_with_executor(&hub, registry, executor)
+            .await
+            .unwrap();
+        Self {
+            client: hub.client(),
+            hub,
+            worker: Some(worker),
+            store,
+        }
+    }
+
+    /// Stops the worker, unless the test did.
+    pub async fn shutdown(mut self) {
+        if let Some(w) = self.worker.take() {
+            w.shutdown().await;
+        }
     }
 }
