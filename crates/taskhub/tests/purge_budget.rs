@@ -37,25 +37,31 @@ fn row(id: &str, status: OrchestrationStatus) -> InstanceRow {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_spent_budget_stops_the_purge_and_says_so() {
-    let store = memory_store();
-    for i in 0..30 {
+/// Writes a new row for each of `ids`, all with `status`.
+async fn put_rows<S: InstanceStore + ?Sized>(
+    store: &S,
+    ids: impl IntoIterator<Item = String>,
+    status: OrchestrationStatus,
+) {
+    for id in ids {
         store
-            .put_instance(
-                &row(&format!("done-{i:02}"), OrchestrationStatus::Completed),
-                Expect::Absent,
-            )
+            .put_instance(&row(&id, status), Expect::Absent)
             .await
             .unwrap();
     }
-    store
-        .put_instance(
-            &row("still-running", OrchestrationStatus::Running),
-            Expect::Absent,
-        )
-        .await
-        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spent_budget_stops_the_purge_and_says_so() {
+    let store = memory_store();
+    let done = (0..30).map(|i| format!("done-{i:02}"));
+    put_rows(store.as_ref(), done, OrchestrationStatus::Completed).await;
+    put_rows(
+        store.as_ref(),
+        ["still-running".into()],
+        OrchestrationStatus::Running,
+    )
+    .await;
     let hub = TaskHub::open(store.clone(), fast_settings()).await.unwrap();
     let client = hub.client();
     let query = InstanceQuery {
@@ -122,12 +128,8 @@ async fn an_instance_restarted_after_it_was_listed_is_skipped() {
 
     let clock = Arc::new(ManualClock::new(Timestamp::from_millis(1_700_000_000_000)));
     let store = Arc::new(MemoryStore::new(clock.clone()));
-    for id in ["a-done", "b-restarted", "c-done"] {
-        store
-            .put_instance(&row(id, OrchestrationStatus::Completed), Expect::Absent)
-            .await
-            .unwrap();
-    }
+    let ids = ["a-done", "b-restarted", "c-done"].map(String::from);
+    put_rows(store.as_ref(), ids, OrchestrationStatus::Completed).await;
     let hub = TaskHub::open_with_clock(store.clone(), fast_settings(), clock.clone())
         .await
         .unwrap();
@@ -187,19 +189,14 @@ async fn only_finished_rows_are_listed() {
     use taskhub_storage::faults::Op;
 
     let store = memory_store();
-    for i in 0..250 {
-        store
-            .put_instance(
-                &row(&format!("a-running-{i:03}"), OrchestrationStatus::Running),
-                Expect::Absent,
-            )
-            .await
-            .unwrap();
-    }
-    store
-        .put_instance(&row("z-done", OrchestrationStatus::Failed), Expect::Absent)
-        .await
-        .unwrap();
+    let running = (0..250).map(|i| format!("a-running-{i:03}"));
+    put_rows(store.as_ref(), running, OrchestrationStatus::Running).await;
+    put_rows(
+        store.as_ref(),
+        ["z-done".into()],
+        OrchestrationStatus::Failed,
+    )
+    .await;
     let hub = TaskHub::open(store.clone(), fast_settings()).await.unwrap();
     let client = hub.client();
     let before = store.faults().calls(Op::ListInstances);
