@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use common::sdk::{
     activity, activity_name, answer, error_of, first_turn, held_past_the_timeout, schedule_task,
-    DispatchServer,
+    waits_until, DispatchServer,
 };
 use taskhub::executor::{Decision, ExecutorError, RemoteExecutor};
 use taskhub::{Payload, Timestamp};
@@ -249,11 +249,7 @@ async fn an_item_held_past_its_timeout_times_out_and_its_late_answer_is_refused(
 async fn with_no_worker_connected_a_call_answers_unavailable_after_the_wait() {
     let (server, clock) = DispatchServer::on_manual_clock(settings()).await;
     let call = server.run_activity(activity("o1", "A"));
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    clock.advance(Duration::from_secs(29));
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    assert!(!call.is_finished());
-    clock.advance(Duration::from_secs(2));
+    waits_until(&clock, &call, Duration::from_secs(30)).await;
     let e = error_of(call).await;
     assert!(matches!(e, ExecutorError::Unavailable { .. }), "{e:?}");
     // A worker that connects later does not get the withdrawn item.

@@ -42,16 +42,17 @@ use std::time::Duration;
 use common::script::Script;
 use common::sdk::SdkServer;
 use common::sdk::{
-    execution, first_turn, instance, schedule_task, turn_of, DispatchServer, FakeWorker,
+    execution, first_turn, instance, schedule_task, turn_of, Answer, DispatchServer, FakeWorker,
 };
 use common::serving;
 use common::Backend;
-use taskhub::executor::{Decision, OrchestrationWork};
+use taskhub::executor::{Decision, OrchestrationDecision, OrchestrationWork};
 use taskhub::{EventKind, HistoryEvent, Timestamp};
 use taskhub_grpc::convert::event_to_proto;
 use taskhub_grpc::proto::{
     history_event::EventType as E, orchestrator_action::OrchestratorActionType as A,
     GetWorkItemsRequest, OrchestratorAction, OrchestratorResponse, RewindOrchestrationAction,
+    WorkItem,
 };
 use taskhub_grpc::{DispatcherSettings, INVALID_ACTION};
 use taskhub_storage::SystemClock;
@@ -134,25 +135,53 @@ fn rewind_reasons(events: &[taskhub_grpc::proto::HistoryEvent]) -> Vec<Option<St
         .collect()
 }
 
-fn schedule_ship(token: &str) -> OrchestratorResponse {
-    OrchestratorResponse {
+/// [`rewind_turn`] sent to a worker: the server, the worker, the call waiting for its answer
+/// and the item the worker got. The worker declares room for one item of each kind, or, with
+/// a `user_agent`, nothing (as the Go and Java SDKs).
+async fn rewind_out(
+    user_agent: Option<&str>,
+) -> (
+    DispatchServer,
+    FakeWorker,
+    Answer<OrchestrationDecision>,
+    WorkItem,
+) {
+    let server =
+        DispatchServer::start(Arc::new(SystemClock::new()), DispatcherSettings::default()).await;
+    let mut w = match user_agent {
+        Some(user_agent) => {
+            serving::worker_as(server.addr, user_agent, GetWorkItemsRequest::default()).await
+        }
+        None => server.worker(1, 1).await,
+    };
+    let call = server.orchestrate(rewind_turn());
+    let item = w.expect().await;
+    (server, w, call, item)
+}
+
+/// Asserts that `call` failed the execution with [`INVALID_ACTION`], its message containing
+/// `says`.
+async fn assert_invalid_action(call: Answer<OrchestrationDecision>, says: &str) {
+    let decision = call.await.unwrap().unwrap();
+    let [Decision::Fail { failure }] = decision.decisions.as_slice() else {
+        panic!("{decision:?}")
+    };
+    assert_eq!(failure.error_type, INVALID_ACTION);
+    assert!(failure.message.contains(says), "{}", failure.message);
+}
+
+/// `w` answers the turn under `token` by scheduling the activity `Ship`, and `call` gets
+/// that decision.
+async fn answers_ship(w: &mut FakeWorker, token: &str, call: Answer<OrchestrationDecision>) {
+    w.answer_turn(OrchestratorResponse {
         instance_id: "o1".into(),
         actions: vec![schedule_task(0, "Ship", "1")],
         completion_token: token.to_owned(),
         ..OrchestratorResponse::default()
-    }
-}
-
-async fn dispatch_server() -> DispatchServer {
-    DispatchServer::start(Arc::new(SystemClock::new()), DispatcherSettings::default()).await
-}
-
-/// A worker whose gRPC library says `user_agent`, declaring nothing (as the Go and Java SDKs).
-async fn worker_as(server: &DispatchServer, user_agent: &str) -> FakeWorker {
-    serving::worker_as(server.addr, user_agent, GetWorkItemsRequest::default()).await
-}
-
-fn assert_schedules_ship(decision: &taskhub::executor::OrchestrationDecision) {
+    })
+    .await
+    .unwrap();
+    let decision = call.await.unwrap().unwrap();
     assert!(
         matches!(
             decision.decisions.as_slice(),
@@ -164,10 +193,7 @@ fn assert_schedules_ship(decision: &taskhub::executor::OrchestrationDecision) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rewind_turn_carries_execution_rewound_with_its_reason() {
-    let server = dispatch_server().await;
-    let mut w = server.worker(1, 1).await;
-    let call = server.orchestrate(rewind_turn());
-    let item = w.expect().await;
+    let (_server, mut w, call, item) = rewind_out(None).await;
     let r = turn_of(&item);
     assert_eq!(r.past_events.len(), 6);
     assert_eq!(rewind_reasons(&r.past_events), [Some("first".to_owned())]);
@@ -177,19 +203,13 @@ async fn a_rewind_turn_carries_execution_rewound_with_its_reason() {
     ));
     assert_eq!(rewind_reasons(&r.new_events), [Some("second".to_owned())]);
     assert_eq!(r.new_events.len(), 2);
-    w.answer_turn(schedule_ship(&item.completion_token))
-        .await
-        .unwrap();
-    assert_schedules_ship(&call.await.unwrap().unwrap());
+    answers_ship(&mut w, &item.completion_token, call).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_go_and_java_sdks_get_rewind_turns_without_the_event_they_cannot_read() {
     for user_agent in ["grpc-java-netty/1.59.0", "grpc-go/1.56.3"] {
-        let server = dispatch_server().await;
-        let mut w = worker_as(&server, user_agent).await;
-        let call = server.orchestrate(rewind_turn());
-        let item = w.expect().await;
+        let (_server, mut w, call, item) = rewind_out(Some(user_agent)).await;
         let r = turn_of(&item);
         assert!(rewind_reasons(&r.past_events).is_empty(), "{user_agent}");
         assert!(rewind_reasons(&r.new_events).is_empty(), "{user_agent}");
@@ -197,8 +217,7 @@ async fn the_go_and_java_sdks_get_rewind_turns_without_the_event_they_cannot_rea
         assert_eq!(r.past_events.len(), 5, "{user_agent}");
         assert_eq!(r.new_events.len(), 1, "{user_agent}");
         // Their answers carry no token: matched by the connection and the instance.
-        w.answer_turn(schedule_ship("")).await.unwrap();
-        assert_schedules_ship(&call.await.unwrap().unwrap());
+        answers_ship(&mut w, "", call).await;
     }
 }
 
@@ -230,10 +249,7 @@ fn rewind_answer(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rewind_answer_that_keeps_the_history_sent_is_asked_again_without_the_rewind() {
-    let server = dispatch_server().await;
-    let mut w = server.worker(1, 1).await;
-    let call = server.orchestrate(rewind_turn());
-    let item = w.expect().await;
+    let (_server, mut w, call, item) = rewind_out(None).await;
     // As the Python and JavaScript workers build it: the history sent, with a new execution
     // ID in its start (nothing else to drop: Taskhub had rewound it).
     let mut history = sent(&rewind_turn());
@@ -249,46 +265,30 @@ async fn a_rewind_answer_that_keeps_the_history_sent_is_asked_again_without_the_
     assert_eq!(r.past_events.len(), 6);
     assert_eq!(r.new_events.len(), 1);
     assert!(rewind_reasons(&r.new_events).is_empty());
-    w.answer_turn(schedule_ship(&again.completion_token))
-        .await
-        .unwrap();
-    assert_schedules_ship(&call.await.unwrap().unwrap());
+    answers_ship(&mut w, &again.completion_token, call).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rewind_answer_that_changes_the_history_fails_naming_the_first_event_that_differs() {
-    let server = dispatch_server().await;
-    let mut w = server.worker(1, 1).await;
-    let call = server.orchestrate(rewind_turn());
-    let item = w.expect().await;
+    let (_server, mut w, call, item) = rewind_out(None).await;
     // The first rewind's marker left out: a rewind keeps it.
     let mut history = sent(&rewind_turn());
     history.remove(4);
     w.answer_turn(rewind_answer(&item.completion_token, history))
         .await
         .unwrap();
-    let decision = call.await.unwrap().unwrap();
-    let [Decision::Fail { failure }] = decision.decisions.as_slice() else {
-        panic!("{decision:?}")
-    };
-    assert_eq!(failure.error_type, INVALID_ACTION);
-    assert!(
-        failure.message.contains(
-            "actions[0].rewindOrchestration.newHistory: event 4 is orchestratorCompleted where \
-             the history sent has executionRewound (its event 4)"
-        ),
-        "{}",
-        failure.message
-    );
+    assert_invalid_action(
+        call,
+        "actions[0].rewindOrchestration.newHistory: event 4 is orchestratorCompleted where the \
+         history sent has executionRewound (its event 4)",
+    )
+    .await;
     w.expect_none().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_rewind_answer_to_the_turn_asked_again_fails_the_execution() {
-    let server = dispatch_server().await;
-    let mut w = server.worker(1, 1).await;
-    let call = server.orchestrate(rewind_turn());
-    let item = w.expect().await;
+    let (_server, mut w, call, item) = rewind_out(None).await;
     w.answer_turn(rewind_answer(&item.completion_token, sent(&rewind_turn())))
         .await
         .unwrap();
@@ -299,16 +299,7 @@ async fn a_second_rewind_answer_to_the_turn_asked_again_fails_the_execution() {
     w.answer_turn(rewind_answer(&again.completion_token, sent(&second)))
         .await
         .unwrap();
-    let decision = call.await.unwrap().unwrap();
-    let [Decision::Fail { failure }] = decision.decisions.as_slice() else {
-        panic!("{decision:?}")
-    };
-    assert_eq!(failure.error_type, INVALID_ACTION);
-    assert!(
-        failure.message.contains("answered with a rewind again"),
-        "{}",
-        failure.message
-    );
+    assert_invalid_action(call, "answered with a rewind again").await;
     w.expect_none().await;
 }
 

@@ -26,17 +26,6 @@ pub use taskhub_test_support::{Backend, TempDir};
 /// A deadline only a stuck test reaches.
 pub const STUCK: Duration = Duration::from_secs(60);
 
-/// A hub name no other test uses, for Azure.
-fn unique_hub_name() -> String {
-    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    format!("grpc{}x{n}x{nanos}", std::process::id())
-}
-
 pub async fn open_hub(backend: Backend, dir: &TempDir) -> TaskHub {
     open_hub_with(backend, dir, |s| s).await
 }
@@ -66,7 +55,7 @@ pub async fn open_hub_with(
                     text,
                     taskhub_test_support::env::AZURE_CONNECTION_STRING,
                 )],
-                hub_name: unique_hub_name(),
+                hub_name: hub_basics::unique_hub_name("grpc"),
                 ..taskhub_backends::BackendConfig::default()
             };
             taskhub_backends::create_store("azure", &config)
@@ -84,84 +73,36 @@ pub async fn open_hub_with(
     TaskHub::open(store, adjust(settings)).await.unwrap()
 }
 
-async fn say_hello(_ctx: ActivityContext, city: String) -> Result<String, ActivityError> {
-    Ok(format!("Hello {city}!"))
-}
-
 /// The orchestrations the tests (and the Python SDK script) start:
-/// * `Hello`: three activities in sequence;
-/// * `Echo`: returns its input, shown as custom status too;
-/// * `Waiter`: custom status "waiting", then returns the data of the event `Go`;
+/// * [`hub_basics::register`]'s: `Hello` (three activities in sequence), `Echo`, `Fails`,
+///   `Counter` and `Waiter` (custom status "waiting", then returns the data of the event `Go`);
 /// * `Tree`: a `Waiter` sub-orchestration (child ID `{parent}:…`), returns what it returns;
 /// * `HelloTree`: a `Hello` sub-orchestration;
-/// * `Fails`: a failing activity;
-/// * `Counter` and `counter` (entities): `add` a number, `get`.
+/// * `Boom`, the activity `Fails` runs, fails "Kah-BOOOOM!!!";
+/// * `counter`: `Counter` under the name the Python SDK gives it.
 pub fn registry() -> Registry {
     let mut reg = Registry::new();
-    reg.orchestration(
-        "Hello",
-        |ctx: OrchestrationContext, _: serde_json::Value| async move {
-            let mut out = Vec::new();
-            for city in ["Tokyo", "Seattle", "London"] {
-                out.push(ctx.call_activity::<_, String>("SayHello", city).await?);
-            }
-            Ok::<_, OrchestrationError>(out)
-        },
-    )
-    .orchestration(
-        "Echo",
-        |ctx: OrchestrationContext, input: serde_json::Value| async move {
-            ctx.set_custom_status(&input)?;
-            Ok::<_, OrchestrationError>(input)
-        },
-    )
-    .orchestration(
-        "Waiter",
-        |ctx: OrchestrationContext, _: serde_json::Value| async move {
-            ctx.set_custom_status("waiting")?;
-            let v: serde_json::Value = ctx.wait_for_event("Go").await?;
-            Ok::<_, OrchestrationError>(v)
-        },
-    )
-    .orchestration(
-        "Tree",
-        |ctx: OrchestrationContext, _: serde_json::Value| async move {
-            let v: serde_json::Value = ctx.call_sub_orchestration("Waiter", ()).await?;
-            Ok::<_, OrchestrationError>(v)
-        },
-    )
-    .orchestration(
-        "HelloTree",
-        |ctx: OrchestrationContext, _: serde_json::Value| async move {
-            let v: Vec<String> = ctx.call_sub_orchestration("Hello", ()).await?;
-            Ok::<_, OrchestrationError>(v)
-        },
-    )
-    .orchestration(
-        "Fails",
-        |ctx: OrchestrationContext, _: serde_json::Value| async move {
-            ctx.call_activity::<_, ()>("Boom", ()).await?;
-            Ok::<_, OrchestrationError>(())
-        },
-    )
-    .activity("SayHello", say_hello)
-    .activity("Boom", |_c: ActivityContext, _: ()| async move {
-        Err::<(), _>(ActivityError::new("Kah-BOOOOM!!!"))
-    });
+    hub_basics::register(&mut reg, "waiting")
+        .orchestration(
+            "Tree",
+            |ctx: OrchestrationContext, _: serde_json::Value| async move {
+                let v: serde_json::Value = ctx.call_sub_orchestration("Waiter", ()).await?;
+                Ok::<_, OrchestrationError>(v)
+            },
+        )
+        .orchestration(
+            "HelloTree",
+            |ctx: OrchestrationContext, _: serde_json::Value| async move {
+                let v: Vec<String> = ctx.call_sub_orchestration("Hello", ()).await?;
+                Ok::<_, OrchestrationError>(v)
+            },
+        )
+        .activity("Boom", |_c: ActivityContext, _: ()| async move {
+            Err::<(), _>(ActivityError::new("Kah-BOOOOM!!!"))
+        });
     // The Python SDK lowercases entity names: `counter` is the same entity for it.
-    reg.entity("Counter", counter).entity("counter", counter);
+    reg.entity("counter", hub_basics::counter);
     reg
-}
-
-fn counter(ctx: &mut EntityContext) -> Result<i64, EntityError> {
-    let mut value: i64 = ctx.get_state_or_default()?;
-    match ctx.operation_name() {
-        "add" => value += ctx.input::<i64>()?,
-        "get" => {}
-        other => return Err(EntityError::new(format!("no operation '{other}'"))),
-    }
-    ctx.set_state(&value)?;
-    Ok(value)
 }
 
 /// A worker and the gRPC endpoint over one hub.
@@ -229,12 +170,14 @@ impl Server {
     }
 
     pub async fn stop(self) {
-        self.serving.stop().await;
+        self.serving.shut_down().await;
         self.worker.shutdown().await;
     }
 }
 pub mod backends;
 pub mod calls;
+pub mod hub_basics;
 pub mod script;
 pub mod sdk;
+pub mod served;
 pub mod serving;

@@ -126,6 +126,16 @@ pub async fn held_past_the_timeout<T: std::fmt::Debug>(
     );
 }
 
+/// Moves `clock` to 1 s before `deadline`, the wait `call` is in, and asserts it still waits;
+/// then 2 s on, 1 s past it. Each move is given 100 ms of real time to be seen.
+pub async fn waits_until<T>(clock: &ManualClock, call: &JoinHandle<T>, deadline: Duration) {
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    clock.advance(deadline - Duration::from_secs(1));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!call.is_finished());
+    clock.advance(Duration::from_secs(2));
+}
+
 /// Closes the dispatcher; then the endpoint, dropped, shuts down.
 impl Drop for DispatchServer {
     fn drop(&mut self) {
@@ -370,7 +380,7 @@ impl SdkServer {
 
     pub async fn stop(self) {
         self.dispatcher.close();
-        self.serving.stop().await;
+        self.serving.shut_down().await;
         self.worker.shutdown().await;
     }
 }

@@ -10,34 +10,17 @@ use tonic::transport::Endpoint;
 
 use super::calls::Client;
 use super::sdk::FakeWorker;
-
-/// A running endpoint; dropped, it shuts down (its stop signal's sender goes away).
-pub struct Serving {
-    pub addr: SocketAddr,
-    stop: tokio::sync::oneshot::Sender<()>,
-    task: tokio::task::JoinHandle<()>,
-}
+pub use super::served::Serving;
 
 impl Serving {
     /// Serves `config` on a free port of 127.0.0.1.
     pub async fn start(config: GrpcConfig) -> Self {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            taskhub_grpc::serve(listener, config, async move {
-                let _ = stopped.await;
-            })
-            .await
-            .unwrap();
-        });
-        Self { addr, stop, task }
+        Self::spawn(|listener, stopped| taskhub_grpc::serve(listener, config, stopped)).await
     }
 
     /// Stops serving and waits (at most 5 s) for the server to end.
-    pub async fn stop(self) {
-        let _ = self.stop.send(());
-        let _ = tokio::time::timeout(Duration::from_secs(5), self.task).await;
+    pub async fn shut_down(self) {
+        let _ = tokio::time::timeout(Duration::from_secs(5), self.stop()).await;
     }
 }
 

@@ -8,6 +8,8 @@
     reason = "test code"
 )]
 
+#[path = "../../../taskhub-grpc/tests/common/hub_basics.rs"]
+pub mod hub_basics;
 pub mod schema;
 pub mod serving;
 
@@ -22,21 +24,11 @@ use taskhub_http::HttpConfig;
 
 pub use taskhub_test_support::{wait, Backend, TempDir};
 
-/// A hub name no other test uses, for Azure and PostgreSQL.
-fn unique_hub_name() -> String {
-    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    format!("http{}x{n}x{nanos}", std::process::id())
-}
-
 /// Where `backend` puts a fresh hub: its test configuration (`taskhub_backends::testing`):
 /// `dir/hub.db`, or a hub of its own on the Azure test account or the PostgreSQL test server.
 fn backend_config(backend: Backend, dir: &TempDir) -> taskhub_backends::BackendConfig {
-    taskhub_backends::testing::test_hub(backend.name()).config(&dir.0, &unique_hub_name())
+    taskhub_backends::testing::test_hub(backend.name())
+        .config(&dir.0, &hub_basics::unique_hub_name("http"))
 }
 
 /// Where the Durable Functions routes are mounted.
@@ -66,10 +58,6 @@ pub async fn open_hub(backend: Backend, dir: &TempDir) -> TaskHub {
     TaskHub::open(opened.store, settings()).await.unwrap()
 }
 
-async fn say_hello(_ctx: ActivityContext, city: String) -> Result<String, ActivityError> {
-    Ok(format!("Hello {city}!"))
-}
-
 /// The gates `Gate` passes: a key is added by [`open_gate`].
 static OPEN_GATES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
 
@@ -79,98 +67,56 @@ pub fn open_gate(key: &str) {
     OPEN_GATES.lock().unwrap().push(key.to_owned());
 }
 
-/// `Hello`: three activities. `Waiter`: custom status, then waits for `Go`. `Parent`: a
-/// sub-orchestration and a timer. `Fails`: a failing activity. `Echo`: returns its input and
-/// shows it as custom status. `Gated`: `SayHello` with its input (a key), then `Gate`, which
-/// fails until [`open_gate`] opens that key (for rewind). `GatedWait`: the same, then waits
-/// for `Go`.
+/// `Hello` (three activities), `Echo`, `Fails`, `Counter` and `Waiter` (custom status
+/// "waiting for Go", then waits for `Go`): [`hub_basics::register`]'s. `Parent`: a
+/// sub-orchestration and a timer. `Boom` (activity): fails with an HTML-looking message.
+/// `Gated`: `SayHello` with its input (a key), then `Gate`, which fails until [`open_gate`]
+/// opens that key (for rewind). `GatedWait`: the same, then waits for `Go`.
 pub fn registry() -> Registry {
     let mut reg = Registry::new();
-    reg.orchestration(
-        "Hello",
-        |ctx: OrchestrationContext, _: serde_json::Value| async move {
-            let mut out = Vec::new();
-            for city in ["Tokyo", "Seattle", "London"] {
-                out.push(ctx.call_activity::<_, String>("SayHello", city).await?);
+    hub_basics::register(&mut reg, "waiting for Go")
+        .orchestration(
+            "Parent",
+            |ctx: OrchestrationContext, _: serde_json::Value| async move {
+                let child: Vec<String> = ctx.call_sub_orchestration("Hello", ()).await?;
+                ctx.sleep(Duration::from_millis(50)).await;
+                Ok::<_, OrchestrationError>(child.len())
+            },
+        )
+        .orchestration(
+            "Gated",
+            |ctx: OrchestrationContext, key: String| async move {
+                let hello: String = ctx.call_activity("SayHello", &key).await?;
+                let passed: String = ctx.call_activity("Gate", &key).await?;
+                Ok::<_, OrchestrationError>(format!("{hello} {passed}"))
+            },
+        )
+        .orchestration(
+            "GatedWait",
+            |ctx: OrchestrationContext, key: String| async move {
+                let hello: String = ctx.call_activity("SayHello", &key).await?;
+                let passed: String = ctx.call_activity("Gate", &key).await?;
+                let () = ctx.wait_for_event("Go").await?;
+                Ok::<_, OrchestrationError>(format!("{hello} {passed}"))
+            },
+        )
+        .activity("Boom", |_c: ActivityContext, _: ()| async move {
+            Err::<(), _>(ActivityError::new("boom <b>bad</b>"))
+        })
+        .activity("Gate", |_c: ActivityContext, key: String| async move {
+            if OPEN_GATES.lock().unwrap().contains(&key) {
+                Ok(format!("passed {key}"))
+            } else {
+                Err(ActivityError::new(format!("gate {key} is closed")))
             }
-            Ok::<_, OrchestrationError>(out)
-        },
-    )
-    .orchestration(
-        "Waiter",
-        |ctx: OrchestrationContext, _: serde_json::Value| async move {
-            ctx.set_custom_status("waiting for Go")?;
-            let v: serde_json::Value = ctx.wait_for_event("Go").await?;
-            Ok::<_, OrchestrationError>(v)
-        },
-    )
-    .orchestration(
-        "Parent",
-        |ctx: OrchestrationContext, _: serde_json::Value| async move {
-            let child: Vec<String> = ctx.call_sub_orchestration("Hello", ()).await?;
-            ctx.sleep(Duration::from_millis(50)).await;
-            Ok::<_, OrchestrationError>(child.len())
-        },
-    )
-    .orchestration(
-        "Fails",
-        |ctx: OrchestrationContext, _: serde_json::Value| async move {
-            ctx.call_activity::<_, ()>("Boom", ()).await?;
-            Ok::<_, OrchestrationError>(())
-        },
-    )
-    .orchestration(
-        "Echo",
-        |ctx: OrchestrationContext, input: serde_json::Value| async move {
-            ctx.set_custom_status(&input)?;
-            Ok::<_, OrchestrationError>(input)
-        },
-    )
-    .orchestration(
-        "Gated",
-        |ctx: OrchestrationContext, key: String| async move {
-            let hello: String = ctx.call_activity("SayHello", &key).await?;
-            let passed: String = ctx.call_activity("Gate", &key).await?;
-            Ok::<_, OrchestrationError>(format!("{hello} {passed}"))
-        },
-    )
-    .orchestration(
-        "GatedWait",
-        |ctx: OrchestrationContext, key: String| async move {
-            let hello: String = ctx.call_activity("SayHello", &key).await?;
-            let passed: String = ctx.call_activity("Gate", &key).await?;
-            let () = ctx.wait_for_event("Go").await?;
-            Ok::<_, OrchestrationError>(format!("{hello} {passed}"))
-        },
-    )
-    .activity("SayHello", say_hello)
-    .activity("Boom", |_c: ActivityContext, _: ()| async move {
-        Err::<(), _>(ActivityError::new("boom <b>bad</b>"))
-    })
-    .activity("Gate", |_c: ActivityContext, key: String| async move {
-        if OPEN_GATES.lock().unwrap().contains(&key) {
-            Ok(format!("passed {key}"))
-        } else {
-            Err(ActivityError::new(format!("gate {key} is closed")))
-        }
-    });
+        });
     entities(&mut reg);
     reg
 }
 
-/// `Counter` (entity): `add` a number, `get`. `Locker` (orchestration): locks the counter
-/// `@Counter@{input}` until it receives `Go`.
+/// `Locker` (orchestration): locks the counter `@Counter@{input}` (the entity of
+/// [`hub_basics::counter`]) until it receives `Go`.
 fn entities(reg: &mut Registry) {
-    reg.entity("Counter", |ctx: &mut EntityContext| {
-        let mut value: i64 = ctx.get_state_or_default()?;
-        match ctx.operation_name() {
-            "add" => value += ctx.input::<i64>()?,
-            "get" => {}
-            other => return Err(EntityError::new(format!("no operation '{other}'"))),
-        }
-        ctx.set_state(&value)?;
-        Ok(value)
-    });
     reg.orchestration(
         "Locker",
         |ctx: OrchestrationContext, key: String| async move {
