@@ -11,9 +11,9 @@
 
 mod common;
 
-use std::net::SocketAddr;
 use std::time::Duration;
 
+use common::serving::Serving;
 use common::{open_hub, Backend, TempDir};
 use taskhub_http::{HttpConfig, Limits};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -22,9 +22,9 @@ use tokio::net::TcpStream;
 /// A deadline only a stuck test reaches.
 const STUCK: Duration = Duration::from_secs(60);
 
+/// The API over a memory hub, served until dropped.
 struct Api {
-    addr: SocketAddr,
-    stop: tokio::sync::oneshot::Sender<()>,
+    serving: Serving,
     _dir: TempDir,
 }
 
@@ -32,22 +32,11 @@ async fn serve(limits: Limits, token: Option<&str>) -> Api {
     let dir = TempDir::new("http-connections");
     let hub = open_hub(Backend::Memory, &dir).await;
     let router = taskhub_http::router(HttpConfig::new(hub).with_token(token.map(str::to_owned)));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(taskhub_http::serve_with_limits(
-        listener,
-        router,
-        limits,
-        async move {
-            let _ = stopped.await;
-        },
-    ));
-    Api {
-        addr,
-        stop,
-        _dir: dir,
-    }
+    let serving = Serving::spawn(|listener, stopped| {
+        taskhub_http::serve_with_limits(listener, router, limits, stopped)
+    })
+    .await;
+    Api { serving, _dir: dir }
 }
 
 /// Reads everything until the server closes the connection; panics if it stays open past
@@ -82,14 +71,13 @@ async fn a_connection_without_a_request_is_closed_after_the_deadline() {
         None,
     )
     .await;
-    let mut silent = TcpStream::connect(api.addr).await.unwrap();
-    let mut slow = TcpStream::connect(api.addr).await.unwrap();
+    let mut silent = TcpStream::connect(api.serving.addr).await.unwrap();
+    let mut slow = TcpStream::connect(api.serving.addr).await.unwrap();
     slow.write_all(b"GET /api/hub HTTP/1.1\r\nHost: 12")
         .await
         .unwrap();
     read_until_closed(&mut silent).await;
     read_until_closed(&mut slow).await;
-    let _ = api.stop.send(());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -102,13 +90,12 @@ async fn an_idle_keep_alive_connection_is_closed_after_the_idle_timeout() {
         None,
     )
     .await;
-    let mut tcp = TcpStream::connect(api.addr).await.unwrap();
+    let mut tcp = TcpStream::connect(api.serving.addr).await.unwrap();
     tcp.write_all(request("/api/hub", "").as_bytes())
         .await
         .unwrap();
     let answered = read_until_closed(&mut tcp).await;
     assert!(answered.starts_with("HTTP/1.1 200"), "{answered}");
-    let _ = api.stop.send(());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -123,7 +110,7 @@ async fn a_wrong_token_closes_the_connection_after_its_answer() {
         Some("t0ken"),
     )
     .await;
-    let mut tcp = TcpStream::connect(api.addr).await.unwrap();
+    let mut tcp = TcpStream::connect(api.serving.addr).await.unwrap();
     tcp.write_all(request("/api/hub", "Authorization: Bearer wrong\r\n").as_bytes())
         .await
         .unwrap();
@@ -131,7 +118,7 @@ async fn a_wrong_token_closes_the_connection_after_its_answer() {
     assert!(answered.starts_with("HTTP/1.1 401"), "{answered}");
 
     // The right token keeps its connection for the next request.
-    let mut tcp = TcpStream::connect(api.addr).await.unwrap();
+    let mut tcp = TcpStream::connect(api.serving.addr).await.unwrap();
     let good = request("/api/hub", "Authorization: Bearer t0ken\r\n");
     tcp.write_all(good.as_bytes()).await.unwrap();
     let mut buf = vec![0u8; 65536];
@@ -149,7 +136,6 @@ async fn a_wrong_token_closes_the_connection_after_its_answer() {
         String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"),
         "the same connection answers again"
     );
-    let _ = api.stop.send(());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -163,11 +149,10 @@ async fn a_connection_over_the_cap_is_closed_at_once() {
         None,
     )
     .await;
-    let _held = TcpStream::connect(api.addr).await.unwrap();
-    let mut over = TcpStream::connect(api.addr).await.unwrap();
+    let _held = TcpStream::connect(api.serving.addr).await.unwrap();
+    let mut over = TcpStream::connect(api.serving.addr).await.unwrap();
     // Written before the server closes it, or refused: either way no answer comes.
     let _ = over.write_all(request("/api/hub", "").as_bytes()).await;
     let answered = read_until_closed(&mut over).await;
     assert!(answered.is_empty(), "{answered}");
-    let _ = api.stop.send(());
 }
