@@ -148,14 +148,7 @@ async fn restarts_are_not_lost_on(inner: Arc<dyn TaskHubStore>, clock: Arc<dyn C
         || async { "not Running" },
     )
     .await;
-    hold.armed.store(true, Ordering::SeqCst);
-    let options = StartOptions {
-        instance_id: Some(busy.clone()),
-        reuse: ReusePolicy::TerminateActive,
-        ..StartOptions::default()
-    };
-    client.start_with("Twice", 5u64, options).await.unwrap();
-    hold.armed.store(false, Ordering::SeqCst);
+    replace_while_held(&client, &hold, &busy, 5).await;
     // Held at least once (a retry after the terminate's turn moved the row is held again).
     assert!(
         hold.held.load(Ordering::SeqCst) >= 2,
@@ -180,14 +173,7 @@ async fn restarts_are_not_lost_on(inner: Arc<dyn TaskHubStore>, clock: Arc<dyn C
     };
     client.start_with("Twice", 1u64, options).await.unwrap();
     let held = hold.held.load(Ordering::SeqCst);
-    hold.armed.store(true, Ordering::SeqCst);
-    let options = StartOptions {
-        instance_id: Some(later.clone()),
-        reuse: ReusePolicy::TerminateActive,
-        ..StartOptions::default()
-    };
-    client.start_with("Twice", 7u64, options).await.unwrap();
-    hold.armed.store(false, Ordering::SeqCst);
+    replace_while_held(&client, &hold, &later, 7).await;
     assert_eq!(
         hold.held.load(Ordering::SeqCst),
         held + 1,
@@ -200,6 +186,24 @@ async fn restarts_are_not_lost_on(inner: Arc<dyn TaskHubStore>, clock: Arc<dyn C
     assert_eq!(replaced.status(), OrchestrationStatus::Completed);
     assert_eq!(replaced.output::<u64>().unwrap(), Some(14));
     worker.shutdown().await;
+}
+
+/// Starts `Twice(input)` as `id`, replacing (`TerminateActive`) what runs there, while `hold`
+/// holds the client's row writes.
+async fn replace_while_held(
+    client: &TaskHubClient,
+    hold: &HoldClientStart,
+    id: &InstanceId,
+    input: u64,
+) {
+    hold.armed.store(true, Ordering::SeqCst);
+    let options = StartOptions {
+        instance_id: Some(id.clone()),
+        reuse: ReusePolicy::TerminateActive,
+        ..StartOptions::default()
+    };
+    client.start_with("Twice", input, options).await.unwrap();
+    hold.armed.store(false, Ordering::SeqCst);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
