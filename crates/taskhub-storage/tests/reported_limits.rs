@@ -80,8 +80,8 @@ async fn wrappers_pass_the_limits_of_the_store_they_wrap_on() {
 async fn the_conformance_cases_go_by_the_reported_limits() {
     let clock = start_clock();
     let store: Arc<dyn TaskHubStore> = Arc::new(small(&clock));
-    queues::enqueue_rejects_body_over_max_message_bytes(store, clock.clone()).await;
+    queues::enqueue_rejects_body_over_max_message_bytes(&*store, &clock).await;
     let clock = start_clock();
     let store: Arc<dyn TaskHubStore> = Arc::new(small(&clock));
-    queues::dequeue_rejects_max_of_zero_or_over_batch_limit(store, clock).await;
+    queues::dequeue_rejects_max_of_zero_or_over_batch_limit(&*store, &clock).await;
 }

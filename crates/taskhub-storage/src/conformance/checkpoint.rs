@@ -1,8 +1,6 @@
 //! Cases for [`CheckpointStore`](crate::CheckpointStore): fencing, optimistic concurrency,
 //! and what a committed checkpoint leaves behind.
 
-use std::sync::Arc;
-
 use taskhub_core::OrchestrationStatus::{Completed, Running};
 
 use super::fixtures::{
@@ -87,10 +85,9 @@ async fn race_two_turns(
 /// A checkpoint whose fence epoch is not the partition's current epoch MUST fail with
 /// `Fenced` and MUST leave history, instance row and queues unchanged.
 pub async fn fenced_checkpoint_is_rejected_and_changes_nothing(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     let id = "fenced";
     let hub = FencedHub::set_up(s, id, "raise").await;
     let other_control = QueueName::Control((hub.partition + 1) % 4);
@@ -119,10 +116,9 @@ pub async fn fenced_checkpoint_is_rejected_and_changes_nothing(
 /// A checkpoint whose `history.expected` does not match MUST fail with `Conflict` and leave
 /// everything unchanged.
 pub async fn checkpoint_with_stale_history_etag_conflicts_and_changes_nothing(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     let id = "stale";
     let control = QueueName::Control(0);
     let consumed = consumable(s, control, "raise").await;
@@ -156,10 +152,9 @@ pub async fn checkpoint_with_stale_history_etag_conflicts_and_changes_nothing(
 /// Two checkpoints made from the same loaded history MUST NOT both commit, even when they
 /// run concurrently.
 pub async fn concurrent_checkpoints_from_same_history_commit_once(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     for round in 0..5 {
         let id = format!("race-{round}");
         let loaded = start_history(s, &id, "e1", vec![]).await;
@@ -183,11 +178,7 @@ pub async fn concurrent_checkpoints_from_same_history_commit_once(
 
 /// Two first checkpoints of the same instance (both expecting no history, as two racing
 /// starts do) MUST NOT both commit.
-pub async fn concurrent_first_checkpoints_commit_once(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
-) {
-    let s = &*store;
+pub async fn concurrent_first_checkpoints_commit_once(s: &dyn TaskHubStore, _clock: &ManualClock) {
     for round in 0..5 {
         let id = format!("double-start-{round}");
         let winner = race_two_turns(s, &id, None).await;
@@ -200,10 +191,9 @@ pub async fn concurrent_first_checkpoints_commit_once(
 
 /// After success, `load_history` MUST return the old events plus the new ones.
 pub async fn checkpoint_appends_events_after_loaded_history(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     let first = start_history(s, "append", "e1", vec![raised(1, "a"), raised(2, "b")]).await;
     let new_events = vec![raised(3, "c"), raised(4, "d")];
     commit(
@@ -224,10 +214,9 @@ pub async fn checkpoint_appends_events_after_loaded_history(
 
 /// After a `new_execution` checkpoint, `load_history` MUST return only the new events.
 pub async fn new_execution_checkpoint_replaces_old_events(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     let first = start_history(s, "generations", "e1", vec![raised(1, "a"), raised(2, "b")]).await;
     let second_execution = vec![started("e2"), raised(3, "carried")];
     commit(
@@ -265,10 +254,9 @@ pub async fn new_execution_checkpoint_replaces_old_events(
 
 /// After success, the outbound messages MUST be dequeueable, each after its delay.
 pub async fn checkpoint_outbound_messages_are_dequeueable_with_delay_honoured(
-    store: Arc<dyn TaskHubStore>,
-    clock: ManualClock,
+    s: &dyn TaskHubStore,
+    clock: &ManualClock,
 ) {
-    let s = &*store;
     let mut request = history_request("sender", "e1", None, true, vec![started("e1")]);
     request.outbound = vec![
         outbound(WORK, "activity-1"),
@@ -290,7 +278,7 @@ pub async fn checkpoint_outbound_messages_are_dequeueable_with_delay_honoured(
         "a message sent with a delay is hidden at first"
     );
     let control = QueueName::Control(1);
-    pass_delay_hidden(s, &clock, control, DELAY, "a message sent").await;
+    pass_delay_hidden(s, clock, control, DELAY, "a message sent").await;
     assert_eq!(
         visible_bodies(s, QueueName::Control(1)).await,
         ["timer"],
@@ -299,11 +287,7 @@ pub async fn checkpoint_outbound_messages_are_dequeueable_with_delay_honoured(
 }
 
 /// After success, the consumed messages MUST be gone.
-pub async fn checkpoint_deletes_consumed_messages(
-    store: Arc<dyn TaskHubStore>,
-    clock: ManualClock,
-) {
-    let s = &*store;
+pub async fn checkpoint_deletes_consumed_messages(s: &dyn TaskHubStore, clock: &ManualClock) {
     let control = QueueName::Control(0);
     enqueue(s, control, &["m1", "m2", "m3"]).await;
     let got = dequeue(s, control, 32).await;
@@ -324,13 +308,12 @@ pub async fn checkpoint_deletes_consumed_messages(
     );
     let result = s.delete(control, &receipt_of("m1")).await;
     assert_expired(&result, "a consumed message is gone");
-    advance(s, &clock, PAST_VISIBILITY).await;
+    advance(s, clock, PAST_VISIBILITY).await;
     assert_eq!(visible_bodies(s, control).await, ["m2"]);
 }
 
 /// After success, the instance row MUST be written.
-pub async fn checkpoint_writes_instance_row(store: Arc<dyn TaskHubStore>, _clock: ManualClock) {
-    let s = &*store;
+pub async fn checkpoint_writes_instance_row(s: &dyn TaskHubStore, _clock: &ManualClock) {
     let id = "row-writer";
     let running = row(id, "Conformance", Running, START);
     let mut request = history_request(id, "e1", None, true, vec![started("e1")]);
@@ -356,10 +339,9 @@ pub async fn checkpoint_writes_instance_row(store: Arc<dyn TaskHubStore>, _clock
 
 /// `pending_outbox` MUST be empty after a checkpoint that ran to completion.
 pub async fn pending_outbox_is_empty_after_complete_checkpoint(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     let mut request = history_request("outbox", "e1", None, true, vec![started("e1")]);
     request.outbound = vec![outbound(WORK, "a"), outbound(QueueName::Control(3), "b")];
     commit(s, request).await;
@@ -378,14 +360,13 @@ pub async fn pending_outbox_is_empty_after_complete_checkpoint(
 /// A stale receipt among `consumed` (the message was redelivered, or already deleted) MUST
 /// NOT fail the checkpoint (step 4 of the ordered checkpoint).
 pub async fn stale_consumed_receipt_does_not_fail_checkpoint(
-    store: Arc<dyn TaskHubStore>,
-    clock: ManualClock,
+    s: &dyn TaskHubStore,
+    clock: &ManualClock,
 ) {
-    let s = &*store;
     let control = QueueName::Control(0);
     enqueue(s, control, &["redelivered"]).await;
     let first = dequeue(s, control, 1).await;
-    advance(s, &clock, PAST_VISIBILITY).await;
+    advance(s, clock, PAST_VISIBILITY).await;
     let second = dequeue(s, control, 1).await;
     assert_eq!(second.len(), 1, "the message is redelivered");
     enqueue(s, control, &["already deleted"]).await;
@@ -422,11 +403,7 @@ pub async fn stale_consumed_receipt_does_not_fail_checkpoint(
 /// The outcome carries the ETags the store now has: the history's (unchanged by a checkpoint
 /// without history, which may report none) and the instance row's (the `CheckpointOutcome`
 /// docs).
-pub async fn checkpoint_outcome_reports_stored_etags(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
-) {
-    let s = &*store;
+pub async fn checkpoint_outcome_reports_stored_etags(s: &dyn TaskHubStore, _clock: &ManualClock) {
     let id = "etags";
     let outcome = commit(s, tagged_turn(id, None, "e1")).await;
     let loaded = load(s, id).await;

@@ -1,7 +1,6 @@
 //! Cases for claimed outbound messages ([`OutboundMessage::claim`]): a checkpoint's sender
 //! takes the message as it sends it.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use super::fixtures::{
@@ -43,10 +42,9 @@ async fn commit_one_claim(s: &dyn TaskHubStore, id: &str, body: &str) -> Dequeue
 /// has passed, and MUST come back in `claimed`, in outbound order, with a receipt that
 /// `delete` accepts; a claim MUST NOT be stored in `pending_outbox`.
 pub async fn claimed_messages_are_hidden_and_held_by_the_sender(
-    store: Arc<dyn TaskHubStore>,
-    clock: ManualClock,
+    s: &dyn TaskHubStore,
+    clock: &ManualClock,
 ) {
-    let s = &*store;
     let sent = vec![claimed("a-1"), outbound(WORK, "plain"), claimed("a-2")];
     let outcome = commit(s, first_turn_sending("claimer", sent)).await;
     let bodies: Vec<&str> = outcome.claimed.iter().map(|d| d.body.as_str()).collect();
@@ -67,7 +65,7 @@ pub async fn claimed_messages_are_hidden_and_held_by_the_sender(
         "only the unclaimed message is visible"
     );
     assert_eq!(queue_length(s, WORK).await, 3);
-    advance(s, &clock, just_before(s, VISIBILITY)).await;
+    advance(s, clock, just_before(s, VISIBILITY)).await;
     assert!(
         dequeue(s, WORK, 32).await.is_empty(),
         "claimed messages stay hidden until their visibility passes (the plain one is held)"
@@ -88,12 +86,11 @@ pub async fn claimed_messages_are_hidden_and_held_by_the_sender(
 /// `dequeue_count` 2 (the claim counted as the first delivery), and the claim's receipt MUST
 /// then be stale.
 pub async fn unfinished_claim_is_redelivered_after_its_visibility(
-    store: Arc<dyn TaskHubStore>,
-    clock: ManualClock,
+    s: &dyn TaskHubStore,
+    clock: &ManualClock,
 ) {
-    let s = &*store;
     let claim = commit_one_claim(s, "crashed", "orphan").await;
-    advance(s, &clock, PAST_VISIBILITY).await;
+    advance(s, clock, PAST_VISIBILITY).await;
     let again = dequeue(s, WORK, 32).await;
     assert_eq!(again.len(), 1, "the claimed message comes back: {again:?}");
     assert_eq!(again[0].body, "orphan");
@@ -114,11 +111,9 @@ pub async fn unfinished_claim_is_redelivered_after_its_visibility(
 /// claim's count (a release does not count), so a worker that cannot run what it claimed
 /// gives it to others without pushing it toward the poison threshold.
 pub async fn released_claim_is_visible_without_counting(
-    store: Arc<dyn TaskHubStore>,
-    clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let _ = &clock;
-    let s = &*store;
     let claim = commit_one_claim(s, "busy", "give-away").await;
     s.release(WORK, &claim.receipt, Duration::ZERO)
         .await
@@ -131,11 +126,9 @@ pub async fn released_claim_is_visible_without_counting(
 /// A claim with a `delay` (or a zero visibility) MUST be rejected with `InvalidArgument`
 /// before anything is written.
 pub async fn claim_with_delay_is_rejected_and_writes_nothing(
-    store: Arc<dyn TaskHubStore>,
-    clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let _ = &clock;
-    let s = &*store;
     for bad in [
         OutboundMessage {
             claim: Some(VISIBILITY),

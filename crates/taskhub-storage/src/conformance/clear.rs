@@ -1,6 +1,5 @@
 //! Cases for `ClearStore::clear_hub`: the hub is emptied in place, its partitions kept.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use taskhub_core::OrchestrationStatus::{Pending, Running};
@@ -26,10 +25,9 @@ const ROUNDS: u64 = 12;
 /// `Conflict`, and a receipt from before it delete nothing; and the store MUST work afterwards
 /// (a fenced checkpoint under the lease held before commits).
 pub async fn clear_hub_empties_the_hub_and_keeps_its_partitions(
-    store: Arc<dyn TaskHubStore>,
-    clock: ManualClock,
+    s: &dyn TaskHubStore,
+    clock: &ManualClock,
 ) {
-    let s = &*store;
     s.create_hub(2, START).await.expect("create_hub");
     let epoch = take_lease(s, 0, "w1").await;
     let hub_before = s.hub_info().await.expect("hub_info");
@@ -113,7 +111,7 @@ pub async fn clear_hub_empties_the_hub_and_keeps_its_partitions(
     }
     assert_eq!(queue_length(s, QueueName::WorkItems).await, 0);
     // Neither the delayed message nor the held one comes back.
-    advance(s, &clock, PAST_VISIBILITY).await;
+    advance(s, clock, PAST_VISIBILITY).await;
     assert!(dequeue(s, QueueName::Control(0), 32).await.is_empty());
     assert!(dequeue(s, QueueName::WorkItems, 32).await.is_empty());
 

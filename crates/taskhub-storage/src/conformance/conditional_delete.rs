@@ -1,8 +1,6 @@
 //! Cases for `InstanceStore::delete_instance_if`: a row is deleted only at the ETag the caller
 //! read, so a write committed in between survives.
 
-use std::sync::Arc;
-
 use taskhub_core::OrchestrationStatus::Running;
 
 use super::fixtures::{at, iid, json, row};
@@ -15,10 +13,9 @@ use crate::store::TaskHubStore;
 /// MUST keep a row that changed since (reporting false, not an error); and MUST report false
 /// for a missing row.
 pub async fn delete_instance_if_deletes_only_the_row_at_that_etag(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     let id = iid("@Counter@idle");
     let first = s
         .put_instance(

@@ -1,7 +1,6 @@
 //! Cases for [`DeadLetterStore`](crate::DeadLetterStore).
 
 use std::collections::HashSet;
-use std::sync::Arc;
 use std::time::Duration;
 
 use super::fixtures::assert_expired;
@@ -47,15 +46,11 @@ fn bodies(letters: &[DeadLetter]) -> Vec<&str> {
 }
 
 /// `add_dead_letter` MUST assign a new unique ID and return it.
-pub async fn add_dead_letter_assigns_new_unique_ids(
-    store: Arc<dyn TaskHubStore>,
-    clock: ManualClock,
-) {
-    let s = &*store;
+pub async fn add_dead_letter_assigns_new_unique_ids(s: &dyn TaskHubStore, clock: &ManualClock) {
     let mut ids = HashSet::new();
     for _ in 0..5 {
         let id = s
-            .add_dead_letter(letter(&clock, "same content"))
+            .add_dead_letter(letter(clock, "same content"))
             .await
             .expect("add_dead_letter");
         assert!(!id.is_empty(), "an empty ID");
@@ -66,12 +61,8 @@ pub async fn add_dead_letter_assigns_new_unique_ids(
 }
 
 /// `list_dead_letters` MUST return letters oldest first.
-pub async fn list_dead_letters_returns_oldest_first(
-    store: Arc<dyn TaskHubStore>,
-    clock: ManualClock,
-) {
-    let s = &*store;
-    let ids = add_letters(s, &clock, 4).await;
+pub async fn list_dead_letters_returns_oldest_first(s: &dyn TaskHubStore, clock: &ManualClock) {
+    let ids = add_letters(s, clock, 4).await;
     let listed = list(s, None, 100).await;
     assert_eq!(bodies(&listed), ["0", "1", "2", "3"]);
     let listed_ids: Vec<String> = listed.into_iter().map(|l| l.id).collect();
@@ -79,12 +70,8 @@ pub async fn list_dead_letters_returns_oldest_first(
 }
 
 /// `list_dead_letters` MUST return at most `limit` letters.
-pub async fn list_dead_letters_returns_at_most_limit(
-    store: Arc<dyn TaskHubStore>,
-    clock: ManualClock,
-) {
-    let s = &*store;
-    add_letters(s, &clock, 5).await;
+pub async fn list_dead_letters_returns_at_most_limit(s: &dyn TaskHubStore, clock: &ManualClock) {
+    add_letters(s, clock, 5).await;
     for limit in [1, 2, 4, 5, 6] {
         let got = list(s, None, limit).await;
         assert!(
@@ -96,12 +83,8 @@ pub async fn list_dead_letters_returns_at_most_limit(
 }
 
 /// `list_dead_letters` MUST start after `after` (an ID from a previous page).
-pub async fn list_dead_letters_starts_after_given_id(
-    store: Arc<dyn TaskHubStore>,
-    clock: ManualClock,
-) {
-    let s = &*store;
-    let ids = add_letters(s, &clock, 5).await;
+pub async fn list_dead_letters_starts_after_given_id(s: &dyn TaskHubStore, clock: &ManualClock) {
+    let ids = add_letters(s, clock, 5).await;
     assert_eq!(bodies(&list(s, Some(&ids[1]), 100).await), ["2", "3", "4"]);
     assert!(
         list(s, Some(&ids[4]), 100).await.is_empty(),
@@ -123,12 +106,8 @@ pub async fn list_dead_letters_starts_after_given_id(
 }
 
 /// `take_dead_letter` MUST remove and return the letter.
-pub async fn take_dead_letter_removes_and_returns_it(
-    store: Arc<dyn TaskHubStore>,
-    clock: ManualClock,
-) {
-    let s = &*store;
-    let ids = add_letters(s, &clock, 3).await;
+pub async fn take_dead_letter_removes_and_returns_it(s: &dyn TaskHubStore, clock: &ManualClock) {
+    let ids = add_letters(s, clock, 3).await;
     let taken = s.take_dead_letter(&ids[1]).await.expect("take_dead_letter");
     let expected = DeadLetter {
         id: ids[1].clone(),
@@ -148,13 +127,12 @@ pub async fn take_dead_letter_removes_and_returns_it(
 }
 
 /// `take_dead_letter` MUST return `None` for an unknown ID.
-pub async fn take_missing_dead_letter_is_none(store: Arc<dyn TaskHubStore>, clock: ManualClock) {
-    let s = &*store;
+pub async fn take_missing_dead_letter_is_none(s: &dyn TaskHubStore, clock: &ManualClock) {
     assert_eq!(
         s.take_dead_letter("no-such-letter").await.expect("take"),
         None
     );
-    add_letters(s, &clock, 1).await;
+    add_letters(s, clock, 1).await;
     assert_eq!(
         s.take_dead_letter("no-such-letter").await.expect("take"),
         None
@@ -166,15 +144,14 @@ pub async fn take_missing_dead_letter_is_none(store: Arc<dyn TaskHubStore>, cloc
 /// repeat with the same (now stale) receipt MUST fail with `ReceiptExpired` and store no
 /// second letter.
 pub async fn move_to_dead_letters_stores_the_letter_deletes_the_message_and_is_not_repeated(
-    store: Arc<dyn TaskHubStore>,
-    clock: ManualClock,
+    s: &dyn TaskHubStore,
+    clock: &ManualClock,
 ) {
-    let s = &*store;
     let q = QueueName::Control(2);
     enqueue(s, q, &["poison"]).await;
     let got = dequeue(s, q, 1).await;
     let id = s
-        .move_to_dead_letters(q, &got[0].receipt, letter(&clock, "poison"))
+        .move_to_dead_letters(q, &got[0].receipt, letter(clock, "poison"))
         .await
         .expect("move_to_dead_letters");
     assert_eq!(queue_length(s, q).await, 0, "the message left its queue");
@@ -186,7 +163,7 @@ pub async fn move_to_dead_letters_stores_the_letter_deletes_the_message_and_is_n
         "the letter names the queue it came from"
     );
     let again = s
-        .move_to_dead_letters(q, &got[0].receipt, letter(&clock, "poison"))
+        .move_to_dead_letters(q, &got[0].receipt, letter(clock, "poison"))
         .await;
     assert_expired(&again, "a repeated move");
     assert_eq!(list(s, None, 10).await.len(), 1, "no second letter");
@@ -195,18 +172,17 @@ pub async fn move_to_dead_letters_stores_the_letter_deletes_the_message_and_is_n
 /// `move_to_dead_letters` with a stale receipt (the message was redelivered since) MUST fail
 /// with `ReceiptExpired`, store nothing and leave the message in its queue.
 pub async fn move_to_dead_letters_with_stale_receipt_stores_nothing(
-    store: Arc<dyn TaskHubStore>,
-    clock: ManualClock,
+    s: &dyn TaskHubStore,
+    clock: &ManualClock,
 ) {
-    let s = &*store;
     let q = QueueName::WorkItems;
     enqueue(s, q, &["redelivered"]).await;
     let first = dequeue(s, q, 1).await;
-    advance(s, &clock, PAST_VISIBILITY).await;
+    advance(s, clock, PAST_VISIBILITY).await;
     let second = dequeue(s, q, 1).await;
     assert_eq!(second.len(), 1);
     let moved = s
-        .move_to_dead_letters(q, &first[0].receipt, letter(&clock, "redelivered"))
+        .move_to_dead_letters(q, &first[0].receipt, letter(clock, "redelivered"))
         .await;
     assert_expired(&moved, "a move with a stale receipt");
     assert!(list(s, None, 10).await.is_empty(), "no letter stored");

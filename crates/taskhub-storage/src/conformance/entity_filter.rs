@@ -1,8 +1,6 @@
 //! Cases for `InstanceQuery::include_entities`: entities (instance IDs starting with `@`) are
 //! left out of a listing by the store's query unless asked for, so pages stay full.
 
-use std::sync::Arc;
-
 use taskhub_core::OrchestrationStatus::Running;
 
 use super::fixtures::{at, list_all, list_page, row};
@@ -46,10 +44,9 @@ fn orchestrations() -> Vec<String> {
 /// `list_instances` MUST leave out rows whose ID starts with `@` unless `include_entities`
 /// is set, and MUST do it in its query: every page but the last is full, in each order.
 pub async fn list_instances_leaves_entities_out_unless_asked(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     put_rows(s).await;
     let mut all: Vec<String> = ROWS.iter().map(|id| (*id).to_owned()).collect();
     all.sort();

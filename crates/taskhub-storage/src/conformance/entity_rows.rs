@@ -3,8 +3,6 @@
 //! promise of a backend that reports
 //! [`atomic_checkpoints`](crate::TaskHubStore::atomic_checkpoints).
 
-use std::sync::Arc;
-
 use taskhub_core::OrchestrationStatus::Running;
 
 use super::fixtures::{
@@ -34,10 +32,9 @@ fn entity_row(id: &str, state: &str, record: &str) -> InstanceRow {
 /// ETag it writes the row and deletes them. A stale fence MUST fail with `Fenced` and change
 /// nothing.
 pub async fn checkpoint_without_history_commits_by_the_row_condition(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     let id = "@Counter@a";
     let p = iid(id).partition(4);
     let epoch = hub_with_lease(s, 4, p, "worker-a").await;
@@ -103,10 +100,9 @@ pub async fn checkpoint_without_history_commits_by_the_row_condition(
 /// deleted. (Backends that do not report it are not held to this; the case checks nothing
 /// for them.)
 pub async fn atomic_checkpoint_with_a_failed_row_condition_changes_nothing(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     if !s.atomic_checkpoints() {
         return;
     }

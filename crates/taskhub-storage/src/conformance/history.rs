@@ -1,7 +1,6 @@
 //! Cases for [`HistoryStore`](crate::HistoryStore). History is written through checkpoints.
 
 use std::collections::HashSet;
-use std::sync::Arc;
 
 use taskhub_core::{
     CarriedEvent, EventKind, FailureDetails, HistoryEvent, MessageId, ParentInstance, Payload,
@@ -15,11 +14,7 @@ use crate::clock::ManualClock;
 use crate::store::TaskHubStore;
 
 /// `load_history` MUST return `None` for an instance without history.
-pub async fn load_history_of_unknown_instance_is_none(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
-) {
-    let s = &*store;
+pub async fn load_history_of_unknown_instance_is_none(s: &dyn TaskHubStore, _clock: &ManualClock) {
     let loaded = s.load_history(&iid("nobody")).await.expect("load_history");
     assert_eq!(loaded, None);
     start_history(s, "somebody", "e1", vec![]).await;
@@ -29,10 +24,9 @@ pub async fn load_history_of_unknown_instance_is_none(
 
 /// `load_history` MUST return the events in the order they were appended, across checkpoints.
 pub async fn load_history_returns_events_in_append_order(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     let first = start_history(s, "ordered", "e1", vec![raised(1, "a"), raised(2, "b")]).await;
     let second_batch = vec![raised(3, "c"), raised(4, "d"), raised(5, "e")];
     commit(
@@ -60,10 +54,9 @@ pub async fn load_history_returns_events_in_append_order(
 
 /// `load_history` MUST return only the current execution's events.
 pub async fn load_history_returns_only_current_execution(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     let first = start_history(s, "generations", "e1", vec![raised(1, "old")]).await;
     let new_events = vec![started("e2"), raised(2, "new")];
     commit(
@@ -80,11 +73,7 @@ pub async fn load_history_returns_only_current_execution(
 }
 
 /// Events MUST round-trip exactly: every field of every event kind.
-pub async fn every_event_kind_round_trips_exactly(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
-) {
-    let s = &*store;
+pub async fn every_event_kind_round_trips_exactly(s: &dyn TaskHubStore, _clock: &ManualClock) {
     let full = every_event_kind_with_every_field();
     let names: HashSet<&str> = full.iter().map(|e| e.event.type_name()).collect();
     assert_eq!(
@@ -113,11 +102,7 @@ pub async fn every_event_kind_round_trips_exactly(
 }
 
 /// `delete_history` MUST remove all executions' events of the instance.
-pub async fn delete_history_removes_every_execution(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
-) {
-    let s = &*store;
+pub async fn delete_history_removes_every_execution(s: &dyn TaskHubStore, _clock: &ManualClock) {
     let first = start_history(s, "purged", "e1", vec![raised(1, "x")]).await;
     commit(
         s,
@@ -145,8 +130,7 @@ pub async fn delete_history_removes_every_execution(
 }
 
 /// Deleting a missing history MUST succeed.
-pub async fn delete_missing_history_succeeds(store: Arc<dyn TaskHubStore>, _clock: ManualClock) {
-    let s = &*store;
+pub async fn delete_missing_history_succeeds(s: &dyn TaskHubStore, _clock: &ManualClock) {
     for _ in 0..2 {
         s.delete_history(&iid("never-existed"))
             .await

@@ -1,7 +1,6 @@
 //! Cases for [`InstanceStore`](crate::InstanceStore): conditional writes, filters, paging.
 
 use std::collections::HashSet;
-use std::sync::Arc;
 
 use taskhub_core::OrchestrationStatus::{
     Completed, ContinuedAsNew, Failed, Pending, Running, Suspended, Terminated,
@@ -62,10 +61,9 @@ fn query() -> InstanceQuery {
 
 /// `put_instance` with `Expect::Absent` MUST fail with `Conflict` if the row exists.
 pub async fn put_instance_absent_conflicts_when_row_exists(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     let original = row("dup", "First", Pending, at(0));
     let etag = put(s, &original, Expect::Absent).await;
     let second = row("dup", "Second", Running, at(1));
@@ -82,10 +80,9 @@ pub async fn put_instance_absent_conflicts_when_row_exists(
 /// `put_instance` with `Expect::ETag` MUST fail with `Conflict` unless the stored ETag
 /// matches.
 pub async fn put_instance_etag_conflicts_unless_etag_matches(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     let v1 = row("cas", "Cas", Pending, at(0));
     let e1 = put(s, &v1, Expect::Absent).await;
     let v2 = InstanceRow {
@@ -113,10 +110,9 @@ pub async fn put_instance_etag_conflicts_unless_etag_matches(
 
 /// `put_instance` with `Expect::ETag` MUST fail with `Conflict` if the row is missing.
 pub async fn put_instance_etag_conflicts_when_row_missing(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     let other_etag = put(s, &row("present", "P", Running, at(0)), Expect::Absent).await;
     let missing = row("missing", "M", Running, at(0));
     let result = s.put_instance(&missing, Expect::ETag(other_etag)).await;
@@ -143,11 +139,7 @@ pub async fn put_instance_etag_conflicts_when_row_missing(
 
 /// On success `put_instance` MUST return the new ETag, which MUST differ from the previous
 /// one (also when the row was deleted and created again).
-pub async fn put_instance_returns_new_different_etag(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
-) {
-    let s = &*store;
+pub async fn put_instance_returns_new_different_etag(s: &dyn TaskHubStore, _clock: &ManualClock) {
     let r = row("versions", "V", Pending, at(0));
     let mut seen = Vec::new();
     seen.push(put(s, &r, Expect::Absent).await);
@@ -178,10 +170,9 @@ pub async fn put_instance_returns_new_different_etag(
 
 /// `get_instance` MUST return the row with its current ETag.
 pub async fn get_instance_returns_row_with_current_etag(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     let r = row("read-me", "R", Running, at(0));
     let e1 = put(s, &r, Expect::Absent).await;
     let got = instance(s, "read-me").await.expect("the row exists");
@@ -198,8 +189,7 @@ pub async fn get_instance_returns_row_with_current_etag(
 }
 
 /// `get_instance` MUST return `None` for a missing row.
-pub async fn get_missing_instance_is_none(store: Arc<dyn TaskHubStore>, _clock: ManualClock) {
-    let s = &*store;
+pub async fn get_missing_instance_is_none(s: &dyn TaskHubStore, _clock: &ManualClock) {
     assert_eq!(instance(s, "absent").await, None);
     put(s, &row("absent-not", "A", Running, at(0)), Expect::Absent).await;
     assert_eq!(
@@ -210,11 +200,7 @@ pub async fn get_missing_instance_is_none(store: Arc<dyn TaskHubStore>, _clock: 
 }
 
 /// `put_instance` with `Expect::Any` writes whether or not the row exists (the `Expect` docs).
-pub async fn put_instance_any_writes_unconditionally(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
-) {
-    let s = &*store;
+pub async fn put_instance_any_writes_unconditionally(s: &dyn TaskHubStore, _clock: &ManualClock) {
     let r = row("free", "F", Pending, at(0));
     put(s, &r, Expect::Any).await;
     assert_eq!(instance(s, "free").await.map(|r| r.status), Some(Pending));
@@ -231,10 +217,9 @@ pub async fn put_instance_any_writes_unconditionally(
 /// another execution), leaving it unchanged (the `Expect` docs: a stale writer never
 /// overwrites a newer row).
 pub async fn put_instance_absent_or_pending_never_replaces_a_row_further_along(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     let exec = eid("exec-1");
     let running = row("aop", "A", Running, at(0));
     put(s, &running, Expect::AbsentOrPending(exec.clone())).await;
@@ -273,11 +258,7 @@ pub async fn put_instance_absent_or_pending_never_replaces_a_row_further_along(
 
 /// Every field of an instance row is stored and read back unchanged (the `InstanceRow` docs;
 /// the ETag is the store's).
-pub async fn instance_row_round_trips_every_field(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
-) {
-    let s = &*store;
+pub async fn instance_row_round_trips_every_field(s: &dyn TaskHubStore, _clock: &ManualClock) {
     let full = InstanceRow {
         instance_id: iid("full:\u{6771}\u{4eac} row"),
         name: "N\u{e4}me".to_owned(),
@@ -331,8 +312,7 @@ pub async fn instance_row_round_trips_every_field(
 }
 
 /// `list_instances` MUST apply the status filter.
-pub async fn list_instances_filters_by_status(store: Arc<dyn TaskHubStore>, _clock: ManualClock) {
-    let s = &*store;
+pub async fn list_instances_filters_by_status(s: &dyn TaskHubStore, _clock: &ManualClock) {
     put_dataset(s).await;
     for statuses in [
         vec![Running],
@@ -356,8 +336,7 @@ pub async fn list_instances_filters_by_status(store: Arc<dyn TaskHubStore>, _clo
 }
 
 /// `list_instances` MUST apply the name filter.
-pub async fn list_instances_filters_by_name(store: Arc<dyn TaskHubStore>, _clock: ManualClock) {
-    let s = &*store;
+pub async fn list_instances_filters_by_name(s: &dyn TaskHubStore, _clock: &ManualClock) {
     put_dataset(s).await;
     for name in ["Ship", "Order", "Ord", "Nothing"] {
         let got = list_all(
@@ -374,11 +353,7 @@ pub async fn list_instances_filters_by_name(store: Arc<dyn TaskHubStore>, _clock
 
 /// `list_instances` MUST apply the creation-time filters (`created_from` inclusive,
 /// `created_to` exclusive).
-pub async fn list_instances_filters_by_created_range(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
-) {
-    let s = &*store;
+pub async fn list_instances_filters_by_created_range(s: &dyn TaskHubStore, _clock: &ManualClock) {
     put_dataset(s).await;
     let cases: [(Option<u64>, Option<u64>); 4] = [
         (Some(1), Some(3)),
@@ -405,10 +380,9 @@ pub async fn list_instances_filters_by_created_range(
 
 /// `list_instances` MUST apply the instance-ID prefix filter.
 pub async fn list_instances_filters_by_instance_id_prefix(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     put_dataset(s).await;
     for prefix in ["order-", "order", "ship-2", "b-", "x"] {
         let got = list_all(
@@ -428,8 +402,7 @@ pub async fn list_instances_filters_by_instance_id_prefix(
 }
 
 /// `list_instances` MUST apply every filter at once when several are given.
-pub async fn list_instances_combines_filters(store: Arc<dyn TaskHubStore>, _clock: ManualClock) {
-    let s = &*store;
+pub async fn list_instances_combines_filters(s: &dyn TaskHubStore, _clock: &ManualClock) {
     put_dataset(s).await;
     let got = list_all(
         s,
@@ -447,11 +420,7 @@ pub async fn list_instances_combines_filters(store: Arc<dyn TaskHubStore>, _cloc
 }
 
 /// `list_instances` MUST order rows by instance ID.
-pub async fn list_instances_orders_by_instance_id(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
-) {
-    let s = &*store;
+pub async fn list_instances_orders_by_instance_id(s: &dyn TaskHubStore, _clock: &ManualClock) {
     let ids = [
         "m",
         "B",
@@ -477,10 +446,9 @@ pub async fn list_instances_orders_by_instance_id(
 /// `list_instances` MUST filter by completion time (only finished instances match) and by
 /// last-update time, half-open ranges like the creation-time filter.
 pub async fn list_instances_filters_by_completed_and_updated_time(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     // (ID, status, updated, completed)
     let rows = [
         ("done-early", Completed, 100, Some(100)),
@@ -530,11 +498,7 @@ pub async fn list_instances_filters_by_completed_and_updated_time(
 
 /// `list_instances` MUST order by creation time when asked (newest or oldest first, ties by
 /// instance ID in the same direction), with filters, across pages.
-pub async fn list_instances_orders_by_creation_time(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
-) {
-    let s = &*store;
+pub async fn list_instances_orders_by_creation_time(s: &dyn TaskHubStore, _clock: &ManualClock) {
     // (ID, creation time): ties at 20 and 30, IDs in neither time nor reverse order.
     let rows = [
         ("k", 30),
@@ -585,11 +549,7 @@ pub async fn list_instances_orders_by_creation_time(
 }
 
 /// `list_instances` MUST return at most `page_size` rows.
-pub async fn list_instances_returns_at_most_page_size(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
-) {
-    let s = &*store;
+pub async fn list_instances_returns_at_most_page_size(s: &dyn TaskHubStore, _clock: &ManualClock) {
     for i in 0..7 {
         put(
             s,
@@ -627,10 +587,9 @@ pub async fn list_instances_returns_at_most_page_size(
 
 /// Following continuation tokens MUST visit every matching row exactly once.
 pub async fn list_instances_continuation_visits_every_match_once(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     let mut want = Vec::new();
     for i in 0..25 {
         let id = format!("inst-{i:02}");
@@ -649,10 +608,9 @@ pub async fn list_instances_continuation_visits_every_match_once(
 
 /// `delete_instance` MUST remove the row and report whether it existed.
 pub async fn delete_instance_removes_row_and_reports_existence(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     put(s, &row("doomed", "D", Completed, at(0)), Expect::Absent).await;
     put(s, &row("doomed-not", "D", Completed, at(0)), Expect::Absent).await;
     assert!(

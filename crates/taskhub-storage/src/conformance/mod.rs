@@ -1,6 +1,6 @@
 //! The conformance suite every backend runs (feature `testing`).
 //!
-//! Each case is a `pub async fn case(store: Arc<dyn TaskHubStore>, clock: ManualClock)` that
+//! Each case is a `pub async fn case(s: &dyn TaskHubStore, clock: &ManualClock)` that
 //! checks one "MUST" of the trait docs (a few check a field or type doc instead; their docs
 //! say so) on a fresh, empty store built on `clock`. A backend runs them all with one line in
 //! its `tests/conformance.rs`:
@@ -223,7 +223,7 @@ macro_rules! conformance_tests {
                         let clock = $crate::conformance::start_clock();
                         let store: ::std::sync::Arc<dyn $crate::TaskHubStore> =
                             ($make_store)(::std::clone::Clone::clone(&clock)).await;
-                        $crate::conformance::$module::$case(store, clock).await;
+                        $crate::conformance::$module::$case(&*store, &clock).await;
                     }
                 )*
             }

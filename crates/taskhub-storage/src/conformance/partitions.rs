@@ -1,7 +1,6 @@
 //! Cases for [`PartitionStore`](crate::PartitionStore): the hub and its lease rows.
 
 use std::collections::HashSet;
-use std::sync::Arc;
 
 use super::fixtures::{assert_conflict, assert_invalid};
 use super::fixtures::{at, partition_row, START};
@@ -28,8 +27,7 @@ fn owned_by(row: &PartitionRow, owner: &str, epoch: u64) -> PartitionRow {
 }
 
 /// `hub_info` is `None` before the hub is created (the `hub_info` docs).
-pub async fn hub_info_is_none_before_create(store: Arc<dyn TaskHubStore>, _clock: ManualClock) {
-    let s = &*store;
+pub async fn hub_info_is_none_before_create(s: &dyn TaskHubStore, _clock: &ManualClock) {
     assert_eq!(s.hub_info().await.expect("hub_info"), None);
     assert!(rows(s).await.is_empty(), "no partition rows before the hub");
 }
@@ -37,10 +35,9 @@ pub async fn hub_info_is_none_before_create(store: Arc<dyn TaskHubStore>, _clock
 /// `create_hub` MUST create the hub with `partition_count` partition rows (epoch 0, no owner)
 /// if it does not exist.
 pub async fn create_hub_creates_partition_rows_at_epoch_zero_without_owner(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     let info = create(s, 4).await;
     let expected = HubInfo {
         partition_count: 4,
@@ -67,10 +64,9 @@ pub async fn create_hub_creates_partition_rows_at_epoch_zero_without_owner(
 
 /// `create_hub` MUST leave an existing hub unchanged and return what is stored.
 pub async fn create_hub_when_hub_exists_keeps_and_returns_stored(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     let first = create(s, 4).await;
     let row0 = partition_row(s, 0).await;
     s.put_partition(&owned_by(&row0, "worker-1", 1), row0.etag.as_ref())
@@ -85,10 +81,9 @@ pub async fn create_hub_when_hub_exists_keeps_and_returns_stored(
 
 /// `create_hub` MUST reject a partition count of 0 or over 16 with `InvalidArgument`.
 pub async fn create_hub_rejects_partition_count_zero_or_over_16(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     for count in [0, 17, u32::MAX] {
         let result = s.create_hub(count, START).await;
         assert_invalid(&result, "create_hub({count})");
@@ -106,10 +101,9 @@ pub async fn create_hub_rejects_partition_count_zero_or_over_16(
 
 /// `list_partitions` MUST return every row with its current ETag, ordered by partition.
 pub async fn list_partitions_returns_every_row_in_order_with_current_etag(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     create(s, 5).await;
     let mut written = Vec::new();
     for p in [3, 1] {
@@ -139,10 +133,9 @@ pub async fn list_partitions_returns_every_row_in_order_with_current_etag(
 
 /// `put_partition` MUST fail with `Conflict` unless `expected` matches the stored ETag.
 pub async fn put_partition_conflicts_unless_expected_etag_matches(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     create(s, 2).await;
     let row = partition_row(s, 0).await;
     let e0 = row.etag.clone();
@@ -171,10 +164,9 @@ pub async fn put_partition_conflicts_unless_expected_etag_matches(
 /// `put_partition` with `expected` of `None` MUST fail with `Conflict` if the row exists (and
 /// creates it if it does not).
 pub async fn put_partition_without_expected_etag_requires_missing_row(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     create(s, 2).await;
     let row0 = partition_row(s, 0).await;
     let result = s.put_partition(&owned_by(&row0, "w", 1), None).await;
@@ -195,11 +187,7 @@ pub async fn put_partition_without_expected_etag_requires_missing_row(
 }
 
 /// `put_partition` MUST return a new, different ETag.
-pub async fn put_partition_returns_new_different_etag(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
-) {
-    let s = &*store;
+pub async fn put_partition_returns_new_different_etag(s: &dyn TaskHubStore, _clock: &ManualClock) {
     create(s, 1).await;
     let mut row = partition_row(s, 0).await;
     let mut seen: HashSet<ETag> = row.etag.iter().cloned().collect();
@@ -219,11 +207,7 @@ pub async fn put_partition_returns_new_different_etag(
 }
 
 /// `set_partition_count` MUST change the count stored in the hub info.
-pub async fn set_partition_count_changes_hub_info(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
-) {
-    let s = &*store;
+pub async fn set_partition_count_changes_hub_info(s: &dyn TaskHubStore, _clock: &ManualClock) {
     create(s, 4).await;
     for count in [8, 2, 16, 1] {
         s.set_partition_count(count)
@@ -241,11 +225,7 @@ pub async fn set_partition_count_changes_hub_info(
 
 /// `set_prohibited_workers` MUST replace the list `hub_info` returns, and MUST fail with
 /// `NotFound` if the hub does not exist.
-pub async fn set_prohibited_workers_replaces_the_list(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
-) {
-    let s = &*store;
+pub async fn set_prohibited_workers_replaces_the_list(s: &dyn TaskHubStore, _clock: &ManualClock) {
     let missing = s.set_prohibited_workers(vec!["w".to_owned()]).await;
     assert!(
         matches!(missing, Err(StorageError::NotFound { .. })),
@@ -272,11 +252,7 @@ pub async fn set_prohibited_workers_replaces_the_list(
 
 /// Every field of a partition row is stored and read back unchanged (the `PartitionRow`
 /// docs; the ETag is the store's).
-pub async fn partition_row_round_trips_every_field(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
-) {
-    let s = &*store;
+pub async fn partition_row_round_trips_every_field(s: &dyn TaskHubStore, _clock: &ManualClock) {
     create(s, 3).await;
     let row = partition_row(s, 2).await;
     let full = PartitionRow {
@@ -310,10 +286,9 @@ pub async fn partition_row_round_trips_every_field(
 /// claim) MUST be what the next `lease_table` read shows, under a new ETag; a write that
 /// carries the row over MUST keep it.
 pub async fn doorbell_rung_in_a_renewal_is_seen_by_the_next_lease_read(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     create(s, 2).await;
     let table = s.lease_table().await.expect("lease_table");
     assert!(
@@ -358,10 +333,9 @@ pub async fn doorbell_rung_in_a_renewal_is_seen_by_the_next_lease_read(
 
 /// `lease_table` MUST return what `hub_info` and `list_partitions` return.
 pub async fn lease_table_returns_hub_info_and_every_row(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     assert_eq!(
         s.lease_table().await.expect("lease_table before the hub"),
         crate::LeaseTable {
@@ -387,10 +361,9 @@ pub async fn lease_table_returns_hub_info_and_every_row(
 /// `renew_partitions` MUST apply each write as `put_partition` would and return each one's
 /// outcome in order; a write that conflicts MUST NOT keep the others from being applied.
 pub async fn renew_partitions_applies_each_write_and_reports_conflicts_alone(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     create(s, 3).await;
     let before = rows(s).await;
     // All current: every row is written, each gets a new ETag.

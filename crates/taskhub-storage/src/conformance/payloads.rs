@@ -1,7 +1,5 @@
 //! Cases for [`PayloadStore`](crate::PayloadStore).
 
-use std::sync::Arc;
-
 use super::fixtures::iid;
 use crate::clock::ManualClock;
 use crate::store::TaskHubStore;
@@ -19,8 +17,7 @@ async fn get(s: &dyn TaskHubStore, instance: &str, name: &str) -> Option<Vec<u8>
 }
 
 /// `put_payload` MUST overwrite an existing blob of the same key.
-pub async fn put_payload_overwrites_same_key(store: Arc<dyn TaskHubStore>, _clock: ManualClock) {
-    let s = &*store;
+pub async fn put_payload_overwrites_same_key(s: &dyn TaskHubStore, _clock: &ManualClock) {
     put(
         s,
         "blobs",
@@ -42,8 +39,7 @@ pub async fn put_payload_overwrites_same_key(store: Arc<dyn TaskHubStore>, _cloc
 }
 
 /// `get_payload` MUST return exactly the bytes stored.
-pub async fn get_payload_returns_exact_bytes(store: Arc<dyn TaskHubStore>, _clock: ManualClock) {
-    let s = &*store;
+pub async fn get_payload_returns_exact_bytes(s: &dyn TaskHubStore, _clock: &ManualClock) {
     let every_byte: Vec<u8> = (0..=255).collect();
     let mut state = 0x2545_f491_4f6c_dd1d_u64;
     let large: Vec<u8> = (0..3 * 1024 * 1024 + 17)
@@ -76,8 +72,7 @@ pub async fn get_payload_returns_exact_bytes(store: Arc<dyn TaskHubStore>, _cloc
 }
 
 /// `get_payload` MUST return `None` for a blob that was never stored.
-pub async fn get_missing_payload_is_none(store: Arc<dyn TaskHubStore>, _clock: ManualClock) {
-    let s = &*store;
+pub async fn get_missing_payload_is_none(s: &dyn TaskHubStore, _clock: &ManualClock) {
     assert_eq!(get(s, "nobody", "input").await, None);
     put(s, "somebody", "input", b"x").await;
     assert_eq!(get(s, "somebody", "output").await, None, "unknown name");
@@ -90,10 +85,9 @@ pub async fn get_missing_payload_is_none(store: Arc<dyn TaskHubStore>, _clock: M
 
 /// `delete_payloads` MUST delete every blob of the instance and return how many it deleted.
 pub async fn delete_payloads_removes_every_blob_of_instance_and_counts(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     for name in ["input", "output", "event:1"] {
         put(s, "a", name, name.as_bytes()).await;
     }

@@ -1,6 +1,5 @@
 //! Cases for `ProcessStore`: the registry of the processes serving a hub.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use super::fixtures::{advance, START};
@@ -40,10 +39,9 @@ fn assert_announced(record: &ProcessRecord, announced: &ProcessAnnouncement, sch
 /// time as `started_at` and `heartbeat_at`; `list_processes` MUST return every record ordered
 /// by ID.
 pub async fn announced_processes_are_listed_with_this_builds_schema(
-    store: Arc<dyn TaskHubStore>,
-    clock: ManualClock,
+    s: &dyn TaskHubStore,
+    clock: &ManualClock,
 ) {
-    let s = &*store;
     s.create_hub(1, START).await.expect("create_hub");
     let worker = process("p-2-worker", ProcessKind::Worker);
     let grpc = process("p-1-grpc", ProcessKind::Grpc);
@@ -61,11 +59,7 @@ pub async fn announced_processes_are_listed_with_this_builds_schema(
 }
 
 /// `announce_process` MUST replace a record of the same ID.
-pub async fn announcing_again_replaces_the_record(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
-) {
-    let s = &*store;
+pub async fn announcing_again_replaces_the_record(s: &dyn TaskHubStore, _clock: &ManualClock) {
     hub_with_process_p(s, ProcessKind::Serve).await;
     let mut again = process("p", ProcessKind::Http);
     again.pid = 7;
@@ -78,12 +72,11 @@ pub async fn announcing_again_replaces_the_record(
 /// `heartbeat_process` MUST set `heartbeat_at` to the store's time, keep the other fields and
 /// return the record.
 pub async fn heartbeat_renews_the_time_and_keeps_the_rest(
-    store: Arc<dyn TaskHubStore>,
-    clock: ManualClock,
+    s: &dyn TaskHubStore,
+    clock: &ManualClock,
 ) {
-    let s = &*store;
     let announced = hub_with_process_p(s, ProcessKind::Worker).await;
-    advance(s, &clock, Duration::from_secs(2)).await;
+    advance(s, clock, Duration::from_secs(2)).await;
     let beat = s.heartbeat_process("p").await.expect("heartbeat");
     if s.owns_time() {
         // The server's clock, or (Azure) the manual one the case does not move.
@@ -107,10 +100,9 @@ pub async fn heartbeat_renews_the_time_and_keeps_the_rest(
 /// `forget_process` MUST remove the record and report whether it existed; `heartbeat_process`
 /// of a forgotten process MUST fail with `NotFound`.
 pub async fn a_forgotten_process_is_gone_and_its_heartbeat_not_found(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     hub_with_process_p(s, ProcessKind::Worker).await;
     s.announce_process(&process("q", ProcessKind::Worker))
         .await
@@ -130,11 +122,7 @@ pub async fn a_forgotten_process_is_gone_and_its_heartbeat_not_found(
 }
 
 /// `stored_schema` MUST be the build's version on a hub this build created.
-pub async fn a_new_hub_is_at_the_supported_schema(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
-) {
-    let s = &*store;
+pub async fn a_new_hub_is_at_the_supported_schema(s: &dyn TaskHubStore, _clock: &ManualClock) {
     s.create_hub(1, START).await.expect("create_hub");
     assert_eq!(
         s.stored_schema().await.expect("stored_schema"),
@@ -144,10 +132,9 @@ pub async fn a_new_hub_is_at_the_supported_schema(
 
 /// `clear_hub` leaves the process records as they are.
 pub async fn clearing_the_hub_keeps_the_process_records(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     let record = hub_with_process_p(s, ProcessKind::Serve).await;
     s.clear_hub().await.expect("clear_hub");
     assert_eq!(s.list_processes().await.expect("list"), vec![record]);

@@ -1,7 +1,6 @@
 //! Cases for [`QueueStore`](crate::QueueStore): visibility timeouts, receipts, order, stats.
 
 use std::collections::HashSet;
-use std::sync::Arc;
 use std::time::Duration;
 
 use super::fixtures::{
@@ -20,10 +19,9 @@ const Q: QueueName = QueueName::WorkItems;
 /// `enqueue` MUST reject a body over the backend's `max_message_bytes()` with `TooLarge`
 /// (and a body of exactly the limit is accepted).
 pub async fn enqueue_rejects_body_over_max_message_bytes(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     let limit = s.max_message_bytes();
     let too_big = "x".repeat(limit + 1);
     let result = s.enqueue(Q, vec![msg(&too_big)]).await;
@@ -48,11 +46,7 @@ pub async fn enqueue_rejects_body_over_max_message_bytes(
 }
 
 /// `enqueue` MUST make the message invisible for `delay`.
-pub async fn enqueue_delay_hides_message_until_due(
-    store: Arc<dyn TaskHubStore>,
-    clock: ManualClock,
-) {
-    let s = &*store;
+pub async fn enqueue_delay_hides_message_until_due(s: &dyn TaskHubStore, clock: &ManualClock) {
     s.enqueue(Q, vec![delayed("later", DELAY), msg("now")])
         .await
         .expect("enqueue");
@@ -64,7 +58,7 @@ pub async fn enqueue_delay_hides_message_until_due(
         "only the undelayed message is visible at first"
     );
     s.delete(Q, &first[0].receipt).await.expect("delete");
-    pass_delay_hidden(s, &clock, Q, DELAY, "a message enqueued").await;
+    pass_delay_hidden(s, clock, Q, DELAY, "a message enqueued").await;
     assert_eq!(
         visible_bodies(s, Q).await,
         ["later"],
@@ -73,8 +67,7 @@ pub async fn enqueue_delay_hides_message_until_due(
 }
 
 /// `dequeue` MUST return at most `max` messages.
-pub async fn dequeue_returns_at_most_max(store: Arc<dyn TaskHubStore>, _clock: ManualClock) {
-    let s = &*store;
+pub async fn dequeue_returns_at_most_max(s: &dyn TaskHubStore, _clock: &ManualClock) {
     enqueue(s, Q, &["a", "b", "c", "d", "e"]).await;
     let first = dequeue(s, Q, 3).await;
     assert!(
@@ -95,10 +88,9 @@ pub async fn dequeue_returns_at_most_max(store: Arc<dyn TaskHubStore>, _clock: M
 /// `dequeue` MUST reject `max` of 0 or over the backend's `max_dequeue_batch()` with
 /// `InvalidArgument`.
 pub async fn dequeue_rejects_max_of_zero_or_over_batch_limit(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     let limit = s.max_dequeue_batch();
     enqueue(s, Q, &["a"]).await;
     for max in [0, limit + 1, usize::MAX] {
@@ -115,10 +107,9 @@ pub async fn dequeue_rejects_max_of_zero_or_over_batch_limit(
 /// `dequeue` MUST NOT return a message that another dequeue holds within its visibility
 /// timeout.
 pub async fn dequeue_hides_message_until_visibility_timeout(
-    store: Arc<dyn TaskHubStore>,
-    clock: ManualClock,
+    s: &dyn TaskHubStore,
+    clock: &ManualClock,
 ) {
-    let s = &*store;
     enqueue(s, Q, &["held"]).await;
     let first = dequeue(s, Q, 1).await;
     assert_eq!(first.len(), 1);
@@ -127,7 +118,7 @@ pub async fn dequeue_hides_message_until_visibility_timeout(
         "a held message must not be dequeued again at once"
     );
     enqueue(s, Q, &["other"]).await;
-    advance(s, &clock, just_before(s, VISIBILITY)).await;
+    advance(s, clock, just_before(s, VISIBILITY)).await;
     assert_eq!(
         visible_bodies(s, Q).await,
         ["other"],
@@ -138,10 +129,9 @@ pub async fn dequeue_hides_message_until_visibility_timeout(
 /// A message whose visibility timeout expired MUST be returned again with `dequeue_count`
 /// increased by one.
 pub async fn expired_message_is_redelivered_with_dequeue_count_plus_one(
-    store: Arc<dyn TaskHubStore>,
-    clock: ManualClock,
+    s: &dyn TaskHubStore,
+    clock: &ManualClock,
 ) {
-    let s = &*store;
     enqueue(s, Q, &["retry me"]).await;
     let mut receipts = HashSet::new();
     for expected_count in 1..=3 {
@@ -160,17 +150,16 @@ pub async fn expired_message_is_redelivered_with_dequeue_count_plus_one(
             receipts.insert(got[0].receipt.clone()),
             "each delivery must get a new receipt"
         );
-        advance(s, &clock, PAST_VISIBILITY).await;
+        advance(s, clock, PAST_VISIBILITY).await;
     }
 }
 
 /// When all are visible, dequeues MUST return every message, each once while it is held. The
 /// order across messages is not part of the contract (Azure Storage queues are not FIFO).
 pub async fn dequeue_returns_every_visible_message_once(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     enqueue(s, Q, &["m0", "m1", "m2"]).await;
     enqueue(s, Q, &["m3"]).await;
     enqueue(s, Q, &["m4", "m5", "m6", "m7"]).await;
@@ -193,10 +182,9 @@ pub async fn dequeue_returns_every_visible_message_once(
 
 /// `delete` with a current receipt MUST remove the message for good.
 pub async fn delete_with_current_receipt_removes_message_for_good(
-    store: Arc<dyn TaskHubStore>,
-    clock: ManualClock,
+    s: &dyn TaskHubStore,
+    clock: &ManualClock,
 ) {
-    let s = &*store;
     enqueue(s, Q, &["done", "keep"]).await;
     let got = dequeue(s, Q, 32).await;
     let done = got
@@ -207,26 +195,25 @@ pub async fn delete_with_current_receipt_removes_message_for_good(
         .await
         .expect("delete with a current receipt");
     assert_eq!(queue_length(s, Q).await, 1, "the deleted message is gone");
-    advance(s, &clock, PAST_VISIBILITY).await;
+    advance(s, clock, PAST_VISIBILITY).await;
     assert_eq!(
         visible_bodies(s, Q).await,
         ["keep"],
         "a deleted message must never be redelivered"
     );
-    advance(s, &clock, PAST_VISIBILITY).await;
+    advance(s, clock, PAST_VISIBILITY).await;
     assert!(!visible_bodies(s, Q).await.contains(&"done".to_owned()));
 }
 
 /// `delete` with a stale receipt (the message was re-dequeued since) MUST fail with
 /// `ReceiptExpired` and leave the message in place.
 pub async fn delete_with_stale_receipt_fails_and_keeps_message(
-    store: Arc<dyn TaskHubStore>,
-    clock: ManualClock,
+    s: &dyn TaskHubStore,
+    clock: &ManualClock,
 ) {
-    let s = &*store;
     enqueue(s, Q, &["twice"]).await;
     let first = dequeue(s, Q, 1).await;
-    advance(s, &clock, PAST_VISIBILITY).await;
+    advance(s, clock, PAST_VISIBILITY).await;
     let second = dequeue(s, Q, 1).await;
     assert_eq!(second.len(), 1, "the message is redelivered");
     let result = s.delete(Q, &first[0].receipt).await;
@@ -239,15 +226,11 @@ pub async fn delete_with_stale_receipt_fails_and_keeps_message(
 }
 
 /// `abandon` MUST make the message visible again after `delay`.
-pub async fn abandon_makes_message_visible_after_delay(
-    store: Arc<dyn TaskHubStore>,
-    clock: ManualClock,
-) {
-    let s = &*store;
+pub async fn abandon_makes_message_visible_after_delay(s: &dyn TaskHubStore, clock: &ManualClock) {
     enqueue(s, Q, &["back"]).await;
     let got = s.dequeue(Q, 1, LONG_VISIBILITY).await.expect("dequeue");
     s.abandon(Q, &got[0].receipt, DELAY).await.expect("abandon");
-    pass_delay_hidden(s, &clock, Q, DELAY, "abandoned").await;
+    pass_delay_hidden(s, clock, Q, DELAY, "abandoned").await;
     let again = dequeue(s, Q, 1).await;
     assert_eq!(
         again.len(),
@@ -265,8 +248,7 @@ pub async fn abandon_makes_message_visible_after_delay(
 }
 
 /// `abandon` MUST keep the message's dequeue count.
-pub async fn abandon_keeps_dequeue_count(store: Arc<dyn TaskHubStore>, _clock: ManualClock) {
-    let s = &*store;
+pub async fn abandon_keeps_dequeue_count(s: &dyn TaskHubStore, _clock: &ManualClock) {
     enqueue(s, Q, &["counted"]).await;
     for expected in 1..=3 {
         let got = dequeue(s, Q, 1).await;
@@ -282,25 +264,24 @@ pub async fn abandon_keeps_dequeue_count(store: Arc<dyn TaskHubStore>, _clock: M
 }
 
 /// `abandon` MUST invalidate the receipt.
-pub async fn abandon_invalidates_receipt(store: Arc<dyn TaskHubStore>, _clock: ManualClock) {
+pub async fn abandon_invalidates_receipt(s: &dyn TaskHubStore, _clock: &ManualClock) {
     let let_go = LetGo::Abandon(Duration::from_secs(60));
-    assert_let_go_invalidates_receipt(&*store, let_go, LetGo::Extend, "extend after abandon").await;
+    assert_let_go_invalidates_receipt(s, let_go, LetGo::Extend, "extend after abandon").await;
 }
 
 /// `release` MUST make the message visible again after `delay`, and the released delivery
 /// MUST NOT count toward its dequeue count.
 pub async fn release_makes_message_visible_after_delay_without_counting_the_delivery(
-    store: Arc<dyn TaskHubStore>,
-    clock: ManualClock,
+    s: &dyn TaskHubStore,
+    clock: &ManualClock,
 ) {
-    let s = &*store;
     enqueue(s, Q, &["moved"]).await;
     let first = dequeue(s, Q, 1).await;
     assert_eq!(first[0].dequeue_count, 1);
     s.release(Q, &first[0].receipt, DELAY)
         .await
         .expect("release");
-    pass_delay_hidden(s, &clock, Q, DELAY, "released").await;
+    pass_delay_hidden(s, clock, Q, DELAY, "released").await;
     for _ in 0..3 {
         let again = dequeue(s, Q, 1).await;
         assert_eq!(again.len(), 1, "released: visible again after its delay");
@@ -324,16 +305,11 @@ pub async fn release_makes_message_visible_after_delay_without_counting_the_deli
 }
 
 /// `release` MUST invalidate the receipt.
-pub async fn release_invalidates_receipt(store: Arc<dyn TaskHubStore>, _clock: ManualClock) {
+pub async fn release_invalidates_receipt(s: &dyn TaskHubStore, _clock: &ManualClock) {
     let let_go = LetGo::Release(Duration::from_secs(60));
     let again = LetGo::Release(Duration::ZERO);
-    assert_let_go_invalidates_receipt(
-        &*store,
-        let_go,
-        again,
-        "a second release with the same receipt",
-    )
-    .await;
+    assert_let_go_invalidates_receipt(s, let_go, again, "a second release with the same receipt")
+        .await;
 }
 
 /// A holder's way to give a delivery back without deleting it.
@@ -384,25 +360,21 @@ async fn assert_let_go_invalidates_receipt(
 }
 
 /// `extend` MUST push the visibility timeout to `visibility` from now.
-pub async fn extend_pushes_visibility_timeout_from_now(
-    store: Arc<dyn TaskHubStore>,
-    clock: ManualClock,
-) {
-    let s = &*store;
+pub async fn extend_pushes_visibility_timeout_from_now(s: &dyn TaskHubStore, clock: &ManualClock) {
     enqueue(s, Q, &["long job"]).await;
     // Dequeued for 4 s, extended at 2 s by 4 s (to 6 s), checked at 4 s and 7 s.
     let got = dequeue(s, Q, 1).await;
     let half = VISIBILITY / 2;
-    advance(s, &clock, half).await;
+    advance(s, clock, half).await;
     s.extend(Q, &got[0].receipt, VISIBILITY)
         .await
         .expect("extend");
-    advance(s, &clock, half).await;
+    advance(s, clock, half).await;
     assert!(
         visible_bodies(s, Q).await.is_empty(),
         "extended half-way by a full timeout: still hidden when the first timeout ends"
     );
-    advance(s, &clock, half + Duration::from_secs(1)).await;
+    advance(s, clock, half + Duration::from_secs(1)).await;
     let again = dequeue(s, Q, 1).await;
     assert_eq!(
         again.len(),
@@ -413,11 +385,7 @@ pub async fn extend_pushes_visibility_timeout_from_now(
 }
 
 /// `extend` MUST return a new receipt that replaces the old one.
-pub async fn extend_returns_new_receipt_replacing_old(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
-) {
-    let s = &*store;
+pub async fn extend_returns_new_receipt_replacing_old(s: &dyn TaskHubStore, _clock: &ManualClock) {
     enqueue(s, Q, &["renewed"]).await;
     let got = dequeue(s, Q, 1).await;
     let old = got[0].receipt.clone();
@@ -433,10 +401,9 @@ pub async fn extend_returns_new_receipt_replacing_old(
 
 /// `stats` MUST count visible and invisible messages.
 pub async fn stats_counts_visible_and_invisible_messages(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     let empty = s.stats(Q).await.expect("stats");
     assert_eq!(empty.length, 0);
     assert_eq!(empty.oldest_enqueued_at, None);
@@ -459,12 +426,11 @@ pub async fn stats_counts_visible_and_invisible_messages(
 }
 
 /// `stats` reports the enqueue time of the oldest message (the `QueueStats` field docs).
-pub async fn stats_reports_oldest_enqueue_time(store: Arc<dyn TaskHubStore>, clock: ManualClock) {
-    let s = &*store;
-    let first_at = now(s, &clock).await;
+pub async fn stats_reports_oldest_enqueue_time(s: &dyn TaskHubStore, clock: &ManualClock) {
+    let first_at = now(s, clock).await;
     enqueue(s, Q, &["first"]).await;
-    advance(s, &clock, Duration::from_secs(5)).await;
-    let second_at = now(s, &clock).await;
+    advance(s, clock, Duration::from_secs(5)).await;
+    let second_at = now(s, clock).await;
     enqueue(s, Q, &["second"]).await;
     let stats = s.stats(Q).await.expect("stats");
     assert_store_time(s, stats.oldest_enqueued_at, first_at, "oldest");
@@ -499,15 +465,14 @@ pub async fn stats_reports_oldest_enqueue_time(store: Arc<dyn TaskHubStore>, clo
 /// A dequeued message carries its body unchanged, a dequeue count of 1 on first delivery and
 /// its enqueue time by the store's clock (the `Dequeued` field docs).
 pub async fn dequeued_message_reports_body_count_and_enqueue_time(
-    store: Arc<dyn TaskHubStore>,
-    clock: ManualClock,
+    s: &dyn TaskHubStore,
+    clock: &ManualClock,
 ) {
-    let s = &*store;
-    advance(s, &clock, Duration::from_millis(1_123)).await;
-    let enqueued_at = now(s, &clock).await;
+    advance(s, clock, Duration::from_millis(1_123)).await;
+    let enqueued_at = now(s, clock).await;
     let body = "{\"v\":1,\"text\":\"h\u{e9}llo \u{6771}\u{4eac} \\\"quoted\\\"\\n\"}\n\ttrailing ";
     enqueue(s, Q, &[body]).await;
-    advance(s, &clock, Duration::from_secs(2)).await;
+    advance(s, clock, Duration::from_secs(2)).await;
     let got = dequeue(s, Q, 1).await;
     assert_eq!(got.len(), 1);
     assert_eq!(got[0].body, body, "the body must come back byte for byte");
@@ -525,8 +490,7 @@ pub async fn dequeued_message_reports_body_count_and_enqueue_time(
 
 /// Each queue of the hub is separate: a message is only dequeued from the queue it was
 /// enqueued to (the `QueueName` docs).
-pub async fn queues_are_independent(store: Arc<dyn TaskHubStore>, _clock: ManualClock) {
-    let s = &*store;
+pub async fn queues_are_independent(s: &dyn TaskHubStore, _clock: &ManualClock) {
     let queues = [
         QueueName::Control(0),
         QueueName::Control(1),

@@ -3,8 +3,6 @@
 //! fewer or more than before, is fenced and conditional on the loaded ETag like any checkpoint,
 //! and later appends continue from it.
 
-use std::sync::Arc;
-
 use taskhub_core::OrchestrationStatus::{Failed, Running};
 use taskhub_core::{EventKind, FailureDetails, HistoryEvent};
 
@@ -123,10 +121,9 @@ async fn replace_and_check(
 /// than before and also more, beyond one table batch either way, each time under a new ETag;
 /// the checkpoint's messages and instance row are written with it.
 pub async fn replace_under_the_same_execution_id_leaves_exactly_the_new_events(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     let id = "rewound";
     let first = failed_history(s, id, raised_run("ok", 1, 6)).await;
     assert_eq!(first.events.len(), 8);
@@ -169,10 +166,9 @@ pub async fn replace_under_the_same_execution_id_leaves_exactly_the_new_events(
 /// nothing: not the history, the row, the queues or the consumed messages. The replace made
 /// from the current history then commits.
 pub async fn replace_with_a_stale_etag_conflicts_and_changes_nothing(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     let id = "stale-rewind";
     let control = QueueName::Control(0);
     let consumed = consumable(s, control, "rewind request").await;
@@ -215,10 +211,9 @@ pub async fn replace_with_a_stale_etag_conflicts_and_changes_nothing(
 /// A replace under a lease epoch that is not the partition's current one MUST fail with
 /// `Fenced` and change nothing; under the current epoch the same replace commits.
 pub async fn replace_under_an_old_lease_epoch_is_fenced_and_changes_nothing(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     let id = "fenced-rewind";
     let hub = FencedHub::set_up(s, id, "rewind request").await;
     let mut events = raised_run("ok", 1, 3);
@@ -260,10 +255,9 @@ pub async fn replace_under_an_old_lease_epoch_is_fenced_and_changes_nothing(
 /// events (`load_history` returns the new events plus the appended ones), and an append or a
 /// replace made from the history before the replace MUST fail with `Conflict`.
 pub async fn append_after_a_replace_continues_from_the_new_events(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     for (id, middle) in [
         // Fewer events after the replace than before it: an append numbered after the old
         // count would leave a gap.
@@ -325,10 +319,9 @@ pub async fn append_after_a_replace_continues_from_the_new_events(
 /// Two replaces, or a replace and an append, made from the same loaded history MUST NOT both
 /// commit: one wins, the other fails with `Conflict`, and only the winner's events are stored.
 pub async fn racing_replace_and_append_from_the_same_history_commit_once(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     for round in 0..4 {
         let id = format!("rewind-race-{round}");
         let loaded = failed_history(s, &id, raised_run("ok", 1, 3)).await;

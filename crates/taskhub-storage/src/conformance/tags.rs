@@ -1,8 +1,6 @@
 //! Cases for the instance row's tags and execution records (`InstanceRow::tags`,
 //! `InstanceRow::executions`) and the tag filter of `InstanceQuery::tags`.
 
-use std::sync::Arc;
-
 use taskhub_core::OrchestrationStatus::{Completed, ContinuedAsNew, Running};
 use taskhub_core::Timestamp;
 
@@ -22,10 +20,9 @@ fn tags(pairs: &[(&str, &str)]) -> Tags {
 /// A row's tags and execution records are stored and read back exactly, also after a
 /// conditional rewrite.
 pub async fn instance_row_round_trips_tags_and_execution_records(
-    store: Arc<dyn TaskHubStore>,
-    _clock: ManualClock,
+    s: &dyn TaskHubStore,
+    _clock: &ManualClock,
 ) {
-    let s = &*store;
     let mut tagged = row("tagged", "T", Running, at(0));
     tagged.tags = tags(&[
         ("team", "pay'ments"),
@@ -71,8 +68,7 @@ pub async fn instance_row_round_trips_tags_and_execution_records(
 
 /// `list_instances` with tags returns only rows that carry every given tag with its value, in
 /// either order, across pages, combined with the other filters.
-pub async fn list_instances_filters_by_tags(store: Arc<dyn TaskHubStore>, _clock: ManualClock) {
-    let s = &*store;
+pub async fn list_instances_filters_by_tags(s: &dyn TaskHubStore, _clock: &ManualClock) {
     let rows = [
         ("a", Running, &[("team", "pay"), ("env", "prod")][..]),
         ("b", Completed, &[("team", "pay"), ("env", "dev")][..]),
