@@ -167,6 +167,18 @@ fn count(events: &[EventKind], name: &str) -> usize {
     events.iter().filter(|e| e.type_name() == name).count()
 }
 
+/// Polls `id` until it is Completed (or `WAIT` passes), through any transient status.
+async fn until_completed(client: &TaskHubClient, id: &InstanceId) -> InstanceStatus {
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let now = find(client, id).await.unwrap();
+        if now.status() == OrchestrationStatus::Completed || std::time::Instant::now() > deadline {
+            return now;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 async fn wait_status(hub: &TaskHub, id: &InstanceId, want: OrchestrationStatus) {
     let done = hub.client().wait_for_completion(id, WAIT).await.unwrap();
     assert_eq!(done.status(), want, "{done:?}");
@@ -283,18 +295,13 @@ async fn a_child_rewound_first_answers_its_parent_when_the_parent_is_rewound(bac
     wait_status(&s.hub, &child, OrchestrationStatus::Completed).await;
     let parent = find(&client, &id).await.unwrap();
     assert_eq!(parent.status(), OrchestrationStatus::Failed);
-    // The parent: it finds its child completed and takes the result again.
+    // The parent: it finds its child completed and takes the result again. The child's answer
+    // queued ahead of the request can load the parent first, and within a second of its
+    // failure the loader cannot tell the rewind's Running row from one a torn checkpoint left
+    // behind: it may show Failed again until the rewind's turn (a known gap, see
+    // docs/INVARIANTS.md), so this waits for Completed.
     client.rewind(&id, None).await.unwrap();
-    let p2 = find(&client, &id).await.unwrap();
-    eprintln!("DEBUG after rewind: {p2:?}");
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    let p2 = client
-        .get_status(&id, StatusOptions { history: true })
-        .await
-        .unwrap()
-        .unwrap();
-    eprintln!("DEBUG 2s later: {p2:?}");
-    let done = wait_done(&client, &id, WAIT).await;
+    let done = until_completed(&client, &id).await;
     assert_eq!(done.status(), OrchestrationStatus::Completed, "{done:?}");
     assert_eq!(
         done.output::<String>().unwrap().unwrap(),
