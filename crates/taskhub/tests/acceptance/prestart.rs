@@ -1,20 +1,13 @@
 //! Terminate, suspend and purge act at once on a Pending instance whose start is scheduled in
 //! the future, instead of waiting behind the delayed start. Driven by a `ManualClock`: the
 //! start is scheduled 1 h ahead, and the clock is moved past it only after the client acted.
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests"
-)]
 
-mod common;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::stores::{manual_memory_hub, ManualMemoryHub};
-use common::*;
+use crate::common::stores::{manual_memory_hub, ManualMemoryHub};
+use crate::common::*;
 use taskhub::*;
 use taskhub_storage::memory::MemoryStore;
 use taskhub_storage::{Clock, HistoryStore, ManualClock, QueueName, QueueStore};

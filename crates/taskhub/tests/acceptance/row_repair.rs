@@ -1,11 +1,9 @@
 //! A Terminated row rebuilt from history (after a torn checkpoint left it behind) keeps the
 //! termination reason as its output, like the row the terminating turn writes.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
-mod common;
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use taskhub::*;
 use taskhub_storage::Expect;
 

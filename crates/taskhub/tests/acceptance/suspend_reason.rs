@@ -1,16 +1,9 @@
 //! The suspension reason is part of an instance's status while it is suspended, and goes away
 //! when it is resumed.
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests"
-)]
 
-mod common;
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use taskhub::*;
 
 async fn status_becomes(

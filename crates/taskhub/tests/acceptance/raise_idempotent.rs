@@ -1,17 +1,10 @@
 //! A client that retries `raise_event_with` under one event ID delivers the event once, also
 //! when the retry reaches a session reloaded from history or the next execution after a
 //! continue-as-new; different IDs are different events.
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests"
-)]
 
-mod common;
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use taskhub::*;
 
 /// Sums the `add` events until one carries 0; the running sum is the custom status.

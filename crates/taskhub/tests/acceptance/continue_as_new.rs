@@ -8,17 +8,10 @@
 //! not for the count to reach its final value (the count passes through that value earlier,
 //! and queues keep no order across messages, so a `stop` sent then could overtake a pending
 //! `decr`).
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests"
-)]
 
-mod common;
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use taskhub::*;
 
 async fn counter(

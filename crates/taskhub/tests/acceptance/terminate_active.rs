@@ -2,18 +2,11 @@
 //! that execution only. Applied after the new execution started, it is discarded, and the new
 //! execution runs on. The interleaving is driven, not hoped for: the terminate is held back in
 //! the control queue until the new execution is running.
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests"
-)]
 
-mod common;
 use std::time::Duration;
 
-use common::stores::memory_store;
-use common::*;
+use crate::common::stores::memory_store;
+use crate::common::*;
 use taskhub::*;
 use taskhub_core::format::decode_message;
 use taskhub_storage::memory::{FaultPlan, Op, Trigger};
