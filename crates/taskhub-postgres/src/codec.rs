@@ -2,13 +2,12 @@
 //! `taskhub_storage::sql::codec`; here the server's clock, delays in milliseconds, and queues
 //! stored as a partition number.
 
-use taskhub_storage::{QueueName, StorageResult, MAX_PARTITIONS};
+use taskhub_storage::sql::codec::control_queue;
+use taskhub_storage::{QueueName, StorageResult};
 
 pub(crate) use taskhub_storage::sql::codec::{
     check_queue, etag_in, etag_out, ts_from_sql, ts_to_sql, u32_from_sql, u64_from_sql, u64_to_sql,
 };
-
-use crate::errors::corrupt;
 
 /// The server's time in stored milliseconds: every visibility timeout and enqueue time is
 /// judged by the server's clock, never a worker's. `statement_timestamp()` (the start of the
@@ -36,11 +35,7 @@ pub(crate) fn queue_from_sql(v: i64) -> StorageResult<QueueName> {
     if v == -1 {
         return Ok(QueueName::WorkItems);
     }
-    u32::try_from(v)
-        .ok()
-        .filter(|p| *p < MAX_PARTITIONS)
-        .map(QueueName::Control)
-        .ok_or_else(|| corrupt("queue name", format!("unknown queue {v}")))
+    control_queue(u32::try_from(v).ok(), v)
 }
 
 #[cfg(test)]

@@ -4,13 +4,12 @@
 use std::time::Duration;
 
 use taskhub_core::Timestamp;
-use taskhub_storage::{QueueName, StorageResult, MAX_PARTITIONS};
+use taskhub_storage::sql::codec::control_queue;
+use taskhub_storage::{QueueName, StorageResult};
 
 pub(crate) use taskhub_storage::sql::codec::{
     check_queue, etag_in, etag_out, ts_from_sql, ts_to_sql, u32_from_sql, u64_from_sql, u64_to_sql,
 };
-
-use crate::errors::corrupt;
 
 /// `now + d` in stored milliseconds.
 pub(crate) fn after(now: Timestamp, d: Duration) -> i64 {
@@ -27,11 +26,8 @@ pub(crate) fn queue_from_sql(text: &str) -> StorageResult<QueueName> {
     if text == "workitems" {
         return Ok(QueueName::WorkItems);
     }
-    text.strip_prefix("control-")
-        .and_then(|p| p.parse::<u32>().ok())
-        .filter(|p| *p < MAX_PARTITIONS)
-        .map(QueueName::Control)
-        .ok_or_else(|| corrupt("queue name", format!("unknown queue {text:?}")))
+    let partition = text.strip_prefix("control-").and_then(|p| p.parse().ok());
+    control_queue(partition, format!("{text:?}"))
 }
 
 #[cfg(test)]

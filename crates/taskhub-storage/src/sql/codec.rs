@@ -16,6 +16,21 @@ pub fn corrupt(what: impl Into<String>, detail: impl ToString) -> StorageError {
     }
 }
 
+/// The control queue of the stored partition number `partition`, if it is one (below
+/// [`MAX_PARTITIONS`](crate::MAX_PARTITIONS)).
+///
+/// # Errors
+/// [`StorageError::Corrupt`] naming the stored value `stored` otherwise.
+pub fn control_queue(
+    partition: Option<u32>,
+    stored: impl std::fmt::Display,
+) -> StorageResult<crate::QueueName> {
+    partition
+        .filter(|p| *p < crate::MAX_PARTITIONS)
+        .map(crate::QueueName::Control)
+        .ok_or_else(|| corrupt("queue name", format!("unknown queue {stored}")))
+}
+
 /// Checks a backend's queue codec, for its unit tests (feature `testing`): the work-item queue
 /// and the first and last control queues MUST come back from `from(to(queue))`, and each stored
 /// value of `bad` MUST be refused.
