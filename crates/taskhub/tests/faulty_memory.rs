@@ -1,5 +1,5 @@
 //! The fault suite (`common/fault_suite.rs`) on the memory backend, through the backend-agnostic
-//! `FaultyStore` wrapper (the same bodies run on Azure in `azure_faults.rs`): torn checkpoints
+//! `FaultyStore` wrapper (the same bodies run on Azure in `azure/faults.rs`): torn checkpoints
 //! after each step, seeded random faults, a torn checkpoint's outbox re-sent once and without
 //! the work items whose results were seen, a failed
 //! repair of a torn turn's row, and a redelivered start of a finished execution.

@@ -7,7 +7,8 @@
 //! whose variable is unset fails its tests, saying how to run them.
 //!
 //! Included by the test files that use it as `#[path = "common/backends.rs"] mod backends;`
-//! next to `mod common;`.
+//! next to `mod common;`
+//! (with `../common/` from a test directory's `main.rs`).
 #![allow(
     dead_code,
     clippy::unwrap_used,

@@ -2,13 +2,7 @@
 //! blob (it once stayed until the purge, one per turn of an instance with a large row), a row
 //! that shrinks back inline leaves none, a conditional delete removes it, and a stale replace
 //! deletes nothing the current row needs. Run with Azurite:
-//! `scripts/with-azurite.sh cargo test -p taskhub --test azure_row_blobs`.
-
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
-
-#[path = "common/backends.rs"]
-mod backends;
-mod common;
+//! `scripts/with-azurite.sh cargo test -p taskhub --test azure row_blobs::`.
 
 use taskhub::{ExecutionId, InstanceId, InstanceRow, OrchestrationStatus, Payload, Timestamp};
 use taskhub_storage::{Expect, InstanceStore};
@@ -40,7 +34,7 @@ fn row(id: &InstanceId, input_bytes: usize) -> InstanceRow {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_large_row_keeps_one_blob() {
-    let s = backends::azure_store(&backends::unique_hub_name()).await;
+    let s = crate::backends::azure_store(&crate::backends::unique_hub_name()).await;
     let id = InstanceId::new("big-row").unwrap();
 
     let mut etag = s

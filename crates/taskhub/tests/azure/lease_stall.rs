@@ -4,24 +4,12 @@
 //! `LEASE_REQUEST_TIMEOUT` (it used to wait 30 s an attempt, longer than a lease), the
 //! renewal is redone row by row, and the worker renews every partition in time: it loses
 //! none, and no pass of its lease loop takes longer than two bounded calls.
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests"
-)]
-
-#[path = "common/backends.rs"]
-mod backends;
-mod common;
-#[path = "../../taskhub-azure/tests/loopback/proxy.rs"]
-mod proxy;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use proxy::{authority, Proxy};
+use crate::proxy::{authority, Proxy};
 use taskhub::lease::{LeaseConfig, LeaseManager, PartitionHost, Released};
 use taskhub_azure::{AzureOptions, AzureStore, HubName, LEASE_REQUEST_TIMEOUT};
 use taskhub_storage::{Clock, PartitionStore, SystemClock};
@@ -51,14 +39,14 @@ impl PartitionHost for Host {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hung_lease_request_costs_the_worker_none_of_its_leases() {
-    let mut account = backends::azure_account();
+    let mut account = crate::backends::azure_account();
     let proxy = Proxy::start(authority(&account.table_endpoint)).await;
     account.table_endpoint = proxy.endpoint(&account.table_endpoint);
     let clock = Arc::new(SystemClock::new());
     let store = Arc::new(
         AzureStore::create(AzureOptions {
             account,
-            hub: HubName::new(&backends::unique_hub_name()).unwrap(),
+            hub: HubName::new(&crate::backends::unique_hub_name()).unwrap(),
             clock: clock.clone(),
         })
         .await

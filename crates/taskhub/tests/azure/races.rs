@@ -7,21 +7,16 @@
 //! * `ExecutionStarted` de-dup: a start delivered twice, and again after the execution
 //!   finished, runs one execution (its activity once, one `ExecutionStarted` in history).
 //!
-//! Run with `scripts/with-azurite.sh cargo test -p taskhub --test azure_races`.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
-
-#[path = "common/backends.rs"]
-mod backends;
-mod common;
+//! Run with `scripts/with-azurite.sh cargo test -p taskhub --test azure races::`.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::history::with_history;
-use common::registries::add_call;
-use common::wait::{until, until_async};
-use common::{start_as, wait_done};
+use crate::common::history::with_history;
+use crate::common::registries::add_call;
+use crate::common::wait::{until, until_async};
+use crate::common::{start_as, wait_done};
 use taskhub::*;
 use taskhub_storage::{NewQueueMessage, QueueName, QueueStore};
 
@@ -30,13 +25,13 @@ const BOUND: Duration = Duration::from_secs(120);
 fn settings() -> Settings {
     Settings {
         max_dequeue_count: 2,
-        ..backends::settings(backends::Backend::Azure)
+        ..crate::backends::settings(crate::backends::Backend::Azure)
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_event_that_overtakes_its_instances_start_waits_uncounted_and_is_applied() {
-    let store = backends::azure_store(&backends::unique_hub_name()).await;
+    let store = crate::backends::azure_store(&crate::backends::unique_hub_name()).await;
     let hub = TaskHub::open(store, settings()).await.unwrap();
     let mut reg = Registry::new();
     reg.orchestration(
@@ -116,7 +111,7 @@ fn starts_in(events: &[HistoryEvent]) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_start_delivered_twice_and_after_it_finished_runs_one_execution() {
-    let store = backends::azure_store(&backends::unique_hub_name()).await;
+    let store = crate::backends::azure_store(&crate::backends::unique_hub_name()).await;
     let hub = TaskHub::open(store.clone(), settings()).await.unwrap();
     let client = hub.client();
     let id = client.start("Once", 21u64).await.unwrap();

@@ -1,12 +1,7 @@
 //! Azure checkpoint step 5 (clearing the pending outbox) failing is no longer silent: it is
 //! logged, counted (`AzureStore::outbox_clear_failures`), and the outbox stays pending for the
 //! instance's next loader to re-send; the next checkpoint replaces it. Run with
-//! `scripts/with-azurite.sh cargo test -p taskhub --test azure_outbox_clear`.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
-
-#[path = "common/backends.rs"]
-mod backends;
-mod common;
+//! `scripts/with-azurite.sh cargo test -p taskhub --test azure outbox_clear::`.
 
 use std::time::Duration;
 
@@ -47,7 +42,7 @@ fn request(expected: Option<taskhub_storage::ETag>, seq: u64, body: &str) -> Che
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_outbox_clear_is_counted_and_left_for_the_next_loader() {
-    let store = backends::azure_store(&backends::unique_hub_name()).await;
+    let store = crate::backends::azure_store(&crate::backends::unique_hub_name()).await;
     store
         .create_hub(1, Timestamp::from_millis(1_700_000_000_000))
         .await

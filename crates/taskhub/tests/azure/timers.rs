@@ -1,25 +1,23 @@
 //! Timers on Azure, whose queue delays are whole seconds: a timer's message is sent with its
 //! delay rounded down to whole seconds and the worker waits the remainder, so a 1.5 s timer
 //! fires no earlier than 1.5 s after it was created (and not a second late). Run with
-//! `scripts/with-azurite.sh cargo test -p taskhub --test azure_timers`.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
-
-#[path = "common/backends.rs"]
-mod backends;
-mod common;
+//! `scripts/with-azurite.sh cargo test -p taskhub --test azure timers::`.
 
 use std::time::Duration;
 
-use common::history::history_of;
-use common::wait_done;
+use crate::common::history::history_of;
+use crate::common::wait_done;
 use taskhub::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_timer_of_one_and_a_half_seconds_fires_no_earlier() {
-    let store = backends::azure_store(&backends::unique_hub_name()).await;
-    let hub = TaskHub::open(store, backends::settings(backends::Backend::Azure))
-        .await
-        .unwrap();
+    let store = crate::backends::azure_store(&crate::backends::unique_hub_name()).await;
+    let hub = TaskHub::open(
+        store,
+        crate::backends::settings(crate::backends::Backend::Azure),
+    )
+    .await
+    .unwrap();
     let mut reg = Registry::new();
     reg.orchestration("Nap", |ctx: OrchestrationContext, (): ()| async move {
         let before = ctx.now();

@@ -6,24 +6,17 @@
 //! right output and no event is applied twice. Each test uses fresh hubs and few instances
 //! (Azurite slows down as a queue grows).
 //!
-//! Run with Azurite up: `scripts/with-azurite.sh cargo test -p taskhub --test azure_faults`.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
-
-#[path = "common/backends.rs"]
-mod backends;
-mod common;
-#[path = "common/fault_suite.rs"]
-mod fault_suite;
+//! Run with Azurite up: `scripts/with-azurite.sh cargo test -p taskhub --test azure faults::`.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use fault_suite::Sweep;
+use crate::fault_suite::Sweep;
 use taskhub::Settings;
 use taskhub_storage::TaskHubStore;
 
 async fn backend() -> Arc<dyn TaskHubStore> {
-    backends::azure_store(&backends::unique_hub_name()).await
+    crate::backends::azure_store(&crate::backends::unique_hub_name()).await
 }
 
 /// Azure keeps time itself in whole seconds: visibility timeouts of a few seconds bring lost
@@ -37,13 +30,13 @@ fn settings() -> Settings {
         lease_interval: Duration::from_secs(3),
         lease_renew_interval: Duration::from_secs(1),
         lease_acquire_interval: Duration::from_secs(1),
-        ..backends::settings(backends::Backend::Azure)
+        ..crate::backends::settings(crate::backends::Backend::Azure)
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn torn_outbox_is_resent_once() {
-    fault_suite::torn_outbox_is_resent_once(backend().await, settings()).await;
+    crate::fault_suite::torn_outbox_is_resent_once(backend().await, settings()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -53,7 +46,7 @@ async fn torn_outbox_leaves_out_a_work_item_whose_result_was_seen() {
         lease_interval: Duration::from_secs(2),
         ..settings()
     };
-    fault_suite::torn_outbox_leaves_out_a_work_item_whose_result_was_seen(
+    crate::fault_suite::torn_outbox_leaves_out_a_work_item_whose_result_was_seen(
         backend().await,
         settings,
     )
