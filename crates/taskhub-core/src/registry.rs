@@ -437,7 +437,11 @@ fn sorted_names<V>(map: &HashMap<String, V>) -> Vec<String> {
 }
 
 /// The non-retryable failure of a start of `what`, which no registration runs.
-pub(crate) fn not_registered(error_type: &str, what: &str, registered: &[String]) -> FailureDetails {
+pub(crate) fn not_registered(
+    error_type: &str,
+    what: &str,
+    registered: &[String],
+) -> FailureDetails {
     let mut failure = FailureDetails::new(
         error_type,
         format!(
