@@ -1,5 +1,4 @@
 //! `taskhub demo` runs every workload on a fresh file, prints the table and exits 0.
-#![allow(clippy::unwrap_used, reason = "test code")]
 
 mod common;
 

@@ -1,5 +1,4 @@
 //! Bad input gets a clear error naming the problem and a non-zero exit code, never a panic.
-#![allow(clippy::unwrap_used, reason = "test code")]
 
 mod common;
 

@@ -1,6 +1,5 @@
 //! `taskhub worker --grpc` and `taskhub serve --grpc`: the Durable Task gRPC endpoint from the
 //! binary, with the HTTP API's address rule.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
 mod common;
 

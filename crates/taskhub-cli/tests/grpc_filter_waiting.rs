@@ -6,12 +6,7 @@
 //! `taskhub partitions --api ADDR` and `taskhub scale --api ADDR` show the same from another
 //! process, and `taskhub scale` without `--api`, which reads storage only, says it cannot know
 //! (`"unmatched": null`).
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "test code"
-)]
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
 mod common;
 

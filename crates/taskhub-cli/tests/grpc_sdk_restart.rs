@@ -10,12 +10,7 @@
 //! Needs the SDKs: `scripts/with-python-sdk.sh scripts/with-go-sdk.sh scripts/with-js-sdk.sh
 //! scripts/with-java-sdk.sh cargo test -p taskhub-cli --test grpc_sdk_restart` (scripts/test.sh
 //! does).
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "test code"
-)]
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
 mod common;
 

@@ -1,6 +1,5 @@
 //! `taskhub instances ...` against a `taskhub worker` child process: start, list, show,
 //! history, raise, suspend, resume, terminate and purge.
-#![allow(clippy::indexing_slicing, clippy::unwrap_used, reason = "test code")]
 
 mod common;
 

@@ -1,6 +1,5 @@
 //! `taskhub instances list` lists orchestrations only unless `--include-entities` is given,
 //! and a page is full even when entities sort among the orchestrations.
-#![allow(clippy::unwrap_used, reason = "test code")]
 
 mod common;
 

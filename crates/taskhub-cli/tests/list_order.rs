@@ -1,6 +1,5 @@
 //! `taskhub instances list --order`: by instance ID (the default) or by creation time, newest or
 //! oldest first, page by page; an unknown order is one clear error line.
-#![allow(clippy::indexing_slicing, clippy::unwrap_used, reason = "test code")]
 
 mod common;
 

@@ -1,12 +1,7 @@
 //! `/metrics` on loopback: `taskhub worker --http` renders the runtime's metrics in
 //! Prometheus text format and they move with a run; `taskhub serve` (no worker) renders the
 //! storage calls its API made.
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "test code"
-)]
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
 mod common;
 

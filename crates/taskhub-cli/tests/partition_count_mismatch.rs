@@ -1,6 +1,5 @@
 //! Opening an existing hub with another `partition_count` keeps the hub's count, warns naming
 //! both values, and `taskhub partitions` shows both (text and `--json`).
-#![allow(clippy::unwrap_used, reason = "test code")]
 
 mod common;
 

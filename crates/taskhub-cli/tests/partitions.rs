@@ -1,11 +1,6 @@
 //! `taskhub partitions`, `workers` and `scale` against a running worker process: the table
 //! shows its leases; offline, bump and prohibit move them; detect-stale and scale report.
-#![allow(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "test code"
-)]
+#![allow(clippy::indexing_slicing, clippy::unwrap_used, reason = "test code")]
 
 mod common;
 

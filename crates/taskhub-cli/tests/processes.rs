@@ -2,12 +2,7 @@
 //! registry with its kind, pid, schema version and build, live; after a graceful stop its
 //! record is gone; records of dead processes are forgotten on request (`--forget`,
 //! `--forget-stale`) and, after a day, by the next process to start.
-#![allow(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "test code"
-)]
+#![allow(clippy::unwrap_used, reason = "test code")]
 
 mod common;
 

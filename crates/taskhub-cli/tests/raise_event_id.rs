@@ -1,5 +1,4 @@
 //! `taskhub instances raise ... --event-id ID`: a retried raise with one ID is recorded once.
-#![allow(clippy::indexing_slicing, clippy::unwrap_used, reason = "test code")]
 
 mod common;
 

@@ -5,7 +5,7 @@
 //!
 //! The orchestrations run on a worker in this process (their `Ship` activity fails until the
 //! test opens a gate); the commands are the `taskhub` binary on the same SQLite file.
-#![allow(clippy::indexing_slicing, clippy::unwrap_used, reason = "test code")]
+#![allow(clippy::unwrap_used, reason = "test code")]
 
 mod common;
 

@@ -1,5 +1,5 @@
 //! `taskhub serve` and `taskhub worker --http`: the address rule, the token, a live API.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
+#![allow(clippy::unwrap_used, reason = "test code")]
 
 mod common;
 

@@ -1,7 +1,6 @@
 //! `instances start --version V`: a versioned start is run by a `taskhub worker` whose
 //! registry has the orchestration only without a version (the fallback for any version), and
 //! the worker's `worker_version`/`version_match` decide which versions it takes.
-#![allow(clippy::unwrap_used, reason = "test code")]
 
 mod common;
 

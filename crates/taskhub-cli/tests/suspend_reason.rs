@@ -1,5 +1,4 @@
 //! `taskhub instances show` names the suspension reason of a suspended instance.
-#![allow(clippy::indexing_slicing, clippy::unwrap_used, reason = "test code")]
 
 mod common;
 

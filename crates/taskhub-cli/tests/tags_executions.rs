@@ -1,7 +1,6 @@
 //! Instance tags and the status of a given execution from the CLI: `instances start --tag`,
 //! `instances list --tag`, `instances purge --tag`, tags in `instances show`, and
 //! `instances show ID --execution EID` for an execution that continue-as-new replaced.
-#![allow(clippy::unwrap_used, reason = "test code")]
 
 mod common;
 

@@ -1,6 +1,5 @@
 //! `instances start --wait` exits 0 only when the instance Completed; an instance that ended
 //! Failed or Terminated exits 4 (its status is printed either way), an error 1.
-#![allow(clippy::unwrap_used, reason = "test code")]
 
 mod common;
 

@@ -5,12 +5,7 @@
 //! instance tags (its status over gRPC, its `executionStarted`), checked against the hub's
 //! tag caps as a client's start's are; an action's `parentTraceContext` is the trace the
 //! activity or the child joins (issue 34 item 6).
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "test code"
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
 mod common;
 

@@ -4,7 +4,6 @@
 //! conversion the endpoint runs on it) without a panic. The coverage-guided run, for longer:
 //! `cargo +nightly fuzz run requests -- -max_total_time=60` in `crates/taskhub-grpc/fuzz`
 //! (docs/OTHER_LANGUAGES.md, "How it runs": "Limits against hostile clients").
-#![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "test code")]
 
 use proptest::prelude::*;
 use prost::Message;

@@ -1,11 +1,6 @@
 //! The client calls on instances over gRPC: start (tags, version, scheduled start, reuse
 //! policy), get, waits, raise, terminate (recursive), suspend, resume.
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "test code"
-)]
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
 mod common;
 

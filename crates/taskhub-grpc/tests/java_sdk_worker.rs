@@ -25,7 +25,6 @@
 //! (scripts/test.sh does); without it, it fails saying so. The full size (a 3-minute
 //! activity, 200 orchestrations, the endpoint's default timeouts): the same with
 //! `TASKHUB_SLOW_SECONDS=180 TASKHUB_BEHIND_SLOW=200` (about 4 minutes a backend).
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
 mod common;
 

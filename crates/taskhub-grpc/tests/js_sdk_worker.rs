@@ -18,7 +18,6 @@
 //! Run as `scripts/with-js-sdk.sh scripts/with-azurite.sh cargo test -p taskhub-grpc --test
 //! js_sdk_worker`
 //! (scripts/test.sh does); without it, it fails saying so.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
 mod common;
 

@@ -4,7 +4,6 @@
 //! this test. It needs the SDK's venv: run it as
 //! `scripts/with-python-sdk.sh cargo test -p taskhub-grpc --test python_sdk`
 //! (scripts/test.sh does); without it, it fails saying so.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
 mod common;
 

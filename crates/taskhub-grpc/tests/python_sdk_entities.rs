@@ -14,12 +14,7 @@
 //!
 //! Run as `scripts/with-python-sdk.sh scripts/with-azurite.sh cargo test -p taskhub-grpc
 //! --test python_sdk_entities` (scripts/test.sh does).
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "test code"
-)]
+#![allow(clippy::disallowed_methods, reason = "test code")]
 
 mod common;
 
@@ -102,10 +97,7 @@ async fn a_killed_sdk_workers_entity_batch_is_run_by_another_worker() {
     client.signal_entity(&entity, "mark", "slow").await.unwrap();
     until_line(&mut lines, "worker A", "slow mark started by A").await;
     let mut b = worker_process(&python, &addr, "B");
-    server.until_connected(2).await;
-    a.start_kill().unwrap();
-    a.wait().await.unwrap();
-    let killed = std::time::Instant::now();
+    let killed = server.kill_once_another_connected(&mut a).await;
     loop {
         let state: Option<Vec<String>> = client.read_entity_state(&entity).await.unwrap();
         if let Some(state) = state {

@@ -16,16 +16,11 @@
 //!
 //! Run as `scripts/with-python-sdk.sh scripts/with-azurite.sh cargo test -p taskhub-grpc
 //! --test python_sdk_worker` (scripts/test.sh does).
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "test code"
-)]
+#![allow(clippy::unwrap_used, reason = "test code")]
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::calls;
 use common::script::{test_file, until_line, Script};
@@ -106,10 +101,7 @@ async fn a_killed_sdk_workers_activity_is_finished_by_another_worker() {
     let mut lines = BufReader::new(a.stdout.take().unwrap()).lines();
     until_line(&mut lines, "worker A", "slow step started by A").await;
     let mut b = worker_process(&python, &addr, "B");
-    server.until_connected(2).await;
-    a.start_kill().unwrap();
-    a.wait().await.unwrap();
-    let killed = Instant::now();
+    let killed = server.kill_once_another_connected(&mut a).await;
     let st = calls::completed(&mut c, "kill-me").await;
     let output: Vec<String> = serde_json::from_str(st.output.as_deref().unwrap()).unwrap();
     assert_eq!(output, ["step 1 by A", "slow step by B"], "{st:?}");

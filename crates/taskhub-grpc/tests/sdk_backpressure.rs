@@ -2,12 +2,7 @@
 //! capacity and never reads is closed after `stream_read_timeout` and its work is taken over
 //! at once by a reading worker; the stalled stream's late answers are refused naming the
 //! stream, and every item is completed once. Time goes through a manual clock.
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "test code"
-)]
+#![allow(clippy::unwrap_used, reason = "test code")]
 
 mod common;
 

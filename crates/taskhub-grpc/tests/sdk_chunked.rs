@@ -6,13 +6,7 @@
 //! part 0 and 0 after), and the Java worker since 1.6 (`DurableTaskGrpcWorker.java`,
 //! `completeOrchestratorTaskWithChunking`, the same shape): the parts make one decision, in
 //! order; a broken sequence is refused naming what was expected; the parts are bounded.
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    deprecated,
-    reason = "test code; the deprecated chunking fields"
-)]
+#![allow(deprecated, reason = "test code; the deprecated chunking fields")]
 
 mod common;
 

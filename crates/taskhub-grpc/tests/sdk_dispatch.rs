@@ -3,12 +3,7 @@
 //! work items and their answers, declared capacity, abandon and disconnect (the item goes to
 //! another worker at once), a withdrawn item's completion refused, timeouts on a manual clock,
 //! health pings, and the errors a worker gets for bad calls.
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "test code"
-)]
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
 mod common;
 

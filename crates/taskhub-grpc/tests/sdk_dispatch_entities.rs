@@ -3,12 +3,7 @@
 //! (tests/common/sdk.rs): the `entityRequest` work item and its `CompleteEntityTask`, the
 //! worker's declared `maxConcurrentEntityWorkItems`, abandon (to another worker at once), a
 //! withdrawn batch's late completion refused, and a timeout on a manual clock.
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "test code"
-)]
+#![allow(clippy::unwrap_used, reason = "test code")]
 
 mod common;
 

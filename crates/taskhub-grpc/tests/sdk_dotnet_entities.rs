@@ -9,12 +9,7 @@
 //! arrives as `entityOperationCompleted`, which that worker reads as DT Core's response event
 //! (`EntityConversions.EncodeOperationCompleted`: an `EventRaised` named by the request ID).
 //! The entity itself runs in a worker as `entityRequestV2`, with the call's caller.
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "test code"
-)]
+#![allow(clippy::expect_used, reason = "test code")]
 
 mod common;
 

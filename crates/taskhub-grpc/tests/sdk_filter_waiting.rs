@@ -5,12 +5,7 @@
 //! the work waits for a worker with matching filters, not for capacity. A real Taskhub worker
 //! (the runtime, an empty registry) with a filtered worker stream that takes orchestration
 //! `Wanted` only, as the .NET worker's `UseWorkItemFilters` sends its registry's names.
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "test code"
-)]
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
 mod common;
 

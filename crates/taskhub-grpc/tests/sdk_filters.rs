@@ -4,12 +4,7 @@
 //! listed version, or any when none is listed); an item no connected worker takes waits, and
 //! answers `Unavailable` (given back uncounted by the runtime) after `no_worker_wait`, never a
 //! failure; items behind it still go out.
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "test code"
-)]
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
 mod common;
 

@@ -7,12 +7,7 @@
 //! (`GrpcDurableTaskWorker.Processor.cs`, `BuildRuntimeStateAsync`, lines 260-290), keeping the
 //! request's `NewEvents`. A turn over the inline bound goes only to such a worker, without its
 //! past events; with only other workers connected it is refused at once, naming its size.
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "test code"
-)]
+#![allow(clippy::unwrap_used, reason = "test code")]
 
 mod common;
 

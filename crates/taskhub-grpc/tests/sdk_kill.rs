@@ -11,12 +11,7 @@
 //!
 //! Run as `scripts/with-go-sdk.sh scripts/with-java-sdk.sh scripts/with-js-sdk.sh
 //! scripts/with-azurite.sh cargo test -p taskhub-grpc --test sdk_kill` (scripts/test.sh does).
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "test code"
-)]
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
 mod common;
 

@@ -11,12 +11,7 @@
 //! entity support). The Java SDK 1.5.0 (`com.microsoft:durabletask-client`,
 //! `DurableTaskGrpcWorker.java`, `startAndBlock`) completes the same way and runs its items
 //! one after the other on its stream's thread: it is handed one at a time.
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "test code"
-)]
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
 mod common;
 

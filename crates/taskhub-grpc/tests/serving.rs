@@ -2,12 +2,7 @@
 //! refuses new connections, and closes the connections of calls still running after
 //! `SHUTDOWN_GRACE`; a call to a service or method the endpoint does not serve is
 //! answered `UNIMPLEMENTED`, and an HTTP/1 request gets no gRPC answer.
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "test code"
-)]
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
 mod common;
 

@@ -10,7 +10,6 @@
 //! Needs `TASKHUB_CHROMIUM` and `TASKHUB_PLAYWRIGHT_DIR`, which `scripts/with-chromium.sh` sets
 //! (`scripts/test.sh` runs the tests under it); without them it fails and says how to run it
 //! (never skipped, like the Azure tests without Azurite).
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
 mod common;
 

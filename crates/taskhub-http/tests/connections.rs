@@ -2,12 +2,7 @@
 //! connection without a request is closed after the deadline, an idle keep-alive connection
 //! after the idle timeout, one over the cap at once, and one whose request had a wrong token
 //! right after its 401.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    reason = "test code"
-)]
+#![allow(clippy::expect_used, clippy::indexing_slicing, reason = "test code")]
 
 mod common;
 

@@ -3,12 +3,7 @@
 //! and queued requests, signal, delete, clean-up), typed 400s for bad IDs, names and
 //! operations, the token on the mutating routes, and instance lists that leave entities out
 //! unless `includeEntities=true` (with full pages).
-#![allow(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "test code"
-)]
+#![allow(clippy::indexing_slicing, clippy::unwrap_used, reason = "test code")]
 
 mod common;
 

@@ -1,7 +1,6 @@
 //! The router nested in a user's own app under `/ops`: the user's routes still answer, the
 //! dashboard's page redirects to `/ops/index.html` and loads its assets relative to it, the API answers
 //! under the prefix, and a start's management URLs point under the prefix and work.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
 mod common;
 

@@ -1,7 +1,6 @@
 //! Payloads that are not JSON (an SDK's large-payload token such as `blob:v1:<container>:<blob>`,
 //! issue 34) and absent payloads: the own API and the Durable Functions API answer valid JSON,
 //! showing an opaque payload as a JSON string of its text and an absent one as `null`.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
 mod common;
 

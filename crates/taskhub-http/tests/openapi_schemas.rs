@@ -1,12 +1,7 @@
 //! Every route in `taskhub_http::ROUTES`, called on a real server on 127.0.0.1, answers with
 //! a status the generated OpenAPI document lists and a JSON body that fits the schema it
 //! gives for that status; and the check fails on a wrong field.
-#![allow(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "test code"
-)]
+#![allow(clippy::indexing_slicing, clippy::unwrap_used, reason = "test code")]
 
 mod common;
 

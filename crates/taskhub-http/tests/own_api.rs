@@ -1,11 +1,6 @@
 //! Taskhub's own routes (`/api/...`, `/metrics`, the OpenAPI document, the dashboard files)
 //! against a real server on 127.0.0.1, on the memory, SQLite and Azure (Azurite) backends.
-#![allow(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "test code"
-)]
+#![allow(clippy::indexing_slicing, clippy::unwrap_used, reason = "test code")]
 
 mod common;
 

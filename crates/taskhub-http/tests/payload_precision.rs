@@ -1,7 +1,6 @@
 //! A start, a raised event and an entity signal over HTTP keep the request's JSON text as it
 //! was sent: an integer beyond 64 bits keeps every digit (it was re-parsed into a
 //! `serde_json::Value` and stored as `1.2345678901234568e+22`).
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
 mod common;
 

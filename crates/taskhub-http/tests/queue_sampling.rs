@@ -4,12 +4,7 @@
 //! and a peek, per queue and lease pass); a `/metrics` scrape turns sampling on, and it stops
 //! again a minute later by the hub's clock. Storage calls are counted by the memory backend's
 //! per-operation counters.
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "test code"
-)]
+#![allow(clippy::unwrap_used, reason = "test code")]
 
 mod common;
 

@@ -1,5 +1,4 @@
 //! The token, the cross-site and Host checks, no state change on GET, the body cap.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
 mod common;
 

@@ -1,7 +1,6 @@
 //! `/api/instances` shows tags and filters on them (`tag=KEY=VALUE`, repeatable, 400 naming
 //! `tag` for a bad one); `/api/instances/{id}/executions/{executionId}` shows an execution
 //! that continue-as-new replaced, the current one, and 404 for an unknown one.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
 mod common;
 

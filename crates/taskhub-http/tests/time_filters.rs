@@ -1,6 +1,5 @@
 //! `/api/instances` filters on completion and last-update time (the dashboard's API; the
 //! Durable Functions list has only the creation-time range), with the field named in a 400.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
 mod common;
 

@@ -1,7 +1,7 @@
 //! A start through the Durable Functions route joins the caller's trace: the `traceparent`
 //! header goes into the start message, so the instance's first turn is a child of the caller's
 //! span. A malformed header is ignored (W3C) and the start still succeeds.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
+#![allow(clippy::unwrap_used, reason = "test code")]
 
 mod common;
 

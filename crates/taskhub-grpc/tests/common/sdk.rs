@@ -365,6 +365,18 @@ impl SdkServer {
         serving::fake_worker(self.addr, orchestrations, activities).await
     }
 
+    /// Once a second SDK worker process has connected beside `a`, SIGKILLs `a` and waits until
+    /// it ended (what it held goes to the other); the moment it had.
+    pub async fn kill_once_another_connected(
+        &self,
+        a: &mut tokio::process::Child,
+    ) -> std::time::Instant {
+        self.until_connected(2).await;
+        a.start_kill().unwrap();
+        a.wait().await.unwrap();
+        std::time::Instant::now()
+    }
+
     /// Waits (at most a minute) until `n` SDK workers are connected.
     pub async fn until_connected(&self, n: usize) {
         let start = std::time::Instant::now();
