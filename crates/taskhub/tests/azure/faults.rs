@@ -11,12 +11,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::backends;
+use crate::fault_suite;
 use crate::fault_suite::Sweep;
 use taskhub::Settings;
 use taskhub_storage::TaskHubStore;
 
 async fn backend() -> Arc<dyn TaskHubStore> {
-    crate::backends::azure_store(&crate::backends::unique_hub_name()).await
+    backends::azure_store(&backends::unique_hub_name()).await
 }
 
 /// Azure keeps time itself in whole seconds: visibility timeouts of a few seconds bring lost
@@ -30,13 +32,13 @@ fn settings() -> Settings {
         lease_interval: Duration::from_secs(3),
         lease_renew_interval: Duration::from_secs(1),
         lease_acquire_interval: Duration::from_secs(1),
-        ..crate::backends::settings(crate::backends::Backend::Azure)
+        ..backends::settings(backends::Backend::Azure)
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn torn_outbox_is_resent_once() {
-    crate::fault_suite::torn_outbox_is_resent_once(backend().await, settings()).await;
+    fault_suite::torn_outbox_is_resent_once(backend().await, settings()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -46,7 +48,7 @@ async fn torn_outbox_leaves_out_a_work_item_whose_result_was_seen() {
         lease_interval: Duration::from_secs(2),
         ..settings()
     };
-    crate::fault_suite::torn_outbox_leaves_out_a_work_item_whose_result_was_seen(
+    fault_suite::torn_outbox_leaves_out_a_work_item_whose_result_was_seen(
         backend().await,
         settings,
     )

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::backends;
 use crate::proxy::{authority, Proxy};
 use taskhub::lease::{LeaseConfig, LeaseManager, PartitionHost, Released};
 use taskhub_azure::{AzureOptions, AzureStore, HubName, LEASE_REQUEST_TIMEOUT};
@@ -39,14 +40,14 @@ impl PartitionHost for Host {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hung_lease_request_costs_the_worker_none_of_its_leases() {
-    let mut account = crate::backends::azure_account();
+    let mut account = backends::azure_account();
     let proxy = Proxy::start(authority(&account.table_endpoint)).await;
     account.table_endpoint = proxy.endpoint(&account.table_endpoint);
     let clock = Arc::new(SystemClock::new());
     let store = Arc::new(
         AzureStore::create(AzureOptions {
             account,
-            hub: HubName::new(&crate::backends::unique_hub_name()).unwrap(),
+            hub: HubName::new(&backends::unique_hub_name()).unwrap(),
             clock: clock.clone(),
         })
         .await

@@ -3,6 +3,7 @@
 //! instance's next loader to re-send; the next checkpoint replaces it. Run with
 //! `scripts/with-azurite.sh cargo test -p taskhub --test azure outbox_clear::`.
 
+use crate::backends;
 use std::time::Duration;
 
 use taskhub::*;
@@ -42,7 +43,7 @@ fn request(expected: Option<taskhub_storage::ETag>, seq: u64, body: &str) -> Che
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_outbox_clear_is_counted_and_left_for_the_next_loader() {
-    let store = crate::backends::azure_store(&crate::backends::unique_hub_name()).await;
+    let store = backends::azure_store(&backends::unique_hub_name()).await;
     store
         .create_hub(1, Timestamp::from_millis(1_700_000_000_000))
         .await

@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::backends;
 use crate::common::history::with_history;
 use crate::common::registries::add_call;
 use crate::common::wait::{until, until_async};
@@ -25,13 +26,13 @@ const BOUND: Duration = Duration::from_secs(120);
 fn settings() -> Settings {
     Settings {
         max_dequeue_count: 2,
-        ..crate::backends::settings(crate::backends::Backend::Azure)
+        ..backends::settings(backends::Backend::Azure)
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_event_that_overtakes_its_instances_start_waits_uncounted_and_is_applied() {
-    let store = crate::backends::azure_store(&crate::backends::unique_hub_name()).await;
+    let store = backends::azure_store(&backends::unique_hub_name()).await;
     let hub = TaskHub::open(store, settings()).await.unwrap();
     let mut reg = Registry::new();
     reg.orchestration(
@@ -111,7 +112,7 @@ fn starts_in(events: &[HistoryEvent]) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_start_delivered_twice_and_after_it_finished_runs_one_execution() {
-    let store = crate::backends::azure_store(&crate::backends::unique_hub_name()).await;
+    let store = backends::azure_store(&backends::unique_hub_name()).await;
     let hub = TaskHub::open(store.clone(), settings()).await.unwrap();
     let client = hub.client();
     let id = client.start("Once", 21u64).await.unwrap();

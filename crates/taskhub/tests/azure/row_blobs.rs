@@ -4,6 +4,7 @@
 //! deletes nothing the current row needs. Run with Azurite:
 //! `scripts/with-azurite.sh cargo test -p taskhub --test azure row_blobs::`.
 
+use crate::backends;
 use taskhub::{ExecutionId, InstanceId, InstanceRow, OrchestrationStatus, Payload, Timestamp};
 use taskhub_storage::{Expect, InstanceStore};
 
@@ -34,7 +35,7 @@ fn row(id: &InstanceId, input_bytes: usize) -> InstanceRow {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_large_row_keeps_one_blob() {
-    let s = crate::backends::azure_store(&crate::backends::unique_hub_name()).await;
+    let s = backends::azure_store(&backends::unique_hub_name()).await;
     let id = InstanceId::new("big-row").unwrap();
 
     let mut etag = s

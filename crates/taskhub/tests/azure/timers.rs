@@ -5,19 +5,17 @@
 
 use std::time::Duration;
 
+use crate::backends;
 use crate::common::history::history_of;
 use crate::common::wait_done;
 use taskhub::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_timer_of_one_and_a_half_seconds_fires_no_earlier() {
-    let store = crate::backends::azure_store(&crate::backends::unique_hub_name()).await;
-    let hub = TaskHub::open(
-        store,
-        crate::backends::settings(crate::backends::Backend::Azure),
-    )
-    .await
-    .unwrap();
+    let store = backends::azure_store(&backends::unique_hub_name()).await;
+    let hub = TaskHub::open(store, backends::settings(backends::Backend::Azure))
+        .await
+        .unwrap();
     let mut reg = Registry::new();
     reg.orchestration("Nap", |ctx: OrchestrationContext, (): ()| async move {
         let before = ctx.now();
