@@ -68,7 +68,7 @@ async fn critical_sections(backend: Backend) {
 /// Entity checkpoints torn after the steps that matter for a two-step commit (the messages
 /// sent but the row not written; the row written but the consumed messages not deleted):
 /// every operation still applied once. On the backends that commit in steps (memory's own
-/// torn cases: `entities_faults.rs`).
+/// torn cases: `entity_scenarios/faults.rs`).
 mod torn {
     use taskhub_storage::faults::{FaultPlan, TearAfter};
 

@@ -1,4 +1,4 @@
-//! The body of the entity fault test (`entities_faults.rs` on memory, `entities.rs`'s
+//! The body of the entity fault test (`entity_scenarios/faults.rs` on memory, `entities.rs`'s
 //! `torn::azure::…` on Azurite), through `FaultyStore`. Included as
 //! `#[path = "common/entities_faults_suite.rs"]`.
 #![allow(

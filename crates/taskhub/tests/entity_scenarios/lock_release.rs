@@ -4,21 +4,14 @@
 //! critical section over them is granted (without `clean_entities`). And `clean_entities`
 //! still releases a lock whose holder is gone (here: a lock request from an instance that
 //! does not exist). On memory and SQLite.
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests"
-)]
 
-mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::queues::enqueue_now;
-use common::registries::add_cell;
-use common::two_stores::memory_and_sqlite;
-use common::*;
+use crate::common::queues::enqueue_now;
+use crate::common::registries::add_cell;
+use crate::common::two_stores::memory_and_sqlite;
+use crate::common::*;
 use taskhub::*;
 use taskhub_core::entity::{Caller, EntityRequest, ENTITY_REQUEST_EVENT};
 use taskhub_core::format::encode_message;

@@ -3,14 +3,10 @@
 //! messages commits in two steps, see `worker/entity`) and under seeded random storage faults:
 //! every operation — signalled by the client, relayed by another entity, or called by an
 //! orchestration — changes the state once, and every call gets its answer.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
-mod common;
-#[path = "common/entities_faults_suite.rs"]
-mod suite;
 use std::sync::Arc;
 
-use suite::run;
+use crate::faults_suite::run;
 use taskhub_storage::faults::{FaultPlan, TearAfter};
 use taskhub_storage::memory::MemoryStore;
 use taskhub_storage::{StorageError, SystemClock, TaskHubStore};

@@ -3,18 +3,11 @@
 //! by a `ManualClock` on the memory backend with paused tokio time: after each clock advance the
 //! test waits until every task is idle, so "not yet applied" is checked after the worker
 //! provably looked at the queue at the new time.
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests"
-)]
 
-mod common;
 use std::time::Duration;
 
-use common::stores::{manual_memory_hub, ManualMemoryHub};
-use common::*;
+use crate::common::stores::{manual_memory_hub, ManualMemoryHub};
+use crate::common::*;
 use taskhub::*;
 use taskhub_storage::Clock;
 

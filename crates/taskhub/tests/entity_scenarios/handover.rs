@@ -4,20 +4,13 @@
 //! and a second worker joins (partitions are drained and handed over to it). Every operation
 //! is applied once, every call answered, nothing dead-lettered. Memory (two-step entity
 //! checkpoints) and SQLite (one transaction).
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests"
-)]
 
-mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::tallies::every_operation_applied_once;
-use common::two_stores::memory_and_sqlite;
-use common::*;
+use crate::common::tallies::every_operation_applied_once;
+use crate::common::two_stores::memory_and_sqlite;
+use crate::common::*;
 use taskhub::*;
 use taskhub_storage::TaskHubStore;
 use taskhub_test_support::tally::Tallies;

@@ -5,19 +5,12 @@
 //! IDs of (`RECENT_MESSAGE_IDS`). Such a message must still be skipped
 //! (`EntityRecord::suspect`). The test plays that: a message applied by one worker, a second
 //! worker that loads the entity and applies many more, then the first message delivered again.
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests"
-)]
 
-mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::stores::memory_store;
-use common::*;
+use crate::common::stores::memory_store;
+use crate::common::*;
 use taskhub::*;
 use taskhub_core::entity::{EntityRequest, ENTITY_REQUEST_EVENT, RECENT_MESSAGE_IDS};
 use taskhub_core::format::encode_message;

@@ -1,15 +1,12 @@
 //! Clean-up of empty entities never deletes an entity that changed after the clean-up read it:
 //! a signal applied between the read and the delete survives (the delete is conditional on
 //! the row's ETag, `InstanceStore::delete_instance_if`).
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
-
-mod common;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::stores::memory_store;
-use common::*;
+use crate::common::stores::memory_store;
+use crate::common::*;
 use taskhub::*;
 use taskhub_storage::faults::{FaultPlan, Op, Trigger};
 use taskhub_storage::faulty::FaultyStore;

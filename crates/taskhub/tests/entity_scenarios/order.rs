@@ -3,21 +3,11 @@
 //! `entities.rs`. Here the safety valve: a request whose predecessor
 //! never comes runs after the reorder window — not before — and a predecessor that comes
 //! after all is still applied (driven by a `ManualClock`).
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests"
-)]
-
-mod common;
-#[path = "common/entities_order_suite.rs"]
-mod order_suite;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use order_suite::*;
+use crate::order_suite::*;
 use taskhub::*;
 use taskhub_core::entity::order::REORDER_WINDOW;
 use taskhub_storage::memory::MemoryStore;

@@ -1,15 +1,11 @@
 //! Durable entities on a worker, past the suite every backend runs (`entities.rs`): a batch of
 //! queued operations commits as one checkpoint; entity IDs are validated and reserved.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
-mod common;
-#[path = "common/entities_api_suite.rs"]
-mod suite;
 use std::sync::Arc;
 
-use common::stores::memory_store;
-use common::*;
-use suite::registry;
+use crate::api_suite::registry;
+use crate::common::stores::memory_store;
+use crate::common::*;
 use taskhub::*;
 use taskhub_storage::instrumented::Instrumented;
 use taskhub_storage::{Operation, SystemClock, TaskHubStore};
