@@ -1,14 +1,12 @@
 //! Extended sessions avoid history reloads: with them on, an orchestration stays in memory
 //! between turns and its history is loaded once; with them off, every turn loads it. Counted
 //! with the memory backend's per-operation call counters.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
-mod common;
 use std::time::Duration;
 
-use common::registries::{add_inc, add_seq};
-use common::stores::memory_store;
-use common::*;
+use crate::common::registries::{add_inc, add_seq};
+use crate::common::stores::memory_store;
+use crate::common::*;
 use taskhub::*;
 use taskhub_storage::memory::Op;
 

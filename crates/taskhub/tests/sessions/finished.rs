@@ -1,14 +1,12 @@
 //! Bounded memory (invariant 5): with extended sessions on and a long idle timeout, an
 //! instance's in-memory session is dropped as soon as it completes, fails or is terminated,
 //! so the sessions a worker holds do not grow with the number of finished instances.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
-mod common;
 use std::time::Duration;
 
-use common::registries::add_inc;
-use common::stores::memory_store;
-use common::*;
+use crate::common::registries::add_inc;
+use crate::common::stores::memory_store;
+use crate::common::*;
 use taskhub::*;
 
 const N: u64 = 40;
