@@ -7,7 +7,7 @@
 //! It found two bugs, both fixed: the history sentinel fenced a re-homed instance's writer
 //! because it compared lease epochs of different partitions (`taskhub-azure`
 //! `rehomed_sentinel.rs`), and the fenced worker then stopped processing its live partition
-//! while its lease manager kept renewing it (`fenced_lease_kept.rs`). On timeout it prints the
+//! while its lease manager kept renewing it (`leases/fenced_kept.rs`). On timeout it prints the
 //! instance, its history, the queue lengths and the leases.
 //!
 //! The test re-executes its own binary as the worker process (`azure_resize_worker`, ignored

@@ -26,12 +26,6 @@
 //!
 //! `SIM_SEEDS=n` runs n seeds (default 1,000); `SIM_SEED=s` replays one seed verbosely. A
 //! failing seed prints the command that replays it.
-#![allow(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "test code"
-)]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
@@ -416,7 +410,7 @@ impl Sim {
 
     fn fail(&self, what: impl std::fmt::Display) -> ! {
         panic!(
-            "seed {}: {what}\nreplay: SIM_SEED={} cargo test -p taskhub --test lease_sim -- --nocapture",
+            "seed {}: {what}\nreplay: SIM_SEED={} cargo test -p taskhub --test leases sim:: -- --nocapture",
             self.seed, self.seed
         );
     }

@@ -10,15 +10,12 @@
 //! killed.
 //!
 //! Deterministic: one lease manager on the memory backend with a `ManualClock`.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
-
-mod common;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::queues::partition_row;
+use crate::common::queues::partition_row;
 use taskhub::lease::{LeaseConfig, LeaseManager, PartitionHost, Released};
 use taskhub_core::Timestamp;
 use taskhub_storage::memory::{FaultPlan, MemoryStore};

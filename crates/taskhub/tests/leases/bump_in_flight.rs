@@ -2,19 +2,12 @@
 //! fenced until its lease manager notices the new epoch. Messages given back because their
 //! lease ended are not failed deliveries: none may be dead-lettered, and the instance must
 //! complete once the worker (or another) claims the partition again.
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests"
-)]
 
-mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::stores::memory_store;
-use common::*;
+use crate::common::stores::memory_store;
+use crate::common::*;
 use taskhub::*;
 use taskhub_storage::TaskHubStore;
 

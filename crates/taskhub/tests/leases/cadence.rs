@@ -11,12 +11,6 @@
 //!   clocks (invariant 7), one within it does not.
 //! * a dead worker's row bumped free by an operator is claimed at most a pass interval after
 //!   the takeover of the worker's last row (free rows keep every worker at the normal rate).
-#![allow(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests"
-)]
 
 use std::sync::Arc;
 use std::time::Duration;

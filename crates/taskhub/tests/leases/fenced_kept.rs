@@ -5,13 +5,11 @@
 //! manager then finds the row still its own under the same epoch and must process the
 //! partition again; before, it kept renewing a partition nobody processed and its instances
 //! never finished.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
-mod common;
 use std::time::Duration;
 
-use common::stores::{manual_memory_hub, ManualMemoryHub};
-use common::*;
+use crate::common::stores::{manual_memory_hub, ManualMemoryHub};
+use crate::common::*;
 use taskhub::*;
 use taskhub_storage::memory::{FaultPlan, Op, Trigger};
 use taskhub_storage::StorageError;
