@@ -799,7 +799,7 @@ async fn activity_executor_errors_give_the_work_item_back(backend: Backend) {
 }
 
 /// A remote durable timer on a `ManualClock` (memory backend, paused Tokio time, as
-/// `long_timer.rs`): it fires at its time, not a second earlier.
+/// `timers/long.rs`): it fires at its time, not a second earlier.
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn a_remote_timer_fires_at_its_time_on_a_manual_clock() {
     use taskhub_storage::memory::MemoryStore;

@@ -2,18 +2,11 @@
 //! fetches it then, holds it without a prefetch-buffer slot, and runs the turn at the due time
 //! exactly (never before), even when each dequeue is slow. Driven by a `ManualClock` under paused tokio time: after each clock
 //! advance the test waits until every task is idle (`wait::idle`).
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests"
-)]
 
-mod common;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use common::*;
+use crate::common::*;
 use taskhub::worker::TIMER_LEAD;
 use taskhub::*;
 use taskhub_storage::memory::{FaultPlan, MemoryStore, Op, Trigger};

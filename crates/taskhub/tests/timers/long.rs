@@ -6,18 +6,11 @@
 //! Tokio time is paused and the runtime has one thread: after each clock advance the test
 //! waits until every task is idle (`wait::idle`), so "nothing fired yet" is checked after the
 //! worker provably looked at the queue at the new time, not after an arbitrary sleep.
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests"
-)]
 
-mod common;
 use std::time::{Duration, SystemTime};
 
-use common::stores::{manual_memory_hub, ManualMemoryHub};
-use common::*;
+use crate::common::stores::{manual_memory_hub, ManualMemoryHub};
+use crate::common::*;
 use taskhub::*;
 use taskhub_storage::memory::{MemoryStore, Op};
 use taskhub_storage::{Clock, QueueName, QueueStore};

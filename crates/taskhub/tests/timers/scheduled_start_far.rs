@@ -2,20 +2,13 @@
 //! memory backend, as on Azure Storage) is accepted, waits Pending, and runs at its time: its
 //! message comes after one longest delay, goes round again, and starts when due. Driven by a
 //! `ManualClock` over 30 days.
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests"
-)]
 
-mod common;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::stores::{manual_memory_hub, ManualMemoryHub};
-use common::*;
+use crate::common::stores::{manual_memory_hub, ManualMemoryHub};
+use crate::common::*;
 use taskhub::*;
 use taskhub_storage::{Clock, QueueName, QueueStore};
 
