@@ -1,19 +1,12 @@
 //! Dropping a `WorkerHandle` without `shutdown` stops the worker (issue 10): its running
 //! activities stop, and the work it held is visible again at once rather than after its
 //! visibility timeout.
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests"
-)]
 
-mod common;
 use std::time::Duration;
 
-use common::activity_probe::worker_running_forever;
-use common::stores::memory_store;
-use common::*;
+use crate::common::activity_probe::worker_running_forever;
+use crate::common::stores::memory_store;
+use crate::common::*;
 use taskhub::*;
 use taskhub_storage::{QueueName, QueueStore};
 

@@ -2,22 +2,15 @@
 //! out is abandoned (stopped, and its work item visible again at once, not after its
 //! visibility timeout) so a second worker completes the instance; an activity that finishes
 //! within the timeout is committed and not run again.
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests"
-)]
 
-mod common;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::activity_probe::{ActivityProbe, StopFlag};
-use common::registries::add_call;
-use common::stores::memory_store;
-use common::*;
+use crate::common::activity_probe::{ActivityProbe, StopFlag};
+use crate::common::registries::add_call;
+use crate::common::stores::memory_store;
+use crate::common::*;
 use taskhub::*;
 use taskhub_storage::memory::MemoryStore;
 use taskhub_storage::{QueueName, QueueStore};

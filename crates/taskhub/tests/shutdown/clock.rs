@@ -1,19 +1,12 @@
 //! The graceful-shutdown timeout runs on the hub's `Clock` (issue 10): with a manual clock,
 //! shutdown waits for running work until the clock has moved past `shutdown_timeout`, and
 //! then abandons it, however little real time passed.
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests"
-)]
 
-mod common;
 use std::time::Duration;
 
-use common::activity_probe::worker_running_forever;
-use common::stores::{manual_memory_hub, ManualMemoryHub};
-use common::*;
+use crate::common::activity_probe::worker_running_forever;
+use crate::common::stores::{manual_memory_hub, ManualMemoryHub};
+use crate::common::*;
 use taskhub::*;
 
 use taskhub_storage::{Clock, QueueName, QueueStore};
