@@ -3,16 +3,8 @@
 //! delivered more than `max_dequeue_count` times, then moved to the dead-letter store with its
 //! reason and deleted from its queue: the loop stops, and the message can be inspected and
 //! replayed.
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests"
-)]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use taskhub::*;
 use taskhub_storage::{QueueName, QueueStore};
 

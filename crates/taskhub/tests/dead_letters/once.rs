@@ -1,19 +1,12 @@
 //! Dead-lettering is one step (issue 10): a message is never dead-lettered twice, even when
 //! the store fails between "store the letter" and "delete the message" or loses the answer
 //! to the move.
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests"
-)]
 
-mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::queues::enqueue_now;
-use common::*;
+use crate::common::queues::enqueue_now;
+use crate::common::*;
 use taskhub::*;
 use taskhub_storage::memory::{FaultPlan, MemoryStore, Op, Trigger};
 use taskhub_storage::{DeadLetterStore, QueueName, QueueStore, StorageError, SystemClock};
