@@ -3,23 +3,16 @@
 //! deletes the work item, in one checkpoint. When that turn cannot commit under the lease the
 //! result was handed over under (a bump fenced it), the result goes the ordinary way — through
 //! the control queue — and the activity still runs once.
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests"
-)]
 
-mod common;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::registries::{add_call, add_counted_inc, add_fan_out, add_inc, add_seq};
-use common::run::{completes_within, run_to_end};
-use common::stores::{manual_memory_hub, ManualMemoryHub};
-use common::two_stores::memory_and_sqlite;
-use common::*;
+use crate::common::registries::{add_call, add_counted_inc, add_fan_out, add_inc, add_seq};
+use crate::common::run::{completes_within, run_to_end};
+use crate::common::stores::{manual_memory_hub, ManualMemoryHub};
+use crate::common::two_stores::memory_and_sqlite;
+use crate::common::*;
 use taskhub::*;
 use taskhub_storage::instrumented::Instrumented;
 use taskhub_storage::memory::MemoryStore;

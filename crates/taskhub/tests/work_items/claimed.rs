@@ -2,20 +2,13 @@
 //! activities of the orchestrations it holds itself, so their results are handed over in
 //! process on every worker, not only when its own poller happened to win the work item; and
 //! once its activity slots are full, the rest go to the queue for any worker.
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests"
-)]
 
-mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::registries::{add_fan_out, add_inc, add_seq};
-use common::stores::memory_store;
-use common::*;
+use crate::common::registries::{add_fan_out, add_inc, add_seq};
+use crate::common::stores::memory_store;
+use crate::common::*;
 use taskhub::*;
 use taskhub_storage::instrumented::Instrumented;
 use taskhub_storage::memory::MemoryStore;

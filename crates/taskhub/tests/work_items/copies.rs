@@ -5,15 +5,13 @@
 //! activity twice, 44 ms apart. Here the copies are put straight into the queue of a hub with
 //! a worker (memory backend): while the activity runs, and again after its result is recorded.
 //! The activity must run once, the copies be deleted, and the orchestration complete.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
-mod common;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::stores::memory_store;
-use common::*;
+use crate::common::stores::memory_store;
+use crate::common::*;
 use taskhub::*;
 use taskhub_core::format::encode_message;
 use taskhub_core::{Message, Sender};

@@ -7,14 +7,12 @@
 //! crosses from one to the other, as between two processes). The clock is a `ManualClock`
 //! moved only by the test; tokio time is paused on one thread, so `wait::idle` ("no task is
 //! ready to run") is an observable state, and nothing here depends on the machine's speed.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
-mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::registries::add_fan_out;
-use common::*;
+use crate::common::registries::add_fan_out;
+use crate::common::*;
 use taskhub::*;
 use taskhub_storage::faults::{FaultPlan, Op};
 use taskhub_storage::faulty::FaultyStore;
