@@ -86,7 +86,7 @@ pub async fn create_hub_rejects_partition_count_zero_or_over_16(
 ) {
     for count in [0, 17, u32::MAX] {
         let result = s.create_hub(count, START).await;
-        assert_invalid(&result, "create_hub({count})");
+        assert_invalid(&result, &format!("create_hub({count})"));
     }
     assert_eq!(
         s.hub_info().await.expect("hub_info"),
@@ -147,7 +147,7 @@ pub async fn put_partition_conflicts_unless_expected_etag_matches(
         let result = s
             .put_partition(&owned_by(&row, "second", 1), stale.as_ref())
             .await;
-        assert_conflict(&result, "put with ETag {stale:?}");
+        assert_conflict(&result, &format!("put with ETag {stale:?}"));
     }
     let stored = partition_row(s, 0).await;
     assert_eq!(

@@ -95,7 +95,7 @@ pub async fn dequeue_rejects_max_of_zero_or_over_batch_limit(
     enqueue(s, Q, &["a"]).await;
     for max in [0, limit + 1, usize::MAX] {
         let result = s.dequeue(Q, max, VISIBILITY).await;
-        assert_invalid(&result, "dequeue(max {max})");
+        assert_invalid(&result, &format!("dequeue(max {max})"));
     }
     assert_eq!(
         dequeue(s, Q, limit).await.len(),

@@ -192,7 +192,7 @@ pub async fn replace_with_a_stale_etag_conflicts_and_changes_nothing(
         stale.instance = Some((row(id, "Conformance", Running, START), Expect::Any));
         stale.consumed = vec![(control, consumed.clone())];
         let result = s.checkpoint(stale).await;
-        assert_conflict(&result, "{what}: a replace from a stale history");
+        assert_conflict(&result, &format!("{what}: a replace from a stale history"));
         unchanged.assert_kept(s, what).await;
     }
 
@@ -286,7 +286,7 @@ pub async fn append_after_a_replace_continues_from_the_new_events(
             ),
         ] {
             let result = s.checkpoint(request).await;
-            assert_conflict(&result, "{id}: {what}");
+            assert_conflict(&result, &format!("{id}: {what}"));
             assert_eq!(load(s, id).await, after, "{id}: {what}: history unchanged");
         }
 
