@@ -13,18 +13,11 @@
 //! instance the way a newer owner would (history and row in one checkpoint), and the worker's
 //! first checkpoint (the repair, or without the guard the turn after it) is held 2 s, so an
 //! unguarded repair would leave the row Running for at least that long while the test polls it.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::disallowed_methods,
-    reason = "tests: the row is watched on the wall clock while real workers run"
-)]
 
-mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use taskhub::*;
 use taskhub_storage::faults::{FaultPlan, Op, Trigger};
 use taskhub_storage::faulty::FaultyStore;

@@ -5,21 +5,14 @@
 //! and that commit keeps failing, for more than twice the visibility timeout. The activity
 //! ends close to its first renewal, so the fall-back must renew from the work item's real
 //! last renewal, not from when the fall-back began.
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests"
-)]
 
-mod common;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::registries::add_call;
-use common::stores::{manual_memory_hub, ManualMemoryHub};
-use common::*;
+use crate::common::registries::add_call;
+use crate::common::stores::{manual_memory_hub, ManualMemoryHub};
+use crate::common::*;
 use taskhub::*;
 use taskhub_storage::memory::{FaultPlan, Op, Trigger};
 use taskhub_storage::StorageError;

@@ -10,21 +10,14 @@
 //! checkpoint is the one Azure runs) tears its checkpoint and stops; worker B, whose wall clock
 //! is 20 s (ten lease intervals) ahead or behind, takes over. B must re-send the outbox a lease
 //! interval after it first sees it, no sooner and not much later.
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "test code"
-)]
 
-mod common;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::skewed_clock::SkewedClock;
-use common::stores::memory_store;
-use common::*;
+use crate::common::skewed_clock::SkewedClock;
+use crate::common::stores::memory_store;
+use crate::common::*;
 use taskhub::*;
 use taskhub_storage::memory::{FaultPlan, InjectedFault, TearAfter};
 use taskhub_storage::HistoryStore;

@@ -1,10 +1,8 @@
 //! `FaultyStore` around SQLite, whose checkpoint is one transaction: a planned tear has no
 //! step to stop at, so the checkpoint commits whole and no tear is recorded; failures still
 //! apply.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
-mod common;
-
+use crate::common;
 use std::sync::Arc;
 use std::time::Duration;
 

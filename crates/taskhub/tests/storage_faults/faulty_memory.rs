@@ -3,16 +3,13 @@
 //! after each step, seeded random faults, a torn checkpoint's outbox re-sent once and without
 //! the work items whose results were seen, a failed
 //! repair of a torn turn's row, and a redelivered start of a finished execution.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
-
-mod common;
-#[path = "common/fault_suite.rs"]
-mod fault_suite;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use fault_suite::Sweep;
+use crate::common;
+use crate::fault_suite;
+use crate::fault_suite::Sweep;
 use taskhub::Settings;
 use taskhub_storage::memory::MemoryStore;
 use taskhub_storage::{SystemClock, TaskHubStore};

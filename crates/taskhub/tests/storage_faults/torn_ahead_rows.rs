@@ -5,18 +5,15 @@
 //! commit (`TearAfter::AheadWritten`). The rows and blobs left behind stay invisible: the
 //! instance finishes with the right output, no event twice, and a purge removes the leftovers
 //! too. On memory (which writes nothing ahead) and on Azure (Azurite):
-//! `scripts/with-azurite.sh cargo test -p taskhub --test torn_ahead_rows`.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
-
-#[path = "common/backends.rs"]
-mod backends;
-mod common;
+//! `scripts/with-azurite.sh cargo test -p taskhub --test storage_faults torn_ahead_rows::`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::history::with_history;
+use crate::backends;
+use crate::common;
+use crate::common::history::with_history;
 use taskhub::*;
 use taskhub_storage::faults::{FaultPlan, InjectedFault, TearAfter};
 use taskhub_storage::faulty::FaultyStore;
