@@ -2,8 +2,8 @@
 //! backend store, wraps it in `FaultyStore` (taskhub-storage, feature `testing`: the same
 //! `FaultPlan` as the memory backend's, torn checkpoints stopped by the shared ordered
 //! checkpoint driver between two steps of the wrapped backend) and runs real workers on it.
-//! Run by `storage_faults/faulty_memory.rs` (memory backend) and `azure/faults.rs` (Azurite). Included as
-//! `#[path = "common/fault_suite.rs"] mod fault_suite;` next to `mod common;`
+//! Run by `storage_faults/faulty_memory.rs` (memory backend) and `azure/faults.rs` (Azurite).
+//! Included as `#[path = "common/fault_suite.rs"] mod fault_suite;` next to `mod common;`
 //! (with `../common/` from a test directory's `main.rs`).
 #![allow(
     clippy::disallowed_methods,
