@@ -4,25 +4,12 @@
 //! run other requests afterwards. The orchestrations are scripts of the in-process SDK
 //! (`common/sdk.rs`) sending the lock request as an SDK's `sendEntityMessage` does; the
 //! entity runs in Rust. On the memory backend and SQLite.
-#![allow(
-    clippy::disallowed_methods,
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests"
-)]
-
-#[path = "common/backends.rs"]
-mod backends;
-mod common;
-#[path = "common/sdk.rs"]
-mod sdk;
 
 use std::sync::Arc;
 
-use backends::{settings, Backend, TestStore};
-use common::{wait_done, STUCK};
-use sdk::{End, Replay, Sdk};
+use crate::backends::{settings, Backend, TestStore};
+use crate::common::{wait_done, STUCK};
+use crate::sdk::{End, Replay, Sdk};
 use taskhub::*;
 use taskhub_core::entity::{Caller, EntityId, EntityRequest, ENTITY_REQUEST_EVENT};
 use taskhub_test_support::wait;

@@ -7,30 +7,20 @@
 //! not, by kind); a lease lost, or the worker stopping, while a decision is out drops the
 //! executor's future and commits nothing. On the memory backend and SQLite; the first four also
 //! on Azure Storage (Azurite: `scripts/with-azurite.sh`, as `scripts/test.sh` runs them).
-#![allow(
-    clippy::disallowed_methods,
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests"
-)]
-
-#[path = "common/backends.rs"]
-mod backends;
-mod common;
-#[path = "common/sdk.rs"]
-mod sdk;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use backends::{settings, Backend, TestStore};
-use common::remote::{flaky_or_hanging, never_answers, short_lease, steal_the_lease, RemoteEnv};
-use common::stores::{manual_memory_hub, ManualMemoryHub};
-use common::STUCK;
-use common::{advance_until_completed, find, start_as, status_of, until_paused, wait_done};
-use sdk::{End, Replay, Sdk};
+use crate::backends::{settings, Backend, TestStore};
+use crate::common;
+use crate::common::remote::{
+    flaky_or_hanging, never_answers, short_lease, steal_the_lease, RemoteEnv,
+};
+use crate::common::stores::{manual_memory_hub, ManualMemoryHub};
+use crate::common::STUCK;
+use crate::common::{advance_until_completed, find, start_as, status_of, until_paused, wait_done};
+use crate::sdk::{End, Replay, Sdk};
 use taskhub::executor::{
     ActivityOutcome, ActivityWork, Decision, ExecutorError, ExecutorFuture, OrchestrationDecision,
     OrchestrationWork, RemoteExecutor,

@@ -9,30 +9,20 @@
 //! questions share one deadline); a lease lost while a batch is out drops
 //! the executor's future and commits nothing. On the memory backend and SQLite; the first on
 //! Azure Storage too (Azurite: `scripts/with-azurite.sh`, as `scripts/test.sh` runs them).
-#![allow(
-    clippy::disallowed_methods,
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests"
-)]
-
-#[path = "common/backends.rs"]
-mod backends;
-mod common;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use backends::{settings, Backend, TestStore};
-use common::remote::{
+use crate::backends::{settings, Backend, TestStore};
+use crate::common;
+use crate::common::remote::{
     flaky_or_hanging, never_answers, short_lease, steal_the_lease, EntitiesOnly, EntityRunner,
     RemoteEnv,
 };
-use common::stores::{manual_memory_hub, ManualMemoryHub};
-use common::STUCK;
-use common::{start_as, until_paused, wait_done};
+use crate::common::stores::{manual_memory_hub, ManualMemoryHub};
+use crate::common::STUCK;
+use crate::common::{start_as, until_paused, wait_done};
 use taskhub::executor::{EntityBatchOutcome, EntityWork, ExecutorError, ExecutorFuture};
 use taskhub::*;
 use taskhub_core::entity::{EntityAction, EntityId};
