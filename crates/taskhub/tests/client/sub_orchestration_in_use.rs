@@ -1,13 +1,11 @@
 //! A sub-orchestration started with an explicit instance ID that an active execution already
 //! uses is refused, and the parent hears about it: its task fails with a reason naming the
 //! child, instead of waiting forever. The running child is left alone.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
-mod common;
 use std::time::Duration;
 
-use common::history::history_of;
-use common::*;
+use crate::common::history::history_of;
+use crate::common::*;
 use taskhub::*;
 
 fn registry() -> Registry {

@@ -1,20 +1,12 @@
 //! Instance tags end to end: set at the start, shown in the status, kept across
 //! continue-as-new and by a restart, filtered on by listings; bad tags are a typed error and
 //! start nothing. On SQLite and on the memory backend. The caps are the hub's settings.
-#![allow(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests"
-)]
-
-mod common;
 
 use std::sync::Arc;
 
-use common::registries::countdown_registry;
-use common::two_stores::memory_and_sqlite;
-use common::*;
+use crate::common::registries::countdown_registry;
+use crate::common::two_stores::memory_and_sqlite;
+use crate::common::*;
 use taskhub::*;
 use taskhub_storage::TaskHubStore;
 

@@ -13,23 +13,15 @@
 //! scheduled later (its terminate waits for that start, so the new start is judged alone while
 //! the row still shows the old execution). On the memory backend (the same ordered driver
 //! as Azure) and on Azure Storage (Azurite:
-//! `scripts/with-azurite.sh cargo test -p taskhub --test start_row_race`).
-#![allow(
-    clippy::unwrap_used,
-    clippy::disallowed_methods,
-    clippy::expect_used,
-    reason = "test code"
-)]
-
-#[path = "common/backends.rs"]
-mod backends;
-mod common;
+//! `scripts/with-azurite.sh cargo test -p taskhub --test client start_row_race::`).
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::wait_done;
+use crate::backends;
+use crate::common;
+use crate::common::wait_done;
 use taskhub::*;
 use taskhub_storage::faults::FaultPlan;
 use taskhub_storage::faulty::FaultyStore;

@@ -1,17 +1,14 @@
 //! The typed API end to end on a worker: descriptors register, call and start orchestrations
 //! and activities (in the descriptor's version), a typed handle returns the output or says how
 //! the instance ended instead, and retry predicates decide on real activity failures.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
-
-mod common;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::history::history_of;
-use common::stores::memory_store;
-use common::*;
+use crate::common::history::history_of;
+use crate::common::stores::memory_store;
+use crate::common::*;
 use taskhub::*;
 
 const SQUARE: ActivityRef<u64, u64> = ActivityRef::new("Square");

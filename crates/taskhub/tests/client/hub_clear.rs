@@ -6,24 +6,16 @@
 //! The turn is held before its checkpoint (a delay of the fault plan: on SQLite, whose
 //! checkpoint is one transaction, and on memory) or, on the ordered checkpoint of the
 //! backends without transactions (memory; Azure Storage under
-//! `scripts/with-azurite.sh cargo test -p taskhub --test hub_clear`), after its history was
-//! committed and before its row is written.
-#![allow(
-    clippy::unwrap_used,
-    clippy::disallowed_methods,
-    clippy::expect_used,
-    reason = "test code"
-)]
-
-#[path = "common/backends.rs"]
-mod backends;
-mod common;
+//! `scripts/with-azurite.sh cargo test -p taskhub --test client hub_clear::`), after its
+//! history was committed and before its row is written.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::wait_done;
+use crate::backends;
+use crate::common;
+use crate::common::wait_done;
 use taskhub::*;
 use taskhub_storage::faults::{FaultPlan, Op, Trigger};
 use taskhub_storage::faulty::FaultyStore;

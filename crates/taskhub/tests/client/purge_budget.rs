@@ -2,14 +2,12 @@
 //! matching finished instance is left, purges at least one per call (so calling again always
 //! ends), and never touches an active instance — not even one restarted after it was listed —
 //! nor scans active rows (only finished ones are listed).
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
-mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::stores::memory_store;
-use common::*;
+use crate::common::stores::memory_store;
+use crate::common::*;
 use taskhub::*;
 use taskhub_storage::memory::MemoryStore;
 use taskhub_storage::{Expect, InstanceStore};

@@ -2,21 +2,13 @@
 //! replaced an execution's history, its status, input, output and times are still there; the
 //! current execution reads from the row; an unknown execution is a typed `ExecutionNotFound`.
 //! On SQLite and on the memory backend.
-#![allow(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests"
-)]
-
-mod common;
 
 use std::sync::Arc;
 
-use common::history::history_of;
-use common::registries::countdown_registry;
-use common::two_stores::memory_and_sqlite;
-use common::*;
+use crate::common::history::history_of;
+use crate::common::registries::countdown_registry;
+use crate::common::two_stores::memory_and_sqlite;
+use crate::common::*;
 use taskhub::*;
 use taskhub_storage::TaskHubStore;
 
