@@ -250,7 +250,7 @@ mod tests {
         ("rewind", include_str!("rewind.rs")),
         ("entity_rows", include_str!("entity_rows.rs")),
         ("claims", include_str!("claims.rs")),
-        ("tags", include_str!("client/tags.rs")),
+        ("tags", include_str!("tags.rs")),
         ("entity_filter", include_str!("entity_filter.rs")),
         ("conditional_delete", include_str!("conditional_delete.rs")),
         ("clear", include_str!("clear.rs")),
