@@ -42,6 +42,9 @@ pub async fn start(backend: &str, config: &BackendConfig) -> Option<ServerStart>
     let probe = PostgresBackend::options_from(config)
         .ok()
         .and_then(|o| ServerProbe::new(&o).ok())?;
+    if !probe.enable_statement_counts().await.unwrap_or(false) {
+        eprintln!("taskhub-bench: the server does not count statements (load pg_stat_statements)");
+    }
     match probe.read().await {
         Ok(stats) => Some(ServerStart {
             cpu: stats.postmaster_pid.and_then(procstats::cpu_with_children),

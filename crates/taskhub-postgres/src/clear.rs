@@ -43,6 +43,11 @@ impl PostgresStore {
     async fn clear_once(&self) -> StorageResult<Cleared> {
         let mut client = self.client().await?;
         let tx = client.transaction().await.ctx(WHAT)?;
+        // Whole-table deletes of a large hub may run past the connection's statement timeout;
+        // the lock still waits at most `lock_timeout` for the checkpoints in flight.
+        tx.batch_execute("SET LOCAL statement_timeout = 0")
+            .await
+            .ctx(WHAT)?;
         tx.execute(LOCK, &[]).await.ctx(WHAT)?;
         let histories = tx.execute("DELETE FROM histories", &[]).await.ctx(WHAT)?;
         tx.execute("DELETE FROM history_events", &[])

@@ -207,16 +207,18 @@ pub(crate) async fn migrate_with(
 ) -> StorageResult<i64> {
     let latest = i64::try_from(scripts.len()).unwrap_or(i64::MAX);
     let what = format!("task hub schema {schema}");
-    let tx = client.transaction().await.ctx(&what)?;
+    let mut tx = client.transaction().await.ctx(&what)?;
     // A migration may wait for another process's and build indexes on large tables: neither
     // of the connection's waiting limits applies to it.
     tx.batch_execute("SET LOCAL lock_timeout = 0; SET LOCAL statement_timeout = 0")
         .await
         .ctx(&what)?;
     // One migrator per hub at a time, across processes: a two-key lock, in Taskhub's own key
-    // space, so it never collides with an application's one-key advisory locks.
+    // space, so it never collides with an application's one-key advisory locks. The one-key
+    // lock of earlier builds is taken first too, so that during a rolling upgrade a migration
+    // of an older build and one of this build still exclude each other.
     tx.execute(
-        "SELECT pg_advisory_xact_lock($1, hashtext($2))",
+        "SELECT pg_advisory_xact_lock(hashtext($2)), pg_advisory_xact_lock($1, hashtext($2))",
         &[&MIGRATION_LOCK_CLASS, &schema],
     )
     .await
@@ -269,7 +271,7 @@ pub(crate) async fn migrate_with(
         .await
         .ctx(&what)?;
     }
-    crate::upkeep::tune_tables(&tx, &what).await?;
+    crate::upkeep::tune_tables(&mut tx, &what).await?;
     tx.commit().await.ctx(&what)?;
     Ok(found.max(latest))
 }

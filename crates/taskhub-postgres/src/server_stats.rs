@@ -70,8 +70,29 @@ impl ServerProbe {
         Ok(Self { config, tls })
     }
 
-    /// Reads the counters now. `pg_stat_statements` is created (in `public`) if the server
-    /// loads it and the role may; without it, `statements` is `None`.
+    /// Creates the `pg_stat_statements` extension (in `public`) if the server loads it and the
+    /// role may, so that [`read`](Self::read) counts statements; true if it is there.
+    ///
+    /// # Errors
+    /// As connecting.
+    pub async fn enable_statement_counts(&self) -> StorageResult<bool> {
+        let (client, connection) = self
+            .config
+            .connect(self.tls.clone())
+            .await
+            .ctx("server statistics")?;
+        let task = tokio::spawn(connection);
+        let created = client
+            .batch_execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements WITH SCHEMA public")
+            .await
+            .is_ok();
+        drop(client);
+        task.abort();
+        Ok(created)
+    }
+
+    /// Reads the counters now; `statements` is `None` without `pg_stat_statements`
+    /// ([`enable_statement_counts`](Self::enable_statement_counts)).
     ///
     /// # Errors
     /// As connecting and reading `pg_stat_database`.
@@ -128,9 +149,6 @@ async fn read_on(client: &Client) -> StorageResult<ServerStats> {
         .await
         .ctx("server statistics")?;
     let transactions = to_u64(row.get(0))?;
-    let _ = client
-        .batch_execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements WITH SCHEMA public")
-        .await;
     let statements = optional(
         client,
         "SELECT COALESCE(sum(calls), 0)::bigint FROM public.pg_stat_statements

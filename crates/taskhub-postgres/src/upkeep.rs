@@ -1,7 +1,7 @@
-//! The tables' storage settings a build keeps up to date without a schema version: each
-//! migration (at every create and open, under the migration lock) compares them with what
-//! `pg_class` holds and sets the ones that differ, so an existing hub gets them without a
-//! version bump that would stop a rolling upgrade.
+//! The tables' storage settings a build sets without a schema version: each migration (at
+//! every create and open, under the migration lock) sets those `pg_class` does not hold at all,
+//! so an existing hub gets them without a version bump that would stop a rolling upgrade, and a
+//! value a DBA chose for one of them is kept.
 //!
 //! * `instances` and `histories`: their rows are rewritten at every turn, so dead versions
 //!   come fast and the server's default (vacuum at 20 % of the table dead) lets a large hub
@@ -37,9 +37,11 @@ const HOT_ROWS: &[&str] = &[
     "autovacuum_analyze_scale_factor=0.02",
 ];
 
-/// Sets each table's [`TABLE_SETTINGS`] that `pg_class` does not already hold (the
-/// transaction's `search_path` is the hub's schema).
-pub(crate) async fn tune_tables(tx: &Transaction<'_>, what: &str) -> StorageResult<()> {
+/// Sets each table's [`TABLE_SETTINGS`] that `pg_class` does not hold at all (the
+/// transaction's `search_path` is the hub's schema): a value a DBA set for one of them stays.
+/// Best effort: the `ALTER TABLE` waits at most five seconds for its lock (behind a long
+/// `VACUUM` or index build), and a failure is logged and leaves the open to go on.
+pub(crate) async fn tune_tables(tx: &mut Transaction<'_>, what: &str) -> StorageResult<()> {
     for (table, settings) in TABLE_SETTINGS {
         let held: Option<Vec<String>> = tx
             .query_one(
@@ -49,16 +51,55 @@ pub(crate) async fn tune_tables(tx: &Transaction<'_>, what: &str) -> StorageResu
             .await
             .ctx(what)?
             .get(0);
-        let held = held.unwrap_or_default();
-        if settings.iter().all(|s| held.iter().any(|h| h == s)) {
+        let missing = missing(settings, &held.unwrap_or_default());
+        if missing.is_empty() {
             continue;
         }
-        tx.batch_execute(&format!(
-            "ALTER TABLE {table} SET ({})",
-            settings.join(", ")
-        ))
-        .await
-        .ctx(what)?;
+        let sql = format!(
+            "SET LOCAL lock_timeout = '5s'; ALTER TABLE {table} SET ({})",
+            missing.join(", ")
+        );
+        let savepoint = tx.savepoint("tune").await.ctx(what)?;
+        match savepoint.batch_execute(&sql).await {
+            Ok(()) => savepoint.commit().await.ctx(what)?,
+            Err(e) => {
+                tracing::warn!(table, error = %e, "could not set the table's autovacuum settings");
+                savepoint.rollback().await.ctx(what)?;
+            }
+        }
     }
     Ok(())
+}
+
+/// The settings of `wanted` whose name `held` does not set.
+fn missing<'a>(wanted: &[&'a str], held: &[String]) -> Vec<&'a str> {
+    wanted
+        .iter()
+        .filter(|w| {
+            let name = w.split('=').next().unwrap_or(w);
+            !held.iter().any(|h| h.split('=').next() == Some(name))
+        })
+        .copied()
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_settings_nobody_set_are_missing() {
+        let held = vec![
+            "autovacuum_vacuum_scale_factor=0.1".to_owned(),
+            "fillfactor=80".to_owned(),
+        ];
+        assert_eq!(
+            missing(HOT_ROWS, &held),
+            vec![
+                "autovacuum_vacuum_threshold=1000",
+                "autovacuum_analyze_scale_factor=0.02"
+            ]
+        );
+        assert!(missing(HOT_ROWS, &[]).len() == HOT_ROWS.len());
+    }
 }

@@ -187,8 +187,8 @@ async fn reloptions(store: &PostgresStore, table: &str) -> Vec<String> {
     row.get::<_, Option<Vec<String>>>(0).unwrap_or_default()
 }
 
-/// The autovacuum settings of the tables rewritten at every turn are set on a new hub, and an
-/// existing hub whose settings were changed gets them back at its next open.
+/// The autovacuum settings of the tables rewritten at every turn are set on a new hub; an
+/// existing hub missing one gets it at its next open, and a value a DBA set stays.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_hot_tables_keep_their_autovacuum_settings() {
     let options = common::options();
@@ -215,4 +215,18 @@ async fn the_hot_tables_keep_their_autovacuum_settings() {
         .await
         .iter()
         .any(|h| h == "autovacuum_vacuum_scale_factor=0.02"));
+    // A value a DBA chose stays.
+    let client = reopened.raw_client().await.unwrap();
+    client
+        .batch_execute("ALTER TABLE histories SET (autovacuum_vacuum_scale_factor = 0.1)")
+        .await
+        .unwrap();
+    drop(client);
+    let again = open(&options, &hub).await;
+    let held = reloptions(&again, "histories").await;
+    assert!(
+        held.iter()
+            .any(|h| h == "autovacuum_vacuum_scale_factor=0.1"),
+        "{held:?}"
+    );
 }
