@@ -2,17 +2,10 @@
 //! schema gone, the stored version past its own) stops taking work with one clear error:
 //! the messages it could not process go back uncounted, none is dead-lettered, and its
 //! record in the process registry carries its schema version.
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests"
-)]
 
-mod common;
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use taskhub::*;
 use taskhub_storage::{Clock as _, ProcessStore, QueueName, QueueStore};
 

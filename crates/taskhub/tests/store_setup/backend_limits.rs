@@ -1,14 +1,11 @@
 //! The runtime goes by the message size the store reports: on a backend whose queues take
 //! smaller messages than the `large_payload_threshold` setting, a larger message body goes to
 //! the payload store instead of failing the enqueue.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
-
-mod common;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use taskhub::*;
 use taskhub_storage::memory::MemoryStore;
 use taskhub_storage::{QueueStore as _, SystemClock};

@@ -1,7 +1,6 @@
 //! `TaskHub::open` and `Worker::start` on a store that answers busy: retried with back-off
 //! through the clock for `startup_busy_timeout`, then a clear error saying the store stayed
 //! busy and for how long (memory backend fault injection, `ManualClock`).
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,7 +1,6 @@
 //! A library user configures the SQLite backend from `taskhub.toml`: the `[sqlite]` table is
 //! read by the SQLite crate (`SqliteOptions::from_config`), the runtime settings ignore it, and
 //! `[sqlite] durability = "full"` really gives `PRAGMA synchronous = FULL`.
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
 use std::collections::HashMap;
 use std::sync::Arc;
