@@ -5,24 +5,14 @@
 //! The worker's clock is a `ManualClock` that is never advanced, so its idle pollers' back-off
 //! sleeps never end once they are parked: without a notification nothing is ever picked up
 //! (the second test checks exactly that, with `postgres.notify = false`). Run with
-//! `scripts/with-postgres.sh cargo test -p taskhub --test postgres_wakeup`.
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests"
-)]
-
-#[path = "common/backends.rs"]
-mod backends;
-mod common;
+//! `scripts/with-postgres.sh cargo test -p taskhub --test wakeups postgres::`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use backends::{backend_config, unique_hub_name, Backend};
-use common::registries::double_then_wait_registry;
-use common::*;
+use crate::backends::{backend_config, unique_hub_name, Backend};
+use crate::common::registries::double_then_wait_registry;
+use crate::common::*;
 use taskhub::*;
 use taskhub_backends::OptionValue;
 use taskhub_storage::{ManualClock, TaskHubStore};

@@ -6,19 +6,12 @@
 //! Tokio time is paused and the runtime has one thread, so "every poller is parked" is an
 //! observable state (`wait::idle`: no task is ready to run), and a wake-up that did not happen
 //! fails the bounded waits as soon as the runtime is idle without it.
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests"
-)]
 
-mod common;
 use std::time::Duration;
 
-use common::registries::double_then_wait_registry;
-use common::stores::{manual_memory_hub, ManualMemoryHub};
-use common::*;
+use crate::common::registries::double_then_wait_registry;
+use crate::common::stores::{manual_memory_hub, ManualMemoryHub};
+use crate::common::*;
 use taskhub::*;
 use taskhub_storage::memory::Op;
 use taskhub_storage::Clock;
