@@ -1,21 +1,12 @@
 //! The process heartbeat runs on the hub's clock: each `process_heartbeat_interval` renews the
 //! record (re-announcing it if it was forgotten), and the beat after a newer build's migration
 //! reports `NewerSchema` through `Announced::schema_moved`.
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests"
-)]
 
-#[path = "common/backends.rs"]
-mod backends;
-mod common;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use backends::{settings, Backend, TestStore};
-use common::*;
+use crate::backends::{settings, Backend, TestStore};
+use crate::common::*;
 use taskhub::*;
 use taskhub_storage::memory::{MemoryStore, MEMORY_SCHEMA_VERSION};
 use taskhub_storage::{ManualClock, ProcessAnnouncement, ProcessStore, StorageError};

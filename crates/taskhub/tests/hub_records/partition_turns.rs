@@ -1,19 +1,12 @@
 //! Each partition row counts the turns committed on it, across owners: a worker adds its own
 //! at every lease renewal, so a process that runs no worker (`taskhub serve`, the dashboard)
 //! can chart the hub's throughput from the partitions table alone.
-#![allow(
-    clippy::disallowed_methods,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests"
-)]
 
-mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::two_stores::memory_and_sqlite;
-use common::*;
+use crate::common::two_stores::memory_and_sqlite;
+use crate::common::*;
 use taskhub::*;
 use taskhub_storage::TaskHubStore;
 
