@@ -195,7 +195,8 @@ async fn load(
                 &s.events,
                 !s.pending_outbox.is_empty(),
             );
-            if super::rewind::row_is_the_request(&session, row.as_ref(), &s.events, due) {
+            let atomic = shared.hub.store().atomic_checkpoints();
+            if super::rewind::row_is_the_request(&session, row.as_ref(), &s.events, due, atomic) {
                 repair = RowRepair::NotNeeded;
             }
             LoadedInstance {

@@ -44,14 +44,17 @@ fn reason_of(m: &taskhub_core::Message) -> Option<String> {
 
 /// Is `row` the Running row a rewind request wrote (the client turns the Failed row Running as
 /// it sends the request)? Then it is ahead of the failed history, not behind it: a loader must
-/// not repair it back to Failed (the rewind's turn writes it). It is when the request is in
-/// `due`, or when the row was written well after the failure (a message that comes before the
-/// request loads the instance too). A row a torn checkpoint left Running was written before.
+/// not repair it back to Failed (the rewind's turn writes it). On a store whose checkpoints are
+/// transactions (`atomic`) it always is: no checkpoint leaves a row behind its history there.
+/// On one that commits in steps it is when the request is in `due`, or when the row was
+/// written well after the failure (a message that comes before the request loads the instance
+/// too); a row a torn checkpoint left Running was written before.
 pub(super) fn row_is_the_request(
     session: &OrchestrationSession,
     row: Option<&InstanceRow>,
     events: &[HistoryEvent],
     due: &[Delivery],
+    atomic: bool,
 ) -> bool {
     let Some(r) = row.filter(|r| {
         session.status() == OrchestrationStatus::Failed
@@ -61,6 +64,9 @@ pub(super) fn row_is_the_request(
     }) else {
         return false;
     };
+    if atomic {
+        return true;
+    }
     let failed_at = events
         .iter()
         .rev()
