@@ -76,19 +76,12 @@ impl ServerProbe {
     /// # Errors
     /// As connecting.
     pub async fn enable_statement_counts(&self) -> StorageResult<bool> {
-        let (client, connection) = self
-            .config
-            .connect(self.tls.clone())
-            .await
-            .ctx("server statistics")?;
-        let task = tokio::spawn(connection);
-        let created = client
+        let connection = self.connect().await?;
+        Ok(connection
+            .client
             .batch_execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements WITH SCHEMA public")
             .await
-            .is_ok();
-        drop(client);
-        task.abort();
-        Ok(created)
+            .is_ok())
     }
 
     /// Reads the counters now; `statements` is `None` without `pg_stat_statements`
@@ -97,16 +90,32 @@ impl ServerProbe {
     /// # Errors
     /// As connecting and reading `pg_stat_database`.
     pub async fn read(&self) -> StorageResult<ServerStats> {
+        read_on(&self.connect().await?.client).await
+    }
+
+    /// A connection of its own, closed when dropped.
+    async fn connect(&self) -> StorageResult<OwnConnection> {
         let (client, connection) = self
             .config
             .connect(self.tls.clone())
             .await
             .ctx("server statistics")?;
-        let task = tokio::spawn(connection);
-        let stats = read_on(&client).await;
-        drop(client);
-        task.abort();
-        stats
+        Ok(OwnConnection {
+            client,
+            task: tokio::spawn(connection),
+        })
+    }
+}
+
+/// A probe's connection and the task that drives it, aborted with it.
+struct OwnConnection {
+    client: Client,
+    task: tokio::task::JoinHandle<Result<(), tokio_postgres::Error>>,
+}
+
+impl Drop for OwnConnection {
+    fn drop(&mut self) {
+        self.task.abort();
     }
 }
 
@@ -118,13 +127,9 @@ impl ServerProbe {
     /// # Errors
     /// As connecting and reading `pg_stat_activity`.
     pub async fn connections_of_this_process(&self) -> StorageResult<u64> {
-        let (client, connection) = self
-            .config
-            .connect(self.tls.clone())
-            .await
-            .ctx("server activity")?;
-        let task = tokio::spawn(connection);
-        let row = client
+        let connection = self.connect().await?;
+        let row = connection
+            .client
             .query_one(
                 "SELECT count(*) FROM pg_stat_activity
                  WHERE application_name = current_setting('application_name')
@@ -132,10 +137,8 @@ impl ServerProbe {
                 &[],
             )
             .await
-            .ctx("server activity");
-        drop(client);
-        task.abort();
-        to_u64(row?.get(0))
+            .ctx("server activity")?;
+        to_u64(row.get(0))
     }
 }
 
