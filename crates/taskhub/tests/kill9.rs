@@ -26,7 +26,7 @@ const FAN: u64 = 4;
 /// crash, which is what the poison rule counts: at the default `max_dequeue_count` (5) a
 /// healthy work item in flight at six kills in a row is dead-lettered, as a message that
 /// crashed six workers should be. This test is about losing nothing across kills, so it
-/// allows more deliveries; `dead_letters/poison.rs` tests the poison rule.
+/// allows more deliveries; `delivery/dead_letter.rs` tests the poison rule.
 fn kill_settings() -> Settings {
     Settings {
         max_dequeue_count: 50,

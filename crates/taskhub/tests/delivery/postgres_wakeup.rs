@@ -5,7 +5,7 @@
 //! The worker's clock is a `ManualClock` that is never advanced, so its idle pollers' back-off
 //! sleeps never end once they are parked: without a notification nothing is ever picked up
 //! (the second test checks exactly that, with `postgres.notify = false`). Run with
-//! `scripts/with-postgres.sh cargo test -p taskhub --test wakeups postgres::`.
+//! `scripts/with-postgres.sh cargo test -p taskhub --test delivery postgres_wakeup::`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
