@@ -115,7 +115,7 @@ fn suites() -> Vec<(&'static str, String)> {
         "crates/taskhub/tests/common/runtime_suite.rs",
         "crates/taskhub/tests/entities.rs",
         "crates/taskhub/tests/rewind.rs",
-        "crates/taskhub/tests/carried_order.rs",
+        "crates/taskhub/tests/acceptance/carried_order.rs",
         "crates/taskhub-http/tests/df_api.rs",
         "crates/taskhub-http/tests/own_api.rs",
         "crates/taskhub-http/tests/entities_api.rs",

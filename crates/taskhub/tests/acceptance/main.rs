@@ -1,4 +1,7 @@
-//! Acceptance tests of client operations against a running worker, one module per case:
+//! Acceptance tests of client operations and the events they send, against a running worker,
+//! one module per case:
+//! - `carried_order`: events carried across continue-as-new keep their order (every backend:
+//!   Azure under `scripts/with-azurite.sh`, PostgreSQL under `scripts/with-postgres.sh`);
 //! - `continue_as_new`: no event is lost across continue-as-new (SQLite, extended sessions
 //!   on and off);
 //! - `prestart`: terminate, suspend and purge act at once on an instance whose start is
@@ -9,14 +12,18 @@
 //! - `terminate_active`: `TerminateActive` ends only the execution it replaces.
 #![allow(
     clippy::disallowed_methods,
+    clippy::indexing_slicing,
     clippy::unwrap_used,
     clippy::expect_used,
     reason = "tests"
 )]
 
+#[path = "../common/backends.rs"]
+mod backends;
 #[path = "../common/mod.rs"]
 mod common;
 
+mod carried_order;
 mod continue_as_new;
 mod prestart;
 mod raise_idempotent;

@@ -311,7 +311,7 @@ pub async fn continue_as_new_suspend_resume_and_terminate(backend: Backend) {
         ctx.continue_as_new(n + 1).await
     });
     // Events that arrived but were not consumed are carried over to the next execution: none
-    // is lost (their order across generations: `carried_order.rs`).
+    // is lost (their order across generations: `acceptance/carried_order.rs`).
     reg.orchestration(
         "Accumulate",
         |ctx: OrchestrationContext, (seen, sum): (u32, u32)| async move {

@@ -4,22 +4,11 @@
 //! backend (Azure under `scripts/with-azurite.sh`, PostgreSQL under
 //! `scripts/with-postgres.sh`). Before the carried events were applied with the next start
 //! (`worker/orchestration/carry.rs`), Azure saw them behind events raised later.
-#![allow(
-    clippy::disallowed_methods,
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests"
-)]
-
-#[path = "common/backends.rs"]
-mod backends;
-mod common;
 
 use std::time::Duration;
 
-use backends::{settings, Backend, TestStore};
-use common::wait_done;
+use crate::backends::{settings, Backend, TestStore};
+use crate::common::wait_done;
 use taskhub::*;
 
 taskhub_test_support::backend_matrix!(
