@@ -137,6 +137,20 @@ impl<S> RemoteEnv<S> {
         }
     }
 
+    /// Waits for the dead letter whose body contains `text` (`what` names it if it never
+    /// comes).
+    pub async fn dead_letter_containing(
+        &self,
+        what: &str,
+        text: &str,
+    ) -> taskhub_storage::DeadLetter {
+        taskhub_test_support::wait::until_some(what, || async {
+            let letters = self.client.list_dead_letters(None, 100).await.unwrap();
+            letters.into_iter().find(|l| l.body.contains(text))
+        })
+        .await
+    }
+
     /// Stops the worker, unless the test did.
     pub async fn shutdown(mut self) {
         if let Some(w) = self.worker.take() {

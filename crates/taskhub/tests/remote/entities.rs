@@ -261,13 +261,9 @@ async fn executor_errors_give_the_batch_back_counted_by_kind(backend: Backend) {
         flaky.load(Ordering::SeqCst) >= 5,
         "asked again after each error"
     );
-    let letter = wait::until_some("the hanging signal dead-lettered", || async {
-        let letters = env.client.list_dead_letters(None, 100).await.unwrap();
-        letters
-            .into_iter()
-            .find(|l| l.body.contains("@counter@hangs"))
-    })
-    .await;
+    let letter = env
+        .dead_letter_containing("the hanging signal dead-lettered", "@counter@hangs")
+        .await;
     assert!(letter.reason.contains("deliver"), "{}", letter.reason);
     assert_eq!(env.state(&counter("hangs")).await, None);
     env.shutdown().await;

@@ -535,14 +535,10 @@ async fn executor_errors_are_retried_and_counted_by_kind(backend: Backend) {
         flaky.load(Ordering::SeqCst) >= 5,
         "asked again after each error"
     );
-    let letters = wait::until_some("the hanging start dead-lettered", || async {
-        let letters = env.client.list_dead_letters(None, 100).await.unwrap();
-        letters
-            .into_iter()
-            .find(|l| l.body.contains(hangs.as_str()))
-    })
-    .await;
-    assert!(letters.reason.contains("deliver"), "{}", letters.reason);
+    let letter = env
+        .dead_letter_containing("the hanging start dead-lettered", hangs.as_str())
+        .await;
+    assert!(letter.reason.contains("deliver"), "{}", letter.reason);
     let status = find(&env.client, &hangs).await.unwrap();
     assert!(!status.status().is_terminal());
     env.shutdown().await;
